@@ -1,0 +1,49 @@
+"""retrograd: a PyTorch-compatible autograd engine on NumPy.
+
+>>> import retrograd as torch
+>>> x = torch.tensor([2., 3.], requires_grad=True)
+>>> (3 * x ** 3).sum().backward()
+>>> x.grad
+tensor([36., 81.])
+"""
+
+import numpy as _np
+
+from . import _dtype
+from ._dtype import (bool, cdouble, cfloat, complex64, complex128, double, dtype, float,  # noqa: A004
+                     float16, float32, float64, get_default_dtype, half, int, int8, int16,
+                     int32, int64, long, promote_types, result_type, set_default_dtype,
+                     short, uint8)
+from ._tensor import Size, Tensor
+from .backend import Device as device
+from ._creation import *  # noqa: F401,F403
+from ._random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: F401
+                      manual_seed, seed, set_rng_state)
+from . import autograd
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd.grad_mode import is_inference_mode_enabled
+from . import ops as _ops
+
+# PyTorch does not warn on inf/nan results (log(0), x/0); neither does retrograd.
+_np.seterr(all="ignore")
+
+globals().update(_ops.FUNCTIONS)
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    return input.is_complex()
+
+
+__version__ = "0.1.0"

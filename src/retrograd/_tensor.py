@@ -1,0 +1,428 @@
+"""The Tensor: a backend array plus autograd state.
+
+Ops and their methods are attached by ``retrograd.ops`` (each op module
+registers its own functions, methods and operators), so this file holds only
+what is not an op: attributes, conversions, grad bookkeeping and hooks.
+"""
+
+import warnings
+import weakref
+
+import numpy
+
+from . import _dtype
+from .backend import device_of
+
+__all__ = ["Tensor", "Size", "wrap"]
+
+_ndarray = numpy.ndarray
+
+
+class Size(tuple):
+    """``torch.Size``: a tuple of ints with PyTorch's repr."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class Tensor:
+    """An n-dimensional array that can record the operations applied to it.
+
+    >>> x = retrograd.tensor([1., 2.], requires_grad=True)
+    >>> (x * x).sum().backward(); x.grad
+    tensor([2., 4.])
+    """
+
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_vc", "_base",
+                 "_view_version", "_grad", "_acc", "_hooks", "_post_acc_hooks",
+                 "_retains_grad", "_fw", "__weakref__", "__dict__")
+    __hash__ = object.__hash__
+    __array_priority__ = 1000  # numpy scalars/arrays defer to our reflected operators
+
+    def __init__(self, *args, dtype=None, device=None):
+        """Legacy constructor: ``Tensor(data)`` (float32) or ``Tensor(*sizes)``."""
+        from ._creation import tensor, empty
+        if len(args) == 1 and not isinstance(args[0], int):
+            t = tensor(args[0], dtype=dtype or _dtype.float32, device=device)
+        else:
+            t = empty(*args, dtype=dtype or _dtype.float32, device=device)
+        _init(self, t._data)
+
+    # ---- basic attributes -------------------------------------------------------------
+    @property
+    def dtype(self):
+        return _dtype._from_np[self._data.dtype]
+
+    @property
+    def device(self):
+        return device_of(self._data)
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self.device.type == "cpu"
+
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self):
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def numel(self):
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self):
+        return self._data.itemsize
+
+    @property
+    def itemsize(self):
+        return self._data.itemsize
+
+    @property
+    def nbytes(self):
+        return self._data.nbytes
+
+    def stride(self, dim=None):
+        item = self._data.itemsize
+        st = tuple(s // item for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+
+    def storage_offset(self):
+        if self._base is None:
+            return 0
+        return ((self._data.__array_interface__["data"][0]
+                 - self._base._data.__array_interface__["data"][0]) // self._data.itemsize)
+
+    def data_ptr(self):
+        return self._data.__array_interface__["data"][0]
+
+    def is_contiguous(self, memory_format=None):
+        return self._data.flags.c_contiguous
+
+    def is_floating_point(self):
+        return self._data.dtype.kind == "f"
+
+    def is_complex(self):
+        return self._data.dtype.kind == "c"
+
+    @property
+    def T(self):
+        return self.permute(*range(self._data.ndim - 1, -1, -1))
+
+    @property
+    def mT(self):
+        return self.transpose(-2, -1)
+
+    @property
+    def H(self):
+        return self.T.conj()
+
+    @property
+    def mH(self):
+        return self.mT.conj()
+
+    # ---- data access ------------------------------------------------------------------
+    @property
+    def data(self):
+        """A tensor sharing this one's memory, outside autograd and version tracking."""
+        return wrap(self._data)
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               "to Scalar")
+        return self._data.reshape(-1)[0].item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self, *, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is "
+                               f"ambiguous")
+        return bool(self._data.reshape(-1)[0])
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec):
+        if self._data.ndim == 0 and spec:
+            return self.item().__format__(spec)
+        return repr(self)
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (self._data, self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.")
+        t = type(self).__new__(type(self))
+        _init(t, self._data.copy())
+        t._requires_grad = self._requires_grad
+        if self._grad is not None:
+            t._grad = wrap(self._grad._data.copy())
+        t.__dict__.update({k: v for k, v in self.__dict__.items()})
+        memo[id(self)] = t
+        return t
+
+    # ---- autograd state ---------------------------------------------------------------
+    @property
+    def requires_grad(self):
+        if self._base is not None:
+            from .ops._views import requires_grad
+            return requires_grad(self)
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        flag = bool(requires_grad)
+        if self._grad_fn is not None:
+            if not flag:
+                raise RuntimeError("you can only change requires_grad flags of leaf "
+                                   "variables. If you want to use a computed variable in a "
+                                   "subgraph that doesn't require differentiation use "
+                                   "var_no_grad = var.detach().")
+            return self
+        if flag and self._data.dtype.kind not in "fc":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        if flag and self._data.dtype.kind == "c":
+            raise NotImplementedError("autograd of complex tensors is not supported yet")
+        self._requires_grad = flag
+        return self
+
+    @property
+    def grad_fn(self):
+        if self._base is not None:
+            from .ops._views import requires_grad
+            requires_grad(self)
+        return self._grad_fn
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def _version(self):
+        return self._vc[0]
+
+    @property
+    def grad(self):
+        if (self._grad_fn is not None and not self._retains_grad and self._grad is None):
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you "
+                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
+                ".retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: expected "
+                                   f"{self.dtype} but got {value.dtype}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: expected "
+                                   f"{list(self._data.shape)} but got "
+                                   f"{list(value._data.shape)}")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    @property
+    def _base_tensor(self):
+        return self._base
+
+    def detach(self):
+        """A new leaf sharing memory and the version counter, outside the graph."""
+        t = wrap(self._data)
+        t._vc = self._vc
+        return t
+
+    def detach_(self):
+        if self._base is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._output_nr = 0
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self):
+        """Make backward populate ``.grad`` of this non-leaf tensor."""
+        if self._grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retains_grad:
+            return
+        ref = weakref.ref(self)
+        fn = self.grad_fn
+        if fn._retains_grad_hooks is None:
+            fn._retains_grad_hooks = {}
+        fn._retains_grad_hooks[self._output_nr] = ref
+        self._retains_grad = True
+
+    def register_hook(self, hook):
+        """``hook(grad)`` runs when this tensor's gradient is computed; it may return a
+        replacement gradient. Returns a handle with ``remove()``."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self._grad_fn is None:
+            from .autograd.node import _add_hook
+            self._hooks, h = _add_hook(self._hooks, hook)
+            return h
+        return self.grad_fn._register_tensor_prehook(self._output_nr, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` runs after ``.grad`` of this leaf was updated."""
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        from .autograd.node import _add_hook
+        self._post_acc_hooks, h = _add_hook(self._post_acc_hooks, hook)
+        return h
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into each leaf's ``.grad``."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+def _wrap_dim(dim, ndim):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}],"
+                         f" but got {dim})")
+    return dim % n
+
+
+def _init(t, data):
+    t._data = data
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._vc = [0]
+    t._base = None
+    t._view_version = 0
+    t._grad = None
+    t._acc = None
+    t._hooks = None
+    t._post_acc_hooks = None
+    t._retains_grad = False
+    t._fw = None
+
+
+_new = object.__new__
+
+
+def wrap(data, xp=numpy):
+    """A new leaf Tensor around a backend array (a NumPy scalar becomes a 0-d array)."""
+    if type(data) is not _ndarray:
+        data = xp.asarray(data)
+    t = _new(Tensor)
+    t._data = data
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._vc = [0]
+    t._base = None
+    t._view_version = 0
+    t._grad = None
+    t._acc = None
+    t._hooks = None
+    t._post_acc_hooks = None
+    t._retains_grad = False
+    t._fw = None
+    return t
+
+
+def _rebuild(data, requires_grad):
+    t = wrap(data)
+    t._requires_grad = requires_grad
+    return t

@@ -1,0 +1,118 @@
+"""``retrograd.autograd``: reverse-mode differentiation of Tensor programs."""
+
+from .._tensor import Tensor, wrap
+from ..backend import get_array_module
+from . import graph
+from .engine import run_backward
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                        is_inference_mode_enabled, no_grad, set_grad_enabled)
+
+__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+           "inference_mode", "is_inference_mode_enabled", "graph"]
+
+
+def _tuple(x):
+    if x is None:
+        return None
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _make_grads(outputs, grads, create_graph):
+    """Seed gradients: ones for scalar outputs, else the caller's, shape-checked."""
+    res = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if out._data.dtype.kind not in "fc":
+                raise RuntimeError(f"grad can be implicitly created only for real scalar "
+                                   f"outputs but got {out.dtype}")
+            g = get_array_module(out._data).ones_like(out._data)
+        else:
+            if not isinstance(g, Tensor):
+                raise TypeError(f"gradients can be either Tensors or None, but got "
+                                f"{type(g).__name__}")
+            if g._data.shape != out._data.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
+                    f"output[{i}] has a shape of {out.shape}.")
+            if create_graph:
+                if g.dtype is not out.dtype:
+                    g = g.to(out.dtype)
+                res.append(g)
+                continue
+            g = g._data
+            if g.dtype != out._data.dtype:
+                g = g.astype(out._data.dtype)
+        res.append(_wrap_if(g, create_graph))
+    return res
+
+
+def _wrap_if(arr, create_graph):
+    return wrap(arr) if create_graph else arr
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves.
+
+    >>> backward(loss)          # same as loss.backward()
+    """
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    tensors = _tuple(tensors)
+    grads = _tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
+    if len(grads) != len(tensors):
+        raise RuntimeError(f"got {len(grads)} gradients for {len(tensors)} tensors")
+    if retain_graph is None:
+        retain_graph = create_graph
+    inputs = _tuple(inputs)
+    if inputs is not None and len(inputs) == 0:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    run_backward(tensors, _make_grads(tensors, grads, create_graph), retain_graph,
+                 create_graph, inputs=inputs, accumulate_into=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False,
+         materialize_grads=False):
+    """The gradients of ``outputs`` with respect to ``inputs``, returned, not accumulated.
+
+    >>> (dx,) = grad(y.sum(), x)
+    """
+    if is_grads_batched:
+        raise NotImplementedError("is_grads_batched=True is not supported yet")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if materialize_grads and not allow_unused:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    outputs = _tuple(outputs)
+    inputs = _tuple(inputs)
+    grads = _tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"grad requires one grad_output per output: got {len(grads)} for "
+                           f"{len(outputs)} outputs")
+    if retain_graph is None:
+        retain_graph = create_graph
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    res = run_backward(outputs, _make_grads(outputs, grads, create_graph), retain_graph,
+                       create_graph, inputs=inputs, accumulate_into=False)
+    out = []
+    for t, g in zip(inputs, res):
+        if g is None:
+            if materialize_grads:
+                g = get_array_module(t._data).zeros_like(t._data)
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is "
+                                   "the desired behavior.")
+            else:
+                out.append(None)
+                continue
+        out.append(g if isinstance(g, Tensor) else wrap(g))
+    return tuple(out)

@@ -1,0 +1,110 @@
+"""Grad mode: whether ops record the graph. Thread-local, as in PyTorch."""
+
+import functools
+import threading
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+           "is_inference_mode_enabled"]
+
+
+class _State(threading.local):
+    enabled = True
+    inference = False
+
+
+state = _State()
+
+
+def is_grad_enabled():
+    """True when operations are recorded for autograd."""
+    return state.enabled
+
+
+def is_inference_mode_enabled():
+    return state.inference
+
+
+class _DecoratorContextManager:
+    """Usable as ``with cls():`` and as ``@cls()`` (or ``@cls`` for no-arg classes)."""
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return type(self)()
+
+
+class no_grad(_DecoratorContextManager):
+    """Disable graph recording.
+
+    >>> with no_grad():
+    ...     y = x * 2   # y.requires_grad is False
+    """
+
+    def __new__(cls, orig_func=None):
+        self = super().__new__(cls)
+        if orig_func is not None and callable(orig_func):  # bare @no_grad
+            return self(orig_func)
+        return self
+
+    def __enter__(self):
+        self.prev = state.enabled
+        state.enabled = False
+
+    def __exit__(self, *exc):
+        state.enabled = self.prev
+
+
+class enable_grad(no_grad):
+    """Re-enable graph recording inside ``no_grad``."""
+
+    def __enter__(self):
+        self.prev = state.enabled
+        state.enabled = True
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """Set grad mode; takes effect at once, so it also works as a plain call."""
+
+    def __init__(self, mode):
+        self.prev = state.enabled
+        self.mode = mode
+        state.enabled = mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        state.enabled = self.prev
+
+    def clone(self):
+        return set_grad_enabled(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like no_grad; tensors made inside report ``is_inference()``."""
+
+    def __new__(cls, mode=True):
+        self = super().__new__(cls)
+        if callable(mode):  # bare @inference_mode
+            self.mode = True
+            return self(mode)
+        return self
+
+    def __init__(self, mode=True):
+        self.mode = bool(mode) if not callable(mode) else True
+
+    def __enter__(self):
+        self.prev = state.enabled, state.inference
+        if self.mode:
+            state.enabled, state.inference = False, True
+
+    def __exit__(self, *exc):
+        state.enabled, state.inference = self.prev
+
+    def clone(self):
+        return inference_mode(self.mode)

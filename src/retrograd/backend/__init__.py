@@ -1,0 +1,92 @@
+"""The backend seam: which array module holds a tensor's data, and devices.
+
+Ops never import NumPy to compute on tensor data; they receive ``xp`` (the
+module returned by :func:`get_array_module`) so a CuPy backend can slot in by
+adding its module here. CuPy is imported lazily and only if installed.
+"""
+
+import math
+
+import numpy
+
+__all__ = ["Device", "device", "cpu", "get_array_module", "device_of", "erf"]
+
+
+class Device:
+    """A device: ``type`` ('cpu' or 'cuda') and optional ``index``, as torch.device."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index=None):  # noqa: A002 (PyTorch's argument name)
+        if isinstance(type, Device):
+            type, index = type.type, type.index
+        elif ":" in type:
+            type, idx = type.split(":")
+            index = int(idx)
+        if type not in ("cpu", "cuda"):
+            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device "
+                               f"string: {type}")
+        self.type = type
+        self.index = index
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = Device(other)
+        return (isinstance(other, Device) and self.type == other.type
+                and self.index == other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+
+device = Device
+cpu = Device("cpu")
+
+
+def get_array_module(array):
+    """numpy, or cupy for CuPy arrays (checked by type name so CuPy stays optional)."""
+    if type(array).__module__.startswith("cupy"):
+        import cupy
+        return cupy
+    return numpy
+
+
+def device_of(array):
+    if type(array).__module__.startswith("cupy"):
+        return Device("cuda", array.device.id)
+    return cpu
+
+
+def check_device(dev):
+    """Normalise a device argument; only the CPU backend exists so far."""
+    if dev is None:
+        return cpu
+    dev = dev if isinstance(dev, Device) else Device(dev)
+    if dev.type != "cpu":
+        raise RuntimeError(f"retrograd has no {dev.type} backend yet (device {dev})")
+    return dev
+
+
+try:  # SciPy's erf is exact and vectorised; NumPy has none, so fall back to math.erf
+    from scipy.special import erf as _scipy_erf
+except ImportError:  # pragma: no cover - exercised only without SciPy
+    _scipy_erf = None
+    _math_erf = numpy.frompyfunc(math.erf, 1, 1)
+
+
+def erf(xp, x):
+    """The error function on a float array, keeping its dtype."""
+    if xp is not numpy:
+        from cupyx.scipy.special import erf as cupy_erf
+        return cupy_erf(x)
+    if _scipy_erf is not None:
+        return _scipy_erf(x)
+    return _math_erf(x).astype(x.dtype)

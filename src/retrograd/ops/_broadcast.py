@@ -1,0 +1,16 @@
+"""The one place gradients are reduced back to an input's shape."""
+
+
+def sum_to(xp, g, shape):
+    """Sum ``g`` over the axes broadcasting added or stretched, giving ``shape``.
+
+    Works on arrays (xp = numpy) and on Tensors (xp = the differentiable facade).
+    """
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    if axes:
+        g = xp.sum(g, axis=axes, keepdims=True)
+    if lead or tuple(g.shape) != tuple(shape):
+        g = xp.reshape(g, shape)
+    return g

@@ -1,0 +1,224 @@
+"""A NumPy-named, differentiable namespace over Tensors.
+
+vjp/jvp rules are written against ``xp``: NumPy in a plain backward, this
+module under ``create_graph=True``. Each function here maps a NumPy name and
+signature onto the retrograd op, so the backward of a backward is recorded
+like any forward. Add a function here when a rule needs a new NumPy name.
+"""
+
+import numpy
+
+from .. import _dtype
+from .._tensor import Tensor, wrap
+from ._registry import FUNCTIONS as F
+
+
+def _t(x, like=None):
+    """Tensors pass through; numbers stay numbers; arrays are wrapped."""
+    if isinstance(x, Tensor) or x is None or isinstance(x, (int, float, bool, complex)):
+        return x
+    return wrap(numpy.asarray(x))
+
+
+def _dt(np_dtype):
+    return _dtype.from_numpy_dtype(numpy.dtype(np_dtype))
+
+
+def _axes(axis):
+    return axis if axis is None or isinstance(axis, int) else tuple(axis)
+
+
+# ---- elementwise --------------------------------------------------------------------------
+def exp(x):
+    return F["exp"](x)
+
+
+def log(x):
+    return F["log"](x)
+
+
+def log1p(x):
+    return F["log1p"](x)
+
+
+def expm1(x):
+    return F["expm1"](x)
+
+
+def sqrt(x):
+    return F["sqrt"](x)
+
+
+def sin(x):
+    return F["sin"](x)
+
+
+def cos(x):
+    return F["cos"](x)
+
+
+def tan(x):
+    return F["tan"](x)
+
+
+def tanh(x):
+    return F["tanh"](x)
+
+
+def sign(x):
+    return F["sign"](x)
+
+
+def abs(x):
+    return F["abs"](x)
+
+
+def floor(x):
+    return F["floor"](x)
+
+
+def trunc(x):
+    return F["trunc"](x)
+
+
+def conj(x):
+    return x
+
+
+def square(x):
+    return x * x
+
+
+def reciprocal(x):
+    return F["reciprocal"](x)
+
+
+def power(x, y):
+    return F["pow"](x, y)
+
+
+def maximum(x, y):
+    return F["maximum"](_t(x), _t(y))
+
+
+def minimum(x, y):
+    return F["minimum"](_t(x), _t(y))
+
+
+def where(cond, x, y):
+    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+        x = F["full_like"](cond, x, dtype=_dtype.get_default_dtype())
+    return F["where"](_t(cond), _t(x), _t(y))
+
+
+def erf(x):
+    return F["erf"](x)
+
+
+def sigmoid(x):
+    return F["sigmoid"](x)
+
+
+# ---- creation -----------------------------------------------------------------------------
+def zeros_like(x, dtype=None):
+    return F["zeros_like"](x, dtype=_dt(dtype) if dtype is not None else None)
+
+
+def ones_like(x, dtype=None):
+    return F["ones_like"](x, dtype=_dt(dtype) if dtype is not None else None)
+
+
+def zeros(shape, dtype=float):
+    return F["zeros"](*((shape,) if isinstance(shape, int) else shape), dtype=_dt(dtype))
+
+
+def astype(x, dtype, copy=True):
+    return x.to(_dt(dtype))
+
+
+# ---- shapes and reductions ----------------------------------------------------------------
+def reshape(x, shape):
+    return F["reshape"](x, tuple(shape) if not isinstance(shape, int) else (shape,))
+
+
+def broadcast_to(x, shape):
+    return x.expand(*shape)
+
+
+def expand_dims(x, axis):
+    if isinstance(axis, int):
+        return x.unsqueeze(axis)
+    for a in sorted(axis):
+        x = x.unsqueeze(a)
+    return x
+
+
+def squeeze(x, axis=None):
+    return x.squeeze() if axis is None else x.squeeze(axis)
+
+
+def transpose(x, axes=None):
+    return x.permute(*(axes if axes is not None else range(x.ndim - 1, -1, -1)))
+
+
+def swapaxes(x, a, b):
+    return x.transpose(a, b)
+
+
+def moveaxis(x, source, destination):
+    return F["movedim"](x, source, destination)
+
+
+def sum(x, axis=None, keepdims=False, dtype=None):
+    if axis is None:
+        s = F["sum"](x)
+        return s.reshape((1,) * x.ndim) if keepdims else s
+    return F["sum"](x, dim=_axes(axis), keepdim=keepdims)
+
+
+def mean(x, axis=None, keepdims=False):
+    if axis is None:
+        m = F["mean"](x)
+        return m.reshape((1,) * x.ndim) if keepdims else m
+    return F["mean"](x, dim=_axes(axis), keepdim=keepdims)
+
+
+def cumsum(x, axis):
+    return F["cumsum"](x, axis)
+
+
+def flip(x, axis):
+    return F["flip"](x, (axis,) if isinstance(axis, int) else tuple(axis))
+
+
+def roll(x, shift, axis):
+    return F["roll"](x, shift, axis)
+
+
+def concatenate(xs, axis=0):
+    return F["cat"](list(xs), axis)
+
+
+def stack(xs, axis=0):
+    return F["stack"](list(xs), axis)
+
+
+def tile(x, reps):
+    return x.repeat(*reps)
+
+
+def take_along_axis(x, indices, axis):
+    return F["gather"](x, axis, _t(indices))
+
+
+# ---- linear algebra -----------------------------------------------------------------------
+def matmul(a, b):
+    return F["matmul"](a, b)
+
+
+def einsum(eq, *operands):
+    return F["einsum"](eq, *operands)
+
+
+def outer(a, b):
+    return F["outer"](a, b)

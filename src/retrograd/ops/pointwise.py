@@ -1,0 +1,208 @@
+"""Unary elementwise ops. Integer inputs of the transcendental ones give floats."""
+
+from .. import backend
+from .._tensor import Tensor
+from ._registry import apply, apply_inplace, defop, register
+
+__all__ = ["neg", "abs", "reciprocal", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1",
+           "sqrt", "rsqrt", "square", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+           "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "relu", "erf", "sign", "floor",
+           "ceil", "round", "trunc", "frac", "logit", "nan_to_num", "positive", "sgn",
+           "signbit", "conj", "real", "imag", "angle"]
+
+_S = ("self",)
+
+
+def _unary(name, forward, rule, *, to_float=False, node=None):
+    return defop(name, forward, vjp={"self": rule} if rule else {"self": _zero},
+                 promote=_S, to_float=to_float, node=node)
+
+
+def _zero(xp, grad):
+    """Piecewise-constant ops (floor, sign, ...): PyTorch's zero gradient."""
+    return xp.zeros_like(grad)
+
+
+_neg = _unary("neg", lambda xp, self: -self, lambda grad: -grad)
+_abs = _unary("abs", lambda xp, self: xp.abs(self), lambda xp, grad, self: grad * xp.sign(self))
+_reciprocal = _unary("reciprocal", lambda xp, self: 1 / self,
+                     lambda grad, result: -grad * result * result, to_float=True)
+_exp = _unary("exp", lambda xp, self: xp.exp(self), lambda grad, result: grad * result,
+              to_float=True)
+_exp2 = _unary("exp2", lambda xp, self: xp.exp2(self),
+               lambda grad, result: grad * result * 0.6931471805599453, to_float=True)
+_log = _unary("log", lambda xp, self: xp.log(self), lambda grad, self: grad / self,
+              to_float=True)
+_log2 = _unary("log2", lambda xp, self: xp.log2(self),
+               lambda grad, self: grad / (self * 0.6931471805599453), to_float=True)
+_log10 = _unary("log10", lambda xp, self: xp.log10(self),
+                lambda grad, self: grad / (self * 2.302585092994046), to_float=True)
+_log1p = _unary("log1p", lambda xp, self: xp.log1p(self), lambda grad, self: grad / (self + 1),
+                to_float=True)
+_expm1 = _unary("expm1", lambda xp, self: xp.expm1(self),
+                lambda grad, result: grad * (result + 1), to_float=True)
+_sqrt = _unary("sqrt", lambda xp, self: xp.sqrt(self), lambda grad, result: grad / (2 * result),
+               to_float=True)
+_rsqrt = _unary("rsqrt", lambda xp, self: 1 / xp.sqrt(self),
+                lambda grad, result: -0.5 * grad * result * result * result, to_float=True)
+_square = _unary("square", lambda xp, self: self * self, lambda grad, self: 2 * grad * self,
+                 node="PowBackward0")
+_sin = _unary("sin", lambda xp, self: xp.sin(self), lambda xp, grad, self: grad * xp.cos(self),
+              to_float=True)
+_cos = _unary("cos", lambda xp, self: xp.cos(self), lambda xp, grad, self: -grad * xp.sin(self),
+              to_float=True)
+_tan = _unary("tan", lambda xp, self: xp.tan(self),
+              lambda grad, result: grad * (1 + result * result), to_float=True)
+_asin = _unary("asin", lambda xp, self: xp.arcsin(self),
+               lambda xp, grad, self: grad / xp.sqrt(1 - self * self), to_float=True)
+_acos = _unary("acos", lambda xp, self: xp.arccos(self),
+               lambda xp, grad, self: -grad / xp.sqrt(1 - self * self), to_float=True)
+_atan = _unary("atan", lambda xp, self: xp.arctan(self),
+               lambda grad, self: grad / (1 + self * self), to_float=True)
+_sinh = _unary("sinh", lambda xp, self: xp.sinh(self),
+               lambda xp, grad, self: grad * xp.cosh(self), to_float=True)
+_cosh = _unary("cosh", lambda xp, self: xp.cosh(self),
+               lambda xp, grad, self: grad * xp.sinh(self), to_float=True)
+_tanh = _unary("tanh", lambda xp, self: xp.tanh(self),
+               lambda grad, result: grad * (1 - result * result), to_float=True)
+_asinh = _unary("asinh", lambda xp, self: xp.arcsinh(self),
+                lambda xp, grad, self: grad / xp.sqrt(self * self + 1), to_float=True)
+_acosh = _unary("acosh", lambda xp, self: xp.arccosh(self),
+                lambda xp, grad, self: grad / xp.sqrt(self * self - 1), to_float=True)
+_atanh = _unary("atanh", lambda xp, self: xp.arctanh(self),
+                lambda grad, self: grad / (1 - self * self), to_float=True)
+
+
+def _sigmoid_fwd(xp, self):
+    # exp of a non-positive argument only: no overflow for large |x|
+    e = xp.exp(-xp.abs(self))
+    return xp.where(self >= 0, 1 / (1 + e), e / (1 + e))
+
+
+_sigmoid = _unary("sigmoid", _sigmoid_fwd, lambda grad, result: grad * result * (1 - result),
+                  to_float=True)
+_relu = _unary("relu", lambda xp, self: xp.maximum(self, 0),
+               lambda xp, grad, result: xp.where(result > 0, grad, 0))
+_erf = _unary("erf", lambda xp, self: backend.erf(xp, self),
+              lambda xp, grad, self: grad * 1.1283791670955126 * xp.exp(-self * self),
+              to_float=True)
+_logit = _unary("logit", lambda xp, self: xp.log(self / (1 - self)),
+                lambda grad, self: grad / (self * (1 - self)), to_float=True)
+_sign = _unary("sign", lambda xp, self: xp.sign(self), None)
+_floor = _unary("floor", lambda xp, self: xp.floor(self), None)
+_ceil = _unary("ceil", lambda xp, self: xp.ceil(self), None)
+_round = _unary("round", lambda xp, self, decimals: xp.round(self, decimals), None)
+_trunc = _unary("trunc", lambda xp, self: xp.trunc(self), None)
+_frac = _unary("frac", lambda xp, self: self - xp.trunc(self), lambda grad: grad)
+_nan_to_num = _unary("nan_to_num",
+                     lambda xp, self, nan, posinf, neginf:
+                     xp.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf),
+                     lambda xp, grad, self: xp.where(xp.isfinite(self), grad, 0))
+
+
+def _unary_public(name, op, *, aliases=(), doc=None):
+    def fn(input, *, out=None):
+        return apply(op, (input,))
+
+    def fn_(self):
+        return apply_inplace(op, self, ())
+    fn.__name__, fn_.__name__ = name, name + "_"
+    fn.__qualname__, fn_.__qualname__ = name, name + "_"
+    fn.__doc__ = doc or f"Elementwise ``{name}``."
+    register(fn, aliases=aliases)
+    register(fn_, function=False, aliases=tuple(a + "_" for a in aliases))
+    return fn, fn_
+
+
+neg, neg_ = _unary_public("neg", _neg, aliases=("negative",))
+abs, abs_ = _unary_public("abs", _abs, aliases=("absolute",))
+reciprocal, reciprocal_ = _unary_public("reciprocal", _reciprocal)
+exp, exp_ = _unary_public("exp", _exp)
+exp2, exp2_ = _unary_public("exp2", _exp2)
+log, log_ = _unary_public("log", _log)
+log2, log2_ = _unary_public("log2", _log2)
+log10, log10_ = _unary_public("log10", _log10)
+log1p, log1p_ = _unary_public("log1p", _log1p)
+expm1, expm1_ = _unary_public("expm1", _expm1)
+sqrt, sqrt_ = _unary_public("sqrt", _sqrt)
+rsqrt, rsqrt_ = _unary_public("rsqrt", _rsqrt)
+square, square_ = _unary_public("square", _square)
+sin, sin_ = _unary_public("sin", _sin)
+cos, cos_ = _unary_public("cos", _cos)
+tan, tan_ = _unary_public("tan", _tan)
+asin, asin_ = _unary_public("asin", _asin, aliases=("arcsin",))
+acos, acos_ = _unary_public("acos", _acos, aliases=("arccos",))
+atan, atan_ = _unary_public("atan", _atan, aliases=("arctan",))
+sinh, sinh_ = _unary_public("sinh", _sinh)
+cosh, cosh_ = _unary_public("cosh", _cosh)
+tanh, tanh_ = _unary_public("tanh", _tanh)
+asinh, asinh_ = _unary_public("asinh", _asinh, aliases=("arcsinh",))
+acosh, acosh_ = _unary_public("acosh", _acosh, aliases=("arccosh",))
+atanh, atanh_ = _unary_public("atanh", _atanh, aliases=("arctanh",))
+sigmoid, sigmoid_ = _unary_public("sigmoid", _sigmoid)
+relu, relu_ = _unary_public("relu", _relu)
+erf, erf_ = _unary_public("erf", _erf)
+sign, sign_ = _unary_public("sign", _sign)
+floor, floor_ = _unary_public("floor", _floor)
+ceil, ceil_ = _unary_public("ceil", _ceil)
+trunc, trunc_ = _unary_public("trunc", _trunc, aliases=("fix",))
+frac, frac_ = _unary_public("frac", _frac)
+sgn = register(lambda input: sign(input), name="sgn")
+positive = register(lambda input: input, name="positive")
+
+
+@register
+def logit(input, eps=None):
+    """log(p / (1 - p)); with ``eps`` the input is first clamped to [eps, 1 - eps]."""
+    if eps is not None:
+        input = input.clamp(eps, 1 - eps)
+    return apply(_logit, (input,))
+
+
+@register
+def round(input, *, decimals=0):
+    return apply(_round, (input,), (decimals,))
+
+
+@register(function=False)
+def round_(self, *, decimals=0):
+    return apply_inplace(_round, self, (), (decimals,))
+
+
+@register
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    return apply(_nan_to_num, (input,), (nan, posinf, neginf))
+
+
+@register
+def signbit(input):
+    from .._tensor import wrap
+    return wrap(backend.get_array_module(input._data).signbit(input._data))
+
+
+@register
+def conj(input):
+    return input
+
+
+@register
+def real(input):
+    return input
+
+
+@register
+def imag(input):
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+@register
+def angle(input):
+    return apply(_angle, (input,))
+
+
+_angle = _unary("angle", lambda xp, self: xp.where(self < 0, xp.pi, 0.0).astype(
+    self.dtype if self.dtype.kind == "f" else "float32"), None, to_float=True)
+
+Tensor.__neg__ = neg
+Tensor.__abs__ = abs
+Tensor.__pos__ = lambda self: self

@@ -1,0 +1,1 @@
+"""Test support: the op database and tensor factories (PyTorch's OpInfo idea)."""
