@@ -23,6 +23,9 @@ from . import autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
 from . import ops as _ops
+from . import return_types  # noqa: F401 (retrograd.return_types)
+from ._tensor_str import set_printoptions  # noqa: F401
+from math import inf, nan  # noqa: F401 (reprs print them bare: tensor([inf, nan]))
 
 # PyTorch does not warn on inf/nan results (log(0), x/0); neither does retrograd.
 _np.seterr(all="ignore")

@@ -7,7 +7,7 @@ import numpy
 
 from . import _dtype
 from ._dtype import get_default_dtype
-from ._tensor import Tensor, wrap
+from ._tensor import Tensor, _set_requires_grad, wrap
 from .backend import check_device
 from . import _random
 
@@ -20,35 +20,39 @@ __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "ful
 def _infer_dtype(data):
     """PyTorch's dtype for Python data: bool, int64, default float, default complex."""
     kinds = set()
-
-    def walk(x):
-        if isinstance(x, Tensor):
-            kinds.add(x.dtype)
-        elif isinstance(x, numpy.ndarray):
-            kinds.add(_dtype.from_numpy_dtype(x.dtype))
-        elif isinstance(x, (builtins.bool, numpy.bool_)):
-            kinds.add(_dtype.bool)
-        elif isinstance(x, numpy.generic):
-            kinds.add(_dtype.from_numpy_dtype(x.dtype))
-        elif isinstance(x, numbers.Integral):
-            kinds.add(_dtype.int64)
-        elif isinstance(x, numbers.Real):
-            kinds.add(get_default_dtype())
-        elif isinstance(x, numbers.Complex):
-            kinds.add(get_default_dtype().to_complex())
-        elif isinstance(x, (list, tuple)):
-            for e in x:
-                walk(e)
-        else:
-            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
-
-    walk(data)
+    _collect_dtypes(data, kinds)
     if not kinds:
         return get_default_dtype()
     res = None
     for d in kinds:
         res = d if res is None else _dtype.promote_types(res, d)
     return res
+
+
+def _collect_dtypes(x, kinds):
+    """Add the dtype of every element of nested data to ``kinds`` (a module-level
+    recursion: a recursive closure would leave a reference cycle per call)."""
+    if isinstance(x, Tensor):
+        kinds.add(x.dtype)
+    elif isinstance(x, numpy.ndarray):
+        kinds.add(_dtype.from_numpy_dtype(x.dtype))
+    elif isinstance(x, (builtins.bool, numpy.bool_)):
+        kinds.add(_dtype.bool)
+    elif isinstance(x, numpy.generic):
+        kinds.add(_dtype.from_numpy_dtype(x.dtype))
+    elif isinstance(x, numbers.Integral):
+        kinds.add(_dtype.int64)
+    elif isinstance(x, numbers.Real):
+        kinds.add(get_default_dtype())
+    elif isinstance(x, numbers.Complex):
+        kinds.add(get_default_dtype().to_complex())
+    elif isinstance(x, (list, tuple)):
+        for e in x:
+            _collect_dtypes(e, kinds)
+    elif isinstance(x, str):
+        raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+    else:
+        raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
 
 
 def _to_array(data, dtype):
@@ -60,9 +64,38 @@ def _to_array(data, dtype):
         dtype = _infer_dtype(data)
     try:
         return numpy.array(_unwrap(data), dtype=dtype.np)
-    except ValueError as e:
-        raise ValueError(f"expected sequence of equal-length lists to build a tensor ({e})") \
-            from None
+    except ValueError:
+        _check_nesting(data, _sizes(data), 0, dtype)
+        raise
+
+
+def _sizes(data):
+    """The shape nested sequences should have, read along their first elements."""
+    sizes = []
+    while isinstance(data, (list, tuple)):
+        sizes.append(len(data))
+        if not data:
+            break
+        data = data[0]
+    return sizes
+
+
+def _check_nesting(data, sizes, dim, dtype):
+    """PyTorch's errors for ragged nested sequences."""
+    if dim == len(sizes):
+        if isinstance(data, (list, tuple)):
+            if dtype.category >= _dtype.FLOAT:
+                raise TypeError(f"must be real number, not {type(data).__name__}")
+            raise TypeError(f"'{type(data).__name__}' object cannot be interpreted as an "
+                            "integer")
+        return
+    if not isinstance(data, (list, tuple)):
+        raise TypeError("not a sequence")
+    if len(data) != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got "
+                         f"{len(data)})")
+    for e in data:
+        _check_nesting(e, sizes, dim + 1, dtype)
 
 
 def _unwrap(x):
@@ -76,7 +109,7 @@ def _unwrap(x):
 def _finish(arr, requires_grad=False):
     t = wrap(arr)
     if requires_grad:
-        t.requires_grad_(True)
+        _set_requires_grad(t, True, "Only Tensors of floating point and complex dtype")
     return t
 
 
@@ -112,16 +145,29 @@ def from_numpy(ndarray):
     return wrap(ndarray)
 
 
-def _size(size):
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+def _size(size, fn):
+    """``size`` given as ints or as one sequence, checked with PyTorch's messages."""
+    if len(size) == 1 and not isinstance(size[0], (int, numpy.integer)):
+        if not isinstance(size[0], (tuple, list)):
+            raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, not "
+                            f"{type(size[0]).__name__}")
         size = tuple(size[0])
-    for s in size:
+    for i, s in enumerate(size):
         if not isinstance(s, (int, numpy.integer)) or isinstance(s, builtins.bool):
-            raise TypeError(f"size must be a sequence of ints, but got {type(s).__name__}")
+            raise TypeError(f"{fn}(): argument 'size' failed to unpack the object at pos "
+                            f"{i + 1} with error \"type must be tuple of ints,but got "
+                            f"{type(s).__name__}\"")
         if s < 0:
+            if fn == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(size)}")
     return tuple(builtins.int(s) for s in size)
+
+
+def _no_out(out):
+    if out is not None:
+        raise NotImplementedError("out= is not supported by retrograd's creation functions")
 
 
 def _dt(dtype):
@@ -132,29 +178,35 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     """>>> zeros(2, 3).shape
     torch.Size([2, 3])"""
     check_device(device)
-    return _finish(numpy.zeros(_size(size), _dt(dtype)), requires_grad)
+    _no_out(out)
+    return _finish(numpy.zeros(_size(size, "zeros"), _dt(dtype)), requires_grad)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     check_device(device)
-    return _finish(numpy.ones(_size(size), _dt(dtype)), requires_grad)
+    _no_out(out)
+    return _finish(numpy.ones(_size(size, "ones"), _dt(dtype)), requires_grad)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           memory_format=None, pin_memory=False):
     check_device(device)
-    return _finish(numpy.empty(_size(size), _dt(dtype)), requires_grad)
+    _no_out(out)
+    return _finish(numpy.empty(_size(size, "empty"), _dt(dtype)), requires_grad)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False):
     """Filled with ``fill_value``; the dtype is inferred from it as PyTorch does."""
     check_device(device)
+    _no_out(out)
     if dtype is None:
         dtype = _infer_dtype(fill_value.item() if isinstance(fill_value, Tensor)
                              else fill_value)
-    return _finish(numpy.full(_size((size,)),
-                              fill_value, dtype.np), requires_grad)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    return _finish(numpy.full(_size((size,), "full"), fill_value, dtype.np), requires_grad)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
@@ -165,11 +217,14 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
            requires_grad=False):
     """int64 for integer arguments, else the default float dtype."""
     check_device(device)
+    _no_out(out)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if (vals[1] - vals[0]) * vals[2] < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = (_dtype.int64 if all(isinstance(v, (int, numpy.integer)) for v in vals)
                  else get_default_dtype())
@@ -180,18 +235,26 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
     check_device(device)
+    _no_out(out)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     return _finish(numpy.linspace(start, end, steps).astype(_dt(dtype)), requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
     check_device(device)
+    _no_out(out)
     return _finish(numpy.logspace(start, end, steps, base=base).astype(_dt(dtype)),
                    requires_grad)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     check_device(device)
+    _no_out(out)
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     return _finish(numpy.eye(n, m, dtype=_dt(dtype)), requires_grad)
 
 
@@ -199,8 +262,9 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """Uniform on [0, 1)."""
     check_device(device)
+    _no_out(out)
     g = generator or _random.default_generator
-    return _finish(g._rng.random(_size(size), dtype=numpy.float64).astype(_dt(dtype)),
+    return _finish(g._rng.random(_size(size, "rand"), dtype=numpy.float64).astype(_dt(dtype)),
                    requires_grad)
 
 
@@ -208,32 +272,35 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
     """Standard normal."""
     check_device(device)
+    _no_out(out)
     g = generator or _random.default_generator
-    return _finish(g._rng.standard_normal(_size(size)).astype(_dt(dtype)), requires_grad)
+    return _finish(g._rng.standard_normal(_size(size, "randn")).astype(_dt(dtype)), requires_grad)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
             device=None, requires_grad=False):
     """Integers in [low, high); ``randint(high, size)`` also works, as in PyTorch."""
     check_device(device)
+    _no_out(out)
     if size is None:
         low, high, size = 0, low, high
     g = generator or _random.default_generator
-    return _finish(g._rng.integers(low, high, _size((size,) if isinstance(size, int)
-                                                    else tuple(size)))
+    return _finish(g._rng.integers(low, high, _size((size,), "randint"))
                    .astype((dtype or _dtype.int64).np), requires_grad)
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
+    _no_out(out)
     g = generator or _random.default_generator
     return _finish(g._rng.permutation(n).astype((dtype or _dtype.int64).np), requires_grad)
 
 
 def normal(mean, std, size=None, *, generator=None, out=None):
+    _no_out(out)
     g = generator or _random.default_generator
     if size is not None:
-        return wrap(g._rng.normal(mean, std, _size(tuple(size))).astype(_dt(None)))
+        return wrap(g._rng.normal(mean, std, _size((size,), "normal")).astype(_dt(None)))
     m = mean._data if isinstance(mean, Tensor) else mean
     s = std._data if isinstance(std, Tensor) else std
     ref = mean if isinstance(mean, Tensor) else std

@@ -98,11 +98,15 @@ def set_default_dtype(d):
 
 
 def promote_types(a, b):
-    """PyTorch's promote_types: a higher category wins outright, else NumPy's rule."""
+    """PyTorch's promote_types: a higher category wins (a complex type widened to hold a
+    wider float: float64 with complex64 is complex128), else NumPy's rule."""
     if a is b:
         return a
     if a.category != b.category:
-        return a if a.category > b.category else b
+        hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi.category == COMPLEX and lo.category == FLOAT and 2 * lo.itemsize > hi.itemsize:
+            return lo.to_complex()
+        return hi
     return _from_np[np.promote_types(a.np, b.np)]
 
 
@@ -119,35 +123,46 @@ def scalar_category(x):
     raise TypeError(f"expected a number, got {type(x).__name__}")
 
 
-def _scalar_dtype(category, current):
-    """dtype a Python scalar of `category` promotes a lower-category result to."""
+def _scalar_dtype(x):
+    """The dtype of a Python number: bool, int64, or the default float/complex dtype."""
+    category = scalar_category(x)
     if category == FLOAT:
         return get_default_dtype()
     if category == COMPLEX:
-        return complex128 if current is float64 else complex64
+        return get_default_dtype().to_complex()
     return int64 if category == INT else bool
 
 
-def result_type(*operands):
-    """PyTorch's result type: dimensioned tensors, then 0-d tensors, then scalars.
+def _combine(higher, lower):
+    """PyTorch's combine_categories: a lower tier counts only with a higher category, and
+    a complex one then takes the float precision of the higher tier."""
+    if higher is None:
+        return lower
+    if lower is None or higher.category == COMPLEX:
+        return higher
+    if lower.category == COMPLEX:
+        return higher.to_complex() if higher.category == FLOAT else lower
+    if higher.category == FLOAT:
+        return higher
+    if higher is bool or lower.category == FLOAT:
+        return promote_types(higher, lower)
+    return higher
 
-    A lower tier only matters when it has a higher category than the tiers above it.
-    """
-    dims, zero_dims, scalars = None, None, -1
+
+def result_type(*operands):
+    """PyTorch's result type over three tiers: dimensioned tensors, then 0-d tensors,
+    then Python numbers; a lower tier only matters with a higher category."""
+    dims = zero_dims = scalars = None
     for x in operands:
         d = getattr(x, "dtype", None)
-        if d is None or not hasattr(x, "ndim"):
-            scalars = max(scalars, scalar_category(x))
+        if not isinstance(d, dtype):  # Python and NumPy scalars: weakly typed numbers
+            d = _scalar_dtype(x)
+            scalars = d if scalars is None else promote_types(scalars, d)
         elif x.ndim:
             dims = d if dims is None else promote_types(dims, d)
         else:
             zero_dims = d if zero_dims is None else promote_types(zero_dims, d)
-    res = dims
-    if zero_dims is not None and (res is None or zero_dims.category > res.category):
-        res = zero_dims
-    if scalars >= 0 and (res is None or scalars > res.category):
-        res = _scalar_dtype(scalars, res)
-    return res
+    return _combine(dims, _combine(zero_dims, scalars))
 
 
 def can_cast(from_, to):

@@ -48,13 +48,16 @@ class Tensor:
     __array_priority__ = 1000  # numpy scalars/arrays defer to our reflected operators
 
     def __init__(self, *args, dtype=None, device=None):
-        """Legacy constructor: ``Tensor(data)`` (float32) or ``Tensor(*sizes)``."""
+        """Legacy constructor: ``Tensor(data)`` (float32), ``Tensor(*sizes)`` or
+        ``Tensor(size)``; ``Tensor(tensor)`` shares the tensor's memory, as in PyTorch."""
         from ._creation import tensor, empty
-        if len(args) == 1 and not isinstance(args[0], int):
-            t = tensor(args[0], dtype=dtype or _dtype.float32, device=device)
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            data = args[0]._data
+        elif len(args) == 1 and not isinstance(args[0], (int, Size)):
+            data = tensor(args[0], dtype=dtype or _dtype.float32, device=device)._data
         else:
-            t = empty(*args, dtype=dtype or _dtype.float32, device=device)
-        _init(self, t._data)
+            data = empty(*args or (0,), dtype=dtype or _dtype.float32, device=device)._data
+        _init(self, data)
 
     # ---- basic attributes -------------------------------------------------------------
     @property
@@ -132,18 +135,35 @@ class Tensor:
 
     @property
     def T(self):
-        return self.permute(*range(self._data.ndim - 1, -1, -1))
+        n = self._data.ndim
+        if n == 0:
+            warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
+                      "these cases.")
+        elif n != 2:
+            warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                      "shape is deprecated and it will throw an error in a future release. "
+                      "Consider `x.mT` to transpose batches of matrices or "
+                      "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+                      "dimensions of a tensor.")
+        return self.permute(*range(n - 1, -1, -1))
 
     @property
     def mT(self):
+        _check_matrices(self, "mT")
         return self.transpose(-2, -1)
 
     @property
     def H(self):
+        n = self._data.ndim
+        if n not in (0, 2):
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                               f"{n}-D tensor." + (" For batches of matrices, consider using "
+                                                   "tensor.mH" if n > 2 else ""))
         return self.T.conj()
 
     @property
     def mH(self):
+        _check_matrices(self, "mH")
         return self.mT.conj()
 
     # ---- data access ------------------------------------------------------------------
@@ -154,6 +174,8 @@ class Tensor:
 
     @data.setter
     def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         self._data = value._data
 
     def item(self):
@@ -186,18 +208,24 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is "
-                               f"ambiguous")
+            raise RuntimeError(f"Boolean value of Tensor with "
+                               f"{'no values' if not self._data.size else 'more than one value'}"
+                               f" is ambiguous")
         return bool(self._data.reshape(-1)[0])
 
     def __float__(self):
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._scalar())
 
     def __complex__(self):
-        return complex(self.item())
+        return complex(self._scalar())
+
+    def _scalar(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self._data.reshape(-1)[0].item()
 
     def __index__(self):
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
@@ -240,24 +268,10 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag):
-        self.requires_grad_(flag)
+        _set_requires_grad(self, flag, "only Tensors of floating point and complex dtype")
 
     def requires_grad_(self, requires_grad=True):
-        flag = bool(requires_grad)
-        if self._grad_fn is not None:
-            if not flag:
-                raise RuntimeError("you can only change requires_grad flags of leaf "
-                                   "variables. If you want to use a computed variable in a "
-                                   "subgraph that doesn't require differentiation use "
-                                   "var_no_grad = var.detach().")
-            return self
-        if flag and self._data.dtype.kind not in "fc":
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                               "gradients")
-        if flag and self._data.dtype.kind == "c":
-            raise NotImplementedError("autograd of complex tensors is not supported yet")
-        self._requires_grad = flag
-        return self
+        return _set_requires_grad(self, requires_grad, "only Tensors of floating point dtype")
 
     @property
     def grad_fn(self):
@@ -285,7 +299,10 @@ class Tensor:
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
                 "Its .grad attribute won't be populated during autograd.backward(). If you "
                 "indeed want the .grad field to be populated for a non-leaf Tensor, use "
-                ".retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=2)
+                ".retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
+                "mistake, make sure you access the leaf Tensor instead. See "
+                "github.com/pytorch/pytorch/pull/30531 for more information.", UserWarning,
+                stacklevel=2)
         return self._grad
 
     @grad.setter
@@ -294,13 +311,22 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
                                 f"of type {type(value).__name__}")
-            if value._data.dtype != self._data.dtype:
-                raise RuntimeError(f"assigned grad has data of a different type: expected "
-                                   f"{self.dtype} but got {value.dtype}")
             if value._data.shape != self._data.shape:
-                raise RuntimeError(f"assigned grad has data of a different size: expected "
-                                   f"{list(self._data.shape)} but got "
-                                   f"{list(value._data.shape)}")
+                raise RuntimeError(f"attempting to assign a gradient of size "
+                                   f"'{list(value._data.shape)}' to a tensor of size "
+                                   f"'{list(self._data.shape)}'. Please ensure that the "
+                                   f"gradient and the tensor are the same size")
+            if value._data.dtype != self._data.dtype:
+                from .autograd.node import _LEGACY
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype "
+                    f"'{_CPP_TYPE.get(value._data.dtype.name, value._data.dtype.name)}' to a "
+                    f"tensor with grad_dtype '{_LEGACY[self._data.dtype.name]}'. The gradient "
+                    f"must match the tensor's grad_dtype (defaults to the tensor's dtype). You "
+                    f"can set the tensor's grad_dtype attribute with a specific dtype, or None "
+                    f"to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of "
+                    f"a tensor and its gradient may break downstream systems that assume they "
+                    f"match.")
         self._grad = value
 
     @grad.deleter
@@ -323,25 +349,31 @@ class Tensor:
 
     def detach_(self):
         if self._base is not None:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self._grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
         return self
 
     def retain_grad(self):
-        """Make backward populate ``.grad`` of this non-leaf tensor."""
-        if self._grad_fn is None:
+        """Make backward populate ``.grad`` of this non-leaf tensor.
+
+        Registered on the current grad_fn; an in-place op that gives the tensor a new
+        history calls this again, so ``.grad`` is the gradient of the latest value.
+        """
+        fn = self.grad_fn
+        if fn is None:
             if not self._requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
-        if self._retains_grad:
-            return
-        ref = weakref.ref(self)
-        fn = self.grad_fn
         if fn._retains_grad_hooks is None:
             fn._retains_grad_hooks = {}
-        fn._retains_grad_hooks[self._output_nr] = ref
+        fn._retains_grad_hooks[self._output_nr] = weakref.ref(self)
         self._retains_grad = True
 
     def register_hook(self, hook):
@@ -372,6 +404,47 @@ class Tensor:
         """Accumulate d(self)/d(leaf) into each leaf's ``.grad``."""
         from .autograd import backward
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+_warned = set()
+
+
+def warn_once(message):
+    """A UserWarning given once per process, as PyTorch's TORCH_WARN_ONCE."""
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def _check_matrices(t, attr):
+    if t._data.ndim < 2:
+        raise RuntimeError(f"tensor.{attr} is only supported on matrices or batches of "
+                           f"matrices. Got {t._data.ndim}-D tensor.")
+
+
+# C++ names of element types, as PyTorch's messages print them.
+_CPP_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half",
+             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+             "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+             "complex128": "c10::complex<double>"}
+
+
+def _set_requires_grad(t, flag, which):
+    """``requires_grad_``; ``which`` starts PyTorch's message for a non-float dtype (its
+    wording differs between the method, the attribute and the factories)."""
+    flag = bool(flag)
+    if t._grad_fn is not None:
+        if not flag:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
+                               "you want to use a computed variable in a subgraph that doesn't "
+                               "require differentiation use var_no_grad = var.detach().")
+        return t
+    if flag and t._data.dtype.kind not in "fc":
+        raise RuntimeError(f"{which} can require gradients")
+    if flag and t._data.dtype.kind == "c":
+        raise NotImplementedError("autograd of complex tensors is not supported yet")
+    t._requires_grad = flag
+    return t
 
 
 def _wrap_dim(dim, ndim):

@@ -1,14 +1,16 @@
 """``retrograd.autograd``: reverse-mode differentiation of Tensor programs."""
 
-from .._tensor import Tensor, wrap
+from .._tensor import Tensor, warn_once, wrap
 from ..backend import get_array_module
 from . import graph
 from .engine import run_backward
+from .gradcheck import gradcheck, gradgradcheck
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-           "inference_mode", "is_inference_mode_enabled", "graph"]
+           "inference_mode", "is_inference_mode_enabled", "graph", "gradcheck",
+           "gradgradcheck"]
 
 
 def _tuple(x):
@@ -16,14 +18,20 @@ def _tuple(x):
         return None
     if isinstance(x, Tensor):
         return (x,)
+    if isinstance(x, dict):  # named inputs (PyTorch 2.13)
+        return tuple(x.values())
     return tuple(x)
 
 
 def _make_grads(outputs, grads, create_graph):
-    """Seed gradients: ones for scalar outputs, else the caller's, shape-checked."""
+    """Seed gradients: ones for scalar outputs, else the caller's, shape-checked (each
+    pair first, then their numbers, in PyTorch's order)."""
     res = []
-    for i, (out, g) in enumerate(zip(outputs, grads)):
+    for i, (out, g) in enumerate(zip(outputs, grads, strict=False)):
         if g is None:
+            if not out.requires_grad:  # the engine says which element
+                res.append(None)
+                continue
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if out._data.dtype.kind not in "fc":
@@ -47,6 +55,8 @@ def _make_grads(outputs, grads, create_graph):
             if g.dtype != out._data.dtype:
                 g = g.astype(out._data.dtype)
         res.append(_wrap_if(g, create_graph))
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     return res
 
 
@@ -62,23 +72,30 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     """
     if grad_variables is not None:
         grad_tensors = grad_variables
-    tensors = _tuple(tensors)
-    grads = _tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
-    if len(grads) != len(tensors):
-        raise RuntimeError(f"got {len(grads)} gradients for {len(tensors)} tensors")
-    if retain_graph is None:
-        retain_graph = create_graph
     inputs = _tuple(inputs)
     if inputs is not None and len(inputs) == 0:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    run_backward(tensors, _make_grads(tensors, grads, create_graph), retain_graph,
-                 create_graph, inputs=inputs, accumulate_into=True)
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    tensors = _tuple(tensors)
+    grads = _tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _make_grads(tensors, grads, create_graph)
+    if create_graph:
+        warn_once("Using backward() with create_graph=True will create a reference cycle "
+                  "between the parameter and its gradient which can cause a memory leak. We "
+                  "recommend using autograd.grad when creating the graph to avoid this. If you "
+                  "have to use this function, make sure to reset the .grad fields of your "
+                  "parameters to None after use to break the cycle and avoid the leak.")
+    run_backward(tensors, grads, retain_graph, create_graph, inputs=inputs,
+                 accumulate_into=True)
+
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False,
          materialize_grads=False):
-    """The gradients of ``outputs`` with respect to ``inputs``, returned, not accumulated.
+    """The gradients of ``outputs`` with respect to ``inputs``, returned, not accumulated
+    (a dict by name when ``inputs`` is a dict of tensors).
 
     >>> (dx,) = grad(y.sum(), x)
     """
@@ -89,30 +106,30 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if materialize_grads and not allow_unused:
         raise ValueError("Expected allow_unused to be True or not passed when "
                          "materialize_grads=True, but got: allow_unused=False.")
+    names = list(inputs) if isinstance(inputs, dict) else None
     outputs = _tuple(outputs)
     inputs = _tuple(inputs)
     grads = _tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"grad requires one grad_output per output: got {len(grads)} for "
-                           f"{len(outputs)} outputs")
     if retain_graph is None:
         retain_graph = create_graph
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for t in inputs:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     res = run_backward(outputs, _make_grads(outputs, grads, create_graph), retain_graph,
                        create_graph, inputs=inputs, accumulate_into=False)
     out = []
-    for t, g in zip(inputs, res):
+    for i, (t, g) in enumerate(zip(inputs, res, strict=True)):
         if g is None:
             if materialize_grads:
                 g = get_array_module(t._data).zeros_like(t._data)
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have "
-                                   "been used in the graph. Set allow_unused=True if this is "
-                                   "the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not "
+                                   "have been used in the graph. Set allow_unused=True if "
+                                   "this is the desired behavior.")
             else:
                 out.append(None)
                 continue
         out.append(g if isinstance(g, Tensor) else wrap(g))
-    return tuple(out)
+    return tuple(out) if names is None else dict(zip(names, out, strict=True))

@@ -9,15 +9,17 @@
    node, node post-hooks. Saved tensors are released right after the node runs
    unless ``retain_graph``; the node's input buffer dies when it is consumed.
 
+With ``inputs`` only the nodes on a path to them run (PyTorch's ``exec_info``):
+``backward(inputs=...)`` runs the inputs' nodes (a non-leaf input retains its
+grad), ``grad()`` captures the gradient flowing into them instead.
+
 Gradients are backend arrays in a plain backward and Tensors under
 ``create_graph`` (so the backward itself is recorded).
 """
 
-import heapq
-
 from .._tensor import Tensor, wrap
 from . import grad_mode
-from .node import AccumulateGrad, grad_accumulator
+from .node import _LEGACY, AccumulateGrad, grad_accumulator
 
 __all__ = ["run_backward"]
 
@@ -32,6 +34,7 @@ def _root_edge(t, i):
 
 
 def _dependencies(roots):
+    """For each node reachable from ``roots``: how many edges point at it."""
     deps = {}
     seen = set(roots)
     stack = list(seen)
@@ -46,8 +49,8 @@ def _dependencies(roots):
     return deps, seen
 
 
-def _needed(nodes, targets):
-    """Nodes from which some target is reachable through next_functions."""
+def _should_execute(nodes, targets):
+    """Nodes from which some target is reachable through next_functions (inclusive)."""
     memo = {}
     for start in nodes:
         if start in memo:
@@ -72,65 +75,152 @@ def _needed(nodes, targets):
     return memo
 
 
+def _exec_plan(inputs, accumulate_into, root_nodes, reachable):
+    """Which nodes run and which capture a gradient, for a call given ``inputs``.
+
+    A node runs when it is an input's node of ``backward(inputs=...)`` or a path
+    leads from it to a node that runs or captures (PyTorch's ``needed_``).
+    """
+    targets, captures = set(), {}
+    for k, t in enumerate(inputs):
+        if accumulate_into:
+            t.retain_grad()  # as PyTorch: raises for a leaf that does not require grad
+        fn = t.grad_fn
+        if fn is None:
+            if not t._requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            fn = grad_accumulator(t)
+        if accumulate_into:
+            targets.add(fn)
+        else:
+            captures.setdefault(fn, []).append((t._output_nr, k))
+    should = _should_execute(root_nodes, targets | captures.keys())
+    run = {n for n in reachable
+           if n in targets or any(should.get(nx, False) for nx, _ in n.next_functions)}
+    return run, captures
+
+
+# The ready queue: a binary heap ordered by sequence number, operated exactly as
+# libstdc++'s std::priority_queue is in PyTorch's engine, so that nodes of equal
+# priority (AccumulateGrad) come out in the same order as in PyTorch.
+
+def _push(heap, item):
+    heap.append(item)
+    hole = len(heap) - 1
+    key = item[0]
+    while hole > 0:
+        parent = (hole - 1) >> 1
+        p = heap[parent]
+        if not p[0] < key:
+            break
+        heap[hole] = p
+        hole = parent
+    heap[hole] = item
+
+
+def _pop(heap):
+    top = heap[0]
+    value = heap.pop()
+    n = len(heap)
+    if n:
+        hole = child = 0
+        while child < (n - 1) >> 1:  # move the hole to a leaf, preferring right children
+            child = 2 * child + 2
+            if heap[child][0] < heap[child - 1][0]:
+                child -= 1
+            heap[hole] = heap[child]
+            hole = child
+        if not n & 1 and child == (n - 2) >> 1:
+            child = 2 * child + 1
+            heap[hole] = heap[child]
+            hole = child
+        key = value[0]
+        while hole > 0:  # then sift the last element up from there
+            parent = (hole - 1) >> 1
+            if not heap[parent][0] < key:
+                break
+            heap[hole] = heap[parent]
+            hole = parent
+        heap[hole] = value
+    return top
+
+
 def _as_tensor(g):
     return g if isinstance(g, Tensor) or g is None else wrap(g)
 
 
-def _check_hook_result(new, old, what):
-    if new._data.shape != old.shape:
-        raise RuntimeError(f"hook {what} has changed the size of value: expected "
-                           f"{list(old.shape)} but got {list(new._data.shape)}")
-    if new._data.dtype != old.dtype:
-        raise RuntimeError(f"hook {what} has changed the type of value: expected "
-                           f"{old.dtype} but got {new._data.dtype}")
+def _checked(hook, new, old, create_graph):
+    """A hook's replacement for gradient ``old``, validated as PyTorch does; an array
+    (a Tensor under ``create_graph``)."""
+    if not isinstance(new, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if old is not None:
+        a, b = new._data, old._data if isinstance(old, Tensor) else old
+        if a.shape != b.shape:
+            raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+        if a.dtype != b.dtype:
+            raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
+                               f"torch.{_LEGACY[b.dtype.name]}Tensor got "
+                               f"torch.{_LEGACY[a.dtype.name]}Tensor)")
+    return new if create_graph else new._data
 
 
-def _run_tensor_hooks(hooks, g, create_graph, what):
-    for hook in list(hooks.values()):
-        t = _as_tensor(g)
-        res = hook(t)
-        if res is not None:
-            _check_hook_result(res, t._data if isinstance(t, Tensor) else g, what(hook))
-            g = res if create_graph else res._data
-    return g
+def _checked_tuple(hook, res, old, create_graph):
+    """A node hook's replacement tuple for the gradients ``old``."""
+    if not isinstance(res, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(res).__name__}'")
+    if len(res) != len(old):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of "
+                           f"values (got {len(res)}, but expected {len(old)})")
+    return [None if r is None else _checked(hook, r, o, create_graph)
+            for r, o in zip(res, old, strict=True)]
 
 
 def _hook_name(hook):
-    return f"'{getattr(hook, '__name__', repr(hook))}'"
+    return getattr(hook, "__name__", None) or repr(hook)
 
 
-def _pre_hooks(node, buf, create_graph):
-    """Tensor pre-hooks, retains-grad hooks and node pre-hooks, in PyTorch's order."""
-    if isinstance(node, AccumulateGrad):
+def _run_tensor_hook(hook, g, create_graph):
+    """One tensor hook; like PyTorch it also sees an undefined (None) gradient."""
+    res = hook(_as_tensor(g))
+    if res is None:
+        return g
+    if g is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    return _checked(hook, res, g, create_graph)
+
+
+def _tensor_pre_hooks(node, buf, create_graph):
+    """Tensor hooks of the node's outputs (a leaf's for AccumulateGrad), then retains-grad."""
+    if type(node) is AccumulateGrad:
         hooks = node.variable._hooks
-        if hooks and buf[0] is not None:
-            buf[0] = _run_tensor_hooks(
-                hooks, buf[0], create_graph,
-                lambda h: f"{_hook_name(h)} registered on a leaf tensor of shape "
-                          f"{list(node.variable._data.shape)}")
+        if hooks:
+            for hook in list(hooks.values()):
+                buf[0] = _run_tensor_hook(hook, buf[0], create_graph)
     if node._tensor_pre_hooks:
-        for nr, hooks in node._tensor_pre_hooks.items():
-            if hooks and buf[nr] is not None:
-                buf[nr] = _run_tensor_hooks(
-                    hooks, buf[nr], create_graph,
-                    lambda h: f"{_hook_name(h)} registered on output {nr} of {node.name()}")
+        for nr, hooks in list(node._tensor_pre_hooks.items()):
+            for hook in list(hooks.values()):
+                buf[nr] = _run_tensor_hook(hook, buf[nr], create_graph)
     if node._retains_grad_hooks:
         for nr, ref in node._retains_grad_hooks.items():
             t = ref()
             if t is not None and buf[nr] is not None and t._grad_fn is node:
                 _retain(t, buf[nr], create_graph)
-    if node._pre_hooks:
-        for hook in list(node._pre_hooks.values()):
-            res = hook(tuple(_as_tensor(g) for g in buf))
-            if res is not None:
-                buf[:] = [r if create_graph or r is None else r._data for r in res]
 
 
 def _retain(t, g, create_graph):
+    """The retains-grad hook: a contiguous copy first, out-of-place sums after."""
     if t._grad is None:
-        t._grad = g if create_graph else wrap(g.copy())
+        t._grad = g.clone() if create_graph else wrap(g.copy())
     else:
         t._grad = t._grad + _as_tensor(g)
+
+
+def _node_pre_hooks(node, buf, create_graph):
+    for hook in list(node._pre_hooks.values()):
+        res = hook(tuple(_as_tensor(g) for g in buf))
+        if res is not None:
+            buf[:] = _checked_tuple(hook, res, buf, create_graph)
 
 
 def _post_hooks(node, outs, buf, create_graph):
@@ -139,8 +229,28 @@ def _post_hooks(node, outs, buf, create_graph):
     for hook in list(node._post_hooks.values()):
         res = hook(grad_inputs, grad_outputs)
         if res is not None:
-            grad_inputs = tuple(res)
+            grad_inputs = tuple(_as_tensor(g) for g in
+                                _checked_tuple(hook, res, grad_inputs, create_graph))
     return [g if create_graph or g is None else g._data for g in grad_inputs]
+
+
+def _call(node, buf, create_graph):
+    """Run one node with its hooks, in PyTorch's order; returns its output gradients."""
+    _tensor_pre_hooks(node, buf, create_graph)
+    if node._pre_hooks:
+        _node_pre_hooks(node, buf, create_graph)
+    if buf[0] is None and all(g is None for g in buf):
+        outs = [None] * len(node.next_functions)
+    else:
+        outs = node.apply(buf, create_graph)
+        if type(node) is AccumulateGrad:
+            hooks = node.variable._post_acc_hooks
+            if hooks:
+                for hook in list(hooks.values()):
+                    hook(node.variable)
+    if node._post_hooks:
+        outs = _post_hooks(node, outs, buf, create_graph)
+    return outs
 
 
 def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accumulate_into=True):
@@ -150,70 +260,48 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
     accumulated into ``.grad`` (``backward(inputs=...)``), else returned (``grad``).
     """
     root_edges = [_root_edge(t, i) for i, t in enumerate(roots)]
-    root_nodes = {fn for fn, _ in root_edges}
-    deps, reachable = _dependencies(root_nodes)
-    captures = {}     # node -> [(output_nr, input index)]
-    run = None        # nodes to execute; None means all reachable
+    pending = {}
+    for fn, _ in root_edges:
+        pending[fn] = pending.get(fn, 0) + 1
+    deps, reachable = _dependencies(pending)
+    run = captures = None
     if inputs is not None:
-        exec_targets = set()
-        for k, t in enumerate(inputs):
-            fn = t._grad_fn
-            if fn is None:
-                if not t._requires_grad:
-                    raise RuntimeError("One of the differentiated Tensors does not require "
-                                       "grad")
-                fn = grad_accumulator(t)
-                if accumulate_into:
-                    exec_targets.add(fn)
-                    continue
-            captures.setdefault(fn, []).append((t._output_nr, k))
-        needed = _needed(root_nodes, exec_targets | set(captures))
-        run = {n for n in reachable
-               if n in exec_targets or any(needed.get(nx, False)
-                                           for nx, _ in n.next_functions if nx is not None)}
-    captured = [None] * (len(inputs) if inputs is not None else 0)
+        run, captures = _exec_plan(inputs, accumulate_into, pending, reachable)
+        captured = [None] * len(inputs)
 
     buffers = {}
-    for (fn, nr), g in zip(root_edges, root_grads):
+    heap = []
+    for (fn, nr), g in zip(root_edges, root_grads, strict=True):  # what PyTorch's GraphRoot does
         buf = buffers.get(fn)
         if buf is None:
             buf = buffers[fn] = [None] * _n_outputs(fn)
         buf[nr] = g if buf[nr] is None else buf[nr] + g
-    heap = []
-    tie = 0
-    for fn in root_nodes:
-        if deps.get(fn, 0) == 0:
-            heapq.heappush(heap, (-fn._seq, tie, fn))
-            tie += 1
+        pending[fn] -= 1
+        if not pending[fn] and fn not in deps:
+            _push(heap, (fn._seq, fn))
+    buf = g = None
 
     prev_mode = grad_mode.state.enabled
     grad_mode.state.enabled = create_graph
     try:
         while heap:
-            node = heapq.heappop(heap)[2]
+            node = _pop(heap)[1]
             buf = buffers.pop(node)
-            _pre_hooks(node, buf, create_graph)
-            cap = captures.get(node)
-            if cap:
-                for nr, k in cap:
+            if run is not None:
+                cap = captures.get(node)
+                if node not in run:  # only captured: tensor pre-hooks apply, nothing runs
+                    _tensor_pre_hooks(node, buf, create_graph)
+                    for nr, k in cap or ():
+                        captured[k] = buf[nr]
+                    continue
+                for nr, k in cap or ():
                     captured[k] = buf[nr]
-            if run is not None and node not in run:
-                continue
-            if all(g is None for g in buf):
-                outs = [None] * len(node.next_functions)
-            else:
-                outs = node.apply(buf, create_graph)
-                if type(node) is AccumulateGrad:
-                    _after_accumulate(node.variable)
-            if node._post_hooks:
-                outs = _post_hooks(node, outs, buf, create_graph)
-            del buf
+            outs = _call(node, buf, create_graph)
+            buf = None
             if not keep_graph:
                 node.release()
-            for (nxt, nr), g in zip(node.next_functions, outs):
-                if nxt is None:
-                    continue
-                if run is not None and nxt not in run and nxt not in captures:
+            for (nxt, nr), g in zip(node.next_functions, outs, strict=True):
+                if nxt is None or run is not None and nxt not in run and nxt not in captures:
                     continue
                 b = buffers.get(nxt)
                 if b is None:
@@ -222,23 +310,14 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
                     b[nr] = g if b[nr] is None else b[nr] + g
                 d = deps[nxt] - 1
                 deps[nxt] = d
-                if d == 0:
-                    heapq.heappush(heap, (-nxt._seq, tie, nxt))
-                    tie += 1
+                if not d:
+                    _push(heap, (nxt._seq, nxt))
+            # A gradient must be owned by its buffer alone when the next node runs
+            # (AccumulateGrad steals an unshared one): drop the loop's references.
+            outs = g = b = None
     finally:
         grad_mode.state.enabled = prev_mode
-    if inputs is not None and accumulate_into:
-        for t, g in zip(inputs, captured):
-            if t._grad_fn is not None and g is not None:
-                _retain(t, g, create_graph)
-    return captured
-
-
-def _after_accumulate(var):
-    hooks = var._post_acc_hooks
-    if hooks:
-        for hook in list(hooks.values()):
-            hook(var)
+    return captured if inputs is not None else None
 
 
 def _n_outputs(node):

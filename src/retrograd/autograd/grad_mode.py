@@ -1,6 +1,7 @@
 """Grad mode: whether ops record the graph. Thread-local, as in PyTorch."""
 
 import functools
+import inspect
 import threading
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
@@ -25,9 +26,16 @@ def is_inference_mode_enabled():
 
 
 class _DecoratorContextManager:
-    """Usable as ``with cls():`` and as ``@cls()`` (or ``@cls`` for no-arg classes)."""
+    """Usable as ``with cls():`` and as ``@cls()`` (or ``@cls`` for no-arg classes).
+
+    A decorated function runs inside a fresh copy of the manager; a decorated
+    generator runs each of its steps inside one, as PyTorch does.
+    """
 
     def __call__(self, fn):
+        if inspect.isgeneratorfunction(fn):
+            return _wrap_generator(self.clone, fn)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self.clone():
@@ -36,6 +44,31 @@ class _DecoratorContextManager:
 
     def clone(self):
         return type(self)()
+
+
+def _wrap_generator(make_ctx, fn):
+    @functools.wraps(fn)
+    def generator(*args, **kwargs):
+        gen = fn(*args, **kwargs)
+        try:
+            with make_ctx():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with make_ctx():
+                        gen.close()
+                    raise
+                except BaseException as e:
+                    with make_ctx():
+                        response = gen.throw(e)
+                else:
+                    with make_ctx():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
+    return generator
 
 
 class no_grad(_DecoratorContextManager):
@@ -68,12 +101,20 @@ class enable_grad(no_grad):
 
 
 class set_grad_enabled(_DecoratorContextManager):
-    """Set grad mode; takes effect at once, so it also works as a plain call."""
+    """Set grad mode; takes effect at once, so it also works as a plain call.
+
+    As a decorator it only applies inside the function (the mode set on
+    construction is undone when it decorates).
+    """
 
     def __init__(self, mode):
         self.prev = state.enabled
         self.mode = mode
         state.enabled = mode
+
+    def __call__(self, fn):
+        state.enabled = self.prev
+        return super().__call__(fn)
 
     def __enter__(self):
         pass
@@ -86,7 +127,7 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """Like no_grad; tensors made inside report ``is_inference()``."""
+    """Like no_grad (``inference_mode(False)`` turns grad mode back on, as in PyTorch)."""
 
     def __new__(cls, mode=True):
         self = super().__new__(cls)
@@ -100,8 +141,7 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = state.enabled, state.inference
-        if self.mode:
-            state.enabled, state.inference = False, True
+        state.enabled, state.inference = not self.mode, self.mode
 
     def __exit__(self, *exc):
         state.enabled, state.inference = self.prev

@@ -19,6 +19,9 @@ from . import grad_mode
 __all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle"]
 
 _seq = itertools.count()
+# Nodes PyTorch writes by hand in C++: their name() carries the namespace.
+_HANDWRITTEN = frozenset(("AccumulateGrad", "CopySlices", "CopyBackwards", "GraphRoot", "Error",
+                          "DelayedError", "UndefinedGradBackward"))
 _ACC_SEQ = sys.maxsize  # AccumulateGrad runs as soon as it is ready, as in PyTorch
 
 
@@ -69,7 +72,8 @@ class Node:
         return self
 
     def name(self):
-        return type(self).__name__
+        n = type(self).__name__
+        return "torch::autograd::" + n if n in _HANDWRITTEN else n
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
@@ -95,6 +99,8 @@ class Node:
         return h
 
     def _register_tensor_prehook(self, output_nr, fn):
+        """A hook of the tensor that is output ``output_nr``. As in PyTorch, the hooks of
+        the output that got one first run first, each output's in registration order."""
         if self._tensor_pre_hooks is None:
             self._tensor_pre_hooks = {}
         d, h = _add_hook(self._tensor_pre_hooks.get(output_nr), fn)
@@ -127,15 +133,20 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
           "you need to access saved tensors after calling backward.")
 
 
+_NOT_PACKED = object()  # SavedTensor._packed when no saved-tensor hooks were active
+
+
 class SavedTensor:
     """PyTorch's SavedVariable: a saved tensor, its version, and pack/unpack hooks.
 
     An op's own output is kept as (array, version counter) and rebuilt with its
     grad_fn on unpack, so the node does not own a tensor that owns the node.
+    With saved-tensor hooks, what ``unpack_hook`` returns gets the saved
+    tensor's autograd history back (its grad_fn, or its leaf's AccumulateGrad).
     """
 
     __slots__ = ("_tensor", "_data", "_vc", "_version", "_output_nr", "_packed", "_unpack",
-                 "_requires_grad", "_is_output")
+                 "_requires_grad", "_is_output", "_history")
 
     def __init__(self, t, is_output):
         from . import graph
@@ -148,26 +159,39 @@ class SavedTensor:
         if hooks is not None:
             pack, self._unpack = hooks
             self._tensor = self._data = None
-            self._packed = pack(t)
+            self._history = None if is_output or not t._requires_grad else (
+                t._grad_fn if t._grad_fn is not None else grad_accumulator(t))
+            prev = grad_mode.state.enabled
+            grad_mode.state.enabled = False  # PyTorch packs under no_grad
+            try:
+                self._packed = pack(t)
+            finally:
+                grad_mode.state.enabled = prev
         elif is_output:
-            self._tensor, self._data, self._packed = None, t._data, None
+            self._tensor, self._data, self._packed = None, t._data, _NOT_PACKED
         else:
-            self._tensor, self._data, self._packed = t, None, None
+            self._tensor, self._data, self._packed = t, None, _NOT_PACKED
 
-    def unpack(self, node, op_name):
+    def unpack(self, node):
         """The saved tensor; ``node`` becomes the grad_fn of a saved output."""
         from .._tensor import Tensor, wrap
-        if self._packed is not None:
-            t = self._unpack(self._packed)
-            if not isinstance(t, Tensor):
+        if self._packed is not _NOT_PACKED:
+            u = self._unpack(self._packed)
+            if not isinstance(u, Tensor):
                 raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor "
-                                f"but got result of type {type(t).__name__}")
-            if self._is_output and t._grad_fn is None and self._requires_grad:
-                t = wrap(t._data)
-                t._grad_fn, t._output_nr, t._requires_grad = node, self._output_nr, True
+                                f"but got result of type {type(u).__name__}")
+            t = wrap(u._data)
+            t._vc = u._vc
+            if self._requires_grad:
+                t._requires_grad, t._output_nr = True, self._output_nr
+                h = node if self._is_output else self._history
+                if type(h) is AccumulateGrad:
+                    t._acc = weakref.ref(h)  # gradients reach the saved leaf
+                else:
+                    t._grad_fn = h
             return t
         if self._vc[0] != self._version:
-            raise RuntimeError(_version_error(self, node, op_name))
+            raise RuntimeError(_version_error(self, node))
         if self._tensor is not None:
             return self._tensor
         t = wrap(self._data)
@@ -175,29 +199,42 @@ class SavedTensor:
         t._grad_fn, t._output_nr, t._requires_grad = node, self._output_nr, self._requires_grad
         return t
 
-    def unpack_data(self, node, op_name):
+    def unpack_data(self, node):
         """The saved array (plain backward), checking the version like unpack."""
-        if self._packed is None:
+        if self._packed is _NOT_PACKED:
             if self._vc[0] != self._version:
-                raise RuntimeError(_version_error(self, node, op_name))
+                raise RuntimeError(_version_error(self, node))
             return self._tensor._data if self._tensor is not None else self._data
-        return self.unpack(node, op_name)._data
+        return self.unpack(node)._data
 
     def __repr__(self):
         return "<retrograd SavedTensor>"
 
 
-def _version_error(saved, node, op_name):
-    data = saved._tensor._data if saved._tensor is not None else saved._data
-    kind = {"float32": "Float", "float64": "Double", "float16": "Half"}.get(data.dtype.name,
-                                                                          data.dtype.name)
-    where = (f", which is output {saved._output_nr} of {node.name()}," if saved._is_output
-             else "")
+_LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+           "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+           "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _version_error(saved, node):
+    """PyTorch's message. It names the history of the saved tensor: the saving node for
+    an op's own output, else the tensor's grad_fn now (after the in-place write)."""
+    t = saved._tensor
+    data = t._data if t is not None else saved._data
+    fn, nr = (node, saved._output_nr) if t is None else (t.grad_fn, t._output_nr)
+    where = f", which is output {nr} of {_forward_name(fn.name())}," if fn is not None else ""
     return (f"one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [torch.{kind}Tensor {list(data.shape)}]{where} is at version "
-            f"{saved._vc[0]}; expected version {saved._version} instead. Hint: the "
-            f"operation {op_name} saved this tensor; enable anomaly detection with "
-            f"torch.autograd.set_detect_anomaly(True) to find the forward call.")
+            f"inplace operation: [torch.{_LEGACY[data.dtype.name]}Tensor {list(data.shape)}]"
+            f"{where} is at version {saved._vc[0]}; expected version {saved._version} "
+            f"instead. Hint: enable anomaly detection to find the operation that failed to "
+            f"compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+            f"check_nan=False).")
+
+
+def _forward_name(name):
+    """How PyTorch's message names a node: ``ExpBackward0`` -> ``Exp``, ``PowBackward1``
+    -> ``Pow1``."""
+    return name[:-9] if name.endswith("Backward0") else name.replace("Backward", "")
 
 
 def grad_accumulator(t):
@@ -235,14 +272,13 @@ class OpNode(Node):
         if self._saved:
             self._saved = None
 
-    def _saved_values(self, create_graph):
+    def _unpack_saved(self, create_graph):
         saved = self._saved
         if saved is None:
             raise RuntimeError(_FREED)
-        name = self._op.name
         if create_graph:
-            return [s.unpack(self, name) if type(s) is SavedTensor else s for s in saved]
-        return [s.unpack_data(self, name) if type(s) is SavedTensor else s for s in saved]
+            return [s.unpack(self) if type(s) is SavedTensor else s for s in saved]
+        return [s.unpack_data(self) if type(s) is SavedTensor else s for s in saved]
 
     def apply(self, grads, create_graph):
         """Gradients for each input from the output gradients (arrays, or Tensors when
@@ -261,21 +297,25 @@ class OpNode(Node):
                 g = self._materialize(grads, xp)[0]
         env = [g, all_grads, xp]
         if op.saved_names:
-            env += self._saved_values(create_graph)
+            env += self._unpack_saved(create_graph)
         env += self._attrs
         env += self._shapes
         out = []
-        for (fn, nr), rule, shape, dt in zip(self.next_functions, op._rules, self._shapes,
-                                             self._dtypes):
+        shapes, dtypes, rules = self._shapes, self._dtypes, op._rules
+        for (fn, _), i in zip(self.next_functions, op.edges, strict=True):
+            rule = rules[i]
             if fn is None or rule is None:
                 out.append(None)
                 continue
             gi = rule[0](*[env[k] for k in rule[1]])
             if gi is not None:
-                if gi.shape != shape:
-                    gi = _sum_to(xp, gi, shape)
-                if gi.dtype != dt:
-                    gi = xp.astype(gi, dt) if create_graph else gi.astype(dt, copy=False)
+                if gi.shape != shapes[i]:
+                    gi = _sum_to(xp, gi, shapes[i])
+                if create_graph:
+                    if gi._data.dtype != dtypes[i]:
+                        gi = xp.astype(gi, dtypes[i])
+                elif gi.dtype != dtypes[i]:
+                    gi = gi.astype(dtypes[i], copy=False)
             out.append(gi)
         return out
 
@@ -292,10 +332,10 @@ class OpNode(Node):
         for prefix, raw in (("_saved_", False), ("_raw_saved_", True)):
             if name.startswith(prefix):
                 key = name[len(prefix):]
-                return self._saved_attr(op, key, raw)
+                return self._lookup_saved(op, key, raw)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
-    def _saved_attr(self, op, key, raw):
+    def _lookup_saved(self, op, key, raw):
         if key in op.attrs:
             return self._attrs[op.attrs.index(key)]
         if key.endswith("_sym_sizes") and key[:-10] in op.inputs:
@@ -307,16 +347,18 @@ class OpNode(Node):
             s = saved[op.saved_names.index(key)]
             if type(s) is not SavedTensor:
                 return s
-            return s if raw else s.unpack(self, op.name)
+            return s if raw else s.unpack(self)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute "
                              f"'{'_raw_saved_' if raw else '_saved_'}{key}'")
 
     def __dir__(self):
+        """As PyTorch lists them: ``_saved_<name>`` for what the node saved, and
+        ``_raw_saved_<name>`` for the saved tensors (not for saved numbers)."""
         op = type(self)._op
-        names = set(super().__dir__())
+        names = {n for n in super().__dir__() if not n.startswith("_saved")}
         for k in (*op.saved_names, *op.attrs):
             names.add("_saved_" + k)
-            if k in op.saved_names:
+            if k in op.outputs or k in op.inputs and self._shapes[op.inputs.index(k)] is not None:
                 names.add("_raw_saved_" + k)
         return sorted(names)
 
@@ -344,20 +386,20 @@ class AccumulateGrad(Node):
 
 
 def accumulate(var, g, create_graph):
-    """``var.grad += g`` following PyTorch's default gradient layouts."""
+    """``var.grad += g`` following PyTorch's default gradient layouts: a new ``.grad`` is
+    laid out like ``var``; an existing one is added into in place (keeping its layout)
+    unless ``create_graph``, which replaces it by ``.grad + g`` with its graph."""
     from .._tensor import Tensor, wrap
     if isinstance(g, Tensor) and not create_graph:
         g = g._data
     old = var._grad
     if old is None:
-        if create_graph:
-            var._grad = g if isinstance(g, Tensor) else wrap(g)
+        if create_graph:  # as PyTorch's new_empty_strided(...).copy_(g): CopyBackwards
+            var._grad = wrap(_grad_layout(var._data)).copy_(g)
         else:
             var._grad = wrap(_new_grad_array(var._data, g))
     elif create_graph:
         var._grad = old + g
-    elif old._requires_grad:  # a graph-carrying .grad from an earlier create_graph
-        var._grad = wrap((old._data + g).astype(old._data.dtype, copy=False))
     else:
         old._data += g
         old._vc[0] += 1
@@ -368,17 +410,23 @@ def _new_grad_array(param, g):
     if (type(g) is numpy.ndarray and g.base is None and g.flags.writeable
             and g.strides == param.strides and sys.getrefcount(g) <= _STEAL_REFS):
         return g
-    if param.flags.c_contiguous or param.flags.f_contiguous or not _dense(param):
-        order = "F" if param.flags.f_contiguous and not param.flags.c_contiguous else "C"
-        out = numpy.empty(param.shape, dtype=param.dtype, order=order)
-    else:
-        out = numpy.empty_like(param)  # K order: keeps a dense param's strides
+    out = _grad_layout(param)
     out[...] = g
     return out
 
 
-# References to a gradient that is owned by nobody else when _new_grad_array sees it:
-# the engine's local, accumulate's argument, _new_grad_array's argument, getrefcount's own.
+def _grad_layout(param):
+    """An empty array with ``param``'s strides if it is dense, else row-major."""
+    if param.flags.c_contiguous or param.flags.f_contiguous or not _dense(param):
+        order = "F" if param.flags.f_contiguous and not param.flags.c_contiguous else "C"
+        return numpy.empty(param.shape, dtype=param.dtype, order=order)
+    return numpy.empty_like(param)  # K order: keeps a dense param's strides
+
+
+# References to a gradient that is owned by nobody else when _new_grad_array sees it: its
+# slot in the node's input buffer (the engine drops its other references before running a
+# node), accumulate's argument, _new_grad_array's argument, getrefcount's own. Checked by
+# tests/autograd/test_autograd_layout.py (a fresh gradient is stolen, a shared one is not).
 _STEAL_REFS = 4
 
 
@@ -386,7 +434,7 @@ def _dense(a):
     """Non-overlapping and dense: some permutation of the axes is contiguous."""
     if a.size <= 1:
         return True
-    dims = sorted((abs(s), n) for s, n in zip(a.strides, a.shape) if n != 1)
+    dims = sorted((abs(s), n) for s, n in zip(a.strides, a.shape, strict=True) if n != 1)
     expected = a.itemsize
     for s, n in dims:
         if s != expected:

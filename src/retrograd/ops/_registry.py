@@ -29,10 +29,13 @@ a rule may return a gradient of the broadcast shape.
 
 import inspect
 
-from .._tensor import Tensor, wrap
+import numpy
+
+from .._tensor import Tensor, wrap, _ndarray
 from .._dtype import FLOAT, get_default_dtype, result_type
 from ..autograd import grad_mode
-from ..autograd.node import OpNode, SavedTensor, collect_next
+from ..autograd.node import OpNode, SavedTensor, grad_accumulator
+from ..backend import get_array_module
 from . import _views
 
 __all__ = ["defop", "apply", "apply_inplace", "register", "FUNCTIONS"]
@@ -55,7 +58,7 @@ def register(fn=None, *, method=True, function=True, name=None, aliases=()):
 class OpDef:
     __slots__ = ("name", "forward", "inputs", "attrs", "outputs", "vjp", "jvp", "node_cls",
                  "promote", "to_float", "view", "differentiable", "nondiff_outputs",
-                 "saved_names", "_save_plan", "_rules", "_has_grads")
+                 "saved_names", "_save_plan", "_rules", "_has_grads", "edges")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -66,6 +69,7 @@ def _camel(name):
 
 
 def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=("result",),
+          scalars=(),
           promote=None, to_float=False, view=False, nondiff_outputs=()):
     """Declare an op; see the module docstring for the conventions.
 
@@ -84,6 +88,9 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
         if n not in params:
             raise TypeError(f"op {name}: input {n!r} is not a parameter of forward")
     op.inputs = tuple(p for p in params if p in inputs)
+    # Graph edges: the differentiable inputs (PyTorch makes none for index tensors, masks
+    # or Scalar-overload operands such as pow's exponent).
+    op.edges = tuple(i for i, n in enumerate(op.inputs) if n in vjp and n not in scalars)
     op.attrs = tuple(p for p in params if p not in inputs)
     op.outputs = tuple(outputs)
     op.vjp = vjp
@@ -96,7 +103,7 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
     # Names a rule may ask for, and where the engine finds them (see OpNode.apply).
     saveable = set(op.inputs) | set(op.outputs)
     saved, rules = [], []
-    for i, inp in enumerate(op.inputs):
+    for inp in op.inputs:
         rule = vjp.get(inp)
         if rule is None:
             rules.append(None)
@@ -120,10 +127,17 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
         op._rules.append((rule, tuple(env_names.index(a) for a in args)))
     op._rules = tuple(op._rules)
     op._has_grads = any(r is not None and 1 in r[1] for r in op._rules)
-    # Which saved names each input's rule needs: saved only when that input needs grad.
-    op._save_plan = tuple(
-        frozenset(saved.index(a) for a in r[1] if a in saved) if r else frozenset()
-        for r in rules)
+    # What to save for each set of inputs needing grad (bit i = input i): the saved names
+    # that those inputs' rules use, each as (slot, is_output, index).
+    needed = [{saved.index(a) for a in r[1] if a in saved} if r else set() for r in rules]
+    op._save_plan = []
+    for mask in range(1 << len(op.inputs)):
+        slots = set().union(*(needed[i] for i in range(len(op.inputs)) if mask >> i & 1))
+        op._save_plan.append(tuple(
+            (k, saved[k] in op.outputs,
+             op.outputs.index(saved[k]) if saved[k] in op.outputs else op.inputs.index(saved[k]))
+            for k in sorted(slots)))
+    op._save_plan = tuple(op._save_plan)
     op.node_cls = type(node or f"{_camel(name)}Backward0", (OpNode,),
                        {"__slots__": (), "_op": op})
     return op
@@ -139,8 +153,7 @@ def _promote(op, values, arrays):
     Fast exit for the common case: tensors of one dtype, scalars of no higher kind.
     """
     idx = op.promote
-    first = arrays[idx[0]]
-    kind = getattr(first, "dtype", None)
+    kind = getattr(arrays[idx[0]], "dtype", None)
     slow = kind is None or not isinstance(values[idx[0]], Tensor)
     if not slow:
         rank = _KIND_RANK[kind.kind]
@@ -155,17 +168,19 @@ def _promote(op, values, arrays):
             elif _SCALAR_RANK.get(type(v), 9) > rank:
                 slow = True
                 break
-    if slow:
-        rt = result_type(*(values[j] for j in idx if values[j] is not None))
-    else:
-        rt = values[idx[0]].dtype
+        if not slow and (rank >= 2 or not op.to_float):
+            return arrays
+    rt = result_type(*(values[j] for j in idx if values[j] is not None))
     if op.to_float and rt.category < FLOAT:
         rt = get_default_dtype()
     target = rt.np
     for i in idx:
         a = arrays[i]
-        if isinstance(values[i], Tensor) and a.dtype != target:
-            arrays[i] = a.astype(target)
+        if isinstance(values[i], Tensor):
+            if a.dtype != target:
+                arrays[i] = a.astype(target)
+        elif isinstance(a, numpy.generic):  # NumPy scalars are weak, like Python numbers
+            arrays[i] = a.item()
     return arrays
 
 
@@ -175,65 +190,103 @@ def _float_inputs(arrays):
             for a in arrays]
 
 
+def _inputs(op, values):
+    """The inputs' arrays (promoted), their array module, and whether some input
+    requires grad (rebuilding stale view histories on the way)."""
+    arrays = []
+    grad = False
+    xp = None
+    for v in values:
+        if isinstance(v, Tensor):
+            d = v._data
+            arrays.append(d)
+            if xp is None:
+                xp = numpy if type(d) is _ndarray else get_array_module(d)
+            if v._requires_grad if v._base is None else _views.requires_grad(v):
+                grad = True
+        else:
+            arrays.append(v)
+    if op.promote is not None:
+        arrays = _promote(op, values, arrays)
+    elif op.to_float:
+        arrays = _float_inputs(arrays)
+    return arrays, xp or numpy, grad
+
+
 def apply(op, values, attrs=()):
     """Run ``op`` on ``values`` (tensors, or scalars/None for optional operands).
 
     Returns the output Tensor (a tuple for multi-output ops), recording a node
     when grad mode is on and some input requires grad.
     """
-    arrays = [v._data if isinstance(v, Tensor) else v for v in values]
-    if op.promote is not None:
-        arrays = _promote(op, values, arrays)
-    elif op.to_float:
-        arrays = _float_inputs(arrays)
-    xp = _views.xp_of(values)
-    out = op.forward(xp, *arrays, *attrs)
-    record = op.differentiable and grad_mode.state.enabled and any(
-        isinstance(v, Tensor) and (v._requires_grad if v._base is None
-                                   else _views.requires_grad(v)) for v in values)
+    arrays, xp, grad = _inputs(op, values)
+    try:
+        out = op.forward(xp, *arrays, *attrs)
+    except ValueError as e:
+        raise _broadcast_error(values, e) from None
     if type(out) is tuple:
         outs = tuple(wrap(o, xp) for o in out)
     else:
         outs = wrap(out, xp)
     if op.view:
         _views.mark_view(values[0], outs)
-    if record:
+    if grad and op.differentiable and grad_mode.state.enabled:
         _record(op, values, attrs, outs)
     return outs
 
 
+_NO_EDGE = (None, 0)
+
+
+def _edge(v):
+    """Where the gradient of input ``v`` goes: its grad_fn output, or its accumulator."""
+    if isinstance(v, Tensor) and v._requires_grad:
+        fn = v._grad_fn
+        return (fn, v._output_nr) if fn is not None else (grad_accumulator(v), 0)
+    return _NO_EDGE
+
+
 def _record(op, values, attrs, outs):
     """Create the op's node, connect it to the inputs' histories and save what it needs."""
-    node = op.node_cls()
-    nexts, needs = collect_next(values, op.inputs)
-    if not any(needs):
+    shapes, dtypes = [], []
+    mask, bit = 0, 1
+    for v in values:
+        if isinstance(v, Tensor):
+            d = v._data
+            shapes.append(d.shape)
+            dtypes.append(d.dtype)
+            if v._requires_grad:
+                mask |= bit
+        else:
+            shapes.append(None)
+            dtypes.append(None)
+        bit <<= 1
+    if not mask:
         return None
-    node.next_functions = nexts
+    node = op.node_cls()
+    node.next_functions = tuple(_edge(values[i]) for i in op.edges)
     node._attrs = attrs
-    node._shapes = tuple(v._data.shape if isinstance(v, Tensor) else None for v in values)
-    node._dtypes = tuple(v._data.dtype if isinstance(v, Tensor) else None for v in values)
-    multi = type(outs) is tuple
-    out_list = outs if multi else (outs,)
-    for i, o in enumerate(out_list):
-        if op.outputs[i] not in op.nondiff_outputs and o._data.dtype.kind in "fc":
-            o._grad_fn = node
-            o._output_nr = i
-            o._requires_grad = True
-    node._out_meta = tuple((o._data.shape, o._data.dtype) for o in out_list) if multi else None
-    names = op.saved_names
-    if names:
-        want = set()
-        for i, need in enumerate(needs):
-            if need:
-                want |= op._save_plan[i]
-        saved = [None] * len(names)
-        for k in sorted(want):
-            n = names[k]
-            if n in op.inputs:
-                v = values[op.inputs.index(n)]
-                saved[k] = SavedTensor(v, False) if isinstance(v, Tensor) else v
+    node._shapes = shapes
+    node._dtypes = dtypes
+    if type(outs) is tuple:
+        for i, o in enumerate(outs):
+            if op.outputs[i] not in op.nondiff_outputs and o._data.dtype.kind in "fc":
+                o._grad_fn, o._output_nr, o._requires_grad = node, i, True
+        node._out_meta = tuple((o._data.shape, o._data.dtype) for o in outs)
+    else:
+        if outs._data.dtype.kind in "fc":
+            outs._grad_fn, outs._requires_grad = node, True
+        node._out_meta = None
+        outs = (outs,)
+    plan = op._save_plan[mask]
+    if plan:
+        saved = [None] * len(op.saved_names)
+        for k, is_output, i in plan:
+            if is_output:
+                saved[k] = SavedTensor(outs[i], True)
             else:
-                saved[k] = SavedTensor(out_list[op.outputs.index(n)], True)
+                v = values[i]
+                saved[k] = SavedTensor(v, False) if isinstance(v, Tensor) else v
         node._saved = saved
     else:
         node._saved = ()
@@ -248,7 +301,7 @@ def apply_inplace(op, self, values, attrs=()):
     """
     values = (self, *values)
     gm = grad_mode.state.enabled
-    if gm and self._requires_grad:
+    if gm and op.differentiable and self._requires_grad:
         if self._grad_fn is None and self._base is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an "
                                "in-place operation.")
@@ -256,17 +309,18 @@ def apply_inplace(op, self, values, attrs=()):
                 self._base._requires_grad:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used "
                                "in an in-place operation.")
-    record = op.differentiable and gm and any(
-        isinstance(v, Tensor) and (v._requires_grad if v._base is None
-                                   else _views.requires_grad(v)) for v in values)
     dst = self._data
-    arrays = [v._data if isinstance(v, Tensor) else v for v in values]
-    if op.promote is not None:
-        arrays = _promote(op, values, arrays)
-    elif op.to_float:
-        arrays = _float_inputs(arrays)
-    xp = _views.xp_of(values)
-    out = op.forward(xp, *arrays, *attrs)
+    if 0 in dst.strides and dst.size > 1 and any(
+            n > 1 and not st for n, st in zip(dst.shape, dst.strides, strict=True)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
+    arrays, xp, grad = _inputs(op, values)
+    record = grad and op.differentiable and gm
+    try:
+        out = op.forward(xp, *arrays, *attrs)
+    except ValueError as e:
+        raise _broadcast_error(values, e) from None
     if out.dtype != dst.dtype and not _same_kind(out.dtype, dst.dtype):
         raise RuntimeError(f"result type {_pretty(out.dtype)} can't be cast to the desired "
                            f"output type {_pretty(dst.dtype)}")
@@ -277,12 +331,19 @@ def apply_inplace(op, self, values, attrs=()):
         old = wrap(dst.copy() if "self" in op.saved_names else dst, xp)
         old._requires_grad = self._requires_grad
         old._grad_fn, old._output_nr = self._grad_fn, self._output_nr
+    version = self._vc[0]
     xp.copyto(dst, out, casting="unsafe")
     self._vc[0] += 1
     if record:
         node = _record(op, (old, *values[1:]), attrs, self)
-        if node is not None and self._base is not None:
-            _views.rebase_view(self, node)
+        if node is not None:
+            for s in node._saved:  # an operand aliasing self was saved before this write
+                if type(s) is SavedTensor and s._vc is self._vc and not s._is_output:
+                    s._version = version
+            if self._base is not None:
+                _views.rebase_view(self, node)
+        if self._retains_grad:  # .grad is the gradient of the new value
+            self.retain_grad()
     return self
 
 
@@ -294,3 +355,25 @@ def _pretty(np_dtype):
     return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
             "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[np_dtype.name]
+
+
+def _broadcast_error(values, error):
+    """PyTorch's RuntimeError for tensors whose shapes do not broadcast (NumPy raises a
+    ValueError), naming the first conflict as PyTorch does, operand by operand; any other
+    ``error`` is returned unchanged."""
+    shape = None
+    for v in values:
+        if not isinstance(v, Tensor):
+            continue
+        s = v._data.shape
+        if shape is None:
+            shape = s
+            continue
+        n = max(len(shape), len(s))
+        a, b = (1,) * (n - len(shape)) + shape, (1,) * (n - len(s)) + s
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y and x != 1 and y != 1:
+                return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor "
+                                    f"b ({y}) at non-singleton dimension {i}")
+        shape = tuple(y if x == 1 else x for x, y in zip(a, b, strict=True))
+    return error

@@ -8,7 +8,7 @@ like any forward. Add a function here when a rule needs a new NumPy name.
 
 import numpy
 
-from .. import _dtype
+from .. import _creation, _dtype
 from .._tensor import Tensor, wrap
 from ._registry import FUNCTIONS as F
 
@@ -21,6 +21,8 @@ def _t(x, like=None):
 
 
 def _dt(np_dtype):
+    if isinstance(np_dtype, _dtype.dtype):  # ``grad.dtype`` of a Tensor in a rule
+        return np_dtype
     return _dtype.from_numpy_dtype(numpy.dtype(np_dtype))
 
 
@@ -65,6 +67,14 @@ def tanh(x):
     return F["tanh"](x)
 
 
+def sinh(x):
+    return F["sinh"](x)
+
+
+def cosh(x):
+    return F["cosh"](x)
+
+
 def sign(x):
     return F["sign"](x)
 
@@ -107,7 +117,7 @@ def minimum(x, y):
 
 def where(cond, x, y):
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
-        x = F["full_like"](cond, x, dtype=_dtype.get_default_dtype())
+        x = _creation.full_like(cond, x, dtype=_dtype.get_default_dtype())
     return F["where"](_t(cond), _t(x), _t(y))
 
 
@@ -119,17 +129,74 @@ def sigmoid(x):
     return F["sigmoid"](x)
 
 
+# ---- comparisons and predicates (bool results, no gradient) -------------------------------
+def isnan(x):
+    return F["isnan"](x)
+
+
+def isinf(x):
+    return F["isinf"](x)
+
+
+def isfinite(x):
+    return F["isfinite"](x)
+
+
+def equal(x, y):
+    return F["eq"](x, y)
+
+
+def not_equal(x, y):
+    return F["ne"](x, y)
+
+
+def less(x, y):
+    return F["lt"](x, y)
+
+
+def less_equal(x, y):
+    return F["le"](x, y)
+
+
+def greater(x, y):
+    return F["gt"](x, y)
+
+
+def greater_equal(x, y):
+    return F["ge"](x, y)
+
+
+def logical_and(x, y):
+    return F["logical_and"](x, y)
+
+
+def logical_or(x, y):
+    return F["logical_or"](x, y)
+
+
+def logical_not(x):
+    return F["logical_not"](x)
+
+
 # ---- creation -----------------------------------------------------------------------------
 def zeros_like(x, dtype=None):
-    return F["zeros_like"](x, dtype=_dt(dtype) if dtype is not None else None)
+    return _creation.zeros_like(x, dtype=_dt(dtype) if dtype is not None else None)
 
 
 def ones_like(x, dtype=None):
-    return F["ones_like"](x, dtype=_dt(dtype) if dtype is not None else None)
+    return _creation.ones_like(x, dtype=_dt(dtype) if dtype is not None else None)
 
 
 def zeros(shape, dtype=float):
-    return F["zeros"](*((shape,) if isinstance(shape, int) else shape), dtype=_dt(dtype))
+    return _creation.zeros(*((shape,) if isinstance(shape, int) else shape), dtype=_dt(dtype))
+
+
+def arange(stop):
+    return _creation.arange(stop)
+
+
+def eye(n, m=None, dtype=float):
+    return _creation.eye(n, m, dtype=_dt(dtype))
 
 
 def astype(x, dtype, copy=True):
@@ -187,6 +254,14 @@ def cumsum(x, axis):
     return F["cumsum"](x, axis)
 
 
+def cumprod(x, axis):
+    return F["cumprod"](x, axis)
+
+
+def any(x, axis=None):
+    return F["any"](x) if axis is None else F["any"](x, axis)
+
+
 def flip(x, axis):
     return F["flip"](x, (axis,) if isinstance(axis, int) else tuple(axis))
 
@@ -207,6 +282,18 @@ def tile(x, reps):
     return x.repeat(*reps)
 
 
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    return F["diagonal"](a, offset, axis1, axis2)
+
+
+def tril(m, k=0):
+    return F["tril"](m, k)
+
+
+def triu(m, k=0):
+    return F["triu"](m, k)
+
+
 def take_along_axis(x, indices, axis):
     return F["gather"](x, axis, _t(indices))
 
@@ -216,8 +303,12 @@ def matmul(a, b):
     return F["matmul"](a, b)
 
 
-def einsum(eq, *operands):
-    return F["einsum"](eq, *operands)
+def einsum(eq, *operands, optimize=False):
+    return F["einsum"](eq, *operands)  # retrograd's einsum picks its own contraction order
+
+
+def tensordot(a, b, axes=2):
+    return F["tensordot"](a, b, dims=axes)
 
 
 def outer(a, b):

@@ -5,14 +5,15 @@ written in place, the base's history becomes ``CopySlices`` (apply the
 in-place op's node to the view's region of the base's gradient) and the
 view's becomes ``AsStridedBackward0`` of the base. Other views of the same
 base notice the version change and rebuild their grad_fn the same way the
-next time an op uses them. Regions are recorded as byte geometry relative to
-the base array, which gradients of the base reproduce by copying its layout.
+next time an op uses them. Regions are recorded as element geometry inside the
+base's memory (any dense layout: C, F or permuted), which gradients of the
+base reproduce by taking the base's strides.
 """
 
 import numpy
 from numpy.lib.stride_tricks import as_strided
 
-from .._tensor import Tensor
+from .._tensor import Tensor, wrap
 from ..backend import get_array_module
 from ..autograd.node import Node, collect_next
 
@@ -52,41 +53,71 @@ def requires_grad(v):
     return v._requires_grad
 
 
-def _layout(base):
-    a = base._data
-    if a.flags.c_contiguous:
-        return "C"
-    if a.flags.f_contiguous:
-        return "F"
-    raise NotImplementedError(
-        "in-place autograd on a view needs a contiguous base tensor; call .contiguous() "
-        "before taking the view")
+def _element_strides(a):
+    """The element strides of a dense array (some permutation of a contiguous layout,
+    strides positive), whose elements fill the memory from its start."""
+    item = a.itemsize
+    strides = tuple(s // item for s in a.strides)
+    expected = 1
+    for s, n in sorted((s, n) for s, n in zip(strides, a.shape, strict=True) if n != 1):
+        if s != expected:
+            raise NotImplementedError(
+                "in-place autograd on a view needs a base tensor whose elements are dense in "
+                "memory; call .contiguous() before taking the view")
+        expected *= n
+    return strides
+
+
+def _may_overlap(shape, strides):
+    """False when the elements at these strides are surely distinct: each dim, by
+    increasing stride, steps past everything the smaller ones reach."""
+    span = 1
+    for s, n in sorted((s, n) for s, n in zip(strides, shape, strict=True) if n != 1):
+        if s < span:
+            return True
+        span += s * (n - 1)
+    return False
 
 
 class _Region:
-    """Where a view lies inside its base: shape, byte strides, byte offset."""
+    """Where a view lies inside its base, in elements of the base's memory: the view's
+    shape, strides and offset, and the base's shape and strides."""
 
-    __slots__ = ("base_shape", "dtype", "order", "shape", "strides", "offset")
+    __slots__ = ("base_shape", "base_strides", "numel", "dtype", "shape", "strides", "offset")
 
     def __init__(self, base, view):
         b, v = base._data, view._data
-        self.base_shape, self.dtype, self.order = b.shape, b.dtype, _layout(base)
-        self.shape, self.strides = v.shape, v.strides
-        self.offset = (v.__array_interface__["data"][0] - b.__array_interface__["data"][0])
+        item = b.itemsize
+        self.base_shape, self.base_strides, self.dtype = b.shape, _element_strides(b), b.dtype
+        self.numel = b.size
+        self.shape = v.shape
+        self.strides = tuple(s // item for s in v.strides)
+        self.offset = (v.__array_interface__["data"][0] - b.__array_interface__["data"][0]) \
+            // item
 
-    def zeros_base(self):
-        return numpy.zeros(self.base_shape, self.dtype, order=self.order)
+    def like_base(self, fill=0):
+        """A new array laid out like the base, and the flat memory under it."""
+        flat = numpy.full(self.numel, fill, self.dtype)
+        return flat, as_strided(flat, self.base_shape,
+                                tuple(s * flat.itemsize for s in self.base_strides))
 
-    def view_of(self, arr):
-        flat = arr.reshape(-1, order="K")
-        start = flat[self.offset // arr.itemsize:]
-        return as_strided(start, self.shape, self.strides)
+    def view_of(self, flat):
+        """The region inside the flat memory of an array laid out like the base."""
+        return as_strided(flat[self.offset:], self.shape,
+                          tuple(s * flat.itemsize for s in self.strides))
+
+    def geometry(self):
+        """(view, base, numel): the view's and the base's (sizes, element strides, element
+        offset) inside the base's memory, for ``shape._as_strided_backward``."""
+        return ((self.shape, self.strides, self.offset), (self.base_shape, self.base_strides, 0),
+                self.numel)
 
 
-def _plain_only(create_graph, name):
-    if create_graph:
-        raise NotImplementedError(f"create_graph=True through {name} (an in-place write to a "
-                                  "view) is not supported yet")
+def _restride(g, src, dst, numel):
+    """Differentiably move gradient ``g`` from geometry ``src`` of the base's storage to
+    geometry ``dst`` (summing elements that meet): the create_graph path."""
+    from . import _registry, shape
+    return _registry.apply(shape._as_strided_backward, (g,), (src, dst, numel))
 
 
 class AsStridedBackward0(Node):
@@ -101,15 +132,16 @@ class AsStridedBackward0(Node):
         return self
 
     def apply(self, grads, create_graph):
-        _plain_only(create_graph, self.name())
         r = self._region
-        out = r.zeros_base()
-        dst = r.view_of(out)
-        if 0 in r.strides and dst.size > 1:  # overlapping view (expand): sum duplicates
-            idx = r.view_of(numpy.arange(out.size).reshape(out.shape, order=r.order))
-            numpy.add.at(out.reshape(-1, order="K"), idx.ravel(), numpy.ravel(grads[0]))
+        if create_graph:
+            view, base, n = r.geometry()
+            return [_restride(grads[0], view, base, n)]
+        flat, out = r.like_base()
+        if _may_overlap(r.shape, r.strides):  # (expand, as_strided): sum duplicates
+            ids = r.view_of(numpy.arange(r.numel))
+            numpy.add.at(flat, ids.ravel(), numpy.ravel(grads[0]))
         else:
-            dst[...] = grads[0]
+            r.view_of(flat)[...] = grads[0]
         return [out]
 
 
@@ -119,13 +151,27 @@ class CopySlices(Node):
     __slots__ = ("_region", "fn")
 
     def apply(self, grads, create_graph):
-        _plain_only(create_graph, self.name())
         r = self._region
-        result = r.zeros_base()
+        if create_graph:
+            return self._apply_graph(grads[0])
+        flat, result = r.like_base()
         result[...] = grads[0]
-        region = r.view_of(result)
+        region = r.view_of(flat)
         res = self.fn.apply([region.copy()], False)
         region[...] = 0 if res[0] is None else res[0]
+        return [result, *res[1:]]
+
+    def _apply_graph(self, g):
+        """The same on Tensors, recorded: the region read out of ``g``, run through the
+        in-place op's node, and written back over zeros where it was."""
+        r = self._region
+        view, base, n = r.geometry()
+        res = self.fn.apply([_restride(g, base, view, n)], True)
+        flat, keep = r.like_base(fill=1)
+        r.view_of(flat)[...] = 0
+        result = g * wrap(keep)
+        if res[0] is not None:
+            result = result + _restride(res[0], view, base, n)
         return [result, *res[1:]]
 
     def release(self):
@@ -141,6 +187,8 @@ def rebase_view(view, node):
     base_edge, _ = collect_next((base,), ("self",))
     cs.next_functions = base_edge + node.next_functions[1:]
     base._grad_fn, base._output_nr, base._requires_grad = cs, 0, True
+    if base._retains_grad:
+        base.retain_grad()
     view._grad_fn = AsStridedBackward0(base, view)
     view._output_nr = 0
     view._view_version = view._vc[0]

@@ -6,6 +6,7 @@ form, the Tensor method and the operators all call that entry.
 
 import numbers
 
+from .._dtype import FLOAT, result_type
 from .._tensor import Tensor
 from ._registry import apply, apply_inplace, defop, register
 
@@ -18,10 +19,57 @@ _BOTH = ("self", "other")
 
 
 def _check(x, name, fn):
-    if not isinstance(x, (Tensor, numbers.Number)):
+    if type(x) not in _FAST_OPERANDS and not isinstance(x, (Tensor, numbers.Number)):
         raise TypeError(f"{fn}(): argument '{name}' must be Tensor or Number, not "
                         f"{type(x).__name__}")
     return x
+
+
+def _check_tensor(x, name, fn):
+    """Overloads that take no Python number (maximum, atan2, ...) refuse one as PyTorch."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' (position 2) must be Tensor, not "
+                        f"{type(x).__name__}")
+    return x
+
+
+def _check_alpha(input, other, alpha):
+    if type(alpha) is float and result_type(input, other).category < FLOAT:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+
+
+def _check_sub(input, other):
+    a = isinstance(input, Tensor) and input._data.dtype.kind == "b"
+    b = isinstance(other, Tensor) and other._data.dtype.kind == "b"
+    if a and b:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if a or b:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+
+
+_NYI = "torch::autograd::NotImplemented"  # PyTorch's node for overloads without a derivative
+
+
+def _no_derivative(name):
+    def rule(grad):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    return rule
+
+
+def _int_divisor(self, other):
+    """``other``, checked: integer division by zero raises in PyTorch (NumPy gives 0)."""
+    d = getattr(other, "dtype", None)
+    if d is not None:
+        zero = d.kind in "iu" and not other.all()
+    else:
+        zero = type(other) is int and other == 0 and self.dtype.kind in "iu"
+    if zero:
+        raise RuntimeError("ZeroDivisionError")
+    return other
 
 
 _add = defop("add", lambda xp, self, other, alpha: self + other * alpha if alpha != 1
@@ -36,7 +84,10 @@ _sub = defop("sub", lambda xp, self, other, alpha: self - other * alpha if alpha
              promote=_BOTH)
 _rsub = defop("rsub", lambda xp, self, other, alpha: other - self * alpha,
               vjp={"self": lambda grad, alpha: -grad * alpha, "other": lambda grad: grad},
-              promote=_BOTH, node="RsubBackward1")
+              promote=_BOTH)
+_rsub_scalar = defop("rsub", lambda xp, self, other, alpha: other - self * alpha,
+                     vjp={"self": lambda grad, alpha: -grad * alpha}, inputs=_BOTH,
+                     promote=_BOTH, node="RsubBackward1")
 _mul = defop("mul", lambda xp, self, other: self * other,
              vjp={"self": lambda grad, other: grad * other,
                   "other": lambda grad, self: grad * self},
@@ -49,19 +100,37 @@ _div_rounding = defop(
     "div_rounding",
     lambda xp, self, other, rounding_mode: (xp.trunc(self / other) if self.dtype.kind in "fc"
                                             else _int_trunc_div(xp, self, other))
-    if rounding_mode == "trunc" else xp.floor_divide(self, other),
+    if rounding_mode == "trunc" else xp.floor_divide(self, _int_divisor(self, other)),
     vjp={"self": lambda xp, grad: xp.zeros_like(grad),
          "other": lambda xp, grad: xp.zeros_like(grad)},
-    promote=_BOTH, node="DivBackward1")
-_remainder = defop("remainder", lambda xp, self, other: xp.remainder(self, other),
+    promote=_BOTH, node="DivBackward2")
+_floor_divide = defop("floor_divide",
+                      lambda xp, self, other: xp.floor_divide(self, _int_divisor(self, other)),
+                      vjp={"self": _no_derivative("floor_divide"),
+                           "other": _no_derivative("floor_divide")},
+                      promote=_BOTH, node=_NYI)
+
+
+def _remainder_fwd(xp, self, other):
+    return xp.remainder(self, _int_divisor(self, other))
+
+
+_remainder = defop("remainder", _remainder_fwd,
                    vjp={"self": lambda grad: grad,
                         "other": lambda xp, grad, self, other:
                         -grad * xp.floor(self / other)},
-                   promote=_BOTH)
-_fmod = defop("fmod", lambda xp, self, other: xp.fmod(self, other),
+                   promote=_BOTH, node="RemainderBackward1")
+_remainder_scalar = defop("remainder", _remainder_fwd, vjp={"self": lambda grad: grad},
+                          inputs=_BOTH, promote=_BOTH)
+_remainder_scalar_self = defop("remainder", _remainder_fwd,
+                               vjp={"other": _no_derivative("remainder")}, inputs=_BOTH,
+                               promote=_BOTH, node=_NYI)
+_fmod = defop("fmod", lambda xp, self, other: xp.fmod(self, _int_divisor(self, other)),
               vjp={"self": lambda grad: grad,
                    "other": lambda xp, grad, self, other: -grad * xp.trunc(self / other)},
-              promote=_BOTH)
+              promote=_BOTH, node="FmodBackward1")
+_fmod_scalar = defop("fmod", lambda xp, self, other: xp.fmod(self, _int_divisor(self, other)),
+                     vjp={"self": lambda grad: grad}, inputs=_BOTH, promote=_BOTH)
 _pow_scalar = defop("pow", lambda xp, self, exponent: self ** exponent,
                     vjp={"self": lambda grad, self, exponent: grad * 0 if exponent == 0
                          else grad * exponent * self ** (exponent - 1)},
@@ -79,16 +148,22 @@ _pow_scalar_base = defop(
     promote=("self", "exponent"), inputs=("self", "exponent"), node="PowBackward2")
 
 
+def _check_int_pow(input, exponent):
+    if type(exponent) is int and exponent < 0 and input._data.dtype.kind in "biu":
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
 def _int_trunc_div(xp, a, b):
-    q = xp.floor_divide(a, b)
+    q = xp.floor_divide(a, _int_divisor(a, b))
     return q + ((q < 0) & (q * b != a))
 
 
 def _maxmin_rule(pick_self):
-    """Gradient of maximum/minimum: to the winner, split evenly on ties (as PyTorch)."""
+    """Gradient of maximum/minimum: none to the loser, split evenly on ties, and (as
+    PyTorch) all of it to both where a NaN makes them incomparable."""
     def rule(xp, grad, self, other):
-        wins = (self > other) if pick_self else (self < other)
-        return xp.where(self == other, grad / 2, xp.where(wins, grad, 0))
+        loses = (self < other) if pick_self else (self > other)
+        return xp.where(self == other, grad / 2, xp.where(loses, 0, grad))
     return rule
 
 
@@ -145,12 +220,37 @@ _clamp_scalar = defop("clamp_scalar", lambda xp, self, min, max: xp.clip(self, m
                            xp.where(_in_range(self, min, max), grad, 0)},
                       promote=("self", "min", "max"), inputs=("self", "min", "max"),
                       node="ClampBackward1")
-_lerp = defop("lerp", lambda xp, self, end, weight: self + weight * (end - self),
-              inputs=("self", "end", "weight"),
+_clamp_min = defop("clamp_min", lambda xp, self, min: xp.maximum(self, min),
+                   vjp={"self": lambda xp, grad, self, min: xp.where(self >= min, grad, 0),
+                        "min": lambda xp, grad, self, min: xp.where(self < min, grad, 0)},
+                   promote=("self", "min"), node="ClampMinBackward1")
+_clamp_min_scalar = defop("clamp_min", lambda xp, self, min: xp.maximum(self, min),
+                          vjp={"self": lambda xp, grad, self, min:
+                               xp.where(self >= min, grad, 0)},
+                          inputs=("self", "min"), promote=("self", "min"))
+_clamp_max = defop("clamp_max", lambda xp, self, max: xp.minimum(self, max),
+                   vjp={"self": lambda xp, grad, self, max: xp.where(self <= max, grad, 0),
+                        "max": lambda xp, grad, self, max: xp.where(self > max, grad, 0)},
+                   promote=("self", "max"), node="ClampMaxBackward1")
+_clamp_max_scalar = defop("clamp_max", lambda xp, self, max: xp.minimum(self, max),
+                          vjp={"self": lambda xp, grad, self, max:
+                               xp.where(self <= max, grad, 0)},
+                          inputs=("self", "max"), promote=("self", "max"))
+
+
+def _lerp_fwd(xp, self, end, weight):
+    return self + weight * (end - self)
+
+
+_lerp = defop("lerp", _lerp_fwd, inputs=("self", "end", "weight"),
               vjp={"self": lambda grad, weight: grad * (1 - weight),
                    "end": lambda grad, weight: grad * weight,
                    "weight": lambda grad, self, end: grad * (end - self)},
-              promote=("self", "end", "weight"))
+              promote=("self", "end", "weight"), node="LerpBackward1")
+_lerp_scalar = defop("lerp", _lerp_fwd, inputs=("self", "end", "weight"),
+                     vjp={"self": lambda grad, weight: grad * (1 - weight),
+                          "end": lambda grad, weight: grad * weight},
+                     promote=("self", "end"))
 _addcmul = defop("addcmul", lambda xp, self, tensor1, tensor2, value:
                  self + value * tensor1 * tensor2,
                  inputs=("self", "tensor1", "tensor2"),
@@ -176,12 +276,32 @@ _hypot = defop("hypot", lambda xp, self, other: xp.hypot(self, other),
                vjp={"self": lambda grad, self, result: grad * self / result,
                     "other": lambda grad, other, result: grad * other / result},
                promote=_BOTH, to_float=True)
-_xlogy = defop("xlogy", lambda xp, self, other: xp.where(
-    self == 0, xp.where(other != other, other, 0), self * xp.log(xp.where(self == 0, 1, other))),
-    vjp={"self": lambda xp, grad, self, other:
-         xp.where((self == 0) & (other == other), 0, grad * xp.log(other)),
-         "other": lambda xp, grad, self, other: xp.where(self == 0, 0, grad * self / other)},
-    promote=_BOTH, to_float=True)
+def _xlogy_fwd(xp, self, other):
+    """``self * log(other)``, 0 where self is 0 (unless other is NaN); a Python number
+    operand joins as an array of the tensor's dtype, so it cannot widen the result."""
+    if not hasattr(other, "dtype"):
+        other = xp.asarray(other, dtype=self.dtype)
+    elif not hasattr(self, "dtype"):
+        self = xp.asarray(self, dtype=other.dtype)
+    return xp.where(self == 0, xp.where(other != other, other, 0), self * xp.log(other))
+
+
+def _xlogy_self_rule(xp, grad, self, other):
+    """PyTorch's ``xlogy(grad, other)``, zero where self == 0 and other <= 0."""
+    return xp.where((self == 0) & (other <= 0) | (grad == 0) & (other == other), 0,
+                    grad * xp.log(other))
+
+
+def _xlogy_other_rule(grad, self, other):
+    return grad * self / other
+
+
+_xlogy = defop("xlogy", _xlogy_fwd, vjp={"self": _xlogy_self_rule, "other": _xlogy_other_rule},
+               promote=_BOTH, to_float=True)
+_xlogy_scalar_self = defop("xlogy", _xlogy_fwd, vjp={"other": _xlogy_other_rule},
+                           inputs=_BOTH, promote=_BOTH, to_float=True, node="XlogyBackward1")
+_xlogy_scalar_other = defop("xlogy", _xlogy_fwd, vjp={"self": _xlogy_self_rule},
+                            inputs=_BOTH, promote=_BOTH, to_float=True, node="XlogyBackward2")
 
 
 # ---- public functions ---------------------------------------------------------------------
@@ -189,12 +309,17 @@ _xlogy = defop("xlogy", lambda xp, self, other: xp.where(
 @register
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
+    if alpha != 1:
+        _check_alpha(input, other, alpha)
     return apply(_add, (input, _check(other, "other", "add")), (alpha,))
 
 
 @register
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
+    _check_sub(input, other)
+    if alpha != 1:
+        _check_alpha(input, other, alpha)
     return apply(_sub, (input, _check(other, "other", "sub")), (alpha,))
 
 
@@ -204,7 +329,8 @@ subtract = register(sub, name="subtract")
 @register
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input``."""
-    return apply(_rsub, (input, other), (alpha,))
+    _check_sub(input, other)
+    return apply(_rsub if isinstance(other, Tensor) else _rsub_scalar, (input, other), (alpha,))
 
 
 @register(aliases=("multiply",))
@@ -218,8 +344,8 @@ def div(input, other, *, rounding_mode=None, out=None):
     if rounding_mode is None:
         return apply(_div, (input, _check(other, "other", "div")))
     if rounding_mode not in ("trunc", "floor"):
-        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
-                         f"but found '{rounding_mode}'")
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                           f"'floor' but found '{rounding_mode}'")
     return apply(_div_rounding, (input, other), (rounding_mode,))
 
 
@@ -230,22 +356,30 @@ def true_divide(input, other):
 
 @register
 def floor_divide(input, other):
-    return div(input, other, rounding_mode="floor")
+    """``floor(input / other)``; like PyTorch's, it has no derivative."""
+    return apply(_floor_divide, (input, other))
+
+
+def _remainder_op(input, other):
+    if not isinstance(other, Tensor):
+        return _remainder_scalar
+    return _remainder if isinstance(input, Tensor) else _remainder_scalar_self
 
 
 @register
 def remainder(input, other):
-    return apply(_remainder, (input, other))
+    return apply(_remainder_op(input, other), (input, other))
 
 
 @register
 def fmod(input, other):
-    return apply(_fmod, (input, other))
+    return apply(_fmod if isinstance(other, Tensor) else _fmod_scalar, (input, other))
 
 
 @register
 def pow(input, exponent, *, out=None):
     """``input ** exponent``; either may be a Python number."""
+    _check_int_pow(input, exponent)
     if not isinstance(input, Tensor):
         return apply(_pow_scalar_base, (input, exponent))
     if isinstance(exponent, Tensor):
@@ -262,22 +396,22 @@ def float_power(input, exponent):
 
 @register
 def maximum(input, other):
-    return apply(_maximum, (input, other))
+    return apply(_maximum, (input, _check_tensor(other, "other", "maximum")))
 
 
 @register
 def minimum(input, other):
-    return apply(_minimum, (input, other))
+    return apply(_minimum, (input, _check_tensor(other, "other", "minimum")))
 
 
 @register
 def fmax(input, other):
-    return apply(_fmax, (input, other))
+    return apply(_fmax, (input, _check_tensor(other, "other", "fmax")))
 
 
 @register
 def fmin(input, other):
-    return apply(_fmin, (input, other))
+    return apply(_fmin, (input, _check_tensor(other, "other", "fmin")))
 
 
 @register
@@ -304,17 +438,17 @@ def clamp(input, min=None, max=None):
 
 @register
 def clamp_min(input, min):
-    return clamp(input, min=min)
+    return apply(_clamp_min if isinstance(min, Tensor) else _clamp_min_scalar, (input, min))
 
 
 @register
 def clamp_max(input, max):
-    return clamp(input, max=max)
+    return apply(_clamp_max if isinstance(max, Tensor) else _clamp_max_scalar, (input, max))
 
 
 @register
 def lerp(input, end, weight):
-    return apply(_lerp, (input, end, weight))
+    return apply(_lerp if isinstance(weight, Tensor) else _lerp_scalar, (input, end, weight))
 
 
 @register
@@ -329,17 +463,19 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 
 @register(aliases=("arctan2",))
 def atan2(input, other):
-    return apply(_atan2, (input, other))
+    return apply(_atan2, (input, _check_tensor(other, "other", "atan2")))
 
 
 @register
 def hypot(input, other):
-    return apply(_hypot, (input, other))
+    return apply(_hypot, (input, _check_tensor(other, "other", "hypot")))
 
 
 @register
 def xlogy(input, other):
-    return apply(_xlogy, (input, other))
+    if not isinstance(input, Tensor):
+        return apply(_xlogy_scalar_self, (input, other))
+    return apply(_xlogy if isinstance(other, Tensor) else _xlogy_scalar_other, (input, other))
 
 
 clip = clamp
@@ -349,11 +485,16 @@ clip = clamp
 
 @register(function=False)
 def add_(self, other, *, alpha=1):
+    if alpha != 1:
+        _check_alpha(self, other, alpha)
     return apply_inplace(_add, self, (other,), (alpha,))
 
 
 @register(function=False)
 def sub_(self, other, *, alpha=1):
+    _check_sub(self, other)
+    if alpha != 1:
+        _check_alpha(self, other, alpha)
     return apply_inplace(_sub, self, (other,), (alpha,))
 
 
@@ -371,21 +512,22 @@ def div_(self, other, *, rounding_mode=None):
 
 @register(function=False)
 def floor_divide_(self, other):
-    return div_(self, other, rounding_mode="floor")
+    return apply_inplace(_floor_divide, self, (other,))
 
 
 @register(function=False)
 def remainder_(self, other):
-    return apply_inplace(_remainder, self, (other,))
+    return apply_inplace(_remainder_op(self, other), self, (other,))
 
 
 @register(function=False)
 def fmod_(self, other):
-    return apply_inplace(_fmod, self, (other,))
+    return apply_inplace(_fmod if isinstance(other, Tensor) else _fmod_scalar, self, (other,))
 
 
 @register(function=False)
 def pow_(self, exponent):
+    _check_int_pow(self, exponent)
     if isinstance(exponent, Tensor):
         return apply_inplace(_pow_tensor, self, (exponent,))
     return apply_inplace(_pow_scalar, self, (exponent,))
@@ -401,17 +543,20 @@ def clamp_(self, min=None, max=None):
 
 @register(function=False)
 def clamp_min_(self, min):
-    return clamp_(self, min=min)
+    return apply_inplace(_clamp_min if isinstance(min, Tensor) else _clamp_min_scalar, self,
+                         (min,))
 
 
 @register(function=False)
 def clamp_max_(self, max):
-    return clamp_(self, max=max)
+    return apply_inplace(_clamp_max if isinstance(max, Tensor) else _clamp_max_scalar, self,
+                         (max,))
 
 
 @register(function=False)
 def lerp_(self, end, weight):
-    return apply_inplace(_lerp, self, (end, weight))
+    return apply_inplace(_lerp if isinstance(weight, Tensor) else _lerp_scalar, self,
+                         (end, weight))
 
 
 @register(function=False)
@@ -426,35 +571,101 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
 
 # ---- operators ----------------------------------------------------------------------------
 
+_FAST_OPERANDS = frozenset((Tensor, float, int, bool))
+
+
 def _binary_operand(other):
-    return isinstance(other, (Tensor, numbers.Number))
+    return type(other) in _FAST_OPERANDS or isinstance(other, (Tensor, numbers.Number))
 
 
-def _operator(fn, reflected=False):
-    def op(self, other):
+def _operator(op):
+    """``self <op> other`` straight to the op entry (operators have no alpha/rounding)."""
+    def method(self, other):
         if not _binary_operand(other):
             return NotImplemented
-        return fn(other, self) if reflected else fn(self, other)
-    return op
+        return apply(op, (self, other))
+    return method
 
 
-Tensor.__add__ = Tensor.__radd__ = _operator(add)
+def _add_operator(self, other):
+    if not _binary_operand(other):
+        return NotImplemented
+    return apply(_add, (self, other), (1,))
+
+
+def _sub_operator(self, other):
+    if not _binary_operand(other):
+        return NotImplemented
+    _check_sub(self, other)
+    return apply(_sub, (self, other), (1,))
+
+
+def _rsub_operator(self, other):
+    if not _binary_operand(other):
+        return NotImplemented
+    _check_sub(self, other)
+    return apply(_rsub if isinstance(other, Tensor) else _rsub_scalar, (self, other), (1,))
+
+
+def _rtruediv_operator(self, other):
+    """``number / tensor`` is ``reciprocal(tensor) * number`` in PyTorch (MulBackward0)."""
+    if not _binary_operand(other):
+        return NotImplemented
+    return apply(_mul, (self.reciprocal(), other))
+
+
+def _pow_operator(self, other):
+    if not _binary_operand(other):
+        return NotImplemented
+    return pow(self, other)
+
+
+def _rpow_operator(self, other):
+    if not _binary_operand(other):
+        return NotImplemented
+    return pow(other, self)
+
+
+def _floordiv_operator(self, other):
+    if not _binary_operand(other):
+        return NotImplemented
+    return apply(_floor_divide, (self, other))
+
+
+def _rfloordiv_operator(self, other):
+    if not _binary_operand(other):
+        return NotImplemented
+    return apply(_floor_divide, (other, self))
+
+
+def _mod_operator(self, other):
+    if not _binary_operand(other):
+        return NotImplemented
+    return apply(_remainder if isinstance(other, Tensor) else _remainder_scalar, (self, other))
+
+
+def _rmod_operator(self, other):
+    if not _binary_operand(other):
+        return NotImplemented
+    return apply(_remainder_scalar_self, (other, self))
+
+
+Tensor.__add__ = Tensor.__radd__ = _add_operator
 Tensor.__iadd__ = add_
-Tensor.__sub__ = _operator(sub)
-Tensor.__rsub__ = lambda self, other: rsub(self, other) if _binary_operand(other) \
-    else NotImplemented
+Tensor.__sub__ = _sub_operator
+Tensor.__rsub__ = _rsub_operator
 Tensor.__isub__ = sub_
-Tensor.__mul__ = Tensor.__rmul__ = _operator(mul)
+Tensor.__mul__ = Tensor.__rmul__ = _operator(_mul)
 Tensor.__imul__ = mul_
-Tensor.__truediv__ = _operator(div)
-Tensor.__rtruediv__ = _operator(div, reflected=True)
+Tensor.__truediv__ = _operator(_div)
+Tensor.__rtruediv__ = _rtruediv_operator
 Tensor.__itruediv__ = div_
-Tensor.__floordiv__ = _operator(floor_divide)
-Tensor.__rfloordiv__ = _operator(floor_divide, reflected=True)
+Tensor.__floordiv__ = _floordiv_operator
+Tensor.__rfloordiv__ = _rfloordiv_operator
 Tensor.__ifloordiv__ = floor_divide_
-Tensor.__mod__ = _operator(remainder)
-Tensor.__rmod__ = _operator(remainder, reflected=True)
+Tensor.__mod__ = _mod_operator
+Tensor.__rmod__ = _rmod_operator
 Tensor.__imod__ = remainder_
-Tensor.__pow__ = _operator(pow)
-Tensor.__rpow__ = _operator(pow, reflected=True)
+Tensor.__pow__ = _pow_operator
+Tensor.__rpow__ = _rpow_operator
 Tensor.__ipow__ = pow_

@@ -1,1 +1,949 @@
-"""indexing ops."""
+"""Indexing: ``x[i]``, ``x[i] = v`` and the gather/scatter family.
+
+``x[index]`` follows PyTorch's order: the basic parts (ints, slices, None,
+Ellipsis) make one view whose node is named after the last of them
+(``SelectBackward0``, ``SliceBackward0``, ...), then tensor and list parts
+index it (``IndexBackward0``, a copy). A read takes one NumPy call unless ints
+and tensor parts are mixed (NumPy would count the ints among the advanced
+indices and place the result's dims differently). A write with both kinds of
+parts goes through the view, so the base's history becomes CopySlices, as in
+PyTorch.
+
+Gradients of gathering ops scatter back with ``numpy.add.at``, so repeated
+indices accumulate. Scatter-style ops are written once as ``_*_into(xp, out,
+...)`` functions that write into ``out``: the op runs them on a copy of its
+input, its gradient's gradient on fresh zeros.
+"""
+
+import operator
+import warnings
+
+import numpy
+
+from .._tensor import Tensor, _wrap_dim, wrap
+from ._registry import _pretty, apply, apply_inplace, defop, register
+from .shape import call
+
+__all__ = ["select", "narrow", "index_put", "index_put_", "gather", "scatter", "scatter_",
+           "scatter_add", "scatter_add_", "index_select", "index_add", "index_add_",
+           "index_fill", "index_fill_", "index_copy", "index_copy_", "masked_fill",
+           "masked_fill_", "masked_select", "masked_scatter", "masked_scatter_", "take",
+           "take_along_dim", "put", "put_", "nonzero", "argwhere"]
+
+
+# ---- x[index] ---------------------------------------------------------------------------------
+
+def _index_put_into(xp, out, values, indices, accumulate):
+    if accumulate:
+        xp.add.at(out, indices, values)
+    else:
+        out[indices] = values
+    return out
+
+
+def _index_grad(xp, grad, self_shape, index, accumulate):
+    return call(xp, _index_backward, grad, attrs=(self_shape, index, accumulate))
+
+
+def _getitem(name, view, node=None):
+    return defop(name, lambda xp, self, index, accumulate: self[index],
+                 vjp={"self": _index_grad}, view=view, node=node)
+
+
+_select = _getitem("select", True)
+_slice = _getitem("slice", True)
+_unsqueeze = _getitem("unsqueeze", True)
+_alias = _getitem("alias", True)
+_index = _getitem("index", False)
+_BASIC = {"select": _select, "slice": _slice, "unsqueeze": _unsqueeze, None: _alias}
+
+
+def _gather_at(xp, grad, index):
+    """``grad[index]``, recorded under create_graph with a gradient that accumulates when
+    the index may repeat elements."""
+    repeats = any(type(i) is numpy.ndarray and i.dtype.kind == "i" for i in index)
+    return call(xp, _index, grad, attrs=(index, repeats))
+
+
+_index_backward = defop(
+    "index_backward",
+    lambda xp, self, size, index, accumulate: _index_put_into(
+        xp, xp.zeros(size, dtype=self.dtype), self, index, accumulate),
+    vjp={"self": lambda xp, grad, index: _gather_at(xp, grad, index)})
+_index_put = defop(
+    "index_put",
+    lambda xp, self, values, indices, accumulate: _index_put_into(
+        xp, self.copy(), values, indices, accumulate),
+    inputs=("self", "values"),
+    vjp={"self": lambda xp, grad, indices, accumulate: grad if accumulate
+         else call(xp, _index_put, grad, 0, attrs=(indices, False)),
+         "values": lambda xp, grad, indices: _gather_at(xp, grad, indices)})
+
+
+def _index_array(it):
+    """A tensor/array/list index as a NumPy array of ints or bools."""
+    if isinstance(it, Tensor):
+        arr = it._data
+    elif isinstance(it, (list, tuple, numpy.ndarray)):
+        arr = numpy.asarray(it)
+        if arr.size == 0 and arr.dtype.kind == "f":
+            arr = arr.astype(numpy.int64)
+    else:
+        raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                         f"Variables are valid indices (got {type(it).__name__})")
+    kind = arr.dtype.kind
+    if kind == "u":
+        warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                      "torch.bool instead.", UserWarning, stacklevel=4)
+        return arr.astype(bool)
+    if kind not in "ib":
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return arr
+
+
+def _check_slice(s):
+    if s.step is not None and operator.index(s.step) <= 0:
+        if s.step == 0:
+            raise ValueError("slice step cannot be zero")
+        raise ValueError("step must be greater than zero")
+    return s
+
+
+def _whole(s, n):
+    """PyTorch's test for a slice it skips: start 0, step 1, stop at or past the end
+    (as written: ``x[-3:]`` of size 3 is still a slice)."""
+    return ((s.start is None or operator.index(s.start) == 0) and s.step in (None, 1)
+            and (s.stop is None or operator.index(s.stop) >= n))
+
+
+def _parse(a, index, setting=False):
+    """Split a PyTorch index into NumPy ones.
+
+    Returns ``(basic, kind, advanced, accumulate)``: ``basic`` is a NumPy basic index
+    (None when there is no basic step), ``kind`` names its node, ``advanced`` the index
+    applied to the basic step's result (None when there are no tensor parts), and
+    ``accumulate`` whether that index may repeat elements. A full slice is a no-op except
+    alone in a read (``x[:]`` records SliceBackward0; ``x[:] = v`` writes into ``x``).
+    """
+    bare_slice = type(index) is slice and not setting
+    items = index if type(index) is tuple else (index,)
+    parts = []  # (tag, value, dims consumed)
+    for it in items:
+        if it is None:
+            parts.append(("none", None, 0))
+        elif it is Ellipsis:
+            parts.append(("ellipsis", Ellipsis, 0))
+        elif isinstance(it, (bool, numpy.bool_)):
+            parts.append(("mask", numpy.bool_(it), 0))
+        elif isinstance(it, (int, numpy.integer)):
+            parts.append(("int", int(it), 1))
+        elif isinstance(it, slice):
+            parts.append(("slice", _check_slice(it), 1))
+        else:
+            arr = _index_array(it)
+            if arr.dtype.kind == "b":
+                parts.append(("mask", arr, arr.ndim))
+            elif arr.ndim == 0 and not isinstance(it, list):
+                parts.append(("int", int(arr), 1))
+            else:
+                parts.append(("adv", arr, 1))
+    used = sum(p[2] for p in parts)
+    tags = [p[0] for p in parts]
+    if used > a.ndim:
+        if a.ndim == 0:
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                             "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+        raise IndexError(f"too many indices for tensor of dimension {a.ndim}")
+    kind, advanced, has_int, accumulate = None, False, False, False
+    d = 0
+    for tag, v, n in parts:
+        if tag == "ellipsis":
+            d += a.ndim - used
+            continue
+        if tag == "int":
+            size = a.shape[d]
+            if not -size <= v < size:
+                raise IndexError(f"index {v} is out of bounds for dimension {d} with size "
+                                 f"{size}")
+            kind, has_int = "select", True
+        elif tag == "slice":
+            if bare_slice or not _whole(v, a.shape[d]):
+                kind = "slice"
+        elif tag == "none":
+            kind = "unsqueeze"
+        elif tag == "mask":
+            advanced = True
+            for j in range(n):
+                if v.shape[j] != a.shape[d + j]:
+                    raise IndexError(f"The shape of the mask {list(v.shape)} at index {j} does "
+                                     f"not match the shape of the indexed tensor "
+                                     f"{list(a.shape)} at index {d + j}")
+        else:
+            advanced = accumulate = True
+        d += n
+    full = tuple(p[1] for p in parts)
+    if not advanced:  # a trailing Ellipsis makes NumPy return a 0-d view, not a scalar
+        return (full if "ellipsis" in tags else full + (Ellipsis,)), kind, None, False
+    if kind is None or not has_int and not setting:  # one NumPy call does both steps
+        return None, None, full, accumulate
+    basic, adv = [], []
+    for tag, v, n in parts:
+        if tag in ("mask", "adv"):
+            basic += [slice(None)] * n
+            adv.append(v)
+        elif tag == "int":
+            basic.append(v)
+        else:
+            basic.append(v)
+            adv.append(Ellipsis if tag == "ellipsis" else slice(None))
+    if "ellipsis" not in tags:
+        basic.append(Ellipsis)
+    return tuple(basic), kind, tuple(adv), accumulate
+
+
+def _numpy_errors(fn, *args):
+    """Run an indexing call, with NumPy's out-of-bounds message worded as PyTorch's."""
+    try:
+        return fn(*args)
+    except IndexError as e:
+        raise IndexError(str(e).replace("for axis", "for dimension")) from None
+
+
+@register(function=False, name="__getitem__")
+def getitem(self, index):
+    """``self[index]``: ints, slices, None, Ellipsis, bool masks and integer tensors/lists.
+
+    >>> retrograd.arange(6).reshape(2, 3)[:, [0, 0, 2]]
+    tensor([[0, 0, 2],
+            [3, 3, 5]])
+    """
+    t = type(index)
+    if t is int:
+        a = self._data
+        if a.ndim and -a.shape[0] <= index < a.shape[0]:
+            return apply(_select, (self,), ((index, Ellipsis), False))
+    elif t is slice and index.step is None:
+        return apply(_slice, (self,), ((index,), False))
+    basic, kind, adv, accumulate = _parse(self._data, index)
+    out = self
+    if basic is not None:
+        out = apply(_BASIC[kind], (self,), (basic, False))
+    if adv is not None:
+        out = _numpy_errors(apply, _index, (out,), (adv, accumulate))
+    return out
+
+
+def _drop_leading_ones(value):
+    """PyTorch ignores leading size-1 dims of an assigned value (``x[0] = v[None]``)."""
+    shape = value._data.shape
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    return value.reshape(shape[k:]) if k else value
+
+
+def _indexed_shape(a, index):
+    return numpy.broadcast_to(numpy.zeros((), a.dtype), a.shape)[index].shape
+
+
+@register(function=False, name="__setitem__")
+def setitem(self, index, value):
+    """``self[index] = value`` in place: a number, or a tensor broadcast to the indexed shape.
+
+    Basic indices write through a view (the base's history becomes CopySlices); tensor
+    indices record IndexPutBackward0.
+    """
+    basic, kind, adv, accumulate = _parse(self._data, index, setting=True)
+    target = self if kind is None else apply(_BASIC[kind], (self,), (basic, False))
+    if not isinstance(value, Tensor):  # as PyTorch: a 0-d tensor of self's dtype
+        value = wrap(numpy.asarray(value, dtype=self._data.dtype))
+    elif value._data.ndim > target._data.ndim:
+        value = _drop_leading_ones(value)
+    if adv is None:  # PyTorch's copy_to
+        if value._data.shape == target._data.shape:
+            target.copy_(value)
+        elif value._data.ndim == 0:
+            target.fill_(value)
+        else:
+            target.copy_(value.expand(target.shape))
+        return
+    if value._data.dtype != self._data.dtype:
+        # PyTorch's index_put_ wants equal dtypes, except one value under one bool mask
+        if not (len(adv) == 1 and adv[0].dtype.kind == "b" and value._data.size == 1):
+            _index_put_args(self, value)
+        value = value.to(self.dtype)
+    try:
+        _numpy_errors(apply_inplace, _index_put, target, (value,), (adv, False))
+    except (RuntimeError, ValueError):
+        vshape, shape = value._data.shape, _indexed_shape(target._data, adv)
+        try:
+            fits = numpy.broadcast_shapes(vshape, shape) == shape
+        except ValueError:
+            fits = False
+        if fits:
+            raise
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(vshape)} cannot be "
+                           f"broadcast to indexing result of shape {list(shape)}") from None
+
+
+def _indices(indices):
+    """``index_put``'s tuple of index tensors (None for a whole dim) as a NumPy index."""
+    return tuple(slice(None) if i is None else _index_array(i) for i in indices)
+
+
+def _index_put_args(self, values):
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put(): argument 'values' (position 2) must be Tensor, not "
+                        f"{type(values).__name__}")
+    if values._data.dtype != self._data.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_pretty(self._data.dtype)} for the destination and "
+                           f"{_pretty(values._data.dtype)} for the source.")
+
+
+@register
+def index_put(input, indices, values, accumulate=False):
+    """A copy with ``input[indices] = values`` (``+=`` with ``accumulate``, repeats adding)."""
+    _index_put_args(input, values)
+    return _numpy_errors(apply, _index_put, (input, values), (_indices(indices), accumulate))
+
+
+@register
+def index_put_(input, indices, values, accumulate=False):
+    _index_put_args(input, values)
+    return _numpy_errors(apply_inplace, _index_put, input, (values,),
+                         (_indices(indices), accumulate))
+
+
+@register
+def select(input, dim, index):
+    """The view ``input[..., index, ...]`` with ``index`` at dim ``dim``."""
+    a = input._data
+    d = _wrap_dim(dim, a.ndim)
+    index = operator.index(index)
+    if not -a.shape[d] <= index < a.shape[d]:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(a.shape)} at dimension {d}")
+    return apply(_select, (input,), ((slice(None),) * d + (index, Ellipsis), False))
+
+
+@register
+def narrow(input, dim, start, length):
+    """The view of ``length`` elements from ``start`` along ``dim``."""
+    a = input._data
+    d = _wrap_dim(dim, a.ndim)
+    start, length, n = operator.index(start), operator.index(length), a.shape[d]
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "
+                         f"{start})")
+    if start < 0:
+        start += n
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return apply(_slice, (input,), ((slice(None),) * d + (slice(start, start + length),), False))
+
+
+# ---- gather / scatter -------------------------------------------------------------------------
+
+def _along(xp, index, dim):
+    """The fancy index reaching, for each position of ``index``, the element
+    ``index[pos]`` along ``dim`` and ``pos`` along the other dims."""
+    nd = index.ndim
+    idx = []
+    for d in range(nd):
+        if d == dim:
+            idx.append(index)
+        else:
+            shape = [1] * nd
+            shape[d] = index.shape[d]
+            idx.append(xp.arange(index.shape[d]).reshape(shape))
+    return tuple(idx)
+
+
+def _fit(src, index):
+    """``src`` cut to the shape of ``index`` (scatter reads only that corner)."""
+    if getattr(src, "shape", index.shape) == index.shape:
+        return src
+    return src[tuple(slice(0, n) for n in index.shape)]
+
+
+def _gather_forward(xp, self, index, dim):
+    if self.ndim == 0 or index.ndim == 0:  # 0-d self or index: a flat lookup
+        return self.reshape(-1)[index]
+    return self[_along(xp, index, dim)]
+
+
+def _scatter_into(xp, out, index, src, dim, reduce):
+    if out.ndim and index.ndim:
+        flat, at, src = out, _along(xp, index, dim), _fit(src, index)
+    else:  # 0-d self or index: a flat write
+        flat, at = out.reshape(-1), index
+        if hasattr(src, "shape"):
+            src = src.reshape(-1)[:index.size].reshape(index.shape)
+    if reduce is None:
+        flat[at] = src
+    elif reduce == "add":
+        xp.add.at(flat, at, src)
+    else:
+        xp.multiply.at(flat, at, src)
+    return out
+
+
+def _gather_grad(xp, grad, index, self_shape, dim):
+    return call(xp, _gather_backward, grad, index, attrs=(self_shape, dim))
+
+
+def _src_grad(xp, grad, index, dim, src_shape):
+    """``grad`` gathered at ``index``, zero-padded when ``src`` is larger than ``index``."""
+    g = call(xp, _gather, grad, index, attrs=(dim,))
+    if tuple(g.shape) != tuple(src_shape):
+        g = call(xp, _corner, g, attrs=(src_shape,))
+    return g
+
+
+def _corner_forward(xp, self, size):
+    out = xp.zeros(size, dtype=self.dtype)
+    out[tuple(slice(0, n) for n in self.shape)] = self
+    return out
+
+
+_corner = defop("corner", _corner_forward,
+                vjp={"self": lambda grad, self_shape: grad[tuple(slice(0, n)
+                                                                 for n in self_shape)]})
+
+
+def _not_implemented(name):
+    def rule():
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    return rule
+
+
+_gather = defop("gather", _gather_forward, inputs=("self", "index"),
+                vjp={"self": _gather_grad})
+_gather_backward = defop(
+    "gather_backward",
+    lambda xp, self, index, size, dim: _scatter_into(xp, xp.zeros(size, dtype=self.dtype),
+                                                     index, self, dim, "add"),
+    inputs=("self", "index"),
+    vjp={"self": lambda xp, grad, index, dim: call(xp, _gather, grad, index, attrs=(dim,))})
+_scatter = defop(
+    "scatter",
+    lambda xp, self, index, src, dim: _scatter_into(xp, self.copy(), index, src, dim, None),
+    inputs=("self", "index", "src"),
+    vjp={"self": lambda xp, grad, index, dim: call(xp, _scatter_value, grad, index,
+                                                   attrs=(dim, 0)),
+         "src": _src_grad})
+_scatter_value = defop(
+    "scatter",
+    lambda xp, self, index, dim, value: _scatter_into(xp, self.copy(), index, value, dim, None),
+    inputs=("self", "index"),
+    vjp={"self": lambda xp, grad, index, dim: call(xp, _scatter_value, grad, index,
+                                                   attrs=(dim, 0))},
+    node="ScatterBackward1")
+_scatter_reduce = defop(
+    "scatter_reduce",
+    lambda xp, self, index, src, dim, reduce: _scatter_into(xp, self.copy(), index, src, dim,
+                                                            reduce),
+    inputs=("self", "index", "src"),
+    vjp={"self": _not_implemented("scatter"), "src": _not_implemented("scatter")},
+    node="NotImplemented")
+_scatter_add = defop(
+    "scatter_add",
+    lambda xp, self, index, src, dim: _scatter_into(xp, self.copy(), index, src, dim, "add"),
+    inputs=("self", "index", "src"),
+    vjp={"self": lambda grad: grad, "src": _src_grad})
+
+
+def _index_dtype(index, fn):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{fn}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    if index._data.dtype.kind != "i":
+        raise RuntimeError(f"{fn}(): Expected dtype int32/int64 for index")
+
+
+def _check_along(self, dim, index, fn, src=None):
+    """PyTorch's shape and bounds checks of gather/scatter; returns the wrapped dim."""
+    _index_dtype(index, fn)
+    a, i = self._data, index._data
+    d = _wrap_dim(dim, a.ndim)
+    if i.ndim != a.ndim and (i.ndim > 1 or a.ndim > 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input "
+                           "tensor")
+    ashape, ishape = a.shape or (1,), i.shape or (1,)
+    for k in range(len(ishape)):
+        if k != d and ishape[k] > ashape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index "
+                               f"{list(i.shape)} to be no larger than self {list(a.shape)} "
+                               f"apart from dimension {d}")
+    sshape = (src._data.shape or (1,)) if src is not None else ishape
+    if any(n > m for n, m in zip(ishape, sshape, strict=False)):
+        raise RuntimeError(f"Expected index {list(i.shape)} to be no larger than self "
+                           f"{list(a.shape)} apart from dimension {d} and to be no larger "
+                           f"size than src {list(src._data.shape)}")
+    if i.size:
+        lo, hi = int(i.min()), int(i.max())
+        if lo < 0 or hi >= ashape[d]:
+            bad = lo if lo < 0 else hi
+            raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size "
+                               f"{ashape[d]}")
+    return d
+
+
+@register
+def gather(input, dim, index, *, sparse_grad=False):
+    """``out[i][j] = input[index[i][j]][j]`` for dim 0 (and so on for other dims)."""
+    d = _check_along(input, dim, index, "gather")
+    return apply(_gather, (input, index), (d,))
+
+
+def _scatter_args(self, dim, index, src, value, reduce):
+    if src is None:
+        src = value
+    if isinstance(src, Tensor):
+        if src._data.dtype != self._data.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+        d = _check_along(self, dim, index, "scatter", src)
+    else:
+        d = _check_along(self, dim, index, "scatter")
+    if reduce is not None:
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError("reduce argument must be either add or multiply.")
+        if isinstance(src, Tensor):
+            warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated "
+                          "and will be removed in a future PyTorch release. Use "
+                          "torch.scatter_reduce instead for more reduction options.",
+                          UserWarning, stacklevel=3)
+        else:
+            src = wrap(numpy.full(index._data.shape, src, dtype=self._data.dtype))
+        return _scatter_reduce, (index, src), (d, reduce)
+    if isinstance(src, Tensor):
+        return _scatter, (index, src), (d,)
+    return _scatter_value, (index,), (d, src)
+
+
+@register
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    """A copy with ``out[index[i][j]][j] = src[i][j]`` (dim 0), or a value; ``reduce`` 'add'
+    or 'multiply' combines with the present element instead."""
+    op, values, attrs = _scatter_args(input, dim, index, src, value, reduce)
+    return apply(op, (input, *values), attrs)
+
+
+@register(function=False)
+def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
+    op, values, attrs = _scatter_args(self, dim, index, src, value, reduce)
+    return apply_inplace(op, self, values, attrs)
+
+
+def _scatter_add_args(self, dim, index, src):
+    if src._data.dtype != self._data.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    return _check_along(self, dim, index, "scatter_add", src)
+
+
+@register
+def scatter_add(input, dim, index, src):
+    """A copy with ``src`` added at the positions ``index`` names (repeats add up)."""
+    return apply(_scatter_add, (input, index, src), (_scatter_add_args(input, dim, index, src),))
+
+
+@register(function=False)
+def scatter_add_(self, dim, index, src):
+    return apply_inplace(_scatter_add, self, (index, src),
+                         (_scatter_add_args(self, dim, index, src),))
+
+
+@register
+def take_along_dim(input, indices, dim=None):
+    """``gather`` after broadcasting ``input`` and ``indices`` (or on both flattened)."""
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    a, i = input._data, indices._data
+    if a.ndim != i.ndim:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {a.ndim} dimensions for input, and "
+                           f"{i.ndim} dimensions for indices")
+    d = _wrap_dim(dim, a.ndim)
+    sa, si = list(a.shape), list(i.shape)
+    sa[d] = si[d] = 1
+    shape = list(numpy.broadcast_shapes(tuple(sa), tuple(si)))
+    shape[d] = a.shape[d]
+    if tuple(shape) != a.shape:
+        input = input.expand(shape)
+    shape[d] = i.shape[d]
+    if tuple(shape) != i.shape:
+        indices = indices.expand(shape)
+    return gather(input, d, indices)
+
+
+# ---- index_* ----------------------------------------------------------------------------------
+
+def _index_add_into(xp, out, index, source, dim):
+    xp.add.at(out, (slice(None),) * dim + (index,), source)
+    return out
+
+
+def _index_select_grad(xp, grad, index, self_shape, dim):
+    return call(xp, _index_select_backward, grad, index, attrs=(self_shape, dim))
+
+
+def _select_grad(xp, grad, index, dim):
+    return call(xp, _index_select, grad, index, attrs=(dim,))
+
+
+def _fill_grad(xp, grad, index, dim):
+    return call(xp, _index_fill, grad, index, attrs=(dim, 0))
+
+
+_index_select = defop("index_select", lambda xp, self, index, dim: xp.take(self, index, dim),
+                      inputs=("self", "index"), vjp={"self": _index_select_grad})
+_index_select_backward = defop(
+    "index_select_backward",
+    lambda xp, self, index, size, dim: _index_add_into(xp, xp.zeros(size, dtype=self.dtype),
+                                                       index, self, dim),
+    inputs=("self", "index"), vjp={"self": _select_grad})
+_index_add = defop(
+    "index_add",
+    lambda xp, self, index, source, dim, alpha: _index_add_into(
+        xp, self.copy(), index, source if alpha == 1 else source * alpha, dim),
+    inputs=("self", "index", "source"),
+    vjp={"self": lambda grad: grad,
+         "source": lambda xp, grad, index, dim, alpha: _select_grad(xp, grad, index, dim)
+         if alpha == 1 else _select_grad(xp, grad, index, dim) * alpha})
+
+
+def _index_fill_forward(xp, self, index, dim, value):
+    out = self.copy()
+    out[(slice(None),) * dim + (index,)] = value
+    return out
+
+
+_index_fill = defop("index_fill", _index_fill_forward, inputs=("self", "index"),
+                    vjp={"self": _fill_grad})
+_index_fill_tensor = defop(
+    "index_fill_tensor", lambda xp, self, index, value, dim: _index_fill_forward(
+        xp, self, index, dim, value),
+    inputs=("self", "index", "value"),
+    vjp={"self": _fill_grad,
+         "value": lambda xp, grad, index, dim: xp.sum(_select_grad(xp, grad, index, dim))},
+    node="IndexFillBackward1")
+_index_copy = defop(
+    "index_copy", lambda xp, self, index, source, dim: _index_fill_forward(
+        xp, self, index, dim, source),
+    inputs=("self", "index", "source"),
+    vjp={"self": _fill_grad, "source": _select_grad})
+
+
+def _vector_index(input, dim, index, fn, check_range=True):
+    """PyTorch's checks of an index_* op's 1-d index; returns (dim, index as 1-d)."""
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{fn}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    i = index._data
+    if i.dtype.kind != "i":
+        raise RuntimeError(f"{fn}(): Expected dtype int32 or int64 for index")
+    if i.ndim > 1:
+        raise IndexError(f"{fn}(): Index is supposed to be a vector")
+    d = _wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d] if input._data.ndim else 1
+    if check_range and i.size and (int(i.min()) < 0 or int(i.max()) >= n):
+        raise IndexError("index out of range in self")
+    return d, index.reshape(-1) if i.ndim == 0 else index
+
+
+@register
+def index_select(input, dim, index):
+    """The slices ``index`` names along ``dim`` (repeats allowed)."""
+    d, index = _vector_index(input, dim, index, "index_select")
+    return apply(_index_select, (input, index), (d,))
+
+
+def _index_source(self, dim, index, source, fn):
+    d, index = _vector_index(self, dim, index, fn)
+    if source._data.dtype != self._data.dtype:
+        raise RuntimeError(f"{fn}(): self ({_pretty(self._data.dtype)}) and source "
+                           f"({_pretty(source._data.dtype)}) must have the same scalar type")
+    a, s = self._data, source._data
+    if s.ndim != a.ndim or any(s.shape[k] != a.shape[k] for k in range(a.ndim) if k != d):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(a.shape)} "
+                           f"source.shape = {list(s.shape)}")
+    if a.ndim and s.shape[d] != index._data.size:
+        raise RuntimeError(f"{fn}(): Number of indices ({index._data.size}) should be equal "
+                           f"to source.size(dim): ({s.shape[d]}), for dim: {d}")
+    return d, index
+
+
+@register
+def index_add(input, dim, index, source, *, alpha=1):
+    """A copy with ``alpha * source`` added to the slices ``index`` names (repeats add up)."""
+    d, index = _index_source(input, dim, index, source, "index_add_")
+    return apply(_index_add, (input, index, source), (d, alpha))
+
+
+@register(function=False)
+def index_add_(self, dim, index, source, *, alpha=1):
+    d, index = _index_source(self, dim, index, source, "index_add_")
+    return apply_inplace(_index_add, self, (index, source), (d, alpha))
+
+
+def _index_fill_args(self, dim, index, value):
+    d, index = _vector_index(self, dim, index, "index_fill_", check_range=False)
+    n = self._data.shape[d] if self._data.ndim else 1
+    i = index._data
+    if i.size and (int(i.min()) < -n or int(i.max()) >= n):
+        bad = int(i.min()) if int(i.min()) < -n else int(i.max())
+        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value._data.ndim} dimension(s).")
+        return _index_fill_tensor, (index, value), (d,)
+    return _index_fill, (index,), (d, value)
+
+
+@register
+def index_fill(input, dim, index, value):
+    """A copy with the slices ``index`` names set to ``value`` (a number or 0-d tensor)."""
+    op, values, attrs = _index_fill_args(input, dim, index, value)
+    return apply(op, (input, *values), attrs)
+
+
+@register(function=False)
+def index_fill_(self, dim, index, value):
+    op, values, attrs = _index_fill_args(self, dim, index, value)
+    return apply_inplace(op, self, values, attrs)
+
+
+def _index_copy_args(self, dim, index, source):
+    d, index = _vector_index(self, dim, index, "index_copy_", check_range=False)
+    n = self._data.shape[d] if self._data.ndim else 1
+    i = index._data
+    if i.size and (int(i.min()) < 0 or int(i.max()) >= n):
+        bad = int(i.min()) if int(i.min()) < 0 else int(i.max())
+        raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {d} with "
+                         f"size {n}")
+    if self._data.ndim and source._data.ndim and source._data.shape[d] != i.size:
+        raise RuntimeError(f"index_copy_(): Number of indices ({i.size}) should be equal to "
+                           f"source.size(dim) ({source._data.shape[d]})")
+    return d, index
+
+
+@register
+def index_copy(input, dim, index, source):
+    """A copy with the slices ``index`` names replaced by those of ``source``."""
+    d, index = _index_copy_args(input, dim, index, source)
+    return apply(_index_copy, (input, index, source), (d,))
+
+
+@register(function=False)
+def index_copy_(self, dim, index, source):
+    d, index = _index_copy_args(self, dim, index, source)
+    return apply_inplace(_index_copy, self, (index, source), (d,))
+
+
+# ---- masks ------------------------------------------------------------------------------------
+
+_MASK_DTYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+                     "int64": "long int", "int32": "int", "int16": "short int",
+                     "int8": "signed char", "uint8": "unsigned char"}
+
+
+def _masked_fill_forward(xp, self, mask, value):
+    return xp.where(mask, xp.asarray(value, dtype=self.dtype), self)
+
+
+def _masked_select_forward(xp, self, mask):
+    shape = numpy.broadcast_shapes(self.shape, mask.shape)
+    return xp.broadcast_to(self, shape)[xp.broadcast_to(mask, shape)]
+
+
+def _masked_scatter_into(xp, out, mask, source):
+    m = xp.broadcast_to(mask, out.shape)
+    out[m] = source.reshape(-1)[:int(m.sum())]
+    return out
+
+
+def _masked_scatter_forward(xp, self, mask, source):
+    shape = numpy.broadcast_shapes(self.shape, mask.shape)
+    out = xp.broadcast_to(self, shape).copy()
+    m = xp.broadcast_to(mask, shape)
+    k = int(m.sum())
+    if k > source.size:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    out[m] = source.reshape(-1)[:k]
+    return out
+
+
+def _source_grad_forward(xp, self, mask, size):
+    """The gradient of masked_scatter's source: the masked elements, then zeros."""
+    picked = self[xp.broadcast_to(mask, self.shape)]
+    out = xp.zeros(numpy.prod(size, dtype=int), dtype=self.dtype)
+    out[:picked.size] = picked
+    return out.reshape(size)
+
+
+_masked_fill = defop("masked_fill", _masked_fill_forward, inputs=("self", "mask"),
+                     vjp={"self": lambda xp, grad, mask: xp.where(mask, 0, grad)})
+_masked_fill_tensor = defop(
+    "masked_fill_tensor", _masked_fill_forward, inputs=("self", "mask", "value"),
+    vjp={"self": lambda xp, grad, mask: xp.where(mask, 0, grad),
+         "value": lambda xp, grad, mask: xp.sum(xp.where(mask, grad, 0))},
+    node="MaskedFillBackward1")
+_masked_select = defop(
+    "masked_select", _masked_select_forward, inputs=("self", "mask"),
+    vjp={"self": lambda xp, grad, self_shape, mask_shape, mask: call(
+        xp, _masked_scatter_zeros, grad, mask,
+        attrs=(numpy.broadcast_shapes(self_shape, mask_shape),))})
+_masked_scatter_zeros = defop(
+    "masked_scatter_zeros",
+    lambda xp, self, mask, size: _masked_scatter_into(xp, xp.zeros(size, dtype=self.dtype),
+                                                      mask, self),
+    inputs=("self", "mask"),
+    vjp={"self": lambda xp, grad, mask: call(xp, _masked_select, grad, mask)})
+_masked_scatter = defop(
+    "masked_scatter", _masked_scatter_forward, inputs=("self", "mask", "source"),
+    vjp={"self": lambda xp, grad, mask: xp.where(mask, 0, grad),
+         "source": lambda xp, grad, mask, source_shape: call(xp, _source_grad, grad, mask,
+                                                             attrs=(source_shape,))})
+_source_grad = defop(
+    "masked_scatter_backward", _source_grad_forward, inputs=("self", "mask"),
+    vjp={"self": lambda xp, grad, mask, self_shape: call(
+        xp, _masked_scatter_zeros, grad, mask, attrs=(self_shape,))})
+
+
+def _check_mask(mask, fn):
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"{fn}(): argument 'mask' (position 1) must be Tensor, not "
+                        f"{type(mask).__name__}")
+    dt = mask._data.dtype
+    if dt.kind != "b":
+        if fn == "masked_select":
+            raise RuntimeError("masked_select: expected BoolTensor for mask")
+        raise RuntimeError(f"{fn} only supports boolean masks, but got mask with dtype "
+                           f"{_MASK_DTYPE_NAMES.get(dt.name, dt.name)}")
+
+
+def _masked_fill_args(mask, value):
+    _check_mask(mask, "masked_fill_")
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value._data.ndim} dimension(s).")
+        return _masked_fill_tensor, (mask, value), ()
+    return _masked_fill, (mask,), (value,)
+
+
+@register
+def masked_fill(input, mask, value):
+    """A copy with ``value`` (a number or 0-d tensor) where ``mask`` (broadcast) is True."""
+    op, values, attrs = _masked_fill_args(mask, value)
+    return apply(op, (input, *values), attrs)
+
+
+@register(function=False)
+def masked_fill_(self, mask, value):
+    op, values, attrs = _masked_fill_args(mask, value)
+    return apply_inplace(op, self, values, attrs)
+
+
+@register
+def masked_select(input, mask):
+    """The elements where ``mask`` is True, as a 1-d tensor (both broadcast first)."""
+    _check_mask(mask, "masked_select")
+    return apply(_masked_select, (input, mask))
+
+
+@register
+def masked_scatter(input, mask, source):
+    """A copy with the True positions of ``mask`` filled by consecutive ``source`` elements."""
+    _check_mask(mask, "masked_scatter_")
+    return apply(_masked_scatter, (input, mask, source))
+
+
+@register(function=False)
+def masked_scatter_(self, mask, source):
+    _check_mask(mask, "masked_scatter_")
+    return apply_inplace(_masked_scatter, self, (mask, source))
+
+
+# ---- flat indices -----------------------------------------------------------------------------
+
+def _put_into(xp, out, index, source, accumulate):
+    flat = out.reshape(-1)
+    if accumulate:
+        xp.add.at(flat, index.reshape(-1), xp.reshape(source, -1))
+    else:
+        flat[index.reshape(-1)] = xp.reshape(source, -1)
+    return out
+
+
+_take = defop("take", lambda xp, self, index: xp.take(self, index), inputs=("self", "index"),
+              vjp={"self": lambda xp, grad, index, self_shape: call(
+                  xp, _take_backward, grad, index, attrs=(self_shape,))})
+_take_backward = defop(
+    "take_backward",
+    lambda xp, self, index, size: _put_into(xp, xp.zeros(size, dtype=self.dtype), index, self,
+                                            True),
+    inputs=("self", "index"),
+    vjp={"self": lambda xp, grad, index: call(xp, _take, grad, index)})
+_put = defop(
+    "put",
+    lambda xp, self, index, source, accumulate: _put_into(xp, self.copy(), index, source,
+                                                          accumulate),
+    inputs=("self", "index", "source"),
+    vjp={"self": lambda xp, grad, index, accumulate: grad if accumulate
+         else call(xp, _put, grad, index, 0, attrs=(False,)),
+         "source": lambda xp, grad, index, source_shape: xp.reshape(
+             call(xp, _take, grad, index), source_shape)})
+
+
+def _flat_index(input, index, fn):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{fn}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    i = index._data
+    if i.dtype != numpy.int64:
+        raise RuntimeError(f"{fn}(): Expected a long tensor for index, but got "
+                           f"{_pretty(i.dtype)}")
+    n = input._data.size
+    if i.size:
+        lo, hi = int(i.min()), int(i.max())
+        if lo < -n or hi >= n:
+            raise IndexError(f"out of range: tried to access index {lo if lo < -n else hi} on "
+                             f"a tensor of {n} elements.")
+
+
+@register
+def take(input, index):
+    """Elements of the flattened ``input`` at ``index`` (negative counts from the end)."""
+    _flat_index(input, index, "take")
+    return apply(_take, (input, index))
+
+
+@register
+def put(input, index, source, accumulate=False):
+    """A copy with flat positions ``index`` set to (or, with ``accumulate``, increased by)
+    the elements of ``source``."""
+    _flat_index(input, index, "put_")
+    return apply(_put, (input, index, source), (accumulate,))
+
+
+@register(function=False)
+def put_(self, index, source, accumulate=False):
+    _flat_index(self, index, "put_")
+    return apply_inplace(_put, self, (index, source), (accumulate,))
+
+
+@register
+def nonzero(input, *, as_tuple=False):
+    """Indices of the nonzero elements: an (n, ndim) tensor, or one 1-d tensor per dim."""
+    a = input._data
+    if not as_tuple:
+        return wrap(numpy.argwhere(a))
+    return tuple(wrap(i) for i in numpy.nonzero(a.reshape(1) if a.ndim == 0 else a))
+
+
+@register
+def argwhere(input):
+    return wrap(numpy.argwhere(input._data))

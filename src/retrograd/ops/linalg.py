@@ -1,1 +1,722 @@
-"""linalg ops."""
+"""Matrix products: matmul (``@``), mm, bmm, mv, dot, vdot, outer, addmm, baddbmm, trace,
+tensordot and einsum.
+
+Every product is one ``numpy.matmul`` (or tensordot/einsum) call forward and one per
+input backward. When a batched operand meets a plain matrix, its batch dims are folded
+into the rows, so ``(B, T, n) @ (n, p)`` and the weight's gradient are each a single
+GEMM instead of B of them (and no (B, n, p) intermediate to sum). Gradients of operands
+that were broadcast over batch dims are reduced by the engine, as for any op.
+
+grad_fn names follow the node PyTorch shows on the result: ``DotBackward0``,
+``MvBackward0``, ``MmBackward0`` for the 1-D/2-D cases of matmul, ``SqueezeBackward4``
+for vector @ matrix, ``UnsafeViewBackward0`` for the batched cases (``CloneBackward0``
+where PyTorch transposes a matrix that requires grad), ``ViewBackward0`` for tensordot
+and ``MulBackward0`` for outer. einsum, which PyTorch decomposes into permutes and bmm
+with no one node of its own, records ``EinsumBackward0``.
+"""
+
+import inspect
+import math
+import string
+
+import numpy
+
+from .._tensor import Tensor
+from ._registry import _pretty, apply, apply_inplace, defop, register
+from .reduction import _dim1, _no_out
+
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
+           "baddbmm", "trace", "tensordot", "einsum"]
+
+
+# ---- matmul and its special cases ---------------------------------------------------------
+
+def _fold_matmul(xp, a, b):
+    """``a @ b``; a batched ``a`` times a matrix or vector is one GEMM over stacked rows."""
+    if a.ndim > 2 and b.ndim <= 2:
+        rows = math.prod(a.shape[:-1])
+        out = xp.matmul(xp.reshape(a, (rows, a.shape[-1])), b)
+        return xp.reshape(out, tuple(a.shape[:-1]) + tuple(b.shape[1:]))
+    return xp.matmul(a, b)
+
+
+def _matmul_grad_self(xp, grad, other, self_shape):
+    if other.ndim == 1:  # (..., m, n) @ (n,) or a dot product: an outer product back
+        return grad * other if len(self_shape) == 1 else xp.expand_dims(grad, -1) * other
+    if len(self_shape) == 1:  # (n,) @ (..., n, p)
+        if other.ndim == 2:
+            return xp.matmul(other, grad)
+        return xp.squeeze(xp.matmul(other, xp.expand_dims(grad, -1)), -1)
+    return _fold_matmul(xp, grad, xp.swapaxes(other, -1, -2))
+
+
+def _matmul_grad_other(xp, grad, self, other_shape):
+    if self.ndim == 1:
+        return grad * self if len(other_shape) == 1 else \
+            xp.expand_dims(self, -1) * xp.expand_dims(grad, -2)
+    if len(other_shape) <= 2 and self.ndim > 2:  # batch folded into rows: one GEMM
+        rows = math.prod(self.shape[:-1])
+        a = xp.reshape(self, (rows, self.shape[-1]))
+        if len(other_shape) == 1:
+            return xp.matmul(xp.reshape(grad, (rows,)), a)
+        return xp.matmul(xp.swapaxes(a, 0, 1), xp.reshape(grad, (rows, other_shape[-1])))
+    if len(other_shape) == 1:
+        return xp.matmul(grad, self)
+    return xp.matmul(xp.swapaxes(self, -1, -2), grad)
+
+
+_MATMUL_VJP = {"self": _matmul_grad_self, "other": _matmul_grad_other}
+
+
+def _matmul_op(name, node=None):
+    return defop(name, lambda xp, self, other: _fold_matmul(xp, self, other), vjp=_MATMUL_VJP,
+                 node=node)
+
+
+_dot = _matmul_op("dot")
+_vdot = _matmul_op("vdot")
+_mv = _matmul_op("mv")
+_mm = _matmul_op("mm")
+_bmm = _matmul_op("bmm")
+_matmul_squeeze = _matmul_op("matmul", "SqueezeBackward4")
+_matmul_view = _matmul_op("matmul", "UnsafeViewBackward0")
+_matmul_clone = _matmul_op("matmul", "CloneBackward0")
+
+
+def _dtype_name(d):
+    """C++ scalar names, as in PyTorch's mm dtype error."""
+    return {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "bool": "bool"}.get(d.name, d.name)
+
+
+def _no_bool(a, kernel):
+    """PyTorch has no bool products; its message names the kernel that refused."""
+    if a._data.dtype.kind == "b":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+def _check_mm(a, b, shape_a=None):
+    """mm-style checks: same dtype, then inner sizes (``shape_a`` as PyTorch folds it)."""
+    da, db = a._data.dtype, b._data.dtype
+    if da != db:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_dtype_name(da)} != {_dtype_name(db)}")
+    _no_bool(a, "addmm_impl_cpu_")
+    sa = shape_a or a._data.shape
+    sb = b._data.shape
+    if sa[-1] != sb[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and "
+                           f"{sb[0]}x{sb[1]})")
+
+
+def _check_mv(a, v, rows):
+    if a._data.dtype != v._data.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_pretty(v._data.dtype)}, {_pretty(a._data.dtype)}, and "
+                           f"{_pretty(v._data.dtype)}")
+    _no_bool(a, "addmv_impl_cpu")
+    n = a._data.shape[-1]
+    if n != v._data.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{n}), vec "
+                           f"({v._data.shape[0]})")
+
+
+def _check_dot(a, b):
+    if a._data.ndim != 1 or b._data.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a._data.ndim}D and {b._data.ndim}D "
+                           f"tensors")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{_pretty(a._data.dtype)} and {_pretty(b._data.dtype)}")
+    _no_bool(a, "dot")
+    n, m = a._data.shape[0], b._data.shape[0]
+    if n != m:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to "
+                           f"have the same number of elements, but got {n} and {m} elements "
+                           f"respectively")
+
+
+def _batch_shape(sa, sb):
+    """Broadcast batch dims, with PyTorch's message when they do not broadcast."""
+    n = max(len(sa), len(sb))
+    sa, sb = (1,) * (n - len(sa)) + tuple(sa), (1,) * (n - len(sb)) + tuple(sb)
+    out = []
+    for i, (x, y) in enumerate(zip(sa, sb, strict=True)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
+                               f"({y}) at non-singleton dimension {i}")
+        out.append(x if y == 1 else y)
+    return out
+
+
+def _check_batched(a, b):
+    """matmul with a batched operand: PyTorch's bmm checks on the broadcast batch."""
+    sa, sb = a._data.shape, b._data.shape
+    batch = _batch_shape(sa[:-2] if len(sa) > 2 else (), sb[:-2] if len(sb) > 2 else ())
+    n, k = sa[-1], (sb[-2] if len(sb) > 1 else sb[0])
+    if n != k:
+        b_count = math.prod(batch)
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{b_count}, {n}] but got: [{b_count}, {k}].")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"expected scalar type {_pretty(a._data.dtype)} but found "
+                           f"{_pretty(b._data.dtype)}")
+    _no_bool(a, "bmm")
+
+
+def _tensor_arg(x, name, pos, fn):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
+@register
+def matmul(input, other, *, out=None):
+    """Matrix product with NumPy/PyTorch broadcasting: 1-D operands are vectors, leading
+    dims are batch dims.
+
+    >>> (retrograd.ones(2, 3) @ retrograd.ones(3)).shape
+    torch.Size([2])
+    """
+    _no_out(out, "matmul")
+    _tensor_arg(other, "other", 2, "matmul")
+    na, nb = input._data.ndim, other._data.ndim
+    if na == 0 or nb == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{na}D and {nb}D")
+    if nb == 1:
+        if na == 1:
+            _check_dot(input, other)
+            return apply(_dot, (input, other))
+        rows = math.prod(input._data.shape[:-1])
+        _check_mv(input, other, rows)
+        return apply(_mv if na == 2 else _matmul_view, (input, other))
+    if na <= 2 and nb == 2:
+        _check_mm(input, other, (1, input._data.shape[0]) if na == 1 else None)
+        return apply(_mm if na == 2 else _matmul_squeeze, (input, other))
+    if nb == 2:
+        _check_mm(input, other, (math.prod(input._data.shape[:-1]), input._data.shape[-1]))
+        return apply(_matmul_view, (input, other))
+    _check_batched(input, other)
+    return apply(_matmul_clone if _transposed_fold(input, other) else _matmul_view,
+                 (input, other))
+
+
+def _transposed_fold(a, b):
+    """Where PyTorch computes ``(b^T @ a^T)^T`` and copies the result (CloneBackward0): a
+    matrix (or a 3-D tensor with a batch of one, against a batch) that requires grad."""
+    sa = a._data.shape
+    return a.requires_grad and (len(sa) == 2 or (len(sa) == 3 and sa[0] == 1 and
+                                                  b._data.ndim == 3 and b._data.shape[0] > 1))
+
+
+@register
+def mm(input, mat2, *, out=None):
+    """Product of two matrices."""
+    _no_out(out, "mm")
+    _tensor_arg(mat2, "mat2", 2, "mm")
+    if input._data.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2._data.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    _check_mm(input, mat2)
+    return apply(_mm, (input, mat2))
+
+
+def _check_bmm(b1, b2):
+    if b1._data.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if b2._data.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    s1, s2 = b1._data.shape, b2._data.shape
+    if s2[0] != s1[0] or s2[1] != s1[2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{s1[0]}, {s1[2]}] but got: [{s2[0]}, {s2[1]}].")
+    if b1._data.dtype != b2._data.dtype:
+        raise RuntimeError(f"expected scalar type {_pretty(b1._data.dtype)} but found "
+                           f"{_pretty(b2._data.dtype)}")
+    _no_bool(b1, "bmm")
+
+
+@register
+def bmm(input, mat2, *, out=None):
+    """Batched matrix product of two 3-D tensors with equal batch sizes."""
+    _no_out(out, "bmm")
+    _tensor_arg(mat2, "mat2", 2, "bmm")
+    _check_bmm(input, mat2)
+    return apply(_bmm, (input, mat2))
+
+
+@register
+def mv(input, vec, *, out=None):
+    """Matrix-vector product."""
+    _no_out(out, "mv")
+    if input._data.ndim != 2 or vec._data.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input._data.ndim}, "
+                           f"{vec._data.ndim}")
+    _check_mv(input, vec, input._data.shape[0])
+    return apply(_mv, (input, vec))
+
+
+@register
+def dot(input, tensor, *, out=None):
+    """Inner product of two 1-D tensors of the same dtype."""
+    _no_out(out, "dot")
+    _check_dot(input, tensor)
+    return apply(_dot, (input, tensor))
+
+
+@register
+def vdot(input, other, *, out=None):
+    """``dot`` of the conjugate of ``input`` (the same as dot for real tensors)."""
+    _no_out(out, "vdot")
+    _check_dot(input, other)
+    return apply(_vdot, (input, other))
+
+
+# ---- outer, addmm, baddbmm, trace ---------------------------------------------------------
+
+_outer = defop("outer", lambda xp, self, vec2: xp.multiply.outer(self, vec2),
+               vjp={"self": lambda xp, grad, vec2:
+                    xp.matmul(grad, xp.astype(vec2, grad.dtype, copy=False)),
+                    "vec2": lambda xp, grad, self:
+                    xp.matmul(xp.astype(self, grad.dtype, copy=False), grad)},
+               promote=("self", "vec2"), node="MulBackward0")
+
+
+@register(aliases=("ger",))
+def outer(input, vec2, *, out=None):
+    """Outer product of two vectors (types promote, as for ``*``).
+
+    >>> retrograd.outer(retrograd.tensor([1., 2.]), retrograd.tensor([1., 0., 3.]))
+    tensor([[1., 0., 3.],
+            [2., 0., 6.]])
+    """
+    _no_out(out, "outer")
+    for t, name in ((input, "self"), (vec2, "vec2")):
+        if t._data.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got "
+                               f"{t._data.ndim}-D")
+    return apply(_outer, (input, vec2))
+
+
+ger = outer
+
+
+def _addmm_fwd(xp, self, mat1, mat2, beta, alpha):
+    r = xp.matmul(mat1, mat2)  # a fresh array: scaled and accumulated in place
+    if alpha != 1:
+        r *= alpha
+    if beta != 0:  # PyTorch ignores ``input`` (even NaN) when beta is 0
+        r += self if beta == 1 else self * beta
+    return r
+
+
+def _scaled(g, s):
+    return g * s if s != 1 else g
+
+
+_ADD_MATMUL_VJP = {
+    "self": lambda grad, beta: _scaled(grad, beta),
+    "mat1": lambda xp, grad, mat2, alpha:
+    _scaled(xp.matmul(grad, xp.swapaxes(mat2, -1, -2)), alpha),
+    "mat2": lambda xp, grad, mat1, alpha:
+    _scaled(xp.matmul(xp.swapaxes(mat1, -1, -2), grad), alpha)}
+_addmm = defop("addmm", _addmm_fwd, vjp=_ADD_MATMUL_VJP)
+_baddbmm = defop("baddbmm", _addmm_fwd, vjp=_ADD_MATMUL_VJP)
+
+
+def _check_add_input(input, out_shape, mat2):
+    if input._data.dtype != mat2._data.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{_pretty(input._data.dtype)} and {_pretty(mat2._data.dtype)}")
+    s = input._data.shape
+    lead = len(out_shape) - len(s)
+    for i, n in enumerate(s):
+        if n != 1 and n != out_shape[lead + i]:
+            raise RuntimeError(f"The expanded size of the tensor ({out_shape[lead + i]}) must "
+                               f"match the existing size ({n}) at non-singleton dimension "
+                               f"{lead + i}.  Target sizes: {list(out_shape)}.  Tensor sizes: "
+                               f"{list(s)}")
+
+
+def _addmm_args(input, mat1, mat2):
+    for t, name in ((mat1, "mat1"), (mat2, "mat2")):
+        if t._data.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {t._data.ndim}-D tensor")
+    _check_mm(mat1, mat2)
+    _check_add_input(input, (mat1._data.shape[0], mat2._data.shape[1]), mat2)
+
+
+def _scalars(mat, beta, alpha):
+    """Integer products take integer factors (PyTorch truncates them)."""
+    if mat._data.dtype.kind in "iu":
+        return int(beta), int(alpha)
+    return beta, alpha
+
+
+@register
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product."""
+    _no_out(out, "addmm")
+    _addmm_args(input, mat1, mat2)
+    return apply(_addmm, (input, mat1, mat2), _scalars(mat1, beta, alpha))
+
+
+@register(function=False)
+def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    _addmm_args(self, mat1, mat2)
+    return apply_inplace(_addmm, self, (mat1, mat2), _scalars(mat1, beta, alpha))
+
+
+def _baddbmm_args(input, batch1, batch2):
+    _check_bmm(batch1, batch2)
+    s1, s2 = batch1._data.shape, batch2._data.shape
+    _check_add_input(input, (s1[0], s1[1], s2[2]), batch2)
+
+
+@register
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * bmm(batch1, batch2)``."""
+    _no_out(out, "baddbmm")
+    _baddbmm_args(input, batch1, batch2)
+    return apply(_baddbmm, (input, batch1, batch2), _scalars(batch1, beta, alpha))
+
+
+@register(function=False)
+def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    _baddbmm_args(self, batch1, batch2)
+    return apply_inplace(_baddbmm, self, (batch1, batch2), _scalars(batch1, beta, alpha))
+
+
+_trace = defop("trace", lambda xp, self: xp.trace(self, dtype=numpy.int64)
+               if self.dtype.kind in "iu" else xp.trace(self),
+               vjp={"self": lambda xp, grad, self_shape:
+                    xp.where(xp.eye(self_shape[0], self_shape[1], dtype=bool), grad, 0)})
+
+
+@register
+def trace(input):
+    """Sum of the main diagonal of a matrix (int64 for integer input)."""
+    if input._data.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim "
+                           f"{input._data.ndim}")
+    if input._data.dtype.kind == "b":
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    return apply(_trace, (input,))
+
+
+# ---- tensordot ----------------------------------------------------------------------------
+
+def _tensordot_grad_self(xp, grad, other, plan):
+    free_a, free_b, inv_a, _ = plan
+    g = xp.tensordot(grad, other, axes=(list(range(len(free_a), grad.ndim)), free_b))
+    return xp.transpose(g, inv_a)
+
+
+def _tensordot_grad_other(xp, grad, self, plan):
+    free_a, _, _, inv_b = plan
+    g = xp.tensordot(self, grad, axes=(free_a, list(range(len(free_a)))))
+    return xp.transpose(g, inv_b)
+
+
+_tensordot = defop("tensordot", lambda xp, self, other, dims, plan:
+                   xp.tensordot(self, other, axes=dims),
+                   vjp={"self": _tensordot_grad_self, "other": _tensordot_grad_other},
+                   node="ViewBackward0")
+
+
+def _inverse(perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return inv
+
+
+def _tensordot_dims(a, b, dims):
+    """(dims of a, dims of b) as given: a count of trailing/leading dims, or two lists."""
+    na, nb = a._data.ndim, b._data.ndim
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > na or dims > nb:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got "
+                               f"dims={dims}")
+        return [d - na for d in range(na - dims, na)], list(range(dims))
+    da, db = dims
+    da = [da] if isinstance(da, int) else list(da)
+    db = [db] if isinstance(db, int) else list(db)
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    return da, db
+
+
+@register(method=False)
+def tensordot(a, b, dims=2, out=None):
+    """Contract ``dims`` (a count of trailing/leading dims, or two lists) of ``a`` and ``b``.
+
+    >>> retrograd.tensordot(retrograd.ones(2, 3, 4), retrograd.ones(3, 4, 5)).shape
+    torch.Size([2, 5])
+    """
+    _no_out(out, "tensordot")
+    given_a, given_b = _tensordot_dims(a, b, dims)
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    _no_bool(a, "addmm_impl_cpu_")
+    sa, sb = a._data.shape, b._data.shape
+    da = [_dim1(d, len(sa)) for d in given_a]
+    db = [_dim1(d, len(sb)) for d in given_b]
+    for x, y, gx, gy in zip(da, db, given_a, given_b, strict=True):
+        if sa[x] != sb[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{sa[x]} in dim {gx} and second has size {sb[y]} in dim {gy}")
+    free_a = [d for d in range(len(sa)) if d not in da]
+    free_b = [d for d in range(len(sb)) if d not in db]
+    # tensordot(grad, b) leaves a's free axes, then b's contracted ones in ascending order
+    # (standing for their partners in a); tensordot(a, grad) the converse.
+    order_a = free_a + [da[db.index(j)] for j in sorted(db)]
+    order_b = [db[da.index(i)] for i in sorted(da)] + free_b
+    plan = (free_a, free_b, _inverse(order_a), _inverse(order_b))
+    return apply(_tensordot, (a, b), ((da, db), plan))
+
+
+@register
+def inner(input, other, *, out=None):
+    """Sum of products over the last dims (a plain product when one is 0-d)."""
+    _no_out(out, "inner")
+    if input._data.ndim == 0 or other._data.ndim == 0:
+        return input * other
+    return tensordot(input, other, ([-1], [-1]))
+
+
+# ---- einsum -------------------------------------------------------------------------------
+
+_LETTERS = string.ascii_uppercase + string.ascii_lowercase  # ASCII order: implicit output
+
+# Two operands with at least this many elements in all go through NumPy's optimizer, which
+# hands BLAS-shaped contractions to tensordot/matmul; below it the plain loop is faster.
+_OPTIMIZE_SIZE = 4096
+
+
+def _optimize(operands):
+    """NumPy's contraction-order optimizer for 3+ operands, and for 2 large ones."""
+    return len(operands) > 2 or (len(operands) == 2 and
+                                 sum(math.prod(t.shape) for t in operands) >= _OPTIMIZE_SIZE)
+
+
+class _Spec:
+    """A parsed einsum: one label string per operand and the output's, ellipsis expanded."""
+
+    __slots__ = ("inputs", "output", "equation", "optimize", "dtype")
+
+    def __init__(self, inputs, output, optimize, dtype=None):
+        self.inputs, self.output, self.optimize, self.dtype = inputs, output, optimize, dtype
+        self.equation = ",".join(inputs) + "->" + output
+
+    def __repr__(self):
+        return self.equation
+
+
+def _einsum_error(msg):
+    return RuntimeError(f"einsum(): {msg}")
+
+
+def _parse(equation, operands):
+    """Labels per operand and for the output, with PyTorch's checks and messages."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) > len(operands):
+        raise _einsum_error("fewer operands were provided than specified in the equation")
+    if len(terms) < len(operands):
+        raise _einsum_error("more operands were provided than specified in the equation")
+    for i, ch in enumerate(equation):
+        if not (ch.isascii() and ch.isalpha()) and ch not in " .,->":
+            raise _einsum_error(f"invalid subscript given at index {i} in the equation "
+                                f"string, subscripts must be in [a-zA-Z]")
+    used = set(c for c in eq if c.isalpha())
+    free = [c for c in _LETTERS if c not in used]
+    ell_n = 0
+    parsed = []
+    for k, (t, op) in enumerate(zip(terms, operands, strict=True)):
+        nd = op._data.ndim
+        explicit = len(t) - 3 if "..." in t else len(t)
+        if t.count(".") != (3 if "..." in t else 0):
+            raise _einsum_error(f"found '.' for operand {k} that is not part of any ellipsis")
+        if "..." in t:
+            if explicit > nd:
+                raise _einsum_error(f"the number of subscripts in the equation ({explicit}) "
+                                    f"is more than the number of dimensions ({nd}) for "
+                                    f"operand {k}")
+            ell_n = max(ell_n, nd - explicit)
+        elif explicit != nd:
+            raise _einsum_error(f"the number of subscripts in the equation ({explicit}) does "
+                                f"not match the number of dimensions ({nd}) for operand {k} "
+                                f"and no ellipsis was given")
+        parsed.append((t, nd - explicit))
+    ell = "".join(free[:ell_n])
+    inputs = tuple(t.replace("...", ell[ell_n - n:]) for t, n in parsed)
+    if arrow:
+        if rhs.count(".") != (3 if "..." in rhs else 0):
+            raise _einsum_error("found '.' for output that is not part of any ellipsis")
+        output = rhs.replace("...", ell)
+        all_in = set("".join(inputs))
+        for i, c in enumerate(output):
+            if c in output[:i]:
+                raise _einsum_error(f"output subscript {c} appears more than once in the "
+                                    f"output")
+            if c not in all_in:
+                raise _einsum_error(f"output subscript {c} does not appear in the equation "
+                                    f"for any input operand")
+    else:
+        labels = "".join(inputs)
+        output = ell + "".join(sorted(c for c in set(labels)
+                                      if labels.count(c) == 1 and c not in ell))
+    _check_sizes(inputs, operands)
+    return inputs, output
+
+
+def _check_sizes(inputs, operands):
+    sizes = {}
+    for k, (t, op) in enumerate(zip(inputs, operands, strict=True)):
+        own = {}
+        for c, n in zip(t, op._data.shape, strict=True):
+            if own.setdefault(c, n) != n:
+                raise _einsum_error(f"subscript {c} is repeated for operand {k} but the sizes "
+                                    f"don't match, {n} != {own[c]}")
+            seen = sizes.get(c)
+            if seen is None or seen == 1:
+                sizes[c] = n
+            elif n != 1 and n != seen:
+                raise _einsum_error(f"subscript {c} has size {n} for operand {k} which does "
+                                    f"not broadcast with previously seen size {seen}")
+
+
+def _einsum_grad(k):
+    """The rule of operand ``k``: einsum of the output's gradient with the other operands,
+    then the labels only operand ``k`` has are broadcast back and repeated labels ('ii')
+    put on the diagonal."""
+    def rule(xp, grad, *args):
+        others, spec, shape = args[:-2], args[-2], args[-1]
+        mine = spec.inputs[k]
+        rest = spec.inputs[:k] + spec.inputs[k + 1:]
+        avail = set(spec.output).union(*rest)
+        uniq = "".join(dict.fromkeys(mine))
+        keep = "".join(c for c in uniq if c in avail)
+        g = xp.einsum(",".join((spec.output,) + rest) + "->" + keep, grad, *others,
+                      optimize=_optimize((grad, *others)))
+        missing = tuple(i for i, c in enumerate(uniq) if c not in avail)
+        if missing:
+            g = xp.expand_dims(g, missing)
+        repeats = tuple(i for i, c in enumerate(mine) if mine.index(c) != i)
+        if not missing and not repeats:
+            return g
+        if repeats:
+            g = xp.expand_dims(g, repeats)
+        g = xp.broadcast_to(g, numpy.broadcast_shapes(tuple(g.shape), tuple(shape)))
+        for i in repeats:
+            j = mine.index(mine[i])
+            diag = [1] * len(shape)
+            diag[i] = diag[j] = shape[i]
+            g = xp.where(xp.reshape(xp.eye(shape[i], dtype=bool), diag), g, 0)
+        return g
+    return rule
+
+
+def _signed(fn, params):
+    """``fn`` under a signature naming ``params`` (how defop learns what a rule needs)."""
+    def f(*args):
+        return fn(*args)
+    f.__signature__ = inspect.Signature(
+        [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
+    return f
+
+
+_EINSUM_OPS = {}
+
+
+def _einsum_op(n):
+    """The einsum op of ``n`` operands (inputs ``operand0``...), made on first use."""
+    op = _EINSUM_OPS.get(n)
+    if op is None:
+        names = [f"operand{i}" for i in range(n)]
+        fwd = _signed(lambda xp, *a: xp.einsum(a[-1].equation, *a[:-1],
+                                               optimize=a[-1].optimize, dtype=a[-1].dtype),
+                      ["xp", *names, "spec"])
+        vjp = {names[k]: _signed(_einsum_grad(k), ["xp", "grad", *names[:k], *names[k + 1:],
+                                                    "spec", names[k] + "_shape"])
+               for k in range(n)}
+        op = _EINSUM_OPS[n] = defop("einsum", fwd, vjp=vjp)
+    return op
+
+
+def _sublist_equation(args):
+    """``einsum(op0, [0, 1], op1, [1, 2], [0, 2])`` -> ('AB,BC->AC', operands)."""
+    def labels(sub):
+        for s in sub:
+            if s is not Ellipsis and not 0 <= s < len(_LETTERS):
+                raise ValueError("einsum(): subscript in subscript list is not within the "
+                                 "valid range [0, 52)")
+        return "".join("..." if s is Ellipsis else _LETTERS[s] for s in sub)
+    operands = list(args[0::2])
+    subs = list(args[1::2])
+    out = None
+    if len(operands) > len(subs):
+        out = operands.pop()
+    eq = ",".join(labels(s) for s in subs)
+    return (eq if out is None else eq + "->" + labels(out)), operands
+
+
+@register(method=False)
+def einsum(*args):
+    """Einstein summation: ``einsum('ij,jk->ik', a, b)``; also the operand-list and
+    sublist forms. Ellipsis broadcasts; labels missing from the output are summed.
+
+    >>> retrograd.einsum('ii', retrograd.eye(3))
+    tensor(3.)
+    """
+    if not args:
+        raise TypeError("einsum(): must specify the equation string and at least one operand, "
+                        "or at least one operand and its subscripts list")
+    if isinstance(args[0], str):
+        equation, operands = args[0], args[1:]
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = tuple(operands[0])
+    else:
+        equation, operands = _sublist_equation(args)
+    for k, t in enumerate(operands):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"einsum(): operand {k} must be a Tensor, not "
+                            f"{type(t).__name__}")
+        if t._data.dtype != operands[0]._data.dtype:
+            raise RuntimeError(f"expected scalar type {_pretty(operands[0]._data.dtype)} but "
+                               f"found {_pretty(t._data.dtype)}")
+    inputs, output = _parse(equation, operands)
+    optimize = _optimize([t._data for t in operands])
+    dtype = _integer_einsum_dtype(inputs, output, operands) if operands and \
+        operands[0]._data.dtype.kind in "biu" else None
+    return apply(_einsum_op(len(operands)), tuple(operands),
+                 (_Spec(inputs, output, optimize, dtype),))
+
+
+def _integer_einsum_dtype(inputs, output, operands):
+    """PyTorch sums a label one operand alone has with ``sum`` (int64 for integers and
+    bools) and contracts shared labels with bmm (dtype kept; no bool kernel)."""
+    summed = contracted = False
+    for c in set("".join(inputs)) - set(output):
+        if sum(c in t for t in inputs) > 1:
+            contracted = True
+        else:
+            summed = True
+    if contracted and operands[0]._data.dtype.kind == "b":
+        raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+    return numpy.dtype(numpy.int64) if summed and not contracted else None
+
+
+Tensor.__matmul__ = lambda self, other: matmul(self, other) if isinstance(other, Tensor) \
+    else NotImplemented
+Tensor.__rmatmul__ = lambda self, other: matmul(other, self) if isinstance(other, Tensor) \
+    else NotImplemented

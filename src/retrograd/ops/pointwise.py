@@ -2,7 +2,7 @@
 
 from .. import backend
 from .._tensor import Tensor
-from ._registry import apply, apply_inplace, defop, register
+from ._registry import _pretty, apply, apply_inplace, defop, register
 
 __all__ = ["neg", "abs", "reciprocal", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1",
            "sqrt", "rsqrt", "square", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
@@ -38,7 +38,7 @@ _log2 = _unary("log2", lambda xp, self: xp.log2(self),
 _log10 = _unary("log10", lambda xp, self: xp.log10(self),
                 lambda grad, self: grad / (self * 2.302585092994046), to_float=True)
 _log1p = _unary("log1p", lambda xp, self: xp.log1p(self), lambda grad, self: grad / (self + 1),
-                to_float=True)
+                to_float=True, node="Log1PBackward0")
 _expm1 = _unary("expm1", lambda xp, self: xp.expm1(self),
                 lambda grad, result: grad * (result + 1), to_float=True)
 _sqrt = _unary("sqrt", lambda xp, self: xp.sqrt(self), lambda grad, result: grad / (2 * result),
@@ -89,9 +89,12 @@ _erf = _unary("erf", lambda xp, self: backend.erf(xp, self),
 _logit = _unary("logit", lambda xp, self: xp.log(self / (1 - self)),
                 lambda grad, self: grad / (self * (1 - self)), to_float=True)
 _sign = _unary("sign", lambda xp, self: xp.sign(self), None)
+_sgn = _unary("sgn", lambda xp, self: xp.sign(self), None)
 _floor = _unary("floor", lambda xp, self: xp.floor(self), None)
 _ceil = _unary("ceil", lambda xp, self: xp.ceil(self), None)
 _round = _unary("round", lambda xp, self, decimals: xp.round(self, decimals), None)
+_round_decimals = _unary("round", lambda xp, self, decimals: xp.round(self, decimals), None,
+                         node="RoundBackward1")
 _trunc = _unary("trunc", lambda xp, self: xp.trunc(self), None)
 _frac = _unary("frac", lambda xp, self: self - xp.trunc(self), lambda grad: grad)
 _nan_to_num = _unary("nan_to_num",
@@ -100,18 +103,31 @@ _nan_to_num = _unary("nan_to_num",
                      lambda xp, grad, self: xp.where(xp.isfinite(self), grad, 0))
 
 
-def _unary_public(name, op, *, aliases=(), doc=None):
+def _unary_public(name, op, *, aliases=(), doc=None, inplace_op=None):
+    """The function and in-place method of ``op``; ``inplace_op`` where PyTorch's in-place
+    form is another op (``asinh_`` records AsinhBackward1)."""
+    inplace_op = inplace_op or op
+
     def fn(input, *, out=None):
         return apply(op, (input,))
 
     def fn_(self):
-        return apply_inplace(op, self, ())
+        return apply_inplace(inplace_op, self, ())
     fn.__name__, fn_.__name__ = name, name + "_"
     fn.__qualname__, fn_.__qualname__ = name, name + "_"
     fn.__doc__ = doc or f"Elementwise ``{name}``."
     register(fn, aliases=aliases)
     register(fn_, function=False, aliases=tuple(a + "_" for a in aliases))
     return fn, fn_
+
+
+def _inplace_without_derivative(op, node):
+    """PyTorch records ``asinh_`` & co. with a node of their own that has no derivative."""
+    def rule(grad):
+        raise NotImplementedError(f"the derivative for 'inplace version of {op.name}' is not "
+                                  "implemented.")
+    return defop(op.name, op.forward, vjp={"self": rule}, promote=_S, to_float=op.to_float,
+                 node=node)
 
 
 neg, neg_ = _unary_public("neg", _neg, aliases=("negative",))
@@ -136,9 +152,12 @@ atan, atan_ = _unary_public("atan", _atan, aliases=("arctan",))
 sinh, sinh_ = _unary_public("sinh", _sinh)
 cosh, cosh_ = _unary_public("cosh", _cosh)
 tanh, tanh_ = _unary_public("tanh", _tanh)
-asinh, asinh_ = _unary_public("asinh", _asinh, aliases=("arcsinh",))
-acosh, acosh_ = _unary_public("acosh", _acosh, aliases=("arccosh",))
-atanh, atanh_ = _unary_public("atanh", _atanh, aliases=("arctanh",))
+asinh, asinh_ = _unary_public("asinh", _asinh, aliases=("arcsinh",),
+                              inplace_op=_inplace_without_derivative(_asinh, "AsinhBackward1"))
+acosh, acosh_ = _unary_public("acosh", _acosh, aliases=("arccosh",),
+                              inplace_op=_inplace_without_derivative(_acosh, "AcoshBackward1"))
+atanh, atanh_ = _unary_public("atanh", _atanh, aliases=("arctanh",),
+                              inplace_op=_inplace_without_derivative(_atanh, "AtanhBackward1"))
 sigmoid, sigmoid_ = _unary_public("sigmoid", _sigmoid)
 relu, relu_ = _unary_public("relu", _relu)
 erf, erf_ = _unary_public("erf", _erf)
@@ -146,8 +165,7 @@ sign, sign_ = _unary_public("sign", _sign)
 floor, floor_ = _unary_public("floor", _floor)
 ceil, ceil_ = _unary_public("ceil", _ceil)
 trunc, trunc_ = _unary_public("trunc", _trunc, aliases=("fix",))
-frac, frac_ = _unary_public("frac", _frac)
-sgn = register(lambda input: sign(input), name="sgn")
+sgn, sgn_ = _unary_public("sgn", _sgn)
 positive = register(lambda input: input, name="positive")
 
 
@@ -159,14 +177,47 @@ def logit(input, eps=None):
     return apply(_logit, (input,))
 
 
+@register(function=False)
+def logit_(self, eps=None):
+    if eps is not None:
+        self.clamp_(eps, 1 - eps)
+    return apply_inplace(_logit, self, ())
+
+
+def _float_only(input, kernel):
+    """Kernels PyTorch defines for floating types only."""
+    if input._data.dtype.kind in "biu":
+        raise NotImplementedError(f'"{kernel}_cpu" not implemented for '
+                                  f"'{_pretty(input._data.dtype)}'")
+
+
+@register
+def frac(input, *, out=None):
+    _float_only(input, "frac")
+    return apply(_frac, (input,))
+
+
+@register(function=False)
+def frac_(self):
+    _float_only(self, "frac")
+    return apply_inplace(_frac, self, ())
+
+
+def _round_op(input, decimals):
+    if decimals == 0:
+        return _round
+    _float_only(input, "round")
+    return _round_decimals
+
+
 @register
 def round(input, *, decimals=0):
-    return apply(_round, (input,), (decimals,))
+    return apply(_round_op(input, decimals), (input,), (decimals,))
 
 
 @register(function=False)
 def round_(self, *, decimals=0):
-    return apply_inplace(_round, self, (), (decimals,))
+    return apply_inplace(_round_op(self, decimals), self, (), (decimals,))
 
 
 @register

@@ -1,1 +1,712 @@
-"""reduction ops."""
+"""Reductions (sum, mean, prod, max, var, norm, logsumexp, ...) and scans (cumsum, cumprod).
+
+The public functions normalise ``dim`` once (PyTorch's range and duplicate
+checks) to a sorted tuple of axes, so each forward is one NumPy reduction and
+each rule re-inserts the reduced axes with ``xp.expand_dims`` before
+broadcasting back to the input's shape. Result dtypes follow PyTorch: sums and
+products of integers and bools are int64, means and variances need floats.
+"""
+
+import builtins
+import math
+import operator
+import warnings
+
+import numpy
+
+from .. import return_types
+from .._tensor import Tensor
+from ._registry import _pretty, apply, apply_inplace, defop, register
+from .binary import maximum, minimum
+
+__all__ = ["sum", "mean", "nansum", "nanmean", "prod", "max", "min", "amax", "amin", "argmax",
+           "argmin", "aminmax", "var", "std", "var_mean", "std_mean", "norm", "logsumexp",
+           "cumsum", "cumprod", "all", "any", "count_nonzero"]
+
+_INT64 = numpy.dtype(numpy.int64)
+_S = ("self",)
+
+
+# ---- dims ---------------------------------------------------------------------------------
+
+def _dims(dim, ndim):
+    """PyTorch's dim argument (int or sequence) -> sorted tuple of non-negative axes.
+
+    A 0-d tensor accepts dim 0 or -1 and has no axes to reduce.
+    """
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    n = ndim if ndim else 1
+    out = []
+    for d in dims:
+        d = operator.index(d)
+        if not -n <= d < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, "
+                             f"{n - 1}], but got {d})")
+        d %= n
+        if d in out:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        out.append(d)
+    return tuple(sorted(out)) if ndim else ()
+
+
+def _reduce_dims(dim, ndim):
+    """``dim`` of a reduction where None or an empty list means every dim (sum, amax, ...)."""
+    if dim is None or (not isinstance(dim, int) and len(dim) == 0):
+        return tuple(range(ndim))
+    return _dims(dim, ndim)
+
+
+def _dim1(dim, ndim):
+    """A single dim (max(dim), cumsum, ...) as a non-negative int (0 for a 0-d tensor)."""
+    n = ndim if ndim else 1
+    d = operator.index(dim)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {d})")
+    return d % n
+
+
+def _no_out(out, name):
+    """``out=`` is accepted for PyTorch's signature but not implemented: say so."""
+    if out is not None:
+        raise NotImplementedError(f"{name}(): the out= argument is not supported")
+
+
+def _count(shape, dims):
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def _unreduce(xp, g, dim, keepdim):
+    """Put back the axes a reduction without keepdim removed, so ``g`` broadcasts."""
+    return g if keepdim or not dim else xp.expand_dims(g, dim)
+
+
+def _expand(xp, grad, shape, dim, keepdim):
+    return xp.broadcast_to(_unreduce(xp, grad, dim, keepdim), shape)
+
+
+def _acc_dtype(input, dtype):
+    """NumPy accumulator dtype of sum/prod/cumsum: ``dtype``, or int64 for integer inputs."""
+    if dtype is not None:
+        return dtype.np
+    return _INT64 if input._data.dtype.kind in "biu" else None
+
+
+def _float_only(input, dtype, name):
+    if dtype is None and input._data.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either "
+                           f"a floating point or complex dtype. Got: "
+                           f"{_pretty(input._data.dtype)}")
+
+
+def _nonempty(input, dims, name, full_exc=RuntimeError, full_msg=None):
+    """max/amax/argmax/...: PyTorch's errors for reducing over nothing (no identity).
+
+    ``dims`` None: a reduction over everything; ``name`` prefixes the messages."""
+    if input._data.size:
+        return
+    if dims is None:
+        raise full_exc(full_msg or f"{name}: Expected reduction dim to be specified for "
+                       f"input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
+    for d in dims:
+        if input._data.shape[d] == 0:
+            raise IndexError(f"{name}: Expected reduction dim {d} to have non-zero size.")
+
+
+# ---- sum, mean, prod ----------------------------------------------------------------------
+
+_sum = defop("sum", lambda xp, self, dtype: self.sum(dtype=dtype),
+             vjp={"self": lambda xp, grad, self_shape: xp.broadcast_to(grad, self_shape)})
+_sum_dim = defop("sum_dim", lambda xp, self, dim, keepdim, dtype:
+                 self.sum(axis=dim, keepdims=keepdim, dtype=dtype),
+                 vjp={"self": lambda xp, grad, self_shape, dim, keepdim:
+                      _expand(xp, grad, self_shape, dim, keepdim)},
+                 node="SumBackward1")
+_nansum = defop("nansum", lambda xp, self, dim, keepdim, dtype:
+                xp.nansum(self, axis=dim, keepdims=keepdim, dtype=dtype),
+                vjp={"self": lambda xp, grad, self, dim, keepdim:
+                     xp.where(self != self, 0, _unreduce(xp, grad, dim, keepdim))})
+def _mean_fwd(xp, self, dim, keepdim, dtype):
+    if self.size:
+        return self.mean(axis=dim, keepdims=keepdim, dtype=dtype)
+    # NumPy warns about an empty mean; PyTorch quietly gives NaN
+    return self.sum(axis=dim, keepdims=keepdim, dtype=dtype) / (0 if dim is None else
+                                                                _count(self.shape, dim))
+
+
+_mean = defop("mean", lambda xp, self, dtype: _mean_fwd(xp, self, None, False, dtype),
+              vjp={"self": lambda xp, grad, self_shape:
+                   xp.broadcast_to(grad / math.prod(self_shape), self_shape)})
+_mean_dim = defop("mean_dim", _mean_fwd,
+                  vjp={"self": lambda xp, grad, self_shape, dim, keepdim:
+                       _expand(xp, grad / _count(self_shape, dim), self_shape, dim, keepdim)},
+                  node="MeanBackward1")
+_nanmean = defop("nanmean", lambda xp, self, dim, keepdim, dtype:
+                 xp.nansum(self, axis=dim, keepdims=keepdim, dtype=dtype)
+                 / xp.sum(self == self, axis=dim, keepdims=keepdim, dtype=dtype or self.dtype),
+                 vjp={"self": lambda xp, grad, self, dim, keepdim:
+                      xp.where(self != self, 0, _unreduce(xp, grad, dim, keepdim)
+                               / xp.sum(self == self, axis=dim, keepdims=True,
+                                        dtype=grad.dtype))},
+                 node="DivBackward0")
+
+
+def _prod_others(xp, x, axis):
+    """Product of the other elements along ``axis`` at every position, exact with zeros
+    (exclusive cumulative products from both ends, as PyTorch's prod_safe_zeros_backward)."""
+    head = (slice(None),) * axis
+    ones = xp.ones_like(x[head + (slice(0, 1),)])
+    drop_last = head + (slice(None, -1),)
+    left = xp.cumprod(xp.concatenate([ones, x[drop_last]], axis=axis), axis)
+    right = xp.cumprod(xp.concatenate([ones, xp.flip(x, axis)[drop_last]], axis=axis), axis)
+    return left * xp.flip(right, axis)
+
+
+def _prod_rule(xp, grad, self, result):
+    if self.ndim == 0:
+        return grad
+    if not xp.any(self == 0):
+        return grad * (result / self)
+    return grad * xp.reshape(_prod_others(xp, xp.reshape(self, (-1,)), 0), self.shape)
+
+
+def _prod_dim_rule(xp, grad, self, result, dim, keepdim):
+    if self.ndim == 0:
+        return grad
+    grad = _unreduce(xp, grad, dim, keepdim)
+    if not xp.any(self == 0):
+        return grad * (_unreduce(xp, result, dim, keepdim) / self)
+    return grad * _prod_others(xp, self, dim[0])
+
+
+_prod = defop("prod", lambda xp, self, dtype: self.prod(dtype=dtype),
+              vjp={"self": _prod_rule})
+_prod_dim = defop("prod_dim", lambda xp, self, dim, keepdim, dtype:
+                  self.prod(axis=dim, keepdims=keepdim, dtype=dtype),
+                  vjp={"self": _prod_dim_rule}, node="ProdBackward1")
+
+
+@register
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum over ``dim`` (int or tuple; all dims when None); integer inputs sum to int64.
+
+    >>> retrograd.tensor([[1, 2], [3, 4]]).sum(1)
+    tensor([3, 7])
+    """
+    if dim is None and not keepdim:
+        return apply(_sum, (input,), (_acc_dtype(input, dtype),))
+    return apply(_sum_dim, (input,), (_reduce_dims(dim, input._data.ndim), keepdim,
+                                      _acc_dtype(input, dtype)))
+
+
+@register
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum treating NaN as zero."""
+    return apply(_nansum, (input,), (_reduce_dims(dim, input._data.ndim), keepdim,
+                                     _acc_dtype(input, dtype)))
+
+
+@register
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """Mean over ``dim``; integer inputs need ``dtype=`` (as in PyTorch).
+
+    >>> retrograd.tensor([1., 2., 6.]).mean()
+    tensor(3.)
+    """
+    _float_only(input, dtype, "mean")
+    dt = dtype.np if dtype is not None else None
+    if dim is None and not keepdim:
+        return apply(_mean, (input,), (dt,))
+    return apply(_mean_dim, (input,), (_reduce_dims(dim, input._data.ndim), keepdim, dt))
+
+
+@register
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """Mean of the non-NaN elements."""
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {_pretty(input._data.dtype)}")
+    return apply(_nanmean, (input,), (_reduce_dims(dim, input._data.ndim), keepdim,
+                                      dtype.np if dtype is not None else None))
+
+
+@register
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Product of all elements, or along one ``dim``; the gradient is exact with zeros.
+
+    >>> retrograd.tensor([2., 0., 3.]).prod()
+    tensor(0.)
+    """
+    if dim is None:
+        return apply(_prod, (input,), (_acc_dtype(input, dtype),))
+    return apply(_prod_dim, (input,), ((_dim1(dim, input._data.ndim),) if input._data.ndim
+                                       else (), keepdim, _acc_dtype(input, dtype)))
+
+
+# ---- max, min, amax, amin, argmax, argmin, aminmax ----------------------------------------
+
+def _even_rule(xp, grad, self, result, dim, keepdim):
+    """amax/amin: the gradient is shared evenly among the elements equal to the result."""
+    mask = self == _unreduce(xp, result, dim, keepdim)
+    return (_unreduce(xp, grad, dim, keepdim) * mask
+            / xp.sum(mask, axis=dim, keepdims=True, dtype=grad.dtype))
+
+
+def _evenly_distribute(xp, grad, self, result):
+    """max()/min() of everything: shared evenly among the maxima (NaN when the result is)."""
+    mask = (self == result) | ((self != self) & (result != result))
+    return xp.where(mask, grad / xp.sum(mask, dtype=grad.dtype), 0)
+
+
+def _select_rule(xp, grad, indices, self_shape, dim, keepdim):
+    """max(dim)/min(dim): the gradient goes to the selected index only."""
+    if not self_shape:
+        return grad
+    if not keepdim:
+        grad, indices = xp.expand_dims(grad, dim), xp.expand_dims(indices, dim)
+    pos = xp.reshape(xp.arange(self_shape[dim]), (-1,) + (1,) * (len(self_shape) - dim - 1))
+    return xp.where(indices == pos, grad, 0)
+
+
+def _select_fwd(pick, arg):
+    def forward(xp, self, dim, keepdim):
+        if self.ndim == 0:
+            return xp.copy(self), xp.zeros((), _INT64)
+        return (getattr(self, pick)(axis=dim, keepdims=keepdim),
+                getattr(self, arg)(axis=dim, keepdims=keepdim))
+    return forward
+
+
+_max = defop("max", lambda xp, self: self.max(), vjp={"self": _evenly_distribute},
+             node="MaxBackward1")
+_min = defop("min", lambda xp, self: self.min(), vjp={"self": _evenly_distribute},
+             node="MinBackward1")
+_max_dim = defop("max_dim", _select_fwd("max", "argmax"), vjp={"self": _select_rule},
+                 outputs=("values", "indices"), nondiff_outputs=("indices",),
+                 node="MaxBackward0")
+_min_dim = defop("min_dim", _select_fwd("min", "argmin"), vjp={"self": _select_rule},
+                 outputs=("values", "indices"), nondiff_outputs=("indices",),
+                 node="MinBackward0")
+_amax = defop("amax", lambda xp, self, dim, keepdim: self.max(axis=dim, keepdims=keepdim),
+              vjp={"self": _even_rule})
+_amin = defop("amin", lambda xp, self, dim, keepdim: self.min(axis=dim, keepdims=keepdim),
+              vjp={"self": _even_rule})
+_aminmax = defop("aminmax", lambda xp, self, dim, keepdim:
+                 (self.min(axis=dim, keepdims=keepdim), self.max(axis=dim, keepdims=keepdim)),
+                 vjp={"self": lambda xp, grads, self, min, max, dim, keepdim:
+                      _even_rule(xp, grads[0], self, min, dim, keepdim)
+                      + _even_rule(xp, grads[1], self, max, dim, keepdim)},
+                 outputs=("min", "max"))
+_argmax = defop("argmax", lambda xp, self, dim, keepdim: self.argmax(axis=dim,
+                                                                    keepdims=keepdim),
+                inputs=_S)
+_argmin = defop("argmin", lambda xp, self, dim, keepdim: self.argmin(axis=dim,
+                                                                    keepdims=keepdim),
+                inputs=_S)
+
+
+def _maxmin(name, full, by_dim, named, binary):
+    def fn(input, dim=None, keepdim=False, *, other=None):
+        if isinstance(dim, Tensor) or other is not None:
+            return binary(input, dim if other is None else other)
+        if dim is None:
+            _nonempty(input, None, name + "()")
+            return apply(full, (input,))
+        d = _dim1(dim, input._data.ndim)
+        _nonempty(input, (d,), name + "()")
+        return named(apply(by_dim, (input,), (d, keepdim)))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``{name}(input)``: the {name}imum; ``{name}(input, dim, keepdim=False)``: "
+                  f"``(values, indices)`` along ``dim``; ``{name}(input, other)``: "
+                  f"elementwise ``{name}imum``.")
+    return register(fn)
+
+
+max = _maxmin("max", _max, _max_dim, return_types.max, maximum)
+min = _maxmin("min", _min, _min_dim, return_types.min, minimum)
+
+
+@register
+def amax(input, dim=(), keepdim=False):
+    """Maximum over ``dim`` (all dims by default); ties share the gradient evenly."""
+    dims = _reduce_dims(dim, input._data.ndim)
+    _nonempty(input, dims if dim != () else None, "amax()")
+    return apply(_amax, (input,), (dims, keepdim))
+
+
+@register
+def amin(input, dim=(), keepdim=False):
+    """Minimum over ``dim`` (all dims by default); ties share the gradient evenly."""
+    dims = _reduce_dims(dim, input._data.ndim)
+    _nonempty(input, dims if dim != () else None, "amin()")
+    return apply(_amin, (input,), (dims, keepdim))
+
+
+@register
+def aminmax(input, *, dim=None, keepdim=False):
+    """``(min, max)`` in one pass, over everything or along ``dim``."""
+    if dim is None:
+        dims = tuple(range(input._data.ndim))
+        _nonempty(input, None, "aminmax", full_msg="aminmax(): cannot compute aminmax over "
+                  "an empty dimension as the operation has no identity.")
+    else:
+        dims = (_dim1(dim, input._data.ndim),) if input._data.ndim else ()
+        _nonempty(input, dims, "aminmax")
+    return return_types.aminmax(apply(_aminmax, (input,), (dims, keepdim)))
+
+
+def _arg(name, op):
+    def fn(input, dim=None, keepdim=False):
+        if input._data.dtype.kind == "b":
+            raise RuntimeError(f"{name}(): does not support bool input")
+        if dim is None:
+            _nonempty(input, None, name, IndexError, f"{name}(): Expected reduction dim to be "
+                      f"specified for input.numel() == 0.")
+            return apply(op, (input,), (None, keepdim))
+        d = _dim1(dim, input._data.ndim)
+        if input._data.ndim == 0:
+            return apply(op, (input,), (None, False))
+        _nonempty(input, (d,), name + "()")
+        return apply(op, (input,), (d, keepdim))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Index of the {name[3:]}imum (of the flattened input when ``dim`` is None)."
+    return register(fn)
+
+
+argmax = _arg("argmax", _argmax)
+argmin = _arg("argmin", _argmin)
+
+
+# ---- var, std, var_mean, std_mean ---------------------------------------------------------
+
+def _var_fwd(xp, self, dim, correction, keepdim):
+    n = _count(self.shape, dim)
+    d = self - self.sum(axis=dim, keepdims=True) / n
+    return (d * d).sum(axis=dim, keepdims=keepdim) / (n - correction if n > correction else 0)
+
+
+def _var_rule(xp, grad, self, dim, correction, keepdim):
+    n = _count(self.shape, dim)
+    centered = self - xp.sum(self, axis=dim, keepdims=True) / n
+    return (2 / (n - correction if n > correction else 0)) * _unreduce(xp, grad, dim,
+                                                                       keepdim) * centered
+
+
+def _std_rule(xp, grad, self, result, dim, correction, keepdim):
+    """PyTorch's: zero where the std is zero instead of 0/0."""
+    return _var_rule(xp, xp.where(result == 0, 0, grad / (2 * result)), self, dim, correction,
+                     keepdim)
+
+
+_var = defop("var", _var_fwd, vjp={"self": _var_rule})
+_std = defop("std", lambda xp, self, dim, correction, keepdim:
+             xp.sqrt(_var_fwd(xp, self, dim, correction, keepdim)),
+             vjp={"self": _std_rule})
+
+
+def _var_mean_fwd(xp, self, dim, correction, keepdim):
+    n = _count(self.shape, dim)
+    m = self.sum(axis=dim, keepdims=True) / n
+    d = self - m
+    var = (d * d).sum(axis=dim, keepdims=keepdim) / (n - correction if n > correction else 0)
+    return var, (m if keepdim else xp.squeeze(m, dim))
+
+
+def _mean_part(xp, g, self, dim, keepdim):
+    return _unreduce(xp, g, dim, keepdim) / _count(self.shape, dim)
+
+
+_var_mean = defop("var_mean", _var_mean_fwd, outputs=("var", "mean"),
+                  vjp={"self": lambda xp, grads, self, dim, correction, keepdim:
+                       _var_rule(xp, grads[0], self, dim, correction, keepdim)
+                       + _mean_part(xp, grads[1], self, dim, keepdim)})
+_std_mean = defop("std_mean", lambda xp, self, dim, correction, keepdim:
+                  _sqrt_first(xp, _var_mean_fwd(xp, self, dim, correction, keepdim)),
+                  outputs=("std", "mean"),
+                  vjp={"self": lambda xp, grads, self, std, dim, correction, keepdim:
+                       _std_rule(xp, grads[0], self, std, dim, correction, keepdim)
+                       + _mean_part(xp, grads[1], self, dim, keepdim)})
+
+
+def _sqrt_first(xp, pair):
+    return xp.sqrt(pair[0]), pair[1]
+
+
+def _var_args(name, input, dim, unbiased, keepdim, correction):
+    """PyTorch's overloads: (dim, unbiased, keepdim), (unbiased), (dim, *, correction)."""
+    if isinstance(dim, bool):  # var(input, unbiased)
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments: 'unbiased' "
+                        f"and 'correction' cannot both be given")
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError(f"{name} only support floating point and complex dtypes"
+                           if name.endswith("_mean") else
+                           "std and var only support floating point and complex dtypes")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    dims = _reduce_dims(dim, input._data.ndim)
+    if _count(input._data.shape, dims) - correction <= 0:
+        base = name.split("_")[0]
+        warnings.warn(f"{base}(): degrees of freedom is <= 0. Correction should be strictly "
+                      f"less than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
+    return dims, correction, keepdim
+
+
+def _variance(name, op):
+    def fn(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return apply(op, (input,), _var_args(name, input, dim, unbiased, keepdim, correction))
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+var = register(_variance("var", _var))
+var.__doc__ = """Variance over ``dim`` with Bessel's ``correction`` (1 by default).
+
+    >>> retrograd.tensor([1., 2., 3., 4.]).var()
+    tensor(1.6667)
+    """
+std = register(_variance("std", _std))
+std.__doc__ = "Standard deviation over ``dim``; see :func:`var`."
+var_mean = register(_variance("var_mean", _var_mean), method=False)
+var_mean.__doc__ = "``(var, mean)`` computed together, as a plain tuple."
+std_mean = register(_variance("std_mean", _std_mean), method=False)
+std_mean.__doc__ = "``(std, mean)`` computed together, as a plain tuple."
+
+
+# ---- norm ---------------------------------------------------------------------------------
+
+def _vector_norm(xp, self, p, dim, keepdim):
+    if p == 2:
+        return xp.sqrt((self * self).sum(axis=dim, keepdims=keepdim))
+    a = xp.abs(self)
+    if p == 1:
+        return a.sum(axis=dim, keepdims=keepdim)
+    if p == math.inf:
+        return a.max(axis=dim, keepdims=keepdim)
+    if p == -math.inf:
+        return a.min(axis=dim, keepdims=keepdim)
+    if p == 0:
+        return (a != 0).sum(axis=dim, keepdims=keepdim, dtype=self.dtype)
+    return (a ** p).sum(axis=dim, keepdims=keepdim) ** (1.0 / p)
+
+
+def _norm_rule(xp, grad, self, result, p, dim, keepdim):
+    """PyTorch's norm_backward: subgradient 0 at zero for p = 2 and p < 2."""
+    if p == 0:
+        return None
+    grad = _unreduce(xp, grad, dim, keepdim)
+    norm = _unreduce(xp, result, dim, keepdim)
+    if p == 1:
+        return xp.sign(self) * grad
+    if p == 2:
+        return grad * xp.where(norm == 0, 0, self / norm)
+    a = xp.abs(self)
+    if math.isinf(p):
+        mask = (a == norm) | (a != a)
+        return xp.sign(self) * (grad / xp.sum(mask, axis=dim, keepdims=True,
+                                              dtype=grad.dtype)) * mask
+    if p < 1:
+        return (xp.sign(self) * xp.where(self == 0, 0, a ** (p - 1))) * grad * norm ** (1 - p)
+    scaled = xp.sign(self) * a ** (p - 1) if p < 2 else self * a ** (p - 2)
+    return scaled * xp.where(norm == 0, 0, grad / norm ** (p - 1))
+
+
+_norm = defop("norm", _vector_norm, vjp={"self": _norm_rule}, node="LinalgVectorNormBackward0")
+
+
+@register
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """Vector p-norm over ``dim`` (all dims by default): p = 2 ('fro'), 1, inf, -inf, 0, any.
+
+    >>> retrograd.tensor([3., 4.]).norm()
+    tensor(5.)
+    """
+    _no_out(out, "norm")
+    dims = None if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
+    if isinstance(p, str):
+        if p != "fro" or (dims is not None and len(dims) > 2):
+            _matrix_norm_error(input, p, dims)
+        p = 2
+    elif p is None:
+        p = 2
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {_pretty(input._data.dtype)}")
+    if dtype is not None and dtype.np != input._data.dtype:
+        input = input.to(dtype)
+    dims = _reduce_dims(dims, input._data.ndim)
+    if math.isinf(p):
+        if input._data.size == 0 and builtins.any(input._data.shape[d] == 0 for d in dims):
+            raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty "
+                               "tensor because the operation does not have an identity")
+    return apply(_norm, (input,), (float(p), dims, keepdim))
+
+
+@register(function=False, name="norm")
+def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
+    return norm(self, p, dim, keepdim, dtype=dtype)
+
+
+def _matrix_norm_error(input, p, dims):
+    if p == "nuc":
+        raise NotImplementedError("norm(p='nuc'): the nuclear norm (an SVD) is not supported "
+                                  "yet")
+    dims = dims if dims is not None else tuple(range(input._data.ndim))
+    if len(dims) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{' '.join(str(d) for d in dims)}")
+    raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+
+
+# ---- logsumexp ----------------------------------------------------------------------------
+
+def _logsumexp_fwd(xp, self, dim, keepdim):
+    """Shift by the max (0 where it is infinite, so all -inf gives -inf, not NaN)."""
+    if self.size == 0:
+        return xp.log(xp.sum(xp.exp(self), axis=dim, keepdims=keepdim))
+    m = self.max(axis=dim, keepdims=True)
+    m = xp.where(xp.isinf(m), 0, m)
+    out = xp.log(xp.exp(self - m).sum(axis=dim, keepdims=True)) + m
+    return out if keepdim else xp.squeeze(out, dim)
+
+
+_logsumexp = defop("logsumexp", _logsumexp_fwd,
+                   vjp={"self": lambda xp, grad, self, result, dim, keepdim:
+                        _unreduce(xp, grad, dim, keepdim)
+                        * xp.exp(self - _unreduce(xp, result, dim, keepdim))},
+                   to_float=True)
+
+
+@register
+def logsumexp(input, dim, keepdim=False):
+    """``log(sum(exp(input), dim))`` without overflow; integer inputs give floats.
+
+    >>> retrograd.tensor([0., 0.]).logsumexp(0)
+    tensor(0.6931)
+    """
+    return apply(_logsumexp, (input,), (_reduce_dims(dim, input._data.ndim), keepdim))
+
+
+# ---- cumsum, cumprod ----------------------------------------------------------------------
+
+def _scan(name):
+    def forward(xp, self, dim, dtype):
+        if self.ndim == 0:
+            return xp.array(self, dtype=dtype if dtype is not None else self.dtype)
+        return getattr(self, name)(axis=dim, dtype=dtype)
+    return forward
+
+
+def _rcumsum(xp, g, dim):
+    """Sum from the end: the adjoint of cumsum."""
+    return xp.flip(xp.cumsum(xp.flip(g, dim), dim), dim)
+
+
+def _cumprod_rule(xp, grad, self, result, dim):
+    """Exact with zeros: past the first zero along ``dim`` the gradient is zero; at it, the
+    cumulative products that skip it; before it, the zero-free formula. That is exact to
+    first order only; under create_graph (Tensors) zeros take PyTorch's O(n^2) formula,
+    exact at every order."""
+    if self.ndim == 0:
+        return grad
+    if not xp.any(self == 0):
+        return _rcumsum(xp, grad * result, dim) / self
+    if isinstance(self, Tensor):
+        return _cumprod_grad_exact(xp, grad, self, dim)
+    zero = self == 0
+    seen = xp.cumsum(zero, dim)
+    first = zero & (seen == 1)
+    before = seen == 0
+    skip = xp.cumprod(xp.where(first, 1, self), dim)
+    return xp.where(before, _rcumsum(xp, grad * result, dim) / xp.where(before, self, 1),
+                    xp.where(first, _rcumsum(xp, grad * skip, dim), 0))
+
+
+def _cumprod_grad_exact(xp, grad, self, dim):
+    """For every k, the cumulative products with x_k replaced by 1: an (n, n) matrix per
+    slice, summed against the gradient over the positions i >= k."""
+    x, g = xp.moveaxis(self, dim, -1), xp.moveaxis(grad, dim, -1)
+    n = x.shape[-1]
+    skip_k = xp.cumprod(xp.where(xp.eye(n, dtype=bool), 1, xp.expand_dims(x, -2)), -1)
+    pos = xp.arange(n)
+    d = xp.sum(xp.where(xp.expand_dims(pos, -1) <= pos, xp.expand_dims(g, -2) * skip_k, 0),
+               axis=-1)
+    return xp.moveaxis(d, -1, dim)
+
+
+_cumsum = defop("cumsum", _scan("cumsum"),
+                vjp={"self": lambda xp, grad, dim: grad if grad.ndim == 0
+                     else _rcumsum(xp, grad, dim)})
+_cumprod = defop("cumprod", _scan("cumprod"), vjp={"self": _cumprod_rule})
+
+
+@register
+def cumsum(input, dim, *, dtype=None):
+    """Running sum along ``dim``; integer inputs give int64.
+
+    >>> retrograd.tensor([1, 2, 3]).cumsum(0)
+    tensor([1, 3, 6])
+    """
+    return apply(_cumsum, (input,), (_dim1(dim, input._data.ndim), _acc_dtype(input, dtype)))
+
+
+@register
+def cumprod(input, dim, *, dtype=None):
+    """Running product along ``dim``; the gradient is exact with zeros."""
+    return apply(_cumprod, (input,), (_dim1(dim, input._data.ndim), _acc_dtype(input, dtype)))
+
+
+@register(function=False)
+def cumsum_(self, dim, *, dtype=None):
+    return apply_inplace(_cumsum, self, (), (_dim1(dim, self._data.ndim),
+                                             dtype.np if dtype is not None else None))
+
+
+@register(function=False)
+def cumprod_(self, dim, *, dtype=None):
+    return apply_inplace(_cumprod, self, (), (_dim1(dim, self._data.ndim),
+                                              dtype.np if dtype is not None else None))
+
+
+# ---- all, any, count_nonzero --------------------------------------------------------------
+
+def _logical(name):
+    def forward(xp, self, dim, keepdim):
+        r = getattr(self, name)(axis=dim, keepdims=keepdim)
+        return r.astype(numpy.uint8) if self.dtype == numpy.uint8 else r
+    return forward
+
+
+_all = defop("all", _logical("all"), inputs=_S)
+_any = defop("any", _logical("any"), inputs=_S)
+_count_nonzero = defop("count_nonzero", lambda xp, self, dim:
+                       xp.asarray(xp.count_nonzero(self, axis=dim), dtype=_INT64), inputs=_S)
+
+
+def _logical_dims(dim, ndim):
+    # all/any with an empty dim list reduce nothing (unlike sum).
+    return None if dim is None else _dims(dim, ndim)
+
+
+@register
+def all(input, dim=None, keepdim=False):
+    """Whether every element (along ``dim``) is nonzero; bool (uint8 for uint8 input)."""
+    return apply(_all, (input,), (_logical_dims(dim, input._data.ndim), keepdim))
+
+
+@register
+def any(input, dim=None, keepdim=False):
+    """Whether some element (along ``dim``) is nonzero; bool (uint8 for uint8 input)."""
+    return apply(_any, (input,), (_logical_dims(dim, input._data.ndim), keepdim))
+
+
+@register
+def count_nonzero(input, dim=None):
+    """Number of nonzero elements (along ``dim``), as int64."""
+    dims = None if dim is None else _reduce_dims(dim, input._data.ndim)
+    return apply(_count_nonzero, (input,), (dims,))

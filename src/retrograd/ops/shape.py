@@ -1,1 +1,951 @@
-"""shape ops."""
+"""Shape, view, joining and splitting ops.
+
+View ops (``view=True``) return NumPy views that share memory and the version
+counter with their input, so in-place writes through them reach the base and
+are seen by autograd (``_views``). Ops that PyTorch does not define as views
+(flip, roll, repeat, tril, ...) always return fresh arrays, never a NumPy view.
+
+Ops over a list of tensors (cat, stack) and ops with a variable number of
+outputs (split, unbind) record a :class:`_ListNode`; everything else is a
+``defop`` entry.
+"""
+
+import math
+import operator
+
+import numpy
+
+from .. import _dtype
+from .._tensor import Size, Tensor, _wrap_dim, wrap
+from ..autograd import grad_mode
+from ..autograd.node import Node, grad_accumulator
+from . import _tensor_xp, _views
+from ._registry import _pretty, apply, defop, register
+from .conversion import legacy_type_name
+
+__all__ = ["reshape", "view", "view_as", "reshape_as", "flatten", "unflatten", "squeeze",
+           "unsqueeze", "permute", "transpose", "swapaxes", "swapdims", "t", "movedim",
+           "moveaxis", "expand", "expand_as", "broadcast_to", "broadcast_tensors",
+           "broadcast_shapes", "repeat", "tile", "cat", "concat", "concatenate", "stack",
+           "hstack", "vstack", "split", "chunk", "unbind", "flip", "fliplr", "flipud", "roll",
+           "diagonal", "diag", "diag_embed", "tril", "triu", "contiguous", "clone",
+           "as_strided"]
+
+
+def call(xp, op, *values, attrs=()):
+    """Run ``op`` from inside a vjp rule: recorded (``apply``) when the rule runs on
+    Tensors under ``create_graph``, else its forward straight on the arrays."""
+    if xp is _tensor_xp:
+        return apply(op, values, attrs)
+    return op.forward(xp, *values, *attrs)
+
+
+# ---- argument parsing -----------------------------------------------------------------------
+
+def _ints(args, fn, arg="size"):
+    """``f(2, 3)`` and ``f((2, 3))`` (or a Size/list) alike, as a tuple of ints."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = args[0]
+    try:
+        return tuple(operator.index(a) for a in args)
+    except TypeError:
+        pos, bad = next((i, a) for i, a in enumerate(args) if not _is_int(a))
+        raise TypeError(f"{fn}(): argument '{arg}' must be tuple of ints, but found element "
+                        f"of type {type(bad).__name__} at pos {pos}") from None
+
+
+def _is_int(a):
+    try:
+        operator.index(a)
+    except TypeError:
+        return False
+    return True
+
+
+def _dims(dims, ndim):
+    """Wrapped dims of an int or a sequence of ints."""
+    if isinstance(dims, (tuple, list)):
+        return tuple(_wrap_dim(operator.index(d), ndim) for d in dims)
+    return (_wrap_dim(operator.index(dims), ndim),)
+
+
+def _infer(shape, numel):
+    """``shape`` with its -1 filled in; PyTorch's errors for impossible shapes."""
+    neg, prod = None, 1
+    for i, s in enumerate(shape):
+        if s == -1:
+            if neg is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            neg = i
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s}")
+        else:
+            prod *= s
+    if neg is None:
+        if prod == numel:
+            return shape
+    elif prod == 0:
+        raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} "
+                           "because the unspecified dimension size -1 can be any value and is "
+                           "ambiguous")
+    elif numel % prod == 0:
+        return shape[:neg] + (numel // prod,) + shape[neg + 1:]
+    raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+
+
+# ---- view ops ---------------------------------------------------------------------------------
+
+def _reshape_grad(xp, grad, self_shape):
+    return xp.reshape(grad, self_shape)
+
+
+_SHAPE_ONLY = {"self": _reshape_grad}
+
+_view = defop("view", lambda xp, self, size: xp.reshape(self, size, copy=False),
+              vjp=_SHAPE_ONLY, view=True)
+_reshape_alias = defop("_reshape_alias",
+                       lambda xp, self, size: xp.reshape(self, size, copy=False),
+                       vjp=_SHAPE_ONLY, view=True)
+_unsafe_view = defop("_unsafe_view", lambda xp, self, size: xp.reshape(self, size),
+                     vjp=_SHAPE_ONLY)
+_squeeze_all = defop("squeeze", lambda xp, self, dim: xp.squeeze(self, dim), vjp=_SHAPE_ONLY,
+                     view=True)
+_squeeze_dim = defop("squeeze", lambda xp, self, dim: xp.squeeze(self, dim), vjp=_SHAPE_ONLY,
+                     view=True, node="SqueezeBackward1")
+_squeeze_dims = defop("squeeze", lambda xp, self, dim: xp.squeeze(self, dim), vjp=_SHAPE_ONLY,
+                      view=True, node="SqueezeBackward2")
+_unsqueeze = defop("unsqueeze",
+                   lambda xp, self, dim: xp.reshape(self, self.shape[:dim] + (1,)
+                                                    + self.shape[dim:]),
+                   vjp=_SHAPE_ONLY, view=True)
+_permute = defop("permute", lambda xp, self, dims: xp.transpose(self, dims),
+                 vjp={"self": lambda xp, grad, dims:
+                      xp.transpose(grad, tuple(numpy.argsort(dims).tolist()))},
+                 view=True)
+_transpose = defop("transpose",
+                   lambda xp, self, dim0, dim1: xp.swapaxes(self, dim0, dim1) if self.ndim
+                   else self[...],
+                   vjp={"self": lambda xp, grad, dim0, dim1: xp.swapaxes(grad, dim0, dim1)
+                        if grad.ndim else grad},
+                   view=True)
+_t = defop("t", lambda xp, self: xp.transpose(self),
+           vjp={"self": lambda xp, grad: xp.transpose(grad)}, view=True, node="TBackward0")
+
+
+def _expand_forward(xp, self, size):
+    """A writable view with stride 0 along the expanded dims, as PyTorch's (in-place writes
+    into one are refused by ``apply_inplace``)."""
+    lead = len(size) - self.ndim
+    strides = (0,) * lead + tuple(0 if n == 1 and m != 1 else s for n, m, s in
+                                  zip(self.shape, size[lead:], self.strides, strict=True))
+    return xp.lib.stride_tricks.as_strided(self, size, strides)
+
+
+_expand = defop("expand", _expand_forward, vjp={"self": lambda grad: grad}, view=True)
+
+
+def _diagonal_view(xp, a, offset, dim1, dim2):
+    """A writable view of a diagonal (NumPy's ``diagonal`` is read-only)."""
+    n1, n2 = a.shape[dim1], a.shape[dim2]
+    if offset >= 0:
+        length = max(min(n1, n2 - offset), 0)
+        start = a[(slice(None),) * dim2 + (slice(min(offset, n2), None),)]
+    else:
+        length = max(min(n1 + offset, n2), 0)
+        start = a[(slice(None),) * dim1 + (slice(min(-offset, n1), None),)]
+    rest = [d for d in range(a.ndim) if d != dim1 and d != dim2]
+    s = a.strides
+    return xp.lib.stride_tricks.as_strided(
+        start, tuple(a.shape[d] for d in rest) + (length,),
+        tuple(s[d] for d in rest) + (s[dim1] + s[dim2],))
+
+
+def _embed_diagonal(xp, self, size, offset, dim1, dim2):
+    """Zeros of ``size`` with ``self`` on a diagonal: diag_embed, and diagonal's gradient."""
+    out = xp.zeros(size, dtype=self.dtype)
+    _diagonal_view(xp, out, offset, dim1, dim2)[...] = self
+    return out
+
+
+_DIAGONAL_OF_GRAD = {"self": lambda xp, grad, offset, dim1, dim2:
+                     xp.diagonal(grad, offset, dim1, dim2)}
+_diagonal_backward = defop("diagonal_backward", _embed_diagonal, vjp=_DIAGONAL_OF_GRAD)
+_diag_embed_nd = defop("diag_embed", _embed_diagonal, vjp=_DIAGONAL_OF_GRAD)
+_diagonal = defop("diagonal", lambda xp, self, offset, dim1, dim2:
+                  _diagonal_view(xp, self, offset, dim1, dim2),
+                  vjp={"self": lambda xp, grad, self_shape, offset, dim1, dim2:
+                       call(xp, _diagonal_backward, grad,
+                            attrs=(self_shape, offset, dim1, dim2))},
+                  view=True)
+
+
+# ---- copying shape ops ------------------------------------------------------------------------
+
+def _repeat_grad(xp, grad, self_shape, repeats):
+    """Sum the tiles: split every dim into (repeat, size) and sum the repeat axes."""
+    padded = (1,) * (len(repeats) - len(self_shape)) + tuple(self_shape)
+    split = [n for pair in zip(repeats, padded, strict=True) for n in pair]
+    g = xp.sum(xp.reshape(grad, split), axis=tuple(range(0, len(split), 2)))
+    return xp.reshape(g, self_shape)
+
+
+_repeat = defop("repeat", lambda xp, self, repeats: xp.tile(self, repeats),
+                vjp={"self": _repeat_grad})
+_flip = defop("flip", lambda xp, self, dims: xp.flip(self, dims).copy(),
+              vjp={"self": lambda xp, grad, dims: xp.flip(grad, dims)})
+_roll = defop("roll", lambda xp, self, shifts, dims: xp.roll(self, shifts, dims),
+              vjp={"self": lambda xp, grad, shifts, dims:
+                   xp.roll(grad, tuple(-s for s in shifts), dims)})
+_tril = defop("tril", lambda xp, self, diagonal: xp.tril(self, diagonal),
+              vjp={"self": lambda xp, grad, diagonal: xp.tril(grad, diagonal)})
+_triu = defop("triu", lambda xp, self, diagonal: xp.triu(self, diagonal),
+              vjp={"self": lambda xp, grad, diagonal: xp.triu(grad, diagonal)})
+_diag_embed = defop("diag", lambda xp, self, diagonal: xp.diag(self, diagonal),
+                    vjp={"self": lambda xp, grad, diagonal: xp.diagonal(grad, diagonal)},
+                    node="DiagEmbedBackward0")
+_diag_copy = defop("diag", lambda xp, self, diagonal: xp.diagonal(self, diagonal).copy(),
+                   vjp={"self": lambda xp, grad, self_shape, diagonal:
+                        call(xp, _diagonal_backward, grad, attrs=(self_shape, diagonal, 0, 1))},
+                   node="DiagonalBackward0_copy")
+_clone = defop("clone", lambda xp, self: xp.copy(self), vjp={"self": lambda grad: grad})
+_contiguous = defop("contiguous", lambda xp, self: xp.ascontiguousarray(self),
+                    vjp={"self": lambda grad: grad}, node="CloneBackward0")
+
+
+# ---- as_strided -------------------------------------------------------------------------------
+
+def _strided_ids(xp, numel, geometry):
+    size, stride, offset = geometry
+    ids = xp.arange(numel)
+    return xp.lib.stride_tricks.as_strided(ids[offset:], size,
+                                           tuple(s * ids.itemsize for s in stride))
+
+
+def _restride_forward(xp, x, src, dst, numel):
+    """Scatter-add ``x`` (laid out as geometry ``src`` of a storage) into the storage, then
+    read geometry ``dst``: the gradient of an as_strided view, and its own adjoint."""
+    s = _strided_ids(xp, numel, src).reshape(-1)
+    storage = xp.bincount(s, weights=x.reshape(-1), minlength=numel)
+    return storage[_strided_ids(xp, numel, dst)].astype(x.dtype)
+
+
+_as_strided_backward = defop(
+    "as_strided_backward", _restride_forward,
+    vjp={"x": lambda xp, grad, src, dst, numel:
+         call(xp, _as_strided_backward, grad, attrs=(dst, src, numel))})
+_as_strided = defop(
+    "as_strided",
+    lambda xp, self, storage, view_geometry, self_geometry: xp.lib.stride_tricks.as_strided(
+        storage.reshape(-1)[view_geometry[2]:], view_geometry[0],
+        tuple(s * storage.itemsize for s in view_geometry[1])),
+    inputs=("self",),
+    vjp={"self": lambda xp, grad, storage, view_geometry, self_geometry:
+         call(xp, _as_strided_backward, grad,
+              attrs=(view_geometry, self_geometry, storage.size))},
+    view=True)
+
+
+# ---- nodes of list ops ------------------------------------------------------------------------
+
+class _ListNode(Node):
+    """Node of an op over a list of tensors or with a variable number of outputs.
+
+    ``_vjp(xp, grads, shapes, *attrs)`` returns one gradient (or None) per input; outputs
+    that received no gradient get zeros first.
+    """
+
+    __slots__ = ("_attrs", "_shapes", "_dtypes", "_out_meta")
+    _vjp = None
+
+    def apply(self, grads, create_graph):
+        xp = _tensor_xp if create_graph else numpy
+        meta = self._out_meta
+        if meta is not None:
+            grads = [g if g is not None else xp.zeros(s, dtype=d)
+                     for g, (s, d) in zip(grads, meta, strict=True)]
+        res = []
+        grads = self._vjp(xp, grads, self._shapes, *self._attrs)
+        for (fn, _), g, dt in zip(self.next_functions, grads, self._dtypes, strict=True):
+            if fn is not None and g is not None:
+                if create_graph:
+                    if g._data.dtype != dt:
+                        g = xp.astype(g, dt)
+                elif g.dtype != dt:
+                    g = g.astype(dt)
+            res.append(g if fn is not None else None)
+        return res
+
+
+def _list_node(name, vjp):
+    return type(name, (_ListNode,), {"__slots__": (), "_vjp": staticmethod(vjp)})
+
+
+def _record_list(node_cls, inputs, out, attrs, view=False):
+    """Wrap a list op's output array(s) and, when some input requires grad, its node."""
+    multi = type(out) is not numpy.ndarray and isinstance(out, (list, tuple))
+    outs = tuple(wrap(o) for o in out) if multi else wrap(out)
+    if view:
+        _views.mark_view(inputs[0], outs)
+    if not grad_mode.state.enabled:
+        return outs
+    grad = False
+    for v in inputs:
+        if v._requires_grad if v._base is None else _views.requires_grad(v):
+            grad = True
+    if not grad:
+        return outs
+    node = node_cls()
+    node.next_functions = tuple(
+        ((v._grad_fn, v._output_nr) if v._grad_fn is not None else (grad_accumulator(v), 0))
+        if v._requires_grad else (None, 0) for v in inputs)
+    node._attrs = attrs
+    node._shapes = tuple(v._data.shape for v in inputs)
+    node._dtypes = tuple(v._data.dtype for v in inputs)
+    out_list = outs if multi else (outs,)
+    node._out_meta = tuple((o._data.shape, o._data.dtype) for o in out_list) if multi else None
+    for i, o in enumerate(out_list):
+        if o._data.dtype.kind in "fc":
+            o._grad_fn, o._output_nr, o._requires_grad = node, i, True
+    return outs
+
+
+def _cat_vjp(xp, grads, shapes, dim):
+    g = grads[0]
+    res, start = [], 0
+    for s in shapes:
+        if len(s) != g.ndim:  # a legacy empty 1-d input that cat skipped
+            res.append(None)
+            continue
+        res.append(g[(slice(None),) * dim + (slice(start, start + s[dim]),)])
+        start += s[dim]
+    return res
+
+
+def _stack_vjp(xp, grads, shapes, dim):
+    return [grads[0][(slice(None),) * dim + (i, Ellipsis)] for i in range(len(shapes))]
+
+
+_CatBackward0 = _list_node("CatBackward0", _cat_vjp)
+_StackBackward0 = _list_node("StackBackward0", _stack_vjp)
+_SplitBackward0 = _list_node("SplitBackward0",
+                             lambda xp, grads, shapes, dim: [xp.concatenate(grads, axis=dim)])
+_SplitWithSizesBackward0 = _list_node(
+    "SplitWithSizesBackward0", lambda xp, grads, shapes, dim: [xp.concatenate(grads, axis=dim)])
+_UnbindBackward0 = _list_node("UnbindBackward0",
+                              lambda xp, grads, shapes, dim: [xp.stack(grads, axis=dim)])
+
+
+# ---- public: views ----------------------------------------------------------------------------
+
+def _reshape(input, shape):
+    a = input._data
+    shape = _infer(shape, a.size)
+    if a.flags.c_contiguous:
+        return apply(_view, (input,), (shape,))
+    try:
+        return apply(_reshape_alias, (input,), (shape,))
+    except ValueError:  # NumPy needs a copy for this layout
+        return apply(_unsafe_view, (input,), (shape,))
+
+
+@register(method=False)
+def reshape(input, shape):
+    """A view with the new shape when the layout allows it, else a copy.
+
+    >>> retrograd.arange(6).reshape(2, -1).shape
+    torch.Size([2, 3])
+    """
+    return _reshape(input, _ints((shape,), "reshape", "shape"))
+
+
+@register(function=False, name="reshape")
+def _reshape_method(self, *shape):
+    return _reshape(self, _ints(shape, "reshape", "shape"))
+
+
+@register(function=False)
+def view(self, *shape):
+    """A view with the new shape (or, given a dtype, the same bytes reinterpreted); an
+    error when the layout would need a copy."""
+    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
+        return _view_dtype(self, shape[0])
+    if not shape:
+        raise TypeError("view() received an invalid combination of arguments - got (), but "
+                        "expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n")
+    size = _infer(_ints(shape, "view"), self._data.size)
+    try:
+        return apply(_view, (self,), (size,))
+    except ValueError:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride "
+                           "(at least one dimension spans across two contiguous subspaces). "
+                           "Use .reshape(...) instead.") from None
+
+
+def _view_dtype(self, dtype):
+    """The same bytes as ``dtype``; the last dim scales when the element sizes differ."""
+    a = self._data
+    if dtype.itemsize != a.itemsize:
+        what = (f"to view {_pretty(a.dtype)} as {_pretty(dtype.np)} (different element "
+                f"sizes)")
+        if a.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if dtype.itemsize > a.itemsize and a.shape[-1] % (dtype.itemsize // a.itemsize):
+            raise RuntimeError(f"self.size(-1) must be divisible by "
+                               f"{dtype.itemsize // a.itemsize} {what}, but got {a.shape[-1]}")
+        if a.strides[-1] != a.itemsize:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got "
+                               f"{a.strides[-1] // a.itemsize}")
+    out = wrap(a.view(dtype.np))
+    _views.mark_view(self, out)
+    return out
+
+
+@register(function=False)
+def view_as(self, other):
+    return view(self, other.shape)
+
+
+@register(function=False)
+def reshape_as(self, other):
+    return _reshape(self, tuple(other.shape))
+
+
+@register
+def flatten(input, start_dim=0, end_dim=-1):
+    """Merge dims ``start_dim..end_dim`` into one (a view when the layout allows)."""
+    a = input._data
+    if a.ndim == 0:
+        return _reshape(input, (1,))
+    start, end = _wrap_dim(start_dim, a.ndim), _wrap_dim(end_dim, a.ndim)
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return input
+    return _reshape(input, a.shape[:start] + (-1,) + a.shape[end + 1:])
+
+
+@register
+def unflatten(input, dim, sizes):
+    """Split dim ``dim`` into ``sizes`` (one of which may be -1)."""
+    a = input._data
+    d = _wrap_dim(dim, a.ndim)
+    sizes = _ints((sizes,), "unflatten", "sizes")
+    n = a.shape[d]
+    known = math.prod(s for s in sizes if s != -1)
+    if (-1 not in sizes and known != n) or (-1 in sizes and (known == 0 or n % known)):
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {dim} ({n}) in the input tensor")
+    return view(input, _infer(a.shape[:d] + sizes + a.shape[d + 1:], a.size))
+
+
+@register
+def squeeze(input, dim=None):
+    """Remove dims of size 1 (all of them, or those of ``dim`` that have size 1)."""
+    a = input._data
+    if dim is None:
+        return apply(_squeeze_all, (input,), (None,))
+    dims = _dims(dim, a.ndim)
+    keep = tuple(d for d in dims if a.ndim and a.shape[d] == 1)
+    op = _squeeze_dims if isinstance(dim, (tuple, list)) else _squeeze_dim
+    return apply(op, (input,), (keep,))
+
+
+@register
+def unsqueeze(input, dim):
+    """A view with a new dim of size 1 at ``dim``."""
+    return apply(_unsqueeze, (input,), (_wrap_dim(dim, input._data.ndim + 1),))
+
+
+def _permuted(input, dims):
+    a = input._data
+    if len(dims) != a.ndim:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
+                           f"not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {a.ndim} is not equal to len(dims) = {len(dims)}")
+    dims = tuple(_wrap_dim(d, a.ndim) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return apply(_permute, (input,), (dims,))
+
+
+@register(method=False)
+def permute(input, dims):
+    """A view with the dims reordered: output dim ``i`` is input dim ``dims[i]``."""
+    return _permuted(input, _ints((dims,), "permute", "dims"))
+
+
+@register(function=False, name="permute")
+def _permute_method(self, *dims):
+    return _permuted(self, _ints(dims, "permute", "dims"))
+
+
+@register
+def transpose(input, dim0, dim1):
+    """A view with dims ``dim0`` and ``dim1`` swapped."""
+    n = input._data.ndim
+    return apply(_transpose, (input,), (_wrap_dim(dim0, n), _wrap_dim(dim1, n)))
+
+
+@register
+def swapaxes(input, axis0, axis1):
+    return transpose(input, axis0, axis1)
+
+
+@register
+def swapdims(input, dim0, dim1):
+    return transpose(input, dim0, dim1)
+
+
+@register
+def t(input):
+    """Transpose of a tensor of at most 2 dims."""
+    if input._data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{input._data.ndim}D")
+    return apply(_t, (input,))
+
+
+@register(aliases=("moveaxis",))
+def movedim(input, source, destination):
+    """Move dims ``source`` to positions ``destination``; the others keep their order."""
+    n = input._data.ndim
+    src, dst = _dims(source, n), _dims(destination, n)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} "
+                           f"dims) should contain the same number of dims as destination "
+                           f"({list(dst)} dims)")
+    for name, ds, given in (("source", src, source), ("destination", dst, destination)):
+        if len(set(ds)) != len(ds):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
+    order = [d for d in range(n) if d not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return apply(_permute, (input,), (tuple(order),))
+
+
+moveaxis = movedim
+
+
+def _expand_size(input, sizes):
+    shape = input._data.shape
+    if len(sizes) < len(shape):
+        raise RuntimeError(f"expand({legacy_type_name(input.dtype)}{{{list(shape)}}}, "
+                           f"size={list(sizes)}): the number of sizes provided ({len(sizes)}) "
+                           f"must be greater or equal to the number of dimensions in the "
+                           f"tensor ({len(shape)})")
+    lead = len(sizes) - len(shape)
+    out = list(sizes)
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
+                                   f"leading, non-existing dimension {i}")
+            continue
+        have = shape[i - lead]
+        if s == -1:
+            out[i] = have
+        elif have != s and have != 1:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
+                               f"size ({have}) at non-singleton dimension {i}.  Target sizes: "
+                               f"{list(sizes)}.  Tensor sizes: {list(shape)}")
+    return tuple(out)
+
+
+@register(function=False)
+def expand(self, *sizes):
+    """A broadcast view: size-1 dims repeat without copying; -1 keeps a dim's size.
+
+    >>> retrograd.ones(3, 1).expand(2, -1, 4).shape
+    torch.Size([2, 3, 4])
+    """
+    return apply(_expand, (self,), (_expand_size(self, _ints(sizes, "expand")),))
+
+
+@register(function=False)
+def expand_as(self, other):
+    return expand(self, other.shape)
+
+
+@register
+def broadcast_to(input, size):
+    return expand(input, _ints((size,), "broadcast_to"))
+
+
+@register(method=False)
+def broadcast_shapes(*shapes):
+    """The shape the given shapes broadcast to."""
+    try:
+        return Size(numpy.broadcast_shapes(
+            *((s,) if isinstance(s, int) else tuple(s) for s in shapes)))
+    except ValueError:
+        raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape.  "
+                           f"Mismatch is between {list(shapes[0])} and {list(shapes[1])}.") \
+            from None
+
+
+@register(method=False)
+def broadcast_tensors(*tensors):
+    """Views of the tensors expanded to their common shape."""
+    shape = numpy.broadcast_shapes(*(t._data.shape for t in tensors))
+    return tuple(expand(t, shape) for t in tensors)
+
+
+@register(function=False)
+def repeat(self, *repeats):
+    """Tile the tensor ``repeats[i]`` times along dim ``i`` (a copy)."""
+    reps = _ints(repeats, "repeat", "repeats")
+    if len(reps) < self._data.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    if any(r < 0 for r in reps):
+        shape = (1,) * (len(reps) - self._data.ndim) + self._data.shape
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(r * s for r, s in zip(reps, shape, strict=True))}: "
+                           f"{[r * s for r, s in zip(reps, shape, strict=True)]}")
+    return apply(_repeat, (self,), (reps,))
+
+
+def _tile(input, dims):
+    return repeat(input, (1,) * (input._data.ndim - len(dims)) + dims)
+
+
+@register(method=False)
+def tile(input, dims):
+    return _tile(input, _ints((dims,), "tile", "dims"))
+
+
+@register(function=False, name="tile")
+def _tile_method(self, *dims):
+    return _tile(self, _ints(dims, "tile", "dims"))
+
+
+# ---- joining and splitting --------------------------------------------------------------------
+
+def _tensor_list(tensors, fn):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
+    for i, x in enumerate(tensors):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(x).__name__}")
+    return tensors
+
+
+def _result_dtype(arrays):
+    """The promoted dtype of the arrays, or None when they all share one (NumPy's
+    ``dtype=`` argument halves the speed of concatenate)."""
+    first = arrays[0].dtype
+    if all(a.dtype == first for a in arrays):
+        return None
+    rt = _dtype.from_numpy_dtype(first)
+    for a in arrays[1:]:
+        rt = _dtype.promote_types(rt, _dtype.from_numpy_dtype(a.dtype))
+    return rt.np
+
+
+def _legacy_empty(a):
+    return a.ndim == 1 and a.shape[0] == 0
+
+
+@register(aliases=("concat", "concatenate"))
+def cat(tensors, dim=0, *, out=None):
+    """Join tensors along an existing dim (dtypes promote as in PyTorch).
+
+    One NumPy call when the shapes fit; PyTorch's checks (and its skipping of legacy
+    empty 1-d tensors) run only when NumPy refuses.
+    """
+    tensors = _tensor_list(tensors, "cat")
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    arrays = [x._data for x in tensors]
+    xp = _views.xp_of(tensors)
+    dtype = _result_dtype(arrays)
+    try:
+        res = xp.concatenate(arrays, axis=dim, dtype=dtype)
+    except ValueError:
+        used = _cat_checked(arrays, dim)
+        res = xp.concatenate(used, axis=dim, dtype=dtype)
+    return _record_list(_CatBackward0, tensors, res, (dim % res.ndim,))
+
+
+def _cat_checked(arrays, dim):
+    """The arrays cat joins (legacy empty 1-d ones dropped), after PyTorch's checks."""
+    for i, a in enumerate(arrays):
+        if a.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               f"concatenated")
+    used = [a for a in arrays if not _legacy_empty(a)] or arrays[:1]
+    ref = used[0]
+    d = _wrap_dim(dim, ref.ndim)
+    for i, a in enumerate(arrays):
+        if a.ndim != ref.ndim:
+            if _legacy_empty(a):
+                continue
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} "
+                               f"and {a.ndim}")
+        for k in range(ref.ndim):
+            if k != d and a.shape[k] != ref.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {ref.shape[k]} but got size {a.shape[k]} "
+                                   f"for tensor number {i} in the list.")
+    return used
+
+
+concat = concatenate = cat
+
+
+@register
+def stack(tensors, dim=0, *, out=None):
+    """Join same-shaped tensors along a new dim ``dim``."""
+    tensors = _tensor_list(tensors, "stack")
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0]._data.shape
+    for i, x in enumerate(tensors[1:], 1):
+        if x._data.shape != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(shape)} at entry 0 and {list(x._data.shape)} at entry "
+                               f"{i}")
+    d = _wrap_dim(dim, len(shape) + 1)
+    xp = _views.xp_of(tensors)
+    arrays = [x._data for x in tensors]
+    res = xp.stack(arrays, axis=d, dtype=_result_dtype(arrays))
+    return _record_list(_StackBackward0, tensors, res, (d,))
+
+
+@register
+def hstack(tensors):
+    tensors = [x if x._data.ndim else reshape(x, (1,)) for x in _tensor_list(tensors, "hstack")]
+    return cat(tensors, 0 if tensors[0]._data.ndim == 1 else 1)
+
+
+@register
+def vstack(tensors):
+    tensors = _tensor_list(tensors, "vstack")
+    return cat([x if x._data.ndim >= 2 else reshape(x, (1, -1)) for x in tensors], 0)
+
+
+def _split_views(input, d, sizes, node_cls):
+    a = input._data
+    pre = (slice(None),) * d
+    out, start = [], 0
+    for s in sizes:
+        out.append(a[pre + (slice(start, start + s),)])
+        start += s
+    return _record_list(node_cls, (input,), out, (d,), view=True)
+
+
+def _split_size(input, split_size, dim):
+    d = _wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    if split_size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size="
+                           f"{split_size}")
+    if split_size == 0 and n:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
+                           f"size of {n}")
+    count = max(-(-n // split_size), 1) if split_size else 1
+    sizes = [split_size] * (count - 1) + [n - split_size * (count - 1)]
+    return _split_views(input, d, sizes, _SplitBackward0)
+
+
+def _split_sizes(input, sizes, dim):
+    d = _wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    sizes = list(_ints((sizes,), "split_with_sizes", "split_sizes"))
+    if sum(sizes) != n or any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                           f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+    return _split_views(input, d, sizes, _SplitWithSizesBackward0)
+
+
+@register(method=False)
+def split(tensor, split_size_or_sections, dim=0):
+    """Views of consecutive pieces: of ``split_size`` each (the last may be smaller), or of
+    the given sizes."""
+    if isinstance(split_size_or_sections, (list, tuple)):
+        return _split_sizes(tensor, split_size_or_sections, dim)
+    return _split_size(tensor, operator.index(split_size_or_sections), dim)
+
+
+@register(function=False, name="split")
+def _split_method(self, split_size, dim=0):
+    return split(self, split_size, dim)
+
+
+@register
+def split_with_sizes(input, split_sizes, dim=0):
+    return _split_sizes(input, split_sizes, dim)
+
+
+@register
+def chunk(input, chunks, dim=0):
+    """At most ``chunks`` views of equal size (the last may be smaller)."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = _wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    if n == 0:
+        return _split_views(input, d, [0] * chunks, _SplitWithSizesBackward0)
+    return _split_size(input, -(-n // chunks), d)
+
+
+@register
+def unbind(input, dim=0):
+    """Views of the slices along ``dim`` (that dim removed)."""
+    a = input._data
+    if a.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = _wrap_dim(dim, a.ndim)
+    pre = (slice(None),) * d
+    return _record_list(_UnbindBackward0, (input,),
+                        [a[pre + (i, Ellipsis)] for i in range(a.shape[d])], (d,), view=True)
+
+
+# ---- reordering and triangles -----------------------------------------------------------------
+
+def _flipped(input, dims):
+    dims = _dims(dims, input._data.ndim)
+    if len(set(dims)) != len(dims):
+        dup = next(d for d in dims if dims.count(d) > 1)
+        raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
+    return apply(_flip, (input,), (dims,))
+
+
+@register(method=False)
+def flip(input, dims):
+    """Reverse the order of elements along ``dims`` (a copy)."""
+    return _flipped(input, dims)
+
+
+@register(function=False, name="flip")
+def _flip_method(self, *dims):
+    return _flipped(self, dims[0] if len(dims) == 1 else dims)
+
+
+@register
+def fliplr(input):
+    if input._data.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return _flipped(input, (1,))
+
+
+@register
+def flipud(input):
+    if input._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return _flipped(input, (0,))
+
+
+@register
+def roll(input, shifts, dims=None):
+    """Rotate elements along ``dims`` (the flattened tensor when None) by ``shifts``."""
+    shifts = _ints((shifts,), "roll", "shifts")
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                               f"dims:0")
+        return apply(_roll, (input,), (shifts, None))
+    dims = _dims(dims, input._data.ndim)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    return apply(_roll, (input,), (shifts, dims))
+
+
+@register
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """A view of the diagonal of the ``dim1`` x ``dim2`` planes, as a new last dim."""
+    n = input._data.ndim
+    d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return apply(_diagonal, (input,), (offset, d1, d2))
+
+
+@register
+def diag(input, diagonal=0):
+    """A matrix with ``input`` (1-d) on a diagonal, or a copy of the diagonal of a matrix."""
+    n = input._data.ndim
+    if n == 1:
+        return apply(_diag_embed, (input,), (diagonal,))
+    if n == 2:
+        return apply(_diag_copy, (input,), (diagonal,))
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {n}D")
+
+
+@register
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """Matrices with the last dim of ``input`` on their diagonals (dims ``dim1``, ``dim2``)."""
+    a = input._data
+    n = a.ndim + 1
+    d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    m = a.shape[-1] + abs(offset)
+    size = list(a.shape[:-1])
+    for d in sorted((d1, d2)):
+        size.insert(d, m)
+    return apply(_diag_embed_nd, (input,), (tuple(size), offset, d1, d2))
+
+
+def _triangle(op, name, input, diagonal):
+    if input._data.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    return apply(op, (input,), (diagonal,))
+
+
+@register
+def tril(input, diagonal=0):
+    """The lower triangle (elements on and below diagonal ``diagonal``); zeros elsewhere."""
+    return _triangle(_tril, "tril", input, diagonal)
+
+
+@register
+def triu(input, diagonal=0):
+    """The upper triangle (elements on and above diagonal ``diagonal``); zeros elsewhere."""
+    return _triangle(_triu, "triu", input, diagonal)
+
+
+# ---- copies and raw strides -------------------------------------------------------------------
+
+@register(function=False)
+def contiguous(self, memory_format=None):
+    """``self`` when already C-contiguous, else a C-contiguous copy."""
+    if self._data.flags.c_contiguous:
+        return self
+    return apply(_contiguous, (self,))
+
+
+@register
+def clone(input, *, memory_format=None):
+    """A copy (keeping the layout of dense tensors, as PyTorch's preserve_format)."""
+    return apply(_clone, (input,))
+
+
+@register
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of the tensor's storage with the given sizes, strides (in elements) and
+    offset; gradients of elements the view reads more than once add up."""
+    base = input._base if input._base is not None else input
+    storage = base._data
+    if not storage.flags.c_contiguous:
+        raise NotImplementedError("as_strided needs a tensor whose storage (its base "
+                                  "tensor) is contiguous")
+    size, stride = _ints((size,), "as_strided"), _ints((stride,), "as_strided", "stride")
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    offset = input.storage_offset() if storage_offset is None else storage_offset
+    need = 0
+    if all(size):
+        need = offset + 1 + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
+    if need > storage.size:
+        item = storage.itemsize
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {offset}, and itemsize {item} requiring a storage size of "
+                           f"{need * item} are out of bounds for storage of size "
+                           f"{storage.size * item}")
+    a = input._data
+    self_geometry = (a.shape, tuple(s // a.itemsize for s in a.strides), input.storage_offset())
+    return apply(_as_strided, (input,), (storage, (size, stride, offset), self_geometry))

@@ -1,10 +1,16 @@
 """The op database: one ``OpInfo`` per op, with sample inputs and tolerances.
 
 ``tests/test_ops.py`` generates, for every entry: forward values and result
-dtype against PyTorch, gradients against PyTorch, float64 finite-difference
-gradient checks (first and second order). Entries live beside their op
-family in ``_db_<module>.py`` files, each defining ``OPS``; adding an op is one
-entry there.
+dtype against PyTorch, gradients and grad_fn names against PyTorch, float64
+finite-difference gradient checks (first and second order), and the errors
+of ``error_inputs`` against PyTorch's. Entries live beside their op family in
+``_db_<module>.py`` files, each defining ``OPS``; adding an op is one entry
+there.
+
+Sample functions are called as ``sample_inputs(dtype, requires_grad)`` with
+``dtype`` a NumPy-style name ("float32", "int64", "bool"); they build tensors
+with :func:`make_tensor` (``requires_grad`` applies to float tensors). The test
+suite reseeds :data:`rng` before each call, so samples are reproducible.
 """
 
 import importlib
@@ -15,19 +21,24 @@ import numpy
 
 import retrograd
 
-__all__ = ["OpInfo", "SampleInput", "make_tensor", "op_db", "rng"]
+__all__ = ["OpInfo", "SampleInput", "ErrorInput", "make_tensor", "op_db", "rng", "reseed"]
 
 _MODULES = ("pointwise", "binary", "reduction", "linalg", "shape", "indexing", "comparison")
 
 
 @dataclass
 class SampleInput:
-    """One call: ``op(input, *args, **kwargs)``; ``input`` may be a list (cat, stack)."""
+    """One call: ``op(input, *args, **kwargs)``; ``input`` may be a list (cat, stack).
+
+    nondifferentiable: the point is a kink or tie (maximum at equal values, abs at 0),
+    where finite differences are meaningless: gradients are compared with PyTorch only.
+    """
 
     input: Any
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
     name: str = ""
+    nondifferentiable: bool = False
 
     def __repr__(self):
         def desc(x):
@@ -41,10 +52,20 @@ class SampleInput:
 
 
 @dataclass
+class ErrorInput:
+    """A call that must raise: the same exception type and message as PyTorch's."""
+
+    sample: SampleInput
+    error_type: type = RuntimeError
+    name: str = ""
+
+
+@dataclass
 class OpInfo:
     """How to call, sample and check one op.
 
     name:           public name (``retrograd.<name>`` / ``torch.<name>``) and test id.
+    variant:        tells apart entries of one name (``div`` with rounding_mode: "floor").
     sample_inputs:  ``f(dtype, requires_grad) -> iterable of SampleInput``.
     op, torch_op:   callables ``(input, *args, **kwargs)``; default the namespace function,
                     or the Tensor method of that name when ``method=True``.
@@ -52,8 +73,11 @@ class OpInfo:
     supports_grad:  differentiable (gradients checked in float64 and against PyTorch).
     supports_gradgrad: second-order check.
     grad_atol/grad_rtol: tolerances of the finite-difference checks.
-    atol/rtol:      tolerances of the comparison with PyTorch (float32 default).
-    nondeterministic_grad: gradient differs from PyTorch only at ties (e.g. max).
+    atol/rtol:      tolerances of the comparison with PyTorch for float32.
+    tolerances:     ``{dtype: (atol, rtol)}`` overriding :meth:`tols` per dtype.
+    compare_grad_with_torch: gradients and grad_fn names are compared with PyTorch.
+    skip_torch:     a reason to skip every comparison with PyTorch.
+    error_inputs:   ``f() -> iterable of ErrorInput``.
     """
 
     name: str
@@ -70,6 +94,9 @@ class OpInfo:
     rtol: float = 1.3e-6
     compare_grad_with_torch: bool = True
     skip_torch: str = ""
+    tolerances: dict = field(default_factory=dict)
+    error_inputs: Callable = None
+    variant: str = ""
 
     def __post_init__(self):
         if self.op is None:
@@ -77,6 +104,23 @@ class OpInfo:
                        else getattr(retrograd, self.name))
         if self.torch_op is None:
             self.torch_op = _method(self.name) if self.method else _torch_fn(self.name)
+
+    @property
+    def id(self):
+        """The entry's test id: ``name`` or ``name.variant``."""
+        return f"{self.name}.{self.variant}" if self.variant else self.name
+
+    def tols(self, dtype):
+        """``(atol, rtol)`` for comparing results of ``dtype`` (a name) with PyTorch."""
+        if dtype in self.tolerances:
+            return self.tolerances[dtype]
+        if dtype == "float32":
+            return self.atol, self.rtol
+        return _DEFAULT_TOLS.get(dtype, (0.0, 0.0))
+
+
+# Reference (atol, rtol) per dtype; exact for integer and bool results.
+_DEFAULT_TOLS = {"float16": (1e-3, 1e-3), "float64": (1e-7, 1e-7)}
 
 
 def _method(name):
@@ -93,22 +137,37 @@ def _torch_fn(name):
 rng = numpy.random.default_rng(0)
 
 
+def reseed(seed=0):
+    """Restart :data:`rng` (in place: modules hold the object) at ``seed``."""
+    rng.bit_generator.state = numpy.random.default_rng(seed).bit_generator.state
+
+
 def make_tensor(*shape, dtype="float32", low=-2.0, high=2.0, requires_grad=False,
-                exclude_zero=False, seed=None):
-    """A random retrograd tensor: uniform in [low, high) (integers for int dtypes)."""
+                exclude_zero=False, seed=None, noncontiguous=False):
+    """A random retrograd tensor: uniform in [low, high) (integers for int dtypes);
+    ``requires_grad`` applies to float tensors only. ``noncontiguous`` lays it out with a
+    stride of 2 elements in the last dimension."""
     g = numpy.random.default_rng(seed) if seed is not None else rng
-    np_dtype = numpy.dtype(dtype)
+    np_dtype = numpy.dtype(getattr(dtype, "np", dtype))
     if np_dtype.kind == "b":
         arr = g.random(shape) < 0.5
     elif np_dtype.kind in "iu":
         arr = g.integers(max(int(low), 0 if np_dtype.kind == "u" else int(low)),
                          max(int(high), 1) + 1, shape).astype(np_dtype)
+        if exclude_zero:
+            arr[arr == 0] = 1
     else:
         arr = g.uniform(low, high, shape).astype(np_dtype)
         if exclude_zero:
             arr[numpy.abs(arr) < 0.1] = 0.5
-    t = retrograd.from_numpy(numpy.ascontiguousarray(arr))
-    if requires_grad:
+    if noncontiguous and arr.ndim:
+        strided = numpy.empty(shape[:-1] + (2 * shape[-1],), dtype=np_dtype)[..., ::2]
+        strided[...] = arr
+        arr = strided
+    else:
+        arr = numpy.array(arr, dtype=np_dtype, order="C")  # keeps 0-d samples 0-d
+    t = retrograd.from_numpy(arr)
+    if requires_grad and np_dtype.kind == "f":
         t.requires_grad_(True)
     return t
 

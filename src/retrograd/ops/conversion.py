@@ -1,0 +1,237 @@
+"""Dtype and device conversions, ``new_*`` constructors, and fill/copy in place.
+
+``to`` returns ``self`` when nothing changes, as PyTorch does; a cast records
+``ToCopyBackward0``, whose rule is the identity because the engine casts every
+gradient back to its input's dtype. ``zero_``/``fill_``/``copy_`` write through
+:func:`apply_inplace`, so they work on views and version-count like any
+in-place op.
+"""
+
+import warnings
+
+from .. import _creation, _dtype
+from .._tensor import Tensor
+from ..backend import Device, check_device
+from ._registry import apply, apply_inplace, defop, register
+
+__all__ = ["to", "type_as", "cpu", "cuda", "new_zeros", "new_ones", "new_full", "new_empty",
+           "new_tensor", "zero_", "fill_", "copy_"]
+
+_LEGACY = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+           "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+           "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+           "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
+_FROM_LEGACY = {f"torch.{v}": _dtype._names[k] for k, v in _LEGACY.items()}
+
+
+def legacy_type_name(dtype):
+    """``torch.FloatTensor`` for float32: the name ``Tensor.type()`` and errors print."""
+    return "torch." + _LEGACY[dtype.name]
+
+
+def _filled(xp, self, value):
+    """``value`` (scalar or 0-d array) spread over ``self``'s shape without allocating."""
+    return xp.broadcast_to(xp.asarray(value, dtype=self.dtype), self.shape)
+
+
+def _zeros(xp, grad):
+    return xp.zeros_like(grad)
+
+
+_to_copy = defop("_to_copy", lambda xp, self, dtype: self.astype(dtype),
+                 vjp={"self": lambda grad: grad})
+_zero = defop("zero", lambda xp, self: _filled(xp, self, 0), vjp={"self": _zeros})
+_fill = defop("fill", _filled, vjp={"self": _zeros}, node="FillBackward2")
+_fill_tensor = defop("fill_tensor", _filled, inputs=("self", "value"),
+                     vjp={"self": _zeros, "value": lambda xp, grad: xp.sum(grad)},
+                     node="FillBackward3")
+_copy = defop("copy", lambda xp, self, src: xp.broadcast_to(src.astype(self.dtype, copy=False),
+                                                            self.shape),
+              vjp={"self": _zeros, "src": lambda grad: grad}, node="CopyBackwards")
+
+
+def _to_args(args, kwargs):
+    """(device, dtype, copy) from the argument forms of ``Tensor.to``."""
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    rest = list(args)
+    if rest:
+        a = rest.pop(0)
+        if isinstance(a, _dtype.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, (str, Device)) or a is None:
+            device = a
+            if rest and (isinstance(rest[0], _dtype.dtype) or rest[0] is None):
+                dtype = rest.pop(0)
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments - got "
+                            f"({type(a).__name__}), but expected one of: (torch.device device, "
+                            f"torch.dtype dtype), (torch.dtype dtype), (Tensor tensor)")
+    if len(rest) > 2:
+        raise TypeError(f"to() takes at most 4 positional arguments ({len(args)} given)")
+    if len(rest) == 2:
+        copy = rest[1]
+    return device, dtype, copy
+
+
+@register(function=False)
+def to(self, *args, **kwargs):
+    """Cast and/or move: ``to(dtype)``, ``to(device, dtype)``, ``to(other)``; ``self`` when
+    nothing changes and ``copy`` is false.
+
+    >>> retrograd.ones(2).to(retrograd.float64).dtype
+    torch.float64
+    """
+    device, dtype, copy = _to_args(args, kwargs)
+    if device is not None:
+        check_device(device)
+    if dtype is None or dtype.np == self._data.dtype:
+        if not copy:
+            return self
+        dtype = self.dtype
+    return apply(_to_copy, (self,), (dtype.np,))
+
+
+def _caster(name, dtype):
+    def cast(self, memory_format=None):
+        return to(self, dtype)
+    cast.__name__ = cast.__qualname__ = name
+    cast.__doc__ = f"``self.to({dtype})``."
+    register(cast, function=False)
+
+
+for _name, _dt in (("float", _dtype.float32), ("double", _dtype.float64),
+                   ("half", _dtype.float16), ("long", _dtype.int64), ("int", _dtype.int32),
+                   ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8),
+                   ("bool", _dtype.bool), ("cfloat", _dtype.complex64),
+                   ("cdouble", _dtype.complex128)):
+    _caster(_name, _dt)
+
+
+@register(function=False, name="type")
+def type_(self, dtype=None, non_blocking=False, **kwargs):
+    """The legacy type name (``'torch.FloatTensor'``) or, given a dtype or such a name,
+    the cast."""
+    if dtype is None:
+        return legacy_type_name(self.dtype)
+    if isinstance(dtype, str):
+        key = dtype
+        dtype = _FROM_LEGACY.get(key) or _dtype._names.get(key.removeprefix("torch."))
+        if dtype is None:
+            raise ValueError(f"invalid type: '{key}'")
+    return to(self, dtype)
+
+
+@register(function=False)
+def type_as(self, other):
+    return to(self, other.dtype)
+
+
+@register(function=False)
+def cpu(self, memory_format=None):
+    """``self``: every tensor lives on the CPU so far."""
+    return self
+
+
+@register(function=False)
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    """``self.to('cuda')``: a clear error until a GPU backend exists."""
+    if device is None or isinstance(device, int):
+        device = Device("cuda", device)
+    return to(self, device)
+
+
+# ---- new_* constructors: this tensor's dtype (and device) by default --------------------------
+
+@register(function=False)
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+              pin_memory=False):
+    return _creation.zeros(*size, dtype=dtype or self.dtype, device=device,
+                           requires_grad=requires_grad)
+
+
+@register(function=False)
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+             pin_memory=False):
+    return _creation.ones(*size, dtype=dtype or self.dtype, device=device,
+                          requires_grad=requires_grad)
+
+
+@register(function=False)
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+              pin_memory=False):
+    return _creation.empty(*size, dtype=dtype or self.dtype, device=device,
+                           requires_grad=requires_grad)
+
+
+@register(function=False)
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+             layout=None, pin_memory=False):
+    return _creation.full(size, fill_value, dtype=dtype or self.dtype, device=device,
+                          requires_grad=requires_grad)
+
+
+@register(function=False)
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
+               pin_memory=False):
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than "
+                      "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
+    return _creation.tensor(data, dtype=dtype or self.dtype, device=device,
+                            requires_grad=requires_grad)
+
+
+# ---- in place ---------------------------------------------------------------------------------
+
+@register
+def zero_(input):
+    """Fill with zeros, in place (``ZeroBackward0``: no gradient flows to the old value)."""
+    return apply_inplace(_zero, input, ())
+
+
+@register
+def fill_(input, value):
+    """Fill with a number, or a 0-d tensor whose gradient is the sum of the output's."""
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value._data.ndim} dimensions.")
+        return apply_inplace(_fill_tensor, input, (value,))
+    return apply_inplace(_fill, input, (), (value,))
+
+
+@register(function=False)
+def copy_(self, src, non_blocking=False):
+    """Copy ``src`` (broadcast to ``self``'s shape, cast to its dtype) into ``self``.
+
+    >>> x = retrograd.zeros(2, 3); x.copy_(retrograd.ones(3)).sum()
+    tensor(6.)
+    """
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not "
+                        f"{type(src).__name__}")
+    shape, sshape = self._data.shape, src._data.shape
+    if sshape != shape:
+        _check_broadcast(shape, sshape)
+    return apply_inplace(_copy, self, (src,))
+
+
+def _check_broadcast(shape, src_shape):
+    """PyTorch's error when ``src_shape`` does not broadcast to ``shape``."""
+    if len(src_shape) > len(shape):
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape "
+                           f"{list(src_shape)}")
+    for i in range(1, len(src_shape) + 1):
+        a, b = shape[-i], src_shape[-i]
+        if b != a and b != 1:
+            raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b "
+                               f"({b}) at non-singleton dimension {len(shape) - i}")

@@ -1,0 +1,285 @@
+"""Reductions: behaviour beyond the op database.
+
+PyTorch's named result tuples (printing, fields, construction), result dtypes of
+integer and bool inputs, argument errors, gradients at the points the database
+marks nondifferentiable (zeros of prod/cumprod/norm, ties of max, infinities of
+logsumexp) and their second derivatives, each against PyTorch.
+"""
+
+import math
+import pickle
+import warnings
+
+import numpy
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import retrograd
+
+
+def _pair(torch, a, dtype=None, requires_grad=False):
+    r = retrograd.tensor(a, dtype=getattr(retrograd, dtype) if dtype else None,
+                         requires_grad=requires_grad)
+    t = torch.tensor(a, dtype=getattr(torch, dtype) if dtype else None,
+                     requires_grad=requires_grad)
+    return r, t
+
+
+def _close(r, t, atol=1e-6):
+    numpy.testing.assert_allclose(r.detach().numpy(), t.detach().numpy(), rtol=1e-5, atol=atol,
+                                  equal_nan=True)
+
+
+# ---- return_types -------------------------------------------------------------------------
+
+@pytest.mark.torch
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_max_dim_prints_like_torch(torch, keepdim):
+    a = [[1.0, 3.0, 3.0], [2.0, 2.0, 0.5]]
+    r, t = _pair(torch, a, requires_grad=True)
+    assert repr(r.max(1, keepdim)) == repr(t.max(1, keepdim))
+    assert str(retrograd.min(r, 0)) == str(torch.min(t, 0))
+    assert repr(retrograd.aminmax(r)) == repr(torch.aminmax(t))
+
+
+def test_named_tuple_fields_and_protocols():
+    x = retrograd.tensor([[1.0, 5.0], [7.0, 2.0]])
+    r = x.max(1)
+    assert isinstance(r, tuple) and type(r) is retrograd.return_types.max
+    values, indices = r
+    assert r.values is values is r[0] and r.indices is indices is r[1]
+    assert indices.tolist() == [1, 0] and r.n_fields == r.n_sequence_fields == 2
+    assert r.n_unnamed_fields == 0
+    s = retrograd.return_types.sort((1, 2))
+    assert pickle.loads(pickle.dumps(s)) == s and type(pickle.loads(pickle.dumps(s))) is type(s)
+    assert retrograd.return_types.svd((1, 2, 3)).V == 3
+
+
+@pytest.mark.torch
+def test_return_types_match_torch(torch):
+    ours = {c.__name__: c for c in retrograd.return_types.all_return_types}
+    theirs = {c.__name__: c for c in torch.return_types.all_return_types
+              if not c.__name__.endswith("_out")}
+    assert ours.keys() == theirs.keys()
+    for name, cls in theirs.items():
+        values = tuple(range(cls.n_fields))
+        assert repr(ours[name](values)) == repr(cls(values))
+    for bad in [(1, 2, 3), 5]:
+        with pytest.raises(TypeError) as expected:
+            torch.return_types.max(bad)
+        with pytest.raises(TypeError) as actual:
+            retrograd.return_types.max(bad)
+        assert str(actual.value) == str(expected.value)
+
+
+# ---- dtypes -------------------------------------------------------------------------------
+
+_INT_CASES = [
+    ("sum", ()), ("sum", (0,)), ("prod", ()), ("prod", (1,)), ("cumsum", (0,)),
+    ("cumprod", (1,)), ("max", ()), ("amax", (0,)), ("amin", ()), ("logsumexp", (1,)),
+    ("all", ()), ("any", (1,)), ("count_nonzero", ()), ("trace", ()),
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "uint8", "bool"])
+@pytest.mark.parametrize("name, args", _INT_CASES)
+def test_integer_result_dtypes(torch, name, args, dtype):
+    a = [[1, 0, 2], [3, 1, 1]] if dtype != "bool" else [[True, False, True], [True, True, True]]
+    r, t = _pair(torch, a, dtype)
+    try:
+        expected = getattr(torch, name)(t, *args)
+    except (RuntimeError, NotImplementedError) as e:
+        with pytest.raises(type(e)) as err:
+            getattr(retrograd, name)(r, *args)
+        assert str(err.value) == str(e)
+        return
+    actual = getattr(retrograd, name)(r, *args)
+    assert repr(actual.dtype) == str(expected.dtype)
+    numpy.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=1e-6)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name, kwargs", [
+    ("sum", {"dtype": "float64"}), ("sum", {"dtype": "int32"}), ("prod", {"dtype": "float32"}),
+    ("mean", {"dtype": "float64"}), ("cumsum", {"dim": 0, "dtype": "float16"}),
+    ("cumprod", {"dim": 1, "dtype": "int32"}), ("sum", {"dtype": "bool"}),
+])
+def test_dtype_argument(torch, name, kwargs):
+    a = [[1, 0, 2], [3, 1, 1]]
+    r, t = _pair(torch, a, "int64")
+    dt = kwargs["dtype"]
+    actual = getattr(retrograd, name)(r, **{**kwargs, "dtype": getattr(retrograd, dt)})
+    expected = getattr(torch, name)(t, **{**kwargs, "dtype": getattr(torch, dt)})
+    assert repr(actual.dtype) == str(expected.dtype)
+    assert actual.tolist() == expected.tolist()
+
+
+# ---- errors -------------------------------------------------------------------------------
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - comparing what each library raises
+        return type(e).__name__, str(e)
+    return None
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("call", [
+    lambda T, x: T.sum(x, 2), lambda T, x: T.sum(x, (0, -2)), lambda T, x: x.mean((1, 1)),
+    lambda T, x: T.amax(x, -3), lambda T, x: x.max(5), lambda T, x: x.argmax(2),
+    lambda T, x: x.cumsum(-3), lambda T, x: x.var(3), lambda T, x: x.logsumexp(4),
+    lambda T, x: T.count_nonzero(x, (0, 0)), lambda T, x: x.all(7),
+    lambda T, x: T.norm(x, dim=3), lambda T, x: x[0, 0].sum(1), lambda T, x: x[0, 0].max(-2),
+    lambda T, x: T.prod(x, 2), lambda T, x: T.empty(0, 2).max(),
+    lambda T, x: T.empty(0, 2).amin(0), lambda T, x: T.empty(0, 2).argmin(),
+    lambda T, x: T.norm(T.empty(0, 2), float("inf")), lambda T, x: T.std_mean(x.long()),
+    lambda T, x: T.nanmean(x.long()),
+])
+def test_errors_match_torch(torch, call):
+    a = [[1.0, 2.0], [3.0, 4.0]]
+    r, t = _pair(torch, a)
+    expected = _error(lambda: call(torch, t))
+    assert expected is not None
+    assert _error(lambda: call(retrograd, r)) == expected
+
+
+def test_var_argument_conflicts_and_nuclear_norm():
+    x = retrograd.ones(3, 4)
+    with pytest.raises(TypeError):
+        x.var(1, True, correction=0)
+    with pytest.raises(NotImplementedError):
+        x.norm("nuc")
+
+
+@pytest.mark.torch
+def test_var_warns_when_degrees_of_freedom_vanish(torch):
+    for lib in (torch, retrograd):
+        x = lib.ones(1, 3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            v = x.var(0)
+        assert [w.category for w in caught] == [UserWarning]
+        assert str(caught[0].message).startswith("var(): degrees of freedom is <= 0.")
+        assert numpy.isnan(v.numpy()).all()
+
+
+def test_mean_of_empty_is_quiet_nan():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(retrograd.zeros(0).mean().item())
+        assert retrograd.zeros(0, 3).mean(1).shape == (0,)
+
+
+# ---- gradients at nondifferentiable points, and second order -------------------------------
+
+def _grads(lib, a, fn, order=1):
+    """Gradient (and with order=2, the gradient of its weighted sum) of ``fn`` at ``a``."""
+    x = lib.tensor(a, dtype=lib.float64, requires_grad=True)
+    out = fn(lib, x)
+    out = out[0] if isinstance(out, tuple) else out
+    w = lib.tensor(numpy.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)),
+                   dtype=lib.float64)
+    (g,) = lib.autograd.grad((out * w).sum(), x, create_graph=order == 2)
+    if order == 1:
+        return g.tolist()
+    if not g.requires_grad:  # piecewise linear (max, ...): no second derivative
+        return g.tolist(), None
+    (gg,) = lib.autograd.grad((g * g).sum(), x, allow_unused=True)
+    return g.tolist(), None if gg is None else gg.tolist()
+
+
+_ZEROS_1 = [[2.0, 0.0, 3.0, 0.5], [1.5, 2.0, 0.5, 3.0], [0.0, 0.0, 2.0, 1.0]]
+_TIES = [[1.0, 3.0, 3.0, -1.0], [2.0, 2.0, -4.0, -4.0]]
+_INF = [[-math.inf, -math.inf, -math.inf], [math.inf, 1.0, 2.0], [-math.inf, 0.5, 1.0]]
+
+_NONDIFF = [
+    ("prod_all", _ZEROS_1, lambda T, x: x.prod()),
+    ("prod_row", [[2.0, 0.0, 3.0], [1.0, 2.0, 3.0]], lambda T, x: x.prod()),
+    ("prod_dim", _ZEROS_1, lambda T, x: x.prod(1)),
+    ("prod_dim0", _ZEROS_1, lambda T, x: x.prod(0, keepdim=True)),
+    ("cumprod", _ZEROS_1, lambda T, x: x.cumprod(1)),
+    ("cumprod_dim0", _ZEROS_1, lambda T, x: x.cumprod(0)),
+    ("max", _TIES, lambda T, x: x.max()),
+    ("min", _TIES, lambda T, x: x.min()),
+    ("max_dim", _TIES, lambda T, x: x.max(1)),
+    ("min_dim", _TIES, lambda T, x: x.min(0, True)),
+    ("amax", _TIES, lambda T, x: x.amax(1)),
+    ("amin_all", _TIES, lambda T, x: x.amin()),
+    ("aminmax", _TIES, lambda T, x: sum(T.aminmax(x, dim=1))),
+    ("norm2_zero", [[0.0, 0.0], [3.0, 4.0]], lambda T, x: x.norm(dim=1)),
+    ("norm3_zero", [[0.0, 0.0], [3.0, 4.0]], lambda T, x: x.norm(3, 1)),
+    ("norm1.5_zero", [[0.0, 0.0], [3.0, 4.0]], lambda T, x: x.norm(1.5, 1)),
+    ("norm0.5_zero", [[0.0, 1.0], [3.0, 4.0]], lambda T, x: x.norm(0.5, 1)),
+    ("norm_inf_ties", _TIES, lambda T, x: x.norm(float("inf"), 1)),
+    ("norm1_zero", [[0.0, -2.0], [3.0, 4.0]], lambda T, x: x.norm(1)),
+    ("std_zero", [[1.0, 1.0], [3.0, 4.0]], lambda T, x: x.std(1)),
+    ("logsumexp_inf", _INF, lambda T, x: x.logsumexp(1)),
+    ("max_nan", [[1.0, math.nan], [0.0, 2.0]], lambda T, x: x.max()),
+    ("amax_nan", [[1.0, math.nan], [0.0, 2.0]], lambda T, x: x.amax(1)),
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name, a, fn", _NONDIFF, ids=[c[0] for c in _NONDIFF])
+def test_gradients_at_nondifferentiable_points(torch, name, a, fn):
+    r = _grads(retrograd, a, fn)
+    t = _grads(torch, a, fn)
+    numpy.testing.assert_allclose(r, t, rtol=1e-10, atol=1e-12, equal_nan=True)
+
+
+_SECOND = [c for c in _NONDIFF
+           if c[0].startswith(("prod", "cumprod", "max", "min", "amax", "norm2", "norm3"))]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name, a, fn", _SECOND, ids=[c[0] for c in _SECOND])
+def test_second_order_at_nondifferentiable_points(torch, name, a, fn):
+    r = _grads(retrograd, a, fn, order=2)
+    t = _grads(torch, a, fn, order=2)
+    numpy.testing.assert_allclose(r[0], t[0], rtol=1e-10, atol=1e-12, equal_nan=True)
+    if t[1] is None:
+        assert r[1] is None or not numpy.any(r[1])
+    else:
+        numpy.testing.assert_allclose(r[1], t[1], rtol=1e-10, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.torch
+def test_logsumexp_values_with_infinities(torch):
+    r, t = _pair(torch, _INF + [[math.nan, 1.0, 2.0], [800.0, 801.0, -800.0]])
+    _close(r.logsumexp(1), t.logsumexp(1))
+    _close(r.logsumexp((0, 1)), t.logsumexp((0, 1)))
+
+
+def test_prod_and_cumprod_double_backward_agree_with_first_order():
+    """The O(n^2) create_graph formula for cumprod with zeros equals the O(n) one."""
+    a = numpy.array(_ZEROS_1)
+    for fn in (lambda x: x.cumprod(1), lambda x: x.cumprod(0), lambda x: x.prod(1)):
+        x = retrograd.tensor(a, requires_grad=True)
+        plain = retrograd.autograd.grad(fn(x).sum(), x)[0]
+        graph = retrograd.autograd.grad(fn(x).sum(), x, create_graph=True)[0]
+        numpy.testing.assert_allclose(graph.detach().numpy(), plain.numpy())
+
+
+# ---- properties ---------------------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=0, max_size=4),
+       data=st.data(), keepdim=st.booleans())
+def test_sum_mean_amax_over_random_dims(shape, data, keepdim):
+    a = numpy.random.default_rng(len(shape)).standard_normal(shape)
+    dims = data.draw(st.lists(st.integers(-max(len(shape), 1), max(len(shape), 1) - 1),
+                              unique_by=lambda d: d % max(len(shape), 1), max_size=len(shape)))
+    axes = tuple(d % max(len(shape), 1) for d in dims) if shape else ()
+    full = axes if dims else tuple(range(len(shape)))
+    x = retrograd.tensor(a, requires_grad=True)
+    for name, ref in (("sum", numpy.sum), ("mean", numpy.mean), ("amax", numpy.amax)):
+        out = getattr(retrograd, name)(x, tuple(dims), keepdim=keepdim)
+        numpy.testing.assert_allclose(out.detach().numpy(),
+                                      ref(a, axis=full, keepdims=keepdim), rtol=1e-12)
+        (g,) = retrograd.autograd.grad(out.sum(), x)
+        assert g.shape == x.shape
+    (g,) = retrograd.autograd.grad(x.sum(tuple(dims), keepdim=keepdim).sum(), x)
+    numpy.testing.assert_array_equal(g.numpy(), numpy.ones(shape))

@@ -1,0 +1,192 @@
+"""Creation functions: dtype inference, defaults, memory sharing, errors, seeding."""
+
+import numpy
+import pytest
+
+import retrograd
+
+
+def _summary(make):
+    """(dtype, shape, requires_grad, values) of ``make()``, or (error type, message)."""
+    try:
+        t = make()
+    except Exception as e:  # noqa: BLE001 - comparing what is raised
+        return type(e).__name__, str(e)
+    return str(t.dtype), tuple(t.shape), t.requires_grad, t.tolist()
+
+
+CASES = {
+    "float list": lambda T: T.tensor([1., 2.]),
+    "int list": lambda T: T.tensor([1, 2]),
+    "bool list": lambda T: T.tensor([True, False]),
+    "int and float": lambda T: T.tensor([1, 2.5]),
+    "bool and int": lambda T: T.tensor([True, 2]),
+    "complex": lambda T: T.tensor([1 + 2j, 3]),
+    "0-d float": lambda T: T.tensor(3.5),
+    "0-d int": lambda T: T.tensor(3),
+    "0-d bool": lambda T: T.tensor(True),
+    "nested": lambda T: T.tensor([[1, 2], [3, 4]]),
+    "tuple": lambda T: T.tensor((1., 2.)),
+    "empty": lambda T: T.tensor([]),
+    "empty nested": lambda T: T.tensor([[], []]),
+    "ndarray float64": lambda T: T.tensor(numpy.array([1., 2.])),
+    "ndarray int32": lambda T: T.tensor(numpy.array([1, 2], dtype=numpy.int32)),
+    "numpy scalar": lambda T: T.tensor(numpy.float64(2.5)),
+    "numpy scalars in list": lambda T: T.tensor([numpy.float64(2.5), 1]),
+    "0-d tensors in list": lambda T: T.tensor([T.tensor(1.), T.tensor(2.)]),
+    "dtype argument": lambda T: T.tensor([1, 2], dtype=T.float64),
+    "float to int dtype": lambda T: T.tensor([1.5, -1.5], dtype=T.int64),
+    "requires_grad": lambda T: T.tensor([1., 2.], requires_grad=True),
+    "requires_grad int": lambda T: T.tensor([1, 2], requires_grad=True),
+    "ragged": lambda T: T.tensor([[1, 2], [3]]),
+    "ragged deeper": lambda T: T.tensor([[[1], [2]], [[3], [4, 5]]]),
+    "ragged empty": lambda T: T.tensor([[1, 2], []]),
+    "sequence where number": lambda T: T.tensor([1, [2, 3]]),
+    "float sequence where number": lambda T: T.tensor([1., [2., 3.]]),
+    "number where sequence": lambda T: T.tensor([[1, 2], 3.]),
+    "string": lambda T: T.tensor("a"),
+    "None": lambda T: T.tensor([None]),
+    "dict": lambda T: T.tensor({1: 2}),
+    "legacy Tensor data": lambda T: T.Tensor([1, 2]),
+    "legacy Tensor tuple": lambda T: T.Tensor((1, 2)),
+    "legacy Tensor ndarray": lambda T: T.Tensor(numpy.array([1, 2])),
+    "legacy Tensor sizes": lambda T: T.Tensor(2, 3).fill_(0),
+    "legacy Tensor one size": lambda T: T.Tensor(3).fill_(0),
+    "legacy Tensor Size": lambda T: T.Tensor(T.Size([2, 2])).fill_(0),
+    "legacy Tensor empty": lambda T: T.Tensor(),
+    "legacy Tensor int tensor": lambda T: T.Tensor(T.tensor([1, 2])),
+    "zeros": lambda T: T.zeros(2, 3),
+    "zeros tuple": lambda T: T.zeros((2, 3)),
+    "zeros list": lambda T: T.zeros([2]),
+    "zeros 0-d": lambda T: T.zeros(()),
+    "zeros int dtype": lambda T: T.zeros(2, dtype=T.int32),
+    "ones requires_grad": lambda T: T.ones(2, requires_grad=True),
+    "ones int requires_grad": lambda T: T.ones(2, dtype=T.int64, requires_grad=True),
+    "empty shape": lambda T: T.empty(2, 0),
+    "zeros negative": lambda T: T.zeros(-1),
+    "zeros negative tuple": lambda T: T.zeros((2, -1)),
+    "ones negative": lambda T: T.ones(2, -1),
+    "empty negative": lambda T: T.empty(-1),
+    "zeros float size": lambda T: T.zeros(2.5),
+    "zeros float in sizes": lambda T: T.zeros((2, 2.0)),
+    "full float": lambda T: T.full((2,), 1.5),
+    "full int": lambda T: T.full((2,), 7),
+    "full bool": lambda T: T.full((2,), True),
+    "full list size": lambda T: T.full([2, 2], 0.),
+    "full int size": lambda T: T.full(3, 1.),
+    "full negative": lambda T: T.full((-1,), 1.),
+    "arange int": lambda T: T.arange(5),
+    "arange float step": lambda T: T.arange(0, 1, 0.25),
+    "arange float end": lambda T: T.arange(1, 4.0),
+    "arange dtype": lambda T: T.arange(3, dtype=T.float64),
+    "arange negative step": lambda T: T.arange(5, 0, -2),
+    "arange tensor": lambda T: T.arange(T.tensor(3)),
+    "arange rounding": lambda T: T.arange(0.1, 0.5, 0.1),
+    "arange zero step": lambda T: T.arange(0, 3, 0),
+    "arange wrong sign": lambda T: T.arange(0, -3),
+    "linspace": lambda T: T.linspace(0, 1, 5),
+    "linspace int arguments": lambda T: T.linspace(0, 10, 3),
+    "linspace int dtype": lambda T: T.linspace(0, 10, 4, dtype=T.int64),
+    "linspace no steps": lambda T: T.linspace(0, 1, 0),
+    "linspace negative": lambda T: T.linspace(0, 1, -1),
+    "logspace": lambda T: T.logspace(0, 2, 3),
+    "eye": lambda T: T.eye(2),
+    "eye rectangular": lambda T: T.eye(2, 3),
+    "eye negative": lambda T: T.eye(-1),
+    "eye negative m": lambda T: T.eye(2, -1),
+    "zeros_like int": lambda T: T.zeros_like(T.tensor([1, 2])),
+    "ones_like dtype": lambda T: T.ones_like(T.tensor([1, 2]), dtype=T.float32),
+    "full_like": lambda T: T.full_like(T.tensor([1., 2.]), 3),
+    "full_like int truncates": lambda T: T.full_like(T.tensor([1, 2]), 3.7),
+    "empty_like": lambda T: T.empty_like(T.zeros(2, 3)).fill_(1),
+    "randint low high": lambda T: T.randint(5, 6, (3,)),
+    "scalar_tensor": lambda T: T.scalar_tensor(3),
+    "as_tensor list": lambda T: T.as_tensor([1, 2]),
+    "as_tensor dtype": lambda T: T.as_tensor([1, 2], dtype=T.float32),
+    "from_numpy float16": lambda T: T.from_numpy(numpy.ones(2, numpy.float16)),
+    "from_numpy list": lambda T: T.from_numpy([1, 2]),
+}
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_creation_matches_pytorch(torch, case):
+    assert _summary(lambda: CASES[case](retrograd)) == _summary(lambda: CASES[case](torch))
+
+
+@pytest.mark.torch
+def test_random_shapes_and_dtypes(torch):
+    def summary(T):
+        return [(str(t.dtype), tuple(t.shape)) for t in (
+            T.rand(2, 3), T.rand((2,)), T.randn(3), T.randn((1, 2), dtype=T.float64),
+            T.randint(3, (2, 2)), T.randint(0, 3, (2,), dtype=T.int32), T.randperm(4),
+            T.rand_like(T.zeros(2, dtype=T.float64)), T.randn_like(T.zeros(3)),
+            T.randint_like(T.zeros(2), 4, 5), T.randint_like(T.zeros(2, dtype=T.int32), 3),
+            T.normal(0., 1., size=(2, 2)), T.normal(T.zeros(3), 1.),
+            T.rand(2, requires_grad=True))]
+    assert summary(retrograd) == summary(torch)
+
+
+def test_random_ranges():
+    r = retrograd.rand(1000)
+    assert 0 <= r.min().item() and r.max().item() < 1
+    i = retrograd.randint(-2, 3, (1000,))
+    assert set(i.tolist()) == {-2, -1, 0, 1, 2}
+    assert sorted(retrograd.randperm(6).tolist()) == list(range(6))
+    assert retrograd.randint_like(retrograd.zeros(50), 4, 5).tolist() == [4.] * 50
+
+
+def test_manual_seed_reproducible():
+    retrograd.manual_seed(123)
+    a = [retrograd.rand(3).tolist(), retrograd.randn(2).tolist(), retrograd.randint(9, (4,))]
+    retrograd.manual_seed(123)
+    b = [retrograd.rand(3).tolist(), retrograd.randn(2).tolist(), retrograd.randint(9, (4,))]
+    assert a[:2] == b[:2] and a[2].tolist() == b[2].tolist()
+    assert retrograd.rand(3).tolist() != a[0]
+    g = retrograd.Generator().manual_seed(7)
+    x = retrograd.rand(2, generator=g).tolist()
+    assert retrograd.rand(2, generator=retrograd.Generator().manual_seed(7)).tolist() == x
+    assert retrograd.initial_seed() == 123
+    state = retrograd.get_rng_state()
+    y = retrograd.randn(3).tolist()
+    retrograd.set_rng_state(state)
+    assert retrograd.randn(3).tolist() == y
+
+
+def test_from_numpy_and_as_tensor_share_memory():
+    a = numpy.zeros(3, numpy.float32)
+    t = retrograd.from_numpy(a)
+    t.add_(1)
+    assert a.tolist() == [1., 1., 1.] and t._version == 1
+    a[0] = 5
+    assert t.tolist() == [5., 1., 1.]
+    assert numpy.shares_memory(t.numpy(), a)
+    u = retrograd.as_tensor(a)
+    u.mul_(2)
+    assert a.tolist() == [10., 2., 2.]
+    assert retrograd.as_tensor(t) is t
+    copied = retrograd.as_tensor(a, dtype=retrograd.float64)
+    copied.add_(1)
+    assert a.tolist() == [10., 2., 2.]
+    c = retrograd.tensor(a)
+    c.add_(1)
+    assert a.tolist() == [10., 2., 2.]
+    f = retrograd.from_numpy(numpy.arange(6.).reshape(3, 2).T)
+    assert f.stride() == (1, 2) and not f.is_contiguous()
+
+
+def test_default_dtype_follows_set_default_dtype():
+    retrograd.set_default_dtype(retrograd.float64)
+    try:
+        assert retrograd.tensor([1.]).dtype is retrograd.float64
+        assert retrograd.zeros(1).dtype is retrograd.float64
+        assert retrograd.arange(0, 1, 0.5).dtype is retrograd.float64
+        assert retrograd.tensor([1j]).dtype is retrograd.complex128
+        assert retrograd.tensor([1]).dtype is retrograd.int64
+    finally:
+        retrograd.set_default_dtype(retrograd.float32)
+
+
+def test_out_argument_is_refused():
+    with pytest.raises(NotImplementedError, match="out="):
+        retrograd.zeros(2, out=retrograd.empty(2))

@@ -1,0 +1,194 @@
+"""Tests generated from the op database (:mod:`retrograd.testing.op_db`).
+
+For every entry and sample:
+
+- forward values and result dtypes against PyTorch, for each of the entry's dtypes;
+- gradients and grad_fn names against PyTorch (float64, random cotangents);
+- float64 finite-difference ``gradcheck``, and ``gradgradcheck`` for second order;
+- the entry's error inputs raise PyTorch's exception type and message.
+
+Samples are rebuilt inside each test from a seed derived from the test's id, so
+collection and execution see the same values.
+"""
+
+import zlib
+
+import numpy
+import pytest
+
+import retrograd
+from retrograd.autograd import gradcheck, gradgradcheck
+from retrograd.testing.op_db import op_db, reseed
+
+_GRAD_DTYPE = "float64"
+
+
+def _samples(op, dtype, requires_grad):
+    reseed(zlib.crc32(f"{op.id}/{dtype}/{requires_grad}".encode()))
+    return list(op.sample_inputs(dtype, requires_grad))
+
+
+def _describe(sample):
+    return sample.name or repr(sample).replace(" ", "")
+
+
+def _params(dtypes, requires_grad, keep=lambda op: True):
+    params = []
+    for op in op_db:
+        if not keep(op):
+            continue
+        for dtype in dtypes(op):
+            for i, s in enumerate(_samples(op, dtype, requires_grad)):
+                params.append(pytest.param(op, dtype, i,
+                                           id=f"{op.id}-{dtype}-{i}-{_describe(s)}"))
+    return params
+
+
+def _sample(op, dtype, i, requires_grad):
+    return _samples(op, dtype, requires_grad)[i]
+
+
+def _map(obj, fn):
+    """Apply ``fn`` to every Tensor in ``obj`` (through lists, tuples and dicts)."""
+    if isinstance(obj, retrograd.Tensor):
+        return fn(obj)
+    if isinstance(obj, list):
+        return [_map(e, fn) for e in obj]
+    if isinstance(obj, tuple):
+        return tuple(_map(e, fn) for e in obj)
+    if isinstance(obj, dict):
+        return {k: _map(v, fn) for k, v in obj.items()}
+    return obj
+
+
+def _call(fn, sample):
+    return fn(sample.input, *sample.args, **sample.kwargs)
+
+
+def _tensors(sample):
+    """The sample's distinct tensors, in call order."""
+    seen = {}
+    _map((sample.input, sample.args, sample.kwargs), lambda t: seen.setdefault(id(t), t))
+    return list(seen.values())
+
+
+def _flat(out):
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _differentiable(outs):
+    return [k for k, o in enumerate(outs)
+            if isinstance(o, retrograd.Tensor) and o.requires_grad]
+
+
+_forward_params = _params(lambda op: op.dtypes, False, lambda op: not op.skip_torch)
+_grad_params = _params(lambda op: (_GRAD_DTYPE,), True, lambda op: op.supports_grad)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("op, dtype, i", _forward_params)
+def test_forward_matches_torch(op, dtype, i, to_torch, assert_matches_torch):
+    sample = _sample(op, dtype, i, False)
+    t_sample = to_torch(sample.input, sample.args, sample.kwargs)
+    expected = op.torch_op(t_sample[0], *t_sample[1], **t_sample[2])
+    actual = _call(op.op, sample)
+    assert_matches_torch(actual, expected, op.tols)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("op, dtype, i", [p for p in _grad_params
+                                          if p.values[0].compare_grad_with_torch
+                                          and not p.values[0].skip_torch])
+def test_grad_matches_torch(op, dtype, i, torch, to_torch, assert_matches_torch):
+    sample = _sample(op, dtype, i, True)
+    leaves = [t for t in _tensors(sample) if t.requires_grad]
+    if not leaves:
+        pytest.skip("no input requires grad")
+    t_input, t_args, t_kwargs, t_leaves = to_torch(sample.input, sample.args, sample.kwargs,
+                                                   leaves)
+    outs = _flat(_call(op.op, sample))
+    t_outs = _flat(op.torch_op(t_input, *t_args, **t_kwargs))
+    assert len(outs) == len(t_outs)
+    diff = _differentiable(outs)
+    assert diff == [k for k, o in enumerate(t_outs)
+                    if isinstance(o, torch.Tensor) and o.requires_grad]
+    for o, t in zip(outs, t_outs, strict=True):
+        if isinstance(t, torch.Tensor):
+            name = o.grad_fn.name() if o.grad_fn is not None else None
+            assert name == (t.grad_fn.name() if t.grad_fn is not None else None)
+    if not diff:
+        pytest.skip("no differentiable output")
+    g = numpy.random.default_rng(zlib.crc32(op.id.encode()))
+    cots = [g.standard_normal(outs[k].shape).astype(outs[k].dtype.name) for k in diff]
+    grads = retrograd.autograd.grad([outs[k] for k in diff], leaves,
+                                    [retrograd.from_numpy(c) for c in cots], allow_unused=True)
+    t_grads = torch.autograd.grad([t_outs[k] for k in diff], t_leaves,
+                                  [torch.from_numpy(c) for c in cots], allow_unused=True)
+    for x, gr, tx, tg in zip(leaves, grads, t_leaves, t_grads, strict=True):
+        gr = gr if gr is not None else retrograd.zeros_like(x)
+        tg = tg if tg is not None else torch.zeros_like(tx)
+        assert_matches_torch(gr, tg, op.tols)
+
+
+def _grad_fn_of(op, sample):
+    """``sample`` as a function of its float64 tensors that require grad (the others are
+    held fixed: finite differences in lower precision are meaningless)."""
+    diff = [t for t in _tensors(sample) if t.requires_grad and t.dtype is retrograd.float64]
+    fixed = {id(t): t.detach() for t in _tensors(sample)
+             if t.requires_grad and t.dtype is not retrograd.float64}
+
+    def fn(*args):
+        values = dict(fixed)
+        values.update((id(t), a) for t, a in zip(diff, args, strict=True))
+        sub = lambda t: values.get(id(t), t)  # noqa: E731
+        return _call(op.op, type(sample)(_map(sample.input, sub), _map(sample.args, sub),
+                                         _map(sample.kwargs, sub)))
+    return fn, diff
+
+
+def _grad_sample(op, dtype, i):
+    sample = _sample(op, dtype, i, True)
+    if sample.nondifferentiable:
+        pytest.skip("not differentiable at this point")
+    fn, diff = _grad_fn_of(op, sample)
+    if not diff:
+        pytest.skip("no float64 input requires grad")
+    return fn, diff
+
+
+@pytest.mark.parametrize("op, dtype, i", _grad_params)
+def test_gradcheck(op, dtype, i):
+    fn, diff = _grad_sample(op, dtype, i)
+    assert gradcheck(fn, diff, atol=op.grad_atol, rtol=op.grad_rtol)
+
+
+@pytest.mark.parametrize("op, dtype, i", [p for p in _grad_params
+                                          if p.values[0].supports_gradgrad])
+def test_gradgradcheck(op, dtype, i):
+    fn, diff = _grad_sample(op, dtype, i)
+    assert gradgradcheck(fn, diff, atol=op.grad_atol, rtol=op.grad_rtol)
+
+
+def _error_params():
+    params = []
+    for op in op_db:
+        if op.error_inputs is None:
+            continue
+        reseed(zlib.crc32(f"{op.id}/errors".encode()))
+        for k, e in enumerate(op.error_inputs()):
+            params.append(pytest.param(op, k, id=f"{op.id}-{k}-{e.name or _describe(e.sample)}"))
+    return params
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("op, k", _error_params())
+def test_error_matches_torch(op, k, to_torch):
+    reseed(zlib.crc32(f"{op.id}/errors".encode()))
+    err = list(op.error_inputs())[k]
+    s = err.sample
+    t_input, t_args, t_kwargs = to_torch(s.input, s.args, s.kwargs)
+    with pytest.raises(err.error_type) as expected:
+        op.torch_op(t_input, *t_args, **t_kwargs)
+    with pytest.raises(err.error_type) as actual:
+        _call(op.op, s)
+    assert str(actual.value) == str(expected.value)
