@@ -259,7 +259,9 @@ def _round_trips(arr):
     ``nanj``/``infj`` (PyTorch prints those too, but they name nothing)."""
     if arr.size > PRINT_OPTS.threshold or (arr.size == 0 and arr.ndim != 1):
         return False
-    if arr.dtype.kind == "f" and (numpy.abs(arr[numpy.isfinite(arr)]) > 1e307).any():
+    parts = (arr.real, arr.imag) if arr.dtype.kind == "c" else (arr,)
+    if arr.dtype.kind in "fc" and any((numpy.abs(p[numpy.isfinite(p)]) > 1e307).any()
+                                      for p in parts):
         return False  # rounded to 4 digits, float64's largest values print above its max
     return arr.dtype.kind != "c" or numpy.isfinite(arr.imag).all()
 

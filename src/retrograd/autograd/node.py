@@ -265,7 +265,7 @@ def collect_next(values, input_names):
 class OpNode(Node):
     """The node of an op declared with ``defop``; subclasses carry ``_op``."""
 
-    __slots__ = ("_saved", "_attrs", "_shapes", "_dtypes", "_out_meta")
+    __slots__ = ("_saved", "_attrs", "_shapes", "_dtypes", "_out_meta", "_strides")
     _op = None
 
     def release(self):
@@ -300,6 +300,8 @@ class OpNode(Node):
             env += self._unpack_saved(create_graph)
         env += self._attrs
         env += self._shapes
+        if op.wants_strides:
+            env += self._strides
         out = []
         shapes, dtypes, rules = self._shapes, self._dtypes, op._rules
         for (fn, _), i in zip(self.next_functions, op.edges, strict=True):
@@ -407,9 +409,16 @@ def accumulate(var, g, create_graph):
 
 def _new_grad_array(param, g):
     """A fresh ``.grad`` array laid out like ``param``; steals ``g`` when nothing else holds it."""
-    if (type(g) is numpy.ndarray and g.base is None and g.flags.writeable
-            and g.strides == param.strides and sys.getrefcount(g) <= _STEAL_REFS):
-        return g
+    if (type(g) is numpy.ndarray and g.flags.writeable and g.strides == param.strides
+            and sys.getrefcount(g) <= _STEAL_REFS):
+        base = g.base
+        if base is None:
+            return g
+        # A view covering all of an array nobody else holds (a transposed matmul result):
+        # its references are g's and getrefcount's argument.
+        if (type(base) is numpy.ndarray and base.base is None and base.nbytes == g.nbytes
+                and sys.getrefcount(base) <= 3):
+            return g
     out = _grad_layout(param)
     out[...] = g
     return out

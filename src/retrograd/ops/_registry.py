@@ -58,7 +58,8 @@ def register(fn=None, *, method=True, function=True, name=None, aliases=()):
 class OpDef:
     __slots__ = ("name", "forward", "inputs", "attrs", "outputs", "vjp", "jvp", "node_cls",
                  "promote", "to_float", "view", "differentiable", "nondiff_outputs",
-                 "saved_names", "_save_plan", "_rules", "_has_grads", "edges")
+                 "saved_names", "_save_plan", "_rules", "_has_grads", "edges",
+                 "wants_strides", "into")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -69,7 +70,7 @@ def _camel(name):
 
 
 def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=("result",),
-          scalars=(),
+          scalars=(), into=None,
           promote=None, to_float=False, view=False, nondiff_outputs=()):
     """Declare an op; see the module docstring for the conventions.
 
@@ -77,6 +78,8 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
     promote:   input names promoted together by PyTorch's type rules.
     to_float:  integer/bool results become the default float dtype (exp, div, ...).
     view:      the output is a view of the first input (shares memory and version).
+    into:      ``into(xp, out, *tensors, *attrs)`` computes the op into ``out``: the in-place
+               form writes straight into ``self`` with it (no temporary, no copy back).
     """
     op = OpDef()
     op.name = name
@@ -100,6 +103,7 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
     op.promote = tuple(op.inputs.index(n) for n in promote) if promote else None
     op.to_float = to_float
     op.view = view
+    op.into = into
     # Names a rule may ask for, and where the engine finds them (see OpNode.apply).
     saveable = set(op.inputs) | set(op.outputs)
     saved, rules = [], []
@@ -114,7 +118,8 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
                 saved.append(a)
         rules.append((rule, args))
     op.saved_names = tuple(saved)
-    env_names = ["grad", "grads", "xp", *saved, *op.attrs, *(f"{n}_shape" for n in op.inputs)]
+    env_names = ["grad", "grads", "xp", *saved, *op.attrs, *(f"{n}_shape" for n in op.inputs),
+                 *(f"{n}_strides" for n in op.inputs)]
     op._rules = []
     for i, r in enumerate(rules):
         if r is None:
@@ -127,6 +132,10 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
         op._rules.append((rule, tuple(env_names.index(a) for a in args)))
     op._rules = tuple(op._rules)
     op._has_grads = any(r is not None and 1 in r[1] for r in op._rules)
+    # Input strides (for layout-aware rules) are kept only by the ops whose rules ask.
+    first_stride = len(env_names) - len(op.inputs)
+    op.wants_strides = any(r is not None and max(r[1], default=0) >= first_stride
+                           for r in op._rules)
     # What to save for each set of inputs needing grad (bit i = input i): the saved names
     # that those inputs' rules use, each as (slot, is_output, index).
     needed = [{saved.index(a) for a in r[1] if a in saved} if r else set() for r in rules]
@@ -268,6 +277,8 @@ def _record(op, values, attrs, outs):
     node._attrs = attrs
     node._shapes = shapes
     node._dtypes = dtypes
+    if op.wants_strides:
+        node._strides = [v._data.strides if isinstance(v, Tensor) else None for v in values]
     if type(outs) is tuple:
         for i, o in enumerate(outs):
             if op.outputs[i] not in op.nondiff_outputs and o._data.dtype.kind in "fc":
@@ -317,22 +328,19 @@ def apply_inplace(op, self, values, attrs=()):
                            "tensor before performing the operation.")
     arrays, xp, grad = _inputs(op, values)
     record = grad and op.differentiable and gm
-    try:
-        out = op.forward(xp, *arrays, *attrs)
-    except ValueError as e:
-        raise _broadcast_error(values, e) from None
-    if out.dtype != dst.dtype and not _same_kind(out.dtype, dst.dtype):
-        raise RuntimeError(f"result type {_pretty(out.dtype)} can't be cast to the desired "
-                           f"output type {_pretty(dst.dtype)}")
-    if out.shape != dst.shape:
-        raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast "
-                           f"shape {list(out.shape)}")
+    if op.into is not None and arrays[0] is dst and _fits(xp, arrays, dst):
+        out = None  # computed straight into dst below
+    else:
+        out = _inplace_result(op, xp, values, arrays, attrs, dst)
     if record:  # the pre-write value and history of self, as the node's first input
         old = wrap(dst.copy() if "self" in op.saved_names else dst, xp)
         old._requires_grad = self._requires_grad
         old._grad_fn, old._output_nr = self._grad_fn, self._output_nr
     version = self._vc[0]
-    xp.copyto(dst, out, casting="unsafe")
+    if out is None:
+        op.into(xp, dst, *arrays, *attrs)
+    else:
+        xp.copyto(dst, out, casting="unsafe")
     self._vc[0] += 1
     if record:
         node = _record(op, (old, *values[1:]), attrs, self)
@@ -345,6 +353,32 @@ def apply_inplace(op, self, values, attrs=()):
         if self._retains_grad:  # .grad is the gradient of the new value
             self.retain_grad()
     return self
+
+
+def _fits(xp, arrays, dst):
+    """The other operands broadcast to ``dst``'s shape (so an out= kernel can write it)."""
+    shape = dst.shape
+    for a in arrays[1:]:
+        s = getattr(a, "shape", ())
+        if s != shape and (len(s) > len(shape) or any(
+                n != 1 and n != m for n, m in zip(reversed(s), reversed(shape), strict=False))):
+            return False
+    return True
+
+
+def _inplace_result(op, xp, values, arrays, attrs, dst):
+    """The op's result for an in-place write, checked like PyTorch's out= checks."""
+    try:
+        out = op.forward(xp, *arrays, *attrs)
+    except ValueError as e:
+        raise _broadcast_error(values, e) from None
+    if out.dtype != dst.dtype and not _same_kind(out.dtype, dst.dtype):
+        raise RuntimeError(f"result type {_pretty(out.dtype)} can't be cast to the desired "
+                           f"output type {_pretty(dst.dtype)}")
+    if out.shape != dst.shape:
+        raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast "
+                           f"shape {list(out.shape)}")
+    return out
 
 
 def _same_kind(src, dst):

@@ -76,12 +76,16 @@ _add = defop("add", lambda xp, self, other, alpha: self + other * alpha if alpha
              else self + other,
              vjp={"self": lambda grad: grad,
                   "other": lambda grad, alpha: grad * alpha if alpha != 1 else grad},
-             promote=_BOTH)
+             promote=_BOTH,
+             into=lambda xp, out, self, other, alpha:
+             xp.add(self, other if alpha == 1 else other * alpha, out=out))
 _sub = defop("sub", lambda xp, self, other, alpha: self - other * alpha if alpha != 1
              else self - other,
              vjp={"self": lambda grad: grad,
                   "other": lambda grad, alpha: -grad * alpha if alpha != 1 else -grad},
-             promote=_BOTH)
+             promote=_BOTH,
+             into=lambda xp, out, self, other, alpha:
+             xp.subtract(self, other if alpha == 1 else other * alpha, out=out))
 _rsub = defop("rsub", lambda xp, self, other, alpha: other - self * alpha,
               vjp={"self": lambda grad, alpha: -grad * alpha, "other": lambda grad: grad},
               promote=_BOTH)
@@ -91,11 +95,12 @@ _rsub_scalar = defop("rsub", lambda xp, self, other, alpha: other - self * alpha
 _mul = defop("mul", lambda xp, self, other: self * other,
              vjp={"self": lambda grad, other: grad * other,
                   "other": lambda grad, self: grad * self},
-             promote=_BOTH)
+             promote=_BOTH, into=lambda xp, out, self, other: xp.multiply(self, other, out=out))
 _div = defop("div", lambda xp, self, other: self / other,
              vjp={"self": lambda grad, other: grad / other,
                   "other": lambda grad, self, other: -grad * self / (other * other)},
-             promote=_BOTH, to_float=True)
+             promote=_BOTH, to_float=True,
+             into=lambda xp, out, self, other: xp.divide(self, other, out=out))
 _div_rounding = defop(
     "div_rounding",
     lambda xp, self, other, rounding_mode: (xp.trunc(self / other) if self.dtype.kind in "fc"
@@ -242,6 +247,22 @@ def _lerp_fwd(xp, self, end, weight):
     return self + weight * (end - self)
 
 
+def _lerp_into(xp, out, self, end, weight):
+    step = xp.subtract(end, self, out=xp.empty_like(out))  # an array even when 0-d
+    xp.multiply(step, weight, out=step)
+    xp.add(self, step, out=out)
+
+
+def _addc_into(ufunc):
+    """``out = self + value * (tensor1 <ufunc> tensor2)`` with one temporary."""
+    def into(xp, out, self, tensor1, tensor2, value):
+        step = getattr(xp, ufunc)(tensor1, tensor2, out=xp.empty_like(out))
+        if value != 1:
+            xp.multiply(step, value, out=step)
+        xp.add(self, step, out=out)
+    return into
+
+
 _lerp = defop("lerp", _lerp_fwd, inputs=("self", "end", "weight"),
               vjp={"self": lambda grad, weight: grad * (1 - weight),
                    "end": lambda grad, weight: grad * weight,
@@ -250,14 +271,14 @@ _lerp = defop("lerp", _lerp_fwd, inputs=("self", "end", "weight"),
 _lerp_scalar = defop("lerp", _lerp_fwd, inputs=("self", "end", "weight"),
                      vjp={"self": lambda grad, weight: grad * (1 - weight),
                           "end": lambda grad, weight: grad * weight},
-                     promote=("self", "end"))
+                     promote=("self", "end"), into=_lerp_into)
 _addcmul = defop("addcmul", lambda xp, self, tensor1, tensor2, value:
                  self + value * tensor1 * tensor2,
                  inputs=("self", "tensor1", "tensor2"),
                  vjp={"self": lambda grad: grad,
                       "tensor1": lambda grad, tensor2, value: grad * tensor2 * value,
                       "tensor2": lambda grad, tensor1, value: grad * tensor1 * value},
-                 promote=("self", "tensor1", "tensor2"))
+                 promote=("self", "tensor1", "tensor2"), into=_addc_into("multiply"))
 _addcdiv = defop("addcdiv", lambda xp, self, tensor1, tensor2, value:
                  self + value * tensor1 / tensor2,
                  inputs=("self", "tensor1", "tensor2"),
@@ -265,7 +286,8 @@ _addcdiv = defop("addcdiv", lambda xp, self, tensor1, tensor2, value:
                       "tensor1": lambda grad, tensor2, value: grad * value / tensor2,
                       "tensor2": lambda grad, tensor1, tensor2, value:
                       -grad * value * tensor1 / (tensor2 * tensor2)},
-                 promote=("self", "tensor1", "tensor2"), to_float=True)
+                 promote=("self", "tensor1", "tensor2"), to_float=True,
+                 into=_addc_into("divide"))
 _atan2 = defop("atan2", lambda xp, self, other: xp.arctan2(self, other),
                vjp={"self": lambda grad, self, other: grad * other / (self * self +
                                                                       other * other),

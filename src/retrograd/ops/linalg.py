@@ -50,7 +50,7 @@ def _matmul_grad_self(xp, grad, other, self_shape):
     return _fold_matmul(xp, grad, xp.swapaxes(other, -1, -2))
 
 
-def _matmul_grad_other(xp, grad, self, other_shape):
+def _matmul_grad_other(xp, grad, self, other_shape, other_strides):
     if self.ndim == 1:
         return grad * self if len(other_shape) == 1 else \
             xp.expand_dims(self, -1) * xp.expand_dims(grad, -2)
@@ -62,6 +62,10 @@ def _matmul_grad_other(xp, grad, self, other_shape):
         return xp.matmul(xp.swapaxes(a, 0, 1), xp.reshape(grad, (rows, other_shape[-1])))
     if len(other_shape) == 1:
         return xp.matmul(grad, self)
+    if len(other_shape) == 2 and other_strides[0] < other_strides[1]:
+        # A transposed matrix (x @ w.t()): compute its gradient in its layout, as
+        # PyTorch's mm_mat2_backward, so it reaches w's .grad without a copy.
+        return xp.swapaxes(xp.matmul(xp.swapaxes(grad, -1, -2), self), -1, -2)
     return xp.matmul(xp.swapaxes(self, -1, -2), grad)
 
 
