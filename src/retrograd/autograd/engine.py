@@ -296,7 +296,10 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
                     continue
                 for nr, k in cap or ():
                     captured[k] = buf[nr]
-            outs = _call(node, buf, create_graph)
+            if node._extra is None and buf[0] is not None and type(node) is not AccumulateGrad:
+                outs = node.apply(buf, create_graph)  # no hooks: the common case
+            else:
+                outs = _call(node, buf, create_graph)
             buf = None
             if not keep_graph:
                 node.release()

@@ -1,23 +1,9 @@
 """Inspecting and intercepting the graph: Node, saved-tensor hooks."""
 
-import threading
-
-from .node import Node
+from .node import Node, current_hooks
+from .node import saved_hooks as _hooks
 
 __all__ = ["Node", "saved_tensors_hooks", "current_hooks"]
-
-
-class _HookStack(threading.local):
-    stack = ()
-
-
-_hooks = _HookStack()
-
-
-def current_hooks():
-    """The innermost (pack, unpack) pair, or None."""
-    s = _hooks.stack
-    return s[-1] if s else None
 
 
 class saved_tensors_hooks:

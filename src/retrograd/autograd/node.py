@@ -9,6 +9,7 @@ counting alone.
 
 import itertools
 import sys
+import threading
 import weakref
 from collections import OrderedDict
 
@@ -55,21 +56,64 @@ def _add_hook(d, fn):
     return d, h
 
 
+class _SavedHooks(threading.local):
+    stack = ()  # (pack, unpack) pairs of the active saved_tensors_hooks, innermost last
+
+
+saved_hooks = _SavedHooks()
+
+
+def current_hooks():
+    """The innermost (pack, unpack) pair, or None."""
+    s = saved_hooks.stack
+    return s[-1] if s else None
+
+
+class _NodeExtra:
+    """What few nodes carry (hooks, metadata, anomaly traces): made on first use, so a
+    node costs three attribute stores and the engine one check."""
+
+    __slots__ = ("pre_hooks", "post_hooks", "tensor_pre_hooks", "retains_grad_hooks",
+                 "metadata", "anomaly")
+
+    def __init__(self):
+        self.pre_hooks = self.post_hooks = self.tensor_pre_hooks = None
+        self.retains_grad_hooks = self.metadata = self.anomaly = None
+
+
+def _extra_attr(name):
+    def get(self):
+        e = self._extra
+        return None if e is None else getattr(e, name)
+
+    def set(self, value):
+        e = self._extra
+        if e is None:
+            if value is None:
+                return
+            e = self._extra = _NodeExtra()
+        setattr(e, name, value)
+    return property(get, set)
+
+
 class Node:
     """Base of every grad_fn (``torch.autograd.graph.Node``)."""
 
-    __slots__ = ("next_functions", "_seq", "_pre_hooks", "_post_hooks", "_tensor_pre_hooks",
-                 "_retains_grad_hooks", "_metadata", "_anomaly", "__weakref__")
+    __slots__ = ("next_functions", "_seq", "_extra", "__weakref__")
 
     def __new__(cls, *args, **kwargs):
         self = object.__new__(cls)
         self._seq = next(_seq)
-        self._pre_hooks = self._post_hooks = None
-        self._tensor_pre_hooks = self._retains_grad_hooks = None
-        self._metadata = None
-        self._anomaly = None
+        self._extra = None
         self.next_functions = ()
         return self
+
+    _pre_hooks = _extra_attr("pre_hooks")
+    _post_hooks = _extra_attr("post_hooks")
+    _tensor_pre_hooks = _extra_attr("tensor_pre_hooks")
+    _retains_grad_hooks = _extra_attr("retains_grad_hooks")
+    _metadata = _extra_attr("metadata")
+    _anomaly = _extra_attr("anomaly")
 
     def name(self):
         n = type(self).__name__
@@ -149,14 +193,14 @@ class SavedTensor:
                  "_requires_grad", "_is_output", "_history")
 
     def __init__(self, t, is_output):
-        from . import graph
         self._vc = t._vc
         self._version = t._vc[0]
         self._is_output = is_output
         self._output_nr = t._output_nr
         self._requires_grad = t._requires_grad
-        hooks = graph.current_hooks()
-        if hooks is not None:
+        hooks = saved_hooks.stack
+        if hooks:
+            hooks = hooks[-1]
             pack, self._unpack = hooks
             self._tensor = self._data = None
             self._history = None if is_output or not t._requires_grad else (
@@ -272,14 +316,6 @@ class OpNode(Node):
         if self._saved:
             self._saved = None
 
-    def _unpack_saved(self, create_graph):
-        saved = self._saved
-        if saved is None:
-            raise RuntimeError(_FREED)
-        if create_graph:
-            return [s.unpack(self) if type(s) is SavedTensor else s for s in saved]
-        return [s.unpack_data(self) if type(s) is SavedTensor else s for s in saved]
-
     def apply(self, grads, create_graph):
         """Gradients for each input from the output gradients (arrays, or Tensors when
         create_graph), reduced to each input's shape and cast to its dtype."""
@@ -297,7 +333,20 @@ class OpNode(Node):
                 g = self._materialize(grads, xp)[0]
         env = [g, all_grads, xp]
         if op.saved_names:
-            env += self._unpack_saved(create_graph)
+            saved = self._saved
+            if saved is None:
+                raise RuntimeError(_FREED)
+            if create_graph:
+                env += [s.unpack(self) if type(s) is SavedTensor else s for s in saved]
+            else:
+                for s in saved:
+                    if type(s) is not SavedTensor:
+                        env.append(s)
+                    elif s._packed is _NOT_PACKED and s._vc[0] == s._version:
+                        t = s._tensor
+                        env.append(t._data if t is not None else s._data)
+                    else:
+                        env.append(s.unpack_data(self))
         env += self._attrs
         env += self._shapes
         if op.wants_strides:
@@ -309,10 +358,10 @@ class OpNode(Node):
             if fn is None or rule is None:
                 out.append(None)
                 continue
-            gi = rule[0](*[env[k] for k in rule[1]])
+            gi = rule[0](rule[2](env)) if rule[3] else rule[0](*rule[2](env))
             if gi is not None:
                 if gi.shape != shapes[i]:
-                    gi = _sum_to(xp, gi, shapes[i])
+                    gi = sum_to(xp, gi, shapes[i])
                 if create_graph:
                     if gi._data.dtype != dtypes[i]:
                         gi = xp.astype(gi, dtypes[i])
@@ -363,12 +412,6 @@ class OpNode(Node):
             if k in op.outputs or k in op.inputs and self._shapes[op.inputs.index(k)] is not None:
                 names.add("_raw_saved_" + k)
         return sorted(names)
-
-
-def _sum_to(xp, g, shape):
-    """Undo broadcasting: sum ``g`` down to ``shape``."""
-    from ..ops._broadcast import sum_to
-    return sum_to(xp, g, shape)
 
 
 class AccumulateGrad(Node):
@@ -450,3 +493,7 @@ def _dense(a):
             return False
         expected *= n
     return True
+
+
+# Last: the ops package imports this module, so it can only be imported once the above exists.
+from ..ops._broadcast import sum_to  # noqa: E402

@@ -28,6 +28,7 @@ a rule may return a gradient of the broadcast shape.
 """
 
 import inspect
+import operator
 
 import numpy
 
@@ -59,7 +60,7 @@ class OpDef:
     __slots__ = ("name", "forward", "inputs", "attrs", "outputs", "vjp", "jvp", "node_cls",
                  "promote", "to_float", "view", "differentiable", "nondiff_outputs",
                  "saved_names", "_save_plan", "_rules", "_has_grads", "edges",
-                 "wants_strides", "into")
+                 "edge_mask", "unary", "wants_strides", "into")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -94,6 +95,8 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
     # Graph edges: the differentiable inputs (PyTorch makes none for index tensors, masks
     # or Scalar-overload operands such as pow's exponent).
     op.edges = tuple(i for i, n in enumerate(op.inputs) if n in vjp and n not in scalars)
+    op.edge_mask = tuple(i in op.edges for i in range(len(op.inputs)))
+    op.unary = op.edges == (0,) and len(op.inputs) == 1
     op.attrs = tuple(p for p in params if p not in inputs)
     op.outputs = tuple(outputs)
     op.vjp = vjp
@@ -129,7 +132,10 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
         bad = [a for a in args if a not in env_names]
         if bad:
             raise TypeError(f"op {name}: vjp rule for {op.inputs[i]!r} asks for unknown {bad}")
-        op._rules.append((rule, tuple(env_names.index(a) for a in args)))
+        idx = tuple(env_names.index(a) for a in args)
+        # (rule, env indices, a C-speed getter of its arguments, whether it takes one)
+        op._rules.append((rule, idx, operator.itemgetter(*idx) if idx else (lambda env: ()),
+                          len(idx) == 1))
     op._rules = tuple(op._rules)
     op._has_grads = any(r is not None and 1 in r[1] for r in op._rules)
     # Input strides (for layout-aware rules) are kept only by the ops whose rules ask.
@@ -247,33 +253,42 @@ def apply(op, values, attrs=()):
 _NO_EDGE = (None, 0)
 
 
-def _edge(v):
-    """Where the gradient of input ``v`` goes: its grad_fn output, or its accumulator."""
-    if isinstance(v, Tensor) and v._requires_grad:
-        fn = v._grad_fn
-        return (fn, v._output_nr) if fn is not None else (grad_accumulator(v), 0)
-    return _NO_EDGE
-
-
 def _record(op, values, attrs, outs):
     """Create the op's node, connect it to the inputs' histories and save what it needs."""
-    shapes, dtypes = [], []
-    mask, bit = 0, 1
-    for v in values:
-        if isinstance(v, Tensor):
-            d = v._data
-            shapes.append(d.shape)
-            dtypes.append(d.dtype)
-            if v._requires_grad:
-                mask |= bit
-        else:
-            shapes.append(None)
-            dtypes.append(None)
-        bit <<= 1
-    if not mask:
-        return None
-    node = op.node_cls()
-    node.next_functions = tuple(_edge(values[i]) for i in op.edges)
+    if op.unary:  # one tensor input that requires grad (apply checked): the common case
+        v = values[0]
+        d = v._data
+        fn = v._grad_fn
+        node = op.node_cls()
+        node.next_functions = ((fn, v._output_nr) if fn is not None
+                               else (grad_accumulator(v), 0),)
+        shapes, dtypes, mask = (d.shape,), (d.dtype,), 1
+    else:
+        shapes, dtypes, nexts = [], [], []
+        mask, bit = 0, 1
+        for v, is_edge in zip(values, op.edge_mask, strict=True):
+            if isinstance(v, Tensor):
+                d = v._data
+                shapes.append(d.shape)
+                dtypes.append(d.dtype)
+                if v._requires_grad:
+                    mask |= bit
+                    if is_edge:
+                        fn = v._grad_fn
+                        nexts.append((fn, v._output_nr) if fn is not None
+                                     else (grad_accumulator(v), 0))
+                elif is_edge:
+                    nexts.append(_NO_EDGE)
+            else:
+                shapes.append(None)
+                dtypes.append(None)
+                if is_edge:
+                    nexts.append(_NO_EDGE)
+            bit <<= 1
+        if not mask:
+            return None
+        node = op.node_cls()
+        node.next_functions = tuple(nexts)
     node._attrs = attrs
     node._shapes = shapes
     node._dtypes = dtypes
