@@ -8,8 +8,8 @@ from .gradcheck import gradcheck, gradgradcheck
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
 
-__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-           "inference_mode", "is_inference_mode_enabled", "graph", "gradcheck",
+__all__ = ["Variable", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
+           "is_grad_enabled", "inference_mode", "is_inference_mode_enabled", "graph", "gradcheck",
            "gradgradcheck"]
 
 
@@ -133,3 +133,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 continue
         out.append(g if isinstance(g, Tensor) else wrap(g))
     return tuple(out) if names is None else dict(zip(names, out, strict=True))
+
+
+class _VariableMeta(type):
+    def __instancecheck__(cls, other):
+        return isinstance(other, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """Deprecated (see the autograd reference): ``Variable(tensor, requires_grad)`` returns a
+    Tensor sharing ``tensor``'s data, and every Tensor is an instance of Variable."""
+
+    def __new__(cls, data, requires_grad=False, volatile=False):
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        return data.detach().requires_grad_(requires_grad)

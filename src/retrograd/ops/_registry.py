@@ -25,6 +25,19 @@ operators and ``.shape``/``.ndim``, never array methods.
 
 Broadcasting is undone by the engine (``_broadcast.sum_to``), never by a rule;
 a rule may return a gradient of the broadcast shape.
+
+Forward mode (``jvp=``) sits beside the vjp rules, in one of three forms:
+
+- ``"elementwise"``: the output tangent is the sum over inputs with a tangent of
+  that input's vjp rule with ``grad`` replaced by the tangent (right when each
+  vjp rule multiplies ``grad`` by the local derivative, as for exp or mul);
+- ``"linear"``: the op is linear in its tensor inputs jointly (sum, reshape,
+  cat, neg, getitem): the tangent is ``forward`` applied to the tangents
+  (zeros for inputs without one);
+- a callable naming what it needs: ``<input>_t`` (that input's tangent, None
+  when it has none), ``xp``, inputs, ``result`` (or the ``outputs=`` names),
+  attributes, ``<input>_shape``; it returns the output tangent (a tuple for a
+  multi-output op, None for an output without one).
 """
 
 import inspect

@@ -81,8 +81,10 @@ def _sigmoid_fwd(xp, self):
 
 _sigmoid = _unary("sigmoid", _sigmoid_fwd, lambda grad, result: grad * result * (1 - result),
                   to_float=True)
+# grad * mask, not where(mask, grad, 0): 15x faster on NumPy for random signs; differs
+# from PyTorch only for an inf/nan gradient at a clipped element (nan, not 0).
 _relu = _unary("relu", lambda xp, self: xp.maximum(self, 0),
-               lambda xp, grad, result: xp.where(result > 0, grad, 0))
+               lambda grad, result: grad * (result > 0))
 _erf = _unary("erf", lambda xp, self: backend.erf(xp, self),
               lambda xp, grad, self: grad * 1.1283791670955126 * xp.exp(-self * self),
               to_float=True)
