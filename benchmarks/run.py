@@ -95,10 +95,115 @@ def w2(T):
     return step
 
 
+# ---- adam: one Adam step on ~10M float32 parameters in 20 tensors ------------------------
+def _adam(T, foreach):
+    rng = np.random.default_rng(0)
+    params = [T.from_numpy(rng.standard_normal(s).astype(np.float32)).requires_grad_()
+              for s in [(1024, 960), (1024,)] * 10]
+    for p in params:
+        p.grad = T.from_numpy(rng.standard_normal(tuple(p.shape)).astype(np.float32))
+    opt = T.optim.Adam(params, lr=1e-3, foreach=foreach)
+    return opt.step
+
+
+# ---- w3: CNN training step: batch 64 of 3x32x32, two conv3x3+ReLU+maxpool, linear, SGD ----
+def _sgd_step(T, params, lr=0.01):
+    with T.no_grad():
+        for p in params:
+            p.add_(p.grad, alpha=-lr)
+            p.grad = None
+
+
+def w3(T):
+    T.manual_seed(0)
+    nn = T.nn
+    model = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(64 * 8 * 8, 10))
+    rng = np.random.default_rng(0)
+    x = T.from_numpy(rng.standard_normal((64, 3, 32, 32)).astype(np.float32))
+    y = T.from_numpy(rng.integers(0, 10, 64))
+    params = list(model.parameters())
+
+    def step():
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        _sgd_step(T, params)
+    return step
+
+
+# ---- w4: pre-LN transformer, 4 blocks, batch 32, seq 64, dim 192, Adam (hand-written) -----
+def w4(T):
+    T.manual_seed(0)
+    nn = T.nn
+    layer = nn.TransformerEncoderLayer(192, 4, 4 * 192, dropout=0.0, batch_first=True,
+                                       norm_first=True, activation="gelu")
+    model = nn.Sequential(nn.TransformerEncoder(layer, 4, enable_nested_tensor=False),
+                          nn.LayerNorm(192), nn.Linear(192, 10))
+    rng = np.random.default_rng(0)
+    x = T.from_numpy(rng.standard_normal((32, 64, 192)).astype(np.float32))
+    y = T.from_numpy(rng.integers(0, 10, (32, 64)))
+    params = list(model.parameters())
+    m = [T.zeros_like(p) for p in params]
+    v = [T.zeros_like(p) for p in params]
+    state = {"t": 0}
+    lr, b1, b2, eps = 1e-3, 0.9, 0.999, 1e-8
+
+    def step():
+        out = model(x)
+        loss = nn.functional.cross_entropy(out.reshape(-1, 10), y.reshape(-1))
+        loss.backward()
+        state["t"] += 1
+        t = state["t"]
+        with T.no_grad():
+            for p, mi, vi in zip(params, m, v, strict=True):
+                g = p.grad
+                mi.mul_(b1).add_(g, alpha=1 - b1)
+                vi.mul_(b2).addcmul_(g, g, value=1 - b2)
+                denom = (vi / (1 - b2 ** t)).sqrt_().add_(eps)
+                p.addcdiv_(mi, denom, value=-lr / (1 - b1 ** t))
+                p.grad = None
+    return step
+
+
+# ---- w5: the Jacobian (vectorized) of a 256->256 tanh MLP -------------------------------
+def w5(T):
+    rng = np.random.default_rng(0)
+    w1, b1, w2, b2 = (p.detach() for p in _mlp_params(T, (256, 256, 256), rng))
+    x = T.from_numpy(rng.standard_normal(256).astype(np.float32))
+
+    def net(v):
+        return T.tanh(T.tanh(v @ w1.t() + b1) @ w2.t() + b2)
+
+    def step():
+        return T.autograd.functional.jacobian(net, x, vectorize=True)
+    return step
+
+
 WORKLOADS = {
     "w1": (w1, "1000-op elementwise chain, 16 elements, fwd+bwd", "us/op", 1e6 / W1_OPS),
     "w2": (w2, "MLP 784-1024-1024-10 b128 CE + SGD momentum step", "ms/step", 1e3),
+    "w5": (w5, "jacobian(vectorize=True) of a 256-256-256 tanh MLP", "ms", 1e3),
+    "adam": (lambda T: _adam(T, False), "Adam step, 10M float32 params in 20 tensors, "
+             "foreach=False", "ms/step", 1e3),
+    "adam-fe": (lambda T: _adam(T, True), "Adam step, 10M float32 params in 20 tensors, "
+                "foreach=True", "ms/step", 1e3),
+    "w3": (w3, "CNN b64 3x32x32, 2x(conv3x3+ReLU+maxpool), linear, SGD", "ms/step", 1e3),
+    "w4": (w4, "pre-LN transformer 4 blocks b32 seq64 d192, Adam", "ms/step", 1e3),
 }
+
+
+# ---- w1-prof: w1 inside autograd.profiler.profile (its overhead: compare with w1) --------
+def w1_prof(T):
+    step = w1(T)
+
+    def profiled():
+        with T.autograd.profiler.profile():
+            step()
+    return profiled
+
+
+WORKLOADS["w1-prof"] = (w1_prof, "w1 under autograd.profiler.profile()", "us/op", 1e6 / W1_OPS)
 
 
 def main(argv=None):

@@ -20,10 +20,15 @@ from ._creation import *  # noqa: F401,F403
 from ._random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: F401
                       manual_seed, seed, set_rng_state)
 from . import autograd
+from . import serialization
+from .serialization import load, save
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from . import ops as _ops
 from . import return_types  # noqa: F401 (retrograd.return_types)
+from . import optim  # noqa: F401 (retrograd.optim)
+from . import distributed  # noqa: F401 (retrograd.distributed, as torch.distributed)
 from ._tensor_str import set_printoptions  # noqa: F401
 from math import inf, nan  # noqa: F401 (reprs print them bare: tensor([inf, nan]))
 
@@ -31,6 +36,7 @@ from math import inf, nan  # noqa: F401 (reprs print them bare: tensor([inf, nan
 _np.seterr(all="ignore")
 
 globals().update(_ops.FUNCTIONS)
+from . import nn  # noqa: E402 (needs the ops above)
 
 
 def is_tensor(obj):
@@ -47,6 +53,14 @@ def is_floating_point(input):
 
 def is_complex(input):
     return input.is_complex()
+
+
+def __getattr__(name):
+    """``retrograd.models`` is imported on first use so ``import retrograd`` stays fast."""
+    if name == "models":
+        import importlib
+        return importlib.import_module(".models", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __version__ = "0.1.0"

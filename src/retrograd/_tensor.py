@@ -456,22 +456,14 @@ def _wrap_dim(dim, ndim):
 
 
 def _init(t, data):
-    t._data = data
-    t._requires_grad = False
-    t._grad_fn = None
-    t._output_nr = 0
-    t._vc = [0]
-    t._base = None
-    t._view_version = 0
-    t._grad = None
-    t._acc = None
-    t._hooks = None
-    t._post_acc_hooks = None
-    t._retains_grad = False
-    t._fw = None
+    """Give ``t`` (from ``__new__``, e.g. of a subclass) the state of a fresh leaf."""
+    fresh = wrap(data)
+    for name in _STATE:
+        setattr(t, name, getattr(fresh, name))
 
 
 _new = object.__new__
+_STATE = tuple(n for n in Tensor.__slots__ if not n.startswith("__"))
 
 
 def wrap(data, xp=numpy):

@@ -85,8 +85,6 @@ def test_stride_zero_input_raises():
 
 def test_unimplemented_modes_raise():
     x = _x(2)
-    with pytest.raises(NotImplementedError, match="forward-mode AD is not implemented yet"):
-        gradcheck(retrograd.sin, (x,), check_forward_ad=True)
     with pytest.raises(NotImplementedError, match="vmap"):
         gradcheck(retrograd.sin, (x,), check_batched_grad=True)
     with pytest.raises(AssertionError, match="requires check_forward_ad"):
@@ -126,3 +124,40 @@ def test_gradgradcheck_catches_a_wrong_second_derivative():
     x = _x(3)
     assert gradcheck(cube, (x,))
     assert gradgradcheck(cube, (x,), raise_exception=False) is False
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_check_forward_ad(fast_mode):
+    x, y = _x(3), _x(3)
+    assert gradcheck(lambda a, b: (a.sin() * b, a @ b), (x, y), check_forward_ad=True,
+                     fast_mode=fast_mode)
+    assert gradcheck(retrograd.tanh, (x,), check_forward_ad=True, check_backward_ad=False,
+                     fast_mode=fast_mode)
+
+
+def test_check_forward_ad_mismatch_shows_both_jacobians():
+    class BadJvp(retrograd.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 3
+
+    with pytest.raises(GradcheckError, match=r"(?s)While considering the forward AD.*"
+                                             r"numerical:.*analytical:"):
+        gradcheck(BadJvp.apply, (_x(2),), check_forward_ad=True)
+    assert gradcheck(BadJvp.apply, (_x(2),), check_forward_ad=False)
+    assert not gradcheck(BadJvp.apply, (_x(2),), check_forward_ad=True, raise_exception=False)
+
+
+def test_gradgradcheck_forward_over_reverse():
+    """Tangents flow through a create_graph backward, saved outputs included (tanh)."""
+    x, w = _x(3), _x(3)
+    assert gradgradcheck(lambda a, b: (a.unsqueeze(1) @ b.unsqueeze(0)).tanh().sum(0),
+                         (x, w), check_fwd_over_rev=True)

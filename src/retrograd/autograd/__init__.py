@@ -2,7 +2,11 @@
 
 from .._tensor import Tensor, warn_once, wrap
 from ..backend import get_array_module
-from . import graph
+from . import forward_ad, function, functional, graph
+from .function import Function
+from . import anomaly_mode, profiler
+from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                           set_detect_anomaly)
 from .engine import run_backward
 from .gradcheck import gradcheck, gradgradcheck
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
@@ -10,7 +14,9 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
 
 __all__ = ["Variable", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
            "is_grad_enabled", "inference_mode", "is_inference_mode_enabled", "graph", "gradcheck",
-           "gradgradcheck"]
+           "gradgradcheck", "Function", "forward_ad", "function", "functional",
+           "anomaly_mode", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled", "profiler"]
 
 
 def _tuple(x):
@@ -99,8 +105,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
     >>> (dx,) = grad(y.sum(), x)
     """
-    if is_grads_batched:
-        raise NotImplementedError("is_grads_batched=True is not supported yet")
     if allow_unused is None:
         allow_unused = materialize_grads
     if materialize_grads and not allow_unused:
@@ -117,8 +121,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for t in inputs:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    res = run_backward(outputs, _make_grads(outputs, grads, create_graph), retain_graph,
-                       create_graph, inputs=inputs, accumulate_into=False)
+    if is_grads_batched:  # one walk of the graph for a batch of cotangents (leading dim)
+        from .functional import _batched_grad
+        res = _batched_grad(outputs, inputs, grads, retain_graph, create_graph)
+    else:
+        res = run_backward(outputs, _make_grads(outputs, grads, create_graph), retain_graph,
+                           create_graph, inputs=inputs, accumulate_into=False)
     out = []
     for i, (t, g) in enumerate(zip(inputs, res, strict=True)):
         if g is None:

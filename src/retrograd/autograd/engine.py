@@ -17,11 +17,45 @@ Gradients are backend arrays in a plain backward and Tensors under
 ``create_graph`` (so the backward itself is recorded).
 """
 
+import itertools
+import threading
+
 from .._tensor import Tensor, wrap
-from . import grad_mode
+from . import anomaly_mode as _anomaly_mode, grad_mode
+from .anomaly_mode import debug as _debug
 from .node import _LEGACY, AccumulateGrad, grad_accumulator
 
-__all__ = ["run_backward"]
+__all__ = ["run_backward", "GraphTask", "current_graph_task"]
+
+
+class GraphTask:
+    """One running backward: its id and what it will execute (for multi-grad hooks, as
+    PyTorch's ``_current_graph_task_id`` and ``_will_engine_execute_node``)."""
+
+    __slots__ = ("id", "run", "captures", "reachable")
+    _ids = itertools.count()
+
+    def __init__(self, run, captures, reachable):
+        self.id = next(GraphTask._ids)
+        self.run, self.captures, self.reachable = run, captures, reachable
+
+    def will_execute(self, node):
+        """Whether ``node`` runs (or captures a gradient) in this backward."""
+        if self.run is None:
+            return node in self.reachable
+        return node in self.run or node in self.captures
+
+
+class _Current(threading.local):
+    task = None  # the GraphTask of the innermost backward running on this thread
+
+
+_current = _Current()
+
+
+def current_graph_task():
+    """The GraphTask of the backward running on this thread, or None."""
+    return _current.task
 
 
 def _root_edge(t, i):
@@ -224,6 +258,10 @@ def _node_pre_hooks(node, buf, create_graph):
 
 
 def _post_hooks(node, outs, buf, create_graph):
+    task = _current.task
+    if task.run is not None:  # as PyTorch: no gradient for an input this call does not need
+        outs = [g if task.will_execute(nxt) else None
+                for (nxt, _), g in zip(node.next_functions, outs, strict=True)]
     grad_inputs = tuple(_as_tensor(g) for g in outs)
     grad_outputs = tuple(_as_tensor(g) for g in buf)
     for hook in list(node._post_hooks.values()):
@@ -242,7 +280,9 @@ def _call(node, buf, create_graph):
     if buf[0] is None and all(g is None for g in buf):
         outs = [None] * len(node.next_functions)
     else:
-        outs = node.apply(buf, create_graph)
+        prof = _debug.profiler
+        outs = (node.apply(buf, create_graph) if prof is None
+                else prof.apply_node(node, buf, create_graph))
         if type(node) is AccumulateGrad:
             hooks = node.variable._post_acc_hooks
             if hooks:
@@ -281,8 +321,9 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
             _push(heap, (fn._seq, fn))
     buf = g = None
 
-    prev_mode = grad_mode.state.enabled
+    prev_mode, prev_task = grad_mode.state.enabled, _current.task
     grad_mode.state.enabled = create_graph
+    _current.task = GraphTask(run, captures, reachable)
     try:
         while heap:
             node = _pop(heap)[1]
@@ -296,7 +337,9 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
                     continue
                 for nr, k in cap or ():
                     captured[k] = buf[nr]
-            if node._extra is None and buf[0] is not None and type(node) is not AccumulateGrad:
+            if _debug.on:  # anomaly mode or the profiler
+                outs = _anomaly_mode.evaluate(node, buf, create_graph, _call)
+            elif node._extra is None and buf[0] is not None and type(node) is not AccumulateGrad:
                 outs = node.apply(buf, create_graph)  # no hooks: the common case
             else:
                 outs = _call(node, buf, create_graph)
@@ -319,7 +362,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
             # (AccumulateGrad steals an unshared one): drop the loop's references.
             outs = g = b = None
     finally:
-        grad_mode.state.enabled = prev_mode
+        grad_mode.state.enabled, _current.task = prev_mode, prev_task
     return captured if inputs is not None else None
 
 

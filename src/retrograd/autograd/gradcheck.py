@@ -297,12 +297,14 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     if check_batched_forward_grad and not check_forward_ad:
         raise AssertionError("Setting check_batched_forward_grad=True requires "
                              "check_forward_ad to be True")
-    if check_forward_ad:
-        raise NotImplementedError("forward-mode AD is not implemented yet")
     if check_batched_grad:
         raise NotImplementedError("check_batched_grad needs vmap, which is not implemented "
                                   "yet")
     try:
+        if check_forward_ad:
+            _forward_ad_check(func, _as_tuple(inputs), eps, atol, rtol, fast_mode)
+        if not check_backward_ad:
+            return True
         return _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
                           check_grad_dtypes, fast_mode, bool(masked))
     except GradcheckError:
@@ -331,6 +333,53 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
     if check_undefined_grad:
         _check_undefined_grad(func, inputs, diff)
     return True
+
+
+def _forward_ad_check(func, inputs, eps, atol, rtol, fast_mode):
+    """Forward-mode Jacobians (one dual pass per input element, or one random direction ``u``
+    in fast mode) against central differences, shown side by side on a mismatch."""
+    from . import forward_ad as fwAD
+    _check_inputs(inputs)
+    diff_idx = [i for i, x in enumerate(inputs) if _is_diff(x)]
+    func_out = _as_tuple(func(*inputs))
+    out_mask = [isinstance(o, Tensor) and o._data.dtype.kind in "fc" for o in func_out]
+    n_outs = [o._data.size if isinstance(o, Tensor) else numpy.size(o) for o in func_out]
+
+    def tangents_for(i, t):
+        with fwAD.dual_level():
+            duals = [fwAD.make_dual(x.detach(), wrap(t if k == i else
+                                                     numpy.zeros_like(x._data)))
+                     if k in diff_idx else x for k, x in enumerate(inputs)]
+            outs = _as_tuple(func(*duals))
+            res = []
+            for o, n in zip(outs, n_outs, strict=True):
+                tan = fwAD.unpack_dual(o).tangent if isinstance(o, Tensor) else None
+                res.append(numpy.zeros(n) if tan is None else
+                           tan._data.astype(numpy.float64).reshape(-1))
+            return res
+
+    rng = numpy.random.default_rng(0)
+    for j, i in enumerate(diff_idx):
+        x = inputs[i]._data
+        if fast_mode:
+            u = _unit(rng, x.size).reshape(x.shape)
+            numerical = [_central_diff(func, inputs, x, eps * u, eps)]
+            analytical = [tangents_for(i, u.astype(x.dtype))]
+        else:
+            numerical, analytical = [], []
+            for idx in numpy.ndindex(x.shape):
+                numerical.append(_central_diff(func, inputs, x, eps, eps, idx))
+                e = numpy.zeros_like(x)
+                e[idx] = 1
+                analytical.append(tangents_for(i, e))
+        for k, m in enumerate(out_mask):
+            if not m:
+                continue
+            a = numpy.stack([c[k] for c in analytical]) if analytical else numpy.zeros((0,))
+            n = numpy.stack([c[k] for c in numerical]) if numerical else numpy.zeros((0,))
+            if not numpy.allclose(a, n, rtol=rtol, atol=atol):
+                raise GradcheckError("While considering the forward AD: "
+                                     + _mismatch(wrap(a), wrap(n), k, j))
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
@@ -366,6 +415,9 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
     def first_backward(*args):
         ins, gos = args[:len(args) - n_out], args[len(args) - n_out:]
+        # restore requires_grad (forward-AD checks pass detached dual inputs)
+        ins = tuple(x.requires_grad_() if i in diff_in and not x.requires_grad else x
+                    for i, x in enumerate(ins))
         outs = [o for o in _as_tuple(func(*ins)) if _is_diff(o)]
         grads = autograd.grad(outs, [x for i, x in enumerate(ins) if i in diff_in], gos,
                               create_graph=True, allow_unused=True)

@@ -1,14 +1,40 @@
-"""Inspecting and intercepting the graph: Node, saved-tensor hooks."""
+"""Inspecting and intercepting the graph (``torch.autograd.graph``): Node, multi-grad
+hooks, and the saved-tensor hooks with the contexts built on them (save_on_cpu,
+save_on_disk, allow_mutation_on_saved_tensors)."""
 
-from .node import Node, current_hooks
+import contextlib
+import os
+import shutil
+import tempfile
+import threading
+import uuid
+import weakref
+
+import numpy
+
+from .._tensor import Tensor, wrap
+from ..backend import device_of, get_array_module
+from .engine import current_graph_task
+from .node import Node, RemovableHandle, current_hooks, grad_accumulator, on_inplace_write
 from .node import saved_hooks as _hooks
 
-__all__ = ["Node", "saved_tensors_hooks", "current_hooks"]
+__all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "save_on_disk",
+           "disable_saved_tensors_hooks", "register_multi_grad_hook",
+           "allow_mutation_on_saved_tensors", "increment_version", "current_hooks"]
+
+
+class _Disabled(threading.local):
+    message = None  # set by disable_saved_tensors_hooks
+
+
+_disabled = _Disabled()
 
 
 class saved_tensors_hooks:
     """Context manager: ``pack_hook(tensor)`` runs for every tensor an op saves and its
-    result is stored instead; ``unpack_hook(packed)`` rebuilds the tensor in backward.
+    result (any object) is stored instead; ``unpack_hook(packed)`` rebuilds the tensor
+    whenever backward (or ``grad_fn._saved_<name>``) needs it. Only the innermost pair
+    applies; the packed object is dropped when the node frees what it saved.
 
     >>> with saved_tensors_hooks(lambda t: t * 4, lambda t: t / 4):
     ...     y = x.pow(2)
@@ -19,8 +45,314 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self):
+        if _disabled.message is not None:
+            raise RuntimeError(_disabled.message)
+        if not callable(self.pack_hook) or not callable(self.unpack_hook):
+            raise TypeError("saved_tensors_hooks(): pack_hook and unpack_hook must be "
+                            "callables")
         _hooks.stack = _hooks.stack + ((self.pack_hook, self.unpack_hook),)
-        return self
 
     def __exit__(self, *exc):
         _hooks.stack = _hooks.stack[:-1]
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are kept on the CPU and moved back to their device for backward;
+    tensors already on the CPU are kept as they are (no copy). ``pin_memory`` and
+    ``device_type`` are PyTorch's arguments; with only a CPU backend there is nothing to
+    pin, and device tensors are copied with ``.cpu()``.
+
+    >>> with save_on_cpu():
+    ...     y = x * w
+    """
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        self.pin_memory = pin_memory
+        self.device_type = device_type
+        super().__init__(_pack_to_cpu, _unpack_from_cpu)
+
+
+def _pack_to_cpu(tensor):
+    # detach(): the packed tensor must not hold the saving node (a saved output's grad_fn)
+    dev = tensor.device
+    return dev, (tensor.detach() if dev.type == "cpu" else tensor.detach().cpu())
+
+
+def _unpack_from_cpu(packed):
+    dev, tensor = packed
+    return tensor if dev.type == "cpu" else tensor.to(dev)
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message):
+    """Entering ``saved_tensors_hooks`` (or a context built on it) inside this context
+    raises ``RuntimeError(error_message)``; so does entering this one while hooks are set.
+
+    >>> with disable_saved_tensors_hooks("not supported here"):
+    ...     pass
+    """
+    prev = _disabled.message
+    try:
+        if _hooks.stack:
+            raise RuntimeError(error_message)
+        _disabled.message = error_message
+        yield
+    finally:
+        _disabled.message = prev
+
+
+def increment_version(tensor):
+    """Mark ``tensor`` (or each tensor of an iterable) as modified in place, for writes
+    autograd cannot see (say, through ``.numpy()``)."""
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        t._vc[0] += 1
+
+
+# ---- multi-grad hooks -------------------------------------------------------------------
+
+class _MultiHandle(RemovableHandle):
+    """Removes the per-tensor hooks of one ``register_multi_grad_hook``."""
+
+    __slots__ = ("handles",)
+
+    def __init__(self, handles):
+        self.handles = handles
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+
+def _grad_fn_or_acc(t):
+    if t._requires_grad and t.grad_fn is None:
+        return grad_accumulator(t)
+    if t.grad_fn is None:  # PyTorch's error for a tensor that does not require grad
+        raise AssertionError("Expected gradient function to be set")
+    return t.grad_fn
+
+
+def _task_id():
+    task = current_graph_task()
+    if task is None:
+        raise RuntimeError("expected this hook to be called inside a backward call")
+    return task
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Call ``fn`` once per backward with the gradients of ``tensors``.
+
+    ``mode="all"``: after every tensor's gradient that this backward computes, with a list
+    (None for the others: tensors outside this graph or not needed for its ``inputs``).
+    ``mode="any"``: with the first of those gradients. Returns a handle with ``remove()``.
+
+    >>> register_multi_grad_hook((a, b), lambda grads: print([g is not None for g in grads]))
+    """
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    lock = threading.Lock()
+    tensors = tuple(tensors)
+    if mode == "any":
+        ran = {}
+
+        def any_hook(grad):
+            tid = _task_id().id
+            with lock:
+                prev, ran[tid] = ran.get(tid, False), True
+            if not prev:
+                fn(grad)
+
+        return _MultiHandle(tuple(t.register_hook(any_hook) for t in tensors
+                                  if t.requires_grad))
+    grad_fns = [_grad_fn_or_acc(t) for t in tensors]
+    count, buffers, expected = {}, {}, {}
+
+    def inner(idx):
+        def hook(grad):
+            task = _task_id()
+            tid = task.id
+            with lock:
+                seen = count.get(tid, 0)
+                count[tid] = seen + 1
+                if not seen:  # first gradient of this backward: how many will come
+                    expected[tid] = sum(task.will_execute(f) for f in grad_fns)
+                    buffers[tid] = [None] * len(tensors)
+            buffers[tid][idx] = grad
+            if seen == expected[tid] - 1:
+                grads = buffers.pop(tid)
+                del count[tid], expected[tid]
+                fn(grads)
+        return hook
+
+    return _MultiHandle(tuple(t.register_hook(inner(i)) for i, t in enumerate(tensors)))
+
+
+# ---- disk offload -------------------------------------------------------------------------
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+
+
+class _TempDir:
+    """A private directory for one save_on_disk context, removed when the context and
+    every file written in it are gone (or at interpreter exit)."""
+
+    def __init__(self):
+        self.path = tempfile.mkdtemp(prefix="retrograd-saved-")
+        weakref.finalize(self, shutil.rmtree, self.path, True)
+
+
+class _DiskTensor:
+    """One saved tensor written to a file once; read back on every unpack; the file is
+    deleted when this object dies (the node freed what it saved), by ``discard()``, or at
+    interpreter exit."""
+
+    __slots__ = ("path", "shape", "dtype", "device", "_dir", "_finalizer", "__weakref__")
+
+    def __init__(self, tensor, directory, owner):
+        data = tensor._data
+        self.shape, self.dtype, self.device = data.shape, data.dtype, device_of(data)
+        self._dir = owner  # keeps a private _TempDir alive while this file exists
+        self.path = os.path.join(directory, f"retrograd-{uuid.uuid4().hex}.bin")
+        self._finalizer = weakref.finalize(self, _remove, self.path)
+        host = data if type(data) is numpy.ndarray else data.get()
+        numpy.ascontiguousarray(host).tofile(self.path)
+
+    def load(self):
+        if not self._finalizer.alive:
+            raise RuntimeError("a tensor saved by save_on_disk was deleted: the forward that "
+                               "saved it raised an exception, so its graph cannot be used")
+        arr = numpy.fromfile(self.path, dtype=self.dtype).reshape(self.shape)
+        t = wrap(arr)
+        return t if self.device.type == "cpu" else t.to(self.device)
+
+    def discard(self):
+        self._finalizer()
+
+
+class save_on_disk(saved_tensors_hooks):
+    """Saved tensors of at least ``min_bytes`` bytes go to files (in ``directory``, or a
+    private temporary directory) and are read back for backward, as often as needed.
+
+    Unlike the tutorial's hand-written hooks this never leaks: a file is deleted as soon
+    as the nodes that saved it free their saved tensors (after backward, or when the graph
+    is dropped), when the forward inside the context raises, and at interpreter exit.
+    A tensor saved by several ops of one ``with`` block is written once. Smaller tensors
+    stay in memory.
+
+    >>> with save_on_disk(min_bytes=1 << 20):
+    ...     loss = model(x).sum()
+    >>> loss.backward()  # reads the files back, then deletes them
+    """
+
+    def __init__(self, directory=None, min_bytes=4096):
+        self.directory = directory
+        self.min_bytes = min_bytes
+        self._tmp = None
+        self._entries = []  # per active entry: {id(array): (array ref, version, file ref)}
+        super().__init__(self._pack, _unpack_from_disk)
+
+    def _pack(self, tensor):
+        data = tensor._data
+        if data.nbytes < self.min_bytes:
+            return tensor.detach()
+        written = self._entries[-1]
+        seen = written.get(id(data))
+        if seen is not None and seen[0]() is data and seen[1] == tensor._vc[0]:
+            packed = seen[2]()
+            if packed is not None:  # this very array, unchanged, is already on disk
+                return packed
+        if self.directory is not None:
+            directory, owner = os.fspath(self.directory), None
+            os.makedirs(directory, exist_ok=True)
+        else:
+            if self._tmp is None:
+                self._tmp = _TempDir()
+            directory, owner = self._tmp.path, self._tmp
+        packed = _DiskTensor(tensor, directory, owner)
+        written[id(data)] = (weakref.ref(data), tensor._vc[0], weakref.ref(packed))
+        return packed
+
+    def __enter__(self):
+        super().__enter__()
+        self._entries.append({})
+
+    def __exit__(self, exc_type, *exc):
+        written = self._entries.pop()
+        if exc_type is not None:  # the forward failed: its graph is abandoned
+            for _, _, ref in written.values():
+                packed = ref()
+                if packed is not None:
+                    packed.discard()
+        super().__exit__(exc_type, *exc)
+
+
+def _unpack_from_disk(packed):
+    return packed if isinstance(packed, Tensor) else packed.load()
+
+
+# ---- allow_mutation_on_saved_tensors --------------------------------------------------------
+
+class _Handle:
+    __slots__ = ("__weakref__",)
+
+
+class _AllowMutationOnSavedContext:
+    """What allow_mutation_on_saved_tensors tracks: each saved tensor (by the handle its
+    node holds) with its version when saved, and the clones made before writes."""
+
+    def __init__(self):
+        self.original = weakref.WeakKeyDictionary()  # handle -> (tensor, version)
+        self.cloned = weakref.WeakKeyDictionary()    # handle -> tensor
+
+    def clear(self):
+        self.original.clear()
+        self.cloned.clear()
+
+    def pack(self, tensor):
+        h = _Handle()
+        self.original[h] = (tensor.detach(), tensor._vc[0])
+        return h
+
+    def unpack(self, handle):
+        if on_inplace_write[0] is None:
+            raise AssertionError("Trying to backward outside of the "  # PyTorch's words
+                                 "'allow_mutation_on_saved_tensors' contextin which the graph "
+                                 "was originally recorded.")
+        if handle in self.cloned:
+            return self.cloned[handle]
+        return self.original[handle][0]
+
+    def before_write(self, target):
+        """Clone every saved tensor whose memory ``target``'s write is about to change."""
+        data = target._data
+        xp = get_array_module(data)
+        for h, (t, version) in list(self.original.items()):
+            if t._vc[0] == version and (t._vc is target._vc or
+                                        xp.may_share_memory(t._data, data)):
+                self.cloned[h] = t.clone()
+                del self.original[h]
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors():
+    """Tensors saved for backward may be modified in place inside this context: they are
+    cloned before the write, so backward (run inside the same context) uses the values
+    they had when saved.
+
+    >>> with allow_mutation_on_saved_tensors():
+    ...     b = a.clone(); out = (b ** 2).sum(); b.sin_(); out.backward()
+    """
+    if on_inplace_write[0] is not None:
+        raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+    ctx = _AllowMutationOnSavedContext()
+    with saved_tensors_hooks(ctx.pack, ctx.unpack):
+        on_inplace_write[0] = ctx.before_write
+        try:
+            yield ctx
+        finally:
+            on_inplace_write[0] = None
+            ctx.clear()

@@ -16,6 +16,7 @@ from collections import OrderedDict
 import numpy
 
 from . import grad_mode
+from .anomaly_mode import debug as _debug, record_forward_trace
 
 __all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle"]
 
@@ -62,6 +63,9 @@ class _SavedHooks(threading.local):
 
 saved_hooks = _SavedHooks()
 
+# allow_mutation_on_saved_tensors's callback, run with a tensor about to be written in place.
+on_inplace_write = [None]
+
 
 def current_hooks():
     """The innermost (pack, unpack) pair, or None."""
@@ -106,6 +110,8 @@ class Node:
         self._seq = next(_seq)
         self._extra = None
         self.next_functions = ()
+        if _debug.anomaly:
+            record_forward_trace(self)
         return self
 
     _pre_hooks = _extra_attr("pre_hooks")
@@ -190,7 +196,7 @@ class SavedTensor:
     """
 
     __slots__ = ("_tensor", "_data", "_vc", "_version", "_output_nr", "_packed", "_unpack",
-                 "_requires_grad", "_is_output", "_history")
+                 "_requires_grad", "_is_output", "_history", "_node")
 
     def __init__(self, t, is_output):
         self._vc = t._vc
@@ -200,21 +206,45 @@ class SavedTensor:
         self._requires_grad = t._requires_grad
         hooks = saved_hooks.stack
         if hooks:
-            hooks = hooks[-1]
-            pack, self._unpack = hooks
-            self._tensor = self._data = None
-            self._history = None if is_output or not t._requires_grad else (
-                t._grad_fn if t._grad_fn is not None else grad_accumulator(t))
-            prev = grad_mode.state.enabled
-            grad_mode.state.enabled = False  # PyTorch packs under no_grad
-            try:
-                self._packed = pack(t)
-            finally:
-                grad_mode.state.enabled = prev
+            self._pack(t, *hooks[-1])
         elif is_output:
             self._tensor, self._data, self._packed = None, t._data, _NOT_PACKED
         else:
             self._tensor, self._data, self._packed = t, None, _NOT_PACKED
+
+    def _pack(self, t, pack, unpack):
+        """Store ``pack(t)`` (run under no_grad, as PyTorch does) instead of ``t``."""
+        self._unpack = unpack
+        self._tensor = self._data = None
+        self._history = None if self._is_output or not t._requires_grad else (
+            t._grad_fn if t._grad_fn is not None else grad_accumulator(t))
+        prev = grad_mode.state.enabled
+        grad_mode.state.enabled = False
+        try:
+            self._packed = pack(t)
+        finally:
+            grad_mode.state.enabled = prev
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        """Pack this saved tensor now with ``pack_hook``; ``unpack_hook`` rebuilds it in
+        backward (PyTorch's ``SavedTensor.register_hooks``: one pair, before it is freed)."""
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("register_hooks(): incompatible function arguments: pack_hook and "
+                            "unpack_hook must be callables")
+        ref = getattr(self, "_node", None)  # set when _raw_saved_<name> handed this out
+        node = ref() if ref is not None else None
+        if node is None or not node._saved or all(s is not self for s in node._saved):
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved "
+                "intermediate values of the graph are freed when you call .backward() or "
+                "autograd.grad(). Specify retain_graph=True if you need to backward through "
+                "the graph a second time or if you need to access saved variables after "
+                "calling backward.")
+        if self._packed is not _NOT_PACKED:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have "
+                               "already been set. Hint: only one pair of hooks is allowed at a "
+                               "time.")
+        self._pack(self.unpack(node), pack_hook, unpack_hook)
 
     def unpack(self, node):
         """The saved tensor; ``node`` becomes the grad_fn of a saved output."""
@@ -241,6 +271,8 @@ class SavedTensor:
         t = wrap(self._data)
         t._vc = self._vc
         t._grad_fn, t._output_nr, t._requires_grad = node, self._output_nr, self._requires_grad
+        if _fw_state.level is not None:  # a saved output keeps its tangent (fwd-over-rev)
+            t._fw = _fw_state.output_tangents.get((node, self._output_nr))
         return t
 
     def unpack_data(self, node):
@@ -398,7 +430,10 @@ class OpNode(Node):
             s = saved[op.saved_names.index(key)]
             if type(s) is not SavedTensor:
                 return s
-            return s if raw else s.unpack(self)
+            if raw:
+                s._node = weakref.ref(self)  # lets register_hooks tell whether it was freed
+                return s
+            return s.unpack(self)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute "
                              f"'{'_raw_saved_' if raw else '_saved_'}{key}'")
 
@@ -497,3 +532,4 @@ def _dense(a):
 
 # Last: the ops package imports this module, so it can only be imported once the above exists.
 from ..ops._broadcast import sum_to  # noqa: E402
+from .forward_ad import state as _fw_state  # noqa: E402

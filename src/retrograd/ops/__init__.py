@@ -1,5 +1,5 @@
 """All ops; importing this package attaches them to Tensor and the public namespace."""
 
-from . import (binary, comparison, conversion, indexing, linalg, pointwise,  # noqa: F401
-               reduction, shape)
+from . import (binary, comparison, conversion, conv, indexing, joining, linalg,  # noqa: F401
+               nn_ops, pointwise, reduction, scatter, shape)
 from ._registry import FUNCTIONS, apply, apply_inplace, defop, register  # noqa: F401

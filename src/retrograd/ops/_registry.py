@@ -26,7 +26,7 @@ operators and ``.shape``/``.ndim``, never array methods.
 Broadcasting is undone by the engine (``_broadcast.sum_to``), never by a rule;
 a rule may return a gradient of the broadcast shape.
 
-Forward mode (``jvp=``) sits beside the vjp rules, in one of three forms:
+Forward mode (``jvp=``) sits beside the vjp rules, in one of five forms:
 
 - ``"elementwise"``: the output tangent is the sum over inputs with a tangent of
   that input's vjp rule with ``grad`` replaced by the tangent (right when each
@@ -34,6 +34,12 @@ Forward mode (``jvp=``) sits beside the vjp rules, in one of three forms:
 - ``"linear"``: the op is linear in its tensor inputs jointly (sum, reshape,
   cat, neg, getitem): the tangent is ``forward`` applied to the tangents
   (zeros for inputs without one);
+- ``"multilinear"``: the op is linear in each tensor input separately (matmul,
+  outer, einsum): the tangent is the sum over inputs with a tangent of ``forward``
+  with that input replaced by its tangent;
+- ``"transpose"``: the tangent is found by differentiating the vjp rules with
+  respect to ``grad`` (the double-backward trick): right for any op whose rules are
+  differentiable, at the cost of two backward passes (prod, norm, var, ...);
 - a callable naming what it needs: ``<input>_t`` (that input's tangent, None
   when it has none), ``xp``, inputs, ``result`` (or the ``outputs=`` names),
   attributes, ``<input>_shape``; it returns the output tangent (a tuple for a
@@ -47,12 +53,15 @@ import numpy
 
 from .._tensor import Tensor, wrap, _ndarray
 from .._dtype import FLOAT, get_default_dtype, result_type
-from ..autograd import grad_mode
-from ..autograd.node import OpNode, SavedTensor, grad_accumulator
+from ..autograd import forward_ad, grad_mode
+from ..autograd.anomaly_mode import debug as _debug
+from ..autograd.node import OpNode, SavedTensor, grad_accumulator, on_inplace_write
 from ..backend import get_array_module
 from . import _views
 
 __all__ = ["defop", "apply", "apply_inplace", "register", "FUNCTIONS"]
+
+_fw_state = forward_ad.state  # one flag check per op when forward AD is off
 
 FUNCTIONS = {}  # the public ``retrograd.<name>`` namespace, filled by @register
 
@@ -241,12 +250,15 @@ def _inputs(op, values):
     return arrays, xp or numpy, grad
 
 
-def apply(op, values, attrs=()):
+def apply(op, values, attrs=(), _profiled=False):
     """Run ``op`` on ``values`` (tensors, or scalars/None for optional operands).
 
     Returns the output Tensor (a tuple for multi-output ops), recording a node
-    when grad mode is on and some input requires grad.
+    when grad mode is on and some input requires grad. (``_profiled``: the profiler's
+    call, already inside its event.)
     """
+    if _debug.profiler is not None and not _profiled:
+        return _debug.profiler.run_op(apply, op, values, attrs)
     arrays, xp, grad = _inputs(op, values)
     try:
         out = op.forward(xp, *arrays, *attrs)
@@ -260,6 +272,8 @@ def apply(op, values, attrs=()):
         _views.mark_view(values[0], outs)
     if grad and op.differentiable and grad_mode.state.enabled:
         _record(op, values, attrs, outs)
+    if _fw_state.level is not None:
+        forward_ad.propagate(op, values, arrays, attrs, outs)
     return outs
 
 
@@ -332,12 +346,14 @@ def _record(op, values, attrs, outs):
     return node
 
 
-def apply_inplace(op, self, values, attrs=()):
+def apply_inplace(op, self, values, attrs=(), _profiled=False):
     """``self.<op>_(...)``: compute the op, write into ``self``, rebase its history.
 
     The node is the out-of-place op's node (``add_`` records ``AddBackward0``);
     a saved ``self`` is a copy of the value before the write.
     """
+    if _debug.profiler is not None and not _profiled:
+        return _debug.profiler.run_op(apply_inplace, op, values, attrs, "_", self)
     values = (self, *values)
     gm = grad_mode.state.enabled
     if gm and op.differentiable and self._requires_grad:
@@ -356,6 +372,8 @@ def apply_inplace(op, self, values, attrs=()):
                            "tensor before performing the operation.")
     arrays, xp, grad = _inputs(op, values)
     record = grad and op.differentiable and gm
+    if _fw_state.level is not None:  # the tangent of the result, from the pre-write values
+        tangent = forward_ad.inplace_tangent(op, values, attrs)
     if op.into is not None and arrays[0] is dst and _fits(xp, arrays, dst):
         out = None  # computed straight into dst below
     else:
@@ -364,6 +382,8 @@ def apply_inplace(op, self, values, attrs=()):
         old = wrap(dst.copy() if "self" in op.saved_names else dst, xp)
         old._requires_grad = self._requires_grad
         old._grad_fn, old._output_nr = self._grad_fn, self._output_nr
+    if on_inplace_write[0] is not None:  # allow_mutation_on_saved_tensors
+        on_inplace_write[0](self)
     version = self._vc[0]
     if out is None:
         op.into(xp, dst, *arrays, *attrs)
@@ -380,6 +400,11 @@ def apply_inplace(op, self, values, attrs=()):
                 _views.rebase_view(self, node)
         if self._retains_grad:  # .grad is the gradient of the new value
             self.retain_grad()
+    if _fw_state.level is not None and (tangent is not None or
+                                          forward_ad.tangent_of(self) is not None):
+        self._fw = None if tangent is None else (_fw_state.level, tangent)
+        if self._base is not None:
+            forward_ad.write_view_tangent(self)
     return self
 
 

@@ -78,29 +78,30 @@ _add = defop("add", lambda xp, self, other, alpha: self + other * alpha if alpha
                   "other": lambda grad, alpha: grad * alpha if alpha != 1 else grad},
              promote=_BOTH,
              into=lambda xp, out, self, other, alpha:
-             xp.add(self, other if alpha == 1 else other * alpha, out=out))
+             xp.add(self, other if alpha == 1 else other * alpha, out=out), jvp="elementwise")
 _sub = defop("sub", lambda xp, self, other, alpha: self - other * alpha if alpha != 1
              else self - other,
              vjp={"self": lambda grad: grad,
                   "other": lambda grad, alpha: -grad * alpha if alpha != 1 else -grad},
              promote=_BOTH,
              into=lambda xp, out, self, other, alpha:
-             xp.subtract(self, other if alpha == 1 else other * alpha, out=out))
+             xp.subtract(self, other if alpha == 1 else other * alpha, out=out), jvp="elementwise")
 _rsub = defop("rsub", lambda xp, self, other, alpha: other - self * alpha,
               vjp={"self": lambda grad, alpha: -grad * alpha, "other": lambda grad: grad},
-              promote=_BOTH)
+              promote=_BOTH, jvp="elementwise")
 _rsub_scalar = defop("rsub", lambda xp, self, other, alpha: other - self * alpha,
                      vjp={"self": lambda grad, alpha: -grad * alpha}, inputs=_BOTH,
-                     promote=_BOTH, node="RsubBackward1")
+                     promote=_BOTH, node="RsubBackward1", jvp="elementwise")
 _mul = defop("mul", lambda xp, self, other: self * other,
              vjp={"self": lambda grad, other: grad * other,
                   "other": lambda grad, self: grad * self},
-             promote=_BOTH, into=lambda xp, out, self, other: xp.multiply(self, other, out=out))
+             promote=_BOTH, into=lambda xp, out, self, other: xp.multiply(self, other, out=out),
+             jvp="elementwise")
 _div = defop("div", lambda xp, self, other: self / other,
              vjp={"self": lambda grad, other: grad / other,
                   "other": lambda grad, self, other: -grad * self / (other * other)},
              promote=_BOTH, to_float=True,
-             into=lambda xp, out, self, other: xp.divide(self, other, out=out))
+             into=lambda xp, out, self, other: xp.divide(self, other, out=out), jvp="elementwise")
 _div_rounding = defop(
     "div_rounding",
     lambda xp, self, other, rounding_mode: (xp.trunc(self / other) if self.dtype.kind in "fc"
@@ -108,12 +109,12 @@ _div_rounding = defop(
     if rounding_mode == "trunc" else xp.floor_divide(self, _int_divisor(self, other)),
     vjp={"self": lambda xp, grad: xp.zeros_like(grad),
          "other": lambda xp, grad: xp.zeros_like(grad)},
-    promote=_BOTH, node="DivBackward2")
+    promote=_BOTH, node="DivBackward2", jvp="elementwise")
 _floor_divide = defop("floor_divide",
                       lambda xp, self, other: xp.floor_divide(self, _int_divisor(self, other)),
                       vjp={"self": _no_derivative("floor_divide"),
                            "other": _no_derivative("floor_divide")},
-                      promote=_BOTH, node=_NYI)
+                      promote=_BOTH, node=_NYI, jvp="elementwise")
 
 
 def _remainder_fwd(xp, self, other):
@@ -124,33 +125,35 @@ _remainder = defop("remainder", _remainder_fwd,
                    vjp={"self": lambda grad: grad,
                         "other": lambda xp, grad, self, other:
                         -grad * xp.floor(self / other)},
-                   promote=_BOTH, node="RemainderBackward1")
+                   promote=_BOTH, node="RemainderBackward1", jvp="elementwise")
 _remainder_scalar = defop("remainder", _remainder_fwd, vjp={"self": lambda grad: grad},
-                          inputs=_BOTH, promote=_BOTH)
+                          inputs=_BOTH, promote=_BOTH, jvp="elementwise")
 _remainder_scalar_self = defop("remainder", _remainder_fwd,
                                vjp={"other": _no_derivative("remainder")}, inputs=_BOTH,
-                               promote=_BOTH, node=_NYI)
+                               promote=_BOTH, node=_NYI, jvp="elementwise")
 _fmod = defop("fmod", lambda xp, self, other: xp.fmod(self, _int_divisor(self, other)),
               vjp={"self": lambda grad: grad,
                    "other": lambda xp, grad, self, other: -grad * xp.trunc(self / other)},
-              promote=_BOTH, node="FmodBackward1")
+              promote=_BOTH, node="FmodBackward1", jvp="elementwise")
 _fmod_scalar = defop("fmod", lambda xp, self, other: xp.fmod(self, _int_divisor(self, other)),
-                     vjp={"self": lambda grad: grad}, inputs=_BOTH, promote=_BOTH)
+                     vjp={"self": lambda grad: grad}, inputs=_BOTH, promote=_BOTH,
+                     jvp="elementwise")
 _pow_scalar = defop("pow", lambda xp, self, exponent: self ** exponent,
                     vjp={"self": lambda grad, self, exponent: grad * 0 if exponent == 0
                          else grad * exponent * self ** (exponent - 1)},
-                    promote=("self", "exponent"), inputs=("self", "exponent"))
+                    promote=("self", "exponent"), inputs=("self", "exponent"), jvp="elementwise")
 _pow_tensor = defop(
     "pow_tensor", lambda xp, self, exponent: self ** exponent,
     vjp={"self": lambda xp, grad, self, exponent:
          xp.where(exponent == 0, 0, grad * exponent * self ** (exponent - 1)),
          "exponent": lambda xp, grad, self, result:
          xp.where(self == 0, 0, grad * result * xp.log(xp.where(self == 0, 1, self)))},
-    promote=("self", "exponent"), node="PowBackward1")
+    promote=("self", "exponent"), node="PowBackward1", jvp="elementwise")
 _pow_scalar_base = defop(
     "pow_scalar_base", lambda xp, self, exponent: self ** exponent,
     vjp={"exponent": lambda xp, grad, self, result: grad * result * xp.log(self)},
-    promote=("self", "exponent"), inputs=("self", "exponent"), node="PowBackward2")
+    promote=("self", "exponent"), inputs=("self", "exponent"), node="PowBackward2",
+                         jvp="elementwise")
 
 
 def _check_int_pow(input, exponent):
@@ -176,29 +179,29 @@ _maximum = defop("maximum", lambda xp, self, other: xp.maximum(self, other),
                  vjp={"self": _maxmin_rule(True),
                       "other": lambda xp, grad, self, other:
                       _maxmin_rule(True)(xp, grad, other, self)},
-                 promote=_BOTH)
+                 promote=_BOTH, jvp="elementwise")
 _minimum = defop("minimum", lambda xp, self, other: xp.minimum(self, other),
                  vjp={"self": _maxmin_rule(False),
                       "other": lambda xp, grad, self, other:
                       _maxmin_rule(False)(xp, grad, other, self)},
-                 promote=_BOTH)
+                 promote=_BOTH, jvp="elementwise")
 _fmax = defop("fmax", lambda xp, self, other: xp.fmax(self, other),
               vjp={"self": lambda xp, grad, self, other:
                    xp.where((self >= other) | (other != other), grad, 0),
                    "other": lambda xp, grad, self, other:
                    xp.where((self >= other) | (other != other), 0, grad)},
-              promote=_BOTH)
+              promote=_BOTH, jvp="elementwise")
 _fmin = defop("fmin", lambda xp, self, other: xp.fmin(self, other),
               vjp={"self": lambda xp, grad, self, other:
                    xp.where((self <= other) | (other != other), grad, 0),
                    "other": lambda xp, grad, self, other:
                    xp.where((self <= other) | (other != other), 0, grad)},
-              promote=_BOTH)
+              promote=_BOTH, jvp="elementwise")
 _where = defop("where", lambda xp, condition, self, other: xp.where(condition, self, other),
                inputs=("condition", "self", "other"),
                vjp={"self": lambda xp, grad, condition: xp.where(condition, grad, 0),
                     "other": lambda xp, grad, condition: xp.where(condition, 0, grad)},
-               promote=_BOTH)
+               promote=_BOTH, jvp="elementwise")
 
 
 def _in_range(self, min, max):
@@ -219,28 +222,28 @@ _clamp = defop("clamp", lambda xp, self, min, max: xp.clip(self, min, max),
                     "max": lambda xp, grad, self, min, max:
                     xp.where(self > max, grad, 0) if min is None
                     else xp.where((self > max) | (min > max), grad, 0)},
-               promote=("self", "min", "max"))
+               promote=("self", "min", "max"), jvp="elementwise")
 _clamp_scalar = defop("clamp_scalar", lambda xp, self, min, max: xp.clip(self, min, max),
                       vjp={"self": lambda xp, grad, self, min, max:
                            xp.where(_in_range(self, min, max), grad, 0)},
                       promote=("self", "min", "max"), inputs=("self", "min", "max"),
-                      node="ClampBackward1")
+                      node="ClampBackward1", jvp="elementwise")
 _clamp_min = defop("clamp_min", lambda xp, self, min: xp.maximum(self, min),
                    vjp={"self": lambda xp, grad, self, min: xp.where(self >= min, grad, 0),
                         "min": lambda xp, grad, self, min: xp.where(self < min, grad, 0)},
-                   promote=("self", "min"), node="ClampMinBackward1")
+                   promote=("self", "min"), node="ClampMinBackward1", jvp="elementwise")
 _clamp_min_scalar = defop("clamp_min", lambda xp, self, min: xp.maximum(self, min),
                           vjp={"self": lambda xp, grad, self, min:
                                xp.where(self >= min, grad, 0)},
-                          inputs=("self", "min"), promote=("self", "min"))
+                          inputs=("self", "min"), promote=("self", "min"), jvp="elementwise")
 _clamp_max = defop("clamp_max", lambda xp, self, max: xp.minimum(self, max),
                    vjp={"self": lambda xp, grad, self, max: xp.where(self <= max, grad, 0),
                         "max": lambda xp, grad, self, max: xp.where(self > max, grad, 0)},
-                   promote=("self", "max"), node="ClampMaxBackward1")
+                   promote=("self", "max"), node="ClampMaxBackward1", jvp="elementwise")
 _clamp_max_scalar = defop("clamp_max", lambda xp, self, max: xp.minimum(self, max),
                           vjp={"self": lambda xp, grad, self, max:
                                xp.where(self <= max, grad, 0)},
-                          inputs=("self", "max"), promote=("self", "max"))
+                          inputs=("self", "max"), promote=("self", "max"), jvp="elementwise")
 
 
 def _lerp_fwd(xp, self, end, weight):
@@ -267,18 +270,19 @@ _lerp = defop("lerp", _lerp_fwd, inputs=("self", "end", "weight"),
               vjp={"self": lambda grad, weight: grad * (1 - weight),
                    "end": lambda grad, weight: grad * weight,
                    "weight": lambda grad, self, end: grad * (end - self)},
-              promote=("self", "end", "weight"), node="LerpBackward1")
+              promote=("self", "end", "weight"), node="LerpBackward1", jvp="elementwise")
 _lerp_scalar = defop("lerp", _lerp_fwd, inputs=("self", "end", "weight"),
                      vjp={"self": lambda grad, weight: grad * (1 - weight),
                           "end": lambda grad, weight: grad * weight},
-                     promote=("self", "end"), into=_lerp_into)
+                     promote=("self", "end"), into=_lerp_into, jvp="elementwise")
 _addcmul = defop("addcmul", lambda xp, self, tensor1, tensor2, value:
                  self + value * tensor1 * tensor2,
                  inputs=("self", "tensor1", "tensor2"),
                  vjp={"self": lambda grad: grad,
                       "tensor1": lambda grad, tensor2, value: grad * tensor2 * value,
                       "tensor2": lambda grad, tensor1, value: grad * tensor1 * value},
-                 promote=("self", "tensor1", "tensor2"), into=_addc_into("multiply"))
+                 promote=("self", "tensor1", "tensor2"), into=_addc_into("multiply"),
+                 jvp="elementwise")
 _addcdiv = defop("addcdiv", lambda xp, self, tensor1, tensor2, value:
                  self + value * tensor1 / tensor2,
                  inputs=("self", "tensor1", "tensor2"),
@@ -287,17 +291,17 @@ _addcdiv = defop("addcdiv", lambda xp, self, tensor1, tensor2, value:
                       "tensor2": lambda grad, tensor1, tensor2, value:
                       -grad * value * tensor1 / (tensor2 * tensor2)},
                  promote=("self", "tensor1", "tensor2"), to_float=True,
-                 into=_addc_into("divide"))
+                 into=_addc_into("divide"), jvp="elementwise")
 _atan2 = defop("atan2", lambda xp, self, other: xp.arctan2(self, other),
                vjp={"self": lambda grad, self, other: grad * other / (self * self +
                                                                       other * other),
                     "other": lambda grad, self, other: -grad * self / (self * self +
                                                                        other * other)},
-               promote=_BOTH, to_float=True)
+               promote=_BOTH, to_float=True, jvp="elementwise")
 _hypot = defop("hypot", lambda xp, self, other: xp.hypot(self, other),
                vjp={"self": lambda grad, self, result: grad * self / result,
                     "other": lambda grad, other, result: grad * other / result},
-               promote=_BOTH, to_float=True)
+               promote=_BOTH, to_float=True, jvp="elementwise")
 def _xlogy_fwd(xp, self, other):
     """``self * log(other)``, 0 where self is 0 (unless other is NaN); a Python number
     operand joins as an array of the tensor's dtype, so it cannot widen the result."""
@@ -319,11 +323,13 @@ def _xlogy_other_rule(grad, self, other):
 
 
 _xlogy = defop("xlogy", _xlogy_fwd, vjp={"self": _xlogy_self_rule, "other": _xlogy_other_rule},
-               promote=_BOTH, to_float=True)
+               promote=_BOTH, to_float=True, jvp="elementwise")
 _xlogy_scalar_self = defop("xlogy", _xlogy_fwd, vjp={"other": _xlogy_other_rule},
-                           inputs=_BOTH, promote=_BOTH, to_float=True, node="XlogyBackward1")
+                           inputs=_BOTH, promote=_BOTH, to_float=True, node="XlogyBackward1",
+                           jvp="elementwise")
 _xlogy_scalar_other = defop("xlogy", _xlogy_fwd, vjp={"self": _xlogy_self_rule},
-                            inputs=_BOTH, promote=_BOTH, to_float=True, node="XlogyBackward2")
+                            inputs=_BOTH, promote=_BOTH, to_float=True, node="XlogyBackward2",
+                            jvp="elementwise")
 
 
 # ---- public functions ---------------------------------------------------------------------

@@ -74,9 +74,9 @@ def _comparison(name, ufunc, reject=""):
     node = name.capitalize() + "Backward"
     return (defop(name, fwd, inputs=_BOTH, promote=_BOTH),
             defop(name, fwd, inputs=_BOTH, promote=_BOTH, vjp={"self": _zero},
-                  node=node + "0"),
+                  node=node + "0", jvp="elementwise"),
             defop(name, fwd, promote=_BOTH, vjp={"self": _zero, "other": _zero},
-                  node=node + "1"))
+                  node=node + "1", jvp="elementwise"))
 
 
 _eq = _comparison("eq", numpy.equal)

@@ -39,15 +39,16 @@ def _zeros(xp, grad):
 
 
 _to_copy = defop("_to_copy", lambda xp, self, dtype: self.astype(dtype),
-                 vjp={"self": lambda grad: grad})
-_zero = defop("zero", lambda xp, self: _filled(xp, self, 0), vjp={"self": _zeros})
-_fill = defop("fill", _filled, vjp={"self": _zeros}, node="FillBackward2")
+                 vjp={"self": lambda grad: grad}, jvp="linear")
+_zero = defop("zero", lambda xp, self: _filled(xp, self, 0), vjp={"self": _zeros},
+              jvp="elementwise")
+_fill = defop("fill", _filled, vjp={"self": _zeros}, node="FillBackward2", jvp="elementwise")
 _fill_tensor = defop("fill_tensor", _filled, inputs=("self", "value"),
                      vjp={"self": _zeros, "value": lambda xp, grad: xp.sum(grad)},
-                     node="FillBackward3")
+                     node="FillBackward3", jvp="linear")
 _copy = defop("copy", lambda xp, self, src: xp.broadcast_to(src.astype(self.dtype, copy=False),
                                                             self.shape),
-              vjp={"self": _zeros, "src": lambda grad: grad}, node="CopyBackwards")
+              vjp={"self": _zeros, "src": lambda grad: grad}, node="CopyBackwards", jvp="linear")
 
 
 def _to_args(args, kwargs):

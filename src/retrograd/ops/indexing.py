@@ -1,4 +1,5 @@
-"""Indexing: ``x[i]``, ``x[i] = v`` and the gather/scatter family.
+"""Indexing: ``x[i]``, ``x[i] = v``, index_*, masks and flat indices (gather/scatter
+live in ``scatter``).
 
 ``x[index]`` follows PyTorch's order: the basic parts (ints, slices, None,
 Ellipsis) make one view whose node is named after the last of them
@@ -24,11 +25,10 @@ from .._tensor import Tensor, _wrap_dim, wrap
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .shape import call
 
-__all__ = ["select", "narrow", "index_put", "index_put_", "gather", "scatter", "scatter_",
-           "scatter_add", "scatter_add_", "index_select", "index_add", "index_add_",
-           "index_fill", "index_fill_", "index_copy", "index_copy_", "masked_fill",
-           "masked_fill_", "masked_select", "masked_scatter", "masked_scatter_", "take",
-           "take_along_dim", "put", "put_", "nonzero", "argwhere"]
+__all__ = ["select", "narrow", "index_put", "index_put_", "index_select", "index_add",
+           "index_add_", "index_fill", "index_fill_", "index_copy", "index_copy_",
+           "masked_fill", "masked_fill_", "masked_select", "masked_scatter", "masked_scatter_",
+           "take", "put", "put_", "nonzero", "argwhere"]
 
 
 # ---- x[index] ---------------------------------------------------------------------------------
@@ -47,7 +47,7 @@ def _index_grad(xp, grad, self_shape, index, accumulate):
 
 def _getitem(name, view, node=None):
     return defop(name, lambda xp, self, index, accumulate: self[index],
-                 vjp={"self": _index_grad}, view=view, node=node)
+                 vjp={"self": _index_grad}, view=view, node=node, jvp="linear")
 
 
 _select = _getitem("select", True)
@@ -69,7 +69,7 @@ _index_backward = defop(
     "index_backward",
     lambda xp, self, size, index, accumulate: _index_put_into(
         xp, xp.zeros(size, dtype=self.dtype), self, index, accumulate),
-    vjp={"self": lambda xp, grad, index: _gather_at(xp, grad, index)})
+    vjp={"self": lambda xp, grad, index: _gather_at(xp, grad, index)}, jvp="linear")
 _index_put = defop(
     "index_put",
     lambda xp, self, values, indices, accumulate: _index_put_into(
@@ -77,7 +77,7 @@ _index_put = defop(
     inputs=("self", "values"),
     vjp={"self": lambda xp, grad, indices, accumulate: grad if accumulate
          else call(xp, _index_put, grad, 0, attrs=(indices, False)),
-         "values": lambda xp, grad, indices: _gather_at(xp, grad, indices)})
+         "values": lambda xp, grad, indices: _gather_at(xp, grad, indices)}, jvp="linear")
 
 
 def _index_array(it):
@@ -184,8 +184,11 @@ def _parse(a, index, setting=False):
     full = tuple(p[1] for p in parts)
     if not advanced:  # a trailing Ellipsis makes NumPy return a 0-d view, not a scalar
         return (full if "ellipsis" in tags else full + (Ellipsis,)), kind, None, False
+    # With tensor parts, spell the Ellipsis out: NumPy counts tensor parts on either side
+    # of an Ellipsis as apart even when it spans no dims; PyTorch expands it first.
+    span = (slice(None),) * (a.ndim - used)
     if kind is None or not has_int and not setting:  # one NumPy call does both steps
-        return None, None, full, accumulate
+        return None, None, _spelled(parts, span), accumulate
     basic, adv = [], []
     for tag, v, n in parts:
         if tag in ("mask", "adv"):
@@ -193,12 +196,25 @@ def _parse(a, index, setting=False):
             adv.append(v)
         elif tag == "int":
             basic.append(v)
+        elif tag == "ellipsis":
+            basic.append(v)
+            adv += span
         else:
             basic.append(v)
-            adv.append(Ellipsis if tag == "ellipsis" else slice(None))
+            adv.append(slice(None))
     if "ellipsis" not in tags:
         basic.append(Ellipsis)
     return tuple(basic), kind, tuple(adv), accumulate
+
+
+def _spelled(parts, span):
+    out = []
+    for tag, v, _ in parts:
+        if tag == "ellipsis":
+            out += span
+        else:
+            out.append(v)
+    return tuple(out)
 
 
 def _numpy_errors(fn, *args):
@@ -345,239 +361,6 @@ def narrow(input, dim, start, length):
     return apply(_slice, (input,), ((slice(None),) * d + (slice(start, start + length),), False))
 
 
-# ---- gather / scatter -------------------------------------------------------------------------
-
-def _along(xp, index, dim):
-    """The fancy index reaching, for each position of ``index``, the element
-    ``index[pos]`` along ``dim`` and ``pos`` along the other dims."""
-    nd = index.ndim
-    idx = []
-    for d in range(nd):
-        if d == dim:
-            idx.append(index)
-        else:
-            shape = [1] * nd
-            shape[d] = index.shape[d]
-            idx.append(xp.arange(index.shape[d]).reshape(shape))
-    return tuple(idx)
-
-
-def _fit(src, index):
-    """``src`` cut to the shape of ``index`` (scatter reads only that corner)."""
-    if getattr(src, "shape", index.shape) == index.shape:
-        return src
-    return src[tuple(slice(0, n) for n in index.shape)]
-
-
-def _gather_forward(xp, self, index, dim):
-    if self.ndim == 0 or index.ndim == 0:  # 0-d self or index: a flat lookup
-        return self.reshape(-1)[index]
-    return self[_along(xp, index, dim)]
-
-
-def _scatter_into(xp, out, index, src, dim, reduce):
-    if out.ndim and index.ndim:
-        flat, at, src = out, _along(xp, index, dim), _fit(src, index)
-    else:  # 0-d self or index: a flat write
-        flat, at = out.reshape(-1), index
-        if hasattr(src, "shape"):
-            src = src.reshape(-1)[:index.size].reshape(index.shape)
-    if reduce is None:
-        flat[at] = src
-    elif reduce == "add":
-        xp.add.at(flat, at, src)
-    else:
-        xp.multiply.at(flat, at, src)
-    return out
-
-
-def _gather_grad(xp, grad, index, self_shape, dim):
-    return call(xp, _gather_backward, grad, index, attrs=(self_shape, dim))
-
-
-def _src_grad(xp, grad, index, dim, src_shape):
-    """``grad`` gathered at ``index``, zero-padded when ``src`` is larger than ``index``."""
-    g = call(xp, _gather, grad, index, attrs=(dim,))
-    if tuple(g.shape) != tuple(src_shape):
-        g = call(xp, _corner, g, attrs=(src_shape,))
-    return g
-
-
-def _corner_forward(xp, self, size):
-    out = xp.zeros(size, dtype=self.dtype)
-    out[tuple(slice(0, n) for n in self.shape)] = self
-    return out
-
-
-_corner = defop("corner", _corner_forward,
-                vjp={"self": lambda grad, self_shape: grad[tuple(slice(0, n)
-                                                                 for n in self_shape)]})
-
-
-def _not_implemented(name):
-    def rule():
-        raise RuntimeError(f"derivative for aten::{name} is not implemented")
-    return rule
-
-
-_gather = defop("gather", _gather_forward, inputs=("self", "index"),
-                vjp={"self": _gather_grad})
-_gather_backward = defop(
-    "gather_backward",
-    lambda xp, self, index, size, dim: _scatter_into(xp, xp.zeros(size, dtype=self.dtype),
-                                                     index, self, dim, "add"),
-    inputs=("self", "index"),
-    vjp={"self": lambda xp, grad, index, dim: call(xp, _gather, grad, index, attrs=(dim,))})
-_scatter = defop(
-    "scatter",
-    lambda xp, self, index, src, dim: _scatter_into(xp, self.copy(), index, src, dim, None),
-    inputs=("self", "index", "src"),
-    vjp={"self": lambda xp, grad, index, dim: call(xp, _scatter_value, grad, index,
-                                                   attrs=(dim, 0)),
-         "src": _src_grad})
-_scatter_value = defop(
-    "scatter",
-    lambda xp, self, index, dim, value: _scatter_into(xp, self.copy(), index, value, dim, None),
-    inputs=("self", "index"),
-    vjp={"self": lambda xp, grad, index, dim: call(xp, _scatter_value, grad, index,
-                                                   attrs=(dim, 0))},
-    node="ScatterBackward1")
-_scatter_reduce = defop(
-    "scatter_reduce",
-    lambda xp, self, index, src, dim, reduce: _scatter_into(xp, self.copy(), index, src, dim,
-                                                            reduce),
-    inputs=("self", "index", "src"),
-    vjp={"self": _not_implemented("scatter"), "src": _not_implemented("scatter")},
-    node="NotImplemented")
-_scatter_add = defop(
-    "scatter_add",
-    lambda xp, self, index, src, dim: _scatter_into(xp, self.copy(), index, src, dim, "add"),
-    inputs=("self", "index", "src"),
-    vjp={"self": lambda grad: grad, "src": _src_grad})
-
-
-def _index_dtype(index, fn):
-    if not isinstance(index, Tensor):
-        raise TypeError(f"{fn}(): argument 'index' must be Tensor, not {type(index).__name__}")
-    if index._data.dtype.kind != "i":
-        raise RuntimeError(f"{fn}(): Expected dtype int32/int64 for index")
-
-
-def _check_along(self, dim, index, fn, src=None):
-    """PyTorch's shape and bounds checks of gather/scatter; returns the wrapped dim."""
-    _index_dtype(index, fn)
-    a, i = self._data, index._data
-    d = _wrap_dim(dim, a.ndim)
-    if i.ndim != a.ndim and (i.ndim > 1 or a.ndim > 1):
-        raise RuntimeError("Index tensor must have the same number of dimensions as input "
-                           "tensor")
-    ashape, ishape = a.shape or (1,), i.shape or (1,)
-    for k in range(len(ishape)):
-        if k != d and ishape[k] > ashape[k]:
-            raise RuntimeError(f"Size does not match at dimension {k} expected index "
-                               f"{list(i.shape)} to be no larger than self {list(a.shape)} "
-                               f"apart from dimension {d}")
-    sshape = (src._data.shape or (1,)) if src is not None else ishape
-    if any(n > m for n, m in zip(ishape, sshape, strict=False)):
-        raise RuntimeError(f"Expected index {list(i.shape)} to be no larger than self "
-                           f"{list(a.shape)} apart from dimension {d} and to be no larger "
-                           f"size than src {list(src._data.shape)}")
-    if i.size:
-        lo, hi = int(i.min()), int(i.max())
-        if lo < 0 or hi >= ashape[d]:
-            bad = lo if lo < 0 else hi
-            raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size "
-                               f"{ashape[d]}")
-    return d
-
-
-@register
-def gather(input, dim, index, *, sparse_grad=False):
-    """``out[i][j] = input[index[i][j]][j]`` for dim 0 (and so on for other dims)."""
-    d = _check_along(input, dim, index, "gather")
-    return apply(_gather, (input, index), (d,))
-
-
-def _scatter_args(self, dim, index, src, value, reduce):
-    if src is None:
-        src = value
-    if isinstance(src, Tensor):
-        if src._data.dtype != self._data.dtype:
-            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-        d = _check_along(self, dim, index, "scatter", src)
-    else:
-        d = _check_along(self, dim, index, "scatter")
-    if reduce is not None:
-        if reduce not in ("add", "multiply"):
-            raise RuntimeError("reduce argument must be either add or multiply.")
-        if isinstance(src, Tensor):
-            warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated "
-                          "and will be removed in a future PyTorch release. Use "
-                          "torch.scatter_reduce instead for more reduction options.",
-                          UserWarning, stacklevel=3)
-        else:
-            src = wrap(numpy.full(index._data.shape, src, dtype=self._data.dtype))
-        return _scatter_reduce, (index, src), (d, reduce)
-    if isinstance(src, Tensor):
-        return _scatter, (index, src), (d,)
-    return _scatter_value, (index,), (d, src)
-
-
-@register
-def scatter(input, dim, index, src=None, value=None, *, reduce=None):
-    """A copy with ``out[index[i][j]][j] = src[i][j]`` (dim 0), or a value; ``reduce`` 'add'
-    or 'multiply' combines with the present element instead."""
-    op, values, attrs = _scatter_args(input, dim, index, src, value, reduce)
-    return apply(op, (input, *values), attrs)
-
-
-@register(function=False)
-def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
-    op, values, attrs = _scatter_args(self, dim, index, src, value, reduce)
-    return apply_inplace(op, self, values, attrs)
-
-
-def _scatter_add_args(self, dim, index, src):
-    if src._data.dtype != self._data.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    return _check_along(self, dim, index, "scatter_add", src)
-
-
-@register
-def scatter_add(input, dim, index, src):
-    """A copy with ``src`` added at the positions ``index`` names (repeats add up)."""
-    return apply(_scatter_add, (input, index, src), (_scatter_add_args(input, dim, index, src),))
-
-
-@register(function=False)
-def scatter_add_(self, dim, index, src):
-    return apply_inplace(_scatter_add, self, (index, src),
-                         (_scatter_add_args(self, dim, index, src),))
-
-
-@register
-def take_along_dim(input, indices, dim=None):
-    """``gather`` after broadcasting ``input`` and ``indices`` (or on both flattened)."""
-    if dim is None:
-        return gather(input.reshape(-1), 0, indices.reshape(-1))
-    a, i = input._data, indices._data
-    if a.ndim != i.ndim:
-        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
-                           f"number of dimensions, but got {a.ndim} dimensions for input, and "
-                           f"{i.ndim} dimensions for indices")
-    d = _wrap_dim(dim, a.ndim)
-    sa, si = list(a.shape), list(i.shape)
-    sa[d] = si[d] = 1
-    shape = list(numpy.broadcast_shapes(tuple(sa), tuple(si)))
-    shape[d] = a.shape[d]
-    if tuple(shape) != a.shape:
-        input = input.expand(shape)
-    shape[d] = i.shape[d]
-    if tuple(shape) != i.shape:
-        indices = indices.expand(shape)
-    return gather(input, d, indices)
-
-
 # ---- index_* ----------------------------------------------------------------------------------
 
 def _index_add_into(xp, out, index, source, dim):
@@ -598,12 +381,12 @@ def _fill_grad(xp, grad, index, dim):
 
 
 _index_select = defop("index_select", lambda xp, self, index, dim: xp.take(self, index, dim),
-                      inputs=("self", "index"), vjp={"self": _index_select_grad})
+                      inputs=("self", "index"), vjp={"self": _index_select_grad}, jvp="linear")
 _index_select_backward = defop(
     "index_select_backward",
     lambda xp, self, index, size, dim: _index_add_into(xp, xp.zeros(size, dtype=self.dtype),
                                                        index, self, dim),
-    inputs=("self", "index"), vjp={"self": _select_grad})
+    inputs=("self", "index"), vjp={"self": _select_grad}, jvp="linear")
 _index_add = defop(
     "index_add",
     lambda xp, self, index, source, dim, alpha: _index_add_into(
@@ -611,7 +394,7 @@ _index_add = defop(
     inputs=("self", "index", "source"),
     vjp={"self": lambda grad: grad,
          "source": lambda xp, grad, index, dim, alpha: _select_grad(xp, grad, index, dim)
-         if alpha == 1 else _select_grad(xp, grad, index, dim) * alpha})
+         if alpha == 1 else _select_grad(xp, grad, index, dim) * alpha}, jvp="linear")
 
 
 def _index_fill_forward(xp, self, index, dim, value):
@@ -621,19 +404,19 @@ def _index_fill_forward(xp, self, index, dim, value):
 
 
 _index_fill = defop("index_fill", _index_fill_forward, inputs=("self", "index"),
-                    vjp={"self": _fill_grad})
+                    vjp={"self": _fill_grad}, jvp="elementwise")
 _index_fill_tensor = defop(
     "index_fill_tensor", lambda xp, self, index, value, dim: _index_fill_forward(
         xp, self, index, dim, value),
     inputs=("self", "index", "value"),
     vjp={"self": _fill_grad,
          "value": lambda xp, grad, index, dim: xp.sum(_select_grad(xp, grad, index, dim))},
-    node="IndexFillBackward1")
+    node="IndexFillBackward1", jvp="linear")
 _index_copy = defop(
     "index_copy", lambda xp, self, index, source, dim: _index_fill_forward(
         xp, self, index, dim, source),
     inputs=("self", "index", "source"),
-    vjp={"self": _fill_grad, "source": _select_grad})
+    vjp={"self": _fill_grad, "source": _select_grad}, jvp="linear")
 
 
 def _vector_index(input, dim, index, fn, check_range=True):
@@ -785,32 +568,33 @@ def _source_grad_forward(xp, self, mask, size):
 
 
 _masked_fill = defop("masked_fill", _masked_fill_forward, inputs=("self", "mask"),
-                     vjp={"self": lambda xp, grad, mask: xp.where(mask, 0, grad)})
+                     vjp={"self": lambda xp, grad, mask: xp.where(mask, 0, grad)},
+                     jvp="elementwise")
 _masked_fill_tensor = defop(
     "masked_fill_tensor", _masked_fill_forward, inputs=("self", "mask", "value"),
     vjp={"self": lambda xp, grad, mask: xp.where(mask, 0, grad),
          "value": lambda xp, grad, mask: xp.sum(xp.where(mask, grad, 0))},
-    node="MaskedFillBackward1")
+    node="MaskedFillBackward1", jvp="linear")
 _masked_select = defop(
     "masked_select", _masked_select_forward, inputs=("self", "mask"),
     vjp={"self": lambda xp, grad, self_shape, mask_shape, mask: call(
         xp, _masked_scatter_zeros, grad, mask,
-        attrs=(numpy.broadcast_shapes(self_shape, mask_shape),))})
+        attrs=(numpy.broadcast_shapes(self_shape, mask_shape),))}, jvp="linear")
 _masked_scatter_zeros = defop(
     "masked_scatter_zeros",
     lambda xp, self, mask, size: _masked_scatter_into(xp, xp.zeros(size, dtype=self.dtype),
                                                       mask, self),
     inputs=("self", "mask"),
-    vjp={"self": lambda xp, grad, mask: call(xp, _masked_select, grad, mask)})
+    vjp={"self": lambda xp, grad, mask: call(xp, _masked_select, grad, mask)}, jvp="linear")
 _masked_scatter = defop(
     "masked_scatter", _masked_scatter_forward, inputs=("self", "mask", "source"),
     vjp={"self": lambda xp, grad, mask: xp.where(mask, 0, grad),
          "source": lambda xp, grad, mask, source_shape: call(xp, _source_grad, grad, mask,
-                                                             attrs=(source_shape,))})
+                                                             attrs=(source_shape,))}, jvp="linear")
 _source_grad = defop(
     "masked_scatter_backward", _source_grad_forward, inputs=("self", "mask"),
     vjp={"self": lambda xp, grad, mask, self_shape: call(
-        xp, _masked_scatter_zeros, grad, mask, attrs=(self_shape,))})
+        xp, _masked_scatter_zeros, grad, mask, attrs=(self_shape,))}, jvp="linear")
 
 
 def _check_mask(mask, fn):
@@ -881,13 +665,13 @@ def _put_into(xp, out, index, source, accumulate):
 
 _take = defop("take", lambda xp, self, index: xp.take(self, index), inputs=("self", "index"),
               vjp={"self": lambda xp, grad, index, self_shape: call(
-                  xp, _take_backward, grad, index, attrs=(self_shape,))})
+                  xp, _take_backward, grad, index, attrs=(self_shape,))}, jvp="linear")
 _take_backward = defop(
     "take_backward",
     lambda xp, self, index, size: _put_into(xp, xp.zeros(size, dtype=self.dtype), index, self,
                                             True),
     inputs=("self", "index"),
-    vjp={"self": lambda xp, grad, index: call(xp, _take, grad, index)})
+    vjp={"self": lambda xp, grad, index: call(xp, _take, grad, index)}, jvp="linear")
 _put = defop(
     "put",
     lambda xp, self, index, source, accumulate: _put_into(xp, self.copy(), index, source,
@@ -896,7 +680,7 @@ _put = defop(
     vjp={"self": lambda xp, grad, index, accumulate: grad if accumulate
          else call(xp, _put, grad, index, 0, attrs=(False,)),
          "source": lambda xp, grad, index, source_shape: xp.reshape(
-             call(xp, _take, grad, index), source_shape)})
+             call(xp, _take, grad, index), source_shape)}, jvp="linear")
 
 
 def _flat_index(input, index, fn):

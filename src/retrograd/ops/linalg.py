@@ -74,7 +74,7 @@ _MATMUL_VJP = {"self": _matmul_grad_self, "other": _matmul_grad_other}
 
 def _matmul_op(name, node=None):
     return defop(name, lambda xp, self, other: _fold_matmul(xp, self, other), vjp=_MATMUL_VJP,
-                 node=node)
+                 node=node, jvp="multilinear")
 
 
 _dot = _matmul_op("dot")
@@ -286,7 +286,7 @@ _outer = defop("outer", lambda xp, self, vec2: xp.multiply.outer(self, vec2),
                     xp.matmul(grad, xp.astype(vec2, grad.dtype, copy=False)),
                     "vec2": lambda xp, grad, self:
                     xp.matmul(xp.astype(self, grad.dtype, copy=False), grad)},
-               promote=("self", "vec2"), node="MulBackward0")
+               promote=("self", "vec2"), node="MulBackward0", jvp="multilinear")
 
 
 @register(aliases=("ger",))
@@ -327,8 +327,23 @@ _ADD_MATMUL_VJP = {
     _scaled(xp.matmul(grad, xp.swapaxes(mat2, -1, -2)), alpha),
     "mat2": lambda xp, grad, mat1, alpha:
     _scaled(xp.matmul(xp.swapaxes(mat1, -1, -2), grad), alpha)}
-_addmm = defop("addmm", _addmm_fwd, vjp=_ADD_MATMUL_VJP)
-_baddbmm = defop("baddbmm", _addmm_fwd, vjp=_ADD_MATMUL_VJP)
+def _addmm_jvp(xp, self_t, mat1_t, mat2_t, mat1, mat2, beta, alpha):
+    """d(beta * self + alpha * mat1 @ mat2): the product rule on the matmul."""
+    t = None
+    if mat1_t is not None:
+        t = xp.matmul(mat1_t, mat2)
+    if mat2_t is not None:
+        t2 = xp.matmul(mat1, mat2_t)
+        t = t2 if t is None else t + t2
+    if t is not None:
+        t = _scaled(t, alpha)
+    if self_t is not None and beta != 0:
+        t = _scaled(self_t, beta) if t is None else t + _scaled(self_t, beta)
+    return t
+
+
+_addmm = defop("addmm", _addmm_fwd, vjp=_ADD_MATMUL_VJP, jvp=_addmm_jvp)
+_baddbmm = defop("baddbmm", _addmm_fwd, vjp=_ADD_MATMUL_VJP, jvp=_addmm_jvp)
 
 
 def _check_add_input(input, out_shape, mat2):
@@ -397,7 +412,8 @@ def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
 _trace = defop("trace", lambda xp, self: xp.trace(self, dtype=numpy.int64)
                if self.dtype.kind in "iu" else xp.trace(self),
                vjp={"self": lambda xp, grad, self_shape:
-                    xp.where(xp.eye(self_shape[0], self_shape[1], dtype=bool), grad, 0)})
+                    xp.where(xp.eye(self_shape[0], self_shape[1], dtype=bool), grad, 0)},
+               jvp="linear")
 
 
 @register
@@ -428,7 +444,7 @@ def _tensordot_grad_other(xp, grad, self, plan):
 _tensordot = defop("tensordot", lambda xp, self, other, dims, plan:
                    xp.tensordot(self, other, axes=dims),
                    vjp={"self": _tensordot_grad_self, "other": _tensordot_grad_other},
-                   node="ViewBackward0")
+                   node="ViewBackward0", jvp="multilinear")
 
 
 def _inverse(perm):
@@ -653,7 +669,7 @@ def _einsum_op(n):
         vjp = {names[k]: _signed(_einsum_grad(k), ["xp", "grad", *names[:k], *names[k + 1:],
                                                     "spec", names[k] + "_shape"])
                for k in range(n)}
-        op = _EINSUM_OPS[n] = defop("einsum", fwd, vjp=vjp)
+        op = _EINSUM_OPS[n] = defop("einsum", fwd, vjp=vjp, jvp="multilinear")
     return op
 
 

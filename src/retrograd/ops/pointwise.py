@@ -15,7 +15,7 @@ _S = ("self",)
 
 def _unary(name, forward, rule, *, to_float=False, node=None):
     return defop(name, forward, vjp={"self": rule} if rule else {"self": _zero},
-                 promote=_S, to_float=to_float, node=node)
+                 promote=_S, to_float=to_float, node=node, jvp="elementwise")
 
 
 def _zero(xp, grad):
@@ -129,7 +129,7 @@ def _inplace_without_derivative(op, node):
         raise NotImplementedError(f"the derivative for 'inplace version of {op.name}' is not "
                                   "implemented.")
     return defop(op.name, op.forward, vjp={"self": rule}, promote=_S, to_float=op.to_float,
-                 node=node)
+                 node=node, jvp="elementwise")
 
 
 neg, neg_ = _unary_public("neg", _neg, aliases=("negative",))

@@ -119,16 +119,17 @@ def _nonempty(input, dims, name, full_exc=RuntimeError, full_msg=None):
 # ---- sum, mean, prod ----------------------------------------------------------------------
 
 _sum = defop("sum", lambda xp, self, dtype: self.sum(dtype=dtype),
-             vjp={"self": lambda xp, grad, self_shape: xp.broadcast_to(grad, self_shape)})
+             vjp={"self": lambda xp, grad, self_shape: xp.broadcast_to(grad, self_shape)},
+             jvp="linear")
 _sum_dim = defop("sum_dim", lambda xp, self, dim, keepdim, dtype:
                  self.sum(axis=dim, keepdims=keepdim, dtype=dtype),
                  vjp={"self": lambda xp, grad, self_shape, dim, keepdim:
                       _expand(xp, grad, self_shape, dim, keepdim)},
-                 node="SumBackward1")
+                 node="SumBackward1", jvp="linear")
 _nansum = defop("nansum", lambda xp, self, dim, keepdim, dtype:
                 xp.nansum(self, axis=dim, keepdims=keepdim, dtype=dtype),
                 vjp={"self": lambda xp, grad, self, dim, keepdim:
-                     xp.where(self != self, 0, _unreduce(xp, grad, dim, keepdim))})
+                     xp.where(self != self, 0, _unreduce(xp, grad, dim, keepdim))}, jvp="transpose")
 def _mean_fwd(xp, self, dim, keepdim, dtype):
     if self.size:
         return self.mean(axis=dim, keepdims=keepdim, dtype=dtype)
@@ -139,11 +140,11 @@ def _mean_fwd(xp, self, dim, keepdim, dtype):
 
 _mean = defop("mean", lambda xp, self, dtype: _mean_fwd(xp, self, None, False, dtype),
               vjp={"self": lambda xp, grad, self_shape:
-                   xp.broadcast_to(grad / math.prod(self_shape), self_shape)})
+                   xp.broadcast_to(grad / math.prod(self_shape), self_shape)}, jvp="linear")
 _mean_dim = defop("mean_dim", _mean_fwd,
                   vjp={"self": lambda xp, grad, self_shape, dim, keepdim:
                        _expand(xp, grad / _count(self_shape, dim), self_shape, dim, keepdim)},
-                  node="MeanBackward1")
+                  node="MeanBackward1", jvp="linear")
 _nanmean = defop("nanmean", lambda xp, self, dim, keepdim, dtype:
                  xp.nansum(self, axis=dim, keepdims=keepdim, dtype=dtype)
                  / xp.sum(self == self, axis=dim, keepdims=keepdim, dtype=dtype or self.dtype),
@@ -151,7 +152,7 @@ _nanmean = defop("nanmean", lambda xp, self, dim, keepdim, dtype:
                       xp.where(self != self, 0, _unreduce(xp, grad, dim, keepdim)
                                / xp.sum(self == self, axis=dim, keepdims=True,
                                         dtype=grad.dtype))},
-                 node="DivBackward0")
+                 node="DivBackward0", jvp="transpose")
 
 
 def _prod_others(xp, x, axis):
@@ -183,10 +184,10 @@ def _prod_dim_rule(xp, grad, self, result, dim, keepdim):
 
 
 _prod = defop("prod", lambda xp, self, dtype: self.prod(dtype=dtype),
-              vjp={"self": _prod_rule})
+              vjp={"self": _prod_rule}, jvp="transpose")
 _prod_dim = defop("prod_dim", lambda xp, self, dim, keepdim, dtype:
                   self.prod(axis=dim, keepdims=keepdim, dtype=dtype),
-                  vjp={"self": _prod_dim_rule}, node="ProdBackward1")
+                  vjp={"self": _prod_dim_rule}, node="ProdBackward1", jvp="transpose")
 
 
 @register
@@ -281,25 +282,25 @@ def _select_fwd(pick, arg):
 
 
 _max = defop("max", lambda xp, self: self.max(), vjp={"self": _evenly_distribute},
-             node="MaxBackward1")
+             node="MaxBackward1", jvp="transpose")
 _min = defop("min", lambda xp, self: self.min(), vjp={"self": _evenly_distribute},
-             node="MinBackward1")
+             node="MinBackward1", jvp="transpose")
 _max_dim = defop("max_dim", _select_fwd("max", "argmax"), vjp={"self": _select_rule},
                  outputs=("values", "indices"), nondiff_outputs=("indices",),
-                 node="MaxBackward0")
+                 node="MaxBackward0", jvp="transpose")
 _min_dim = defop("min_dim", _select_fwd("min", "argmin"), vjp={"self": _select_rule},
                  outputs=("values", "indices"), nondiff_outputs=("indices",),
-                 node="MinBackward0")
+                 node="MinBackward0", jvp="transpose")
 _amax = defop("amax", lambda xp, self, dim, keepdim: self.max(axis=dim, keepdims=keepdim),
-              vjp={"self": _even_rule})
+              vjp={"self": _even_rule}, jvp="transpose")
 _amin = defop("amin", lambda xp, self, dim, keepdim: self.min(axis=dim, keepdims=keepdim),
-              vjp={"self": _even_rule})
+              vjp={"self": _even_rule}, jvp="transpose")
 _aminmax = defop("aminmax", lambda xp, self, dim, keepdim:
                  (self.min(axis=dim, keepdims=keepdim), self.max(axis=dim, keepdims=keepdim)),
                  vjp={"self": lambda xp, grads, self, min, max, dim, keepdim:
                       _even_rule(xp, grads[0], self, min, dim, keepdim)
                       + _even_rule(xp, grads[1], self, max, dim, keepdim)},
-                 outputs=("min", "max"))
+                 outputs=("min", "max"), jvp="transpose")
 _argmax = defop("argmax", lambda xp, self, dim, keepdim: self.argmax(axis=dim,
                                                                     keepdims=keepdim),
                 inputs=_S)
@@ -401,10 +402,10 @@ def _std_rule(xp, grad, self, result, dim, correction, keepdim):
                      keepdim)
 
 
-_var = defop("var", _var_fwd, vjp={"self": _var_rule})
+_var = defop("var", _var_fwd, vjp={"self": _var_rule}, jvp="transpose")
 _std = defop("std", lambda xp, self, dim, correction, keepdim:
              xp.sqrt(_var_fwd(xp, self, dim, correction, keepdim)),
-             vjp={"self": _std_rule})
+             vjp={"self": _std_rule}, jvp="transpose")
 
 
 def _var_mean_fwd(xp, self, dim, correction, keepdim):
@@ -422,13 +423,13 @@ def _mean_part(xp, g, self, dim, keepdim):
 _var_mean = defop("var_mean", _var_mean_fwd, outputs=("var", "mean"),
                   vjp={"self": lambda xp, grads, self, dim, correction, keepdim:
                        _var_rule(xp, grads[0], self, dim, correction, keepdim)
-                       + _mean_part(xp, grads[1], self, dim, keepdim)})
+                       + _mean_part(xp, grads[1], self, dim, keepdim)}, jvp="transpose")
 _std_mean = defop("std_mean", lambda xp, self, dim, correction, keepdim:
                   _sqrt_first(xp, _var_mean_fwd(xp, self, dim, correction, keepdim)),
                   outputs=("std", "mean"),
                   vjp={"self": lambda xp, grads, self, std, dim, correction, keepdim:
                        _std_rule(xp, grads[0], self, std, dim, correction, keepdim)
-                       + _mean_part(xp, grads[1], self, dim, keepdim)})
+                       + _mean_part(xp, grads[1], self, dim, keepdim)}, jvp="transpose")
 
 
 def _sqrt_first(xp, pair):
@@ -516,7 +517,8 @@ def _norm_rule(xp, grad, self, result, p, dim, keepdim):
     return scaled * xp.where(norm == 0, 0, grad / norm ** (p - 1))
 
 
-_norm = defop("norm", _vector_norm, vjp={"self": _norm_rule}, node="LinalgVectorNormBackward0")
+_norm = defop("norm", _vector_norm, vjp={"self": _norm_rule}, node="LinalgVectorNormBackward0",
+              jvp="transpose")
 
 
 @register
@@ -579,7 +581,7 @@ _logsumexp = defop("logsumexp", _logsumexp_fwd,
                    vjp={"self": lambda xp, grad, self, result, dim, keepdim:
                         _unreduce(xp, grad, dim, keepdim)
                         * xp.exp(self - _unreduce(xp, result, dim, keepdim))},
-                   to_float=True)
+                   to_float=True, jvp="transpose")
 
 
 @register
@@ -641,8 +643,8 @@ def _cumprod_grad_exact(xp, grad, self, dim):
 
 _cumsum = defop("cumsum", _scan("cumsum"),
                 vjp={"self": lambda xp, grad, dim: grad if grad.ndim == 0
-                     else _rcumsum(xp, grad, dim)})
-_cumprod = defop("cumprod", _scan("cumprod"), vjp={"self": _cumprod_rule})
+                     else _rcumsum(xp, grad, dim)}, jvp="linear")
+_cumprod = defop("cumprod", _scan("cumprod"), vjp={"self": _cumprod_rule}, jvp="transpose")
 
 
 @register

@@ -1,13 +1,10 @@
-"""Shape, view, joining and splitting ops.
+"""Shape and view ops (joining and splitting live in ``joining``).
 
 View ops (``view=True``) return NumPy views that share memory and the version
 counter with their input, so in-place writes through them reach the base and
 are seen by autograd (``_views``). Ops that PyTorch does not define as views
 (flip, roll, repeat, tril, ...) always return fresh arrays, never a NumPy view.
 
-Ops over a list of tensors (cat, stack) and ops with a variable number of
-outputs (split, unbind) record a :class:`_ListNode`; everything else is a
-``defop`` entry.
 """
 
 import math
@@ -16,9 +13,7 @@ import operator
 import numpy
 
 from .. import _dtype
-from .._tensor import Size, Tensor, _wrap_dim, wrap
-from ..autograd import grad_mode
-from ..autograd.node import Node, grad_accumulator
+from .._tensor import Size, _wrap_dim, wrap
 from . import _tensor_xp, _views
 from ._registry import _pretty, apply, defop, register
 from .conversion import legacy_type_name
@@ -26,8 +21,7 @@ from .conversion import legacy_type_name
 __all__ = ["reshape", "view", "view_as", "reshape_as", "flatten", "unflatten", "squeeze",
            "unsqueeze", "permute", "transpose", "swapaxes", "swapdims", "t", "movedim",
            "moveaxis", "expand", "expand_as", "broadcast_to", "broadcast_tensors",
-           "broadcast_shapes", "repeat", "tile", "cat", "concat", "concatenate", "stack",
-           "hstack", "vstack", "split", "chunk", "unbind", "flip", "fliplr", "flipud", "roll",
+           "broadcast_shapes", "repeat", "tile", "flip", "fliplr", "flipud", "roll",
            "diagonal", "diag", "diag_embed", "tril", "triu", "contiguous", "clone",
            "as_strided"]
 
@@ -102,34 +96,35 @@ def _reshape_grad(xp, grad, self_shape):
 _SHAPE_ONLY = {"self": _reshape_grad}
 
 _view = defop("view", lambda xp, self, size: xp.reshape(self, size, copy=False),
-              vjp=_SHAPE_ONLY, view=True)
+              vjp=_SHAPE_ONLY, view=True, jvp="linear")
 _reshape_alias = defop("_reshape_alias",
                        lambda xp, self, size: xp.reshape(self, size, copy=False),
-                       vjp=_SHAPE_ONLY, view=True)
+                       vjp=_SHAPE_ONLY, view=True, jvp="linear")
 _unsafe_view = defop("_unsafe_view", lambda xp, self, size: xp.reshape(self, size),
-                     vjp=_SHAPE_ONLY)
+                     vjp=_SHAPE_ONLY, jvp="linear")
 _squeeze_all = defop("squeeze", lambda xp, self, dim: xp.squeeze(self, dim), vjp=_SHAPE_ONLY,
-                     view=True)
+                     view=True, jvp="linear")
 _squeeze_dim = defop("squeeze", lambda xp, self, dim: xp.squeeze(self, dim), vjp=_SHAPE_ONLY,
-                     view=True, node="SqueezeBackward1")
+                     view=True, node="SqueezeBackward1", jvp="linear")
 _squeeze_dims = defop("squeeze", lambda xp, self, dim: xp.squeeze(self, dim), vjp=_SHAPE_ONLY,
-                      view=True, node="SqueezeBackward2")
+                      view=True, node="SqueezeBackward2", jvp="linear")
 _unsqueeze = defop("unsqueeze",
                    lambda xp, self, dim: xp.reshape(self, self.shape[:dim] + (1,)
                                                     + self.shape[dim:]),
-                   vjp=_SHAPE_ONLY, view=True)
+                   vjp=_SHAPE_ONLY, view=True, jvp="linear")
 _permute = defop("permute", lambda xp, self, dims: xp.transpose(self, dims),
                  vjp={"self": lambda xp, grad, dims:
                       xp.transpose(grad, tuple(numpy.argsort(dims).tolist()))},
-                 view=True)
+                 view=True, jvp="linear")
 _transpose = defop("transpose",
                    lambda xp, self, dim0, dim1: xp.swapaxes(self, dim0, dim1) if self.ndim
                    else self[...],
                    vjp={"self": lambda xp, grad, dim0, dim1: xp.swapaxes(grad, dim0, dim1)
                         if grad.ndim else grad},
-                   view=True)
+                   view=True, jvp="linear")
 _t = defop("t", lambda xp, self: xp.transpose(self),
-           vjp={"self": lambda xp, grad: xp.transpose(grad)}, view=True, node="TBackward0")
+           vjp={"self": lambda xp, grad: xp.transpose(grad)}, view=True, node="TBackward0",
+           jvp="linear")
 
 
 def _expand_forward(xp, self, size):
@@ -141,7 +136,7 @@ def _expand_forward(xp, self, size):
     return xp.lib.stride_tricks.as_strided(self, size, strides)
 
 
-_expand = defop("expand", _expand_forward, vjp={"self": lambda grad: grad}, view=True)
+_expand = defop("expand", _expand_forward, vjp={"self": lambda grad: grad}, view=True, jvp="linear")
 
 
 def _diagonal_view(xp, a, offset, dim1, dim2):
@@ -169,14 +164,15 @@ def _embed_diagonal(xp, self, size, offset, dim1, dim2):
 
 _DIAGONAL_OF_GRAD = {"self": lambda xp, grad, offset, dim1, dim2:
                      xp.diagonal(grad, offset, dim1, dim2)}
-_diagonal_backward = defop("diagonal_backward", _embed_diagonal, vjp=_DIAGONAL_OF_GRAD)
-_diag_embed_nd = defop("diag_embed", _embed_diagonal, vjp=_DIAGONAL_OF_GRAD)
+_diagonal_backward = defop("diagonal_backward", _embed_diagonal, vjp=_DIAGONAL_OF_GRAD,
+                           jvp="linear")
+_diag_embed_nd = defop("diag_embed", _embed_diagonal, vjp=_DIAGONAL_OF_GRAD, jvp="linear")
 _diagonal = defop("diagonal", lambda xp, self, offset, dim1, dim2:
                   _diagonal_view(xp, self, offset, dim1, dim2),
                   vjp={"self": lambda xp, grad, self_shape, offset, dim1, dim2:
                        call(xp, _diagonal_backward, grad,
                             attrs=(self_shape, offset, dim1, dim2))},
-                  view=True)
+                  view=True, jvp="linear")
 
 
 # ---- copying shape ops ------------------------------------------------------------------------
@@ -190,26 +186,27 @@ def _repeat_grad(xp, grad, self_shape, repeats):
 
 
 _repeat = defop("repeat", lambda xp, self, repeats: xp.tile(self, repeats),
-                vjp={"self": _repeat_grad})
+                vjp={"self": _repeat_grad}, jvp="linear")
 _flip = defop("flip", lambda xp, self, dims: xp.flip(self, dims).copy(),
-              vjp={"self": lambda xp, grad, dims: xp.flip(grad, dims)})
+              vjp={"self": lambda xp, grad, dims: xp.flip(grad, dims)}, jvp="linear")
 _roll = defop("roll", lambda xp, self, shifts, dims: xp.roll(self, shifts, dims),
               vjp={"self": lambda xp, grad, shifts, dims:
-                   xp.roll(grad, tuple(-s for s in shifts), dims)})
+                   xp.roll(grad, tuple(-s for s in shifts), dims)}, jvp="linear")
 _tril = defop("tril", lambda xp, self, diagonal: xp.tril(self, diagonal),
-              vjp={"self": lambda xp, grad, diagonal: xp.tril(grad, diagonal)})
+              vjp={"self": lambda xp, grad, diagonal: xp.tril(grad, diagonal)}, jvp="linear")
 _triu = defop("triu", lambda xp, self, diagonal: xp.triu(self, diagonal),
-              vjp={"self": lambda xp, grad, diagonal: xp.triu(grad, diagonal)})
+              vjp={"self": lambda xp, grad, diagonal: xp.triu(grad, diagonal)}, jvp="linear")
 _diag_embed = defop("diag", lambda xp, self, diagonal: xp.diag(self, diagonal),
                     vjp={"self": lambda xp, grad, diagonal: xp.diagonal(grad, diagonal)},
-                    node="DiagEmbedBackward0")
+                    node="DiagEmbedBackward0", jvp="linear")
 _diag_copy = defop("diag", lambda xp, self, diagonal: xp.diagonal(self, diagonal).copy(),
                    vjp={"self": lambda xp, grad, self_shape, diagonal:
                         call(xp, _diagonal_backward, grad, attrs=(self_shape, diagonal, 0, 1))},
-                   node="DiagonalBackward0_copy")
-_clone = defop("clone", lambda xp, self: xp.copy(self), vjp={"self": lambda grad: grad})
+                   node="DiagonalBackward0_copy", jvp="linear")
+_clone = defop("clone", lambda xp, self: xp.copy(self), vjp={"self": lambda grad: grad},
+               jvp="linear")
 _contiguous = defop("contiguous", lambda xp, self: xp.ascontiguousarray(self),
-                    vjp={"self": lambda grad: grad}, node="CloneBackward0")
+                    vjp={"self": lambda grad: grad}, node="CloneBackward0", jvp="linear")
 
 
 # ---- as_strided -------------------------------------------------------------------------------
@@ -232,7 +229,7 @@ def _restride_forward(xp, x, src, dst, numel):
 _as_strided_backward = defop(
     "as_strided_backward", _restride_forward,
     vjp={"x": lambda xp, grad, src, dst, numel:
-         call(xp, _as_strided_backward, grad, attrs=(dst, src, numel))})
+         call(xp, _as_strided_backward, grad, attrs=(dst, src, numel))}, jvp="transpose")
 _as_strided = defop(
     "as_strided",
     lambda xp, self, storage, view_geometry, self_geometry: xp.lib.stride_tricks.as_strided(
@@ -242,97 +239,7 @@ _as_strided = defop(
     vjp={"self": lambda xp, grad, storage, view_geometry, self_geometry:
          call(xp, _as_strided_backward, grad,
               attrs=(view_geometry, self_geometry, storage.size))},
-    view=True)
-
-
-# ---- nodes of list ops ------------------------------------------------------------------------
-
-class _ListNode(Node):
-    """Node of an op over a list of tensors or with a variable number of outputs.
-
-    ``_vjp(xp, grads, shapes, *attrs)`` returns one gradient (or None) per input; outputs
-    that received no gradient get zeros first.
-    """
-
-    __slots__ = ("_attrs", "_shapes", "_dtypes", "_out_meta")
-    _vjp = None
-
-    def apply(self, grads, create_graph):
-        xp = _tensor_xp if create_graph else numpy
-        meta = self._out_meta
-        if meta is not None:
-            grads = [g if g is not None else xp.zeros(s, dtype=d)
-                     for g, (s, d) in zip(grads, meta, strict=True)]
-        res = []
-        grads = self._vjp(xp, grads, self._shapes, *self._attrs)
-        for (fn, _), g, dt in zip(self.next_functions, grads, self._dtypes, strict=True):
-            if fn is not None and g is not None:
-                if create_graph:
-                    if g._data.dtype != dt:
-                        g = xp.astype(g, dt)
-                elif g.dtype != dt:
-                    g = g.astype(dt)
-            res.append(g if fn is not None else None)
-        return res
-
-
-def _list_node(name, vjp):
-    return type(name, (_ListNode,), {"__slots__": (), "_vjp": staticmethod(vjp)})
-
-
-def _record_list(node_cls, inputs, out, attrs, view=False):
-    """Wrap a list op's output array(s) and, when some input requires grad, its node."""
-    multi = type(out) is not numpy.ndarray and isinstance(out, (list, tuple))
-    outs = tuple(wrap(o) for o in out) if multi else wrap(out)
-    if view:
-        _views.mark_view(inputs[0], outs)
-    if not grad_mode.state.enabled:
-        return outs
-    grad = False
-    for v in inputs:
-        if v._requires_grad if v._base is None else _views.requires_grad(v):
-            grad = True
-    if not grad:
-        return outs
-    node = node_cls()
-    node.next_functions = tuple(
-        ((v._grad_fn, v._output_nr) if v._grad_fn is not None else (grad_accumulator(v), 0))
-        if v._requires_grad else (None, 0) for v in inputs)
-    node._attrs = attrs
-    node._shapes = tuple(v._data.shape for v in inputs)
-    node._dtypes = tuple(v._data.dtype for v in inputs)
-    out_list = outs if multi else (outs,)
-    node._out_meta = tuple((o._data.shape, o._data.dtype) for o in out_list) if multi else None
-    for i, o in enumerate(out_list):
-        if o._data.dtype.kind in "fc":
-            o._grad_fn, o._output_nr, o._requires_grad = node, i, True
-    return outs
-
-
-def _cat_vjp(xp, grads, shapes, dim):
-    g = grads[0]
-    res, start = [], 0
-    for s in shapes:
-        if len(s) != g.ndim:  # a legacy empty 1-d input that cat skipped
-            res.append(None)
-            continue
-        res.append(g[(slice(None),) * dim + (slice(start, start + s[dim]),)])
-        start += s[dim]
-    return res
-
-
-def _stack_vjp(xp, grads, shapes, dim):
-    return [grads[0][(slice(None),) * dim + (i, Ellipsis)] for i in range(len(shapes))]
-
-
-_CatBackward0 = _list_node("CatBackward0", _cat_vjp)
-_StackBackward0 = _list_node("StackBackward0", _stack_vjp)
-_SplitBackward0 = _list_node("SplitBackward0",
-                             lambda xp, grads, shapes, dim: [xp.concatenate(grads, axis=dim)])
-_SplitWithSizesBackward0 = _list_node(
-    "SplitWithSizesBackward0", lambda xp, grads, shapes, dim: [xp.concatenate(grads, axis=dim)])
-_UnbindBackward0 = _list_node("UnbindBackward0",
-                              lambda xp, grads, shapes, dim: [xp.stack(grads, axis=dim)])
+    view=True, jvp="transpose")
 
 
 # ---- public: views ----------------------------------------------------------------------------
@@ -617,190 +524,6 @@ def tile(input, dims):
 @register(function=False, name="tile")
 def _tile_method(self, *dims):
     return _tile(self, _ints(dims, "tile", "dims"))
-
-
-# ---- joining and splitting --------------------------------------------------------------------
-
-def _tensor_list(tensors, fn):
-    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, "
-                        f"not {type(tensors).__name__}")
-    for i, x in enumerate(tensors):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                            f"{type(x).__name__}")
-    return tensors
-
-
-def _result_dtype(arrays):
-    """The promoted dtype of the arrays, or None when they all share one (NumPy's
-    ``dtype=`` argument halves the speed of concatenate)."""
-    first = arrays[0].dtype
-    if all(a.dtype == first for a in arrays):
-        return None
-    rt = _dtype.from_numpy_dtype(first)
-    for a in arrays[1:]:
-        rt = _dtype.promote_types(rt, _dtype.from_numpy_dtype(a.dtype))
-    return rt.np
-
-
-def _legacy_empty(a):
-    return a.ndim == 1 and a.shape[0] == 0
-
-
-@register(aliases=("concat", "concatenate"))
-def cat(tensors, dim=0, *, out=None):
-    """Join tensors along an existing dim (dtypes promote as in PyTorch).
-
-    One NumPy call when the shapes fit; PyTorch's checks (and its skipping of legacy
-    empty 1-d tensors) run only when NumPy refuses.
-    """
-    tensors = _tensor_list(tensors, "cat")
-    if not tensors:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    arrays = [x._data for x in tensors]
-    xp = _views.xp_of(tensors)
-    dtype = _result_dtype(arrays)
-    try:
-        res = xp.concatenate(arrays, axis=dim, dtype=dtype)
-    except ValueError:
-        used = _cat_checked(arrays, dim)
-        res = xp.concatenate(used, axis=dim, dtype=dtype)
-    return _record_list(_CatBackward0, tensors, res, (dim % res.ndim,))
-
-
-def _cat_checked(arrays, dim):
-    """The arrays cat joins (legacy empty 1-d ones dropped), after PyTorch's checks."""
-    for i, a in enumerate(arrays):
-        if a.ndim == 0:
-            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
-                               f"concatenated")
-    used = [a for a in arrays if not _legacy_empty(a)] or arrays[:1]
-    ref = used[0]
-    d = _wrap_dim(dim, ref.ndim)
-    for i, a in enumerate(arrays):
-        if a.ndim != ref.ndim:
-            if _legacy_empty(a):
-                continue
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} "
-                               f"and {a.ndim}")
-        for k in range(ref.ndim):
-            if k != d and a.shape[k] != ref.shape[k]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
-                                   f"Expected size {ref.shape[k]} but got size {a.shape[k]} "
-                                   f"for tensor number {i} in the list.")
-    return used
-
-
-concat = concatenate = cat
-
-
-@register
-def stack(tensors, dim=0, *, out=None):
-    """Join same-shaped tensors along a new dim ``dim``."""
-    tensors = _tensor_list(tensors, "stack")
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    shape = tensors[0]._data.shape
-    for i, x in enumerate(tensors[1:], 1):
-        if x._data.shape != shape:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{list(shape)} at entry 0 and {list(x._data.shape)} at entry "
-                               f"{i}")
-    d = _wrap_dim(dim, len(shape) + 1)
-    xp = _views.xp_of(tensors)
-    arrays = [x._data for x in tensors]
-    res = xp.stack(arrays, axis=d, dtype=_result_dtype(arrays))
-    return _record_list(_StackBackward0, tensors, res, (d,))
-
-
-@register
-def hstack(tensors):
-    tensors = [x if x._data.ndim else reshape(x, (1,)) for x in _tensor_list(tensors, "hstack")]
-    return cat(tensors, 0 if tensors[0]._data.ndim == 1 else 1)
-
-
-@register
-def vstack(tensors):
-    tensors = _tensor_list(tensors, "vstack")
-    return cat([x if x._data.ndim >= 2 else reshape(x, (1, -1)) for x in tensors], 0)
-
-
-def _split_views(input, d, sizes, node_cls):
-    a = input._data
-    pre = (slice(None),) * d
-    out, start = [], 0
-    for s in sizes:
-        out.append(a[pre + (slice(start, start + s),)])
-        start += s
-    return _record_list(node_cls, (input,), out, (d,), view=True)
-
-
-def _split_size(input, split_size, dim):
-    d = _wrap_dim(dim, input._data.ndim)
-    n = input._data.shape[d]
-    if split_size < 0:
-        raise RuntimeError(f"split expects split_size be non-negative, but got split_size="
-                           f"{split_size}")
-    if split_size == 0 and n:
-        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
-                           f"size of {n}")
-    count = max(-(-n // split_size), 1) if split_size else 1
-    sizes = [split_size] * (count - 1) + [n - split_size * (count - 1)]
-    return _split_views(input, d, sizes, _SplitBackward0)
-
-
-def _split_sizes(input, sizes, dim):
-    d = _wrap_dim(dim, input._data.ndim)
-    n = input._data.shape[d]
-    sizes = list(_ints((sizes,), "split_with_sizes", "split_sizes"))
-    if sum(sizes) != n or any(s < 0 for s in sizes):
-        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
-                           f"tensor's size at dimension {d}), but got split_sizes={sizes}")
-    return _split_views(input, d, sizes, _SplitWithSizesBackward0)
-
-
-@register(method=False)
-def split(tensor, split_size_or_sections, dim=0):
-    """Views of consecutive pieces: of ``split_size`` each (the last may be smaller), or of
-    the given sizes."""
-    if isinstance(split_size_or_sections, (list, tuple)):
-        return _split_sizes(tensor, split_size_or_sections, dim)
-    return _split_size(tensor, operator.index(split_size_or_sections), dim)
-
-
-@register(function=False, name="split")
-def _split_method(self, split_size, dim=0):
-    return split(self, split_size, dim)
-
-
-@register
-def split_with_sizes(input, split_sizes, dim=0):
-    return _split_sizes(input, split_sizes, dim)
-
-
-@register
-def chunk(input, chunks, dim=0):
-    """At most ``chunks`` views of equal size (the last may be smaller)."""
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    d = _wrap_dim(dim, input._data.ndim)
-    n = input._data.shape[d]
-    if n == 0:
-        return _split_views(input, d, [0] * chunks, _SplitWithSizesBackward0)
-    return _split_size(input, -(-n // chunks), d)
-
-
-@register
-def unbind(input, dim=0):
-    """Views of the slices along ``dim`` (that dim removed)."""
-    a = input._data
-    if a.ndim == 0:
-        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    d = _wrap_dim(dim, a.ndim)
-    pre = (slice(None),) * d
-    return _record_list(_UnbindBackward0, (input,),
-                        [a[pre + (i, Ellipsis)] for i in range(a.shape[d])], (d,), view=True)
 
 
 # ---- reordering and triangles -----------------------------------------------------------------

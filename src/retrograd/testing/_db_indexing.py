@@ -17,14 +17,6 @@ _NUM = ("float32", "float64", "int64")
 _ALL = ("float32", "float64", "int64", "bool")
 
 
-def _t(*shape, dtype, requires_grad, **kw):
-    if not shape:  # a true 0-d tensor (make_tensor() gives shape (1,))
-        x = make_tensor(1, dtype=dtype, **kw)
-        return retrograd.from_numpy(x.numpy().reshape(())).requires_grad_(
-            requires_grad and x.is_floating_point())
-    return make_tensor(*shape, dtype=dtype, requires_grad=requires_grad, **kw)
-
-
 def _long(values):
     return retrograd.tensor(values, dtype=retrograd.int64)
 
@@ -50,7 +42,7 @@ def _on_clone(name):
 
 
 def _getitem_samples(dtype, requires_grad):
-    t = lambda *s, **kw: _t(*s, dtype=dtype, requires_grad=requires_grad, **kw)  # noqa: E731
+    t = lambda *s, **kw: make_tensor(*s, dtype=dtype, requires_grad=requires_grad, **kw)  # noqa: E731
     x = t(3, 4)
     yield SampleInput(x, args=(1,), name="int")
     yield SampleInput(x, args=(-1,), name="negative_int")
@@ -96,7 +88,7 @@ def _getitem_errors():
                      name="mask_shape")
     yield ErrorInput(SampleInput(x, args=(retrograd.tensor([0.0]),)), IndexError, name="float")
     yield ErrorInput(SampleInput(x, args=(_long([5]),)), IndexError, name="tensor_range")
-    yield ErrorInput(SampleInput(_t(dtype="float32", requires_grad=False), args=(0,)),
+    yield ErrorInput(SampleInput(make_tensor(dtype="float32", requires_grad=False), args=(0,)),
                      IndexError, name="0d")
 
 
@@ -107,7 +99,7 @@ def _set(x, index, value):
 
 
 def _setitem_view_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(1, 2), name="int_number")
     yield SampleInput(t(3, 4), args=(slice(1, 3), t(4)), name="slice_broadcast")
     yield SampleInput(t(3, 4), args=((slice(None), 1), t(3)), name="column")
@@ -119,7 +111,7 @@ def _setitem_view_samples(dtype, requires_grad):
 
 
 def _setitem_index_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(_long([2, 0]), t(2, 4)), name="rows")
     yield SampleInput(t(3, 4), args=(_long([2, 0]), t(4)), name="rows_broadcast")
     yield SampleInput(t(3, 4), args=(_mask(3, 4), 0), name="mask_number")
@@ -139,7 +131,7 @@ def _setitem_errors():
 
 
 def _index_put_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=((_long([2, 0]),), t(2, 4)), name="rows")
     yield SampleInput(t(3, 4), args=((_long([2, 0, 2]), _long([1, 1, 1])), t(3), True),
                       name="accumulate_repeats")
@@ -147,7 +139,7 @@ def _index_put_samples(dtype, requires_grad):
 
 
 def _gather_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(1, _idx(3, 5, high=4)), name="dim1")
     yield SampleInput(t(3, 4), args=(0, _idx(2, 4, high=3)), name="dim0")
     yield SampleInput(t(3, 4, 2), args=(-2, _idx(2, 3, 1, high=4)), name="smaller")
@@ -163,9 +155,9 @@ def _gather_errors():
 
 
 def _scatter_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(1, _distinct(3, 2, 4), t(3, 2)), name="src")
-    yield SampleInput(t(3, 4), args=(0, _distinct(4, 2, 3, dim=0), _t(2, 5, dtype=dtype,
+    yield SampleInput(t(3, 4), args=(0, _distinct(4, 2, 3, dim=0), make_tensor(2, 5, dtype=dtype,
                                                                        requires_grad=False)),
                       name="big_src")
     yield SampleInput(t(3, 4), args=(-1, _distinct(2, 3, 4), 1), name="value")
@@ -174,7 +166,7 @@ def _scatter_samples(dtype, requires_grad):
 
 
 def _scatter_reduce_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(1, _idx(3, 3, high=4), t(3, 3)), kwargs={"reduce": "add"},
                       name="add")
     yield SampleInput(t(3, 4), args=(1, _idx(3, 3, high=4), t(3, 3)),
@@ -182,15 +174,15 @@ def _scatter_reduce_samples(dtype, requires_grad):
 
 
 def _scatter_add_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(1, _idx(3, 6, high=4), t(3, 6)), name="repeats")
-    yield SampleInput(t(3, 4), args=(0, _idx(2, 3, high=3), _t(3, 4, dtype=dtype,
+    yield SampleInput(t(3, 4), args=(0, _idx(2, 3, high=3), make_tensor(3, 4, dtype=dtype,
                                                                 requires_grad=False)),
                       name="big_src")
 
 
 def _index_select_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(0, _long([2, 0, 2])), name="rows")
     yield SampleInput(t(3, 4), args=(-1, _long([3, 3])), name="columns")
     yield SampleInput(t(3, 4), args=(1, _long(1)), name="0d_index")
@@ -204,7 +196,7 @@ def _index_select_errors():
 
 
 def _index_add_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(0, _long([2, 0, 2]), t(3, 4)), name="repeats")
     yield SampleInput(t(3, 4), args=(1, _long([1]), t(3, 1)), kwargs={"alpha": 2},
                       name="alpha")
@@ -217,28 +209,28 @@ def _index_add_errors():
 
 
 def _index_fill_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(1, _long([0, 2, 0]), 2), name="number")
     yield SampleInput(t(3, 4), args=(0, _long([1]), t()), name="tensor")
     yield SampleInput(t(3, 4), args=(0, _long([-1]), 0.5), name="negative")
 
 
 def _index_copy_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(0, _long([2, 0]), t(2, 4)), name="rows")
     yield SampleInput(t(3, 4), args=(1, _long([3]), t(3, 1)), name="column")
 
 
 def _masked_fill_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(_mask(3, 4), 2), name="number")
     yield SampleInput(t(3, 4), args=(_mask(4), t()), name="tensor_broadcast")
 
 
 def _masked_fill_out_samples(dtype, requires_grad):
     yield from _masked_fill_samples(dtype, requires_grad)
-    yield SampleInput(_t(4, dtype=dtype, requires_grad=requires_grad), args=(_mask(3, 4), 1),
-                      name="broadcast_self")
+    yield SampleInput(make_tensor(4, dtype=dtype, requires_grad=requires_grad),
+                      args=(_mask(3, 4), 1), name="broadcast_self")
 
 
 def _masked_fill_errors():
@@ -249,20 +241,20 @@ def _masked_fill_errors():
 
 
 def _masked_select_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(_mask(3, 4),))
     yield SampleInput(t(4), args=(_mask(3, 4),), name="broadcast_self")
     yield SampleInput(t(3, 4), args=(_mask(3, 1),), name="broadcast_mask")
 
 
 def _masked_scatter_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(_mask(3, 4), t(3, 5)))
     yield SampleInput(t(3, 4), args=(_mask(4), t(12)), name="broadcast_mask")
 
 
 def _take_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(_long([[0, 11], [5, 5]]),), name="repeats")
     yield SampleInput(t(3, 4), args=(_long([-1, -12]),), name="negative")
 
@@ -273,7 +265,7 @@ def _take_errors():
 
 
 def _take_along_dim_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(_idx(3, 2, high=4), 1), name="dim")
     yield SampleInput(t(3, 4), args=(_idx(1, 2, high=4), -1), name="broadcast_index")
     yield SampleInput(t(1, 4), args=(_idx(3, 4, high=1), 0), name="broadcast_self")
@@ -281,24 +273,26 @@ def _take_along_dim_samples(dtype, requires_grad):
 
 
 def _put_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(_long([1, -1, 6]), t(3)), name="distinct")
     yield SampleInput(t(3, 4), args=(_long([[1, 1], [6, 1]]), t(2, 2), True),
                       name="accumulate")
 
 
 def _nonzero_samples(dtype, requires_grad):
-    x = _t(3, 4, dtype=dtype, requires_grad=requires_grad, low=-1, high=1)
+    x = make_tensor(3, 4, dtype=dtype, requires_grad=requires_grad, low=-1, high=1)
     yield SampleInput(x)
     yield SampleInput(x, kwargs={"as_tuple": True}, name="tuple")
-    yield SampleInput(_t(dtype=dtype, requires_grad=requires_grad, low=1, high=2), name="0d")
-    yield SampleInput(_t(dtype=dtype, requires_grad=requires_grad, low=1, high=2),
+    yield SampleInput(make_tensor(dtype=dtype, requires_grad=requires_grad, low=1, high=2),
+                      name="0d")
+    yield SampleInput(make_tensor(dtype=dtype, requires_grad=requires_grad, low=1, high=2),
                       kwargs={"as_tuple": True}, name="0d_tuple")
 
 
 def _argwhere_samples(dtype, requires_grad):
-    yield SampleInput(_t(3, 4, dtype=dtype, requires_grad=requires_grad, low=-1, high=1))
-    yield SampleInput(_t(dtype=dtype, requires_grad=requires_grad, low=1, high=2), name="0d")
+    yield SampleInput(make_tensor(3, 4, dtype=dtype, requires_grad=requires_grad, low=-1, high=1))
+    yield SampleInput(make_tensor(dtype=dtype, requires_grad=requires_grad, low=1, high=2),
+                      name="0d")
 
 
 OPS = [

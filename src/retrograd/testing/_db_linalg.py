@@ -9,18 +9,8 @@ sublist form.
 
 import operator
 
-import retrograd
 
-from . import op_db
-from .op_db import ErrorInput, OpInfo, SampleInput
-
-
-def make_tensor(*shape, requires_grad=False, **kwargs):
-    """op_db's make_tensor, keeping a 0-d shape 0-d (ascontiguousarray makes it 1-d)."""
-    if shape:
-        return op_db.make_tensor(*shape, requires_grad=requires_grad, **kwargs)
-    x = retrograd.from_numpy(op_db.make_tensor(1, **kwargs).numpy().reshape(()))
-    return x.requires_grad_(requires_grad and x.dtype.is_floating_point)
+from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor
 
 
 _FLOAT = ("float32", "float64")

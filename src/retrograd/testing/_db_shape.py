@@ -16,14 +16,6 @@ _FLOAT = ("float32", "float64")
 _ALL = ("float32", "float64", "int64", "bool")
 
 
-def _t(*shape, dtype, requires_grad, **kw):
-    if not shape:  # a true 0-d tensor (make_tensor() gives shape (1,))
-        x = make_tensor(1, dtype=dtype, **kw)
-        return retrograd.from_numpy(x.numpy().reshape(())).requires_grad_(
-            requires_grad and x.is_floating_point())
-    return make_tensor(*shape, dtype=dtype, requires_grad=requires_grad, **kw)
-
-
 def _on_clone(name):
     """``name`` applied to a clone of the input (for in-place methods)."""
     fn = lambda input, *args, **kwargs: getattr(input.clone(), name)(*args, **kwargs)  # noqa: E731
@@ -38,7 +30,7 @@ def _transposed(*shape, dtype, requires_grad):
 
 
 def _reshape_samples(dtype, requires_grad):
-    t = lambda *s, **kw: _t(*s, dtype=dtype, requires_grad=requires_grad, **kw)  # noqa: E731
+    t = lambda *s, **kw: make_tensor(*s, dtype=dtype, requires_grad=requires_grad, **kw)  # noqa: E731
     yield SampleInput(t(2, 3, 4), args=((6, 4),), name="merge")
     yield SampleInput(t(2, 3, 4), args=((-1,),), name="flat")
     yield SampleInput(t(2, 3, 4), args=((4, -1, 3),), name="infer")
@@ -49,7 +41,7 @@ def _reshape_samples(dtype, requires_grad):
 
 
 def _view_samples(dtype, requires_grad):
-    t = lambda *s, **kw: _t(*s, dtype=dtype, requires_grad=requires_grad, **kw)  # noqa: E731
+    t = lambda *s, **kw: make_tensor(*s, dtype=dtype, requires_grad=requires_grad, **kw)  # noqa: E731
     yield SampleInput(t(2, 3, 4), args=(6, 4), name="varargs")
     yield SampleInput(t(2, 3, 4), args=((4, -1),), name="tuple")
     yield SampleInput(t(), args=((),), name="0d")
@@ -68,12 +60,12 @@ def _view_errors():
 
 
 def _as_samples(dtype, requires_grad):
-    yield SampleInput(_t(2, 6, dtype=dtype, requires_grad=requires_grad),
+    yield SampleInput(make_tensor(2, 6, dtype=dtype, requires_grad=requires_grad),
                       args=(make_tensor(3, 4),))
 
 
 def _flatten_samples(dtype, requires_grad):
-    t = lambda *s, **kw: _t(*s, dtype=dtype, requires_grad=requires_grad, **kw)  # noqa: E731
+    t = lambda *s, **kw: make_tensor(*s, dtype=dtype, requires_grad=requires_grad, **kw)  # noqa: E731
     yield SampleInput(t(2, 3, 4), name="all")
     yield SampleInput(t(2, 3, 4), args=(1,), name="from1")
     yield SampleInput(t(2, 3, 4, 5), args=(-3, -2), name="negative")
@@ -83,14 +75,14 @@ def _flatten_samples(dtype, requires_grad):
 
 
 def _unflatten_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(2, 12), args=(1, (3, 4)))
     yield SampleInput(t(2, 12), args=(-1, (2, -1, 3)), name="infer")
     yield SampleInput(t(6, 0), args=(0, (2, 3)), name="empty")
 
 
 def _squeeze_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(1, 3, 1, 2), name="all")
     yield SampleInput(t(1, 3, 1, 2), args=(-2,), name="dim")
     yield SampleInput(t(1, 3, 1, 2), args=(1,), name="not_one")
@@ -99,7 +91,7 @@ def _squeeze_samples(dtype, requires_grad):
 
 
 def _unsqueeze_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(2, 3), args=(0,))
     yield SampleInput(t(2, 3), args=(-1,), name="last")
     yield SampleInput(t(2, 3), args=(1,), name="middle")
@@ -107,14 +99,14 @@ def _unsqueeze_samples(dtype, requires_grad):
 
 
 def _permute_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(2, 3, 4), args=((2, 0, 1),))
     yield SampleInput(t(2, 3, 4), args=((-1, 0, -2),), name="negative")
     yield SampleInput(t(), args=((),), name="0d")
 
 
 def _permute_method_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(2, 3, 4), args=(2, 0, 1), name="varargs")
     yield SampleInput(t(2, 3, 4), args=([1, 2, 0],), name="list")
 
@@ -126,28 +118,28 @@ def _permute_errors():
 
 
 def _transpose_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(2, 3, 4), args=(0, 2))
     yield SampleInput(t(2, 3, 4), args=(-1, 1), name="negative")
     yield SampleInput(t(), args=(0, -1), name="0d")
 
 
 def _t_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(2, 3))
     yield SampleInput(t(3), name="1d")
     yield SampleInput(t(), name="0d")
 
 
 def _movedim_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(2, 3, 4, 5), args=(0, -1))
     yield SampleInput(t(2, 3, 4, 5), args=((0, 1), (3, 0)), name="tuples")
     yield SampleInput(t(2, 3, 4), args=(1, 1), name="same")
 
 
 def _expand_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 1), args=(3, 4))
     yield SampleInput(t(3, 1), args=(2, -1, 4), name="new_dims")
     yield SampleInput(t(1, 2), args=((0, 2),), name="to_empty")
@@ -164,21 +156,22 @@ def _expand_errors():
 
 
 def _expand_as_samples(dtype, requires_grad):
-    yield SampleInput(_t(3, 1, dtype=dtype, requires_grad=requires_grad),
+    yield SampleInput(make_tensor(3, 1, dtype=dtype, requires_grad=requires_grad),
                       args=(make_tensor(2, 3, 4),))
 
 
 def _broadcast_to_samples(dtype, requires_grad):
-    yield SampleInput(_t(3, 1, dtype=dtype, requires_grad=requires_grad), args=((2, 3, 5),))
+    yield SampleInput(make_tensor(3, 1, dtype=dtype, requires_grad=requires_grad),
+                      args=((2, 3, 5),))
 
 
 def _broadcast_tensors_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 1), args=(t(2, 1, 4), t()))
 
 
 def _repeat_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(2, 3), args=(2, 3))
     yield SampleInput(t(2, 3), args=(2, 1, 2), name="new_dims")
     yield SampleInput(t(2, 3), args=((1, 1),), name="ones")
@@ -187,20 +180,20 @@ def _repeat_samples(dtype, requires_grad):
 
 
 def _tile_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(2, 3), args=((2,),), name="fewer")
     yield SampleInput(t(2, 3), args=((2, 1, 2),), name="more")
 
 
 def _cat_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput([t(2, 3), t(4, 3)], name="dim0")
     yield SampleInput([t(2, 3), t(2, 1), t(2, 0)], args=(-1,), name="last_with_empty")
     yield SampleInput([t(2, 3)], args=(1,), name="single")
     yield SampleInput([t(2, 3), t(0)], name="legacy_empty")
     if dtype.startswith("float"):
         other = "float32" if dtype == "float64" else "float64"
-        yield SampleInput([t(2, 3), _t(1, 3, dtype=other, requires_grad=requires_grad)],
+        yield SampleInput([t(2, 3), make_tensor(1, 3, dtype=other, requires_grad=requires_grad)],
                           name="promote")
 
 
@@ -209,12 +202,12 @@ def _cat_errors():
                      name="sizes")
     yield ErrorInput(SampleInput([make_tensor(2, 3), make_tensor(3)]), RuntimeError,
                      name="ndims")
-    x = _t(dtype="float32", requires_grad=False)
+    x = make_tensor(dtype="float32", requires_grad=False)
     yield ErrorInput(SampleInput([x, x]), RuntimeError, name="0d")
 
 
 def _stack_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput([t(2, 3), t(2, 3), t(2, 3)], name="dim0")
     yield SampleInput([t(2, 3), t(2, 3)], args=(-1,), name="last")
     yield SampleInput([t(), t()], name="0d")
@@ -226,19 +219,19 @@ def _stack_errors():
 
 
 def _hstack_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput([t(2, 3), t(2, 1)], name="2d")
     yield SampleInput([t(3), t(2), t()], name="1d")
 
 
 def _vstack_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput([t(2, 3), t(1, 3)], name="2d")
     yield SampleInput([t(3), t(3)], name="1d")
 
 
 def _split_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(5, 3), args=(2,), name="size")
     yield SampleInput(t(3, 5), args=(2, -1), name="size_last")
     yield SampleInput(t(5, 3), args=([1, 0, 4],), name="sizes")
@@ -252,31 +245,31 @@ def _split_errors():
 
 
 def _chunk_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(5, 3), args=(2,))
     yield SampleInput(t(3, 6), args=(4, -1), name="fewer_chunks")
     yield SampleInput(t(0, 2), args=(3,), name="empty")
 
 
 def _unbind_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 2))
     yield SampleInput(t(2, 3, 2), args=(-2,), name="dim")
 
 
 def _flip_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(2, 3, 4), args=((0, 2),))
     yield SampleInput(t(2, 3), args=([-1],), name="negative")
     yield SampleInput(t(), args=((),), name="0d")
 
 
 def _flip_lr_samples(dtype, requires_grad):
-    yield SampleInput(_t(2, 3, 2, dtype=dtype, requires_grad=requires_grad))
+    yield SampleInput(make_tensor(2, 3, 2, dtype=dtype, requires_grad=requires_grad))
 
 
 def _roll_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(1,), name="flat")
     yield SampleInput(t(3, 4), args=(-5, 1), name="dim")
     yield SampleInput(t(3, 4), args=((1, 2), (0, -1)), name="dims")
@@ -284,7 +277,7 @@ def _roll_samples(dtype, requires_grad):
 
 
 def _narrow_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(5, 3), args=(0, 1, 3))
     yield SampleInput(t(3, 5), args=(-1, -2, 2), name="negative")
     yield SampleInput(t(3, 5), args=(1, 0, 5), name="full")
@@ -297,7 +290,7 @@ def _narrow_errors():
 
 
 def _select_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(1, -1))
     yield SampleInput(t(3, 4, 2), args=(-2, 2), name="negative_dim")
 
@@ -307,7 +300,7 @@ def _select_errors():
 
 
 def _diagonal_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4))
     yield SampleInput(t(3, 4), args=(1,), name="above")
     yield SampleInput(t(3, 4), args=(-2,), name="below")
@@ -316,7 +309,7 @@ def _diagonal_samples(dtype, requires_grad):
 
 
 def _diag_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3), name="embed")
     yield SampleInput(t(3), args=(-1,), name="embed_below")
     yield SampleInput(t(3, 4), name="extract")
@@ -324,14 +317,14 @@ def _diag_samples(dtype, requires_grad):
 
 
 def _diag_embed_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(2, 3))
     yield SampleInput(t(2, 3), args=(1, 0, 2), name="dims")
     yield SampleInput(t(3), args=(-1,), name="below")
 
 
 def _tri_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4))
     yield SampleInput(t(2, 3, 4), args=(1,), name="batched")
     yield SampleInput(t(4, 3), args=(-1,), name="below")
@@ -342,7 +335,7 @@ def _tri_errors():
 
 
 def _clone_samples(dtype, requires_grad):
-    t = lambda *s, **kw: _t(*s, dtype=dtype, requires_grad=requires_grad, **kw)  # noqa: E731
+    t = lambda *s, **kw: make_tensor(*s, dtype=dtype, requires_grad=requires_grad, **kw)  # noqa: E731
     yield SampleInput(t(2, 3))
     yield SampleInput(_transposed(3, 4, dtype=dtype, requires_grad=requires_grad),
                       name="transposed")
@@ -350,7 +343,7 @@ def _clone_samples(dtype, requires_grad):
 
 
 def _as_strided_samples(dtype, requires_grad):
-    t = lambda *s: _t(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=((2, 2), (1, 2)))
     yield SampleInput(t(3, 4), args=((3, 3), (1, 1), 1), name="overlapping")
     yield SampleInput(t(12), args=((2, 3), (3, 1), 6), name="offset")
@@ -368,7 +361,7 @@ def _lossy(dtype, target):
 
 
 def _to_samples(dtype, requires_grad):
-    x = _t(2, 3, dtype=dtype, requires_grad=requires_grad)
+    x = make_tensor(2, 3, dtype=dtype, requires_grad=requires_grad)
     yield SampleInput(x, args=(retrograd.float64,), name="float64")
     yield SampleInput(x, args=(retrograd.float32,), name="float32",
                       nondifferentiable=_lossy(dtype, "float32"))
@@ -383,40 +376,40 @@ def _to_samples(dtype, requires_grad):
 
 def _cast_samples(target):
     def samples(dtype, requires_grad):
-        yield SampleInput(_t(2, 3, dtype=dtype, requires_grad=requires_grad),
+        yield SampleInput(make_tensor(2, 3, dtype=dtype, requires_grad=requires_grad),
                           nondifferentiable=_lossy(dtype, target))
     return samples
 
 
 def _type_as_samples(dtype, requires_grad):
-    yield SampleInput(_t(2, 3, dtype=dtype, requires_grad=requires_grad),
+    yield SampleInput(make_tensor(2, 3, dtype=dtype, requires_grad=requires_grad),
                       args=(make_tensor(1, dtype="float64"),))
 
 
 def _new_samples(dtype, requires_grad):
-    x = _t(2, dtype=dtype, requires_grad=requires_grad)
+    x = make_tensor(2, dtype=dtype, requires_grad=requires_grad)
     yield SampleInput(x, args=(2, 3), name="varargs")
     yield SampleInput(x, args=((2, 3),), kwargs={"dtype": retrograd.int64}, name="dtype")
 
 
 def _new_full_samples(dtype, requires_grad):
-    x = _t(2, dtype=dtype, requires_grad=requires_grad)
+    x = make_tensor(2, dtype=dtype, requires_grad=requires_grad)
     yield SampleInput(x, args=((2, 3), 5))
 
 
 def _fill_samples(dtype, requires_grad):
-    x = _t(2, 3, dtype=dtype, requires_grad=requires_grad)
+    x = make_tensor(2, 3, dtype=dtype, requires_grad=requires_grad)
     yield SampleInput(x, args=(2,), name="number")
-    yield SampleInput(x, args=(_t(dtype="float64", requires_grad=requires_grad),),
+    yield SampleInput(x, args=(make_tensor(dtype="float64", requires_grad=requires_grad),),
                       name="tensor")
 
 
 def _copy_samples(dtype, requires_grad):
-    x = _t(2, 3, dtype=dtype, requires_grad=requires_grad)
-    yield SampleInput(x, args=(_t(2, 3, dtype=dtype, requires_grad=requires_grad),))
-    yield SampleInput(x, args=(_t(3, dtype=dtype, requires_grad=requires_grad),),
+    x = make_tensor(2, 3, dtype=dtype, requires_grad=requires_grad)
+    yield SampleInput(x, args=(make_tensor(2, 3, dtype=dtype, requires_grad=requires_grad),))
+    yield SampleInput(x, args=(make_tensor(3, dtype=dtype, requires_grad=requires_grad),),
                       name="broadcast")
-    yield SampleInput(x, args=(_t(2, 1, dtype="float64", requires_grad=requires_grad),),
+    yield SampleInput(x, args=(make_tensor(2, 1, dtype="float64", requires_grad=requires_grad),),
                       name="cast")
 
 
@@ -426,7 +419,7 @@ def _copy_errors():
 
 
 def _zero_samples(dtype, requires_grad):
-    yield SampleInput(_t(2, 3, dtype=dtype, requires_grad=requires_grad))
+    yield SampleInput(make_tensor(2, 3, dtype=dtype, requires_grad=requires_grad))
 
 
 def _entry(name, samples, dtypes=_ALL, **kw):

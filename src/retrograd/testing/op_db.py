@@ -23,7 +23,8 @@ import retrograd
 
 __all__ = ["OpInfo", "SampleInput", "ErrorInput", "make_tensor", "op_db", "rng", "reseed"]
 
-_MODULES = ("pointwise", "binary", "reduction", "linalg", "shape", "indexing", "comparison")
+_MODULES = ("pointwise", "binary", "reduction", "linalg", "shape", "indexing", "comparison",
+            "nn")
 
 
 @dataclass

@@ -1,0 +1,423 @@
+"""Forward-mode AD: dual tensors carry a tangent that every op pushes forward.
+
+Inside ``with dual_level():`` a tensor made by ``make_dual(primal, tangent)``
+carries ``tangent``; each op's jvp rule (declared beside its vjp in the op's
+``defop``) gives its output's tangent, and ``unpack_dual`` reads it back.
+Outside a level nothing is tracked: ops check one flag. One level at a time,
+as PyTorch supports today.
+
+>>> with dual_level():
+...     y = make_dual(x, v).sin()
+...     jvp = unpack_dual(y).tangent      # cos(x) * v
+"""
+
+import threading
+from collections import namedtuple
+
+from .._tensor import Tensor
+
+__all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_dual_level",
+           "UnpackedDualTensor"]
+
+
+class _State(threading.local):
+    level = None  # the active level's token (an object), None outside dual_level
+    # (node, output_nr) -> the _fw of that op output, for saved outputs rebuilt in a
+    # create_graph backward (forward-over-reverse); emptied when the level exits
+    output_tangents = None
+    batch = None  # functional.jacobian's forward mode: tangents carry a leading batch dim
+
+
+state = _State()
+
+
+class _Level:
+    """A level's token: tangents stored under another token are not seen."""
+
+    __slots__ = ("idx",)
+
+    def __init__(self, idx):
+        self.idx = idx
+
+
+def enter_dual_level():
+    """Open a forward-AD level; returns its index (0: nesting is not supported)."""
+    if state.level is not None:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    state.level = _Level(0)
+    state.output_tangents = {}
+    return 0
+
+
+def exit_dual_level(*, level=None):
+    """Close the level: every tangent made in it is dropped."""
+    if state.level is None or level not in (None, state.level.idx):
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
+                           "was created. This is not supported.")
+    state.level = None
+    state.output_tangents = None
+
+
+class dual_level:
+    """Context manager of a forward-AD level (``with dual_level(): ...``)."""
+
+    def __enter__(self):
+        return enter_dual_level()
+
+    def __exit__(self, *exc):
+        exit_dual_level()
+
+
+def _check_level(level):
+    if state.level is None:
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level "
+                           "exists, make sure to enter_dual_level() first.")
+    if level not in (None, state.level.idx):
+        raise RuntimeError(f"Invalid level {level}: only level {state.level.idx} is active "
+                           "(nested forward mode AD is not supported)")
+
+
+def tangent_of(t):
+    """``t``'s tangent at the active level, or None."""
+    fw = t._fw
+    if fw is None or fw[0] is not state.level:
+        return None
+    return fw[1]
+
+
+def set_tangent(t, tangent):
+    t._fw = (state.level, tangent)
+
+
+def make_dual(tensor, tangent, *, level=None):
+    """A view of ``tensor`` whose tangent is ``tangent`` (same shape and dtype)."""
+    _check_level(level)
+    if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
+        raise TypeError("make_dual expects Tensors for the primal and the tangent")
+    if not tensor.is_floating_point() and not tensor.is_complex():
+        raise ValueError(f"Expected primal to be floating point or complex, but got: "
+                         f"{tensor.dtype}")
+    if not tangent.is_floating_point() and not tangent.is_complex():
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: "
+                         f"{tangent.dtype}")
+    if tangent.shape != tensor.shape:
+        raise RuntimeError(f"Trying to set a forward gradient that has a different size than "
+                           f"that of the original Tensor, this is not supported. Tensor is of "
+                           f"size {list(tensor.shape)} while the given forward gradient is of "
+                           f"size {list(tangent.shape)}.")
+    if tangent.dtype is not tensor.dtype:
+        tangent = tangent.to(tensor.dtype)
+    prev, tensor._fw = tensor._fw, None
+    try:
+        out = tensor.view_as(tensor)
+    finally:
+        tensor._fw = prev
+    set_tangent(out, tangent)
+    return out
+
+
+UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+UnpackedDualTensor.__doc__ = "``unpack_dual``'s result: the primal (a view) and the tangent."
+
+
+def unpack_dual(tensor, *, level=None):
+    """``(primal, tangent)``: the primal is a view without tangent; tangent None if none."""
+    if state.level is None:
+        return UnpackedDualTensor(tensor, None)
+    _check_level(level)
+    tangent = tangent_of(tensor)
+    if tangent is None:
+        return UnpackedDualTensor(tensor, None)
+    tensor._fw = None
+    try:
+        primal = tensor.view_as(tensor)
+    finally:
+        set_tangent(tensor, tangent)
+    return UnpackedDualTensor(primal, tangent)
+
+
+# ---- tangent propagation through ops (called by ops._registry.apply when a level is on) --
+
+_SIGS = {}
+
+
+def _params(fn):
+    p = _SIGS.get(fn)
+    if p is None:
+        import inspect
+        p = _SIGS[fn] = tuple(inspect.signature(fn).parameters)
+    return p
+
+
+def propagate(op, values, arrays, attrs, outs):
+    """Set the tangents of ``outs`` from the inputs' tangents with ``op``'s jvp rule.
+
+    Rules run on arrays (``xp = numpy``), or on Tensors through the differentiable
+    facade when grad mode is on and a primal or tangent requires grad, so tangents
+    can be differentiated again (forward-over-reverse). They run with the level off:
+    a tangent has no tangent of its own.
+    """
+    tangents = [tangent_of(v) if isinstance(v, Tensor) else None for v in values]
+    if all(t is None for t in tangents):
+        return
+    jvp = op.jvp
+    if jvp is None:
+        if not op.differentiable:
+            return
+        raise NotImplementedError(f"Trying to use forward AD with {op.name} that does not "
+                                  "support it because it has not been implemented yet.")
+    single = type(outs) is not tuple
+    outs_t = (outs,) if single else outs
+    level, state.level = state.level, None
+    try:
+        if state.batch is not None:
+            t_out = _batched(op, jvp, values, arrays, attrs, outs_t, tangents, single)
+        elif jvp == "transpose":
+            t_out = _transpose(op, values, tangents, attrs, outs_t)
+        else:
+            t_out = _tangents(op, jvp, values, arrays, attrs, outs_t, tangents, single)
+    finally:
+        state.level = level
+    for o, t in zip(outs_t, t_out, strict=True):
+        if t is not None:
+            set_tangent(o, t)
+            if o._grad_fn is not None:
+                state.output_tangents[(o._grad_fn, o._output_nr)] = o._fw
+
+
+def _batched(op, jvp, values, arrays, attrs, outs_t, tangents, single):
+    """Tangents with a leading batch dim (one forward pass for many directions).
+
+    Elementwise rules (those not indexing along a ``dim``) broadcast over the batch
+    once the tangents are aligned to the output's rank, and vector/matrix products
+    take a batched operand directly; any other op runs its rule once per direction.
+    """
+    import numpy
+    from .._tensor import wrap
+    batch = state.batch
+    if jvp == "elementwise" and single and "dim" not in op.attrs:
+        nd = outs_t[0]._data.ndim
+        padded = [None if t is None else
+                  t._data.reshape((batch,) + (1,) * (nd - t._data.ndim + 1) + t._data.shape[1:])
+                  for t in tangents]
+        env = _env(op, numpy, arrays, (outs_t[0]._data,), attrs, values)
+        t = _elementwise(op, env, padded)
+        o = outs_t[0]._data
+        return [wrap(numpy.broadcast_to(t, (batch,) + o.shape).astype(o.dtype, copy=False))]
+    from ..ops.linalg import _matmul_grad_self
+    if op.vjp.get("self") is _matmul_grad_self and all(
+            isinstance(v, Tensor) and v._data.ndim <= 2 for v in values):
+        a, b = arrays
+        ta, tb = (None if t is None else t._data for t in tangents)
+        res = None
+        if ta is not None:
+            res = numpy.matmul(ta, b)
+        if tb is not None:
+            term = (numpy.matmul(a, tb) if b.ndim == 2 else
+                    numpy.matmul(tb, a.T if a.ndim == 2 else a))
+            res = term if res is None else res + term
+        o = outs_t[0]._data
+        return [wrap(res.reshape((batch,) + o.shape).astype(o.dtype, copy=False))]
+    per = []
+    state.batch = None
+    try:
+        for k in range(batch):
+            ts = [None if t is None else wrap(t._data[k]) for t in tangents]
+            if jvp == "transpose":
+                per.append(_transpose(op, values, ts, attrs, outs_t))
+            else:
+                per.append(_tangents(op, jvp, values, arrays, attrs, outs_t, ts, single))
+    finally:
+        state.batch = batch
+    return [None if per[0][i] is None else wrap(numpy.stack([p[i]._data for p in per]))
+            for i in range(len(outs_t))]
+
+
+def inplace_tangent(op, values, attrs):
+    """The tangent an in-place op gives ``values[0]``: its out-of-place form's, computed
+    before the write (None when no input has a tangent)."""
+    if all(not isinstance(v, Tensor) or tangent_of(v) is None for v in values):
+        return None
+    from ..ops._registry import apply
+    return tangent_of(apply(op, values, attrs))
+
+
+def _env(op, xp, ins, res, attrs, values):
+    """What a rule may name (see the ops._registry docstring)."""
+    env = {"xp": xp}
+    env.update(zip(op.inputs, ins, strict=True))
+    env.update(zip(op.outputs, res, strict=False))
+    env.update(zip(op.attrs, attrs, strict=True))
+    for n, v in zip(op.inputs, values, strict=True):
+        env[n + "_shape"] = v._data.shape if isinstance(v, Tensor) else None
+        env[n + "_strides"] = v._data.strides if isinstance(v, Tensor) else None
+    return env
+
+
+def _elementwise(op, env, tangents):
+    """Each input's vjp rule with ``grad`` replaced by its tangent, summed."""
+    t_out = None
+    for n, t in zip(op.inputs, tangents, strict=True):
+        rule = op.vjp.get(n)
+        if t is None or rule is None:
+            continue
+        env["grad"] = t
+        ti = rule(*(env[a] for a in _params(rule)))
+        t_out = ti if t_out is None else t_out + ti
+    return t_out
+
+
+def _tangents(op, jvp, values, arrays, attrs, outs_t, tangents, single):
+    from . import grad_mode
+    from .._tensor import wrap
+    diff = grad_mode.state.enabled and any(
+        isinstance(v, Tensor) and v.requires_grad for v in (*values, *tangents))
+    if diff:
+        from ..ops import _tensor_xp as xp
+        ins = list(values)
+        res = outs_t
+    else:
+        import numpy as xp
+        ins = arrays
+        tangents = [None if t is None else t._data for t in tangents]
+        res = tuple(o._data for o in outs_t)
+    if jvp == "linear":
+        t_out = _linear(op, values, ins, tangents, attrs, diff, xp)
+    elif jvp == "multilinear":  # one term per input with a tangent, the others primal
+        t_out = None
+        for k, t in enumerate(tangents):
+            if t is not None and op.inputs[k] in op.vjp:
+                args = list(ins)
+                args[k] = t
+                term = _run(op, args, attrs, diff, xp)
+                t_out = term if t_out is None else t_out + term
+    else:
+        env = _env(op, xp, ins, res, attrs, values)
+        if jvp == "elementwise":
+            t_out = _elementwise(op, env, tangents)
+        else:
+            env.update((n + "_t", t) for n, t in zip(op.inputs, tangents, strict=True))
+            t_out = jvp(*(env[a] for a in _params(jvp)))
+    result = []
+    for o, t in zip(outs_t, (t_out,) if single else t_out, strict=True):
+        if t is None or o._data.dtype.kind not in "fc":
+            result.append(None)
+            continue
+        if tuple(t.shape) != o._data.shape:
+            t = xp.broadcast_to(t, o._data.shape)
+        if diff:
+            if t.dtype is not o.dtype:
+                t = t.to(o.dtype)
+        else:
+            t = wrap(t.astype(o._data.dtype, copy=False) if t.dtype != o._data.dtype
+                     else t)
+        result.append(t)
+    return result
+
+
+def _linear(op, values, ins, tangents, attrs, diff, xp):
+    """A linear op's tangent: the op applied to the tangents (zeros where none)."""
+    args = []
+    for n, v, a, t in zip(op.inputs, values, ins, tangents, strict=True):
+        if n in op.vjp and isinstance(v, Tensor):
+            if t is None:
+                t = xp.zeros_like(a)
+            args.append(t)
+        else:
+            args.append(a)
+    return _run(op, args, attrs, diff, xp)
+
+
+def _run(op, args, attrs, diff, xp):
+    """``op``'s forward on ``args``: recorded (differentiable) in diff mode."""
+    if diff:
+        from ..ops._registry import apply
+        return apply(op, args, attrs)
+    return op.forward(xp, *args, *attrs)
+
+
+def propagate_list(node_cls, inputs, outs, attrs):
+    """Tangents through a list op (cat, stack, split, unbind): its node class's ``_jvp``
+    on the tangents (zeros for inputs without one). Runs on arrays: these tangents are
+    not differentiable again."""
+    tangents = [tangent_of(v) for v in inputs]
+    if all(t is None for t in tangents):
+        return
+    import numpy
+    from .._tensor import wrap
+    batch = state.batch
+    lead = () if batch is None else (batch,)
+    ts = [numpy.zeros(lead + v._data.shape, v._data.dtype) if t is None else t._data
+          for v, t in zip(inputs, tangents, strict=True)]
+    multi = type(outs) is tuple
+    out_list = outs if multi else (outs,)
+    primals = [o._data for o in out_list]
+    if batch is None:
+        res = node_cls._jvp(numpy, ts, primals, *attrs)
+    else:  # once per direction
+        per = [node_cls._jvp(numpy, [t[k] for t in ts], primals, *attrs) for k in range(batch)]
+        res = ([numpy.stack([p[i] for p in per]) for i in range(len(out_list))] if multi
+               else numpy.stack(per))
+    for o, t in zip(out_list, res if multi else (res,), strict=True):
+        if o._data.dtype.kind in "fc":
+            set_tangent(o, wrap(numpy.asarray(t, dtype=o._data.dtype)))
+
+
+def _transpose(op, values, tangents, attrs, outs):
+    """``J v`` as the derivative of ``u -> J^T u`` (the op's vjp rules, run on Tensors)
+    applied to ``v``: the double-backward trick, for ops whose forward rule would only
+    repeat the vjp's algebra. The tangent is not differentiable again."""
+    import numpy
+    from . import grad as _grad
+    from . import grad_mode
+    from .._tensor import wrap
+    from ..ops._registry import apply
+    with grad_mode.enable_grad():
+        ins = [v.detach().requires_grad_(True) if t is not None else v
+               for v, t in zip(values, tangents, strict=True)]
+        res = apply(op, ins, attrs)
+        res = res if type(res) is tuple else (res,)
+        keep = [k for k, o in enumerate(res) if o.requires_grad]
+        us = [wrap(numpy.zeros_like(res[k]._data)).requires_grad_(True) for k in keep]
+        diff = [x for x, t in zip(ins, tangents, strict=True) if t is not None]
+        vs = [t.detach() for t in tangents if t is not None]
+        g = _grad([res[k] for k in keep], diff, us, create_graph=True, allow_unused=True)
+        pairs = [(gi, v) for gi, v in zip(g, vs, strict=True)
+                 if gi is not None and gi.requires_grad]
+        jv = (_grad([p[0] for p in pairs], us, [p[1] for p in pairs], allow_unused=True)
+              if pairs else [None] * len(us))
+    out = [None] * len(outs)
+    for k, t in zip(keep, jv, strict=True):
+        out[k] = (t if t is not None else wrap(numpy.zeros_like(outs[k]._data))).detach()
+    return out
+
+
+def write_view_tangent(view):
+    """After an in-place op on a view, its tangent lands in its base's tangent (the base
+    gets a zero tangent first if it had none), at the view's place in memory: the
+    tangent arrays mirror the memory layout of the arrays they describe."""
+    import numpy
+    from .._tensor import wrap
+    if state.batch is not None:
+        raise NotImplementedError("a vectorized forward-mode jacobian through an in-place "
+                                  "write into a view is not supported")
+    base, t = view._base, tangent_of(view)
+    bd = base._data
+    root = bd
+    while isinstance(root.base, numpy.ndarray):
+        root = root.base
+    if not root.flags.contiguous:
+        raise NotImplementedError("forward AD of an in-place op on a view whose memory is not "
+                                  "contiguous is not supported")
+    buf = numpy.zeros(root.shape, dtype=bd.dtype)
+
+    def like(a):  # ``a``'s place in root's memory, in buf
+        off = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        return numpy.ndarray(a.shape, dtype=bd.dtype, buffer=buf, offset=off,
+                             strides=a.strides)
+    bt = tangent_of(base)
+    out = like(bd)
+    if bt is not None:
+        out[...] = bt._data
+    like(view._data)[...] = 0 if t is None else t._data
+    set_tangent(base, wrap(out))

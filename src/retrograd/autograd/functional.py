@@ -1,0 +1,583 @@
+"""Higher-level autograd API: ``jacobian``, ``hessian``, ``vjp``, ``jvp``, ``vhp``, ``hvp``.
+
+Functions take ``func`` and ``inputs`` (a Tensor or a tuple of Tensors) and
+follow PyTorch's nesting of results: a Tensor for a Tensor, a tuple for a
+tuple. ``vectorize=True`` computes a Jacobian with one batched backward (every
+cotangent at once, ``autograd.grad(..., is_grads_batched=True)``) or, with
+``strategy="forward-mode"``, one batched forward-mode pass (every direction at
+once, on a leading batch dim of the tangents; same per-op batching rules).
+
+Batched backward: each node runs once on gradients with a leading batch dim.
+Elementwise ops (``jvp="elementwise"``, except those that index along a ``dim``
+attribute: index_fill, scatter) and vector/matrix matmul run their rules on the
+batched arrays; any other node falls back to running its rule once per batch
+element (correct, slower; the graph is still walked once). Batched backward does
+not run hooks and does not support ``create_graph``.
+"""
+
+import numpy
+
+from .._tensor import Tensor, wrap
+from . import forward_ad, grad_mode
+from .engine import _dependencies, _exec_plan, _pop, _push, _root_edge
+from .node import AccumulateGrad, OpNode, SavedTensor
+
+__all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
+
+
+# ---- helpers ------------------------------------------------------------------------------
+
+def _as_tuple(x, arg_name, fn_name):
+    is_tuple = isinstance(x, tuple)
+    if not is_tuple:
+        x = (x,)
+    for i, el in enumerate(x):
+        if not isinstance(el, Tensor):
+            if is_tuple:
+                raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or "
+                                f"a tuple of Tensors but the value at index {i} has type "
+                                f"{type(el)}.")
+            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a "
+                            f"tuple of Tensors but the given {arg_name} has type {type(el)}.")
+    return is_tuple, x
+
+
+def _tuple_postprocess(res, to_unpack):
+    """Undo ``_as_tuple``: ``to_unpack`` is a bool, or a pair for nested (jacobian) results."""
+    if isinstance(to_unpack, tuple):
+        if not to_unpack[1]:
+            res = tuple(el[0] for el in res)
+        if not to_unpack[0]:
+            res = res[0]
+    elif not to_unpack:
+        res = res[0]
+    return res
+
+
+def _grad_preprocess(inputs, create_graph, need_graph):
+    """Inputs that require grad, detached from the caller's graph unless create_graph."""
+    res = []
+    for inp in inputs:
+        if create_graph and inp.requires_grad:
+            res.append(inp.view_as(inp) if inp._base is None else inp.clone())
+        else:
+            res.append(inp.detach().requires_grad_(need_graph))
+    return tuple(res)
+
+
+def _grad_postprocess(inputs, create_graph):
+    if isinstance(inputs[0], Tensor):
+        return inputs if create_graph else tuple(i.detach() for i in inputs)
+    return tuple(_grad_postprocess(i, create_graph) for i in inputs)
+
+
+def _validate_v(v, other, is_other_tuple):
+    if len(other) != len(v):
+        if is_other_tuple:
+            raise RuntimeError(f"v is a tuple of invalid length: should be {len(other)} but "
+                               f"got {len(v)}.")
+        raise RuntimeError("The given v should contain a single Tensor.")
+    for idx, (el_v, el_other) in enumerate(zip(v, other, strict=True)):
+        if el_v.shape != el_other.shape:
+            prepend = f"Entry {idx} in " if is_other_tuple else ""
+            raise RuntimeError(f"{prepend}v has invalid size: should be {el_other.shape} but "
+                               f"got {el_v.shape}.")
+
+
+def _check_requires_grad(inputs, input_type, strict):
+    if not strict:
+        return
+    if input_type not in ("outputs", "grad_inputs", "jacobian", "hessian"):
+        raise RuntimeError("Invalid input_type to _check_requires_grad")
+    for i, inp in enumerate(inputs):
+        if inp is None:
+            raise RuntimeError(f"The output of the user-provided function is independent of "
+                               f"input {i}. This is not allowed in strict mode.")
+        if not inp.requires_grad:
+            if input_type == "hessian":
+                raise RuntimeError(f"The hessian of the user-provided function with respect "
+                                   f"to input {i} is independent of the input. This is not "
+                                   "allowed in strict mode. You should ensure that your "
+                                   "function is thrice differentiable and that the hessian "
+                                   "depends on the inputs.")
+            if input_type == "jacobian":
+                raise RuntimeError(f"While computing the hessian, found that the jacobian of "
+                                   f"the user-provided function with respect to input {i} is "
+                                   "independent of the input. This is not allowed in strict "
+                                   "mode. You should ensure that your function is twice "
+                                   "differentiable and that the jacobian depends on the "
+                                   "inputs (this would be violated by a linear function for "
+                                   "example).")
+            if input_type == "grad_inputs":
+                raise RuntimeError(f"The gradient with respect to input {i} is independent of "
+                                   "the inputs of the user-provided function. This is not "
+                                   "allowed in strict mode.")
+            raise RuntimeError(f"Output {i} of the user-provided function does not require "
+                               "gradients. The outputs must be computed in a differentiable "
+                               "manner from the input when running in strict mode.")
+
+
+def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None,
+                   is_grads_batched=False):
+    """``autograd.grad`` over the outputs that require grad; None for unused inputs."""
+    from . import grad as _grad
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    new_outputs, new_grads = [], []
+    for out, g in zip(outputs, grad_outputs, strict=True):
+        if out is not None and out.requires_grad:
+            new_outputs.append(out)
+            new_grads.append(g)
+    if not new_outputs:
+        return (None,) * len(inputs)
+    return _grad(new_outputs, inputs, new_grads, allow_unused=True, create_graph=create_graph,
+                 retain_graph=retain_graph, is_grads_batched=is_grads_batched)
+
+
+def _fill_in_zeros(grads, refs, strict, create_graph, stage):
+    res = []
+    for i, (g, r) in enumerate(zip(grads, refs, strict=True)):
+        if g is None:
+            if strict:
+                if stage == "back":
+                    raise RuntimeError(f"The output of the user-provided function is "
+                                       f"independent of input {i}. This is not allowed in "
+                                       "strict mode.")
+                if stage == "back_trick":
+                    raise RuntimeError(f"The gradient with respect to the input is independent "
+                                       f"of entry {i} in the grad_outputs when using the double "
+                                       "backward trick to compute forward mode gradients. This "
+                                       "is not allowed in strict mode.")
+                if stage == "double_back":
+                    raise RuntimeError(f"The jacobian of the user-provided function is "
+                                       f"independent of input {i}. This is not allowed in "
+                                       "strict mode.")
+                raise RuntimeError(f"The hessian of the user-provided function is independent "
+                                   f"of entry {i} in the grad_jacobian. This is not allowed in "
+                                   "strict mode as it prevents from using the double backward "
+                                   "trick to replace forward mode AD.")
+            g = wrap(numpy.zeros(r.shape, dtype=r._data.dtype))
+        res.append(g)
+    return tuple(res)
+
+
+# ---- vjp, jvp, vhp, hvp -------------------------------------------------------------------
+
+def vjp(func, inputs, v=None, create_graph=False, strict=False):
+    """``(func(inputs), v^T J)``; ``v`` may be omitted for a single-element output."""
+    with grad_mode.enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
+        inputs = _grad_preprocess(inputs, create_graph, True)
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
+                                              "vjp")
+        _check_requires_grad(outputs, "outputs", strict)
+        if v is not None:
+            _, v = _as_tuple(v, "v", "vjp")
+            v = _grad_preprocess(v, create_graph, False)
+            _validate_v(v, outputs, is_outputs_tuple)
+        else:
+            if len(outputs) != 1 or outputs[0].nelement() != 1:
+                raise RuntimeError("The vector v can only be None if the user-provided "
+                                   "function returns a single Tensor with a single element.")
+        enable = create_graph or grad_mode.is_grad_enabled()
+        with grad_mode.set_grad_enabled(enable):
+            grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
+            vjp_res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
+    outputs = _grad_postprocess(outputs, create_graph)
+    vjp_res = _grad_postprocess(vjp_res, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(vjp_res, is_inputs_tuple))
+
+
+def jvp(func, inputs, v=None, create_graph=False, strict=False):
+    """``(func(inputs), J v)`` by the double-backward trick, as PyTorch's."""
+    with grad_mode.enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
+        inputs = _grad_preprocess(inputs, create_graph, True)
+        if v is not None:
+            _, v = _as_tuple(v, "v", "jvp")
+            v = _grad_preprocess(v, create_graph, False)
+            _validate_v(v, inputs, is_inputs_tuple)
+        else:
+            if len(inputs) != 1 or inputs[0].nelement() != 1:
+                raise RuntimeError("The vector v can only be None if the input to the "
+                                   "user-provided function is a single Tensor with a single "
+                                   "element.")
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
+                                              "jvp")
+        _check_requires_grad(outputs, "outputs", strict)
+        grad_outputs = tuple(wrap(numpy.zeros(o.shape, dtype=o._data.dtype))
+                             .requires_grad_(True) for o in outputs)
+        grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
+        _check_requires_grad(grad_inputs, "grad_inputs", strict)
+        if create_graph:
+            with grad_mode.enable_grad():
+                grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=True)
+                jvp_res = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
+        else:
+            grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=False)
+            jvp_res = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
+    outputs = _grad_postprocess(outputs, create_graph)
+    jvp_res = _grad_postprocess(jvp_res, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(jvp_res, is_outputs_tuple))
+
+
+def vhp(func, inputs, v=None, create_graph=False, strict=False):
+    """``(func(inputs), v^T H)`` for a scalar ``func``."""
+    return _hessian_vector(func, inputs, v, create_graph, strict, "vhp", transpose=False)
+
+
+def hvp(func, inputs, v=None, create_graph=False, strict=False):
+    """``(func(inputs), H v)`` for a scalar ``func`` (double-backward trick)."""
+    return _hessian_vector(func, inputs, v, create_graph, strict, "hvp", transpose=True)
+
+
+def _hessian_vector(func, inputs, v, create_graph, strict, name, transpose):
+    with grad_mode.enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
+        inputs = _grad_preprocess(inputs, create_graph, True)
+        if v is not None:
+            _, v = _as_tuple(v, "v", name)
+            v = _grad_preprocess(v, create_graph, False)
+            _validate_v(v, inputs, is_inputs_tuple)
+        else:
+            if len(inputs) != 1 or inputs[0].nelement() != 1:
+                raise RuntimeError("The vector v can only be None if the input to the "
+                                   "user-provided function is a single Tensor with a single "
+                                   "element.")
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
+                                              name)
+        _check_requires_grad(outputs, "outputs", strict)
+        if is_outputs_tuple or not isinstance(outputs[0], Tensor):
+            raise RuntimeError(f"The function given to {name} should return a single Tensor")
+        if outputs[0].nelement() != 1:
+            raise RuntimeError(f"The Tensor returned by the function given to {name} should "
+                               "contain a single element")
+        jac = _autograd_grad(outputs, inputs, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict)
+        enable = create_graph or grad_mode.is_grad_enabled()
+        if transpose:
+            grad_jac = tuple(wrap(numpy.zeros(x.shape, dtype=x._data.dtype))
+                             .requires_grad_(True) for x in inputs)
+            double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
+            _check_requires_grad(jac, "hessian", strict)
+            with grad_mode.set_grad_enabled(enable):
+                grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
+                res = _fill_in_zeros(grad_res, inputs, strict, create_graph,
+                                     "double_back_trick")
+        else:
+            with grad_mode.set_grad_enabled(enable):
+                grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
+                res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
+    outputs = _grad_postprocess(outputs, create_graph)
+    res = _grad_postprocess(res, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(res, is_inputs_tuple))
+
+
+# ---- jacobian, hessian --------------------------------------------------------------------
+
+def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
+             strategy="reverse-mode"):
+    """The Jacobian of ``func`` at ``inputs``: entry ``[i][j]`` (for tuple outputs/inputs)
+    has shape ``output_i.shape + input_j.shape``."""
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". '
+                             'Hint: If your function has more outputs than inputs, '
+                             '"forward-mode" tends to be more performant. Otherwise, prefer '
+                             'to use "reverse-mode".')
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError("torch.autograd.functional.jacobian: `create_graph=True` "
+                                      'and `strategy="forward-mode"` are not supported together '
+                                      "(yet). Please either set `create_graph=False` or "
+                                      '`strategy="reverse-mode"`.')
+        if not vectorize:
+            raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-"
+                                      "reverse Hessian is only implemented for `vectorize=True`.")
+    with grad_mode.enable_grad():
+        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+        inputs = _grad_preprocess(inputs, create_graph, True)
+        outputs = func(*inputs)
+        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
+                                              "jacobian")
+        _check_requires_grad(outputs, "outputs", strict)
+        if vectorize:
+            if strict:
+                raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
+                                   "`vectorized=True` are not supported together. Please "
+                                   "either set `strict=False` or `vectorize=False`.")
+            if strategy == "forward-mode":
+                jac = _jacfwd(func, inputs)
+            else:
+                jac = _jacrev_batched(outputs, inputs, create_graph)
+            return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
+        jac = []
+        for i, out in enumerate(outputs):
+            rows = [[] for _ in inputs]
+            flat = out.reshape(-1)
+            for j in range(flat.nelement()):
+                vj = _autograd_grad((flat[j],), inputs, retain_graph=True,
+                                    create_graph=create_graph)
+                for k, (g, x) in enumerate(zip(vj, inputs, strict=True)):
+                    if g is None:
+                        if strict and create_graph and not x.requires_grad:
+                            raise RuntimeError(f"The jacobian of the user-provided function is "
+                                               f"independent of input {k}. This is not "
+                                               "allowed in strict mode when create_graph=True.")
+                        if strict:
+                            raise RuntimeError(f"Output {i} of the user-provided function is "
+                                               f"independent of input {k}. This is not "
+                                               "allowed in strict mode.")
+                        g = wrap(numpy.zeros(x.shape, dtype=x._data.dtype))
+                    rows[k].append(g)
+            from .. import stack
+            jac.append(tuple(stack(r).view(out.shape + x.shape) if r else
+                             wrap(numpy.zeros(out.shape + x.shape, dtype=out._data.dtype))
+                             for r, x in zip(rows, inputs, strict=True)))
+        jac = _grad_postprocess(tuple(jac), create_graph)
+        return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
+
+
+def _jacrev_batched(outputs, inputs, create_graph):
+    """All rows of the Jacobian from one batched backward: the cotangents are the
+    identity over the outputs' concatenated elements."""
+    sizes = [o.nelement() for o in outputs]
+    total = sum(sizes)
+    grads, start = [], 0
+    for o, n in zip(outputs, sizes, strict=True):
+        eye = numpy.zeros((total, n), dtype=o._data.dtype)
+        eye[start:start + n] = numpy.eye(n, dtype=o._data.dtype)
+        grads.append(wrap(eye.reshape((total,) + tuple(o.shape))))
+        start += n
+    diff = [(o, g) for o, g in zip(outputs, grads, strict=True) if o.requires_grad]
+    if diff:
+        res = _batched_grad([o for o, _ in diff], inputs, [g for _, g in diff], False,
+                            create_graph)
+    else:
+        res = [None] * len(inputs)
+    jac = []
+    start = 0
+    for o, n in zip(outputs, sizes, strict=True):
+        row = []
+        for g, x in zip(res, inputs, strict=True):
+            if g is None:
+                row.append(wrap(numpy.zeros(tuple(o.shape) + tuple(x.shape),
+                                            dtype=o._data.dtype)))
+            else:
+                row.append(wrap(g[start:start + n].reshape(tuple(o.shape) + tuple(x.shape))))
+        jac.append(tuple(row))
+        start += n
+    return _grad_postprocess(tuple(jac), create_graph)
+
+
+def _jacfwd(func, inputs):
+    """All columns of the Jacobian from one forward-mode pass: each input's tangent is
+    its block of the identity, with the directions on a leading batch dim (tall
+    Jacobians: few inputs, many outputs)."""
+    sizes = [x.nelement() for x in inputs]
+    total = sum(sizes)
+    with grad_mode.no_grad(), forward_ad.dual_level():
+        forward_ad.state.batch = total
+        try:
+            duals, start = [], 0
+            for x, n in zip(inputs, sizes, strict=True):
+                eye = numpy.zeros((total, n), dtype=x._data.dtype)
+                eye[start:start + n] = numpy.eye(n, dtype=x._data.dtype)
+                d = x.detach().view_as(x)
+                forward_ad.set_tangent(d, wrap(eye.reshape((total,) + tuple(x.shape))))
+                duals.append(d)
+                start += n
+            outs = func(*duals)
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            tangents = [forward_ad.tangent_of(o) for o in outs]
+        finally:
+            forward_ad.state.batch = None
+    jac = []
+    for o, t in zip(outs, tangents, strict=True):
+        row, start = [], 0
+        for x, n in zip(inputs, sizes, strict=True):
+            shape = tuple(o.shape) + tuple(x.shape)
+            if t is None:
+                row.append(wrap(numpy.zeros(shape, dtype=o._data.dtype)))
+            else:
+                block = t._data[start:start + n].reshape(n, -1)
+                row.append(wrap(numpy.ascontiguousarray(block.T).reshape(shape)))
+            start += n
+        jac.append(tuple(row))
+    return tuple(jac)
+
+
+def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
+            outer_jacobian_strategy="reverse-mode"):
+    """The Hessian of a scalar ``func``: the Jacobian of its gradient."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+
+    def ensure_single_output_function(*inp):
+        out = func(*inp)
+        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function",
+                                        "hessian")
+        _check_requires_grad(t_out, "outputs", strict)
+        if is_out_tuple or not isinstance(out, Tensor):
+            raise RuntimeError("The function given to hessian should return a single Tensor")
+        if out.nelement() != 1:
+            raise RuntimeError("The Tensor returned by the function given to hessian should "
+                               "contain a single element")
+        return out.squeeze()
+
+    def jac_func(*inp):
+        if outer_jacobian_strategy == "forward-mode":
+            inp = tuple(t.requires_grad_(True) for t in inp)
+        jac = jacobian(ensure_single_output_function, inp, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict)
+        return jac
+
+    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict,
+                   vectorize=vectorize, strategy=outer_jacobian_strategy)
+    return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
+
+
+# ---- batched backward (autograd.grad(..., is_grads_batched=True)) -------------------------
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph):
+    """Gradients of ``outputs`` w.r.t. ``inputs`` for a batch of cotangents (leading dim
+    of each ``grad_outputs`` entry): the graph is walked once, each node run once on the
+    batch. Returns one batched gradient (or None) per input."""
+    if create_graph:
+        raise NotImplementedError("is_grads_batched=True with create_graph=True is not "
+                                  "supported")
+    batch = None
+    for o, g in zip(outputs, grad_outputs, strict=True):
+        if g is None:
+            raise RuntimeError("is_grads_batched=True needs a grad_output for every output")
+        s = g._data.shape
+        if batch is None:
+            batch = s[0]
+        if s[0] != batch or s[1:] != o._data.shape:
+            raise RuntimeError(f"If `is_grads_batched=True`, we interpret the first dimension "
+                               f"of each grad_output as the batch dimension. The sizes of the "
+                               f"remaining dimensions are expected to match the shape of "
+                               f"corresponding output, but a mismatch was detected: "
+                               f"grad_output has a shape of {list(s)} and output has a shape of "
+                               f"{list(o._data.shape)}.")
+    root_edges = [_root_edge(t, i) for i, t in enumerate(outputs)]
+    pending = {}
+    for fn, _ in root_edges:
+        pending[fn] = pending.get(fn, 0) + 1
+    deps, reachable = _dependencies(pending)
+    run, captures = _exec_plan(inputs, False, pending, reachable)
+    captured = [None] * len(inputs)
+    buffers, heap = {}, []
+    for (fn, nr), g in zip(root_edges, grad_outputs, strict=True):
+        buf = buffers.setdefault(fn, [None] * _n_outputs(fn))
+        arr = g._data.astype(outputs[0]._data.dtype, copy=False) if g._data.dtype.kind not in \
+            "fc" else g._data
+        buf[nr] = arr if buf[nr] is None else buf[nr] + arr
+        pending[fn] -= 1
+        if not pending[fn] and fn not in deps:
+            _push(heap, (fn._seq, fn))
+    prev = grad_mode.state.enabled
+    grad_mode.state.enabled = False
+    try:
+        while heap:
+            node = _pop(heap)[1]
+            buf = buffers.pop(node)
+            for nr, k in captures.get(node, ()):
+                captured[k] = buf[nr]
+            if node not in run:
+                continue
+            outs = _batched_apply(node, buf, batch, run, captures)
+            if not retain_graph:
+                node.release()
+            for (nxt, nr), g in zip(node.next_functions, outs, strict=True):
+                if nxt is None or nxt not in run and nxt not in captures:
+                    continue
+                b = buffers.setdefault(nxt, [None] * _n_outputs(nxt))
+                if g is not None:
+                    b[nr] = g if b[nr] is None else b[nr] + g
+                deps[nxt] -= 1
+                if not deps[nxt]:
+                    _push(heap, (nxt._seq, nxt))
+    finally:
+        grad_mode.state.enabled = prev
+    return captured
+
+
+def _n_outputs(node):
+    meta = getattr(node, "_out_meta", None)
+    return len(meta) if meta else 1
+
+
+def _batched_apply(node, buf, batch, run, captures):
+    """Run ``node`` on gradients with a leading batch dim."""
+    if all(g is None for g in buf):
+        return [None] * len(node.next_functions)
+    if isinstance(node, OpNode):
+        from ..ops.linalg import _matmul_grad_self
+        op = node._op
+        if op.jvp == "elementwise" and node._out_meta is None and "dim" not in op.attrs:
+            return _elementwise_batched(node, buf, batch)
+        if op.vjp.get("self") is _matmul_grad_self and len(node._shapes[0]) <= 2 \
+                and len(node._shapes[1]) <= 2:
+            return _matmul_batched(node, buf[0], run, captures)
+    if type(node) is AccumulateGrad:
+        raise RuntimeError("is_grads_batched=True cannot accumulate into .grad")
+    # Fallback: the node's rule once per batch element.
+    per = [node.apply([None if g is None else g[b] for g in buf], False)
+           for b in range(batch)]
+    return [None if per[0][k] is None else numpy.stack([p[k] for p in per])
+            for k in range(len(per[0]))]
+
+
+def _elementwise_batched(node, buf, batch):
+    """An elementwise op's rules broadcast over the batch dim: run them once, then
+    undo broadcasting per input with the batch dim kept."""
+    shapes = node._shapes
+    out_nd = buf[0].ndim - 1
+    padded = [None if s is None else (batch,) + (1,) * (out_nd - len(s)) + tuple(s)
+              for s in shapes]
+    node._shapes = padded
+    try:
+        res = OpNode.apply(node, buf, False)
+    finally:
+        node._shapes = shapes
+    return [None if g is None else g.reshape((batch,) + tuple(s))
+            for g, s in zip(res, [shapes[i] for i in node._op.edges], strict=True)]
+
+
+def _matmul_batched(node, g, run, captures):
+    """``a @ b`` (vectors or matrices) with a batch of output gradients ``g``."""
+    saved = node._saved
+    if saved is None:
+        from .node import _FREED
+        raise RuntimeError(_FREED)
+    op = node._op
+    env = dict(zip(op.saved_names, (s.unpack_data(node) if type(s) is SavedTensor else s
+                                    for s in saved), strict=True))
+    sa, sb = node._shapes[0], node._shapes[1]
+    out = []
+    for k, (fn, _) in enumerate(node.next_functions):
+        if fn is None or fn not in run and fn not in captures:  # not on a path to inputs
+            out.append(None)
+            continue
+        if k == 0:
+            b = env["other"]
+            if len(sb) == 1:
+                ga = g[..., None] * b  # (B, m, n) or (B, n)
+            else:
+                ga = g @ b.T if len(sa) == 2 else numpy.matmul(g, b.T)
+            out.append(ga.astype(node._dtypes[0], copy=False))
+        else:
+            a = env["self"]
+            if len(sa) == 1:
+                gb = a[:, None] * g[:, None, :] if len(sb) == 2 else g[..., None] * a
+            else:
+                gb = numpy.matmul(a.T, g) if len(sb) == 2 else g @ a
+            out.append(gb.astype(node._dtypes[1], copy=False))
+    return out

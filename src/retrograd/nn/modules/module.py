@@ -1,0 +1,570 @@
+"""``nn.Module``: parameters, buffers and submodules registered by assignment, with
+PyTorch's traversal order, state_dict key names, hooks and repr."""
+
+import itertools
+from collections import OrderedDict, namedtuple
+
+import numpy
+
+from ..._tensor import Tensor, wrap
+from ...autograd import grad_mode
+from ...ops._registry import apply, defop
+from ..parameter import Parameter
+
+__all__ = ["Module", "RemovableHandle"]
+
+_hook_ids = itertools.count()
+
+
+class RemovableHandle:
+    """What ``register_*_hook`` returns: ``remove()`` unregisters the hook."""
+
+    def __init__(self, hooks):
+        self._hooks = hooks
+        self.id = next(_hook_ids)
+
+    def remove(self):
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+# The identity PyTorch wraps a module's inputs and outputs in for full backward hooks.
+_hook_identity = defop("backward_hook", lambda xp, self: self,
+                       vjp={"self": lambda grad: grad}, jvp="linear",
+                       node="BackwardHookFunctionBackward")
+
+
+def _addindent(s, n):
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    return lines[0] + "\n" + "\n".join(" " * n + line for line in lines[1:])
+
+
+class Module:
+    """Base class of all layers; assign Parameters, Modules and buffers as attributes.
+
+    >>> class Net(Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc = retrograd.nn.Linear(2, 1)
+    ...     def forward(self, x):
+    ...         return self.fc(x)
+    """
+
+    training = True
+    _version = 1
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected argument")
+        d = self.__dict__
+        d["training"] = True
+        d["_parameters"] = {}
+        d["_buffers"] = {}
+        d["_non_persistent_buffers_set"] = set()
+        d["_modules"] = {}
+        d["_forward_hooks"] = OrderedDict()
+        d["_forward_hooks_with_kwargs"] = set()
+        d["_forward_pre_hooks"] = OrderedDict()
+        d["_forward_pre_hooks_with_kwargs"] = set()
+        d["_backward_hooks"] = OrderedDict()
+
+    def forward(self, *input):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
+                                  f'"forward" function')
+
+    # ---- registration -----------------------------------------------------------------
+    def register_parameter(self, name, param):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        self._check_name(name, "parameter")
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__module__}.{type(param).__name__}' "
+                            f"object to parameter '{name}' (torch.nn.Parameter or None "
+                            f"required)")
+        self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        self._check_name(name, "buffer")
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
+                            f"'{name}' (torch Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name, module):
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._check_name(name, "module")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    @staticmethod
+    def _check_name(name, kind):
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain "."')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._discard(name)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter "
+                                f"'{name}' (torch.nn.Parameter or None expected)")
+            params[name] = None
+        elif isinstance(value, Module):
+            if params is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._discard(name)
+            d["_modules"][name] = value
+        elif d.get("_modules") is not None and name in d["_modules"]:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
+                                f"'{name}' (torch.nn.Module or None expected)")
+            d["_modules"][name] = None
+        elif d.get("_buffers") is not None and name in d["_buffers"]:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                f"(torch.Tensor or None expected)")
+            d["_buffers"][name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _discard(self, name):
+        d = self.__dict__
+        d.pop(name, None)
+        for k in ("_parameters", "_buffers", "_modules"):
+            d[k].pop(name, None)
+        d["_non_persistent_buffers_set"].discard(name)
+
+    def __getattr__(self, name):
+        d = self.__dict__
+        for k in ("_parameters", "_buffers", "_modules"):
+            store = d.get(k)
+            if store is not None and name in store:
+                return store[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        d = self.__dict__
+        for k in ("_parameters", "_buffers", "_modules"):
+            if name in d[k]:
+                del d[k][name]
+                d["_non_persistent_buffers_set"].discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers)
+                      | set(self._modules))
+
+    # ---- traversal ----------------------------------------------------------------------
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if self in memo:
+                return
+            memo.add(self)
+        yield prefix, self
+        for name, m in self._modules.items():
+            if m is None:
+                continue
+            yield from m.named_modules(memo, prefix + ("." if prefix else "") + name,
+                                       remove_duplicate)
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and m not in seen:
+                seen.add(m)
+                yield name, m
+
+    def children(self):
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, store, prefix, recurse, remove_duplicate):
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
+        seen = set()
+        for mp, m in mods:
+            for k, v in getattr(m, store).items():
+                if v is None or (remove_duplicate and id(v) in seen):
+                    continue
+                seen.add(id(v))
+                yield mp + ("." if mp else "") + k, v
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse=True):
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def get_submodule(self, target):
+        mod = self
+        for item in target.split(".") if target else ():
+            if item not in mod._modules:
+                raise AttributeError(f"{type(mod).__name__} has no attribute `{item}`")
+            mod = mod._modules[item]
+        return mod
+
+    def get_parameter(self, target):
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._parameters:
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return mod._parameters[name]
+
+    # ---- state dict ---------------------------------------------------------------------
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        if args:  # PyTorch's deprecated positional form (destination, prefix, keep_vars)
+            destination, prefix, keep_vars = (list(args) + [destination, prefix,
+                                                             keep_vars][len(args):])[:3]
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        meta = getattr(destination, "_metadata", None)
+        if meta is not None:
+            meta[prefix[:-1]] = {"version": self._version}
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination=destination, prefix=prefix + name + ".",
+                             keep_vars=keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy ``state_dict`` (Tensors or array-likes, e.g. a torch state_dict turned
+        into NumPy arrays) into this module's parameters and buffers, in place."""
+        own = {}
+        for mp, m in self.named_modules(remove_duplicate=False):
+            pre = mp + "." if mp else ""
+            for k, v in m._parameters.items():
+                if v is not None:
+                    own[pre + k] = (m, k, "_parameters")
+            for k, v in m._buffers.items():
+                if v is not None and k not in m._non_persistent_buffers_set:
+                    own[pre + k] = (m, k, "_buffers")
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        for key, (m, k, store) in own.items():
+            if key not in state_dict:
+                continue
+            cur = getattr(m, store)[k]
+            src = state_dict[key]
+            data = src._data if isinstance(src, Tensor) else numpy.asarray(src)
+            if tuple(data.shape) != tuple(cur.shape):
+                errors.append(f"size mismatch for {key}: copying a param with shape "
+                              f"torch.Size({list(data.shape)}) from checkpoint, the shape in "
+                              f"current model is torch.Size({list(cur.shape)}).")
+                continue
+            if assign:
+                t = wrap(numpy.array(data, dtype=data.dtype))
+                getattr(m, store)[k] = Parameter(t, cur.requires_grad) \
+                    if store == "_parameters" else t
+            else:
+                cur._data[...] = data
+                cur._vc[0] += 1
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: " +
+                              ", ".join(f'"{k}"' for k in unexpected) + ". ")
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: " +
+                              ", ".join(f'"{k}"' for k in missing) + ". ")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        return _IncompatibleKeys(missing, unexpected)
+
+    # ---- modes, grads, conversion ---------------------------------------------------------
+    def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for m in self.modules():
+            m.__dict__["training"] = mode
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                g = p.grad
+                g._data[...] = 0
+                g._vc[0] += 1
+
+    def apply(self, fn):
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def _apply(self, fn):
+        """Replace each parameter's and buffer's data by ``fn(tensor)`` (same objects)."""
+        for m in self.modules():
+            for store in (m._parameters, m._buffers):
+                for t in store.values():
+                    if t is None:
+                        continue
+                    new = fn(t)
+                    if new._data is not t._data:
+                        t._data = new._data
+                        t._vc[0] += 1
+                    if t._grad is not None:
+                        g = fn(t._grad)
+                        t._grad._data = g._data
+        return self
+
+    def to(self, *args, **kwargs):
+        from ..._dtype import dtype as _dtype_cls
+        dtype = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, _dtype_cls):
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype = a.dtype
+        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
+                            f"got desired dtype={dtype}")
+        device = kwargs.get("device", next((a for a in args if isinstance(a, str)), None))
+
+        def convert(t):
+            if dtype is not None and t.is_floating_point():
+                t = t.to(dtype)
+            return t.to(device) if device is not None else t
+        return self._apply(convert)
+
+    def float(self):
+        from ... import float32
+        return self.to(float32)
+
+    def double(self):
+        from ... import float64
+        return self.to(float64)
+
+    def half(self):
+        from ... import float16
+        return self.to(float16)
+
+    def cpu(self):
+        return self
+
+    def type(self, dst_type):
+        return self.to(dst_type)
+
+    # ---- hooks and call -----------------------------------------------------------------
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        h = RemovableHandle(self._forward_pre_hooks)
+        self._forward_pre_hooks[h.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs.add(h.id)
+        if prepend:
+            self._forward_pre_hooks.move_to_end(h.id, last=False)
+        return h
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
+                              always_call=False):
+        h = RemovableHandle(self._forward_hooks)
+        self._forward_hooks[h.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs.add(h.id)
+        if prepend:
+            self._forward_hooks.move_to_end(h.id, last=False)
+        return h
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """``hook(module, grad_input, grad_output)`` once the gradients of the module's
+        tensor inputs are computed; it may return a replacement grad_input."""
+        h = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[h.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(h.id, last=False)
+        return h
+
+    def __call__(self, *args, **kwargs):
+        d = self.__dict__
+        if not (d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]):
+            return self.forward(*args, **kwargs)
+        for hid, hook in list(self._forward_pre_hooks.items()):
+            if hid in self._forward_pre_hooks_with_kwargs:
+                res = hook(self, args, kwargs)
+                if res is not None:
+                    args, kwargs = res
+            else:
+                res = hook(self, args)
+                if res is not None:
+                    args = res if isinstance(res, tuple) else (res,)
+        state = None
+        if self._backward_hooks and grad_mode.state.enabled:
+            state = _BackwardHookState(self)
+            args = state.wrap_inputs(args)
+        out = self.forward(*args, **kwargs)
+        for hid, hook in list(self._forward_hooks.items()):
+            if hid in self._forward_hooks_with_kwargs:
+                res = hook(self, args, kwargs, out)
+            else:
+                res = hook(self, args, out)
+            if res is not None:
+                out = res
+        if state is not None:
+            out = state.wrap_outputs(out)
+        return out
+
+    # ---- repr ---------------------------------------------------------------------------
+    def extra_repr(self):
+        return ""
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        lines = []
+        extra = self.extra_repr()
+        if extra:
+            lines = extra.split("\n")
+        for name, m in self._modules.items():
+            lines.append(f"({name}): " + _addindent(repr(m), 2))
+        main = self._get_name() + "("
+        if lines:
+            if len(lines) == 1 and not self._modules:
+                main += lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+
+class _BackwardHookState:
+    """Identity nodes around a module's tensor inputs and outputs: grad_output is what
+    reaches the outputs' identities, grad_input what leaves the inputs' identities.
+    With several inputs, a returned grad_input replaces the last one computed only."""
+
+    def __init__(self, module):
+        self.module = module
+        self.grad_inputs = []
+        self.grad_outputs = None
+        self.pending = 0  # input gradients still to come
+
+    def wrap_inputs(self, args):
+        out = []
+        for a in args:
+            if isinstance(a, Tensor):
+                if a.requires_grad:
+                    a = apply(_hook_identity, (a,))
+                    a.register_hook(self._input_hook(len(self.grad_inputs)))
+                    self.pending += 1
+                self.grad_inputs.append(None)
+            out.append(a)
+        return tuple(out)
+
+    def _input_hook(self, i):
+        def hook(grad):
+            self.grad_inputs[i] = grad
+            self.pending -= 1
+            if self.pending == 0:
+                res = self._call(tuple(self.grad_inputs))
+                if res is not None:
+                    return res[i]
+            return None
+        return hook
+
+    def _call(self, grad_input):
+        res = None
+        for hook in list(self.module._backward_hooks.values()):
+            r = hook(self.module, grad_input, self.grad_outputs)
+            if r is not None:
+                res = grad_input = tuple(r)
+        return res
+
+    def wrap_outputs(self, out):
+        single = isinstance(out, Tensor)
+        outs = (out,) if single else out
+        if not isinstance(outs, tuple):
+            return out
+        self.grad_outputs = [None] * sum(1 for o in outs
+                                         if isinstance(o, Tensor) and o.requires_grad)
+        wrapped, k = [], 0
+        for o in outs:
+            if isinstance(o, Tensor) and o.requires_grad:
+                o = apply(_hook_identity, (o,))
+                o.register_hook(self._output_hook(k))
+                k += 1
+            wrapped.append(o)
+        return wrapped[0] if single else tuple(wrapped)
+
+    def _output_hook(self, k):
+        def hook(grad):
+            self.grad_outputs[k] = grad
+            if all(g is not None for g in self.grad_outputs):
+                self.grad_outputs = tuple(self.grad_outputs)
+                if self.pending == 0:  # no input requires grad: grad_input is all None
+                    self._call((None,) * max(len(self.grad_inputs), 1))
+            return None
+        return hook

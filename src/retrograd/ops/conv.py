@@ -1,0 +1,464 @@
+"""Convolution and pooling on strided windows: im2col as one ``as_strided`` copy, then
+one batched GEMM; backward as GEMMs plus col2im (one strided add per kernel offset).
+
+``_im2col`` and ``_col2im`` are adjoint linear maps, each the other's vjp, and the
+convolution's rules are written with them and ``xp`` GEMMs only, so a convolution's
+backward is itself differentiable (double backward, as PyTorch's
+``convolution_backward``). One-dimensional convolutions run as 2-D ones of height 1.
+"""
+
+import numpy
+from numpy.lib.stride_tricks import as_strided
+
+from ._registry import FUNCTIONS, apply, defop
+from .._tensor import wrap
+
+__all__ = ["convolution", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
+
+
+def _is_np(xp):
+    return xp is numpy
+
+
+def _out_len(n, k, s, pads, d):
+    return (n + pads[0] + pads[1] - d * (k - 1) - 1) // s + 1
+
+
+# ---- im2col / col2im ----------------------------------------------------------------------
+def _im2col_np(x, kernel, stride, padding, dilation, fill=0):
+    """(..., H, W) -> (..., kh, kw, OH, OW): every window of the padded input, contiguous."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    if any(ph) or any(pw):
+        cfg = ((0, 0),) * (x.ndim - 2) + (ph, pw)
+        x = numpy.pad(x, cfg, constant_values=fill)
+    oh = (x.shape[-2] - dh * (kh - 1) - 1) // sh + 1
+    ow = (x.shape[-1] - dw * (kw - 1) - 1) // sw + 1
+    st = x.strides
+    view = as_strided(x, x.shape[:-2] + (kh, kw, oh, ow),
+                      st[:-2] + (st[-2] * dh, st[-1] * dw, st[-2] * sh, st[-1] * sw),
+                      writeable=False)
+    return numpy.ascontiguousarray(view)
+
+
+def _col2im_np(cols, shape, kernel, stride, padding, dilation):
+    """The adjoint of :func:`_im2col_np`: windows summed back into an input of ``shape``."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    h, w = shape[-2] + ph[0] + ph[1], shape[-1] + pw[0] + pw[1]
+    out = numpy.zeros(shape[:-2] + (h, w), dtype=cols.dtype)
+    oh, ow = cols.shape[-2:]
+    for i in range(kh):
+        for j in range(kw):
+            out[..., i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                j * dw:j * dw + sw * (ow - 1) + 1:sw] += cols[..., i, j, :, :]
+    return out[..., ph[0]:h - ph[1], pw[0]:w - pw[1]]
+
+
+_im2col_op = defop(
+    "im2col", lambda xp, self, kernel, stride, padding, dilation:
+    _im2col_np(self, kernel, stride, padding, dilation),
+    vjp={"self": lambda xp, grad, self_shape, kernel, stride, padding, dilation:
+         _col2im(xp, grad, self_shape, kernel, stride, padding, dilation)},
+    jvp="linear", node="Im2ColBackward0")
+_col2im_op = defop(
+    "col2im", lambda xp, self, shape, kernel, stride, padding, dilation:
+    _col2im_np(self, shape, kernel, stride, padding, dilation),
+    vjp={"self": lambda xp, grad, kernel, stride, padding, dilation:
+         _im2col(xp, grad, kernel, stride, padding, dilation)},
+    jvp="linear", node="Col2ImBackward0")
+
+
+def _im2col(xp, x, kernel, stride, padding, dilation):
+    if _is_np(xp):
+        return _im2col_np(x, kernel, stride, padding, dilation)
+    return apply(_im2col_op, (x,), (kernel, stride, padding, dilation))
+
+
+def _col2im(xp, cols, shape, kernel, stride, padding, dilation):
+    if _is_np(xp):
+        return _col2im_np(cols, tuple(shape), kernel, stride, padding, dilation)
+    return apply(_col2im_op, (cols,), (tuple(shape), kernel, stride, padding, dilation))
+
+
+# ---- convolution --------------------------------------------------------------------------
+def _pads(padding):
+    return ((padding[0], padding[0]), (padding[1], padding[1]))
+
+
+def _cols(xp, x, kernel, stride, padding, dilation):
+    """The windows of ``x`` (N, C, H, W) as one (C*kh*kw, N*OH*OW) matrix (one copy)."""
+    if _is_np(xp):
+        (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+        if padding != (0, 0):
+            x = numpy.pad(x, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+        n, c, h, w = x.shape
+        oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+        s0, s1, s2, s3 = x.strides
+        view = as_strided(x, (c, kh, kw, n, oh, ow), (s1, s2 * dh, s3 * dw, s0, s2 * sh, s3 * sw),
+                          writeable=False)
+        return numpy.ascontiguousarray(view).reshape(c * kh * kw, n * oh * ow), oh, ow
+    cols = _im2col(xp, x, kernel, stride, _pads(padding), dilation)
+    n, c, kh, kw, oh, ow = cols.shape
+    cols = xp.transpose(cols, (1, 2, 3, 0, 4, 5))
+    return xp.reshape(cols, (c * kh * kw, n * oh * ow)), oh, ow
+
+
+def _uncols(xp, cols, x_shape, kernel, stride, padding, dilation, oh, ow):
+    """The adjoint of :func:`_cols`: a (C*kh*kw, N*OH*OW) matrix summed into ``x_shape``."""
+    n, c = x_shape[:2]
+    kh, kw = kernel
+    if _is_np(xp):  # accumulate in the columns' own (C, N, H, W) order, transpose once
+        (sh, sw), (dh, dw), (ph, pw) = stride, dilation, padding
+        h, w = x_shape[2] + 2 * ph, x_shape[3] + 2 * pw
+        c6 = cols.reshape(c, kh, kw, n, oh, ow)
+        out = numpy.zeros((c, n, h, w), dtype=cols.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                out[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                    j * dw:j * dw + sw * (ow - 1) + 1:sw] += c6[:, i, j]
+        return numpy.ascontiguousarray(out[:, :, ph:h - ph, pw:w - pw].transpose(1, 0, 2, 3))
+    cols = xp.transpose(xp.reshape(cols, (c, kh, kw, n, oh, ow)), (3, 0, 1, 2, 4, 5))
+    return _col2im(xp, cols, x_shape, kernel, stride, _pads(padding), dilation)
+
+
+def _to_rows(xp, t):
+    """(N, O, OH, OW) -> (O, N*OH*OW)."""
+    n, o, oh, ow = t.shape
+    return xp.reshape(xp.swapaxes(xp.reshape(t, (n, o, oh * ow)), 0, 1), (o, n * oh * ow))
+
+
+def _from_rows(xp, m, n, oh, ow):
+    """(O, N*OH*OW) -> contiguous (N, O, OH, OW)."""
+    out = xp.swapaxes(xp.reshape(m, (m.shape[0], n, oh, ow)), 0, 1)
+    return numpy.ascontiguousarray(out) if _is_np(xp) else out
+
+
+def _grouped(xp, a, b, groups):
+    """``a @ b`` per group: a (O, K) and b (K, M) split into ``groups`` blocks of rows."""
+    if groups == 1:
+        return xp.matmul(a, b)
+    out = xp.matmul(xp.reshape(a, (groups, a.shape[0] // groups, -1)),
+                    xp.reshape(b, (groups, b.shape[0] // groups, -1)))
+    return xp.reshape(out, (a.shape[0], -1))
+
+
+def _conv_fwd(xp, x, w, stride, padding, dilation, groups):
+    o, kh, kw = w.shape[0], w.shape[2], w.shape[3]
+    cols, oh, ow = _cols(xp, x, (kh, kw), stride, padding, dilation)
+    out = _grouped(xp, xp.reshape(w, (o, -1)), cols, groups)
+    return _from_rows(xp, out, x.shape[0], oh, ow)
+
+
+def _conv_dx(xp, grad, w, x_shape, stride, padding, dilation, groups):
+    n, o, oh, ow = grad.shape
+    kernel = (w.shape[2], w.shape[3])
+    wt = xp.swapaxes(xp.reshape(w, (groups, o // groups, -1)), 1, 2)  # (g, K/g, O/g)
+    g2 = _to_rows(xp, grad)
+    if groups == 1:
+        cols = xp.matmul(wt[0] if _is_np(xp) else xp.squeeze(wt, 0), g2)
+    else:
+        cols = xp.reshape(xp.matmul(wt, xp.reshape(g2, (groups, o // groups, -1))),
+                          (-1, n * oh * ow))
+    return _uncols(xp, cols, x_shape, kernel, stride, padding, dilation, oh, ow)
+
+
+def _conv_dw(xp, grad, x, w_shape, stride, padding, dilation, groups):
+    kernel = (w_shape[2], w_shape[3])
+    cols, _, _ = _cols(xp, x, kernel, stride, padding, dilation)
+    g2 = _to_rows(xp, grad)
+    if groups == 1:
+        dw = xp.matmul(g2, xp.swapaxes(cols, 0, 1))
+    else:
+        dw = xp.matmul(xp.reshape(g2, (groups, g2.shape[0] // groups, -1)),
+                       xp.swapaxes(xp.reshape(cols, (groups, cols.shape[0] // groups, -1)),
+                                   1, 2))
+    return xp.reshape(dw, tuple(w_shape))
+
+
+def _as2d(xp, t, one_d):
+    return xp.expand_dims(t, -2) if one_d else t
+
+
+def _from2d(xp, t, one_d):
+    return xp.squeeze(t, -2) if one_d else t
+
+
+def _conv_forward(xp, input, weight, bias, stride, padding, dilation, transposed,
+                  output_padding, groups, one_d):
+    x, w = _as2d(xp, input, one_d), _as2d(xp, weight, one_d)
+    if transposed:
+        out = _conv_dx(xp, x, w, _transposed_shape(x.shape, w.shape, stride, padding, dilation,
+                                                   output_padding, groups),
+                       stride, padding, dilation, groups)
+    else:
+        out = _conv_fwd(xp, x, w, stride, padding, dilation, groups)
+    if bias is not None:
+        out = out + xp.reshape(bias, (-1, 1, 1))
+    return _from2d(xp, out, one_d)
+
+
+def _transposed_shape(x_shape, w_shape, stride, padding, dilation, output_padding, groups):
+    return (x_shape[0], w_shape[1] * groups) + tuple(
+        (x_shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (w_shape[2 + i] - 1)
+        + output_padding[i] + 1 for i in range(2))
+
+
+def _conv_input_grad(xp, grad, weight, input_shape, stride, padding, dilation, transposed,
+                     groups, one_d):
+    g, w = _as2d(xp, grad, one_d), _as2d(xp, weight, one_d)
+    shape = tuple(input_shape[:-1]) + (1, input_shape[-1]) if one_d else input_shape
+    if transposed:
+        dx = _conv_fwd(xp, g, w, stride, padding, dilation, groups)
+    else:
+        dx = _conv_dx(xp, g, w, shape, stride, padding, dilation, groups)
+    return _from2d(xp, dx, one_d)
+
+
+def _conv_weight_grad(xp, grad, input, weight_shape, stride, padding, dilation, transposed,
+                      groups, one_d):
+    g, x = _as2d(xp, grad, one_d), _as2d(xp, input, one_d)
+    shape = tuple(weight_shape[:-1]) + (1, weight_shape[-1]) if one_d else weight_shape
+    if transposed:
+        dw = _conv_dw(xp, x, g, shape, stride, padding, dilation, groups)
+    else:
+        dw = _conv_dw(xp, g, x, shape, stride, padding, dilation, groups)
+    return _from2d(xp, dw, one_d)
+
+
+def _conv_bias_grad(xp, grad):
+    return xp.sum(grad, axis=(0,) + tuple(range(2, grad.ndim)))
+
+
+def _conv_jvp(xp, input_t, weight_t, bias_t, input, weight, stride, padding, dilation,
+              transposed, output_padding, groups, one_d):
+    """Bilinear in (input, weight): the tangent is conv(x_t, w) + conv(x, w_t) + b_t."""
+    attrs = (stride, padding, dilation, transposed, output_padding, groups, one_d)
+    out = None
+    if input_t is not None:
+        out = _conv_forward(xp, input_t, weight, None, *attrs)
+    if weight_t is not None:
+        t = _conv_forward(xp, input, weight_t, None, *attrs)
+        out = t if out is None else out + t
+    if bias_t is not None:
+        t = xp.reshape(bias_t, (-1,) + (1,) * (input.ndim - 2))
+        out = t if out is None else out + t
+    return out
+
+
+_convolution = defop("convolution", _conv_forward, inputs=("input", "weight", "bias"),
+                     vjp={"input": _conv_input_grad, "weight": _conv_weight_grad,
+                          "bias": _conv_bias_grad},
+                     jvp=_conv_jvp, promote=("input", "weight", "bias"))
+
+
+def _tuple(v, n=2):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                groups):
+    """``torch.convolution`` for 3-D/4-D (un)batched inputs; returns ConvolutionBackward0."""
+    nd = weight.ndim - 2
+    if nd not in (1, 2):
+        raise NotImplementedError(f"convolution: {nd}-d convolution is not supported")
+    if input.ndim == nd + 1:  # unbatched
+        return convolution(input.unsqueeze(0), weight, bias, stride, padding, dilation,
+                           transposed, output_padding, groups).squeeze(0)
+    if input.ndim != nd + 2:
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                           f"conv{nd}d, but got input of size: {list(input.shape)}")
+    stride, dilation = _tuple(stride, nd), _tuple(dilation, nd)
+    output_padding = _tuple(output_padding, nd)
+    if isinstance(padding, str):
+        padding = _same_padding(padding, weight.shape[2:], dilation, stride)
+    padding = _tuple(padding, nd)
+    cin = weight.shape[0] if transposed else weight.shape[1] * groups
+    if input.shape[1] != cin:
+        if transposed:
+            raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, "
+                               f"expected input{list(input.shape)} to have {cin} channels, "
+                               f"but got {input.shape[1]} channels instead")
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
+                           f"expected input{list(input.shape)} to have {cin} channels, but "
+                           f"got {input.shape[1]} channels instead")
+    if nd == 1:
+        stride, padding, dilation = (1,) + stride, (0,) + padding, (1,) + dilation
+        output_padding = (0,) + output_padding
+    return apply(_convolution, (input, weight, bias),
+                 (stride, padding, dilation, bool(transposed), output_padding, groups, nd == 1))
+
+
+def _same_padding(mode, kernel, dilation, stride):
+    if mode == "valid":
+        return (0,) * len(kernel)
+    if mode != "same":
+        raise ValueError(f"Invalid padding string '{mode}', should be one of "
+                         f"{{'valid', 'same'}}")
+    if any(s != 1 for s in stride):
+        raise ValueError("padding='same' is not supported for strided convolutions")
+    pads = [d * (k - 1) for k, d in zip(kernel, dilation, strict=True)]
+    if any(p % 2 for p in pads):
+        raise NotImplementedError("padding='same' with an even total padding is not supported")
+    return tuple(p // 2 for p in pads)
+
+
+# ---- pooling ------------------------------------------------------------------------------
+def _pool_geometry(size, k, s, p, d, ceil_mode):
+    """Output length and (left, right) padding, with PyTorch's ceil_mode rule."""
+    span = size + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    right = max(p, (out - 1) * s + d * (k - 1) + 1 - size - p)
+    return out, (p, right)
+
+
+def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode):
+    k = _tuple(kernel_size)
+    s = _tuple(stride) if stride not in (None, [], ()) else k
+    p, d = _tuple(padding), _tuple(dilation)
+    if any(pi * 2 > ki for pi, ki in zip(p, k, strict=True)):
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={p[0]}, kernel_size={k[0]} and dilation={d[0]}")
+    if input.ndim not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    geo = [_pool_geometry(input.shape[-2 + i], k[i], s[i], p[i], d[i], ceil_mode)
+           for i in range(2)]
+    return k, s, (geo[0][1], geo[1][1]), d
+
+
+def _max_pool_fwd(xp, self, kernel, stride, pads, dilation):
+    """A running maximum over the kernel's strided views (no window copy); the first
+    maximal offset of each window gives PyTorch's flat H*W index."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    x = self
+    if any(pads[0]) or any(pads[1]):
+        x = numpy.pad(x, ((0, 0),) * (x.ndim - 2) + pads, constant_values=-numpy.inf)
+    oh = (x.shape[-2] - dh * (kh - 1) - 1) // sh + 1
+    ow = (x.shape[-1] - dw * (kw - 1) - 1) // sw + 1
+    views = [x[..., i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
+             for i in range(kh) for j in range(kw)]
+    out = views[0].copy()
+    for v in views[1:]:
+        numpy.maximum(out, v, out=out)
+    code = numpy.zeros(out.shape, dtype=numpy.int16 if len(views) > 127 else numpy.int8)
+    for o in range(len(views) - 1, -1, -1):  # backwards: the first maximal offset wins
+        numpy.copyto(code, o, where=views[o] == out)
+    w = self.shape[-1]
+    base = ((numpy.arange(oh) * sh - pads[0][0])[:, None] * w
+            + (numpy.arange(ow) * sw - pads[1][0]))
+    table = numpy.array([i * dh * w + j * dw for i in range(kh) for j in range(kw)])
+    return out, base + table[code]
+
+
+def _max_pool_grad(xp, grad, indices, self_shape, kernel, stride, dilation):
+    h, w = self_shape[-2:]
+    lead = tuple(self_shape[:-2])
+    b = 1
+    for n in lead:
+        b *= n
+    if _is_np(xp):
+        g = grad.reshape(b, -1)
+        idx = indices.reshape(b, -1)
+        if all(s > d * (k - 1) for s, k, d in zip(stride, kernel, dilation, strict=True)):
+            # windows do not overlap: each input receives at most one gradient
+            out = numpy.zeros((b, h * w), dtype=grad.dtype)
+            numpy.put_along_axis(out, idx, g, axis=1)
+        else:
+            flat = idx + (numpy.arange(b) * (h * w))[:, None]
+            out = numpy.bincount(flat.ravel(), weights=g.ravel(),
+                                 minlength=b * h * w).astype(grad.dtype)
+        return out.reshape(self_shape)
+    out = FUNCTIONS["scatter_add"](xp.zeros((b, h * w), dtype=grad.dtype), 1,
+                                   xp.reshape(indices, (b, -1)),
+                                   xp.reshape(grad, (b, -1)))
+    return xp.reshape(out, tuple(self_shape))
+
+
+_max_pool2d = defop("max_pool2d", _max_pool_fwd, inputs=("self",),
+                    vjp={"self": _max_pool_grad}, jvp="transpose", outputs=("result", "indices"),
+                    nondiff_outputs=("indices",), node="MaxPool2DWithIndicesBackward0")
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"max_pool2d\" not implemented for "
+                                  f"'{input.dtype.name.capitalize()}'")
+    k, s, pads, d = _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode)
+    out, idx = apply(_max_pool2d, (input,), (k, s, pads, d))
+    return (out, idx) if return_indices else out
+
+
+def _avg_divisor(shape, kernel, stride, pads, count_include_pad, override):
+    if override:
+        return float(override)
+    divs = []
+    for i in range(2):
+        n, k, s = shape[-2 + i], kernel[i], stride[i]
+        p, right = pads[i]
+        o = (n + p + right - k) // s + 1
+        start = numpy.arange(o) * s - p
+        end = numpy.minimum(start + k, n + p)  # the ceil_mode overhang never counts
+        if not count_include_pad:
+            start, end = numpy.maximum(start, 0), numpy.minimum(end, n)
+        divs.append(end - start)
+    return numpy.outer(divs[0], divs[1])
+
+
+def _avg_pool_fwd(xp, self, kernel, stride, pads, divisor):
+    cols = _im2col_np(self, kernel, stride, pads, (1, 1))
+    out = numpy.sum(cols, axis=(-4, -3))
+    out /= divisor
+    return out
+
+
+def _avg_pool_grad(xp, grad, self_shape, kernel, stride, pads, divisor):
+    g = grad / (divisor if isinstance(divisor, float) else _const(xp, divisor))
+    cols = xp.broadcast_to(xp.expand_dims(xp.expand_dims(g, -3), -3),
+                           tuple(grad.shape[:-2]) + tuple(kernel) + tuple(grad.shape[-2:]))
+    return _col2im(xp, cols, self_shape, kernel, stride, pads, (1, 1))
+
+
+_avg_pool2d = defop("avg_pool2d", _avg_pool_fwd, inputs=("self",),
+                    vjp={"self": _avg_pool_grad}, jvp="linear", node="AvgPool2DBackward0")
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    k, s, pads, _ = _pool_args(input, kernel_size, stride, padding, 1, ceil_mode)
+    div = _avg_divisor(input.shape, k, s, pads, count_include_pad, divisor_override)
+    if not isinstance(div, float):
+        div = div.astype(input._data.dtype)
+    return apply(_avg_pool2d, (input,), (k, s, pads, div))
+
+
+def _adaptive_matrix(n, o):
+    """(o, n) averaging matrix of PyTorch's adaptive bins [floor(i n/o), ceil((i+1) n/o))."""
+    m = numpy.zeros((o, n))
+    for i in range(o):
+        a, b = (i * n) // o, -(-((i + 1) * n) // o)
+        m[i, a:b] = 1 / (b - a)
+    return m
+
+
+def _const(xp, a):
+    return a if _is_np(xp) else wrap(a)
+
+
+_adaptive_avg = defop(
+    "adaptive_avg_pool2d",
+    lambda xp, self, ph, pwt: xp.matmul(xp.matmul(ph, self), pwt),
+    vjp={"self": lambda xp, grad, ph, pwt:
+         xp.matmul(xp.matmul(_const(xp, ph.T), grad), _const(xp, pwt.T))},
+    jvp="linear", node="AdaptiveAvgPool2DBackward0")
+
+
+def adaptive_avg_pool2d(input, output_size):
+    oh, ow = _tuple(output_size)
+    h, w = input.shape[-2:]
+    oh, ow = oh or h, ow or w
+    if (oh, ow) == (1, 1):  # PyTorch takes a mean here (MeanBackward1)
+        return input.mean((-2, -1), keepdim=True)
+    dt = input._data.dtype
+    return apply(_adaptive_avg, (input,), (_adaptive_matrix(h, oh).astype(dt),
+                                          _adaptive_matrix(w, ow).T.astype(dt)))

@@ -1,0 +1,312 @@
+"""Joining and splitting: cat, stack, split, chunk, unbind.
+
+Ops over a list of tensors and ops with a variable number of outputs record a
+:class:`_ListNode` (one node, one gradient per input), as PyTorch's CatBackward0
+and SplitBackward0 do; split/chunk/unbind outputs are views of their input.
+"""
+
+import operator
+
+import numpy
+
+from .. import _dtype
+from .._tensor import Tensor, _wrap_dim, wrap
+from ..autograd import forward_ad, grad_mode
+from ..autograd.node import Node, grad_accumulator
+from . import _tensor_xp, _views
+from ._registry import register
+from .shape import _ints, reshape
+
+__all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "split", "chunk",
+           "unbind", "split_with_sizes"]
+
+
+# ---- nodes of list ops ------------------------------------------------------------------------
+
+class _ListNode(Node):
+    """Node of an op over a list of tensors or with a variable number of outputs.
+
+    ``_vjp(xp, grads, shapes, *attrs)`` returns one gradient (or None) per input; outputs
+    that received no gradient get zeros first.
+    """
+
+    __slots__ = ("_attrs", "_shapes", "_dtypes", "_out_meta")
+    _vjp = None
+
+    def apply(self, grads, create_graph):
+        xp = _tensor_xp if create_graph else numpy
+        meta = self._out_meta
+        if meta is not None:
+            grads = [g if g is not None else xp.zeros(s, dtype=d)
+                     for g, (s, d) in zip(grads, meta, strict=True)]
+        res = []
+        grads = self._vjp(xp, grads, self._shapes, *self._attrs)
+        for (fn, _), g, dt in zip(self.next_functions, grads, self._dtypes, strict=True):
+            if fn is not None and g is not None:
+                if create_graph:
+                    if g._data.dtype != dt:
+                        g = xp.astype(g, dt)
+                elif g.dtype != dt:
+                    g = g.astype(dt)
+            res.append(g if fn is not None else None)
+        return res
+
+
+def _list_node(name, vjp, jvp):
+    """``jvp(xp, tangents, outs, *attrs)``: the outputs' tangents from every input's
+    (zeros where an input has none); the ops are linear."""
+    return type(name, (_ListNode,), {"__slots__": (), "_vjp": staticmethod(vjp),
+                                     "_jvp": staticmethod(jvp)})
+
+
+def _record_list(node_cls, inputs, out, attrs, view=False):
+    """Wrap a list op's output array(s) and, when some input requires grad, its node."""
+    multi = type(out) is not numpy.ndarray and isinstance(out, (list, tuple))
+    outs = tuple(wrap(o) for o in out) if multi else wrap(out)
+    if view:
+        _views.mark_view(inputs[0], outs)
+    if forward_ad.state.level is not None:
+        forward_ad.propagate_list(node_cls, inputs, outs, attrs)
+    if not grad_mode.state.enabled:
+        return outs
+    grad = False
+    for v in inputs:
+        if v._requires_grad if v._base is None else _views.requires_grad(v):
+            grad = True
+    if not grad:
+        return outs
+    node = node_cls()
+    node.next_functions = tuple(
+        ((v._grad_fn, v._output_nr) if v._grad_fn is not None else (grad_accumulator(v), 0))
+        if v._requires_grad else (None, 0) for v in inputs)
+    node._attrs = attrs
+    node._shapes = tuple(v._data.shape for v in inputs)
+    node._dtypes = tuple(v._data.dtype for v in inputs)
+    out_list = outs if multi else (outs,)
+    node._out_meta = tuple((o._data.shape, o._data.dtype) for o in out_list) if multi else None
+    for i, o in enumerate(out_list):
+        if o._data.dtype.kind in "fc":
+            o._grad_fn, o._output_nr, o._requires_grad = node, i, True
+    return outs
+
+
+def _cat_vjp(xp, grads, shapes, dim):
+    g = grads[0]
+    res, start = [], 0
+    for s in shapes:
+        if len(s) != g.ndim:  # a legacy empty 1-d input that cat skipped
+            res.append(None)
+            continue
+        res.append(g[(slice(None),) * dim + (slice(start, start + s[dim]),)])
+        start += s[dim]
+    return res
+
+
+def _stack_vjp(xp, grads, shapes, dim):
+    return [grads[0][(slice(None),) * dim + (i, Ellipsis)] for i in range(len(shapes))]
+
+
+def _split_jvp(xp, tangents, outs, dim):
+    ends = numpy.cumsum([o.shape[dim] for o in outs])[:-1]
+    return xp.split(tangents[0], ends, axis=dim)
+
+
+_CatBackward0 = _list_node("CatBackward0", _cat_vjp,
+                           lambda xp, ts, outs, dim: xp.concatenate(
+                               [t for t in ts if t.ndim == outs[0].ndim], axis=dim))
+_StackBackward0 = _list_node("StackBackward0", _stack_vjp,
+                             lambda xp, ts, outs, dim: xp.stack(ts, axis=dim))
+_SplitBackward0 = _list_node("SplitBackward0",
+                             lambda xp, grads, shapes, dim: [xp.concatenate(grads, axis=dim)],
+                             _split_jvp)
+_SplitWithSizesBackward0 = _list_node(
+    "SplitWithSizesBackward0", lambda xp, grads, shapes, dim: [xp.concatenate(grads, axis=dim)],
+    _split_jvp)
+_UnbindBackward0 = _list_node("UnbindBackward0",
+                              lambda xp, grads, shapes, dim: [xp.stack(grads, axis=dim)],
+                              lambda xp, ts, outs, dim: [xp.take(ts[0], i, axis=dim)
+                                                         for i in range(len(outs))])
+
+
+# ---- joining and splitting --------------------------------------------------------------------
+
+def _tensor_list(tensors, fn):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
+    for i, x in enumerate(tensors):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(x).__name__}")
+    return tensors
+
+
+def _result_dtype(arrays):
+    """The promoted dtype of the arrays, or None when they all share one (NumPy's
+    ``dtype=`` argument halves the speed of concatenate)."""
+    first = arrays[0].dtype
+    if all(a.dtype == first for a in arrays):
+        return None
+    rt = _dtype.from_numpy_dtype(first)
+    for a in arrays[1:]:
+        rt = _dtype.promote_types(rt, _dtype.from_numpy_dtype(a.dtype))
+    return rt.np
+
+
+def _legacy_empty(a):
+    return a.ndim == 1 and a.shape[0] == 0
+
+
+@register(aliases=("concat", "concatenate"))
+def cat(tensors, dim=0, *, out=None):
+    """Join tensors along an existing dim (dtypes promote as in PyTorch).
+
+    One NumPy call when the shapes fit; PyTorch's checks (and its skipping of legacy
+    empty 1-d tensors) run only when NumPy refuses.
+    """
+    tensors = _tensor_list(tensors, "cat")
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    arrays = [x._data for x in tensors]
+    xp = _views.xp_of(tensors)
+    dtype = _result_dtype(arrays)
+    try:
+        res = xp.concatenate(arrays, axis=dim, dtype=dtype)
+    except ValueError:
+        used = _cat_checked(arrays, dim)
+        res = xp.concatenate(used, axis=dim, dtype=dtype)
+    return _record_list(_CatBackward0, tensors, res, (dim % res.ndim,))
+
+
+def _cat_checked(arrays, dim):
+    """The arrays cat joins (legacy empty 1-d ones dropped), after PyTorch's checks."""
+    for i, a in enumerate(arrays):
+        if a.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               f"concatenated")
+    used = [a for a in arrays if not _legacy_empty(a)] or arrays[:1]
+    ref = used[0]
+    d = _wrap_dim(dim, ref.ndim)
+    for i, a in enumerate(arrays):
+        if a.ndim != ref.ndim:
+            if _legacy_empty(a):
+                continue
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} "
+                               f"and {a.ndim}")
+        for k in range(ref.ndim):
+            if k != d and a.shape[k] != ref.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {ref.shape[k]} but got size {a.shape[k]} "
+                                   f"for tensor number {i} in the list.")
+    return used
+
+
+concat = concatenate = cat
+
+
+@register
+def stack(tensors, dim=0, *, out=None):
+    """Join same-shaped tensors along a new dim ``dim``."""
+    tensors = _tensor_list(tensors, "stack")
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0]._data.shape
+    for i, x in enumerate(tensors[1:], 1):
+        if x._data.shape != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(shape)} at entry 0 and {list(x._data.shape)} at entry "
+                               f"{i}")
+    d = _wrap_dim(dim, len(shape) + 1)
+    xp = _views.xp_of(tensors)
+    arrays = [x._data for x in tensors]
+    res = xp.stack(arrays, axis=d, dtype=_result_dtype(arrays))
+    return _record_list(_StackBackward0, tensors, res, (d,))
+
+
+@register
+def hstack(tensors):
+    tensors = [x if x._data.ndim else reshape(x, (1,)) for x in _tensor_list(tensors, "hstack")]
+    return cat(tensors, 0 if tensors[0]._data.ndim == 1 else 1)
+
+
+@register
+def vstack(tensors):
+    tensors = _tensor_list(tensors, "vstack")
+    return cat([x if x._data.ndim >= 2 else reshape(x, (1, -1)) for x in tensors], 0)
+
+
+def _split_views(input, d, sizes, node_cls):
+    a = input._data
+    pre = (slice(None),) * d
+    out, start = [], 0
+    for s in sizes:
+        out.append(a[pre + (slice(start, start + s),)])
+        start += s
+    return _record_list(node_cls, (input,), out, (d,), view=True)
+
+
+def _split_size(input, split_size, dim):
+    d = _wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    if split_size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size="
+                           f"{split_size}")
+    if split_size == 0 and n:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
+                           f"size of {n}")
+    count = max(-(-n // split_size), 1) if split_size else 1
+    sizes = [split_size] * (count - 1) + [n - split_size * (count - 1)]
+    return _split_views(input, d, sizes, _SplitBackward0)
+
+
+def _split_sizes(input, sizes, dim):
+    d = _wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    sizes = list(_ints((sizes,), "split_with_sizes", "split_sizes"))
+    if sum(sizes) != n or any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
+                           f"tensor's size at dimension {d}), but got split_sizes={sizes}")
+    return _split_views(input, d, sizes, _SplitWithSizesBackward0)
+
+
+@register(method=False)
+def split(tensor, split_size_or_sections, dim=0):
+    """Views of consecutive pieces: of ``split_size`` each (the last may be smaller), or of
+    the given sizes."""
+    if isinstance(split_size_or_sections, (list, tuple)):
+        return _split_sizes(tensor, split_size_or_sections, dim)
+    return _split_size(tensor, operator.index(split_size_or_sections), dim)
+
+
+@register(function=False, name="split")
+def _split_method(self, split_size, dim=0):
+    return split(self, split_size, dim)
+
+
+@register
+def split_with_sizes(input, split_sizes, dim=0):
+    return _split_sizes(input, split_sizes, dim)
+
+
+@register
+def chunk(input, chunks, dim=0):
+    """At most ``chunks`` views of equal size (the last may be smaller)."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = _wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    if n == 0:
+        return _split_views(input, d, [0] * chunks, _SplitWithSizesBackward0)
+    return _split_size(input, -(-n // chunks), d)
+
+
+@register
+def unbind(input, dim=0):
+    """Views of the slices along ``dim`` (that dim removed)."""
+    a = input._data
+    if a.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = _wrap_dim(dim, a.ndim)
+    pre = (slice(None),) * d
+    return _record_list(_UnbindBackward0, (input,),
+                        [a[pre + (i, Ellipsis)] for i in range(a.shape[d])], (d,), view=True)

@@ -1,0 +1,659 @@
+"""Fused neural-network kernels: softmax, log_softmax, nll_loss, normalizations,
+activations, embedding and the pointwise losses.
+
+Each is one op with its own rule, as PyTorch has one kernel for each: eager NumPy
+cannot fuse ``x - logsumexp(x)`` or a layer norm back, and a composite would keep
+every temporary alive for backward. Rules are written in ``xp`` (NumPy names), so
+they also run on Tensors under ``create_graph=True``. The public entry points with
+PyTorch's signatures live in :mod:`retrograd.nn.functional`.
+"""
+
+import math
+
+import numpy
+
+from ._registry import apply, defop
+
+__all__ = ["linear", "constant_pad", "softmax", "log_softmax", "nll_loss", "layer_norm",
+           "batch_norm", "group_norm", "gelu", "silu", "embedding", "mse_loss",
+           "smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
+
+
+def _is_np(xp):
+    return xp is numpy
+
+
+def _max_scalar(xp, x, c):
+    """``maximum(x, c)`` for a Python number ``c`` (the facade's maximum takes tensors)."""
+    if _is_np(xp):
+        return xp.maximum(x, c)
+    from ._registry import FUNCTIONS
+    return FUNCTIONS["clamp_min"](x, c)
+
+
+# ---- linear -------------------------------------------------------------------------------
+def _mm_tn(xp, a, b):
+    """``a.T @ b``. OpenBLAS is up to 6x slower on a transposed-A product with fewer output
+    rows than columns; the transposed product is then computed and laid out back."""
+    if _is_np(xp) and a.shape[1] < b.shape[1]:
+        return numpy.ascontiguousarray(numpy.matmul(b.T, a).T)
+    return xp.matmul(xp.swapaxes(a, 0, 1), b)
+
+
+def _linear_fwd(xp, self, mat1, mat2):
+    out = xp.matmul(mat1, xp.swapaxes(mat2, 0, 1))
+    out += self
+    return out
+
+
+def _linear_jvp(xp, self_t, mat1_t, mat2_t, mat1, mat2):
+    out = self_t
+    if mat1_t is not None:
+        t = xp.matmul(mat1_t, xp.swapaxes(mat2, 0, 1))
+        out = t if out is None else out + t
+    if mat2_t is not None:
+        t = xp.matmul(mat1, xp.swapaxes(mat2_t, 0, 1))
+        out = t if out is None else out + t
+    return out
+
+
+# ``bias + input @ weight.T`` for a 2-D input, with the weight's gradient computed in the
+# weight's own layout; the node PyTorch shows for it is addmm's.
+_linear = defop("linear", _linear_fwd,
+                vjp={"self": lambda grad: grad,
+                     "mat1": lambda xp, grad, mat2: xp.matmul(grad, mat2),
+                     "mat2": lambda xp, grad, mat1: _mm_tn(xp, grad, mat1)},
+                jvp=_linear_jvp, promote=("self", "mat1", "mat2"), node="AddmmBackward0")
+
+
+def linear(input, weight, bias):
+    """``input @ weight.T + bias`` on a 2-D input (a batched one is viewed as rows)."""
+    if input.ndim == 2:
+        return apply(_linear, (bias, input, weight))
+    rows = apply(_linear, (bias, input.reshape(-1, input.shape[-1]), weight))
+    return rows.view(*input.shape[:-1], weight.shape[0])
+
+
+# ---- constant padding ---------------------------------------------------------------------
+def _pad_np(x, pad, value):
+    """Pad (positive) or crop (negative) the last ``len(pad) // 2`` dims of ``x``."""
+    shape, dst, src = list(x.shape), [slice(None)] * x.ndim, [slice(None)] * x.ndim
+    for i in range(len(pad) // 2):
+        d = x.ndim - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        shape[d] += lo + hi
+        dst[d] = slice(max(lo, 0), shape[d] - max(hi, 0))
+        src[d] = slice(max(-lo, 0), x.shape[d] - max(-hi, 0))
+    out = numpy.full(shape, value, dtype=x.dtype)
+    out[tuple(dst)] = x[tuple(src)]
+    return out
+
+
+def _pad(xp, x, pad, value):
+    if _is_np(xp):
+        return _pad_np(x, pad, value)
+    return apply(_constant_pad, (x,), (pad, value))
+
+
+_constant_pad = defop(
+    "constant_pad_nd", lambda xp, self, pad, value: _pad_np(self, pad, value),
+    vjp={"self": lambda xp, grad, pad: _pad(xp, grad, tuple(-p for p in pad), 0)},
+    jvp=lambda xp, self_t, pad: _pad(xp, self_t, pad, 0))
+
+
+def constant_pad(input, pad, value=0):
+    return apply(_constant_pad, (input,), (tuple(pad), value))
+
+
+# ---- softmax and log_softmax --------------------------------------------------------------
+def _softmax_fwd(xp, self, dim):
+    e = xp.exp(self - xp.max(self, axis=dim, keepdims=True))
+    e /= xp.sum(e, axis=dim, keepdims=True)
+    return e
+
+
+def _log_softmax_fwd(xp, self, dim):
+    s = self - xp.max(self, axis=dim, keepdims=True)
+    s -= xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True))
+    return s
+
+
+_softmax = defop(
+    "softmax", _softmax_fwd,
+    vjp={"self": lambda xp, grad, result, dim:
+         result * (grad - xp.sum(grad * result, axis=dim, keepdims=True))},
+    jvp=lambda xp, self_t, result, dim:
+    result * (self_t - xp.sum(self_t * result, axis=dim, keepdims=True)),
+    to_float=True, node="SoftmaxBackward0")
+_log_softmax = defop(
+    "log_softmax", _log_softmax_fwd,
+    vjp={"self": lambda xp, grad, result, dim:
+         grad - xp.exp(result) * xp.sum(grad, axis=dim, keepdims=True)},
+    jvp=lambda xp, self_t, result, dim:
+    self_t - xp.sum(xp.exp(result) * self_t, axis=dim, keepdims=True),
+    to_float=True, node="LogSoftmaxBackward0")
+
+
+def softmax(input, dim):
+    return apply(_softmax, (input,), (dim,))
+
+
+def log_softmax(input, dim):
+    return apply(_log_softmax, (input,), (dim,))
+
+
+# ---- nll_loss -----------------------------------------------------------------------------
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _nll_coef(xp, target, weight, ignore_index):
+    """Each target's class weight (0 where ignored), as a float array of target's shape."""
+    valid = xp.not_equal(target, ignore_index)
+    if weight is None:
+        return valid
+    return xp.where(valid, weight[xp.where(valid, target, 0)], 0)
+
+
+def _nll_fwd(xp, self, target, weight, reduction, ignore_index):
+    if self.ndim == 1:  # one sample
+        out, total = _nll_fwd(xp, self[None], target[None], weight, reduction, ignore_index)
+        return (out[0] if reduction == "none" else out), total
+    valid = target != ignore_index
+    safe = numpy.where(valid, target, 0)
+    picked = xp.squeeze(xp.take_along_axis(self, xp.expand_dims(safe, 1), 1), 1)
+    coef = (valid if weight is None else xp.where(valid, weight[safe], 0)).astype(self.dtype)
+    losses = -picked * coef
+    if reduction == "none":
+        return losses, xp.zeros((), self.dtype)
+    total = xp.sum(coef, dtype=self.dtype)
+    loss = xp.sum(losses, dtype=self.dtype)
+    if reduction == "mean":
+        loss = loss / total
+    return xp.asarray(loss, self.dtype), xp.asarray(total, self.dtype)
+
+
+def _nll_grad(xp, grad, self, target, weight, reduction, ignore_index, total_weight):
+    if self.ndim == 1:
+        return xp.squeeze(_nll_grad(xp, xp.reshape(grad, (1,) * grad.ndim + ()) if
+                                    reduction != "none" else xp.reshape(grad, (1,)),
+                                    xp.expand_dims(self, 0), xp.reshape(target, (1,)),
+                                    weight, reduction, ignore_index, total_weight), 0)
+    coef = _nll_coef(xp, target, weight, ignore_index)
+    g = -grad * coef
+    if reduction == "mean":
+        g = g / total_weight
+    classes = xp.reshape(xp.arange(self.shape[1]), (1, -1) + (1,) * (self.ndim - 2))
+    onehot = xp.equal(classes, xp.expand_dims(target, 1))
+    return xp.where(onehot, xp.expand_dims(g, 1), 0)
+
+
+def _nll_op(node):
+    return defop("nll_loss", _nll_fwd, inputs=("self", "target", "weight"),
+                 vjp={"self": _nll_grad}, jvp="transpose", outputs=("result", "total_weight"),
+                 nondiff_outputs=("total_weight",), node=node)
+
+
+_nll = _nll_op("NllLossBackward0")
+_nll2d = _nll_op("NllLoss2DBackward0")
+
+
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+    """The fused negative log-likelihood; input (N, C, ...) or (C,), class-index target."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if input.ndim == 0 or (input.ndim > 1 and target.shape != input.shape[:1] +
+                           input.shape[2:]):
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size ({target.shape[0] if target.ndim else 0}).")
+    op = _nll if input.ndim <= 2 else _nll2d
+    return apply(op, (input, target, weight), (reduction, ignore_index))[0]
+
+
+# ---- layer norm, group norm, batch norm ---------------------------------------------------
+def _ln_fwd(xp, input, weight, bias, axes, eps):
+    mean = xp.mean(input, axis=axes, keepdims=True)
+    xc = input - mean
+    rstd = 1 / xp.sqrt(xp.mean(xc * xc, axis=axes, keepdims=True) + eps)
+    out = xc * rstd
+    if weight is not None:
+        out *= weight
+    if bias is not None:
+        out += bias
+    return out, mean, rstd
+
+
+def _norm_dx(xp, g, xhat, rstd, axes):
+    """d(normalize)/dx applied to g: rstd * (g - mean(g) - xhat * mean(g * xhat))."""
+    return rstd * (g - xp.mean(g, axis=axes, keepdims=True)
+                   - xhat * xp.mean(g * xhat, axis=axes, keepdims=True))
+
+
+def _stats(xp, x, mean, rstd, axes, eps):
+    """The saved statistics; under create_graph, recomputed from ``x`` so that the second
+    derivative sees their dependence on it (the saved ones are constants)."""
+    if _is_np(xp):
+        return mean, rstd
+    mean = xp.mean(x, axis=axes, keepdims=True)
+    xc = x - mean
+    return mean, 1 / xp.sqrt(xp.mean(xc * xc, axis=axes, keepdims=True) + eps)
+
+
+def _ln_dx(xp, grad, input, weight, mean, rstd, axes, eps):
+    mean, rstd = _stats(xp, input, mean, rstd, axes, eps)
+    g = grad if weight is None else grad * weight
+    return _norm_dx(xp, g, (input - mean) * rstd, rstd, axes)
+
+
+def _ln_dw(xp, grad, input, mean, rstd, axes, eps):
+    mean, rstd = _stats(xp, input, mean, rstd, axes, eps)
+    return grad * ((input - mean) * rstd)
+
+
+_layer_norm = defop(
+    "layer_norm", _ln_fwd, inputs=("input", "weight", "bias"),
+    vjp={"input": _ln_dx, "weight": _ln_dw,
+         "bias": lambda grad: grad},
+    jvp="transpose", outputs=("result", "mean", "rstd"), nondiff_outputs=("mean", "rstd"),
+    node="NativeLayerNormBackward0")
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    n = len(normalized_shape)
+    if tuple(input.shape[input.ndim - n:]) != tuple(normalized_shape):
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input "
+                           f"with shape [*, {', '.join(map(str, normalized_shape))}], but got "
+                           f"input of size{list(input.shape)}")
+    axes = tuple(range(input.ndim - n, input.ndim))
+    return apply(_layer_norm, (input, weight, bias), (axes, eps))[0]
+
+
+def _gn_fwd(xp, input, weight, bias, groups, eps):
+    n, c = input.shape[:2]
+    x = xp.reshape(input, (n, groups, -1))
+    mean = xp.mean(x, axis=2, keepdims=True)
+    xc = x - mean
+    rstd = 1 / xp.sqrt(xp.mean(xc * xc, axis=2, keepdims=True) + eps)
+    out = xp.reshape(xc * rstd, input.shape)
+    cshape = (c,) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * xp.reshape(weight, cshape)
+    if bias is not None:
+        out = out + xp.reshape(bias, cshape)
+    return out, mean, rstd
+
+
+def _gn_xhat(xp, input, mean, rstd, groups, eps):
+    x = xp.reshape(input, (input.shape[0], groups, -1))
+    mean, rstd = _stats(xp, x, mean, rstd, 2, eps)
+    return xp.reshape((x - mean) * rstd, input.shape)
+
+
+def _gn_dx(xp, grad, input, weight, mean, rstd, groups, eps):
+    n, c = input.shape[:2]
+    g = grad if weight is None else grad * xp.reshape(weight, (c,) + (1,) * (input.ndim - 2))
+    g = xp.reshape(g, (n, groups, -1))
+    x = xp.reshape(input, (n, groups, -1))
+    mean, rstd = _stats(xp, x, mean, rstd, 2, eps)
+    xhat = (x - mean) * rstd
+    return xp.reshape(_norm_dx(xp, g, xhat, rstd, 2), input.shape)
+
+
+def _channel_sum(xp, t):
+    return xp.sum(t, axis=(0,) + tuple(range(2, t.ndim)))
+
+
+_group_norm = defop(
+    "group_norm", _gn_fwd, inputs=("input", "weight", "bias"),
+    vjp={"input": _gn_dx,
+         "weight": lambda xp, grad, input, mean, rstd, groups, eps:
+         _channel_sum(xp, grad * _gn_xhat(xp, input, mean, rstd, groups, eps)),
+         "bias": lambda xp, grad: _channel_sum(xp, grad)},
+    jvp="transpose", outputs=("result", "mean", "rstd"), nondiff_outputs=("mean", "rstd"),
+    node="NativeGroupNormBackward0")
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if input.shape[1] % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    return apply(_group_norm, (input, weight, bias), (num_groups, eps))[0]
+
+
+def _bn_axes(ndim):
+    return (0,) + tuple(range(2, ndim))
+
+
+def _bn_c(t, ndim):
+    """A per-channel (C,) array shaped to broadcast against (N, C, ...)."""
+    return t if t is None else t.reshape((-1,) + (1,) * (ndim - 2))
+
+
+def _bn_fwd(xp, input, weight, bias, running_mean, running_var, training, eps):
+    axes = _bn_axes(input.ndim)
+    if training:
+        mean = xp.mean(input, axis=axes, keepdims=True)
+        xc = input - mean
+        invstd = 1 / xp.sqrt(xp.mean(xc * xc, axis=axes, keepdims=True) + eps)
+    else:
+        mean = _bn_c(running_mean, input.ndim)
+        xc = input - mean
+        invstd = 1 / xp.sqrt(_bn_c(running_var, input.ndim) + eps)
+    out = xc * invstd
+    if weight is not None:
+        out *= _bn_c(weight, input.ndim)
+    if bias is not None:
+        out += _bn_c(bias, input.ndim)
+    return out, xp.reshape(mean, (-1,)), xp.reshape(invstd, (-1,))
+
+
+def _bn_saved(xp, input, save_mean, save_invstd, training, eps):
+    shape = (-1,) + (1,) * (input.ndim - 2)
+    mean, invstd = xp.reshape(save_mean, shape), xp.reshape(save_invstd, shape)
+    if training:
+        mean, invstd = _stats(xp, input, mean, invstd, _bn_axes(input.ndim), eps)
+    return mean, invstd
+
+
+def _bn_dx(xp, grad, input, weight, save_mean, save_invstd, training, eps):
+    shape = (-1,) + (1,) * (input.ndim - 2)
+    g = grad if weight is None else grad * xp.reshape(weight, shape)
+    mean, invstd = _bn_saved(xp, input, save_mean, save_invstd, training, eps)
+    if not training:
+        return g * invstd
+    return _norm_dx(xp, g, (input - mean) * invstd, invstd, _bn_axes(input.ndim))
+
+
+def _bn_dw(xp, grad, input, save_mean, save_invstd, training, eps):
+    mean, invstd = _bn_saved(xp, input, save_mean, save_invstd, training, eps)
+    return _channel_sum(xp, grad * ((input - mean) * invstd))
+
+
+_batch_norm = defop(
+    "batch_norm", _bn_fwd, inputs=("input", "weight", "bias", "running_mean", "running_var"),
+    vjp={"input": _bn_dx, "weight": _bn_dw, "bias": lambda xp, grad: _channel_sum(xp, grad)},
+    jvp="transpose", outputs=("result", "save_mean", "save_invstd"),
+    nondiff_outputs=("save_mean", "save_invstd"), node="NativeBatchNormBackward0")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Batch norm; in training, batch statistics, and running stats updated in place."""
+    if training:
+        n = input.numel() // input.shape[1]
+        if n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got "
+                             f"input size {list(input.shape)}")
+    elif running_mean is None:
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+    out, mean, invstd = apply(_batch_norm, (input, weight, bias, running_mean, running_var),
+                              (training, eps))
+    if training and running_mean is not None:
+        m = momentum
+        var = (1 / invstd._data) ** 2 - eps
+        running_mean._data *= 1 - m
+        running_mean._data += m * mean._data
+        running_mean._vc[0] += 1
+        running_var._data *= 1 - m
+        running_var._data += (m * n / (n - 1)) * var
+        running_var._vc[0] += 1
+    return out
+
+
+# ---- activations --------------------------------------------------------------------------
+_SQRT_2_PI = math.sqrt(2 / math.pi)
+
+
+def _erf(xp, x):
+    if not _is_np(xp):
+        return xp.erf(x)
+    if x.dtype == numpy.float32:
+        return _erf32(x)
+    from .. import backend
+    return backend.erf(xp, x)
+
+
+def _erf32(x):
+    """erf to float32 precision (Abramowitz-Stegun 7.1.26, |error| < 1.5e-7) in a few
+    in-place NumPy passes: SciPy's erf is 30x slower than exp on float32 arrays."""
+    a = numpy.abs(x)
+    e = a * a
+    numpy.negative(e, out=e)
+    numpy.exp(e, out=e)
+    t = a
+    t *= 0.3275911
+    t += 1
+    numpy.reciprocal(t, out=t)
+    p = t * 1.061405429
+    for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        p += c
+        p *= t
+    p *= e
+    numpy.subtract(1, p, out=p)
+    return numpy.copysign(p, x, out=p)
+
+
+def _gelu_fwd(xp, self, approximate):
+    if approximate == "tanh":
+        return 0.5 * self * (1 + xp.tanh(_SQRT_2_PI * (self + 0.044715 * self * self * self)))
+    return 0.5 * self * (1 + _erf(xp, self * 0.7071067811865476))
+
+
+def _gelu_d(xp, self, approximate):
+    if approximate == "tanh":
+        inner = _SQRT_2_PI * (self + 0.044715 * self * self * self)
+        t = xp.tanh(inner)
+        dinner = _SQRT_2_PI * (1 + 3 * 0.044715 * self * self)
+        return 0.5 * (1 + t) + 0.5 * self * (1 - t * t) * dinner
+    cdf = 0.5 * (1 + _erf(xp, self * 0.7071067811865476))
+    return cdf + self * 0.3989422804014327 * xp.exp(-0.5 * self * self)
+
+
+_gelu = defop("gelu", _gelu_fwd,
+              vjp={"self": lambda xp, grad, self, approximate:
+                   grad * _gelu_d(xp, self, approximate)},
+              jvp="elementwise", to_float=True)
+
+
+def _sigmoid(xp, x):
+    if _is_np(xp):
+        e = xp.exp(-xp.abs(x))
+        return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+    return xp.sigmoid(x)
+
+
+def _silu_grad(xp, grad, self):
+    s = _sigmoid(xp, self)
+    return grad * s * (1 + self * (1 - s))
+
+
+_silu = defop("silu", lambda xp, self: self * _sigmoid(xp, self), vjp={"self": _silu_grad},
+              jvp="elementwise", to_float=True)
+
+
+def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return apply(_gelu, (input,), (approximate,))
+
+
+def silu(input):
+    return apply(_silu, (input,))
+
+
+# ---- embedding ----------------------------------------------------------------------------
+def _embedding_grad(xp, grad, indices, weight_shape, padding_idx):
+    n, d = weight_shape
+    g = xp.reshape(grad, (-1, d))
+    idx = xp.reshape(indices, (-1,))
+    if _is_np(xp):
+        out = numpy.zeros((n, d), dtype=grad.dtype)
+        numpy.add.at(out, idx, g)
+        if padding_idx is not None:
+            out[padding_idx] = 0
+        return out
+    from ._registry import FUNCTIONS
+    if padding_idx is not None:
+        g = g * xp.expand_dims(xp.not_equal(idx, padding_idx), 1)
+    return FUNCTIONS["index_add"](xp.zeros((n, d), dtype=grad.dtype), 0, idx, g)
+
+
+_embedding = defop("embedding", lambda xp, weight, indices, padding_idx: weight[indices],
+                   inputs=("weight", "indices"), vjp={"weight": _embedding_grad},
+                   jvp="linear")
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not "
+                                  "supported")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    return apply(_embedding, (weight, input), (padding_idx,))
+
+
+# ---- pointwise losses ---------------------------------------------------------------------
+def _reduce(xp, x, reduction):
+    if reduction == "mean":
+        return xp.mean(x)
+    if reduction == "sum":
+        return xp.sum(x)
+    return x
+
+
+def _reduced_grad(xp, grad, reduction, n):
+    return grad / n if reduction == "mean" else grad
+
+
+_mse = defop(
+    "mse_loss",
+    lambda xp, self, target, reduction: _reduce(xp, (self - target) ** 2, reduction),
+    vjp={"self": lambda xp, grad, self, target, reduction:
+         2 * (self - target) * _reduced_grad(xp, grad, reduction, _size(self, target)),
+         "target": lambda xp, grad, self, target, reduction:
+         -2 * (self - target) * _reduced_grad(xp, grad, reduction, _size(self, target))},
+    jvp="transpose", promote=("self", "target"))
+
+
+def _size(a, b):
+    return math.prod(numpy.broadcast_shapes(a.shape, b.shape))
+
+
+def _sl1_fwd(xp, self, target, reduction, beta):
+    d = xp.abs(self - target)
+    loss = xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta) if beta > 0 else d
+    return _reduce(xp, loss, reduction)
+
+
+def _sl1_d(xp, self, target, beta):
+    d = self - target
+    if beta == 0:
+        return xp.sign(d)
+    return xp.where(xp.abs(d) < beta, d / beta, xp.sign(d))
+
+
+_smooth_l1 = defop(
+    "smooth_l1_loss", _sl1_fwd,
+    vjp={"self": lambda xp, grad, self, target, reduction, beta:
+         _sl1_d(xp, self, target, beta) * _reduced_grad(xp, grad, reduction,
+                                                       _size(self, target)),
+         "target": lambda xp, grad, self, target, reduction, beta:
+         -_sl1_d(xp, self, target, beta) * _reduced_grad(xp, grad, reduction,
+                                                        _size(self, target))},
+    jvp="transpose", promote=("self", "target"), node="SmoothL1LossBackward0")
+
+_EPS_LOG = -100.0  # PyTorch clamps log terms of binary_cross_entropy at -100
+
+
+def _bce_fwd(xp, self, target, weight, reduction):
+    loss = -(target * xp.maximum(xp.log(self), _EPS_LOG)
+             + (1 - target) * xp.maximum(xp.log(1 - self), _EPS_LOG))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(xp, loss, reduction)
+
+
+def _bce_grad(xp, grad, self, target, weight, reduction):
+    g = (self - target) / _max_scalar(xp, (1 - self) * self, 1e-12)
+    if weight is not None:
+        g = g * weight
+    return g * _reduced_grad(xp, grad, reduction, math.prod(self.shape))
+
+
+_bce = defop("binary_cross_entropy", _bce_fwd, inputs=("self", "target", "weight"),
+             vjp={"self": _bce_grad,
+                  "target": lambda xp, grad, self, target, weight, reduction:
+                  (xp.log(1 - self) - xp.log(self)) * (1 if weight is None else weight)
+                  * _reduced_grad(xp, grad, reduction, math.prod(self.shape))},
+             jvp="transpose", promote=("self", "target"))
+
+
+def _bcel_fwd(xp, self, target, weight, pos_weight, reduction):
+    # log(1 + exp(-|x|)) + max(-x, 0): no overflow for large |x|
+    log_sig_neg = xp.log1p(xp.exp(-xp.abs(self))) + xp.maximum(-self, 0)  # -log sigmoid(x)
+    if pos_weight is not None:
+        lw = 1 + (pos_weight - 1) * target
+        loss = (1 - target) * self + lw * log_sig_neg
+    else:
+        loss = (1 - target) * self + log_sig_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(xp, loss, reduction)
+
+
+def _bcel_grad(xp, grad, self, target, weight, pos_weight, reduction):
+    s = _sigmoid(xp, self)
+    if pos_weight is not None:
+        g = (pos_weight * target + 1 - target) * s - pos_weight * target
+    else:
+        g = s - target
+    if weight is not None:
+        g = g * weight
+    return g * _reduced_grad(xp, grad, reduction, _size(self, target))
+
+
+def _bcel_grad_target(xp, grad, self, target, weight, pos_weight, reduction):
+    g = -self
+    if pos_weight is not None:
+        g = g + (pos_weight - 1) * (xp.log1p(xp.exp(-xp.abs(self))) + _max_scalar(xp, -self, 0))
+    if weight is not None:
+        g = g * weight
+    return g * _reduced_grad(xp, grad, reduction, _size(self, target))
+
+
+_bce_logits = defop("binary_cross_entropy_with_logits", _bcel_fwd,
+                    inputs=("self", "target", "weight", "pos_weight"),
+                    vjp={"self": _bcel_grad, "target": _bcel_grad_target}, jvp="transpose",
+                    promote=("self", "target"))
+
+
+def _loss_reduction(reduction):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def mse_loss(input, target, reduction="mean"):
+    return apply(_mse, (input, target), (_loss_reduction(reduction),))
+
+
+def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
+    return apply(_smooth_l1, (input, target), (_loss_reduction(reduction), beta))
+
+
+def binary_cross_entropy(input, target, weight=None, reduction="mean"):
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the "
+                         f"input size ({input.shape}) is deprecated. Please ensure they have "
+                         f"the same size.")
+    return apply(_bce, (input, target, weight), (_loss_reduction(reduction),))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean",
+                                     pos_weight=None):
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    return apply(_bce_logits, (input, target, weight, pos_weight),
+                 (_loss_reduction(reduction),))

@@ -1,0 +1,146 @@
+"""Adam (and, with decoupled weight decay, AdamW), with AMSGrad and maximize."""
+
+import numpy
+
+from .._tensor import Tensor
+from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _real, _scalar, _step_tensor,
+                        _zeros_like)
+
+__all__ = ["Adam", "adam_update"]
+
+
+def adam_update(param, grad, state, group):
+    """One parameter's Adam step, in PyTorch's order of operations::
+
+        step += 1;  g = -grad if maximize else grad
+        param *= 1 - lr * weight_decay (decoupled) or g = g + weight_decay * param
+        exp_avg.lerp_(g, 1 - beta1);  exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) * g * g
+        denom = sqrt(max_exp_avg_sq if amsgrad else exp_avg_sq) / sqrt(1 - beta2**step) + eps
+        param -= lr / (1 - beta1**step) * exp_avg / denom
+
+    One temporary the size of the parameter (two with maximize or coupled weight decay).
+    """
+    beta1, beta2 = group["betas"]
+    beta1, beta2 = _scalar(beta1), _scalar(beta2)
+    lr, wd = _scalar(group["lr"]), group["weight_decay"]
+    p, g = param._data, grad._data
+    step_t = state["step"]
+    step_t._data += 1
+    _bump(step_t)
+    if group["maximize"]:
+        g = numpy.negative(g)
+    if wd != 0:
+        if group["decoupled_weight_decay"]:
+            p *= 1 - lr * wd
+        else:
+            t = numpy.multiply(p, wd)
+            t += g
+            g = t
+    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+    m, v, p, g = _real(exp_avg._data), _real(exp_avg_sq._data), _real(p), _real(g)
+    tmp = numpy.subtract(g, m, out=numpy.empty_like(m))  # (0-d inputs give no array)
+    _lerp_into(m, g, tmp, 1 - beta1)
+    v *= beta2
+    numpy.multiply(g, 1 - beta2, out=tmp)
+    tmp *= g
+    v += tmp
+    step = float(step_t._data)
+    step_size = lr / (1 - beta1 ** step)
+    bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+    if group["amsgrad"]:
+        vmax_t = state["max_exp_avg_sq"]
+        vmax = _real(vmax_t._data)
+        numpy.maximum(vmax, v, out=vmax)
+        _bump(vmax_t)
+        v = vmax
+    numpy.sqrt(v, out=tmp)
+    tmp /= bias_correction2_sqrt
+    tmp += group["eps"]
+    numpy.divide(m, tmp, out=tmp)
+    tmp *= -step_size
+    p += tmp
+    _bump(param, exp_avg, exp_avg_sq)
+
+
+def _lerp_into(m, g, diff, weight):
+    """``m.lerp_(g, weight)`` given ``diff = g - m`` (overwritten), with PyTorch's two
+    formulas (the one that is exact at its end of the interval)."""
+    if weight < 0.5:
+        diff *= weight
+        m += diff
+    else:
+        diff *= 1 - weight
+        numpy.subtract(g, diff, out=m)
+
+
+class Adam(Optimizer):
+    """Adam, as ``torch.optim.Adam`` (``decoupled_weight_decay=True`` is AdamW).
+
+    >>> opt = retrograd.optim.Adam(params, lr=1e-3, betas=(0.9, 0.999))
+    """
+
+    _update = staticmethod(adam_update)
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        if isinstance(lr, Tensor):
+            if foreach and not capturable:
+                raise ValueError("lr as a Tensor is not supported for capturable=False and "
+                                 "foreach=True")
+        _check_lr(lr)
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
+                or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
+            raise ValueError("betas must be either both floats or both Tensors")
+        for i, b in enumerate(betas):
+            if isinstance(b, Tensor):
+                if not capturable and foreach:
+                    raise ValueError(f"betas[{i}] as a Tensor is not supported for "
+                                     f"capturable=False and foreach=True")
+                if b.numel() != 1:
+                    raise ValueError(f"Tensor betas[{i}] must be 1-element")
+        betas = tuple(b.squeeze() if isinstance(b, Tensor) and b.dim() != 0 else b
+                      for b in betas)
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
+                    "capturable": capturable, "differentiable": differentiable,
+                    "fused": fused, "decoupled_weight_decay": decoupled_weight_decay}
+        super().__init__(params, defaults)
+        _check_fused(fused, foreach, differentiable)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+            fused = group.setdefault("fused", None)
+            for p in group["params"]:
+                p_state = self.state.get(p, [])
+                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
+                    p_state["step"] = _step_tensor(float(p_state["step"]), fused)
+
+    def _init_state(self, p, group):
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _step_tensor(fused=group["fused"])
+            state["exp_avg"] = _zeros_like(p)
+            state["exp_avg_sq"] = _zeros_like(p)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = _zeros_like(p)
+        return state
+
+    def step(self, closure=None):
+        """Perform one optimization step; ``closure`` re-evaluates the loss."""
+        return self._run_step(closure)

@@ -1,0 +1,122 @@
+"""RMSprop, with momentum, centering, weight decay and maximize."""
+
+import numpy
+
+from .._tensor import Tensor
+from .adam import _lerp_into
+from .optimizer import (Optimizer, _bump, _check_lr, _real, _scalar, _step_tensor,
+                        _zeros_like)
+
+__all__ = ["RMSprop", "rmsprop_update"]
+
+
+def rmsprop_update(param, grad, state, group):
+    """One parameter's RMSprop step, in PyTorch's order of operations::
+
+        step += 1;  g = -grad if maximize else grad;  g = g + weight_decay * param
+        square_avg = alpha * square_avg + (1 - alpha) * g * g
+        avg = sqrt(square_avg - grad_avg**2) (centered, grad_avg.lerp_(g, 1 - alpha)
+              first) or sqrt(square_avg), plus eps
+        buf = momentum * buf + g / avg; param -= lr * buf  (momentum > 0)
+        param -= lr * g / avg                              (otherwise)
+    """
+    alpha, momentum, wd = group["alpha"], group["momentum"], group["weight_decay"]
+    lr = _scalar(group["lr"])
+    p, g = param._data, grad._data
+    step_t = state["step"]
+    step_t._data += 1
+    _bump(step_t)
+    if group["maximize"]:
+        g = numpy.negative(g)
+    if wd != 0:
+        t = numpy.multiply(p, wd)
+        t += g
+        g = t
+    square_avg = state["square_avg"]
+    sq, p, g = _real(square_avg._data), _real(p), _real(g)
+    sq *= alpha
+    tmp = numpy.multiply(g, 1 - alpha, out=numpy.empty_like(sq))
+    tmp *= g
+    sq += tmp
+    written = [param, square_avg]
+    if group["centered"]:
+        grad_avg = state["grad_avg"]
+        ga = _real(grad_avg._data)
+        numpy.subtract(g, ga, out=tmp)
+        _lerp_into(ga, g, tmp, 1 - alpha)
+        numpy.negative(ga, out=tmp)
+        tmp *= ga
+        tmp += sq
+        numpy.sqrt(tmp, out=tmp)
+        written.append(grad_avg)
+    else:
+        numpy.sqrt(sq, out=tmp)
+    tmp += group["eps"]
+    numpy.divide(g, tmp, out=tmp)
+    if momentum > 0:
+        buf_t = state["momentum_buffer"]
+        buf = _real(buf_t._data)
+        buf *= momentum
+        buf += tmp
+        numpy.multiply(buf, -lr, out=tmp)
+        written.append(buf_t)
+    else:
+        tmp *= -lr
+    p += tmp
+    _bump(*written)
+
+
+class RMSprop(Optimizer):
+    """RMSprop, as ``torch.optim.RMSprop``.
+
+    >>> opt = retrograd.optim.RMSprop(params, lr=1e-2, alpha=0.99)
+    """
+
+    _update = staticmethod(rmsprop_update)
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
+                 centered=False, capturable=False, foreach=None, maximize=False,
+                 differentiable=False):
+        _check_lr(lr)
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
+                    "centered": centered, "weight_decay": weight_decay,
+                    "capturable": capturable, "foreach": foreach, "maximize": maximize,
+                    "differentiable": differentiable}
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("momentum", 0)
+            group.setdefault("centered", False)
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+            for p in group["params"]:
+                p_state = self.state.get(p, [])
+                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
+                    p_state["step"] = _step_tensor(float(p_state["step"]))
+
+    def _init_state(self, p, group):
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _step_tensor()
+            state["square_avg"] = _zeros_like(p)
+            if group["momentum"] > 0:
+                state["momentum_buffer"] = _zeros_like(p)
+            if group["centered"]:
+                state["grad_avg"] = _zeros_like(p)
+        return state
+
+    def step(self, closure=None):
+        """Perform one optimization step; ``closure`` re-evaluates the loss."""
+        return self._run_step(closure)

@@ -1,0 +1,260 @@
+"""Op database entries for ``nn.functional`` (the kernels of ``ops/nn_ops.py`` and
+``ops/conv.py``): small shapes covering each op's options (strides, padding, groups,
+reductions, weights, ignored targets), so gradcheck stays quick."""
+
+import numpy
+
+import retrograd
+import retrograd.nn.functional as F
+
+from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor, rng
+
+_FLOAT = ("float32", "float64")
+
+
+def _tf(name):
+    def call(*args, **kwargs):
+        import torch
+        return getattr(torch.nn.functional, name)(*args, **kwargs)
+    return call
+
+
+def _maker(dtype, requires_grad):
+    def t(*shape, **kw):
+        return make_tensor(*shape, dtype=dtype, requires_grad=requires_grad, **kw)
+    return t
+
+
+def _fixed(*shape, low=0.5, high=2.0, dtype="float64"):
+    return make_tensor(*shape, dtype=dtype, low=low, high=high)
+
+
+def _targets(shape, classes, ignore=False):
+    t = rng.integers(0, classes, shape)
+    if ignore and t.size:
+        t.flat[::3] = -100
+    return retrograd.from_numpy(t)
+
+
+def _softmax_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    for dim in (0, 1, -1):
+        yield SampleInput(t(2, 3, 4), (dim,), name=f"dim{dim}")
+    yield SampleInput(t(5), (0,), name="vector")
+    yield SampleInput(t(3, 4, noncontiguous=True), (1,), name="strided")
+
+
+def _conv2d_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 2, 5, 5), (t(3, 2, 3, 3), t(3)), name="basic")
+    yield SampleInput(t(1, 2, 6, 5), (t(2, 2, 3, 2),), {"stride": 2, "padding": 1},
+                      name="stride_pad")
+    yield SampleInput(t(1, 2, 6, 6), (t(2, 2, 2, 2), t(2)), {"dilation": 2}, name="dilation")
+    yield SampleInput(t(1, 4, 4, 4), (t(4, 2, 3, 3), t(4)), {"groups": 2, "padding": 1},
+                      name="groups")
+    yield SampleInput(t(2, 4, 4), (t(2, 2, 3, 3),), name="unbatched")
+
+
+def _conv1d_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 2, 7), (t(3, 2, 3), t(3)), name="basic")
+    yield SampleInput(t(1, 4, 8), (t(4, 2, 3),), {"stride": 2, "padding": 2, "dilation": 2,
+                                                  "groups": 2}, name="options")
+
+
+def _conv_t_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(1, 2, 3, 4), (t(2, 3, 3, 3), t(3)), name="basic")
+    yield SampleInput(t(2, 2, 3, 3), (t(2, 2, 3, 3),), {"stride": 2, "padding": 1,
+                                                        "output_padding": 1}, name="stride")
+    yield SampleInput(t(1, 4, 3, 3), (t(4, 1, 2, 2), t(2)), {"groups": 2, "dilation": 2},
+                      name="groups")
+
+
+def _pool_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 2, 4, 4), (2,), name="k2")
+    yield SampleInput(t(1, 2, 5, 6), (3, 2, 1), name="overlap_pad")
+    yield SampleInput(t(2, 5, 5), (2,), {"ceil_mode": True}, name="ceil_unbatched")
+
+
+def _max_pool_samples(dtype, requires_grad):
+    yield from _pool_samples(dtype, requires_grad)
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(1, 1, 6, 6), (2, 1, 0, 2), name="dilation")
+
+
+def _avg_pool_samples(dtype, requires_grad):
+    yield from _pool_samples(dtype, requires_grad)
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(1, 2, 5, 5), (3, 2, 1), {"count_include_pad": False}, name="no_pad")
+
+
+def _adaptive_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 2, 5, 7), ((2, 3),), name="uneven")
+    yield SampleInput(t(1, 2, 4, 4), (2,), name="even")
+    yield SampleInput(t(2, 3, 3), (1,), name="global")
+
+
+def _layer_norm_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(3, 4), ((4,), t(4), t(4)), name="affine")
+    yield SampleInput(t(2, 3, 4), ((3, 4),), name="plain")
+
+
+def _group_norm_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 4, 3), (2, t(4), t(4)), name="affine")
+    yield SampleInput(t(2, 6, 2, 2), (3,), name="plain")
+
+
+def _batch_norm_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(4, 3), (None, None, t(3), t(3), True), name="train_2d")
+    yield SampleInput(t(3, 2, 4), (None, None), {"training": True}, name="train_3d")
+    rm = make_tensor(2, dtype=dtype)
+    rv = make_tensor(2, dtype=dtype, low=0.5, high=2.0)
+    yield SampleInput(t(2, 2, 2, 3), (rm, rv, t(2), t(2)), name="eval")
+
+
+def _act_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(3, 4, low=-4, high=4), name="matrix")
+    yield SampleInput(t(4, noncontiguous=True), name="strided")
+
+
+def _gelu_samples(dtype, requires_grad):
+    yield from _act_samples(dtype, requires_grad)
+    yield SampleInput(_maker(dtype, requires_grad)(5), (), {"approximate": "tanh"}, name="tanh")
+
+
+def _embedding_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(_targets((2, 3), 4), (t(4, 3),), name="basic")
+    yield SampleInput(_targets((5,), 4), (t(4, 2),), {"padding_idx": 1}, name="padding")
+
+
+def _linear_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(3, 4), (t(2, 4), t(2)), name="addmm")
+    yield SampleInput(t(2, 3, 4), (t(2, 4), t(2)), name="batched")
+    yield SampleInput(t(3, 4), (t(2, 4),), name="no_bias")
+
+
+def _nll_samples(dtype, requires_grad, log_probs=True):
+    t = _maker(dtype, requires_grad)
+    for red in ("mean", "sum", "none"):
+        yield SampleInput(t(4, 3), (_targets((4,), 3),), {"reduction": red}, name=red)
+    yield SampleInput(t(2, 3, 2, 2), (_targets((2, 2, 2), 3, ignore=True),),
+                      {"weight": _fixed(3, dtype=dtype)}, name="2d_weight_ignore")
+    yield SampleInput(t(3), (_targets((), 3),), name="one_sample")
+
+
+def _ce_samples(dtype, requires_grad):
+    yield from _nll_samples(dtype, requires_grad)
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(4, 3), (_targets((4,), 3, ignore=True),), {"label_smoothing": 0.2},
+                      name="smoothing")
+
+
+def _ce_prob_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    for smoothing in (0.0, 0.3):
+        p = numpy.random.default_rng(1).dirichlet(numpy.ones(3), 4).astype(dtype)
+        yield SampleInput(t(4, 3), (retrograd.from_numpy(p),),
+                          {"label_smoothing": smoothing}, name=f"smoothing{smoothing}")
+
+
+def _pair_samples(dtype, requires_grad, low=-2.0, high=2.0):
+    t = _maker(dtype, requires_grad)
+    for red in ("mean", "sum", "none"):
+        yield SampleInput(t(3, 4, low=low, high=high), (t(3, 4, low=low, high=high),),
+                          {"reduction": red}, name=red)
+
+
+def _smooth_l1_samples(dtype, requires_grad):
+    yield from _pair_samples(dtype, requires_grad)
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(5), (t(5),), {"beta": 0.5}, name="beta")
+
+
+def _bce_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    for red in ("mean", "sum", "none"):
+        yield SampleInput(t(3, 4, low=0.1, high=0.9), (t(3, 4, low=0.1, high=0.9),),
+                          {"reduction": red}, name=red)
+    yield SampleInput(t(4, low=0.1, high=0.9), (t(4, low=0.0, high=1.0),),
+                      {"weight": _fixed(4, dtype=dtype)}, name="weight")
+
+
+def _bce_logits_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    for red in ("mean", "sum", "none"):
+        yield SampleInput(t(3, 4), (t(3, 4, low=0.0, high=1.0),), {"reduction": red},
+                          name=red)
+    yield SampleInput(t(2, 3), (t(2, 3, low=0.0, high=1.0),),
+                      {"weight": _fixed(2, 3, dtype=dtype),
+                       "pos_weight": _fixed(3, dtype=dtype)}, name="weights")
+
+
+def _sdpa_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 3, 4), (t(2, 5, 4), t(2, 5, 4)), name="cross")
+    yield SampleInput(t(1, 2, 3, 4), (t(1, 2, 3, 4), t(1, 2, 3, 4)), {"is_causal": True},
+                      name="causal")
+
+
+def _pad_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 3), ((1, 2),), name="last")
+    yield SampleInput(t(2, 3, 4), ((1, 0, -1, 2),), {"value": 1.5}, name="crop_value")
+
+
+def _conv_errors():
+    yield ErrorInput(SampleInput(make_tensor(1, 3, 5, 5), (make_tensor(2, 2, 3, 3),)),
+                     RuntimeError, name="channels")
+
+
+def _nll_errors():
+    yield ErrorInput(SampleInput(make_tensor(3, 4), (_targets((3,), 4),),
+                                 {"reduction": "bad"}), ValueError, name="reduction")
+
+
+def _entry(name, samples, **kw):
+    return OpInfo(name, samples, op=getattr(F, name), torch_op=_tf(name), **kw)
+
+
+OPS = [
+    _entry("softmax", _softmax_samples, dtypes=_FLOAT),
+    _entry("log_softmax", _softmax_samples, dtypes=_FLOAT),
+    _entry("conv2d", _conv2d_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5,
+           error_inputs=_conv_errors),
+    _entry("conv1d", _conv1d_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),
+    _entry("conv_transpose2d", _conv_t_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),
+    _entry("max_pool2d", _max_pool_samples, dtypes=_FLOAT),
+    _entry("avg_pool2d", _avg_pool_samples, dtypes=_FLOAT),
+    _entry("adaptive_avg_pool2d", _adaptive_samples, dtypes=_FLOAT),
+    _entry("layer_norm", _layer_norm_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),
+    _entry("group_norm", _group_norm_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),
+    _entry("batch_norm", _batch_norm_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),
+    _entry("gelu", _gelu_samples, dtypes=_FLOAT),
+    _entry("silu", _act_samples, dtypes=_FLOAT),
+    _entry("embedding", _embedding_samples, dtypes=_FLOAT),
+    _entry("linear", _linear_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),
+    _entry("nll_loss", _nll_samples, dtypes=_FLOAT, error_inputs=_nll_errors),
+    _entry("cross_entropy", _ce_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),
+    # PyTorch divides by the batch size with div(Tensor, Scalar): DivBackward1, a node name
+    # retrograd's div does not tell apart; values and gradients are still compared.
+    _entry("cross_entropy", _ce_prob_samples, dtypes=_FLOAT, variant="probabilities",
+           compare_grad_with_torch=False),
+    _entry("mse_loss", _pair_samples, dtypes=_FLOAT),
+    _entry("l1_loss", _pair_samples, dtypes=_FLOAT),
+    _entry("smooth_l1_loss", _smooth_l1_samples, dtypes=_FLOAT),
+    _entry("binary_cross_entropy", _bce_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),
+    _entry("binary_cross_entropy_with_logits", _bce_logits_samples, dtypes=_FLOAT),
+    # PyTorch runs a fused CPU kernel (one node); retrograd composes matmul and softmax.
+    _entry("scaled_dot_product_attention", _sdpa_samples, dtypes=_FLOAT, atol=1e-5,
+           rtol=1e-5, compare_grad_with_torch=False),
+    _entry("pad", _pad_samples, dtypes=_FLOAT),
+]

@@ -1,0 +1,1 @@
+"""The nn tests; helpers live in _nn_util.py."""
