@@ -79,6 +79,26 @@ def test_sequence_number_is_the_nodes():
     del z
 
 
+def test_list_ops_are_recorded_and_paired_with_their_nodes():
+    """cat/stack/split/unbind/chunk bypass ``apply``; they still get ``aten::`` events
+    carrying the sequence number of the node they made."""
+    x = retrograd.randn(2, 3, requires_grad=True)
+    with retrograd.autograd.profiler.profile(record_shapes=True) as prof:
+        y = retrograd.cat([x, x])
+        a, b = y.split(2)
+        z = retrograd.stack([a, b])
+        x.unbind(0)
+        x.chunk(3, 1)
+        z.sum().backward()
+    events = {e.name: e for e in prof.function_events}
+    for name in ("cat", "split", "stack", "unbind", "chunk"):
+        assert "aten::" + name in events
+    assert events["aten::cat"].input_shapes[0] == [[2, 3], [2, 3]]
+    for op, node in (("cat", "CatBackward0"), ("split", "SplitBackward0"),
+                     ("stack", "StackBackward0")):
+        assert events["aten::" + op].sequence_nr == events[node].sequence_nr >= 0
+
+
 def test_times_self_time_and_nesting():
     prof = _profile(retrograd)
     for e in prof.function_events:

@@ -607,6 +607,31 @@ class profile:
                 self._count(e, o._data)
         return out
 
+    def run_call(self, name, fn, args, kwargs):
+        """A forward op that does not go through ``apply`` (the list ops: cat, stack,
+        split, unbind, ...) in an ``aten::<name>`` event."""
+        shapes = None
+        if self.record_shapes:
+            shapes = [_shapes(a) if isinstance(a, (list, tuple)) else _shapes((a,))[0]
+                      for a in args]
+        e = self._open("aten::" + name, shapes, -1,
+                       _user_stack() if self.with_stack else None)
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            self._close(e)
+        outs = out if isinstance(out, tuple) else (out,)
+        for o in outs:
+            node = getattr(o, "_grad_fn", None)
+            if node is not None:
+                e.sequence_nr = node._seq
+                e.flow = "s"
+                break
+        if self.profile_memory:
+            for o in outs:
+                self._count(e, o)
+        return out
+
     def evaluate(self, node, buf, create_graph, call):
         """The engine's ``call(node, buf, create_graph)`` in an evaluate_function event."""
         e = self._open(_EVALUATE + node.name(), None, _node_seq(node))

@@ -5,6 +5,7 @@ Ops over a list of tensors and ops with a variable number of outputs record a
 and SplitBackward0 do; split/chunk/unbind outputs are views of their input.
 """
 
+import functools
 import operator
 
 import numpy
@@ -12,6 +13,7 @@ import numpy
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim, wrap
 from ..autograd import forward_ad, grad_mode
+from ..autograd.anomaly_mode import debug as _debug
 from ..autograd.node import Node, grad_accumulator
 from . import _tensor_xp, _views
 from ._registry import register
@@ -130,6 +132,20 @@ _UnbindBackward0 = _list_node("UnbindBackward0",
 
 # ---- joining and splitting --------------------------------------------------------------------
 
+def _profiled(name):
+    """Record a list op (it bypasses ``apply``) as ``aten::<name>`` when the autograd
+    profiler is on; one flag check when it is off."""
+    def deco(fn):
+        @functools.wraps(fn)
+        def op(*args, **kwargs):
+            prof = _debug.profiler
+            if prof is None:
+                return fn(*args, **kwargs)
+            return prof.run_call(name, fn, args, kwargs)
+        return op
+    return deco
+
+
 def _tensor_list(tensors, fn):
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, "
@@ -158,6 +174,7 @@ def _legacy_empty(a):
 
 
 @register(aliases=("concat", "concatenate"))
+@_profiled("cat")
 def cat(tensors, dim=0, *, out=None):
     """Join tensors along an existing dim (dtypes promote as in PyTorch).
 
@@ -205,6 +222,7 @@ concat = concatenate = cat
 
 
 @register
+@_profiled("stack")
 def stack(tensors, dim=0, *, out=None):
     """Join same-shaped tensors along a new dim ``dim``."""
     tensors = _tensor_list(tensors, "stack")
@@ -270,6 +288,7 @@ def _split_sizes(input, sizes, dim):
 
 
 @register(method=False)
+@_profiled("split")
 def split(tensor, split_size_or_sections, dim=0):
     """Views of consecutive pieces: of ``split_size`` each (the last may be smaller), or of
     the given sizes."""
@@ -279,16 +298,19 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 @register(function=False, name="split")
+@_profiled("split")
 def _split_method(self, split_size, dim=0):
     return split(self, split_size, dim)
 
 
 @register
+@_profiled("split_with_sizes")
 def split_with_sizes(input, split_sizes, dim=0):
     return _split_sizes(input, split_sizes, dim)
 
 
 @register
+@_profiled("chunk")
 def chunk(input, chunks, dim=0):
     """At most ``chunks`` views of equal size (the last may be smaller)."""
     if chunks <= 0:
@@ -301,6 +323,7 @@ def chunk(input, chunks, dim=0):
 
 
 @register
+@_profiled("unbind")
 def unbind(input, dim=0):
     """Views of the slices along ``dim`` (that dim removed)."""
     a = input._data
