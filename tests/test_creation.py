@@ -190,3 +190,19 @@ def test_default_dtype_follows_set_default_dtype():
 def test_out_argument_is_refused():
     with pytest.raises(NotImplementedError, match="out="):
         retrograd.zeros(2, out=retrograd.empty(2))
+
+
+def test_in_place_random_fills():
+    retrograd.manual_seed(0)
+    x = retrograd.empty(4000, dtype=retrograd.float64).normal_(1.0, 0.5)
+    assert x.dtype is retrograd.float64 and abs(float(x.mean()) - 1) < 0.05
+    assert abs(float(x.std()) - 0.5) < 0.05
+    u = retrograd.empty(4000).uniform_(2, 3)
+    assert u.dtype is retrograd.float32 and 2 <= float(u.min()) and float(u.max()) < 3
+    assert float(retrograd.empty(10).uniform_(**{"from": 5, "to": 6}).min()) >= 5
+    leaf = retrograd.zeros(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        leaf.normal_()
+    with retrograd.no_grad():
+        leaf.normal_()  # as nn.init does
+    assert leaf._version == 1
