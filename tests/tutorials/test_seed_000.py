@@ -21,35 +21,20 @@ fused training must give the same parameters as the usual loop.
 """
 
 import re
-from pathlib import Path
 
 import numpy
 import pytest
 
 import retrograd
+from _seeds import code_blocks, seed_path
 
 SEED_NAME = "000_038e2e05220164a4.txt"
-_REPO = Path(__file__).resolve().parents[2]
-SEED = next((d / "shared" / "seeds" / SEED_NAME for d in (_REPO, _REPO.parent)
-             if (d / "shared" / "seeds" / SEED_NAME).exists()), None)
+SEED = seed_path(SEED_NAME)
 _MEMORY_API = "torch.cuda.memory."
 
 
 def _blocks(text):
-    """The dedented code of each ``code-block:: default`` section, in order."""
-    lines, blocks, i = text.splitlines(), [], 0
-    while i < len(lines):
-        if lines[i].strip() != ".. code-block:: default":
-            i += 1
-            continue
-        body, i = [], i + 1
-        while i < len(lines) and (not lines[i].strip() or lines[i].startswith(" ")):
-            body.append(lines[i])
-            i += 1
-        body = "\n".join(body).strip("\n").splitlines()
-        indent = min(len(x) - len(x.lstrip()) for x in body if x.strip())
-        blocks.append("\n".join(x[indent:] for x in body) + "\n")
-    return blocks
+    return [code for _, code, _ in code_blocks(text)]
 
 
 def _as_retrograd(code):

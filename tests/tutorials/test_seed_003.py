@@ -13,54 +13,15 @@ therefore not compared.
 import contextlib
 import io
 import re
-from pathlib import Path
 
 import pytest
+from _seeds import code_blocks, seed_path
 
 SEED_NAME = "003_741c487edf251890.txt"
-_REPO = Path(__file__).resolve().parents[2]
-SEED = next((d / "shared" / "seeds" / SEED_NAME for d in (_REPO, _REPO.parent)
-             if (d / "shared" / "seeds" / SEED_NAME).exists()), None)
+SEED = seed_path(SEED_NAME)
 
 _TORCHVISION_IMPORT = "from torchvision.models import resnet18, ResNet18_Weights"
 _PRETRAINED = "weights=ResNet18_Weights.DEFAULT"
-
-
-def _blocks(text):
-    """[(line, code, expected output or None)] for each ``code-block:: default``."""
-    lines = text.splitlines()
-    blocks = []
-    i = 0
-    while i < len(lines):
-        if lines[i].strip() == ".. code-block:: default":
-            start = i + 1
-            code, i = _indented(lines, i + 1)
-            expected = None
-            j = i
-            while j < len(lines) and not lines[j].strip().startswith(".. code-block::") \
-                    and not lines[j].startswith(".. GENERATED FROM"):
-                j += 1
-            if j < len(lines) and lines[j].strip() == ".. code-block:: none" and \
-                    any(".. rst-class:: sphx-glr-script-out" in x for x in lines[i:j]):
-                expected, i = _indented(lines, j + 1)
-            blocks.append((start, code, expected))
-        else:
-            i += 1
-    return blocks
-
-
-def _indented(lines, i):
-    """The dedented block of lines indented under a directive, and the index after it."""
-    body = []
-    while i < len(lines) and (not lines[i].strip() or lines[i].startswith(" ")):
-        body.append(lines[i])
-        i += 1
-    while body and not body[-1].strip():
-        body.pop()
-    while body and not body[0].strip():
-        body.pop(0)
-    indent = min(len(x) - len(x.lstrip()) for x in body if x.strip())
-    return "\n".join(x[indent:] for x in body) + "\n", i
 
 
 def _as_retrograd(code):
@@ -72,7 +33,7 @@ def _as_retrograd(code):
     return code.replace(_PRETRAINED, "weights=None")
 
 
-BLOCKS = _blocks(SEED.read_text()) if SEED is not None else []
+BLOCKS = code_blocks(SEED.read_text()) if SEED is not None else []
 
 
 def _seed():

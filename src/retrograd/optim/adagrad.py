@@ -2,10 +2,10 @@
 
 import numpy
 
-from .._tensor import Tensor, wrap
+from .._tensor import wrap
 from ..backend import get_array_module
-from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _real, _scalar,
-                        _step_tensor)
+from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _real, _scalar, _step_tensor,
+                        _steps_as_tensors)
 
 __all__ = ["Adagrad", "adagrad_update"]
 
@@ -91,10 +91,7 @@ class Adagrad(Optimizer):
             group.setdefault("maximize", False)
             group.setdefault("differentiable", False)
             fused = group.setdefault("fused", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = _step_tensor(float(p_state["step"]), fused)
+            _steps_as_tensors(self, group, fused)
 
     def _init_state(self, p, group):
         state = self.state[p]

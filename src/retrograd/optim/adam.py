@@ -4,7 +4,7 @@ import numpy
 
 from .._tensor import Tensor
 from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _real, _scalar, _step_tensor,
-                        _zeros_like)
+                        _steps_as_tensors, _zeros_like)
 
 __all__ = ["Adam", "adam_update"]
 
@@ -126,10 +126,7 @@ class Adam(Optimizer):
             group.setdefault("differentiable", False)
             group.setdefault("decoupled_weight_decay", False)
             fused = group.setdefault("fused", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = _step_tensor(float(p_state["step"]), fused)
+            _steps_as_tensors(self, group, fused)
 
     def _init_state(self, p, group):
         state = self.state[p]

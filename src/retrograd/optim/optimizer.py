@@ -85,6 +85,14 @@ def _step_tensor(value=0.0, fused=False):
     return wrap(numpy.array(value, dtype=dt))
 
 
+def _steps_as_tensors(optimizer, group, fused=False):
+    """A ``step`` unpickled from an old checkpoint as a number becomes PyTorch's tensor."""
+    for p in group["params"]:
+        p_state = optimizer.state.get(p, [])
+        if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
+            p_state["step"] = _step_tensor(float(p_state["step"]), fused)
+
+
 def _bump(*tensors):
     """Record an in-place write, as an in-place op would (saved-tensor checks see it)."""
     for t in tensors:

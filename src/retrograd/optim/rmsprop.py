@@ -2,10 +2,9 @@
 
 import numpy
 
-from .._tensor import Tensor
 from .adam import _lerp_into
 from .optimizer import (Optimizer, _bump, _check_lr, _real, _scalar, _step_tensor,
-                        _zeros_like)
+                        _steps_as_tensors, _zeros_like)
 
 __all__ = ["RMSprop", "rmsprop_update"]
 
@@ -101,10 +100,7 @@ class RMSprop(Optimizer):
             group.setdefault("maximize", False)
             group.setdefault("differentiable", False)
             group.setdefault("capturable", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = _step_tensor(float(p_state["step"]))
+            _steps_as_tensors(self, group)
 
     def _init_state(self, p, group):
         state = self.state[p]
