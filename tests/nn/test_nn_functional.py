@@ -284,3 +284,17 @@ def test_dropout():
     assert F.dropout(x, 0.3, training=False) is x
     with pytest.raises(ValueError, match="dropout probability"):
         F.dropout(x, 1.5)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("kernel,stride,padding,dilation", [(2, 2, 0, 1), (3, 2, 1, 1),
+                                                             (3, 1, 1, 2), (2, 1, 0, 1)])
+def test_max_pool2d_indices_with_nan_and_ties_match_torch(kernel, stride, padding, dilation):
+    """A window's index is PyTorch CPU's: the first maximum, or the last NaN."""
+    x = numpy.random.default_rng(0).integers(-2, 3, (2, 3, 9, 9)).astype(numpy.float32)
+    x[0, 0, 1, 1] = x[0, 0, 1, 2] = x[1, 1, 0, 0] = numpy.nan
+    args = (kernel, stride, padding, dilation)
+    ours = F.max_pool2d(retrograd.from_numpy(x), *args, return_indices=True)
+    ref = torch.nn.functional.max_pool2d(torch.from_numpy(x), *args, return_indices=True)
+    numpy.testing.assert_array_equal(ours[0].numpy(), ref[0].numpy())
+    numpy.testing.assert_array_equal(ours[1].numpy(), ref[1].numpy())

@@ -165,7 +165,9 @@ def _conv_dw(xp, grad, x, w_shape, stride, padding, dilation, groups):
     kernel = (w_shape[2], w_shape[3])
     cols, _, _ = _cols(xp, x, kernel, stride, padding, dilation)
     g2 = _to_rows(xp, grad)
-    if groups == 1:
+    if groups == 1 and _is_np(xp):  # (cols @ g2.T).T: the faster orientation, as above
+        dw = numpy.matmul(cols, g2.T).T
+    elif groups == 1:
         dw = xp.matmul(g2, xp.swapaxes(cols, 0, 1))
     else:
         dw = xp.matmul(xp.reshape(g2, (groups, g2.shape[0] // groups, -1)),
@@ -338,16 +340,20 @@ def _max_pool_fwd(xp, self, kernel, stride, pads, dilation):
     views = [x[..., i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
              for i in range(kh) for j in range(kw)]
     out = views[0].copy()
-    for v in views[1:]:
+    ctype = numpy.int16 if len(views) > 127 else numpy.int8
+    code = numpy.zeros(out.shape, dtype=ctype)
+    for o, v in enumerate(views[1:], 1):
+        # PyTorch's CPU kernel: a later offset wins when strictly greater, or NaN. Kept
+        # branch-free (masked writes are several times slower on NumPy).
+        better = (v > out) | (v != v)
         numpy.maximum(out, v, out=out)
-    code = numpy.zeros(out.shape, dtype=numpy.int16 if len(views) > 127 else numpy.int8)
-    for o in range(len(views) - 1, -1, -1):  # backwards: the first maximal offset wins
-        numpy.copyto(code, o, where=views[o] == out)
+        code *= ~better
+        code += better * ctype(o)
     w = self.shape[-1]
     base = ((numpy.arange(oh) * sh - pads[0][0])[:, None] * w
             + (numpy.arange(ow) * sw - pads[1][0]))
     table = numpy.array([i * dh * w + j * dw for i in range(kh) for j in range(kw)])
-    return out, base + table[code]
+    return out, base + table.take(code)
 
 
 def _max_pool_grad(xp, grad, indices, self_shape, kernel, stride, dilation):
