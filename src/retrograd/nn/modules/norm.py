@@ -80,6 +80,18 @@ class BatchNorm2d(_BatchNorm):
     _ndims = (4,)
 
 
+def _affine_params(module, shape, affine, bias, dtype):
+    """``weight`` (ones) and ``bias`` (zeros) of ``shape``, or None where switched off."""
+    if affine:
+        module.weight = Parameter(_creation.ones(*shape, dtype=dtype))
+    else:
+        module.register_parameter("weight", None)
+    if affine and bias:
+        module.bias = Parameter(_creation.zeros(*shape, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+
+
 class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  device=None, dtype=None):
@@ -88,15 +100,7 @@ class LayerNorm(Module):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_creation.ones(*self.normalized_shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_creation.zeros(*self.normalized_shape, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_params(self, self.normalized_shape, elementwise_affine, bias, dtype)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -114,15 +118,7 @@ class GroupNorm(Module):
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels = num_groups, num_channels
         self.eps, self.affine = eps, affine
-        if affine:
-            self.weight = Parameter(_creation.ones(num_channels, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_creation.zeros(num_channels, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_params(self, (num_channels,), affine, bias, dtype)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
