@@ -90,3 +90,27 @@ def erf(xp, x):
     if _scipy_erf is not None:
         return _scipy_erf(x)
     return _math_erf(x).astype(x.dtype)
+
+
+def _keep_freed_blocks():
+    """Have glibc keep freed blocks of up to 32 MiB for reuse. By default it returns every
+    large array's pages to the OS on free, so each new activation-sized temporary pays
+    its page faults again (about 1 ms per 6 MB): half the time of elementwise ops on
+    training-sized arrays. PyTorch's CPU allocator avoids the same cost by caching.
+    The process then keeps up to 1 GiB of freed memory; RETROGRAD_KEEP_FREED_BLOCKS=0
+    leaves glibc's defaults alone."""
+    import ctypes
+    import os
+    if os.environ.get("RETROGRAD_KEEP_FREED_BLOCKS", "1") == "0":
+        return
+    try:
+        if not os.confstr("CS_GNU_LIBC_VERSION"):
+            return
+    except (AttributeError, ValueError, OSError):  # not glibc
+        return
+    mallopt = ctypes.CDLL(None).mallopt
+    mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: heap (reusable) blocks below 32 MiB
+    mallopt(-1, 1 << 30)   # M_TRIM_THRESHOLD: hand the heap top back only past 1 GiB
+
+
+_keep_freed_blocks()
