@@ -7,8 +7,13 @@ rest of their file still runs without it).
 
 import numpy
 import pytest
+from hypothesis import settings
 
 import retrograd
+
+# No per-example deadline: CI's 2 shared cores make timings too noisy for one.
+settings.register_profile("retrograd", deadline=None)
+settings.load_profile("retrograd")
 
 try:
     import torch as _torch
