@@ -4,8 +4,8 @@ import numpy
 
 from .._tensor import wrap
 from ..backend import get_array_module
-from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _real, _scalar, _step_tensor,
-                        _steps_as_tensors)
+from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _count_step, _directed_grad,
+                        _real, _scalar, _step_tensor, _steps_as_tensors)
 
 __all__ = ["Adagrad", "adagrad_update"]
 
@@ -19,15 +19,8 @@ def adagrad_update(param, grad, state, group):
     """
     lr, wd = _scalar(group["lr"]), group["weight_decay"]
     p, g = param._data, grad._data
-    step_t = state["step"]
-    step_t._data += 1
-    _bump(step_t)
-    if group["maximize"]:
-        g = numpy.negative(g)
-    if wd != 0:
-        t = numpy.multiply(p, wd)
-        t += g
-        g = t
+    step_t = _count_step(state)
+    g = _directed_grad(p, g, group["maximize"], wd)
     clr = lr / (1 + (float(step_t._data) - 1) * group["lr_decay"])
     state_sum = state["sum"]
     s, p, g = _real(state_sum._data), _real(p), _real(g)

@@ -3,8 +3,8 @@
 import numpy
 
 from .._tensor import Tensor
-from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _real, _scalar, _step_tensor,
-                        _steps_as_tensors, _zeros_like)
+from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _count_step, _directed_grad,
+                        _real, _scalar, _step_tensor, _steps_as_tensors, _zeros_like)
 
 __all__ = ["Adam", "adam_update"]
 
@@ -24,18 +24,11 @@ def adam_update(param, grad, state, group):
     beta1, beta2 = _scalar(beta1), _scalar(beta2)
     lr, wd = _scalar(group["lr"]), group["weight_decay"]
     p, g = param._data, grad._data
-    step_t = state["step"]
-    step_t._data += 1
-    _bump(step_t)
-    if group["maximize"]:
-        g = numpy.negative(g)
-    if wd != 0:
-        if group["decoupled_weight_decay"]:
-            p *= 1 - lr * wd
-        else:
-            t = numpy.multiply(p, wd)
-            t += g
-            g = t
+    step_t = _count_step(state)
+    decoupled = group["decoupled_weight_decay"]
+    g = _directed_grad(p, g, group["maximize"], 0 if decoupled else wd)
+    if wd != 0 and decoupled:
+        p *= 1 - lr * wd
     exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
     m, v, p, g = _real(exp_avg._data), _real(exp_avg_sq._data), _real(p), _real(g)
     tmp = numpy.subtract(g, m, out=numpy.empty_like(m))  # (0-d inputs give no array)

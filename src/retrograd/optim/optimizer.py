@@ -93,6 +93,26 @@ def _steps_as_tensors(optimizer, group, fused=False):
             p_state["step"] = _step_tensor(float(p_state["step"]), fused)
 
 
+def _count_step(state):
+    """``state["step"] += 1`` in place, recorded like an in-place op; returns the tensor."""
+    step_t = state["step"]
+    step_t._data += 1
+    _bump(step_t)
+    return step_t
+
+
+def _directed_grad(p, g, maximize, weight_decay):
+    """The gradient every update starts from: negated for ``maximize``, then plus
+    ``weight_decay * p`` (L2). A new array when either applies, else ``g`` itself."""
+    if maximize:
+        g = numpy.negative(g)
+    if weight_decay != 0:
+        t = numpy.multiply(p, weight_decay)
+        t += g
+        g = t
+    return g
+
+
 def _bump(*tensors):
     """Record an in-place write, as an in-place op would (saved-tensor checks see it)."""
     for t in tensors:

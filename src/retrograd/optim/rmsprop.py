@@ -3,8 +3,8 @@
 import numpy
 
 from .adam import _lerp_into
-from .optimizer import (Optimizer, _bump, _check_lr, _real, _scalar, _step_tensor,
-                        _steps_as_tensors, _zeros_like)
+from .optimizer import (Optimizer, _bump, _check_lr, _count_step, _directed_grad, _real, _scalar,
+                        _step_tensor, _steps_as_tensors, _zeros_like)
 
 __all__ = ["RMSprop", "rmsprop_update"]
 
@@ -22,15 +22,8 @@ def rmsprop_update(param, grad, state, group):
     alpha, momentum, wd = group["alpha"], group["momentum"], group["weight_decay"]
     lr = _scalar(group["lr"])
     p, g = param._data, grad._data
-    step_t = state["step"]
-    step_t._data += 1
-    _bump(step_t)
-    if group["maximize"]:
-        g = numpy.negative(g)
-    if wd != 0:
-        t = numpy.multiply(p, wd)
-        t += g
-        g = t
+    _count_step(state)
+    g = _directed_grad(p, g, group["maximize"], wd)
     square_avg = state["square_avg"]
     sq, p, g = _real(square_avg._data), _real(p), _real(g)
     sq *= alpha

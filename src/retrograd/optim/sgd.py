@@ -3,7 +3,7 @@
 import numpy
 
 from .._tensor import wrap
-from .optimizer import Optimizer, _bump, _check_fused, _check_lr, _scalar
+from .optimizer import Optimizer, _bump, _check_fused, _check_lr, _directed_grad, _scalar
 
 __all__ = ["SGD", "sgd_update"]
 
@@ -18,14 +18,8 @@ def sgd_update(param, grad, state, group):
     p, g = param._data, grad._data
     wd, momentum = group["weight_decay"], group["momentum"]
     lr = _scalar(group["lr"])
-    owned = False  # whether g is a temporary this function may overwrite
-    if group["maximize"]:
-        g = numpy.negative(g)
-        owned = True
-    if wd != 0:
-        t = numpy.multiply(p, wd)
-        t += g
-        g, owned = t, True
+    g = _directed_grad(p, g, group["maximize"], wd)
+    owned = g is not grad._data  # a temporary this function may overwrite
     if momentum != 0:
         buf = state.get("momentum_buffer")
         if buf is None:
