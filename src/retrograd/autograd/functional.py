@@ -163,6 +163,20 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
 
 # ---- vjp, jvp, vhp, hvp -------------------------------------------------------------------
 
+def _prepare_v(v, against, is_tuple, create_graph, fn, what):
+    """``v`` as a checked tuple shaped like ``against``; None only for a single
+    one-element tensor (``what`` names it in PyTorch's message)."""
+    if v is None:
+        if len(against) != 1 or against[0].nelement() != 1:
+            raise RuntimeError(f"The vector v can only be None if {what} a single Tensor with "
+                               "a single element.")
+        return None
+    _, v = _as_tuple(v, "v", fn)
+    v = _grad_preprocess(v, create_graph, False)
+    _validate_v(v, against, is_tuple)
+    return v
+
+
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), v^T J)``; ``v`` may be omitted for a single-element output."""
     with grad_mode.enable_grad():
@@ -172,18 +186,10 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
                                               "vjp")
         _check_requires_grad(outputs, "outputs", strict)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vjp")
-            v = _grad_preprocess(v, create_graph, False)
-            _validate_v(v, outputs, is_outputs_tuple)
-        else:
-            if len(outputs) != 1 or outputs[0].nelement() != 1:
-                raise RuntimeError("The vector v can only be None if the user-provided "
-                                   "function returns a single Tensor with a single element.")
-        enable = create_graph or grad_mode.is_grad_enabled()
-        with grad_mode.set_grad_enabled(enable):
-            grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-            vjp_res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
+        v = _prepare_v(v, outputs, is_outputs_tuple, create_graph, "vjp",
+                       "the user-provided function returns")
+        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
+        vjp_res = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
     outputs = _grad_postprocess(outputs, create_graph)
     vjp_res = _grad_postprocess(vjp_res, create_graph)
     return (_tuple_postprocess(outputs, is_outputs_tuple),
@@ -195,15 +201,8 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     with grad_mode.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph, True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "jvp")
-            v = _grad_preprocess(v, create_graph, False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        else:
-            if len(inputs) != 1 or inputs[0].nelement() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the "
-                                   "user-provided function is a single Tensor with a single "
-                                   "element.")
+        v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, "jvp",
+                       "the input to the user-provided function is")
         outputs = func(*inputs)
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
                                               "jvp")
@@ -234,15 +233,8 @@ def _hessian_vector(func, inputs, v, create_graph, strict, name, transpose):
     with grad_mode.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
         inputs = _grad_preprocess(inputs, create_graph, True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", name)
-            v = _grad_preprocess(v, create_graph, False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        else:
-            if len(inputs) != 1 or inputs[0].nelement() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the "
-                                   "user-provided function is a single Tensor with a single "
-                                   "element.")
+        v = _prepare_v(v, inputs, is_inputs_tuple, create_graph, name,
+                       "the input to the user-provided function is")
         outputs = func(*inputs)
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
                                               name)
