@@ -206,6 +206,28 @@ def w1_prof(T):
 WORKLOADS["w1-prof"] = (w1_prof, "w1 under autograd.profiler.profile()", "us/op", 1e6 / W1_OPS)
 
 
+# ---- w1-mem, w4-mem: with memory history recorded (stacks and all); torch runs plain -----
+def _with_memory_history(make):
+    def workload(T):
+        step = make(T)
+        if T is not retrograd:
+            return step
+
+        def cleanup():
+            T.memory._record_memory_history(None)
+            T.memory.stop_accounting()
+        T.memory._record_memory_history()
+        step.cleanup = cleanup
+        return step
+    return workload
+
+
+WORKLOADS["w1-mem"] = (_with_memory_history(w1), "w1 with retrograd.memory history on",
+                       "us/op", 1e6 / W1_OPS)
+WORKLOADS["w4-mem"] = (_with_memory_history(w4), "w4 with retrograd.memory history on",
+                       "ms/step", 1e3)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("workloads", nargs="*", default=list(WORKLOADS))
@@ -213,11 +235,20 @@ def main(argv=None):
     args = ap.parse_args(argv)
     libs = [("retrograd", retrograd)] + ([("torch", torch)] if torch is not None else [])
     print(f"{'workload':<9}{'unit':<9}{'retrograd':>11}{'torch':>11}{'ratio':>8}  description")
+    times = {}
     for name in args.workloads:
         make, desc, unit, scale = WORKLOADS[name]
-        res = {lib: _median_time(make(mod), args.repeat) * scale for lib, mod in libs}
+        res = {}
+        for lib, mod in libs:
+            fn = make(mod)
+            res[lib] = _median_time(fn, args.repeat) * scale
+            getattr(fn, "cleanup", lambda: None)()
         t = res.get("torch")
         ratio = f"{res['retrograd'] / t:7.2f}x" if t else "      -"
+        base = name.split("-")[0]
+        if base != name and base in times:  # an instrumented run: its cost over the plain one
+            desc += f" ({res['retrograd'] / times[base]:.2f}x {base})"
+        times[name] = res["retrograd"]
         print(f"{name:<9}{unit:<9}{res['retrograd']:>11.2f}"
               f"{(f'{t:.2f}' if t else '-'):>11}{ratio}  {desc}")
         sys.stdout.flush()

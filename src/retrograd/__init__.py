@@ -29,6 +29,7 @@ from . import ops as _ops
 from . import return_types  # noqa: F401 (retrograd.return_types)
 from . import optim  # noqa: F401 (retrograd.optim)
 from . import distributed  # noqa: F401 (retrograd.distributed, as torch.distributed)
+from . import memory, cuda  # noqa: F401 (memory accounting; torch.cuda.memory's names)
 from ._tensor_str import set_printoptions  # noqa: F401
 from math import inf, nan  # noqa: F401 (reprs print them bare: tensor([inf, nan]))
 

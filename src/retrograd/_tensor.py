@@ -177,6 +177,8 @@ class Tensor:
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         self._data = value._data
+        if _tracker is not None:
+            _tracker.tensor_roles(self)
 
     def item(self):
         if self._data.size != 1:
@@ -327,6 +329,8 @@ class Tensor:
                     f"to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of "
                     f"a tensor and its gradient may break downstream systems that assume they "
                     f"match.")
+            if _tracker is not None:
+                _tracker.gradient(value._data)
         self._grad = value
 
     @grad.deleter
@@ -463,6 +467,7 @@ def _init(t, data):
 
 
 _new = object.__new__
+_tracker = None  # retrograd.memory's Tracker once memory accounting has started
 _STATE = tuple(n for n in Tensor.__slots__ if not n.startswith("__"))
 
 
@@ -470,6 +475,8 @@ def wrap(data, xp=numpy):
     """A new leaf Tensor around a backend array (a NumPy scalar becomes a 0-d array)."""
     if type(data) is not _ndarray:
         data = xp.asarray(data)
+    if _tracker is not None:
+        _tracker.see(data)
     t = _new(Tensor)
     t._data = data
     t._requires_grad = False

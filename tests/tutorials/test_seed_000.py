@@ -10,16 +10,16 @@ here, and why:
   model (a 16x16 stride-16 convolution, as ViT's, then a linear head); the rest of the
   block (``optimizer = torch.optim.Adam(model.parameters())``) runs;
 - ``.cuda()`` calls are dropped: retrograd has no CUDA backend, the blocks run on the CPU;
-- the two memory-snapshot blocks call ``torch.cuda.memory._record_memory_history`` and
-  ``_snapshot``, which retrograd does not have yet (memory accounting is a separate
-  part of issue 7): they are skipped, and their training loops (``train`` three times)
-  are run by the tests themselves.
 
-The non-memory code (the model's forward, the per-parameter optimizer dict, the
-post-accumulate-grad hooks, both ``train`` functions) runs as the seed writes it, and the
-fused training must give the same parameters as the usual loop.
+Everything else runs as the seed writes it: the model's forward, the per-parameter
+optimizer dict, the post-accumulate-grad hooks, both ``train`` functions and the two
+memory-snapshot blocks (``torch.cuda.memory._record_memory_history`` / ``_snapshot``,
+pickled to ``snapshot.pickle`` and ``snapshot-opt-in-bwd.pickle``). The fused training
+must give the same parameters as the usual loop, and the snapshots must show what the
+tutorial says: no gradient memory left alive with the optimizer fused into backward.
 """
 
+import pickle
 import re
 
 import numpy
@@ -115,6 +115,32 @@ def test_the_parameters_did_train(blocks):
         assert not numpy.array_equal(p.detach().numpy(), p0.numpy())
 
 
-def test_memory_snapshot_blocks_are_skipped(blocks):
-    pytest.skip("torch.cuda.memory._record_memory_history / _snapshot do not exist in "
-                "retrograd yet (memory accounting is another part of issue 7)")
+def _gradient_bytes_at_peak(snapshot):
+    from retrograd.memory import viz
+    return viz.timeline(snapshot)["peak"]["breakdown"].get("gradient", 0)
+
+
+def test_the_whole_seed_runs_with_its_memory_snapshots(blocks, tmp_path, monkeypatch):
+    """All five blocks in order, as the tutorial runs them."""
+    monkeypatch.chdir(tmp_path)
+    retrograd.manual_seed(0)
+    ns = {"model": _small_model()}
+    try:
+        for i, code in enumerate(blocks):
+            code = _setup(code) if i == 0 else _as_retrograd(code)
+            exec(compile(code, f"{SEED_NAME}:block{i}", "exec"), ns)
+    finally:
+        retrograd.memory._record_memory_history(None)
+        retrograd.memory.stop_accounting()
+    with open("snapshot.pickle", "rb") as f:
+        usual = pickle.load(f)
+    with open("snapshot-opt-in-bwd.pickle", "rb") as f:
+        fused = pickle.load(f)
+    params = list(ns["model"].parameters())
+    P = sum(p._data.nbytes for p in params)
+    largest = max(p._data.nbytes for p in params)
+    # The usual loop's peak has (nearly) every gradient alive; fused, at most one is.
+    assert _gradient_bytes_at_peak(usual) >= P - largest
+    assert _gradient_bytes_at_peak(fused) <= largest
+    for snap in (usual, fused):
+        assert snap["device_traces"][0] and snap["segments"]

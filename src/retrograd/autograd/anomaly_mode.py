@@ -24,20 +24,35 @@ class _Debug:
 
     anomaly/check_nan: anomaly mode (process-wide, as in PyTorch).
     profiler: the recording profiler session, or None.
-    on: anomaly or profiler: the engine evaluates nodes through the debug path.
+    memory: retrograd.memory's Tracker once memory accounting has started, or None.
+    on: any of those: the engine evaluates nodes through the debug path.
+    node_hook: what every new node is shown (anomaly's traceback, memory history's
+    stack), or None.
     parent: the node the engine is evaluating under anomaly mode (nodes made while it
     runs, under ``create_graph``, were induced by it).
     """
 
-    __slots__ = ("on", "anomaly", "check_nan", "profiler", "parent")
+    __slots__ = ("on", "anomaly", "check_nan", "profiler", "memory", "node_hook", "parent")
 
     def __init__(self):
         self.on = self.anomaly = False
         self.check_nan = True
-        self.profiler = self.parent = None
+        self.profiler = self.memory = self.node_hook = self.parent = None
 
     def refresh(self):
-        self.on = self.anomaly or self.profiler is not None
+        self.on = self.anomaly or self.profiler is not None or self.memory is not None
+        stacks = self.memory is not None and self.memory.stacks
+        if self.anomaly and stacks:
+            self.node_hook = _both_node_hooks
+        elif self.anomaly:
+            self.node_hook = record_forward_trace
+        else:
+            self.node_hook = self.memory.node_created if stacks else None
+
+
+def _both_node_hooks(node):
+    record_forward_trace(node)
+    debug.memory.node_created(node)
 
 
 debug = _Debug()
@@ -164,10 +179,19 @@ def _check_nan(node, outs):
 
 
 def evaluate(node, buf, create_graph, call):
-    """Run ``node`` through the engine's ``call`` under anomaly mode and/or the profiler."""
+    """Run ``node`` through the engine's ``call`` under anomaly mode, the profiler and/or
+    memory accounting."""
+    if debug.memory is not None:
+        slow = debug.anomaly or debug.profiler is not None
+        return debug.memory.run_node(node, buf, create_graph, call, _evaluate if slow else None)
+    return _evaluate(node, buf, create_graph, call)
+
+
+def _evaluate(node, buf, create_graph, call):
     prof = debug.profiler
     if not debug.anomaly:
-        return prof.evaluate(node, buf, create_graph, call)
+        return call(node, buf, create_graph) if prof is None else \
+            prof.evaluate(node, buf, create_graph, call)
     prev = debug.parent
     debug.parent = node
     try:

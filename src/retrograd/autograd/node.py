@@ -16,11 +16,12 @@ from collections import OrderedDict
 import numpy
 
 from . import grad_mode
-from .anomaly_mode import debug as _debug, record_forward_trace
+from .anomaly_mode import debug as _debug
 
 __all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle"]
 
 _seq = itertools.count()
+_tracker = None  # retrograd.memory's Tracker once memory accounting has started
 # Nodes PyTorch writes by hand in C++: their name() carries the namespace.
 _HANDWRITTEN = frozenset(("AccumulateGrad", "CopySlices", "CopyBackwards", "GraphRoot", "Error",
                           "DelayedError", "UndefinedGradBackward"))
@@ -103,15 +104,16 @@ def _extra_attr(name):
 class Node:
     """Base of every grad_fn (``torch.autograd.graph.Node``)."""
 
-    __slots__ = ("next_functions", "_seq", "_extra", "__weakref__")
+    # _mstack: the forward stack while memory history records stacks (unset otherwise)
+    __slots__ = ("next_functions", "_seq", "_extra", "_mstack", "__weakref__")
 
     def __new__(cls, *args, **kwargs):
         self = object.__new__(cls)
         self._seq = next(_seq)
         self._extra = None
         self.next_functions = ()
-        if _debug.anomaly:
-            record_forward_trace(self)
+        if _debug.node_hook is not None:  # anomaly mode, memory history with stacks
+            _debug.node_hook(self)
         return self
 
     _pre_hooks = _extra_attr("pre_hooks")
@@ -196,7 +198,8 @@ class SavedTensor:
     """
 
     __slots__ = ("_tensor", "_data", "_vc", "_version", "_output_nr", "_packed", "_unpack",
-                 "_requires_grad", "_is_output", "_history", "_node")
+                 "_requires_grad", "_is_output", "_history", "_node", "_mhold",
+                 "__weakref__")  # _mhold: memory accounting's hold (set only then)
 
     def __init__(self, t, is_output):
         self._vc = t._vc
@@ -211,6 +214,8 @@ class SavedTensor:
             self._tensor, self._data, self._packed = None, t._data, _NOT_PACKED
         else:
             self._tensor, self._data, self._packed = t, None, _NOT_PACKED
+        if _tracker is not None:  # the storage is now held by the graph
+            _tracker.saved(self)
 
     def _pack(self, t, pack, unpack):
         """Store ``pack(t)`` (run under no_grad, as PyTorch does) instead of ``t``."""
@@ -478,6 +483,8 @@ def accumulate(var, g, create_graph):
             var._grad = wrap(_grad_layout(var._data)).copy_(g)
         else:
             var._grad = wrap(_new_grad_array(var._data, g))
+        if _tracker is not None:
+            _tracker.gradient(var._grad._data)
     elif create_graph:
         var._grad = old + g
     else:

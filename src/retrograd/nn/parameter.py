@@ -1,5 +1,6 @@
 """``nn.Parameter``: a leaf Tensor that a Module registers as a parameter."""
 
+from .. import _tensor
 from .._tensor import Tensor, _init
 
 
@@ -20,6 +21,8 @@ class Parameter(Tensor):
         _init(p, data._data)
         p._vc = data._vc  # shares storage, as PyTorch's Parameter(t) does
         p._requires_grad = bool(requires_grad)
+        if _tensor._tracker is not None:
+            _tensor._tracker.tensor_roles(p)
         return p
 
     def __init__(self, data=None, requires_grad=True):

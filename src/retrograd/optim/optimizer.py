@@ -26,7 +26,7 @@ from itertools import chain
 
 import numpy
 
-from .. import _dtype
+from .. import _dtype, _tensor
 from .._tensor import Tensor, wrap
 from ..autograd import grad_mode
 from ..autograd.node import RemovableHandle
@@ -164,8 +164,8 @@ def _get_pool():
 def _use_threads(params):
     """Whether the group is big enough to gain from threads (and has no parameter twice:
     PyTorch then updates it twice, one update after the other)."""
-    if len(params) < 2 or (os.cpu_count() or 1) < 2:
-        return False
+    if len(params) < 2 or (os.cpu_count() or 1) < 2 or _tensor._tracker is not None:
+        return False  # (memory accounting keeps its books without locks: one thread)
     n = 0
     for p in params:
         n += p._data.size
@@ -449,7 +449,13 @@ class Optimizer:
     def _step_param(self, p, group):
         """Update one parameter from its ``.grad``: what ``step`` does for each parameter
         of ``group`` with a gradient, callable alone (fusing the update into backward)."""
-        self._update(p, p._grad, self._init_state(p, group), group)
+        state = self._init_state(p, group)
+        tracker = _tensor._tracker
+        if tracker is not None:  # state made now is optimizer state from its first byte
+            tracker.optimizer_state((state,))
+        self._update(p, p._grad, state, group)
+        if tracker is not None:  # (and state the update made, as SGD's momentum buffer)
+            tracker.optimizer_state((state,))
 
     def _run_step(self, closure):
         """``step`` of the built-in optimizers: the per-parameter update, without
@@ -468,6 +474,8 @@ class Optimizer:
                     continue
                 self._check_group(group)
                 states = [self._init_state(p, group) for p in params]
+                if _tensor._tracker is not None:
+                    _tensor._tracker.optimizer_state(states)
                 if group.get("foreach") is not False and not group.get("fused") \
                         and _use_threads(params):
                     futures = [_get_pool().submit(update, p, p._grad, s, group)
@@ -477,6 +485,8 @@ class Optimizer:
                 else:
                     for p, s in zip(params, states, strict=True):
                         update(p, p._grad, s, group)
+                if _tensor._tracker is not None:
+                    _tensor._tracker.optimizer_state(states)
         finally:
             gm.enabled = prev
         return loss

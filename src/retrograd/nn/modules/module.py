@@ -6,6 +6,7 @@ from collections import OrderedDict, namedtuple
 
 import numpy
 
+from ... import _tensor
 from ..._tensor import Tensor, wrap
 from ...autograd import grad_mode
 from ...ops._registry import apply, defop
@@ -381,6 +382,8 @@ class Module:
                     if t._grad is not None:
                         g = fn(t._grad)
                         t._grad._data = g._data
+                    if _tensor._tracker is not None:
+                        _tensor._tracker.tensor_roles(t)
         return self
 
     def to(self, *args, **kwargs):

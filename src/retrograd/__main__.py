@@ -1,0 +1,31 @@
+"""``python -m retrograd demo | memory-viz``: the project's command line."""
+
+import sys
+
+_USAGE = """usage: python -m retrograd {demo,memory-viz} [options]
+
+  demo        seed 000 on the CPU: 3 steps with the usual loop, 3 with the optimizer
+              fused into backward; memory snapshots, an HTML report and a peak table
+  memory-viz  SNAPSHOT.pickle -o timeline.html: the offline memory timeline page
+"""
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(_USAGE, end="")
+        return 0
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "demo":
+        from .demo import main as run
+    elif cmd == "memory-viz":
+        from .memory.viz import main as run
+    else:
+        print(_USAGE, end="", file=sys.stderr)
+        print(f"python -m retrograd: unknown command {cmd!r}", file=sys.stderr)
+        return 2
+    return run(rest) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

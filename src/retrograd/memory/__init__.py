@@ -1,0 +1,147 @@
+"""Memory accounting by category, history and snapshots on any device (PyTorch has them
+for CUDA only, as ``torch.cuda.memory``; ``retrograd.cuda.memory`` is this module).
+
+Categories: parameter, gradient (parameters' ``.grad``), optimizer_state, activation
+(tensors held by the autograd graph), temporary (kernel temporaries, exact mode only)
+and other. Accounting starts at the first call into this module (it then finds the
+storages already alive) and costs nothing before. ``exact=True`` in
+:func:`_record_memory_history` also books each kernel's transient memory, measured
+through tracemalloc's NumPy domain, as short-lived "temporary" blocks (slower: tracemalloc
+traces every Python allocation).
+
+>>> retrograd.memory._record_memory_history()
+>>> train(model, optimizer)
+>>> retrograd.memory._dump_snapshot("snapshot.pickle")   # python -m retrograd memory-viz
+"""
+
+import sys
+from collections import OrderedDict
+
+from ..backend import Device
+from . import snapshot as _snap
+from .tracker import CATEGORIES, TRACKER
+
+__all__ = ["memory_allocated", "max_memory_allocated", "memory_reserved",
+           "max_memory_reserved", "reset_peak_memory_stats", "reset_max_memory_allocated",
+           "memory_stats", "memory_summary", "empty_cache", "stop_accounting", "CATEGORIES"]
+
+
+def _books(device=None):
+    """The tracker (started on first use) after checking ``device``."""
+    if device is not None and not isinstance(device, int):
+        d = device if isinstance(device, Device) else Device(device)
+        if d.type not in ("cpu", "cuda"):
+            raise ValueError(f"Expected a cpu or cuda device, but got: {device}")
+    TRACKER.start()
+    return TRACKER
+
+
+def memory_allocated(device=None):
+    """Bytes held by live storages now."""
+    return _books(device).total
+
+
+def max_memory_allocated(device=None):
+    """The largest ``memory_allocated`` since accounting began or the last reset."""
+    return _books(device).peak
+
+
+def memory_reserved(device=None):
+    """Equal to ``memory_allocated``: NumPy's arrays are not served from a cache."""
+    return _books(device).total
+
+
+def max_memory_reserved(device=None):
+    return _books(device).peak
+
+
+def reset_peak_memory_stats(device=None):
+    _books(device).reset_peak()
+
+
+def reset_max_memory_allocated(device=None):
+    _books(device).reset_peak()
+
+
+def empty_cache():
+    """Nothing to release: freed arrays go straight back to the system allocator."""
+    _books()
+
+
+def memory_stats(device=None):
+    """PyTorch's keys for the whole device (``allocated_bytes.all.current`` ...), plus per
+    category ``allocated_bytes.<category>.current`` and ``.at_peak`` (its share of the
+    device's peak)."""
+    t = _books(device)
+    n = len(t.live)
+    s = {"allocated_bytes.all.current": t.total, "allocated_bytes.all.peak": t.peak,
+         "allocated_bytes.all.allocated": t.total + t.bytes_freed,
+         "allocated_bytes.all.freed": t.bytes_freed,
+         "allocation.all.current": n, "allocation.all.peak": t.n_peak,
+         "allocation.all.allocated": n + t.n_free, "allocation.all.freed": t.n_free,
+         "num_alloc_retries": 0, "num_ooms": 0}
+    for prefix in ("active_bytes", "reserved_bytes", "requested_bytes"):
+        for k in ("current", "peak", "allocated", "freed"):
+            s[f"{prefix}.all.{k}"] = s[f"allocated_bytes.all.{k}"]
+    for i, name in enumerate(CATEGORIES):
+        s[f"allocated_bytes.{name}.current"] = t.current[i]
+        s[f"allocated_bytes.{name}.at_peak"] = t.peak_breakdown[i]
+    return OrderedDict(sorted(s.items()))
+
+
+def _fmt(n):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024
+
+
+def memory_summary(device=None, abbreviated=False):
+    """A table of bytes by category: now, and at the device's peak."""
+    s = memory_stats(device)
+    rows = [f"{'category':<16}{'current':>14}{'at peak':>14}"]
+    for name in (*CATEGORIES, "all"):
+        at_peak = s["allocated_bytes.all.peak"] if name == "all" else \
+            s[f"allocated_bytes.{name}.at_peak"]
+        rows.append(f"{name:<16}{_fmt(s[f'allocated_bytes.{name}.current']):>14}"
+                    f"{_fmt(at_peak):>14}")
+    return "\n".join(rows) + "\n"
+
+
+def _record_memory_history(enabled="all", context="all", stacks="all",
+                           max_entries=sys.maxsize, device=None, clear_history=False, *,
+                           exact=False):
+    """Start (``"all"``: every allocation, free and category change with its Python stack;
+    ``"state"``: only the stacks of live storages) or stop (None) recording history.
+
+    context: which stacks are kept (``"alloc"``, ``"state"`` or ``"all"``, which adds
+    frees; None: none). max_entries: the history keeps the newest entries. Allocations
+    made in backward carry the stack of the forward op whose node made them. exact:
+    also book kernel temporaries (see the module docstring).
+    """
+    if isinstance(enabled, bool):  # PyTorch's legacy form
+        enabled = "all" if enabled else None
+    if enabled not in (None, "state", "all"):
+        raise ValueError(f"enabled must be None, 'state' or 'all', got {enabled!r}")
+    if context not in (None, "state", "alloc", "all"):
+        raise ValueError(f"context must be None, 'state', 'alloc' or 'all', got {context!r}")
+    t = _books(device)
+    t.record_history(enabled, context, stacks, max_entries, clear_history)
+    t.set_exact(exact and enabled is not None)
+    from ..autograd.anomaly_mode import debug
+    debug.refresh()
+
+
+def stop_accounting():
+    """Stop counting (history too) and forget the books; the hot paths are as if memory
+    accounting had never started, until the next call into this module."""
+    TRACKER.stop()
+
+
+def _snapshot(device=None):
+    """The books in PyTorch's snapshot layout (see ``retrograd.memory.snapshot``)."""
+    return _snap.snapshot(_books(device))
+
+
+def _dump_snapshot(filename="dump_snapshot.pickle"):
+    _snap.dump(_books(), filename)

@@ -1,0 +1,418 @@
+"""Memory accounting: every array storage from allocation to free, with its category.
+
+A storage is a NumPy array that owns its memory (views count toward their base). It is
+seen where the engine makes arrays: every Tensor passes ``_tensor.wrap``; backward's
+gradient arrays pass the engine's node evaluation. A weak reference to the storage
+tells when it is freed, so the bytes leave the books at the moment the memory does.
+
+A storage's category follows its roles, highest first: a parameter's data, an
+optimizer's state, a parameter's ``.grad``, held by the autograd graph (a saved
+activation), else other (inputs, outputs, backward's intermediate gradients). Roles
+change while the storage lives (a temporary becomes an activation when a node saves
+it and goes back to other when the graph is freed); each change is an event.
+
+Accounting costs nothing until first asked for: ``start()`` installs the tracker in the
+hot paths and finds the storages already alive through the garbage collector.
+"""
+
+import atexit
+import gc
+import sys
+import time
+import tracemalloc
+import weakref
+from collections import deque
+
+import numpy
+
+CATEGORIES = ("parameter", "gradient", "optimizer_state", "activation", "temporary", "other")
+PARAMETER, GRADIENT, OPTIMIZER_STATE, ACTIVATION, TEMPORARY, OTHER = range(6)
+# Roles that stick to a storage until it is freed; saved-by-the-graph is counted apart.
+ROLE_PARAMETER, ROLE_STATE, ROLE_GRADIENT = 1, 2, 4
+
+ALLOC, FREE, CHANGE = 0, 1, 2
+# Exact mode reports a kernel's transient peak as a temporary block when it is at least
+# this big (smaller ones are Python objects, not array temporaries).
+_TEMPORARY_MIN = 64 * 1024
+# Synthetic addresses of exact mode's temporaries: far from any id() of a live object.
+_TEMPORARY_BASE = 1 << 62
+
+_ndarray = numpy.ndarray
+# retrograd.Tensor and AccumulateGrad, set when accounting starts (this module loads first)
+_Tensor = _Acc = None
+_getframe = sys._getframe
+_now = time.perf_counter_ns
+
+
+class _Block(weakref.ref):
+    """A live storage: a weak reference to its array plus what the books need. ``state``
+    packs the roles (low bits) and the number of saved tensors holding it (<< 3);
+    ``frames`` is set only when a stack was recorded."""
+
+    __slots__ = ("key", "size", "state", "frames")
+
+
+# Category of a block from its state: the highest role, else held by the graph, else other.
+_BY_ROLES = (OTHER, PARAMETER, OPTIMIZER_STATE, PARAMETER, GRADIENT, PARAMETER,
+             OPTIMIZER_STATE, PARAMETER)
+_SAVED = 8
+
+
+def _category(state):
+    return _BY_ROLES[state & 7] if state & 7 or state < _SAVED else ACTIVATION
+
+
+class _Hold(weakref.ref):
+    """A saved tensor's hold on storages, released when the saved tensor dies (it is
+    kept on the saved tensor itself)."""
+
+    __slots__ = ("blocks",)
+
+
+class Tracker:
+    """The books: live blocks, bytes per category, the peak and, when recording, the
+    event history. One per process (``TRACKER``).
+
+    History events are tuples ``(action, key, size, time_ns, category, extra)``: extra
+    is the recorded stack for ALLOC and FREE, the previous category for CHANGE.
+    """
+
+    _atexit = False
+
+    def __init__(self):
+        self.live = {}            # id(storage array) -> _Block
+        self.current = [0] * len(CATEGORIES)
+        self.total = 0
+        self.peak = 0
+        self.peak_breakdown = [0] * len(CATEGORIES)
+        self.n_free = self.bytes_freed = self.n_peak = 0
+        self.started = False
+        # history
+        self.events = None        # deque of event tuples (see the class docstring)
+        self.record = False
+        self.stacks = False       # capture Python stacks for allocations
+        self.free_stacks = False  # ... and for frees (context="all")
+        self.node = None          # the node backward is running (its forward stack)
+        self.exact = False
+        self._started_tracemalloc = False
+        self._last = None         # (id, code, stack) of the frame above the last stack
+        self._last_traced = 0
+        self._temp_addr = _TEMPORARY_BASE
+        self._free_cb = self._on_free
+        self._release_cb = self._on_release
+
+    # ---- installation -------------------------------------------------------------------
+    def start(self):
+        """Install the hooks and take the storages alive now onto the books."""
+        if self.started:
+            return
+        global _Tensor, _Acc
+        from .. import _tensor
+        from ..autograd import node as _node
+        from ..autograd.anomaly_mode import debug
+        _Tensor = _tensor.Tensor
+        _Acc = _node.AccumulateGrad
+        if not self._atexit:  # no books to keep while the interpreter tears objects down
+            atexit.register(self.stop)
+            self._atexit = True
+        self.started = True
+        self._scan()
+        _tensor._tracker = self
+        _node._tracker = self
+        debug.memory = self
+        debug.refresh()
+
+    def stop(self):
+        """Uninstall the hooks and close the books (accounting restarts on next use)."""
+        if not self.started:
+            return
+        from .. import _tensor
+        from ..autograd import node as _node
+        from ..autograd.anomaly_mode import debug
+        _tensor._tracker = _node._tracker = debug.memory = None
+        debug.refresh()
+        self.set_exact(False)
+        self.__init__()
+
+    def _scan(self):
+        """Every storage reachable from live tensors, saved tensors and optimizers."""
+        from .._tensor import Tensor
+        from ..autograd.node import SavedTensor
+        from ..nn.parameter import Parameter
+        from ..optim.optimizer import Optimizer
+        optimizers = []
+        for o in gc.get_objects():
+            t = type(o)  # (not isinstance: some modules' objects warn on __class__)
+            if issubclass(t, Tensor):
+                b = self.see(o._data)
+                if issubclass(t, Parameter):
+                    self._add_role(b, ROLE_PARAMETER)
+                if o._grad is not None:
+                    self._add_role(self.see(o._grad._data), ROLE_GRADIENT)
+            elif t is SavedTensor:
+                self.saved(o)
+            elif issubclass(t, Optimizer):
+                optimizers.append(o)
+        for opt in optimizers:
+            self.optimizer_state(opt.state.values())
+
+    # ---- the books ----------------------------------------------------------------------
+    # The hot methods inline their arithmetic and take no lock: retrograd's own threads
+    # (the optimizer's foreach pool) are off while accounting, and a weak reference's
+    # callback runs between bytecodes of the thread that drops the last reference.
+    def see(self, arr):
+        """The block of ``arr``'s storage, opened (an allocation) if it is new."""
+        root = arr
+        base = arr.base
+        while type(base) is _ndarray:
+            root = base
+            base = base.base
+        key = id(root)
+        b = self.live.get(key)
+        if b is not None:
+            return b
+        b = _Block(root, self._free_cb)
+        b.key = key
+        b.size = size = root.nbytes
+        b.state = 0
+        live = self.live
+        live[key] = b
+        if len(live) > self.n_peak:
+            self.n_peak = len(live)
+        cur = self.current
+        cur[OTHER] += size
+        total = self.total = self.total + size
+        if total > self.peak:
+            self.peak = total
+            self.peak_breakdown = cur[:]
+        if self.record:
+            frames = b.frames = self._frames() if self.stacks else ()
+            self.events.append((ALLOC, key, size, _now(), OTHER, frames))
+        elif self.stacks:
+            b.frames = self._frames()
+        if self.exact:
+            self._probe()
+        return b
+
+    def _add(self, cat, size):
+        cur = self.current
+        cur[cat] += size
+        total = self.total = self.total + size
+        if total > self.peak:
+            self.peak = total
+            self.peak_breakdown = cur[:]
+
+    def _on_free(self, b):
+        key = b.key
+        if self.live.get(key) is b:
+            del self.live[key]
+        size = b.size
+        state = b.state
+        cat = _BY_ROLES[state & 7] if state & 7 or state < _SAVED else ACTIVATION
+        self.current[cat] -= size
+        self.total -= size
+        self.n_free += 1
+        self.bytes_freed += size
+        if self.record:
+            frames = self._frames() if self.free_stacks else ()
+            self.events.append((FREE, key, size, _now(), cat, frames))
+
+    def _change(self, b, old_state):
+        """``b.state`` was ``old_state``: move its bytes if its category changed."""
+        old, cat = _category(old_state), _category(b.state)
+        if cat == old:
+            return
+        size = b.size
+        cur = self.current
+        cur[old] -= size
+        cur[cat] += size
+        if self.total == self.peak:  # at the peak still: its breakdown moves along
+            self.peak_breakdown = cur[:]
+        if self.record:
+            self.events.append((CHANGE, b.key, size, _now(), cat, old))
+
+    def _add_role(self, b, role):
+        state = b.state
+        if not state & role:
+            b.state = state | role
+            self._change(b, state)
+
+    # ---- roles, called from where they change ---------------------------------------------
+    def role(self, arr, role):
+        self._add_role(self.see(arr), role)
+
+    def gradient(self, arr):
+        """``arr`` became a parameter's ``.grad``."""
+        self._add_role(self.see(arr), ROLE_GRADIENT)
+
+    def tensor_roles(self, t):
+        """A tensor whose data may have been replaced (``.data =``, ``Module.to``)."""
+        from ..nn.parameter import Parameter
+        if isinstance(t, Parameter):
+            self.role(t._data, ROLE_PARAMETER)
+        if t._grad is not None:
+            self.role(t._grad._data, ROLE_GRADIENT)
+
+    def optimizer_state(self, states):
+        """The tensors in optimizer state dicts (``optimizer.state.values()``)."""
+        for st in states:
+            for v in st.values():
+                if isinstance(v, _Tensor):
+                    self.role(v._data, ROLE_STATE)
+
+    def saved(self, s):
+        """A SavedTensor now holds its storage (or what its pack hook returned)."""
+        t = s._tensor
+        if t is not None:
+            blocks = (self.see(t._data),)
+        elif s._data is not None:
+            blocks = (self.see(s._data),)
+        else:
+            p = s._packed
+            items = p if isinstance(p, (tuple, list)) else (p,)
+            blocks = tuple(self.see(x._data) for x in items if isinstance(x, _Tensor))
+            if not blocks:
+                return
+        h = s._mhold = _Hold(s, self._release_cb)
+        h.blocks = blocks
+        for b in blocks:
+            state = b.state
+            b.state = state + _SAVED
+            if state < _SAVED:
+                self._change(b, state)
+
+    def _on_release(self, h):
+        live = self.live
+        for b in h.blocks:
+            state = b.state
+            b.state = state - _SAVED
+            if state < 2 * _SAVED and live.get(b.key) is b:
+                self._change(b, state)
+
+    # ---- backward -----------------------------------------------------------------------
+    def run_node(self, node, buf, create_graph, call, evaluate):
+        """Evaluate one node in backward: the engine's ``call`` (or anomaly mode's and the
+        profiler's ``evaluate``); the node's input and output gradients are seen, and what
+        it allocates carries the stack of the forward op that made it."""
+        prev, self.node = self.node, node
+        try:
+            self._see_arrays(buf)
+            if evaluate is not None:
+                outs = evaluate(node, buf, create_graph, call)
+            elif node._extra is None and buf[0] is not None and type(node) is not _Acc:
+                outs = node.apply(buf, create_graph)  # as the engine's fast path
+            else:
+                outs = call(node, buf, create_graph)
+            self._see_arrays(outs)
+        finally:
+            self.node = prev
+        return outs
+
+    def _see_arrays(self, grads):
+        """(A function of its own so no array outlives the call in a local: AccumulateGrad
+        steals only gradients nobody else references.)"""
+        live = self.live
+        for g in grads:
+            if g is not None:
+                if type(g) is not _ndarray:
+                    g = g._data
+                if g.base is not None or id(g) not in live:
+                    self.see(g)
+
+    def node_created(self, node):
+        """Remember the forward stack of a new node (its backward allocations show it):
+        the stack of the op's output when the node's maker is the op that just wrapped
+        it (``apply``: outputs, then the node), else a fresh one."""
+        f = _getframe(3)
+        last = self._last
+        if last is not None and last[0] == id(f) and last[1] is f.f_code:
+            node._mstack = last[2]
+        else:
+            node._mstack = self._stack()
+
+    # ---- stacks -------------------------------------------------------------------------
+    def _stack(self):
+        """(code, instruction offset, ...) from the tracker's caller outwards; lines are
+        looked up only when a snapshot is taken. Remembers which frame called the
+        allocating one, for ``node_created``."""
+        f = _getframe(1)
+        while f is not None and f.f_globals is _GLOBALS:
+            f = f.f_back
+        if f is None:  # (a callback with no Python caller: interpreter teardown)
+            return ()
+        st = []
+        append = st.append
+        caller = f.f_back
+        while f is not None:
+            append(f.f_code)
+            append(f.f_lasti)
+            f = f.f_back
+        st = tuple(st)
+        self._last = None if caller is None else (id(caller), caller.f_code, st)
+        return st
+
+    def _frames(self):
+        node = self.node
+        if node is not None:  # in backward: the node's class, then its forward op's stack
+            return (type(node), getattr(node, "_mstack", ()))
+        return self._stack()
+
+    # ---- exact mode ---------------------------------------------------------------------
+    def set_exact(self, on):
+        if on and not self.exact:
+            if not tracemalloc.is_tracing():
+                tracemalloc.start()
+                self._started_tracemalloc = True
+            tracemalloc.reset_peak()
+            self._last_traced = tracemalloc.get_traced_memory()[0]
+        elif not on and self.exact and getattr(self, "_started_tracemalloc", False):
+            tracemalloc.stop()
+            self._started_tracemalloc = False
+        self.exact = bool(on)
+
+    def _probe(self):
+        """A kernel's transient memory since the last probe (NumPy reports its allocations
+        to tracemalloc) above both ends: booked as a temporary block alloc'd and freed."""
+        cur, peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        transient = peak - max(cur, self._last_traced)
+        self._last_traced = cur
+        if transient < _TEMPORARY_MIN:
+            return
+        self._temp_addr += 1
+        self._add(TEMPORARY, transient)
+        self.current[TEMPORARY] -= transient
+        self.total -= transient
+        if self.record:
+            t = _now()
+            frames = self._frames() if self.stacks else ()
+            self.events.append((ALLOC, self._temp_addr, transient, t, TEMPORARY, frames))
+            self.events.append((FREE, self._temp_addr, transient, t, TEMPORARY, ()))
+
+    # ---- history ------------------------------------------------------------------------
+    def record_history(self, enabled, context, stacks, max_entries, clear_history):
+        """As PyTorch's allocator: turning history off drops it; ``clear_history`` drops
+        it when turning on; otherwise recording goes on after what was recorded."""
+        if stacks not in ("python", "all"):
+            raise ValueError(f"stacks must be 'python' or 'all', got {stacks!r}")
+        maxlen = _maxlen(max_entries)
+        if enabled is None or clear_history or self.events is None:
+            self.events = deque(maxlen=maxlen)
+        elif self.events.maxlen != maxlen:
+            self.events = deque(self.events, maxlen=maxlen)
+        self.record = enabled == "all"
+        self.stacks = enabled is not None and context in ("alloc", "all", "state")
+        self.free_stacks = self.stacks and context == "all"
+
+    def reset_peak(self):
+        self.peak = self.total
+        self.peak_breakdown = self.current[:]
+        self.n_peak = len(self.live)
+
+
+def _maxlen(max_entries):
+    return None if max_entries is None or max_entries >= sys.maxsize else int(max_entries)
+
+
+_GLOBALS = globals()
+TRACKER = Tracker()
