@@ -322,6 +322,8 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
     buf = g = None
 
     prev_mode, prev_task = grad_mode.state.enabled, _current.task
+    mem = _debug.memory  # memory accounting: what backward frees is shown the node last run
+    prev_node = mem.node if mem is not None else None
     grad_mode.state.enabled = create_graph
     _current.task = GraphTask(run, captures, reachable)
     try:
@@ -363,6 +365,8 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
             outs = g = b = None
     finally:
         grad_mode.state.enabled, _current.task = prev_mode, prev_task
+        if mem is not None:
+            mem.node = prev_node
     return captured if inputs is not None else None
 
 

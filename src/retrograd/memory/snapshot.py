@@ -19,21 +19,21 @@ class _Frames:
     frame dicts, each distinct stack and line once."""
 
     def __init__(self):
-        self.stacks = {}  # id(recorded stack) -> (the stack, its frame dicts)
+        self.stacks = {}  # recorded stack -> its frame dicts (equal stacks share them)
         self.lines = {}   # (code, offset) -> frame dict
 
     def __call__(self, rec):
         if not rec:
             return []
-        hit = self.stacks.get(id(rec))
-        if hit is not None and hit[0] is rec:
-            return hit[1]
+        frames = self.stacks.get(rec)
+        if frames is not None:
+            return frames
         if isinstance(rec[0], type):  # (node class, its forward stack): made in backward
             frames = [{"filename": "<backward>", "line": 0, "name": rec[0].__name__}]
             frames += self(rec[1])
         else:
             frames = [self._frame(rec[i], rec[i + 1]) for i in range(0, len(rec), 2)]
-        self.stacks[id(rec)] = (rec, frames)
+        self.stacks[rec] = frames
         return frames
 
     def _frame(self, code, offset):

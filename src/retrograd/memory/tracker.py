@@ -116,6 +116,7 @@ class Tracker:
             atexit.register(self.stop)
             self._atexit = True
         self.started = True
+        gc.collect()  # garbage in reference cycles would be booked, then freed at random
         self._scan()
         _tensor._tracker = self
         _node._tracker = self
@@ -293,19 +294,18 @@ class Tracker:
     def run_node(self, node, buf, create_graph, call, evaluate):
         """Evaluate one node in backward: the engine's ``call`` (or anomaly mode's and the
         profiler's ``evaluate``); the node's input and output gradients are seen, and what
-        it allocates carries the stack of the forward op that made it."""
-        prev, self.node = self.node, node
-        try:
-            self._see_arrays(buf)
-            if evaluate is not None:
-                outs = evaluate(node, buf, create_graph, call)
-            elif node._extra is None and buf[0] is not None and type(node) is not _Acc:
-                outs = node.apply(buf, create_graph)  # as the engine's fast path
-            else:
-                outs = call(node, buf, create_graph)
-            self._see_arrays(outs)
-        finally:
-            self.node = prev
+        it allocates, and what the engine frees after it, carry its name and the stack of
+        the forward op that made it (the engine resets ``node`` when backward ends)."""
+        self.node = node  # until the next node: the engine frees what this one left
+        self._see_arrays(buf)
+        if evaluate is not None:
+            outs = evaluate(node, buf, create_graph, call)
+        elif node._extra is None and buf[0] is not None and type(node) is not _Acc:
+            outs = node.apply(buf, create_graph)  # as the engine's fast path
+        else:
+            outs = call(node, buf, create_graph)
+        self.node = node  # (a backward nested in a hook restored its own)
+        self._see_arrays(outs)
         return outs
 
     def _see_arrays(self, grads):
@@ -332,13 +332,14 @@ class Tracker:
 
     # ---- stacks -------------------------------------------------------------------------
     def _stack(self):
-        """(code, instruction offset, ...) from the tracker's caller outwards; lines are
-        looked up only when a snapshot is taken. Remembers which frame called the
+        """(code, instruction offset, ...) from the tracker's caller outwards (always
+        three frames up: ``_stack`` <- ``_frames`` or ``node_created`` <- the hook); lines
+        are looked up only when a snapshot is taken. Frames are materialized from there
+        up only, which is most of a stack's cost. Remembers which frame called the
         allocating one, for ``node_created``."""
-        f = _getframe(1)
-        while f is not None and f.f_globals is _GLOBALS:
-            f = f.f_back
-        if f is None:  # (a callback with no Python caller: interpreter teardown)
+        try:
+            f = _getframe(3)
+        except ValueError:  # (a callback with no Python caller: interpreter teardown)
             return ()
         st = []
         append = st.append
@@ -414,5 +415,4 @@ def _maxlen(max_entries):
     return None if max_entries is None or max_entries >= sys.maxsize else int(max_entries)
 
 
-_GLOBALS = globals()
 TRACKER = Tracker()
