@@ -7,20 +7,15 @@ cotangent at once, ``autograd.grad(..., is_grads_batched=True)``) or, with
 ``strategy="forward-mode"``, one batched forward-mode pass (every direction at
 once, on a leading batch dim of the tangents; same per-op batching rules).
 
-Batched backward: each node runs once on gradients with a leading batch dim.
-Elementwise ops (``jvp="elementwise"``, except those that index along a ``dim``
-attribute: index_fill, scatter) and vector/matrix matmul run their rules on the
-batched arrays; any other node falls back to running its rule once per batch
-element (correct, slower; the graph is still walked once). Batched backward does
-not run hooks and does not support ``create_graph``.
+Batched backward (:mod:`._batched`) runs each node once on gradients with a leading
+batch dim; it does not run hooks.
 """
 
 import numpy
 
 from .._tensor import Tensor, wrap
 from . import forward_ad, grad_mode
-from .engine import _dependencies, _exec_plan, _pop, _push, _root_edge
-from .node import AccumulateGrad, OpNode, SavedTensor
+from ._batched import batched_grad as _batched_grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
@@ -428,143 +423,3 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
     res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict,
                    vectorize=vectorize, strategy=outer_jacobian_strategy)
     return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
-
-
-# ---- batched backward (autograd.grad(..., is_grads_batched=True)) -------------------------
-
-def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph):
-    """Gradients of ``outputs`` w.r.t. ``inputs`` for a batch of cotangents (leading dim
-    of each ``grad_outputs`` entry): the graph is walked once, each node run once on the
-    batch. Returns one batched gradient (or None) per input."""
-    if create_graph:
-        raise NotImplementedError("is_grads_batched=True with create_graph=True is not "
-                                  "supported")
-    batch = None
-    for o, g in zip(outputs, grad_outputs, strict=True):
-        if g is None:
-            raise RuntimeError("is_grads_batched=True needs a grad_output for every output")
-        s = g._data.shape
-        if batch is None:
-            batch = s[0]
-        if s[0] != batch or s[1:] != o._data.shape:
-            raise RuntimeError(f"If `is_grads_batched=True`, we interpret the first dimension "
-                               f"of each grad_output as the batch dimension. The sizes of the "
-                               f"remaining dimensions are expected to match the shape of "
-                               f"corresponding output, but a mismatch was detected: "
-                               f"grad_output has a shape of {list(s)} and output has a shape of "
-                               f"{list(o._data.shape)}.")
-    root_edges = [_root_edge(t, i) for i, t in enumerate(outputs)]
-    pending = {}
-    for fn, _ in root_edges:
-        pending[fn] = pending.get(fn, 0) + 1
-    deps, reachable = _dependencies(pending)
-    run, captures = _exec_plan(inputs, False, pending, reachable)
-    captured = [None] * len(inputs)
-    buffers, heap = {}, []
-    for (fn, nr), g in zip(root_edges, grad_outputs, strict=True):
-        buf = buffers.setdefault(fn, [None] * _n_outputs(fn))
-        arr = g._data.astype(outputs[0]._data.dtype, copy=False) if g._data.dtype.kind not in \
-            "fc" else g._data
-        buf[nr] = arr if buf[nr] is None else buf[nr] + arr
-        pending[fn] -= 1
-        if not pending[fn] and fn not in deps:
-            _push(heap, (fn._seq, fn))
-    prev = grad_mode.state.enabled
-    grad_mode.state.enabled = False
-    try:
-        while heap:
-            node = _pop(heap)[1]
-            buf = buffers.pop(node)
-            for nr, k in captures.get(node, ()):
-                captured[k] = buf[nr]
-            if node not in run:
-                continue
-            outs = _batched_apply(node, buf, batch, run, captures)
-            if not retain_graph:
-                node.release()
-            for (nxt, nr), g in zip(node.next_functions, outs, strict=True):
-                if nxt is None or nxt not in run and nxt not in captures:
-                    continue
-                b = buffers.setdefault(nxt, [None] * _n_outputs(nxt))
-                if g is not None:
-                    b[nr] = g if b[nr] is None else b[nr] + g
-                deps[nxt] -= 1
-                if not deps[nxt]:
-                    _push(heap, (nxt._seq, nxt))
-    finally:
-        grad_mode.state.enabled = prev
-    return captured
-
-
-def _n_outputs(node):
-    meta = getattr(node, "_out_meta", None)
-    return len(meta) if meta else 1
-
-
-def _batched_apply(node, buf, batch, run, captures):
-    """Run ``node`` on gradients with a leading batch dim."""
-    if all(g is None for g in buf):
-        return [None] * len(node.next_functions)
-    if isinstance(node, OpNode):
-        from ..ops.linalg import _matmul_grad_self
-        op = node._op
-        if op.jvp == "elementwise" and node._out_meta is None and "dim" not in op.attrs:
-            return _elementwise_batched(node, buf, batch)
-        if op.vjp.get("self") is _matmul_grad_self and len(node._shapes[0]) <= 2 \
-                and len(node._shapes[1]) <= 2:
-            return _matmul_batched(node, buf[0], run, captures)
-    if type(node) is AccumulateGrad:
-        raise RuntimeError("is_grads_batched=True cannot accumulate into .grad")
-    # Fallback: the node's rule once per batch element.
-    per = [node.apply([None if g is None else g[b] for g in buf], False)
-           for b in range(batch)]
-    return [None if per[0][k] is None else numpy.stack([p[k] for p in per])
-            for k in range(len(per[0]))]
-
-
-def _elementwise_batched(node, buf, batch):
-    """An elementwise op's rules broadcast over the batch dim: run them once, then
-    undo broadcasting per input with the batch dim kept."""
-    shapes = node._shapes
-    out_nd = buf[0].ndim - 1
-    padded = [None if s is None else (batch,) + (1,) * (out_nd - len(s)) + tuple(s)
-              for s in shapes]
-    node._shapes = padded
-    try:
-        res = OpNode.apply(node, buf, False)
-    finally:
-        node._shapes = shapes
-    return [None if g is None else g.reshape((batch,) + tuple(s))
-            for g, s in zip(res, [shapes[i] for i in node._op.edges], strict=True)]
-
-
-def _matmul_batched(node, g, run, captures):
-    """``a @ b`` (vectors or matrices) with a batch of output gradients ``g``."""
-    saved = node._saved
-    if saved is None:
-        from .node import _FREED
-        raise RuntimeError(_FREED)
-    op = node._op
-    env = dict(zip(op.saved_names, (s.unpack_data(node) if type(s) is SavedTensor else s
-                                    for s in saved), strict=True))
-    sa, sb = node._shapes[0], node._shapes[1]
-    out = []
-    for k, (fn, _) in enumerate(node.next_functions):
-        if fn is None or fn not in run and fn not in captures:  # not on a path to inputs
-            out.append(None)
-            continue
-        if k == 0:
-            b = env["other"]
-            if len(sb) == 1:
-                ga = g[..., None] * b  # (B, m, n) or (B, n)
-            else:
-                ga = g @ b.T if len(sa) == 2 else numpy.matmul(g, b.T)
-            out.append(ga.astype(node._dtypes[0], copy=False))
-        else:
-            a = env["self"]
-            if len(sa) == 1:
-                gb = a[:, None] * g[:, None, :] if len(sb) == 2 else g[..., None] * a
-            else:
-                gb = numpy.matmul(a.T, g) if len(sb) == 2 else g @ a
-            out.append(gb.astype(node._dtypes[1], copy=False))
-    return out

@@ -21,7 +21,10 @@ Rules are written once and run in two modes: on backend arrays with
 ``xp = numpy`` (plain backward), and on Tensors with ``xp`` the differentiable
 facade in :mod:`._tensor_xp` (``create_graph=True``), so every rule is itself
 differentiable. Rules therefore use only ``xp.<function>`` calls, Python
-operators and ``.shape``/``.ndim``, never array methods.
+operators and ``.shape``/``.ndim``, never array methods. A third mode,
+``is_grads_batched``, runs them once on a batch of gradients that dispatch NumPy
+calls (``autograd._batched``): a buffer a rule writes gradients into must come
+from ``xp`` (``xp.zeros``) or be made like the gradient (``numpy.zeros_like(g)``).
 
 Broadcasting is undone by the engine (``_broadcast.sum_to``), never by a rule;
 a rule may return a gradient of the broadcast shape.
@@ -82,7 +85,7 @@ class OpDef:
     __slots__ = ("name", "forward", "inputs", "attrs", "outputs", "vjp", "jvp", "node_cls",
                  "promote", "to_float", "view", "differentiable", "nondiff_outputs",
                  "saved_names", "_save_plan", "_rules", "_has_grads", "edges",
-                 "edge_mask", "unary", "wants_strides", "into")
+                 "edge_mask", "unary", "wants_strides", "into", "batched")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -93,7 +96,7 @@ def _camel(name):
 
 
 def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=("result",),
-          scalars=(), into=None,
+          scalars=(), into=None, batched=None,
           promote=None, to_float=False, view=False, nondiff_outputs=()):
     """Declare an op; see the module docstring for the conventions.
 
@@ -103,6 +106,10 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
     view:      the output is a view of the first input (shares memory and version).
     into:      ``into(xp, out, *tensors, *attrs)`` computes the op into ``out``: the in-place
                form writes straight into ``self`` with it (no temporary, no copy back).
+    batched:   per input, a vjp rule for a batch of gradients (``is_grads_batched``), for
+               rules that cannot run on ``autograd._batched``'s arrays: named like the vjp
+               rule, with ``grad`` a plain array whose axis 0 is the batch (``batch`` its
+               size), returning the gradients with that axis.
     """
     op = OpDef()
     op.name = name
@@ -164,6 +171,7 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
     first_stride = len(env_names) - len(op.inputs)
     op.wants_strides = any(r is not None and max(r[1], default=0) >= first_stride
                            for r in op._rules)
+    op.batched = _batched_rules(op, batched, rules, env_names) if batched else None
     # What to save for each set of inputs needing grad (bit i = input i): the saved names
     # that those inputs' rules use, each as (slot, is_output, index).
     needed = [{saved.index(a) for a in r[1] if a in saved} if r else set() for r in rules]
@@ -178,6 +186,31 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
     op.node_cls = type(node or f"{_camel(name)}Backward0", (OpNode,),
                        {"__slots__": (), "_op": op})
     return op
+
+
+def _batched_rules(op, batched, rules, env_names):
+    """``(rule, argument getter, takes one)`` per input: the env of the vjp rules (strides
+    always in it), plus ``batch``; a batched rule may use only what the vjp rules keep."""
+    unknown = set(batched) - {n for n, r in zip(op.inputs, rules, strict=True) if r}
+    if unknown:
+        raise TypeError(f"op {op.name}: batched rules for {sorted(unknown)}, which have no "
+                        "vjp rule")
+    names = [*env_names, "batch"]
+    out = []
+    for inp, r in zip(op.inputs, rules, strict=True):
+        rule = batched.get(inp)
+        if rule is None:
+            out.append(None)
+            continue
+        args = list(inspect.signature(rule).parameters)
+        bad = [a for a in args if a not in names or a in op.saved_names and a not in r[1]
+               or a.endswith("_strides") and not op.wants_strides]
+        if bad:
+            raise TypeError(f"op {op.name}: batched rule for {inp!r} asks for {bad}, which its "
+                            "vjp rule does not keep")
+        out.append((rule, operator.itemgetter(*(names.index(a) for a in args)) if args
+                    else (lambda env: ()), len(args) == 1))
+    return tuple(out)
 
 
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}

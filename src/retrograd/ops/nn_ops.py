@@ -20,7 +20,9 @@ __all__ = ["linear", "constant_pad", "softmax", "log_softmax", "nll_loss", "laye
 
 
 def _is_np(xp):
-    return xp is numpy
+    """Rules run on arrays: NumPy's, or the batched ones of is_grads_batched (which
+    dispatch NumPy calls; see autograd._batched), rather than on Tensors."""
+    return xp is numpy or getattr(xp, "batched", False)
 
 
 def _max_scalar(xp, x, c):
@@ -35,7 +37,7 @@ def _max_scalar(xp, x, c):
 def _mm_tn(xp, a, b):
     """``a.T @ b``. OpenBLAS is up to 6x slower on a transposed-A product with fewer output
     rows than columns; the transposed product is then computed and laid out back."""
-    if _is_np(xp) and a.shape[1] < b.shape[1]:
+    if xp is numpy and a.shape[1] < b.shape[1]:
         return numpy.ascontiguousarray(numpy.matmul(b.T, a).T)
     return xp.matmul(xp.swapaxes(a, 0, 1), b)
 
@@ -84,7 +86,7 @@ def _pad_np(x, pad, value):
         shape[d] += lo + hi
         dst[d] = slice(max(lo, 0), shape[d] - max(hi, 0))
         src[d] = slice(max(-lo, 0), x.shape[d] - max(-hi, 0))
-    out = numpy.full(shape, value, dtype=x.dtype)
+    out = numpy.full_like(x, value, order="C", shape=shape)
     out[tuple(dst)] = x[tuple(src)]
     return out
 
@@ -408,7 +410,7 @@ def _erf(xp, x):
     if not _is_np(xp):
         return xp.erf(x)
     from .. import backend
-    return backend.erf(xp, x)
+    return backend.erf(numpy, x)
 
 
 # erfc(|x|/sqrt 2) = t P(t) exp(-x*x/2), t = 1/(1 + k|x|) (Abramowitz-Stegun 7.1.26, |error|
@@ -470,7 +472,7 @@ def _gelu_grad(xp, grad, self, approximate):
         t = xp.tanh(inner)
         dinner = _SQRT_2_PI * (1 + 3 * 0.044715 * self * self)
         return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * dinner)
-    if _is_np(xp) and self.dtype == numpy.float32 and self.ndim:
+    if xp is numpy and self.dtype == numpy.float32 and self.ndim:
         d = _gelu32_d(self)
         d *= grad
         return d
@@ -515,8 +517,8 @@ def _embedding_grad(xp, grad, indices, weight_shape, padding_idx):
     g = xp.reshape(grad, (-1, d))
     idx = xp.reshape(indices, (-1,))
     if _is_np(xp):
-        out = numpy.zeros((n, d), dtype=grad.dtype)
-        numpy.add.at(out, idx, g)
+        out = xp.zeros((n, d), dtype=grad.dtype)
+        xp.add.at(out, idx, g)
         if padding_idx is not None:
             out[padding_idx] = 0
         return out

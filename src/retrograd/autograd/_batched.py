@@ -1,0 +1,994 @@
+"""Batched reverse mode: ``autograd.grad(..., is_grads_batched=True)``.
+
+The graph is walked once with cotangents that carry a leading batch dim, and each
+node runs its rules once on the whole batch, as ``vmap`` does: a rule sees the
+batched gradient as a :class:`Batched` array, whose ``shape``/``ndim`` are those of
+one batch element (what the rule was written for) while its data holds them all. It
+implements NumPy's dispatch protocols (``__array_ufunc__``, ``__array_function__``),
+so the vjp rules, and the op forwards they call, run unchanged: each NumPy call
+maps its axes, shapes and indices past the batch dim and runs once. Values that are
+not batched (saved tensors, shapes, indices) broadcast over the batch. The ``xp`` a
+rule gets is :class:`BatchedNumpy`: NumPy, except that buffers it allocates
+(``xp.zeros``...) are batched, so a rule may write gradients into them.
+
+A NumPy function with no batching rule here raises NotImplementedError naming it;
+nodes of custom ``autograd.Function`` classes (Python backward code on Tensors) and
+AccumulateGrad cannot run batched. Batched backward does not run hooks.
+"""
+
+import math
+import operator
+import types
+
+import numpy
+from numpy.lib.stride_tricks import as_strided
+
+from . import grad_mode
+from .engine import _dependencies, _exec_plan, _pop, _push, _root_edge
+from .function import BackwardCFunction, _DelayedError
+from .node import _FREED, AccumulateGrad, OpNode, SavedTensor, _NOT_PACKED
+
+__all__ = ["batched_grad", "Batched", "BatchedNumpy"]
+
+
+# ---- the batched array ----------------------------------------------------------------------
+
+def _norm(axis, nd):
+    """A logical axis (or sequence of them) of an ``nd``-dim value, as data axes."""
+    if isinstance(axis, (tuple, list)):
+        return tuple(operator.index(a) % nd + 1 if nd else 1 for a in axis)
+    return operator.index(axis) % nd + 1 if nd else 1
+
+
+def _ndim(x):
+    return x.ndim if isinstance(x, Batched) else numpy.ndim(x)
+
+
+def _lift(x, nd):
+    """``x`` as data that broadcasts with batched data of logical ndim ``nd``."""
+    if type(x) is not Batched:
+        return x
+    d = x.data
+    k = nd - d.ndim + 1
+    return d.reshape(d.shape[:1] + (1,) * k + d.shape[1:]) if k > 0 else d
+
+
+def _ufunc_call(ufunc, args, kwargs):
+    nd = max(_ndim(a) for a in args)
+    return Batched(ufunc(*(_lift(a, nd) for a in args), **kwargs))
+
+
+def _shape_tuple(shape):
+    try:
+        return (operator.index(shape),)
+    except TypeError:
+        return tuple(shape)
+
+
+def _batch_of(values):
+    for v in values:
+        if type(v) is Batched:
+            return v.data.shape[0]
+    return None
+
+
+def _full_batch(x, batch):
+    """Batched data of ``x`` (a plain array is broadcast over the batch)."""
+    if type(x) is Batched:
+        return x.data
+    x = numpy.asarray(x)
+    return numpy.broadcast_to(x, (batch,) + x.shape)
+
+
+class Batched:
+    """A batch of arrays along axis 0 of ``data``, seen as one array of ``data.shape[1:]``."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data):
+        self.data = data
+
+    shape = property(lambda self: self.data.shape[1:])
+    ndim = property(lambda self: self.data.ndim - 1)
+    dtype = property(lambda self: self.data.dtype)
+    size = property(lambda self: math.prod(self.data.shape[1:]))
+    itemsize = property(lambda self: self.data.itemsize)
+    strides = property(lambda self: self.data.strides[1:])
+    real = property(lambda self: Batched(self.data.real))
+    imag = property(lambda self: Batched(self.data.imag))
+    T = property(lambda self: _transpose(self))
+
+    def __repr__(self):
+        return f"Batched({self.data!r})"
+
+    def __len__(self):
+        return self.data.shape[1]
+
+    def __bool__(self):
+        raise NotImplementedError("batched backward: a rule branches on the value of a batched "
+                                  "gradient")
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("batched backward: a batched gradient was converted to a plain array "
+                        "(written into an array not made by the rule's xp?)")
+
+    # NumPy's protocols: ufuncs, then every other function with a rule in _FUNCS.
+    def __array_ufunc__(self, ufunc, method, *args, **kwargs):
+        if method == "at":
+            return _ufunc_at(ufunc, *args)
+        if method in ("reduce", "accumulate") and type(args[0]) is Batched:
+            a, axis = args[0], kwargs.pop("axis", args[1] if len(args) > 1 else 0)
+            axis = tuple(range(1, a.ndim + 1)) if axis is None else _norm(axis, a.ndim)
+            return Batched(getattr(ufunc, method)(a.data, axis, *args[2:], **kwargs))
+        if method != "__call__":
+            raise NotImplementedError(f"batched backward: no batching rule for "
+                                      f"numpy.{ufunc.__name__}.{method}")
+        if ufunc is numpy.matmul:
+            return _matmul(*args)
+        out = kwargs.get("out")
+        if out is not None:
+            (dst,) = out
+            if type(dst) is not Batched:
+                raise TypeError(f"batched backward: numpy.{ufunc.__name__} writes a batched "
+                                "result into an unbatched array")
+            kwargs["out"] = (dst.data,)
+            _ufunc_call(ufunc, args, kwargs)
+            return dst
+        return _ufunc_call(ufunc, args, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        impl = _FUNCS.get(func)
+        if impl is None:
+            raise NotImplementedError(f"batched backward: no batching rule for "
+                                      f"numpy.{func.__name__}")
+        return impl(*args, **kwargs)
+
+    # Operators: the ufuncs' batching rule (Python numbers and arrays broadcast).
+    def __add__(self, o):
+        return _ufunc_call(numpy.add, (self, o), {})
+
+    def __radd__(self, o):
+        return _ufunc_call(numpy.add, (o, self), {})
+
+    def __sub__(self, o):
+        return _ufunc_call(numpy.subtract, (self, o), {})
+
+    def __rsub__(self, o):
+        return _ufunc_call(numpy.subtract, (o, self), {})
+
+    def __mul__(self, o):
+        return _ufunc_call(numpy.multiply, (self, o), {})
+
+    def __rmul__(self, o):
+        return _ufunc_call(numpy.multiply, (o, self), {})
+
+    def __truediv__(self, o):
+        return _ufunc_call(numpy.true_divide, (self, o), {})
+
+    def __rtruediv__(self, o):
+        return _ufunc_call(numpy.true_divide, (o, self), {})
+
+    def __floordiv__(self, o):
+        return _ufunc_call(numpy.floor_divide, (self, o), {})
+
+    def __rfloordiv__(self, o):
+        return _ufunc_call(numpy.floor_divide, (o, self), {})
+
+    def __mod__(self, o):
+        return _ufunc_call(numpy.remainder, (self, o), {})
+
+    def __rmod__(self, o):
+        return _ufunc_call(numpy.remainder, (o, self), {})
+
+    def __pow__(self, o):
+        return _ufunc_call(numpy.power, (self, o), {})
+
+    def __rpow__(self, o):
+        return _ufunc_call(numpy.power, (o, self), {})
+
+    def __matmul__(self, o):
+        return _matmul(self, o)
+
+    def __rmatmul__(self, o):
+        return _matmul(o, self)
+
+    def __and__(self, o):
+        return _ufunc_call(numpy.bitwise_and, (self, o), {})
+
+    def __rand__(self, o):
+        return _ufunc_call(numpy.bitwise_and, (o, self), {})
+
+    def __or__(self, o):
+        return _ufunc_call(numpy.bitwise_or, (self, o), {})
+
+    def __ror__(self, o):
+        return _ufunc_call(numpy.bitwise_or, (o, self), {})
+
+    def __xor__(self, o):
+        return _ufunc_call(numpy.bitwise_xor, (self, o), {})
+
+    def __rxor__(self, o):
+        return _ufunc_call(numpy.bitwise_xor, (o, self), {})
+
+    def __eq__(self, o):
+        return _ufunc_call(numpy.equal, (self, o), {})
+
+    def __ne__(self, o):
+        return _ufunc_call(numpy.not_equal, (self, o), {})
+
+    def __lt__(self, o):
+        return _ufunc_call(numpy.less, (self, o), {})
+
+    def __le__(self, o):
+        return _ufunc_call(numpy.less_equal, (self, o), {})
+
+    def __gt__(self, o):
+        return _ufunc_call(numpy.greater, (self, o), {})
+
+    def __ge__(self, o):
+        return _ufunc_call(numpy.greater_equal, (self, o), {})
+
+    __hash__ = None
+
+    def __neg__(self):
+        return Batched(-self.data)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return Batched(abs(self.data))
+
+    def __invert__(self):
+        return Batched(~self.data)
+
+    def _inplace(self, ufunc, o):
+        ufunc(self.data, _lift(o, self.ndim), out=self.data)
+        return self
+
+    def __iadd__(self, o):
+        return self._inplace(numpy.add, o)
+
+    def __isub__(self, o):
+        return self._inplace(numpy.subtract, o)
+
+    def __imul__(self, o):
+        return self._inplace(numpy.multiply, o)
+
+    def __itruediv__(self, o):
+        return self._inplace(numpy.true_divide, o)
+
+    # Indexing: the index applies past the batch dim.
+    def __getitem__(self, index):
+        bidx, nadv, _ = _index_plan(index, self.ndim)
+        r = self.data[bidx]
+        return Batched(r if nadv is None else numpy.moveaxis(r, nadv, 0))
+
+    def __setitem__(self, index, value):
+        bidx, nadv, out_nd = _index_plan(index, self.ndim)
+        self.data[bidx] = _index_value(value, nadv, out_nd)
+
+    # The ndarray methods rules and forwards use, as NumPy's functions.
+    def reshape(self, *shape, order="C"):
+        return _reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
+
+    def copy(self, order="C"):
+        return Batched(self.data.copy(order))
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        return Batched(self.data.astype(dtype, copy=copy))
+
+    def ravel(self, order="C"):
+        return _reshape(self, (-1,))
+
+    flatten = ravel
+
+    def transpose(self, *axes):
+        return _transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+
+    def swapaxes(self, axis1, axis2):
+        return _swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis=None):
+        return _squeeze(self, axis)
+
+    def conj(self):
+        return Batched(self.data.conj())
+
+    def sum(self, *args, **kwargs):
+        return _FUNCS[numpy.sum](self, *args, **kwargs)
+
+    def mean(self, *args, **kwargs):
+        return _FUNCS[numpy.mean](self, *args, **kwargs)
+
+    def prod(self, *args, **kwargs):
+        return _FUNCS[numpy.prod](self, *args, **kwargs)
+
+    def max(self, *args, **kwargs):
+        return _FUNCS[numpy.max](self, *args, **kwargs)
+
+    def min(self, *args, **kwargs):
+        return _FUNCS[numpy.min](self, *args, **kwargs)
+
+    def any(self, *args, **kwargs):
+        return _FUNCS[numpy.any](self, *args, **kwargs)
+
+    def all(self, *args, **kwargs):
+        return _FUNCS[numpy.all](self, *args, **kwargs)
+
+    def cumsum(self, *args, **kwargs):
+        return _FUNCS[numpy.cumsum](self, *args, **kwargs)
+
+    def cumprod(self, *args, **kwargs):
+        return _FUNCS[numpy.cumprod](self, *args, **kwargs)
+
+    def clip(self, *args, **kwargs):
+        return _FUNCS[numpy.clip](self, *args, **kwargs)
+
+
+# ---- indices ----------------------------------------------------------------------------------
+
+def _index_plan(index, nd):
+    """``(data index, nadv, logical result ndim)`` for ``index`` on an ``nd``-dim value.
+
+    ``nadv`` is set when NumPy puts the advanced-index dims first (advanced indices not
+    next to each other): the batch dim then lands after them, at ``nadv``.
+    """
+    items = index if type(index) is tuple else (index,)
+    arrays, adv_pos, adv_nd, consumed, basic = False, [], 0, 0, 0
+    conv = []
+    for k, it in enumerate(items):
+        if type(it) is Batched:
+            raise NotImplementedError("batched backward: an index that varies over the batch")
+        if isinstance(it, list):
+            it = numpy.asarray(it)
+        conv.append(it)
+        if it is None:
+            basic += 1
+        elif it is Ellipsis:
+            pass
+        elif isinstance(it, slice):
+            consumed += 1
+            basic += 1
+        elif isinstance(it, (bool, numpy.bool_)):
+            arrays = True
+            adv_pos.append(k)
+            adv_nd = max(adv_nd, 1)
+        elif isinstance(it, numpy.ndarray):
+            arrays = True
+            adv_pos.append(k)
+            if it.dtype.kind == "b":
+                consumed += it.ndim
+                adv_nd = max(adv_nd, 1)
+            else:
+                consumed += 1
+                adv_nd = max(adv_nd, it.ndim)
+        else:  # an int
+            consumed += 1
+            adv_pos.append(k)
+    if not arrays:
+        adv_nd = 0
+    out_nd = basic + nd - consumed + adv_nd
+    nadv = None
+    if arrays and adv_pos[-1] - adv_pos[0] + 1 != len(adv_pos):
+        nadv = adv_nd
+    return (slice(None), *conv), nadv, out_nd
+
+
+def _index_value(value, nadv, out_nd):
+    """A value written through an index: laid out like the indexed data."""
+    if type(value) is Batched:
+        v = _lift(value, out_nd)
+    elif nadv is None or not numpy.ndim(value):
+        return value
+    else:
+        v = numpy.asarray(value)
+        v = v.reshape((1,) * (out_nd - v.ndim + 1) + v.shape)
+    return v if nadv is None else numpy.moveaxis(v, 0, nadv)
+
+
+def _ufunc_at(ufunc, a, index, b=None):
+    if type(a) is not Batched:
+        raise TypeError(f"batched backward: numpy.{ufunc.__name__}.at writes a batched value "
+                        "into an unbatched array")
+    bidx, nadv, out_nd = _index_plan(index, a.ndim)
+    if b is None:
+        ufunc.at(a.data, bidx)
+    else:
+        ufunc.at(a.data, bidx, _index_value(b, nadv, out_nd))
+
+
+# ---- functions ------------------------------------------------------------------------------
+
+_FUNCS = {}
+
+
+def _rule(*funcs):
+    def deco(f):
+        for fn in funcs:
+            _FUNCS[fn] = f
+        return f
+    return deco
+
+
+def _reduction(name):
+    np_fn = getattr(numpy, name)
+
+    def reduce(a, axis=None, *args, keepdims=False, **kwargs):
+        nd = a.ndim
+        ax = tuple(range(1, nd + 1)) if axis is None else _norm(axis, nd)
+        return Batched(np_fn(a.data, ax, *args, keepdims=keepdims, **kwargs))
+    return reduce
+
+
+for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "any", "all", "nansum",
+              "nanmean", "nanmax", "nanmin", "var", "std", "count_nonzero"):
+    _FUNCS[getattr(numpy, _name)] = _reduction(_name)
+
+
+def _scan(np_fn):
+    def scan(a, axis=None, dtype=None, out=None):
+        if axis is None:
+            return Batched(np_fn(a.data.reshape(a.data.shape[0], -1), 1, dtype))
+        return Batched(np_fn(a.data, _norm(axis, a.ndim), dtype))
+    return scan
+
+
+_FUNCS[numpy.cumsum] = _scan(numpy.cumsum)
+_FUNCS[numpy.cumprod] = _scan(numpy.cumprod)
+
+
+def _elementwise(np_fn):
+    def fn(*args, **kwargs):
+        return _ufunc_call(np_fn, args, kwargs)
+    return fn
+
+
+for _fn in (numpy.where, numpy.clip):
+    _FUNCS[_fn] = _elementwise(_fn)
+
+
+@_rule(numpy.reshape)
+def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    shape = _shape_tuple(newshape if shape is None else shape)
+    return Batched(a.data.reshape(a.data.shape[:1] + shape, order=order))
+
+
+@_rule(numpy.ravel)
+def _ravel(a, order="C"):
+    return _reshape(a, (-1,))
+
+
+@_rule(numpy.broadcast_to)
+def _broadcast_to(array, shape, subok=False):
+    shape = _shape_tuple(shape)
+    d = _lift(array, len(shape))
+    return Batched(numpy.broadcast_to(d, d.shape[:1] + shape))
+
+
+@_rule(numpy.expand_dims)
+def _expand_dims(a, axis):
+    n = len(axis) if isinstance(axis, (tuple, list)) else 1
+    return Batched(numpy.expand_dims(a.data, _norm(axis, a.ndim + n)))
+
+
+@_rule(numpy.squeeze)
+def _squeeze(a, axis=None):
+    if axis is None:
+        axis = tuple(i for i, n in enumerate(a.shape) if n == 1)
+    return Batched(numpy.squeeze(a.data, _norm(axis, a.ndim)))
+
+
+@_rule(numpy.transpose, numpy.permute_dims)
+def _transpose(a, axes=None):
+    nd = a.ndim
+    axes = range(nd - 1, -1, -1) if axes is None else axes
+    return Batched(numpy.transpose(a.data, (0, *_norm(tuple(axes), nd))))
+
+
+@_rule(numpy.swapaxes)
+def _swapaxes(a, axis1, axis2):
+    return Batched(numpy.swapaxes(a.data, _norm(axis1, a.ndim), _norm(axis2, a.ndim)))
+
+
+@_rule(numpy.moveaxis)
+def _moveaxis(a, source, destination):
+    return Batched(numpy.moveaxis(a.data, _norm(source, a.ndim), _norm(destination, a.ndim)))
+
+
+@_rule(numpy.flip)
+def _flip(m, axis=None):
+    nd = m.ndim
+    return Batched(numpy.flip(m.data, tuple(range(1, nd + 1)) if axis is None
+                              else _norm(axis, nd)))
+
+
+@_rule(numpy.roll)
+def _roll(a, shift, axis=None):
+    if axis is None:
+        d = a.data
+        return Batched(numpy.roll(d.reshape(d.shape[0], -1), shift, 1).reshape(d.shape))
+    return Batched(numpy.roll(a.data, shift, _norm(axis, a.ndim)))
+
+
+@_rule(numpy.concatenate, numpy.concat)
+def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    batch = _batch_of(arrays)
+    if axis is None:
+        arrays = [_ravel(a) if type(a) is Batched else numpy.ravel(a) for a in arrays]
+        axis = 0
+    nd = max(_ndim(a) for a in arrays)
+    return Batched(numpy.concatenate([_full_batch(a, batch) for a in arrays], _norm(axis, nd),
+                                     dtype=dtype, casting=casting))
+
+
+@_rule(numpy.stack)
+def _stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    batch = _batch_of(arrays)
+    nd = max(_ndim(a) for a in arrays)
+    return Batched(numpy.stack([_full_batch(a, batch) for a in arrays], _norm(axis, nd + 1),
+                               dtype=dtype, casting=casting))
+
+
+@_rule(numpy.tile)
+def _tile(A, reps):
+    reps = _shape_tuple(reps)
+    nd = max(A.ndim, len(reps))
+    reps = (1,) * (nd - len(reps)) + reps
+    return Batched(numpy.tile(_lift(A, nd), (1,) + reps))
+
+
+@_rule(numpy.diagonal)
+def _diagonal(a, offset=0, axis1=0, axis2=1):
+    return Batched(numpy.diagonal(a.data, offset, _norm(axis1, a.ndim), _norm(axis2, a.ndim)))
+
+
+def _tri_rule(np_fn):
+    def fn(m, k=0):
+        if m.ndim < 2:
+            raise NotImplementedError(f"batched backward: numpy.{np_fn.__name__} of a 1-d array")
+        return Batched(np_fn(m.data, k))
+    return fn
+
+
+_FUNCS[numpy.tril] = _tri_rule(numpy.tril)
+_FUNCS[numpy.triu] = _tri_rule(numpy.triu)
+
+
+@_rule(numpy.take)
+def _take(a, indices, axis=None, out=None, mode="raise"):
+    if type(indices) is Batched:
+        raise NotImplementedError("batched backward: an index that varies over the batch")
+    d = a.data
+    if axis is None:
+        return Batched(numpy.take(d.reshape(d.shape[0], -1), indices, 1, mode=mode))
+    return Batched(numpy.take(d, indices, _norm(axis, a.ndim), mode=mode))
+
+
+@_rule(numpy.take_along_axis)
+def _take_along_axis(arr, indices, axis=-1):
+    if type(indices) is Batched:
+        raise NotImplementedError("batched backward: an index that varies over the batch")
+    d = arr.data
+    if axis is None:
+        d, axis, indices = d.reshape(d.shape[0], -1), 0, numpy.ravel(indices)
+    return Batched(numpy.take_along_axis(d, indices[None], _norm(axis, arr.ndim)))
+
+
+@_rule(numpy.put_along_axis)
+def _put_along_axis(arr, indices, values, axis):
+    if type(indices) is Batched or type(arr) is not Batched:
+        raise NotImplementedError("batched backward: numpy.put_along_axis on unbatched data")
+    nd = arr.ndim
+    numpy.put_along_axis(arr.data, indices[None], _lift(values, nd), _norm(axis, nd))
+
+
+def _matmul(a, b):
+    """``a @ b`` with either or both batched. A batched vector becomes a one-row (``a``)
+    or one-column (``b``) matrix, and the batched operand gets unit stack dims so that
+    its batch dim lines up ahead of the other's stack dims. Against a plain matrix or
+    vector, the batch folds into the rows of one GEMM (NumPy would loop over it)."""
+    ba, bb = type(a) is Batched, type(b) is Batched
+    na, nb = _ndim(a), _ndim(b)
+    if ba and not bb and nb <= 2:
+        d = a.data
+        r = numpy.matmul(d.reshape(math.prod(d.shape[:-1]), d.shape[-1]), b)
+        return Batched(r.reshape(d.shape[:-1] + r.shape[1:]))
+    if bb and not ba and na <= 2 and nb <= 2:  # a @ b_k as (b_k^T @ a^T)^T
+        d = b.data
+        at = a.T if na == 2 else a
+        if nb == 1:
+            return Batched(numpy.matmul(d, at))
+        r = numpy.matmul(numpy.swapaxes(d, 1, 2).reshape(d.shape[0] * d.shape[2], d.shape[1]),
+                         at)
+        r = r.reshape(d.shape[:1] + d.shape[2:] + r.shape[1:])
+        return Batched(numpy.swapaxes(r, 1, 2) if na == 2 else r)
+    da = a.data if ba else a
+    db = b.data if bb else b
+    row, col = ba and na == 1, bb and nb == 1
+    if row:
+        da, na = da[:, None, :], 2
+    if col:
+        db, nb = db[:, :, None], 2
+    nd = max(na, nb)
+    if ba and na < nd:
+        da = da.reshape(da.shape[:1] + (1,) * (nd - na) + da.shape[1:])
+    if bb and nb < nd:
+        db = db.reshape(db.shape[:1] + (1,) * (nd - nb) + db.shape[1:])
+    r = numpy.matmul(da, db)
+    if col:
+        r = r[..., 0]
+    if row:
+        r = r[..., 0] if col or nb == 1 else r[..., 0, :]
+    return Batched(r)
+
+
+@_rule(numpy.outer)
+def _outer(a, b, out=None):
+    a = _ravel(a) if type(a) is Batched else numpy.ravel(a)
+    b = _ravel(b) if type(b) is Batched else numpy.ravel(b)
+    return _ufunc_call(numpy.multiply, (_expand_dims(a, 1) if type(a) is Batched
+                                        else a[:, None], b), {})
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+@_rule(numpy.einsum)
+def _einsum(subscripts, *operands, **kwargs):
+    if "->" in subscripts:
+        ins, out = subscripts.replace(" ", "").split("->")
+    else:  # NumPy's implicit output: the letters seen once, in order, after any ellipsis
+        ins = subscripts.replace(" ", "")
+        letters = ins.replace(",", "").replace(".", "")
+        out = ("..." if "..." in ins else "") + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1))
+    z = next(c for c in _LETTERS if c not in subscripts)
+    terms = [z + t if type(o) is Batched else t
+             for t, o in zip(ins.split(","), operands, strict=True)]
+    data = [o.data if type(o) is Batched else o for o in operands]
+    return Batched(numpy.einsum(",".join(terms) + "->" + z + out, *data, **kwargs))
+
+
+@_rule(numpy.tensordot)
+def _tensordot(a, b, axes=2):
+    na, nb = _ndim(a), _ndim(b)
+    if isinstance(axes, int):
+        ax_a, ax_b = tuple(range(na - axes, na)), tuple(range(axes))
+    else:
+        ax_a, ax_b = axes
+        ax_a = (ax_a,) if isinstance(ax_a, int) else tuple(ax_a)
+        ax_b = (ax_b,) if isinstance(ax_b, int) else tuple(ax_b)
+    ax_a = tuple(x % na for x in ax_a)
+    ax_b = tuple(x % nb for x in ax_b)
+    la, lb = _LETTERS[:na], _LETTERS[na:na + nb]
+    lb = "".join(la[ax_a[ax_b.index(i)]] if i in ax_b else c for i, c in enumerate(lb))
+    out = ("".join(c for i, c in enumerate(la) if i not in ax_a)
+           + "".join(c for i, c in enumerate(lb) if i not in ax_b))
+    return _einsum(f"{la},{lb}->{out}", a, b)
+
+
+@_rule(numpy.pad)
+def _pad(array, pad_width, mode="constant", **kwargs):
+    nd = array.ndim
+    pw = numpy.broadcast_to(numpy.asarray(pad_width), (nd, 2)).tolist()
+    return Batched(numpy.pad(array.data, [(0, 0)] + pw, mode, **kwargs))
+
+
+@_rule(numpy.copy)
+def _copy(a, order="K", subok=False):
+    return Batched(numpy.copy(a.data, order))
+
+
+@_rule(numpy.astype)
+def _astype(x, dtype, /, *, copy=True, device=None):
+    return Batched(x.data.astype(dtype, copy=copy))
+
+
+def _like_shape(d, shape):
+    return d.shape if shape is None else d.shape[:1] + _shape_tuple(shape)
+
+
+def _like(np_fn):
+    def fn(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
+        return Batched(np_fn(a.data, dtype, shape=_like_shape(a.data, shape)))
+    return fn
+
+
+for _fn in (numpy.zeros_like, numpy.ones_like, numpy.empty_like):
+    _FUNCS[_fn] = _like(_fn)
+
+
+@_rule(numpy.full_like)
+def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    return Batched(numpy.full_like(a.data, fill_value, dtype, shape=_like_shape(a.data, shape)))
+
+
+@_rule(numpy.bincount)
+def _bincount(x, weights=None, minlength=0):
+    """Per batch element: the bins are offset by the element's index times their count."""
+    if type(x) is Batched or type(weights) is not Batched:
+        raise NotImplementedError("batched backward: numpy.bincount of batched indices")
+    n = max(minlength, int(x.max()) + 1 if x.size else 0)
+    b = weights.data.shape[0]
+    ids = (numpy.arange(b)[:, None] * n + numpy.ravel(x)).ravel()
+    return Batched(numpy.bincount(ids, weights.data.reshape(-1), b * n).reshape(b, n))
+
+
+def _as_strided(x, shape=None, strides=None, subok=False, writeable=True):
+    """``as_strided`` on each batch element: the batch keeps its own stride."""
+    if type(x) is not Batched:
+        return as_strided(x, shape, strides, subok, writeable)
+    d = x.data
+    return Batched(as_strided(d, d.shape[:1] + tuple(shape), d.strides[:1] + tuple(strides),
+                              subok, writeable))
+
+
+class BatchedNumpy:
+    """The ``xp`` of batched rules: NumPy (calls dispatch on :class:`Batched` arguments),
+    with batched buffers from ``zeros``/``empty``/``full``/``*_like``."""
+
+    batched = True  # rules that branch on NumPy vs Tensors take the array branch
+    lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(as_strided=_as_strided))
+
+    def __init__(self, batch):
+        self.batch = batch
+
+    def __getattr__(self, name):
+        return getattr(numpy, name)
+
+    # NumPy's array constructors do not dispatch: xp's pass batched arrays through.
+    def asarray(self, a, dtype=None, **kwargs):
+        if type(a) is Batched:
+            return a if dtype is None else Batched(a.data.astype(dtype, copy=False))
+        return numpy.asarray(a, dtype, **kwargs)
+
+    def ascontiguousarray(self, a, dtype=None, **kwargs):
+        if type(a) is Batched:
+            return Batched(numpy.ascontiguousarray(a.data, dtype))
+        return numpy.ascontiguousarray(a, dtype, **kwargs)
+
+    def zeros(self, shape, dtype=float, order="C", **kwargs):
+        shape = _shape_tuple(shape)
+        return Batched(numpy.zeros((self.batch,) + shape, dtype))
+
+    def empty(self, shape, dtype=float, order="C", **kwargs):
+        shape = _shape_tuple(shape)
+        return Batched(numpy.empty((self.batch,) + shape, dtype))
+
+    def full(self, shape, fill_value, dtype=None, order="C", **kwargs):
+        shape = _shape_tuple(shape)
+        return Batched(numpy.full((self.batch,) + shape, fill_value, dtype))
+
+    def _like(self, np_fn, a, dtype, shape, *args):
+        if type(a) is Batched:
+            return _FUNCS[np_fn](a, *args, dtype=dtype, shape=shape)
+        a = numpy.asarray(a)
+        shape = a.shape if shape is None else _shape_tuple(shape)
+        return Batched(np_fn(a, *args, dtype=dtype, shape=(self.batch,) + shape))
+
+    def zeros_like(self, a, dtype=None, order="K", subok=True, shape=None):
+        return self._like(numpy.zeros_like, a, dtype, shape)
+
+    def empty_like(self, a, dtype=None, order="K", subok=True, shape=None):
+        return self._like(numpy.empty_like, a, dtype, shape)
+
+    def full_like(self, a, fill_value, dtype=None, order="K", subok=True, shape=None):
+        return self._like(numpy.full_like, a, dtype, shape, fill_value)
+
+
+# ---- the backward walk --------------------------------------------------------------------
+
+def batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph):
+    """Gradients of ``outputs`` w.r.t. ``inputs`` for a batch of cotangents (leading dim
+    of each ``grad_outputs`` entry): the graph is walked once, each node run once on the
+    batch. Returns one batched gradient array (or None) per input."""
+    if create_graph:
+        raise NotImplementedError("is_grads_batched=True with create_graph=True is not "
+                                  "supported")
+    batch = None
+    for o, g in zip(outputs, grad_outputs, strict=True):
+        if g is None:
+            raise RuntimeError("is_grads_batched=True needs a grad_output for every output")
+        s = g._data.shape
+        if batch is None:
+            batch = s[0]
+        if s[0] != batch or s[1:] != o._data.shape:
+            raise RuntimeError(f"If `is_grads_batched=True`, we interpret the first dimension "
+                               f"of each grad_output as the batch dimension. The sizes of the "
+                               f"remaining dimensions are expected to match the shape of "
+                               f"corresponding output, but a mismatch was detected: "
+                               f"grad_output has a shape of {list(s)} and output has a shape of "
+                               f"{list(o._data.shape)}.")
+    root_edges = [_root_edge(t, i) for i, t in enumerate(outputs)]
+    pending = {}
+    for fn, _ in root_edges:
+        pending[fn] = pending.get(fn, 0) + 1
+    deps, reachable = _dependencies(pending)
+    run, captures = _exec_plan(inputs, False, pending, reachable)
+    captured = [None] * len(inputs)
+    buffers, heap = {}, []
+    for (fn, nr), g, o in zip(root_edges, grad_outputs, outputs, strict=True):
+        buf = buffers.setdefault(fn, [None] * _n_outputs(fn))
+        arr = g._data
+        if arr.dtype != o._data.dtype:
+            arr = arr.astype(o._data.dtype)
+        buf[nr] = arr if buf[nr] is None else buf[nr] + arr
+        pending[fn] -= 1
+        if not pending[fn] and fn not in deps:
+            _push(heap, (fn._seq, fn))
+    walk = _Walk(batch, run, captures)
+    prev = grad_mode.state.enabled
+    grad_mode.state.enabled = False
+    try:
+        while heap:
+            node = _pop(heap)[1]
+            buf = buffers.pop(node)
+            for nr, k in captures.get(node, ()):
+                captured[k] = _owned(buf[nr])
+            if node not in run:
+                continue
+            outs = walk.apply(node, buf)
+            if not retain_graph:
+                node.release()
+            for (nxt, nr), g in zip(node.next_functions, outs, strict=True):
+                if nxt is None or nxt not in run and nxt not in captures:
+                    continue
+                b = buffers.setdefault(nxt, [None] * _n_outputs(nxt))
+                if g is not None:
+                    b[nr] = g if b[nr] is None else b[nr] + g
+                deps[nxt] -= 1
+                if not deps[nxt]:
+                    _push(heap, (nxt._seq, nxt))
+    finally:
+        grad_mode.state.enabled = prev
+    return captured
+
+
+def _n_outputs(node):
+    meta = getattr(node, "_out_meta", None)
+    return len(meta) if meta else 1
+
+
+def _owned(a):
+    """A gradient handed to the caller: its own writable memory (not a broadcast view)."""
+    if a is None or a.flags.writeable and a.base is None:
+        return a
+    return numpy.array(a)
+
+
+class _Walk:
+    """Runs nodes on batched gradients (data arrays with the batch on axis 0)."""
+
+    def __init__(self, batch, run, captures):
+        self.batch, self.run, self.captures = batch, run, captures
+        self.xp = BatchedNumpy(batch)
+
+    def needed(self, fn):
+        return fn is not None and (fn in self.run or fn in self.captures)
+
+    def apply(self, node, buf, every_edge=False):
+        """The batched gradients of ``node``'s inputs (None where not needed)."""
+        if all(g is None for g in buf):
+            return [None] * len(node.next_functions)
+        if isinstance(node, OpNode):
+            return self._op(node, buf, every_edge)
+        if isinstance(node, _ListNode):
+            return self._list(node, buf)
+        if isinstance(node, AsStridedBackward0):
+            return self._as_strided(node, buf[0])
+        if isinstance(node, CopySlices):
+            return self._copy_slices(node, buf[0])
+        if type(node) is AccumulateGrad:
+            raise RuntimeError("is_grads_batched=True cannot accumulate into .grad")
+        if isinstance(node, BackwardCFunction):
+            raise NotImplementedError(
+                f"is_grads_batched=True: {node.name()} is the node of a custom "
+                f"autograd.Function, whose backward is Python code on Tensors that retrograd "
+                f"cannot run batched; compute the gradients one cotangent at a time instead")
+        if isinstance(node, _DelayedError):
+            return node.apply(buf, False)
+        raise NotImplementedError(f"is_grads_batched=True: {node.name()} cannot run batched")
+
+    def _grads(self, buf, meta):
+        grads = [None if g is None else Batched(g) for g in buf]
+        if meta is not None:  # outputs that received no gradient: zeros
+            grads = [g if g is not None else self.xp.zeros(m[0], dtype=m[1])
+                     for g, m in zip(grads, meta, strict=True)]
+        return grads
+
+    def _settle(self, g, shape, dtype):
+        """A rule's result as batched data of the input's ``shape`` and ``dtype``."""
+        if type(g) is not Batched:  # a result that does not depend on the gradient
+            g = numpy.asarray(g)
+            g = Batched(numpy.broadcast_to(g, (self.batch,) + g.shape))
+        if g.shape != shape:
+            g = sum_to(self.xp, g, shape)
+        d = g.data
+        return d if d.dtype == dtype else d.astype(dtype)
+
+    def _op(self, node, buf, every_edge):
+        """An op node: its vjp rules, run on :class:`Batched` gradients (see OpNode.apply)."""
+        op = node._op
+        grads = self._grads(buf, node._out_meta)
+        env = [grads[0], grads, self.xp]
+        if op.saved_names:
+            saved = node._saved
+            if saved is None:
+                raise RuntimeError(_FREED)
+            for s in saved:
+                if type(s) is not SavedTensor:
+                    env.append(s)
+                elif s._packed is _NOT_PACKED and s._vc[0] == s._version:
+                    t = s._tensor
+                    env.append(t._data if t is not None else s._data)
+                else:
+                    env.append(s.unpack_data(node))
+        env += node._attrs
+        env += node._shapes
+        if op.wants_strides:
+            env += node._strides
+        out, env_b = [], None
+        shapes, dtypes, rules = node._shapes, node._dtypes, op._rules
+        for (fn, _), i in zip(node.next_functions, op.edges, strict=True):
+            rule = rules[i]
+            if rule is None or not (fn is not None if every_edge else self.needed(fn)):
+                out.append(None)
+                continue
+            if op.batched is not None and op.batched[i] is not None:
+                # the op's own batched rule: plain arrays, the batch on axis 0
+                rule = op.batched[i]
+                if env_b is None:
+                    raw = [g.data for g in grads]
+                    pad = () if op.wants_strides else (None,) * len(op.inputs)
+                    env_b = [raw[0], raw, numpy, *env[3:], *pad, self.batch]
+                gi = rule[0](rule[1](env_b)) if rule[2] else rule[0](*rule[1](env_b))
+                out.append(self._settle(Batched(gi), shapes[i], dtypes[i]))
+                continue
+            try:
+                gi = rule[0](rule[2](env)) if rule[3] else rule[0](*rule[2](env))
+            except (TypeError, AttributeError, NotImplementedError) as e:  # no batching rule
+                raise NotImplementedError(f"is_grads_batched=True: {node.name()} cannot run "
+                                          f"batched ({e})") from e
+            out.append(None if gi is None else self._settle(gi, shapes[i], dtypes[i]))
+        return out
+
+    def _list(self, node, buf):
+        """cat, stack, split, unbind...: the node's ``_vjp`` on Batched gradients."""
+        grads = node._vjp(self.xp, self._grads(buf, node._out_meta), node._shapes, *node._attrs)
+        return [self._settle(g, s, dt) if g is not None and self.needed(fn) else None
+                for (fn, _), g, s, dt in zip(node.next_functions, grads, node._shapes,
+                                             node._dtypes, strict=True)]
+
+    def _ids(self, region):
+        """Where each element of the view, and of the base, lies in the base's memory."""
+        ar = numpy.arange(region.numel)
+        base = as_strided(ar, region.base_shape, tuple(s * ar.itemsize
+                                                       for s in region.base_strides))
+        return region.view_of(ar), base
+
+    def _as_strided(self, node, g):
+        """A rewritten view's gradient scattered into its base's memory (summing overlaps)."""
+        r = node._region
+        view, base = self._ids(r)
+        flat = numpy.zeros((self.batch, r.numel), g.dtype)
+        if _may_overlap(r.shape, r.strides):
+            numpy.add.at(flat, (slice(None), view.ravel()), g.reshape(self.batch, -1))
+        else:
+            flat[:, view] = g
+        return [flat[:, base]]
+
+    def _copy_slices(self, node, g):
+        """The base's gradient, with the written view's region run through the in-place op."""
+        r = node._region
+        view, base = self._ids(r)
+        flat = numpy.empty((self.batch, r.numel), g.dtype)
+        flat[:, base] = g
+        res = self.apply(node.fn, [flat[:, view]], every_edge=True)
+        flat[:, view] = 0 if res[0] is None else res[0]
+        return [flat[:, base], *res[1:]]
+
+
+from ..ops._broadcast import sum_to  # noqa: E402
+from ..ops._views import AsStridedBackward0, CopySlices, _may_overlap  # noqa: E402
+from ..ops.joining import _ListNode  # noqa: E402
