@@ -31,6 +31,9 @@ PARAMETER, GRADIENT, OPTIMIZER_STATE, ACTIVATION, TEMPORARY, OTHER = range(6)
 ROLE_PARAMETER, ROLE_STATE, ROLE_GRADIENT = 1, 2, 4
 
 ALLOC, FREE, CHANGE = 0, 1, 2
+# Frames from the tracker's hook to the op's function: see <- wrap <- apply <- op, and
+# node_created <- Node.__new__ <- _record <- apply <- op.
+_OP_FROM_SEE, _OP_FROM_NODE = 3, 4
 # Exact mode reports a kernel's transient peak as a temporary block when it is at least
 # this big (smaller ones are Python objects, not array temporaries).
 _TEMPORARY_MIN = 64 * 1024
@@ -187,10 +190,10 @@ class Tracker:
             self.peak = total
             self.peak_breakdown = cur[:]
         if self.record:
-            frames = b.frames = self._frames() if self.stacks else ()
+            frames = b.frames = self._frames(_OP_FROM_SEE) if self.stacks else ()
             self.events.append((ALLOC, key, size, _now(), OTHER, frames))
         elif self.stacks:
-            b.frames = self._frames()
+            b.frames = self._frames(_OP_FROM_SEE)
         if self.exact:
             self._probe()
         return b
@@ -215,7 +218,7 @@ class Tracker:
         self.n_free += 1
         self.bytes_freed += size
         if self.record:
-            frames = self._frames() if self.free_stacks else ()
+            frames = self._frames(1) if self.free_stacks else ()
             self.events.append((FREE, key, size, _now(), cat, frames))
 
     def _change(self, b, old_state):
@@ -321,42 +324,44 @@ class Tracker:
 
     def node_created(self, node):
         """Remember the forward stack of a new node (its backward allocations show it):
-        the stack of the op's output when the node's maker is the op that just wrapped
-        it (``apply``: outputs, then the node), else a fresh one."""
-        f = _getframe(3)
+        the stack of the op's output when the node is made by the op that just wrapped
+        that output (``apply``: outputs first, then the node), else a fresh one."""
+        f = _getframe(_OP_FROM_NODE)
         last = self._last
         if last is not None and last[0] == id(f) and last[1] is f.f_code:
             node._mstack = last[2]
         else:
-            node._mstack = self._stack()
+            node._mstack = self._stack(2)
 
     # ---- stacks -------------------------------------------------------------------------
-    def _stack(self):
-        """(code, instruction offset, ...) from the tracker's caller outwards (always
-        three frames up: ``_stack`` <- ``_frames`` or ``node_created`` <- the hook); lines
-        are looked up only when a snapshot is taken. Frames are materialized from there
-        up only, which is most of a stack's cost. Remembers which frame called the
-        allocating one, for ``node_created``."""
+    # Stacks start above retrograd's plumbing: an allocation's at the caller of ``apply``
+    # (the op's function or Tensor method), as PyTorch's show the Python caller of its C++
+    # op; a free's at the frame that dropped the storage. Frames are materialized (the
+    # most of a stack's cost) only from there up.
+    def _stack(self, depth):
+        """(code, instruction offset, ...) from ``depth`` frames above the caller
+        outwards; lines are looked up only when a snapshot is taken. Remembers the first
+        frame, which ``node_created`` looks for."""
         try:
-            f = _getframe(3)
+            f = _getframe(depth + 1)
         except ValueError:  # (a callback with no Python caller: interpreter teardown)
             return ()
+        first = f
         st = []
         append = st.append
-        caller = f.f_back
         while f is not None:
             append(f.f_code)
             append(f.f_lasti)
             f = f.f_back
         st = tuple(st)
-        self._last = None if caller is None else (id(caller), caller.f_code, st)
+        self._last = (id(first), first.f_code, st)
         return st
 
-    def _frames(self):
+    def _frames(self, depth):
         node = self.node
         if node is not None:  # in backward: the node's class, then its forward op's stack
             return (type(node), getattr(node, "_mstack", ()))
-        return self._stack()
+        return self._stack(depth + 1)
 
     # ---- exact mode ---------------------------------------------------------------------
     def set_exact(self, on):
@@ -386,7 +391,7 @@ class Tracker:
         self.total -= transient
         if self.record:
             t = _now()
-            frames = self._frames() if self.stacks else ()
+            frames = self._frames(1) if self.stacks else ()
             self.events.append((ALLOC, self._temp_addr, transient, t, TEMPORARY, frames))
             self.events.append((FREE, self._temp_addr, transient, t, TEMPORARY, ()))
 
