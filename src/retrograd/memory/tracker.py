@@ -208,8 +208,9 @@ class Tracker:
 
     def _on_free(self, b):
         key = b.key
-        if self.live.get(key) is b:
-            del self.live[key]
+        if self.live.get(key) is not b:  # a block of books closed by stop()
+            return
+        del self.live[key]
         size = b.size
         state = b.state
         cat = _BY_ROLES[state & 7] if state & 7 or state < _SAVED else ACTIVATION
