@@ -20,9 +20,6 @@ from retrograd.ops.joining import _ListNode
 from retrograd.testing.op_db import op_db, reseed
 
 _BATCH = 3
-# Convolution and pooling rules allocate plain NumPy buffers for their gradients
-# (ops/conv.py): they raise NotImplementedError naming the node until conv.py is adapted.
-_NOT_BATCHED = {"conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d"}
 
 
 def _tensors(obj, seen):
@@ -75,11 +72,8 @@ def _check_batched(outs, leaves, monkeypatch, seed=0):
     return True
 
 
-def _op_params(not_batched=_NOT_BATCHED):
-    return [pytest.param(op, id=op.id,
-                         marks=[pytest.mark.xfail(raises=NotImplementedError, strict=False)]
-                         if op.name in not_batched else [])
-            for op in op_db if op.supports_grad]
+def _op_params():
+    return [pytest.param(op, id=op.id) for op in op_db if op.supports_grad]
 
 
 @pytest.mark.parametrize("op", _op_params())
@@ -97,8 +91,7 @@ def test_op_db_batched_matches_rows(op, monkeypatch):
 
 
 def _gradgrad_params():
-    return [p for p in _op_params(_NOT_BATCHED - {"max_pool2d"})
-            if p.values[0].supports_gradgrad]
+    return [p for p in _op_params() if p.values[0].supports_gradgrad]
 
 
 @pytest.mark.parametrize("op", _gradgrad_params())
@@ -219,8 +212,6 @@ def _convnet(T, params):
 
 
 @pytest.mark.torch
-@pytest.mark.xfail(raises=NotImplementedError, strict=False,
-                   reason="conv/pool rules are not batched yet (ops/conv.py)")
 def test_conv_net_jacobian_vectorized_matches_torch():
     torch = pytest.importorskip("torch")
     g = numpy.random.default_rng(2)

@@ -1,11 +1,15 @@
-"""Convolution and pooling on strided windows: im2col as one ``as_strided`` copy, then
-one batched GEMM; backward as GEMMs plus col2im (one strided add per kernel offset).
+"""Convolution and pooling on strided windows: im2col as an ``as_strided`` copy, then a
+GEMM; backward as GEMMs plus col2im (one strided add per kernel offset).
 
-``_im2col`` and ``_col2im`` are adjoint linear maps, each the other's vjp, and the
-convolution's rules are written with them and ``xp`` GEMMs only, so a convolution's
-backward is itself differentiable (double backward, as PyTorch's
-``convolution_backward``). One-dimensional convolutions run as 2-D ones of height 1.
+On NumPy arrays the convolution runs on a padded row grid, in chunks of images that stay
+in cache (``_np_conv`` and its two gradients). Under ``create_graph`` the rules run on
+Tensors instead, through ``_im2col`` and ``_col2im``: adjoint linear maps, each the
+other's vjp, so a convolution's backward is itself differentiable (double backward, as
+PyTorch's ``convolution_backward``). One-dimensional convolutions run as 2-D ones of
+height 1.
 """
+
+import math
 
 import numpy
 from numpy.lib.stride_tricks import as_strided
@@ -58,12 +62,16 @@ _im2col_op = defop(
     _im2col_np(self, kernel, stride, padding, dilation),
     vjp={"self": lambda xp, grad, self_shape, kernel, stride, padding, dilation:
          _col2im(xp, grad, self_shape, kernel, stride, padding, dilation)},
+    batched={"self": lambda grad, self_shape, kernel, stride, padding, dilation, batch:
+             _col2im_np(grad, (batch, *self_shape), kernel, stride, padding, dilation)},
     jvp="linear", node="Im2ColBackward0")
 _col2im_op = defop(
     "col2im", lambda xp, self, shape, kernel, stride, padding, dilation:
     _col2im_np(self, shape, kernel, stride, padding, dilation),
     vjp={"self": lambda xp, grad, kernel, stride, padding, dilation:
          _im2col(xp, grad, kernel, stride, padding, dilation)},
+    batched={"self": lambda grad, kernel, stride, padding, dilation:
+             _im2col_np(grad, kernel, stride, padding, dilation)},
     jvp="linear", node="Col2ImBackward0")
 
 
@@ -84,18 +92,161 @@ def _pads(padding):
     return ((padding[0], padding[0]), (padding[1], padding[1]))
 
 
+# NumPy path. With unit column stride, the image rows are laid ``r >= W + pw`` apart in a
+# zeroed buffer (the gap after one row is the left padding of the next) and each output row
+# is computed across all ``r`` columns (the last ``r - OW`` of them junk: cropped from
+# outputs, zero in gradients). Each (channel, kernel offset, image) block of the im2col
+# matrix is then one contiguous run of the buffer, and col2im one long add per offset.
+def _gridded(w_shape):
+    """Whether to use the row grid: it speeds up the im2col copy and col2im, which scale
+    with C*kh*kw, but slows the output's crop and the gradient's transpose, which scale
+    with the output channels (so not for a first layer's few input channels)."""
+    return w_shape[1] * w_shape[2] * w_shape[3] > w_shape[0]
+
+
+def _grid(hw, ohw, kernel, stride, padding, dilation, grid):
+    """(r, wq, hb): buffer row length, columns computed per output row, buffer rows (the
+    padded height, plus what the junk columns of the last output row read past it)."""
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    if sw == 1 and grid:  # at least ``ow`` columns (a padding wider than the kernel's reach)
+        r = wq = max(hw[1] + padding[1], ohw[1])
+    else:
+        r, wq = hw[1] + 2 * padding[1], ohw[1]
+    last = ((ohw[0] - 1) * sh + (kh - 1) * dh) * r + (wq - 1) * sw + (kw - 1) * dw
+    return r, wq, max(hw[0] + 2 * padding[0], last // r + 1)
+
+
+def _np_windows(x, kernel, stride, padding, dilation, grid, ohw=None):
+    """The windows of ``x`` (N, C, H, W) as a (C, kh, kw, N, OH, Wq) strided view of its
+    zero-padded buffer, and (OH, OW, Wq). ``ohw`` limits the output size (a transposed
+    convolution's output_padding)."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    n, c, h, w = x.shape
+    if ohw is None:
+        ohw = ((h + 2 * ph - dh * (kh - 1) - 1) // sh + 1,
+               (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1)
+    oh, ow = ohw
+    r, wq, hb = _grid((h, w), ohw, kernel, stride, padding, dilation, grid)
+    if hb != h or r != w or not x.flags.c_contiguous:
+        buf = numpy.zeros((n, c, hb, r), dtype=x.dtype)
+        buf[:, :, ph:ph + h, pw:pw + w] = x
+        x = buf
+    s0, s1, s2, s3 = x.strides
+    return as_strided(x, (c, kh, kw, n, oh, wq), (s1, s2 * dh, s3 * dw, s0, s2 * sh, s3 * sw),
+                      writeable=False), oh, ow, wq
+
+
+# The GEMMs run on chunks of images whose im2col matrix stays in cache (4 MiB measured
+# best on 2 cores), so each chunk's columns are still cached when the GEMM reads them (or
+# col2im adds them) and its result when copied out (a tenth off w3's step).
+_CHUNK_BYTES = 1 << 22
+
+
+def _chunks(n, col_bytes):
+    """(start, stop) of the image chunks, ``col_bytes`` the im2col bytes of one image."""
+    step = max(1, _CHUNK_BYTES // max(col_bytes, 1))
+    return [(a, min(n, a + step)) for a in range(0, n, step)] or [(0, 0)]
+
+
+def _np_rows(g, wq):
+    """(N, O, OH, OW) -> (O, N*OH*Wq), zero in the junk columns."""
+    n, o, oh, ow = g.shape
+    if wq == ow:
+        return numpy.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(o, -1)
+    rows = numpy.empty((o, n, oh, wq), dtype=g.dtype)
+    rows[..., :ow] = g.transpose(1, 0, 2, 3)
+    rows[..., ow:] = 0
+    return rows.reshape(o, -1)
+
+
+def _np_conv(x, w, bias, stride, padding, dilation, groups, ohw=None):
+    """Convolution as GEMMs over chunks of images (a bias rides along as one more column of
+    the weight, against a row of ones); each result's crop of junk columns and transpose
+    back to NCHW is one copy into the output."""
+    o = w.shape[0]
+    view, oh, ow, wq = _np_windows(x, w.shape[2:], stride, padding, dilation,
+                                   _gridded(w.shape), ohw)
+    n, k, lq = x.shape[0], view.shape[0] * view.shape[1] * view.shape[2], oh * wq
+    fused = bias is not None and groups == 1
+    wm = w.reshape(o, -1)
+    if fused:
+        wm = numpy.concatenate((wm, bias.reshape(o, 1)), axis=1)
+    chunks = _chunks(n, k * lq * x.itemsize)
+    cols = numpy.empty((k + fused, (chunks[0][1] - chunks[0][0]) * lq), dtype=x.dtype)
+    if fused:
+        cols[k] = 1
+    out = numpy.empty((n, o, oh, ow), dtype=x.dtype)
+    for a, b in chunks:
+        c = cols[:, :(b - a) * lq]
+        numpy.copyto(c[:k].reshape(view.shape[:3] + (b - a, oh, wq)), view[:, :, :, a:b])
+        res = _grouped(numpy, wm, c, groups).reshape(o, b - a, oh, wq)
+        out[a:b] = res[..., :ow].transpose(1, 0, 2, 3)
+    if bias is not None and not fused:
+        out += bias.reshape(-1, 1, 1)
+    return out
+
+
+def _np_conv_dx(g, w, x_shape, stride, padding, dilation, groups):
+    """The input gradient: per chunk of images a GEMM to columns, then one strided add per
+    kernel offset into a (C, N, padded H, W) buffer; returned as an (N, C, H, W) view."""
+    n, o, oh, ow = g.shape
+    kh, kw = w.shape[2:]
+    c, h, wd = x_shape[1:]
+    (ph, pw), (sh, sw), (dh, dw) = padding, stride, dilation
+    r, wq, hb = _grid((h, wd), (oh, ow), (kh, kw), stride, padding, dilation, _gridded(w.shape))
+    lq = oh * wq
+    rows = _np_rows(g, wq)
+    if groups == 1:
+        wt = w.reshape(o, -1).T
+    else:
+        wt = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
+    out = numpy.zeros((c, n, hb, r), dtype=g.dtype)
+    flat = out.reshape(-1)
+    s0, s1, s2, s3 = out.strides
+    for a, b in _chunks(n, c * kh * kw * lq * g.itemsize):
+        part = rows[:, a * lq:b * lq]
+        if groups > 1:
+            part = part.reshape(groups, o // groups, -1)
+        cols = numpy.matmul(wt, part).reshape(c, kh, kw, b - a, oh, wq)
+        for i in range(kh):
+            for j in range(kw):
+                at = as_strided(flat[a * r * hb + i * dh * r + j * dw:], (c, b - a, oh, wq),
+                                (s0, s1, s2 * sh, s3 * sw))
+                at += cols[:, i, j]
+    return out[:, :, ph:ph + h, pw:pw + wd].transpose(1, 0, 2, 3)
+
+
+def _np_conv_dw(g, x, w_shape, stride, padding, dilation, groups):
+    """The weight gradient: per chunk of images, (cols @ rows.T).T summed (OpenBLAS's
+    faster orientation for these long, thin operands)."""
+    view, _, _, wq = _np_windows(x, w_shape[2:], stride, padding, dilation, _gridded(w_shape),
+                                 g.shape[2:])
+    rows = _np_rows(g, wq)
+    n, oh = x.shape[0], view.shape[4]
+    k, lq = view.shape[0] * view.shape[1] * view.shape[2], oh * wq
+    o = rows.shape[0]
+    chunks = _chunks(n, k * lq * x.itemsize)
+    cols = numpy.empty((k, (chunks[0][1] - chunks[0][0]) * lq), dtype=x.dtype)
+    dw = None
+    for a, b in chunks:
+        c = cols[:, :(b - a) * lq]
+        numpy.copyto(c.reshape(view.shape[:3] + (b - a, oh, wq)), view[:, :, :, a:b])
+        part = rows[:, a * lq:b * lq]
+        if groups > 1:
+            d = numpy.matmul(part.reshape(groups, o // groups, -1),
+                             c.reshape(groups, k // groups, -1).transpose(0, 2, 1))
+        else:
+            d = numpy.matmul(c, part.T).T
+        if dw is None:
+            dw = d
+        else:
+            dw += d
+    return dw.reshape(w_shape)
+
+
+# Tensor path (create_graph=True): the same maps through the differentiable im2col/col2im.
 def _cols(xp, x, kernel, stride, padding, dilation):
-    """The windows of ``x`` (N, C, H, W) as one (C*kh*kw, N*OH*OW) matrix (one copy)."""
-    if _is_np(xp):
-        (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-        if padding != (0, 0):
-            x = numpy.pad(x, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
-        n, c, h, w = x.shape
-        oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
-        s0, s1, s2, s3 = x.strides
-        view = as_strided(x, (c, kh, kw, n, oh, ow), (s1, s2 * dh, s3 * dw, s0, s2 * sh, s3 * sw),
-                          writeable=False)
-        return numpy.ascontiguousarray(view).reshape(c * kh * kw, n * oh * ow), oh, ow
+    """The windows of ``x`` (N, C, H, W) as one (C*kh*kw, N*OH*OW) matrix."""
     cols = _im2col(xp, x, kernel, stride, _pads(padding), dilation)
     n, c, kh, kw, oh, ow = cols.shape
     cols = xp.transpose(cols, (1, 2, 3, 0, 4, 5))
@@ -106,16 +257,6 @@ def _uncols(xp, cols, x_shape, kernel, stride, padding, dilation, oh, ow):
     """The adjoint of :func:`_cols`: a (C*kh*kw, N*OH*OW) matrix summed into ``x_shape``."""
     n, c = x_shape[:2]
     kh, kw = kernel
-    if _is_np(xp):  # accumulate in the columns' own (C, N, H, W) order, transpose once
-        (sh, sw), (dh, dw), (ph, pw) = stride, dilation, padding
-        h, w = x_shape[2] + 2 * ph, x_shape[3] + 2 * pw
-        c6 = cols.reshape(c, kh, kw, n, oh, ow)
-        out = numpy.zeros((c, n, h, w), dtype=cols.dtype)
-        for i in range(kh):
-            for j in range(kw):
-                out[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
-                    j * dw:j * dw + sw * (ow - 1) + 1:sw] += c6[:, i, j]
-        return numpy.ascontiguousarray(out[:, :, ph:h - ph, pw:w - pw].transpose(1, 0, 2, 3))
     cols = xp.transpose(xp.reshape(cols, (c, kh, kw, n, oh, ow)), (3, 0, 1, 2, 4, 5))
     return _col2im(xp, cols, x_shape, kernel, stride, _pads(padding), dilation)
 
@@ -124,12 +265,6 @@ def _to_rows(xp, t):
     """(N, O, OH, OW) -> (O, N*OH*OW)."""
     n, o, oh, ow = t.shape
     return xp.reshape(xp.swapaxes(xp.reshape(t, (n, o, oh * ow)), 0, 1), (o, n * oh * ow))
-
-
-def _from_rows(xp, m, n, oh, ow):
-    """(O, N*OH*OW) -> contiguous (N, O, OH, OW)."""
-    out = xp.swapaxes(xp.reshape(m, (m.shape[0], n, oh, ow)), 0, 1)
-    return numpy.ascontiguousarray(out) if _is_np(xp) else out
 
 
 def _grouped(xp, a, b, groups):
@@ -141,20 +276,28 @@ def _grouped(xp, a, b, groups):
     return xp.reshape(out, (a.shape[0], -1))
 
 
-def _conv_fwd(xp, x, w, stride, padding, dilation, groups):
+def _conv_fwd(xp, x, w, stride, padding, dilation, groups, bias=None, ohw=None):
+    """Convolution; ``ohw`` crops the output (to a transposed convolution's input size)."""
+    if _is_np(xp):
+        return _np_conv(x, w, bias, stride, padding, dilation, groups, ohw)
     o, kh, kw = w.shape[0], w.shape[2], w.shape[3]
     cols, oh, ow = _cols(xp, x, (kh, kw), stride, padding, dilation)
     out = _grouped(xp, xp.reshape(w, (o, -1)), cols, groups)
-    return _from_rows(xp, out, x.shape[0], oh, ow)
+    out = xp.swapaxes(xp.reshape(out, (o, x.shape[0], oh, ow)), 0, 1)
+    if ohw is not None and (oh, ow) != tuple(ohw):
+        out = out[:, :, :ohw[0], :ohw[1]]
+    return out if bias is None else out + xp.reshape(bias, (-1, 1, 1))
 
 
 def _conv_dx(xp, grad, w, x_shape, stride, padding, dilation, groups):
+    if _is_np(xp):
+        return _np_conv_dx(grad, w, x_shape, stride, padding, dilation, groups)
     n, o, oh, ow = grad.shape
     kernel = (w.shape[2], w.shape[3])
     wt = xp.swapaxes(xp.reshape(w, (groups, o // groups, -1)), 1, 2)  # (g, K/g, O/g)
     g2 = _to_rows(xp, grad)
     if groups == 1:
-        cols = xp.matmul(wt[0] if _is_np(xp) else xp.squeeze(wt, 0), g2)
+        cols = xp.matmul(xp.squeeze(wt, 0), g2)
     else:
         cols = xp.reshape(xp.matmul(wt, xp.reshape(g2, (groups, o // groups, -1))),
                           (-1, n * oh * ow))
@@ -162,12 +305,16 @@ def _conv_dx(xp, grad, w, x_shape, stride, padding, dilation, groups):
 
 
 def _conv_dw(xp, grad, x, w_shape, stride, padding, dilation, groups):
+    if _is_np(xp):
+        return _np_conv_dw(grad, x, tuple(w_shape), stride, padding, dilation, groups)
     kernel = (w_shape[2], w_shape[3])
-    cols, _, _ = _cols(xp, x, kernel, stride, padding, dilation)
+    cols, oh, ow = _cols(xp, x, kernel, stride, padding, dilation)
+    n, _, gh, gw = grad.shape
+    if (oh, ow) != (gh, gw):  # a transposed convolution's output_padding >= stride
+        k = cols.shape[0]
+        cols = xp.reshape(xp.reshape(cols, (k, n, oh, ow))[:, :, :gh, :gw], (k, n * gh * gw))
     g2 = _to_rows(xp, grad)
-    if groups == 1 and _is_np(xp):  # (cols @ g2.T).T: the faster orientation, as above
-        dw = numpy.matmul(cols, g2.T).T
-    elif groups == 1:
+    if groups == 1:
         dw = xp.matmul(g2, xp.swapaxes(cols, 0, 1))
     else:
         dw = xp.matmul(xp.reshape(g2, (groups, g2.shape[0] // groups, -1)),
@@ -191,10 +338,14 @@ def _conv_forward(xp, input, weight, bias, stride, padding, dilation, transposed
         out = _conv_dx(xp, x, w, _transposed_shape(x.shape, w.shape, stride, padding, dilation,
                                                    output_padding, groups),
                        stride, padding, dilation, groups)
+        if _is_np(xp):  # a view of a fresh buffer: made row-major, the bias added in place
+            out = numpy.ascontiguousarray(out)
+            if bias is not None:
+                out += bias.reshape(-1, 1, 1)
+        elif bias is not None:
+            out = out + xp.reshape(bias, (-1, 1, 1))
     else:
-        out = _conv_fwd(xp, x, w, stride, padding, dilation, groups)
-    if bias is not None:
-        out = out + xp.reshape(bias, (-1, 1, 1))
+        out = _conv_fwd(xp, x, w, stride, padding, dilation, groups, bias)
     return _from2d(xp, out, one_d)
 
 
@@ -209,7 +360,7 @@ def _conv_input_grad(xp, grad, weight, input_shape, stride, padding, dilation, t
     g, w = _as2d(xp, grad, one_d), _as2d(xp, weight, one_d)
     shape = tuple(input_shape[:-1]) + (1, input_shape[-1]) if one_d else input_shape
     if transposed:
-        dx = _conv_fwd(xp, g, w, stride, padding, dilation, groups)
+        dx = _conv_fwd(xp, g, w, stride, padding, dilation, groups, None, shape[2:])
     else:
         dx = _conv_dx(xp, g, w, shape, stride, padding, dilation, groups)
     return _from2d(xp, dx, one_d)
@@ -227,6 +378,10 @@ def _conv_weight_grad(xp, grad, input, weight_shape, stride, padding, dilation, 
 
 
 def _conv_bias_grad(xp, grad):
+    if _is_np(xp):  # a matrix-vector product beats a reduction over the outer and inner axes
+        n, o = grad.shape[:2]
+        g = grad.reshape(n * o, math.prod(grad.shape[2:]))
+        return numpy.matmul(g, numpy.ones(g.shape[1], dtype=g.dtype)).reshape(n, o).sum(0)
     return xp.sum(grad, axis=(0,) + tuple(range(2, grad.ndim)))
 
 
@@ -246,9 +401,38 @@ def _conv_jvp(xp, input_t, weight_t, bias_t, input, weight, stride, padding, dil
     return out
 
 
+def _conv_input_grad_batched(grad, weight, input_shape, stride, padding, dilation, transposed,
+                             groups, one_d, batch):
+    """The batch folds into the images: one input-gradient convolution for all of it."""
+    shape = (batch * input_shape[0],) + tuple(input_shape[1:])
+    dx = _conv_input_grad(numpy, grad.reshape(shape[:1] + grad.shape[2:]), weight, shape, stride,
+                          padding, dilation, transposed, groups, one_d)
+    return dx.reshape((batch,) + tuple(input_shape))
+
+
+def _conv_weight_grad_batched(grad, input, weight_shape, stride, padding, dilation, transposed,
+                              groups, one_d, batch):
+    """The batch folds into the output channels, group by group (as (group, batch,
+    channel)): one weight-gradient GEMM for all of it."""
+    n, co, sp = grad.shape[1], grad.shape[2], grad.shape[3:]
+    g = grad.reshape((batch, n, groups, co // groups) + sp)
+    g = numpy.moveaxis(g, 0, 2).reshape((n, batch * co) + sp)
+    ws = tuple(weight_shape)
+    k = 1 if transposed else 0  # the weight's output-channel dim
+    shape = ws[:k] + (batch * ws[k],) + ws[k + 1:]
+    dw = _conv_weight_grad(numpy, g, input, shape, stride, padding, dilation, transposed,
+                           groups, one_d)
+    if transposed:  # (C_in, batch * C_out/g, ...)
+        return numpy.moveaxis(dw.reshape((ws[0], batch) + ws[1:]), 1, 0)
+    dw = dw.reshape((groups, batch, ws[0] // groups) + ws[1:])
+    return numpy.moveaxis(dw, 1, 0).reshape((batch,) + ws)
+
+
 _convolution = defop("convolution", _conv_forward, inputs=("input", "weight", "bias"),
                      vjp={"input": _conv_input_grad, "weight": _conv_weight_grad,
                           "bias": _conv_bias_grad},
+                     batched={"input": _conv_input_grad_batched,
+                              "weight": _conv_weight_grad_batched},
                      jvp=_conv_jvp, promote=("input", "weight", "bias"))
 
 
@@ -328,10 +512,38 @@ def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode):
     return k, s, (geo[0][1], geo[1][1]), d
 
 
+def _max_pool_2x2(x):
+    """2x2 windows at stride 2: the max of column pairs, then of row pairs of those, each
+    pair's winner a comparison; None when a NaN needs the general path's NaN rule."""
+    h, w = x.shape[-2:]
+    x = x[..., :h - h % 2, :w - w % 2]
+    x0, x1 = x[..., 0::2], x[..., 1::2]
+    right = (x1 > x0).view(numpy.int8)  # ties keep the first offset, as PyTorch
+    m = numpy.maximum(x0, x1)
+    m0, m1 = m[..., 0::2, :], m[..., 1::2, :]
+    out = numpy.maximum(m0, m1)
+    if out.size and numpy.isnan(out.max()):
+        return None
+    r0, r1 = right[..., 0::2, :], right[..., 1::2, :]
+    down = (m1 > m0).view(numpy.int8)
+    col = r1 - r0
+    col *= down
+    col += r0  # the winning row's column: r1 if down else r0
+    off = down.astype(numpy.int16 if w < 1 << 14 else numpy.int64)
+    off *= w
+    off += col  # the winner's offset in the flat H*W plane from its window's corner
+    oh, ow = out.shape[-2:]
+    return out, (numpy.arange(oh) * (2 * w))[:, None] + numpy.arange(0, 2 * ow, 2) + off
+
+
 def _max_pool_fwd(xp, self, kernel, stride, pads, dilation):
     """A running maximum over the kernel's strided views (no window copy); the first
     maximal offset of each window gives PyTorch's flat H*W index."""
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    if kernel == stride == (2, 2) and dilation == (1, 1) and pads == ((0, 0), (0, 0)):
+        res = _max_pool_2x2(self)
+        if res is not None:
+            return res
     x = self
     if any(pads[0]) or any(pads[1]):
         x = numpy.pad(x, ((0, 0),) * (x.ndim - 2) + pads, constant_values=-numpy.inf)
@@ -363,12 +575,13 @@ def _max_pool_grad(xp, grad, indices, self_shape, kernel, stride, dilation):
     for n in lead:
         b *= n
     if _is_np(xp):
-        g = grad.reshape(b, -1)
-        idx = indices.reshape(b, -1)
+        g = grad.reshape(b, grad.shape[-2] * grad.shape[-1])
+        idx = indices.reshape(g.shape)
         if all(s > d * (k - 1) for s, k, d in zip(stride, kernel, dilation, strict=True)):
             # windows do not overlap: each input receives at most one gradient
-            out = numpy.zeros((b, h * w), dtype=grad.dtype)
-            numpy.put_along_axis(out, idx, g, axis=1)
+            out = numpy.zeros(b * h * w, dtype=grad.dtype)
+            flat = idx + numpy.arange(0, b * h * w, h * w)[:, None]
+            out[flat.reshape(-1)] = g.reshape(-1)
         else:
             flat = idx + (numpy.arange(b) * (h * w))[:, None]
             out = numpy.bincount(flat.ravel(), weights=g.ravel(),
@@ -382,6 +595,10 @@ def _max_pool_grad(xp, grad, indices, self_shape, kernel, stride, dilation):
 
 _max_pool2d = defop("max_pool2d", _max_pool_fwd, inputs=("self",),
                     vjp={"self": _max_pool_grad}, jvp="transpose", outputs=("result", "indices"),
+                    batched={"self": lambda grad, indices, self_shape, kernel, stride, dilation,
+                             batch: _max_pool_grad(numpy, grad, numpy.broadcast_to(
+                                 indices, grad.shape), (batch, *self_shape), kernel, stride,
+                                 dilation)},
                     nondiff_outputs=("indices",), node="MaxPool2DWithIndicesBackward0")
 
 
@@ -426,7 +643,10 @@ def _avg_pool_grad(xp, grad, self_shape, kernel, stride, pads, divisor):
 
 
 _avg_pool2d = defop("avg_pool2d", _avg_pool_fwd, inputs=("self",),
-                    vjp={"self": _avg_pool_grad}, jvp="linear", node="AvgPool2DBackward0")
+                    vjp={"self": _avg_pool_grad}, jvp="linear", node="AvgPool2DBackward0",
+                    batched={"self": lambda grad, self_shape, kernel, stride, pads, divisor, batch:
+                             _avg_pool_grad(numpy, grad, (batch, *self_shape), kernel, stride,
+                                            pads, divisor)})
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,

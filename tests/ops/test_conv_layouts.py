@@ -1,0 +1,200 @@
+"""Convolution and max-pool NumPy paths beyond the op database's small samples.
+
+The NumPy convolution lays image rows out on a padded grid whose junk columns must
+never leak (or in a plain padded layout when there are at least C*kh*kw output
+channels) and runs its GEMMs on chunks of images; each is checked against PyTorch with
+unit and larger strides, dilation, groups, 1x1 and 1-D kernels, non-contiguous inputs,
+the bias folded into the GEMM, and transposed convolutions whose output_padding is not
+smaller than the stride. 2x2 max-pooling has a fast path with its own tie and NaN rules.
+"""
+
+import numpy
+import pytest
+
+import retrograd
+
+CONV = [
+    ((2, 3, 9, 8), (4, 3, 3, 3), {"padding": 1}),
+    ((2, 3, 9, 8), (4, 3, 3, 3), {"padding": (2, 1), "stride": (2, 1)}),
+    ((2, 3, 9, 8), (4, 3, 3, 2), {"padding": (0, 1), "stride": (1, 2)}),
+    ((2, 3, 9, 8), (4, 3, 2, 3), {"padding": (1, 2), "dilation": (2, 1)}),
+    ((2, 3, 9, 8), (4, 3, 3, 3), {"dilation": (1, 2), "stride": (2, 1)}),
+    ((2, 4, 7, 7), (6, 2, 3, 3), {"padding": 1, "groups": 2}),
+    ((2, 4, 7, 7), (4, 1, 3, 3), {"padding": 2, "groups": 4, "dilation": 2}),
+    ((3, 5, 6, 4), (2, 5, 1, 1), {}),
+    ((3, 5, 6, 4), (2, 5, 1, 1), {"padding": 1}),
+    ((2, 2, 4, 5), (3, 2, 3, 2), {"padding": (1, 2)}),  # padding past the kernel's reach
+    ((2, 2, 4, 5), (3, 2, 3, 2), {"padding": (2, 3), "dilation": (1, 2)}),
+    # as many output channels as C*kh*kw: the plain (ungridded) layout
+    ((2, 1, 6, 7), (12, 1, 3, 3), {"padding": 1}),
+    ((2, 2, 6, 7), (16, 2, 2, 3), {"padding": (1, 2), "dilation": (2, 1)}),
+    ((2, 4, 6, 7), (8, 1, 2, 2), {"padding": 1, "groups": 4}),
+    ((1, 2, 3, 4), (3, 2, 3, 4), {}),
+]
+
+
+def _run(T, fn, x, w, b, g, **kw):
+    x = T.from_numpy(x).requires_grad_()
+    w = T.from_numpy(w).requires_grad_()
+    b = None if b is None else T.from_numpy(b).requires_grad_()
+    y = fn(x, w, b, **kw)
+    y.backward(T.from_numpy(g(tuple(y.shape))))
+    return y.detach().numpy(), x.grad.numpy(), w.grad.numpy(), None if b is None else b.grad
+
+
+def _compare(torch, name, xs, ws, bias, kw, transform=None):
+    rng = numpy.random.default_rng(0)
+    x = rng.standard_normal(xs)
+    w = rng.standard_normal(ws)
+    b = rng.standard_normal(ws[1] * kw.get("groups", 1) if "transpose" in name
+                           else ws[0]) if bias else None
+    grads = {}
+
+    def g(shape):
+        if shape not in grads:
+            grads[shape] = rng.standard_normal(shape)
+        return grads[shape]
+
+    if transform is not None:
+        x = transform(x)
+    want = _run(torch, getattr(torch.nn.functional, name), x, w, b, g, **kw)
+    got = _run(retrograd, getattr(retrograd.nn.functional, name), x, w, b, g, **kw)
+    assert got[0].flags.c_contiguous
+    for a, e in zip(got, want, strict=True):
+        if e is not None:
+            numpy.testing.assert_allclose(numpy.asarray(a), numpy.asarray(e), rtol=1e-10,
+                                          atol=1e-10)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("case", range(len(CONV)))
+def test_conv2d_matches_torch(torch, case, bias):
+    xs, ws, kw = CONV[case]
+    _compare(torch, "conv2d", xs, ws, bias, kw)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["conv2d", "conv_transpose2d"])
+@pytest.mark.parametrize("case", [0, 1, 5, 12, 14])
+def test_conv2d_in_image_chunks(torch, monkeypatch, name, case):
+    """GEMMs over chunks of images (of one or two here, the last one short) match."""
+    from retrograd.ops import conv
+    xs, ws, kw = CONV[case]
+    if name == "conv_transpose2d":
+        g = kw.get("groups", 1)
+        ws = (xs[1], ws[0] // g) + ws[2:]
+        kw = {k: v for k, v in kw.items() if k != "stride"}
+    monkeypatch.setattr(conv, "_CHUNK_BYTES", 1)
+    assert conv._chunks(5, 8) == [(i, i + 1) for i in range(5)]
+    monkeypatch.setattr(conv, "_CHUNK_BYTES", 2 * xs[1] * ws[2] * ws[3] * 8 * xs[2] * xs[3])
+    _compare(torch, name, (5,) + xs[1:], ws, True, kw)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("layout", ["transposed", "strided"])
+def test_conv2d_noncontiguous_input(torch, layout):
+    if layout == "transposed":
+        def transform(x):
+            return numpy.ascontiguousarray(x.transpose(0, 1, 3, 2)).transpose(0, 1, 3, 2)
+    else:
+        def transform(x):
+            return numpy.repeat(x, 2, axis=3)[..., ::2]
+    _compare(torch, "conv2d", (2, 3, 6, 5), (4, 3, 3, 3), True, {"padding": 1},
+             transform)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("kw", [{"padding": 2}, {"padding": 1, "stride": 2, "dilation": 2},
+                                {"groups": 2}])
+def test_conv1d_matches_torch(torch, kw):
+    _compare(torch, "conv1d", (2, 4, 11), (6, 4 // kw.get("groups", 1), 3), True, kw)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("kw", [
+    {"padding": 1},
+    {"stride": 2, "padding": 1, "output_padding": 1},
+    {"dilation": 2, "output_padding": 1},  # output_padding >= stride: allowed by dilation
+    {"stride": (2, 1), "dilation": (1, 3), "output_padding": (1, 2), "padding": (0, 1)},
+    {"groups": 2, "padding": (1, 0)},
+])
+def test_conv_transpose2d_matches_torch(torch, kw):
+    _compare(torch, "conv_transpose2d", (2, 4, 5, 4), (4, 3, 3, 3), True, kw)
+
+
+def test_conv2d_gradcheck_grid_path():
+    rng = numpy.random.default_rng(1)
+    x = retrograd.tensor(rng.standard_normal((2, 2, 4, 5)), requires_grad=True)
+    w = retrograd.tensor(rng.standard_normal((3, 2, 3, 2)), requires_grad=True)
+    b = retrograd.tensor(rng.standard_normal(3), requires_grad=True)
+
+    def f(x, w, b):
+        return retrograd.nn.functional.conv2d(x, w, b, padding=(1, 2), stride=(2, 1))
+    assert retrograd.autograd.gradcheck(f, (x, w, b))
+    assert retrograd.autograd.gradgradcheck(f, (x, w, b))
+
+
+@pytest.mark.parametrize("kw", [{"dilation": 2, "output_padding": 1},
+                                {"stride": (2, 1), "dilation": (1, 3), "output_padding": (1, 2),
+                                 "padding": (0, 1)}])
+def test_conv_transpose2d_large_output_padding_gradgradcheck(kw):
+    rng = numpy.random.default_rng(2)
+    x = retrograd.tensor(rng.standard_normal((2, 2, 3, 4)), requires_grad=True)
+    w = retrograd.tensor(rng.standard_normal((2, 3, 2, 3)), requires_grad=True)
+
+    def f(x, w):
+        return retrograd.nn.functional.conv_transpose2d(x, w, **kw)
+    assert retrograd.autograd.gradcheck(f, (x, w))
+    assert retrograd.autograd.gradgradcheck(f, (x, w))
+
+
+def _pool_input(shape, mode, rng):
+    x = rng.standard_normal(shape)
+    if mode == "ties":
+        x = numpy.round(x).clip(0)
+    elif mode == "nan":
+        x[..., 0, 1] = x[..., 1, 1] = numpy.nan
+        x[..., 2, 2] = numpy.nan
+    elif mode == "inf":
+        x[..., 0, 0], x[..., 1, 0] = -numpy.inf, numpy.inf
+    return x
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode", ["random", "ties", "nan", "inf"])
+@pytest.mark.parametrize("shape", [(2, 3, 8, 6), (2, 3, 7, 9), (3, 5, 5)])
+def test_max_pool2d_2x2_matches_torch(torch, shape, mode, dtype):
+    rng = numpy.random.default_rng(0)
+    x = _pool_input(shape, mode, rng).astype(dtype)
+    g = None
+    res = []
+    for T in (torch, retrograd):
+        xt = T.from_numpy(x).requires_grad_()
+        out, idx = T.nn.functional.max_pool2d(xt, 2, return_indices=True)
+        if g is None:
+            g = rng.standard_normal(tuple(out.shape)).astype(dtype)
+        out.backward(T.from_numpy(g))
+        res.append((out.detach().numpy(), idx.numpy(), xt.grad.numpy()))
+    (ot, it, gt), (orr, ir, gr) = res
+    numpy.testing.assert_array_equal(orr, ot)
+    numpy.testing.assert_array_equal(ir, it)
+    assert ir.dtype == numpy.int64
+    numpy.testing.assert_array_equal(gr, gt)
+
+
+@pytest.mark.torch
+def test_empty_batch_matches_torch(torch):
+    res = []
+    for T in (torch, retrograd):
+        x = T.zeros(0, 3, 6, 6, requires_grad=True)
+        w = T.ones(4, 3, 3, 3, requires_grad=True)
+        b = T.ones(4, requires_grad=True)
+        y = T.nn.functional.max_pool2d(T.nn.functional.conv2d(x, w, b, padding=1), 2)
+        y.sum().backward()
+        res.append((tuple(y.shape), tuple(x.grad.shape), w.grad.numpy(), b.grad.numpy()))
+    (st, xt, wt, bt), (sr, xr, wr, br) = res
+    assert (sr, xr) == (st, xt)
+    numpy.testing.assert_array_equal(wr, wt)
+    numpy.testing.assert_array_equal(br, bt)
