@@ -270,3 +270,18 @@ def test_numpy_views_and_foreign_buffers():
     assert memory.memory_allocated() - base == 4000
     del t
 
+
+
+@pytest.mark.torch
+def test_pytorch_memory_viz_tools_read_the_snapshot():
+    """PyTorch's own snapshot tooling (torch.cuda._memory_viz) takes the snapshot as is."""
+    pytest.importorskip("torch")
+    from torch.cuda import _memory_viz as mv
+    model = _mlp()
+    memory._record_memory_history()
+    model(retrograd.rand(32, 64)).sum().backward()
+    s = memory._snapshot()
+    n = len(s["device_traces"][0])
+    assert f"{n} entries" in mv.trace(s)
+    assert f"segments: {len(s['segments'])}" in mv.segsum(s)
+    assert "<html" in mv.trace_plot(s).lower()
