@@ -370,20 +370,13 @@ class OpNode(Node):
                 g = self._materialize(grads, xp)[0]
         env = [g, all_grads, xp]
         if op.saved_names:
-            saved = self._saved
-            if saved is None:
-                raise RuntimeError(_FREED)
             if create_graph:
+                saved = self._saved
+                if saved is None:
+                    raise RuntimeError(_FREED)
                 env += [s.unpack(self) if type(s) is SavedTensor else s for s in saved]
             else:
-                for s in saved:
-                    if type(s) is not SavedTensor:
-                        env.append(s)
-                    elif s._packed is _NOT_PACKED and s._vc[0] == s._version:
-                        t = s._tensor
-                        env.append(t._data if t is not None else s._data)
-                    else:
-                        env.append(s.unpack_data(self))
+                self._saved_arrays(env)
         env += self._attrs
         env += self._shapes
         if op.wants_strides:
@@ -406,6 +399,21 @@ class OpNode(Node):
                     gi = gi.astype(dtypes[i], copy=False)
             out.append(gi)
         return out
+
+    def _saved_arrays(self, env):
+        """Append what the node saved to ``env``, tensors as their (version-checked)
+        arrays: a plain backward's view of the saved values."""
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(_FREED)
+        for s in saved:
+            if type(s) is not SavedTensor:
+                env.append(s)
+            elif s._packed is _NOT_PACKED and s._vc[0] == s._version:
+                t = s._tensor
+                env.append(t._data if t is not None else s._data)
+            else:
+                env.append(s.unpack_data(self))
 
     def _materialize(self, grads, xp):
         """Zeros for outputs that received no gradient (multi-output ops)."""
