@@ -1,4 +1,4 @@
-"""Batched reverse mode: ``autograd.grad(..., is_grads_batched=True)``.
+"""Batched arrays: ``autograd.grad(..., is_grads_batched=True)`` and vectorized forward mode.
 
 The graph is walked once with cotangents that carry a leading batch dim, and each
 node runs its rules once on the whole batch, as ``vmap`` does: a rule sees the
@@ -9,7 +9,9 @@ so the vjp rules, and the op forwards they call, run unchanged: each NumPy call
 maps its axes, shapes and indices past the batch dim and runs once. Values that are
 not batched (saved tensors, shapes, indices) broadcast over the batch. The ``xp`` a
 rule gets is :class:`BatchedNumpy`: NumPy, except that buffers it allocates
-(``xp.zeros``...) are batched, so a rule may write gradients into them.
+(``xp.zeros``...) are batched, so a rule may write gradients into them. Forward
+mode (``forward_ad``, for ``functional.jacobian(strategy="forward-mode",
+vectorize=True)``) runs each op's jvp rule once the same way, on batched tangents.
 
 A NumPy function with no batching rule here raises NotImplementedError naming it;
 nodes of custom ``autograd.Function`` classes (Python backward code on Tensors) and
@@ -26,7 +28,7 @@ from numpy.lib.stride_tricks import as_strided
 from . import grad_mode
 from .engine import _dependencies, _exec_plan, _pop, _push, _root_edge
 from .function import BackwardCFunction, _DelayedError
-from .node import _FREED, AccumulateGrad, OpNode, SavedTensor, _NOT_PACKED
+from .node import AccumulateGrad, OpNode
 
 __all__ = ["batched_grad", "Batched", "BatchedNumpy"]
 
@@ -105,11 +107,11 @@ class Batched:
         return self.data.shape[1]
 
     def __bool__(self):
-        raise NotImplementedError("batched backward: a rule branches on the value of a batched "
+        raise NotImplementedError("batched: a rule branches on the value of a batched "
                                   "gradient")
 
     def __array__(self, dtype=None, copy=None):
-        raise TypeError("batched backward: a batched gradient was converted to a plain array "
+        raise TypeError("batched: a batched gradient was converted to a plain array "
                         "(written into an array not made by the rule's xp?)")
 
     # NumPy's protocols: ufuncs, then every other function with a rule in _FUNCS.
@@ -120,8 +122,14 @@ class Batched:
             a, axis = args[0], kwargs.pop("axis", args[1] if len(args) > 1 else 0)
             axis = tuple(range(1, a.ndim + 1)) if axis is None else _norm(axis, a.ndim)
             return Batched(getattr(ufunc, method)(a.data, axis, *args[2:], **kwargs))
+        if method == "outer":
+            a, b = args
+            nb = _ndim(b)
+            a = (a.data.reshape(a.data.shape + (1,) * nb) if type(a) is Batched
+                 else numpy.reshape(a, numpy.shape(a) + (1,) * nb))
+            return _ufunc_call(ufunc, (a, b), kwargs)
         if method != "__call__":
-            raise NotImplementedError(f"batched backward: no batching rule for "
+            raise NotImplementedError(f"batched: no batching rule for "
                                       f"numpy.{ufunc.__name__}.{method}")
         if ufunc is numpy.matmul:
             return _matmul(*args)
@@ -129,7 +137,7 @@ class Batched:
         if out is not None:
             (dst,) = out
             if type(dst) is not Batched:
-                raise TypeError(f"batched backward: numpy.{ufunc.__name__} writes a batched "
+                raise TypeError(f"batched: numpy.{ufunc.__name__} writes a batched "
                                 "result into an unbatched array")
             kwargs["out"] = (dst.data,)
             _ufunc_call(ufunc, args, kwargs)
@@ -139,7 +147,7 @@ class Batched:
     def __array_function__(self, func, types, args, kwargs):
         impl = _FUNCS.get(func)
         if impl is None:
-            raise NotImplementedError(f"batched backward: no batching rule for "
+            raise NotImplementedError(f"batched: no batching rule for "
                                       f"numpy.{func.__name__}")
         return impl(*args, **kwargs)
 
@@ -339,7 +347,7 @@ def _index_plan(index, nd):
     conv = []
     for k, it in enumerate(items):
         if type(it) is Batched:
-            raise NotImplementedError("batched backward: an index that varies over the batch")
+            raise NotImplementedError("batched: an index that varies over the batch")
         if isinstance(it, list):
             it = numpy.asarray(it)
         conv.append(it)
@@ -389,7 +397,7 @@ def _index_value(value, nadv, out_nd):
 
 def _ufunc_at(ufunc, a, index, b=None):
     if type(a) is not Batched:
-        raise TypeError(f"batched backward: numpy.{ufunc.__name__}.at writes a batched value "
+        raise TypeError(f"batched: numpy.{ufunc.__name__}.at writes a batched value "
                         "into an unbatched array")
     bidx, nadv, out_nd = _index_plan(index, a.ndim)
     if b is None:
@@ -538,6 +546,35 @@ def _tile(A, reps):
     return Batched(numpy.tile(_lift(A, nd), (1,) + reps))
 
 
+def _splitter(np_fn):
+    def split(ary, indices_or_sections, axis=0):
+        return [Batched(p) for p in np_fn(ary.data, indices_or_sections, _norm(axis, ary.ndim))]
+    return split
+
+
+_FUNCS[numpy.split] = _splitter(numpy.split)
+_FUNCS[numpy.array_split] = _splitter(numpy.array_split)
+
+
+@_rule(numpy.diag)
+def _diag(v, k=0):
+    """A vector's diagonal matrix, or a matrix's diagonal."""
+    if v.ndim == 2:
+        return _diagonal(v, k)
+    d = v.data
+    n = d.shape[1] + abs(k)
+    out = numpy.zeros((d.shape[0], n, n), d.dtype)
+    i = numpy.arange(d.shape[1])
+    out[:, i + max(-k, 0), i + max(k, 0)] = d
+    return Batched(out)
+
+
+@_rule(numpy.trace)
+def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    return Batched(numpy.trace(a.data, offset, _norm(axis1, a.ndim), _norm(axis2, a.ndim),
+                               dtype))
+
+
 @_rule(numpy.diagonal)
 def _diagonal(a, offset=0, axis1=0, axis2=1):
     return Batched(numpy.diagonal(a.data, offset, _norm(axis1, a.ndim), _norm(axis2, a.ndim)))
@@ -546,7 +583,7 @@ def _diagonal(a, offset=0, axis1=0, axis2=1):
 def _tri_rule(np_fn):
     def fn(m, k=0):
         if m.ndim < 2:
-            raise NotImplementedError(f"batched backward: numpy.{np_fn.__name__} of a 1-d array")
+            raise NotImplementedError(f"batched: numpy.{np_fn.__name__} of a 1-d array")
         return Batched(np_fn(m.data, k))
     return fn
 
@@ -558,7 +595,7 @@ _FUNCS[numpy.triu] = _tri_rule(numpy.triu)
 @_rule(numpy.take)
 def _take(a, indices, axis=None, out=None, mode="raise"):
     if type(indices) is Batched:
-        raise NotImplementedError("batched backward: an index that varies over the batch")
+        raise NotImplementedError("batched: an index that varies over the batch")
     d = a.data
     if axis is None:
         return Batched(numpy.take(d.reshape(d.shape[0], -1), indices, 1, mode=mode))
@@ -568,7 +605,7 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
 @_rule(numpy.take_along_axis)
 def _take_along_axis(arr, indices, axis=-1):
     if type(indices) is Batched:
-        raise NotImplementedError("batched backward: an index that varies over the batch")
+        raise NotImplementedError("batched: an index that varies over the batch")
     d = arr.data
     if axis is None:
         d, axis, indices = d.reshape(d.shape[0], -1), 0, numpy.ravel(indices)
@@ -578,7 +615,7 @@ def _take_along_axis(arr, indices, axis=-1):
 @_rule(numpy.put_along_axis)
 def _put_along_axis(arr, indices, values, axis):
     if type(indices) is Batched or type(arr) is not Batched:
-        raise NotImplementedError("batched backward: numpy.put_along_axis on unbatched data")
+        raise NotImplementedError("batched: numpy.put_along_axis on unbatched data")
     nd = arr.ndim
     numpy.put_along_axis(arr.data, indices[None], _lift(values, nd), _norm(axis, nd))
 
@@ -708,7 +745,7 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **k
 def _bincount(x, weights=None, minlength=0):
     """Per batch element: the bins are offset by the element's index times their count."""
     if type(x) is Batched or type(weights) is not Batched:
-        raise NotImplementedError("batched backward: numpy.bincount of batched indices")
+        raise NotImplementedError("batched: numpy.bincount of batched indices")
     n = max(minlength, int(x.max()) + 1 if x.size else 0)
     b = weights.data.shape[0]
     ids = (numpy.arange(b)[:, None] * n + numpy.ravel(x)).ravel()
@@ -738,6 +775,11 @@ class BatchedNumpy:
         return getattr(numpy, name)
 
     # NumPy's array constructors do not dispatch: xp's pass batched arrays through.
+    def array(self, a, dtype=None, *, copy=True, **kwargs):
+        if type(a) is Batched:
+            return Batched(numpy.array(a.data, dtype, copy=copy))
+        return numpy.array(a, dtype, copy=copy, **kwargs)
+
     def asarray(self, a, dtype=None, **kwargs):
         if type(a) is Batched:
             return a if dtype is None else Batched(a.data.astype(dtype, copy=False))
@@ -913,17 +955,7 @@ class _Walk:
         grads = self._grads(buf, node._out_meta)
         env = [grads[0], grads, self.xp]
         if op.saved_names:
-            saved = node._saved
-            if saved is None:
-                raise RuntimeError(_FREED)
-            for s in saved:
-                if type(s) is not SavedTensor:
-                    env.append(s)
-                elif s._packed is _NOT_PACKED and s._vc[0] == s._version:
-                    t = s._tensor
-                    env.append(t._data if t is not None else s._data)
-                else:
-                    env.append(s.unpack_data(node))
+            node._saved_arrays(env)
         env += node._attrs
         env += node._shapes
         if op.wants_strides:

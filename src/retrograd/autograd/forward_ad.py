@@ -186,51 +186,19 @@ def propagate(op, values, arrays, attrs, outs):
 
 
 def _batched(op, jvp, values, arrays, attrs, outs_t, tangents, single):
-    """Tangents with a leading batch dim (one forward pass for many directions).
-
-    Elementwise rules (those not indexing along a ``dim``) broadcast over the batch
-    once the tangents are aligned to the output's rank, and vector/matrix products
-    take a batched operand directly; any other op runs its rule once per direction.
-    """
-    import numpy
-    from .._tensor import wrap
-    batch = state.batch
-    if jvp == "elementwise" and single and "dim" not in op.attrs:
-        nd = outs_t[0]._data.ndim
-        padded = [None if t is None else
-                  t._data.reshape((batch,) + (1,) * (nd - t._data.ndim + 1) + t._data.shape[1:])
-                  for t in tangents]
-        env = _env(op, numpy, arrays, (outs_t[0]._data,), attrs, values)
-        t = _elementwise(op, env, padded)
-        o = outs_t[0]._data
-        return [wrap(numpy.broadcast_to(t, (batch,) + o.shape).astype(o.dtype, copy=False))]
-    from ..ops.linalg import _matmul_grad_self
-    if op.vjp.get("self") is _matmul_grad_self and all(
-            isinstance(v, Tensor) and v._data.ndim <= 2 for v in values):
-        a, b = arrays
-        ta, tb = (None if t is None else t._data for t in tangents)
-        res = None
-        if ta is not None:
-            res = numpy.matmul(ta, b)
-        if tb is not None:
-            term = (numpy.matmul(a, tb) if b.ndim == 2 else
-                    numpy.matmul(tb, a.T if a.ndim == 2 else a))
-            res = term if res is None else res + term
-        o = outs_t[0]._data
-        return [wrap(res.reshape((batch,) + o.shape).astype(o.dtype, copy=False))]
-    per = []
-    state.batch = None
+    """Tangents with a leading batch dim (one forward pass for every direction): the jvp
+    rule runs once on :class:`~._batched.Batched` tangents, which map each NumPy call
+    past the batch dim, as ``vmap`` does. They are not differentiable again."""
+    from ._batched import Batched, BatchedNumpy
+    if jvp == "transpose":
+        return _transpose(op, values, tangents, attrs, outs_t, state.batch)
+    ts = [None if t is None else Batched(t._data) for t in tangents]
     try:
-        for k in range(batch):
-            ts = [None if t is None else wrap(t._data[k]) for t in tangents]
-            if jvp == "transpose":
-                per.append(_transpose(op, values, ts, attrs, outs_t))
-            else:
-                per.append(_tangents(op, jvp, values, arrays, attrs, outs_t, ts, single))
-    finally:
-        state.batch = batch
-    return [None if per[0][i] is None else wrap(numpy.stack([p[i]._data for p in per]))
-            for i in range(len(outs_t))]
+        return _tangents(op, jvp, values, arrays, attrs, outs_t, ts, single,
+                         BatchedNumpy(state.batch))
+    except (TypeError, AttributeError, NotImplementedError) as e:  # no batching rule
+        raise NotImplementedError(f"vectorized forward mode: the jvp of {op.name} cannot run "
+                                  f"batched ({e})") from e
 
 
 def inplace_tangent(op, values, attrs):
@@ -267,10 +235,12 @@ def _elementwise(op, env, tangents):
     return t_out
 
 
-def _tangents(op, jvp, values, arrays, attrs, outs_t, tangents, single):
+def _tangents(op, jvp, values, arrays, attrs, outs_t, tangents, single, bxp=None):
+    """The outputs' tangents by ``op``'s jvp rule; ``bxp``: the ``xp`` of batched
+    tangents (see :func:`_batched`), whose rules run on arrays."""
     from . import grad_mode
     from .._tensor import wrap
-    diff = grad_mode.state.enabled and any(
+    diff = bxp is None and grad_mode.state.enabled and any(
         isinstance(v, Tensor) and v.requires_grad for v in (*values, *tangents))
     if diff:
         from ..ops import _tensor_xp as xp
@@ -279,7 +249,10 @@ def _tangents(op, jvp, values, arrays, attrs, outs_t, tangents, single):
     else:
         import numpy as xp
         ins = arrays
-        tangents = [None if t is None else t._data for t in tangents]
+        if bxp is None:
+            tangents = [None if t is None else t._data for t in tangents]
+        else:
+            xp = bxp
         res = tuple(o._data for o in outs_t)
     if jvp == "linear":
         t_out = _linear(op, values, ins, tangents, attrs, diff, xp)
@@ -302,17 +275,32 @@ def _tangents(op, jvp, values, arrays, attrs, outs_t, tangents, single):
     for o, t in zip(outs_t, (t_out,) if single else t_out, strict=True):
         if t is None or o._data.dtype.kind not in "fc":
             result.append(None)
-            continue
-        if tuple(t.shape) != o._data.shape:
-            t = xp.broadcast_to(t, o._data.shape)
-        if diff:
-            if t.dtype is not o.dtype:
-                t = t.to(o.dtype)
+        elif bxp is not None:
+            result.append(wrap(_settle(bxp, t, o._data)))
+        elif diff:
+            if tuple(t.shape) != o._data.shape:
+                t = xp.broadcast_to(t, o._data.shape)
+            result.append(t if t.dtype is o.dtype else t.to(o.dtype))
         else:
-            t = wrap(t.astype(o._data.dtype, copy=False) if t.dtype != o._data.dtype
-                     else t)
-        result.append(t)
+            if t.shape != o._data.shape:
+                t = xp.broadcast_to(t, o._data.shape)
+            result.append(wrap(t.astype(o._data.dtype, copy=False) if t.dtype != o._data.dtype
+                               else t))
     return result
+
+
+def _settle(bxp, t, o):
+    """A batched rule's result as data of the batch of ``o``-shaped, ``o``-typed tangents
+    (a result that does not depend on the tangents is the same for every direction)."""
+    import numpy
+    from ._batched import Batched, _broadcast_to
+    if type(t) is not Batched:
+        t = numpy.asarray(t)
+        t = Batched(numpy.broadcast_to(t, (bxp.batch,) + t.shape))
+    if t.shape != o.shape:
+        t = _broadcast_to(t, o.shape)
+    d = t.data
+    return d if d.dtype == o.dtype else d.astype(o.dtype)
 
 
 def _linear(op, values, ins, tangents, attrs, diff, xp):
@@ -346,27 +334,35 @@ def propagate_list(node_cls, inputs, outs, attrs):
     import numpy
     from .._tensor import wrap
     batch = state.batch
-    lead = () if batch is None else (batch,)
-    ts = [numpy.zeros(lead + v._data.shape, v._data.dtype) if t is None else t._data
-          for v, t in zip(inputs, tangents, strict=True)]
     multi = type(outs) is tuple
     out_list = outs if multi else (outs,)
     primals = [o._data for o in out_list]
     if batch is None:
+        ts = [numpy.zeros_like(v._data) if t is None else t._data
+              for v, t in zip(inputs, tangents, strict=True)]
         res = node_cls._jvp(numpy, ts, primals, *attrs)
-    else:  # once per direction
-        per = [node_cls._jvp(numpy, [t[k] for t in ts], primals, *attrs) for k in range(batch)]
-        res = ([numpy.stack([p[i] for p in per]) for i in range(len(out_list))] if multi
-               else numpy.stack(per))
+    else:  # once for every direction, on Batched tangents (see _batched)
+        from ._batched import Batched, BatchedNumpy
+        xp = BatchedNumpy(batch)
+        ts = [numpy.zeros_like(v._data) if t is None else Batched(t._data)
+              for v, t in zip(inputs, tangents, strict=True)]
+        try:
+            res = node_cls._jvp(xp, ts, primals, *attrs)
+        except (TypeError, AttributeError, NotImplementedError) as e:
+            raise NotImplementedError(f"vectorized forward mode: the jvp of "
+                                      f"{node_cls.__name__} cannot run batched ({e})") from e
+        res = [r.data for r in res] if multi else res.data
     for o, t in zip(out_list, res if multi else (res,), strict=True):
         if o._data.dtype.kind in "fc":
             set_tangent(o, wrap(numpy.asarray(t, dtype=o._data.dtype)))
 
 
-def _transpose(op, values, tangents, attrs, outs):
+def _transpose(op, values, tangents, attrs, outs, batch=None):
     """``J v`` as the derivative of ``u -> J^T u`` (the op's vjp rules, run on Tensors)
     applied to ``v``: the double-backward trick, for ops whose forward rule would only
-    repeat the vjp's algebra. The tangent is not differentiable again."""
+    repeat the vjp's algebra. With a ``batch`` of directions (tangents with a leading
+    batch dim) the second backward runs once for all of them (``is_grads_batched``).
+    The tangent is not differentiable again."""
     import numpy
     from . import grad as _grad
     from . import grad_mode
@@ -384,23 +380,24 @@ def _transpose(op, values, tangents, attrs, outs):
         g = _grad([res[k] for k in keep], diff, us, create_graph=True, allow_unused=True)
         pairs = [(gi, v) for gi, v in zip(g, vs, strict=True)
                  if gi is not None and gi.requires_grad]
-        jv = (_grad([p[0] for p in pairs], us, [p[1] for p in pairs], allow_unused=True)
+        jv = (_grad([p[0] for p in pairs], us, [p[1] for p in pairs], allow_unused=True,
+                    is_grads_batched=batch is not None)
               if pairs else [None] * len(us))
+    lead = () if batch is None else (batch,)
     out = [None] * len(outs)
     for k, t in zip(keep, jv, strict=True):
-        out[k] = (t if t is not None else wrap(numpy.zeros_like(outs[k]._data))).detach()
+        out[k] = (t if t is not None else
+                  wrap(numpy.zeros(lead + outs[k]._data.shape, outs[k]._data.dtype))).detach()
     return out
 
 
 def write_view_tangent(view):
     """After an in-place op on a view, its tangent lands in its base's tangent (the base
     gets a zero tangent first if it had none), at the view's place in memory: the
-    tangent arrays mirror the memory layout of the arrays they describe."""
+    tangent arrays mirror the memory layout of the arrays they describe (each direction
+    of a batch of tangents in its own copy of that memory)."""
     import numpy
     from .._tensor import wrap
-    if state.batch is not None:
-        raise NotImplementedError("a vectorized forward-mode jacobian through an in-place "
-                                  "write into a view is not supported")
     base, t = view._base, tangent_of(view)
     bd = base._data
     root = bd
@@ -409,12 +406,13 @@ def write_view_tangent(view):
     if not root.flags.contiguous:
         raise NotImplementedError("forward AD of an in-place op on a view whose memory is not "
                                   "contiguous is not supported")
-    buf = numpy.zeros(root.shape, dtype=bd.dtype)
+    lead = () if state.batch is None else (state.batch,)
+    buf = numpy.zeros(lead + root.shape, dtype=bd.dtype)
 
-    def like(a):  # ``a``'s place in root's memory, in buf
+    def like(a):  # ``a``'s place in root's memory, in buf (in each direction's copy)
         off = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-        return numpy.ndarray(a.shape, dtype=bd.dtype, buffer=buf, offset=off,
-                             strides=a.strides)
+        return numpy.ndarray(lead + a.shape, dtype=bd.dtype, buffer=buf, offset=off,
+                             strides=buf.strides[:len(lead)] + a.strides)
     bt = tangent_of(base)
     out = like(bd)
     if bt is not None:

@@ -332,7 +332,10 @@ def _forward(cls, ctx, args, outs):
     try:
         if forward_ad.state.batch is None:
             res = cls.jvp(ctx, *tangents)
-        else:  # a vectorized forward-mode jacobian: once per direction
+        else:
+            # A vectorized forward-mode jacobian: the user's jvp is written for one
+            # direction (it is user code, not batchable as the ops are), so it runs once
+            # per direction, as PyTorch's vmap fallback does for such Functions.
             per = [cls.jvp(ctx, *(t[k] if isinstance(t, Tensor) else t for t in tangents))
                    for k in range(forward_ad.state.batch)]
             per = [p if isinstance(p, tuple) else (p,) for p in per]

@@ -389,6 +389,8 @@ def _conv_jvp(xp, input_t, weight_t, bias_t, input, weight, stride, padding, dil
               transposed, output_padding, groups, one_d):
     """Bilinear in (input, weight): the tangent is conv(x_t, w) + conv(x, w_t) + b_t."""
     attrs = (stride, padding, dilation, transposed, output_padding, groups, one_d)
+    if getattr(xp, "batched", False):
+        return _conv_jvp_batched(xp.batch, input_t, weight_t, bias_t, input, weight, attrs)
     out = None
     if input_t is not None:
         out = _conv_forward(xp, input_t, weight, None, *attrs)
@@ -399,6 +401,37 @@ def _conv_jvp(xp, input_t, weight_t, bias_t, input, weight, stride, padding, dil
         t = xp.reshape(bias_t, (-1,) + (1,) * (input.ndim - 2))
         out = t if out is None else out + t
     return out
+
+
+def _conv_jvp_batched(batch, input_t, weight_t, bias_t, input, weight, attrs):
+    """Tangents of a batch of directions (``autograd._batched`` arrays, vectorized forward
+    mode): the batch folds into the images (input's) and into the output channels, group
+    by group (weight's), so each term is one convolution."""
+    from ..autograd._batched import Batched
+    transposed, groups = attrs[3], attrs[5]
+    out = None
+    if input_t is not None:
+        d = input_t.data
+        r = _conv_forward(numpy, d.reshape((batch * d.shape[1],) + d.shape[2:]), weight, None,
+                          *attrs)
+        out = r.reshape((batch, d.shape[1]) + r.shape[1:])
+    if weight_t is not None:
+        d = weight_t.data
+        if transposed:  # (batch, C_in, C_out/g, ...) -> (C_in, batch * C_out/g, ...)
+            w = numpy.moveaxis(d, 0, 1)
+        else:  # (batch, C_out, ...) -> (g * batch * C_out/g, ...), as (group, batch, channel)
+            w = numpy.moveaxis(d.reshape((batch, groups, d.shape[1] // groups) + d.shape[2:]),
+                               0, 1)
+        w = w.reshape((d.shape[1], -1) + d.shape[3:] if transposed else (-1,) + d.shape[2:])
+        r = _conv_forward(numpy, input, w, None, *attrs)
+        n, sp = r.shape[0], r.shape[2:]
+        r = numpy.moveaxis(r.reshape((n, groups, batch, -1) + sp), 2, 0)
+        r = r.reshape((batch, n, -1) + sp)
+        out = r if out is None else out + r
+    if bias_t is not None:
+        t = bias_t.data.reshape((batch, 1, -1) + (1,) * (input.ndim - 2))
+        out = t if out is None else out + t
+    return Batched(out)
 
 
 def _conv_input_grad_batched(grad, weight, input_shape, stride, padding, dilation, transposed,
@@ -629,6 +662,9 @@ def _avg_divisor(shape, kernel, stride, pads, count_include_pad, override):
 
 
 def _avg_pool_fwd(xp, self, kernel, stride, pads, divisor):
+    if getattr(xp, "batched", False):  # tangents of a batch of directions: more leading dims
+        from ..autograd._batched import Batched
+        return Batched(_avg_pool_fwd(numpy, self.data, kernel, stride, pads, divisor))
     cols = _im2col_np(self, kernel, stride, pads, (1, 1))
     out = numpy.sum(cols, axis=(-4, -3))
     out /= divisor
