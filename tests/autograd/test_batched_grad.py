@@ -357,3 +357,30 @@ def test_defop_batched_rule_is_checked():
     with pytest.raises(TypeError, match="no vjp rule"):
         defop("bad", lambda xp, self: self, vjp={"self": lambda grad: grad},
               batched={"other": lambda grad: grad})
+
+
+# ---- create_graph: differentiable batched gradients (one backward per row) ----------------
+
+@pytest.mark.torch
+def test_create_graph_batched_grads_are_differentiable_as_torch():
+    torch = pytest.importorskip("torch")
+    x0 = numpy.random.default_rng(5).standard_normal(4)
+    v = numpy.random.default_rng(6).standard_normal((3, 4))
+    results = []
+    for T in (retrograd, torch):
+        x = T.tensor(x0, requires_grad=True)
+        y = (x.sin() * x).cumsum(0)
+        (g,) = T.autograd.grad(y, x, T.tensor(v), create_graph=True, is_grads_batched=True)
+        (g * g).sum().backward()
+        h = T.autograd.functional.hessian(lambda a: (a.exp() * a).sum(), x, create_graph=True,
+                                          vectorize=True)
+        j = T.autograd.functional.jacobian(lambda a: a.tanh() * a, x, create_graph=True,
+                                           vectorize=True)
+        results.append([g.detach().numpy(), x.grad.numpy().copy(), h.detach().numpy(),
+                        j.detach().numpy()])
+        assert h.requires_grad and j.requires_grad
+        x.grad = None
+        (h.sum() + j.sum()).backward()
+        results[-1].append(x.grad.numpy())
+    for a, b in zip(*results, strict=True):
+        numpy.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

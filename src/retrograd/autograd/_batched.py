@@ -821,13 +821,26 @@ class BatchedNumpy:
 
 # ---- the backward walk --------------------------------------------------------------------
 
+def _rows(outputs, inputs, grad_outputs, retain_graph, batch):
+    """``create_graph`` with a batch of cotangents: the batched walk runs rules on arrays,
+    a graph of the gradients needs them run on Tensors, so this is one differentiable
+    backward per row, stacked (not vectorized)."""
+    from .. import stack
+    from .engine import run_backward
+    per = []
+    for b in range(batch):
+        per.append(run_backward(outputs, [g[b] for g in grad_outputs],
+                                retain_graph or b < batch - 1, True, inputs=inputs,
+                                accumulate_into=False))
+    return [None if per[0][i] is None else stack([p[i] for p in per])
+            for i in range(len(inputs))]
+
+
 def batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph):
     """Gradients of ``outputs`` w.r.t. ``inputs`` for a batch of cotangents (leading dim
     of each ``grad_outputs`` entry): the graph is walked once, each node run once on the
-    batch. Returns one batched gradient array (or None) per input."""
-    if create_graph:
-        raise NotImplementedError("is_grads_batched=True with create_graph=True is not "
-                                  "supported")
+    batch. Returns one batched gradient array (or None) per input; with ``create_graph``
+    differentiable Tensors (see :func:`_rows`)."""
     batch = None
     for o, g in zip(outputs, grad_outputs, strict=True):
         if g is None:
@@ -842,6 +855,8 @@ def batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph):
                                f"corresponding output, but a mismatch was detected: "
                                f"grad_output has a shape of {list(s)} and output has a shape of "
                                f"{list(o._data.shape)}.")
+    if create_graph:
+        return _rows(outputs, inputs, grad_outputs, retain_graph, batch)
     root_edges = [_root_edge(t, i) for i, t in enumerate(outputs)]
     pending = {}
     for fn, _ in root_edges:

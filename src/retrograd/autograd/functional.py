@@ -338,8 +338,8 @@ def _jacrev_batched(outputs, inputs, create_graph):
         start += n
     diff = [(o, g) for o, g in zip(outputs, grads, strict=True) if o.requires_grad]
     if diff:
-        res = _batched_grad([o for o, _ in diff], inputs, [g for _, g in diff], False,
-                            create_graph)
+        res = _batched_grad([o for o, _ in diff], inputs, [g for _, g in diff],
+                            create_graph, create_graph)  # (a graph of it keeps this one)
     else:
         res = [None] * len(inputs)
     jac = []
@@ -350,8 +350,9 @@ def _jacrev_batched(outputs, inputs, create_graph):
             if g is None:
                 row.append(wrap(numpy.zeros(tuple(o.shape) + tuple(x.shape),
                                             dtype=o._data.dtype)))
-            else:
-                row.append(wrap(g[start:start + n].reshape(tuple(o.shape) + tuple(x.shape))))
+            else:  # (a Tensor with its graph under create_graph, else an array)
+                g = g[start:start + n].reshape(tuple(o.shape) + tuple(x.shape))
+                row.append(g if isinstance(g, Tensor) else wrap(g))
         jac.append(tuple(row))
         start += n
     return _grad_postprocess(tuple(jac), create_graph)
