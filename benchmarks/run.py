@@ -9,6 +9,7 @@ after a warm-up; ratios are retrograd / PyTorch from the same run.
 """
 
 import argparse
+import gc
 import statistics
 import sys
 import time
@@ -243,6 +244,8 @@ def main(argv=None):
             fn = make(mod)
             res[lib] = _median_time(fn, args.repeat) * scale
             getattr(fn, "cleanup", lambda: None)()
+            del fn
+            gc.collect()  # no workload pays for the garbage cycles of the one before
         t = res.get("torch")
         ratio = f"{res['retrograd'] / t:7.2f}x" if t else "      -"
         base = name.split("-")[0]
