@@ -285,3 +285,19 @@ def test_pytorch_memory_viz_tools_read_the_snapshot():
     assert f"{n} entries" in mv.trace(s)
     assert f"segments: {len(s['segments'])}" in mv.segsum(s)
     assert "<html" in mv.trace_plot(s).lower()
+
+
+def test_optimizer_state_is_booked_as_such_from_its_first_byte():
+    """Adam's first step makes its state: no byte of it is ever booked as other."""
+    model = _mlp()
+    opt = retrograd.optim.Adam(model.parameters())
+    model(retrograd.rand(32, 64)).sum().backward()
+    memory._record_memory_history()
+    opt.step()
+    s = memory._snapshot()
+    state_sizes = sorted(v._data.nbytes for st in opt.state.values() for v in st.values())
+    allocs = sorted(e["size"] for e in s["device_traces"][0] if e["action"] == "alloc")
+    assert allocs == state_sizes  # the step allocates its state and nothing else
+    assert {e["category"] for e in s["device_traces"][0]} == {"optimizer_state"}
+    assert not s["category_changes"][0]
+    assert memory.memory_stats()["allocated_bytes.optimizer_state.current"] == sum(state_sizes)

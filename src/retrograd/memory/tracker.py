@@ -164,8 +164,9 @@ class Tracker:
     # The hot methods inline their arithmetic and take no lock: retrograd's own threads
     # (the optimizer's foreach pool) are off while accounting, and a weak reference's
     # callback runs between bytecodes of the thread that drops the last reference.
-    def see(self, arr):
-        """The block of ``arr``'s storage, opened (an allocation) if it is new."""
+    def see(self, arr, state=0):
+        """The block of ``arr``'s storage, opened (an allocation) if it is new, with the
+        roles in ``state``."""
         root = arr
         base = arr.base
         while type(base) is _ndarray:
@@ -178,20 +179,21 @@ class Tracker:
         b = _Block(root, self._free_cb)
         b.key = key
         b.size = size = root.nbytes
-        b.state = 0
+        b.state = state
+        cat = _category(state) if state else OTHER
         live = self.live
         live[key] = b
         if len(live) > self.n_peak:
             self.n_peak = len(live)
         cur = self.current
-        cur[OTHER] += size
+        cur[cat] += size
         total = self.total = self.total + size
         if total > self.peak:
             self.peak = total
             self.peak_breakdown = cur[:]
         if self.record:
             frames = b.frames = self._frames(_OP_FROM_SEE) if self.stacks else ()
-            self.events.append((ALLOC, key, size, _now(), OTHER, frames))
+            self.events.append((ALLOC, key, size, _now(), cat, frames))
         elif self.stacks:
             b.frames = self._frames(_OP_FROM_SEE)
         if self.exact:
@@ -257,6 +259,10 @@ class Tracker:
             self.role(t._data, ROLE_PARAMETER)
         if t._grad is not None:
             self.role(t._grad._data, ROLE_GRADIENT)
+
+    def state_array(self, arr):
+        """``arr`` is new optimizer state, not yet in a Tensor: booked so from the start."""
+        self._add_role(self.see(arr, ROLE_STATE), ROLE_STATE)
 
     def optimizer_state(self, states):
         """The tensors in optimizer state dicts (``optimizer.state.values()``)."""

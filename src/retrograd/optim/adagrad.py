@@ -2,10 +2,9 @@
 
 import numpy
 
-from .._tensor import wrap
 from ..backend import get_array_module
 from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _count_step, _directed_grad,
-                        _real, _scalar, _step_tensor, _steps_as_tensors)
+                        _new_state, _real, _scalar, _step_tensor, _steps_as_tensors)
 
 __all__ = ["Adagrad", "adagrad_update"]
 
@@ -39,7 +38,7 @@ def _full_like(p, value):
     if d.dtype.kind == "c":
         value = complex(value, value)
     xp = get_array_module(d)
-    return wrap(xp.full_like(d, value), xp)
+    return _new_state(xp.full_like(d, value), xp)
 
 
 class Adagrad(Optimizer):

@@ -70,11 +70,18 @@ def _scalar(x):
     return float(x) if isinstance(x, Tensor) else x
 
 
+def _new_state(arr, xp=numpy):
+    """A Tensor of new optimizer state: memory accounting books it so from the start."""
+    if _tensor._tracker is not None:
+        _tensor._tracker.state_array(arr)
+    return wrap(arr, xp)
+
+
 def _zeros_like(p):
     """Optimizer state: zeros with the parameter's dtype and memory layout."""
     d = p._data
     xp = get_array_module(d)
-    return wrap(xp.zeros_like(d), xp)
+    return _new_state(xp.zeros_like(d), xp)
 
 
 def _step_tensor(value=0.0, fused=False):
@@ -82,7 +89,7 @@ def _step_tensor(value=0.0, fused=False):
     when that is the default dtype; float32 always for fused)."""
     dt = numpy.float32 if fused or _dtype.get_default_dtype() is not _dtype.float64 \
         else numpy.float64
-    return wrap(numpy.array(value, dtype=dt))
+    return _new_state(numpy.array(value, dtype=dt))
 
 
 def _steps_as_tensors(optimizer, group, fused=False):
