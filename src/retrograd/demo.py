@@ -138,6 +138,7 @@ def main(argv=None):
     manual_seed(args.seed)
     t0 = time.perf_counter()
     kwargs = {} if args.image_size is None else {"image_size": args.image_size}
+    memory._record_memory_history(enabled="state")  # the parameters' stacks, for the report
     model = getattr(models, args.model)(weights=None, **kwargs)
     image_size = model.image_size
     params = list(model.parameters())
