@@ -198,3 +198,24 @@ def test_empty_batch_matches_torch(torch):
     assert (sr, xr) == (st, xt)
     numpy.testing.assert_array_equal(wr, wt)
     numpy.testing.assert_array_equal(br, bt)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("shape", [(1, 2, 1, 1), (2, 1, 1), (2, 0, 3), (1, 2, 0, 4), (4, 4)])
+@pytest.mark.parametrize("pool", ["max_pool2d", "avg_pool2d"])
+def test_pool_rejects_empty_and_too_small_inputs_as_torch(shape, pool):
+    torch = pytest.importorskip("torch")
+    try:
+        getattr(torch.nn.functional, pool)(torch.zeros(shape), 2)
+    except (RuntimeError, IndexError) as e:
+        expected = e
+    if pool == "avg_pool2d" and len(shape) == 2:  # torch fails on indexing there
+        expected = RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    with pytest.raises(RuntimeError) as got:
+        getattr(retrograd.nn.functional, pool)(retrograd.zeros(shape), 2)
+    assert str(got.value) == str(expected)
+
+
+def test_pool_keeps_an_empty_batch():
+    out = retrograd.nn.functional.max_pool2d(retrograd.zeros(0, 2, 4, 4), 2)
+    assert tuple(out.shape) == (0, 2, 2, 2)

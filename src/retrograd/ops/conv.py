@@ -540,8 +540,15 @@ def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode):
                            f"pad={p[0]}, kernel_size={k[0]} and dilation={d[0]}")
     if input.ndim not in (3, 4):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    if 0 in input.shape[-3:]:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                           f"size for input, but got:{list(input.shape)}")
     geo = [_pool_geometry(input.shape[-2 + i], k[i], s[i], p[i], d[i], ceil_mode)
            for i in range(2)]
+    if geo[0][0] < 1 or geo[1][0] < 1:
+        c, h, w = input.shape[-3:]
+        raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "
+                           f"({c}x{geo[0][0]}x{geo[1][0]}). Output size is too small")
     return k, s, (geo[0][1], geo[1][1]), d
 
 
