@@ -301,3 +301,16 @@ def test_optimizer_state_is_booked_as_such_from_its_first_byte():
     assert {e["category"] for e in s["device_traces"][0]} == {"optimizer_state"}
     assert not s["category_changes"][0]
     assert memory.memory_stats()["allocated_bytes.optimizer_state.current"] == sum(state_sizes)
+
+
+def test_sgd_momentum_buffer_is_optimizer_state_from_its_allocation():
+    model = _mlp()
+    opt = retrograd.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(retrograd.rand(32, 64)).sum().backward()
+    memory._record_memory_history()
+    opt.step()
+    s = memory._snapshot()
+    bufs = {id(st["momentum_buffer"]._data) for st in opt.state.values()}
+    allocs = [e for e in s["device_traces"][0] if e["action"] == "alloc"]
+    assert {e["addr"] for e in allocs} == bufs
+    assert {e["category"] for e in allocs} == {"optimizer_state"}

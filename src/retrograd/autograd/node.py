@@ -491,13 +491,14 @@ def accumulate(var, g, create_graph):
             var._grad = wrap(_grad_layout(var._data)).copy_(g)
         else:
             var._grad = wrap(_new_grad_array(var._data, g))
-        if _tracker is not None:
-            _tracker.gradient(var._grad._data)
     elif create_graph:
         var._grad = old + g
     else:
         old._data += g
         old._vc[0] += 1
+        return
+    if _tracker is not None:  # a new .grad storage
+        _tracker.gradient(var._grad._data)
 
 
 def _new_grad_array(param, g):

@@ -457,12 +457,9 @@ class Optimizer:
         """Update one parameter from its ``.grad``: what ``step`` does for each parameter
         of ``group`` with a gradient, callable alone (fusing the update into backward)."""
         state = self._init_state(p, group)
-        tracker = _tensor._tracker
-        if tracker is not None:  # state made now is optimizer state from its first byte
-            tracker.optimizer_state((state,))
         self._update(p, p._grad, state, group)
-        if tracker is not None:  # (and state the update made, as SGD's momentum buffer)
-            tracker.optimizer_state((state,))
+        if _tensor._tracker is not None:  # state loaded, or made outside _new_state
+            _tensor._tracker.optimizer_state((state,))
 
     def _run_step(self, closure):
         """``step`` of the built-in optimizers: the per-parameter update, without
@@ -481,8 +478,6 @@ class Optimizer:
                     continue
                 self._check_group(group)
                 states = [self._init_state(p, group) for p in params]
-                if _tensor._tracker is not None:
-                    _tensor._tracker.optimizer_state(states)
                 if group.get("foreach") is not False and not group.get("fused") \
                         and _use_threads(params):
                     futures = [_get_pool().submit(update, p, p._grad, s, group)
@@ -492,7 +487,7 @@ class Optimizer:
                 else:
                     for p, s in zip(params, states, strict=True):
                         update(p, p._grad, s, group)
-                if _tensor._tracker is not None:
+                if _tensor._tracker is not None:  # state loaded, or made outside _new_state
                     _tensor._tracker.optimizer_state(states)
         finally:
             gm.enabled = prev

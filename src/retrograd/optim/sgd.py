@@ -2,8 +2,8 @@
 
 import numpy
 
-from .._tensor import wrap
-from .optimizer import Optimizer, _bump, _check_fused, _check_lr, _directed_grad, _scalar
+from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _directed_grad, _new_state,
+                        _scalar)
 
 __all__ = ["SGD", "sgd_update"]
 
@@ -23,7 +23,7 @@ def sgd_update(param, grad, state, group):
     if momentum != 0:
         buf = state.get("momentum_buffer")
         if buf is None:
-            buf = wrap(g if owned else g.copy())
+            buf = _new_state(g if owned else g.copy())
             state["momentum_buffer"] = buf
         else:
             b = buf._data
