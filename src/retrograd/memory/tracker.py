@@ -227,8 +227,10 @@ class Tracker:
     def _change(self, b, old_state):
         """``b.state`` was ``old_state``: move its bytes if its category changed."""
         old, cat = _category(old_state), _category(b.state)
-        if cat == old:
-            return
+        if cat != old:
+            self._move(b, old, cat)
+
+    def _move(self, b, old, cat):
         size = b.size
         cur = self.current
         cur[old] -= size
@@ -289,7 +291,9 @@ class Tracker:
         for b in blocks:
             state = b.state
             b.state = state + _SAVED
-            if state < _SAVED:
+            if not state:  # other -> activation, the common case, inline
+                self._move(b, OTHER, ACTIVATION)
+            elif state < _SAVED:
                 self._change(b, state)
 
     def _on_release(self, h):
@@ -297,7 +301,10 @@ class Tracker:
         for b in h.blocks:
             state = b.state
             b.state = state - _SAVED
-            if state < 2 * _SAVED and live.get(b.key) is b:
+            if state == _SAVED:  # activation -> other, the common case
+                if live.get(b.key) is b:
+                    self._move(b, ACTIVATION, OTHER)
+            elif state < 2 * _SAVED and live.get(b.key) is b:
                 self._change(b, state)
 
     # ---- backward -----------------------------------------------------------------------
@@ -307,7 +314,14 @@ class Tracker:
         it allocates, and what the engine frees after it, carry its name and the stack of
         the forward op that made it (the engine resets ``node`` when backward ends)."""
         self.node = node  # until the next node: the engine frees what this one left
-        self._see_arrays(buf)
+        live = self.live
+        for g in buf:  # (g is dropped below: AccumulateGrad steals only unshared arrays)
+            if g is not None:
+                if type(g) is not _ndarray:
+                    g = g._data
+                if g.base is not None or id(g) not in live:
+                    self.see(g)
+        g = None
         if evaluate is not None:
             outs = evaluate(node, buf, create_graph, call)
         elif node._extra is None and buf[0] is not None and type(node) is not _Acc:
@@ -315,19 +329,10 @@ class Tracker:
         else:
             outs = call(node, buf, create_graph)
         self.node = node  # (a backward nested in a hook restored its own)
-        self._see_arrays(outs)
-        return outs
-
-    def _see_arrays(self, grads):
-        """(A function of its own so no array outlives the call in a local: AccumulateGrad
-        steals only gradients nobody else references.)"""
-        live = self.live
-        for g in grads:
+        for g in outs:
             if g is not None:
-                if type(g) is not _ndarray:
-                    g = g._data
-                if g.base is not None or id(g) not in live:
-                    self.see(g)
+                self.see(g if type(g) is _ndarray else g._data)
+        return outs
 
     def node_created(self, node):
         """Remember the forward stack of a new node (its backward allocations show it):
