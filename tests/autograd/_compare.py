@@ -7,6 +7,8 @@ runs it twice and asserts the results agree (floats to float32 precision).
 
 import math
 
+import retrograd
+
 
 def same(a, b):
     """Structural equality with float tolerance."""
@@ -32,3 +34,17 @@ def error(fn):
 def values(t):
     """A tensor's values as nested lists (None stays None)."""
     return None if t is None else t.detach().tolist()
+
+
+def tensors_in(obj, seen=None):
+    """The tensors in a sample's nested arguments, by id, each once, in order."""
+    seen = {} if seen is None else seen
+    if isinstance(obj, retrograd.Tensor):
+        seen.setdefault(id(obj), obj)
+    elif isinstance(obj, (list, tuple)):
+        for e in obj:
+            tensors_in(e, seen)
+    elif isinstance(obj, dict):
+        for e in obj.values():
+            tensors_in(e, seen)
+    return seen

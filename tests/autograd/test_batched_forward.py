@@ -13,6 +13,7 @@ import numpy
 import pytest
 
 import retrograd
+from _compare import tensors_in
 from retrograd.autograd import forward_ad as fwAD
 from retrograd.autograd import functional as F
 from retrograd.autograd._batched import BatchedNumpy
@@ -20,18 +21,6 @@ from retrograd.ops.joining import _ListNode
 from retrograd.testing.op_db import op_db, reseed
 
 _BATCH = 3
-
-
-def _tensors(obj, seen):
-    if isinstance(obj, retrograd.Tensor):
-        seen.setdefault(id(obj), obj)
-    elif isinstance(obj, (list, tuple)):
-        for e in obj:
-            _tensors(e, seen)
-    elif isinstance(obj, dict):
-        for e in obj.values():
-            _tensors(e, seen)
-    return seen
 
 
 def _sub(obj, values):
@@ -117,7 +106,7 @@ def test_op_db_batched_forward_matches_rows(op, monkeypatch):
     reseed(zlib.crc32(f"{op.id}/float64/True".encode()))
     checked = 0
     for i, s in enumerate(op.sample_inputs("float64", True)):
-        every = _tensors((s.input, s.args, s.kwargs), {}).values()
+        every = tensors_in((s.input, s.args, s.kwargs)).values()
         diff = [t for t in every if t.requires_grad and t.dtype is retrograd.float64]
         if not diff:
             continue

@@ -13,6 +13,7 @@ import numpy
 import pytest
 
 import retrograd
+from _compare import tensors_in
 from retrograd.autograd import functional as F
 from retrograd.autograd.node import OpNode
 from retrograd.ops._views import AsStridedBackward0, CopySlices
@@ -20,18 +21,6 @@ from retrograd.ops.joining import _ListNode
 from retrograd.testing.op_db import op_db, reseed
 
 _BATCH = 3
-
-
-def _tensors(obj, seen):
-    if isinstance(obj, retrograd.Tensor):
-        seen.setdefault(id(obj), obj)
-    elif isinstance(obj, (list, tuple)):
-        for e in obj:
-            _tensors(e, seen)
-    elif isinstance(obj, dict):
-        for e in obj.values():
-            _tensors(e, seen)
-    return seen
 
 
 @contextlib.contextmanager
@@ -81,7 +70,7 @@ def test_op_db_batched_matches_rows(op, monkeypatch):
     reseed(zlib.crc32(f"{op.id}/float64/True".encode()))
     checked = 0
     for i, s in enumerate(op.sample_inputs("float64", True)):
-        leaves = [t for t in _tensors((s.input, s.args, s.kwargs), {}).values()
+        leaves = [t for t in tensors_in((s.input, s.args, s.kwargs)).values()
                   if t.requires_grad]
         if leaves:
             checked += _check_batched(op.op(s.input, *s.args, **s.kwargs), leaves,
@@ -101,7 +90,7 @@ def test_op_db_batched_double_backward_matches_rows(op, monkeypatch):
     reseed(zlib.crc32(f"{op.id}/float64/True".encode()))
     checked = 0
     for i, s in enumerate(op.sample_inputs("float64", True)):
-        leaves = [t for t in _tensors((s.input, s.args, s.kwargs), {}).values()
+        leaves = [t for t in tensors_in((s.input, s.args, s.kwargs)).values()
                   if t.requires_grad]
         outs = op.op(s.input, *s.args, **s.kwargs) if leaves else ()
         outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]

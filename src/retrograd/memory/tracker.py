@@ -185,12 +185,7 @@ class Tracker:
         live[key] = b
         if len(live) > self.n_peak:
             self.n_peak = len(live)
-        cur = self.current
-        cur[cat] += size
-        total = self.total = self.total + size
-        if total > self.peak:
-            self.peak = total
-            self.peak_breakdown = cur[:]
+        self._add(cat, size)
         if self.record:
             frames = b.frames = self._frames(_OP_FROM_SEE) if self.stacks else ()
             self.events.append((ALLOC, key, size, _now(), cat, frames))
