@@ -314,3 +314,28 @@ def test_sgd_momentum_buffer_is_optimizer_state_from_its_allocation():
     allocs = [e for e in s["device_traces"][0] if e["action"] == "alloc"]
     assert {e["addr"] for e in allocs} == bufs
     assert {e["category"] for e in allocs} == {"optimizer_state"}
+
+
+def test_history_with_a_custom_function_at_module_level(tmp_path):
+    """A node made near the top of the stack (a Function applied by a script's top level)
+    still gets a stack: no frame lookup may run past the bottom of the stack."""
+    import subprocess
+    import sys
+    script = tmp_path / "top.py"
+    script.write_text(
+        "import retrograd as torch\n"
+        "class F(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x):\n"
+        "        return x * 2\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, g):\n"
+        "        return g * 2\n"
+        "torch.memory._record_memory_history()\n"
+        "x = torch.rand(3, requires_grad=True)\n"
+        "F.apply(x).sum().backward()\n"
+        "print(x.grad.tolist())\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[2.0, 2.0, 2.0]"

@@ -333,12 +333,16 @@ class Tracker:
         """Remember the forward stack of a new node (its backward allocations show it):
         the stack of the op's output when the node is made by the op that just wrapped
         that output (``apply``: outputs first, then the node), else a fresh one."""
-        f = _getframe(_OP_FROM_NODE)
         last = self._last
-        if last is not None and last[0] == id(f) and last[1] is f.f_code:
-            node._mstack = last[2]
-        else:
-            node._mstack = self._stack(2)
+        if last is not None:
+            try:
+                f = _getframe(_OP_FROM_NODE)
+            except ValueError:  # a node made near the top of the stack (a custom Function)
+                f = None
+            if f is not None and last[0] == id(f) and last[1] is f.f_code:
+                node._mstack = last[2]
+                return
+        node._mstack = self._stack(2)
 
     # ---- stacks -------------------------------------------------------------------------
     # Stacks start above retrograd's plumbing: an allocation's at the caller of ``apply``
@@ -378,7 +382,7 @@ class Tracker:
                 self._started_tracemalloc = True
             tracemalloc.reset_peak()
             self._last_traced = tracemalloc.get_traced_memory()[0]
-        elif not on and self.exact and getattr(self, "_started_tracemalloc", False):
+        elif not on and self.exact and self._started_tracemalloc:
             tracemalloc.stop()
             self._started_tracemalloc = False
         self.exact = bool(on)
