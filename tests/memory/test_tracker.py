@@ -339,3 +339,29 @@ def test_history_with_a_custom_function_at_module_level(tmp_path):
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[2.0, 2.0, 2.0]"
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_replayed_history_agrees_with_the_live_books(fused):
+    """Two computations of the same thing: the viewer's replay of the recorded trace
+    (allocs, frees, category changes, segments alive before) and the tracker's running
+    books must give the same peak and the same breakdown at it."""
+    from retrograd.memory import viz
+    model = _mlp()
+    opt = retrograd.optim.Adam(model.parameters())
+    handle = retrograd.optim.fuse_into_backward(opt) if fused else None
+    memory._record_memory_history(clear_history=True)
+    memory.reset_peak_memory_stats()
+    for _ in range(3):
+        x = retrograd.rand(32, 64)
+        model(x).sum().backward()
+        opt.step()
+        opt.zero_grad()
+    s = memory._snapshot()
+    stats = memory.memory_stats()
+    if handle is not None:
+        handle.remove()
+    peak = viz.timeline(s)["peak"]
+    assert peak["bytes"] == stats["allocated_bytes.all.peak"] == memory.max_memory_allocated()
+    for name in memory.CATEGORIES:
+        assert peak["breakdown"].get(name, 0) == stats[f"allocated_bytes.{name}.at_peak"], name
