@@ -82,10 +82,10 @@ def _train_step(model, optimizer, image_size, progress):
     progress.tick()
 
 
-def _run(label, model, optimizer, steps, image_size):
+def _run(label, model, optimizer, steps, image_size, exact):
     """``steps`` training steps with memory history recorded; the snapshot and stats."""
     gc.collect()
-    memory._record_memory_history(clear_history=True)
+    memory._record_memory_history(clear_history=True, exact=exact)
     memory.reset_peak_memory_stats()
     per_step = 2 * len(_blocks(model)) + 1
     for i in range(steps):
@@ -101,10 +101,10 @@ def _fmt(n):
     return viz.format_bytes(n)
 
 
-def _table(results, grad_bytes):
+def _table(results, grad_bytes, exact):
     names = [name for name, _, _ in results]
     lines = [f"{'peak memory by category':<26}" + "".join(f"{n:>22}" for n in names)]
-    for row in _ROWS:
+    for row in _ROWS + (("temporary",) if exact else ()):
         cells = [s[f"allocated_bytes.{row}.at_peak"] for _, _, s in results]
         lines.append(f"  {row:<24}" + "".join(f"{_fmt(c):>22}" for c in cells))
     peaks = [s["allocated_bytes.all.peak"] for _, _, s in results]
@@ -134,6 +134,9 @@ def main(argv=None):
     ap.add_argument("--out", default="retrograd-demo",
                     help="folder for the snapshots and the report (default retrograd-demo)")
     ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    ap.add_argument("--exact", action="store_true",
+                    help="also book kernel temporaries (the optimizer's intermediates); "
+                         "slower")
     args = ap.parse_args(argv)
     if args.steps < 1:
         ap.error("--steps must be at least 1")
@@ -151,11 +154,12 @@ def main(argv=None):
           f"{args.steps} steps each way")
 
     optimizer = optim.Adam(model.parameters())
-    usual = _run("usual loop", model, optimizer, args.steps, image_size)
+    usual = _run("usual loop", model, optimizer, args.steps, image_size, args.exact)
     del optimizer  # as the tutorial: a clean slate for the second run
     optimizer = optim.Adam(model.parameters())
     handle = optim.fuse_into_backward(optimizer)
-    fused = _run("optimizer fused into backward", model, optimizer, args.steps, image_size)
+    fused = _run("optimizer fused into backward", model, optimizer, args.steps, image_size,
+                 args.exact)
     handle.remove()
 
     paths = []
@@ -170,7 +174,7 @@ def main(argv=None):
                    page_title=f"retrograd demo: {args.model} + Adam, memory by category")
     results = [("usual loop", *usual), ("fused into backward", *fused)]
     print()
-    print(_table(results, P))
+    print(_table(results, P, args.exact))
     print()
     print(f"snapshots: {paths[0]}, {paths[1]} (they open in PyTorch's memory_viz too)")
     print(f"report:    {report}")

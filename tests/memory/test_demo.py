@@ -33,3 +33,9 @@ def test_main_entry_point_dispatches(capsys):
     assert main([]) == 0
     assert "demo" in capsys.readouterr().out
     assert main(["nonsense"]) == 2
+
+
+def test_demo_exact_mode_adds_the_temporary_row(tmp_path, capsys):
+    assert demo.main(["--model", "vit_tiny", "--steps", "1", "--exact", "--out",
+                      str(tmp_path)]) == 0
+    assert "  temporary " in capsys.readouterr().out

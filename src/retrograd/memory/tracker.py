@@ -262,11 +262,14 @@ class Tracker:
         self._add_role(self.see(arr, ROLE_STATE), ROLE_STATE)
 
     def optimizer_state(self, states):
-        """The tensors in optimizer state dicts (``optimizer.state.values()``)."""
+        """The tensors in optimizer state dicts (``optimizer.state.values()``), after a
+        step updated them."""
         for st in states:
             for v in st.values():
                 if isinstance(v, _Tensor):
                     self.role(v._data, ROLE_STATE)
+        if self.exact:  # the update's temporaries, booked where they were: in the step
+            self._probe()
 
     def saved(self, s):
         """A SavedTensor now holds its storage (or what its pack hook returned)."""
