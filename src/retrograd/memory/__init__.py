@@ -89,22 +89,16 @@ def memory_stats(device=None):
     return OrderedDict(sorted(s.items()))
 
 
-def _fmt(n):
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
-        n /= 1024
-
-
 def memory_summary(device=None, abbreviated=False):
     """A table of bytes by category: now, and at the device's peak."""
+    from .viz import format_bytes as fmt
     s = memory_stats(device)
     rows = [f"{'category':<16}{'current':>14}{'at peak':>14}"]
     for name in (*CATEGORIES, "all"):
         at_peak = s["allocated_bytes.all.peak"] if name == "all" else \
             s[f"allocated_bytes.{name}.at_peak"]
-        rows.append(f"{name:<16}{_fmt(s[f'allocated_bytes.{name}.current']):>14}"
-                    f"{_fmt(at_peak):>14}")
+        rows.append(f"{name:<16}{fmt(s[f'allocated_bytes.{name}.current']):>14}"
+                    f"{fmt(at_peak):>14}")
     return "\n".join(rows) + "\n"
 
 

@@ -1,10 +1,14 @@
 """The tracker's books as a snapshot in PyTorch's layout (``torch.cuda.memory._snapshot``).
 
 ``segments`` lists the storages alive now (one block each: there is no caching
-allocator), ``device_traces`` the recorded history with PyTorch's actions. retrograd's
-own information rides in extra keys that PyTorch's viewer ignores: ``category`` on
-blocks and trace entries, ``categories``, ``category_changes`` (a storage moving to a
-new category just before trace entry ``trace_index``) and ``device_names``.
+allocator), ``device_traces`` the recorded history with PyTorch's actions (an ``alloc``;
+a ``free_requested`` then ``free_completed`` when the storage is freed; addresses are
+reused after a free). retrograd's own information rides in extra keys that PyTorch's
+tools ignore: ``category`` on blocks and trace entries (the category at that moment),
+``categories``, ``category_changes`` (per device, ``{trace_index, addr, size, category,
+time_us}``: a live storage moving to ``category`` just before trace entry
+``trace_index``) and ``device_names``. A free with no alloc before it in the trace, or a
+segment never allocated in it, is a storage alive since before recording began.
 """
 
 import pickle

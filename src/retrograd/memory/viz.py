@@ -4,8 +4,8 @@
 
 The snapshot layout is PyTorch's (``torch.cuda.memory._snapshot()``) plus retrograd's
 extra keys (``categories``, ``category_changes``, a ``category`` on blocks and trace
-entries); the contract is ``notes/memory_format.md``. A pickle written by PyTorch itself
-has none of the extras: every block is then category ``"other"``.
+entries; see :mod:`retrograd.memory.snapshot`). A pickle written by PyTorch itself has
+none of the extras: every block is then category ``"other"``.
 
 Everything heavy happens here, once, in NumPy: the per-category byte counts at every
 trace position, the peak and what is alive at it. The page (``viewer/timeline.html``,
