@@ -22,7 +22,7 @@ __all__ = ["Variable", "backward", "grad", "no_grad", "enable_grad", "set_grad_e
 def _tuple(x):
     if x is None:
         return None
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, graph.GradientEdge)):
         return (x,)
     if isinstance(x, dict):  # named inputs (PyTorch 2.13)
         return tuple(x.values())
@@ -34,6 +34,11 @@ def _make_grads(outputs, grads, create_graph):
     pair first, then their numbers, in PyTorch's order)."""
     res = []
     for i, (out, g) in enumerate(zip(outputs, grads, strict=False)):
+        if isinstance(out, graph.GradientEdge):  # no shape to check nor to make ones of
+            if g is None:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            res.append(g if create_graph else g._data)
+            continue
         if g is None:
             if not out.requires_grad:  # the engine says which element
                 res.append(None)
@@ -119,7 +124,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for t in inputs:
-        if not t.requires_grad:
+        if isinstance(t, graph.GradientEdge):
+            if materialize_grads:
+                raise RuntimeError("materialize_grads cannot be used when the given input "
+                                   "is a GradientEdge")
+        elif not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if is_grads_batched:  # one walk of the graph for a batch of cotangents (leading dim)
         from .functional import _batched_grad

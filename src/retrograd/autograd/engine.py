@@ -59,6 +59,8 @@ def current_graph_task():
 
 
 def _root_edge(t, i):
+    if isinstance(t, tuple):  # a GradientEdge
+        return (t.node, t.output_nr)
     if t._grad_fn is not None or t._base is not None and t.grad_fn is not None:
         return (t._grad_fn, t._output_nr)
     if t._requires_grad:
@@ -117,6 +119,10 @@ def _exec_plan(inputs, accumulate_into, root_nodes, reachable):
     """
     targets, captures = set(), {}
     for k, t in enumerate(inputs):
+        if isinstance(t, tuple):  # a GradientEdge: its gradient is captured, never stored
+            if not accumulate_into:
+                captures.setdefault(t.node, []).append((t.output_nr, k))
+            continue
         if accumulate_into:
             t.retain_grad()  # as PyTorch: raises for a leaf that does not require grad
         fn = t.grad_fn

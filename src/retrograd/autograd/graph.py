@@ -9,6 +9,7 @@ import tempfile
 import threading
 import uuid
 import weakref
+from typing import NamedTuple
 
 import numpy
 
@@ -18,9 +19,30 @@ from .engine import current_graph_task
 from .node import Node, RemovableHandle, current_hooks, grad_accumulator, on_inplace_write
 from .node import saved_hooks as _hooks
 
-__all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "save_on_disk",
-           "disable_saved_tensors_hooks", "register_multi_grad_hook",
+__all__ = ["Node", "GradientEdge", "get_gradient_edge", "saved_tensors_hooks", "save_on_cpu",
+           "save_on_disk", "disable_saved_tensors_hooks", "register_multi_grad_hook",
            "allow_mutation_on_saved_tensors", "increment_version", "current_hooks"]
+
+
+class GradientEdge(NamedTuple):
+    """An edge of the graph: where the gradient of output ``output_nr`` of ``node`` flows.
+    ``autograd.grad`` takes edges as inputs (the gradient flowing into the edge) and as
+    outputs (with their grad_outputs). ``ownership_token`` is PyTorch's way to keep a C++
+    graph alive; retrograd's nodes keep their graph alive themselves, so it is None."""
+
+    node: Node
+    output_nr: int
+    ownership_token: Node | None = None
+
+
+def get_gradient_edge(tensor):
+    """The edge that ``tensor``'s gradient flows along: ``grad(loss, get_gradient_edge(t))``
+    is ``grad(loss, t)``, and stays valid whatever happens to ``t`` later."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that "
+                           "does not require gradients")
+    fn = tensor.grad_fn
+    return GradientEdge(fn if fn is not None else grad_accumulator(tensor), tensor._output_nr)
 
 
 class _Disabled(threading.local):
