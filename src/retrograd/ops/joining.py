@@ -1,8 +1,9 @@
-"""Joining and splitting: cat, stack, split, chunk, unbind.
+"""Joining and splitting: cat, stack, split, chunk, unbind, tensor_split.
 
 Ops over a list of tensors and ops with a variable number of outputs record a
 :class:`_ListNode` (one node, one gradient per input), as PyTorch's CatBackward0
 and SplitBackward0 do; split/chunk/unbind outputs are views of their input.
+``tensor_split`` records one SliceBackward0 per piece, as PyTorch does.
 """
 
 import functools
@@ -16,11 +17,13 @@ from ..autograd import forward_ad, grad_mode
 from ..autograd.anomaly_mode import debug as _debug
 from ..autograd.node import Node, grad_accumulator
 from . import _tensor_xp, _views
-from ._registry import register
+from ._registry import _pretty, apply, register
+from .comparison import _invalid
+from .indexing import _slice
 from .shape import _ints, reshape
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "split", "chunk",
-           "unbind", "split_with_sizes"]
+           "unbind", "split_with_sizes", "tensor_split"]
 
 
 # ---- nodes of list ops ------------------------------------------------------------------------
@@ -333,3 +336,56 @@ def unbind(input, dim=0):
     pre = (slice(None),) * d
     return _record_list(_UnbindBackward0, (input,),
                         [a[pre + (i, Ellipsis)] for i in range(a.shape[d])], (d,), view=True)
+
+
+_TENSOR_SPLIT_SIGNATURES = ("Tensor input, tuple of ints indices, int dim = 0",
+                            "Tensor input, Tensor tensor_indices_or_sections, int dim = 0",
+                            "Tensor input, int sections, int dim = 0")
+
+
+def _split_points(input, indices_or_sections):
+    """The pieces' bounds: the given indices, or those of ``sections`` near-equal pieces
+    (the first ``n % sections`` one longer)."""
+    ios = indices_or_sections
+    if isinstance(ios, Tensor):
+        a = ios._data
+        if a.dtype != numpy.int64:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have "
+                               f"dtype of long, but got {_pretty(a.dtype)}")
+        if a.ndim > 1:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a "
+                               f"zero-dimensional or one-dimensional tensor, but got a tensor "
+                               f"with {a.ndim} dims")
+        return None if a.ndim == 0 else [int(i) for i in a], int(a) if a.ndim == 0 else None
+    if isinstance(ios, (list, tuple)) and all(_is_index(i) for i in ios):
+        return [operator.index(i) for i in ios], None
+    if _is_index(ios):
+        return None, operator.index(ios)
+    raise _invalid("tensor_split", (input, ios), _TENSOR_SPLIT_SIGNATURES)
+
+
+def _is_index(v):
+    return hasattr(v, "__index__") and not isinstance(v, (bool, Tensor))
+
+
+@register
+@_profiled("tensor_split")
+def tensor_split(input, indices_or_sections, dim=0):
+    """Views of ``input`` cut at the given indices (Python slicing bounds: out-of-range or
+    decreasing ones give empty pieces), or into ``sections`` pieces differing by at most
+    one in length."""
+    indices, sections = _split_points(input, indices_or_sections)
+    a = input._data
+    if a.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
+    d = _wrap_dim(dim, a.ndim)
+    if indices is None:
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        size, extra = divmod(a.shape[d], sections)
+        indices = [k * size + min(k, extra) for k in range(1, sections)]
+    pre = (slice(None),) * d
+    bounds = [0, *indices, None]
+    return tuple(apply(_slice, (input,), (pre + (slice(lo, hi),), False))
+                 for lo, hi in zip(bounds[:-1], bounds[1:], strict=True))

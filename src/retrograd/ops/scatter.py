@@ -1,4 +1,4 @@
-"""The gather/scatter family: gather, scatter, scatter_add, take_along_dim.
+"""The gather/scatter family: gather, scatter, scatter_add, scatter_reduce, take_along_dim.
 
 Gradients of gathering ops scatter back with ``numpy.add.at``, so repeated
 indices accumulate. Scatter-style ops are written once as ``_*_into(xp, out,
@@ -11,10 +11,12 @@ import warnings
 import numpy
 
 from .._tensor import Tensor, _wrap_dim, wrap
+from . import _tensor_xp
 from ._registry import apply, apply_inplace, defop, register
 from .shape import call
 
-__all__ = ["gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "take_along_dim"]
+__all__ = ["gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
+           "scatter_reduce_", "take_along_dim"]
 
 
 # ---- gather / scatter -------------------------------------------------------------------------
@@ -48,19 +50,24 @@ def _gather_forward(xp, self, index, dim):
 
 
 def _scatter_into(xp, out, index, src, dim, reduce):
-    if out.ndim and index.ndim:
-        flat, at, src = out, _along(xp, index, dim), _fit(src, index)
-    else:  # 0-d self or index: a flat write
-        flat, at = out.reshape(-1), index
-        if hasattr(src, "shape"):
-            src = src.reshape(-1)[:index.size].reshape(index.shape)
+    flat, at, src = _targets(xp, out, index, src, dim)
     if reduce is None:
         flat[at] = src
     elif reduce == "add":
         xp.add.at(flat, at, src)
     else:
         xp.multiply.at(flat, at, src)
-    return out
+    return out if flat is out else flat.reshape(out.shape)
+
+
+def _targets(xp, out, index, src, dim):
+    """(array to write, where, values): ``out`` itself, or for a 0-d ``out`` or index
+    its flat form (a copy when ``out`` is a NumPy scalar, as 0-d arithmetic gives)."""
+    if out.ndim and index.ndim:
+        return out, _along(xp, index, dim), _fit(src, index)
+    if hasattr(src, "shape"):
+        src = src.reshape(-1)[:index.size].reshape(index.shape)
+    return out.reshape(-1), index, src
 
 
 def _gather_grad(xp, grad, index, self_shape, dim):
@@ -130,6 +137,243 @@ _scatter_add = defop(
     vjp={"self": lambda grad: grad, "src": _src_grad}, jvp="linear")
 
 
+# ---- scatter_reduce ---------------------------------------------------------------------------
+# The gradients follow PyTorch's scatter_reduce_backward: the multiplicative factors that do not
+# depend on ``grad`` (counts, tie masks, zero masks) are constants computed on the arrays.
+
+_UFUNC = {"sum": numpy.add, "mean": numpy.add, "prod": numpy.multiply, "amax": numpy.maximum,
+          "amin": numpy.minimum}
+
+
+def _identity(reduce, dtype):
+    """The reduction's neutral element, written over the targets when include_self=False."""
+    if reduce == "prod":
+        return 1
+    if reduce in ("amax", "amin"):
+        if dtype.kind == "f":
+            return -numpy.inf if reduce == "amax" else numpy.inf
+        if dtype.kind == "b":
+            return reduce == "amin"
+        info = numpy.iinfo(dtype)
+        return info.min if reduce == "amax" else info.max
+    return 0
+
+
+def _counts(xp, index, shape, dim, include_self, dtype):
+    """How many values each position of the result reduces (at least 1)."""
+    n = xp.full(shape, 1 if include_self else 0, dtype=dtype)
+    flat, at, _ = _targets(xp, n, index, None, dim)
+    xp.add.at(flat, at, 1)
+    return xp.maximum(flat.reshape(shape), 1)
+
+
+def _scatter_reduce_forward(xp, self, index, src, dim, reduce, include_self):
+    out = self.copy()
+    flat, at, src = _targets(xp, out, index, src, dim)
+    if not include_self:
+        flat[at] = _identity(reduce, out.dtype)
+    _UFUNC[reduce].at(flat, at, src)
+    if flat is not out:
+        out = flat.reshape(out.shape)
+    if reduce == "mean":
+        n = _counts(xp, index, out.shape, dim, include_self, out.dtype)
+        if out.dtype.kind == "f":
+            out /= n
+        else:
+            out //= n
+    return out
+
+
+def _array(x):
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _const(xp, a):
+    """A constant factor of a rule, as the rule's values are (a Tensor under create_graph)."""
+    return wrap(a) if xp is _tensor_xp else a
+
+
+def _self_part(xp, g, index, dim, include_self):
+    """The gradient of ``self``: none reaches the targets when they were overwritten."""
+    return g if include_self else call(xp, _scatter_value, g, index, attrs=(dim, 0))
+
+
+def _src_part(xp, g, index, dim, src_shape, factor=None):
+    """``g`` gathered at ``index`` (times ``factor``), padded to ``src``'s shape."""
+    g = call(xp, _gather, g, index, attrs=(dim,))
+    if factor is not None:
+        g = g * factor
+    if tuple(g.shape) != tuple(src_shape):
+        g = call(xp, _corner, g, attrs=(src_shape,))
+    return g
+
+
+def _mean_self_grad(xp, grad, index, self_shape, dim, include_self):
+    n = _counts(numpy, _array(index), self_shape, dim, include_self, numpy.dtype(float))
+    return _self_part(xp, grad, index, dim, include_self) * _const(xp, 1 / n)
+
+
+def _mean_src_grad(xp, grad, index, self_shape, src_shape, dim, include_self):
+    n = _counts(numpy, _array(index), self_shape, dim, include_self, numpy.dtype(float))
+    return _src_part(xp, grad * _const(xp, 1 / n), index, dim, src_shape)
+
+
+def _prod_self_grad(xp, grad, self, index, src, dim, include_self):
+    masked = xp.where(xp.equal(self, 0), 1, self)
+    masked_result = call(xp, _scatter_prod, masked, index, src, attrs=(dim, "prod",
+                                                                        include_self))
+    return _self_part(xp, grad, index, dim, include_self) * masked_result / masked
+
+
+def _prod_src_grad(xp, grad, self, index, src, result, dim, include_self, src_shape):
+    """Where a value is the only zero reaching its target, the product of the others
+    (the result with it replaced by 1); elsewhere ``result / value``."""
+    s = _fit(src, index)
+    i = _array(index)
+    zero = numpy.array(_array(s) == 0)
+    n_zeros = _scatter_into(numpy, numpy.zeros(_array(self).shape), i, zero.astype(float), dim,
+                            "add")
+    single = zero & (_gather_forward(numpy, n_zeros, i, dim) == 1)
+    single_t = _const(xp, single)
+    masked_result = call(xp, _scatter_prod, self, index, xp.where(single_t, 1, s),
+                         attrs=(dim, "prod", include_self))
+    g = xp.where(single_t, call(xp, _gather, grad * masked_result, index, attrs=(dim,)),
+                 call(xp, _gather, grad * result, index, attrs=(dim,))
+                 / xp.where(_const(xp, zero), 1, s))
+    if tuple(g.shape) != tuple(src_shape):
+        g = call(xp, _corner, g, attrs=(src_shape,))
+    if xp is _tensor_xp and g.requires_grad and (n_zeros > 1).any():
+        g = _delayed_error(g, "scatter_reduce(): Double backward is unsupported for src when >1 "
+                              "zeros in src are scattered to the same position in self")
+    return g
+
+
+def _delayed_error(g, msg):
+    """``g`` with a history that raises ``msg`` when differentiated (PyTorch's DelayedError):
+    the rule's graph would give a wrong second derivative."""
+    from ..autograd.function import _DelayedError
+    from ..autograd.node import collect_next
+    err = _DelayedError(msg)
+    err.next_functions = collect_next((g,), None)[0]
+    out = g.detach()
+    out._grad_fn, out._requires_grad = err, True
+    return out
+
+
+def _ties(self, index, src, result, dim):
+    """PyTorch's even split among ties of amax/amin: (self's share, src's share) of each
+    result element's gradient, as factors of ``grad`` and of ``grad`` gathered."""
+    self, i, src, result = _array(self), _array(index), _array(_fit(src, index)), _array(result)
+    self_is = numpy.array(self == result, dtype=result.dtype)
+    src_is = numpy.array(src == _gather_forward(numpy, result, i, dim), dtype=result.dtype)
+    n = _scatter_into(numpy, self_is.copy(), i, src_is, dim, "add")
+    return self_is / n, src_is / _gather_forward(numpy, n, i, dim)
+
+
+def _minmax_self_grad(xp, grad, self, index, src, result, dim, include_self):
+    return (_self_part(xp, grad, index, dim, include_self)
+            * _const(xp, _ties(self, index, src, result, dim)[0]))
+
+
+def _minmax_src_grad(xp, grad, self, index, src, result, dim, src_shape):
+    return _src_part(xp, grad, index, dim, src_shape,
+                     _const(xp, _ties(self, index, src, result, dim)[1]))
+
+
+def _scatter_reduce_op(vjp, jvp):
+    return defop("scatter_reduce", _scatter_reduce_forward, inputs=("self", "index", "src"),
+                 vjp=vjp, jvp=jvp, node="ScatterReduceBackward0")
+
+
+_scatter_sum = _scatter_reduce_op(
+    {"self": lambda xp, grad, index, dim, include_self: _self_part(xp, grad, index, dim,
+                                                                   include_self),
+     "src": lambda xp, grad, index, dim, src_shape: _src_part(xp, grad, index, dim,
+                                                              src_shape)}, "linear")
+_scatter_mean = _scatter_reduce_op({"self": _mean_self_grad, "src": _mean_src_grad}, "linear")
+
+
+def _prod_jvp(xp, self_t, src_t, self, index, src, result, dim, include_self, src_shape):
+    """Each output's tangent: every contributor's tangent times the product of the other
+    contributors, the factors the vjp rules apply to ``grad`` (ones here); the tangent sent
+    to each target with gather's adjoint."""
+    jxp = xp if xp is _tensor_xp else numpy  # the factors depend on primals only
+    ones = jxp.ones_like(result)
+    t = 0
+    if self_t is not None:
+        t = self_t * _prod_self_grad(jxp, ones, self, index, src, dim, include_self)
+    if src_t is not None:
+        factor = _prod_src_grad(jxp, ones, self, index, src, result, dim, include_self,
+                                src_shape)
+        t = t + call(xp, _gather_backward, src_t * factor, index, attrs=(result.shape, dim))
+    return t
+
+
+_scatter_prod = _scatter_reduce_op({"self": _prod_self_grad, "src": _prod_src_grad},
+                                   _prod_jvp)
+def _minmax_jvp(xp, self_t, src_t, self, index, src, result, dim, include_self):
+    """PyTorch's scatter_reduce_jvp: the mean of the tangents of the values equal to the
+    result (self counted only with include_self, unlike the gradient)."""
+    s, i, r = _array(_fit(src, index)), _array(index), _array(result)
+    self_is = numpy.array(_array(self) == r)
+    src_is = numpy.array(s == _gather_forward(numpy, r, i, dim))
+    n = _scatter_reduce_forward(numpy, self_is.astype(r.dtype), i, src_is.astype(r.dtype), dim,
+                                "sum", include_self)
+    a = xp.zeros_like(self) if self_t is None else self_t * _const(xp, self_is)
+    b = (xp.zeros_like(_fit(src, index)) if src_t is None
+         else _fit(src_t, index) * _const(xp, src_is))
+    return call(xp, _scatter_sum, a, index, b, attrs=(dim, "sum", include_self)) \
+        * _const(xp, 1 / n)
+
+
+_scatter_minmax = _scatter_reduce_op({"self": _minmax_self_grad, "src": _minmax_src_grad},
+                                     _minmax_jvp)
+_SCATTER_REDUCE = {"sum": _scatter_sum, "mean": _scatter_mean, "prod": _scatter_prod,
+                   "amax": _scatter_minmax, "amin": _scatter_minmax, "max": _scatter_minmax,
+                   "min": _scatter_minmax}
+
+
+def _scatter_reduce_args(self, dim, index, src, reduce, include_self, src_pos):
+    if not isinstance(src, Tensor):
+        raise TypeError(f"scatter_reduce(): argument 'src' (position {src_pos}) must be Tensor, "
+                        f"not {type(src).__name__}")
+    if not isinstance(include_self, bool):
+        raise TypeError(f"scatter_reduce(): argument 'include_self' must be bool, not "
+                        f"{type(include_self).__name__}")
+    d = _check_along(self, dim, index, "scatter", src)
+    if src._data.dtype != self._data.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    op = _SCATTER_REDUCE.get(reduce)
+    if op is None:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)
+    if reduce == "mean" and self._data.dtype.kind == "b":
+        raise NotImplementedError('"scatter_gather_tensor_cpu_reduce_mean" not implemented for '
+                                  "'Bool'")
+    return op, (d, reduce, include_self)
+
+
+@register(method=False)
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """A copy with ``src`` reduced ("sum", "prod", "mean", "amax", "amin") into the positions
+    ``index`` names, together with the present element unless ``include_self=False``."""
+    op, attrs = _scatter_reduce_args(input, dim, index, src, reduce, include_self, 4)
+    return apply(op, (input, index, src), attrs)
+
+
+@register(function=False, name="scatter_reduce")
+def _scatter_reduce_method(self, dim, index, src, reduce, *, include_self=True):
+    op, attrs = _scatter_reduce_args(self, dim, index, src, reduce, include_self, 3)
+    return apply(op, (self, index, src), attrs)
+
+
+@register(function=False)
+def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    op, attrs = _scatter_reduce_args(self, dim, index, src, reduce, include_self, 3)
+    return apply_inplace(op, self, (index, src), attrs)
+
+
 def _index_dtype(index, fn):
     if not isinstance(index, Tensor):
         raise TypeError(f"{fn}(): argument 'index' must be Tensor, not {type(index).__name__}")
@@ -143,8 +387,8 @@ def _check_along(self, dim, index, fn, src=None):
     a, i = self._data, index._data
     d = _wrap_dim(dim, a.ndim)
     if i.ndim != a.ndim and (i.ndim > 1 or a.ndim > 1):
-        raise RuntimeError("Index tensor must have the same number of dimensions as input "
-                           "tensor")
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as "
+                           f"{'input' if fn == 'gather' else 'self'} tensor")
     ashape, ishape = a.shape or (1,), i.shape or (1,)
     for k in range(len(ishape)):
         if k != d and ishape[k] > ashape[k]:

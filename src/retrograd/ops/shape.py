@@ -23,7 +23,7 @@ __all__ = ["reshape", "view", "view_as", "reshape_as", "flatten", "unflatten", "
            "moveaxis", "expand", "expand_as", "broadcast_to", "broadcast_tensors",
            "broadcast_shapes", "repeat", "tile", "flip", "fliplr", "flipud", "roll",
            "diagonal", "diag", "diag_embed", "tril", "triu", "contiguous", "clone",
-           "as_strided"]
+           "as_strided", "unfold"]
 
 
 def call(xp, op, *values, attrs=()):
@@ -240,6 +240,60 @@ _as_strided = defop(
          call(xp, _as_strided_backward, grad,
               attrs=(view_geometry, self_geometry, storage.size))},
     view=True, jvp="transpose")
+
+
+# ---- unfold -----------------------------------------------------------------------------------
+
+def _unfold_forward(xp, self, dimension, size, step):
+    """The windows along ``dimension`` as a strided view, the window a new last dim."""
+    if self.ndim == 0:
+        return xp.reshape(self, (1,))
+    shape, strides = list(self.shape), list(self.strides)
+    shape[dimension] = (shape[dimension] - size) // step + 1
+    shape.append(size)
+    strides.append(strides[dimension])
+    strides[dimension] *= step
+    return xp.lib.stride_tricks.as_strided(self, shape, strides)
+
+
+def _unfold_backward_forward(xp, self, input_size, dimension, size, step):
+    """The windows added back where they came from: one strided add per window offset."""
+    if not input_size:
+        return xp.reshape(self, ())
+    out = xp.zeros(input_size, dtype=self.dtype)
+    pre = (slice(None),) * dimension
+    stop = step * (self.shape[dimension] - 1) + 1
+    for k in range(size):
+        out[pre + (slice(k, k + stop, step),)] += self[..., k]
+    return out
+
+
+_unfold_backward = defop(
+    "unfold_backward", _unfold_backward_forward,
+    vjp={"self": lambda xp, grad, dimension, size, step:
+         call(xp, _unfold, grad, attrs=(dimension, size, step))}, jvp="linear")
+_unfold = defop(
+    "unfold", _unfold_forward,
+    vjp={"self": lambda xp, grad, self_shape, dimension, size, step:
+         call(xp, _unfold_backward, grad, attrs=(self_shape, dimension, size, step))},
+    view=True, jvp="linear")
+
+
+@register(function=False)
+def unfold(self, dimension, size, step):
+    """A view of the windows of ``size`` elements, ``step`` apart, along ``dimension``
+    (a new last dim indexes inside each window); windows may overlap."""
+    a = self._data
+    d = _wrap_dim(dimension, a.ndim)
+    n = a.shape[d] if a.ndim else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is "
+                           f"{size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return apply(_unfold, (self,), (d, size, step))
 
 
 # ---- public: views ----------------------------------------------------------------------------

@@ -181,6 +181,74 @@ def _scatter_add_samples(dtype, requires_grad):
                       name="big_src")
 
 
+_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _made(a, dtype, requires_grad):
+    """A tensor of the given values (zeros and ties placed on purpose)."""
+    t = retrograd.from_numpy(numpy.asarray(a, dtype=dtype))
+    return t.requires_grad_(requires_grad and dtype.startswith("float"))
+
+
+def _reduce_samples(reduce):
+    """Samples of one reduction: repeated indices (several values meet), every dim form,
+    include_self both ways; zeros for prod, ties for amax/amin (gradients compared with
+    PyTorch only: finite differences are meaningless at ties)."""
+    def samples(dtype, requires_grad):
+        t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+        for include_self in (True, False):
+            kw = {"include_self": include_self}
+            yield SampleInput(t(3, 4), args=(1, _idx(3, 5, high=4), t(3, 5), reduce), kwargs=kw,
+                              name=f"dim1_{include_self}")
+            yield SampleInput(t(3, 4), args=(-2, _idx(2, 3, high=3), t(2, 3), reduce),
+                              kwargs=kw, name=f"dim0_smaller_{include_self}")
+            yield SampleInput(t(), args=(0, _long([0, 0]), t(2), reduce), kwargs=kw,
+                              name=f"0d_self_{include_self}")
+            if reduce == "prod":
+                x = _made([[0, 2, 3, 1.5]], dtype, requires_grad)
+                yield SampleInput(x, args=(1, _long([[0, 1, 1, 2, 2]]),
+                                           _made([[2, 0, 1.5, 0, -1]], dtype, requires_grad),
+                                           reduce), kwargs=kw, name=f"single_zeros_{include_self}")
+            if reduce in ("amax", "amin"):
+                yield SampleInput(_made([[1, 2, 0, -1]], dtype, requires_grad),
+                                  args=(1, _long([[0, 0, 1, 2, 3]]),
+                                        _made([[1, 1, 2, -1, 0]], dtype, requires_grad), reduce),
+                                  kwargs=kw, name=f"ties_{include_self}", nondifferentiable=True)
+        yield SampleInput(t(3, 4), args=(1, _idx(3, 0, high=4), t(3, 0), reduce),
+                          name="empty_index")
+    return samples
+
+
+def _prod_zeros_samples(dtype, requires_grad):
+    """Two zeros meeting at a target (their gradients are 0): PyTorch refuses double
+    backward there, so this entry has no second-order check."""
+    for include_self in (True, False):
+        yield SampleInput(_made([[0, 2, 3, 1.5]], dtype, requires_grad),
+                          args=(1, _long([[1, 1, 0, 0, 2]]),
+                                _made([[0, 0, 0, 1.5, 0]], dtype, requires_grad), "prod"),
+                          kwargs={"include_self": include_self}, name=f"two_zeros_{include_self}")
+
+
+def _scatter_reduce_errors():
+    x, i, src = make_tensor(3, 4), _idx(3, 2, high=4), make_tensor(3, 2)
+    yield ErrorInput(SampleInput(x, args=(1, i, src, "max_")), RuntimeError, name="reduce")
+    yield ErrorInput(SampleInput(x, args=(1, i, src, "add")), RuntimeError, name="add")
+    yield ErrorInput(SampleInput(x, args=(2, i, src, "sum")), IndexError, name="dim")
+    yield ErrorInput(SampleInput(x, args=(1, make_tensor(3, 2), src, "sum")), RuntimeError,
+                     name="float_index")
+    yield ErrorInput(SampleInput(x, args=(1, _long([[4]]), src, "sum")), RuntimeError,
+                     name="index_range")
+    yield ErrorInput(SampleInput(x, args=(1, _long([0]), src, "sum")), RuntimeError,
+                     name="index_ndim")
+    yield ErrorInput(SampleInput(x, args=(1, i, make_tensor(3, 2, dtype="float64"), "sum")),
+                     RuntimeError, name="src_dtype")
+    yield ErrorInput(SampleInput(x, args=(1, i, make_tensor(3, 1), "sum")), RuntimeError,
+                     name="src_small")
+    yield ErrorInput(SampleInput(x, args=(1, i, 2.0, "sum")), TypeError, name="src_number")
+    yield ErrorInput(SampleInput(x, args=(1, i, src, "sum"), kwargs={"include_self": 1}),
+                     TypeError, name="include_self")
+
+
 def _index_select_samples(dtype, requires_grad):
     t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=(0, _long([2, 0, 2])), name="rows")
@@ -309,6 +377,14 @@ OPS = [
     OpInfo("scatter_", _scatter_samples, dtypes=_NUM, **_on_clone("scatter_")),
     OpInfo("scatter", _scatter_reduce_samples, dtypes=_NUM, variant="reduce",
            supports_grad=False),
+    *(OpInfo("scatter_reduce", _reduce_samples(r), dtypes=_NUM, variant=r,
+             error_inputs=_scatter_reduce_errors if r == "sum" else None) for r in _REDUCES),
+    OpInfo("scatter_reduce", _prod_zeros_samples, dtypes=_NUM, variant="prod_zeros",
+           supports_gradgrad=False),
+    *(OpInfo("scatter_reduce", _reduce_samples(r), dtypes=_NUM, method=True,
+             variant=f"method_{r}") for r in ("sum", "amax")),
+    *(OpInfo("scatter_reduce_", _reduce_samples(r), dtypes=_NUM, variant=r,
+             **_on_clone("scatter_reduce_")) for r in ("mean", "prod")),
     OpInfo("scatter_add", _scatter_add_samples, dtypes=_NUM),
     OpInfo("scatter_add_", _scatter_add_samples, dtypes=_NUM, **_on_clone("scatter_add_")),
     OpInfo("index_select", _index_select_samples, dtypes=_ALL,

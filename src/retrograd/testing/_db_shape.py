@@ -257,6 +257,56 @@ def _unbind_samples(dtype, requires_grad):
     yield SampleInput(t(2, 3, 2), args=(-2,), name="dim")
 
 
+def _tensor_split_samples(dtype, requires_grad):
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    long = lambda v: retrograd.tensor(v, dtype=retrograd.int64)  # noqa: E731
+    yield SampleInput(t(7, 3), args=(3,), name="uneven_sections")
+    yield SampleInput(t(3, 6), args=(3, -1), name="even_sections")
+    yield SampleInput(t(3, 2), args=(5,), name="more_sections")
+    yield SampleInput(t(7, 3), args=([1, 5],), name="indices")
+    yield SampleInput(t(7, 3), args=((5, 1, 10, -2, -20),), name="out_of_range")
+    yield SampleInput(t(2, 7), args=([],), kwargs={"dim": 1}, name="no_indices")
+    yield SampleInput(t(7, 3), args=(long([2, 4]),), name="index_tensor")
+    yield SampleInput(t(2, 7), args=(long(2), 1), name="0d_tensor_sections")
+    yield SampleInput(t(0, 3), args=(2,), name="empty")
+
+
+def _tensor_split_errors():
+    x = make_tensor(7, 3)
+    yield ErrorInput(SampleInput(x, args=(0,)), RuntimeError, name="zero_sections")
+    yield ErrorInput(SampleInput(x, args=(2, 2)), IndexError, name="dim")
+    yield ErrorInput(SampleInput(x, args=([1.5],)), TypeError, name="float_indices")
+    yield ErrorInput(SampleInput(x, args=(retrograd.tensor([1.0]),)), RuntimeError,
+                     name="float_tensor")
+    yield ErrorInput(SampleInput(x, args=(retrograd.tensor([1], dtype=retrograd.int32),)),
+                     RuntimeError, name="int32_tensor")
+    yield ErrorInput(SampleInput(x, args=(retrograd.tensor([[1]]),)), RuntimeError,
+                     name="2d_tensor")
+    yield ErrorInput(SampleInput(make_tensor(), args=(2,)), RuntimeError, name="0d_input")
+
+
+def _unfold_samples(dtype, requires_grad):
+    t = lambda *s, **kw: make_tensor(*s, dtype=dtype, requires_grad=requires_grad, **kw)  # noqa: E731
+    yield SampleInput(t(7, 3), args=(0, 3, 2), name="overlap_gap")
+    yield SampleInput(t(7, 3), args=(0, 3, 1), name="overlap")
+    yield SampleInput(t(3, 8), args=(-1, 2, 3), name="gaps")
+    yield SampleInput(t(2, 5, 3), args=(1, 5, 1), name="whole")
+    yield SampleInput(t(3, 4, noncontiguous=True), args=(1, 2, 2), name="strided")
+    yield SampleInput(_transposed(5, 3, dtype=dtype, requires_grad=requires_grad),
+                      args=(0, 2, 1), name="transposed")
+    yield SampleInput(t(4, 3), args=(0, 0, 2), name="size_0")
+    yield SampleInput(t(), args=(0, 1, 1), name="0d")
+
+
+def _unfold_errors():
+    x = make_tensor(7, 3)
+    yield ErrorInput(SampleInput(x, args=(0, 8, 1)), RuntimeError, name="too_big")
+    yield ErrorInput(SampleInput(x, args=(0, 3, 0)), RuntimeError, name="step_0")
+    yield ErrorInput(SampleInput(x, args=(0, -1, 1)), RuntimeError, name="negative_size")
+    yield ErrorInput(SampleInput(x, args=(2, 1, 1)), IndexError, name="dim")
+    yield ErrorInput(SampleInput(make_tensor(), args=(0, 2, 1)), RuntimeError, name="0d_size")
+
+
 def _flip_samples(dtype, requires_grad):
     t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(2, 3, 4), args=((0, 2),))
@@ -463,6 +513,8 @@ OPS = [
     _entry("split", _split_samples, method=True, variant="method"),
     _entry("chunk", _chunk_samples),
     _entry("unbind", _unbind_samples),
+    _entry("tensor_split", _tensor_split_samples, error_inputs=_tensor_split_errors),
+    _entry("tensor_split", _tensor_split_samples, method=True, variant="method"),
     _entry("flip", _flip_samples),
     _entry("fliplr", _flip_lr_samples),
     _entry("flipud", _flip_lr_samples),
@@ -476,6 +528,7 @@ OPS = [
     _entry("triu", _tri_samples),
     _entry("contiguous", _clone_samples, method=True),
     _entry("clone", _clone_samples),
+    _entry("unfold", _unfold_samples, method=True, error_inputs=_unfold_errors),
     _entry("as_strided", _as_strided_samples, error_inputs=_as_strided_errors),
     _entry("to", _to_samples, method=True),
     *(_entry(n, _cast_samples(t), method=True)
