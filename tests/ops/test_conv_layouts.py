@@ -219,3 +219,134 @@ def test_pool_rejects_empty_and_too_small_inputs_as_torch(shape, pool):
 def test_pool_keeps_an_empty_batch():
     out = retrograd.nn.functional.max_pool2d(retrograd.zeros(0, 2, 4, 4), 2)
     assert tuple(out.shape) == (0, 2, 2, 2)
+
+
+# Depthwise convolutions (one input channel per group): their own per-kernel-offset path
+# (for a channel multiplier of 2 only the weight gradient; past it the GEMMs).
+DEPTHWISE = [
+    ("conv2d", (2, 4, 9, 8), (4, 1, 3, 3), {"padding": 1, "groups": 4}),
+    ("conv2d", (2, 4, 9, 8), (8, 1, 3, 3), {"groups": 4}),  # channel multiplier 2
+    ("conv2d", (2, 3, 10, 9), (3, 1, 7, 7), {"padding": 3, "groups": 3}),
+    ("conv2d", (2, 3, 10, 9), (6, 1, 7, 7), {"padding": 3, "groups": 3, "stride": 2}),
+    ("conv2d", (2, 4, 9, 8), (4, 1, 3, 3), {"padding": 1, "groups": 4, "stride": 2}),
+    ("conv2d", (2, 4, 9, 8), (8, 1, 3, 3), {"padding": 1, "groups": 4, "dilation": 2}),
+    ("conv2d", (2, 4, 9, 8), (8, 1, 3, 2),
+     {"padding": (0, 1), "groups": 4, "stride": (2, 1), "dilation": (1, 2)}),
+    ("conv2d", (2, 4, 9, 8), (8, 1, 2, 3), {"padding": (1, 2), "groups": 4, "stride": (1, 2)}),
+    ("conv2d", (2, 4, 5, 6), (4, 1, 3, 3), {"padding": 3, "groups": 4}),  # past the reach
+    ("conv2d", (2, 2, 5, 6), (16, 1, 3, 3), {"padding": 1, "groups": 2}),  # multiplier 8
+    ("conv1d", (2, 4, 11), (4, 1, 3), {"padding": 1, "groups": 4}),
+    ("conv1d", (2, 4, 11), (8, 1, 5), {"padding": 2, "groups": 4, "stride": 2, "dilation": 2}),
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 1, 3, 3),
+     {"padding": 1, "groups": 4, "stride": 2, "output_padding": 1}),
+    ("conv_transpose2d", (2, 8, 5, 6), (8, 1, 3, 3), {"groups": 4, "dilation": 2}),
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 1, 3, 2), {"groups": 4, "padding": (1, 0)}),
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 1, 3, 3),
+     {"groups": 4, "padding": 1, "dilation": 2, "output_padding": 1}),
+]
+
+
+def _compare_depthwise(torch, name, xs, ws, kw, dtype, bias=True, transform=None):
+    rng = numpy.random.default_rng(3)
+    groups = kw["groups"]
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal(ws).astype(dtype)
+    b = rng.standard_normal(ws[1] * groups if "transpose" in name else ws[0]).astype(dtype)
+    if transform is not None:
+        x = transform(x)
+    res = []
+    for T in (torch, retrograd):
+        xt = T.from_numpy(x).requires_grad_()
+        wt = T.from_numpy(w).requires_grad_()
+        bt = T.from_numpy(b).requires_grad_() if bias else None
+        y = getattr(T.nn.functional, name)(xt, wt, bt, **kw)
+        g = numpy.random.default_rng(4).standard_normal(tuple(y.shape)).astype(dtype)
+        y.backward(T.from_numpy(g))
+        res.append((y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy())
+                   + ((bt.grad.numpy(),) if bias else ()))
+    tol = 1e-10 if dtype == "float64" else 2e-4
+    for e, a in zip(*res, strict=True):
+        assert a.dtype == e.dtype and a.shape == e.shape
+        numpy.testing.assert_allclose(a, e, rtol=tol, atol=tol)
+    assert res[1][0].flags.c_contiguous
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", range(len(DEPTHWISE)))
+def test_depthwise_conv_matches_torch(torch, case, dtype):
+    name, xs, ws, kw = DEPTHWISE[case]
+    _compare_depthwise(torch, name, xs, ws, kw, dtype, bias=case % 2 == 0)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("case", [0, 3, 6, 12])
+def test_depthwise_conv_in_image_chunks(torch, monkeypatch, case):
+    """Chunks of one image each (and a short last chunk of the default size) match."""
+    from retrograd.ops import conv
+    name, xs, ws, kw = DEPTHWISE[case]
+    monkeypatch.setattr(conv, "_DW_CHUNK_BYTES", 1)
+    _compare_depthwise(torch, name, (3,) + xs[1:], ws, kw, "float64")
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("layout", ["transposed", "strided"])
+def test_depthwise_conv_noncontiguous_input(torch, layout):
+    if layout == "transposed":
+        def transform(x):
+            return numpy.ascontiguousarray(x.transpose(0, 1, 3, 2)).transpose(0, 1, 3, 2)
+    else:
+        def transform(x):
+            return numpy.repeat(x, 2, axis=3)[..., ::2]
+    _compare_depthwise(torch, "conv2d", (2, 4, 6, 5), (8, 1, 3, 3), {"padding": 1, "groups": 4},
+                       "float64", transform=transform)
+    _compare_depthwise(torch, "conv2d", (2, 4, 8, 7), (4, 1, 3, 3), {"groups": 4}, "float32",
+                       transform=transform)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("padding", [0, 1])
+def test_depthwise_conv_empty_batch(torch, padding):
+    res = []
+    for T in (torch, retrograd):
+        x = T.zeros(0, 4, 6, 6, requires_grad=True)
+        w = T.ones(8, 1, 3, 3, requires_grad=True)
+        y = T.nn.functional.conv2d(x, w, padding=padding, groups=4)
+        y.sum().backward()
+        res.append((tuple(y.shape), tuple(x.grad.shape), w.grad.numpy()))
+    assert res[0][:2] == res[1][:2]
+    numpy.testing.assert_array_equal(res[1][2], res[0][2])
+
+
+def test_depthwise_conv_gradcheck():
+    rng = numpy.random.default_rng(5)
+    x = retrograd.tensor(rng.standard_normal((2, 3, 5, 4)), requires_grad=True)
+    w = retrograd.tensor(rng.standard_normal((6, 1, 3, 3)), requires_grad=True)
+    b = retrograd.tensor(rng.standard_normal(6), requires_grad=True)
+
+    def f(x, w, b):
+        return retrograd.nn.functional.conv2d(x, w, b, padding=1, stride=(1, 2), groups=3)
+    assert retrograd.autograd.gradcheck(f, (x, w, b))
+    assert retrograd.autograd.gradgradcheck(f, (x, w, b))
+
+
+@pytest.mark.parametrize("xs, ws, kw", [
+    ((2, 3, 5, 4), (3, 1, 3, 3), {"padding": 1, "groups": 3}),
+    ((2, 3, 5, 4), (6, 1, 3, 2), {"stride": 2, "dilation": (1, 2), "groups": 3}),
+    ((1, 2, 1, 3), (2, 1, 1, 2), {"stride": 2, "groups": 2}),  # multiplier 2 once folded
+])
+def test_depthwise_conv_vectorized_jacobian(xs, ws, kw):
+    """The batched rules fold the batch into the images and into the channel multiplier:
+    the vectorized Jacobians (reverse and forward mode) match the row-by-row one."""
+    from retrograd.autograd.functional import jacobian
+    rng = numpy.random.default_rng(6)
+    x = retrograd.tensor(rng.standard_normal(xs))
+    w = retrograd.tensor(rng.standard_normal(ws))
+
+    def f(x, w):
+        return retrograd.nn.functional.conv2d(x, w, **kw)
+    want = jacobian(f, (x, w))
+    for strategy in ("reverse-mode", "forward-mode"):
+        got = jacobian(f, (x, w), vectorize=True, strategy=strategy)
+        for a, e in zip(got, want, strict=True):
+            numpy.testing.assert_allclose(a.numpy(), e.numpy(), rtol=1e-12, atol=1e-12)
