@@ -91,17 +91,18 @@ def test_conv2d_in_image_chunks(torch, monkeypatch, name, case):
     _compare(torch, name, (5,) + xs[1:], ws, True, kw)
 
 
+def _noncontiguous(layout):
+    """An input transform giving the same values in a transposed or strided layout."""
+    if layout == "transposed":
+        return lambda x: numpy.ascontiguousarray(x.transpose(0, 1, 3, 2)).transpose(0, 1, 3, 2)
+    return lambda x: numpy.repeat(x, 2, axis=3)[..., ::2]
+
+
 @pytest.mark.torch
 @pytest.mark.parametrize("layout", ["transposed", "strided"])
 def test_conv2d_noncontiguous_input(torch, layout):
-    if layout == "transposed":
-        def transform(x):
-            return numpy.ascontiguousarray(x.transpose(0, 1, 3, 2)).transpose(0, 1, 3, 2)
-    else:
-        def transform(x):
-            return numpy.repeat(x, 2, axis=3)[..., ::2]
     _compare(torch, "conv2d", (2, 3, 6, 5), (4, 3, 3, 3), True, {"padding": 1},
-             transform)
+             _noncontiguous(layout))
 
 
 @pytest.mark.torch
@@ -292,12 +293,7 @@ def test_depthwise_conv_in_image_chunks(torch, monkeypatch, case):
 @pytest.mark.torch
 @pytest.mark.parametrize("layout", ["transposed", "strided"])
 def test_depthwise_conv_noncontiguous_input(torch, layout):
-    if layout == "transposed":
-        def transform(x):
-            return numpy.ascontiguousarray(x.transpose(0, 1, 3, 2)).transpose(0, 1, 3, 2)
-    else:
-        def transform(x):
-            return numpy.repeat(x, 2, axis=3)[..., ::2]
+    transform = _noncontiguous(layout)
     _compare_depthwise(torch, "conv2d", (2, 4, 6, 5), (8, 1, 3, 3), {"padding": 1, "groups": 4},
                        "float64", transform=transform)
     _compare_depthwise(torch, "conv2d", (2, 4, 8, 7), (4, 1, 3, 3), {"groups": 4}, "float32",
