@@ -1,21 +1,16 @@
-"""Batched arrays: ``autograd.grad(..., is_grads_batched=True)`` and vectorized forward mode.
+"""Batched arrays, for ``autograd.grad(..., is_grads_batched=True)`` (``_batched_grad``)
+and vectorized forward mode (``forward_ad``).
 
-The graph is walked once with cotangents that carry a leading batch dim, and each
-node runs its rules once on the whole batch, as ``vmap`` does: a rule sees the
-batched gradient as a :class:`Batched` array, whose ``shape``/``ndim`` are those of
-one batch element (what the rule was written for) while its data holds them all. It
-implements NumPy's dispatch protocols (``__array_ufunc__``, ``__array_function__``),
-so the vjp rules, and the op forwards they call, run unchanged: each NumPy call
-maps its axes, shapes and indices past the batch dim and runs once. Values that are
-not batched (saved tensors, shapes, indices) broadcast over the batch. The ``xp`` a
-rule gets is :class:`BatchedNumpy`: NumPy, except that buffers it allocates
-(``xp.zeros``...) are batched, so a rule may write gradients into them. Forward
-mode (``forward_ad``, for ``functional.jacobian(strategy="forward-mode",
-vectorize=True)``) runs each op's jvp rule once the same way, on batched tangents.
-
-A NumPy function with no batching rule here raises NotImplementedError naming it;
-nodes of custom ``autograd.Function`` classes (Python backward code on Tensors) and
-AccumulateGrad cannot run batched. Batched backward does not run hooks.
+A rule sees a batch of gradients (or tangents) as a :class:`Batched` array, whose
+``shape``/``ndim`` are those of one batch element (what the rule was written for) while
+its data holds them all on a leading axis, as ``vmap`` does. It implements NumPy's
+dispatch protocols (``__array_ufunc__``, ``__array_function__``), so the vjp and jvp
+rules, and the op forwards they call, run unchanged and once: each NumPy call maps its
+axes, shapes and indices past the batch dim. Values that are not batched (saved tensors,
+shapes, indices) broadcast over the batch. The ``xp`` a rule gets is
+:class:`BatchedNumpy`: NumPy, except that buffers it allocates (``xp.zeros``...) are
+batched, so a rule may write into them. A NumPy function with no batching rule here
+raises NotImplementedError naming it.
 """
 
 import math
@@ -25,12 +20,7 @@ import types
 import numpy
 from numpy.lib.stride_tricks import as_strided
 
-from . import grad_mode
-from .engine import _dependencies, _exec_plan, _pop, _push, _root_edge
-from .function import BackwardCFunction, _DelayedError
-from .node import AccumulateGrad, OpNode
-
-__all__ = ["batched_grad", "Batched", "BatchedNumpy"]
+__all__ = ["Batched", "BatchedNumpy"]
 
 
 # ---- the batched array ----------------------------------------------------------------------
@@ -817,225 +807,3 @@ class BatchedNumpy:
 
     def full_like(self, a, fill_value, dtype=None, order="K", subok=True, shape=None):
         return self._like(numpy.full_like, a, dtype, shape, fill_value)
-
-
-# ---- the backward walk --------------------------------------------------------------------
-
-def _rows(outputs, inputs, grad_outputs, retain_graph, batch):
-    """``create_graph`` with a batch of cotangents: the batched walk runs rules on arrays,
-    a graph of the gradients needs them run on Tensors, so this is one differentiable
-    backward per row, stacked (not vectorized)."""
-    from .. import stack
-    from .engine import run_backward
-    per = []
-    for b in range(batch):
-        per.append(run_backward(outputs, [g[b] for g in grad_outputs],
-                                retain_graph or b < batch - 1, True, inputs=inputs,
-                                accumulate_into=False))
-    return [None if per[0][i] is None else stack([p[i] for p in per])
-            for i in range(len(inputs))]
-
-
-def batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph):
-    """Gradients of ``outputs`` w.r.t. ``inputs`` for a batch of cotangents (leading dim
-    of each ``grad_outputs`` entry): the graph is walked once, each node run once on the
-    batch. Returns one batched gradient array (or None) per input; with ``create_graph``
-    differentiable Tensors (see :func:`_rows`)."""
-    batch = None
-    for o, g in zip(outputs, grad_outputs, strict=True):
-        if g is None:
-            raise RuntimeError("is_grads_batched=True needs a grad_output for every output")
-        s = g._data.shape
-        if batch is None:
-            batch = s[0]
-        if s[0] != batch or s[1:] != o._data.shape:
-            raise RuntimeError(f"If `is_grads_batched=True`, we interpret the first dimension "
-                               f"of each grad_output as the batch dimension. The sizes of the "
-                               f"remaining dimensions are expected to match the shape of "
-                               f"corresponding output, but a mismatch was detected: "
-                               f"grad_output has a shape of {list(s)} and output has a shape of "
-                               f"{list(o._data.shape)}.")
-    if create_graph:
-        return _rows(outputs, inputs, grad_outputs, retain_graph, batch)
-    root_edges = [_root_edge(t, i) for i, t in enumerate(outputs)]
-    pending = {}
-    for fn, _ in root_edges:
-        pending[fn] = pending.get(fn, 0) + 1
-    deps, reachable = _dependencies(pending)
-    run, captures = _exec_plan(inputs, False, pending, reachable)
-    captured = [None] * len(inputs)
-    buffers, heap = {}, []
-    for (fn, nr), g, o in zip(root_edges, grad_outputs, outputs, strict=True):
-        buf = buffers.setdefault(fn, [None] * _n_outputs(fn))
-        arr = g._data
-        if arr.dtype != o._data.dtype:
-            arr = arr.astype(o._data.dtype)
-        buf[nr] = arr if buf[nr] is None else buf[nr] + arr
-        pending[fn] -= 1
-        if not pending[fn] and fn not in deps:
-            _push(heap, (fn._seq, fn))
-    walk = _Walk(batch, run, captures)
-    prev = grad_mode.state.enabled
-    grad_mode.state.enabled = False
-    try:
-        while heap:
-            node = _pop(heap)[1]
-            buf = buffers.pop(node)
-            for nr, k in captures.get(node, ()):
-                captured[k] = _owned(buf[nr])
-            if node not in run:
-                continue
-            outs = walk.apply(node, buf)
-            if not retain_graph:
-                node.release()
-            for (nxt, nr), g in zip(node.next_functions, outs, strict=True):
-                if nxt is None or nxt not in run and nxt not in captures:
-                    continue
-                b = buffers.setdefault(nxt, [None] * _n_outputs(nxt))
-                if g is not None:
-                    b[nr] = g if b[nr] is None else b[nr] + g
-                deps[nxt] -= 1
-                if not deps[nxt]:
-                    _push(heap, (nxt._seq, nxt))
-    finally:
-        grad_mode.state.enabled = prev
-    return captured
-
-
-def _n_outputs(node):
-    meta = getattr(node, "_out_meta", None)
-    return len(meta) if meta else 1
-
-
-def _owned(a):
-    """A gradient handed to the caller: its own writable memory (not a broadcast view)."""
-    if a is None or a.flags.writeable and a.base is None:
-        return a
-    return numpy.array(a)
-
-
-class _Walk:
-    """Runs nodes on batched gradients (data arrays with the batch on axis 0)."""
-
-    def __init__(self, batch, run, captures):
-        self.batch, self.run, self.captures = batch, run, captures
-        self.xp = BatchedNumpy(batch)
-
-    def needed(self, fn):
-        return fn is not None and (fn in self.run or fn in self.captures)
-
-    def apply(self, node, buf, every_edge=False):
-        """The batched gradients of ``node``'s inputs (None where not needed)."""
-        if all(g is None for g in buf):
-            return [None] * len(node.next_functions)
-        if isinstance(node, OpNode):
-            return self._op(node, buf, every_edge)
-        if isinstance(node, _ListNode):
-            return self._list(node, buf)
-        if isinstance(node, AsStridedBackward0):
-            return self._as_strided(node, buf[0])
-        if isinstance(node, CopySlices):
-            return self._copy_slices(node, buf[0])
-        if type(node) is AccumulateGrad:
-            raise RuntimeError("is_grads_batched=True cannot accumulate into .grad")
-        if isinstance(node, BackwardCFunction):
-            raise NotImplementedError(
-                f"is_grads_batched=True: {node.name()} is the node of a custom "
-                f"autograd.Function, whose backward is Python code on Tensors that retrograd "
-                f"cannot run batched; compute the gradients one cotangent at a time instead")
-        if isinstance(node, _DelayedError):
-            return node.apply(buf, False)
-        raise NotImplementedError(f"is_grads_batched=True: {node.name()} cannot run batched")
-
-    def _grads(self, buf, meta):
-        grads = [None if g is None else Batched(g) for g in buf]
-        if meta is not None:  # outputs that received no gradient: zeros
-            grads = [g if g is not None else self.xp.zeros(m[0], dtype=m[1])
-                     for g, m in zip(grads, meta, strict=True)]
-        return grads
-
-    def _settle(self, g, shape, dtype):
-        """A rule's result as batched data of the input's ``shape`` and ``dtype``."""
-        if type(g) is not Batched:  # a result that does not depend on the gradient
-            g = numpy.asarray(g)
-            g = Batched(numpy.broadcast_to(g, (self.batch,) + g.shape))
-        if g.shape != shape:
-            g = sum_to(self.xp, g, shape)
-        d = g.data
-        return d if d.dtype == dtype else d.astype(dtype)
-
-    def _op(self, node, buf, every_edge):
-        """An op node: its vjp rules, run on :class:`Batched` gradients (see OpNode.apply)."""
-        op = node._op
-        grads = self._grads(buf, node._out_meta)
-        env = [grads[0], grads, self.xp]
-        if op.saved_names:
-            node._saved_arrays(env)
-        env += node._attrs
-        env += node._shapes
-        if op.wants_strides:
-            env += node._strides
-        out, env_b = [], None
-        shapes, dtypes, rules = node._shapes, node._dtypes, op._rules
-        for (fn, _), i in zip(node.next_functions, op.edges, strict=True):
-            rule = rules[i]
-            if rule is None or not (fn is not None if every_edge else self.needed(fn)):
-                out.append(None)
-                continue
-            if op.batched is not None and op.batched[i] is not None:
-                # the op's own batched rule: plain arrays, the batch on axis 0
-                rule = op.batched[i]
-                if env_b is None:
-                    raw = [g.data for g in grads]
-                    pad = () if op.wants_strides else (None,) * len(op.inputs)
-                    env_b = [raw[0], raw, numpy, *env[3:], *pad, self.batch]
-                gi = rule[0](rule[1](env_b)) if rule[2] else rule[0](*rule[1](env_b))
-                out.append(self._settle(Batched(gi), shapes[i], dtypes[i]))
-                continue
-            try:
-                gi = rule[0](rule[2](env)) if rule[3] else rule[0](*rule[2](env))
-            except (TypeError, AttributeError, NotImplementedError) as e:  # no batching rule
-                raise NotImplementedError(f"is_grads_batched=True: {node.name()} cannot run "
-                                          f"batched ({e})") from e
-            out.append(None if gi is None else self._settle(gi, shapes[i], dtypes[i]))
-        return out
-
-    def _list(self, node, buf):
-        """cat, stack, split, unbind...: the node's ``_vjp`` on Batched gradients."""
-        grads = node._vjp(self.xp, self._grads(buf, node._out_meta), node._shapes, *node._attrs)
-        return [self._settle(g, s, dt) if g is not None and self.needed(fn) else None
-                for (fn, _), g, s, dt in zip(node.next_functions, grads, node._shapes,
-                                             node._dtypes, strict=True)]
-
-    def _ids(self, region):
-        """Where each element of the view, and of the base, lies in the base's memory."""
-        ar = numpy.arange(region.numel)
-        base = as_strided(ar, region.base_shape, tuple(s * ar.itemsize
-                                                       for s in region.base_strides))
-        return region.view_of(ar), base
-
-    def _as_strided(self, node, g):
-        """A rewritten view's gradient scattered into its base's memory (summing overlaps)."""
-        r = node._region
-        view, base = self._ids(r)
-        flat = numpy.zeros((self.batch, r.numel), g.dtype)
-        if _may_overlap(r.shape, r.strides):
-            numpy.add.at(flat, (slice(None), view.ravel()), g.reshape(self.batch, -1))
-        else:
-            flat[:, view] = g
-        return [flat[:, base]]
-
-    def _copy_slices(self, node, g):
-        """The base's gradient, with the written view's region run through the in-place op."""
-        r = node._region
-        view, base = self._ids(r)
-        flat = numpy.empty((self.batch, r.numel), g.dtype)
-        flat[:, base] = g
-        res = self.apply(node.fn, [flat[:, view]], every_edge=True)
-        flat[:, view] = 0 if res[0] is None else res[0]
-        return [flat[:, base], *res[1:]]
-
-
-from ..ops._broadcast import sum_to  # noqa: E402
-from ..ops._views import AsStridedBackward0, CopySlices, _may_overlap  # noqa: E402
-from ..ops.joining import _ListNode  # noqa: E402

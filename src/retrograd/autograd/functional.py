@@ -15,7 +15,7 @@ import numpy
 
 from .._tensor import Tensor, wrap
 from . import forward_ad, grad_mode
-from ._batched import batched_grad as _batched_grad
+from ._batched_grad import batched_grad as _batched_grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
