@@ -70,6 +70,12 @@ def _scalar(x):
     return float(x) if isinstance(x, Tensor) else x
 
 
+def _scalar_keep_dtype(x):
+    """A hyperparameter for coefficients PyTorch computes with it as a 0-d tensor: a
+    tensor's value stays in its dtype (a NumPy scalar), so arithmetic with Python numbers
+    rounds as PyTorch's does (float32 for a float32 tensor)."""
+    return x._data[()] if isinstance(x, Tensor) else x
+
 def _new_state(arr, xp=numpy):
     """A Tensor of new optimizer state: memory accounting books it so from the start."""
     if _tensor._tracker is not None:
@@ -137,6 +143,18 @@ def _check_lr(lr):
         raise ValueError("Tensor lr must be 1-element")
     if lr < 0.0:
         raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _check_adam_args(betas, eps, weight_decay):
+    """The checks PyTorch's Adam family makes of ``eps``, ``betas`` and ``weight_decay``."""
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
 def _check_fused(fused, foreach, differentiable):

@@ -1,0 +1,101 @@
+"""RAdam (Adam with the variance of the adaptive rate rectified), with decoupled weight
+decay and maximize."""
+
+import numpy
+
+from .adam import _lerp_into
+from .optimizer import (Optimizer, _bump, _check_adam_args, _check_lr, _count_step,
+                        _directed_grad, _real, _scalar, _step_tensor, _steps_as_tensors,
+                        _zeros_like)
+
+__all__ = ["RAdam", "radam_update"]
+
+
+def radam_update(param, grad, state, group):
+    """One parameter's RAdam step, in PyTorch's order of operations::
+
+        step += 1;  g = -grad if maximize else grad
+        param *= 1 - lr * weight_decay (decoupled) or g = g + weight_decay * param
+        exp_avg.lerp_(g, 1 - beta1);  exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) * g * g
+        rho_inf = 2 / (1 - beta2) - 1;  rho = rho_inf - 2 step beta2**step / (1 - beta2**step)
+        rho > 5:  param -= lr * exp_avg / (1 - beta1**step) * rect
+                           * sqrt(1 - beta2**step) / (sqrt(exp_avg_sq) + eps)
+        else:     param -= lr * exp_avg / (1 - beta1**step)
+
+    with ``rect = sqrt((rho - 4)(rho - 2) rho_inf / ((rho_inf - 4)(rho_inf - 2) rho))``.
+    One temporary the size of the parameter (two with maximize or coupled weight decay).
+    """
+    beta1, beta2 = group["betas"]
+    beta1, beta2 = _scalar(beta1), _scalar(beta2)
+    lr, wd = _scalar(group["lr"]), group["weight_decay"]
+    p, g = param._data, grad._data
+    step = float(_count_step(state)._data)
+    decoupled = group["decoupled_weight_decay"]
+    g = _directed_grad(p, g, group["maximize"], 0 if decoupled else wd)
+    if wd != 0 and decoupled:
+        p *= 1 - lr * wd
+    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+    m, v, p, g = _real(exp_avg._data), _real(exp_avg_sq._data), _real(p), _real(g)
+    tmp = numpy.subtract(g, m, out=numpy.empty_like(m))  # (0-d inputs give no array)
+    _lerp_into(m, g, tmp, 1 - beta1)
+    v *= beta2
+    numpy.multiply(g, 1 - beta2, out=tmp)
+    tmp *= g
+    v += tmp
+    bias_correction1 = 1 - beta1 ** step
+    bias_correction2 = 1 - beta2 ** step
+    rho_inf = 2 / (1 - beta2) - 1
+    rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+    if rho_t > 5.0:
+        rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
+                / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+        numpy.sqrt(v, out=tmp)
+        tmp += group["eps"]
+        numpy.divide(m, tmp, out=tmp)
+        tmp *= -lr * bias_correction2 ** 0.5 * rect / bias_correction1
+    else:
+        numpy.multiply(m, -lr / bias_correction1, out=tmp)
+    p += tmp
+    _bump(param, exp_avg, exp_avg_sq)
+
+
+class RAdam(Optimizer):
+    """RAdam, as ``torch.optim.RAdam`` (``decoupled_weight_decay=True`` is RAdamW).
+
+    >>> opt = retrograd.optim.RAdam(params, lr=1e-3)
+    """
+
+    _update = staticmethod(radam_update)
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False,
+                 capturable=False, differentiable=False):
+        _check_lr(lr)
+        _check_adam_args(betas, eps, weight_decay)
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "maximize": maximize, "foreach": foreach, "capturable": capturable,
+                    "decoupled_weight_decay": decoupled_weight_decay,
+                    "differentiable": differentiable}
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+            group.setdefault("capturable", False)
+            _steps_as_tensors(self, group)
+
+    def _init_state(self, p, group):
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _step_tensor()
+            state["exp_avg"] = _zeros_like(p)
+            state["exp_avg_sq"] = _zeros_like(p)
+        return state
+
+    def step(self, closure=None):
+        """Perform one optimization step; ``closure`` re-evaluates the loss."""
+        return self._run_step(closure)
