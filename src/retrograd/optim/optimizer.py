@@ -76,6 +76,7 @@ def _scalar_keep_dtype(x):
     rounds as PyTorch's does (float32 for a float32 tensor)."""
     return x._data[()] if isinstance(x, Tensor) else x
 
+
 def _new_state(arr, xp=numpy):
     """A Tensor of new optimizer state: memory accounting books it so from the start."""
     if _tensor._tracker is not None:
