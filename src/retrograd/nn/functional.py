@@ -148,10 +148,15 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return d.mean() if reduction == "mean" else d.sum() if reduction == "sum" else d
 
 
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
 def pad(input, pad, mode="constant", value=None):
-    """Pad (or, with negative amounts, crop) the last ``len(pad) // 2`` dims."""
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported")
+    """Pad (or, with negative amounts, crop) the last ``len(pad) // 2`` dims: with
+    ``value`` (constant), or by reflecting, replicating or wrapping the input, which
+    PyTorch does for the last 1, 2 or 3 dims of an input with 1 or 2 dims more."""
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
     n = len(pad) // 2
@@ -159,7 +164,18 @@ def pad(input, pad, mode="constant", value=None):
         raise RuntimeError("Padding length should be less than or equal to two times the "
                            "input dimension but got padding length " + str(len(pad)) +
                            " and input of dimension " + str(input.ndim))
-    return _nn.constant_pad(input, pad, 0 if value is None else value)
+    if mode == "constant":
+        return _nn.constant_pad(input, pad, 0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if not (1 <= n <= 3 and n + 1 <= input.ndim <= n + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    return _nn.mode_pad(input, pad, mode)
 
 
 def one_hot(tensor, num_classes=-1):

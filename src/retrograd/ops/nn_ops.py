@@ -14,8 +14,8 @@ import numpy
 
 from ._registry import apply, defop
 
-__all__ = ["linear", "constant_pad", "softmax", "log_softmax", "nll_loss", "layer_norm",
-           "batch_norm", "group_norm", "gelu", "silu", "embedding", "mse_loss",
+__all__ = ["linear", "constant_pad", "mode_pad", "softmax", "log_softmax", "nll_loss",
+           "layer_norm", "batch_norm", "group_norm", "gelu", "silu", "embedding", "mse_loss",
            "smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
 
 
@@ -105,6 +105,199 @@ _constant_pad = defop(
 
 def constant_pad(input, pad, value=0):
     return apply(_constant_pad, (input,), (tuple(pad), value))
+
+
+# ---- reflection, replication and circular padding -----------------------------------------
+# Each is numpy.pad (reflect / edge / wrap) of the positive pads and a cut of the negative
+# ones: PyTorch's reflection and replication kernels index the fully padded input (pad,
+# then cut), its circular pad cuts first and wraps what is left. The vjp folds the padded
+# borders back onto the input (the adjoint); it is itself an op whose vjp is the pad.
+_NP_MODE = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def _pad_widths(ndim, pad, f):
+    """numpy.pad widths for the last ``len(pad) // 2`` dims, each pad mapped by ``f``."""
+    w = [(0, 0)] * ndim
+    for i in range(len(pad) // 2):
+        w[ndim - 1 - i] = (f(pad[2 * i]), f(pad[2 * i + 1]))
+    return w
+
+
+def _padded_shape(shape, pad):
+    shape = list(shape)
+    for i in range(len(pad) // 2):
+        shape[-1 - i] += pad[2 * i] + pad[2 * i + 1]
+    return tuple(shape)
+
+
+def _cut(x, pad):
+    """``x`` without its first/last ``-p`` elements where a pad ``p`` is negative."""
+    idx = [slice(None)] * x.ndim
+    for i in range(len(pad) // 2):
+        d = x.ndim - 1 - i
+        idx[d] = slice(max(-pad[2 * i], 0), x.shape[d] - max(-pad[2 * i + 1], 0))
+    return x[tuple(idx)]
+
+
+def _mode_pad_np(x, pad, mode):
+    """The forward on arrays (NumPy's, or batched ones): one numpy.pad call."""
+    grow = _pad_widths(x.ndim, pad, lambda p: max(p, 0))
+    if mode == "circular":
+        cut = _cut(x, pad)
+        if cut.size == 0:  # nothing to wrap: the result is empty
+            return numpy.zeros_like(x, shape=_padded_shape(x.shape, pad))
+        return numpy.pad(cut, grow, "wrap")
+    out = numpy.pad(x, grow, _NP_MODE[mode])
+    return numpy.copy(_cut(out, pad)) if min(pad) < 0 else out
+
+
+def _fold(xp, g, d, lo, hi, mode):
+    """The adjoint of padding axis ``d`` of an array by ``lo``/``hi`` (both >= 0): the
+    borders of ``g`` added back onto the elements they copy."""
+    n = g.shape[d] - lo - hi
+
+    def at(a, b):
+        idx = [slice(None)] * g.ndim
+        idx[d] = slice(a, b)
+        return tuple(idx)
+
+    out = xp.array(g[at(lo, lo + n)])
+    left, right = g[at(0, lo)], g[at(lo + n, None)]
+    if mode == "reflect":
+        out[at(1, lo + 1)] += numpy.flip(left, d)
+        out[at(n - 1 - hi, n - 1)] += numpy.flip(right, d)
+    elif mode == "replicate":
+        if lo:
+            out[at(0, 1)] += numpy.sum(left, d, keepdims=True)
+        if hi:
+            out[at(n - 1, n)] += numpy.sum(right, d, keepdims=True)
+    else:
+        out[at(n - lo, n)] += left
+        out[at(0, hi)] += right
+    return out
+
+
+def _mode_unpad_np(xp, g, pad, mode):
+    """The adjoint of :func:`_mode_pad_np` on arrays: the gradient of its input."""
+    if g.size == 0:
+        return numpy.zeros_like(g, shape=_padded_shape(g.shape, [-p for p in pad]))
+    uncut = _pad_widths(g.ndim, pad, lambda p: max(-p, 0))
+    if mode != "circular" and min(pad) < 0:
+        g = numpy.pad(g, uncut)
+    for i in range(len(pad) // 2):
+        lo, hi = max(pad[2 * i], 0), max(pad[2 * i + 1], 0)
+        if lo or hi:
+            g = _fold(xp, g, g.ndim - 1 - i, lo, hi, mode)
+    if mode == "circular" and min(pad) < 0:
+        g = numpy.pad(g, uncut)
+    return g
+
+
+def _mode_pad(xp, x, pad, mode):
+    if _is_np(xp):
+        return _mode_pad_np(x, pad, mode)
+    return apply(_MODE_PAD[mode, len(pad) // 2], (x,), (pad,))
+
+
+def _mode_unpad(xp, g, pad, mode):
+    if _is_np(xp):
+        return _mode_unpad_np(xp, g, pad, mode)
+    return apply(_MODE_UNPAD[mode, len(pad) // 2], (g,), (pad,))
+
+
+def _mode_pad_ops(mode, op_name, node, backward_node, k):
+    fwd = defop(f"{op_name}{k}d", lambda xp, self, pad: _mode_pad_np(self, pad, mode),
+                vjp={"self": lambda xp, grad, pad: _mode_unpad(xp, grad, pad, mode)},
+                jvp="linear", node=node)
+    bwd = defop(f"{op_name}{k}d_backward",
+                lambda xp, grad_output, pad: _mode_unpad_np(xp, grad_output, pad, mode),
+                vjp={"grad_output": lambda xp, grad, pad: _mode_pad(xp, grad, pad, mode)},
+                jvp="linear", node=backward_node)
+    return fwd, bwd
+
+
+_MODE_PAD, _MODE_UNPAD = {}, {}
+for _k in (1, 2, 3):
+    for _mode, _op_name, _node, _bnode in (
+            ("reflect", "reflection_pad", f"ReflectionPad{_k}DBackward0",
+             f"ReflectionPad{_k}DBackwardBackward0"),
+            ("replicate", "replication_pad", f"ReplicationPad{_k}DBackward0",
+             f"ReplicationPad{_k}DBackwardBackward0"),
+            # PyTorch composes it of copies into slices of an empty result, so its node is
+            # the last copy's; its backward op, which PyTorch has not, keeps the default name
+            ("circular", "_pad_circular", "CopySlices", None)):
+        _MODE_PAD[_mode, _k], _MODE_UNPAD[_mode, _k] = _mode_pad_ops(_mode, _op_name, _node,
+                                                                     _bnode, _k)
+
+
+def _check_mode_pad(input, pad, mode, k):
+    """PyTorch's checks of the reflection/replication kernels and of _pad_circular, in
+    its order and words."""
+    shape = tuple(input.shape)
+    nd = len(shape)
+    dims = [nd - 1 - i for i in range(k)]  # W, H, D
+    out = list(shape)
+    for i, d in enumerate(dims):
+        out[d] += pad[2 * i] + pad[2 * i + 1]
+    if mode == "circular":
+        for i in reversed(range(k)):
+            lo, hi, size = pad[2 * i], pad[2 * i + 1], shape[dims[i]]
+            if lo > size or hi > size:
+                raise RuntimeError("Padding value causes wrapping around more than once.")
+            if out[dims[i]] < 0:
+                raise RuntimeError("Negative padding value is resulting in an empty dimension")
+        # A wrapped border longer than what is left of the input is copied from memory it
+        # overlaps: PyTorch rejects that copy (or, when nothing is left, returns
+        # uninitialized memory, which is rejected here too).
+        if math.prod(out) and any(
+                shape[d] + min(lo, 0) + min(hi, 0) < max(lo, hi)
+                for d, lo, hi in zip(dims, pad[::2], pad[1::2], strict=True)):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and "
+                               "the written-to tensor refer to a single memory location. "
+                               "Please clone() the tensor before performing the operation.")
+        return
+    if any(s == 0 for s in shape[int(nd == k + 2):]):
+        raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 "
+                           "batch size and other non-zero dimensions for input, but got: "
+                           f"{list(shape)}")
+    if mode == "reflect":
+        for i, d in enumerate(dims):
+            lo, hi = pad[2 * i], pad[2 * i + 1]
+            if not (lo < shape[d] and hi < shape[d]):
+                raise RuntimeError(
+                    f"Argument #{4 + 2 * i}: Padding size should be less than the "
+                    f"corresponding input dimension, but got: padding ({lo}, {hi}) at "
+                    f"dimension {d} of input {list(shape)}")
+    sizes = [shape[d] for d in reversed(dims)]  # D, H, W
+    outs = [out[d] for d in reversed(dims)]
+    if all(o < 1 for o in outs):
+        if k == 1:
+            msg = f"input (W: {sizes[0]}) is too small. Calculated output W: {outs[0]}"
+        elif k == 2:
+            gap = " " if mode == "replicate" else ""
+            msg = (f"input (H: {sizes[0]}, W: {sizes[1]}{gap}) is too small. Calculated "
+                   f"output H: {outs[0]} W: {outs[1]}")
+        else:
+            msg = (f"input (D: {sizes[0]} H: {sizes[1]}, W: {sizes[2]}) is too small. "
+                   f"Calculated output D: {outs[0]} H: {outs[1]} W: {outs[2]}")
+        raise RuntimeError(msg)
+    neg = [o for o in out if o < 0]
+    if neg:
+        if mode == "reflect" and k == 2:
+            raise RuntimeError("numel: integer multiplication overflow")
+        raise RuntimeError(f"Trying to create tensor with negative dimension {neg[0]}: {out}")
+    if input.dtype.name == "bool":
+        name = "reflection_pad" if mode == "reflect" else "replication_pad"
+        raise NotImplementedError(f"\"{name}{k}d\" not implemented for 'Bool'")
+
+
+def mode_pad(input, pad, mode):
+    """``F.pad`` in ``mode`` "reflect", "replicate" or "circular", for ``len(pad) // 2``
+    (1 to 3) padded dims of an input with one or two more dims (checked by the caller)."""
+    pad = tuple(pad)
+    k = len(pad) // 2
+    _check_mode_pad(input, pad, mode, k)
+    return apply(_MODE_PAD[mode, k], (input,), (pad,))
 
 
 # ---- softmax and log_softmax --------------------------------------------------------------

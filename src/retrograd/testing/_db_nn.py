@@ -211,6 +211,77 @@ def _pad_samples(dtype, requires_grad):
     yield SampleInput(t(2, 3, 4), ((1, 0, -1, 2),), {"value": 1.5}, name="crop_value")
 
 
+def _mode_pad_samples(mode):
+    """Each padded rank, batched and not, with asymmetric, zero and negative pads."""
+    def samples(dtype, requires_grad):
+        t = _maker(dtype, requires_grad)
+        kw = {"mode": mode}
+        yield SampleInput(t(2, 5), ((2, 1),), kw, name="1d_unbatched")
+        yield SampleInput(t(2, 3, 4), ((0, 3),), kw, name="1d")
+        yield SampleInput(t(2, 3, 4), ((-1, 2),), kw, name="1d_crop")
+        yield SampleInput(t(1, 2, 5, noncontiguous=True), ((2, -2),), kw, name="1d_strided")
+        yield SampleInput(t(2, 3, 4), ((1, 2, 2, 0),), kw, name="2d_unbatched")
+        yield SampleInput(t(2, 2, 3, 4), ((2, 1, 0, 2),), kw, name="2d")
+        yield SampleInput(t(1, 2, 4, 3), ((-1, 1, 2, -1),), kw, name="2d_crop")
+        yield SampleInput(t(1, 3, 3, 4), ((1, 0, 1, 2, 0, 1),), kw, name="3d_unbatched")
+        yield SampleInput(t(2, 1, 3, 2, 4), ((1, 2, 1, 0, 2, 1),), kw, name="3d")
+        yield SampleInput(t(1, 1, 3, 3, 4), ((-1, 2, 0, -1, 1, 1),), kw, name="3d_crop")
+        yield SampleInput(t(0, 2, 3), ((1, 1),), kw, name="empty_batch")
+    return samples
+
+
+def _mode_pad_errors(mode):
+    def errors():
+        t = make_tensor
+        kw = {"mode": mode}
+        yield ErrorInput(SampleInput(t(1, 2, 3), ((1,),), kw), RuntimeError, name="odd")
+        yield ErrorInput(SampleInput(t(3), ((1, 1, 1, 1),), kw), RuntimeError, name="long")
+        yield ErrorInput(SampleInput(t(3), ((1, 1),), kw), NotImplementedError, name="rank1")
+        yield ErrorInput(SampleInput(t(1, 1, 3, 3), ((1, 1),), kw), NotImplementedError,
+                         name="rank4_1d")
+        yield ErrorInput(SampleInput(t(1, 1, 1, 2, 3, 3), ((1,) * 6,), kw),
+                         NotImplementedError, name="rank6_3d")
+        yield ErrorInput(SampleInput(t(1, 2, 3), ((1, 1),), {**kw, "value": 1.0}),
+                         RuntimeError, name="value")
+        if mode == "circular":
+            yield ErrorInput(SampleInput(t(1, 2, 3), ((4, 0),), kw), RuntimeError,
+                             name="wrap_twice")
+            yield ErrorInput(SampleInput(t(1, 1, 3, 3), ((-1, 1, -4, -1),), kw),
+                             RuntimeError, name="negative")
+            yield ErrorInput(SampleInput(t(1, 3), ((-2, 3),), kw), RuntimeError,
+                             name="overlap")
+            return
+        yield ErrorInput(SampleInput(t(1, 2, 0), ((1, 1),), kw), RuntimeError,
+                         name="empty_dim")
+        yield ErrorInput(SampleInput(t(0, 3, 3), ((1, 1, 1, 1),), kw), RuntimeError,
+                         name="empty_unbatched")
+        yield ErrorInput(SampleInput(t(1, 2, 3), ((-4, 1),), kw), RuntimeError,
+                         name="too_small_1d")
+        yield ErrorInput(SampleInput(t(1, 1, 3, 3), ((-3, 0, -3, 0),), kw), RuntimeError,
+                         name="too_small_2d")
+        yield ErrorInput(SampleInput(t(1, 1, 2, 3, 3), ((-4, 0, -4, 0, 0, -2),), kw),
+                         RuntimeError, name="too_small_3d")
+        yield ErrorInput(SampleInput(t(1, 1, 3, 3), ((-4, 0, 1, 0),), kw), RuntimeError,
+                         name="negative_2d")
+        yield ErrorInput(SampleInput(t(1, 1, 2, 3, 3), ((0, 0, 1, 0, -3, 0),), kw),
+                         RuntimeError, name="negative_3d")
+        yield ErrorInput(SampleInput(t(1, 2, 3, dtype="bool"), ((1, 1),), kw),
+                         NotImplementedError, name="bool")
+        if mode == "reflect":
+            yield ErrorInput(SampleInput(t(1, 1, 3), ((3, 3),), kw), RuntimeError,
+                             name="too_wide_1d")
+            yield ErrorInput(SampleInput(t(1, 1, 3, 3), ((1, 1, 3, 5),), kw), RuntimeError,
+                             name="too_wide_2d")
+            yield ErrorInput(SampleInput(t(1, 1, 3, 3), ((1, 1, 1, 1, 1, 1),), kw),
+                             RuntimeError, name="too_wide_3d")
+    return errors
+
+
+def _pad_errors():
+    yield ErrorInput(SampleInput(make_tensor(1, 3), ((1, 1),), {"mode": "foo"}),
+                     NotImplementedError, name="mode")
+
+
 def _conv_errors():
     yield ErrorInput(SampleInput(make_tensor(1, 3, 5, 5), (make_tensor(2, 2, 3, 3),)),
                      RuntimeError, name="channels")
@@ -256,5 +327,8 @@ OPS = [
     # PyTorch runs a fused CPU kernel (one node); retrograd composes matmul and softmax.
     _entry("scaled_dot_product_attention", _sdpa_samples, dtypes=_FLOAT, atol=1e-5,
            rtol=1e-5, compare_grad_with_torch=False),
-    _entry("pad", _pad_samples, dtypes=_FLOAT),
+    _entry("pad", _pad_samples, dtypes=_FLOAT, error_inputs=_pad_errors),
+    *(_entry("pad", _mode_pad_samples(mode), variant=mode, error_inputs=_mode_pad_errors(mode),
+             dtypes=("float32", "float64", "int64"))
+      for mode in ("reflect", "replicate", "circular")),
 ]
