@@ -8,6 +8,8 @@ the bias folded into the GEMM, and transposed convolutions whose output_padding 
 smaller than the stride. 2x2 max-pooling has a fast path with its own tie and NaN rules.
 """
 
+import warnings
+
 import numpy
 import pytest
 
@@ -346,3 +348,28 @@ def test_depthwise_conv_vectorized_jacobian(xs, ws, kw):
         got = jacobian(f, (x, w), vectorize=True, strategy=strategy)
         for a, e in zip(got, want, strict=True):
             numpy.testing.assert_allclose(a.numpy(), e.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("xs,ws,kw", [((1, 2, 5, 6), (3, 2, 4, 3), {}),
+                                      ((2, 2, 7), (3, 2, 4), {}),
+                                      ((1, 2, 5, 6), (3, 2, 2, 2), {"dilation": (1, 3)}),
+                                      ((1, 4, 5, 6), (4, 1, 4, 4), {"groups": 4})])
+def test_same_padding_with_an_odd_total_matches_torch(torch, xs, ws, kw):
+    """torch pads a copy with the extra row/column after (a ConstantPadNd node), then
+    convolves with the symmetric part."""
+    rng = numpy.random.default_rng(0)
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+    res = []
+    for T in (torch, retrograd):
+        xt, wt = T.tensor(x, requires_grad=True), T.tensor(w, requires_grad=True)
+        conv = getattr(T.nn.functional, f"conv{len(xs) - 2}d")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = conv(xt, wt, padding="same", **kw)
+        y.square().sum().backward()
+        res.append((y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy(),
+                    y.grad_fn.next_functions[0][0].name()))
+    for a, b in zip(res[0][:3], res[1][:3], strict=True):
+        numpy.testing.assert_allclose(b, a, rtol=1e-10)
+    assert res[0][3] == res[1][3] == "ConstantPadNdBackward0"

@@ -16,7 +16,7 @@ import numpy
 from numpy.lib.stride_tricks import as_strided
 
 from ._registry import FUNCTIONS, apply, defop
-from .._tensor import wrap
+from .._tensor import warn_once, wrap
 
 __all__ = ["convolution", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
 
@@ -653,7 +653,12 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     stride, dilation = _tuple(stride, nd), _tuple(dilation, nd)
     output_padding = _tuple(output_padding, nd)
     if isinstance(padding, str):
-        padding = _same_padding(padding, weight.shape[2:], dilation, stride)
+        padding, extra = _same_padding(padding, weight.shape[2:], dilation, stride)
+        if any(extra):  # an odd total: the extra row/column goes after, in a padded copy
+            warn_once("Using padding='same' with even kernel lengths and odd dilation may "
+                      "require a zero-padded copy of the input be created")
+            from .nn_ops import constant_pad
+            input = constant_pad(input, [p for e in reversed(extra) for p in (0, e)])
     padding = _tuple(padding, nd)
     cin = weight.shape[0] if transposed else weight.shape[1] * groups
     if input.shape[1] != cin:
@@ -672,17 +677,16 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 
 
 def _same_padding(mode, kernel, dilation, stride):
+    """The symmetric padding of a padding string, and what an odd total adds after."""
     if mode == "valid":
-        return (0,) * len(kernel)
+        return (0,) * len(kernel), (0,) * len(kernel)
     if mode != "same":
         raise ValueError(f"Invalid padding string '{mode}', should be one of "
                          f"{{'valid', 'same'}}")
     if any(s != 1 for s in stride):
         raise ValueError("padding='same' is not supported for strided convolutions")
     pads = [d * (k - 1) for k, d in zip(kernel, dilation, strict=True)]
-    if any(p % 2 for p in pads):
-        raise NotImplementedError("padding='same' with an even total padding is not supported")
-    return tuple(p // 2 for p in pads)
+    return tuple(p // 2 for p in pads), tuple(p % 2 for p in pads)
 
 
 # ---- pooling ------------------------------------------------------------------------------
