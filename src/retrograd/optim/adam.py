@@ -22,22 +22,9 @@ def adam_update(param, grad, state, group):
     """
     beta1, beta2 = group["betas"]
     beta1, beta2 = _scalar(beta1), _scalar(beta2)
-    lr, wd = _scalar(group["lr"]), group["weight_decay"]
-    p, g = param._data, grad._data
-    step_t = _count_step(state)
-    decoupled = group["decoupled_weight_decay"]
-    g = _directed_grad(p, g, group["maximize"], 0 if decoupled else wd)
-    if wd != 0 and decoupled:
-        p *= 1 - lr * wd
-    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-    m, v, p, g = _real(exp_avg._data), _real(exp_avg_sq._data), _real(p), _real(g)
-    tmp = numpy.subtract(g, m, out=numpy.empty_like(m))  # (0-d inputs give no array)
-    _lerp_into(m, g, tmp, 1 - beta1)
-    v *= beta2
-    numpy.multiply(g, 1 - beta2, out=tmp)
-    tmp *= g
-    v += tmp
-    step = float(step_t._data)
+    lr = _scalar(group["lr"])
+    step = float(_count_step(state)._data)
+    p, _, m, v, tmp = _adam_moments(param, grad, state, group, lr, beta1, beta2)
     step_size = lr / (1 - beta1 ** step)
     bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
     if group["amsgrad"]:
@@ -52,7 +39,28 @@ def adam_update(param, grad, state, group):
     numpy.divide(m, tmp, out=tmp)
     tmp *= -step_size
     p += tmp
-    _bump(param, exp_avg, exp_avg_sq)
+    _bump(param, state["exp_avg"], state["exp_avg_sq"])
+
+
+def _adam_moments(param, grad, state, group, lr, beta1, beta2):
+    """What the Adam family's steps share, in PyTorch's order: weight decay (into the
+    gradient, or decoupled onto the parameter), then ``exp_avg.lerp_(g, 1 - beta1)`` and
+    ``exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) * g * g``. Returns the real views of
+    the parameter, gradient and moments, and a temporary the size of the moments."""
+    wd, decoupled = group["weight_decay"], group["decoupled_weight_decay"]
+    p, g = param._data, grad._data
+    g = _directed_grad(p, g, group["maximize"], 0 if decoupled else wd)
+    if wd != 0 and decoupled:
+        p *= 1 - lr * wd
+    m, v = _real(state["exp_avg"]._data), _real(state["exp_avg_sq"]._data)
+    p, g = _real(p), _real(g)
+    tmp = numpy.subtract(g, m, out=numpy.empty_like(m))  # (0-d inputs give no array)
+    _lerp_into(m, g, tmp, 1 - beta1)
+    v *= beta2
+    numpy.multiply(g, 1 - beta2, out=tmp)
+    tmp *= g
+    v += tmp
+    return p, g, m, v, tmp
 
 
 def _lerp_into(m, g, diff, weight):

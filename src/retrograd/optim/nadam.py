@@ -4,9 +4,9 @@ maximize."""
 import numpy
 
 from .._tensor import Tensor
-from .adam import _lerp_into
+from .adam import _adam_moments
 from .optimizer import (Optimizer, _bump, _check_adam_args, _check_lr, _count_step,
-                        _directed_grad, _real, _scalar, _scalar_keep_dtype, _step_tensor,
+                        _scalar, _scalar_keep_dtype, _step_tensor,
                         _steps_as_tensors, _zeros_like)
 
 __all__ = ["NAdam", "nadam_update"]
@@ -26,26 +26,14 @@ def nadam_update(param, grad, state, group):
     """
     beta1, beta2 = group["betas"]
     beta1, beta2 = _scalar(beta1), _scalar(beta2)
-    lr, wd, md = _scalar_keep_dtype(group["lr"]), group["weight_decay"], group["momentum_decay"]
-    p, g = param._data, grad._data
+    lr, md = _scalar_keep_dtype(group["lr"]), group["momentum_decay"]
     step = float(_count_step(state)._data)
-    decoupled = group["decoupled_weight_decay"]
-    g = _directed_grad(p, g, group["maximize"], 0 if decoupled else wd)
-    if wd != 0 and decoupled:
-        p *= 1 - lr * wd
     mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * md)))
     mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * md)))
     mu_product_t = state["mu_product"]
     mu_product_t._data *= mu
     mu_product = float(mu_product_t._data)
-    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-    m, v, p, g = _real(exp_avg._data), _real(exp_avg_sq._data), _real(p), _real(g)
-    denom = numpy.subtract(g, m, out=numpy.empty_like(m))  # (0-d inputs give no array)
-    _lerp_into(m, g, denom, 1 - beta1)
-    v *= beta2
-    numpy.multiply(g, 1 - beta2, out=denom)
-    denom *= g
-    v += denom
+    p, g, m, v, denom = _adam_moments(param, grad, state, group, lr, beta1, beta2)
     numpy.divide(v, 1 - beta2 ** step, out=denom)
     numpy.sqrt(denom, out=denom)
     denom += group["eps"]
@@ -55,7 +43,7 @@ def nadam_update(param, grad, state, group):
     numpy.multiply(m, -lr * mu_next / (1.0 - mu_product * mu_next), out=tmp)
     tmp /= denom
     p += tmp
-    _bump(param, exp_avg, exp_avg_sq, mu_product_t)
+    _bump(param, state["exp_avg"], state["exp_avg_sq"], mu_product_t)
 
 
 class NAdam(Optimizer):

@@ -3,9 +3,9 @@ decay and maximize."""
 
 import numpy
 
-from .adam import _lerp_into
+from .adam import _adam_moments
 from .optimizer import (Optimizer, _bump, _check_adam_args, _check_lr, _count_step,
-                        _directed_grad, _real, _scalar, _step_tensor, _steps_as_tensors,
+                        _scalar, _step_tensor, _steps_as_tensors,
                         _zeros_like)
 
 __all__ = ["RAdam", "radam_update"]
@@ -27,21 +27,9 @@ def radam_update(param, grad, state, group):
     """
     beta1, beta2 = group["betas"]
     beta1, beta2 = _scalar(beta1), _scalar(beta2)
-    lr, wd = _scalar(group["lr"]), group["weight_decay"]
-    p, g = param._data, grad._data
+    lr = _scalar(group["lr"])
     step = float(_count_step(state)._data)
-    decoupled = group["decoupled_weight_decay"]
-    g = _directed_grad(p, g, group["maximize"], 0 if decoupled else wd)
-    if wd != 0 and decoupled:
-        p *= 1 - lr * wd
-    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-    m, v, p, g = _real(exp_avg._data), _real(exp_avg_sq._data), _real(p), _real(g)
-    tmp = numpy.subtract(g, m, out=numpy.empty_like(m))  # (0-d inputs give no array)
-    _lerp_into(m, g, tmp, 1 - beta1)
-    v *= beta2
-    numpy.multiply(g, 1 - beta2, out=tmp)
-    tmp *= g
-    v += tmp
+    p, _, m, v, tmp = _adam_moments(param, grad, state, group, lr, beta1, beta2)
     bias_correction1 = 1 - beta1 ** step
     bias_correction2 = 1 - beta2 ** step
     rho_inf = 2 / (1 - beta2) - 1
@@ -56,7 +44,7 @@ def radam_update(param, grad, state, group):
     else:
         numpy.multiply(m, -lr / bias_correction1, out=tmp)
     p += tmp
-    _bump(param, exp_avg, exp_avg_sq)
+    _bump(param, state["exp_avg"], state["exp_avg_sq"])
 
 
 class RAdam(Optimizer):
