@@ -3,7 +3,7 @@
 import numpy
 
 from .optimizer import (Optimizer, _bump, _check_lr, _count_step, _directed_grad, _real,
-                        _scalar, _step_tensor, _steps_as_tensors, _zeros_like)
+                        _scalar, _step_tensor, _zeros_like)
 
 __all__ = ["Adadelta", "adadelta_update"]
 
@@ -51,6 +51,9 @@ class Adadelta(Optimizer):
     """
 
     _update = staticmethod(adadelta_update)
+    _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False),
+                       ("capturable", False))
+    _has_step = True
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
@@ -65,15 +68,6 @@ class Adadelta(Optimizer):
                     "maximize": maximize, "capturable": capturable, "foreach": foreach,
                     "differentiable": differentiable}
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            _steps_as_tensors(self, group)
 
     def _init_state(self, p, group):
         state = self.state[p]

@@ -4,7 +4,7 @@ import numpy
 
 from ..backend import get_array_module
 from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _count_step, _directed_grad,
-                        _new_state, _real, _scalar, _step_tensor, _steps_as_tensors)
+                        _new_state, _real, _scalar, _step_tensor)
 
 __all__ = ["Adagrad", "adagrad_update"]
 
@@ -49,6 +49,9 @@ class Adagrad(Optimizer):
     """
 
     _update = staticmethod(adagrad_update)
+    _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False),
+                       ("fused", None))
+    _has_step = True
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
                  initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,
@@ -74,16 +77,6 @@ class Adagrad(Optimizer):
                 state = self.state[p]
                 state["step"] = _step_tensor(fused=group["fused"])
                 state["sum"] = _full_like(p, initial_accumulator_value)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        fused = None
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            fused = group.setdefault("fused", None)
-            _steps_as_tensors(self, group, fused)
 
     def _init_state(self, p, group):
         state = self.state[p]

@@ -4,7 +4,7 @@ import numpy
 
 from .._tensor import Tensor
 from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _count_step, _directed_grad,
-                        _real, _scalar, _step_tensor, _steps_as_tensors, _zeros_like)
+                        _real, _scalar, _step_tensor, _zeros_like)
 
 __all__ = ["Adam", "adam_update"]
 
@@ -81,6 +81,10 @@ class Adam(Optimizer):
     """
 
     _update = staticmethod(adam_update)
+    _group_defaults = (("amsgrad", False), ("maximize", False), ("foreach", None),
+                       ("capturable", False), ("differentiable", False),
+                       ("decoupled_weight_decay", False), ("fused", None))
+    _has_step = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
@@ -116,18 +120,6 @@ class Adam(Optimizer):
                     "fused": fused, "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
         _check_fused(fused, foreach, differentiable)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            fused = group.setdefault("fused", None)
-            _steps_as_tensors(self, group, fused)
 
     def _init_state(self, p, group):
         state = self.state[p]

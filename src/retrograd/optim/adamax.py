@@ -5,7 +5,7 @@ import numpy
 from .adam import _lerp_into
 from .optimizer import (Optimizer, _bump, _check_adam_args, _check_lr, _count_step,
                         _directed_grad, _real, _scalar, _scalar_keep_dtype, _step_tensor,
-                        _steps_as_tensors, _zeros_like)
+                        _zeros_like)
 
 __all__ = ["Adamax", "adamax_update"]
 
@@ -46,6 +46,9 @@ class Adamax(Optimizer):
     """
 
     _update = staticmethod(adamax_update)
+    _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False),
+                       ("capturable", False))
+    _has_step = True
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False, capturable=False):
@@ -55,15 +58,6 @@ class Adamax(Optimizer):
                     "foreach": foreach, "maximize": maximize,
                     "differentiable": differentiable, "capturable": capturable}
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            _steps_as_tensors(self, group)
 
     def _init_state(self, p, group):
         state = self.state[p]

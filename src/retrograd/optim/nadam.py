@@ -7,7 +7,7 @@ from .._tensor import Tensor
 from .adam import _adam_moments
 from .optimizer import (Optimizer, _bump, _check_adam_args, _check_lr, _count_step,
                         _scalar, _scalar_keep_dtype, _step_tensor,
-                        _steps_as_tensors, _zeros_like)
+                        _zeros_like)
 
 __all__ = ["NAdam", "nadam_update"]
 
@@ -53,6 +53,9 @@ class NAdam(Optimizer):
     """
 
     _update = staticmethod(nadam_update)
+    _group_defaults = (("maximize", False), ("foreach", None), ("capturable", False),
+                       ("differentiable", False), ("decoupled_weight_decay", False))
+    _has_step = True
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
@@ -71,12 +74,6 @@ class NAdam(Optimizer):
     def __setstate__(self, state):
         super().__setstate__(state)
         for group in self.param_groups:
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            _steps_as_tensors(self, group)
             for p in group["params"]:
                 p_state = self.state.get(p, [])
                 if len(p_state) != 0 and not isinstance(p_state["mu_product"], Tensor):

@@ -208,6 +208,11 @@ class Optimizer:
     >>> loss(w).backward(); opt.step(); opt.zero_grad()
     """
 
+    # Group options an unpickled optimizer of an older version may lack, set on
+    # unpickling, and whether its state keeps a ``step`` (old pickles: a number).
+    _group_defaults = ()
+    _has_step = False
+
     # The per-parameter update ``update(param, grad, state, group)``; set by subclasses
     # that use :meth:`_run_step`.
     _update = None
@@ -249,6 +254,11 @@ class Optimizer:
                 setattr(self, name, OrderedDict())
         self._patch_step_function()
         self.defaults.setdefault("differentiable", False)
+        for group in self.param_groups:  # what pickles of older versions lack
+            for k, v in self._group_defaults:
+                group.setdefault(k, v)
+            if self._has_step:
+                _steps_as_tensors(self, group, group.get("fused"))
 
     def __repr__(self):
         s = self.__class__.__name__ + " ("

@@ -5,8 +5,7 @@ import numpy
 
 from .adam import _adam_moments
 from .optimizer import (Optimizer, _bump, _check_adam_args, _check_lr, _count_step,
-                        _scalar, _step_tensor, _steps_as_tensors,
-                        _zeros_like)
+                        _scalar, _step_tensor, _zeros_like)
 
 __all__ = ["RAdam", "radam_update"]
 
@@ -54,6 +53,9 @@ class RAdam(Optimizer):
     """
 
     _update = staticmethod(radam_update)
+    _group_defaults = (("foreach", None), ("maximize", False), ("differentiable", False),
+                       ("decoupled_weight_decay", False), ("capturable", False))
+    _has_step = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,
@@ -65,16 +67,6 @@ class RAdam(Optimizer):
                     "decoupled_weight_decay": decoupled_weight_decay,
                     "differentiable": differentiable}
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("capturable", False)
-            _steps_as_tensors(self, group)
 
     def _init_state(self, p, group):
         state = self.state[p]

@@ -4,7 +4,7 @@ import numpy
 
 from .adam import _lerp_into
 from .optimizer import (Optimizer, _bump, _check_lr, _count_step, _directed_grad, _real, _scalar,
-                        _step_tensor, _steps_as_tensors, _zeros_like)
+                        _step_tensor, _zeros_like)
 
 __all__ = ["RMSprop", "rmsprop_update"]
 
@@ -65,6 +65,9 @@ class RMSprop(Optimizer):
     """
 
     _update = staticmethod(rmsprop_update)
+    _group_defaults = (("momentum", 0), ("centered", False), ("foreach", None),
+                       ("maximize", False), ("differentiable", False), ("capturable", False))
+    _has_step = True
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
@@ -83,17 +86,6 @@ class RMSprop(Optimizer):
                     "capturable": capturable, "foreach": foreach, "maximize": maximize,
                     "differentiable": differentiable}
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            _steps_as_tensors(self, group)
 
     def _init_state(self, p, group):
         state = self.state[p]

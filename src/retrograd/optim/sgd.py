@@ -55,6 +55,8 @@ class SGD(Optimizer):
     """
 
     _update = staticmethod(sgd_update)
+    _group_defaults = (("nesterov", False), ("maximize", False), ("foreach", None),
+                       ("differentiable", False), ("fused", False))
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False,
@@ -71,15 +73,6 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
         _check_fused(fused, foreach, differentiable)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
 
     def _init_state(self, p, group):
         return self.state[p] if group["momentum"] != 0 else _NO_STATE
