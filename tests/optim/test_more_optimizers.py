@@ -1,89 +1,20 @@
-"""NAdam, RAdam, Adamax and Adadelta against PyTorch: parameters and state after several
-steps, state_dict layout and state_dicts loaded across, errors, and fusing into backward.
-The helpers are those of test_optimizers.py and test_in_backward.py."""
+"""NAdam, RAdam, Adamax and Adadelta against PyTorch: group defaults, errors, options of
+their own, and fusing into backward. Their trajectories and state_dicts against PyTorch
+are checked with the other optimizers' (CONFIGS in test_optimizers.py); the helpers are
+those of test_optimizers.py and test_in_backward.py."""
 
 import warnings
 
 import numpy
 import pytest
 from test_in_backward import _assert_same, _batches, _loss, _pair
-from test_optimizers import Pair, _error, _grad, _init_values, _to_numpy_sd, check_state_dicts
+from test_optimizers import Pair, _error, _grad, _init_values, check_state_dicts
 
 import retrograd
 from retrograd.optim import fuse_into_backward
 from retrograd.optim import optimizer as _optimizer
 
 NAMES = ["NAdam", "RAdam", "Adamax", "Adadelta"]
-
-CONFIGS = [
-    ("NAdam", {}),
-    ("NAdam", {"lr": 0.01, "momentum_decay": 0.1}),
-    ("NAdam", {"lr": 0.01, "weight_decay": 0.1}),
-    ("NAdam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True}),
-    ("NAdam", {"lr": 0.02, "betas": (0.5, 0.7), "eps": 1e-3, "maximize": True}),
-    ("NAdam", {"lr": 0.01, "weight_decay": 0.2, "momentum_decay": 0.0, "maximize": True,
-               "decoupled_weight_decay": True}),
-    ("RAdam", {}),
-    # beta2 small: rho_t passes 5 from the second step, so both branches of the update run
-    ("RAdam", {"lr": 0.01, "betas": (0.8, 0.7)}),
-    ("RAdam", {"lr": 0.01, "betas": (0.9, 0.6), "weight_decay": 0.1}),
-    ("RAdam", {"lr": 0.01, "betas": (0.9, 0.6), "weight_decay": 0.1,
-               "decoupled_weight_decay": True, "maximize": True}),
-    ("RAdam", {"lr": 0.02, "betas": (0.5, 0.5), "eps": 1e-2, "maximize": True}),
-    ("Adamax", {}),
-    ("Adamax", {"lr": 0.01, "weight_decay": 0.1}),
-    ("Adamax", {"lr": 0.05, "betas": (0.5, 0.6), "eps": 1e-2, "maximize": True}),
-    ("Adamax", {"lr": 0.01, "weight_decay": 0.1, "maximize": True}),
-    ("Adadelta", {}),
-    ("Adadelta", {"lr": 0.5, "rho": 0.5, "eps": 1e-3}),
-    ("Adadelta", {"lr": 0.1, "weight_decay": 0.1}),
-    ("Adadelta", {"lr": 1.0, "rho": 0.95, "weight_decay": 0.1, "maximize": True}),
-]
-IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in kw.items()) or 'default'}"
-       for name, kw in CONFIGS]
-
-
-@pytest.mark.torch
-@pytest.mark.parametrize("foreach", [False, True])
-@pytest.mark.parametrize(("name", "kw"), CONFIGS, ids=IDS)
-def test_matches_torch(torch, monkeypatch, name, kw, foreach):
-    # A zero threshold sends even these small groups through the threaded foreach path.
-    monkeypatch.setattr(_optimizer, "_MIN_PARALLEL", 0)
-    pair = Pair(torch, name, kw, foreach=foreach)
-    for k in range(8):
-        pair.step(k, skip=(1,) if k == 2 else ())  # a parameter without grad is skipped
-        pair.check()
-
-
-@pytest.mark.torch
-@pytest.mark.parametrize(("name", "kw"), CONFIGS, ids=IDS)
-def test_float32_matches_torch(torch, name, kw):
-    pair = Pair(torch, name, kw, values=_init_values(numpy.float32))
-    for k in range(4):
-        pair.step(k)
-    pair.check(rtol=2e-5, atol=2e-6)
-
-
-@pytest.mark.torch
-@pytest.mark.parametrize(("name", "kw"), CONFIGS, ids=IDS)
-def test_load_torch_state_dict(torch, name, kw):
-    """PyTorch's state_dict, as NumPy arrays, continues identically in retrograd; and
-    retrograd's, converted to torch tensors, continues identically in PyTorch."""
-    pair = Pair(torch, name, kw)
-    for k in range(3):
-        pair.step(k)
-    fresh = Pair(torch, name, kw, values=pair.values())
-    fresh.ro.load_state_dict(_to_numpy_sd(torch, pair.to.state_dict()))
-    rsd = pair.ro.state_dict()
-    fresh.to.load_state_dict({
-        "state": {k: {n: torch.from_numpy(v.numpy().copy()) for n, v in s.items()}
-                  for k, s in rsd["state"].items()},
-        "param_groups": rsd["param_groups"]})
-    # (both cast NAdam's mu_product to the parameter's dtype on loading, as PyTorch does)
-    check_state_dicts(torch, fresh.ro.state_dict(), fresh.to.state_dict())
-    for k in range(3, 6):
-        fresh.step(k)
-        fresh.check()
 
 
 @pytest.mark.torch

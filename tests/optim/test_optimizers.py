@@ -40,6 +40,29 @@ CONFIGS = [
     ("Adagrad", {"lr": 0.1, "weight_decay": 0.1, "initial_accumulator_value": 0.5,
                  "maximize": True}),
     ("Adagrad", {"lr": 0.1, "eps": 1e-3}),
+    # NAdam, RAdam, Adamax, Adadelta
+    ("NAdam", {}),
+    ("NAdam", {"lr": 0.01, "momentum_decay": 0.1}),
+    ("NAdam", {"lr": 0.01, "weight_decay": 0.1}),
+    ("NAdam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True}),
+    ("NAdam", {"lr": 0.02, "betas": (0.5, 0.7), "eps": 1e-3, "maximize": True}),
+    ("NAdam", {"lr": 0.01, "weight_decay": 0.2, "momentum_decay": 0.0, "maximize": True,
+               "decoupled_weight_decay": True}),
+    ("RAdam", {}),
+    # beta2 small: rho_t passes 5 from the second step, so both branches of the update run
+    ("RAdam", {"lr": 0.01, "betas": (0.8, 0.7)}),
+    ("RAdam", {"lr": 0.01, "betas": (0.9, 0.6), "weight_decay": 0.1}),
+    ("RAdam", {"lr": 0.01, "betas": (0.9, 0.6), "weight_decay": 0.1,
+               "decoupled_weight_decay": True, "maximize": True}),
+    ("RAdam", {"lr": 0.02, "betas": (0.5, 0.5), "eps": 1e-2, "maximize": True}),
+    ("Adamax", {}),
+    ("Adamax", {"lr": 0.01, "weight_decay": 0.1}),
+    ("Adamax", {"lr": 0.05, "betas": (0.5, 0.6), "eps": 1e-2, "maximize": True}),
+    ("Adamax", {"lr": 0.01, "weight_decay": 0.1, "maximize": True}),
+    ("Adadelta", {}),
+    ("Adadelta", {"lr": 0.5, "rho": 0.5, "eps": 1e-3}),
+    ("Adadelta", {"lr": 0.1, "weight_decay": 0.1}),
+    ("Adadelta", {"lr": 1.0, "rho": 0.95, "weight_decay": 0.1, "maximize": True}),
 ]
 IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in kw.items()) or 'default'}"
        for name, kw in CONFIGS]
@@ -128,7 +151,7 @@ def test_matches_torch(torch, monkeypatch, name, kw, foreach):
     # A zero threshold sends even these small groups through the threaded foreach path.
     monkeypatch.setattr(_optimizer, "_MIN_PARALLEL", 0)
     pair = Pair(torch, name, kw, foreach=foreach)
-    for k in range(6):
+    for k in range(8):
         pair.step(k, skip=(1,) if k == 2 else ())  # a parameter without grad is skipped
         pair.check()
 
@@ -150,6 +173,7 @@ def test_load_torch_state_dict(torch, name, kw):
     pair = Pair(torch, name, kw)
     for k in range(3):
         pair.step(k)
+    pair.check()
     fresh = Pair(torch, name, kw, values=pair.values())
     fresh.ro.load_state_dict(_to_numpy_sd(torch, pair.to.state_dict()))
     rsd = pair.ro.state_dict()
@@ -157,7 +181,8 @@ def test_load_torch_state_dict(torch, name, kw):
         "state": {k: {n: torch.from_numpy(v.numpy().copy()) for n, v in s.items()}
                   for k, s in rsd["state"].items()},
         "param_groups": rsd["param_groups"]})
-    check_state_dicts(torch, fresh.ro.state_dict(), pair.to.state_dict())
+    # (both cast NAdam's mu_product to the parameter's dtype on loading, as PyTorch does)
+    check_state_dicts(torch, fresh.ro.state_dict(), fresh.to.state_dict())
     for k in range(3, 6):
         fresh.step(k)
         fresh.check()
