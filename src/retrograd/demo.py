@@ -176,7 +176,7 @@ def main(argv=None):
     print()
     print(_table(results, P, args.exact))
     print()
-    print(f"snapshots: {paths[0]}, {paths[1]} (they open in PyTorch's memory_viz too)")
+    print(f"snapshots: {paths[0]}, {paths[1]} (PyTorch's snapshot layout)")
     print(f"report:    {report}")
     print(f"done in {time.perf_counter() - t0:.0f}s")
     memory.stop_accounting()
