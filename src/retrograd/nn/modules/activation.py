@@ -2,6 +2,7 @@
 
 
 from ... import _creation
+from .. import _mha
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -80,45 +81,71 @@ class NonDynamicallyQuantizableLinear(Linear):
 
 
 class MultiheadAttention(Module):
-    """Multi-head attention with a packed in_proj (PyTorch's parameter names and inits)."""
+    """Multi-head attention, PyTorch's parameters, names and inits: one packed in_proj when
+    keys and values have the query's size, else separate q/k/v projections."""
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
                  add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
                  dtype=None):
         super().__init__()
-        if add_bias_kv or add_zero_attn or (kdim not in (None, embed_dim)) or (
-                vdim not in (None, embed_dim)):
-            raise NotImplementedError("MultiheadAttention: add_bias_kv, add_zero_attn and "
-                                      "kdim/vdim != embed_dim are not supported")
-        if embed_dim % num_heads:
-            raise AssertionError("embed_dim must be divisible by num_heads")
-        self.embed_dim, self.kdim, self.vdim = embed_dim, embed_dim, embed_dim
-        self._qkv_same_embed_dim = True
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
+                             f"embed_dim={embed_dim} and num_heads={num_heads} instead")
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         self.num_heads, self.dropout, self.batch_first = num_heads, dropout, batch_first
         self.head_dim = embed_dim // num_heads
-        self.in_proj_weight = Parameter(_creation.empty(3 * embed_dim, embed_dim, dtype=dtype))
-        self.register_parameter("q_proj_weight", None)
-        self.register_parameter("k_proj_weight", None)
-        self.register_parameter("v_proj_weight", None)
+        if self.head_dim * num_heads != embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        empty = _creation.empty
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Parameter(empty(3 * embed_dim, embed_dim, dtype=dtype))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        else:
+            self.q_proj_weight = Parameter(empty(embed_dim, embed_dim, dtype=dtype))
+            self.k_proj_weight = Parameter(empty(embed_dim, self.kdim, dtype=dtype))
+            self.v_proj_weight = Parameter(empty(embed_dim, self.vdim, dtype=dtype))
+            self.register_parameter("in_proj_weight", None)
         if bias:
-            self.in_proj_bias = Parameter(_creation.empty(3 * embed_dim, dtype=dtype))
+            self.in_proj_bias = Parameter(empty(3 * embed_dim, dtype=dtype))
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
                                                         dtype=dtype)
-        self.bias_k = self.bias_v = None
-        self.add_zero_attn = False
+        if add_bias_kv:
+            self.bias_k = Parameter(empty(1, 1, embed_dim, dtype=dtype))
+            self.bias_v = Parameter(empty(1, 1, embed_dim, dtype=dtype))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
     def _reset_parameters(self):
-        init.xavier_uniform_(self.in_proj_weight)
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
-        batched = query.ndim == 3
+        batched = _mha.check_shapes(query, key, value, key_padding_mask, attn_mask,
+                                    self.num_heads)
+        if is_causal and attn_mask is None:
+            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use "
+                               "the Transformer module method `generate_square_subsequent_mask`"
+                               " to create this mask.")
         if not batched:
             query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
             if key_padding_mask is not None:
@@ -128,11 +155,14 @@ class MultiheadAttention(Module):
             query = query.transpose(0, 1)
             key, value = (query, query) if same else (key.transpose(0, 1),
                                                       value.transpose(0, 1))
-        out, weights = F.multi_head_attention_forward(
+        separate = not self._qkv_same_embed_dim
+        out, weights = _mha.attention(
             query, key, value, self.num_heads, self.in_proj_weight, self.in_proj_bias,
             self.out_proj.weight, self.out_proj.bias, key_padding_mask, need_weights,
-            attn_mask, average_attn_weights, is_causal and attn_mask is None,
-            self.dropout, self.training)
+            attn_mask, average_attn_weights, False, self.dropout, self.training,
+            self.bias_k, self.bias_v, self.add_zero_attn,
+            self.q_proj_weight if separate else None, self.k_proj_weight,
+            self.v_proj_weight)
         if not self.batch_first or not batched:
             out = out.transpose(0, 1)
         if not batched:
