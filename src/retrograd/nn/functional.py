@@ -252,3 +252,21 @@ def _float_mask(mask, dtype):
     if mask.dtype == retrograd.bool:
         return wrap(numpy.where(mask._data, -numpy.inf, 0).astype(dtype.np))
     return mask
+
+
+# ---- more activations (ops/activation.py) ---------------------------------------------------
+from ..ops.activation import (celu, celu_, elu, elu_, glu, hardshrink, hardsigmoid,  # noqa: E402
+                              hardswish, hardtanh, hardtanh_, leaky_relu, leaky_relu_,
+                              logsigmoid, mish, prelu, relu6, relu_, rrelu, rrelu_, selu,
+                              selu_, softplus, softshrink, softsign, tanhshrink, threshold,
+                              threshold_)
+
+__all__ += ["leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_",
+            "relu_", "relu6", "hardtanh", "hardtanh_", "softplus", "mish", "hardswish",
+            "hardsigmoid", "logsigmoid", "prelu", "glu", "softsign", "softshrink", "hardshrink",
+            "tanhshrink", "threshold", "threshold_", "rrelu", "rrelu_", "softmin"]
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax of ``-input`` (PyTorch's composite: NegBackward0 under SoftmaxBackward0)."""
+    return softmax(-input, dim, _stacklevel, dtype)
