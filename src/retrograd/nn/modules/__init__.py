@@ -23,3 +23,11 @@ __all__ = [
     "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "ReLU", "Sequential", "SiLU",
     "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "TransformerEncoder",
     "TransformerEncoderLayer"]
+from .activation import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid,  # noqa: F401,E402
+                         Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, PReLU, ReLU6,
+                         RReLU, Softmax2d, Softmin, Softplus, Softshrink, Softsign,
+                         Tanhshrink, Threshold)
+
+__all__ += ["CELU", "ELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
+            "LeakyReLU", "LogSigmoid", "Mish", "PReLU", "RReLU", "ReLU6", "SELU", "Softmax2d",
+            "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold"]
