@@ -237,3 +237,29 @@ def test_rrelu_module_modes():
                                        , 0.1, 0.3), atol=1e-7)
     out = m.train()(x).numpy()
     assert out[2] == 3.0 and ((out[:2] / x.numpy()[:2]) >= 0.1 - 1e-7).all()
+
+
+@pytest.mark.parametrize("name,args", [
+    ("leaky_relu", ()), ("leaky_relu", (1.5,)), ("leaky_relu", (-0.5,)), ("elu", ()),
+    ("selu", ()), ("celu", (0.5,)), ("relu6", ()), ("hardtanh", ()), ("softplus", ()),
+    ("softplus", (2.0, 3.0)), ("mish", ()), ("hardswish", ()), ("hardsigmoid", ()),
+    ("logsigmoid", ()), ("softshrink", ()), ("hardshrink", ()), ("threshold", (0.5, -2.0)),
+    ("rrelu", ()), ("glu", ()), ("softsign", ()), ("tanhshrink", ())])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nonfinite_and_signed_zero_inputs_match_torch(name, args, dtype):
+    """Infs, nans and -0.0 through the forward and backward selects."""
+    a = numpy.array([-numpy.inf, -50.0, -1.0, -0.0, 0.0, 0.3, 4.0, 50.0, numpy.inf, numpy.nan,
+                     -2.5, 7.0], dtype=dtype)
+    rx = retrograd.from_numpy(a.copy()).requires_grad_()
+    tx = torch.from_numpy(a.copy()).requires_grad_()
+    r_out, t_out = getattr(F, name)(rx, *args), getattr(tF, name)(tx, *args)
+    numpy.testing.assert_allclose(r_out.detach().numpy(), t_out.detach().numpy(), rtol=1e-6,
+                                  atol=1e-7)
+    r, t = r_out.detach().numpy(), t_out.detach().numpy()
+    # (PyTorch's own scalar and vectorized softshrink kernels give -0.0 its sign or not)
+    sign = [numpy.signbit(a) | numpy.isnan(a) for a in (r, t)]  # a nan's sign is no matter
+    assert name == "softshrink" or numpy.array_equal(*sign)
+    g = numpy.linspace(-1, 1, r_out.numel()).astype(dtype).reshape(r_out.shape)
+    r_out.backward(retrograd.from_numpy(g.copy()))
+    t_out.backward(torch.from_numpy(g.copy()))
+    numpy.testing.assert_allclose(rx.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-7)

@@ -11,11 +11,13 @@ The functions have the signatures of ``torch.nn.functional``; the ones PyTorch a
 exposes as ``torch.<name>`` / ``Tensor.<name>`` are registered there.
 """
 
+import numpy
+
 from .._tensor import _wrap_dim, wrap
 from . import nn_ops as _nn
 from . import pointwise as _pw
 from ._registry import FUNCTIONS, _pretty, apply, apply_inplace, defop, register
-from .nn_ops import _is_np, _max_scalar, _sigmoid
+from .nn_ops import _is_np, _max_scalar
 
 __all__ = ["leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_",
            "relu_", "relu6", "hardtanh", "hardtanh_", "softplus", "mish", "hardswish",
@@ -40,6 +42,35 @@ def _floating(input, kernel):
     if input._data.dtype.kind not in "fc":
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{_pretty(input._data.dtype)}'")
+
+
+_BITS = {2: numpy.int16, 4: numpy.int32, 8: numpy.int64}
+
+
+def _where(xp, cond, a, b):
+    """``xp.where(cond, a, b)``. NumPy's where branches per element, 5-10x slower than an
+    arithmetic pass on mixed signs; on NumPy floats the bits of ``a`` and ``b`` are
+    selected instead (exact, infs and nans included)."""
+    if xp is not numpy:
+        return xp.where(cond, a, b)
+    da, db = getattr(a, "dtype", None), getattr(b, "dtype", None)
+    dt = da or db
+    if dt is None or dt.kind != "f" or da is not None and db is not None and da != db:
+        return xp.where(cond, a, b)
+    it = _BITS[dt.itemsize]
+    m = xp.negative(cond, dtype=it)  # all bits set where cond holds
+    out = xp.bitwise_and(xp.asarray(a, dt).view(it), m)
+    out = xp.bitwise_or(out, xp.bitwise_and(xp.asarray(b, dt).view(it), xp.invert(m)))
+    return xp.asarray(out).view(dt)
+
+
+def _sigmoid(xp, x):
+    """The overflow-free sigmoid of ``nn_ops`` with the fast select."""
+    if not _is_np(xp):
+        return xp.sigmoid(x)
+    e = xp.exp(-xp.abs(x))
+    r = 1 / (1 + e)
+    return _where(xp, x >= 0, r, e * r)
 
 
 def _min0(xp, x):
@@ -71,19 +102,27 @@ def _negative_slope_check(slope, what):
 
 
 # ---- leaky_relu ---------------------------------------------------------------------------
+def _leaky(xp, x, slope, lo, hi):
+    """``x`` where positive, else ``x * slope`` (a number or noise in [lo, hi]): for
+    slopes in [0, 1] that is ``maximum(x, x * slope)``, one branch-free pass."""
+    if 0 <= lo and hi <= 1:
+        return xp.maximum(x, x * slope)
+    return _where(xp, x > 0, x, x * slope)
+
+
 def _leaky_fwd(xp, self, negative_slope):
-    return xp.where(self > 0, self, self * negative_slope)
+    return _leaky(xp, self, negative_slope, negative_slope, negative_slope)
 
 
 def _leaky_result_rule(xp, grad, result, negative_slope):
     _negative_slope_check(negative_slope, "leaky_relu")
-    return xp.where(result > 0, grad, grad * negative_slope)
+    return _where(xp, result > 0, grad, grad * negative_slope)
 
 
 _leaky_relu = defop(
     "leaky_relu", _leaky_fwd,
     vjp={"self": lambda xp, grad, self, negative_slope:
-         xp.where(self > 0, grad, grad * negative_slope)},
+         _where(xp, self > 0, grad, grad * negative_slope)},
     jvp="elementwise")
 _leaky_relu_ = defop("leaky_relu_", _leaky_fwd, vjp={"self": _leaky_result_rule},
                      jvp="elementwise", node="LeakyReluBackward1")
@@ -102,20 +141,21 @@ def leaky_relu_(input, negative_slope=0.01):
 
 # ---- elu, selu, celu ----------------------------------------------------------------------
 def _elu_fwd(xp, self, alpha, scale, input_scale):
-    neg = xp.expm1(xp.minimum(self, 0) * input_scale)
+    neg = xp.expm1(self * (self <= 0) * input_scale)  # -0.0 kept; inf only where unused
     neg *= alpha * scale
-    return xp.where(self > 0, self * scale if scale != 1 else self, neg)
+    return _where(xp, self <= 0, neg, self * scale if scale != 1 else self)
 
 
 def _elu_rule(xp, grad, self, alpha, scale, input_scale):
     d = xp.exp(_min0(xp, self) * input_scale) * (alpha * scale * input_scale)
-    return xp.where(self > 0, grad * scale, grad * d)
+    return _where(xp, self <= 0, grad * d, grad * scale)  # PyTorch's test: nan -> scale
 
 
 def _elu_result_rule(xp, grad, result, alpha, scale, input_scale):
     """From the result: ``exp(x s) a c`` is ``(result + a c)`` on the negative side."""
     _negative_slope_check(alpha, "elu")
-    return xp.where(result > 0, grad * scale, grad * (input_scale * (result + alpha * scale)))
+    return _where(xp, result <= 0, grad * (input_scale * (result + alpha * scale)),
+                  grad * scale)
 
 
 _elu = defop("elu", _elu_fwd, vjp={"self": _elu_rule}, jvp="elementwise")
@@ -180,11 +220,12 @@ def _hardtanh_fwd(xp, self, min_val, max_val):
     return xp.clip(self, min_val, max_val)
 
 
-# The gradient is zero at the bounds too (PyTorch's hardtanh_backward), unlike clamp's.
+# The gradient is zero at the bounds too (PyTorch's hardtanh_backward), unlike clamp's;
+# each mask is PyTorch's comparison, so that a nan input takes PyTorch's side.
 _hardtanh = defop(
     "hardtanh", _hardtanh_fwd,
     vjp={"self": lambda xp, grad, self, min_val, max_val:
-         xp.where(xp.logical_and(self > min_val, self < max_val), grad, 0)},
+         _where(xp, xp.logical_or(self <= min_val, self >= max_val), 0, grad)},
     jvp="elementwise")
 
 
@@ -217,13 +258,13 @@ relu_ = register(_pw.relu_, method=False)
 # ---- softplus, mish, logsigmoid -----------------------------------------------------------
 def _softplus_fwd(xp, self, beta, threshold):
     z = self * beta
-    return xp.where(z > threshold, self, _softplus0(xp, z) / beta)
+    return _where(xp, z > threshold, self, _softplus0(xp, z) / beta)
 
 
 _softplus = defop(
     "softplus", _softplus_fwd,
     vjp={"self": lambda xp, grad, self, beta, threshold:
-         xp.where(self * beta > threshold, grad, grad * _sigmoid(xp, self * beta))},
+         _where(xp, self * beta > threshold, grad, grad * _sigmoid(xp, self * beta))},
     jvp="elementwise")
 
 
@@ -260,8 +301,8 @@ def logsigmoid(input):
 
 # ---- hardswish, hardsigmoid ---------------------------------------------------------------
 def _hardswish_rule(xp, grad, self):
-    inner = xp.where(self > -3, grad * (self / 3 + 0.5), 0)
-    return xp.where(self < 3, inner, grad)
+    inner = _where(xp, self > -3, grad * (self / 3 + 0.5), 0)
+    return _where(xp, self < 3, inner, grad)
 
 
 _hardswish = defop("hardswish", lambda xp, self: self * xp.clip(self + 3, 0, 6) / 6,
@@ -269,7 +310,7 @@ _hardswish = defop("hardswish", lambda xp, self: self * xp.clip(self + 3, 0, 6) 
 _hardsigmoid = defop(
     "hardsigmoid", lambda xp, self: xp.clip(self + 3, 0, 6) / 6,
     vjp={"self": lambda xp, grad, self:
-         xp.where(xp.logical_and(self > -3, self < 3), grad * _SIXTH32, 0)},
+         _where(xp, xp.logical_and(self > -3, self < 3), grad * _SIXTH32, 0)},
     jvp="elementwise")
 
 
@@ -288,11 +329,11 @@ def hardsigmoid(input, inplace=False):
 # ---- shrinks and threshold ----------------------------------------------------------------
 _softshrink = defop(
     "softshrink", lambda xp, self, lambd: self - xp.clip(self, -lambd, lambd),
-    vjp={"self": lambda xp, grad, self, lambd: xp.where(xp.abs(self) <= lambd, 0, grad)},
+    vjp={"self": lambda xp, grad, self, lambd: _where(xp, xp.abs(self) <= lambd, 0, grad)},
     jvp="elementwise")
 _hardshrink = defop(
-    "hardshrink", lambda xp, self, lambd: xp.where(xp.abs(self) <= lambd, 0, self),
-    vjp={"self": lambda xp, grad, self, lambd: xp.where(xp.abs(self) <= lambd, 0, grad)},
+    "hardshrink", lambda xp, self, lambd: _where(xp, xp.abs(self) <= lambd, 0, self),
+    vjp={"self": lambda xp, grad, self, lambd: _where(xp, xp.abs(self) <= lambd, 0, grad)},
     jvp="elementwise")
 
 _FINFO_MAX = {"float16": 65504.0, "float32": 3.4028234663852886e38,
@@ -318,12 +359,12 @@ def hardshrink(input, lambd=0.5):
 def _threshold_fwd(xp, self, threshold, value):
     if self.dtype.kind in "iu":  # PyTorch converts the scalars to the integer type
         threshold, value = int(threshold), int(value)
-    out = xp.where(self <= threshold, value, self)
+    out = _where(xp, self <= threshold, value, self)
     return out if out.dtype == self.dtype else out.astype(self.dtype)
 
 
 def _threshold_rule(xp, grad, self, threshold):
-    return xp.where(self <= threshold, 0, grad)
+    return _where(xp, self <= threshold, 0, grad)
 
 
 _threshold = defop("threshold", _threshold_fwd, vjp={"self": _threshold_rule},
@@ -359,9 +400,9 @@ def tanhshrink(input):
 
 # ---- prelu --------------------------------------------------------------------------------
 _prelu_kernel = defop(
-    "_prelu_kernel", lambda xp, self, weight: xp.where(self > 0, self, weight * self),
-    vjp={"self": lambda xp, grad, self, weight: xp.where(self > 0, grad, weight * grad),
-         "weight": lambda xp, grad, self: xp.where(self > 0, 0, grad * self)},
+    "_prelu_kernel", lambda xp, self, weight: _where(xp, self > 0, self, weight * self),
+    vjp={"self": lambda xp, grad, self, weight: _where(xp, self > 0, grad, weight * grad),
+         "weight": lambda xp, grad, self: _where(xp, self > 0, 0, grad * self)},
     jvp="elementwise")
 
 
@@ -435,18 +476,23 @@ def glu(input, dim=-1):
 # The noise is drawn for every element (uniform in [lower, upper]) and used where x <= 0,
 # where PyTorch draws it there only; in eval mode there is none and the slope is the mean.
 def _rrelu_fwd(xp, self, noise, lower, upper, training):
-    slope = noise if training else (lower + upper) / 2
-    return xp.where(self > 0, self, self * slope)
+    return _leaky(xp, self, noise if training else (lower + upper) / 2, lower, upper)
+
+
+def _rrelu_grad(xp, grad, x, noise, lower, upper, training):
+    if training:  # PyTorch's noise is 1 where x <= 0 fails (a nan included)
+        return _where(xp, x <= 0, grad * noise, grad)
+    return _where(xp, x > 0, grad, grad * ((lower + upper) / 2))
 
 
 def _rrelu_rule(xp, grad, self, noise, lower, upper, training):
-    return xp.where(self > 0, grad, grad * (noise if training else (lower + upper) / 2))
+    return _rrelu_grad(xp, grad, self, noise, lower, upper, training)
 
 
 def _rrelu_result_rule(xp, grad, result, noise, lower, upper, training):
     if not training:
         _negative_slope_check((lower + upper) / 2, "leaky_relu")
-    return xp.where(result > 0, grad, grad * (noise if training else (lower + upper) / 2))
+    return _rrelu_grad(xp, grad, result, noise, lower, upper, training)
 
 
 _rrelu = defop("rrelu_with_noise", _rrelu_fwd, inputs=("self", "noise"),
