@@ -55,6 +55,7 @@ MODULES = [
     ("Softmax2d", (), {}, (3, 2, 2)),
     ("RReLU", (), {}, (3, 4)),  # compared in eval mode
     ("RReLU", (0.1, 0.3, True), {}, (3, 4)),
+    ("SiLU", (True,), {}, (3, 4)),
 ]
 
 
@@ -190,7 +191,8 @@ def test_inplace_backward_with_negative_slope_raises_like_torch(name, args):
 def test_functional_inplace_flags_write_into_the_input():
     for name, args in [("leaky_relu", ()), ("elu", ()), ("selu", ()), ("celu", ()),
                        ("relu6", ()), ("hardtanh", ()), ("mish", ()), ("hardswish", ()),
-                       ("hardsigmoid", ()), ("threshold", (0.0, 1.0)), ("rrelu", ())]:
+                       ("hardsigmoid", ()), ("threshold", (0.0, 1.0)), ("rrelu", ()),
+                       ("silu", ())]:
         rx, tx = pair(3, 4, requires_grad=False)
         r_out = getattr(F, name)(rx, *args, inplace=True)
         t_out = getattr(tF, name)(tx, *args, inplace=True)

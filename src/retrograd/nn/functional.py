@@ -260,6 +260,7 @@ from ..ops.activation import (celu, celu_, elu, elu_, glu, hardshrink, hardsigmo
                               logsigmoid, mish, prelu, relu6, relu_, rrelu, rrelu_, selu,
                               selu_, softplus, softshrink, softsign, tanhshrink, threshold,
                               threshold_)
+from ..ops.activation import silu  # noqa: E402,F811 (nn_ops' silu with F's inplace)
 
 __all__ += ["leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_",
             "relu_", "relu6", "hardtanh", "hardtanh_", "softplus", "mish", "hardswish",

@@ -20,7 +20,7 @@ from ._registry import FUNCTIONS, _pretty, apply, apply_inplace, defop, register
 from .nn_ops import _is_np, _max_scalar
 
 __all__ = ["leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_",
-           "relu_", "relu6", "hardtanh", "hardtanh_", "softplus", "mish", "hardswish",
+           "relu_", "silu", "relu6", "hardtanh", "hardtanh_", "softplus", "mish", "hardswish",
            "hardsigmoid", "logsigmoid", "prelu", "glu", "softsign", "softshrink",
            "hardshrink", "tanhshrink", "threshold", "threshold_", "rrelu", "rrelu_",
            "softmax", "log_softmax"]
@@ -253,6 +253,11 @@ def relu6(input, inplace=False):
 
 
 relu_ = register(_pw.relu_, method=False)
+
+
+def silu(input, inplace=False):
+    """``nn_ops.silu`` with F's ``inplace`` (SiluBackward0 either way, as in PyTorch)."""
+    return apply_inplace(_nn._silu, input, ()) if inplace else _nn.silu(input)
 
 
 # ---- softplus, mish, logsigmoid -----------------------------------------------------------

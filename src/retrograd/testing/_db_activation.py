@@ -245,6 +245,8 @@ OPS = [
            op=_seeded(lambda x, *a: F.rrelu(x, *a, training=True))),
     OpInfo("rrelu_", _rrelu_train, variant="training", skip_torch="random noise",
            op=_seeded(_clone_then(lambda x, *a: F.rrelu_(x, *a, training=True)))),
+    # F.silu's own entry is in _db_nn; its inplace=True form is here
+    _entries("silu", _act())[1],
     *_torch_entries("selu", _act()),
     *_torch_entries("selu_", _act()),
     *_torch_entries("celu", _act(kwargs=({"alpha": 0.5},))),
