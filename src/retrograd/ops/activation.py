@@ -1,5 +1,6 @@
-"""The activation functions of ``torch.nn.functional`` beyond relu/gelu/silu, one op each
-where PyTorch has its own kernel and backward node (``EluBackward0``, ...).
+"""The activation functions of ``torch.nn.functional`` beyond relu/gelu/silu (and silu's
+``inplace``), one op each where PyTorch has its own kernel and backward node
+(``EluBackward0``, ...).
 
 The in-place forms record the node PyTorch records for them: most reuse the out-of-place
 op (the node keeps a copy of the input), but ``leaky_relu_``, ``elu_``, ``celu_`` and
