@@ -265,3 +265,18 @@ def test_nonfinite_and_signed_zero_inputs_match_torch(name, args, dtype):
     r_out.backward(retrograd.from_numpy(g.copy()))
     t_out.backward(torch.from_numpy(g.copy()))
     numpy.testing.assert_allclose(rx.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name,args", [("elu_", ()), ("leaky_relu_", (0.1,)),
+                                       ("hardtanh_", ()), ("threshold_", (0.2, -1.0))])
+def test_inplace_on_a_view_of_a_non_leaf(name, args):
+    """The write rebases the view's history: the base's gradient goes through the op."""
+    rx, tx = pair(3, 4, low=-3.0, high=3.0)
+    outs = []
+    for fn, x in zip(_namespaces(name), (rx, tx), strict=True):
+        y = x * 2
+        fn(y[1:, ::2], *args)
+        outs.append(y)
+    assert type(outs[0].grad_fn).__name__ == type(outs[1].grad_fn).__name__
+    assert_close(outs[0], outs[1], atol=1e-12)
+    compare_backward(outs[0], outs[1], [rx], [tx], atol=1e-12)
