@@ -340,3 +340,22 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0:
         attn = dropout(attn, dropout_p)
     return attn @ value
+
+
+# ---- more activations (ops/activation.py) ---------------------------------------------------
+from ..ops.activation import (celu, celu_, elu, elu_, glu, hardshrink, hardsigmoid,  # noqa: E402
+                              hardswish, hardtanh, hardtanh_, leaky_relu, leaky_relu_,
+                              logsigmoid, mish, prelu, relu6, relu_, rrelu, rrelu_, selu,
+                              selu_, softplus, softshrink, softsign, tanhshrink, threshold,
+                              threshold_)
+from ..ops.activation import silu  # noqa: E402,F811 (nn_ops' silu with F's inplace)
+
+__all__ += ["leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_",
+            "relu_", "relu6", "hardtanh", "hardtanh_", "softplus", "mish", "hardswish",
+            "hardsigmoid", "logsigmoid", "prelu", "glu", "softsign", "softshrink", "hardshrink",
+            "tanhshrink", "threshold", "threshold_", "rrelu", "rrelu_", "softmin"]
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax of ``-input`` (PyTorch's composite: NegBackward0 under SoftmaxBackward0)."""
+    return softmax(-input, dim, _stacklevel, dtype)

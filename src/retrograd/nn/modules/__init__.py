@@ -29,3 +29,11 @@ __all__ = [
     "ModuleList", "MultiheadAttention", "NLLLoss", "RMSNorm", "ReLU", "Sequential", "SiLU",
     "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "Transformer", "TransformerDecoder",
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer"]
+from .activation import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid,  # noqa: F401,E402
+                         Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, PReLU, ReLU6,
+                         RReLU, Softmax2d, Softmin, Softplus, Softshrink, Softsign,
+                         Tanhshrink, Threshold)
+
+__all__ += ["CELU", "ELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
+            "LeakyReLU", "LogSigmoid", "Mish", "PReLU", "RReLU", "ReLU6", "SELU", "Softmax2d",
+            "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold"]
