@@ -23,3 +23,7 @@ __all__ = [
     "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "ReLU", "Sequential", "SiLU",
     "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "TransformerEncoder",
     "TransformerEncoderLayer"]
+
+from .container import ParameterDict, ParameterList  # noqa: E402
+
+__all__ += ["ParameterDict", "ParameterList"]
