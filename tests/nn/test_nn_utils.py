@@ -158,3 +158,177 @@ def test_parameters_to_vector_and_back():
     assert rs[0].detach().numpy()[0, 0] == -5.0
     with pytest.raises(TypeError, match="expected torch.Tensor, but got: list"):
         nn.utils.vector_to_parameters([1.0], rs)
+
+
+# ---- parametrize and weight_norm ---------------------------------------------------------
+def _sym(lib):
+    class Symmetric(lib.nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).T
+
+        def right_inverse(self, A):
+            return A.triu()
+    return Symmetric()
+
+
+def _scale(lib):
+    class Scale(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.s = lib.nn.Parameter(lib.full((), 2.0, dtype=lib.float64))
+
+        def forward(self, X):
+            return X * self.s
+
+        def right_inverse(self, X):
+            return X / self.s
+    return Scale()
+
+
+def _outer(lib):
+    class Outer(lib.nn.Module):  # two originals: original0, original1
+        def forward(self, a, b):
+            return a.unsqueeze(-1) * b.unsqueeze(-2)
+
+        def right_inverse(self, w):
+            return w[:, 0].clone(), w[0].clone() / w[0, 0]
+    return Outer()
+
+
+def _copy_into(r, t):
+    r.load_state_dict({k: v.detach().numpy() for k, v in t.state_dict().items()})
+
+
+def _linear_pair(n=3):
+    t = torch.nn.Linear(n, n).double()
+    r = nn.Linear(n, n).double()
+    _copy_into(r, t)
+    return r, t
+
+
+def _compare_forward_backward(r, t, n=3):
+    x = numpy.random.default_rng(2).standard_normal((4, n))
+    yr, yt = r(retrograd.from_numpy(x.copy())), t(torch.from_numpy(x.copy()))
+    numpy.testing.assert_allclose(yr.detach().numpy(), yt.detach().numpy(), rtol=1e-10)
+    (yr ** 2).sum().backward()
+    (yt ** 2).sum().backward()
+    for (kr, a), (kt, b) in zip(r.named_parameters(), t.named_parameters(), strict=True):
+        assert kr == kt
+        numpy.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_register_parametrization_matches_torch():
+    import retrograd.nn.utils.parametrize as RP
+    import torch.nn.utils.parametrize as TP
+    r, t = _linear_pair()
+    for m, P, lib in ((r, RP, retrograd), (t, TP, torch)):
+        P.register_parametrization(m, "weight", _sym(lib))
+        P.register_parametrization(m, "weight", _scale(lib))  # chained
+        assert P.is_parametrized(m) and P.is_parametrized(m, "weight")
+        assert not P.is_parametrized(m, "bias")
+        assert P.type_before_parametrizations(m) is lib.nn.Linear
+    assert type(r).__name__ == type(t).__name__ == "ParametrizedLinear"
+    assert repr(r).replace("retrograd", "torch") == repr(t)
+    assert list(r.state_dict()) == list(t.state_dict())
+    for a, b in zip(r.state_dict().values(), t.state_dict().values(), strict=True):
+        numpy.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+    numpy.testing.assert_allclose(r.weight.detach().numpy(), t.weight.detach().numpy())
+    _compare_forward_backward(r, t)
+    a = numpy.random.default_rng(3).standard_normal((3, 3))
+    a = a + a.T
+    original = r.parametrizations.weight.original
+    r.weight = retrograd.from_numpy(a.copy())
+    t.weight = torch.from_numpy(a.copy())
+    assert r.parametrizations.weight.original is original  # written in place
+    numpy.testing.assert_allclose(r.weight.detach().numpy(), a, rtol=1e-12)
+    numpy.testing.assert_allclose(original.detach().numpy(),
+                                  t.parametrizations.weight.original.detach().numpy())
+    with RP.cached():
+        assert r.weight is r.weight
+    assert r.weight is not r.weight
+    for leave in (False, True):
+        rr, tt = _linear_pair()
+        for m, P, lib in ((rr, RP, retrograd), (tt, TP, torch)):
+            P.register_parametrization(m, "weight", _sym(lib))
+            P.remove_parametrizations(m, "weight", leave_parametrized=leave)
+        assert type(rr) is nn.Linear and repr(rr) == repr(tt).replace("torch", "retrograd")
+        assert isinstance(rr.weight, nn.Parameter)
+        assert list(rr.state_dict()) == list(tt.state_dict()) == ["bias", "weight"]
+        numpy.testing.assert_allclose(rr.weight.detach().numpy(), tt.weight.detach().numpy())
+
+
+def test_parametrization_with_several_originals_and_errors():
+    import retrograd.nn.utils.parametrize as RP
+    import torch.nn.utils.parametrize as TP
+    r, t = _linear_pair()
+    RP.register_parametrization(r, "weight", _outer(retrograd))
+    TP.register_parametrization(t, "weight", _outer(torch))
+    assert list(r.state_dict()) == list(t.state_dict())
+    assert list(r.state_dict())[1:] == ["parametrizations.weight.original0",
+                                        "parametrizations.weight.original1"]
+    _compare_forward_backward(r, t)
+
+    def errors(lib, P):
+        yield lambda: P.register_parametrization(lib.nn.Linear(2, 2), "nope", _sym(lib))
+        yield lambda: P.remove_parametrizations(lib.nn.Linear(2, 2), "weight")
+
+        class Flatten(lib.nn.Module):
+            def forward(self, X):
+                return X.reshape(-1)
+        yield lambda: P.register_parametrization(lib.nn.Linear(2, 2), "weight", Flatten())
+        m = lib.nn.Linear(2, 2)
+        P.register_parametrization(m, "weight", _outer(lib))
+        yield lambda: P.remove_parametrizations(m, "weight", leave_parametrized=False)
+    for fr, ft in zip(errors(retrograd, RP), errors(torch, TP), strict=True):
+        with pytest.raises(ValueError) as te:
+            ft()
+        with pytest.raises(ValueError) as re:
+            fr()
+        assert str(re.value) == str(te.value)
+    m = nn.Linear(2, 2)
+    RP.register_parametrization(m, "weight", _sym(retrograd))
+    with pytest.raises(RuntimeError, match="Serialization of parametrized modules is only"):
+        import pickle
+        pickle.dumps(m)
+    import copy
+    c = copy.deepcopy(m)
+    assert type(c) is type(m) and list(c.state_dict()) == list(m.state_dict())
+
+
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_weight_norm_parametrization_matches_torch(dim):
+    t = torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(3, 3).double(), dim=dim)
+    r = nn.utils.parametrizations.weight_norm(nn.Linear(3, 3).double(), dim=dim)
+    assert list(r.state_dict()) == list(t.state_dict())
+    assert repr(r).replace("retrograd", "torch") == repr(t)
+    _copy_into(r, t)
+    assert type(r.weight.grad_fn).__name__ == type(t.weight.grad_fn).__name__
+    _compare_forward_backward(r, t)
+
+
+@pytest.mark.parametrize("dim", [0, 2, None])
+def test_weight_norm_hook_matches_torch(dim):
+    with pytest.warns(FutureWarning):
+        t = torch.nn.utils.weight_norm(torch.nn.Conv1d(2, 3, 2).double(), dim=dim)
+    with pytest.warns(FutureWarning, match="`torch.nn.utils.weight_norm` is deprecated"):
+        r = nn.utils.weight_norm(nn.Conv1d(2, 3, 2).double(), dim=dim)
+    assert list(r.state_dict()) == list(t.state_dict()) == ["bias", "weight_g", "weight_v"]
+    assert r.weight_g.shape == tuple(t.weight_g.shape)
+    _copy_into(r, t)
+    x = numpy.random.default_rng(1).standard_normal((2, 2, 5))
+    yr, yt = r(retrograd.from_numpy(x.copy())), t(torch.from_numpy(x.copy()))
+    numpy.testing.assert_allclose(yr.detach().numpy(), yt.detach().numpy(), rtol=1e-10)
+    yr.sum().backward()
+    yt.sum().backward()
+    for k in ("weight_g", "weight_v", "bias"):
+        numpy.testing.assert_allclose(getattr(r, k).grad.numpy(), getattr(t, k).grad.numpy(),
+                                      rtol=1e-9, atol=1e-12)
+    with pytest.warns(FutureWarning), pytest.raises(RuntimeError, match="Cannot register two "
+                                                                         "weight_norm hooks"):
+        nn.utils.weight_norm(r, dim=dim)
+    nn.utils.remove_weight_norm(r)
+    torch.nn.utils.remove_weight_norm(t)
+    assert list(r.state_dict()) == list(t.state_dict())
+    numpy.testing.assert_allclose(r.weight.detach().numpy(), t.weight.detach().numpy())
+    with pytest.raises(ValueError, match="weight_norm of 'weight' not found in"):
+        nn.utils.remove_weight_norm(r)
