@@ -345,7 +345,14 @@ def test_persistent_workers_reuse_processes():
     first = [p for b in loader for p in b[1].tolist()]
     second = [p for b in loader for p in b[1].tolist()]
     assert set(first) == set(second) and len(set(first)) == 2
+    next(iter(loader))  # an epoch left early: its batches in flight must not leak into the next
+    assert [i for b in loader for i in b[0].tolist()] == list(range(12))
     loader._iterator._shutdown_workers()
+    stream = rd.DataLoader(RStream(7), batch_size=2, num_workers=2, persistent_workers=True)
+    expected = [b.tolist() for b in td.DataLoader(TStream(7), batch_size=2, num_workers=2)]
+    for _ in range(3):
+        assert [b.tolist() for b in stream] == expected
+    stream._iterator._shutdown_workers()
 
 
 def test_utils_is_not_imported_with_retrograd():

@@ -216,10 +216,18 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def _reset(self):
         super()._reset()
         if self._workers:  # persistent workers: a new epoch on the same processes
-            if self._loader._iterable:
-                raise NotImplementedError("persistent_workers=True with an IterableDataset "
-                                          "is not supported by retrograd's DataLoader")
+            self._resume_workers()
             self._start_epoch()
+
+    def _resume_workers(self):
+        """Restart every worker's dataset iterator; results of the last epoch still on the
+        way (an epoch left early, end notices of exhausted workers) are dropped meanwhile."""
+        for q in self._index_queues:
+            q.put((_worker.RESUME, None))
+        waiting = self._num_workers
+        while waiting:
+            idx, _ = self._get_data()
+            waiting -= idx == _worker.RESUME
 
     def _start_epoch(self):
         self._send_idx = self._rcvd_idx = 0

@@ -60,6 +60,9 @@ class IterableDatasetStopIteration:
         self.worker_id = worker_id
 
 
+RESUME = "resume"  # the task id of a new-epoch notice (and of the worker's answer)
+
+
 class MapDatasetFetcher:
     def __init__(self, dataset, auto_collation, collate_fn, drop_last):
         self.dataset, self.auto_collation = dataset, auto_collation
@@ -132,6 +135,12 @@ def worker_loop(iterable, dataset, index_queue, data_queue, auto_collation, coll
         if task is None:
             break
         idx, index = task
+        if idx == RESUME:  # a new epoch on persistent workers: a fresh dataset iterator
+            if iterable and init_error is None:
+                fetcher = IterableDatasetFetcher(dataset, auto_collation, collate_fn, drop_last)
+            ended = False
+            data_queue.put((RESUME, worker_id))
+            continue
         if init_error is not None:
             data = init_error
         elif ended:
