@@ -5,7 +5,7 @@ The total norm is one reduction per gradient straight on its backend array (BLAS
 for the 2-norm) and one norm of those norms, as torch's foreach path does, so clipping a
 model costs no autograd dispatch and no concatenated copy of all gradients. The norm is
 computed in the gradients' dtype (16-bit floats accumulate in float32), mixed dtypes
-promote.
+promote. ``foreach`` is accepted for torch's signatures and changes nothing here.
 """
 
 import math
