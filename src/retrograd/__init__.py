@@ -57,9 +57,9 @@ def is_complex(input):
 
 
 def __getattr__(name):
-    """``retrograd.models`` and ``retrograd.func`` are imported on first use so ``import
-    retrograd`` stays fast."""
-    if name in ("models", "func"):
+    """``retrograd.models``, ``retrograd.func`` and ``retrograd.utils`` are imported on
+    first use so ``import retrograd`` stays fast."""
+    if name in ("models", "func", "utils"):
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

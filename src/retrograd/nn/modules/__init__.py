@@ -37,3 +37,7 @@ from .activation import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid,  # noqa:
 __all__ += ["CELU", "ELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
             "LeakyReLU", "LogSigmoid", "Mish", "PReLU", "RReLU", "ReLU6", "SELU", "Softmax2d",
             "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold"]
+
+from .container import ParameterDict, ParameterList  # noqa: E402
+
+__all__ += ["ParameterDict", "ParameterList"]
