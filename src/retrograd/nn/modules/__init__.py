@@ -18,6 +18,7 @@ from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401
 from .sparse import Embedding  # noqa: F401
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
                           TransformerEncoder, TransformerEncoderLayer)
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 
 __all__ = [
     "AdaptiveAvgPool2d", "AlphaDropout", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss",
@@ -29,3 +30,4 @@ __all__ = [
     "ModuleList", "MultiheadAttention", "NLLLoss", "RMSNorm", "ReLU", "Sequential", "SiLU",
     "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "Transformer", "TransformerDecoder",
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer"]
+__all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]

@@ -1,0 +1,3 @@
+"""``retrograd.nn.utils``."""
+
+from . import rnn  # noqa: F401
