@@ -18,6 +18,7 @@ from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401
 from .sparse import Embedding  # noqa: F401
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
                           TransformerEncoder, TransformerEncoderLayer)
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 
 __all__ = [
     "AdaptiveAvgPool2d", "AlphaDropout", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss",
@@ -41,3 +42,5 @@ __all__ += ["CELU", "ELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Har
 from .container import ParameterDict, ParameterList  # noqa: E402
 
 __all__ += ["ParameterDict", "ParameterList"]
+
+__all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
