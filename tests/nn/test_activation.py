@@ -280,3 +280,23 @@ def test_inplace_on_a_view_of_a_non_leaf(name, args):
     assert type(outs[0].grad_fn).__name__ == type(outs[1].grad_fn).__name__
     assert_close(outs[0], outs[1], atol=1e-12)
     compare_backward(outs[0], outs[1], [rx], [tx], atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+def test_softmax_family_errors_and_implicit_dim_warning_match_torch(name):
+    import warnings
+    for dtype, dim in (("int64", 1), ("int64", 0), ("bool", 0), ("uint8", -1)):
+        a = numpy.ones((2, 3), dtype=dtype)
+        with pytest.raises(Exception) as et:  # (softmin negates first: bool fails there)
+            getattr(tF, name)(torch.from_numpy(a), dim)
+        with pytest.raises(type(et.value)) as er:
+            getattr(F, name)(retrograd.from_numpy(a), dim)
+        assert str(er.value) == str(et.value)
+    messages = []
+    for lib in (F, tF):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            getattr(lib, name)((retrograd if lib is F else torch).ones(2, 3))
+        messages.append([(str(x.message), x.filename) for x in w])
+    assert [m for m, _ in messages[0]] == [m for m, _ in messages[1]]
+    assert messages[0][0][1] == __file__  # the warning points at the caller's line

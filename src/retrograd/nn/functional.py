@@ -72,21 +72,23 @@ def sigmoid(input):
     return input.sigmoid()
 
 
-def _softmax_input(input, dim, dtype):
+def _softmax_input(name, input, dim, dtype, stacklevel):
+    if dim is None:  # PyTorch's legacy implicit dim, deprecated
+        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the "
+                      "call to include dim=X as an argument.", stacklevel=stacklevel)
+        dim = 0 if input.ndim in (0, 1, 3) else 1
     if dtype is not None:
         input = input.to(dtype)
-    if dim is None:  # PyTorch's legacy implicit dim
-        dim = 0 if input.ndim in (0, 1, 3) else 1
     return input, dim
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    input, dim = _softmax_input(input, dim, dtype)
+    input, dim = _softmax_input("softmax", input, dim, dtype, _stacklevel)
     return _nn.softmax(input, dim)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    input, dim = _softmax_input(input, dim, dtype)
+    input, dim = _softmax_input("log_softmax", input, dim, dtype, _stacklevel)
     return _nn.log_softmax(input, dim)
 
 
@@ -358,4 +360,5 @@ __all__ += ["leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu",
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax of ``-input`` (PyTorch's composite: NegBackward0 under SoftmaxBackward0)."""
-    return softmax(-input, dim, _stacklevel, dtype)
+    input, dim = _softmax_input("softmin", input, dim, dtype, _stacklevel)
+    return _nn.softmax(-input, dim)
