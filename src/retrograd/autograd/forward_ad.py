@@ -419,6 +419,24 @@ def _transpose(op, values, tangents, attrs, outs, batch=None):
     return out
 
 
+def _differentiable(*tangents):
+    from . import grad_mode
+    return grad_mode.state.enabled and any(t is not None and t.requires_grad for t in tangents)
+
+
+def _write_view_tangent_graph(base, view, t, bt):
+    """As :func:`write_view_tangent`, recorded by autograd (reverse-over-forward): the
+    base's tangent is copied and the view's region of the copy overwritten."""
+    from .. import zeros_like
+    bd, vd = base._data, view._data
+    size = bd.itemsize
+    offset = (vd.__array_interface__["data"][0] - bd.__array_interface__["data"][0]) // size
+    new = (zeros_like(base) if bt is None else bt).clone()
+    region = new.as_strided(vd.shape, tuple(st // size for st in vd.strides), offset)
+    region.copy_(zeros_like(view) if t is None else t)
+    set_tangent(base, new)
+
+
 def write_view_tangent(view):
     """After an in-place op on a view, its tangent lands in its base's tangent (the base
     gets a zero tangent first if it had none), at the view's place in memory: the
@@ -434,6 +452,10 @@ def write_view_tangent(view):
     if not root.flags.contiguous:
         raise NotImplementedError("forward AD of an in-place op on a view whose memory is not "
                                   "contiguous is not supported")
+    bt = tangent_of(base)
+    if state.batch is None and _differentiable(t, bt) and bd.flags.c_contiguous:
+        _write_view_tangent_graph(base, view, t, bt)
+        return
     lead = () if state.batch is None else (state.batch,)
     buf = numpy.zeros(lead + root.shape, dtype=bd.dtype)
 
@@ -441,7 +463,6 @@ def write_view_tangent(view):
         off = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
         return numpy.ndarray(lead + a.shape, dtype=bd.dtype, buffer=buf, offset=off,
                              strides=buf.strides[:len(lead)] + a.strides)
-    bt = tangent_of(base)
     out = like(bd)
     if bt is not None:
         out[...] = bt._data
