@@ -2,4 +2,5 @@
 
 from . import (binary, comparison, conversion, conv, indexing, joining, linalg,  # noqa: F401
                nn_ops, pointwise, reduction, scatter, shape)
+from . import losses  # noqa: F401
 from ._registry import FUNCTIONS, apply, apply_inplace, defop, register  # noqa: F401
