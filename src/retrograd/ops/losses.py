@@ -12,7 +12,7 @@ import warnings
 
 import numpy
 
-from .._creation import ones_like, zeros_like
+from .._creation import full_like, ones_like, zeros_like
 from .._dtype import result_type
 from .._tensor import wrap
 from ._registry import FUNCTIONS, _pretty, apply, defop, register
@@ -76,7 +76,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
                            f"{_pretty(common.np)}")
     x1, x2 = (x if x.is_floating_point() else x.to(common) for x in (x1, x2))
-    x1, x2 = FUNCTIONS["broadcast_tensors"](x1, x2)
+    if x1.shape != x2.shape:  # ATen's expand_outplace: no expand of equal shapes
+        x1, x2 = FUNCTIONS["broadcast_tensors"](x1, x2)
     n1 = x1.norm(2, dim, keepdim=True).clone()
     n2 = x2.norm(2, dim, keepdim=True).clone()
     from ..autograd import no_grad
@@ -193,8 +194,8 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if not use_mm or x1.numel() == 0 or x2.numel() == 0 or c1 == 0:
         return apply(_cdist, (x1, x2), (float(p),))
     if nb != 1:
-        x1 = x1.expand(*batch, r1, c1).reshape(nb, r1, c1)
-        x2 = x2.expand(*batch, r2, c2).reshape(nb, r2, c2)
+        x1 = x1.expand(*batch, r1, c1).contiguous().view(nb, r1, c1)
+        x2 = x2.expand(*batch, r2, c2).contiguous().view(nb, r2, c2)
     return apply(_euclid, (x1, x2)).view(*batch, r1, r2)
 
 
@@ -446,7 +447,8 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     reduction = _check_reduction(legacy_reduction(size_average, reduce, reduction))
     where = FUNCTIONS["where"]
     zeros = zeros_like(input)
-    out = (where(target != 1, (margin - input).clamp_min(0), zeros)
+    # ATen's ``margin - self`` is a sub from a filled tensor (SubBackward0)
+    out = (where(target != 1, (full_like(input, margin) - input).clamp_min(0), zeros)
            + where(target != -1, input, zeros))
     return _apply_reduction(out, reduction)
 
@@ -468,7 +470,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     cos = prod / (mag1 * mag2).sqrt()
     where = FUNCTIONS["where"]
     zeros = zeros_like(cos)
-    out = (where(target == 1, 1 - cos, zeros)
+    out = (where(target == 1, ones_like(cos) - cos, zeros)
            + where(target == -1, (cos - margin).clamp_min(0), zeros))
     return _apply_reduction(out, reduction)
 

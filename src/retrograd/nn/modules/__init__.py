@@ -23,3 +23,15 @@ __all__ = [
     "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "ReLU", "Sequential", "SiLU",
     "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "TransformerEncoder",
     "TransformerEncoderLayer"]
+
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402,F401
+from .loss import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss,  # noqa: E402,F401
+                   HuberLoss, KLDivLoss, MarginRankingLoss, MultiLabelMarginLoss,
+                   MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss,
+                   TripletMarginLoss, TripletMarginWithDistanceLoss)
+
+__all__ += ["CosineSimilarity", "PairwiseDistance", "CosineEmbeddingLoss", "GaussianNLLLoss",
+            "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "MarginRankingLoss",
+            "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
+            "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
+            "TripletMarginWithDistanceLoss"]
