@@ -247,3 +247,38 @@ def test_dist_zero_norm_has_no_gradient():
     assert_close(out, t_out)
     out.backward()
     assert x.grad is None and y.grad is None
+
+
+def _ctc_inputs():
+    lp, t_lp = pair(6, 2, 5, seed=9)
+    tg = numpy.array([[1, 4, 4], [2, 3, 0]])
+    return lp, t_lp, retrograd.from_numpy(tg.copy()), torch.from_numpy(tg.copy())
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"blank": 4, "reduction": "sum"},
+                                    {"zero_infinity": True, "reduction": "none"}])
+def test_ctc_module_matches_torch(kwargs):
+    lp, t_lp, tg, t_tg = _ctc_inputs()
+    if kwargs.get("blank") == 4:
+        tg, t_tg = tg.clamp(0, 3), t_tg.clamp(0, 3)
+    m, tm = nn.CTCLoss(**kwargs), torch.nn.CTCLoss(**kwargs)
+    assert repr(m) == repr(tm)
+    out = m(F.log_softmax(lp, 2), tg, retrograd.tensor([6, 4]), retrograd.tensor([3, 2]))
+    t_out = tm(torch.nn.functional.log_softmax(t_lp, 2), t_tg, torch.tensor([6, 4]),
+               torch.tensor([3, 2]))
+    assert out.grad_fn.name() == t_out.grad_fn.name()
+    assert_close(out, t_out)
+    compare_backward(out, t_out, [lp], [t_lp])
+
+
+def test_ctc_double_backward_raises_like_torch():
+    lp, t_lp, tg, t_tg = _ctc_inputs()
+    out = F.ctc_loss(lp, tg, (6, 6), (3, 2))
+    t_out = torch.nn.functional.ctc_loss(t_lp, t_tg, (6, 6), (3, 2))
+    g, = retrograd.autograd.grad(out, lp, create_graph=True)
+    t_g, = torch.autograd.grad(t_out, t_lp, create_graph=True)
+    assert_close(g, t_g)
+    with pytest.raises(RuntimeError, match="_ctc_loss_backward is not implemented"):
+        t_g.sum().backward()
+    with pytest.raises(RuntimeError, match="_ctc_loss_backward is not implemented"):
+        g.sum().backward()

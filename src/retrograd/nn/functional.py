@@ -255,7 +255,8 @@ def _float_mask(mask, dtype):
 
 
 # ---- distances and the losses of ops/losses.py ---------------------------------------------
-from ..ops.losses import (cosine_embedding_loss, cosine_similarity, gaussian_nll_loss,  # noqa: E402,F401
+from ..ops.losses import (cosine_embedding_loss, cosine_similarity, ctc_loss,  # noqa: E402,F401
+                          gaussian_nll_loss,
                           hinge_embedding_loss, huber_loss, kl_div, margin_ranking_loss,
                           multi_margin_loss, multilabel_margin_loss,
                           multilabel_soft_margin_loss, normalize, pairwise_distance, pdist,
@@ -266,4 +267,4 @@ __all__ += ["normalize", "cosine_similarity", "pairwise_distance", "pdist", "kl_
             "huber_loss", "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
             "cosine_embedding_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
             "multilabel_soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss",
-            "poisson_nll_loss", "gaussian_nll_loss"]
+            "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss"]

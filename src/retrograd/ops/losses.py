@@ -12,8 +12,8 @@ import warnings
 
 import numpy
 
-from .._creation import full_like, ones_like, zeros_like
-from .._dtype import result_type
+from .._creation import full_like, ones_like, zeros, zeros_like
+from .._dtype import int64, result_type
 from .._tensor import wrap
 from ._registry import FUNCTIONS, _pretty, apply, defop, register
 from .nn_ops import _is_np, _reduce, _reduced_grad, _sigmoid
@@ -24,7 +24,7 @@ __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "cdist", "pdis
            "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
            "triplet_margin_with_distance_loss", "multilabel_soft_margin_loss",
            "multi_margin_loss", "multilabel_margin_loss", "poisson_nll_loss",
-           "gaussian_nll_loss", "legacy_reduction"]
+           "gaussian_nll_loss", "ctc_loss", "legacy_reduction"]
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -613,3 +613,210 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if full:
         loss += 0.5 * math.log(2 * math.pi)
     return _apply_reduction(loss, reduction)
+
+
+# ---- ctc_loss -----------------------------------------------------------------------------
+def _lse3(a, b, c):
+    """``log(exp(a) + exp(b) + exp(c))`` elementwise, -inf where all three are."""
+    m = numpy.maximum(numpy.maximum(a, b), c)
+    m = numpy.where(numpy.isinf(m), 0, m)
+    return numpy.log(numpy.exp(a - m) + numpy.exp(b - m) + numpy.exp(c - m)) + m
+
+
+def _shift(a, k, fill):
+    """``a`` moved ``k`` places along its last axis (right for k > 0), filled with ``fill``."""
+    out = numpy.full_like(a, fill)
+    if k > 0:
+        out[..., k:] = a[..., :-k]
+    else:
+        out[..., :k] = a[..., -k:]
+    return out
+
+
+def _ctc_labels(targets, target_lengths, blank):
+    """Each sample's extended label sequence (blank, l1, blank, l2, ..., blank), padded with
+    blanks to (N, 2 max_len + 1), and where a transition may skip the previous label."""
+    n = len(target_lengths)
+    labels = numpy.full((n, 2 * max(target_lengths, default=0) + 1), blank, dtype=numpy.int64)
+    pos = 0
+    for i, tl in enumerate(target_lengths):
+        row = targets[pos:pos + tl] if targets.ndim == 1 else targets[i, :tl]
+        pos += tl
+        labels[i, 1:2 * tl:2] = row
+    skip = (labels != blank) & (labels != _shift(labels, 2, blank))
+    skip[:, :2] = False
+    return labels, skip
+
+
+def _ctc_setup(log_probs, targets, target_lengths, blank):
+    labels, skip = _ctc_labels(targets, target_lengths, blank)
+    lp = numpy.take_along_axis(log_probs, labels[None], 2)  # (T, N, L)
+    valid = numpy.arange(labels.shape[1]) < 2 * numpy.array(target_lengths)[:, None] + 1
+    return labels, skip, lp, valid
+
+
+def _ctc_fwd(xp, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+    """The forward (alpha) recursion of Graves et al. in log space, over all samples at
+    once; the loss is read at each sample's last frame."""
+    labels, skip, lp, valid = _ctc_setup(log_probs, targets, target_lengths, blank)
+    t_max, n, length = lp.shape
+    alpha = numpy.full((t_max, n, length), -numpy.inf, dtype=log_probs.dtype)
+    if t_max:
+        alpha[0, :, 0] = lp[0, :, 0]
+        if length > 1:
+            alpha[0, :, 1] = numpy.where(numpy.array(target_lengths) > 0, lp[0, :, 1],
+                                         -numpy.inf)
+    for t in range(1, t_max):
+        a = alpha[t - 1]
+        step = _lse3(a, _shift(a, 1, -numpy.inf),
+                     numpy.where(skip, _shift(a, 2, -numpy.inf), -numpy.inf)) + lp[t]
+        alpha[t] = numpy.where(valid, step, -numpy.inf)
+    nll = numpy.empty(n, dtype=log_probs.dtype)
+    for i, (il, tl) in enumerate(zip(input_lengths, target_lengths, strict=True)):
+        if il == 0:
+            nll[i] = 0 if tl == 0 else numpy.inf
+            continue
+        last = alpha[il - 1, i]
+        nll[i] = -(numpy.logaddexp(last[2 * tl], last[2 * tl - 1]) if tl else last[0])
+    return nll, alpha
+
+
+def _ctc_unit_grad(log_probs, targets, nll, alpha, input_lengths, target_lengths, blank,
+                   zero_infinity):
+    """PyTorch's ctc_loss_backward for a unit gradient: ``exp(lp) - exp(lcab + nll - lp)``
+    (the gradient through a log_softmax folded in), 0 past each input's length."""
+    labels, skip, lp, valid = _ctc_setup(log_probs, targets, target_lengths, blank)
+    t_max, n, length = lp.shape
+    il = numpy.array(input_lengths)[:, None]
+    tl = numpy.array(target_lengths)[:, None]
+    pos = numpy.arange(length)
+    ends = (pos == 2 * tl) | (pos == 2 * tl - 1)
+    skip2 = _shift(skip, -2, False)
+    beta = numpy.full_like(alpha, -numpy.inf)
+    for t in range(t_max - 1, -1, -1):
+        if t + 1 < t_max:
+            b = beta[t + 1]
+            step = _lse3(b, _shift(b, -1, -numpy.inf),
+                         numpy.where(skip2, _shift(b, -2, -numpy.inf), -numpy.inf)) + lp[t]
+        else:
+            step = numpy.full_like(lp[t], -numpy.inf)
+        init = numpy.where(ends, lp[t], -numpy.inf)
+        beta[t] = numpy.where(t == il - 1, init,
+                              numpy.where((t < il - 1) & valid, step, -numpy.inf))
+    ab = alpha + beta
+    m = numpy.max(ab, axis=2, keepdims=True) if length else numpy.zeros((t_max, n, 1))
+    m = numpy.where(numpy.isinf(m), 0, m)
+    onehot = (labels[:, :, None] == numpy.arange(log_probs.shape[2])).astype(log_probs.dtype)
+    with numpy.errstate(divide="ignore"):
+        lcab = numpy.log(numpy.einsum("tnl,nlc->tnc", numpy.exp(ab - m), onehot)) + m
+    g = numpy.exp(log_probs) - numpy.exp(lcab + nll[None, :, None] - log_probs)
+    keep = numpy.arange(t_max)[:, None] < il.T
+    if zero_infinity:
+        keep = keep & ~numpy.isinf(nll)[None]
+    return numpy.where(keep[:, :, None], g, 0).astype(log_probs.dtype)
+
+
+def _ctc_bwd_fwd(xp, grad, log_probs, targets, nll, alpha, input_lengths, target_lengths,
+                 blank, zero_infinity):
+    g = _ctc_unit_grad(log_probs, targets, nll, alpha, input_lengths, target_lengths, blank,
+                       zero_infinity)
+    return g * xp.expand_dims(xp.expand_dims(grad, 0), 2)
+
+
+def _ctc_no_double_backward(grad):
+    raise RuntimeError("derivative for aten::_ctc_loss_backward is not implemented")
+
+
+# PyTorch's _ctc_loss_backward, as an op so a create_graph backward records it; it has no
+# derivative in PyTorch either.
+_ctc_backward = defop("_ctc_loss_backward", _ctc_bwd_fwd,
+                      inputs=("grad", "log_probs", "targets", "nll", "alpha"),
+                      vjp={"grad": _ctc_no_double_backward,
+                           "log_probs": _ctc_no_double_backward})
+
+
+def _ctc_grad(xp, grad, log_probs, targets, result, log_alpha, input_lengths, target_lengths,
+              blank, zero_infinity):
+    attrs = (input_lengths, target_lengths, blank, zero_infinity)
+    if _is_np(xp):
+        g = _ctc_unit_grad(log_probs, targets, result, log_alpha, *attrs)
+        return g * xp.expand_dims(xp.expand_dims(grad, 0), 2)
+    return apply(_ctc_backward, (grad, log_probs, targets, result, log_alpha), attrs)
+
+
+def _ctc_jvp(xp, log_probs_t, log_probs, targets, result, log_alpha, input_lengths,
+             target_lengths, blank, zero_infinity):
+    """The tangent as the vjp's linear form (not differentiable again, as in PyTorch)."""
+    args = [x._data if hasattr(x, "_data") else x for x in (log_probs, targets, result,
+                                                              log_alpha)]
+    g = _ctc_unit_grad(*args, input_lengths, target_lengths, blank, zero_infinity)
+    if not _is_np(xp):
+        g = wrap(g)
+    return xp.sum(g * log_probs_t, axis=(0, 2)), None
+
+
+_ctc = defop("ctc_loss", _ctc_fwd, inputs=("log_probs", "targets"),
+             vjp={"log_probs": _ctc_grad}, jvp=_ctc_jvp, outputs=("result", "log_alpha"),
+             nondiff_outputs=("log_alpha",))
+
+
+def _lengths(x):
+    if hasattr(x, "tolist"):
+        x = x.tolist()
+    return tuple(int(v) for v in (x if isinstance(x, (list, tuple)) else [x]))
+
+
+def _check_ctc(log_probs, targets, input_lengths, target_lengths, blank):
+    """ctc_loss_allocate_outputs' checks, in its order and words."""
+    t_max, n, c = log_probs.shape
+    where = " (while checking arguments for ctc_loss_allocate_outputs)"
+    if not 0 <= blank < c:
+        raise RuntimeError("blank must be in label range")
+    if len(input_lengths) != n:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if len(target_lengths) != n:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    for tl in target_lengths:
+        if tl < 0:
+            raise RuntimeError(f"Expected target_lengths to have value at least 0, but got "
+                               f"value {tl}{where}")
+    size = sum(target_lengths) if targets.ndim == 1 else n
+    if targets.shape[0] != size:
+        raise RuntimeError(f"Expected tensor to have size {size} at dimension 0, but got size "
+                           f"{targets.shape[0]} for argument #2 'targets'{where}")
+    longest = max(target_lengths, default=0)
+    if targets.ndim == 2 and targets.shape[1] < longest:
+        raise RuntimeError(f"Expected tensor to have size at least {longest} at dimension 1, "
+                           f"but got size {targets.shape[1]} for argument #2 'targets'{where}")
+    for il in input_lengths:
+        if il < 0:
+            raise RuntimeError(f"Expected input_lengths to have value at least 0, but got "
+                               f"value {il}{where}")
+        if il > t_max:
+            raise RuntimeError(f"Expected input_lengths to have value at most {t_max}, but "
+                               f"got value {il}{where}")
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """Connectionist temporal classification loss of (T, N, C) (or unbatched (T, C)) log
+    probabilities; targets padded (N, S) or concatenated. 'mean' divides each loss by its
+    target length, then averages (ATen's ctc_loss)."""
+    _check_reduction(reduction)
+    batched = log_probs.ndim == 3
+    if not batched:
+        log_probs = log_probs.unsqueeze(1)
+    input_lengths, target_lengths = _lengths(input_lengths), _lengths(target_lengths)
+    _check_ctc(log_probs, targets, input_lengths, target_lengths, blank)
+    if targets.dtype != int64:
+        targets = targets.long()
+    res = apply(_ctc, (log_probs, targets), (input_lengths, target_lengths, blank,
+                                             zero_infinity))[0]
+    if zero_infinity:
+        res = FUNCTIONS["where"](res == float("inf"), zeros((), dtype=res.dtype), res)
+    if reduction == "mean":
+        lengths = wrap(numpy.maximum(numpy.array(target_lengths, dtype=res._data.dtype), 1))
+        return (res / lengths).mean()
+    if reduction == "sum":
+        return res.sum()
+    return res if batched else res.squeeze(0)

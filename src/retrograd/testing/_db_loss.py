@@ -307,6 +307,44 @@ def _gaussian_errors():
                      ValueError, name="reduction")
 
 
+def _ctc_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    padded = retrograd.tensor([[1, 2, 2], [3, 1, 0], [4, 4, 4]])
+    for red in _REDS:
+        yield SampleInput(t(6, 3, 5), (padded, (6, 5, 6), (3, 2, 3)), {"reduction": red},
+                          name=red)
+    yield SampleInput(t(5, 2, 4), (retrograd.tensor([1, 3, 3, 0]), retrograd.tensor([5, 4]),
+                                   retrograd.tensor([3, 1])), {"blank": 2},
+                      name="concatenated_blank2")
+    yield SampleInput(t(4, 2, 3), (retrograd.tensor([[1, 1, 1], [2, 1, 0]]), (4, 2), (3, 0)),
+                      {"zero_infinity": True, "reduction": "none"}, name="zero_infinity")
+    yield SampleInput(t(5, 4), (retrograd.tensor([2, 1, 3]), (5,), (3,)), name="unbatched")
+
+
+def _ctc_errors():
+    t = make_tensor
+    lp, padded = t(5, 2, 4), retrograd.tensor([[1, 2], [3, 0]])
+    for args, kw, name in (((padded, (5, 5), (2, 1)), {"blank": 4}, "blank"),
+                           ((padded, (5,), (2, 1)), {}, "input_lengths_size"),
+                           ((padded, (5, 5), (2,)), {}, "target_lengths_size"),
+                           ((padded, (6, 5), (2, 1)), {}, "input_too_long"),
+                           ((padded, (-1, 5), (2, 1)), {}, "input_negative"),
+                           ((padded, (5, 5), (2, -1)), {}, "target_negative"),
+                           ((padded, (5, 5), (3, 1)), {}, "padded_too_short"),
+                           ((retrograd.tensor([1, 2, 3]), (5, 5), (2, 2)), {}, "concat_size")):
+        yield ErrorInput(SampleInput(lp, args, kw), RuntimeError, name=name)
+    yield ErrorInput(SampleInput(lp, (padded, (5, 5), (2, 1)), {"reduction": "foo"}),
+                     ValueError, name="reduction")
+
+
+def _log_softmaxed(ctc, log_softmax):
+    """ctc_loss of log_softmax(input): PyTorch's gradient of ctc_loss folds in a log_softmax
+    before it (it is the gradient of log probabilities that sum to 1)."""
+    def call(input, *args, **kwargs):
+        return ctc(log_softmax(input, input.ndim - 1), *args, **kwargs)
+    return call
+
+
 def _entry(name, samples, **kw):
     return OpInfo(name, samples, op=getattr(F, name), torch_op=_tf(name), dtypes=_FLOAT, **kw)
 
@@ -338,4 +376,7 @@ OPS = [
     _entry("multilabel_margin_loss", _ml_margin_samples, error_inputs=_ml_margin_errors),
     _entry("poisson_nll_loss", _poisson_samples, error_inputs=_poisson_errors),
     _entry("gaussian_nll_loss", _gaussian_samples, error_inputs=_gaussian_errors),
+    OpInfo("ctc_loss", _ctc_samples, op=_log_softmaxed(F.ctc_loss, F.log_softmax),
+           torch_op=_log_softmaxed(_tf("ctc_loss"), _tf("log_softmax")), dtypes=_FLOAT,
+           supports_gradgrad=False, error_inputs=_ctc_errors),
 ]

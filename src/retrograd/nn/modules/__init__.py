@@ -25,12 +25,13 @@ __all__ = [
     "TransformerEncoderLayer"]
 
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402,F401
-from .loss import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss,  # noqa: E402,F401
+from .loss import (CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HingeEmbeddingLoss,  # noqa: E402,F401
                    HuberLoss, KLDivLoss, MarginRankingLoss, MultiLabelMarginLoss,
                    MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss,
                    TripletMarginLoss, TripletMarginWithDistanceLoss)
 
-__all__ += ["CosineSimilarity", "PairwiseDistance", "CosineEmbeddingLoss", "GaussianNLLLoss",
+__all__ += ["CosineSimilarity", "PairwiseDistance", "CTCLoss", "CosineEmbeddingLoss",
+            "GaussianNLLLoss",
             "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "MarginRankingLoss",
             "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
             "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
