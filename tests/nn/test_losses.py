@@ -40,7 +40,9 @@ def _inputs(name):
     if name in ("MarginRankingLoss", "CosineEmbeddingLoss"):
         s, ts = _signs(4)
         if name == "MarginRankingLoss":
-            return (x[:, 0], y[:, 0], s), (tx[:, 0], ty[:, 0], ts), (0, 1)
+            a, ta = pair(4, seed=6)
+            b, tb = pair(4, seed=7)
+            return (a, b, s), (ta, tb, ts), (0, 1)
         return (x, y, s), (tx, ty, ts), (0, 1)
     if name.startswith("Triplet"):
         return (x, y, z), (tx, ty, tz), (0, 1, 2)
