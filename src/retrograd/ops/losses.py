@@ -16,7 +16,7 @@ from .._creation import full_like, ones_like, zeros, zeros_like
 from .._dtype import int64, result_type
 from .._tensor import wrap
 from ._registry import FUNCTIONS, _pretty, apply, defop, register
-from .nn_ops import _is_np, _reduce, _reduced_grad, _sigmoid
+from .nn_ops import _is_np, _reduce, _reduced_grad, _sigmoid, _size
 from .reduction import _no_out, _norm_rule, _vector_norm
 
 __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "cdist", "pdist", "dist",
@@ -278,10 +278,6 @@ _huber = defop("huber_loss", _huber_fwd,
                jvp="transpose", promote=("self", "target"))
 
 
-def _size(a, b):
-    return math.prod(numpy.broadcast_shapes(a.shape, b.shape))
-
-
 _soft_margin = defop(
     "soft_margin_loss",
     lambda xp, self, target, reduction: _reduce(xp, xp.log1p(xp.exp(-self * target)),
@@ -298,9 +294,9 @@ def _rows(xp, x):
     return x if x.ndim == 2 else xp.reshape(x, (1, -1))
 
 
-def _mm_terms(xp, self, target, p, margin, weight):
-    """Per (sample, class): the hinge ``margin - x[y] + x[j]`` (for j != y), where it is
-    positive, and the factor its power and the target's weight put on the gradient."""
+def _mm_terms(xp, self, target, margin, weight):
+    """Per (sample, class): the hinge ``margin - x[y] + x[j]`` where it is positive and
+    j != y (0 elsewhere), where it is, and each sample's target weight (or None)."""
     x = _rows(xp, self)
     t = xp.reshape(target, (-1, 1))
     z = margin - xp.take_along_axis(x, t, 1) + x
@@ -311,7 +307,7 @@ def _mm_terms(xp, self, target, p, margin, weight):
 
 
 def _mm_fwd(xp, self, target, weight, p, margin, reduction):
-    z, _, w = _mm_terms(xp, self, target, p, margin, weight)
+    z, _, w = _mm_terms(xp, self, target, margin, weight)
     h = z if p == 1 else z * z
     if w is not None:
         h = h * w
@@ -320,7 +316,7 @@ def _mm_fwd(xp, self, target, weight, p, margin, reduction):
 
 
 def _mm_grad(xp, grad, self, target, weight, p, margin, reduction):
-    z, active, w = _mm_terms(xp, self, target, p, margin, weight)
+    z, active, w = _mm_terms(xp, self, target, margin, weight)
     n, c = z.shape
     if reduction == "none":
         g = xp.reshape(grad, (-1, 1)) / c

@@ -151,6 +151,8 @@ def _huber_errors():
     yield from _red_error(make_tensor(3, 4))
     yield ErrorInput(SampleInput(make_tensor(3, 4), (make_tensor(3, 4),),
                                  {"weight": make_tensor(4)}), ValueError, name="weight")
+    yield ErrorInput(SampleInput(make_tensor(3, 4), (make_tensor(2, 4),)), RuntimeError,
+                     name="broadcast")
 
 
 def _soft_margin_samples(dtype, requires_grad):
