@@ -124,10 +124,17 @@ def test_legacy_reduction_arguments(size_average, reduce):
             tm = getattr(torch.nn, name)(size_average=size_average, reduce=reduce)
             assert m.reduction == tm.reduction
             assert_close(m(x, s), tm(tx, ts))
-        out = F.soft_margin_loss(x, s, size_average=size_average, reduce=reduce)
-        t_out = torch.nn.functional.soft_margin_loss(tx, ts, size_average=size_average,
-                                                     reduce=reduce)
-        assert_close(out, t_out)
+        for name in ("soft_margin_loss", "l1_loss"):
+            out = getattr(F, name)(x, s, size_average=size_average, reduce=reduce)
+            t_out = getattr(torch.nn.functional, name)(tx, ts, size_average=size_average,
+                                                       reduce=reduce)
+            assert_close(out, t_out)
+        c, tc = _labels((3,), 4)
+        for name in ("nll_loss", "cross_entropy"):
+            out = getattr(F, name)(x, c, size_average=size_average, reduce=reduce)
+            t_out = getattr(torch.nn.functional, name)(tx, tc, size_average=size_average,
+                                                       reduce=reduce)
+            assert_close(out, t_out)
     ours = [str(w.message) for w in caught if "size_average" in str(w.message)]
     assert ours and all(msg == ours[0] for msg in ours)
     assert "please use reduction=" in ours[0]

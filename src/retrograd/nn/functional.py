@@ -17,6 +17,7 @@ from ..ops import nn_ops as _nn
 from ..ops.nn_ops import (batch_norm, binary_cross_entropy,  # noqa: F401 (re-exports)
                           binary_cross_entropy_with_logits, embedding, gelu, group_norm,
                           layer_norm, mse_loss, silu, smooth_l1_loss)
+from ..ops.losses import legacy_reduction as _legacy_reduction
 from ..ops.conv import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401
 
 __all__ = ["linear", "bilinear", "conv1d", "conv2d", "conv_transpose2d", "max_pool2d",
@@ -102,6 +103,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     return _nn.nll_loss(input, target, weight, ignore_index, reduction)
 
 
@@ -109,6 +111,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   reduce=None, reduction="mean", label_smoothing=0.0):
     """log_softmax over dim 1 (0 for a single sample), then nll_loss; probability
     targets (float, input-shaped) and label smoothing as PyTorch defines them."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     cdim = 0 if input.ndim == 1 else 1
     logp = _nn.log_softmax(input, cdim)
     if target.is_floating_point():
@@ -144,6 +147,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     d = (input - target).abs()
     return d.mean() if reduction == "mean" else d.sum() if reduction == "sum" else d
 
