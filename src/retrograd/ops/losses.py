@@ -16,6 +16,7 @@ from .._creation import full_like, ones_like, zeros, zeros_like
 from .._dtype import int64, result_type
 from .._tensor import wrap
 from ._registry import FUNCTIONS, _pretty, apply, defop, register
+from .activation import logsigmoid
 from .nn_ops import _is_np, _reduce, _reduced_grad, _sigmoid, _size
 from .reduction import _no_out, _norm_rule, _vector_norm
 
@@ -70,7 +71,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 @register(method=False)
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """Each input divided by its norm (clamped at ``eps`` outside the graph, as PyTorch's
-    kernel does), then the sum of their product: the result stays within [-1, 1]."""
+    kernel does under no_grad), then the sum of their product: the result stays within
+    [-1, 1]."""
     common = result_type(x1, x2)
     if not common.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
@@ -80,10 +82,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
         x1, x2 = FUNCTIONS["broadcast_tensors"](x1, x2)
     n1 = x1.norm(2, dim, keepdim=True).clone()
     n2 = x2.norm(2, dim, keepdim=True).clone()
-    from ..autograd import no_grad
-    with no_grad():
-        n1.clamp_min_(eps)
-        n2.clamp_min_(eps)
+    n1.data.clamp_min_(eps)  # through .data: the norms' graphs and tangents stay as they are
+    n2.data.clamp_min_(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
@@ -372,15 +372,6 @@ _multilabel_margin = defop("multilabel_margin_loss", _mlm_fwd, inputs=("self", "
                            vjp={"self": _mlm_grad}, jvp="transpose")
 
 
-def _log_sigmoid_fwd(xp, self):
-    return -(xp.log1p(xp.exp(-xp.abs(self))) + xp.maximum(-self, 0))
-
-
-_log_sigmoid = defop("log_sigmoid", _log_sigmoid_fwd,
-                     vjp={"self": lambda xp, grad, self: grad * _sigmoid(xp, -self)},
-                     jvp="elementwise", to_float=True)
-
-
 # ---- public losses ------------------------------------------------------------------------
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """ATen's composite: ``xlogy(t, t) - t * input`` (``exp(t) * (t - input)`` for log
@@ -510,8 +501,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction="mean"):
     reduction = legacy_reduction(size_average, reduce, reduction)
-    loss = -(target * apply(_log_sigmoid, (input,))
-             + (1 - target) * apply(_log_sigmoid, (-input,)))
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
     class_dim = input.ndim - 1
@@ -602,9 +592,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if reduction not in _REDUCTIONS:
         raise ValueError(reduction + " is not valid")
     var = var.clone()
-    from ..autograd import no_grad
-    with no_grad():
-        var.clamp_(min=eps)
+    var.data.clamp_(min=eps)  # outside the graph, as PyTorch's no_grad clamp_
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:
         loss += 0.5 * math.log(2 * math.pi)
