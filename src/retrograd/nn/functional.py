@@ -18,6 +18,7 @@ from ..ops import nn_ops as _nn
 from ..ops.nn_ops import (batch_norm, binary_cross_entropy,  # noqa: F401 (re-exports)
                           binary_cross_entropy_with_logits, embedding, gelu, group_norm,
                           layer_norm, mse_loss, silu, smooth_l1_loss)
+from ..ops.losses import legacy_reduction as _legacy_reduction
 from ..ops.conv import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401
 from ._mha import multi_head_attention_forward  # noqa: F401
 
@@ -239,6 +240,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     return _nn.nll_loss(input, target, weight, ignore_index, reduction)
 
 
@@ -246,6 +248,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   reduce=None, reduction="mean", label_smoothing=0.0):
     """log_softmax over dim 1 (0 for a single sample), then nll_loss; probability
     targets (float, input-shaped) and label smoothing as PyTorch defines them."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     cdim = 0 if input.ndim == 1 else 1
     logp = _nn.log_softmax(input, cdim)
     if target.is_floating_point():
@@ -281,6 +284,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     d = (input - target).abs()
     return d.mean() if reduction == "mean" else d.sum() if reduction == "sum" else d
 
@@ -362,3 +366,19 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax of ``-input`` (PyTorch's composite: NegBackward0 under SoftmaxBackward0)."""
     input, dim = _softmax_input("softmin", input, dim, dtype, _stacklevel)
     return _nn.softmax(-input, dim)
+
+
+# ---- distances and the losses of ops/losses.py ---------------------------------------------
+from ..ops.losses import (cosine_embedding_loss, cosine_similarity, ctc_loss,  # noqa: E402,F401
+                          gaussian_nll_loss,
+                          hinge_embedding_loss, huber_loss, kl_div, margin_ranking_loss,
+                          multi_margin_loss, multilabel_margin_loss,
+                          multilabel_soft_margin_loss, normalize, pairwise_distance, pdist,
+                          poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
+                          triplet_margin_with_distance_loss)
+
+__all__ += ["normalize", "cosine_similarity", "pairwise_distance", "pdist", "kl_div",
+            "huber_loss", "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
+            "cosine_embedding_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+            "multilabel_soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss",
+            "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss"]

@@ -15,7 +15,7 @@ import numpy
 from .. import _dtype
 from .._tensor import Size, _wrap_dim, wrap
 from . import _tensor_xp, _views
-from ._registry import _pretty, apply, defop, register
+from ._registry import _broadcast_error, _pretty, apply, defop, register
 from .conversion import legacy_type_name
 
 __all__ = ["reshape", "view", "view_as", "reshape_as", "flatten", "unflatten", "squeeze",
@@ -547,7 +547,10 @@ def broadcast_shapes(*shapes):
 @register(method=False)
 def broadcast_tensors(*tensors):
     """Views of the tensors expanded to their common shape."""
-    shape = numpy.broadcast_shapes(*(t._data.shape for t in tensors))
+    try:
+        shape = numpy.broadcast_shapes(*(t._data.shape for t in tensors))
+    except ValueError as e:  # PyTorch's RuntimeError naming the first conflict
+        raise _broadcast_error(tensors, e) from None
     return tuple(expand(t, shape) for t in tensors)
 
 

@@ -44,3 +44,16 @@ from .container import ParameterDict, ParameterList  # noqa: E402
 __all__ += ["ParameterDict", "ParameterList"]
 
 __all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
+
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402,F401
+from .loss import (CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HingeEmbeddingLoss,  # noqa: E402,F401
+                   HuberLoss, KLDivLoss, MarginRankingLoss, MultiLabelMarginLoss,
+                   MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss,
+                   TripletMarginLoss, TripletMarginWithDistanceLoss)
+
+__all__ += ["CosineSimilarity", "PairwiseDistance", "CTCLoss", "CosineEmbeddingLoss",
+            "GaussianNLLLoss",
+            "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "MarginRankingLoss",
+            "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
+            "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
+            "TripletMarginWithDistanceLoss"]
