@@ -252,3 +252,10 @@ def _float_mask(mask, dtype):
     if mask.dtype == retrograd.bool:
         return wrap(numpy.where(mask._data, -numpy.inf, 0).astype(dtype.np))
     return mask
+
+
+# ---- resampling (nn/_functional_resample.py) -----------------------------------------------
+from ._functional_resample import (interpolate, upsample, upsample_bilinear,  # noqa: E402
+                                   upsample_nearest)
+
+__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]

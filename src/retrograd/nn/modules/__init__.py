@@ -23,3 +23,7 @@ __all__ = [
     "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "ReLU", "Sequential", "SiLU",
     "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "TransformerEncoder",
     "TransformerEncoderLayer"]
+
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402,F401
+
+__all__ += ["Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
