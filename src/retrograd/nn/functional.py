@@ -259,3 +259,9 @@ from ._functional_resample import (interpolate, upsample, upsample_bilinear,  # 
                                    upsample_nearest)
 
 __all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
+
+# ---- rearranging (ops/rearrange.py) ----------------------------------------------------------
+from ..ops.rearrange import (channel_shuffle, fold, pixel_shuffle,  # noqa: E402,F401
+                             pixel_unshuffle, unfold)
+
+__all__ += ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "unfold", "fold"]

@@ -112,10 +112,107 @@ def _interpolate_errors():
         yield ErrorInput(SampleInput(args[0], args[1:], kw), err, name=name)
 
 
+def _pixel_shuffle_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 8, 2, 3), (2,), name="batched")
+    yield SampleInput(t(9, 2, 2), (3,), name="unbatched")
+    yield SampleInput(t(2, 1, 4, 1, 2, noncontiguous=True), (2,), name="more_dims")
+    yield SampleInput(t(1, 4, 2, 2), (1,), name="factor1")
+
+
+def _pixel_unshuffle_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 2, 4, 6), (2,), name="batched")
+    yield SampleInput(t(1, 3, 6), (3,), name="unbatched")
+    yield SampleInput(t(2, 1, 1, 2, 4, noncontiguous=True), (2,), name="more_dims")
+
+
+def _shuffle_errors(name):
+    def errors():
+        t = make_tensor
+        yield ErrorInput(SampleInput(t(8), (2,)), RuntimeError, name="rank1")
+        yield ErrorInput(SampleInput(t(1, 8, 2, 2), (0,)), RuntimeError, name="zero")
+        yield ErrorInput(SampleInput(t(1, 8, 2, 2), (-1,)), RuntimeError, name="negative")
+        if name == "pixel_shuffle":
+            yield ErrorInput(SampleInput(t(1, 8, 2, 2), (3,)), RuntimeError, name="channels")
+        else:
+            yield ErrorInput(SampleInput(t(1, 8, 3, 4), (2,)), RuntimeError, name="height")
+            yield ErrorInput(SampleInput(t(1, 8, 4, 3), (2,)), RuntimeError, name="width")
+    return errors
+
+
+def _channel_shuffle_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 6, 2, 2), (2,), name="4d")
+    yield SampleInput(t(2, 6, 3), (3,), name="3d")
+    yield SampleInput(t(1, 4, 1, 2, 2, noncontiguous=True), (4,), name="5d")
+    yield SampleInput(t(2, 3, 2), (1,), name="one_group")
+
+
+def _channel_shuffle_errors():
+    t = make_tensor
+    yield ErrorInput(SampleInput(t(2, 4), (2,)), RuntimeError, name="rank2")
+    yield ErrorInput(SampleInput(t(1, 8, 2, 2), (0,)), RuntimeError, name="zero")
+    yield ErrorInput(SampleInput(t(1, 8, 2, 2), (3,)), RuntimeError, name="divisible")
+
+
+def _unfold_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 2, 4, 5), (2,), name="basic")
+    yield SampleInput(t(2, 3, 4), ((2, 3),), {"padding": 1, "stride": (2, 1)},
+                      name="unbatched_pad_stride")
+    yield SampleInput(t(1, 2, 5, 5, noncontiguous=True), (2,), {"dilation": (2, 1),
+                                                                "padding": (0, 1)},
+                      name="dilation")
+
+
+def _fold_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 8, 12), ((4, 5), 2), name="basic")
+    yield SampleInput(t(6, 8), ((3, 4), (2, 3)), {"padding": 1, "stride": (2, 1)},
+                      name="unbatched_pad_stride")
+    yield SampleInput(t(1, 8, 18), ((5, 5), 2), {"dilation": (2, 1), "padding": (0, 1)},
+                      name="dilation")
+
+
+def _unfold_errors():
+    t = make_tensor
+    yield ErrorInput(SampleInput(t(1, 2, 3, 3, 3), (2,)), RuntimeError, name="rank5")
+    yield ErrorInput(SampleInput(t(1, 2, 3, 3), (4,)), RuntimeError, name="too_big")
+    yield ErrorInput(SampleInput(t(1, 2, 3, 3), (0,)), RuntimeError, name="kernel0")
+    yield ErrorInput(SampleInput(t(1, 2, 3, 3), (2,), {"stride": 0}), RuntimeError,
+                     name="stride0")
+    yield ErrorInput(SampleInput(t(1, 2, 3, 3), (2,), {"padding": -1}), RuntimeError,
+                     name="negative_pad")
+    yield ErrorInput(SampleInput(t(1, 2, 3, 3), (2,), {"dilation": 0}), RuntimeError,
+                     name="dilation0")
+    yield ErrorInput(SampleInput(t(1, 2, 3, 3), ((2, 2, 2),)), RuntimeError, name="kernel3")
+
+
+def _fold_errors():
+    t = make_tensor
+    yield ErrorInput(SampleInput(t(2, 7, 4), ((3, 3), 2)), RuntimeError, name="channels")
+    yield ErrorInput(SampleInput(t(2, 8, 5), ((3, 3), 2)), RuntimeError, name="blocks")
+    yield ErrorInput(SampleInput(t(2, 8, 4, 1), ((3, 3), 2)), RuntimeError, name="rank4")
+    yield ErrorInput(SampleInput(t(2, 8, 4), ((3, 3, 3), 2)), RuntimeError, name="size3")
+    yield ErrorInput(SampleInput(t(2, 8, 4), ((3, 3), 0)), RuntimeError, name="kernel0")
+
+
 OPS = [
     *(OpInfo("interpolate", _interpolate_samples(mode), op=F.interpolate,
              torch_op=_tf("interpolate"), variant=mode, dtypes=_FLOAT,
              error_inputs=_interpolate_errors if mode == "nearest" else None)
       for mode in ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear",
                    "area")),
+    OpInfo("pixel_shuffle", _pixel_shuffle_samples, dtypes=_FLOAT + ("int64",),
+           error_inputs=_shuffle_errors("pixel_shuffle")),
+    OpInfo("pixel_unshuffle", _pixel_unshuffle_samples, dtypes=_FLOAT + ("int64",),
+           error_inputs=_shuffle_errors("pixel_unshuffle")),
+    OpInfo("channel_shuffle", _channel_shuffle_samples, op=F.channel_shuffle,
+           torch_op=_tf("channel_shuffle"), dtypes=_FLOAT + ("int64",),
+           error_inputs=_channel_shuffle_errors),
+    OpInfo("unfold", _unfold_samples, op=F.unfold, torch_op=_tf("unfold"), dtypes=_FLOAT,
+           error_inputs=_unfold_errors),
+    OpInfo("fold", _fold_samples, op=F.fold, torch_op=_tf("fold"), dtypes=_FLOAT,
+           error_inputs=_fold_errors),
 ]

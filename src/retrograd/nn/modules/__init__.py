@@ -27,3 +27,8 @@ __all__ = [
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402,F401
 
 __all__ += ["Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
+from .fold import Fold, Unfold  # noqa: E402,F401
+from .flatten import Unflatten  # noqa: E402,F401
+from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle  # noqa: E402,F401
+
+__all__ += ["ChannelShuffle", "Fold", "PixelShuffle", "PixelUnshuffle", "Unflatten", "Unfold"]
