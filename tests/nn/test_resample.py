@@ -196,3 +196,30 @@ def test_upsample_pickles():
     m.__dict__.pop("recompute_scale_factor")
     m.__setstate__(dict(m.__dict__))
     assert m.recompute_scale_factor is True
+
+
+def test_grid_sample_double_backward_is_not_supported():
+    x = retrograd.randn(1, 1, 3, 3, requires_grad=True)
+    grid = retrograd.rand(1, 2, 2, 2).requires_grad_(True)
+    out = F.grid_sample(x, grid, align_corners=False)
+    with pytest.raises(NotImplementedError, match="double backward"):
+        retrograd.autograd.grad(out.sum(), grid, create_graph=True)
+
+
+@pytest.mark.parametrize("call", [
+    lambda F, x, g, th: F.grid_sample(x, g),
+    lambda F, x, g, th: F.affine_grid(th, (1, 1, 2, 3)),
+    lambda F, x, g, th: F.affine_grid(th, (1, 1, 1, 3), align_corners=True),
+])
+def test_sampling_warnings_match_torch(call):
+    r, t = pair(1, 1, 3, 3)
+    rg, tg = pair(1, 2, 2, 2, low=-1, high=1, seed=1)
+    rth, tth = pair(1, 2, 3, seed=2)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        out = call(F, r, rg, rth)
+    with warnings.catch_warnings(record=True) as want:
+        warnings.simplefilter("always")
+        expected = call(TF, t, tg, tth)
+    assert [str(w.message) for w in got] == [str(w.message) for w in want]
+    assert_close(out, expected)

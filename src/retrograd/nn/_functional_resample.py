@@ -1,14 +1,17 @@
-"""``interpolate`` and its deprecated spellings, with PyTorch's argument handling (the
-kernels are in :mod:`retrograd.ops.resample`)."""
+"""``interpolate`` and its deprecated spellings, ``affine_grid`` and ``grid_sample``, with
+PyTorch's argument handling (the kernels are in :mod:`retrograd.ops.resample` and
+:mod:`retrograd.ops.sampling`)."""
 
 import math
 import numbers
 import warnings
 
 from ..ops import resample as _rs
+from ..ops import sampling as _sampling
 from ..ops._registry import _pretty
 
-__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
+__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "affine_grid",
+           "grid_sample"]
 
 _MODES = {"nearest": (1, 2, 3), "nearest-exact": (1, 2, 3), "area": (1, 2, 3),
           "linear": (1,), "bilinear": (2,), "bicubic": (2,), "trilinear": (3,)}
@@ -117,3 +120,51 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
                   "`nn.functional.interpolate` instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+_CORNERS_WARNING = ("Default grid_sample and affine_grid behavior has changed to "
+                    "align_corners=False since 1.3.0. Please specify align_corners=True if the "
+                    "old behavior is desired. See the documentation of grid_sample for details.")
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid of a batch of affine maps, PyTorch's checks in its order."""
+    if align_corners is None:
+        warnings.warn(_CORNERS_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.ndim != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                             f"{size}. Got {theta.shape}.")
+        spatial = size[-2:]
+    elif len(size) == 5:
+        if theta.ndim != 3 or tuple(theta.shape[-2:]) != (3, 4):
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                             f"{size}. Got {theta.shape}.")
+        spatial = size[-3:]
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {size}.")
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
+                      "grids when align_corners=True. This is not an intended use case of "
+                      "affine_grid. See the documentation of affine_grid for details.",
+                      stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    return _sampling.affine_grid(theta, size, align_corners)
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_CORNERS_WARNING, stacklevel=2)
+        align_corners = False
+    return _sampling.grid_sample(input, grid, mode, padding_mode, align_corners)

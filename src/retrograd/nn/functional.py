@@ -255,10 +255,11 @@ def _float_mask(mask, dtype):
 
 
 # ---- resampling (nn/_functional_resample.py) -----------------------------------------------
-from ._functional_resample import (interpolate, upsample, upsample_bilinear,  # noqa: E402
-                                   upsample_nearest)
+from ._functional_resample import (affine_grid, grid_sample, interpolate,  # noqa: E402
+                                   upsample, upsample_bilinear, upsample_nearest)
 
-__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
+__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "affine_grid",
+            "grid_sample"]
 
 # ---- rearranging (ops/rearrange.py) ----------------------------------------------------------
 from ..ops.rearrange import (channel_shuffle, fold, pixel_shuffle,  # noqa: E402,F401

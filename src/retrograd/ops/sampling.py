@@ -1,0 +1,263 @@
+"""Spatial transformers: ``affine_grid`` (a linear map of a fixed base grid) and 2-D
+``grid_sample`` (bilinear or nearest, zeros/border/reflection padding), with PyTorch's
+coordinate arithmetic (GridSampler.h): unnormalize, clip or reflect, then sample.
+
+grid_sample's gradients scatter into arbitrary input positions: one ``bincount`` over all
+four corners for the input, the weights' slopes for the grid. Its backward is NumPy-only:
+a double backward (PyTorch's GridSampler2DBackwardBackward0) raises NotImplementedError.
+"""
+
+import numpy
+
+from .._tensor import wrap
+from ._registry import _pretty, apply, defop
+
+__all__ = ["affine_grid", "grid_sample"]
+
+_MODES = ("bilinear", "nearest")
+_PADDINGS = ("zeros", "border", "reflection")
+
+
+# ---- affine_grid --------------------------------------------------------------------------
+def _linspace(n, align_corners, dtype):
+    if n <= 1:
+        return numpy.zeros(1, dtype=dtype)
+    r = numpy.linspace(-1, 1, n, dtype=dtype)
+    return r if align_corners else r * dtype.type((n - 1) / n)
+
+
+def _base_grid(spatial, align_corners, dtype):
+    """(prod(spatial), k + 1) rows of (x, y[, z], 1): x along the last dim."""
+    axes = [_linspace(n, align_corners, dtype) for n in spatial]
+    mesh = numpy.meshgrid(*axes, indexing="ij")
+    cols = [m.reshape(-1) for m in reversed(mesh)] + [numpy.ones(mesh[0].size, dtype=dtype)]
+    return numpy.stack(cols, axis=1)
+
+
+def _const(xp, a):
+    return a if xp is numpy or getattr(xp, "batched", False) else wrap(a)
+
+
+def _affine_fwd(xp, theta, base, out_shape):
+    return xp.reshape(xp.matmul(_const(xp, base), xp.swapaxes(theta, -1, -2)),
+                      tuple(theta.shape[:-2]) + out_shape)
+
+
+def _affine_grad(xp, grad, base, out_shape):
+    k = len(out_shape) - 1
+    g = xp.reshape(grad, tuple(grad.shape[:-k - 1]) + (-1, out_shape[-1]))
+    return xp.matmul(xp.swapaxes(g, -1, -2), _const(xp, base))
+
+
+_affine_grid = defop("affine_grid_generator", _affine_fwd, vjp={"theta": _affine_grad},
+                     jvp="linear")
+
+
+def affine_grid(theta, size, align_corners):
+    k = len(size) - 2
+    if size[0] != theta.shape[0]:  # PyTorch's bmm of the base grid and theta rejects it
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{size[0]}, {k + 1}] but got: [{theta.shape[0]}, {k + 1}].")
+    base = _base_grid(tuple(size[2:]), align_corners, theta._data.dtype)
+    return apply(_affine_grid, (theta,), (base, tuple(size[2:]) + (k,)))
+
+
+# ---- grid_sample --------------------------------------------------------------------------
+def _unnormalize(coord, size, align_corners):
+    """Grid coordinates in [-1, 1] as input pixel coordinates, and d pixel / d grid."""
+    if align_corners:
+        return (coord + 1) / 2 * (size - 1), (size - 1) / 2
+    return ((coord + 1) * size - 1) / 2, size / 2
+
+
+def _clip(x, size):
+    """clip_coordinates and its slope (0 at and beyond the ends, as PyTorch)."""
+    return numpy.minimum(numpy.maximum(x, 0), size - 1), (x > 0) & (x < size - 1)
+
+
+def _reflect(x, twice_low, twice_high):
+    """reflect_coordinates and its slope (+-1)."""
+    if twice_low == twice_high:
+        return numpy.zeros_like(x), numpy.zeros_like(x)
+    lo, span = twice_low / 2, (twice_high - twice_low) / 2
+    d = x - lo
+    sign = numpy.where(d < 0, -1.0, 1.0)
+    d = numpy.abs(d)
+    extra = numpy.fmod(d, span)
+    flips = numpy.floor(d / span)
+    odd = flips % 2 == 1
+    return numpy.where(odd, span - extra + lo, extra + lo), numpy.where(odd, -sign, sign)
+
+
+def _coords(coord, size, padding_mode, align_corners):
+    """compute_coordinates: pixel coordinates and d pixel / d grid coordinate."""
+    x, slope = _unnormalize(coord, size, align_corners)
+    slope = numpy.full_like(x, slope)
+    if padding_mode == "border":
+        x, s = _clip(x, size)
+        slope = slope * s
+    elif padding_mode == "reflection":
+        x, s = (_reflect(x, 0, 2 * (size - 1)) if align_corners
+                else _reflect(x, -1, 2 * size - 1))
+        slope = slope * s
+        x, s = _clip(x, size)
+        slope = slope * s
+    # safe_downgrade_to_int_range: NaN and huge coordinates read nothing
+    x = numpy.where(numpy.isfinite(x) & (numpy.abs(x) < 2.0 ** 31 - 1), x, -100.0)
+    return x.astype(coord.dtype, copy=False), slope.astype(coord.dtype, copy=False)
+
+
+def _corners(hw, grid, mode, padding_mode, align_corners):
+    """Per corner: (flat index into H*W, weight with out-of-bounds zeroed, d weight / d ix,
+    d weight / d iy) over the (N, P) sample points; and the grid slopes."""
+    h, w = hw
+    n = grid.shape[0]
+    gx, gy = grid[..., 0].reshape(n, -1), grid[..., 1].reshape(n, -1)
+    ix, sx = _coords(gx, w, padding_mode, align_corners)
+    iy, sy = _coords(gy, h, padding_mode, align_corners)
+    if mode == "nearest":
+        cx, cy = numpy.rint(ix), numpy.rint(iy)
+        pts = [(cx, cy, numpy.ones_like(ix), None, None)]
+    else:
+        x0, y0 = numpy.floor(ix), numpy.floor(iy)
+        x1, y1 = x0 + 1, y0 + 1
+        pts = [(x0, y0, (x1 - ix) * (y1 - iy), -(y1 - iy), -(x1 - ix)),
+               (x1, y0, (ix - x0) * (y1 - iy), y1 - iy, -(ix - x0)),
+               (x0, y1, (x1 - ix) * (iy - y0), -(iy - y0), x1 - ix),
+               (x1, y1, (ix - x0) * (iy - y0), iy - y0, ix - x0)]
+    out = []
+    for cx, cy, wt, dwx, dwy in pts:
+        inside = (cx >= 0) & (cx < w) & (cy >= 0) & (cy < h)
+        flat = (numpy.clip(cy, 0, h - 1) * w + numpy.clip(cx, 0, w - 1)).astype(numpy.intp)
+        out.append((flat, wt * inside, None if dwx is None else dwx * inside,
+                    None if dwy is None else dwy * inside))
+    return out, sx, sy
+
+
+def _gather(xflat, flat):
+    """(N, C, H*W) values at (N, P) flat indices -> (N, C, P)."""
+    return numpy.take_along_axis(xflat, flat[:, None, :], axis=2)
+
+
+def _sample(input, grid, mode, padding_mode, align_corners):
+    n, c = input.shape[:2]
+    xflat = input.reshape(n, c, -1)
+    corners, _, _ = _corners(input.shape[-2:], grid, mode, padding_mode, align_corners)
+    out = None
+    for flat, wt, _, _ in corners:
+        v = _gather(xflat, flat)
+        v *= wt[:, None, :].astype(v.dtype, copy=False)
+        out = v if out is None else out + v
+    return out.reshape((n, c) + grid.shape[1:3])
+
+
+def _slopes(input, grid, mode, padding_mode, align_corners):
+    """d out / d grid (x and y) per channel: (N, C, P) each, or None for nearest."""
+    if mode == "nearest":
+        return None, None
+    n, c = input.shape[:2]
+    xflat = input.reshape(n, c, -1)
+    corners, sx, sy = _corners(input.shape[-2:], grid, mode, padding_mode, align_corners)
+    dx = dy = 0
+    for flat, _, dwx, dwy in corners:
+        v = _gather(xflat, flat)
+        dx = dx + v * dwx[:, None, :]
+        dy = dy + v * dwy[:, None, :]
+    return dx * sx[:, None, :], dy * sy[:, None, :]
+
+
+def _input_grad(grad, input_shape, grid, mode, padding_mode, align_corners):
+    n, c, h, w = input_shape
+    corners, _, _ = _corners((h, w), grid, mode, padding_mode, align_corners)
+    g = grad.reshape(n, c, -1)
+    base = (numpy.arange(n * c) * (h * w)).reshape(n, c, 1)
+    idx = numpy.concatenate([(base + flat[:, None, :]).reshape(-1) for flat, _, _, _ in corners])
+    wts = numpy.concatenate([(g * wt[:, None, :]).reshape(-1) for _, wt, _, _ in corners])
+    out = numpy.bincount(idx, weights=wts, minlength=n * c * h * w)
+    return out.astype(grad.dtype, copy=False).reshape(input_shape)
+
+
+def _grid_grad(grad, input, grid, mode, padding_mode, align_corners):
+    dx, dy = _slopes(input, grid, mode, padding_mode, align_corners)
+    if dx is None:
+        return numpy.zeros_like(grid)
+    g = grad.reshape(dx.shape)
+    return numpy.stack((numpy.sum(g * dx, axis=1), numpy.sum(g * dy, axis=1)),
+                       axis=-1).reshape(grid.shape)
+
+
+def _numpy_rule(xp, rule, grad, *args):
+    """A vjp rule on arrays; a batch of gradients runs row by row."""
+    if xp is numpy:
+        return rule(grad, *args)
+    if getattr(xp, "batched", False):
+        from ..autograd._batched import Batched
+        return Batched(numpy.stack([rule(g, *args) for g in grad.data]))
+    raise NotImplementedError("grid_sample: double backward (GridSampler2DBackwardBackward0) "
+                              "is not supported")
+
+
+def _grid_sample_jvp(xp, input_t, grid_t, input, grid, mode, padding_mode, align_corners):
+    if getattr(xp, "batched", False):
+        from ..autograd._batched import Batched
+        b = (input_t if input_t is not None else grid_t).data.shape[0]
+        rows = [_grid_sample_jvp(numpy, None if input_t is None else input_t.data[i],
+                                 None if grid_t is None else grid_t.data[i], input, grid, mode,
+                                 padding_mode, align_corners) for i in range(b)]
+        return Batched(numpy.stack(rows))
+    out = None
+    if input_t is not None:
+        out = _sample(input_t, grid, mode, padding_mode, align_corners)
+    if grid_t is not None:
+        dx, dy = _slopes(input, grid, mode, padding_mode, align_corners)
+        n = grid.shape[0]
+        t = numpy.zeros(input.shape[:2] + grid.shape[1:3], dtype=input.dtype)
+        if dx is not None:
+            tx = grid_t[..., 0].reshape(n, 1, -1)
+            ty = grid_t[..., 1].reshape(n, 1, -1)
+            t = (dx * tx + dy * ty).reshape(t.shape)
+        out = t if out is None else out + t
+    return out
+
+
+def _grid_sample_fwd(xp, input, grid, mode, padding_mode, align_corners):
+    return _sample(input, grid, mode, padding_mode, align_corners)
+
+
+_grid_sampler = defop(
+    "grid_sampler_2d", _grid_sample_fwd,
+    vjp={"input": lambda xp, grad, input_shape, grid, mode, padding_mode, align_corners:
+         _numpy_rule(xp, _input_grad, grad, tuple(input_shape), grid, mode, padding_mode,
+                     align_corners),
+         "grid": lambda xp, grad, input, grid, mode, padding_mode, align_corners:
+         _numpy_rule(xp, _grid_grad, grad, input, grid, mode, padding_mode, align_corners)},
+    jvp=_grid_sample_jvp, node="GridSampler2DBackward0")
+
+
+def grid_sample(input, grid, mode, padding_mode, align_corners):
+    """2-D grid_sample of an (N, C, H, W) input at an (N, Ho, Wo, 2) grid."""
+    k = input.ndim - 2
+    if grid.shape[-1] != k:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {k} in last dimension, "
+                           f"but got grid with sizes {list(grid.shape)}")
+    if grid.ndim != input.ndim or k not in (2, 3):
+        dims = f"{input.ndim}D" if k in (2, 3) else "4D or 5D"
+        raise RuntimeError(f"grid_sampler(): expected {dims} input and grid with same number of "
+                           f"dimensions, but got input with sizes {list(input.shape)} and grid "
+                           f"with sizes {list(grid.shape)}")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    if input.dtype != grid.dtype:
+        raise RuntimeError(f"expected scalar type {_pretty(input._data.dtype)} but found "
+                           f"{_pretty(grid._data.dtype)}")
+    if k == 3:
+        raise NotImplementedError("grid_sample: 5-D (volumetric) input is not supported")
+    if mode == "bicubic":
+        raise NotImplementedError("grid_sample: mode 'bicubic' is not supported")
+    if 0 in input.shape[2:]:
+        raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial "
+                           f"dimensions, but input has sizes {list(input.shape)} with "
+                           f"dimension 2 being empty")
+    return apply(_grid_sampler, (input, grid), (mode, padding_mode, align_corners))
