@@ -223,3 +223,17 @@ def test_sampling_warnings_match_torch(call):
         expected = call(TF, t, tg, tth)
     assert [str(w.message) for w in got] == [str(w.message) for w in want]
     assert_close(out, expected)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: F.pixel_shuffle(x, 1), lambda x: F.pixel_unshuffle(x, 1),
+    lambda x: F.channel_shuffle(x, 1), lambda x: F.channel_shuffle(x, 4),
+    lambda x: F.unfold(x, 1), lambda x: F.interpolate(x, size=(3, 4), mode="bilinear"),
+    lambda x: F.interpolate(x, scale_factor=1, mode="nearest"),
+])
+def test_identity_results_are_copies(call):
+    """A rearrangement or resampling that moves nothing still returns new memory, as
+    PyTorch's kernels do (an in-place write to it must not reach the input)."""
+    x = retrograd.randn(1, 4, 3, 4)
+    out = call(x)
+    assert not numpy.shares_memory(out.numpy(), x.numpy())

@@ -34,7 +34,7 @@ def _shuffle_np(x, r):
     y = x.reshape((*lead, c // (r * r), r, r, h, w))
     n = y.ndim
     y = y.transpose(tuple(range(n - 5)) + (n - 5, n - 2, n - 4, n - 1, n - 3))
-    return numpy.ascontiguousarray(y).reshape((*lead, c // (r * r), h * r, w * r))
+    return y.copy().reshape((*lead, c // (r * r), h * r, w * r))  # a copy even when r == 1
 
 
 def _unshuffle_np(x, r):
@@ -43,7 +43,7 @@ def _unshuffle_np(x, r):
     y = x.reshape((*lead, c, h // r, r, w // r, r))
     n = y.ndim
     y = y.transpose(tuple(range(n - 5)) + (n - 5, n - 3, n - 1, n - 4, n - 2))
-    return numpy.ascontiguousarray(y).reshape((*lead, c * r * r, h // r, w // r))
+    return y.copy().reshape((*lead, c * r * r, h // r, w // r))
 
 
 _pixel_shuffle = defop(
@@ -95,7 +95,7 @@ def _channel_shuffle_np(x, groups, rank):
     a = x.ndim - rank + 1
     c = x.shape[a]
     y = x.reshape(x.shape[:a] + (groups, c // groups) + x.shape[a + 1:])
-    return numpy.ascontiguousarray(numpy.swapaxes(y, a, a + 1)).reshape(x.shape)
+    return numpy.swapaxes(y, a, a + 1).copy().reshape(x.shape)
 
 
 _channel_shuffle = defop(
@@ -126,6 +126,8 @@ def channel_shuffle(input, groups):
 def _unfold_np(x, kernel, stride, pads, dilation):
     """(..., C, H, W) -> (..., C*kh*kw, L): every window as a column."""
     cols = _im2col_np(x, kernel, stride, pads, dilation)
+    if numpy.may_share_memory(cols, x):  # 1x1 windows of a contiguous input: x itself
+        cols = cols.copy()
     return cols.reshape(cols.shape[:-5] + (-1, cols.shape[-2] * cols.shape[-1]))
 
 

@@ -189,6 +189,8 @@ def _along(w, axis):
 
 
 def _resample_np(x, plan):
+    if not plan:  # every dim kept: a copy, never the input itself
+        return x.copy()
     for axis, idx, w, _, _ in plan:
         if w is None:
             x = numpy.take(x, idx[0], axis=axis)
@@ -205,6 +207,8 @@ def _resample_np(x, plan):
 
 def _resample_t_np(g, plan):
     """The adjoint of :func:`_resample_np`, dim by dim (see :func:`_adjoint_groups`)."""
+    if not plan:
+        return g.copy()
     for axis, _, _, n_in, groups in reversed(plan):
         shape = list(g.shape)
         shape[axis] = n_in
@@ -252,9 +256,6 @@ _NODE = {("nearest", 1): "UpsampleNearest1D", ("nearest", 2): "UpsampleNearest2D
          ("bicubic-aa", 2): "UpsampleBicubic2DAa"}
 _OPS = {key: _resample_ops("upsample_" + node[8:].lower(), node + "Backward0")
         for key, node in _NODE.items()}
-_OP_NAMES = {"nearest": "upsample_nearest", "nearest-exact": "_upsample_nearest_exact",
-             "linear": "upsample_linear", "bilinear": "upsample_bilinear",
-             "trilinear": "upsample_trilinear", "bicubic": "upsample_bicubic"}
 
 
 def _check_sizes(input, out_sizes, k):
