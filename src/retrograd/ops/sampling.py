@@ -1,11 +1,15 @@
-"""Spatial transformers: ``affine_grid`` (a linear map of a fixed base grid) and 2-D
-``grid_sample`` (bilinear or nearest, zeros/border/reflection padding), with PyTorch's
-coordinate arithmetic (GridSampler.h): unnormalize, clip or reflect, then sample.
+"""Spatial transformers: ``affine_grid`` (a linear map of a fixed base grid) and
+``grid_sample`` on 4-D and 5-D inputs (bilinear or nearest, zeros/border/reflection
+padding), with PyTorch's coordinate arithmetic (GridSampler.h): unnormalize, clip or
+reflect, then sample.
 
 grid_sample's gradients scatter into arbitrary input positions: one ``bincount`` over all
-four corners for the input, the weights' slopes for the grid. Its backward is NumPy-only:
-a double backward (PyTorch's GridSampler2DBackwardBackward0) raises NotImplementedError.
+corners for the input, the weights' slopes for the grid. Its backward is NumPy-only: a
+double backward (PyTorch's GridSampler2DBackwardBackward0) raises NotImplementedError.
 """
+
+import itertools
+import math
 
 import numpy
 
@@ -107,83 +111,88 @@ def _coords(coord, size, padding_mode, align_corners):
     return x.astype(coord.dtype, copy=False), slope.astype(coord.dtype, copy=False)
 
 
-def _corners(hw, grid, mode, padding_mode, align_corners):
-    """Per corner: (flat index into H*W, weight with out-of-bounds zeroed, d weight / d ix,
-    d weight / d iy) over the (N, P) sample points; and the grid slopes."""
-    h, w = hw
-    n = grid.shape[0]
-    gx, gy = grid[..., 0].reshape(n, -1), grid[..., 1].reshape(n, -1)
-    ix, sx = _coords(gx, w, padding_mode, align_corners)
-    iy, sy = _coords(gy, h, padding_mode, align_corners)
+def _corners(spatial, grid, mode, padding_mode, align_corners):
+    """Per corner: (flat index into the spatial dims, weight with out-of-bounds zeroed, its
+    slope along each grid coordinate) over the (N, P) sample points; and the grid slopes.
+    Grid coordinate 0 is x (the last dim), corners in PyTorch's order (x fastest)."""
+    k, n = len(spatial), grid.shape[0]
+    sizes = spatial[::-1]  # per grid coordinate
+    strides = [math.prod(spatial[k - d:]) for d in range(k)]
+    coords, slopes = zip(*(_coords(grid[..., d].reshape(n, -1), sizes[d], padding_mode,
+                                   align_corners) for d in range(k)), strict=True)
     if mode == "nearest":
-        cx, cy = numpy.rint(ix), numpy.rint(iy)
-        pts = [(cx, cy, numpy.ones_like(ix), None, None)]
+        ends = [((numpy.rint(c), numpy.ones_like(c), None),) for c in coords]
     else:
-        x0, y0 = numpy.floor(ix), numpy.floor(iy)
-        x1, y1 = x0 + 1, y0 + 1
-        pts = [(x0, y0, (x1 - ix) * (y1 - iy), -(y1 - iy), -(x1 - ix)),
-               (x1, y0, (ix - x0) * (y1 - iy), y1 - iy, -(ix - x0)),
-               (x0, y1, (x1 - ix) * (iy - y0), -(iy - y0), x1 - ix),
-               (x1, y1, (ix - x0) * (iy - y0), iy - y0, ix - x0)]
+        ends = []
+        for c in coords:
+            lo = numpy.floor(c)
+            ends.append(((lo, lo + 1 - c, -1), (lo + 1, c - lo, 1)))
     out = []
-    for cx, cy, wt, dwx, dwy in pts:
-        inside = (cx >= 0) & (cx < w) & (cy >= 0) & (cy < h)
-        flat = (numpy.clip(cy, 0, h - 1) * w + numpy.clip(cx, 0, w - 1)).astype(numpy.intp)
-        out.append((flat, wt * inside, None if dwx is None else dwx * inside,
-                    None if dwy is None else dwy * inside))
-    return out, sx, sy
+    for combo in itertools.product(*reversed(ends)):
+        combo = combo[::-1]  # per grid coordinate
+        inside = numpy.ones(coords[0].shape, dtype=bool)
+        flat = 0
+        for d, (pos, _, _) in enumerate(combo):
+            inside &= (pos >= 0) & (pos < sizes[d])
+            flat = flat + numpy.clip(pos, 0, sizes[d] - 1).astype(numpy.intp) * strides[d]
+        factors = [f for _, f, _ in combo]
+        wt = math.prod(factors[1:], start=factors[0]) * inside
+        dws = None if mode == "nearest" else [
+            math.prod((f for e, f in enumerate(factors) if e != d), start=inside * sign)
+            for d, (_, _, sign) in enumerate(combo)]
+        out.append((flat, wt, dws))
+    return out, slopes
 
 
 def _gather(xflat, flat):
-    """(N, C, H*W) values at (N, P) flat indices -> (N, C, P)."""
+    """(N, C, S) values at (N, P) flat indices -> (N, C, P)."""
     return numpy.take_along_axis(xflat, flat[:, None, :], axis=2)
 
 
 def _sample(input, grid, mode, padding_mode, align_corners):
     n, c = input.shape[:2]
     xflat = input.reshape(n, c, -1)
-    corners, _, _ = _corners(input.shape[-2:], grid, mode, padding_mode, align_corners)
+    corners, _ = _corners(input.shape[2:], grid, mode, padding_mode, align_corners)
     out = None
-    for flat, wt, _, _ in corners:
+    for flat, wt, _ in corners:
         v = _gather(xflat, flat)
         v *= wt[:, None, :].astype(v.dtype, copy=False)
         out = v if out is None else out + v
-    return out.reshape((n, c) + grid.shape[1:3])
+    return out.reshape((n, c) + grid.shape[1:-1])
 
 
 def _slopes(input, grid, mode, padding_mode, align_corners):
-    """d out / d grid (x and y) per channel: (N, C, P) each, or None for nearest."""
+    """d out / d grid coordinate, per coordinate: (N, C, P) each; None for nearest."""
     if mode == "nearest":
-        return None, None
+        return None
     n, c = input.shape[:2]
     xflat = input.reshape(n, c, -1)
-    corners, sx, sy = _corners(input.shape[-2:], grid, mode, padding_mode, align_corners)
-    dx = dy = 0
-    for flat, _, dwx, dwy in corners:
+    corners, slopes = _corners(input.shape[2:], grid, mode, padding_mode, align_corners)
+    ds = [0] * len(slopes)
+    for flat, _, dws in corners:
         v = _gather(xflat, flat)
-        dx = dx + v * dwx[:, None, :]
-        dy = dy + v * dwy[:, None, :]
-    return dx * sx[:, None, :], dy * sy[:, None, :]
+        ds = [d + v * dw[:, None, :] for d, dw in zip(ds, dws, strict=True)]
+    return [d * s[:, None, :] for d, s in zip(ds, slopes, strict=True)]
 
 
 def _input_grad(grad, input_shape, grid, mode, padding_mode, align_corners):
-    n, c, h, w = input_shape
-    corners, _, _ = _corners((h, w), grid, mode, padding_mode, align_corners)
+    n, c = input_shape[:2]
+    size = math.prod(input_shape[2:])
+    corners, _ = _corners(tuple(input_shape[2:]), grid, mode, padding_mode, align_corners)
     g = grad.reshape(n, c, -1)
-    base = (numpy.arange(n * c) * (h * w)).reshape(n, c, 1)
-    idx = numpy.concatenate([(base + flat[:, None, :]).reshape(-1) for flat, _, _, _ in corners])
-    wts = numpy.concatenate([(g * wt[:, None, :]).reshape(-1) for _, wt, _, _ in corners])
-    out = numpy.bincount(idx, weights=wts, minlength=n * c * h * w)
+    base = (numpy.arange(n * c) * size).reshape(n, c, 1)
+    idx = numpy.concatenate([(base + flat[:, None, :]).reshape(-1) for flat, _, _ in corners])
+    wts = numpy.concatenate([(g * wt[:, None, :]).reshape(-1) for _, wt, _ in corners])
+    out = numpy.bincount(idx, weights=wts, minlength=n * c * size)
     return out.astype(grad.dtype, copy=False).reshape(input_shape)
 
 
 def _grid_grad(grad, input, grid, mode, padding_mode, align_corners):
-    dx, dy = _slopes(input, grid, mode, padding_mode, align_corners)
-    if dx is None:
+    ds = _slopes(input, grid, mode, padding_mode, align_corners)
+    if ds is None:
         return numpy.zeros_like(grid)
-    g = grad.reshape(dx.shape)
-    return numpy.stack((numpy.sum(g * dx, axis=1), numpy.sum(g * dy, axis=1)),
-                       axis=-1).reshape(grid.shape)
+    g = grad.reshape(ds[0].shape)
+    return numpy.stack([numpy.sum(g * d, axis=1) for d in ds], axis=-1).reshape(grid.shape)
 
 
 def _numpy_rule(xp, rule, grad, *args):
@@ -193,8 +202,8 @@ def _numpy_rule(xp, rule, grad, *args):
     if getattr(xp, "batched", False):
         from ..autograd._batched import Batched
         return Batched(numpy.stack([rule(g, *args) for g in grad.data]))
-    raise NotImplementedError("grid_sample: double backward (GridSampler2DBackwardBackward0) "
-                              "is not supported")
+    raise NotImplementedError("grid_sample: double backward (PyTorch's "
+                              "GridSampler2DBackwardBackward0) is not supported")
 
 
 def _grid_sample_jvp(xp, input_t, grid_t, input, grid, mode, padding_mode, align_corners):
@@ -209,13 +218,13 @@ def _grid_sample_jvp(xp, input_t, grid_t, input, grid, mode, padding_mode, align
     if input_t is not None:
         out = _sample(input_t, grid, mode, padding_mode, align_corners)
     if grid_t is not None:
-        dx, dy = _slopes(input, grid, mode, padding_mode, align_corners)
-        n = grid.shape[0]
-        t = numpy.zeros(input.shape[:2] + grid.shape[1:3], dtype=input.dtype)
-        if dx is not None:
-            tx = grid_t[..., 0].reshape(n, 1, -1)
-            ty = grid_t[..., 1].reshape(n, 1, -1)
-            t = (dx * tx + dy * ty).reshape(t.shape)
+        ds = _slopes(input, grid, mode, padding_mode, align_corners)
+        shape = input.shape[:2] + grid.shape[1:-1]
+        t = numpy.zeros(shape, dtype=input.dtype)
+        if ds is not None:
+            n = grid.shape[0]
+            t = sum(d * grid_t[..., e].reshape(n, 1, -1) for e, d in enumerate(ds))
+            t = t.reshape(shape)
         out = t if out is None else out + t
     return out
 
@@ -224,18 +233,24 @@ def _grid_sample_fwd(xp, input, grid, mode, padding_mode, align_corners):
     return _sample(input, grid, mode, padding_mode, align_corners)
 
 
-_grid_sampler = defop(
-    "grid_sampler_2d", _grid_sample_fwd,
-    vjp={"input": lambda xp, grad, input_shape, grid, mode, padding_mode, align_corners:
-         _numpy_rule(xp, _input_grad, grad, tuple(input_shape), grid, mode, padding_mode,
-                     align_corners),
-         "grid": lambda xp, grad, input, grid, mode, padding_mode, align_corners:
-         _numpy_rule(xp, _grid_grad, grad, input, grid, mode, padding_mode, align_corners)},
-    jvp=_grid_sample_jvp, node="GridSampler2DBackward0")
+def _grid_sampler_op(k):
+    return defop(
+        f"grid_sampler_{k}d", _grid_sample_fwd,
+        vjp={"input": lambda xp, grad, input_shape, grid, mode, padding_mode, align_corners:
+             _numpy_rule(xp, _input_grad, grad, tuple(input_shape), grid, mode, padding_mode,
+                         align_corners),
+             "grid": lambda xp, grad, input, grid, mode, padding_mode, align_corners:
+             _numpy_rule(xp, _grid_grad, grad, input, grid, mode, padding_mode,
+                         align_corners)},
+        jvp=_grid_sample_jvp, node=f"GridSampler{k}DBackward0")
+
+
+_GRID_SAMPLERS = {2: _grid_sampler_op(2), 3: _grid_sampler_op(3)}
 
 
 def grid_sample(input, grid, mode, padding_mode, align_corners):
-    """2-D grid_sample of an (N, C, H, W) input at an (N, Ho, Wo, 2) grid."""
+    """grid_sample of an (N, C, H, W) input at an (N, Ho, Wo, 2) grid, or of an
+    (N, C, D, H, W) one at an (N, Do, Ho, Wo, 3) grid."""
     k = input.ndim - 2
     if grid.shape[-1] != k:
         raise RuntimeError(f"grid_sampler(): expected grid to have size {k} in last dimension, "
@@ -252,12 +267,10 @@ def grid_sample(input, grid, mode, padding_mode, align_corners):
     if input.dtype != grid.dtype:
         raise RuntimeError(f"expected scalar type {_pretty(input._data.dtype)} but found "
                            f"{_pretty(grid._data.dtype)}")
-    if k == 3:
-        raise NotImplementedError("grid_sample: 5-D (volumetric) input is not supported")
     if mode == "bicubic":
         raise NotImplementedError("grid_sample: mode 'bicubic' is not supported")
     if 0 in input.shape[2:]:
         raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial "
                            f"dimensions, but input has sizes {list(input.shape)} with "
                            f"dimension 2 being empty")
-    return apply(_grid_sampler, (input, grid), (mode, padding_mode, align_corners))
+    return apply(_GRID_SAMPLERS[k], (input, grid), (mode, padding_mode, align_corners))

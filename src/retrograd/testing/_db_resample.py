@@ -198,22 +198,29 @@ def _fold_errors():
     yield ErrorInput(SampleInput(t(2, 8, 4), ((3, 3), 0)), RuntimeError, name="kernel0")
 
 
-def _grid(n, h, w, dtype, requires_grad, low=-1.3, high=1.3):
-    return make_tensor(n, h, w, 2, dtype=dtype, low=low, high=high,
-                       requires_grad=requires_grad)
+def _grid(*shape, dtype, requires_grad, low=-1.3, high=1.3):
+    return make_tensor(*shape, dtype=dtype, low=low, high=high, requires_grad=requires_grad)
 
 
 def _grid_sample_samples(dtype, requires_grad):
     t = _maker(dtype, requires_grad)
+
+    def g(*shape, **kw):
+        return _grid(*shape, dtype=dtype, requires_grad=requires_grad, **kw)
     for mode in ("bilinear", "nearest"):
         for pad in ("zeros", "border", "reflection"):
             for ac in (False, True):
-                yield SampleInput(t(2, 2, 3, 4), (_grid(2, 2, 3, dtype, requires_grad),),
+                yield SampleInput(t(2, 2, 3, 4), (g(2, 2, 3, 2),),
                                   {"mode": mode, "padding_mode": pad, "align_corners": ac},
                                   name=f"{mode}_{pad}_{ac}",
                                   nondifferentiable=mode == "nearest")
-    yield SampleInput(t(1, 1, 1, 3), (_grid(1, 2, 2, dtype, requires_grad, -3.0, 3.0),),
+    yield SampleInput(t(1, 1, 1, 3), (g(1, 2, 2, 2, low=-3.0, high=3.0),),
                       {"padding_mode": "reflection", "align_corners": True}, name="unit_height")
+    for mode, pad, ac in (("bilinear", "zeros", False), ("bilinear", "reflection", True),
+                          ("bilinear", "border", False), ("nearest", "zeros", True)):
+        yield SampleInput(t(1, 2, 2, 3, 2), (g(1, 2, 1, 2, 3),),
+                          {"mode": mode, "padding_mode": pad, "align_corners": ac},
+                          name=f"3d_{mode}_{pad}_{ac}", nondifferentiable=mode == "nearest")
 
 
 def _grid_sample_errors():
@@ -228,6 +235,8 @@ def _grid_sample_errors():
                      RuntimeError, name="last_dim")
     yield ErrorInput(SampleInput(t(1, 1, 3, 3), (t(1, 2, 2),), {"align_corners": False}),
                      RuntimeError, name="rank")
+    yield ErrorInput(SampleInput(t(1, 1, 3, 3, 3), (t(1, 2, 2, 2, 2),),
+                                 {"align_corners": False}), RuntimeError, name="size_3d")
     yield ErrorInput(SampleInput(t(1, 1, 3, 3), (t(1, 2, 2, 2, dtype="float64"),),
                                  {"align_corners": False}), RuntimeError, name="dtype")
 
