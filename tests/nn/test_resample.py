@@ -54,7 +54,7 @@ def test_scale_sweep_matches_torch(k, dtype):
     g = numpy.random.default_rng(k)
     for mode in _MODES[k]:
         corners = (None,) if mode in ("nearest", "nearest-exact", "area") else (False, True)
-        for n in (1, 3, 5, 10, 13):
+        for n in (1, 3, 5, 13):
             x = g.standard_normal(_shape(k, n)).astype(dtype)
             for s in (0.3, 0.5, 2 / 3, 0.999, 1.001, 1.3, 2, 2.5, 1 / 3):
                 for ac in corners:
