@@ -198,12 +198,20 @@ def test_upsample_pickles():
     assert m.recompute_scale_factor is True
 
 
-def test_grid_sample_double_backward_is_not_supported():
-    x = retrograd.randn(1, 1, 3, 3, requires_grad=True)
-    grid = retrograd.rand(1, 2, 2, 2).requires_grad_(True)
-    out = F.grid_sample(x, grid, align_corners=False)
-    with pytest.raises(NotImplementedError, match="double backward"):
-        retrograd.autograd.grad(out.sum(), grid, create_graph=True)
+@pytest.mark.parametrize("mode, padding", [("bilinear", "zeros"), ("bilinear", "reflection"),
+                                           ("nearest", "border")])
+@pytest.mark.parametrize("rank", [4, 5])
+def test_grid_sample_double_backward_matches_torch(mode, padding, rank):
+    """Second derivatives (through the first-order gradients of both input and grid)."""
+    r, t = pair(*(1, 2, 3, 4, 3)[:rank])
+    rg, tg = pair(*(1, 2, 3, 2)[:rank - 1], rank - 2, low=-1.2, high=1.2, seed=1)
+    grads = []
+    for lib, f, x, g in ((retrograd, F, r, rg), (torch, TF, t, tg)):
+        out = f.grid_sample(x, g, mode, padding, align_corners=False)
+        gx, gg = lib.autograd.grad((out * out).sum(), (x, g), create_graph=True)
+        grads.append(lib.autograd.grad((gx * gx).sum() + (gg * gg).sum(), (x, g)))
+    for a, b in zip(*grads, strict=True):
+        assert_close(a, b, atol=1e-9)
 
 
 @pytest.mark.parametrize("call", [

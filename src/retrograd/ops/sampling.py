@@ -4,8 +4,9 @@ padding), with PyTorch's coordinate arithmetic (GridSampler.h): unnormalize, cli
 reflect, then sample.
 
 grid_sample's gradients scatter into arbitrary input positions: one ``bincount`` over all
-corners for the input, the weights' slopes for the grid. Its backward is NumPy-only: a
-double backward (PyTorch's GridSampler2DBackwardBackward0) raises NotImplementedError.
+corners for the input, the weights' slopes for the grid. Under create_graph the same
+rules run as gathers and scatter-adds of Tensors, so they are differentiable again (the
+second-order graph is those ops, where PyTorch has one GridSampler2DBackwardBackward0).
 """
 
 import itertools
@@ -14,7 +15,7 @@ import math
 import numpy
 
 from .._tensor import wrap
-from ._registry import _pretty, apply, defop
+from ._registry import FUNCTIONS, _pretty, apply, defop
 
 __all__ = ["affine_grid", "grid_sample"]
 
@@ -195,15 +196,90 @@ def _grid_grad(grad, input, grid, mode, padding_mode, align_corners):
     return numpy.stack([numpy.sum(g * d, axis=1) for d in ds], axis=-1).reshape(grid.shape)
 
 
-def _numpy_rule(xp, rule, grad, *args):
-    """A vjp rule on arrays; a batch of gradients runs row by row."""
+def _tensor_corners(spatial, grid, mode, padding_mode, align_corners):
+    """:func:`_corners` for a Tensor grid under create_graph: indices, masks and grid
+    slopes as constants, weights and their slopes as Tensors differentiable in the grid. A
+    coordinate is piecewise linear in the grid: its value plus its slope times the grid's
+    change."""
+    k, n = len(spatial), grid.shape[0]
+    g = grid.detach()._data
+    sizes = spatial[::-1]
+    strides = [math.prod(spatial[k - d:]) for d in range(k)]
+    dt = g.dtype
+    ends, slopes = [], []
+    for d in range(k):
+        c, slope = _coords(g[..., d].reshape(n, -1), sizes[d], padding_mode, align_corners)
+        slopes.append(wrap(slope))
+        gd = grid[..., d].reshape(n, -1)
+        ct = wrap(c) + wrap(slope) * (gd - wrap(g[..., d].reshape(n, -1)))
+        if mode == "nearest":
+            ends.append(((numpy.rint(c), None, None),))
+        else:
+            lo = numpy.floor(c)
+            ends.append(((lo, wrap(lo + 1) - ct, -1), (lo + 1, ct - wrap(lo), 1)))
+    out = []
+    for combo in itertools.product(*reversed(ends)):
+        combo = combo[::-1]
+        inside = numpy.ones((n, g[..., 0].size // n), dtype=bool)
+        flat = 0
+        for d, (pos, _, _) in enumerate(combo):
+            inside &= (pos >= 0) & (pos < sizes[d])
+            flat = flat + numpy.clip(pos, 0, sizes[d] - 1).astype(numpy.intp) * strides[d]
+        mask = wrap(inside.astype(dt))
+        if mode == "nearest":
+            out.append((flat, mask, None))
+            continue
+        factors = [f for _, f, _ in combo]
+        dws = [math.prod((f for e, f in enumerate(factors) if e != d), start=mask * sign)
+               for d, (_, _, sign) in enumerate(combo)]
+        out.append((flat, math.prod(factors, start=mask), dws))
+    return out, slopes
+
+
+def _index(flat, c):
+    """(N, P) flat indices as an int64 (N, C, P) index Tensor."""
+    n, p = flat.shape
+    return wrap(numpy.ascontiguousarray(numpy.broadcast_to(flat[:, None, :], (n, c, p)),
+                                        dtype=numpy.int64))
+
+
+def _input_grad_t(grad, input_shape, grid, mode, padding_mode, align_corners):
+    n, c = input_shape[:2]
+    g = grad.reshape(n, c, -1)
+    out = wrap(numpy.zeros((n, c, math.prod(input_shape[2:])), dtype=grad._data.dtype))
+    corners, _ = _tensor_corners(tuple(input_shape[2:]), grid, mode, padding_mode,
+                                 align_corners)
+    for flat, wt, _ in corners:
+        out = FUNCTIONS["scatter_add"](out, 2, _index(flat, c), g * wt.unsqueeze(1))
+    return out.reshape(tuple(input_shape))
+
+
+def _grid_grad_t(grad, input, grid, mode, padding_mode, align_corners):
+    if mode == "nearest":
+        return grid * 0
+    n, c = input.shape[:2]
+    xflat = input.reshape(n, c, -1)
+    ds = None
+    corners, slopes = _tensor_corners(tuple(input.shape[2:]), grid, mode, padding_mode,
+                                      align_corners)
+    for flat, _, dws in corners:
+        v = FUNCTIONS["gather"](xflat, 2, _index(flat, c))
+        terms = [v * dw.unsqueeze(1) for dw in dws]
+        ds = terms if ds is None else [a + b for a, b in zip(ds, terms, strict=True)]
+    g = grad.reshape(n, c, -1)
+    return FUNCTIONS["stack"]([(g * d).sum(1) * s for d, s in zip(ds, slopes, strict=True)],
+                              -1).reshape(tuple(grid.shape))
+
+
+def _rule(xp, rule, tensor_rule, grad, *args):
+    """A vjp rule: on arrays; a batch of gradients row by row; on Tensors (create_graph)
+    as differentiable gathers and scatter-adds."""
     if xp is numpy:
         return rule(grad, *args)
     if getattr(xp, "batched", False):
         from ..autograd._batched import Batched
         return Batched(numpy.stack([rule(g, *args) for g in grad.data]))
-    raise NotImplementedError("grid_sample: double backward (PyTorch's "
-                              "GridSampler2DBackwardBackward0) is not supported")
+    return tensor_rule(grad, *args)
 
 
 def _grid_sample_jvp(xp, input_t, grid_t, input, grid, mode, padding_mode, align_corners):
@@ -237,11 +313,11 @@ def _grid_sampler_op(k):
     return defop(
         f"grid_sampler_{k}d", _grid_sample_fwd,
         vjp={"input": lambda xp, grad, input_shape, grid, mode, padding_mode, align_corners:
-             _numpy_rule(xp, _input_grad, grad, tuple(input_shape), grid, mode, padding_mode,
-                         align_corners),
+             _rule(xp, _input_grad, _input_grad_t, grad, tuple(input_shape), grid, mode,
+                   padding_mode, align_corners),
              "grid": lambda xp, grad, input, grid, mode, padding_mode, align_corners:
-             _numpy_rule(xp, _grid_grad, grad, input, grid, mode, padding_mode,
-                         align_corners)},
+             _rule(xp, _grid_grad, _grid_grad_t, grad, input, grid, mode, padding_mode,
+                   align_corners)},
         jvp=_grid_sample_jvp, node=f"GridSampler{k}DBackward0")
 
 

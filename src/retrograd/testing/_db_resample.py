@@ -284,9 +284,8 @@ OPS = [
            error_inputs=_unfold_errors, variant="im2col"),
     OpInfo("fold", _fold_samples, op=F.fold, torch_op=_tf("fold"), dtypes=_FLOAT,
            error_inputs=_fold_errors),
-    # PyTorch's double backward of grid_sample is not reproduced (raises NotImplementedError)
     OpInfo("grid_sample", _grid_sample_samples, op=F.grid_sample, torch_op=_tf("grid_sample"),
-           dtypes=_FLOAT, supports_gradgrad=False, error_inputs=_grid_sample_errors),
+           dtypes=_FLOAT, error_inputs=_grid_sample_errors),
     OpInfo("affine_grid", _affine_grid_samples, op=F.affine_grid, torch_op=_tf("affine_grid"),
            dtypes=_FLOAT, error_inputs=_affine_grid_errors),
 ]
