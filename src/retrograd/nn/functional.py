@@ -382,3 +382,16 @@ __all__ += ["normalize", "cosine_similarity", "pairwise_distance", "pdist", "kl_
             "cosine_embedding_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
             "multilabel_soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss",
             "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss"]
+
+# ---- resampling (nn/_functional_resample.py) -----------------------------------------------
+from ._functional_resample import (affine_grid, grid_sample, interpolate,  # noqa: E402
+                                   upsample, upsample_bilinear, upsample_nearest)
+
+__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "affine_grid",
+            "grid_sample"]
+
+# ---- rearranging (ops/rearrange.py) ----------------------------------------------------------
+from ..ops.rearrange import (channel_shuffle, fold, pixel_shuffle,  # noqa: E402,F401
+                             pixel_unshuffle, unfold)
+
+__all__ += ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "unfold", "fold"]

@@ -6,3 +6,4 @@ from . import losses  # noqa: F401
 from ._registry import FUNCTIONS, apply, apply_inplace, defop, register  # noqa: F401
 from . import activation  # noqa: F401,E402
 from . import weight_norm  # noqa: F401,E402 (_weight_norm, norm_except_dim)
+from . import rearrange, resample  # noqa: F401,E402

@@ -894,7 +894,7 @@ _adaptive_avg = defop(
 def adaptive_avg_pool2d(input, output_size):
     oh, ow = _tuple(output_size)
     h, w = input.shape[-2:]
-    oh, ow = oh or h, ow or w
+    oh, ow = h if oh is None else oh, w if ow is None else ow
     if (oh, ow) == (1, 1):  # PyTorch takes a mean here (MeanBackward1)
         return input.mean((-2, -1), keepdim=True)
     dt = input._data.dtype

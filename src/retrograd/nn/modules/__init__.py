@@ -57,3 +57,21 @@ __all__ += ["CosineSimilarity", "PairwiseDistance", "CTCLoss", "CosineEmbeddingL
             "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
             "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
             "TripletMarginWithDistanceLoss"]
+
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402,F401
+
+__all__ += ["Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
+from .fold import Fold, Unfold  # noqa: E402,F401
+from .flatten import Unflatten  # noqa: E402,F401
+from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle  # noqa: E402,F401
+
+__all__ += ["ChannelShuffle", "Fold", "PixelShuffle", "PixelUnshuffle", "Unflatten", "Unfold"]
+from .padding import (CircularPad1d, CircularPad2d, CircularPad3d,  # noqa: E402,F401
+                      ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,
+                      ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d,
+                      ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d)
+
+__all__ += ["CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d",
+            "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
+            "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
+            "ZeroPad1d", "ZeroPad2d", "ZeroPad3d"]

@@ -1,8 +1,8 @@
-"""Flatten."""
+"""Flatten and Unflatten."""
 
 from .module import Module
 
-__all__ = ["Flatten"]
+__all__ = ["Flatten", "Unflatten"]
 
 
 class Flatten(Module):
@@ -15,3 +15,27 @@ class Flatten(Module):
 
     def extra_repr(self):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        self._require_tuple_int(unflattened_size)
+        self.dim = dim
+        self.unflattened_size = unflattened_size
+
+    def _require_tuple_int(self, input):
+        if isinstance(input, (tuple, list)):
+            for idx, elem in enumerate(input):
+                if not isinstance(elem, int):
+                    raise TypeError("unflattened_size must be tuple of ints, but found element "
+                                    f"of type {type(elem).__name__} at pos {idx}")
+            return
+        raise TypeError(f"unflattened_size must be a tuple of ints, but found type "
+                        f"{type(input).__name__}")
+
+    def forward(self, input):
+        return input.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

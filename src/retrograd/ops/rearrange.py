@@ -1,0 +1,228 @@
+"""Rearranging ops: pixel_shuffle / pixel_unshuffle, channel_shuffle, and unfold / fold
+(im2col / col2im on PyTorch's (N, C*kh*kw, L) layout, over ``conv``'s im2col helpers).
+
+Each pair is linear and each member is the other's vjp (channel_shuffle is its own, with
+the complementary group count), so every backward is itself differentiable. Kernels work
+on trailing dims, so a batch of gradients (``is_grads_batched``) runs as more leading dims.
+"""
+
+import math
+
+import numpy
+
+from ._registry import apply, defop, register
+from .conv import _col2im_np, _im2col_np
+
+__all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "unfold", "fold"]
+
+
+def _run(xp, kernel, op, a, *attrs):
+    """``kernel`` on arrays (a batch of them: on the data, whose extra dims lead), ``op``
+    on Tensors (under create_graph)."""
+    if xp is numpy:
+        return kernel(a, *attrs)
+    if getattr(xp, "batched", False):
+        from ..autograd._batched import Batched
+        return Batched(kernel(a.data, *attrs))
+    return apply(op, (a,), attrs)
+
+
+# ---- pixel shuffle ------------------------------------------------------------------------
+def _shuffle_np(x, r):
+    """(..., C*r*r, H, W) -> (..., C, H*r, W*r)."""
+    *lead, c, h, w = x.shape
+    y = x.reshape((*lead, c // (r * r), r, r, h, w))
+    n = y.ndim
+    y = y.transpose(tuple(range(n - 5)) + (n - 5, n - 2, n - 4, n - 1, n - 3))
+    return y.copy().reshape((*lead, c // (r * r), h * r, w * r))  # a copy even when r == 1
+
+
+def _unshuffle_np(x, r):
+    """(..., C, H*r, W*r) -> (..., C*r*r, H, W)."""
+    *lead, c, h, w = x.shape
+    y = x.reshape((*lead, c, h // r, r, w // r, r))
+    n = y.ndim
+    y = y.transpose(tuple(range(n - 5)) + (n - 5, n - 3, n - 1, n - 4, n - 2))
+    return y.copy().reshape((*lead, c * r * r, h // r, w // r))
+
+
+_pixel_shuffle = defop(
+    "pixel_shuffle", lambda xp, self, r: _run(xp, _shuffle_np, None, self, r),
+    vjp={"self": lambda xp, grad, r: _run(xp, _unshuffle_np, _pixel_unshuffle, grad, r)},
+    jvp="linear")
+_pixel_unshuffle = defop(
+    "pixel_unshuffle", lambda xp, self, r: _run(xp, _unshuffle_np, None, self, r),
+    vjp={"self": lambda xp, grad, r: _run(xp, _shuffle_np, _pixel_shuffle, grad, r)},
+    jvp="linear")
+
+
+def _check_shuffle(input, factor, name, what):
+    if input.ndim < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got "
+                           f"input with {input.ndim} dimension(s)")
+    if factor <= 0:
+        raise RuntimeError(f"{name} expects a positive {what}, but got {factor}")
+
+
+@register(method=False)
+def pixel_shuffle(input, upscale_factor):
+    r = upscale_factor
+    _check_shuffle(input, r, "pixel_shuffle", "upscale_factor")
+    c = input.shape[-3]
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    return apply(_pixel_shuffle, (input,), (r,))
+
+
+@register(method=False)
+def pixel_unshuffle(input, downscale_factor):
+    r = downscale_factor
+    _check_shuffle(input, r, "pixel_unshuffle", "downscale_factor")
+    for d, name in ((-2, "height"), (-1, "width")):
+        if input.shape[d] % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by "
+                               f"downscale_factor, but input.size({d})={input.shape[d]} is not "
+                               f"divisible by {r}")
+    return apply(_pixel_unshuffle, (input,), (r,))
+
+
+# ---- channel shuffle ----------------------------------------------------------------------
+def _channel_shuffle_np(x, groups, rank):
+    """Channels (axis 1 of a ``rank``-dim input, more leading dims in a batch) seen as
+    (groups, C/groups), transposed."""
+    a = x.ndim - rank + 1
+    c = x.shape[a]
+    y = x.reshape(x.shape[:a] + (groups, c // groups) + x.shape[a + 1:])
+    return numpy.swapaxes(y, a, a + 1).copy().reshape(x.shape)
+
+
+_channel_shuffle = defop(
+    "channel_shuffle",
+    lambda xp, self, groups, rank: _run(xp, _channel_shuffle_np, None, self, groups, rank),
+    vjp={"self": lambda xp, grad, self_shape, groups, rank:
+         _run(xp, _channel_shuffle_np, _channel_shuffle, grad,
+              self_shape[-rank + 1] // groups, rank)},
+    jvp="linear")
+
+
+@register(method=False)
+def channel_shuffle(input, groups):
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value "
+                           f"of groups:{groups}")
+    c = input.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    return apply(_channel_shuffle, (input,), (groups, input.ndim))
+
+
+# ---- unfold / fold ------------------------------------------------------------------------
+def _unfold_np(x, kernel, stride, pads, dilation):
+    """(..., C, H, W) -> (..., C*kh*kw, L): every window as a column."""
+    cols = _im2col_np(x, kernel, stride, pads, dilation)
+    if numpy.may_share_memory(cols, x):  # 1x1 windows of a contiguous input: x itself
+        cols = cols.copy()
+    return cols.reshape(cols.shape[:-5] + (-1, cols.shape[-2] * cols.shape[-1]))
+
+
+def _fold_np(cols, size, kernel, stride, pads, dilation):
+    """(..., C*kh*kw, L) -> (..., C, H, W): the windows summed back (the adjoint)."""
+    blocks = _blocks(size, kernel, stride, pads, dilation)
+    lead = cols.shape[:-2]
+    c = cols.shape[-2] // (kernel[0] * kernel[1])
+    cols = cols.reshape(lead + (c,) + tuple(kernel) + blocks)
+    out = _col2im_np(cols, lead + (c,) + tuple(size), kernel, stride, pads, dilation)
+    return numpy.ascontiguousarray(out)
+
+
+def _blocks(size, kernel, stride, pads, dilation):
+    return tuple((n + p[0] + p[1] - d * (k - 1) - 1) // s + 1
+                 for n, k, s, p, d in zip(size, kernel, stride, pads, dilation, strict=True))
+
+
+_unfold = defop(
+    "im2col", lambda xp, self, kernel, stride, pads, dilation:
+    _run(xp, _unfold_np, None, self, kernel, stride, pads, dilation),
+    vjp={"self": lambda xp, grad, self_shape, kernel, stride, pads, dilation:
+         _run(xp, _fold_np, _fold, grad, tuple(self_shape[-2:]), kernel, stride, pads,
+              dilation)},
+    jvp="linear", node="Im2ColBackward0")
+_fold = defop(
+    "col2im", lambda xp, self, size, kernel, stride, pads, dilation:
+    _run(xp, _fold_np, None, self, size, kernel, stride, pads, dilation),
+    vjp={"self": lambda xp, grad, kernel, stride, pads, dilation:
+         _run(xp, _unfold_np, _unfold, grad, kernel, stride, pads, dilation)},
+    jvp="linear", node="Col2ImBackward0")
+
+
+def _pair(v, name):
+    v = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+    if len(v) != 2:
+        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(v)}")
+    return v
+
+
+def _check_geometry(kernel, stride, padding, dilation):
+    for (a, b), what, low in ((kernel, "kernel size", 1), (stride, "stride", 1),
+                              (dilation, "dilation", 1)):
+        if a < low or b < low:
+            name = what.split()[0]
+            raise RuntimeError(f"{what} should be greater than zero, but got {name}_height: "
+                               f"{a} {name}_width: {b}")
+    if padding[0] < 0 or padding[1] < 0:
+        raise RuntimeError(f"padding should be non-negative, but got pad_height: {padding[0]} "
+                           f"pad_width: {padding[1]}")
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding windows of an (N, C, H, W) or (C, H, W) input as columns (PyTorch's im2col)."""
+    kernel, dilation = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
+    padding, stride = _pair(padding, "padding"), _pair(stride, "stride")
+    _check_geometry(kernel, stride, padding, dilation)
+    shape = tuple(input.shape)
+    if input.ndim not in (3, 4) or 0 in shape[-3:]:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                           f"and other non-zero dimensions for input, but got: {list(shape)}")
+    pads = ((padding[0], padding[0]), (padding[1], padding[1]))
+    blocks = _blocks(shape[-2:], kernel, stride, pads, dilation)
+    if min(blocks) < 1:
+        raise RuntimeError(f"Given input with spatial size {shape[-2:]}, kernel_size={kernel}, "
+                           f"dilation={dilation}, padding={padding}, calculated shape of the "
+                           f"array of sliding blocks as {blocks}, but its components must be "
+                           "at least one.")
+    return apply(_unfold, (input,), (kernel, stride, pads, dilation))
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Columns of windows summed back into an (N, C, H, W) or (C, H, W) image (col2im)."""
+    size = _pair(output_size, "output_size")
+    kernel, dilation = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
+    padding, stride = _pair(padding, "padding"), _pair(stride, "stride")
+    _check_geometry(kernel, stride, padding, dilation)
+    shape = tuple(input.shape)
+    if input.ndim not in (2, 3) or 0 in shape[-2:]:
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                           f"batch size and non-zero dimensions for input, but got: "
+                           f"{list(shape)}")
+    k = kernel[0] * kernel[1]
+    if shape[-2] % k:
+        raise RuntimeError(f"Expected size of input's dimension {input.ndim - 2} to be "
+                           f"divisible by the product of kernel_size, but got "
+                           f"input.size({input.ndim - 2})={shape[-2]} and "
+                           f"kernel_size={kernel}.")
+    pads = ((padding[0], padding[0]), (padding[1], padding[1]))
+    blocks = _blocks(size, kernel, stride, pads, dilation)
+    if min(blocks) < 1 or math.prod(blocks) != shape[-1]:
+        raise RuntimeError(f"Given output_size={size}, kernel_size={kernel}, "
+                           f"dilation={dilation}, padding={padding}, stride={stride}, expected "
+                           f"size of input's dimension {input.ndim - 1} to match the "
+                           f"calculated number of sliding blocks {blocks[0]} * {blocks[1]} = "
+                           f"{math.prod(blocks)}, but got input.size({input.ndim - 1})="
+                           f"{shape[-1]}.")
+    return apply(_fold, (input,), (size, kernel, stride, pads, dilation))

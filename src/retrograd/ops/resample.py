@@ -1,0 +1,357 @@
+"""Resampling: ``interpolate``'s kernels (nearest, nearest-exact, (bi/tri)linear, bicubic,
+their antialiased forms) and the adaptive average pooling of its "area" mode.
+
+Every mode but "area" is separable: along each resized dim, output ``o`` is a weighted sum
+of a few input elements (taps). A dim's plan holds, per tap, the input indices and
+weights for all outputs, computed with PyTorch's CPU arithmetic (the scale in the op's
+math type, ``floorf``, the clamps), so indices agree with PyTorch's to the last rounding.
+The forward is one gather (``take``) and multiply-add per tap and dim, last dim first as
+PyTorch nests its loops (so non-finite inputs spread as in PyTorch); the backward adds the
+gradients back through the same taps without a scatter (:func:`_adjoint_groups`). Forward
+and backward are each other's vjp, so both are differentiable.
+"""
+
+import math
+
+import numpy
+
+from ._registry import _pretty, apply, defop
+
+__all__ = ["upsample", "adaptive_avg_pool3d"]
+
+
+def _batched(xp):
+    return getattr(xp, "batched", False)
+
+
+# ---- index and weight arithmetic ----------------------------------------------------------
+# ``ft`` is PyTorch's opmath type: float32 for float16/float32 inputs, float64 for float64.
+def _scale(ft, n_in, n_out, align_corners, scale):
+    """area_pixel_compute_scale: input units per output unit."""
+    if align_corners:
+        return ft(n_in - 1) / ft(n_out - 1) if n_out > 1 else ft(0)
+    if scale is not None and scale > 0:
+        return ft(1.0 / scale)
+    return ft(n_in) / ft(n_out)
+
+
+def _source(ft, scale, n_out, align_corners, cubic=False):
+    """area_pixel_compute_source_index for every output index."""
+    i = numpy.arange(n_out, dtype=ft)
+    if align_corners:
+        return scale * i
+    src = scale * (i + ft(0.5)) - ft(0.5)
+    return src if cubic else numpy.maximum(src, ft(0))
+
+
+def _floorf(x):
+    """C's ``floorf`` of an opmath value (a double argument is rounded to float first)."""
+    return numpy.floor(x.astype(numpy.float32)).astype(numpy.int64)
+
+
+def _nearest_taps(ft, n_in, n_out, scale, exact, shortcut):
+    """``shortcut``: PyTorch's 2-D nearest kernel (nearest_idx) copies equal sizes, halves
+    for doubled ones and takes the scale in float32 otherwise."""
+    if shortcut:
+        if n_out in (n_in, 2 * n_in):
+            return (numpy.arange(n_out) >> (n_out != n_in))[None], None
+        ft = numpy.float32
+    s = _scale(ft, n_in, n_out, False, scale)
+    if exact:
+        src = _floorf(_source(ft, s, n_out, False).astype(numpy.float64) + 0.5)
+    else:
+        src = _floorf(s * numpy.arange(n_out, dtype=ft))
+    return numpy.minimum(src, n_in - 1)[None], None
+
+
+def _linear_taps(ft, n_in, n_out, align_corners, scale):
+    if n_in == n_out:
+        return None
+    real = _source(ft, _scale(ft, n_in, n_out, align_corners, scale), n_out, align_corners)
+    i0 = numpy.minimum(_floorf(real), n_in - 1)
+    l1 = numpy.clip(real - i0.astype(ft), ft(0), ft(1))
+    i1 = i0 + (i0 < n_in - 1)
+    return numpy.stack((i0, i1)), numpy.stack((ft(1) - l1, l1))
+
+
+def _cubic_coefficients(ft, t):
+    a = ft(-0.75)
+
+    def conv1(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def conv2(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    x2 = ft(1) - t
+    return numpy.stack((conv2(t + ft(1)), conv1(t), conv1(x2), conv2(x2 + ft(1))))
+
+
+def _cubic_taps(ft, n_in, n_out, align_corners, scale):
+    real = _source(ft, _scale(ft, n_in, n_out, align_corners, scale), n_out, align_corners,
+                   cubic=True)
+    i0 = numpy.minimum(_floorf(real), n_in - 1)
+    t = numpy.clip(real - i0.astype(ft), ft(0), ft(1))
+    idx = numpy.clip(i0 + numpy.arange(-1, 3)[:, None], 0, n_in - 1)
+    return idx, _cubic_coefficients(ft, t)
+
+
+def _aa_filter(mode, ft, x):
+    x = numpy.abs(x)
+    if mode == "bilinear":
+        return numpy.where(x < 1, ft(1) - x, ft(0))
+    a = ft(-0.5)
+    w1 = ((a + 2) * x - (a + 3)) * x * x + 1
+    w2 = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return numpy.where(x < 1, w1, numpy.where(x < 2, w2, ft(0)))
+
+
+def _aa_taps(mode, ft, n_in, n_out, align_corners, scale):
+    """The antialiased kernels' taps: the filter widened by the scale when downsampling,
+    normalized to sum 1 (PyTorch's _compute_indices_min_size_weights_aa)."""
+    s = _scale(ft, n_in, n_out, align_corners, scale)
+    half = ft(1 if mode == "bilinear" else 2)
+    support = half * s if s >= 1 else half
+    width = int(math.ceil(support)) * 2 + 1
+    center = s * (numpy.arange(n_out, dtype=numpy.float64) + 0.5).astype(ft)
+    lo = numpy.maximum((center - support + ft(0.5)).astype(numpy.int64), 0)
+    size = numpy.clip(numpy.minimum((center + support + ft(0.5)).astype(numpy.int64), n_in)
+                      - lo, 0, width)
+    j = numpy.arange(width)[:, None]
+    invscale = ft(1) / s if s >= 1 else ft(1)
+    w = _aa_filter(mode, ft, ((j + lo).astype(ft) - center + ft(0.5)) * invscale)
+    w = numpy.where(j < size, w, ft(0))
+    total = numpy.sum(w, axis=0)
+    w = numpy.where(total != 0, w / numpy.where(total != 0, total, ft(1)), w)
+    # Taps past a window's end read a later element (kept in range) with weight 0: every
+    # tap's indices stay nondecreasing.
+    return numpy.minimum(j + lo, n_in - 1), w
+
+
+def _selector(a):
+    """An increasing index array as a slice when it is evenly spaced (a view, not a copy)."""
+    if len(a) == 1 or len(a) > 1 and a[1] > a[0] and (numpy.diff(a) == a[1] - a[0]).all():
+        step = int(a[1] - a[0]) if len(a) > 1 else 1
+        return slice(int(a[0]), int(a[-1]) + 1, step)
+    return a
+
+
+def _adjoint_groups(idx, w):
+    """The backward of each tap as scatter-free adds: a tap's indices never decrease, so
+    the outputs that read one input are a run; the ``r``-th outputs of all runs read
+    distinct inputs, so each ``r`` is one add of (weighted) gradients into the inputs they
+    read. Returns ``(inputs, outputs, weights)`` per tap and ``r``, index sets as slices
+    where evenly spaced (the common scales make every one a strided view)."""
+    groups = []
+    for k, row in enumerate(idx):
+        starts = numpy.flatnonzero(numpy.diff(row, prepend=-1))
+        lengths = numpy.diff(starts, append=len(row))
+        for r in range(int(lengths.max())):
+            runs = lengths > r
+            outs = starts[runs] + r
+            groups.append((_selector(row[outs]), _selector(outs),
+                           None if w is None else w[k][outs]))
+    return tuple(groups)
+
+
+def _plan(mode, dtype, in_sizes, out_sizes, align_corners, scales, antialias):
+    """One entry per resized dim, last dim first: ``(axis, index, weight, n_in, groups)``
+    with ``index``/``weight`` (taps, n_out) (weight None for the nearest modes) and the
+    backward's ``groups`` (see :func:`_adjoint_groups`)."""
+    ft = numpy.float64 if dtype == numpy.float64 else numpy.float32
+    plan = []
+    k_dims = len(in_sizes)
+    for d in reversed(range(k_dims)):
+        n_in, n_out, s = in_sizes[d], out_sizes[d], scales[d]
+        if antialias:
+            taps = None if n_in == n_out else _aa_taps(mode, ft, n_in, n_out, align_corners, s)
+        elif mode in ("nearest", "nearest-exact"):
+            taps = _nearest_taps(ft, n_in, n_out, s, mode == "nearest-exact",
+                                 mode == "nearest" and k_dims == 2)
+        elif mode == "bicubic":
+            taps = _cubic_taps(ft, n_in, n_out, align_corners, s)
+        else:
+            taps = _linear_taps(ft, n_in, n_out, align_corners, s)
+        if taps is None:
+            continue
+        idx, w = taps
+        if w is None and n_in == n_out and (idx[0] == numpy.arange(n_out)).all():
+            continue
+        w = None if w is None else w.astype(dtype)
+        plan.append((d - k_dims, idx, w, n_in, _adjoint_groups(idx, w)))
+    return tuple(plan)
+
+
+# ---- kernels ------------------------------------------------------------------------------
+def _along(w, axis):
+    """A (n,) weight row shaped to broadcast along ``axis`` (negative)."""
+    return w.reshape((-1,) + (1,) * (-axis - 1))
+
+
+def _resample_np(x, plan):
+    if not plan:  # every dim kept: a copy, never the input itself
+        return x.copy()
+    for axis, idx, w, _, _ in plan:
+        if w is None:
+            x = numpy.take(x, idx[0], axis=axis)
+            continue
+        out = numpy.take(x, idx[0], axis=axis)
+        out *= _along(w[0], axis)
+        for row, wr in zip(idx[1:], w[1:], strict=True):
+            t = numpy.take(x, row, axis=axis)
+            t *= _along(wr, axis)
+            out += t
+        x = out
+    return x
+
+
+def _resample_t_np(g, plan):
+    """The adjoint of :func:`_resample_np`, dim by dim (see :func:`_adjoint_groups`)."""
+    if not plan:
+        return g.copy()
+    for axis, _, _, n_in, groups in reversed(plan):
+        shape = list(g.shape)
+        shape[axis] = n_in
+        out = numpy.zeros(shape, dtype=g.dtype)
+        tail = (slice(None),) * (-axis - 1)
+        for inputs, outputs, w in groups:
+            part = (g[(Ellipsis, outputs) + tail] if type(outputs) is slice
+                    else numpy.take(g, outputs, axis=axis))
+            if w is not None:
+                part = part * _along(w, axis)
+            out[(Ellipsis, inputs) + tail] += part
+        g = out
+    return g
+
+
+def _run(xp, kernel, op, a, plan):
+    """``kernel`` on arrays (a batch of them: on the data, whose extra dims lead), ``op``
+    on Tensors (under create_graph)."""
+    if xp is numpy:
+        return kernel(a, plan)
+    if _batched(xp):
+        from ..autograd._batched import Batched
+        return Batched(kernel(a.data, plan))
+    return apply(op, (a,), (plan,))
+
+
+def _resample_ops(name, node):
+    fwd = defop(name, lambda xp, self, plan: _run(xp, _resample_np, None, self, plan),
+                vjp={"self": lambda xp, grad, plan: _run(xp, _resample_t_np, bwd, grad, plan)},
+                jvp="linear", node=node)
+    bwd = defop(f"{name}_backward",
+                lambda xp, grad_output, plan: _run(xp, _resample_t_np, None, grad_output, plan),
+                vjp={"grad_output": lambda xp, grad, plan:
+                     _run(xp, _resample_np, fwd, grad, plan)},
+                jvp="linear", node=node.replace("Backward0", "BackwardBackward0"))
+    return fwd
+
+
+_NODE = {("nearest", 1): "UpsampleNearest1D", ("nearest", 2): "UpsampleNearest2D",
+         ("nearest", 3): "UpsampleNearest3D", ("nearest-exact", 1): "UpsampleNearestExact1D",
+         ("nearest-exact", 2): "UpsampleNearestExact2D",
+         ("nearest-exact", 3): "UpsampleNearestExact3D", ("linear", 1): "UpsampleLinear1D",
+         ("bilinear", 2): "UpsampleBilinear2D", ("trilinear", 3): "UpsampleTrilinear3D",
+         ("bicubic", 2): "UpsampleBicubic2D", ("bilinear-aa", 2): "UpsampleBilinear2DAa",
+         ("bicubic-aa", 2): "UpsampleBicubic2DAa"}
+_OPS = {key: _resample_ops("upsample_" + node[8:].lower(), node + "Backward0")
+        for key, node in _NODE.items()}
+
+
+def _check_sizes(input, out_sizes, k):
+    in_sizes = tuple(input.shape[2:])
+    if any(n <= 0 for n in in_sizes + tuple(out_sizes)):
+        names = "DHW"[3 - k:]
+        i = ", ".join(f"{c}: {n}" for c, n in zip(names, in_sizes, strict=True))
+        o = ", ".join(f"{c}: {n}" for c, n in zip(names, out_sizes, strict=True))
+        sep = " and" if k == 1 else ""
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({i}){sep} output ({o})")
+    if input.numel() == 0 and input.shape[1] == 0:
+        raise RuntimeError(f"Non-empty {k + 2}D data tensor expected but got a tensor with "
+                           f"sizes {list(input.shape)}")
+
+
+def _unsupported(input, mode, k, antialias):
+    """PyTorch's error for integer inputs, naming the kernel that rejects them (its uint8
+    kernels for bilinear and bicubic round differently and are not reproduced)."""
+    if input._data.dtype == numpy.uint8:
+        raise NotImplementedError(f"interpolate: uint8 input in mode {mode!r} is not supported")
+    if antialias:
+        name = "compute_index_ranges_weights"
+    elif k == 2 and mode in ("nearest", "bilinear"):
+        name = f"upsample_{mode}2d_channels_last"
+    elif mode == "bicubic":
+        name = "compute_indices_weights_cubic"
+    else:
+        name = "compute_indices_weights_" + ("nearest" if "nearest" in mode else "linear")
+    raise NotImplementedError(f"\"{name}\" not implemented for '{_pretty(input._data.dtype)}'")
+
+
+def upsample(input, mode, out_sizes, scales, align_corners=False, antialias=False):
+    """The resampling kernel of ``mode`` for the last ``len(out_sizes)`` dims of an
+    (N, C, ...) input; ``scales`` per dim (None: taken from the sizes) as PyTorch's
+    ``scale_factors`` reach its kernels."""
+    k = len(out_sizes)
+    _check_sizes(input, out_sizes, k)
+    dt = input._data.dtype
+    if dt.kind not in "fc" and not (dt == numpy.uint8 and mode in ("nearest", "nearest-exact")):
+        _unsupported(input, mode, k, antialias)
+    plan = _plan(mode, dt, tuple(input.shape[2:]), tuple(out_sizes), align_corners,
+                 tuple(scales), antialias)
+    key = (mode + "-aa" if antialias else mode, k)
+    return apply(_OPS[key], (input,), (plan,))
+
+
+# ---- adaptive average pooling -------------------------------------------------------------
+def _adaptive_matrix(n, o, dtype):
+    """(o, n) averaging matrix of PyTorch's adaptive bins [floor(i n/o), ceil((i+1) n/o))."""
+    i = numpy.arange(o)
+    a, b = (i * n) // o, -(-((i + 1) * n) // o)
+    j = numpy.arange(n)
+    inside = (j >= a[:, None]) & (j < b[:, None])
+    return (inside / (b - a)[:, None]).astype(dtype)
+
+
+def _pool3d(xp, x, md, mh, mwt):
+    """``md``, ``mh`` along D and H (each a matmul over the dims after it flattened), then
+    ``mwt`` on the right along W."""
+    s = x.shape
+    x = xp.reshape(xp.matmul(md, xp.reshape(x, tuple(s[:-3]) + (s[-3], s[-2] * s[-1]))),
+                   tuple(s[:-3]) + (md.shape[0], s[-2], s[-1]))
+    return xp.matmul(xp.matmul(mh, x), mwt)
+
+
+def _const(xp, a):
+    if xp is numpy or _batched(xp):
+        return a
+    from .._tensor import wrap
+    return wrap(a)
+
+
+def _swap(a):
+    return numpy.ascontiguousarray(a.T)
+
+
+_adaptive_avg3d = defop(
+    "adaptive_avg_pool3d", _pool3d,
+    vjp={"x": lambda xp, grad, md, mh, mwt:
+         _pool3d(xp, grad, _const(xp, _swap(md)), _const(xp, _swap(mh)), _const(xp, _swap(mwt)))},
+    jvp="linear", node="AdaptiveAvgPool3DBackward0")
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Adaptive average pooling of the last three dims (a global one is a mean, as
+    PyTorch's)."""
+    size = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * 3
+    size = tuple(n if o is None else o for o, n in zip(size, input.shape[-3:], strict=True))
+    if input._data.dtype.kind not in "fc":
+            raise NotImplementedError(f"\"adaptive_avg_pool3d_cpu\" not implemented for "
+                                  f"'{_pretty(input._data.dtype)}'")
+    if size == (1, 1, 1):
+        return input.mean((-3, -2, -1), keepdim=True)
+    dt = input._data.dtype
+    d, h, w = input.shape[-3:]
+    return apply(_adaptive_avg3d, (input,), (_adaptive_matrix(d, size[0], dt),
+                                             _adaptive_matrix(h, size[1], dt),
+                                             _swap(_adaptive_matrix(w, size[2], dt))))
