@@ -303,3 +303,25 @@ def test_reverse_over_forward(op, dtype, i):
     actual = sum(float(numpy.vdot(gr._data, d)) for gr, d in zip(grads, ds, strict=True)
                  if gr is not None)
     assert actual == pytest.approx(fd, rel=op.grad_rtol * 10, abs=op.grad_atol * 100)
+
+
+@pytest.mark.parametrize("op, dtype, i", [p for p in _grad_params
+                                          if p.values[0].supports_gradgrad])
+def test_create_graph_gradient_matches_plain(op, dtype, i):
+    """Rules run on arrays in a plain backward and on Tensors under create_graph=True
+    (different code paths): both must give the same first-order gradients."""
+    fn, diff = _grad_sample(op, dtype, i)
+    outs = _flat(fn(*diff))
+    keep = _differentiable(outs)
+    if not keep:
+        pytest.skip("no differentiable output")
+    g = numpy.random.default_rng(zlib.crc32(f"{op.id}/{i}/cg".encode()))
+    cots = [retrograd.from_numpy(g.standard_normal(outs[k].shape)) for k in keep]
+    plain = retrograd.autograd.grad([outs[k] for k in keep], diff, cots, allow_unused=True,
+                                    retain_graph=True)
+    graphed = retrograd.autograd.grad([outs[k] for k in keep], diff, cots, allow_unused=True,
+                                      create_graph=True)
+    for a, b in zip(plain, graphed, strict=True):
+        assert (a is None) == (b is None)
+        if a is not None:
+            numpy.testing.assert_allclose(b._data, a._data, rtol=1e-10, atol=1e-12)
