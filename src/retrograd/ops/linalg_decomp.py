@@ -492,26 +492,36 @@ def _svd_grad(xp, grads, U, S, Vh, full_matrices):
     if full_matrices:
         U, Vh, gu, gvh = U[..., :k], Vh[..., :k, :], gu[..., :k], gvh[..., :k, :]
     m, n = U.shape[-2], Vh.shape[-1]
-    inner = xp.where(xp.eye(k, dtype=bool), xp.expand_dims(gs, -1), 0)
-    if bool(xp.any(gu != 0)) or bool(xp.any(gvh != 0)):
-        eye = xp.eye(k, dtype=bool)
-        s2 = S * S
-        e = xp.where(eye, 1, xp.expand_dims(s2, -2) - xp.expand_dims(s2, -1))
-        j = xp.matmul(_mT(xp, U), gu)
-        kk = xp.matmul(Vh, _mT(xp, gvh))
-        inner = inner + (j - _mT(xp, j)) / e * xp.expand_dims(S, -2) \
-            + xp.expand_dims(S, -1) * ((kk - _mT(xp, kk)) / e)
-        ga = xp.matmul(xp.matmul(U, inner), Vh)
-        if m > k:
-            ga = ga + xp.matmul((gu - xp.matmul(U, j)) / xp.expand_dims(S, -2), Vh)
-        if n > k:
-            ga = ga + xp.matmul(U, (gvh - xp.matmul(_mT(xp, kk), Vh)) / xp.expand_dims(S, -1))
-        return ga
-    return xp.matmul(U * xp.expand_dims(gs, -2), Vh)
+    eye = xp.eye(k, dtype=bool)
+    s2 = S * S
+    e = xp.where(eye, 1, xp.expand_dims(s2, -2) - xp.expand_dims(s2, -1))
+    j = xp.matmul(_mT(xp, U), gu)
+    kk = xp.matmul(Vh, _mT(xp, gvh))
+    inner = (j - _mT(xp, j)) / e * xp.expand_dims(S, -2) \
+        + xp.expand_dims(S, -1) * ((kk - _mT(xp, kk)) / e) \
+        + xp.where(eye, xp.expand_dims(gs, -1), 0)
+    ga = xp.matmul(xp.matmul(U, inner), Vh)
+    if m > k:
+        ga = ga + xp.matmul((gu - xp.matmul(U, j)) / xp.expand_dims(S, -2), Vh)
+    if n > k:
+        ga = ga + xp.matmul(U, (gvh - xp.matmul(_mT(xp, kk), Vh)) / xp.expand_dims(S, -1))
+    return ga
+
+
+def _svdvals_grad(xp, grads, A, U, Vh):
+    """Only S is returned: ``U diag(gS) Vh`` (defined at repeated singular values too).
+    Under create_graph U and Vh come from the full SVD op, whose rule carries the
+    second-order terms through them."""
+    if isinstance(A, Tensor):
+        U, _, Vh = xp.linalg.svd(A, False)
+    return xp.matmul(U * xp.expand_dims(grads[1], -2), Vh)
 
 
 _svd = defop("linalg_svd", lambda xp, A, full_matrices: tuple(xp.linalg.svd(A, full_matrices)),
              outputs=("U", "S", "Vh"), vjp={"A": _svd_grad}, jvp="transpose")
+_svdvals = defop("linalg_svd", lambda xp, A: tuple(xp.linalg.svd(A, False)),
+                 outputs=("U", "S", "Vh"), vjp={"A": _svdvals_grad}, jvp="transpose",
+                 node="LinalgSvdBackward0")
 
 
 def svd(A, full_matrices=True, *, driver=None, out=None):
@@ -528,7 +538,7 @@ def svdvals(A, *, driver=None, out=None):
     _no_out(out, "linalg.svdvals")
     _need_dims(A, "linalg.svd")
     _check_float(A, "linalg.svd")
-    return apply(_svd, (A,), (False,))[1]
+    return apply(_svdvals, (A,))[1]
 
 
 # ---- pinv -------------------------------------------------------------------------------------
@@ -573,7 +583,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
         kind = A._data.dtype.kind
         if kind == "c":
             _check_float(A, "linalg.pinv")
-        raise RuntimeError(f"linalg.pinv({_pretty(A._data.dtype)}{list(A._data.shape)}): "
+        raise RuntimeError(f"linalg.pinv({_pretty(A._data.dtype)}{{{list(A._data.shape)}}}): "
                            f"expected a tensor with 2 or more dimensions of float, double, "
                            f"cfloat or cdouble types")
     atol_v, rtol_v = _tolerances(A, atol, rtol)
@@ -858,11 +868,12 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)
     if ord == "nuc" or ord in (2, -2):
-        s = svdvals(A.movedim((d0, d1), (-2, -1)))
+        perm = [d for d in range(A._data.ndim) if d not in (d0, d1)] + [d0, d1]
+        s = svdvals(A.permute(*perm))
         r = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
         if keepdim:
-            for d in sorted((d0, d1)):
-                r = r.unsqueeze(d)
+            inverse = [perm.index(d) for d in range(len(perm))]
+            r = r.unsqueeze(-1).unsqueeze(-1).permute(*inverse)
         return r
     if ord in (1, -1, math.inf, -math.inf):
         rows, cols = (d0, d1) if ord in (1, -1) else (d1, d0)
@@ -921,7 +932,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     atol_v, rtol_v = _tolerances(A, atol, rtol)
     top = s.max(axis=-1, keepdims=True) if s.shape[-1] else s
     thr = numpy.maximum(atol_v, rtol_v * top)
-    return from_numpy((s > thr).sum(-1).astype(numpy.int64))
+    return from_numpy(numpy.asarray((s > thr).sum(-1), dtype=numpy.int64))
 
 
 # ---- legacy top-level forms --------------------------------------------------------------
@@ -1009,7 +1020,7 @@ def _legacy_cholesky_inverse(input, upper=False, *, out=None):
 def _triangular_solve_fwd(xp, self, A, upper, transpose, unitriangular):
     t = _tri(xp, A, upper, unitriangular)
     x = xp.linalg.solve(_mT(xp, t) if transpose else t, self)
-    return x, xp.copy(A)
+    return x, xp.copy(xp.broadcast_to(A, x.shape[:-2] + A.shape[-2:]))
 
 
 def _triangular_solve_grad_self(xp, grads, A, upper, transpose, unitriangular):

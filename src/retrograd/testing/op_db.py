@@ -25,6 +25,7 @@ __all__ = ["OpInfo", "SampleInput", "ErrorInput", "make_tensor", "op_db", "rng",
 
 _MODULES = ("pointwise", "binary", "reduction", "linalg", "shape", "indexing", "comparison",
             "nn")
+_MODULES += ("linalg_decomp",)
 
 
 @dataclass
