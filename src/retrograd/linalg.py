@@ -5,9 +5,9 @@
 tensor(1.)
 """
 
-from .ops.linalg_decomp import (LinAlgError, cholesky, cholesky_ex, cond, cross, det,  # noqa: F401
-                                diagonal, eigh, eigvalsh, inv, inv_ex, matrix_exp, matrix_norm,
-                                matrix_power, matrix_rank, multi_dot, norm, pinv, qr, slogdet,
-                                solve, solve_ex, solve_triangular, svd, svdvals, tensorinv,
-                                tensorsolve, vander, vecdot, vector_norm)
 from .ops.linalg import matmul  # noqa: F401
+from .ops.linalg_decomp import (  # noqa: F401
+    LinAlgError, cholesky, cholesky_ex, cond, cross, det, diagonal, eigh, eigvalsh, inv, inv_ex,
+    lstsq, matrix_exp, matrix_norm, matrix_power, matrix_rank, multi_dot, norm, pinv, qr,
+    slogdet, solve, solve_ex, solve_triangular, svd, svdvals, tensorinv, tensorsolve, vander,
+    vecdot, vector_norm)

@@ -351,6 +351,11 @@ class linalg:  # noqa: N801 (numpy.linalg's name)
         return tuple(linalg_decomp.svd(a, full_matrices))
 
     @staticmethod
+    def pinv(a):
+        from . import linalg_decomp
+        return linalg_decomp.pinv(a)
+
+    @staticmethod
     def eigh(a, UPLO="L"):  # noqa: N803
         from . import linalg_decomp
         return tuple(linalg_decomp.eigh(a, UPLO))

@@ -609,6 +609,92 @@ def pinverse(input, rcond=1e-15):
     return pinv(input, rtol=rcond)
 
 
+# ---- lstsq ----------------------------------------------------------------------------------
+
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def _lstsq_fwd(xp, A, B, rcond, driver, vector):
+    """The minimum-norm solution from one batched SVD; residuals, rank and singular values
+    where PyTorch's driver reports them (residuals: not for gelsy, and only when m > n and
+    every matrix has full rank)."""
+    if vector:
+        B = xp.expand_dims(B, -1)
+    m, n = A.shape[-2:]
+    u, s, vh = xp.linalg.svd(A, full_matrices=False)
+    keep = s > rcond * s[..., :1]
+    inv = xp.where(keep, 1 / xp.where(keep, s, 1), 0)
+    x = xp.matmul(_mT(xp, vh) * xp.expand_dims(inv, -2), xp.matmul(_mT(xp, u), B))
+    rank = xp.sum(keep, -1).astype(numpy.int64)
+    empty = xp.zeros((0,), dtype=A.dtype)
+    if driver != "gelsy" and m > n and bool(xp.all(rank == n)):
+        r = xp.matmul(A, x) - B
+        residuals = xp.sum(r * r, -2)
+    else:
+        residuals = empty
+    return ((x[..., 0] if vector else x), residuals,
+            rank if driver != "gels" else xp.zeros((0,), dtype=numpy.int64),
+            s if driver in ("gelsd", "gelss") else empty)
+
+
+def _lstsq_parts(xp, grads, A, B, solution, vector):
+    """(gX, X, B) as matrices, and the residuals' gradient scaled onto ``A X - B``."""
+    gx, gres = grads[0], grads[1]
+    x = solution
+    if vector:
+        gx, x, B = xp.expand_dims(gx, -1), xp.expand_dims(x, -1), xp.expand_dims(B, -1)
+    res = None
+    if math.prod(gres.shape):  # d||A x - b||^2 = 2 (A x - b) . (dA x - db); dx drops out
+        res = 2 * (xp.matmul(A, x) - B) * xp.expand_dims(gres, -2)
+    return gx, x, B, res
+
+
+def _lstsq_grad_A(xp, grads, A, B, solution, vector):
+    gx, x, b, res = _lstsq_parts(xp, grads, A, B, solution, vector)
+    ga = _pinv_grad(xp, xp.matmul(gx, _mT(xp, b)), A, xp.linalg.pinv(A))
+    return ga if res is None else ga + xp.matmul(res, _mT(xp, x))
+
+
+def _lstsq_grad_B(xp, grads, A, B, solution, vector):
+    gx, _, _, res = _lstsq_parts(xp, grads, A, B, solution, vector)
+    gb = xp.matmul(_mT(xp, xp.linalg.pinv(A)), gx)
+    if res is not None:
+        gb = gb - res
+    return gb[..., 0] if vector else gb
+
+
+_lstsq = defop("linalg_lstsq", _lstsq_fwd,
+               outputs=("solution", "residuals", "rank", "singular_values"),
+               nondiff_outputs=("rank", "singular_values"),
+               vjp={"A": _lstsq_grad_A, "B": _lstsq_grad_B}, jvp="transpose")
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """``(solution, residuals, rank, singular_values)`` of ``min ||A X - B||``: the
+    minimum-norm solution for every driver (computed by SVD); ``driver`` picks which of
+    the other fields are filled, as in PyTorch on the CPU (default 'gelsy')."""
+    if A._data.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if A._data.dtype.kind != "f" or B._data.dtype.kind != "f":
+        if "c" in (A._data.dtype.kind, B._data.dtype.kind):
+            _check_float(A if A._data.dtype.kind == "c" else B, "linalg.lstsq")
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if A._data.dtype != B._data.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
+                           f"dtype, but got input's dtype {_pretty(A._data.dtype)} and "
+                           f"other's dtype {_pretty(B._data.dtype)}")
+    vector = B._data.ndim == A._data.ndim - 1
+    if B._data.shape[-1 if vector else -2] != A._data.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    driver = "gelsy" if driver is None else driver
+    if driver not in _DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
+                           "(gels, gelsy, gelsd, gelss)")
+    if rcond is None:
+        rcond = numpy.finfo(A._data.dtype).eps * max(A._data.shape[-2:])
+    return rt.linalg_lstsq(apply(_lstsq, (A, B), (float(rcond), driver, vector)))
+
+
 # ---- matrix_exp -------------------------------------------------------------------------------
 
 def _expm(xp, a):

@@ -519,3 +519,25 @@ OPS = [
     OpInfo("matrix_exp", _exp_samples, **_F),
     OpInfo("cross", _legacy_cross_samples, **_F),
 ]
+
+
+def _lstsq_samples(dtype, requires_grad):
+    r = lambda *s: _rand(dtype, requires_grad, *s)  # noqa: E731
+    yield SampleInput(r(4, 3), args=(r(4, 2),), name="tall")
+    yield SampleInput(r(4, 3), args=(r(4, 2),), kwargs={"driver": "gelsd"}, name="gelsd")
+    yield SampleInput(r(2, 4, 3), args=(r(2, 4),), kwargs={"driver": "gels"}, name="vector")
+    yield SampleInput(r(2, 3), args=(r(2, 2),), kwargs={"driver": "gelss"}, name="wide")
+    yield SampleInput(_mat(dtype, requires_grad, 3, 3), args=(r(3, 1),), name="square")
+
+
+def _lstsq_errors():
+    yield ErrorInput(SampleInput(make_tensor(4, 3), args=(make_tensor(3, 2),)), name="rows")
+    yield ErrorInput(SampleInput(make_tensor(4, 3), args=(make_tensor(4, 2),),
+                                 kwargs={"driver": "foo"}), name="driver")
+    yield ErrorInput(SampleInput(make_tensor(4, 3), args=(make_tensor(4, 2, dtype="float64"),)),
+                     name="dtype")
+    yield ErrorInput(SampleInput(make_tensor(3), args=(make_tensor(3),)), name="1d")
+
+
+OPS.append(OpInfo("linalg.lstsq", _lstsq_samples, **_linalg("lstsq"), **_F,
+                  error_inputs=_lstsq_errors))
