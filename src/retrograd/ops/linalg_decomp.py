@@ -439,13 +439,16 @@ def qr(A, mode="reduced", *, out=None):
 # ---- eigh -------------------------------------------------------------------------------------
 
 def _eigh_grad(xp, grads, eigenvalues, eigenvectors):
-    """``V (diag(gL) + (V^T gV) / E) V^T`` with ``E_ij = L_j - L_i`` (off the diagonal)."""
+    """``V (diag(gL) + skew(V^T gV) / E) V^T`` with ``E_ij = L_j - L_i`` (off the diagonal):
+    V^T dV is skew, so only the skew part of V^T gV counts, and the gradient is
+    symmetric, as PyTorch's."""
     gl, gv = grads
     v, lam = eigenvectors, eigenvalues
     k = lam.shape[-1]
     eye = xp.eye(k, dtype=bool)
     e = xp.expand_dims(lam, -2) - xp.expand_dims(lam, -1)
-    inner = xp.where(eye, 0, xp.matmul(_mT(xp, v), gv) / xp.where(eye, 1, e))
+    j = xp.matmul(_mT(xp, v), gv)
+    inner = xp.where(eye, 0, 0.5 * (j - _mT(xp, j)) / xp.where(eye, 1, e))
     inner = inner + xp.where(eye, xp.expand_dims(gl, -1), 0)
     return xp.matmul(xp.matmul(v, inner), _mT(xp, v))
 
@@ -1025,7 +1028,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
 
 def _legacy_svd(input, some=True, compute_uv=True):
     """``torch.svd``: ``(U, S, V)`` with V (not Vh); ``some=False`` gives square U and V;
-    without ``compute_uv`` U and V are zeros."""
+    without ``compute_uv`` U and V are square zeros."""
     _need_dims(input, "linalg.svd")
     _check_float(input, "linalg.svd")
     if not compute_uv:
@@ -1033,8 +1036,8 @@ def _legacy_svd(input, some=True, compute_uv=True):
         s = svdvals(input)
         m, n = input._data.shape[-2:]
         batch = input._data.shape[:-2]
-        u = zeros(*batch, m, m if not some else min(m, n), dtype=input.dtype)
-        v = zeros(*batch, n, n if not some else min(m, n), dtype=input.dtype)
+        u = zeros(*batch, m, m, dtype=input.dtype)
+        v = zeros(*batch, n, n, dtype=input.dtype)
         return rt.svd((u, s, v))
     u, s, vh = apply(_svd, (input,), (not some,))
     return rt.svd((u, s, vh.mT))
