@@ -698,6 +698,286 @@ def lstsq(A, B, rcond=None, *, driver=None):
     return rt.linalg_lstsq(apply(_lstsq, (A, B), (float(rcond), driver, vector)))
 
 
+# ---- LU: lu_factor, lu, lu_solve, lu_unpack -----------------------------------------------
+
+def _perm_from_pivots(piv, m):
+    """The row order ``perm`` with ``(P^T A)[i] = A[perm[i]]`` from LAPACK's 1-based
+    sequential swaps (host integers: the pivots are never differentiated)."""
+    piv = numpy.asarray(piv._data if isinstance(piv, Tensor) else piv)
+    batch = piv.shape[:-1]
+    cur = numpy.broadcast_to(numpy.arange(m), batch + (m,)).reshape(-1, m).copy()
+    flat = piv.reshape(-1, piv.shape[-1]) - 1
+    rows = numpy.arange(len(cur))
+    for i in range(flat.shape[1]):
+        j = flat[:, i]
+        cur[rows, i], cur[rows, j] = cur[rows, j], cur[rows, i].copy()
+    return cur.reshape(batch + (m,))
+
+
+def _pivots_from_perm(perm, k):
+    """LAPACK's pivots (int32, 1-based) for the row order ``perm``."""
+    m = perm.shape[-1]
+    flat = perm.reshape(-1, m)
+    cur = numpy.broadcast_to(numpy.arange(m), flat.shape).copy()
+    loc = cur.copy()  # loc[row] = where that row of A sits now
+    rows = numpy.arange(len(flat))
+    piv = numpy.empty((len(flat), k), dtype=numpy.int32)
+    for i in range(k):
+        j = loc[rows, flat[:, i]]
+        piv[:, i] = j + 1
+        a, b = cur[rows, i].copy(), cur[rows, j].copy()
+        cur[rows, i], cur[rows, j] = b, a
+        loc[rows, b], loc[rows, a] = i, j
+    return piv.reshape(perm.shape[:-1] + (k,))
+
+
+def _perm_matrix(xp, perm, dtype, like=None):
+    """P with ``P[perm[i], i] = 1`` (so ``A = P L U``); a constant Tensor on the facade."""
+    m = perm.shape[-1]
+    p = numpy.zeros(perm.shape + (m,), dtype=dtype)
+    numpy.put_along_axis(p, numpy.expand_dims(perm, -2), 1, axis=-2)
+    if isinstance(like, Tensor):
+        from .. import from_numpy
+        return from_numpy(p)
+    return xp.asarray(p)
+
+
+def _lu_square_grad(xp, L, U, gL, gU):
+    """Unpivoted square LU: ``L^{-T} [tril(L^T gL, -1) + triu(gU U^T)] U^{-T}``."""
+    inner = xp.tril(xp.matmul(_mT(xp, L), gL), -1) + xp.triu(xp.matmul(gU, _mT(xp, U)))
+    return _rsolve(xp, _mT(xp, U), xp.linalg.solve(_mT(xp, L), inner))
+
+
+def _lu_grad_core(xp, P, L, U, gL, gU):
+    """FunctionsManual's linalg_lu_backward: square, wide (A = P L [U1 U2]) and tall
+    (P^T A = [L1; L2] U) LU factorizations."""
+    m, n = L.shape[-2], U.shape[-1]
+    if m == n:
+        return xp.matmul(P, _lu_square_grad(xp, L, U, gL, gU))
+    if m < n:
+        u2 = U[..., m:]
+        g2 = xp.linalg.solve(_mT(xp, L), gU[..., m:])  # gA2 before P: L^{-T} gU2
+        g1 = _lu_square_grad(xp, L, U[..., :m], gL - xp.matmul(g2, _mT(xp, u2)), gU[..., :m])
+        return xp.matmul(P, xp.concatenate([g1, g2], -1))
+    l2 = L[..., n:, :]
+    g2 = _rsolve(xp, _mT(xp, U), gL[..., n:, :])  # gL2 U^{-T}
+    g1 = _lu_square_grad(xp, L[..., :n, :], U, gL[..., :n, :],
+                         gU - xp.matmul(_mT(xp, l2), g2))
+    return xp.matmul(P, xp.concatenate([g1, g2], -2))
+
+
+def _lu_fwd(xp, A):
+    import scipy.linalg
+    perm_inv, L, U = scipy.linalg.lu(A, p_indices=True)
+    return _perm_matrix(xp, numpy.argsort(perm_inv, -1), A.dtype), L, U
+
+
+_lu = defop("linalg_lu", _lu_fwd, outputs=("P", "L", "U"), nondiff_outputs=("P",),
+            vjp={"A": lambda xp, grads, P, L, U: _lu_grad_core(xp, P, L, U, grads[1],
+                                                                grads[2])},
+            jvp="transpose")
+
+
+def _lu_checks(A, fn):
+    if A._data.ndim < 2:
+        raise RuntimeError(f"{fn}: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(A._data.shape)} instead")
+    if A._data.dtype.kind == "c":
+        _check_float(A, fn)
+    if A._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{_pretty(A._data.dtype)}'")
+
+
+def _no_pivot(pivot, fn):
+    if not pivot:
+        raise RuntimeError(f"{fn}: LU without pivoting is not implemented on the CPU")
+
+
+def lu(A, *, pivot=True, out=None):
+    """``(P, L, U)`` with ``A = P L U``: L unit lower-triangular (m x k), U upper (k x n)."""
+    _no_out(out, "linalg.lu")
+    _lu_checks(A, "linalg.lu")
+    _no_pivot(pivot, "linalg.lu_factor")
+    return rt.linalg_lu(apply(_lu, (A,)))
+
+
+def _pack(xp, L, U):
+    """LAPACK's packed LU (m x n): L's strict lower part and U's upper part."""
+    m, n = L.shape[-2], U.shape[-1]
+    k = L.shape[-1]
+    low = xp.tril(L, -1)
+    if n > k:
+        low = xp.concatenate([low, xp.zeros(L.shape[:-1] + (n - k,), dtype=L.dtype)], -1)
+    up = U
+    if m > k:
+        up = xp.concatenate([U, xp.zeros(U.shape[:-2] + (m - k, n), dtype=U.dtype)], -2)
+    return low + xp.triu(up)
+
+
+def _unpack(xp, LU):
+    m, n = LU.shape[-2], LU.shape[-1]
+    k = min(m, n)
+    L = xp.tril(LU[..., :k], -1) + xp.eye(m, k, dtype=LU.dtype)
+    return L, xp.triu(LU[..., :k, :])
+
+
+def _lu_factor_fwd(xp, A):
+    import scipy.linalg
+    perm_inv, L, U = scipy.linalg.lu(A, p_indices=True)
+    k = min(A.shape[-2:])
+    piv = _pivots_from_perm(numpy.argsort(perm_inv, -1), k)
+    diag = numpy.diagonal(U, 0, -2, -1) == 0
+    info = numpy.where(diag.any(-1), diag.argmax(-1) + 1, 0).astype(numpy.int32)
+    return _pack(xp, L, U), xp.asarray(piv), xp.asarray(info)
+
+
+def _lu_factor_grad(xp, grads, LU, pivots):
+    L, U = _unpack(xp, LU)
+    P = _perm_matrix(xp, _perm_from_pivots(pivots, LU.shape[-2]), _np_dtype(LU), LU)
+    k = L.shape[-1]
+    g = grads[0]
+    return _lu_grad_core(xp, P, L, U, xp.tril(g[..., :k], -1), xp.triu(g[..., :k, :]))
+
+
+def _np_dtype(x):
+    d = x.dtype
+    return d.np if hasattr(d, "np") else d
+
+
+_lu_factor_ex = defop("linalg_lu_factor_ex", _lu_factor_fwd, outputs=("LU", "pivots", "info"),
+                      nondiff_outputs=("pivots", "info"), vjp={"A": _lu_factor_grad},
+                      jvp="transpose")
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    """``(LU, pivots, info)``: LAPACK's packed factorization, 1-based row swaps, and the
+    first zero pivot's index (1-based; 0 if none)."""
+    _no_out(out, "linalg.lu_factor_ex")
+    _lu_checks(A, "torch.lu_factor")
+    _no_pivot(pivot, "linalg.lu_factor")
+    res = apply(_lu_factor_ex, (A,))
+    if check_errors:
+        _lu_factor_error(A, res[2])
+    return rt.linalg_lu_factor_ex(res)
+
+
+def _lu_factor_error(A, info):
+    bad = numpy.flatnonzero(info._data)
+    if bad.size:
+        i = int(info._data.reshape(-1)[bad[0]])
+        raise LinAlgError(f"torch.linalg.lu_factor: {_batch_prefix(A._data.shape, bad[0])}"
+                          f"U[{i},{i}] is zero and using it on lu_solve would result in a "
+                          f"division by zero. If you still want to perform the factorization, "
+                          f"consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
+                          f"pivot)")
+
+
+def lu_factor(A, *, pivot=True, out=None):
+    """``(LU, pivots)`` for :func:`lu_solve`; :class:`LinAlgError` at a zero pivot."""
+    _no_out(out, "linalg.lu_factor")
+    _lu_checks(A, "torch.lu_factor")
+    _no_pivot(pivot, "linalg.lu_factor")
+    LU, piv, info = apply(_lu_factor_ex, (A,))
+    _lu_factor_error(A, info)
+    return rt.linalg_lu_factor((LU, piv))
+
+
+def _lu_solve_A(xp, LU, P):
+    L, U = _unpack(xp, LU)
+    return xp.matmul(P, xp.matmul(L, U))
+
+
+def _lu_solve_fwd(xp, LU, B, P, left, adjoint):
+    a = _lu_solve_A(xp, LU, P)
+    if adjoint:
+        a = _mT(xp, a)
+    return xp.linalg.solve(a, B) if left else _rsolve(xp, a, B)
+
+
+def _lu_solve_grad_B(xp, grad, LU, P, left, adjoint):
+    a = _lu_solve_A(xp, LU, _perm_const(xp, P, LU))
+    if not adjoint:
+        a = _mT(xp, a)
+    return xp.linalg.solve(a, grad) if left else _rsolve(xp, a, grad)
+
+
+def _lu_solve_grad_LU(xp, grad, LU, result, P, left, adjoint):
+    """gA as for solve, then through A = P L U onto the packed factors."""
+    gb = _lu_solve_grad_B(xp, grad, LU, P, left, adjoint)
+    x = result
+    if left:
+        ga = -xp.matmul(x, _mT(xp, gb)) if adjoint else -xp.matmul(gb, _mT(xp, x))
+    else:
+        ga = -xp.matmul(_mT(xp, gb), x) if adjoint else -xp.matmul(_mT(xp, x), gb)
+    L, U = _unpack(xp, LU)
+    pga = xp.matmul(_mT(xp, _perm_const(xp, P, LU)), ga)  # gradient of L U
+    return xp.tril(xp.matmul(pga, _mT(xp, U)), -1) + xp.triu(xp.matmul(_mT(xp, L), pga))
+
+
+def _perm_const(xp, P, like):
+    if isinstance(like, Tensor):
+        from .. import from_numpy
+        return from_numpy(P)
+    return P
+
+
+_lu_solve = defop("linalg_lu_solve", lambda xp, LU, B, P, left, adjoint:
+                  _lu_solve_fwd(xp, LU, B, P, left, adjoint),
+                  vjp={"LU": _lu_solve_grad_LU, "B": _lu_solve_grad_B}, jvp="transpose")
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """``X`` with ``A X = B`` from ``lu_factor(A)`` (``A^T`` with adjoint; ``X A = B``
+    with ``left=False``)."""
+    _no_out(out, "linalg.lu_solve")
+    if LU._data.dtype != B._data.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but "
+                           f"found LU of type {_pretty(LU._data.dtype)} and B of type "
+                           f"{_pretty(B._data.dtype)} instead")
+    _tri_args(LU, B, "linalg.lu_solve", left)
+    n = LU._data.shape[-1]
+    P = _perm_matrix(numpy, _perm_from_pivots(pivots, n), LU._data.dtype)
+    return apply(_lu_solve, (LU, B), (P, bool(left), bool(adjoint)))
+
+
+def _lu_unpack_fwd(xp, LU_data, P, unpack_data):
+    if not unpack_data:
+        empty = xp.zeros((0,), dtype=LU_data.dtype)
+        return P, empty, empty
+    L, U = _unpack(xp, LU_data)
+    return P, L, U
+
+
+def _lu_unpack_grad(xp, grads, LU_data_shape, unpack_data):
+    if not unpack_data:
+        return None
+    m, n = LU_data_shape[-2], LU_data_shape[-1]
+    gl, gu = xp.tril(grads[1], -1), xp.triu(grads[2])
+    k = min(m, n)
+    if n > k:
+        gl = xp.concatenate([gl, xp.zeros(tuple(gl.shape[:-1]) + (n - k,), dtype=gl.dtype)], -1)
+    if m > k:
+        gu = xp.concatenate([gu, xp.zeros(tuple(gu.shape[:-2]) + (m - k, n), dtype=gu.dtype)],
+                            -2)
+    return gl + gu
+
+
+_lu_unpack = defop("lu_unpack", _lu_unpack_fwd, outputs=("P", "L", "U"), nondiff_outputs=("P",),
+                   vjp={"LU_data": _lu_unpack_grad}, jvp="transpose")
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    """``(P, L, U)`` from ``lu_factor``'s packed form (empty tensors for what is not
+    unpacked)."""
+    _no_out(out, "lu_unpack")
+    m = LU_data._data.shape[-2]
+    if unpack_pivots:
+        P = _perm_matrix(numpy, _perm_from_pivots(LU_pivots, m), LU_data._data.dtype)
+    else:
+        P = numpy.zeros((0,), dtype=LU_data._data.dtype)
+    return rt.lu_unpack(apply(_lu_unpack, (LU_data,), (P, bool(unpack_data))))
+
+
 # ---- matrix_exp -------------------------------------------------------------------------------
 
 def _expm(xp, a):
@@ -1214,3 +1494,4 @@ register(_legacy_triangular_solve, name="triangular_solve")
 register(matrix_power, name="matrix_power")
 register(matrix_exp, name="matrix_exp")
 register(_legacy_cross, name="cross")
+register(lu_unpack, name="lu_unpack", method=False)

@@ -541,3 +541,55 @@ def _lstsq_errors():
 
 OPS.append(OpInfo("linalg.lstsq", _lstsq_samples, **_linalg("lstsq"), **_F,
                   error_inputs=_lstsq_errors))
+
+
+def _lu_samples(dtype, requires_grad):
+    yield SampleInput(_mat(dtype, requires_grad, 3, 3, shift=0.5), name="square")
+    yield SampleInput(_rand(dtype, requires_grad, 2, 3, 3), name="batch")
+    yield SampleInput(_rand(dtype, requires_grad, 3, 5), name="wide")
+    yield SampleInput(_rand(dtype, requires_grad, 5, 3), name="tall")
+
+
+def _lu_errors():
+    yield ErrorInput(SampleInput(make_tensor(3)), name="1d")
+    yield ErrorInput(SampleInput(make_tensor(3, 3, dtype="int64")), NotImplementedError,
+                     name="int")
+    yield ErrorInput(SampleInput(make_tensor(3, 3), kwargs={"pivot": False}), name="no_pivot")
+
+
+def _lu_factor_errors():
+    yield from _lu_errors()
+    yield ErrorInput(SampleInput(retrograd.zeros(3, 3)), name="singular")
+
+
+def _lu_solve_samples(dtype, requires_grad):
+    for kw in ({}, {"adjoint": True}, {"left": False}, {"left": False, "adjoint": True}):
+        lu, piv = retrograd.linalg.lu_factor(_rand(dtype, False, 2, 3, 3))
+        b = _rand(dtype, requires_grad, 3, 2) if kw.get("left", True) else \
+            _rand(dtype, requires_grad, 2, 3)
+        yield SampleInput(lu.requires_grad_(requires_grad), args=(piv, b), kwargs=kw,
+                          name="_".join(kw) or "plain")
+
+
+def _lu_solve_errors():
+    lu, piv = retrograd.linalg.lu_factor(make_tensor(3, 3, dtype="float64"))
+    yield ErrorInput(SampleInput(lu, args=(piv, make_tensor(4, 2, dtype="float64"))),
+                     name="rows")
+    yield ErrorInput(SampleInput(lu, args=(piv, make_tensor(3, 2))), name="dtype")
+
+
+def _lu_unpack_samples(dtype, requires_grad):
+    for shape in ((3, 3), (2, 3, 5), (5, 3)):
+        lu, piv = retrograd.linalg.lu_factor(_rand(dtype, False, *shape))
+        yield SampleInput(lu.requires_grad_(requires_grad), args=(piv,), name=str(shape))
+
+
+OPS += [
+    OpInfo("linalg.lu", _lu_samples, **_linalg("lu"), **_F, error_inputs=_lu_errors),
+    OpInfo("linalg.lu_factor", _lu_samples, **_linalg("lu_factor"), **_F,
+           error_inputs=_lu_factor_errors),
+    OpInfo("linalg.lu_factor_ex", _lu_samples, **_linalg("lu_factor_ex"), **_F),
+    OpInfo("linalg.lu_solve", _lu_solve_samples, **_linalg("lu_solve"), **_F,
+           error_inputs=_lu_solve_errors),
+    OpInfo("lu_unpack", _lu_unpack_samples, **_F),
+]
