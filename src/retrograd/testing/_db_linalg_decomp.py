@@ -593,3 +593,17 @@ OPS += [
            error_inputs=_lu_solve_errors),
     OpInfo("lu_unpack", _lu_unpack_samples, **_F),
 ]
+
+
+def _norm_nuc_samples(dtype, requires_grad):
+    yield SampleInput(_rand(dtype, requires_grad, 3, 4), args=("nuc",), name="matrix")
+    yield SampleInput(_rand(dtype, requires_grad, 2, 3, 4), args=("nuc", (0, 2), True),
+                      name="dims_keepdim")
+
+
+def _norm_nuc_errors():
+    yield ErrorInput(SampleInput(make_tensor(2, 3, 4), args=("nuc",)), name="3d")
+
+
+OPS.append(OpInfo("norm", _norm_nuc_samples, variant="nuc", **_F,
+                  error_inputs=_norm_nuc_errors))
