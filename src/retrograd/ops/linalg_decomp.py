@@ -18,6 +18,7 @@ import numpy
 
 from .. import return_types as rt
 from .._tensor import Tensor
+from ..backend import get_array_module
 from ._registry import _pretty, apply, defop, register
 
 __all__ = ["LinAlgError"]
@@ -170,7 +171,7 @@ def det(A, *, out=None):
     the cofactor matrix, as in PyTorch.
 
     >>> retrograd.linalg.det(retrograd.tensor([[2., 1.], [1., 3.]]))
-    tensor(5.0000)
+    tensor(5.)
     """
     _no_out(out, "linalg.det")
     _check_square(A, "linalg.det")
@@ -236,7 +237,7 @@ def _solve_fwd(xp, A, B, left, vector, check_errors):
         B = xp.expand_dims(B, -1)
     try:
         x = xp.linalg.solve(A, B) if left else _rsolve(xp, A, B)
-        info = _no_info(xp, xp.broadcast_to(A, x.shape[:-2] + A.shape[-2:]))
+        info = xp.zeros(x.shape[:-2], dtype=numpy.int32)
     except numpy.linalg.LinAlgError:
         full = numpy.broadcast_to(A, numpy.broadcast_shapes(A.shape[:-2], B.shape[:-2])
                                   + A.shape[-2:])
@@ -1294,14 +1295,14 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     _need_dims(A, "torch.linalg.matrix_rank", "input")
     if A._data.dtype.kind != "f":
         raise RuntimeError("This function doesn't handle types other than float and double")
-    from .. import from_numpy
+    from .._tensor import wrap
     a = A._data
-    s = numpy.abs(numpy.linalg.eigvalsh(a)) if hermitian else \
-        numpy.linalg.svd(a, compute_uv=False)
+    xp = get_array_module(a)
+    s = xp.abs(xp.linalg.eigvalsh(a)) if hermitian else xp.linalg.svd(a, compute_uv=False)
     atol_v, rtol_v = _tolerances(A, atol, rtol)
     top = s.max(axis=-1, keepdims=True) if s.shape[-1] else s
-    thr = numpy.maximum(atol_v, rtol_v * top)
-    return from_numpy(numpy.asarray((s > thr).sum(-1), dtype=numpy.int64))
+    thr = xp.maximum(atol_v, rtol_v * top)
+    return wrap(xp.asarray((s > thr).sum(-1), dtype=numpy.int64), xp)
 
 
 # ---- legacy top-level forms --------------------------------------------------------------
