@@ -126,3 +126,16 @@ def test_eigh_gradient_of_invariant_loss_matches_torch():
     g, = retrograd.autograd.grad(lr, r)
     tg, = torch.autograd.grad(lt, t)
     numpy.testing.assert_allclose(g.numpy(), tg.numpy(), atol=1e-10)
+
+
+@pytest.mark.torch
+def test_det_forward_mode_at_singular_matrices_matches_torch():
+    import torch.autograd.forward_ad as tfw
+    from retrograd.autograd import forward_ad as fw
+    a = numpy.array([[1., 2., 3.], [2., 4., 6.], [1., 0., 1.]])
+    r, t = _pair(a)
+    with fw.dual_level():
+        ours = fw.unpack_dual(linalg.det(fw.make_dual(r, retrograd.ones_like(r)))).tangent
+    with tfw.dual_level():
+        theirs = tfw.unpack_dual(torch.linalg.det(tfw.make_dual(t, torch.ones_like(t)))).tangent
+    assert float(ours) == float(theirs) == 0.0

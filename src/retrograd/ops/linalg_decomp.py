@@ -149,15 +149,25 @@ def _det_grad(xp, grad, A, result):
         d = _prod_others(xp, s) * xp.expand_dims(alpha, -1)
         return xp.matmul(u * xp.expand_dims(d, -2), vh)
     g = xp.expand_dims(xp.expand_dims(grad * result, -1), -1)
-    singular = result == 0
-    if xp.any(singular):  # those matrices' gradients are 0: invert the others only
-        A = xp.where(xp.expand_dims(xp.expand_dims(singular, -1), -1),
-                     xp.eye(A.shape[-1], dtype=A.dtype), A)
-    return g * _mT(xp, xp.linalg.inv(A))
+    return g * _mT(xp, xp.linalg.inv(_regular(xp, A, result)))
+
+
+def _regular(xp, A, det):
+    """A with its singular matrices (det == 0) replaced by I: their terms are 0 anyway."""
+    singular = det == 0
+    if not xp.any(singular):
+        return A
+    return xp.where(xp.expand_dims(xp.expand_dims(singular, -1), -1),
+                    xp.eye(A.shape[-1], dtype=A.dtype), A)
+
+
+def _det_jvp(xp, A_t, A, result):
+    """``det * tr(A^{-1} dA)``; 0 at a singular matrix, as PyTorch's forward mode."""
+    return result * _trace(xp, _solve(xp, _regular(xp, A, result), A_t))
 
 
 _det = defop("linalg_det", lambda xp, A: xp.linalg.det(A), vjp={"A": _det_grad},
-             jvp=lambda xp, A_t, A, result: result * _trace(xp, _solve(xp, A, A_t)))
+             jvp=_det_jvp)
 
 _slogdet = defop(
     "linalg_slogdet", lambda xp, A: tuple(xp.linalg.slogdet(A)), outputs=("sign", "logabsdet"),
@@ -988,6 +998,9 @@ def _expm(xp, a):
         return numpy.asarray(scipy.linalg.expm(a), dtype=a.dtype)
     if isinstance(a, Tensor):
         return apply(_matrix_exp, (a,))
+    from ..autograd._batched import Batched
+    if isinstance(a, Batched):  # vectorized forward mode: the batch is one more leading dim
+        return Batched(_expm(numpy, a.data))
     raise NotImplementedError("matrix_exp: no backend kernel for this array type")
 
 
