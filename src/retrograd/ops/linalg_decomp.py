@@ -989,6 +989,94 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     return rt.lu_unpack(apply(_lu_unpack, (LU_data,), (P, bool(unpack_data))))
 
 
+# ---- householder_product ----------------------------------------------------------------------
+
+def _hh_vectors(xp, A, k):
+    """The reflectors' vectors as columns: 1 on the diagonal, A's entries below it."""
+    return xp.tril(A[..., :k], -1) + xp.eye(A.shape[-2], k, dtype=A.dtype)
+
+
+def _hh_apply(xp, v, t, Q):
+    """``(I - t v v^T) Q`` for a column v (..., m, 1) and scalars t (...)."""
+    return Q - xp.expand_dims(xp.expand_dims(t, -1), -1) * xp.matmul(v, xp.matmul(_mT(xp, v),
+                                                                                  Q))
+
+
+def _hh_fwd(xp, A, tau):
+    m, n = A.shape[-2], A.shape[-1]
+    k = tau.shape[-1]
+    V = _hh_vectors(xp, A, k)
+    Q = xp.eye(m, n, dtype=A.dtype)
+    for i in reversed(range(k)):  # Q = H_1 (H_2 (... H_k I))
+        Q = _hh_apply(xp, V[..., i:i + 1], tau[..., i], Q)
+    return Q
+
+
+def _hh_grads(xp, grad, A, tau):
+    """Reverse mode through the k reflections: with ``S_i = H_{i+1}...H_k I`` and
+    ``G_i = H_{i-1}...H_1 G``, each ``H_i = I - t v v^T`` sees ``M_i = G_i S_i^T``:
+    ``g_t = -v^T M_i v``, ``g_v = -t (M_i + M_i^T) v`` (below the diagonal)."""
+    m, n = A.shape[-2], A.shape[-1]
+    k = tau.shape[-1]
+    V = _hh_vectors(xp, A, k)
+    s = [None] * k
+    q = xp.eye(m, n, dtype=A.dtype)
+    for i in reversed(range(k)):
+        s[i] = q
+        q = _hh_apply(xp, V[..., i:i + 1], tau[..., i], q)
+    g = grad
+    gv, gt = [], []
+    for i in range(k):
+        v, t = V[..., i:i + 1], tau[..., i]
+        mi = xp.matmul(g, _mT(xp, s[i]))
+        mv = xp.matmul(mi + _mT(xp, mi), v)
+        gt.append(-xp.sum(xp.sum(v * xp.matmul(mi, v), -1), -1))
+        gv.append(-xp.expand_dims(xp.expand_dims(t, -1), -1) * mv)
+        g = _hh_apply(xp, v, t, g)
+    return xp.concatenate(gv, -1), xp.stack(gt, -1)
+
+
+def _hh_grad_A(xp, grad, A, tau):
+    gv = xp.tril(_hh_grads(xp, grad, A, tau)[0], -1)
+    n, k = A.shape[-1], tau.shape[-1]
+    if n > k:
+        gv = xp.concatenate([gv, xp.zeros(tuple(gv.shape[:-1]) + (n - k,), dtype=gv.dtype)], -1)
+    return gv
+
+
+_householder_product = defop(
+    "linalg_householder_product", _hh_fwd,
+    vjp={"A": _hh_grad_A, "tau": lambda xp, grad, A, tau: _hh_grads(xp, grad, A, tau)[1]},
+    jvp="transpose")
+
+
+def householder_product(A, tau, *, out=None):
+    """The first n columns of ``H_1 ... H_k`` with ``H_i = I - tau_i v_i v_i^T`` (``v_i``:
+    1 then the entries of A's column i below the diagonal), as LAPACK's orgqr."""
+    _no_out(out, "linalg.householder_product")
+    fn = "torch.linalg.householder_product"
+    sa, st = A._data.shape, tau._data.shape
+    if len(sa) < 2:
+        raise RuntimeError(f"{fn}: input must have at least 2 dimensions.")
+    if sa[-2] < sa[-1]:
+        raise RuntimeError(f"{fn}: input.shape[-2] must be greater than or equal to "
+                           f"input.shape[-1]")
+    if sa[-1] < st[-1]:
+        raise RuntimeError(f"{fn}: input.shape[-1] must be greater than or equal to "
+                           f"tau.shape[-1]")
+    if len(st) != len(sa) - 1:
+        raise RuntimeError(f"{fn}: Expected tau to have one dimension less than input, but got "
+                           f"tau.ndim equal to {len(st)} and input.ndim is equal to {len(sa)}")
+    if st[:-1] != sa[:-2]:
+        raise RuntimeError(f"{fn}: Expected batch dimensions of tau to be equal to "
+                           f"input.shape[:-2], but got {list(st[:-1])}")
+    if A._data.dtype != tau._data.dtype:
+        raise RuntimeError(f"{fn}: tau dtype {_pretty(tau._data.dtype)} does not match input "
+                           f"dtype {_pretty(A._data.dtype)}")
+    _check_float(A, "linalg.householder_product")
+    return apply(_householder_product, (A, tau))
+
+
 # ---- matrix_exp -------------------------------------------------------------------------------
 
 def _expm(xp, a):
@@ -1509,3 +1597,4 @@ register(matrix_power, name="matrix_power")
 register(matrix_exp, name="matrix_exp")
 register(_legacy_cross, name="cross")
 register(lu_unpack, name="lu_unpack", method=False)
+register(householder_product, name="orgqr")

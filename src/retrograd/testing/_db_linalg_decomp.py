@@ -607,3 +607,23 @@ def _norm_nuc_errors():
 
 OPS.append(OpInfo("norm", _norm_nuc_samples, variant="nuc", **_F,
                   error_inputs=_norm_nuc_errors))
+
+
+def _hh_samples(dtype, requires_grad):
+    r = lambda *s: _rand(dtype, requires_grad, *s)  # noqa: E731
+    yield SampleInput(r(4, 3), args=(r(2),), name="tall")
+    yield SampleInput(r(2, 3, 3), args=(r(2, 3),), name="square_batch")
+
+
+def _hh_errors():
+    for sa, st, name in (((2, 3), (2,), "wide"), ((3, 2), (3,), "tau_long"),
+                         ((3,), (1,), "1d"), ((2, 3, 2), (3, 1), "batch"),
+                         ((2, 3, 2), (1,), "tau_ndim")):
+        yield ErrorInput(SampleInput(make_tensor(*sa), args=(make_tensor(*st),)), name=name)
+
+
+OPS += [
+    OpInfo("linalg.householder_product", _hh_samples, **_linalg("householder_product"), **_F,
+           error_inputs=_hh_errors),
+    OpInfo("orgqr", _hh_samples, **_F),
+]
