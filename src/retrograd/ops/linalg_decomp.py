@@ -1080,16 +1080,15 @@ def householder_product(A, tau, *, out=None):
 # ---- matrix_exp -------------------------------------------------------------------------------
 
 def _expm(xp, a):
-    """The matrix exponential of a batch: SciPy's on arrays, this op on the facade."""
-    if xp is numpy:
-        import scipy.linalg
-        return numpy.asarray(scipy.linalg.expm(a), dtype=a.dtype)
+    """The matrix exponential of a batch: this op on the facade's Tensors, else SciPy's
+    (on the data of a batch of gradients or tangents: the batch is one more leading dim)."""
     if isinstance(a, Tensor):
         return apply(_matrix_exp, (a,))
     from ..autograd._batched import Batched
-    if isinstance(a, Batched):  # vectorized forward mode: the batch is one more leading dim
+    if isinstance(a, Batched):
         return Batched(_expm(numpy, a.data))
-    raise NotImplementedError("matrix_exp: no backend kernel for this array type")
+    import scipy.linalg
+    return numpy.asarray(scipy.linalg.expm(a), dtype=a.dtype)
 
 
 def _block_exp(xp, top_left, top_right):
@@ -1177,9 +1176,10 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
 # ---- cross, vecdot, multi_dot, matrix_power -----------------------------------------------
 
 def _cross(xp, a, b, dim):
-    if xp is numpy:
-        return numpy.cross(a, b, axis=dim)
-    return apply(_linalg_cross, (a, b), (dim,))
+    """The cross product in a rule: this op on the facade's Tensors, else ``xp.cross``."""
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        return apply(_linalg_cross, (a, b), (dim,))
+    return xp.cross(a, b, axis=dim)
 
 
 _linalg_cross = defop("linalg_cross", lambda xp, input, other, dim: xp.cross(input, other,
