@@ -254,8 +254,9 @@ def _solve_fwd(xp, A, B, left, vector, check_errors):
         idx, info = _first_failure(full, "lu")
         if check_errors:
             raise _singular_error("linalg.solve", full.shape, idx, info) from None
-        x = xp.full(numpy.broadcast_shapes(full.shape[:-1] + (1,), B.shape[:-2] + (1, 1))
-                    [:-1] + (B.shape[-1],), math.nan, dtype=A.dtype)
+        n = A.shape[-1]
+        x = xp.full(full.shape[:-2] + ((n, B.shape[-1]) if left else (B.shape[-2], n)),
+                    math.nan, dtype=A.dtype)
         info = _info_array(xp, full, "lu")
     return (x[..., 0] if vector else x), info
 

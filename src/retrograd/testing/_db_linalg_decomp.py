@@ -73,7 +73,7 @@ def _linalg(name):
     return _both(lambda lib, *a, **k: getattr(lib.linalg, name)(*a, **k))
 
 
-def _errors(fn, shapes_msgs):
+def _errors(shapes_msgs):
     def gen():
         for shape, dtype, name in shapes_msgs:
             yield ErrorInput(SampleInput(make_tensor(*shape, dtype=dtype)), name=name)
@@ -105,14 +105,11 @@ def _logdet_samples(dtype, requires_grad):
     yield SampleInput(_mat(dtype, requires_grad, 2, 2, 2, shift=2), name="batch")
 
 
-def _singular_errors(fn_name):
-    def gen():
-        yield from _errors(None, _SQUARE_ERRORS)()
-        z = retrograd.zeros(3, 3)
-        yield ErrorInput(SampleInput(z), name="singular")
-        yield ErrorInput(SampleInput(retrograd.stack([retrograd.eye(3), z])),
-                         name="singular_batch")
-    return gen
+def _singular_errors():
+    yield from _errors(_SQUARE_ERRORS)()
+    z = retrograd.zeros(3, 3)
+    yield ErrorInput(SampleInput(z), name="singular")
+    yield ErrorInput(SampleInput(retrograd.stack([retrograd.eye(3), z])), name="singular_batch")
 
 
 # ---- solve ----------------------------------------------------------------------------------
@@ -152,7 +149,7 @@ def _chol_samples(dtype, requires_grad):
 
 
 def _cholesky_errors():
-    yield from _errors(None, _SQUARE_ERRORS)()
+    yield from _errors(_SQUARE_ERRORS)()
     yield ErrorInput(SampleInput(-retrograd.eye(3)), name="not_pd")
     yield ErrorInput(SampleInput(retrograd.stack([retrograd.eye(2), -retrograd.eye(2)])),
                      name="not_pd_batch")
@@ -251,6 +248,10 @@ def _pinv_errors():
 def _exp_samples(dtype, requires_grad):
     yield SampleInput(_t(rng.uniform(-1, 1, (3, 3)), dtype, requires_grad), name="3x3")
     yield SampleInput(_t(rng.uniform(-1, 1, (2, 2, 2)), dtype, requires_grad), name="batch")
+
+
+def _small_exp_samples(dtype, requires_grad):
+    yield SampleInput(_t(rng.uniform(-1, 1, (2, 2)), dtype, requires_grad), name="2x2")
 
 
 def _tri_samples(dtype, requires_grad):
@@ -446,10 +447,10 @@ _F = {"tolerances": _TOLS}
 
 OPS = [
     OpInfo("linalg.det", _det_samples, **_linalg("det"), **_F,
-           error_inputs=_errors(None, _SQUARE_ERRORS)),
+           error_inputs=_errors(_SQUARE_ERRORS)),
     OpInfo("linalg.slogdet", _square_samples, **_linalg("slogdet"), **_F),
     OpInfo("linalg.inv", _square_samples, **_linalg("inv"), **_F,
-           error_inputs=_singular_errors("linalg.inv")),
+           error_inputs=_singular_errors),
     OpInfo("linalg.inv_ex", _square_samples, **_linalg("inv_ex"), **_F),
     OpInfo("linalg.solve", _solve_samples, **_linalg("solve"), **_F,
            error_inputs=_solve_errors),
@@ -472,8 +473,12 @@ OPS = [
     OpInfo("linalg.svdvals", _svdvals_samples, **_linalg("svdvals"), **_F),
     OpInfo("linalg.pinv", _pinv_samples, **_linalg("pinv"), **_F, error_inputs=_pinv_errors),
     OpInfo("linalg.pinv", _exp_samples, variant="hermitian", **_both(_pinv_hermitian), **_F),
+    # Second order runs SciPy's expm on 4n x 4n blocks: one small sample for gradgradcheck.
     OpInfo("linalg.matrix_exp", _exp_samples, **_linalg("matrix_exp"), **_F,
-           error_inputs=_errors(None, _SQUARE_ERRORS)),
+           supports_gradgrad=False),
+    OpInfo("linalg.matrix_exp", _small_exp_samples, variant="gradgrad",
+           **_linalg("matrix_exp"), **_F,
+           error_inputs=_errors(_SQUARE_ERRORS)),
     OpInfo("linalg.solve_triangular", _tri_samples, **_linalg("solve_triangular"), **_F,
            error_inputs=_tri_errors),
     OpInfo("linalg.cross", _cross_samples, **_linalg("cross"), error_inputs=_cross_errors),
@@ -516,7 +521,7 @@ OPS = [
     OpInfo("cholesky_inverse", _cholesky_inverse_samples, **_F),
     OpInfo("triangular_solve", _triangular_solve_samples, **_F),
     OpInfo("matrix_power", _power_samples, method=True, **_F),
-    OpInfo("matrix_exp", _exp_samples, **_F),
+    OpInfo("matrix_exp", _exp_samples, supports_gradgrad=False, **_F),
     OpInfo("cross", _legacy_cross_samples, **_F),
 ]
 
