@@ -38,6 +38,7 @@ _np.seterr(all="ignore")
 
 globals().update(_ops.FUNCTIONS)
 from . import nn  # noqa: E402 (needs the ops above)
+from . import linalg  # noqa: E402 (retrograd.linalg, as torch.linalg)
 
 
 def is_tensor(obj):

@@ -807,3 +807,27 @@ class BatchedNumpy:
 
     def full_like(self, a, fill_value, dtype=None, order="K", subok=True, shape=None):
         return self._like(numpy.full_like, a, dtype, shape, fill_value)
+
+
+# ---- numpy.linalg: gufuncs over the last two dims (the decompositions' rules) -----------------
+
+def _linalg_rule(np_fn):
+    def f(*args, **kwargs):
+        nd = max(_ndim(a) for a in args)
+        out = np_fn(*(_lift(a, nd) for a in args), **kwargs)
+        if isinstance(out, tuple):  # a named result (svd, eigh, slogdet)
+            return type(out)(*(Batched(o) for o in out))
+        return Batched(out)
+    return f
+
+
+for _fn in (numpy.linalg.solve, numpy.linalg.inv, numpy.linalg.det, numpy.linalg.slogdet,
+            numpy.linalg.svd, numpy.linalg.eigh, numpy.linalg.pinv):
+    _FUNCS[_fn] = _linalg_rule(_fn)
+
+
+@_rule(numpy.cross)
+def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    nd = max(_ndim(a), _ndim(b))
+    ax = operator.index(-1 if axis is None else axis) % nd - nd  # counted from the end
+    return Batched(numpy.cross(_lift(a, nd), _lift(b, nd), axis=ax))

@@ -7,3 +7,4 @@ from ._registry import FUNCTIONS, apply, apply_inplace, defop, register  # noqa:
 from . import activation  # noqa: F401,E402
 from . import weight_norm  # noqa: F401,E402 (_weight_norm, norm_except_dim)
 from . import rearrange, resample  # noqa: F401,E402
+from . import linalg_decomp  # noqa: F401,E402 (torch.linalg's decompositions and solvers)

@@ -329,3 +329,49 @@ def tensordot(a, b, axes=2):
 
 def outer(a, b):
     return F["outer"](a, b)
+
+
+def cross(a, b, axis=-1):
+    return F["cross"](a, b, dim=axis)
+
+
+def copy(a):
+    return a.clone()
+
+
+def full(shape, fill_value, dtype=float):
+    return _creation.full(tuple(shape), fill_value, dtype=_dt(dtype))
+
+
+class linalg:  # noqa: N801 (numpy.linalg's name)
+    """The ``numpy.linalg`` functions rules use, as retrograd.linalg's differentiable ops."""
+
+    @staticmethod
+    def solve(a, b):
+        from . import linalg_decomp
+        return linalg_decomp.solve(a, b)
+
+    @staticmethod
+    def inv(a):
+        from . import linalg_decomp
+        return linalg_decomp.inv(a)
+
+    @staticmethod
+    def det(a):
+        from . import linalg_decomp
+        return linalg_decomp.det(a)
+
+    @staticmethod
+    def svd(a, full_matrices=True):
+        from . import linalg_decomp
+        return tuple(linalg_decomp.svd(a, full_matrices))
+
+    @staticmethod
+    def pinv(a):
+        from . import linalg_decomp
+        return linalg_decomp.pinv(a)
+
+    @staticmethod
+    def eigh(a, UPLO="L"):  # noqa: N803
+        from . import linalg_decomp
+        return tuple(linalg_decomp.eigh(a, UPLO))

@@ -531,6 +531,9 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     _no_out(out, "norm")
     dims = None if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
     if isinstance(p, str):
+        if p == "nuc" and len(dims if dims is not None else input._data.shape) == 2:
+            from .linalg_decomp import matrix_norm
+            return matrix_norm(input, "nuc", dims or (-2, -1), keepdim, dtype=dtype)
         if p != "fro" or (dims is not None and len(dims) > 2):
             _matrix_norm_error(input, p, dims)
         p = 2
@@ -555,9 +558,6 @@ def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 def _matrix_norm_error(input, p, dims):
-    if p == "nuc":
-        raise NotImplementedError("norm(p='nuc'): the nuclear norm (an SVD) is not supported "
-                                  "yet")
     dims = dims if dims is not None else tuple(range(input._data.ndim))
     if len(dims) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
