@@ -4,3 +4,4 @@ from . import (binary, comparison, conversion, conv, indexing, joining, linalg, 
                nn_ops, pointwise, reduction, scatter, shape)
 from ._registry import FUNCTIONS, apply, apply_inplace, defop, register  # noqa: F401
 from . import sorting  # noqa: F401,E402
+from . import special  # noqa: F401,E402

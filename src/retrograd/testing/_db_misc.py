@@ -230,6 +230,97 @@ def _unique_consecutive_samples(dtype, requires_grad):
                       name="dim0")
 
 
+# ---- special functions ------------------------------------------------------------------------
+
+def _unary_samples(low, high, extra=()):
+    def samples(dtype, requires_grad):
+        t = _maker(dtype, requires_grad, low=low, high=high)
+        yield SampleInput(t(3, 4), name="2d")
+        yield SampleInput(t(), name="0d")
+        yield SampleInput(t(0, 2), name="empty")
+        yield SampleInput(t(2, 3, noncontiguous=True), name="strided")
+        if extra and not _is_int(dtype):
+            x = retrograd.tensor(list(extra), dtype=getattr(retrograd, dtype))
+            yield SampleInput(x.requires_grad_(requires_grad), name="points")
+    return samples
+
+
+def _polygamma_samples(dtype, requires_grad):
+    for n in range(4):
+        x = make_tensor(3, 4, dtype=dtype, low=0.5, high=3, requires_grad=requires_grad)
+        yield SampleInput(n, args=(x,), name=f"n{n}")
+
+
+def _polygamma_errors():
+    yield ErrorInput(SampleInput(-1, args=(make_tensor(3),)), name="negative_n")
+
+
+def _polygamma_method_samples(dtype, requires_grad):
+    for s in _polygamma_samples(dtype, requires_grad):
+        yield SampleInput(s.args[0], args=(s.input,), name=s.name)
+
+
+def _binary_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad, low=-3, high=3)
+    yield SampleInput(t(3, 4), args=(t(3, 4),), name="same_shape")
+    yield SampleInput(t(3, 4), args=(t(4),), name="broadcast")
+    yield SampleInput(t(), args=(t(2, 3),), name="0d_self")
+    big = make_tensor(3, dtype=dtype, low=500, high=900)
+    yield SampleInput(big.requires_grad_(requires_grad), args=(t(3),), name="large")
+
+
+def _binary_errors(name):
+    def errors():
+        yield ErrorInput(SampleInput(make_tensor(3), args=(1.0,)), TypeError, name="scalar")
+        yield ErrorInput(SampleInput(make_tensor(3, dtype="int64"),
+                                     args=(make_tensor(3, dtype="int64"),)),
+                         NotImplementedError, name="int")
+    return errors
+
+
+def _copysign_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad, low=-3, high=3, exclude_zero=True)
+    yield SampleInput(t(3, 4), args=(t(3, 4),), name="same_shape")
+    yield SampleInput(t(3, 4), args=(t(4),), name="broadcast")
+    yield SampleInput(t(3, 4), args=(-1.0,), name="scalar")
+    yield SampleInput(t(3), args=(2,), name="int_scalar")
+    if not _is_int(dtype):
+        z = make_tensor(4, dtype=dtype)
+        z._data[1] = 0
+        yield SampleInput(z.requires_grad_(requires_grad), args=(t(4),), name="zero",
+                          nondifferentiable=True)
+
+
+def _heaviside_samples(dtype, requires_grad):
+    x = make_tensor(3, 4, dtype=dtype, low=-2, high=2)
+    x._data[x._data.__abs__() < 0.7] = 0
+    yield SampleInput(x, args=(make_tensor(4, dtype=dtype),), name="broadcast")
+    yield SampleInput(x, args=(make_tensor(dtype=dtype),), name="0d_values")
+
+
+def _heaviside_errors():
+    yield ErrorInput(SampleInput(make_tensor(3), args=(make_tensor(3, dtype="int64"),)),
+                     name="dtypes")
+    yield ErrorInput(SampleInput(make_tensor(3), args=(0.5,)), TypeError, name="scalar")
+
+
+def _inplace(name):
+    """``x.clone().<name>(...)``: in place on a non-leaf copy."""
+    fn = lambda x, *a, **k: getattr(x.clone(), name)(*a, **k)  # noqa: E731
+    return dict(op=fn, torch_op=fn)
+
+
+def _inplace_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad, low=0.5, high=0.9)
+    yield SampleInput(t(3, 4), name="2d")
+
+
+_SPECIAL = (("erfc", -2, 2, (0.0, 3.0)), ("erfinv", -0.9, 0.9, (0.0,)),
+            ("lgamma", 0.2, 4, (-0.5, -1.5, 10.0)), ("digamma", 0.2, 4, (-0.5, -1.5, 10.0)),
+            ("i0", -3, 3, (0.0,)), ("sinc", -2, 2, (1.0, -0.5, 2.5)),
+            ("deg2rad", -180, 180, ()), ("rad2deg", -3, 3, ()))
+
+
 OPS = [
     OpInfo("sort", _sort_samples, dtypes=_WITH_INT, error_inputs=_dim_errors("sort")),
     OpInfo("sort", _sort_samples, variant="method", method=True, dtypes=_FLOAT),
@@ -255,4 +346,15 @@ OPS = [
     OpInfo("unique", _unique_samples, dtypes=_WITH_INT, supports_grad=False),
     OpInfo("unique_consecutive", _unique_consecutive_samples, dtypes=_WITH_INT,
            supports_grad=False),
+    *(OpInfo(name, _unary_samples(lo, hi, extra), dtypes=_WITH_INT)
+      for name, lo, hi, extra in _SPECIAL),
+    *(OpInfo(f"{name}_", _inplace_samples, variant="inplace", **_inplace(f"{name}_"))
+      for name, *_ in _SPECIAL),
+    OpInfo("polygamma", _polygamma_samples, dtypes=_WITH_INT, error_inputs=_polygamma_errors),
+    OpInfo("polygamma", _polygamma_method_samples, variant="method", method=True),
+    OpInfo("logaddexp", _binary_samples, error_inputs=_binary_errors("logaddexp")),
+    OpInfo("logaddexp2", _binary_samples, error_inputs=_binary_errors("logaddexp2")),
+    OpInfo("copysign", _copysign_samples, dtypes=_WITH_INT),
+    OpInfo("heaviside", _heaviside_samples, dtypes=_WITH_INT, supports_grad=False,
+           error_inputs=_heaviside_errors),
 ]
