@@ -5,3 +5,4 @@ from . import (binary, comparison, conversion, conv, indexing, joining, linalg, 
 from ._registry import FUNCTIONS, apply, apply_inplace, defop, register  # noqa: F401
 from . import sorting  # noqa: F401,E402
 from . import special  # noqa: F401,E402
+from . import misc  # noqa: F401,E402
