@@ -581,3 +581,108 @@ def ravel(input):
 def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
     from .pointwise import _nan_to_num
     return apply_inplace(_nan_to_num, self, (), (nan, posinf, neginf))
+
+
+# ---- dtype limits, threads, Tensor predicates -----------------------------------------------
+
+def _g(x):
+    return format(x, ".6g")
+
+
+@register(method=False)
+class finfo:
+    """``torch.finfo``: the limits of a floating dtype (the default dtype when None)."""
+
+    def __init__(self, type=None):
+        dt = type or _dtype.get_default_dtype()
+        if dt.np.kind not in "fc":
+            raise TypeError("torch.finfo() requires a floating point input type. Use "
+                            "torch.iinfo to handle 'torch.finfo'")
+        info = numpy.finfo(dt.np)
+        self.bits = info.bits
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -info.precision
+        self.dtype = info.dtype.name
+
+    def __eq__(self, other):
+        return isinstance(other, finfo) and other.dtype == self.dtype
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return (f"finfo(resolution={_g(self.resolution)}, min={_g(self.min)}, "
+                f"max={_g(self.max)}, eps={_g(self.eps)}, "
+                f"smallest_normal={_g(self.smallest_normal)}, tiny={_g(self.tiny)}, "
+                f"dtype={self.dtype})")
+
+
+@register(method=False)
+class iinfo:
+    """``torch.iinfo``: the limits of an integer dtype."""
+
+    def __init__(self, type):
+        if type.np.kind == "b":
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if type.np.kind not in "iu":
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
+                            "to handle 'torch.iinfo'")
+        info = numpy.iinfo(type.np)
+        self.bits, self.max, self.min = info.bits, int(info.max), int(info.min)
+        self.dtype = type.np.name
+
+    def __eq__(self, other):
+        return isinstance(other, iinfo) and other.dtype == self.dtype
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return f"iinfo(min={_g(self.min)}, max={_g(self.max)}, dtype={self.dtype})"
+
+
+def _blas_pools():
+    try:
+        import threadpoolctl
+    except ImportError:
+        return None, None
+    return threadpoolctl, threadpoolctl.threadpool_info()
+
+
+@register(method=False)
+def get_num_threads():
+    """The threads of NumPy's BLAS (what runs retrograd's dense work), read through
+    threadpoolctl; without it, the CPU count (BLAS's default)."""
+    import os
+    _, pools = _blas_pools()
+    blas = [p["num_threads"] for p in pools or () if p.get("user_api") == "blas"]
+    return max(blas) if blas else os.cpu_count() or 1
+
+
+@register(method=False)
+def set_num_threads(int):
+    """Limit NumPy's BLAS to ``int`` threads (through threadpoolctl; without it, set
+    ``OMP_NUM_THREADS`` before starting Python instead: NumPy reads it once)."""
+    n = operator.index(int)
+    if n <= 0:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    tpc, _ = _blas_pools()
+    if tpc is None:
+        raise NotImplementedError("set_num_threads needs threadpoolctl (pip install "
+                                  "threadpoolctl), or set OMP_NUM_THREADS before starting")
+    tpc.threadpool_limits(limits=n, user_api="blas")
+
+
+def _is_inference(self):
+    """False: retrograd's inference_mode is no_grad and does not mark the tensors it makes
+    (PyTorch's says True for those)."""
+    return False
+
+
+def _get_device(self):
+    """-1 for CPU tensors, the GPU's index otherwise."""
+    dev = self.device
+    return -1 if dev.type == "cpu" else dev.index
+
+
+Tensor.is_inference = _is_inference
+Tensor.get_device = _get_device
