@@ -6,3 +6,4 @@ from ._registry import FUNCTIONS, apply, apply_inplace, defop, register  # noqa:
 from . import sorting  # noqa: F401,E402
 from . import special  # noqa: F401,E402
 from . import misc  # noqa: F401,E402
+from . import inplace_shape  # noqa: F401,E402
