@@ -48,8 +48,12 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         if input._data.ndim == 0:
             input = input.reshape(1)
     n = input._data.shape[d]
-    if isinstance(repeats, Tensor) and repeats._data.ndim == 1 and repeats._data.shape[0] != 1:
+    if isinstance(repeats, Tensor):
         r = repeats._data
+        if r.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        if r.size == 1:
+            r = numpy.broadcast_to(r.reshape(-1), (n,))
         if r.shape[0] != n:
             raise RuntimeError("repeats must have the same size as input along dim, but got "
                                f"repeats.size(0) = {r.shape[0]} and input.size({d}) = {n}")
@@ -59,15 +63,15 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         if output_size is not None and index.shape[0] != output_size:
             raise RuntimeError("allocated size does not match required size")
         return input.index_select(d, wrap(index))
-    k = int(repeats.item() if isinstance(repeats, Tensor) else operator.index(repeats))
+    k = operator.index(repeats)
     if k < 0:
-        raise RuntimeError("repeats can not be negative")
+        raise RuntimeError("Repeats must be non-negative")
     shape = list(input._data.shape)
     expanded = input.unsqueeze(d + 1).expand(*shape[:d + 1], k, *shape[d + 1:])
     return expanded.contiguous().flatten(d, d + 1)
 
 
-def _search(seq, values, right, side, sorter, out_int32, name):
+def _search(seq, values, right, side, sorter, out_int32, name="torch.searchsorted"):
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(f"{name}(): side can only be 'left' or 'right' but got {side}")
@@ -99,7 +103,7 @@ def _search(seq, values, right, side, sorter, out_int32, name):
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
                  sorter=None, out=None):
     """Where ``input`` would be inserted into the innermost dim of ``sorted_sequence``."""
-    return _search(sorted_sequence, input, right, side, sorter, out_int32, "searchsorted")
+    return _search(sorted_sequence, input, right, side, sorter, out_int32)
 
 
 @register
@@ -109,7 +113,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     if boundaries._data.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
                            f"{boundaries._data.ndim})")
-    return _search(boundaries, input, right, None, None, out_int32, "bucketize")
+    return _search(boundaries, input, right, None, None, out_int32)
 
 
 # ---- meshgrid, cartesian_prod, combinations, kron ------------------------------------------
@@ -168,11 +172,8 @@ def combinations(input, r=2, with_replacement=False):
         return input.new_empty((0,))
     pick = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
-    idx = numpy.array(list(pick(range(input._data.shape[0]), r)), dtype=_INT64)
-    if idx.size == 0:
-        return input.new_empty((0, r) if r > 1 else (0,))
-    cols = [input[wrap(numpy.ascontiguousarray(idx[:, k]))] for k in range(r)]
-    return stack(cols, 1) if r > 1 else cols[0]
+    idx = numpy.array(list(pick(range(input._data.shape[0]), r)), dtype=_INT64).reshape(-1, r)
+    return stack([input[wrap(numpy.ascontiguousarray(idx[:, k]))] for k in range(r)], 1)
 
 
 @register

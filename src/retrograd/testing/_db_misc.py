@@ -321,6 +321,252 @@ _SPECIAL = (("erfc", -2, 2, (0.0, 3.0)), ("erfinv", -0.9, 0.9, (0.0,)),
             ("deg2rad", -180, 180, ()), ("rad2deg", -3, 3, ()))
 
 
+# ---- misc -------------------------------------------------------------------------------------
+
+def _repeat_interleave_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 3), args=(2,), name="flat")
+    yield SampleInput(t(2, 3), args=(3,), kwargs={"dim": 1}, name="dim1")
+    yield SampleInput(t(3, 2), args=(retrograd.tensor([1, 0, 2]),), kwargs={"dim": 0},
+                      name="tensor_repeats")
+    yield SampleInput(t(3, 2), args=(retrograd.tensor([2]),), kwargs={"dim": -1},
+                      name="one_repeat")
+    yield SampleInput(t(3), args=(retrograd.tensor(2),), name="0d_repeats")
+    yield SampleInput(t(), args=(2,), name="0d")
+    yield SampleInput(t(3, 2), args=(retrograd.tensor([1, 1, 2]), 0),
+                      kwargs={"output_size": 4}, name="output_size")
+
+
+def _repeat_interleave_errors():
+    yield ErrorInput(SampleInput(make_tensor(3, 2), args=(retrograd.tensor([1, 2]),),
+                                 kwargs={"dim": 0}), name="repeats_size")
+    yield ErrorInput(SampleInput(make_tensor(3), args=(-1,)), name="negative")
+    yield ErrorInput(SampleInput(make_tensor(3), args=(retrograd.tensor([-1, 1, 1]),)),
+                     name="negative_tensor")
+    yield ErrorInput(SampleInput(make_tensor(3), args=(retrograd.tensor([[1]]),)), name="2d")
+
+
+def _search_samples(dtype, requires_grad):
+    seq = make_tensor(2, 6, dtype=dtype, low=-5, high=5)
+    seq._data.sort(-1)
+    values = make_tensor(2, 4, dtype=dtype, low=-6, high=6)
+    values._data[0, :2] = seq._data[0, 1:3]  # exact hits: left and right differ
+    yield SampleInput(seq, args=(values,), name="batched")
+    yield SampleInput(seq[0], args=(values,), kwargs={"right": True}, name="1d_right")
+    yield SampleInput(seq[1], args=(values,), kwargs={"side": "right", "out_int32": True},
+                      name="side")
+    perm = retrograd.from_numpy(rng.permutation(6))
+    yield SampleInput(seq[0][perm], args=(values,), kwargs={"sorter": perm.argsort()},
+                      name="sorter")
+
+
+def _search_errors():
+    yield ErrorInput(SampleInput(make_tensor(4), args=(make_tensor(3),),
+                                 kwargs={"side": "up"}), name="side")
+    yield ErrorInput(SampleInput(make_tensor(4), args=(make_tensor(3),),
+                                 kwargs={"side": "left", "right": True}), name="opposite")
+    yield ErrorInput(SampleInput(make_tensor(2, 4), args=(make_tensor(3, 2),)),
+                     name="batch_shape")
+
+
+def _bucketize_errors():
+    yield ErrorInput(SampleInput(make_tensor(2), args=(make_tensor(2, 2),)), name="2d")
+
+
+def _bucketize_samples(dtype, requires_grad):
+    b = make_tensor(5, dtype=dtype, low=-5, high=5)
+    b._data.sort()
+    x = make_tensor(3, 4, dtype=dtype, low=-6, high=6)
+    x._data[0, 0] = b._data[2]
+    yield SampleInput(x, args=(b,), name="left")
+    yield SampleInput(x, args=(b,), kwargs={"right": True}, name="right")
+
+
+def _kron_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 3), args=(t(3, 2),), name="2d")
+    yield SampleInput(t(3), args=(t(2, 2),), name="1d_2d")
+    yield SampleInput(t(2, 1, 2), args=(t(2, 3),), name="3d")
+
+
+def _diff_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(3, 5), name="last")
+    yield SampleInput(t(4, 3), kwargs={"dim": 0, "n": 2}, name="n2")
+    yield SampleInput(t(3, 4), kwargs={"prepend": t(3, 1), "append": t(3, 2)}, name="pend")
+    yield SampleInput(t(3, 4), args=(5,), name="n_past_size")
+
+
+def _rot90_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 3), name="default")
+    yield SampleInput(t(2, 3, 4), args=(2, (1, 2)), name="k2")
+    yield SampleInput(t(2, 3, 4), args=(-1, [2, 0]), name="negative_k")
+    yield SampleInput(t(2, 3), args=(4,), name="k4")
+
+
+def _rot90_errors():
+    yield ErrorInput(SampleInput(make_tensor(2, 3), args=(1, (0,))), name="one_dim")
+    yield ErrorInput(SampleInput(make_tensor(3), args=(1,)), name="1d")
+    yield ErrorInput(SampleInput(make_tensor(2, 3), args=(1, (1, 1))), name="same_dims")
+
+
+def _list_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput([t(2, 3), t(2, 3)], name="2d")
+    yield SampleInput([t(3), t(3)], name="1d")
+    yield SampleInput([t(2, 3, 2), t(2, 3, 1)], name="3d")
+
+
+def _column_stack_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput([t(3), t(3, 2), t(3)], name="mixed")
+    yield SampleInput([t(), t()], name="0d")
+
+
+def _row_stack_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput([t(3), t(2, 3)], name="mixed")
+
+
+def _split_samples(dim):
+    def samples(dtype, requires_grad):
+        t = _maker(dtype, requires_grad)
+        shape = [2, 4, 6]
+        yield SampleInput(t(*shape), args=(2,), name="sections")
+        yield SampleInput(t(*shape), args=([1, 3],), name="indices")
+        if dim == 1:
+            yield SampleInput(t(6), args=(3,), name="1d")
+    return samples
+
+
+def _split_errors(name, dim):
+    def errors():
+        yield ErrorInput(SampleInput(make_tensor(3, 3, 3), args=(2,)), name="not_divisible")
+        yield ErrorInput(SampleInput(make_tensor(*(3,) * (dim - 1)), args=(1,)),
+                         name="too_few_dims")
+    return errors
+
+
+def _atleast_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(), name="0d")
+    yield SampleInput(t(3), name="1d")
+    yield SampleInput(t(2, 3), name="2d")
+    yield SampleInput(t(2, 1, 3), name="3d")
+    yield SampleInput(t(3), args=(t(2, 2),), name="several")
+    yield SampleInput([t(3), t()], name="list")
+
+
+def _block_diag_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 3), args=(t(3), t(), t(1, 2)), name="mixed")
+    yield SampleInput(t(2, 2), name="one")
+    yield SampleInput(t(2, 0), args=(t(1, 2),), name="empty_block")
+
+
+def _block_diag_errors():
+    yield ErrorInput(SampleInput(make_tensor(2, 2, 2)), name="3d")
+
+
+def _diagflat_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(3), name="1d")
+    yield SampleInput(t(2, 2), args=(1,), name="2d_offset")
+    yield SampleInput(t(3), args=(-2,), name="negative_offset")
+
+
+def _grid_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(3), args=(t(4),), kwargs={"indexing": "ij"}, name="ij")
+    yield SampleInput(t(3), args=(t(4), t(2)), kwargs={"indexing": "xy"}, name="xy")
+    yield SampleInput([t(2), t()], kwargs={"indexing": "ij"}, name="list")
+
+
+def _cartesian_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(3), args=(t(4),), name="two")
+    yield SampleInput(t(2), args=(t(3), t(2)), name="three")
+    yield SampleInput(t(3), name="one")
+
+
+def _combinations_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(4), name="r2")
+    yield SampleInput(t(5), args=(3,), name="r3")
+    yield SampleInput(t(3), kwargs={"with_replacement": True}, name="replacement")
+    yield SampleInput(t(3), args=(1,), name="r1")
+    yield SampleInput(t(2), args=(3,), name="r_too_big")
+
+
+def _trapezoid_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    x = make_tensor(4, dtype=dtype, low=0, high=1)
+    x._data[...] = numpy.cumsum(x._data)
+    yield SampleInput(t(3, 4), name="unit")
+    yield SampleInput(t(3, 4), args=(x,), name="x")
+    yield SampleInput(t(4, 3), kwargs={"dx": 0.5, "dim": 0}, name="dx")
+    yield SampleInput(t(3, 4), args=(t(3, 4),), name="x_same_shape")
+
+
+def _histc_samples(dtype, requires_grad):
+    x = make_tensor(20, dtype=dtype, low=-3, high=3)
+    yield SampleInput(x, kwargs={"bins": 7}, name="data_range")
+    yield SampleInput(x, args=(4, -1, 1), name="range")
+    yield SampleInput(make_tensor(3, 4, dtype=dtype), name="default_bins")
+
+
+def _histc_errors():
+    yield ErrorInput(SampleInput(make_tensor(3, dtype="int64")), NotImplementedError,
+                     name="int")
+    yield ErrorInput(SampleInput(make_tensor(3), kwargs={"bins": 0}), name="bins")
+    yield ErrorInput(SampleInput(make_tensor(3), kwargs={"min": 2, "max": 1}), name="range")
+
+
+def _bincount_samples(dtype, requires_grad):
+    x = retrograd.tensor([1, 1, 3, 0, 7]).to(getattr(retrograd, dtype))
+    yield SampleInput(x, name="plain")
+    yield SampleInput(x, kwargs={"minlength": 10}, name="minlength")
+    yield SampleInput(x, args=(make_tensor(5, dtype="float64"),), name="weights")
+
+
+def _bincount_errors():
+    yield ErrorInput(SampleInput(retrograd.tensor([-1, 2])), name="negative")
+    yield ErrorInput(SampleInput(retrograd.tensor([[1]])), name="2d")
+    yield ErrorInput(SampleInput(make_tensor(3)), NotImplementedError, name="float")
+
+
+def _tri_indices_samples(dtype, requires_grad):
+    yield SampleInput(3, args=(4,), name="wide")
+    yield SampleInput(4, args=(3, 1), name="offset")
+    yield SampleInput(3, args=(3, -1), kwargs={"dtype": retrograd.int32}, name="int32")
+
+
+def _inplace_view_samples(name):
+    def samples(dtype, requires_grad):
+        t = _maker(dtype, requires_grad)
+        if name == "t_":
+            yield SampleInput(t(2, 3), name="2d")
+            yield SampleInput(t(3), name="1d")
+        elif name in ("transpose_", "swapdims_", "swapaxes_"):
+            yield SampleInput(t(2, 3, 4), args=(0, -1), name="3d")
+        elif name == "unsqueeze_":
+            yield SampleInput(t(2, 3), args=(1,), name="middle")
+            yield SampleInput(t(2, 3), args=(-1,), name="last")
+        elif name == "squeeze_":
+            yield SampleInput(t(2, 1, 3, 1), name="all")
+            yield SampleInput(t(2, 1, 3), args=(1,), name="dim")
+            yield SampleInput(t(2, 1, 3, 1), args=((1, 3),), name="dims")
+        else:
+            yield SampleInput(t(3, 4), args=((2, 2), (1, 3), 1), name="overlap_free")
+    return samples
+
+
+def _unary_method(name):
+    return dict(op=lambda x, *a, **k: getattr(x, name)(*a, **k),
+                torch_op=lambda x, *a, **k: getattr(x, name)(*a, **k))
+
+
 OPS = [
     OpInfo("sort", _sort_samples, dtypes=_WITH_INT, error_inputs=_dim_errors("sort")),
     OpInfo("sort", _sort_samples, variant="method", method=True, dtypes=_FLOAT),
@@ -357,4 +603,42 @@ OPS = [
     OpInfo("copysign", _copysign_samples, dtypes=_WITH_INT),
     OpInfo("heaviside", _heaviside_samples, dtypes=_WITH_INT, supports_grad=False,
            error_inputs=_heaviside_errors),
+    OpInfo("repeat_interleave", _repeat_interleave_samples, dtypes=_WITH_INT,
+           error_inputs=_repeat_interleave_errors),
+    OpInfo("searchsorted", _search_samples, dtypes=_WITH_INT, supports_grad=False,
+           error_inputs=_search_errors),
+    OpInfo("bucketize", _bucketize_samples, dtypes=_WITH_INT, supports_grad=False,
+           error_inputs=_bucketize_errors),
+    OpInfo("kron", _kron_samples, dtypes=_WITH_INT),
+    OpInfo("diff", _diff_samples, dtypes=_WITH_INT),
+    OpInfo("rot90", _rot90_samples, dtypes=_WITH_INT, error_inputs=_rot90_errors),
+    OpInfo("dstack", _list_samples, dtypes=_WITH_INT),
+    OpInfo("column_stack", _column_stack_samples, dtypes=_WITH_INT),
+    OpInfo("row_stack", _row_stack_samples, dtypes=_WITH_INT),
+    *(OpInfo(name, _split_samples(d), dtypes=_WITH_INT, error_inputs=_split_errors(name, d),
+             **_unary_method(name))
+      for name, d in (("hsplit", 1), ("vsplit", 2), ("dsplit", 3))),
+    *(OpInfo(name, _atleast_samples, dtypes=_WITH_INT)
+      for name in ("atleast_1d", "atleast_2d", "atleast_3d")),
+    OpInfo("block_diag", _block_diag_samples, dtypes=_WITH_INT,
+           error_inputs=_block_diag_errors),
+    OpInfo("diagflat", _diagflat_samples, dtypes=_WITH_INT),
+    OpInfo("meshgrid", _grid_samples, dtypes=_WITH_INT),
+    OpInfo("cartesian_prod", _cartesian_samples, dtypes=_WITH_INT),
+    OpInfo("combinations", _combinations_samples, dtypes=_WITH_INT),
+    # PyTorch's last node is mul/div with a Scalar (MulBackward1), retrograd's MulBackward0:
+    # gradients are checked against PyTorch in test_tensorfns.py instead
+    *(OpInfo(name, _trapezoid_samples, compare_grad_with_torch=False)
+      for name in ("trapezoid", "trapz", "cumulative_trapezoid")),
+    OpInfo("ravel", lambda dtype, rg: [SampleInput(make_tensor(3, 4, dtype=dtype,
+                                                               requires_grad=rg).t())],
+           dtypes=_WITH_INT),
+    OpInfo("histc", _histc_samples, supports_grad=False, error_inputs=_histc_errors),
+    OpInfo("bincount", _bincount_samples, dtypes=("int64",), supports_grad=False,
+           error_inputs=_bincount_errors),
+    *(OpInfo(name, _tri_indices_samples, dtypes=("int64",), supports_grad=False)
+      for name in ("tril_indices", "triu_indices")),
+    *(OpInfo(name, _inplace_view_samples(name), variant="inplace", **_inplace(name))
+      for name in ("t_", "transpose_", "swapdims_", "swapaxes_", "unsqueeze_", "squeeze_",
+                   "as_strided_")),
 ]
