@@ -106,7 +106,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return _search(sorted_sequence, input, right, side, sorter, out_int32)
 
 
-@register
+@register(method=False)
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     """The bucket of each element: ``boundaries[i-1] < x <= boundaries[i]`` (``right``:
     ``boundaries[i-1] <= x < boundaries[i]``)."""
@@ -503,7 +503,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
     return self
 
 
-@register
+@register(method=False)
 def poisson(input, generator=None):
     """A Poisson sample with rate ``input`` elementwise."""
     return apply(_poisson, (input,), (_gen(generator),))

@@ -243,16 +243,15 @@ def _sort_dim(input, dim):
 
 
 @register
-def sort(input, dim=-1, descending=False, stable=None):
+def sort(input, dim=-1, descending=False, *, stable=None):
     """``(values, indices)`` sorted along ``dim``; always stable (ties keep their order).
+    Passing ``stable`` (either way) records PyTorch's other overload, SortBackward1.
 
     >>> retrograd.tensor([3., 1., 2.]).sort()
     torch.return_types.sort(
     values=tensor([1., 2., 3.]),
     indices=tensor([1, 2, 0]))
     """
-    if isinstance(dim, bool) and stable is None:  # sort(input, stable, dim=-1, ...)
-        raise TypeError("sort(): the stable flag must be given as a keyword")
     op = _sort if stable is None else _sort_stable
     return return_types.sort(apply(op, (input,), (_sort_dim(input, dim), descending)))
 
