@@ -59,6 +59,8 @@ _polygamma = defop("polygamma", lambda xp, self, n: _special(xp, "polygamma", n,
                    vjp={"self": lambda xp, grad, self, n:
                         grad * call(xp, _polygamma, self, attrs=(n + 1,))},
                    promote=_S, to_float=True, jvp="elementwise")
+_polygamma_inplace = defop("polygamma", _polygamma.forward, vjp=_polygamma.vjp, promote=_S,
+                           to_float=True, node="PolygammaBackward1", jvp="elementwise")
 
 
 def _i1_rule(xp, grad, self, result):
@@ -170,7 +172,7 @@ def _polygamma_method(self, n):
 
 @register(function=False)
 def polygamma_(self, n):
-    return apply_inplace(_polygamma, self, (), (_check_n(n),))
+    return apply_inplace(_polygamma_inplace, self, (), (_check_n(n),))
 
 
 def _binary_public(name, op, kernel):

@@ -598,6 +598,11 @@ OPS = [
       for name, *_ in _SPECIAL),
     OpInfo("polygamma", _polygamma_samples, dtypes=_WITH_INT, error_inputs=_polygamma_errors),
     OpInfo("polygamma", _polygamma_method_samples, variant="method", method=True),
+    OpInfo("polygamma_", _polygamma_method_samples, variant="inplace",
+           **_inplace("polygamma_")),
+    OpInfo("copysign_", lambda dtype, rg: (s for s in _copysign_samples(dtype, rg)
+                                           if s.name != "int_scalar"),
+           variant="inplace", **_inplace("copysign_")),
     OpInfo("logaddexp", _binary_samples, error_inputs=_binary_errors("logaddexp")),
     OpInfo("logaddexp2", _binary_samples, error_inputs=_binary_errors("logaddexp2")),
     OpInfo("copysign", _copysign_samples, dtypes=_WITH_INT),
