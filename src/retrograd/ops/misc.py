@@ -18,7 +18,7 @@ from .. import _dtype, _random
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .joining import _list_node, _record_list, _tensor_list, cat, stack, tensor_split
-from .shape import _unsafe_view, call
+from .shape import _unsafe_view
 
 __all__ = ["repeat_interleave", "searchsorted", "bucketize", "meshgrid", "cartesian_prod",
            "combinations", "kron", "diff", "rot90", "atleast_1d", "atleast_2d", "atleast_3d",
@@ -210,13 +210,23 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     return input
 
 
-def _rot90_fwd(xp, self, k, dims):
-    return xp.ascontiguousarray(xp.rot90(self, k, axes=dims))
+def _rot(xp, a, k, dims):
+    """NumPy's rot90 from flip and swapaxes (which every array module here has)."""
+    d0, d1 = dims
+    k %= 4
+    if k == 0:
+        return a
+    if k == 2:
+        return xp.flip(xp.flip(a, d0), d1)
+    if k == 1:
+        return xp.swapaxes(xp.flip(a, d1), d0, d1)
+    return xp.flip(xp.swapaxes(a, d0, d1), d1)
 
 
-_rot90 = defop("rot90", _rot90_fwd,
-               vjp={"self": lambda xp, grad, k, dims: call(xp, _rot90, grad, attrs=(-k, dims))},
-               jvp="linear")
+_rot90 = defop("rot90",
+               lambda xp, self, k, dims: xp.ascontiguousarray(_rot(xp, self, k, dims)),
+               vjp={"self": lambda xp, grad, k, dims: _rot(xp, grad, -k, dims)},
+               jvp=lambda xp, self_t, k, dims: _rot(xp, self_t, k, dims))
 
 
 @register

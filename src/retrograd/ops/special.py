@@ -29,7 +29,7 @@ def _special(xp, name, *args):
     """``scipy.special.<name>`` (``cupyx`` for CuPy arrays) in the dtype of the last
     argument (SciPy computes some in float64)."""
     x = args[-1]
-    if xp is numpy:
+    if not type(x).__module__.startswith("cupy"):
         try:
             import scipy.special as sp
         except ImportError:  # pragma: no cover - exercised only without SciPy
