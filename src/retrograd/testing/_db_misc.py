@@ -1,4 +1,5 @@
-"""Op database entries for ``ops/sorting.py``, ``ops/special.py`` and ``ops/misc.py``.
+"""Op database entries for ``ops/sorting.py``, ``ops/special.py``, ``ops/misc.py`` and
+``ops/inplace_shape.py``.
 
 Random float samples have no ties, so every selecting op has one right index; ties
 appear only where the op defines which one wins (stable sort, mode, cummax) and in
