@@ -111,7 +111,8 @@ def _median_all_fwd(xp, self, ignore_nan):
         return xp.array(xp.nan, dtype=self.dtype)
     if flat.size == 0:
         return xp.array(xp.nan, dtype=self.dtype)
-    return xp.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2].copy()
+    mid = (flat.size - 1) // 2
+    return xp.asarray(xp.partition(flat, mid)[mid])
 
 
 def _median_dim_fwd(xp, self, dim, keepdim, ignore_nan):
@@ -126,8 +127,8 @@ def _median_dim_fwd(xp, self, dim, keepdim, ignore_nan):
         pos = xp.where(count == 0, (self.shape[dim] - 1) // 2, (count - 1) // 2)
         idx = xp.take_along_axis(order, pos, dim)
     else:
-        idx = order[(slice(None),) * dim + (slice((self.shape[dim] - 1) // 2,
-                                                  (self.shape[dim] + 1) // 2),)]
+        mid = (self.shape[dim] - 1) // 2
+        idx = order[(slice(None),) * dim + (slice(mid, mid + 1),)]
         has_nan = nan.any(axis=dim, keepdims=True)
         idx = xp.where(has_nan, xp.argmax(nan, axis=dim, keepdims=True), idx)
     return _take(xp, self, idx, dim, keepdim)
