@@ -268,3 +268,26 @@ def test_predicates_match_torch(torch):
         with pytest.raises(RuntimeError) as actual:
             retrograd.is_nonzero(retrograd.tensor(bad))
         assert str(actual.value) == str(expected.value)
+
+
+@pytest.mark.torch
+def test_can_cast_matches_torch(torch):
+    names = ["bool", "uint8", "int8", "int32", "int64", "float16", "float32", "float64"]
+    for a in names:
+        for b in names:
+            assert retrograd.can_cast(getattr(retrograd, a), getattr(retrograd, b)) == \
+                torch.can_cast(getattr(torch, a), getattr(torch, b)), (a, b)
+
+
+@pytest.mark.parametrize("name, args, mean", [("exponential_", (2.0,), 0.5),
+                                              ("geometric_", (0.25,), 4.0),
+                                              ("log_normal_", (0.0, 0.5), 1.1331),
+                                              ("cauchy_", (), None)])
+def test_inplace_samplers(name, args, mean):
+    g = retrograd.Generator().manual_seed(0)
+    x = retrograd.zeros(40000, dtype=retrograd.float64)
+    assert getattr(x, name)(*args, generator=g) is x
+    if mean is None:  # Cauchy: no mean; the median is the location
+        assert abs(x.median().item()) < 0.05
+    else:
+        assert abs(x.mean().item() - mean) < 0.05 * mean

@@ -18,6 +18,7 @@ from .. import _dtype, _random
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .joining import _list_node, _record_list, _tensor_list, cat, stack, tensor_split
+from .reduction import _norm_rule, _vector_norm
 from .shape import _unsafe_view
 
 __all__ = ["repeat_interleave", "searchsorted", "bucketize", "meshgrid", "cartesian_prod",
@@ -25,7 +26,8 @@ __all__ = ["repeat_interleave", "searchsorted", "bucketize", "meshgrid", "cartes
            "dstack", "column_stack", "row_stack", "hsplit", "vsplit", "dsplit", "tril_indices",
            "triu_indices", "block_diag", "diagflat", "trapezoid", "trapz",
            "cumulative_trapezoid", "histc", "bincount", "bernoulli", "multinomial", "poisson",
-           "is_nonzero", "is_same_size", "is_signed", "detach", "ravel"]
+           "is_nonzero", "is_same_size", "is_signed", "detach", "ravel", "dist", "cov",
+           "corrcoef", "vander", "adjoint", "gcd", "lcm", "can_cast"]
 
 _INT64 = numpy.dtype(numpy.int64)
 
@@ -506,11 +508,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 def bernoulli_(self, p=0.5, *, generator=None):
     rng = _gen(generator)
     prob = p._data if isinstance(p, Tensor) else p
-    draw = rng.random(self._data.shape) < prob
-    from ..autograd import no_grad
-    with no_grad():
-        self.copy_(wrap(draw.astype(self._data.dtype)))
-    return self
+    return self.copy_(wrap((rng.random(self._data.shape) < prob).astype(self._data.dtype)))
 
 
 @register(method=False)
@@ -697,3 +695,156 @@ def _get_device(self):
 
 Tensor.is_inference = _is_inference
 Tensor.get_device = _get_device
+
+
+# ---- dist, cov, corrcoef, vander, adjoint, gcd, lcm, can_cast -------------------------------
+
+def _dist_fwd(xp, self, other, p):
+    d = self - other
+    return _vector_norm(xp, d, p, tuple(range(d.ndim)), False)
+
+
+def _dist_rule(sign):
+    def rule(xp, grad, self, other, result, p):
+        d = self - other
+        if p == 0:
+            return xp.zeros_like(d)
+        return sign * _norm_rule(xp, grad, d, result, p, tuple(range(d.ndim)), False)
+    return rule
+
+
+_dist = defop("dist", _dist_fwd, vjp={"self": _dist_rule(1), "other": _dist_rule(-1)},
+              promote=("self", "other"), jvp="transpose")
+
+
+@register
+def dist(input, other, p=2):
+    """The p-norm of ``input - other`` (broadcast)."""
+    return apply(_dist, (input, other), (float(p),))
+
+
+@register
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """Covariance of the variables in the rows of ``input`` (observations in columns),
+    with integer frequency and float importance weights, as PyTorch computes it."""
+    x = input if input._data.ndim == 2 else input.reshape(1, -1)
+    if input._data.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {input._data.ndim} dimensions")
+    n = x._data.shape[1]
+    w = None
+    if fweights is not None:
+        w = fweights
+    if aweights is not None:
+        w = aweights if w is None else w * aweights
+    if w is None:
+        avg = x.mean(1)
+        w_sum = n
+        norm = w_sum - correction
+    else:
+        w_sum = w.sum()
+        avg = (x * w).sum(1) / w_sum
+        if aweights is None or correction == 0:
+            norm = w_sum - correction
+        else:
+            norm = w_sum - correction * (w * aweights).sum() / w_sum
+    norm_value = float(norm.item() if isinstance(norm, Tensor) else norm)
+    if norm_value <= 0:
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", UserWarning, stacklevel=2)
+        norm = 0
+    x = x - avg.unsqueeze(1)
+    c = x.mm((x if w is None else x * w).t())
+    return (c / norm).squeeze()
+
+
+@register
+def corrcoef(input):
+    """Pearson correlation coefficients of the rows of ``input``, clipped to [-1, 1]."""
+    c = cov(input)
+    if c._data.ndim == 0:
+        return c / c
+    std = c.diagonal().sqrt()
+    c = c / std.reshape(-1, 1)
+    c = c / std.reshape(1, -1)
+    return c.clip(-1, 1)
+
+
+@register(method=False)
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of a 1-D ``x``: columns ``x ** (N-1) ... x ** 0`` (or
+    increasing powers)."""
+    if x._data.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x._data.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if x._data.dtype.kind in "biu" and x._data.dtype != numpy.int64:
+        x = x.to(_dtype.int64)
+    cols = [x.new_ones((x._data.shape[0], min(n, 1)))]
+    if n > 1:
+        cols.append(x.unsqueeze(1).expand(x._data.shape[0], n - 1))
+    out = cat(cols, 1).cumprod(1)
+    return out if increasing else out.flip(1)
+
+
+@register
+def adjoint(input):
+    """The conjugate transpose of the last two dims (a view; real tensors: ``mT``)."""
+    if input._data.ndim < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "
+                           f"matrices. Got {input._data.ndim}-D tensor.")
+    return input.transpose(-2, -1)
+
+
+def _int_binary(name, ufunc):
+    def check(input, other):
+        for t in (input, other):
+            if isinstance(t, Tensor) and t._data.dtype.kind not in "iu":
+                raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                                          f"'{_pretty(t._data.dtype)}'")
+
+    def fn(input, other, *, out=None):
+        check(input, other)
+        return wrap(getattr(numpy, ufunc)(input._data, other._data))
+
+    def fn_(self, other):
+        check(self, other)
+        return self.copy_(wrap(getattr(numpy, ufunc)(self._data, other._data)))
+    fn.__name__ = fn.__qualname__ = name
+    fn_.__name__ = fn_.__qualname__ = name + "_"
+    fn.__doc__ = f"Elementwise ``{name}`` of integer tensors."
+    register(fn_, function=True)
+    return register(fn)
+
+
+gcd = _int_binary("gcd", "gcd")
+lcm = _int_binary("lcm", "lcm")
+
+
+@register(method=False)
+def can_cast(from_, to):
+    """Whether PyTorch's casting rules allow ``from_`` to ``to`` in type-promoting ops:
+    never to a lower category (complex > float > integer > bool)."""
+    return from_.category <= to.category
+
+
+def _sampler(name, draw, doc):
+    def fn(self, *args, generator=None):
+        return self.copy_(wrap(numpy.asarray(draw((generator or _random.default_generator)._rng,
+                                                  self._data.shape, *args))))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return register(fn, function=False)
+
+
+exponential_ = _sampler("exponential_", lambda g, shape, lambd=1.0:
+                        g.exponential(1 / lambd, shape), "Fill with Exp(lambd) samples.")
+geometric_ = _sampler("geometric_", lambda g, shape, p: g.geometric(p, shape),
+                      "Fill with Geometric(p) samples (trials to the first success).")
+log_normal_ = _sampler("log_normal_", lambda g, shape, mean=1.0, std=2.0:
+                       g.lognormal(mean, std, shape),
+                       "Fill with samples whose log is N(mean, std**2).")
+cauchy_ = _sampler("cauchy_", lambda g, shape, median=0.0, sigma=1.0:
+                   median + sigma * g.standard_cauchy(shape),
+                   "Fill with Cauchy(median, sigma) samples.")

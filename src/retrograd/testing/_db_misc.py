@@ -569,6 +569,59 @@ def _unary_method(name):
                 torch_op=lambda x, *a, **k: getattr(x, name)(*a, **k))
 
 
+def _dist_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    # p = 0 forward only: PyTorch's backward of it fails (an undefined gradient)
+    for p in (2, 1, 3, 0.5, float("inf")) + (() if requires_grad else (0,)):
+        yield SampleInput(t(3, 4), args=(t(3, 4), p), name=f"p{p}")
+    yield SampleInput(t(3, 4), args=(t(4),), name="broadcast")
+
+
+def _cov_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(3, 5), name="2d")
+    yield SampleInput(t(5), name="1d")
+    yield SampleInput(t(3, 5), kwargs={"correction": 0}, name="correction0")
+    yield SampleInput(t(3, 4), kwargs={"fweights": retrograd.tensor([1, 2, 1, 3])},
+                      name="fweights")
+    yield SampleInput(t(3, 4), kwargs={"aweights": make_tensor(4, dtype=dtype, low=0.5,
+                                                               high=2)}, name="aweights")
+    yield SampleInput(t(3, 4), kwargs={"fweights": retrograd.tensor([1, 2, 1, 3]),
+                                       "aweights": make_tensor(4, dtype=dtype, low=0.5,
+                                                               high=2)}, name="both")
+
+
+def _corrcoef_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(3, 5), name="2d")
+    yield SampleInput(t(5), name="1d")
+
+
+def _vander_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(4), name="square")
+    yield SampleInput(t(3), args=(5,), name="wide")
+    yield SampleInput(t(3), kwargs={"N": 1}, name="N1")
+    yield SampleInput(t(3), kwargs={"N": 4, "increasing": True}, name="increasing")
+
+
+def _adjoint_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(3, 4), name="2d")
+    yield SampleInput(t(2, 3, 4), name="batched")
+
+
+def _gcd_samples(dtype, requires_grad):
+    t = _maker(dtype, False, low=-20, high=20)
+    yield SampleInput(t(3, 4), args=(t(3, 4),), name="same_shape")
+    yield SampleInput(t(3, 4), args=(t(4),), name="broadcast")
+
+
+def _gcd_errors():
+    yield ErrorInput(SampleInput(make_tensor(3), args=(make_tensor(3),)), NotImplementedError,
+                     name="float")
+
+
 OPS = [
     OpInfo("sort", _sort_samples, dtypes=_WITH_INT, error_inputs=_dim_errors("sort")),
     OpInfo("sort", _sort_samples, variant="method", method=True, dtypes=_FLOAT),
@@ -648,4 +701,13 @@ OPS = [
     *(OpInfo(name, _inplace_view_samples(name), variant="inplace", **_inplace(name))
       for name in ("t_", "transpose_", "swapdims_", "swapaxes_", "unsqueeze_", "squeeze_",
                    "as_strided_")),
+    OpInfo("dist", _dist_samples),
+    OpInfo("cov", _cov_samples, tolerances={"float32": (1e-5, 1e-5)}),
+    OpInfo("corrcoef", _corrcoef_samples, tolerances={"float32": (1e-5, 1e-5)}),
+    # PyTorch's vander backward fails ("modified by an inplace operation"): finite
+    # differences check retrograd's gradient instead
+    OpInfo("vander", _vander_samples, dtypes=_WITH_INT, compare_grad_with_torch=False),
+    OpInfo("adjoint", _adjoint_samples, dtypes=_WITH_INT),
+    *(OpInfo(name, _gcd_samples, dtypes=("int64",), supports_grad=False,
+             error_inputs=_gcd_errors) for name in ("gcd", "lcm")),
 ]
