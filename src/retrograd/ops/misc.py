@@ -14,7 +14,7 @@ import warnings
 
 import numpy
 
-from .. import _dtype, _random
+from .. import _dtype, _random, return_types
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .joining import _list_node, _record_list, _tensor_list, cat, stack, tensor_split
@@ -27,7 +27,7 @@ __all__ = ["repeat_interleave", "searchsorted", "bucketize", "meshgrid", "cartes
            "triu_indices", "block_diag", "diagflat", "trapezoid", "trapz",
            "cumulative_trapezoid", "histc", "bincount", "bernoulli", "multinomial", "poisson",
            "is_nonzero", "is_same_size", "is_signed", "detach", "ravel", "dist", "cov",
-           "corrcoef", "vander", "adjoint", "gcd", "lcm", "can_cast"]
+           "corrcoef", "vander", "adjoint", "gcd", "lcm", "can_cast", "histogram", "frexp"]
 
 _INT64 = numpy.dtype(numpy.int64)
 
@@ -464,6 +464,22 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
 
 
 @register
+def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+    """``(hist, bin_edges)``: ``bins`` equal bins over ``range`` (the data's by default) or
+    the given edges; the last bin includes its right edge."""
+    a = input._data
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_pretty(a.dtype)}'")
+    edges = bins._data if isinstance(bins, Tensor) else bins
+    if not isinstance(bins, Tensor) and bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
+                           f"dimension 0")
+    hist, edges = numpy.histogram(a, bins=edges, range=range, density=density,
+                                  weights=None if weight is None else weight._data)
+    return return_types.histogram((wrap(hist.astype(a.dtype)), wrap(edges.astype(a.dtype))))
+
+
+@register
 def bincount(input, weights=None, minlength=0):
     """Occurrences of each non-negative integer (summed ``weights`` when given)."""
     a = input._data
@@ -553,6 +569,17 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 
 
 # ---- predicates and small utilities ---------------------------------------------------------
+
+@register
+def frexp(input, *, out=None):
+    """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, |mantissa| in
+    [0.5, 1); the exponent is int32."""
+    a = input._data
+    if a.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m, e = numpy.frexp(a)
+    return return_types.frexp((wrap(m), wrap(e.astype(numpy.int32))))
+
 
 @register
 def is_nonzero(input):

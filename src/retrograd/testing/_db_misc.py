@@ -622,6 +622,28 @@ def _gcd_errors():
                      name="float")
 
 
+def _histogram_samples(dtype, requires_grad):
+    x = make_tensor(30, dtype=dtype, low=-3, high=3)
+    yield SampleInput(x, args=(5,), name="bins")
+    yield SampleInput(x, args=(4,), kwargs={"range": (-1.0, 2.0), "density": True},
+                      name="range_density")
+    yield SampleInput(x, kwargs={"bins": retrograd.tensor([-3.0, -1.0, 0.0, 2.5, 3.0],
+                                                          dtype=getattr(retrograd, dtype))},
+                      name="edges")
+    yield SampleInput(x, args=(3,), kwargs={"weight": make_tensor(30, dtype=dtype, low=0,
+                                                                  high=1)}, name="weight")
+
+
+def _frexp_samples(dtype, requires_grad):
+    x = make_tensor(3, 4, dtype=dtype, low=-100, high=100)
+    x._data[0, :3] = [0.0, 1.0, 0.5]
+    yield SampleInput(x, name="values")
+
+
+def _frexp_errors():
+    yield ErrorInput(SampleInput(make_tensor(3, dtype="int64")), name="int")
+
+
 OPS = [
     OpInfo("sort", _sort_samples, dtypes=_WITH_INT, error_inputs=_dim_errors("sort")),
     OpInfo("sort", _sort_samples, variant="method", method=True, dtypes=_FLOAT),
@@ -710,4 +732,6 @@ OPS = [
     OpInfo("adjoint", _adjoint_samples, dtypes=_WITH_INT),
     *(OpInfo(name, _gcd_samples, dtypes=("int64",), supports_grad=False,
              error_inputs=_gcd_errors) for name in ("gcd", "lcm")),
+    OpInfo("histogram", _histogram_samples, supports_grad=False),
+    OpInfo("frexp", _frexp_samples, supports_grad=False, error_inputs=_frexp_errors),
 ]
