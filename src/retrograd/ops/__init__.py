@@ -8,3 +8,7 @@ from . import activation  # noqa: F401,E402
 from . import weight_norm  # noqa: F401,E402 (_weight_norm, norm_except_dim)
 from . import rearrange, resample  # noqa: F401,E402
 from . import linalg_decomp  # noqa: F401,E402 (torch.linalg's decompositions and solvers)
+from . import sorting  # noqa: F401,E402
+from . import special  # noqa: F401,E402
+from . import misc  # noqa: F401,E402
+from . import inplace_shape  # noqa: F401,E402

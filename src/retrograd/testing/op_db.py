@@ -24,7 +24,8 @@ import retrograd
 __all__ = ["OpInfo", "SampleInput", "ErrorInput", "make_tensor", "op_db", "rng", "reseed"]
 
 _MODULES = ("pointwise", "binary", "reduction", "linalg", "shape", "indexing", "comparison",
-            "nn", "activation", "weight_norm", "rnn", "loss", "resample", "linalg_decomp")
+            "nn", "activation", "weight_norm", "rnn", "loss", "resample", "linalg_decomp",
+            "misc")
 
 
 @dataclass

@@ -1,0 +1,506 @@
+"""Sorting and order statistics: sort, argsort, topk, kthvalue, median, mode, quantile,
+unique, and the running extrema (cummax, cummin) and logcumsumexp.
+
+Every selecting op is one stable NumPy argsort along ``dim`` (descending order is the
+ascending sort of the flipped array, flipped back, so ties keep their original order as
+PyTorch's stable sort does), then ``take_along_axis``. Gradients go back to the selected
+positions with the scatter-add of ``gather``'s backward, so they are differentiable again.
+"""
+
+import operator
+
+import numpy
+
+from .. import return_types
+from .._tensor import Tensor, wrap
+from ._registry import _pretty, apply, defop, register
+from .reduction import _dim1, _evenly_distribute
+from .scatter import _gather_backward
+from .shape import call
+
+__all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode",
+           "quantile", "nanquantile", "unique", "unique_consecutive", "cummax", "cummin",
+           "logcumsumexp"]
+
+_INT64 = numpy.dtype(numpy.int64)
+
+
+def _order(xp, a, dim, descending):
+    """Stable argsort along ``dim``; NaN sorts as the largest value, as in PyTorch."""
+    if not descending:
+        return xp.argsort(a, axis=dim, kind="stable")
+    i = xp.argsort(xp.flip(a, dim), axis=dim, kind="stable")
+    return (a.shape[dim] - 1) - xp.flip(i, dim)
+
+
+def _scatter_back(xp, grad, indices, self_shape, dim):
+    """The gradient of selecting ``indices`` along ``dim``: ``grad`` added at them."""
+    if not self_shape:
+        return grad
+    return call(xp, _gather_backward, grad, indices, attrs=(tuple(self_shape), dim))
+
+
+def _select_back(xp, grad, indices, self_shape, dim, keepdim):
+    """Like :func:`_scatter_back` for a reduction that may have dropped ``dim``."""
+    if not self_shape:
+        return grad
+    if not keepdim:
+        grad, indices = xp.expand_dims(grad, dim), xp.expand_dims(indices, dim)
+    return _scatter_back(xp, grad, indices, self_shape, dim)
+
+
+def _take(xp, a, idx, dim, keepdim):
+    """``a`` at ``idx`` (one position per slice, keepdim-shaped) along ``dim``."""
+    out = xp.take_along_axis(a, idx, dim)
+    return (out, idx) if keepdim else (xp.squeeze(out, dim), xp.squeeze(idx, dim))
+
+
+def _scalar_pair(xp, a):
+    return xp.copy(a), xp.zeros((), _INT64)
+
+
+_VI = ("values", "indices")
+_NONDIFF = ("indices",)
+
+
+def _sort_fwd(xp, self, dim, descending):
+    if self.ndim == 0:
+        return _scalar_pair(xp, self)
+    idx = _order(xp, self, dim, descending)
+    return xp.take_along_axis(self, idx, dim), idx
+
+
+_SORT_VJP = {"self": lambda xp, grad, indices, self_shape, dim:
+             _scatter_back(xp, grad, indices, self_shape, dim)}
+_sort = defop("sort", _sort_fwd, vjp=_SORT_VJP, outputs=_VI, nondiff_outputs=_NONDIFF,
+              jvp="transpose")
+_sort_stable = defop("sort", _sort_fwd, vjp=_SORT_VJP, outputs=_VI, nondiff_outputs=_NONDIFF,
+                     node="SortBackward1", jvp="transpose")
+
+
+def _topk_fwd(xp, self, k, dim, largest, sorted):
+    if self.ndim == 0:
+        return _scalar_pair(xp, self)
+    idx = _order(xp, self, dim, largest)
+    idx = idx[(slice(None),) * dim + (slice(0, k),)]
+    return xp.take_along_axis(self, idx, dim), idx
+
+
+_topk = defop("topk", _topk_fwd, vjp=_SORT_VJP, outputs=_VI, nondiff_outputs=_NONDIFF,
+              jvp="transpose")
+
+
+def _kth_fwd(xp, self, k, dim, keepdim):
+    if self.ndim == 0:
+        return _scalar_pair(xp, self)
+    idx = _order(xp, self, dim, False)[(slice(None),) * dim + (slice(k - 1, k),)]
+    return _take(xp, self, idx, dim, keepdim)
+
+
+_SELECT_VJP = {"self": lambda xp, grad, indices, self_shape, dim, keepdim:
+               _select_back(xp, grad, indices, self_shape, dim, keepdim)}
+_kthvalue = defop("kthvalue", _kth_fwd, vjp=_SELECT_VJP, outputs=_VI, nondiff_outputs=_NONDIFF,
+                  jvp="transpose")
+
+
+def _median_all_fwd(xp, self, ignore_nan):
+    flat = xp.reshape(self, (-1,))
+    if ignore_nan:
+        flat = flat[flat == flat]
+    elif flat.size and xp.isnan(flat).any():
+        return xp.array(xp.nan, dtype=self.dtype)
+    if flat.size == 0:
+        return xp.array(xp.nan, dtype=self.dtype)
+    mid = (flat.size - 1) // 2
+    return xp.asarray(xp.partition(flat, mid)[mid])
+
+
+def _median_dim_fwd(xp, self, dim, keepdim, ignore_nan):
+    """The lower median along ``dim``: with NaN, PyTorch's median gives the first NaN and
+    nanmedian the lower median of the other values (the middle NaN when all are NaN)."""
+    if self.ndim == 0:
+        return _scalar_pair(xp, self)
+    order = _order(xp, self, dim, False)
+    nan = self != self
+    if ignore_nan:
+        count = self.shape[dim] - nan.sum(axis=dim, keepdims=True)
+        pos = xp.where(count == 0, (self.shape[dim] - 1) // 2, (count - 1) // 2)
+        idx = xp.take_along_axis(order, pos, dim)
+    else:
+        mid = (self.shape[dim] - 1) // 2
+        idx = order[(slice(None),) * dim + (slice(mid, mid + 1),)]
+        has_nan = nan.any(axis=dim, keepdims=True)
+        idx = xp.where(has_nan, xp.argmax(nan, axis=dim, keepdims=True), idx)
+    return _take(xp, self, idx, dim, keepdim)
+
+
+_MEDIAN_ALL_VJP = {"self": _evenly_distribute}
+_median = defop("median", lambda xp, self: _median_all_fwd(xp, self, False),
+                vjp=_MEDIAN_ALL_VJP, jvp="transpose")
+_nanmedian = defop("nanmedian", lambda xp, self: _median_all_fwd(xp, self, True),
+                   vjp=_MEDIAN_ALL_VJP, jvp="transpose")
+_median_dim = defop("median_dim", lambda xp, self, dim, keepdim:
+                    _median_dim_fwd(xp, self, dim, keepdim, False),
+                    vjp=_SELECT_VJP, outputs=_VI, nondiff_outputs=_NONDIFF,
+                    node="MedianBackward1", jvp="transpose")
+_nanmedian_dim = defop("nanmedian_dim", lambda xp, self, dim, keepdim:
+                       _median_dim_fwd(xp, self, dim, keepdim, True),
+                       vjp=_SELECT_VJP, outputs=_VI, nondiff_outputs=_NONDIFF,
+                       node="NanmedianBackward1", jvp="transpose")
+
+
+def _mode_fwd(xp, self, dim, keepdim):
+    """The most frequent value along ``dim`` (the smallest of equally frequent ones) and
+    the last index where it occurs, as PyTorch's CPU kernel: run lengths in sorted order."""
+    if self.ndim == 0:
+        return _scalar_pair(xp, self)
+    order = xp.moveaxis(_order(xp, self, dim, False), dim, -1)
+    s = xp.take_along_axis(xp.moveaxis(self, dim, -1), order, -1)
+    n = s.shape[-1]
+    pos = xp.arange(n)
+    change = s[..., 1:] != s[..., :-1]
+    edge = xp.ones(s.shape[:-1] + (1,), dtype=bool)
+    start = xp.maximum.accumulate(xp.where(xp.concatenate([edge, change], -1), pos, 0), -1)
+    last = xp.concatenate([change, edge], -1)
+    end = xp.flip(xp.minimum.accumulate(xp.flip(xp.where(last, pos, n - 1), -1), -1), -1)
+    best = xp.argmax(end - start, axis=-1)[..., None]
+    idx = xp.moveaxis(xp.take_along_axis(order, xp.take_along_axis(end, best, -1), -1), -1, dim)
+    return _take(xp, self, idx, dim, keepdim)
+
+
+_mode = defop("mode", _mode_fwd, vjp=_SELECT_VJP, outputs=_VI, nondiff_outputs=_NONDIFF,
+              jvp="transpose")
+
+
+def _cum_fwd(ufunc):
+    def forward(xp, self, dim):
+        """Running extremum and the index where it was reached (the last of equal values,
+        or of NaNs), as PyTorch's cummax/cummin."""
+        if self.ndim == 0:
+            return _scalar_pair(xp, self)
+        values = getattr(xp, ufunc).accumulate(self, axis=dim)
+        pos = xp.reshape(xp.arange(self.shape[dim]), (-1,) + (1,) * (self.ndim - dim - 1))
+        hit = self == values
+        if self.dtype.kind in "fc":
+            hit = hit | (self != self)
+        idx = xp.maximum.accumulate(xp.where(hit, pos, 0), axis=dim).astype(_INT64)
+        return values, idx
+    return forward
+
+
+_CUM_VJP = {"self": lambda xp, grad, indices, self_shape, dim:
+            _scatter_back(xp, grad, indices, self_shape, dim)}
+_cummax = defop("cummax", _cum_fwd("maximum"), vjp=_CUM_VJP, outputs=_VI,
+                nondiff_outputs=_NONDIFF, jvp="transpose")
+_cummin = defop("cummin", _cum_fwd("minimum"), vjp=_CUM_VJP, outputs=_VI,
+                nondiff_outputs=_NONDIFF, jvp="transpose")
+
+
+def _logcumsumexp_fwd(xp, self, dim):
+    if self.ndim == 0:
+        return xp.copy(self)
+    return xp.logaddexp.accumulate(self, axis=dim)
+
+
+def _rev_lcse(xp, a, dim):
+    """logcumsumexp from the end of ``dim``."""
+    return xp.flip(call(xp, _logcumsumexp, xp.flip(a, dim), attrs=(dim,)), dim)
+
+
+def _logcumsumexp_rule(xp, grad, self, result, dim):
+    """d x_i = sum_{j >= i} g_j exp(x_i - r_j), summed in log space for the positive and
+    the negative parts of ``g`` apart (PyTorch's formula), so no exp overflows. That is
+    not differentiable in ``g`` at 0, so under create_graph (Tensors) the sum is taken
+    as an (n, n) matrix per slice instead."""
+    if self.ndim == 0:
+        return grad
+    if isinstance(self, Tensor):
+        return _logcumsumexp_grad_exact(xp, grad, self, result, dim)
+    out = 0
+    for sign in (1, -1):
+        g = sign * grad
+        pos = g > 0
+        log_g = xp.where(pos, xp.log(xp.where(pos, g, 1)), -numpy.inf)
+        out = out + sign * xp.exp(_rev_lcse(xp, log_g - result, dim) + self)
+    return out
+
+
+def _logcumsumexp_grad_exact(xp, grad, self, result, dim):
+    x, r, g = (xp.moveaxis(a, dim, -1) for a in (self, result, grad))
+    pos = xp.arange(x.shape[-1])
+    upper = xp.expand_dims(pos, -1) <= pos  # j >= i
+    w = xp.exp(xp.where(upper, xp.expand_dims(x, -1) - xp.expand_dims(r, -2), -numpy.inf))
+    return xp.moveaxis(xp.sum(w * xp.expand_dims(g, -2), axis=-1), -1, dim)
+
+
+_logcumsumexp = defop("logcumsumexp", _logcumsumexp_fwd, vjp={"self": _logcumsumexp_rule},
+                      jvp="transpose")
+
+
+# ---- public functions -------------------------------------------------------------------
+
+def _sort_dim(input, dim):
+    return _dim1(dim, input._data.ndim)
+
+
+@register
+def sort(input, dim=-1, descending=False, *, stable=None):
+    """``(values, indices)`` sorted along ``dim``; always stable (ties keep their order).
+    Passing ``stable`` (either way) records PyTorch's other overload, SortBackward1.
+
+    >>> retrograd.tensor([3., 1., 2.]).sort()
+    torch.return_types.sort(
+    values=tensor([1., 2., 3.]),
+    indices=tensor([1, 2, 0]))
+    """
+    op = _sort if stable is None else _sort_stable
+    return return_types.sort(apply(op, (input,), (_sort_dim(input, dim), descending)))
+
+
+@register
+def argsort(input, dim=-1, descending=False, *, stable=False):
+    """The indices that sort ``input`` along ``dim`` (stable)."""
+    d = _sort_dim(input, dim)
+    a = input._data
+    if a.ndim == 0:
+        return wrap(numpy.zeros((), _INT64))
+    return wrap(_order(numpy, a, d, descending))
+
+
+@register
+def msort(input):
+    """``input`` sorted along its first dim."""
+    return sort(input, 0).values
+
+
+@register
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """The ``k`` largest (``largest=False``: smallest) elements along ``dim``, in order."""
+    d = _sort_dim(input, dim)
+    n = input._data.shape[d] if input._data.ndim else 1
+    k = operator.index(k)
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    return return_types.topk(apply(_topk, (input,), (k, d, largest, sorted)))
+
+
+def _nonempty_dim(input, d, name):
+    if input._data.ndim and input._data.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+@register
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The ``k``-th smallest element along ``dim`` (1-based) and its index."""
+    d = _sort_dim(input, dim)
+    _nonempty_dim(input, d, "kthvalue")
+    n = input._data.shape[d] if input._data.ndim else 1
+    k = operator.index(k)
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    return return_types.kthvalue(apply(_kthvalue, (input,), (k, d, keepdim)))
+
+
+def _median_fn(name, full, by_dim, named):
+    def fn(input, dim=None, keepdim=False):
+        if dim is None:
+            return apply(full, (input,))
+        d = _sort_dim(input, dim)
+        _nonempty_dim(input, d, name)
+        return named(apply(by_dim, (input,), (d, keepdim)))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"The lower median (of all elements, or ``(values, indices)`` along "
+                  f"``dim``){' ignoring NaN' if name == 'nanmedian' else '; NaN if any is'}.")
+    return register(fn)
+
+
+median = _median_fn("median", _median, _median_dim, return_types.median)
+nanmedian = _median_fn("nanmedian", _nanmedian, _nanmedian_dim, return_types.nanmedian)
+
+
+@register
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value along ``dim`` (smallest on ties) and its last index."""
+    d = _sort_dim(input, dim)
+    _nonempty_dim(input, d, "mode")
+    return return_types.mode(apply(_mode, (input,), (d, keepdim)))
+
+
+def _cum(name, op, named):
+    def fn(input, dim):
+        return named(apply(op, (input,), (_sort_dim(input, dim),)))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Running {name[3:]}imum along ``dim`` and the index where it was reached "
+                  "(the last of equal values).")
+    return register(fn)
+
+
+cummax = _cum("cummax", _cummax, return_types.cummax)
+cummin = _cum("cummin", _cummin, return_types.cummin)
+
+
+@register
+def logcumsumexp(input, dim):
+    """``log(cumsum(exp(input), dim))`` without overflow."""
+    if input._data.dtype.kind not in "fc":
+        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
+                                  f"'{_pretty(input._data.dtype)}'")
+    return apply(_logcumsumexp, (input,), (_sort_dim(input, dim),))
+
+
+# ---- quantile -------------------------------------------------------------------------------
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
+    """PyTorch's algorithm, composite: sort, gather the neighbouring ranks, lerp."""
+    name = "quantile"  # PyTorch's messages say so for nanquantile too
+    a = input._data
+    if a.dtype.kind != "f" or a.dtype == numpy.float16:
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if a.size == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if isinstance(q, Tensor):
+        if q._data.ndim > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if q._data.dtype != a.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        qs, scalar = q._data, q._data.ndim == 0
+    else:
+        qs, scalar = numpy.asarray(q, dtype=a.dtype), True
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    if qs.size and not ((qs >= 0) & (qs <= 1)).all():
+        bad = qs.reshape(-1)[~((qs.reshape(-1) >= 0) & (qs.reshape(-1) <= 1))][0]
+        raise RuntimeError(f"{name}() q values must be in the range [0, 1]" if not scalar
+                           else f"{name}() q must be in the range [0, 1] but got {bad.item()}")
+    qs = qs.reshape(-1)
+    if dim is None:
+        x = input.reshape(-1)
+        d = 0
+        out_shape = (1,) * a.ndim if keepdim else ()
+    else:
+        d = _dim1(dim, a.ndim)
+        x = input if a.ndim else input.reshape(1)
+        out_shape = tuple(1 if i == d else n for i, n in enumerate(a.shape)) if keepdim else \
+            tuple(n for i, n in enumerate(a.shape) if i != d)
+    x = x.movedim(d, -1)
+    values = sort(x, -1).values  # NaN last
+    n = values._data.shape[-1]
+    nan = numpy.isnan(x._data)
+    if ignore_nan:  # ranks among the non-NaN values; all NaN: position 0 (a NaN)
+        ranks = numpy.maximum(n - 1 - nan.sum(-1, keepdims=True), 0) * qs
+    else:  # a slice with NaN gives NaN: its last (sorted) position
+        ranks = numpy.where(nan.any(-1, keepdims=True), n - 1, (n - 1) * qs)
+    if interpolation == "lower":
+        ranks = numpy.floor(ranks)
+    elif interpolation == "higher":
+        ranks = numpy.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = numpy.round(ranks)
+    below = ranks.astype(_INT64)
+    out = values.gather(-1, wrap(below))
+    if interpolation in ("linear", "midpoint"):
+        above = numpy.ceil(ranks).astype(_INT64)
+        weights = numpy.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below
+        out = out.lerp(values.gather(-1, wrap(above)), wrap(weights.astype(a.dtype)))
+    out = out.movedim(-1, 0)  # (Q, ...)
+    q_shape = () if scalar else (qs.size,)
+    return out.reshape(q_shape + out_shape)
+
+
+@register
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """The ``q``-th quantiles (scalar or 1-D ``q``) over ``dim`` (all elements when None)."""
+    return _quantile(input, q, dim, keepdim, interpolation, False)
+
+
+@register
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """:func:`quantile` ignoring NaN (NaN where a slice is all NaN)."""
+    return _quantile(input, q, dim, keepdim, interpolation, True)
+
+
+# ---- unique ---------------------------------------------------------------------------------
+
+def _no_derivative(name):
+    def rule(grad):
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+
+    def jvp(self_t):
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+    return {"vjp": {"self": rule}, "jvp": jvp}
+
+
+def _unique_fwd(xp, self, dim, consecutive):
+    """(values, inverse, counts): NumPy's unique, or runs for ``consecutive``."""
+    if dim is None:
+        flat = xp.reshape(self, (-1,))
+        if consecutive:
+            keep = xp.concatenate([xp.ones(min(flat.size, 1), bool), flat[1:] != flat[:-1]])
+            values = flat[keep]
+            inverse = xp.cumsum(keep) - 1
+            counts = xp.diff(xp.append(xp.flatnonzero(keep), flat.size))
+        else:
+            values, inverse, counts = xp.unique(flat, return_inverse=True, return_counts=True)
+        return (values, xp.reshape(inverse, self.shape).astype(_INT64),
+                counts.astype(_INT64))
+    moved = xp.moveaxis(self, dim, 0)
+    rows = xp.reshape(moved, (moved.shape[0], -1))
+    if consecutive:
+        keep = xp.ones(rows.shape[0], bool)
+        keep[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+        values = moved[keep]
+        inverse = xp.cumsum(keep) - 1
+        counts = xp.diff(xp.append(xp.flatnonzero(keep), rows.shape[0]))
+    else:
+        _, first, inverse, counts = xp.unique(rows, axis=0, return_index=True,
+                                              return_inverse=True, return_counts=True)
+        values = moved[first]
+    return (xp.moveaxis(values, 0, dim), xp.reshape(inverse, -1).astype(_INT64),
+            counts.astype(_INT64))
+
+
+_UNIQUE_OUT = ("values", "inverse", "counts")
+_unique2 = defop("_unique2", _unique_fwd, outputs=_UNIQUE_OUT,
+                 nondiff_outputs=("inverse", "counts"), node="Unique2Backward0",
+                 **_no_derivative("_unique2"))
+_unique_dim = defop("unique_dim", _unique_fwd, outputs=_UNIQUE_OUT,
+                    nondiff_outputs=("inverse", "counts"), node="UniqueDimBackward0",
+                    **_no_derivative("unique_dim"))
+_unique_consecutive = defop("unique_consecutive", _unique_fwd, outputs=_UNIQUE_OUT,
+                            nondiff_outputs=("inverse", "counts"),
+                            **_no_derivative("unique_consecutive"))
+
+
+def _unique_result(outs, return_inverse, return_counts):
+    values, inverse, counts = outs
+    if return_inverse and return_counts:
+        return values, inverse, counts
+    if return_inverse:
+        return values, inverse
+    if return_counts:
+        return values, counts
+    return values
+
+
+@register
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct elements (slices along ``dim``), sorted; optionally the index of each
+    element's value (``return_inverse``) and how often each occurs (``return_counts``)."""
+    if dim is None:
+        outs = apply(_unique2, (input,), (None, False))
+    else:
+        outs = apply(_unique_dim, (input,), (_dim1(dim, input._data.ndim), False))
+    return _unique_result(outs, return_inverse, return_counts)
+
+
+@register
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapse runs of equal consecutive elements (slices along ``dim``)."""
+    d = None if dim is None else _dim1(dim, input._data.ndim)
+    outs = apply(_unique_consecutive, (input,), (d, True))
+    return _unique_result(outs, return_inverse, return_counts)
+

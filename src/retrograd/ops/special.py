@@ -1,0 +1,220 @@
+"""Special functions and small elementwise extras: logaddexp, logaddexp2, erfc, erfinv,
+lgamma, digamma, polygamma, i0, sinc, deg2rad, rad2deg, copysign, heaviside.
+
+The gamma family, erfinv and the Bessel functions come from SciPy (CuPy's
+``cupyx.scipy.special`` on the GPU); without SciPy, erfc and lgamma fall back to
+``math`` elementwise and the others raise. Their derivatives are each other
+(lgamma' = digamma, digamma' = polygamma(1), i0' = i1), so rules call those ops with
+``shape.call``: recorded under create_graph, straight on arrays otherwise.
+"""
+
+import math
+
+import numpy
+
+from ._registry import _pretty, apply, apply_inplace, defop, register
+from .binary import _NYI, _check_tensor, _no_derivative
+from .shape import call
+
+__all__ = ["logaddexp", "logaddexp2", "erfc", "erfinv", "lgamma", "digamma", "polygamma",
+           "i0", "sinc", "deg2rad", "rad2deg", "copysign", "heaviside"]
+
+_S = ("self",)
+_BOTH = ("self", "other")
+_LN2 = 0.6931471805599453
+_MATH = {"erfc": math.erfc, "gammaln": math.lgamma}
+
+
+def _special(xp, name, *args):
+    """``scipy.special.<name>`` (``cupyx`` for CuPy arrays) in the dtype of the last
+    argument (SciPy computes some in float64)."""
+    x = args[-1]
+    if not type(x).__module__.startswith("cupy"):
+        try:
+            import scipy.special as sp
+        except ImportError:  # pragma: no cover - exercised only without SciPy
+            if name not in _MATH:
+                raise NotImplementedError(f"{name} needs SciPy (pip install scipy)") from None
+            return numpy.frompyfunc(_MATH[name], 1, 1)(x).astype(x.dtype)
+    else:
+        import cupyx.scipy.special as sp
+    return xp.asarray(getattr(sp, name)(*args), dtype=x.dtype)
+
+
+def _unary(name, forward, rule, node=None):
+    return defop(name, forward, vjp={"self": rule}, promote=_S, to_float=True, node=node,
+                 jvp="elementwise")
+
+
+_erfc = _unary("erfc", lambda xp, self: _special(xp, "erfc", self),
+               lambda xp, grad, self: grad * -1.1283791670955126 * xp.exp(-self * self))
+_erfinv = _unary("erfinv", lambda xp, self: _special(xp, "erfinv", self),
+                 lambda xp, grad, result: grad * 0.886226925452758 * xp.exp(result * result))
+_digamma = _unary("digamma", lambda xp, self: _special(xp, "psi", self),
+                  lambda xp, grad, self: grad * call(xp, _polygamma, self, attrs=(1,)))
+_lgamma = _unary("lgamma", lambda xp, self: _special(xp, "gammaln", self),
+                 lambda xp, grad, self: grad * call(xp, _digamma, self))
+_polygamma = defop("polygamma", lambda xp, self, n: _special(xp, "polygamma", n, self)
+                   if n else _special(xp, "psi", self),
+                   vjp={"self": lambda xp, grad, self, n:
+                        grad * call(xp, _polygamma, self, attrs=(n + 1,))},
+                   promote=_S, to_float=True, jvp="elementwise")
+_polygamma_inplace = defop("polygamma", _polygamma.forward, vjp=_polygamma.vjp, promote=_S,
+                           to_float=True, node="PolygammaBackward1", jvp="elementwise")
+
+
+def _i1_rule(xp, grad, self, result):
+    """i1' = i0 - i1 / x (1/2 at 0)."""
+    zero = self == 0
+    return grad * xp.where(zero, 0.5, call(xp, _i0, self)
+                           - result / xp.where(zero, 1, self))
+
+
+_i0 = _unary("i0", lambda xp, self: _special(xp, "i0", self),
+             lambda xp, grad, self: grad * call(xp, _i1, self))
+_i1 = _unary("i1", lambda xp, self: _special(xp, "i1", self), _i1_rule,
+             node="SpecialI1Backward0")
+
+
+def _sinc_rule(xp, grad, self):
+    """(cos(pi x) pi x - sin(pi x)) / (pi x^2); 0 at 0."""
+    zero = self == 0
+    px = math.pi * xp.where(zero, 1, self)
+    return grad * xp.where(zero, 0, (xp.cos(px) * px - xp.sin(px)) / (px * xp.where(zero, 1,
+                                                                                    self)))
+
+
+_sinc = _unary("sinc", lambda xp, self: xp.sinc(self), _sinc_rule)
+_deg2rad = _unary("deg2rad", lambda xp, self: self * (math.pi / 180),
+                  lambda grad: grad * (math.pi / 180), node="Deg2RadBackward0")
+_rad2deg = _unary("rad2deg", lambda xp, self: self * (180 / math.pi),
+                  lambda grad: grad * (180 / math.pi), node="Rad2DegBackward0")
+
+# exp(x - result) <= 1: no overflow, in the gradient or its derivatives
+_logaddexp = defop("logaddexp", lambda xp, self, other: xp.logaddexp(self, other),
+                   vjp={"self": lambda xp, grad, self, result: grad * xp.exp(self - result),
+                        "other": lambda xp, grad, other, result: grad * xp.exp(other - result)},
+                   promote=_BOTH, jvp="elementwise")
+_logaddexp2 = defop("logaddexp2", lambda xp, self, other: xp.logaddexp2(self, other),
+                    vjp={"self": lambda xp, grad, self, result:
+                         grad * xp.exp((self - result) * _LN2),
+                         "other": lambda xp, grad, other, result:
+                         grad * xp.exp((other - result) * _LN2)},
+                    promote=_BOTH, jvp="elementwise")
+
+
+def _copysign_rule(xp, grad, self, result):
+    """d|x| sign(y)/dx = result / self, 0 at self == 0 (PyTorch's choice)."""
+    zero = self == 0
+    return grad * xp.where(zero, 0, result / xp.where(zero, 1, self))
+
+
+def _zero(xp, grad):
+    return xp.zeros_like(grad)
+
+
+_copysign = defop("copysign", lambda xp, self, other: xp.copysign(self, other),
+                  vjp={"self": _copysign_rule, "other": _zero}, promote=_BOTH, to_float=True,
+                  jvp="elementwise")
+_copysign_scalar = defop("copysign", lambda xp, self, other: xp.copysign(self, other),
+                         vjp={"self": _copysign_rule}, inputs=_BOTH, promote=_BOTH,
+                         to_float=True, node="CopysignBackward1", jvp="elementwise")
+_heaviside = defop("heaviside", lambda xp, self, values:
+                   xp.where(self == 0, values, (self > 0).astype(self.dtype)).astype(self.dtype),
+                   vjp={"self": _no_derivative("heaviside"),
+                        "values": _no_derivative("heaviside")},
+                   node=_NYI, jvp="elementwise")
+
+
+# ---- public functions -------------------------------------------------------------------
+
+def _public(name, op):
+    """Function, method and in-place method of a unary op."""
+    def fn(input, *, out=None):
+        return apply(op, (input,))
+
+    def fn_(self):
+        return apply_inplace(op, self, ())
+    fn.__name__, fn_.__name__ = name, name + "_"
+    fn.__qualname__, fn_.__qualname__ = name, name + "_"
+    fn.__doc__ = f"Elementwise ``{name}``; integer inputs give floats."
+    register(fn)
+    register(fn_, function=False)
+    return fn, fn_
+
+
+erfc, erfc_ = _public("erfc", _erfc)
+erfinv, erfinv_ = _public("erfinv", _erfinv)
+lgamma, lgamma_ = _public("lgamma", _lgamma)
+digamma, digamma_ = _public("digamma", _digamma)
+i0, i0_ = _public("i0", _i0)
+sinc, sinc_ = _public("sinc", _sinc)
+deg2rad, deg2rad_ = _public("deg2rad", _deg2rad)
+rad2deg, rad2deg_ = _public("rad2deg", _rad2deg)
+
+
+def _check_n(n):
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return int(n)
+
+
+@register(method=False)
+def polygamma(n, input, *, out=None):
+    """The ``n``-th derivative of digamma (``polygamma(0, x)`` is digamma)."""
+    return apply(_polygamma, (input,), (_check_n(n),))
+
+
+@register(function=False, name="polygamma")
+def _polygamma_method(self, n):
+    return apply(_polygamma, (self,), (_check_n(n),))
+
+
+@register(function=False)
+def polygamma_(self, n):
+    return apply_inplace(_polygamma_inplace, self, (), (_check_n(n),))
+
+
+def _binary_public(name, op, kernel):
+    def fn(input, other, *, out=None):
+        _check_tensor(other, "other", name)
+        if input._data.dtype.kind not in "fc" and other._data.dtype.kind not in "fc":
+            raise NotImplementedError(f'"{kernel}" not implemented for '
+                                      f"'{_pretty(input._data.dtype)}'")
+        return apply(op, (input, other))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``{name}``: the log of the sum of exponentials, without overflow."
+    return register(fn)
+
+
+logaddexp = _binary_public("logaddexp", _logaddexp, "logaddexp_cpu")
+logaddexp2 = _binary_public("logaddexp2", _logaddexp2, "logaddexp2_cpu")
+
+
+@register
+def copysign(input, other, *, out=None):
+    """``|input|`` with the sign of ``other`` (a Tensor or a number)."""
+    return apply(_copysign if hasattr(other, "_data") else _copysign_scalar, (input, other))
+
+
+@register(function=False)
+def copysign_(self, other):
+    return apply_inplace(_copysign if hasattr(other, "_data") else _copysign_scalar, self,
+                         (other,))
+
+
+@register
+def heaviside(input, values, *, out=None):
+    """The step function: 0 below zero, 1 above, ``values`` at zero (no gradient)."""
+    _check_tensor(values, "values", "heaviside")
+    if input._data.dtype != values._data.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different "
+                           "dtypes.")
+    return apply(_heaviside, (input, values))
+
+
+@register(function=False)
+def heaviside_(self, values):
+    _check_tensor(values, "values", "heaviside")
+    return apply_inplace(_heaviside, self, (values,))
+
