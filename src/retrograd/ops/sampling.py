@@ -254,9 +254,9 @@ def _input_grad_t(grad, input_shape, grid, mode, padding_mode, align_corners):
     return out.reshape(tuple(input_shape))
 
 
-def _grid_grad_t(grad, input, grid, mode, padding_mode, align_corners):
-    if mode == "nearest":
-        return grid * 0
+def _grid_slopes_t(input, grid, mode, padding_mode, align_corners):
+    """d output / d grid coordinate, per coordinate, as (N, C, P) Tensors differentiable
+    in the input and the grid."""
     n, c = input.shape[:2]
     xflat = input.reshape(n, c, -1)
     ds = None
@@ -266,9 +266,16 @@ def _grid_grad_t(grad, input, grid, mode, padding_mode, align_corners):
         v = FUNCTIONS["gather"](xflat, 2, _index(flat, c))
         terms = [v * dw.unsqueeze(1) for dw in dws]
         ds = terms if ds is None else [a + b for a, b in zip(ds, terms, strict=True)]
+    return [d * s.unsqueeze(1) for d, s in zip(ds, slopes, strict=True)]
+
+
+def _grid_grad_t(grad, input, grid, mode, padding_mode, align_corners):
+    if mode == "nearest":
+        return grid * 0
+    n, c = input.shape[:2]
     g = grad.reshape(n, c, -1)
-    return FUNCTIONS["stack"]([(g * d).sum(1) * s for d, s in zip(ds, slopes, strict=True)],
-                              -1).reshape(tuple(grid.shape))
+    return FUNCTIONS["stack"]([(g * d).sum(1) for d in _grid_slopes_t(
+        input, grid, mode, padding_mode, align_corners)], -1).reshape(tuple(grid.shape))
 
 
 def _rule(xp, rule, tensor_rule, grad, *args):
@@ -290,6 +297,9 @@ def _grid_sample_jvp(xp, input_t, grid_t, input, grid, mode, padding_mode, align
                                  None if grid_t is None else grid_t.data[i], input, grid, mode,
                                  padding_mode, align_corners) for i in range(b)]
         return Batched(numpy.stack(rows))
+    if xp is not numpy:  # Tensors (reverse-over-forward): the tangent as a graph
+        return _grid_sample_jvp_t(input_t, grid_t, input, grid, mode, padding_mode,
+                                  align_corners)
     out = None
     if input_t is not None:
         out = _sample(input_t, grid, mode, padding_mode, align_corners)
@@ -301,6 +311,22 @@ def _grid_sample_jvp(xp, input_t, grid_t, input, grid, mode, padding_mode, align
             n = grid.shape[0]
             t = sum(d * grid_t[..., e].reshape(n, 1, -1) for e, d in enumerate(ds))
             t = t.reshape(shape)
+        out = t if out is None else out + t
+    return out
+
+
+def _grid_sample_jvp_t(input_t, grid_t, input, grid, mode, padding_mode, align_corners):
+    """The tangent from Tensors: linear in the input's tangent (the sampler itself), plus
+    the grid's tangent times the output's slopes along each grid coordinate."""
+    out = None
+    if input_t is not None:
+        out = apply(_GRID_SAMPLERS[grid.ndim - 2], (input_t, grid),
+                    (mode, padding_mode, align_corners))
+    if grid_t is not None and mode != "nearest":
+        n = grid.shape[0]
+        shape = tuple(input.shape[:2]) + tuple(grid.shape[1:-1])
+        t = sum(d * grid_t[..., e].reshape(n, 1, -1) for e, d in enumerate(
+            _grid_slopes_t(input, grid, mode, padding_mode, align_corners))).reshape(shape)
         out = t if out is None else out + t
     return out
 
