@@ -16,6 +16,13 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
 TAKING_OUT = sorted(n for n, f in FUNCTIONS.items() if "out" in inspect.signature(f).parameters)
+# Those whose arguments _call_args can make: elementwise, comparison, logical, matrix
+# products and joins (the wrapper is the same for every function; see the last test).
+_MADE = {"add", "sub", "subtract", "mul", "multiply", "div", "divide", "pow", "eq", "ne",
+         "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
+         "bitwise_and", "bitwise_or", "bitwise_not", "matmul", "mm", "bmm", "mv", "dot",
+         "outer", "addmm", "baddbmm", "tensordot", "inner", "cat", "stack", "exp", "log",
+         "sqrt", "sin", "cos", "tanh", "sigmoid", "abs", "neg", "floor", "ceil", "erf"}
 
 
 def _call_args(name):
@@ -41,7 +48,7 @@ def _call_args(name):
     return args, {}
 
 
-@pytest.mark.parametrize("name", TAKING_OUT)
+@pytest.mark.parametrize("name", sorted(_MADE & set(TAKING_OUT)))
 def test_out_writes_into_the_given_tensor(name):
     if not hasattr(torch, name):
         pytest.skip(f"torch has no {name}")
@@ -101,3 +108,10 @@ def test_out_of_a_multi_output_result():
     assert values.tolist() == [3.0, 4.0] and indices.tolist() == [1, 0]
     with pytest.raises(TypeError, match="must be tuple of 2 Tensors"):
         _out.write("max", r, values)
+
+
+def test_every_function_declaring_out_is_wrapped():
+    wrapped = _out.wrap(len, "len").__code__
+    assert len(TAKING_OUT) > 80
+    for name in TAKING_OUT:
+        assert FUNCTIONS[name].__code__ is wrapped, name

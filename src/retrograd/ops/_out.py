@@ -18,22 +18,9 @@ import numpy
 from .._tensor import Tensor
 from ..autograd import grad_mode
 
-_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
-
-
-def _can_cast(src, dst):
-    if dst.kind == "b":
-        return src.kind == "b"
-    return _ORDER[src.kind] <= _ORDER[dst.kind]
-
-
-def _pretty(np_dtype):
-    from ._registry import _pretty
-    return _pretty(np_dtype)
-
-
 def write(name, result, out):
     """Copy ``result`` (a Tensor, or a tuple of them) into ``out``; returns ``out``."""
+    from ._registry import _pretty, _same_kind
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"{name}(): argument 'out' must be tuple of {len(result)} Tensors")
@@ -46,7 +33,7 @@ def write(name, result, out):
                            "automatic differentiation, but one of the arguments requires "
                            "grad.")
     src, dst = result._data, out._data
-    if not _can_cast(src.dtype, dst.dtype):
+    if not _same_kind(src.dtype, dst.dtype):
         raise RuntimeError(f"result type {_pretty(src.dtype)} can't be cast to the desired "
                            f"output type {_pretty(dst.dtype)}")
     if dst.shape != src.shape:

@@ -70,8 +70,9 @@ FUNCTIONS = {}  # the public ``retrograd.<name>`` namespace, filled by @register
 
 
 def register(fn=None, *, method=True, function=True, name=None, aliases=()):
-    """Expose a public op as ``retrograd.<name>`` and/or ``Tensor.<name>``; a function
-    taking ``out=`` honours it (see :mod:`._out`)."""
+    """Expose a public op as ``retrograd.<name>`` and/or ``Tensor.<name>``. A function
+    that declares ``out=None`` (in PyTorch's signature) leaves it to this: its namespace
+    form writes the result into ``out`` (see :mod:`._out`)."""
     def deco(f):
         fn = _out.wrap(f, f.__name__) if function and _out.takes_out(f) else f
         for n in (name or f.__name__, *aliases):

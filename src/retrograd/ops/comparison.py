@@ -10,13 +10,12 @@ whose gradients are zero.
 """
 
 import numbers
-import warnings
 
 import numpy
 
 from .. import _dtype
 from .._tensor import Tensor
-from ._registry import _pretty, _same_kind, apply, apply_inplace, defop, register
+from ._registry import _pretty, apply, apply_inplace, defop, register
 
 __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "not_equal", "less", "less_equal", "greater",
            "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not",
@@ -191,29 +190,6 @@ _BITWISE_SIGNATURES = ("Tensor input, Tensor other, *, Tensor out = None",
                        "Tensor input, Number other, *, Tensor out = None")
 
 
-def _write_out(out, result):
-    """Copy ``result`` into the ``out=`` tensor, resizing it as PyTorch does."""
-    if out is None:
-        return result
-    src, dst = result._data, out._data
-    if not _same_kind(src.dtype, dst.dtype):
-        raise RuntimeError(f"result type {_pretty(src.dtype)} can't be cast to the desired "
-                           f"output type {_pretty(dst.dtype)}")
-    if dst.shape != src.shape:
-        if dst.size:
-            warnings.warn(f"An output with one or more elements was resized since it had shape "
-                          f"{list(dst.shape)}, which does not match the required output shape "
-                          f"{list(src.shape)}. This behavior is deprecated, and in a future "
-                          "PyTorch release outputs will not be resized unless they have zero "
-                          "elements. You can explicitly reuse an out tensor t by resizing it, "
-                          "inplace, to zero elements with t.resize_(0).", UserWarning,
-                          stacklevel=3)
-        out._data = dst = numpy.empty(src.shape, dst.dtype)
-    numpy.copyto(dst, src, casting="unsafe")
-    out._vc[0] += 1
-    return out
-
-
 # ---- comparisons --------------------------------------------------------------------------
 
 def _comparison_public(name, ops, aliases):
@@ -222,7 +198,7 @@ def _comparison_public(name, ops, aliases):
     def fn(input, other, *, out=None):
         if not isinstance(input, Tensor) or not isinstance(other, (Tensor, numbers.Number)):
             raise _invalid(name, (input, other), _TENSOR_OR_NUMBER)
-        return _write_out(out, apply(op, (input, other)))
+        return apply(op, (input, other))
 
     def fn_(self, other):
         if isinstance(other, Tensor):
@@ -255,7 +231,7 @@ def _logical_public(name, op):
     def fn(input, other, *, out=None):
         _must_be_tensor(name, input, "input", 1)
         _must_be_tensor(name, other, "other", 2)
-        return _write_out(out, apply(op, (input, other)))
+        return apply(op, (input, other))
 
     def fn_(self, other):
         _must_be_tensor(name + "_", other, "other", 1)
@@ -279,7 +255,7 @@ logical_xor, logical_xor_ = _logical_public("logical_xor", _logical_xor)
 def logical_not(input, *, out=None):
     """Elementwise not of the truth values; a bool tensor."""
     _must_be_tensor("logical_not", input, "input", 1)
-    return _write_out(out, apply(_logical_not, (input,)))
+    return apply(_logical_not, (input,))
 
 
 @register(function=False)
@@ -296,7 +272,7 @@ def _bitwise_public(name, op):
         if not isinstance(input, Tensor) or not isinstance(other, (Tensor, numbers.Number)):
             raise _invalid(name, (input, other) if isinstance(input, Tensor)
                            else (other, input), _BITWISE_SIGNATURES)
-        return _write_out(out, apply(op, (input, other)))
+        return apply(op, (input, other))
 
     def fn_(self, other):
         if not isinstance(other, (Tensor, numbers.Number)):
@@ -320,7 +296,7 @@ bitwise_xor, bitwise_xor_ = _bitwise_public("bitwise_xor", _bitwise_xor)
 def bitwise_not(input, *, out=None):
     """Elementwise ``~``: logical not for bool, two's complement for integers."""
     _must_be_tensor("bitwise_not", input, "input", 1)
-    return _write_out(out, apply(_bitwise_not, (input,)))
+    return apply(_bitwise_not, (input,))
 
 
 @register(function=False)
@@ -351,14 +327,14 @@ isreal = _predicate_public("isreal", _isreal,
 def isposinf(input, *, out=None):
     """Where the elements are +inf; a bool tensor."""
     _must_be_tensor("isposinf", input, "input", 1)
-    return _write_out(out, apply(_isposinf, (input,)))
+    return apply(_isposinf, (input,))
 
 
 @register
 def isneginf(input, *, out=None):
     """Where the elements are -inf; a bool tensor."""
     _must_be_tensor("isneginf", input, "input", 1)
-    return _write_out(out, apply(_isneginf, (input,)))
+    return apply(_isneginf, (input,))
 
 
 # ---- closeness and equality ---------------------------------------------------------------
