@@ -336,6 +336,17 @@ def test_workers_iterable_split_and_errors():
         list(rd.DataLoader(_Failing(), batch_size=2, num_workers=2))
     assert "Caught ValueError in DataLoader worker process 0" in str(e.value)
     assert "bad sample 5" in str(e.value)
+    # as PyTorch's, the iterator goes on after a worker's error, with the same workers
+    results = []
+    for lib in (rd, td):
+        it, got = iter(lib.DataLoader(_Failing(), batch_size=2, num_workers=2)), []
+        for _ in range(len(_Failing()) // 2):
+            try:
+                got.append(next(it).tolist())
+            except ValueError:
+                got.append("error")
+        results.append(got)
+    assert results[0] == results[1] and "error" in results[0]
 
 
 @needs_fork

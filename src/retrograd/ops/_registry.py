@@ -418,6 +418,7 @@ def apply_inplace(op, self, values, attrs=(), _profiled=False):
         old = wrap(dst.copy() if "self" in op.saved_names else dst, xp)
         old._requires_grad = self._requires_grad
         old._grad_fn, old._output_nr = self._grad_fn, self._output_nr
+        old._fw = self._fw  # its tangent too (a forward-over-reverse backward reads it)
     if on_inplace_write[0] is not None:  # allow_mutation_on_saved_tensors
         on_inplace_write[0](self)
     version = self._vc[0]

@@ -297,9 +297,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def _process(self, data):
         self._rcvd_idx += 1
         self._try_put_index()
-        if isinstance(data, _worker.ExceptionWrapper):
-            self._shutdown_workers()
-            data.reraise()
+        if isinstance(data, _worker.ExceptionWrapper):  # the workers live on, as PyTorch's:
+            data.reraise()                               # the next batch can still be asked
         return data
 
     def _shutdown_workers(self):
