@@ -252,3 +252,22 @@ def _float_mask(mask, dtype):
     if mask.dtype == retrograd.bool:
         return wrap(numpy.where(mask._data, -numpy.inf, 0).astype(dtype.np))
     return mask
+
+
+# ---- pooling beyond the 2-D kernels (ops/pooling_nd.py) ---------------------------------
+from ..ops.pooling_nd import (adaptive_avg_pool1d, adaptive_avg_pool3d,  # noqa: E402,F401
+                              adaptive_max_pool1d, adaptive_max_pool1d_with_indices,
+                              adaptive_max_pool2d, adaptive_max_pool2d_with_indices,
+                              adaptive_max_pool3d, adaptive_max_pool3d_with_indices,
+                              avg_pool1d, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d,
+                              max_pool1d, max_pool1d_with_indices, max_pool2d_with_indices,
+                              max_pool3d, max_pool3d_with_indices, max_unpool1d, max_unpool2d,
+                              max_unpool3d)
+
+__all__ += ["max_pool1d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+            "max_pool3d_with_indices", "avg_pool1d", "avg_pool3d", "adaptive_avg_pool1d",
+            "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+            "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices",
+            "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
+            "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d",
+            "lp_pool3d"]

@@ -1,0 +1,202 @@
+"""Op-database entries for the pooling family of ``ops/pooling_nd.py`` and the N-d
+convolutions of ``ops/conv_nd.py``: small shapes covering strides, padding, dilation,
+ceil_mode, uneven adaptive bins and unpooling, so gradcheck stays quick."""
+
+import retrograd.nn.functional as F
+
+from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor
+
+_FLOAT = ("float32", "float64")
+
+
+def _tf(name):
+    def call(*args, **kwargs):
+        import torch
+        return getattr(torch.nn.functional, name)(*args, **kwargs)
+    return call
+
+
+def _maker(dtype, requires_grad, **fixed):
+    def t(*shape, **kw):
+        return make_tensor(*shape, dtype=dtype, requires_grad=requires_grad, **{**fixed, **kw})
+    return t
+
+
+def _max_pool1d_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 3, 8), (2,), name="k2")
+    yield SampleInput(t(1, 2, 9), (3, 2, 1), {"dilation": 2}, name="pad_dilation")
+    yield SampleInput(t(3, 7), (2,), {"ceil_mode": True}, name="ceil_unbatched")
+    yield SampleInput(t(1, 2, 7), (3, 1), {"return_indices": True}, name="indices")
+
+
+def _max_pool2d_indices_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 2, 4, 4), (2,), name="k2")
+    yield SampleInput(t(1, 2, 5, 6), (3, 2, 1), name="overlap_pad")
+
+
+def _max_pool3d_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(1, 2, 4, 4, 4), (2,), name="k2")
+    yield SampleInput(t(1, 1, 5, 4, 6), ((3, 2, 3), (2, 1, 2), 1), name="overlap_pad")
+    yield SampleInput(t(2, 5, 5, 3), (2,), {"ceil_mode": True}, name="ceil_unbatched")
+    yield SampleInput(t(1, 1, 5, 5, 5), (2, 1, 0, 2), {"return_indices": True},
+                      name="dilation_indices")
+
+
+def _avg_pool1d_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 3, 8), (2,), name="k2")
+    yield SampleInput(t(1, 2, 9), (3, 2, 1), {"count_include_pad": False}, name="no_pad")
+    yield SampleInput(t(3, 7), (2,), {"ceil_mode": True}, name="ceil_unbatched")
+
+
+def _avg_pool3d_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(1, 2, 4, 4, 4), (2,), name="k2")
+    yield SampleInput(t(1, 1, 5, 4, 6), ((3, 2, 3), (2, 1, 2), 1), name="overlap_pad")
+    yield SampleInput(t(1, 1, 5, 5, 5), (3, 2, 1), {"count_include_pad": False,
+                                                    "ceil_mode": True}, name="no_pad_ceil")
+    yield SampleInput(t(2, 4, 4, 3), (2,), {"divisor_override": 3}, name="divisor_unbatched")
+
+
+def _adaptive1d_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 3, 7), (3,), name="uneven")
+    yield SampleInput(t(2, 8), (4,), name="even_unbatched")
+    yield SampleInput(t(1, 2, 5), (1,), name="global")
+
+
+def _adaptive_max1d_samples(dtype, requires_grad):
+    yield from _adaptive1d_samples(dtype, requires_grad)
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(1, 2, 5), (3,), {"return_indices": True}, name="overlap_indices")
+
+
+def _adaptive_max2d_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 2, 5, 7), ((2, 3),), name="uneven")
+    yield SampleInput(t(1, 2, 4, 4), (2,), name="even")
+    yield SampleInput(t(2, 5, 5), ((3, None),), {"return_indices": True},
+                      name="overlap_none_unbatched")
+    yield SampleInput(t(1, 2, 3, 4), ((6, 5),), name="upsample")
+
+
+def _adaptive3d_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(1, 2, 5, 4, 7), ((2, 3, 4),), name="uneven")
+    yield SampleInput(t(2, 4, 4, 4), (2,), name="even_unbatched")
+    yield SampleInput(t(1, 2, 3, 3, 3), ((1, None, 2),), name="none")
+
+
+def _adaptive_avg3d_samples(dtype, requires_grad):
+    yield from _adaptive3d_samples(dtype, requires_grad)
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(1, 2, 3, 2, 3), (1,), name="global")
+
+
+def _adaptive_max3d_samples(dtype, requires_grad):
+    yield from _adaptive3d_samples(dtype, requires_grad)
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(1, 1, 5, 3, 4), (3,), {"return_indices": True},
+                      name="overlap_indices")
+
+
+def _pool_indices(nd, shape, kernel, stride=None):
+    """The indices of a max pooling (distinct: non-overlapping windows)."""
+    pool = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}[nd]
+    return pool(make_tensor(*shape, dtype="float64"), kernel, stride, return_indices=True)[1]
+
+
+def _unpool_samples(nd):
+    def samples(dtype, requires_grad):
+        t = _maker(dtype, requires_grad)
+        small = (4,) * nd
+        ind = _pool_indices(nd, (2, 2) + small, 2)
+        yield SampleInput(t(*ind.shape), (ind, 2), name="k2")
+        ind = _pool_indices(nd, (1, 2) + (5,) * nd, 2)
+        yield SampleInput(t(*ind.shape), (ind, 2), {"output_size": (5,) * nd},
+                          name="output_size")
+        ind = _pool_indices(nd, (2,) + (8,) * nd, 2, 3)
+        yield SampleInput(t(*ind.shape), (ind, 2, 3), name="stride_unbatched")
+    return samples
+
+
+def _unpool_errors(nd):
+    def errors():
+        ind = _pool_indices(nd, (1, 1) + (4,) * nd, 2)
+        x = make_tensor(*ind.shape)
+        yield ErrorInput(SampleInput(x, (ind + 100, 2)), RuntimeError, name="bad_index")
+        yield ErrorInput(SampleInput(x, (ind.float(), 2)), RuntimeError, name="float_index")
+        yield ErrorInput(SampleInput(x, (ind, 2), {"output_size": (9,) * nd}), ValueError,
+                         name="output_size")
+    return errors
+
+
+def _lp_samples(nd):
+    def samples(dtype, requires_grad):
+        t = _maker(dtype, requires_grad, low=0.5, high=2.0)
+        yield SampleInput(t(1, 2, *(4,) * nd), (2, 2), name="p2")
+        yield SampleInput(t(1, 2, *(5,) * nd), (3, 3, 2), name="p3_stride")
+        yield SampleInput(t(2, *(5,) * nd), (1.5, 2), {"ceil_mode": True},
+                          name="ceil_unbatched")
+    return samples
+
+
+def _max_pool1d_errors():
+    yield ErrorInput(SampleInput(make_tensor(1, 2, 3, 4), (2,)), name="dims")
+    yield ErrorInput(SampleInput(make_tensor(2, 3, 8), (2, 2, 2)), name="padding")
+    yield ErrorInput(SampleInput(make_tensor(2, 3, 8), (10,)), name="too_small")
+    yield ErrorInput(SampleInput(make_tensor(2, 3, 8, dtype="int64"), (2,)),
+                     NotImplementedError, name="integer")
+
+
+def _avg_pool1d_errors():
+    yield ErrorInput(SampleInput(make_tensor(1, 2, 3, 4), (2,)), name="dims")
+    yield ErrorInput(SampleInput(make_tensor(2, 3, 8), (10,)), name="too_small")
+
+
+def _pool3d_errors(avg):
+    def errors():
+        yield ErrorInput(SampleInput(make_tensor(2, 3, 4), (2,)), name="dims")
+        yield ErrorInput(SampleInput(make_tensor(1, 2, 4, 4, 4), (2, 2, 2)), name="padding")
+        yield ErrorInput(SampleInput(make_tensor(1, 2, 4, 4, 4), (5,)), name="too_small")
+        if avg:
+            yield ErrorInput(SampleInput(make_tensor(1, 2, 4, 4, 4), (2,),
+                                         {"divisor_override": 0}), name="divisor")
+    return errors
+
+
+def _adaptive_errors(name, shape):
+    def errors():
+        yield ErrorInput(SampleInput(make_tensor(*shape), (2,)), name="dims")
+    return errors
+
+
+def _entry(name, samples, **kw):
+    return OpInfo(name, samples, op=getattr(F, name), torch_op=_tf(name), dtypes=_FLOAT, **kw)
+
+
+OPS = [
+    _entry("max_pool1d", _max_pool1d_samples, error_inputs=_max_pool1d_errors),
+    _entry("max_pool1d_with_indices", _max_pool1d_samples),
+    _entry("max_pool2d_with_indices", _max_pool2d_indices_samples),
+    _entry("max_pool3d", _max_pool3d_samples, error_inputs=_pool3d_errors(False)),
+    _entry("max_pool3d_with_indices", _max_pool3d_samples),
+    _entry("avg_pool1d", _avg_pool1d_samples, error_inputs=_avg_pool1d_errors),
+    _entry("avg_pool3d", _avg_pool3d_samples, error_inputs=_pool3d_errors(True)),
+    _entry("adaptive_avg_pool1d", _adaptive1d_samples,
+           error_inputs=_adaptive_errors("adaptive_avg_pool1d", (1, 2, 3, 4))),
+    _entry("adaptive_avg_pool3d", _adaptive_avg3d_samples,
+           error_inputs=_adaptive_errors("adaptive_avg_pool3d", (1, 1, 2, 3, 4, 5))),
+    _entry("adaptive_max_pool1d", _adaptive_max1d_samples,
+           error_inputs=_adaptive_errors("adaptive_max_pool1d", (1, 2, 3, 4))),
+    _entry("adaptive_max_pool2d", _adaptive_max2d_samples,
+           error_inputs=_adaptive_errors("adaptive_max_pool2d", (1, 2, 3, 4, 5))),
+    _entry("adaptive_max_pool3d", _adaptive_max3d_samples,
+           error_inputs=_adaptive_errors("adaptive_max_pool3d", (1, 1, 2, 3, 4, 5))),
+    *(_entry(f"max_unpool{nd}d", _unpool_samples(nd), error_inputs=_unpool_errors(nd))
+      for nd in (1, 2, 3)),
+    *(_entry(f"lp_pool{nd}d", _lp_samples(nd)) for nd in (1, 2, 3)),
+]
