@@ -271,3 +271,9 @@ __all__ += ["max_pool1d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_w
             "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
             "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d",
             "lp_pool3d"]
+
+
+# ---- N-d convolutions (ops/conv_nd.py) ---------------------------------------------------
+from ..ops.conv_nd import conv3d, conv_transpose1d, conv_transpose3d  # noqa: E402,F401
+
+__all__ += ["conv3d", "conv_transpose1d", "conv_transpose3d"]

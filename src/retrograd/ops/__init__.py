@@ -3,4 +3,4 @@
 from . import (binary, comparison, conversion, conv, indexing, joining, linalg,  # noqa: F401
                nn_ops, pointwise, reduction, scatter, shape)
 from ._registry import FUNCTIONS, apply, apply_inplace, defop, register  # noqa: F401
-from . import pooling_nd  # noqa: F401,E402 (pooling beyond conv.py's 2-D kernels)
+from . import conv_nd, pooling_nd  # noqa: F401,E402 (beyond conv.py's 1-D/2-D kernels)

@@ -642,8 +642,10 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
                 groups):
     """``torch.convolution`` for 3-D/4-D (un)batched inputs; returns ConvolutionBackward0."""
     nd = weight.ndim - 2
-    if nd not in (1, 2):
-        raise NotImplementedError(f"convolution: {nd}-d convolution is not supported")
+    if nd not in (1, 2):  # other ranks (3-D): the generic path
+        from .conv_nd import convolution_nd
+        return convolution_nd(input, weight, bias, stride, padding, dilation, transposed,
+                              output_padding, groups)
     if input.ndim == nd + 1:  # unbatched
         return convolution(input.unsqueeze(0), weight, bias, stride, padding, dilation,
                            transposed, output_padding, groups).squeeze(0)
@@ -681,10 +683,9 @@ def _same_padding(mode, kernel, dilation, stride):
     if mode == "valid":
         return (0,) * len(kernel), (0,) * len(kernel)
     if mode != "same":
-        raise ValueError(f"Invalid padding string '{mode}', should be one of "
-                         f"{{'valid', 'same'}}")
+        raise RuntimeError(f"Invalid padding string: '{mode}'")
     if any(s != 1 for s in stride):
-        raise ValueError("padding='same' is not supported for strided convolutions")
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
     pads = [d * (k - 1) for k, d in zip(kernel, dilation, strict=True)]
     return tuple(p // 2 for p in pads), tuple(p % 2 for p in pads)
 

@@ -127,7 +127,9 @@ def _unpool_errors(nd):
     def errors():
         ind = _pool_indices(nd, (1, 1) + (4,) * nd, 2)
         x = make_tensor(*ind.shape)
-        yield ErrorInput(SampleInput(x, (ind + 100, 2)), RuntimeError, name="bad_index")
+        bad = ind.clone()
+        bad.view(-1)[-1] = 100  # one bad index: PyTorch's threads report any of several
+        yield ErrorInput(SampleInput(x, (bad, 2)), RuntimeError, name="bad_index")
         yield ErrorInput(SampleInput(x, (ind.float(), 2)), RuntimeError, name="float_index")
         yield ErrorInput(SampleInput(x, (ind, 2), {"output_size": (9,) * nd}), ValueError,
                          name="output_size")
@@ -174,6 +176,56 @@ def _adaptive_errors(name, shape):
     return errors
 
 
+def _conv3d_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 2, 4, 3, 5), (t(3, 2, 2, 2, 3), t(3)), name="basic")
+    yield SampleInput(t(1, 4, 5, 4, 4), (t(4, 2, 3, 2, 2),), {"stride": (2, 1, 2), "padding": 1,
+                                                             "dilation": (1, 2, 1),
+                                                             "groups": 2}, name="options")
+    yield SampleInput(t(2, 3, 3, 4), (t(2, 2, 2, 2, 2), t(2)), {"padding": "same"},
+                      name="same_unbatched")
+    yield SampleInput(t(1, 1, 3, 4, 3), (t(2, 1, 1, 2, 1),), {"padding": "valid"},
+                      name="valid")
+
+
+def _conv_t1d_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 2, 5), (t(2, 3, 3), t(3)), name="basic")
+    yield SampleInput(t(1, 4, 4), (t(4, 1, 3),), {"stride": 2, "padding": 1,
+                                                  "output_padding": 1, "groups": 2,
+                                                  "dilation": 2}, name="options")
+    yield SampleInput(t(2, 5), (t(2, 2, 2), t(2)), {"stride": 3}, name="unbatched")
+
+
+def _conv_t3d_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(1, 2, 3, 2, 3), (t(2, 3, 2, 2, 2), t(3)), name="basic")
+    yield SampleInput(t(1, 4, 3, 2, 2), (t(4, 1, 3, 2, 2), t(2)),
+                      {"stride": (2, 1, 2), "padding": 1, "output_padding": (1, 0, 1),
+                       "groups": 2, "dilation": (1, 2, 1)}, name="options")
+    yield SampleInput(t(2, 2, 2, 2), (t(2, 1, 2, 2, 2),), {"stride": 2}, name="unbatched")
+
+
+def _conv3d_errors():
+    yield ErrorInput(SampleInput(make_tensor(1, 2, 4, 4, 4), (make_tensor(3, 3, 2, 2, 2),)),
+                     name="channels")
+    yield ErrorInput(SampleInput(make_tensor(1, 2, 4, 4, 4, 4), (make_tensor(3, 2, 2, 2, 2),)),
+                     name="dims")
+    yield ErrorInput(SampleInput(make_tensor(1, 3, 2, 2, 2), (make_tensor(3, 3, 3, 3, 3),)),
+                     name="kernel_too_big")
+    yield ErrorInput(SampleInput(make_tensor(1, 3, 4, 4, 4), (make_tensor(3, 3, 3, 3, 3),),
+                                 {"padding": "same", "stride": 2}), name="same_strided")
+    yield ErrorInput(SampleInput(make_tensor(1, 3, 4, 4, 4), (make_tensor(3, 3, 3, 3, 3),),
+                                 {"padding": "foo"}), name="padding_string")
+
+
+def _conv_t_errors(nd):
+    def errors():
+        yield ErrorInput(SampleInput(make_tensor(1, 2, *(4,) * nd),
+                                     (make_tensor(3, 3, *(2,) * nd),)), name="channels")
+    return errors
+
+
 def _entry(name, samples, **kw):
     return OpInfo(name, samples, op=getattr(F, name), torch_op=_tf(name), dtypes=_FLOAT, **kw)
 
@@ -199,4 +251,9 @@ OPS = [
     *(_entry(f"max_unpool{nd}d", _unpool_samples(nd), error_inputs=_unpool_errors(nd))
       for nd in (1, 2, 3)),
     *(_entry(f"lp_pool{nd}d", _lp_samples(nd)) for nd in (1, 2, 3)),
+    _entry("conv3d", _conv3d_samples, atol=1e-5, rtol=1e-5, error_inputs=_conv3d_errors),
+    _entry("conv_transpose1d", _conv_t1d_samples, atol=1e-5, rtol=1e-5,
+           error_inputs=_conv_t_errors(1)),
+    _entry("conv_transpose3d", _conv_t3d_samples, atol=1e-5, rtol=1e-5,
+           error_inputs=_conv_t_errors(3)),
 ]
