@@ -35,9 +35,10 @@ def _im2col_np(x, kernel, stride, padding, dilation, outs):
     if any(padding):
         x = numpy.pad(x, ((0, 0),) * (x.ndim - nd) + tuple((p, p) for p in padding))
     st = x.strides[x.ndim - nd:]
+    steps = tuple(s * d for s, d in zip(st, dilation, strict=True))
+    steps += tuple(s * t for s, t in zip(st, stride, strict=True))
     view = as_strided(x, x.shape[:x.ndim - nd] + tuple(kernel) + tuple(outs),
-                      x.strides[:x.ndim - nd] + tuple(s * d for s, d in zip(st, dilation, strict=False))
-                      + tuple(s * t for s, t in zip(st, stride, strict=False)), writeable=False)
+                      x.strides[:x.ndim - nd] + steps, writeable=False)
     return numpy.ascontiguousarray(view)
 
 
@@ -48,13 +49,14 @@ def _col2im_np(cols, shape, kernel, stride, padding, dilation):
     outs = cols.shape[cols.ndim - nd:]
     sp = tuple(shape[len(shape) - nd:])
     lead = cols.shape[:cols.ndim - 2 * nd]
-    out = numpy.zeros(lead + tuple(n + 2 * p for n, p in zip(sp, padding, strict=False)), dtype=cols.dtype)
+    padded = tuple(n + 2 * p for n, p in zip(sp, padding, strict=True))
+    out = numpy.zeros(lead + padded, dtype=cols.dtype)
     rest = (slice(None),) * nd
     for off in itertools.product(*(range(k) for k in kernel)):
         at = (Ellipsis,) + tuple(slice(o * d, o * d + s * (n - 1) + 1, s)
-                                 for o, d, s, n in zip(off, dilation, stride, outs, strict=False))
+                                 for o, d, s, n in zip(off, dilation, stride, outs, strict=True))
         out[at] += cols[(Ellipsis,) + off + rest]
-    return out[(Ellipsis,) + tuple(slice(p, p + n) for n, p in zip(sp, padding, strict=False))]
+    return out[(Ellipsis,) + tuple(slice(p, p + n) for n, p in zip(sp, padding, strict=True))]
 
 
 _im2col_op = defop(
@@ -253,7 +255,7 @@ def convolution_nd(input, weight, bias, stride, padding, dilation, transposed, o
     if not transposed:
         padded = [input.shape[2 + i] + 2 * padding[i] for i in range(nd)]
         span = [dilation[i] * (weight.shape[2 + i] - 1) + 1 for i in range(nd)]
-        if any(p < k for p, k in zip(padded, span, strict=False)):
+        if any(p < k for p, k in zip(padded, span, strict=True)):
             raise RuntimeError(f"Calculated padded input size per channel: "
                                f"({' x '.join(map(str, padded))}). Kernel size: "
                                f"({' x '.join(map(str, span))}). Kernel size can't be greater "

@@ -37,7 +37,7 @@ def _unbatch(xp, t):
 def _offset_slices(offset, dilation, stride, outs):
     """The strided view of a padded input read by one kernel offset."""
     return (Ellipsis,) + tuple(slice(o * d, o * d + s * (n - 1) + 1, s)
-                               for o, d, s, n in zip(offset, dilation, stride, outs, strict=False))
+                               for o, d, s, n in zip(offset, dilation, stride, outs, strict=True))
 
 
 def _outs(shape, kernel, stride, dilation):
@@ -82,7 +82,7 @@ def _max_pool_nd_fwd(xp, self, kernel, stride, pads, dilation):
     st = _plane_strides(self.shape[self.ndim - nd:])
     base = _grid_index(outs, [(numpy.arange(outs[i]) * stride[i] - pads[i][0]) * st[i]
                               for i in range(nd)])
-    table = numpy.array([sum(o * d * s for o, d, s in zip(off, dilation, st, strict=False))
+    table = numpy.array([sum(o * d * s for o, d, s in zip(off, dilation, st, strict=True))
                          for off in offsets])
     return out, base + table.take(code)
 
@@ -108,7 +108,7 @@ def _scatter_grad(xp, grad, indices, self_shape, nd, overlap):
 
 
 def _max_pool_nd_grad(xp, grad, indices, self_shape, kernel, stride, dilation):
-    overlap = any(s <= d * (k - 1) for s, k, d in zip(stride, kernel, dilation, strict=False))
+    overlap = any(s <= d * (k - 1) for s, k, d in zip(stride, kernel, dilation, strict=True))
     return _scatter_grad(xp, grad, indices, self_shape, len(kernel), overlap)
 
 
@@ -127,7 +127,7 @@ def _pool_args_nd(input, nd, kernel_size, stride, padding, dilation, ceil_mode, 
     k = _tuple(kernel_size, nd)
     s = _tuple(stride, nd) if stride not in (None, [], ()) else k
     p, d = _tuple(padding, nd), _tuple(dilation, nd)
-    if any(pi * 2 > ki for pi, ki in zip(p, k, strict=False)):
+    if any(pi * 2 > ki for pi, ki in zip(p, k, strict=True)):
         raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
                            f"pad={p[0]}, kernel_size={k[0]} and dilation={d[0]}")
     if input.ndim not in (nd + 1, nd + 2) or 0 in input.shape[-nd - 1:]:
@@ -239,12 +239,13 @@ def _avg_pool_nd_bwd_np(grad, self_shape, kernel, stride, pads, divisor):
     nd = len(kernel)
     lead = tuple(grad.shape[:grad.ndim - nd])
     sp = tuple(self_shape[len(self_shape) - nd:])
-    buf = numpy.zeros(lead + tuple(n + a + b for n, (a, b) in zip(sp, pads, strict=False)), dtype=grad.dtype)
+    padded = tuple(n + a + b for n, (a, b) in zip(sp, pads, strict=True))
+    buf = numpy.zeros(lead + padded, dtype=grad.dtype)
     g = grad / divisor
     outs = tuple(grad.shape[grad.ndim - nd:])
     for off in itertools.product(*(range(k) for k in kernel)):
         buf[_offset_slices(off, (1,) * nd, stride, outs)] += g
-    return buf[(Ellipsis,) + tuple(slice(a, a + n) for n, (a, _) in zip(sp, pads, strict=False))]
+    return buf[(Ellipsis,) + tuple(slice(a, a + n) for n, (a, _) in zip(sp, pads, strict=True))]
 
 
 def _avg_pool_nd_bwd(xp, grad, self_shape, kernel, stride, pads, divisor):
@@ -353,7 +354,8 @@ def adaptive_avg_pool3d(input, output_size):
     if size == (1, 1, 1):  # PyTorch takes a mean here (MeanBackward1)
         return input.mean((-3, -2, -1), keepdim=True)
     dt = input._data.dtype
-    mats = tuple(_adaptive_matrix(n, o).astype(dt) for n, o in zip(input.shape[-3:], size, strict=False))
+    mats = tuple(_adaptive_matrix(n, o).astype(dt)
+                 for n, o in zip(input.shape[-3:], size, strict=True))
     return apply(_adaptive_avg3d, (input,), (mats,))
 
 
@@ -390,7 +392,7 @@ def _adaptive_max_fwd(xp, self, tables):
     out = numpy.take_along_axis(x, code[..., None], -1)[..., 0]
     parts = numpy.unravel_index(code, ks)
     idx = 0
-    for i, (t, p) in enumerate(zip(tables, parts, strict=False)):
+    for i, (t, p) in enumerate(zip(tables, parts, strict=True)):
         rows = numpy.arange(outs[i]).reshape((outs[i],) + (1,) * (nd - 1 - i))
         idx = idx * sp[i] + t[rows, p]
     return out, numpy.asarray(idx, dtype=numpy.int64)
@@ -424,7 +426,7 @@ def _adaptive_max_nd(input, output_size, nd, return_indices):
         raise RuntimeError(f"Trying to create tensor with negative dimension "
                            f"{min(size)}: {shape}")
     _float_only(input, f"adaptive_max_pool{nd}d")
-    tables = tuple(_adaptive_table(n, o) for n, o in zip(input.shape[-nd:], size, strict=False))
+    tables = tuple(_adaptive_table(n, o) for n, o in zip(input.shape[-nd:], size, strict=True))
     out, idx = apply(_adaptive_max[nd], (input,), (tables,))
     return (out, idx) if return_indices else out
 

@@ -23,3 +23,14 @@ __all__ = [
     "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "ReLU", "Sequential", "SiLU",
     "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "TransformerEncoder",
     "TransformerEncoderLayer"]
+
+from .conv_nd import Conv3d, ConvTranspose1d, ConvTranspose3d  # noqa: E402,F401
+from .pooling_nd import (AdaptiveAvgPool1d, AdaptiveAvgPool3d,  # noqa: E402,F401
+                         AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d,
+                         AvgPool3d, LPPool1d, LPPool2d, LPPool3d, MaxPool1d, MaxPool3d,
+                         MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
+
+__all__ += ["Conv3d", "ConvTranspose1d", "ConvTranspose3d", "AdaptiveAvgPool1d",
+            "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+            "AvgPool1d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d",
+            "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
