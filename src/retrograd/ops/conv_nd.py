@@ -90,17 +90,68 @@ def _col2im(xp, cols, shape, kernel, stride, padding, dilation):
     return apply(_col2im_op, (cols,), (tuple(shape), kernel, stride, padding, dilation, outs))
 
 
+# ---- NumPy path: one (C*K, N*P) column matrix and one GEMM per group --------------------------
+def _np_cols(x, kernel, stride, padding, dilation, outs):
+    """(N, C, *S) -> (C*K, N*P): the windows laid out for a single GEMM."""
+    nd = len(kernel)
+    if any(padding):
+        x = numpy.pad(x, ((0, 0), (0, 0)) + tuple((p, p) for p in padding))
+    st = x.strides
+    steps = tuple(s * d for s, d in zip(st[2:], dilation, strict=True))
+    steps += tuple(s * t for s, t in zip(st[2:], stride, strict=True))
+    n, c = x.shape[:2]
+    view = as_strided(x, (c,) + tuple(kernel) + (n,) + tuple(outs),
+                      (st[1],) + steps[:nd] + (st[0],) + steps[nd:], writeable=False)
+    return numpy.ascontiguousarray(view).reshape(c * math.prod(kernel), -1)
+
+
+def _np_uncols(cols, x_shape, kernel, stride, padding, dilation, outs):
+    """The adjoint of :func:`_np_cols`: one strided add per kernel offset into a (C, N,
+    *padded) buffer, returned as an (N, C, *S) view."""
+    n, c = x_shape[:2]
+    sp = tuple(x_shape[2:])
+    cols = cols.reshape((c,) + tuple(kernel) + (n,) + tuple(outs))
+    padded = tuple(v + 2 * p for v, p in zip(sp, padding, strict=True))
+    out = numpy.zeros((c, n) + padded, dtype=cols.dtype)
+    head = (slice(None), slice(None))
+    for off in itertools.product(*(range(k) for k in kernel)):
+        at = head + tuple(slice(o * d, o * d + s * (v - 1) + 1, s)
+                          for o, d, s, v in zip(off, dilation, stride, outs, strict=True))
+        out[at] += cols[(slice(None),) + off]
+    out = out[head + tuple(slice(p, p + v) for v, p in zip(sp, padding, strict=True))]
+    return out.swapaxes(0, 1)
+
+
+def _np_grouped(a, b, groups):
+    """``a @ b`` per group: a (O, K) and b (K, M) split into ``groups`` blocks of rows."""
+    if groups == 1:
+        return numpy.matmul(a, b)
+    out = numpy.matmul(a.reshape(groups, a.shape[0] // groups, -1),
+                       b.reshape(groups, b.shape[0] // groups, -1))
+    return out.reshape(a.shape[0], -1)
+
+
+def _np_rows(g):
+    """(N, O, *O) -> (O, N*P)."""
+    return numpy.ascontiguousarray(g.swapaxes(0, 1)).reshape(g.shape[1], -1)
+
+
 # ---- the three GEMM forms -----------------------------------------------------------------------
 def _conv(xp, x, w, stride, padding, dilation, groups, outs=None):
     """(N, C, *S) conv (O, C/g, *K) -> (N, O, *outs)."""
     kernel = tuple(w.shape[2:])
     if outs is None:
         outs = _natural_outs(x.shape, kernel, stride, padding, dilation)
-    cols = _im2col(xp, x, kernel, stride, padding, dilation, tuple(outs))
+    outs = tuple(outs)
     n, o = x.shape[0], w.shape[0]
+    if _is_np(xp):
+        cols = _np_cols(x, kernel, stride, padding, dilation, outs)
+        out = _np_grouped(w.reshape(o, -1), cols, groups).reshape((o, n) + outs)
+        return numpy.ascontiguousarray(out.swapaxes(0, 1))
+    cols = _im2col(xp, x, kernel, stride, padding, dilation, outs)
     cols = xp.reshape(cols, (n, groups, -1, math.prod(outs)))
     out = xp.matmul(xp.reshape(w, (groups, o // groups, -1)), cols)  # (N, G, O/G, P)
-    return xp.reshape(out, (n, o) + tuple(outs))
+    return xp.reshape(out, (n, o) + outs)
 
 
 def _conv_t(xp, g, w, x_shape, stride, padding, dilation, groups):
@@ -108,25 +159,33 @@ def _conv_t(xp, g, w, x_shape, stride, padding, dilation, groups):
     n, o = g.shape[:2]
     outs = tuple(g.shape[2:])
     kernel = tuple(w.shape[2:])
-    wt = xp.swapaxes(xp.reshape(w, (groups, o // groups, -1)), 1, 2)  # (G, C/g*K, O/G)
+    if _is_np(xp):
+        wt = w.reshape(groups, o // groups, -1).swapaxes(1, 2)  # (G, C/g*K, O/G)
+        cols = numpy.matmul(wt, _np_rows(g).reshape(groups, o // groups, -1))
+        return _np_uncols(cols, x_shape, kernel, stride, padding, dilation, outs)
+    wt = xp.swapaxes(xp.reshape(w, (groups, o // groups, -1)), 1, 2)
     cols = xp.matmul(wt, xp.reshape(g, (n, groups, o // groups, math.prod(outs))))
     cols = xp.reshape(cols, (n, x_shape[1]) + kernel + outs)
     return _col2im(xp, cols, x_shape, kernel, stride, padding, dilation)
 
 
 def _conv_w(xp, g, x, w_shape, stride, padding, dilation, groups):
-    """The adjoint of :func:`_conv` in its weight: sum over images of g @ cols(x).T. On
-    arrays either operand may carry leading batch dims (a batch of gradients)."""
-    nd = len(w_shape) - 2
+    """The adjoint of :func:`_conv` in its weight: sum over images of g @ cols(x).T."""
     kernel = tuple(w_shape[2:])
-    outs = tuple(g.shape[g.ndim - nd:])
+    outs = tuple(g.shape[2:])
+    o = g.shape[1]
+    if _is_np(xp):  # (cols @ rows.T).T: OpenBLAS's faster orientation for these operands
+        cols = _np_cols(x, kernel, stride, padding, dilation, outs)
+        rows = _np_rows(g)
+        dw = numpy.matmul(cols.reshape(groups, cols.shape[0] // groups, -1),
+                          rows.reshape(groups, o // groups, -1).swapaxes(1, 2))
+        return numpy.ascontiguousarray(dw.swapaxes(1, 2)).reshape(w_shape)
     cols = _im2col(xp, x, kernel, stride, padding, dilation, outs)
-    gl, cl = g.shape[:g.ndim - nd - 2], cols.shape[:cols.ndim - 2 * nd - 2]
-    n, o = g.shape[g.ndim - nd - 2:g.ndim - nd]
-    gm = xp.reshape(g, tuple(gl) + (n, groups, o // groups, math.prod(outs)))
-    cm = xp.reshape(cols, tuple(cl) + (n, groups, -1, math.prod(outs)))
-    dw = xp.sum(xp.matmul(gm, xp.swapaxes(cm, -1, -2)), axis=-4)
-    return xp.reshape(dw, tuple(dw.shape[:dw.ndim - 3]) + tuple(w_shape))
+    n = g.shape[0]
+    gm = xp.reshape(g, (n, groups, o // groups, math.prod(outs)))
+    cm = xp.reshape(cols, (n, groups, -1, math.prod(outs)))
+    dw = xp.sum(xp.matmul(gm, xp.swapaxes(cm, -1, -2)), axis=0)
+    return xp.reshape(dw, tuple(w_shape))
 
 
 # ---- the op -------------------------------------------------------------------------------------
@@ -180,9 +239,9 @@ def _input_grad_batched(grad, weight, input_shape, stride, padding, dilation, tr
 
 def _weight_grad_batched(grad, input, weight_shape, stride, padding, dilation, transposed,
                          groups, batch):
-    """The batch rides as a leading dim of the gradient (or of its windows)."""
-    return _weight_grad(numpy, grad, input, weight_shape, stride, padding, dilation,
-                        transposed, groups)
+    """One weight-gradient GEMM per gradient of the batch."""
+    return numpy.stack([_weight_grad(numpy, g, input, weight_shape, stride, padding, dilation,
+                                     transposed, groups) for g in grad])
 
 
 def _jvp(xp, input_t, weight_t, bias_t, input, weight, stride, padding, dilation, transposed,
