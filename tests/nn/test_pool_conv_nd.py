@@ -136,3 +136,18 @@ def test_conv3d_double_backward():
         outs.append((x.grad, w.grad))
     assert_close(outs[0][0], outs[1][0])
     assert_close(outs[0][1], outs[1][1])
+
+
+@pytest.mark.parametrize("name,shape,args", [
+    ("adaptive_max_pool2d", (1, 2, 5, 7), ((2, 3),)),
+    ("adaptive_max_pool3d", (1, 1, 5, 3, 4), (3,)),
+    ("max_pool3d", (1, 2, 4, 5, 4), (3, 2, 1)),
+    ("max_pool1d", (2, 3, 9), (3, 2, 1))])
+def test_max_pooling_nan_indices(name, shape, args):
+    """NaNs win, and the index is the last NaN of the window, as PyTorch's kernels."""
+    a = numpy.random.default_rng(0).standard_normal(shape)
+    a.reshape(-1)[::3] = numpy.nan
+    ro, ri = getattr(F, name)(retrograd.from_numpy(a), *args, return_indices=True)
+    to, ti = getattr(tnn.functional, name)(torch.from_numpy(a), *args, return_indices=True)
+    numpy.testing.assert_array_equal(ro.numpy(), to.numpy())
+    numpy.testing.assert_array_equal(ri.numpy(), ti.numpy())

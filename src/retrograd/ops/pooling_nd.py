@@ -67,7 +67,8 @@ def _max_pool_nd_fwd(xp, self, kernel, stride, pads, dilation):
     nd = len(kernel)
     x = self
     if any(p for pr in pads for p in pr):
-        x = numpy.pad(x, ((0, 0),) * (x.ndim - nd) + tuple(pads), constant_values=-numpy.inf)
+        low = -numpy.inf if x.dtype.kind == "f" else numpy.iinfo(x.dtype).min
+        x = numpy.pad(x, ((0, 0),) * (x.ndim - nd) + tuple(pads), constant_values=low)
     outs = _outs(x.shape, kernel, stride, dilation)
     offsets = list(itertools.product(*(range(k) for k in kernel)))
     out = x[_offset_slices(offsets[0], dilation, stride, outs)].copy()
@@ -154,7 +155,6 @@ def _float_only(input, name):
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    _float_only(input, "max_pool3d")
     k, s, pads, d = _pool_args_nd(input, 3, kernel_size, stride, padding, dilation, ceil_mode)
     out, idx = apply(_max_pool3d, (input,), (k, s, pads, d))
     return (out, idx) if return_indices else out
@@ -227,10 +227,15 @@ def _avg_pool_nd_fwd(xp, self, kernel, stride, pads, divisor):
         x = numpy.pad(x, ((0, 0),) * (x.ndim - nd) + tuple(pads))
     outs = _outs(x.shape, kernel, stride, (1,) * nd)
     offsets = itertools.product(*(range(k) for k in kernel))
-    out = x[_offset_slices(next(offsets), (1,) * nd, stride, outs)].copy()
+    exact = x.dtype.kind != "f"  # integers: summed in int64, divided toward zero
+    out = x[_offset_slices(next(offsets), (1,) * nd, stride, outs)].astype(
+        numpy.int64 if exact else x.dtype)
     for off in offsets:
         out += x[_offset_slices(off, (1,) * nd, stride, outs)]
-    out /= divisor
+    if exact:
+        out = (out / divisor).astype(x.dtype)
+    else:
+        out /= divisor
     return back(out) if back else out
 
 
@@ -288,7 +293,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
         raise RuntimeError("divisor must be not zero")
     k, s, pads, _ = _pool_args_nd(input, 3, kernel_size, stride, padding, 1, ceil_mode, True)
     div = _avg_divisor_nd(input.shape, k, s, pads, count_include_pad, divisor_override)
-    if not isinstance(div, float):
+    if not isinstance(div, float) and input.is_floating_point():
         div = div.astype(input._data.dtype)
     return apply(_avg_pool3d, (input,), (k, s, pads, div))
 
@@ -350,6 +355,7 @@ def adaptive_avg_pool3d(input, output_size):
     if input.ndim not in (4, 5):
         raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
                            f"{list(input.shape)}")
+    _float_only(input, "adaptive_avg_pool3d_cpu")
     size = _adaptive_size(input, output_size, 3)
     if size == (1, 1, 1):  # PyTorch takes a mean here (MeanBackward1)
         return input.mean((-3, -2, -1), keepdim=True)
@@ -390,6 +396,10 @@ def _adaptive_max_fwd(xp, self, tables):
     x = x.transpose(perm).reshape(x.shape[:lead] + outs + (-1,))
     code = numpy.argmax(x, axis=-1)
     out = numpy.take_along_axis(x, code[..., None], -1)[..., 0]
+    if numpy.isnan(out).any():  # PyTorch's kernel keeps the last NaN (argmax the first)
+        nan = numpy.isnan(x)
+        last = x.shape[-1] - 1 - numpy.argmax(nan[..., ::-1], axis=-1)
+        code = numpy.where(nan.any(-1), last, code)
     parts = numpy.unravel_index(code, ks)
     idx = 0
     for i, (t, p) in enumerate(zip(tables, parts, strict=True)):
@@ -425,7 +435,7 @@ def _adaptive_max_nd(input, output_size, nd, return_indices):
         shape = list(input.shape[:-nd]) + list(size)
         raise RuntimeError(f"Trying to create tensor with negative dimension "
                            f"{min(size)}: {shape}")
-    _float_only(input, f"adaptive_max_pool{nd}d")
+    _float_only(input, "adaptive_max_pool2d" if nd == 2 else "adaptive_max_pool3d_cpu")
     tables = tuple(_adaptive_table(n, o) for n, o in zip(input.shape[-nd:], size, strict=True))
     out, idx = apply(_adaptive_max[nd], (input,), (tables,))
     return (out, idx) if return_indices else out

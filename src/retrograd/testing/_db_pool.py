@@ -170,9 +170,12 @@ def _pool3d_errors(avg):
     return errors
 
 
-def _adaptive_errors(name, shape):
+def _adaptive_errors(name, shape, integer=True):
     def errors():
         yield ErrorInput(SampleInput(make_tensor(*shape), (2,)), name="dims")
+        if integer:
+            yield ErrorInput(SampleInput(make_tensor(*shape[1:], dtype="int64"), (2,)),
+                             NotImplementedError, name="integer")
     return errors
 
 
@@ -227,23 +230,26 @@ def _conv_t_errors(nd):
 
 
 def _entry(name, samples, **kw):
-    return OpInfo(name, samples, op=getattr(F, name), torch_op=_tf(name), dtypes=_FLOAT, **kw)
+    kw.setdefault("dtypes", _FLOAT)
+    return OpInfo(name, samples, op=getattr(F, name), torch_op=_tf(name), **kw)
 
 
 OPS = [
     _entry("max_pool1d", _max_pool1d_samples, error_inputs=_max_pool1d_errors),
     _entry("max_pool1d_with_indices", _max_pool1d_samples),
     _entry("max_pool2d_with_indices", _max_pool2d_indices_samples),
-    _entry("max_pool3d", _max_pool3d_samples, error_inputs=_pool3d_errors(False)),
+    _entry("max_pool3d", _max_pool3d_samples, error_inputs=_pool3d_errors(False),
+           dtypes=("float32", "float64", "int64", "int32", "uint8")),
     _entry("max_pool3d_with_indices", _max_pool3d_samples),
     _entry("avg_pool1d", _avg_pool1d_samples, error_inputs=_avg_pool1d_errors),
-    _entry("avg_pool3d", _avg_pool3d_samples, error_inputs=_pool3d_errors(True)),
+    _entry("avg_pool3d", _avg_pool3d_samples, error_inputs=_pool3d_errors(True),
+           dtypes=("float32", "float64", "int64")),
     _entry("adaptive_avg_pool1d", _adaptive1d_samples,
-           error_inputs=_adaptive_errors("adaptive_avg_pool1d", (1, 2, 3, 4))),
+           error_inputs=_adaptive_errors("adaptive_avg_pool1d", (1, 2, 3, 4), False)),
     _entry("adaptive_avg_pool3d", _adaptive_avg3d_samples,
            error_inputs=_adaptive_errors("adaptive_avg_pool3d", (1, 1, 2, 3, 4, 5))),
     _entry("adaptive_max_pool1d", _adaptive_max1d_samples,
-           error_inputs=_adaptive_errors("adaptive_max_pool1d", (1, 2, 3, 4))),
+           error_inputs=_adaptive_errors("adaptive_max_pool1d", (1, 2, 3, 4), False)),
     _entry("adaptive_max_pool2d", _adaptive_max2d_samples,
            error_inputs=_adaptive_errors("adaptive_max_pool2d", (1, 2, 3, 4, 5))),
     _entry("adaptive_max_pool3d", _adaptive_max3d_samples,
