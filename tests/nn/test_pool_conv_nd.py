@@ -151,3 +151,13 @@ def test_max_pooling_nan_indices(name, shape, args):
     to, ti = getattr(tnn.functional, name)(torch.from_numpy(a), *args, return_indices=True)
     numpy.testing.assert_array_equal(ro.numpy(), to.numpy())
     numpy.testing.assert_array_equal(ri.numpy(), ti.numpy())
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_adaptive_max_with_indices(nd):
+    rx, tx = pair(2, 3, *(7,) * nd)
+    name = f"adaptive_max_pool{nd}d_with_indices"
+    (ro, ri), (to, ti) = getattr(F, name)(rx, 3), getattr(tnn.functional, name)(tx, 3)
+    assert_close(ro, to)
+    numpy.testing.assert_array_equal(ri.numpy(), ti.numpy())
+    assert ro.grad_fn.name() == to.grad_fn.name()

@@ -601,5 +601,9 @@ register(max_pool3d, method=False)
 register(max_pool1d_with_indices, method=False)
 register(avg_pool1d, method=False)
 register(adaptive_avg_pool1d, method=False)
-register(lambda input, output_size: adaptive_max_pool1d(input, output_size, True),
-         method=False, name="adaptive_max_pool1d")
+
+
+@register(method=False, name="adaptive_max_pool1d")
+def _torch_adaptive_max_pool1d(input, output_size):
+    """``torch.adaptive_max_pool1d`` returns the indices too."""
+    return adaptive_max_pool1d(input, output_size, True)
