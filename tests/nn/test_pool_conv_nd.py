@@ -86,7 +86,8 @@ def test_max_unpool_module_roundtrip(nd):
 
 
 @pytest.mark.parametrize("name,shape,size", [
-    ("ConvTranspose1d", (2, 4, 5), [10]), ("ConvTranspose3d", (1, 4, 3, 2, 3), [1, 2, 6, 4, 5])])
+    ("ConvTranspose1d", (2, 4, 5), [10]), ("ConvTranspose2d", (4, 3, 5), [6, 10]),
+    ("ConvTranspose3d", (1, 4, 3, 2, 3), [1, 2, 6, 4, 5])])
 def test_conv_transpose_output_size(name, shape, size):
     t = getattr(tnn, name)(4, 2, 3, stride=2, padding=1).double()
     r = getattr(nn, name)(4, 2, 3, stride=2, padding=1).double()

@@ -51,7 +51,7 @@ class _ConvTransposeNd(_ConvNd):
             if not lo[d] <= output_size[d] <= hi[d]:
                 raise ValueError(f"requested an output size of {output_size}, but valid sizes "
                                  f"range from {lo} to {hi} (for an input of "
-                                 f"{Size(input.shape[lead:])})")
+                                 f"{Size(input.shape[2:])})")  # [2:] even unbatched, as PyTorch
         return [output_size[d] - lo[d] for d in range(n)]
 
     def forward(self, input, output_size=None):
