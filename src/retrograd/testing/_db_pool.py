@@ -229,6 +229,29 @@ def _conv_t_errors(nd):
     return errors
 
 
+def _int_pool2d_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 2, 4, 4), (2,), name="k2")
+    yield SampleInput(t(1, 2, 5, 6), (3, 2, 1), name="overlap_pad")
+
+
+def _int_pool1d_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 3, 8), (2,), name="k2")
+    yield SampleInput(t(1, 2, 9), (3, 2, 1), name="overlap_pad")
+
+
+def _no_samples(dtype, requires_grad):
+    return ()
+
+
+def _int_errors(name, shape, arg, dtype="int64"):
+    def errors():
+        yield ErrorInput(SampleInput(make_tensor(*shape, dtype=dtype), (arg,)),
+                         NotImplementedError, name=dtype)
+    return errors
+
+
 def _entry(name, samples, **kw):
     kw.setdefault("dtypes", _FLOAT)
     return OpInfo(name, samples, op=getattr(F, name), torch_op=_tf(name), **kw)
@@ -257,6 +280,16 @@ OPS = [
     *(_entry(f"max_unpool{nd}d", _unpool_samples(nd), error_inputs=_unpool_errors(nd))
       for nd in (1, 2, 3)),
     *(_entry(f"lp_pool{nd}d", _lp_samples(nd)) for nd in (1, 2, 3)),
+    # Integer pooling (PyTorch's 2-D kernels take integers; avg divides toward zero).
+    _entry("max_pool2d", _int_pool2d_samples, variant="integer",
+           dtypes=("int64", "int32", "uint8"), error_inputs=_int_errors(
+               "max_pool2d", (1, 2, 4, 4), 2, "bool")),
+    _entry("avg_pool2d", _int_pool2d_samples, variant="integer", dtypes=("int64",)),
+    _entry("avg_pool1d", _int_pool1d_samples, variant="integer", dtypes=("int64",)),
+    _entry("adaptive_avg_pool2d", _no_samples, variant="integer",
+           error_inputs=_int_errors("adaptive_avg_pool2d", (1, 2, 4, 4), 2)),
+    _entry("adaptive_avg_pool1d", _no_samples, variant="integer",
+           error_inputs=_int_errors("adaptive_avg_pool1d", (1, 2, 4), 2)),
     _entry("conv3d", _conv3d_samples, atol=1e-5, rtol=1e-5, error_inputs=_conv3d_errors),
     _entry("conv_transpose1d", _conv_t1d_samples, atol=1e-5, rtol=1e-5,
            error_inputs=_conv_t_errors(1)),
