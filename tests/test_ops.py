@@ -263,3 +263,43 @@ def test_jvp_matches_vjp(op, dtype, i):
     rhs = sum(float(numpy.vdot(t._data, w._data)) for t, w in zip(tangents, vjps, strict=True)
               if w is not None)
     assert lhs == pytest.approx(rhs, rel=1e-7, abs=1e-9)
+
+
+def _tangent_pairing(fn, xs, v0s, ws):
+    """<w, J(x) v(x)> with the tangent itself depending on x (v = v0 + x / 2): what
+    reverse-over-forward (``grad`` of a ``jvp``) differentiates."""
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(x, v + x / 2) for x, v in zip(xs, v0s, strict=True)]
+        outs = _flat(fn(*duals))
+        total = 0
+        for o, w in zip(outs, ws, strict=True):
+            t = fwAD.unpack_dual(o).tangent if w is not None else None
+            if t is not None:
+                total = total + (t * w).sum()
+    return total
+
+
+@pytest.mark.parametrize("op, dtype, i", [p for p in _grad_params
+                                          if p.values[0].supports_gradgrad])
+def test_reverse_over_forward(op, dtype, i):
+    """The gradient of a tangent (primal and tangent both depending on x) against the
+    directional finite difference of that tangent."""
+    fn, diff, v0s, g = _fw_sample(op, dtype, i)
+    outs = _flat(fn(*diff))
+    ws = [retrograd.from_numpy(g.standard_normal(o.shape))
+          if isinstance(o, retrograd.Tensor) and o.is_floating_point() else None for o in outs]
+    xs = [x.detach().requires_grad_() for x in diff]
+    h = _tangent_pairing(fn, xs, v0s, ws)
+    if not isinstance(h, retrograd.Tensor) or not h.requires_grad:
+        pytest.skip("the tangents do not depend on the inputs")
+    grads = retrograd.autograd.grad(h, xs, allow_unused=True)
+    ds = [g.standard_normal(x.shape) for x in diff]
+    eps = 1e-6
+    with retrograd.no_grad():
+        plus, minus = (_tangent_pairing(fn, [x.detach() + s * eps * retrograd.from_numpy(d)
+                                             for x, d in zip(diff, ds, strict=True)], v0s, ws)
+                       for s in (1, -1))
+    fd = (float(plus) - float(minus)) / (2 * eps)
+    actual = sum(float(numpy.vdot(gr._data, d)) for gr, d in zip(grads, ds, strict=True)
+                 if gr is not None)
+    assert actual == pytest.approx(fd, rel=op.grad_rtol * 10, abs=op.grad_atol * 100)

@@ -57,10 +57,11 @@ def is_complex(input):
 
 
 def __getattr__(name):
-    """``retrograd.models`` is imported on first use so ``import retrograd`` stays fast."""
-    if name == "models":
+    """``retrograd.models``, ``retrograd.func`` and ``retrograd.utils`` are imported on
+    first use so ``import retrograd`` stays fast."""
+    if name in ("models", "func", "utils"):
         import importlib
-        return importlib.import_module(".models", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

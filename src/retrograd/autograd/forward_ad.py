@@ -203,10 +203,16 @@ def _batched(op, jvp, values, arrays, attrs, outs_t, tangents, single):
 
 def inplace_tangent(op, values, attrs):
     """The tangent an in-place op gives ``values[0]``: its out-of-place form's, computed
-    before the write (None when no input has a tangent)."""
+    before the write (None when no input has a tangent). A differentiable tangent (see
+    :func:`propagate`) is computed from a copy of ``values[0]``, which the write leaves
+    as it was for the tangent's backward."""
     if all(not isinstance(v, Tensor) or tangent_of(v) is None for v in values):
         return None
+    from . import grad_mode
     from ..ops._registry import apply
+    if grad_mode.state.enabled and any(isinstance(v, Tensor) and v.requires_grad
+                                       for v in values):
+        values = (values[0].clone(), *values[1:])
     return tangent_of(apply(op, values, attrs))
 
 
@@ -324,10 +330,16 @@ def _run(op, args, attrs, diff, xp):
     return op.forward(xp, *args, *attrs)
 
 
+def grad_mode_enabled():
+    from . import grad_mode
+    return grad_mode.state.enabled
+
+
 def propagate_list(node_cls, inputs, outs, attrs):
     """Tangents through a list op (cat, stack, split, unbind): its node class's ``_jvp``
-    on the tangents (zeros for inputs without one). Runs on arrays: these tangents are
-    not differentiable again."""
+    on the tangents (zeros for inputs without one). The ops are linear, so the tangents
+    depend on the input tangents alone: when one of those requires grad (and grad mode
+    is on) the rule runs on Tensors, so the result can be differentiated again."""
     tangents = [tangent_of(v) for v in inputs]
     if all(t is None for t in tangents):
         return
@@ -337,6 +349,16 @@ def propagate_list(node_cls, inputs, outs, attrs):
     multi = type(outs) is tuple
     out_list = outs if multi else (outs,)
     primals = [o._data for o in out_list]
+    if batch is None and grad_mode_enabled() and any(t is not None and t.requires_grad
+                                                     for t in tangents):
+        from ..ops import _tensor_xp
+        ts = [wrap(numpy.zeros_like(v._data)) if t is None else t
+              for v, t in zip(inputs, tangents, strict=True)]
+        res = node_cls._jvp(_tensor_xp, ts, primals, *attrs)
+        for o, t in zip(out_list, res if multi else (res,), strict=True):
+            if o._data.dtype.kind in "fc":
+                set_tangent(o, t if t.dtype is o.dtype else t.to(o.dtype))
+        return
     if batch is None:
         ts = [numpy.zeros_like(v._data) if t is None else t._data
               for v, t in zip(inputs, tangents, strict=True)]
@@ -362,32 +384,38 @@ def _transpose(op, values, tangents, attrs, outs, batch=None):
     applied to ``v``: the double-backward trick, for ops whose forward rule would only
     repeat the vjp's algebra. With a ``batch`` of directions (tangents with a leading
     batch dim) the second backward runs once for all of them (``is_grads_batched``).
-    The tangent is not differentiable again."""
+    When grad mode is on and a primal or tangent requires grad, both backwards build
+    graphs from the primals themselves, so the tangent can be differentiated again
+    (reverse-over-forward), as the other jvp forms allow."""
     import numpy
     from . import grad as _grad
     from . import grad_mode
     from .._tensor import wrap
     from ..ops._registry import apply
+    again = batch is None and grad_mode.state.enabled and any(
+        isinstance(v, Tensor) and v.requires_grad for v in (*values, *tangents))
     with grad_mode.enable_grad():
-        ins = [v.detach().requires_grad_(True) if t is not None else v
-               for v, t in zip(values, tangents, strict=True)]
+        ins = [v if t is None else v.view_as(v) if again and v.requires_grad
+               else v.detach().requires_grad_(True) for v, t in zip(values, tangents,
+                                                                    strict=True)]
         res = apply(op, ins, attrs)
         res = res if type(res) is tuple else (res,)
         keep = [k for k, o in enumerate(res) if o.requires_grad]
         us = [wrap(numpy.zeros_like(res[k]._data)).requires_grad_(True) for k in keep]
         diff = [x for x, t in zip(ins, tangents, strict=True) if t is not None]
-        vs = [t.detach() for t in tangents if t is not None]
+        vs = [t if again else t.detach() for t in tangents if t is not None]
         g = _grad([res[k] for k in keep], diff, us, create_graph=True, allow_unused=True)
         pairs = [(gi, v) for gi, v in zip(g, vs, strict=True)
                  if gi is not None and gi.requires_grad]
         jv = (_grad([p[0] for p in pairs], us, [p[1] for p in pairs], allow_unused=True,
-                    is_grads_batched=batch is not None)
+                    create_graph=again, is_grads_batched=batch is not None)
               if pairs else [None] * len(us))
     lead = () if batch is None else (batch,)
     out = [None] * len(outs)
     for k, t in zip(keep, jv, strict=True):
-        out[k] = (t if t is not None else
-                  wrap(numpy.zeros(lead + outs[k]._data.shape, outs[k]._data.dtype))).detach()
+        if t is None:
+            t = wrap(numpy.zeros(lead + outs[k]._data.shape, outs[k]._data.dtype))
+        out[k] = t if again else t.detach()
     return out
 
 

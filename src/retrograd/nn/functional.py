@@ -7,6 +7,7 @@ tensor([0., 2.])
 """
 
 import math
+import warnings
 
 import numpy
 
@@ -18,13 +19,16 @@ from ..ops.nn_ops import (batch_norm, binary_cross_entropy,  # noqa: F401 (re-ex
                           binary_cross_entropy_with_logits, embedding, gelu, group_norm,
                           layer_norm, mse_loss, silu, smooth_l1_loss)
 from ..ops.conv import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401
+from ._mha import multi_head_attention_forward  # noqa: F401
 
 __all__ = ["linear", "bilinear", "conv1d", "conv2d", "conv_transpose2d", "max_pool2d",
            "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm", "group_norm",
            "dropout", "embedding", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax",
            "log_softmax", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
            "smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "pad", "scaled_dot_product_attention", "one_hot", "multi_head_attention_forward"]
+           "pad", "scaled_dot_product_attention", "one_hot", "multi_head_attention_forward",
+           "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+           "instance_norm", "rms_norm", "local_response_norm"]
 
 
 def linear(input, weight, bias=None):
@@ -68,36 +72,169 @@ def sigmoid(input):
     return input.sigmoid()
 
 
-def _softmax_input(input, dim, dtype):
+def _softmax_input(name, input, dim, dtype, stacklevel):
+    if dim is None:  # PyTorch's legacy implicit dim, deprecated
+        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the "
+                      "call to include dim=X as an argument.", stacklevel=stacklevel)
+        dim = 0 if input.ndim in (0, 1, 3) else 1
     if dtype is not None:
         input = input.to(dtype)
-    if dim is None:  # PyTorch's legacy implicit dim
-        dim = 0 if input.ndim in (0, 1, 3) else 1
     return input, dim
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    input, dim = _softmax_input(input, dim, dtype)
+    input, dim = _softmax_input("softmax", input, dim, dtype, _stacklevel)
     return _nn.softmax(input, dim)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    input, dim = _softmax_input(input, dim, dtype)
+    input, dim = _softmax_input("log_softmax", input, dim, dtype, _stacklevel)
     return _nn.log_softmax(input, dim)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero elements with probability ``p`` and scale the rest by ``1/(1-p)``."""
-    if p < 0 or p > 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    return _dropout(input, p, training, inplace, False, False)
+
+
+def _dropout(input, p, training, inplace, feature, alpha):
+    """PyTorch's one dropout: ``feature`` draws one keep per (sample, channel); ``alpha``
+    sets dropped values to SELU's negative saturation and keeps mean and variance."""
+    _check_p(p)
     if not training or p == 0:
         return input
     if p == 1:
         return input.mul_(0) if inplace else input * 0
     from .._random import default_generator
-    keep = default_generator._rng.random(input.shape, dtype=numpy.float32) >= p
-    mask = wrap((keep * (1 / (1 - p))).astype(input._data.dtype))
-    return input.mul_(mask) if inplace else input * mask
+    shape = input.shape[:2] + (1,) * (input.ndim - 2) if feature else input.shape
+    keep = default_generator._rng.random(shape, dtype=numpy.float32) >= p
+    dtype = input._data.dtype
+    if not alpha:
+        mask = wrap((keep * (1 / (1 - p))).astype(dtype))
+        return input.mul_(mask) if inplace else input * mask
+    sat = 1.7580993408473766  # -SELU's negative saturation value
+    a = 1 / math.sqrt((sat * sat * p + 1) * (1 - p))
+    mask = wrap((keep * a).astype(dtype))
+    shift = wrap(((keep - 1.0) * (sat * a) + sat * a * p).astype(dtype))
+    return input.mul_(mask).add_(shift) if inplace else input * mask + shift
+
+
+def _check_p(p):
+    if p < 0 or p > 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _channel_dropout(input, p, training, inplace, batched):
+    """dropout1d/3d: channel-wise on (N, C, *spatial) or unbatched (C, *spatial)."""
+    if not batched:
+        input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
+    out = _dropout(input, p, training, inplace, True, False)
+    if not batched:
+        out = out.squeeze_(0) if inplace else out.squeeze(0)
+    return out
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D "
+                           "input. Note that dropout1d exists to provide channel-wise dropout "
+                           "on inputs with 1 spatial dimension, a channel dimension, and an "
+                           "optional batch dimension (i.e. 2D or 3D inputs).")
+    return _channel_dropout(input, p, training, inplace, input.ndim == 3)
+
+
+def _dims_warning(name, nd, dims):
+    warnings.warn(f"{name}: Received a {nd}-D input to {name}, which is deprecated and will "
+                  "result in an error in a future release. To retain the behavior and silence "
+                  f"this warning, please use dropout instead. Note that {name} exists to "
+                  f"provide channel-wise dropout on inputs with {dims[0] - 1} spatial "
+                  "dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                  f"{dims[0]}D or {dims[1]}D inputs).", stacklevel=3)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    if input.ndim not in (3, 4):
+        _dims_warning("dropout2d", input.ndim, (3, 4))
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+                      "channel-wise 1D dropout behavior is desired - input is interpreted as "
+                      "shape (N, C, L), where C is the channel dim. This behavior will change "
+                      "in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+                      "behavior, please switch to using dropout1d instead.", stacklevel=2)
+    return _dropout(input, p, training, inplace, True, False)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    if input.ndim not in (4, 5):
+        _dims_warning("dropout3d", input.ndim, (4, 5))
+    return _channel_dropout(input, p, training, inplace, input.ndim == 5)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _dropout(input, p, training, inplace, False, True)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _dropout(input, p, training, inplace, True, True)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Batch norm of the (1, N*C, ...) view, as PyTorch: running statistics (when given)
+    take the mean over the batch of the per-instance updates."""
+    if use_input_stats:
+        spatial = 1
+        for d in input.shape[2:]:
+            spatial *= d
+        if spatial == 1:
+            raise ValueError("Expected more than 1 spatial element when training, got input "
+                             f"size {input.shape}")
+    n, c = input.shape[:2]
+    x = input.reshape(1, n * c, *input.shape[2:])
+    rm = None if running_mean is None else running_mean.repeat(n)
+    rv = None if running_var is None else running_var.repeat(n)
+    out = batch_norm(x, rm, rv, None if weight is None else weight.repeat(n),
+                     None if bias is None else bias.repeat(n), use_input_stats, momentum, eps)
+    with retrograd.no_grad():
+        if running_mean is not None:
+            running_mean.copy_(rm.view(n, c).mean(0))
+        if running_var is not None:
+            running_var.copy_(rv.view(n, c).mean(0))
+    return out.view(input.shape)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """``x / sqrt(mean(x^2) + eps) * weight`` over the last dims; eps defaults to the
+    dtype's machine epsilon, as PyTorch."""
+    dims = tuple(range(-len(normalized_shape), 0))
+    if tuple(input.shape[input.ndim - len(normalized_shape):]) != tuple(normalized_shape):
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input "
+                           f"with shape [*, {', '.join(map(str, normalized_shape))}], but got "
+                           f"input of size{input.shape}")
+    if eps is None:
+        eps = float(numpy.finfo(input._data.dtype).eps)
+    out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    return out if weight is None else out * weight
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Each value over ``(k + alpha * mean of squares over size neighbouring channels) **
+    beta``; the window is zero-padded, as PyTorch's average pooling with padding."""
+    if input.ndim < 3:
+        raise ValueError("Expected 3D or higher dimensionality                          input "
+                         f"(got {input.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    sq = pad(input * input, (0, 0) * (input.ndim - 2) + (size // 2, (size - 1) // 2))
+    div = sq.narrow(1, 0, c)
+    for i in range(1, size):
+        div = div + sq.narrow(1, i, c)
+    return input / (div * (alpha / size) + k).pow(beta)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -207,51 +344,24 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return attn @ value
 
 
-def multi_head_attention_forward(query, key, value, num_heads, in_proj_weight, in_proj_bias,
-                                 out_proj_weight, out_proj_bias, key_padding_mask=None,
-                                 need_weights=True, attn_mask=None, average_attn_weights=True,
-                                 is_causal=False, dropout_p=0.0, training=True):
-    """Batch-first (N, L, E) multi-head attention; returns (output, weights or None)."""
-    n, tl, e = query.shape
-    sl = key.shape[1]
-    hd = e // num_heads
-    if query is key and key is value:
-        q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)
-    else:
-        wq, wk, wv = in_proj_weight.chunk(3)
-        bq, bk, bv = in_proj_bias.chunk(3) if in_proj_bias is not None else (None,) * 3
-        q, k, v = linear(query, wq, bq), linear(key, wk, bk), linear(value, wv, bv)
-    q = q.reshape(n, tl, num_heads, hd).transpose(1, 2)
-    k = k.reshape(n, sl, num_heads, hd).transpose(1, 2)
-    v = v.reshape(n, sl, num_heads, hd).transpose(1, 2)
-    mask = None
-    if attn_mask is not None:
-        mask = _float_mask(attn_mask, q.dtype)
-        if mask.ndim == 3:
-            mask = mask.reshape(n, num_heads, tl, sl)
-    if key_padding_mask is not None:
-        kpm = _float_mask(key_padding_mask, q.dtype).reshape(n, 1, 1, sl)
-        mask = kpm if mask is None else mask + kpm
-    if is_causal and mask is None:
-        mask = wrap(numpy.triu(numpy.full((tl, sl), -numpy.inf, q._data.dtype), 1))
-    scores = (q * (1 / math.sqrt(hd))) @ k.transpose(-2, -1)
-    if mask is not None:
-        scores = scores + mask
-    attn = _nn.softmax(scores, -1)
-    if dropout_p > 0 and training:
-        attn = dropout(attn, dropout_p)
-    out = (attn @ v).transpose(1, 2).reshape(n, tl, e)
-    out = linear(out, out_proj_weight, out_proj_bias)
-    if not need_weights:
-        return out, None
-    return out, attn.mean(1) if average_attn_weights else attn
+# ---- more activations (ops/activation.py) ---------------------------------------------------
+from ..ops.activation import (celu, celu_, elu, elu_, glu, hardshrink, hardsigmoid,  # noqa: E402
+                              hardswish, hardtanh, hardtanh_, leaky_relu, leaky_relu_,
+                              logsigmoid, mish, prelu, relu6, relu_, rrelu, rrelu_, selu,
+                              selu_, softplus, softshrink, softsign, tanhshrink, threshold,
+                              threshold_)
+from ..ops.activation import silu  # noqa: E402,F811 (nn_ops' silu with F's inplace)
+
+__all__ += ["leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_",
+            "relu_", "relu6", "hardtanh", "hardtanh_", "softplus", "mish", "hardswish",
+            "hardsigmoid", "logsigmoid", "prelu", "glu", "softsign", "softshrink", "hardshrink",
+            "tanhshrink", "threshold", "threshold_", "rrelu", "rrelu_", "softmin"]
 
 
-def _float_mask(mask, dtype):
-    """Boolean masks (True = masked out) become additive -inf masks."""
-    if mask.dtype == retrograd.bool:
-        return wrap(numpy.where(mask._data, -numpy.inf, 0).astype(dtype.np))
-    return mask
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax of ``-input`` (PyTorch's composite: NegBackward0 under SoftmaxBackward0)."""
+    input, dim = _softmax_input("softmin", input, dim, dtype, _stacklevel)
+    return _nn.softmax(-input, dim)
 
 
 # ---- pooling beyond the 2-D kernels (ops/pooling_nd.py) ---------------------------------

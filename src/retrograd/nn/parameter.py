@@ -1,4 +1,5 @@
-"""``nn.Parameter``: a leaf Tensor that a Module registers as a parameter."""
+"""``nn.Parameter`` and ``nn.Buffer``: tensors that a Module registers, as a parameter or a
+buffer, when assigned as its attributes."""
 
 from .. import _tensor
 from .._tensor import Tensor, _init
@@ -40,6 +41,37 @@ class Parameter(Tensor):
 
     def __reduce_ex__(self, proto):
         return (_rebuild_parameter, (self._data, self._requires_grad))
+
+
+class _BufferMeta(type):
+    """``isinstance(t, Buffer)`` holds for the tensors ``Buffer(...)`` made (plain Tensors
+    carrying the flag), as in torch."""
+
+    def __instancecheck__(cls, instance):
+        if cls is Buffer and isinstance(instance, Tensor):
+            return instance.__dict__.get("_is_buffer", False)
+        return super().__instancecheck__(instance)
+
+
+class Buffer(Tensor, metaclass=_BufferMeta):
+    """Marks a tensor as a buffer: ``self.running = nn.Buffer(t, persistent=False)`` in a
+    Module registers it (in the state_dict when ``persistent``). Returns a detached Tensor
+    (not a subclass), as torch does.
+
+    >>> isinstance(Buffer(retrograd.zeros(2)), Buffer)
+    True
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, data=None, *, persistent=True):
+        if data is None:
+            from .._creation import empty
+            data = empty(0)
+        t = data.detach().requires_grad_(data.requires_grad)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t
 
 
 def _wrap_copy(t):

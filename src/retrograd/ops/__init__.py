@@ -3,4 +3,6 @@
 from . import (binary, comparison, conversion, conv, indexing, joining, linalg,  # noqa: F401
                nn_ops, pointwise, reduction, scatter, shape)
 from ._registry import FUNCTIONS, apply, apply_inplace, defop, register  # noqa: F401
+from . import activation  # noqa: F401,E402
+from . import weight_norm  # noqa: F401,E402 (_weight_norm, norm_except_dim)
 from . import conv_nd, pooling_nd  # noqa: F401,E402 (beyond conv.py's 1-D/2-D kernels)

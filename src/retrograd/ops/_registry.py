@@ -60,7 +60,7 @@ from ..autograd import forward_ad, grad_mode
 from ..autograd.anomaly_mode import debug as _debug
 from ..autograd.node import OpNode, SavedTensor, grad_accumulator, on_inplace_write
 from ..backend import get_array_module
-from . import _views
+from . import _out, _views
 
 __all__ = ["defop", "apply", "apply_inplace", "register", "FUNCTIONS"]
 
@@ -70,11 +70,13 @@ FUNCTIONS = {}  # the public ``retrograd.<name>`` namespace, filled by @register
 
 
 def register(fn=None, *, method=True, function=True, name=None, aliases=()):
-    """Expose a public op as ``retrograd.<name>`` and/or ``Tensor.<name>``."""
+    """Expose a public op as ``retrograd.<name>`` and/or ``Tensor.<name>``; a function
+    taking ``out=`` honours it (see :mod:`._out`)."""
     def deco(f):
+        fn = _out.wrap(f, f.__name__) if function and _out.takes_out(f) else f
         for n in (name or f.__name__, *aliases):
             if function:
-                FUNCTIONS[n] = f
+                FUNCTIONS[n] = fn
             if method:
                 setattr(Tensor, n, f)
         return f

@@ -237,6 +237,8 @@ def moveaxis(x, source, destination):
 
 
 def sum(x, axis=None, keepdims=False, dtype=None):
+    if axis == ():  # NumPy reduces nothing; torch's empty dim list means every dim
+        return x
     if axis is None:
         s = F["sum"](x)
         return s.reshape((1,) * x.ndim) if keepdims else s
@@ -244,6 +246,8 @@ def sum(x, axis=None, keepdims=False, dtype=None):
 
 
 def mean(x, axis=None, keepdims=False):
+    if axis == ():
+        return x
     if axis is None:
         m = F["mean"](x)
         return m.reshape((1,) * x.ndim) if keepdims else m
@@ -276,6 +280,18 @@ def concatenate(xs, axis=0):
 
 def stack(xs, axis=0):
     return F["stack"](list(xs), axis)
+
+
+def split(x, indices, axis=0):
+    """NumPy's split at the given section ends (the form the list ops' jvps use)."""
+    ends = [int(i) for i in indices]
+    sizes = [b - a for a, b in zip([0] + ends, ends + [x.shape[axis]], strict=True)]
+    return list(F["split"](x, sizes, axis))
+
+
+def take(x, index, axis):
+    """An integer ``index`` along ``axis``: that slice, as ``select``."""
+    return F["select"](x, axis, index)
 
 
 def tile(x, reps):

@@ -12,7 +12,7 @@ import math
 
 import numpy
 
-from ._registry import apply, defop
+from ._registry import _pretty, apply, defop
 
 __all__ = ["linear", "constant_pad", "mode_pad", "softmax", "log_softmax", "nll_loss",
            "layer_norm", "batch_norm", "group_norm", "gelu", "silu", "embedding", "mse_loss",
@@ -329,11 +329,22 @@ _log_softmax = defop(
     to_float=True, node="LogSoftmaxBackward0")
 
 
+def _check_float(name, input, dim):
+    """PyTorch's softmax kernels exist for floating types only (its message names the
+    kernel: the last-dim one when ``dim`` is the last)."""
+    if input._data.dtype.kind not in "fc":
+        last = dim in (-1, input.ndim - 1) or input.ndim == 0
+        raise NotImplementedError(f'"{name}_{"lastdim_" if last else ""}kernel_impl" not '
+                                  f"implemented for '{_pretty(input._data.dtype)}'")
+
+
 def softmax(input, dim):
+    _check_float("softmax", input, dim)
     return apply(_softmax, (input,), (dim,))
 
 
 def log_softmax(input, dim):
+    _check_float("log_softmax", input, dim)
     return apply(_log_softmax, (input,), (dim,))
 
 

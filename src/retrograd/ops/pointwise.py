@@ -23,7 +23,15 @@ def _zero(xp, grad):
     return xp.zeros_like(grad)
 
 
-_neg = _unary("neg", lambda xp, self: -self, lambda grad: -grad)
+def _negate(xp, self):
+    if self.dtype == bool:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return -self
+
+
+_neg = _unary("neg", _negate, lambda grad: -grad)
 _abs = _unary("abs", lambda xp, self: xp.abs(self), lambda xp, grad, self: grad * xp.sign(self))
 _reciprocal = _unary("reciprocal", lambda xp, self: 1 / self,
                      lambda grad, result: -grad * result * result, to_float=True)

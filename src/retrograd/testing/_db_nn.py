@@ -118,6 +118,24 @@ def _batch_norm_samples(dtype, requires_grad):
     yield SampleInput(t(2, 2, 2, 3), (rm, rv, t(2), t(2)), name="eval")
 
 
+def _instance_norm_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 3, 4), name="plain")
+    yield SampleInput(t(2, 2, 3, 2), (None, None, t(2), t(2)), name="affine")
+
+
+def _rms_norm_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(3, 4), ((4,), t(4)), name="affine")
+    yield SampleInput(t(2, 3, 4), ((3, 4),), {"eps": 1e-3}, name="plain")
+
+
+def _lrn_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 5, 3), (3,), name="1d")
+    yield SampleInput(t(1, 4, 2, 3), (2,), {"alpha": 0.5, "beta": 0.7, "k": 2.0}, name="2d")
+
+
 def _act_samples(dtype, requires_grad):
     t = _maker(dtype, requires_grad)
     yield SampleInput(t(3, 4, low=-4, high=4), name="matrix")
@@ -309,6 +327,9 @@ OPS = [
     _entry("layer_norm", _layer_norm_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),
     _entry("group_norm", _group_norm_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),
     _entry("batch_norm", _batch_norm_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),
+    _entry("instance_norm", _instance_norm_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),
+    _entry("rms_norm", _rms_norm_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),
+    _entry("local_response_norm", _lrn_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),
     _entry("gelu", _gelu_samples, dtypes=_FLOAT),
     _entry("silu", _act_samples, dtypes=_FLOAT),
     _entry("embedding", _embedding_samples, dtypes=_FLOAT),

@@ -88,6 +88,11 @@ def _round_errors():
                      NotImplementedError, name="int_decimals")
 
 
+def _neg_errors():
+    yield ErrorInput(SampleInput(make_tensor(2, 3, dtype="bool")), RuntimeError,
+                     name="bool_input")
+
+
 def _frac_errors():
     yield ErrorInput(SampleInput(make_tensor(2, 3, dtype="int64")), NotImplementedError,
                      name="int_input")
@@ -96,7 +101,7 @@ def _frac_errors():
 _POS = dict(low=0.1, high=2.0, int_low=1, int_high=3)
 
 OPS = [
-    *_unary("neg", aliases=("negative",), inplace_dtypes=_WITH_INT),
+    *_unary("neg", aliases=("negative",), inplace_dtypes=_WITH_INT, error_inputs=_neg_errors),
     *_unary("abs", aliases=("absolute",), inplace_dtypes=_WITH_INT, exclude_zero=True),
     *_unary("reciprocal", low=0.2, high=2.0, int_low=1),
     *_unary("exp"),

@@ -24,7 +24,7 @@ import retrograd
 __all__ = ["OpInfo", "SampleInput", "ErrorInput", "make_tensor", "op_db", "rng", "reseed"]
 
 _MODULES = ("pointwise", "binary", "reduction", "linalg", "shape", "indexing", "comparison",
-            "nn", "pool")
+            "nn", "activation", "weight_norm", "rnn", "pool")
 
 
 @dataclass

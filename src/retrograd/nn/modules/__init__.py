@@ -4,25 +4,46 @@ from .activation import (GELU, LogSoftmax, MultiheadAttention, ReLU, Sigmoid, Si
                          Softmax, Tanh)
 from .container import DataParallel, ModuleDict, ModuleList, Sequential  # noqa: F401
 from .conv import Conv1d, Conv2d, ConvTranspose2d  # noqa: F401
-from .dropout import Dropout  # noqa: F401
+from .dropout import (AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d,  # noqa: F401
+                      FeatureAlphaDropout)
 from .flatten import Flatten  # noqa: F401
 from .linear import Bilinear, Identity, Linear  # noqa: F401
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss,  # noqa: F401
                    NLLLoss, SmoothL1Loss)
 from .module import Module  # noqa: F401
-from .norm import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm  # noqa: F401
+from .norm import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm,  # noqa: F401
+                   InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LayerNorm,
+                   LocalResponseNorm, RMSNorm)
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401
 from .sparse import Embedding  # noqa: F401
-from .transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: F401
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
+                          TransformerEncoder, TransformerEncoderLayer)
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 
 __all__ = [
-    "AdaptiveAvgPool2d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d",
-    "BatchNorm2d", "Bilinear", "Conv1d", "Conv2d", "ConvTranspose2d", "CrossEntropyLoss",
-    "DataParallel", "Dropout", "Embedding", "Flatten", "GELU", "GroupNorm", "Identity",
-    "L1Loss", "LayerNorm", "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "Module",
-    "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "ReLU", "Sequential", "SiLU",
-    "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "TransformerEncoder",
-    "TransformerEncoderLayer"]
+    "AdaptiveAvgPool2d", "AlphaDropout", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Bilinear", "Conv1d", "Conv2d", "ConvTranspose2d",
+    "CrossEntropyLoss", "DataParallel", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
+    "Embedding", "FeatureAlphaDropout", "Flatten", "GELU", "GroupNorm", "Identity",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "L1Loss", "LayerNorm", "Linear",
+    "LocalResponseNorm", "LogSoftmax", "MSELoss", "MaxPool2d", "Module", "ModuleDict",
+    "ModuleList", "MultiheadAttention", "NLLLoss", "RMSNorm", "ReLU", "Sequential", "SiLU",
+    "Sigmoid", "SmoothL1Loss", "Softmax", "Tanh", "Transformer", "TransformerDecoder",
+    "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer"]
+from .activation import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid,  # noqa: F401,E402
+                         Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, PReLU, ReLU6,
+                         RReLU, Softmax2d, Softmin, Softplus, Softshrink, Softsign,
+                         Tanhshrink, Threshold)
+
+__all__ += ["CELU", "ELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
+            "LeakyReLU", "LogSigmoid", "Mish", "PReLU", "RReLU", "ReLU6", "SELU", "Softmax2d",
+            "Softmin", "Softplus", "Softshrink", "Softsign", "Tanhshrink", "Threshold"]
+
+from .container import ParameterDict, ParameterList  # noqa: E402
+
+__all__ += ["ParameterDict", "ParameterList"]
+
+__all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
 
 from .conv_nd import Conv3d, ConvTranspose1d, ConvTranspose3d  # noqa: E402,F401
 from .pooling_nd import (AdaptiveAvgPool1d, AdaptiveAvgPool3d,  # noqa: E402,F401

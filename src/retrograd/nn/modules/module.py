@@ -10,7 +10,7 @@ from ... import _tensor
 from ..._tensor import Tensor, wrap
 from ...autograd import grad_mode
 from ...ops._registry import apply, defop
-from ..parameter import Parameter
+from ..parameter import Buffer, Parameter
 
 __all__ = ["Module", "RemovableHandle"]
 
@@ -161,11 +161,15 @@ class Module:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
                                 f"'{name}' (torch.nn.Module or None expected)")
             d["_modules"][name] = None
-        elif d.get("_buffers") is not None and name in d["_buffers"]:
+        elif isinstance(value, Buffer) or (d.get("_buffers") is not None
+                                           and name in d["_buffers"]):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
-                                f"(torch.Tensor or None expected)")
-            d["_buffers"][name] = value
+                                f"(torch.nn.Buffer, torch.Tensor or None expected)")
+            if isinstance(value, Buffer):  # nn.Buffer registers itself, as a Parameter does
+                self.register_buffer(name, value, value.persistent)
+            else:
+                d["_buffers"][name] = value
         else:
             object.__setattr__(self, name, value)
 

@@ -1,6 +1,8 @@
-"""BatchNorm1d/2d, LayerNorm and GroupNorm (weights one, biases zero, as PyTorch)."""
+"""Batch, instance, layer, group, RMS and local response norms (weights one, biases zero,
+as PyTorch)."""
 
 import numbers
+import warnings
 
 from ... import _creation, int64
 from .. import functional as F
@@ -8,7 +10,8 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
+           "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
 
 
 class _BatchNorm(Module):
@@ -80,6 +83,51 @@ class BatchNorm2d(_BatchNorm):
     _ndims = (4,)
 
 
+class BatchNorm3d(_BatchNorm):
+    _ndims = (5,)
+
+
+class _InstanceNorm(_BatchNorm):
+    """Per-sample statistics; running statistics only when asked for. ``_ndims`` is
+    (unbatched, batched)."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
+                 track_running_stats=False, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
+
+    def forward(self, input):
+        if input.ndim not in self._ndims:
+            raise ValueError(f"expected {self._ndims[0]}D or {self._ndims[1]}D input (got "
+                             f"{input.ndim}D input)")
+        dim = input.ndim - self._ndims[0]
+        if input.shape[dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={dim} to match num_features "
+                                 f"({self.num_features}), but got: {input.shape[dim]}.")
+            warnings.warn(f"input's size at dim={dim} does not match num_features. You can "
+                          "silence this warning by not passing in num_features, which is not "
+                          "used because affine=False", stacklevel=2)
+        unbatched = input.ndim == self._ndims[0]
+        x = input.unsqueeze(0) if unbatched else input
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats,
+                              0.0 if self.momentum is None else self.momentum, self.eps)
+        return out.squeeze(0) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    _ndims = (2, 3)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    _ndims = (3, 4)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _ndims = (4, 5)
+
+
 def _affine_params(module, shape, affine, bias, dtype):
     """``weight`` (ones) and ``bias`` (zeros) of ``shape``, or None where switched off."""
     if affine:
@@ -126,3 +174,40 @@ class GroupNorm(Module):
     def extra_repr(self):
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
+                 dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(_creation.ones(*self.normalized_shape, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+
+    def reset_parameters(self):
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class LocalResponseNorm(Module):
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,0 +1,103 @@
+"""``out=``: every public function that takes it writes its result into the given tensor
+as PyTorch does (values, returned object, version counter, dtype casting, resizing with
+the deprecation warning, and the refusal under autograd)."""
+
+import inspect
+import warnings
+
+import numpy
+import pytest
+
+import retrograd
+from retrograd.ops import _out
+from retrograd.ops._registry import FUNCTIONS
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+TAKING_OUT = sorted(n for n, f in FUNCTIONS.items() if "out" in inspect.signature(f).parameters)
+
+
+def _call_args(name):
+    """Arguments that suit the function (by its parameter names)."""
+    a = numpy.random.default_rng(0).uniform(0.2, 0.9, (3, 3))
+    b = numpy.random.default_rng(1).uniform(0.2, 0.9, (3, 3))
+    params = list(inspect.signature(FUNCTIONS[name]).parameters)
+    if params[0] == "tensors":
+        return [[a, b]], {}
+    args = [a]
+    if len(params) > 1 and params[1] in ("other", "exponent", "mat2", "vec2", "tensor", "b"):
+        args.append(b if params[1] != "vec2" else b[0])
+    if name == "mv":
+        args = [a, b[0]]
+    if name in ("dot", "vdot", "outer", "ger", "inner"):
+        args = [a[0], b[0]]
+    if name in ("addmm", "baddbmm"):
+        args = [a, a, b] if name == "addmm" else [a[None], a[None], b[None]]
+    if name == "bmm":
+        args = [a[None], b[None]]
+    if name.startswith(("bitwise", "logical")):
+        args = [(x > 0.5) for x in args]
+    return args, {}
+
+
+@pytest.mark.parametrize("name", TAKING_OUT)
+def test_out_writes_into_the_given_tensor(name):
+    if not hasattr(torch, name):
+        pytest.skip(f"torch has no {name}")
+    args, kwargs = _call_args(name)
+    def conv(lib, x):
+        if isinstance(x, list):
+            return [conv(lib, e) for e in x]
+        return (torch.from_numpy if lib is torch else retrograd.from_numpy)(numpy.asarray(x))
+    expected = getattr(torch, name)(*[conv(torch, x) for x in args], **kwargs)
+    if not isinstance(expected, torch.Tensor):
+        pytest.skip("not a single-tensor result")
+    out = retrograd.zeros(tuple(expected.shape), dtype=getattr(retrograd,
+                                                                str(expected.dtype)[6:]))
+    before = out._version
+    res = FUNCTIONS[name](*[conv(retrograd, x) for x in args], out=out, **kwargs)
+    assert res is out
+    assert out._version == before + 1
+    numpy.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-6)
+
+
+def test_out_casts_resizes_and_refuses_autograd_as_torch():
+    y = retrograd.zeros(3, dtype=retrograd.float64)
+    assert retrograd.exp(retrograd.zeros(3), out=y).tolist() == [1.0, 1.0, 1.0]
+    assert y.dtype == retrograd.float64
+    for lib in (retrograd, torch):
+        with pytest.raises(RuntimeError, match="result type Float can't be cast to the "
+                           "desired output type Long"):
+            lib.add(lib.ones(3), 1.5, out=lib.zeros(3, dtype=lib.int64))
+        with pytest.raises(RuntimeError, match=r"exp\(\): functions with out=\.\.\. arguments "
+                           "don't support automatic differentiation"):
+            lib.exp(lib.ones(3, requires_grad=True), out=lib.zeros(3))
+        with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+            lib.exp(lib.ones(3), out=lib.zeros(3, requires_grad=True))
+        with pytest.raises(TypeError, match=r"exp\(\): argument 'out' must be Tensor, not list"):
+            lib.exp(lib.ones(3), out=[1])
+        with lib.no_grad():
+            lib.exp(lib.ones(3, requires_grad=True), out=lib.zeros(3))
+    messages = []
+    for lib in (retrograd, torch):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            out = lib.zeros(2, 2)
+            lib.exp(lib.zeros(3), out=out)
+            assert tuple(out.shape) == (3,) and out.tolist() == [1.0] * 3
+            lib.exp(lib.zeros(2), out=lib.zeros(0))  # an empty out is resized silently
+        messages.append([str(x.message).split(" (Triggered")[0] for x in w])
+    assert messages[0] == messages[1] and len(messages[0]) == 1
+    y2 = retrograd.zeros(2)
+    assert retrograd.add(retrograd.ones(2), retrograd.ones(2), out=y2) is y2
+
+
+def test_out_of_a_multi_output_result():
+    values, indices = retrograd.zeros(2), retrograd.zeros(2, dtype=retrograd.int64)
+    r = retrograd.return_types.max((retrograd.tensor([3.0, 4.0]), retrograd.tensor([1, 0])))
+    res = _out.write("max", r, (values, indices))
+    assert type(res) is type(r) and res.values is values and res.indices is indices
+    assert values.tolist() == [3.0, 4.0] and indices.tolist() == [1, 0]
+    with pytest.raises(TypeError, match="must be tuple of 2 Tensors"):
+        _out.write("max", r, values)
