@@ -498,11 +498,19 @@ def _unpool_grad(xp, grad, indices, self_shape, out_size):
     return xp.reshape(res, tuple(self_shape))
 
 
+def _unpool_jvp(xp, self_t, indices, out_size):
+    """Linear in the values: the op itself on the tangent (through the op under
+    create_graph, so the tangent is differentiable)."""
+    if _is_np(xp) or getattr(xp, "batched", False):
+        return _unpool_fwd(xp, self_t, indices, out_size)
+    return apply(_max_unpool[len(out_size)], (self_t, _const(xp, indices)), (out_size,))
+
+
 def _unpool_op(nd):
     return defop(
         f"max_unpool{nd}d", _unpool_fwd, inputs=("self", "indices"),
         vjp={"self": _unpool_grad},
-        jvp=lambda xp, self_t, indices, out_size: _unpool_fwd(xp, self_t, indices, out_size),
+        jvp=lambda xp, self_t, indices, out_size: _unpool_jvp(xp, self_t, indices, out_size),
         batched={"self": lambda grad, indices, self_shape, out_size, batch:
                  _unpool_grad(numpy, grad, indices, self_shape, out_size)},
         node=f"MaxUnpool{nd}DBackward0")
