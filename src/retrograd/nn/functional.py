@@ -395,3 +395,27 @@ from ..ops.rearrange import (channel_shuffle, fold, pixel_shuffle,  # noqa: E402
                              pixel_unshuffle, unfold)
 
 __all__ += ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "unfold", "fold"]
+
+# ---- pooling beyond the 2-D kernels (ops/pooling_nd.py) ---------------------------------
+from ..ops.pooling_nd import (adaptive_avg_pool1d, adaptive_avg_pool3d,  # noqa: E402,F401
+                              adaptive_max_pool1d, adaptive_max_pool1d_with_indices,
+                              adaptive_max_pool2d, adaptive_max_pool2d_with_indices,
+                              adaptive_max_pool3d, adaptive_max_pool3d_with_indices,
+                              avg_pool1d, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d,
+                              max_pool1d, max_pool1d_with_indices, max_pool2d_with_indices,
+                              max_pool3d, max_pool3d_with_indices, max_unpool1d, max_unpool2d,
+                              max_unpool3d)
+
+__all__ += ["max_pool1d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+            "max_pool3d_with_indices", "avg_pool1d", "avg_pool3d", "adaptive_avg_pool1d",
+            "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+            "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices",
+            "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
+            "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d",
+            "lp_pool3d"]
+
+
+# ---- N-d convolutions (ops/conv_nd.py) ---------------------------------------------------
+from ..ops.conv_nd import conv3d, conv_transpose1d, conv_transpose3d  # noqa: E402,F401
+
+__all__ += ["conv3d", "conv_transpose1d", "conv_transpose3d"]

@@ -12,3 +12,4 @@ from . import sorting  # noqa: F401,E402
 from . import special  # noqa: F401,E402
 from . import misc  # noqa: F401,E402
 from . import inplace_shape  # noqa: F401,E402
+from . import conv_nd, pooling_nd  # noqa: F401,E402 (beyond conv.py's 1-D/2-D kernels)

@@ -15,7 +15,7 @@ import math
 import numpy
 from numpy.lib.stride_tricks import as_strided
 
-from ._registry import FUNCTIONS, apply, defop
+from ._registry import FUNCTIONS, _pretty, apply, defop
 from .._tensor import warn_once, wrap
 
 __all__ = ["convolution", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
@@ -642,8 +642,10 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
                 groups):
     """``torch.convolution`` for 3-D/4-D (un)batched inputs; returns ConvolutionBackward0."""
     nd = weight.ndim - 2
-    if nd not in (1, 2):
-        raise NotImplementedError(f"convolution: {nd}-d convolution is not supported")
+    if nd not in (1, 2):  # other ranks (3-D): the generic path
+        from .conv_nd import convolution_nd
+        return convolution_nd(input, weight, bias, stride, padding, dilation, transposed,
+                              output_padding, groups)
     if input.ndim == nd + 1:  # unbatched
         return convolution(input.unsqueeze(0), weight, bias, stride, padding, dilation,
                            transposed, output_padding, groups).squeeze(0)
@@ -681,10 +683,9 @@ def _same_padding(mode, kernel, dilation, stride):
     if mode == "valid":
         return (0,) * len(kernel), (0,) * len(kernel)
     if mode != "same":
-        raise ValueError(f"Invalid padding string '{mode}', should be one of "
-                         f"{{'valid', 'same'}}")
+        raise RuntimeError(f"Invalid padding string: '{mode}'")
     if any(s != 1 for s in stride):
-        raise ValueError("padding='same' is not supported for strided convolutions")
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
     pads = [d * (k - 1) for k, d in zip(kernel, dilation, strict=True)]
     return tuple(p // 2 for p in pads), tuple(p % 2 for p in pads)
 
@@ -755,7 +756,8 @@ def _max_pool_fwd(xp, self, kernel, stride, pads, dilation):
             return res
     x = self
     if any(pads[0]) or any(pads[1]):
-        x = numpy.pad(x, ((0, 0),) * (x.ndim - 2) + pads, constant_values=-numpy.inf)
+        low = -numpy.inf if x.dtype.kind == "f" else numpy.iinfo(x.dtype).min
+        x = numpy.pad(x, ((0, 0),) * (x.ndim - 2) + pads, constant_values=low)
     oh = (x.shape[-2] - dh * (kh - 1) - 1) // sh + 1
     ow = (x.shape[-1] - dw * (kw - 1) - 1) // sw + 1
     views = [x[..., i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
@@ -813,9 +815,9 @@ _max_pool2d = defop("max_pool2d", _max_pool_fwd, inputs=("self",),
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    if not input.is_floating_point():
+    if input._data.dtype.kind in "bc":  # integers pool as PyTorch's do
         raise NotImplementedError(f"\"max_pool2d\" not implemented for "
-                                  f"'{input.dtype.name.capitalize()}'")
+                                  f"'{_pretty(input._data.dtype)}'")
     k, s, pads, d = _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode)
     out, idx = apply(_max_pool2d, (input,), (k, s, pads, d))
     return (out, idx) if return_indices else out
@@ -843,6 +845,8 @@ def _avg_pool_fwd(xp, self, kernel, stride, pads, divisor):
         return Batched(_avg_pool_fwd(numpy, self.data, kernel, stride, pads, divisor))
     cols = _im2col_np(self, kernel, stride, pads, (1, 1))
     out = numpy.sum(cols, axis=(-4, -3))
+    if out.dtype.kind != "f":  # integers: divided toward zero, as PyTorch
+        return (out / divisor).astype(self.dtype)
     out /= divisor
     return out
 
@@ -892,6 +896,9 @@ _adaptive_avg = defop(
 
 
 def adaptive_avg_pool2d(input, output_size):
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"adaptive_avg_pool2d\" not implemented for "
+                                  f"'{_pretty(input._data.dtype)}'")
     oh, ow = _tuple(output_size)
     h, w = input.shape[-2:]
     oh, ow = h if oh is None else oh, w if ow is None else ow

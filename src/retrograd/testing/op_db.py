@@ -25,7 +25,7 @@ __all__ = ["OpInfo", "SampleInput", "ErrorInput", "make_tensor", "op_db", "rng",
 
 _MODULES = ("pointwise", "binary", "reduction", "linalg", "shape", "indexing", "comparison",
             "nn", "activation", "weight_norm", "rnn", "loss", "resample", "linalg_decomp",
-            "misc")
+            "misc", "pool")
 
 
 @dataclass

@@ -75,3 +75,13 @@ __all__ += ["CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d",
             "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
             "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
             "ZeroPad1d", "ZeroPad2d", "ZeroPad3d"]
+from .conv_nd import Conv3d, ConvTranspose1d, ConvTranspose3d  # noqa: E402,F401
+from .pooling_nd import (AdaptiveAvgPool1d, AdaptiveAvgPool3d,  # noqa: E402,F401
+                         AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d,
+                         AvgPool3d, LPPool1d, LPPool2d, LPPool3d, MaxPool1d, MaxPool3d,
+                         MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
+
+__all__ += ["Conv3d", "ConvTranspose1d", "ConvTranspose3d", "AdaptiveAvgPool1d",
+            "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+            "AvgPool1d", "AvgPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d",
+            "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]

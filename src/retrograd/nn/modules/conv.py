@@ -132,7 +132,7 @@ class ConvTranspose2d(_ConvNd):
                          groups, bias, padding_mode, device, dtype, output_padding)
 
     def forward(self, input, output_size=None):
-        if output_size is not None:
-            raise NotImplementedError("ConvTranspose2d: output_size is not supported")
+        from .conv_nd import _ConvTransposeNd  # PyTorch's output_size rule, for any rank
+        output_padding = _ConvTransposeNd._output_padding(self, input, output_size)
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self.output_padding, self.groups, self.dilation)
+                                  output_padding, self.groups, self.dilation)
