@@ -97,11 +97,8 @@ def _area(input, output_size, dim):
     if dim < 3 and not input.is_floating_point():
         raise NotImplementedError(f"\"adaptive_avg_pool2d\" not implemented for "
                                   f"'{_pretty(input._data.dtype)}'")
-    if dim == 1:  # as PyTorch's adaptive_avg_pool1d: a 2-D pool of a height-1 input
-        return F.adaptive_avg_pool2d(input.unsqueeze(-2), (1, output_size[0])).squeeze(-2)
-    if dim == 2:
-        return F.adaptive_avg_pool2d(input, output_size)
-    return _rs.adaptive_avg_pool3d(input, output_size)
+    pool = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[dim - 1]
+    return pool(input, output_size)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

@@ -17,7 +17,7 @@ import numpy
 
 from ._registry import _pretty, apply, defop
 
-__all__ = ["upsample", "adaptive_avg_pool3d"]
+__all__ = ["upsample"]
 
 
 def _batched(xp):
@@ -301,57 +301,3 @@ def upsample(input, mode, out_sizes, scales, align_corners=False, antialias=Fals
                  tuple(scales), antialias)
     key = (mode + "-aa" if antialias else mode, k)
     return apply(_OPS[key], (input,), (plan,))
-
-
-# ---- adaptive average pooling -------------------------------------------------------------
-def _adaptive_matrix(n, o, dtype):
-    """(o, n) averaging matrix of PyTorch's adaptive bins [floor(i n/o), ceil((i+1) n/o))."""
-    i = numpy.arange(o)
-    a, b = (i * n) // o, -(-((i + 1) * n) // o)
-    j = numpy.arange(n)
-    inside = (j >= a[:, None]) & (j < b[:, None])
-    return (inside / (b - a)[:, None]).astype(dtype)
-
-
-def _pool3d(xp, x, md, mh, mwt):
-    """``md``, ``mh`` along D and H (each a matmul over the dims after it flattened), then
-    ``mwt`` on the right along W."""
-    s = x.shape
-    x = xp.reshape(xp.matmul(md, xp.reshape(x, tuple(s[:-3]) + (s[-3], s[-2] * s[-1]))),
-                   tuple(s[:-3]) + (md.shape[0], s[-2], s[-1]))
-    return xp.matmul(xp.matmul(mh, x), mwt)
-
-
-def _const(xp, a):
-    if xp is numpy or _batched(xp):
-        return a
-    from .._tensor import wrap
-    return wrap(a)
-
-
-def _swap(a):
-    return numpy.ascontiguousarray(a.T)
-
-
-_adaptive_avg3d = defop(
-    "adaptive_avg_pool3d", _pool3d,
-    vjp={"x": lambda xp, grad, md, mh, mwt:
-         _pool3d(xp, grad, _const(xp, _swap(md)), _const(xp, _swap(mh)), _const(xp, _swap(mwt)))},
-    jvp="linear", node="AdaptiveAvgPool3DBackward0")
-
-
-def adaptive_avg_pool3d(input, output_size):
-    """Adaptive average pooling of the last three dims (a global one is a mean, as
-    PyTorch's)."""
-    size = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * 3
-    size = tuple(n if o is None else o for o, n in zip(size, input.shape[-3:], strict=True))
-    if input._data.dtype.kind not in "fc":
-            raise NotImplementedError(f"\"adaptive_avg_pool3d_cpu\" not implemented for "
-                                  f"'{_pretty(input._data.dtype)}'")
-    if size == (1, 1, 1):
-        return input.mean((-3, -2, -1), keepdim=True)
-    dt = input._data.dtype
-    d, h, w = input.shape[-3:]
-    return apply(_adaptive_avg3d, (input,), (_adaptive_matrix(d, size[0], dt),
-                                             _adaptive_matrix(h, size[1], dt),
-                                             _swap(_adaptive_matrix(w, size[2], dt))))
