@@ -17,19 +17,61 @@ from ..ops import conv as _conv
 from ..ops import nn_ops as _nn
 from ..ops.nn_ops import (batch_norm, binary_cross_entropy,  # noqa: F401 (re-exports)
                           binary_cross_entropy_with_logits, embedding, gelu, group_norm,
-                          layer_norm, mse_loss, silu, smooth_l1_loss)
+                          layer_norm, mse_loss, smooth_l1_loss)
 from ..ops.losses import legacy_reduction as _legacy_reduction
 from ..ops.conv import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401
 from ._mha import multi_head_attention_forward  # noqa: F401
+from ..ops.activation import (celu, celu_, elu, elu_, glu, hardshrink, hardsigmoid,
+                              hardswish, hardtanh, hardtanh_, leaky_relu, leaky_relu_,
+                              logsigmoid, mish, prelu, relu6, relu_, rrelu, rrelu_, selu,
+                              selu_, softplus, softshrink, softsign, tanhshrink, threshold,
+                              threshold_)
+from ..ops.losses import (cosine_embedding_loss, cosine_similarity, ctc_loss,
+                          gaussian_nll_loss,
+                          hinge_embedding_loss, huber_loss, kl_div, margin_ranking_loss,
+                          multi_margin_loss, multilabel_margin_loss,
+                          multilabel_soft_margin_loss, normalize, pairwise_distance, pdist,
+                          poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
+                          triplet_margin_with_distance_loss)
+from ._functional_resample import (affine_grid, grid_sample, interpolate,
+                                   upsample, upsample_bilinear, upsample_nearest)
+from ..ops.rearrange import (channel_shuffle, fold, pixel_shuffle,
+                             pixel_unshuffle, unfold)
+from ..ops.pooling_nd import (adaptive_avg_pool1d, adaptive_avg_pool3d,
+                              adaptive_max_pool1d, adaptive_max_pool1d_with_indices,
+                              adaptive_max_pool2d, adaptive_max_pool2d_with_indices,
+                              adaptive_max_pool3d, adaptive_max_pool3d_with_indices,
+                              avg_pool1d, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d,
+                              max_pool1d, max_pool1d_with_indices, max_pool2d_with_indices,
+                              max_pool3d, max_pool3d_with_indices, max_unpool1d, max_unpool2d,
+                              max_unpool3d)
+from ..ops.conv_nd import conv3d, conv_transpose1d, conv_transpose3d
+from ..ops.activation import silu
 
 __all__ = ["linear", "bilinear", "conv1d", "conv2d", "conv_transpose2d", "max_pool2d",
            "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm", "group_norm",
            "dropout", "embedding", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax",
-           "log_softmax", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
-           "smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "pad", "scaled_dot_product_attention", "one_hot", "multi_head_attention_forward",
-           "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
-           "instance_norm", "rms_norm", "local_response_norm"]
+           "log_softmax", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "pad",
+           "scaled_dot_product_attention", "one_hot", "multi_head_attention_forward", "dropout1d",
+           "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "instance_norm",
+           "rms_norm", "local_response_norm", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu",
+           "selu_", "celu", "celu_", "relu_", "relu6", "hardtanh", "hardtanh_", "softplus", "mish",
+           "hardswish", "hardsigmoid", "logsigmoid", "prelu", "glu", "softsign", "softshrink",
+           "hardshrink", "tanhshrink", "threshold", "threshold_", "rrelu", "rrelu_", "softmin",
+           "normalize", "cosine_similarity", "pairwise_distance", "pdist", "kl_div", "huber_loss",
+           "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
+           "cosine_embedding_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+           "multilabel_soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss",
+           "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss", "interpolate", "upsample",
+           "upsample_nearest", "upsample_bilinear", "affine_grid", "grid_sample", "pixel_shuffle",
+           "pixel_unshuffle", "channel_shuffle", "unfold", "fold", "max_pool1d", "max_pool3d",
+           "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+           "avg_pool1d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool3d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+           "lp_pool1d", "lp_pool2d", "lp_pool3d", "conv3d", "conv_transpose1d", "conv_transpose3d"]
 
 
 def linear(input, weight, bias=None):
@@ -91,6 +133,12 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     input, dim = _softmax_input("log_softmax", input, dim, dtype, _stacklevel)
     return _nn.log_softmax(input, dim)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax of ``-input`` (PyTorch's composite: NegBackward0 under SoftmaxBackward0)."""
+    input, dim = _softmax_input("softmin", input, dim, dtype, _stacklevel)
+    return _nn.softmax(-input, dim)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -346,76 +394,3 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0:
         attn = dropout(attn, dropout_p)
     return attn @ value
-
-
-# ---- more activations (ops/activation.py) ---------------------------------------------------
-from ..ops.activation import (celu, celu_, elu, elu_, glu, hardshrink, hardsigmoid,  # noqa: E402
-                              hardswish, hardtanh, hardtanh_, leaky_relu, leaky_relu_,
-                              logsigmoid, mish, prelu, relu6, relu_, rrelu, rrelu_, selu,
-                              selu_, softplus, softshrink, softsign, tanhshrink, threshold,
-                              threshold_)
-from ..ops.activation import silu  # noqa: E402,F811 (nn_ops' silu with F's inplace)
-
-__all__ += ["leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_",
-            "relu_", "relu6", "hardtanh", "hardtanh_", "softplus", "mish", "hardswish",
-            "hardsigmoid", "logsigmoid", "prelu", "glu", "softsign", "softshrink", "hardshrink",
-            "tanhshrink", "threshold", "threshold_", "rrelu", "rrelu_", "softmin"]
-
-
-def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    """softmax of ``-input`` (PyTorch's composite: NegBackward0 under SoftmaxBackward0)."""
-    input, dim = _softmax_input("softmin", input, dim, dtype, _stacklevel)
-    return _nn.softmax(-input, dim)
-
-
-# ---- distances and the losses of ops/losses.py ---------------------------------------------
-from ..ops.losses import (cosine_embedding_loss, cosine_similarity, ctc_loss,  # noqa: E402,F401
-                          gaussian_nll_loss,
-                          hinge_embedding_loss, huber_loss, kl_div, margin_ranking_loss,
-                          multi_margin_loss, multilabel_margin_loss,
-                          multilabel_soft_margin_loss, normalize, pairwise_distance, pdist,
-                          poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
-                          triplet_margin_with_distance_loss)
-
-__all__ += ["normalize", "cosine_similarity", "pairwise_distance", "pdist", "kl_div",
-            "huber_loss", "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
-            "cosine_embedding_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
-            "multilabel_soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss",
-            "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss"]
-
-# ---- resampling (nn/_functional_resample.py) -----------------------------------------------
-from ._functional_resample import (affine_grid, grid_sample, interpolate,  # noqa: E402
-                                   upsample, upsample_bilinear, upsample_nearest)
-
-__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "affine_grid",
-            "grid_sample"]
-
-# ---- rearranging (ops/rearrange.py) ----------------------------------------------------------
-from ..ops.rearrange import (channel_shuffle, fold, pixel_shuffle,  # noqa: E402,F401
-                             pixel_unshuffle, unfold)
-
-__all__ += ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "unfold", "fold"]
-
-# ---- pooling beyond the 2-D kernels (ops/pooling_nd.py) ---------------------------------
-from ..ops.pooling_nd import (adaptive_avg_pool1d, adaptive_avg_pool3d,  # noqa: E402,F401
-                              adaptive_max_pool1d, adaptive_max_pool1d_with_indices,
-                              adaptive_max_pool2d, adaptive_max_pool2d_with_indices,
-                              adaptive_max_pool3d, adaptive_max_pool3d_with_indices,
-                              avg_pool1d, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d,
-                              max_pool1d, max_pool1d_with_indices, max_pool2d_with_indices,
-                              max_pool3d, max_pool3d_with_indices, max_unpool1d, max_unpool2d,
-                              max_unpool3d)
-
-__all__ += ["max_pool1d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
-            "max_pool3d_with_indices", "avg_pool1d", "avg_pool3d", "adaptive_avg_pool1d",
-            "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
-            "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices",
-            "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
-            "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d",
-            "lp_pool3d"]
-
-
-# ---- N-d convolutions (ops/conv_nd.py) ---------------------------------------------------
-from ..ops.conv_nd import conv3d, conv_transpose1d, conv_transpose3d  # noqa: E402,F401
-
-__all__ += ["conv3d", "conv_transpose1d", "conv_transpose3d"]
