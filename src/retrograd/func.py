@@ -164,10 +164,26 @@ def _detach_tree(tree):
     return build([x.detach() for x in leaves])
 
 
-def _grads(outputs, diff, cotangents, create_graph):
-    grads = autograd.grad(outputs, diff.leaves, cotangents, retain_graph=create_graph,
-                          create_graph=create_graph, allow_unused=True)
+def _grads(outputs, diff, cotangents, create_graph, retain_graph=None):
+    """Gradients for every alias: zeros where an alias (or every output) is unused, as
+    PyTorch's transforms give."""
+    keep = [k for k, o in enumerate(outputs) if o.requires_grad]
+    grads = [None] * len(diff.leaves)
+    if keep:
+        grads = autograd.grad([outputs[k] for k in keep], diff.leaves,
+                              None if cotangents is None else [cotangents[k] for k in keep],
+                              retain_graph=create_graph if retain_graph is None else
+                              retain_graph, create_graph=create_graph, allow_unused=True)
     return [zeros_like(x) if g is None else g for g, x in zip(grads, diff.leaves, strict=True)]
+
+
+def _structure(tree):
+    """The shape of a pytree without its leaves (to compare cotangents with outputs)."""
+    if isinstance(tree, (tuple, list)):
+        return (type(tree), tuple(_structure(x) for x in tree))
+    if isinstance(tree, dict):
+        return (dict, tuple((k, _structure(v)) for k, v in tree.items()))
+    return Tensor if isinstance(tree, Tensor) else type(tree)
 
 
 # ---- reverse mode ---------------------------------------------------------------------------
@@ -218,7 +234,7 @@ def vjp(func, *primals, has_aux=False):
 
     def vjp_fn(cotangents, retain_graph=True, create_graph=None):
         flat_ct, _ = _flatten(cotangents)
-        if len(flat_ct) != len(flat_out):
+        if _structure(cotangents) != _structure(out):
             raise RuntimeError("Expected pytree structure of cotangents to be the same as "
                                "pytree structure of outputs to the function")
         for c, o in zip(flat_ct, flat_out, strict=True):
@@ -227,10 +243,7 @@ def vjp(func, *primals, has_aux=False):
                                    f"output has shape {o.shape}")
         make = graph if create_graph is None else create_graph
         with enable_grad():
-            grads = autograd.grad(flat_out, diff.leaves, flat_ct, retain_graph=retain_graph,
-                                  create_graph=make, allow_unused=True)
-        grads = [zeros_like(x) if g is None else g for g, x in zip(grads, diff.leaves,
-                                                                    strict=True)]
+            grads = _grads(flat_out, diff, flat_ct, make, retain_graph)
         return tuple(diff.pack(grads))
 
     result = build_out([o if graph else o.detach() for o in flat_out])
@@ -272,8 +285,9 @@ def _jacobian_rows(out, diff, graph):
     """d out / d leaf for every alias leaf, shaped ``out.shape + leaf.shape``."""
     from . import eye
     n = out.nelement()
-    if n == 0:
-        return [zeros_like(x).reshape(tuple(out.shape) + tuple(x.shape)) for x in diff.leaves]
+    if n == 0 or not out.requires_grad:  # nothing to differentiate: zeros, as PyTorch's
+        return [zeros_like(x).expand(n, *x.shape).reshape(tuple(out.shape) + tuple(x.shape))
+                for x in diff.leaves]
     basis = eye(n, dtype=out.dtype).reshape((n,) + tuple(out.shape))
     rows = autograd.grad([out], diff.leaves, [basis], retain_graph=True, create_graph=graph,
                          allow_unused=True, is_grads_batched=True)
@@ -287,8 +301,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     if not isinstance(primals, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it "
                            "should be valid to call f(*primals).")
-    if not isinstance(tangents, tuple) or len(_flatten(tangents)[0]) != len(
-            _flatten(primals)[0]):
+    if not isinstance(tangents, tuple) or _structure(tangents) != _structure(primals):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have "
                            "the same python structure. For example, if primals is a tuple of "
                            "3 tensors, tangents also must be.")
@@ -319,7 +332,10 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     """The Jacobian by forward mode: every direction in one batched forward pass (tall
-    Jacobians: few inputs, many outputs)."""
+    Jacobians: few inputs, many outputs). Batched tangents are not differentiable again,
+    so where the Jacobian itself must be (an argument requires grad, the function closes
+    over tensors that do, or a forward-mode level is already active) it is taken by
+    reverse mode instead: the same matrix."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
@@ -328,6 +344,8 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         nums = _argnums(argnums, len(args), "jacfwd")
         flats = [_flatten(args[a]) for a in nums]
         inputs = tuple(x for flat, _ in flats for x in flat)
+        if _jacobian_needs_graph(func, args, kwargs, inputs, has_aux):
+            return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
         aux_box = []
 
         def flat_func(*leaves):
@@ -352,8 +370,16 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 i += len(flat)
             per_out.append(values[0] if isinstance(argnums, int) else tuple(values))
         result = build_out(per_out)
-        return (result, aux_box[0]) if has_aux else result
+        return (result, _detach_tree(aux_box[0])) if has_aux else result
     return wrapper
+
+
+def _jacobian_needs_graph(func, args, kwargs, inputs, has_aux):
+    if forward_ad.state.level is not None or any(x.requires_grad for x in inputs):
+        return True
+    with enable_grad():  # one plain call: does the output reach a tensor requiring grad?
+        out, _ = _split_aux(func(*args, **kwargs), has_aux, "jacfwd")
+    return _reaches_outside(_flatten(out)[0])
 
 
 def hessian(func, argnums=0):

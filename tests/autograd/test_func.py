@@ -193,3 +193,49 @@ def test_functional_call_strict_ties_and_errors():
     assert rf.functional_call(tied, {"0.weight": eye}, (x,)).tolist() == [[1.0, 1.0]]
     assert rf.functional_call(tied, {"0.weight": eye}, (x,), tie_weights=False).tolist() != [
         [1.0, 1.0]]
+
+
+def test_unused_outputs_and_inputs_give_zeros_as_torch():
+    rx, tx = _pair(3)
+    for r, t in ((rf, tf),):
+        _close(r.grad(lambda x: retrograd.tensor(2.0, dtype=retrograd.float64))(rx),
+               t.grad(lambda x: torch.tensor(2.0, dtype=torch.float64))(tx))
+        _close(r.jacrev(lambda x: retrograd.zeros(2, dtype=retrograd.float64))(rx),
+               t.jacrev(lambda x: torch.zeros(2, dtype=torch.float64))(tx))
+        _, rfn = r.vjp(lambda x: retrograd.tensor(1.0, dtype=retrograd.float64), rx)
+        _, tfn = t.vjp(lambda x: torch.tensor(1.0, dtype=torch.float64), tx)
+        _close(rfn(retrograd.tensor(1.0, dtype=retrograd.float64)),
+               tfn(torch.tensor(1.0, dtype=torch.float64)))
+
+
+def test_cotangent_structure_must_match_the_outputs():
+    rx, _ = _pair(3)
+    _, fn = rf.vjp(lambda x: {"a": x, "b": x * 2}, rx)
+    with pytest.raises(RuntimeError, match="pytree structure of cotangents"):
+        fn({"b": rx, "a": rx})  # the same leaves in another order: not the same structure
+    with pytest.raises(RuntimeError, match="same python structure"):
+        rf.jvp(lambda a, b: a * b, (rx, rx), ([rx], rx))
+
+
+def test_jacfwd_stays_differentiable_where_needed():
+    rx, tx = _pair(2)
+    rw, tw = _pair(2, seed=1)
+    rw.requires_grad_()
+    tw.requires_grad_()
+    rf.jacfwd(lambda x: (x * rw) ** 2)(rx).sum().backward()
+    tf.jacfwd(lambda x: (x * tw) ** 2)(tx).sum().backward()
+    _close(rw.grad, tw.grad)  # through a closure
+
+    def f(lib):
+        return lambda x: (lib.sin(x) * x.prod()).sum()
+    th = tf.hessian(f(torch))(tx)
+    _close(rf.jacfwd(rf.jacfwd(f(retrograd)))(rx), th)
+    _close(rf.jacrev(rf.jacfwd(f(retrograd)))(rx), th)
+
+
+def test_forward_over_reverse_through_in_place_ops():
+    rx, tx = _pair(3)
+
+    def f(x):
+        return x.clone().sin_().mul_(x).exp_().sum()
+    _close(rf.jacfwd(rf.grad(f))(rx), tf.jacfwd(tf.grad(f))(tx))

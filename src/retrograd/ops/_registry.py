@@ -440,6 +440,8 @@ def apply_inplace(op, self, values, attrs=(), _profiled=False):
     if _fw_state.level is not None and (tangent is not None or
                                           forward_ad.tangent_of(self) is not None):
         self._fw = None if tangent is None else (_fw_state.level, tangent)
+        if record and self._fw is not None:  # the node's saved output keeps the tangent
+            _fw_state.output_tangents[(self._grad_fn, self._output_nr)] = self._fw
         if self._base is not None:
             forward_ad.write_view_tangent(self)
     return self
