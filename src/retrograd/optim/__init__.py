@@ -16,6 +16,12 @@ from .optimizer import Optimizer
 from .radam import RAdam
 from .rmsprop import RMSprop
 from .sgd import SGD
+from .adafactor import Adafactor  # noqa: I001 (appended, not sorted in, to merge easily)
+from .asgd import ASGD
+from .lbfgs import LBFGS
+from .rprop import Rprop
+from .sparse_adam import SparseAdam
 
 __all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "Optimizer", "RAdam",
            "RMSprop", "SGD", "fuse_into_backward", "lr_scheduler"]
+__all__ += ["ASGD", "Adafactor", "LBFGS", "Rprop", "SparseAdam"]
