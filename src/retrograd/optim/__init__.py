@@ -25,3 +25,6 @@ from .sparse_adam import SparseAdam
 __all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "Optimizer", "RAdam",
            "RMSprop", "SGD", "fuse_into_backward", "lr_scheduler"]
 __all__ += ["ASGD", "Adafactor", "LBFGS", "Rprop", "SparseAdam"]
+from . import swa_utils  # noqa: E402 (appended, to merge easily)
+
+__all__ += ["swa_utils"]
