@@ -115,7 +115,7 @@ class Pair:
         self.torch = torch
         self.rp = [retrograd.tensor(v.copy(), requires_grad=True) for v in values]
         self.tp = [torch.tensor(v.copy(), requires_grad=True) for v in values]
-        if name != "LBFGS":  # (it has no foreach)
+        if name not in ("LBFGS", "Muon"):  # (they have no foreach)
             kw = dict(kw, foreach=foreach)
         if groups is None:
             self.ro = getattr(retrograd.optim, name)(self.rp, **kw)

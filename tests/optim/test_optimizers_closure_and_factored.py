@@ -1,4 +1,4 @@
-"""Rprop, ASGD, Adafactor, LBFGS and SparseAdam against PyTorch: errors, reprs, groups,
+"""Rprop, ASGD, Adafactor, LBFGS, SparseAdam and Muon against PyTorch: errors, reprs, groups,
 end-to-end training with a scheduler (LBFGS through an autograd closure), and what only
 some of them have. Their trajectories and state_dicts against PyTorch are checked with the
 other optimizers' (CONFIGS in test_optimizers.py)."""
@@ -9,7 +9,7 @@ import pickle
 import numpy
 import pytest
 from test_in_backward import _batches, _loss, _model
-from test_optimizers import Pair, _error, check_state_dicts
+from test_optimizers import Pair, _error, _to_numpy_sd, check_state_dicts
 
 import retrograd
 from retrograd.optim import fuse_into_backward
@@ -32,10 +32,10 @@ def test_param_groups_and_defaults_match_torch(torch, name):
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("name", NAMES + ["LBFGS", "SparseAdam"])
+@pytest.mark.parametrize("name", NAMES + ["LBFGS", "SparseAdam", "Muon"])
 def test_repr_matches_torch(torch, name):
     def make(T):
-        return repr(getattr(T.optim, name)([T.zeros(2, requires_grad=True)]))
+        return repr(getattr(T.optim, name)([T.zeros(2, 2, requires_grad=True)]))
     assert make(retrograd) == make(torch)
 
 
@@ -91,6 +91,10 @@ def test_errors_match_torch(torch):
         a.grad = T.ones(2)
         z = T.zeros(2, dtype=T.complex64)
         z.grad = T.ones(2, dtype=T.complex64)
+        m = T.zeros(2, 3, requires_grad=True)
+        m.grad = T.ones(2, 3)
+        zm = T.zeros(2, 2, dtype=T.complex64)
+        zm.grad = T.ones(2, 2, dtype=T.complex64)
         optim = T.optim
         return [
             lambda: optim.Rprop([a], lr=-1),
@@ -118,6 +122,14 @@ def test_errors_match_torch(torch):
             lambda: optim.SparseAdam([a], betas=(0.9, -0.1)),
             lambda: optim.SparseAdam([a, z]),
             lambda: optim.SparseAdam([a]).step(),
+            lambda: optim.Muon([a]),
+            lambda: optim.Muon([m], lr=-1),
+            lambda: optim.Muon([m], momentum=-1),
+            lambda: optim.Muon([m], weight_decay=-1),
+            lambda: optim.Muon([m], adjust_lr_fn="rms"),
+            lambda: optim.Muon([m], ns_steps=100).step(),
+            lambda: optim.Muon([m], ns_coefficients=(1.0, 2.0)).step(),
+            lambda: optim.Muon([zm]).step(),
         ]
     for i, (r, t) in enumerate(zip(cases(retrograd), cases(torch), strict=True)):
         assert _error(r) == _error(t), i
@@ -217,3 +229,80 @@ def test_adafactor_factors_matrices_only():
     assert opt.state[w]["row_var"].shape == (2, 3, 1)
     assert opt.state[w]["col_var"].shape == (2, 1, 4)
     assert list(opt.state[v]) == ["step", "variance"]
+
+
+# ---- Muon (2-D parameters only, so not in CONFIGS' shapes) -------------------------------
+
+MUON_CONFIGS = [{}, {"lr": 0.02, "nesterov": False, "weight_decay": 0.0},
+                {"lr": 0.05, "momentum": 0.5, "adjust_lr_fn": "match_rms_adamw", "ns_steps": 3},
+                {"lr": 0.01, "adjust_lr_fn": "original", "eps": 1e-3}]
+
+
+def _muon_values():
+    rng = numpy.random.default_rng(1)
+    return [rng.standard_normal(s) for s in ((3, 4), (6, 3), (5, 5))]
+
+
+def _muon_check(pair, lr):
+    # The orthogonalisation runs in bfloat16 (both libraries): a float32 sum rounding the
+    # other way would move one element of an update by a bfloat16 ulp (2**-8 relative).
+    pair.check(rtol=1e-11, atol=2 * lr * 2 ** -8)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("kw", MUON_CONFIGS, ids=str)
+def test_muon_matches_torch(torch, kw):
+    lr = kw.get("lr", 1e-3)
+    pair = Pair(torch, "Muon", kw, values=_muon_values())
+    for k in range(8):
+        pair.step(k, skip=(1,) if k == 2 else ())
+        _muon_check(pair, lr)
+    fresh = Pair(torch, "Muon", kw, values=pair.values())
+    fresh.ro.load_state_dict(_to_numpy_sd(torch, pair.to.state_dict()))
+    rsd = pair.ro.state_dict()
+    fresh.to.load_state_dict({
+        "state": {k: {n: torch.from_numpy(v.numpy().copy()) for n, v in s.items()}
+                  for k, s in rsd["state"].items()},
+        "param_groups": rsd["param_groups"]})
+    for k in range(8, 10):
+        fresh.step(k)
+        _muon_check(fresh, lr)
+
+
+@pytest.mark.torch
+def test_muon_float32_and_training_loop_match_torch(torch):
+    rng = numpy.random.default_rng(3)
+    x, y = rng.standard_normal((16, 3)), rng.standard_normal((16, 2))
+    w0 = rng.standard_normal((3, 2))
+
+    def run(T):
+        w = T.tensor(w0, dtype=T.float32, requires_grad=True)
+        xt, yt = T.tensor(x, dtype=T.float32), T.tensor(y, dtype=T.float32)
+        opt = T.optim.Muon([w], lr=0.05)
+        sched = T.optim.lr_scheduler.StepLR(opt, step_size=3, gamma=0.5)
+        for _ in range(6):
+            opt.zero_grad()
+            ((xt @ w - yt) ** 2).mean().backward()
+            opt.step()
+            sched.step()
+        return w.detach().numpy().copy()
+    numpy.testing.assert_allclose(run(retrograd), run(torch), rtol=1e-5, atol=1e-3 * 2 ** -8)
+
+
+def test_muon_fused_equals_usual_loop_and_pickles():
+    models = [_model(), _model()]
+    opts = [retrograd.optim.Muon([m[0].weight, m[2].weight], lr=0.02) for m in models]
+    handle = fuse_into_backward(opts[1])
+    for x, y in _batches(3):
+        for m, o in zip(models, opts, strict=True):
+            _loss(m, x, y).backward()
+            o.step()
+            o.zero_grad()
+    handle.remove()
+    for p, q in zip(*(m.parameters() for m in models), strict=True):
+        numpy.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+    params, opt = pickle.loads(pickle.dumps(([models[0][0].weight], opts[0])))
+    assert opt.param_groups[0]["params"][0] is params[0]
+    numpy.testing.assert_array_equal(opt.state[params[0]]["momentum_buffer"].numpy(),
+                                     opts[0].state[models[0][0].weight]["momentum_buffer"]
+                                     .numpy())

@@ -28,3 +28,6 @@ __all__ += ["ASGD", "Adafactor", "LBFGS", "Rprop", "SparseAdam"]
 from . import swa_utils  # noqa: E402 (appended, to merge easily)
 
 __all__ += ["swa_utils"]
+from .muon import Muon  # noqa: E402
+
+__all__ += ["Muon"]
