@@ -306,3 +306,31 @@ def test_muon_fused_equals_usual_loop_and_pickles():
     numpy.testing.assert_array_equal(opt.state[params[0]]["momentum_buffer"].numpy(),
                                      opts[0].state[models[0][0].weight]["momentum_buffer"]
                                      .numpy())
+
+
+@pytest.mark.parametrize("name", ["Rprop", "ASGD"])
+def test_unsupported_options_raise(name):
+    w = retrograd.tensor([1.0], requires_grad=True)
+    w.grad = retrograd.ones(1)
+    with pytest.raises(NotImplementedError, match="differentiable"):
+        getattr(retrograd.optim, name)([w], differentiable=True).step()
+    assert w.tolist() == [1.0]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["Rprop", "ASGD"])
+def test_complex_params_match_torch(torch, name):
+    def run(T):
+        z = T.tensor([1 + 2j, -1 - 1j], dtype=T.complex128, requires_grad=T is torch)
+        opt = getattr(T.optim, name)([z], lr=0.1, **({"t0": 1} if name == "ASGD" else {}))
+        for k in range(4):
+            z.grad = T.tensor([0.5 - 0.5j * k, (-1) ** k + 0.25j], dtype=T.complex128)
+            opt.step()
+        return z.detach().numpy().copy(), {k: v.numpy().copy() for k, v in
+                                           opt.state_dict()["state"][0].items()}
+    (rz, rs), (tz, ts) = run(retrograd), run(torch)
+    numpy.testing.assert_allclose(rz, tz, rtol=1e-12)
+    assert list(rs) == list(ts)
+    for k in ts:
+        assert rs[k].dtype == ts[k].dtype, k
+        numpy.testing.assert_allclose(rs[k], ts[k], rtol=1e-12, err_msg=k)
