@@ -209,6 +209,9 @@ def test_complex_params_match_torch(torch, name):
     (retrograd.optim.RAdam, {"lr": 0.01, "betas": (0.9, 0.6)}),
     (retrograd.optim.Adamax, {"lr": 0.01}),
     (retrograd.optim.Adadelta, {"lr": 0.5, "maximize": True}),
+    (retrograd.optim.Rprop, {"lr": 0.01}),
+    (retrograd.optim.ASGD, {"lr": 0.05, "t0": 2, "weight_decay": 0.01}),
+    (retrograd.optim.Adafactor, {"lr": 0.05}),
 ], ids=lambda x: getattr(x, "__name__", ""))
 def test_fuse_matches_usual_loop(cls, kw):
     ref, fused = _pair()

@@ -12,7 +12,8 @@ from retrograd import optim
 
 OPTIMIZERS = [(optim.SGD, {"lr": 0.1, "momentum": 0.9}), (optim.Adam, {"amsgrad": True}),
               (optim.AdamW, {}), (optim.NAdam, {}), (optim.RAdam, {}), (optim.Adamax, {}),
-              (optim.Adadelta, {}), (optim.RMSprop, {"centered": True}), (optim.Adagrad, {})]
+              (optim.Adadelta, {}), (optim.RMSprop, {"centered": True}), (optim.Adagrad, {}),
+              (optim.Rprop, {}), (optim.ASGD, {"t0": 1}), (optim.Adafactor, {})]
 
 
 def _params():

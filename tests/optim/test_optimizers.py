@@ -63,6 +63,22 @@ CONFIGS = [
     ("Adadelta", {"lr": 0.5, "rho": 0.5, "eps": 1e-3}),
     ("Adadelta", {"lr": 0.1, "weight_decay": 0.1}),
     ("Adadelta", {"lr": 1.0, "rho": 0.95, "weight_decay": 0.1, "maximize": True}),
+    # Rprop, ASGD, Adafactor, LBFGS
+    ("Rprop", {}),
+    ("Rprop", {"lr": 0.05, "etas": (0.3, 1.5), "step_sizes": (1e-3, 0.2)}),
+    ("Rprop", {"lr": 0.1, "maximize": True}),
+    ("ASGD", {}),
+    ("ASGD", {"lr": 0.05, "lambd": 0.1, "alpha": 0.5, "t0": 3, "weight_decay": 0.1}),
+    ("ASGD", {"lr": 0.05, "t0": 0, "maximize": True}),
+    ("Adafactor", {}),
+    ("Adafactor", {"lr": 0.05, "beta2_decay": -0.5, "eps": (1e-6, 1e-2), "d": 2.0,
+                   "weight_decay": 0.1}),
+    ("Adafactor", {"lr": 0.5, "maximize": True}),
+    # (few iterations: near the minimum, LBFGS magnifies rounding differences; PyTorch's
+    # own results move 1e-10 for a 1e-15 change of the start with max_iter=5)
+    ("LBFGS", {"lr": 0.2, "max_iter": 2}),
+    ("LBFGS", {"max_iter": 3, "history_size": 3, "line_search_fn": "strong_wolfe"}),
+    ("LBFGS", {"lr": 0.1, "max_iter": 3, "max_eval": 2, "tolerance_change": 1e-3}),
 ]
 IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in kw.items()) or 'default'}"
        for name, kw in CONFIGS]
@@ -78,6 +94,19 @@ def _grad(values, k):
     return [numpy.sin(3 * v + k) + 0.1 * v ** 3 - 0.05 * k for v in values]
 
 
+def _closure(T, params, k, skip):
+    """A closure for optimizers that re-evaluate the loss: the loss whose gradient is
+    ``_grad(values, k)`` (parameters in ``skip`` get no gradient), computed with NumPy."""
+    def closure():
+        values = [p.detach().numpy() for p in params]
+        loss = 0.0
+        for i, (p, v, g) in enumerate(zip(params, values, _grad(values, k), strict=True)):
+            p.grad = None if i in skip else T.tensor(g)
+            loss += float(numpy.sum(-numpy.cos(3 * v + k) / 3 + 0.025 * v ** 4 - 0.05 * k * v))
+        return T.tensor(loss, dtype=T.float64)
+    return closure
+
+
 class Pair:
     """The same parameters and optimizer in retrograd and PyTorch."""
 
@@ -86,7 +115,8 @@ class Pair:
         self.torch = torch
         self.rp = [retrograd.tensor(v.copy(), requires_grad=True) for v in values]
         self.tp = [torch.tensor(v.copy(), requires_grad=True) for v in values]
-        kw = dict(kw, foreach=foreach)
+        if name not in ("LBFGS", "Muon"):  # (they have no foreach)
+            kw = dict(kw, foreach=foreach)
         if groups is None:
             self.ro = getattr(retrograd.optim, name)(self.rp, **kw)
             self.to = getattr(torch.optim, name)(self.tp, **kw)
@@ -97,6 +127,10 @@ class Pair:
                 [{"params": [self.tp[i] for i in idx], **o} for idx, o in groups], **kw)
 
     def step(self, k, skip=()):
+        if isinstance(self.ro, retrograd.optim.LBFGS):  # (its step needs the closure)
+            self.ro.step(_closure(retrograd, self.rp, k, skip))
+            self.to.step(_closure(self.torch, self.tp, k, skip))
+            return
         for i, (rp, tp, g) in enumerate(zip(self.rp, self.tp, _grad(self.values(), k),
                                             strict=True)):
             if i in skip:
@@ -111,6 +145,10 @@ class Pair:
         return [p.detach().numpy().copy() for p in self.tp]
 
     def check(self, rtol=1e-11, atol=1e-13):
+        if isinstance(self.ro, retrograd.optim.LBFGS):
+            # Iterations with dot products that NumPy's BLAS and PyTorch sum in different
+            # orders, magnified by the steps; the history holds differences of gradients.
+            rtol, atol = rtol * 10, atol * 100
         for rp, tp in zip(self.rp, self.tp, strict=True):
             numpy.testing.assert_allclose(rp.detach().numpy(), tp.detach().numpy(),
                                           rtol=rtol, atol=atol)
@@ -125,22 +163,43 @@ def check_state_dicts(torch, rsd, tsd, rtol=1e-11, atol=1e-13):
         rs, ts = rsd["state"][k], tsd["state"][k]
         assert list(rs) == list(ts)
         for key in ts:
-            r, t = rs[key], ts[key]
-            assert isinstance(r, retrograd.Tensor), key
-            assert repr(r.dtype) == str(t.dtype), key
-            assert tuple(r.shape) == tuple(t.shape), key
-            numpy.testing.assert_allclose(r.numpy(), t.numpy(), rtol=rtol, atol=atol,
-                                          err_msg=key)
+            _check_value(torch, rs[key], ts[key], key, rtol, atol)
     assert len(rsd["param_groups"]) == len(tsd["param_groups"])
     for rg, tg in zip(rsd["param_groups"], tsd["param_groups"], strict=True):
         assert list(rg) == list(tg)
         assert rg == tg
 
 
+def _check_value(torch, r, t, key, rtol, atol):
+    """One state value: a tensor of the same dtype, shape and values, a list of such,
+    or the same kind of Python number (LBFGS keeps counters, floats and lists)."""
+    if isinstance(t, list):
+        assert isinstance(r, list) and len(r) == len(t), key
+        for a, b in zip(r, t, strict=True):
+            _check_value(torch, a, b, key, rtol, atol)
+    elif isinstance(t, torch.Tensor):
+        assert isinstance(r, retrograd.Tensor), key
+        assert repr(r.dtype) == str(t.dtype), key
+        assert tuple(r.shape) == tuple(t.shape), key
+        numpy.testing.assert_allclose(r.numpy(), t.numpy(), rtol=rtol, atol=atol,
+                                      err_msg=key)
+    else:
+        assert type(r) is type(t), key
+        if t is not None:
+            numpy.testing.assert_allclose(r, t, rtol=rtol, atol=atol, err_msg=key)
+
+
+def _convert(v, to):
+    """A state value with its tensors converted by ``to`` (lists through)."""
+    if isinstance(v, list):
+        return [_convert(x, to) for x in v]
+    return to(v) if hasattr(v, "numpy") else v
+
+
 def _to_numpy_sd(torch, sd):
     """PyTorch's state_dict with every tensor converted to a NumPy array (a copy)."""
-    return {"state": {k: {n: v.numpy().copy() if isinstance(v, torch.Tensor) else v
-                          for n, v in s.items()} for k, s in sd["state"].items()},
+    return {"state": {k: {n: _convert(v, lambda t: t.numpy().copy()) for n, v in s.items()}
+                      for k, s in sd["state"].items()},
             "param_groups": sd["param_groups"]}
 
 
@@ -178,7 +237,8 @@ def test_load_torch_state_dict(torch, name, kw):
     fresh.ro.load_state_dict(_to_numpy_sd(torch, pair.to.state_dict()))
     rsd = pair.ro.state_dict()
     fresh.to.load_state_dict({
-        "state": {k: {n: torch.from_numpy(v.numpy().copy()) for n, v in s.items()}
+        "state": {k: {n: _convert(v, lambda t: torch.from_numpy(t.numpy().copy()))
+                      for n, v in s.items()}
                   for k, s in rsd["state"].items()},
         "param_groups": rsd["param_groups"]})
     # (both cast NAdam's mu_product to the parameter's dtype on loading, as PyTorch does)

@@ -16,6 +16,18 @@ from .optimizer import Optimizer
 from .radam import RAdam
 from .rmsprop import RMSprop
 from .sgd import SGD
+from .adafactor import Adafactor  # noqa: I001 (appended, not sorted in, to merge easily)
+from .asgd import ASGD
+from .lbfgs import LBFGS
+from .rprop import Rprop
+from .sparse_adam import SparseAdam
 
 __all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam", "Optimizer", "RAdam",
            "RMSprop", "SGD", "fuse_into_backward", "lr_scheduler"]
+__all__ += ["ASGD", "Adafactor", "LBFGS", "Rprop", "SparseAdam"]
+from . import swa_utils  # noqa: E402 (appended, to merge easily)
+
+__all__ += ["swa_utils"]
+from .muon import Muon  # noqa: E402
+
+__all__ += ["Muon"]

@@ -192,6 +192,10 @@ def fuse_into_backward(optimizer, *, accumulate_steps=1, clip_grad_norm=None):
     """
     if not isinstance(optimizer, Optimizer):
         raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+    reason = getattr(optimizer, "_not_fusable", None)
+    if reason is not None:
+        raise NotImplementedError(f"{type(optimizer).__name__} cannot be fused into backward: "
+                                  f"{reason}")
     if getattr(optimizer, "_update", None) is None \
             and type(optimizer)._step_param is Optimizer._step_param:
         raise NotImplementedError(f"{type(optimizer).__name__} has no per-parameter update "
