@@ -27,8 +27,6 @@ from .autograd.grad_mode import is_inference_mode_enabled
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from . import ops as _ops
 from . import return_types  # noqa: F401 (retrograd.return_types)
-from . import optim  # noqa: F401 (retrograd.optim)
-from . import distributed  # noqa: F401 (retrograd.distributed, as torch.distributed)
 from . import memory, cuda  # noqa: F401 (memory accounting; torch.cuda.memory's names)
 from ._tensor_str import set_printoptions  # noqa: F401
 from math import inf, nan  # noqa: F401 (reprs print them bare: tensor([inf, nan]))
@@ -38,6 +36,8 @@ _np.seterr(all="ignore")
 
 globals().update(_ops.FUNCTIONS)
 from . import nn  # noqa: E402 (needs the ops above)
+from . import optim  # noqa: E402 (retrograd.optim; swa_utils needs nn)
+from . import distributed  # noqa: E402 (retrograd.distributed, as torch.distributed)
 from . import linalg  # noqa: E402 (retrograd.linalg, as torch.linalg)
 
 

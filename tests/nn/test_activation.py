@@ -300,3 +300,27 @@ def test_softmax_family_errors_and_implicit_dim_warning_match_torch(name):
         messages.append([(str(x.message), x.filename) for x in w])
     assert [m for m, _ in messages[0]] == [m for m, _ in messages[1]]
     assert messages[0][0][1] == __file__  # the warning points at the caller's line
+
+
+def test_numpy_and_tensor_scalars_do_not_promote_the_result():
+    x = retrograd.ones(3)
+    calls = [lambda a: F.leaky_relu(x, a(0.3)), lambda a: F.elu(x, a(2.0)),
+             lambda a: F.celu(x, a(2.0)), lambda a: F.hardtanh(x, a(-1.0), a(0.5)),
+             lambda a: F.softplus(x, a(2.0), a(10.0)), lambda a: F.softshrink(x, a(0.5)),
+             lambda a: F.hardshrink(x, a(0.5)), lambda a: F.threshold(x, a(0.1), a(2.0)),
+             lambda a: F.rrelu(x, a(0.1), a(0.2)), lambda a: nn.LeakyReLU(a(0.1))(x)]
+    for call in calls:
+        for make in (numpy.float64, lambda v: retrograd.tensor(v, dtype=retrograd.float64)):
+            assert call(make).dtype == retrograd.float32
+
+
+def test_softmax_dim_errors_match_torch():
+    for call in (lambda lib: lib.softmax(lib.ones(3), None),
+                 lambda lib: lib.softmax(lib.ones(3), 5),
+                 lambda lib: lib.log_softmax(lib.ones(2, 3), -3),
+                 lambda lib: lib.nn.functional.softmax(lib.ones(2, 3), 2)):
+        with pytest.raises(Exception) as et:
+            call(torch)
+        with pytest.raises(type(et.value), match=str(et.value).replace("(", r"\(").replace(
+                ")", r"\)").replace("[", r"\[").replace("]", r"\]")):
+            call(retrograd)

@@ -212,3 +212,15 @@ def test_transformer_init_is_xavier():
     w = m.decoder.layers[0].linear1.weight
     bound = (6 / (16 + 32)) ** 0.5
     assert float(w.abs().max()) <= bound and float(w.abs().max()) > 0.9 * bound
+
+
+def test_mha_refuses_integer_masks_as_torch():
+    r, t = _twin("MultiheadAttention", 4, 2)
+    rx, tx = pair(3, 2, 4, seed=1)
+    for dtype in ("int64", "uint8"):
+        m = numpy.zeros((3, 3), dtype)
+        _error(lambda m=m: r(rx, rx, rx, attn_mask=retrograd.from_numpy(m)),
+               lambda m=m: t(tx, tx, tx, attn_mask=torch.from_numpy(m)))
+    k = numpy.zeros((2, 3), "int32")
+    _error(lambda: r(rx, rx, rx, key_padding_mask=retrograd.from_numpy(k)),
+           lambda: t(tx, tx, tx, key_padding_mask=torch.from_numpy(k)))

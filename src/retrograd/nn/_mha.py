@@ -15,10 +15,13 @@ from ..ops import nn_ops as _nn
 from . import functional as F  # (a cycle: functional re-exports this module's function)
 
 
-def _float_mask(mask, dtype):
-    """Boolean masks (True = masked out) become additive -inf masks."""
+def _float_mask(mask, dtype, name):
+    """Boolean masks (True = masked out) become additive -inf masks; float masks are
+    added as they are; others are refused, as PyTorch's ``_canonical_mask`` does."""
     if mask.dtype == retrograd.bool:
         return wrap(numpy.where(mask._data, -numpy.inf, 0).astype(dtype.np))
+    if not mask.is_floating_point():
+        raise AssertionError(f"only bool and floating types of {name} are supported")
     return mask
 
 
@@ -96,14 +99,15 @@ def attention(query, key, value, num_heads, in_proj_weight, in_proj_bias, out_pr
     sl = k.shape[1]
     mask = None
     if attn_mask is not None:
-        mask = _float_mask(attn_mask, q.dtype)
+        mask = _float_mask(attn_mask, q.dtype, "attn_mask")
         if mask.ndim == 2 and tuple(mask.shape) != (tl, sl):
             raise RuntimeError(f"The shape of the 2D attn_mask is {mask.shape}, but should be "
                                f"{(tl, sl)}.")
         if mask.ndim == 3 and tuple(mask.shape) != (n * num_heads, tl, sl):
             raise RuntimeError(f"The shape of the 3D attn_mask is {mask.shape}, but should be "
                                f"{(n * num_heads, tl, sl)}.")
-    kpm = None if key_padding_mask is None else _float_mask(key_padding_mask, q.dtype)
+    kpm = (None if key_padding_mask is None
+           else _float_mask(key_padding_mask, q.dtype, "key_padding_mask"))
     if (bias_k is None) != (bias_v is None):
         raise AssertionError("bias_k is set but bias_v is None" if bias_v is None
                              else "bias_v is set but bias_k is None")

@@ -14,7 +14,7 @@ exposes as ``torch.<name>`` / ``Tensor.<name>`` are registered there.
 
 import numpy
 
-from .._tensor import _wrap_dim, wrap
+from .._tensor import Tensor, _wrap_dim, wrap
 from . import nn_ops as _nn
 from . import pointwise as _pw
 from ._registry import FUNCTIONS, _pretty, apply, apply_inplace, defop, register
@@ -30,6 +30,13 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 # PyTorch's hardsigmoid backward multiplies by the float 1/6 whatever the dtype.
 _SIXTH32 = 0.1666666716337204
+
+
+
+def _num(v):
+    """A scalar argument as a Python number: a NumPy scalar or 0-d tensor would otherwise
+    promote the result's dtype (float32 input, float64 slope -> float64 output)."""
+    return v.item() if isinstance(v, (numpy.generic, Tensor)) else v
 
 
 def _expose(fn, name):
@@ -132,8 +139,8 @@ _leaky_relu_ = defop("leaky_relu_", _leaky_fwd, vjp={"self": _leaky_result_rule}
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     _floating(input, "leaky_relu_cpu")
     if inplace:
-        return apply_inplace(_leaky_relu_, input, (), (negative_slope,))
-    return apply(_leaky_relu, (input,), (negative_slope,))
+        return apply_inplace(_leaky_relu_, input, (), (_num(negative_slope),))
+    return apply(_leaky_relu, (input,), (_num(negative_slope),))
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -174,7 +181,7 @@ _celu_ = defop("celu_", lambda xp, self, alpha: _elu_fwd(xp, self, alpha, 1.0, 1
 
 def _elu_apply(input, inplace, alpha, scale=1.0, input_scale=1.0):
     _floating(input, "elu_cpu")
-    attrs = (alpha, scale, input_scale)
+    attrs = (_num(alpha), scale, input_scale)
     return apply_inplace(_elu_, input, (), attrs) if inplace else apply(_elu, (input,), attrs)
 
 
@@ -201,8 +208,8 @@ def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     if inplace:
-        return apply_inplace(_celu_, input, (), (alpha,))
-    return apply(_celu, (input,), (alpha,))
+        return apply_inplace(_celu_, input, (), (_num(alpha),))
+    return apply(_celu, (input,), (_num(alpha),))
 
 
 @register(method=False)
@@ -234,8 +241,8 @@ def _hardtanh_apply(input, min_val, max_val, inplace):
     if input._data.dtype.kind == "b":
         raise RuntimeError("Bool inputs not supported for hardtanh")
     if inplace:
-        return apply_inplace(_hardtanh, input, (), (min_val, max_val))
-    return apply(_hardtanh, (input,), (min_val, max_val))
+        return apply_inplace(_hardtanh, input, (), (_num(min_val), _num(max_val)))
+    return apply(_hardtanh, (input,), (_num(min_val), _num(max_val)))
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -276,7 +283,7 @@ _softplus = defop(
 
 def softplus(input, beta=1.0, threshold=20.0):
     _floating(input, "softplus_cpu")
-    return apply(_softplus, (input,), (beta, threshold))
+    return apply(_softplus, (input,), (_num(beta), _num(threshold)))
 
 
 def _mish_rule(xp, grad, self):
@@ -353,13 +360,13 @@ def softshrink(input, lambd=0.5):
     if top is not None and not 0 <= lambd <= top:
         raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
                            f"{_pretty(dt)}, but found {lambd:g}")
-    return apply(_softshrink, (input,), (lambd,))
+    return apply(_softshrink, (input,), (_num(lambd),))
 
 
 @register
 def hardshrink(input, lambd=0.5):
     _floating(input, "hardshrink_cpu")
-    return apply(_hardshrink, (input,), (lambd,))
+    return apply(_hardshrink, (input,), (_num(lambd),))
 
 
 def _threshold_fwd(xp, self, threshold, value):
@@ -382,8 +389,8 @@ _threshold_ = defop("threshold_", _threshold_fwd, vjp={"self": _threshold_rule},
 def threshold(input, threshold, value, inplace=False):
     """``value`` where ``input <= threshold``."""
     if inplace:
-        return apply_inplace(_threshold_, input, (), (threshold, value))
-    return apply(_threshold, (input,), (threshold, value))
+        return apply_inplace(_threshold_, input, (), (_num(threshold), _num(value)))
+    return apply(_threshold, (input,), (_num(threshold), _num(value)))
 
 
 @register(method=False)
@@ -517,7 +524,7 @@ def _rrelu_apply(input, lower, upper, training, inplace, generator):
         from .._random import default_generator
         rng = (generator or default_generator)._rng
         noise = wrap(rng.uniform(lower, upper, input.shape).astype(input._data.dtype))
-    attrs = (lower, upper, training)
+    attrs = (_num(lower), _num(upper), training)
     if inplace:
         return apply_inplace(_rrelu_, input, (noise,), attrs)
     return apply(_rrelu, (input, noise), attrs)
@@ -537,8 +544,15 @@ _expose(lambda input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=No
 
 
 # ---- torch.softmax / Tensor.softmax -------------------------------------------------------
+def _int_dim(name, dim):
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise TypeError(f"{name}(): argument 'dim' (position 2) must be int, not "
+                        f"{type(dim).__name__}")
+
+
 @register
 def softmax(input, dim, dtype=None):
+    _int_dim("softmax", dim)
     if dtype is not None:
         input = input.to(dtype)
     return _nn.softmax(input, dim)
@@ -546,6 +560,7 @@ def softmax(input, dim, dtype=None):
 
 @register
 def log_softmax(input, dim, dtype=None):
+    _int_dim("log_softmax", dim)
     if dtype is not None:
         input = input.to(dtype)
     return _nn.log_softmax(input, dim)

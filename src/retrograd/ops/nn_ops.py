@@ -13,6 +13,7 @@ import math
 import numpy
 
 from ._registry import _pretty, apply, defop
+from .reduction import _dim1
 
 __all__ = ["linear", "constant_pad", "mode_pad", "softmax", "log_softmax", "nll_loss",
            "layer_norm", "batch_norm", "group_norm", "gelu", "silu", "embedding", "mse_loss",
@@ -330,8 +331,9 @@ _log_softmax = defop(
 
 
 def _check_float(name, input, dim):
-    """PyTorch's softmax kernels exist for floating types only (its message names the
-    kernel: the last-dim one when ``dim`` is the last)."""
+    """``dim`` in range, and a floating input: PyTorch's softmax kernels exist for those
+    only (its message names the kernel: the last-dim one when ``dim`` is the last)."""
+    _dim1(dim, input.ndim)
     if input._data.dtype.kind not in "fc":
         last = dim in (-1, input.ndim - 1) or input.ndim == 0
         raise NotImplementedError(f'"{name}_{"lastdim_" if last else ""}kernel_impl" not '
