@@ -176,3 +176,16 @@ def test_buffer_matches_torch():
             def __init__(self):
                 self.x = nn.Buffer(retrograd.ones(1))
         Early()
+
+
+def test_module_list_repr_groups_runs_as_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (retrograd, torch):
+        lib.manual_seed(0)
+    reprs = []
+    for lib in (retrograd, torch):
+        nn_ = lib.nn
+        m = nn_.ModuleList([nn_.Linear(2, 2), nn_.Linear(2, 2), nn_.ReLU(), nn_.Linear(2, 3),
+                            nn_.ModuleList(), nn_.ReLU(), nn_.ReLU(), nn_.ReLU()])
+        reprs.append((repr(m), repr(nn_.ModuleList()), repr(nn_.Sequential(m))))
+    assert reprs[0] == reprs[1]

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 from ..._tensor import Tensor
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, _addindent
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "DataParallel", "ParameterList",
            "ParameterDict"]
@@ -100,9 +100,19 @@ class ModuleList(Module):
             self.add_module(str(i), m)
 
     def __repr__(self):
-        if not self._modules:
-            return "ModuleList()"
-        return super().__repr__()
+        """PyTorch's: runs of modules that print alike print once, as ``(i-j): n x ...``."""
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs = []  # [first, last, repr]
+        for i, r in enumerate(reprs):
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = [_addindent(f"({a}): {r}" if a == b else f"({a}-{b}): {b - a + 1} x {r}", 2)
+                 for a, b, r in runs]
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):
