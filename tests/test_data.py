@@ -286,6 +286,14 @@ def _fail_on_five(i):
     return i
 
 
+class _MissingKey(rd.Dataset):
+    def __getitem__(self, i):
+        return {}["absent"]
+
+    def __len__(self):
+        return 1
+
+
 class _Failing(rd.Dataset):
     def __getitem__(self, i):
         return _fail_on_five(i)
@@ -347,6 +355,9 @@ def test_workers_iterable_split_and_errors():
                 got.append("error")
         results.append(got)
     assert results[0] == results[1] and "error" in results[0]
+    with pytest.raises(KeyError) as e:  # a KeyError's message prints line by line, as torch's
+        list(rd.DataLoader(_MissingKey(), num_workers=1))
+    assert str(e.value).startswith("Caught KeyError in DataLoader worker process 0.\n")
 
 
 @needs_fork

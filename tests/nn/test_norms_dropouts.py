@@ -185,3 +185,28 @@ def test_dropout_modules_repr_and_eval(cls, shape):
     assert r(x) is x
     with pytest.raises(ValueError, match="dropout probability"):
         getattr(nn, cls)(-0.1)
+
+
+def test_rms_norm_float16_is_computed_in_float32_as_torch():
+    a = numpy.random.default_rng(0).standard_normal((5, 4)).astype(numpy.float16)
+    r = F.rms_norm(retrograd.from_numpy(a), (4,))
+    t = torch.nn.functional.rms_norm(torch.from_numpy(a), (4,))
+    assert r.dtype == retrograd.float16
+    assert numpy.array_equal(r.numpy(), t.numpy())
+
+
+def test_feature_and_integer_dropout_errors_match_torch():
+    for call in (lambda lib: lib.nn.Dropout2d()(lib.ones(4)),
+                 lambda lib: lib.nn.functional.feature_alpha_dropout(lib.ones(3), 0.5, True),
+                 lambda lib: lib.nn.functional.alpha_dropout(lib.ones(3, dtype=lib.int32), 0.5,
+                                                             True),
+                 lambda lib: lib.nn.functional.dropout(lib.ones(3, dtype=lib.int64), 0.5),
+                 lambda lib: lib.nn.Parameter(lib.ones(1, dtype=lib.int64))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(RuntimeError) as et:
+                call(torch)
+            with pytest.raises(RuntimeError) as er:
+                call(retrograd)
+        assert str(er.value) == str(et.value)
+    assert not nn.Parameter(retrograd.ones(1, dtype=retrograd.int64), False).requires_grad

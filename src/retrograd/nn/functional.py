@@ -152,6 +152,12 @@ def _dropout(input, p, training, inplace, feature, alpha):
     _check_p(p)
     if not training or p == 0:
         return input
+    if feature and input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if input._data.dtype.kind not in "fc":
+        from ..ops._registry import _pretty
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_pretty(input._data.dtype)}")
     if p == 1:
         return input.mul_(0) if inplace else input * 0
     from .._random import default_generator
@@ -258,15 +264,18 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """``x / sqrt(mean(x^2) + eps) * weight`` over the last dims; eps defaults to the
-    dtype's machine epsilon, as PyTorch."""
+    machine epsilon of the dtype it is computed in (float32 for float16), as PyTorch."""
     dims = tuple(range(-len(normalized_shape), 0))
     if tuple(input.shape[input.ndim - len(normalized_shape):]) != tuple(normalized_shape):
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input "
                            f"with shape [*, {', '.join(map(str, normalized_shape))}], but got "
                            f"input of size{input.shape}")
+    x = input.float() if input.dtype == retrograd.float16 else input  # float32 sums, as torch
     if eps is None:
-        eps = float(numpy.finfo(input._data.dtype).eps)
-    out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+        eps = float(numpy.finfo(x._data.dtype).eps)
+    out = x * (x.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    if x is not input:
+        out = out.to(input.dtype)
     return out if weight is None else out * weight
 
 

@@ -18,6 +18,9 @@ class Parameter(Tensor):
         from .. import _creation
         if data is None:
             data = _creation.empty(0)
+        if requires_grad and data._data.dtype.kind not in "fc":
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
         p = object.__new__(cls)
         _init(p, data._data)
         p._vc = data._vc  # shares storage, as PyTorch's Parameter(t) does

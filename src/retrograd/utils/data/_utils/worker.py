@@ -46,11 +46,21 @@ class ExceptionWrapper:
 
     def reraise(self):
         msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
+        if self.exc_type is KeyError:  # KeyError prints its argument's repr: keep the lines
+            msg = KeyErrorMessage(msg)
         try:
             exception = self.exc_type(msg)
         except Exception:
             raise RuntimeError(msg) from None
         raise exception
+
+
+class KeyErrorMessage(str):
+    """A message whose repr is itself, so a re-raised KeyError prints the worker's
+    traceback line by line (PyTorch's class of the same name)."""
+
+    def __repr__(self):
+        return self
 
 
 class IterableDatasetStopIteration:
