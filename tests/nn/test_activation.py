@@ -324,3 +324,20 @@ def test_softmax_dim_errors_match_torch():
         with pytest.raises(type(et.value), match=str(et.value).replace("(", r"\(").replace(
                 ")", r"\)").replace("[", r"\[").replace("]", r"\]")):
             call(retrograd)
+
+
+@pytest.mark.parametrize("name", ["leaky_relu", "elu", "celu", "selu", "softplus", "mish",
+                                  "hardswish", "hardsigmoid", "logsigmoid", "softshrink",
+                                  "hardshrink", "hardtanh", "relu6"])
+def test_complex_input_is_refused_as_torch(name):
+    with pytest.raises(NotImplementedError) as et:
+        getattr(tF, name)(torch.ones(2, dtype=torch.complex64))
+    with pytest.raises(NotImplementedError) as er:
+        getattr(F, name)(retrograd.ones(2, dtype=retrograd.complex64))
+    assert str(er.value) == str(et.value)
+    for dtype in ("complex64", "bool"):
+        with pytest.raises(Exception) as et:
+            tF.threshold(torch.ones(2, dtype=getattr(torch, dtype)), 0.5, 0.1)
+        with pytest.raises(type(et.value)) as er:
+            F.threshold(retrograd.ones(2, dtype=getattr(retrograd, dtype)), 0.5, 0.1)
+        assert str(er.value) == str(et.value)

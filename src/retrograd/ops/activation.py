@@ -46,8 +46,8 @@ def _expose(fn, name):
 
 
 def _floating(input, kernel):
-    """PyTorch defines these kernels for floating types only."""
-    if input._data.dtype.kind not in "fc":
+    """PyTorch defines these kernels for real floating types only."""
+    if input._data.dtype.kind != "f":
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{_pretty(input._data.dtype)}'")
 
@@ -240,6 +240,8 @@ _hardtanh = defop(
 def _hardtanh_apply(input, min_val, max_val, inplace):
     if input._data.dtype.kind == "b":
         raise RuntimeError("Bool inputs not supported for hardtanh")
+    if input._data.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
     if inplace:
         return apply_inplace(_hardtanh, input, (), (_num(min_val), _num(max_val)))
     return apply(_hardtanh, (input,), (_num(min_val), _num(max_val)))
@@ -388,6 +390,9 @@ _threshold_ = defop("threshold_", _threshold_fwd, vjp={"self": _threshold_rule},
 
 def threshold(input, threshold, value, inplace=False):
     """``value`` where ``input <= threshold``."""
+    if input._data.dtype.kind in "cb":
+        raise NotImplementedError(f'"threshold_cpu" not implemented for '
+                                  f"'{_pretty(input._data.dtype)}'")
     if inplace:
         return apply_inplace(_threshold_, input, (), (_num(threshold), _num(value)))
     return apply(_threshold, (input,), (_num(threshold), _num(value)))
