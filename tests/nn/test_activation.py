@@ -341,3 +341,12 @@ def test_complex_input_is_refused_as_torch(name):
         with pytest.raises(type(et.value)) as er:
             F.threshold(retrograd.ones(2, dtype=getattr(retrograd, dtype)), 0.5, 0.1)
         assert str(er.value) == str(et.value)
+
+
+def test_mish_second_derivative_at_zero_matches_torch():
+    res = []
+    for lib in (retrograd, torch):
+        x = lib.tensor([0.0, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        g, = lib.autograd.grad(lib.nn.functional.mish(x).sum(), x, create_graph=True)
+        res.append(lib.autograd.grad(g.sum(), x)[0].detach().numpy())
+    numpy.testing.assert_allclose(res[0], res[1], rtol=1e-12)

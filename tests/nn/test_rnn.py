@@ -489,3 +489,20 @@ def test_utils_errors_match_torch(make):
     with pytest.raises(te.type) as re:
         make(rrnn, retrograd)
     assert str(re.value) == str(te.value)
+
+
+def test_padding_utils_dtype_copies_and_length_checks_as_torch():
+    res = []
+    for lib in (retrograd, torch):
+        U = lib.nn.utils.rnn
+        dtype = U.pad_sequence([lib.ones(2), lib.ones(3, dtype=lib.float64)]).dtype
+        p = U.pad_sequence([lib.ones(2), lib.ones(3)], batch_first=True)
+        s = U.unpad_sequence(p, lib.tensor([2, 3]), batch_first=True)
+        s[0][0] = 7
+        errors = []
+        for lens in (lib.tensor([[3, 1]]), lib.tensor(3)):
+            with pytest.raises(RuntimeError) as e:
+                U.pack_padded_sequence(lib.ones(3, 2), lens)
+            errors.append(str(e.value))
+        res.append((str(dtype).split(".")[-1], float(p[0, 0]), errors))
+    assert res[0] == res[1]

@@ -90,7 +90,10 @@ def _min0(xp, x):
 
 
 def _softplus0(xp, x):
-    """``log(1 + exp(x))`` without overflow."""
+    """``log(1 + exp(x))`` without overflow. On Tensors (create_graph) the softplus op
+    itself: differentiating the max and abs pieces would give 1, not 1/2, at 0."""
+    if not _is_np(xp):
+        return apply(_softplus, (x,), (1.0, 20.0))
     return _max_scalar(xp, x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
 
 

@@ -139,6 +139,11 @@ def _packed_rows(batch_sizes, stride_t, stride_b):
     return steps * stride_t + (numpy.arange(len(steps)) - starts) * stride_b
 
 
+def _type_name(t):
+    from ...ops._registry import _pretty
+    return _pretty(t._data.dtype)
+
+
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
     """Pack a padded batch (T, B, *) ((B, T, *) with ``batch_first``) of sequences
     of the given lengths.
@@ -146,6 +151,9 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     >>> pack_padded_sequence(retrograd.ones(3, 2), [3, 1]).batch_sizes
     tensor([2, 1, 1])
     """
+    if isinstance(lengths, Tensor) and lengths.ndim != 1:
+        raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got "
+                           f"{lengths.ndim}D cpu {_type_name(lengths)} tensor")
     lens = (lengths.numpy() if isinstance(lengths, Tensor) else numpy.asarray(lengths))
     lens = lens.astype(numpy.int64).reshape(-1)
     batch_dim = 0 if batch_first else 1
@@ -255,7 +263,9 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     if not batch_first:
         index = index.T
     shape = ((batch, max_len) if batch_first else (max_len, batch)) + trailing
-    return _gather_padded(cat(sequences), padding_value, index.reshape(-1), shape)
+    dt = sequences[0].dtype  # the first sequence's, as PyTorch's (no promotion)
+    return _gather_padded(cat([q if q.dtype == dt else q.to(dt) for q in sequences]),
+                          padding_value, index.reshape(-1), shape)
 
 
 def unpad_sequence(padded_sequences, lengths, batch_first=False):
@@ -266,7 +276,9 @@ def unpad_sequence(padded_sequences, lengths, batch_first=False):
     if not batch_first:
         padded_sequences = padded_sequences.transpose(0, 1)
     lens = lengths.tolist() if isinstance(lengths, Tensor) else list(lengths)
-    return [seq[:n] for seq, n in zip(padded_sequences.unbind(0), lens, strict=True)]
+    # indexed, not sliced: copies (IndexBackward0), so writes stay out of the padded batch
+    return [seq[_long(numpy.arange(n))] for seq, n in zip(padded_sequences.unbind(0), lens,
+                                                          strict=True)]
 
 
 def pack_sequence(sequences, enforce_sorted=True):
