@@ -330,11 +330,6 @@ def _run(op, args, attrs, diff, xp):
     return op.forward(xp, *args, *attrs)
 
 
-def grad_mode_enabled():
-    from . import grad_mode
-    return grad_mode.state.enabled
-
-
 def propagate_list(node_cls, inputs, outs, attrs):
     """Tangents through a list op (cat, stack, split, unbind): its node class's ``_jvp``
     on the tangents (zeros for inputs without one). The ops are linear, so the tangents
@@ -349,8 +344,7 @@ def propagate_list(node_cls, inputs, outs, attrs):
     multi = type(outs) is tuple
     out_list = outs if multi else (outs,)
     primals = [o._data for o in out_list]
-    if batch is None and grad_mode_enabled() and any(t is not None and t.requires_grad
-                                                     for t in tangents):
+    if batch is None and _differentiable(*tangents):
         from ..ops import _tensor_xp
         ts = [wrap(numpy.zeros_like(v._data)) if t is None else t
               for v, t in zip(inputs, tangents, strict=True)]
@@ -420,6 +414,7 @@ def _transpose(op, values, tangents, attrs, outs, batch=None):
 
 
 def _differentiable(*tangents):
+    """Grad mode is on and a tangent requires grad: it must be built as a graph."""
     from . import grad_mode
     return grad_mode.state.enabled and any(t is not None and t.requires_grad for t in tangents)
 

@@ -53,13 +53,15 @@ def _floating(input, kernel):
 
 
 _BITS = {2: numpy.int16, 4: numpy.int32, 8: numpy.int64}
+_BIT_SELECT_MIN = 1 << 15  # elements: below, numpy.where measured faster
 
 
 def _where(xp, cond, a, b):
     """``xp.where(cond, a, b)``. NumPy's where branches per element, 5-10x slower than an
-    arithmetic pass on mixed signs; on NumPy floats the bits of ``a`` and ``b`` are
-    selected instead (exact, infs and nans included)."""
-    if xp is not numpy:
+    arithmetic pass on mixed signs; on large NumPy float arrays the bits of ``a`` and ``b``
+    are selected instead (exact, infs and nans included). Small ones keep ``where``: the
+    bit select's ten calls cost more than the branches there."""
+    if xp is not numpy or getattr(cond, "size", 0) < _BIT_SELECT_MIN:
         return xp.where(cond, a, b)
     da, db = getattr(a, "dtype", None), getattr(b, "dtype", None)
     dt = da or db

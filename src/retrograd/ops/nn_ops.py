@@ -70,7 +70,13 @@ _linear = defop("linear", _linear_fwd,
 
 
 def linear(input, weight, bias):
-    """``input @ weight.T + bias`` on a 2-D input (a batched one is viewed as rows)."""
+    """``input @ weight.T + bias`` on a 2-D input (a batched one is viewed as rows).
+    Mixed dtypes are refused, as PyTorch's addmm does (NumPy would promote)."""
+    dt = weight._data.dtype
+    if input._data.dtype != dt or bias._data.dtype != dt:
+        first, other = (("mat1", input) if input._data.dtype != dt else ("self", bias))
+        raise RuntimeError(f"{first} and mat2 must have the same dtype, but got "
+                           f"{_pretty(other._data.dtype)} and {_pretty(dt)}")
     if input.ndim == 2:
         return apply(_linear, (bias, input, weight))
     rows = apply(_linear, (bias, input.reshape(-1, input.shape[-1]), weight))
