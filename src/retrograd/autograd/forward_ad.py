@@ -448,7 +448,8 @@ def write_view_tangent(view):
         raise NotImplementedError("forward AD of an in-place op on a view whose memory is not "
                                   "contiguous is not supported")
     bt = tangent_of(base)
-    if state.batch is None and _differentiable(t, bt) and bd.flags.c_contiguous:
+    if (state.batch is None and _differentiable(t, bt) and bd.flags.c_contiguous
+            and min(view._data.strides, default=0) >= 0):  # (as_strided: no negatives)
         _write_view_tangent_graph(base, view, t, bt)
         return
     lead = () if state.batch is None else (state.batch,)
