@@ -383,7 +383,7 @@ def true_divide(input, other):
 
 
 @register
-def floor_divide(input, other):
+def floor_divide(input, other, *, out=None):
     """``floor(input / other)``; like PyTorch's, it has no derivative."""
     return apply(_floor_divide, (input, other))
 
@@ -395,12 +395,12 @@ def _remainder_op(input, other):
 
 
 @register
-def remainder(input, other):
+def remainder(input, other, *, out=None):
     return apply(_remainder_op(input, other), (input, other))
 
 
 @register
-def fmod(input, other):
+def fmod(input, other, *, out=None):
     return apply(_fmod if isinstance(other, Tensor) else _fmod_scalar, (input, other))
 
 
@@ -416,34 +416,34 @@ def pow(input, exponent, *, out=None):
 
 
 @register
-def float_power(input, exponent):
+def float_power(input, exponent, *, out=None):
     from .. import _dtype
     return pow(input.to(_dtype.float64) if isinstance(input, Tensor) else input,
                exponent.to(_dtype.float64) if isinstance(exponent, Tensor) else exponent)
 
 
 @register
-def maximum(input, other):
+def maximum(input, other, *, out=None):
     return apply(_maximum, (input, _check_tensor(other, "other", "maximum")))
 
 
 @register
-def minimum(input, other):
+def minimum(input, other, *, out=None):
     return apply(_minimum, (input, _check_tensor(other, "other", "minimum")))
 
 
 @register
-def fmax(input, other):
+def fmax(input, other, *, out=None):
     return apply(_fmax, (input, _check_tensor(other, "other", "fmax")))
 
 
 @register
-def fmin(input, other):
+def fmin(input, other, *, out=None):
     return apply(_fmin, (input, _check_tensor(other, "other", "fmin")))
 
 
 @register
-def where(condition, input=None, other=None):
+def where(condition, input=None, other=None, *, out=None):
     """Elements of ``input`` where ``condition`` holds, else of ``other``."""
     if input is None and other is None:
         return condition.nonzero(as_tuple=True)
@@ -456,7 +456,7 @@ def _clamp_args(min, max):
 
 
 @register(aliases=("clip",))
-def clamp(input, min=None, max=None):
+def clamp(input, min=None, max=None, *, out=None):
     """Limit values to [min, max]; bounds may be numbers or tensors."""
     _clamp_args(min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -475,32 +475,32 @@ def clamp_max(input, max):
 
 
 @register
-def lerp(input, end, weight):
+def lerp(input, end, weight, *, out=None):
     return apply(_lerp if isinstance(weight, Tensor) else _lerp_scalar, (input, end, weight))
 
 
 @register
-def addcmul(input, tensor1, tensor2, *, value=1):
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     return apply(_addcmul, (input, tensor1, tensor2), (value,))
 
 
 @register
-def addcdiv(input, tensor1, tensor2, *, value=1):
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     return apply(_addcdiv, (input, tensor1, tensor2), (value,))
 
 
 @register(aliases=("arctan2",))
-def atan2(input, other):
+def atan2(input, other, *, out=None):
     return apply(_atan2, (input, _check_tensor(other, "other", "atan2")))
 
 
 @register
-def hypot(input, other):
+def hypot(input, other, *, out=None):
     return apply(_hypot, (input, _check_tensor(other, "other", "hypot")))
 
 
 @register
-def xlogy(input, other):
+def xlogy(input, other, *, out=None):
     if not isinstance(input, Tensor):
         return apply(_xlogy_scalar_self, (input, other))
     return apply(_xlogy if isinstance(other, Tensor) else _xlogy_scalar_other, (input, other))

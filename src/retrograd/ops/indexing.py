@@ -436,7 +436,7 @@ def _vector_index(input, dim, index, fn, check_range=True):
 
 
 @register
-def index_select(input, dim, index):
+def index_select(input, dim, index, *, out=None):
     """The slices ``index`` names along ``dim`` (repeats allowed)."""
     d, index = _vector_index(input, dim, index, "index_select")
     return apply(_index_select, (input, index), (d,))
@@ -633,7 +633,7 @@ def masked_fill_(self, mask, value):
 
 
 @register
-def masked_select(input, mask):
+def masked_select(input, mask, *, out=None):
     """The elements where ``mask`` is True, as a 1-d tensor (both broadcast first)."""
     _check_mask(mask, "masked_select")
     return apply(_masked_select, (input, mask))
@@ -720,7 +720,7 @@ def put_(self, index, source, accumulate=False):
 
 
 @register
-def nonzero(input, *, as_tuple=False):
+def nonzero(input, *, as_tuple=False, out=None):
     """Indices of the nonzero elements: an (n, ndim) tensor, or one 1-d tensor per dim."""
     a = input._data
     if not as_tuple:

@@ -245,13 +245,13 @@ def stack(tensors, dim=0, *, out=None):
 
 
 @register
-def hstack(tensors):
+def hstack(tensors, *, out=None):
     tensors = [x if x._data.ndim else reshape(x, (1,)) for x in _tensor_list(tensors, "hstack")]
     return cat(tensors, 0 if tensors[0]._data.ndim == 1 else 1)
 
 
 @register
-def vstack(tensors):
+def vstack(tensors, *, out=None):
     tensors = _tensor_list(tensors, "vstack")
     return cat([x if x._data.ndim >= 2 else reshape(x, (1, -1)) for x in tensors], 0)
 

@@ -180,7 +180,7 @@ positive = register(lambda input: input, name="positive")
 
 
 @register
-def logit(input, eps=None):
+def logit(input, eps=None, *, out=None):
     """log(p / (1 - p)); with ``eps`` the input is first clamped to [eps, 1 - eps]."""
     if eps is not None:
         input = input.clamp(eps, 1 - eps)
@@ -221,7 +221,7 @@ def _round_op(input, decimals):
 
 
 @register
-def round(input, *, decimals=0):
+def round(input, *, decimals=0, out=None):
     return apply(_round_op(input, decimals), (input,), (decimals,))
 
 
@@ -231,12 +231,12 @@ def round_(self, *, decimals=0):
 
 
 @register
-def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     return apply(_nan_to_num, (input,), (nan, posinf, neginf))
 
 
 @register
-def signbit(input):
+def signbit(input, *, out=None):
     from .._tensor import wrap
     return wrap(backend.get_array_module(input._data).signbit(input._data))
 
@@ -257,7 +257,7 @@ def imag(input):
 
 
 @register
-def angle(input):
+def angle(input, *, out=None):
     return apply(_angle, (input,))
 
 

@@ -191,7 +191,7 @@ _prod_dim = defop("prod_dim", lambda xp, self, dim, keepdim, dtype:
 
 
 @register
-def sum(input, dim=None, keepdim=False, *, dtype=None):
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over ``dim`` (int or tuple; all dims when None); integer inputs sum to int64.
 
     >>> retrograd.tensor([[1, 2], [3, 4]]).sum(1)
@@ -211,7 +211,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 @register
-def mean(input, dim=None, keepdim=False, *, dtype=None):
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean over ``dim``; integer inputs need ``dtype=`` (as in PyTorch).
 
     >>> retrograd.tensor([1., 2., 6.]).mean()
@@ -225,7 +225,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 @register
-def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean of the non-NaN elements."""
     if input._data.dtype.kind not in "fc":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
@@ -310,7 +310,7 @@ _argmin = defop("argmin", lambda xp, self, dim, keepdim: self.argmin(axis=dim,
 
 
 def _maxmin(name, full, by_dim, named, binary):
-    def fn(input, dim=None, keepdim=False, *, other=None):
+    def fn(input, dim=None, keepdim=False, *, other=None, out=None):
         if isinstance(dim, Tensor) or other is not None:
             return binary(input, dim if other is None else other)
         if dim is None:
@@ -331,7 +331,7 @@ min = _maxmin("min", _min, _min_dim, return_types.min, minimum)
 
 
 @register
-def amax(input, dim=(), keepdim=False):
+def amax(input, dim=(), keepdim=False, *, out=None):
     """Maximum over ``dim`` (all dims by default); ties share the gradient evenly."""
     dims = _reduce_dims(dim, input._data.ndim)
     _nonempty(input, dims if dim != () else None, "amax()")
@@ -339,7 +339,7 @@ def amax(input, dim=(), keepdim=False):
 
 
 @register
-def amin(input, dim=(), keepdim=False):
+def amin(input, dim=(), keepdim=False, *, out=None):
     """Minimum over ``dim`` (all dims by default); ties share the gradient evenly."""
     dims = _reduce_dims(dim, input._data.ndim)
     _nonempty(input, dims if dim != () else None, "amin()")
@@ -347,7 +347,7 @@ def amin(input, dim=(), keepdim=False):
 
 
 @register
-def aminmax(input, *, dim=None, keepdim=False):
+def aminmax(input, *, dim=None, keepdim=False, out=None):
     """``(min, max)`` in one pass, over everything or along ``dim``."""
     if dim is None:
         dims = tuple(range(input._data.ndim))
@@ -459,7 +459,7 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
 
 
 def _variance(name, op):
-    def fn(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    def fn(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
         return apply(op, (input,), _var_args(name, input, dim, unbiased, keepdim, correction))
     fn.__name__ = fn.__qualname__ = name
     return fn
@@ -585,7 +585,7 @@ _logsumexp = defop("logsumexp", _logsumexp_fwd,
 
 
 @register
-def logsumexp(input, dim, keepdim=False):
+def logsumexp(input, dim, keepdim=False, *, out=None):
     """``log(sum(exp(input), dim))`` without overflow; integer inputs give floats.
 
     >>> retrograd.tensor([0., 0.]).logsumexp(0)
@@ -648,7 +648,7 @@ _cumprod = defop("cumprod", _scan("cumprod"), vjp={"self": _cumprod_rule}, jvp="
 
 
 @register
-def cumsum(input, dim, *, dtype=None):
+def cumsum(input, dim, *, dtype=None, out=None):
     """Running sum along ``dim``; integer inputs give int64.
 
     >>> retrograd.tensor([1, 2, 3]).cumsum(0)
@@ -658,7 +658,7 @@ def cumsum(input, dim, *, dtype=None):
 
 
 @register
-def cumprod(input, dim, *, dtype=None):
+def cumprod(input, dim, *, dtype=None, out=None):
     """Running product along ``dim``; the gradient is exact with zeros."""
     return apply(_cumprod, (input,), (_dim1(dim, input._data.ndim), _acc_dtype(input, dtype)))
 
@@ -696,13 +696,13 @@ def _logical_dims(dim, ndim):
 
 
 @register
-def all(input, dim=None, keepdim=False):
+def all(input, dim=None, keepdim=False, *, out=None):
     """Whether every element (along ``dim``) is nonzero; bool (uint8 for uint8 input)."""
     return apply(_all, (input,), (_logical_dims(dim, input._data.ndim), keepdim))
 
 
 @register
-def any(input, dim=None, keepdim=False):
+def any(input, dim=None, keepdim=False, *, out=None):
     """Whether some element (along ``dim``) is nonzero; bool (uint8 for uint8 input)."""
     return apply(_any, (input,), (_logical_dims(dim, input._data.ndim), keepdim))
 

@@ -410,7 +410,7 @@ def _check_along(self, dim, index, fn, src=None):
 
 
 @register
-def gather(input, dim, index, *, sparse_grad=False):
+def gather(input, dim, index, *, sparse_grad=False, out=None):
     """``out[i][j] = input[index[i][j]][j]`` for dim 0 (and so on for other dims)."""
     d = _check_along(input, dim, index, "gather")
     return apply(_gather, (input, index), (d,))
@@ -474,7 +474,7 @@ def scatter_add_(self, dim, index, src):
 
 
 @register
-def take_along_dim(input, indices, dim=None):
+def take_along_dim(input, indices, dim=None, *, out=None):
     """``gather`` after broadcasting ``input`` and ``indices`` (or on both flattened)."""
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))

@@ -645,7 +645,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 
 
 @register
-def diag(input, diagonal=0):
+def diag(input, diagonal=0, *, out=None):
     """A matrix with ``input`` (1-d) on a diagonal, or a copy of the diagonal of a matrix."""
     n = input._data.ndim
     if n == 1:
@@ -677,13 +677,13 @@ def _triangle(op, name, input, diagonal):
 
 
 @register
-def tril(input, diagonal=0):
+def tril(input, diagonal=0, *, out=None):
     """The lower triangle (elements on and below diagonal ``diagonal``); zeros elsewhere."""
     return _triangle(_tril, "tril", input, diagonal)
 
 
 @register
-def triu(input, diagonal=0):
+def triu(input, diagonal=0, *, out=None):
     """The upper triangle (elements on and above diagonal ``diagonal``); zeros elsewhere."""
     return _triangle(_triu, "triu", input, diagonal)
 
