@@ -7,10 +7,7 @@ public function keeps PyTorch's sequence-first (L, N, E) signature and transpose
 
 import math
 
-import numpy
-
 import retrograd
-from .._tensor import wrap
 from ..ops import nn_ops as _nn
 from . import functional as F  # (a cycle: functional re-exports this module's function)
 
@@ -19,7 +16,7 @@ def _float_mask(mask, dtype, name):
     """Boolean masks (True = masked out) become additive -inf masks; float masks are
     added as they are; others are refused, as PyTorch's ``_canonical_mask`` does."""
     if mask.dtype == retrograd.bool:
-        return wrap(numpy.where(mask._data, -numpy.inf, 0).astype(dtype.np))
+        return retrograd.zeros(mask.shape, dtype=dtype).masked_fill(mask, -math.inf)
     if not mask.is_floating_point():
         raise AssertionError(f"only bool and floating types of {name} are supported")
     return mask
@@ -136,7 +133,7 @@ def attention(query, key, value, num_heads, in_proj_weight, in_proj_bias, out_pr
         kpm = kpm.reshape(n, 1, 1, sl)
         mask = kpm if mask is None else mask + kpm
     if is_causal and mask is None:
-        mask = wrap(numpy.triu(numpy.full((tl, sl), -numpy.inf, q._data.dtype), 1))
+        mask = retrograd.full((tl, sl), -math.inf, dtype=q.dtype).triu(1)
     scores = (q * (1 / math.sqrt(hd))) @ k.transpose(-2, -1)
     if mask is not None:
         scores = scores + mask
@@ -163,15 +160,9 @@ def _heads(x, static, name, n, num_heads, hd):
     return static.reshape(n, num_heads, static.shape[1], hd)
 
 
-def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
-                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
-                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
-                                 key_padding_mask=None, need_weights=True, attn_mask=None,
-                                 use_separate_proj_weight=False, q_proj_weight=None,
-                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
-                                 static_v=None, average_attn_weights=True, is_causal=False):
-    """PyTorch's functional multi-head attention: sequence-first (L, N, E), or unbatched
-    (L, E) input."""
+def prepare(query, key, value, key_padding_mask, attn_mask, num_heads, is_causal):
+    """PyTorch's checks of the inputs, then a batch dim of 1 for unbatched (L, E) input:
+    (query, key, value, key_padding_mask, batched)."""
     batched = check_shapes(query, key, value, key_padding_mask, attn_mask, num_heads)
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
@@ -181,6 +172,39 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
+    return query, key, value, key_padding_mask, batched
+
+
+def swap_batch(query, key, value):
+    """(L, N, E) <-> (N, L, E), keeping self-attention's one tensor one (a single GEMM)."""
+    same = query is key and key is value
+    query = query.transpose(0, 1)
+    key, value = (query, query) if same else (key.transpose(0, 1), value.transpose(0, 1))
+    return query, key, value
+
+
+def finish(out, weights, swapped, batched):
+    """The core's batch-first result back in the caller's layout."""
+    if swapped:
+        out = out.transpose(0, 1)
+    if not batched:
+        out = out.squeeze(1)
+        if weights is not None:
+            weights = weights.squeeze(0)
+    return out, weights
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """PyTorch's functional multi-head attention: sequence-first (L, N, E), or unbatched
+    (L, E) input."""
+    query, key, value, key_padding_mask, batched = prepare(
+        query, key, value, key_padding_mask, attn_mask, num_heads, is_causal)
     if query.shape[2] != embed_dim_to_check:
         raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
                              f"got {query.shape[2]}")
@@ -199,17 +223,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             raise AssertionError(f"key shape {key.shape} does not match value shape "
                                  f"{value.shape}")
         q_proj_weight = k_proj_weight = v_proj_weight = None
-    same = query is key and key is value
-    query = query.transpose(0, 1)
-    key, value = (query, query) if same else (key.transpose(0, 1), value.transpose(0, 1))
     out, weights = attention(
-        query, key, value, num_heads, in_proj_weight, in_proj_bias, out_proj_weight,
-        out_proj_bias, key_padding_mask, need_weights, attn_mask, average_attn_weights,
-        False, dropout_p, training, bias_k, bias_v, add_zero_attn, q_proj_weight,
-        k_proj_weight, v_proj_weight, static_k, static_v)
-    out = out.transpose(0, 1)
-    if not batched:
-        out = out.squeeze(1)
-        if weights is not None:
-            weights = weights.squeeze(0)
-    return out, weights
+        *swap_batch(query, key, value), num_heads, in_proj_weight, in_proj_bias,
+        out_proj_weight, out_proj_bias, key_padding_mask, need_weights, attn_mask,
+        average_attn_weights, False, dropout_p, training, bias_k, bias_v, add_zero_attn,
+        q_proj_weight, k_proj_weight, v_proj_weight, static_k, static_v)
+    return finish(out, weights, True, batched)

@@ -140,21 +140,11 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
-        batched = _mha.check_shapes(query, key, value, key_padding_mask, attn_mask,
-                                    self.num_heads)
-        if is_causal and attn_mask is None:
-            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use "
-                               "the Transformer module method `generate_square_subsequent_mask`"
-                               " to create this mask.")
-        if not batched:
-            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-        if not self.batch_first or not batched:
-            same = query is key and key is value
-            query = query.transpose(0, 1)
-            key, value = (query, query) if same else (key.transpose(0, 1),
-                                                      value.transpose(0, 1))
+        query, key, value, key_padding_mask, batched = _mha.prepare(
+            query, key, value, key_padding_mask, attn_mask, self.num_heads, is_causal)
+        swapped = not self.batch_first or not batched
+        if swapped:
+            query, key, value = _mha.swap_batch(query, key, value)
         separate = not self._qkv_same_embed_dim
         out, weights = _mha.attention(
             query, key, value, self.num_heads, self.in_proj_weight, self.in_proj_bias,
@@ -163,13 +153,7 @@ class MultiheadAttention(Module):
             self.bias_k, self.bias_v, self.add_zero_attn,
             self.q_proj_weight if separate else None, self.k_proj_weight,
             self.v_proj_weight)
-        if not self.batch_first or not batched:
-            out = out.transpose(0, 1)
-        if not batched:
-            out = out.squeeze(1)
-            if weights is not None:
-                weights = weights.squeeze(0)
-        return out, weights
+        return _mha.finish(out, weights, swapped, batched)
 
 
 # ---- the other activations of torch.nn (functions in ops/activation.py) --------------------
