@@ -48,20 +48,32 @@ def _flatten(tree):
     return [], lambda new: tree
 
 
+def _check_tensors(tree):
+    """Every leaf of an argument being differentiated is a Tensor (PyTorch's check)."""
+    if isinstance(tree, (tuple, list)):
+        for x in tree:
+            _check_tensors(x)
+    elif isinstance(tree, dict):
+        for x in tree.values():
+            _check_tensors(x)
+    elif not isinstance(tree, Tensor):
+        raise ValueError(f"Thing passed to transform API must be Tensor, got {type(tree)}")
+
+
 def _argnums(argnums, nargs, fn):
     if isinstance(argnums, int):
         nums = (argnums,)
     elif isinstance(argnums, tuple) and argnums and all(isinstance(a, int) for a in argnums):
         nums = argnums
     else:
-        raise RuntimeError(f"{fn}: argnums must be int or Tuple[int, ...], got: {argnums!r}")
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
     out = []
     for a in nums:
         if not -nargs <= a < nargs:
             raise RuntimeError(f"Got argnum={a}, but only {nargs} positional inputs")
         out.append(a % nargs)
     if len(set(out)) != len(out):
-        raise RuntimeError(f"{fn}: argnums must be unique, got {argnums}")
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
     return out
 
 
@@ -70,8 +82,7 @@ def _alias(x, fn):
     enclosing transform differentiates through it), else a new leaf carrying ``x``'s
     forward-mode tangent, if any."""
     if not x.is_floating_point():
-        raise RuntimeError(f"{fn}: Expected all inputs to be floating point tensors (got "
-                           f"{x.dtype}); gradients are only defined for them")
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
     if x.requires_grad:
         return x.view_as(x)
     a = x.detach().requires_grad_()
@@ -126,6 +137,7 @@ class _Diff:
         self.leaves, self._builds, self._sizes = [], [], []
         self.outer = False  # results must stay differentiable (see needs_graph)
         for a in nums:
+            _check_tensors(args[a])
             flat, build = _flatten(args[a])
             self.outer |= any(x.requires_grad for x in flat)
             aliases = [_alias(x, fn) for x in flat]
@@ -342,8 +354,14 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
     def wrapper(*args, **kwargs):
         nums = _argnums(argnums, len(args), "jacfwd")
+        for a in nums:
+            _check_tensors(args[a])
         flats = [_flatten(args[a]) for a in nums]
         inputs = tuple(x for flat, _ in flats for x in flat)
+        for x in inputs:
+            if not (x.is_floating_point() or x.is_complex()):
+                raise ValueError(f"Expected primal to be floating point or complex, but got: "
+                                 f"{x.dtype}")
         if _jacobian_needs_graph(func, args, kwargs, inputs, has_aux):
             return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
         aux_box = []

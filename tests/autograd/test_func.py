@@ -239,3 +239,19 @@ def test_forward_over_reverse_through_in_place_ops():
     def f(x):
         return x.clone().sin_().mul_(x).exp_().sum()
     _close(rf.jacfwd(rf.grad(f))(rx), tf.jacfwd(tf.grad(f))(tx))
+
+
+def test_argument_errors_match_torch():
+    cases = [lambda f, lib: f.grad(lambda x: x.sum())(lib.arange(3)),
+             lambda f, lib: f.grad(lambda x: x * 2)(3.0),
+             lambda f, lib: f.jacfwd(lambda x: x)(lib.arange(3)),
+             lambda f, lib: f.jacrev(lambda x: x)(lib.arange(3)),
+             lambda f, lib: f.vjp(lambda x: x, lib.arange(3)),
+             lambda f, lib: f.grad(lambda x: x.sum(), argnums=(0, 0))(lib.ones(2)),
+             lambda f, lib: f.grad(lambda x: x.sum(), argnums=[0])(lib.ones(2))]
+    for case in cases:
+        with pytest.raises(Exception) as et:
+            case(tf, torch)
+        with pytest.raises(type(et.value)) as er:
+            case(rf, retrograd)
+        assert str(er.value) == str(et.value)
