@@ -13,6 +13,7 @@ import math
 import numpy
 
 from ._registry import _pretty, apply, defop
+from .pointwise import _sigmoid_fwd
 from .reduction import _dim1
 
 __all__ = ["linear", "constant_pad", "mode_pad", "softmax", "log_softmax", "nll_loss",
@@ -698,10 +699,8 @@ _gelu = defop("gelu", _gelu_fwd,
 
 
 def _sigmoid(xp, x):
-    if _is_np(xp):
-        e = xp.exp(-xp.abs(x))
-        return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
-    return xp.sigmoid(x)
+    """sigmoid inside rules: the op's overflow-free forward on arrays, the op on Tensors."""
+    return _sigmoid_fwd(xp, x) if _is_np(xp) else xp.sigmoid(x)
 
 
 def _silu_grad(xp, grad, self):
