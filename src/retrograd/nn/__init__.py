@@ -1,4 +1,5 @@
-"""``retrograd.nn``: Module, Parameter, the layers, ``functional`` and ``init``.
+"""``retrograd.nn``: Module, Parameter, Buffer, the layers, ``functional``, ``init`` and
+``utils``.
 
 >>> import retrograd as torch
 >>> layer = torch.nn.Linear(4, 2)
@@ -6,8 +7,6 @@
 torch.Size([3, 2])
 """
 
-from . import functional, init  # noqa: F401
+from . import functional, init, utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
-from .parameter import Parameter  # noqa: F401
-from . import utils  # noqa: F401,E402 (retrograd.nn.utils)
-from .parameter import Buffer  # noqa: F401,E402 (nn.Buffer, torch 2.5+)
+from .parameter import Buffer, Parameter  # noqa: F401
