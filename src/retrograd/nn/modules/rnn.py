@@ -127,6 +127,13 @@ def _rnn(mode, x, hx, layers, num_layers, bidirectional, dropout, training, batc
     return x, tuple(stack(f) for f in finals)
 
 
+
+def _uniform_init(module):
+    """PyTorch's recurrent init: every weight and bias uniform in +-1/sqrt(hidden_size)."""
+    stdv = 1.0 / math.sqrt(module.hidden_size) if module.hidden_size > 0 else 0
+    for weight in module.parameters():
+        init.uniform_(weight, -stdv, stdv)
+
 class RNNBase(Module):
     """Parameters, checks and the batching/packing logic shared by RNN, LSTM and GRU."""
 
@@ -207,9 +214,7 @@ class RNNBase(Module):
         """A no-op, as in PyTorch off cuDNN: the weights are used where they are."""
 
     def reset_parameters(self):
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+        _uniform_init(self)
 
     def check_input(self, input, batch_sizes):
         w_dtype = self._flat_weights[0].dtype
@@ -458,9 +463,7 @@ class RNNCellBase(Module):
         return s.format(**self.__dict__)
 
     def reset_parameters(self):
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+        _uniform_init(self)
 
     def _check(self, name, input, hx):
         """The dimension checks of PyTorch's Python cell; returns (batched input, batched)."""
