@@ -332,11 +332,12 @@ def solve(A, B, *, left=True, out=None):
 # ---- cholesky -------------------------------------------------------------------------------
 
 def _chol_fwd(xp, A, upper, check_errors, fn):
+    src = _mT(xp, A) if upper else A  # upper=True reads the upper triangle, as LAPACK's 'U'
     try:
-        L = xp.linalg.cholesky(A)
+        L = xp.linalg.cholesky(src)
         info = _no_info(xp, A)
     except numpy.linalg.LinAlgError:
-        idx, order = _first_failure(A, "cholesky")
+        idx, order = _first_failure(src, "cholesky")
         if check_errors:
             raise LinAlgError(f"{fn}: {_batch_prefix(A.shape, idx)}The factorization could "
                               f"not be completed because the input is not positive-definite "
@@ -1281,6 +1282,11 @@ def _chain(mats, split, i, j):
     return _chain(mats, split, i, k).mm(_chain(mats, split, k + 1, j))
 
 
+def retrograd_bool():
+    from .. import bool as bool_
+    return bool_
+
+
 def matrix_power(A, n, *, out=None):
     """``A^n`` by repeated squaring (``inv(A)^-n`` for negative n, the identity for 0)."""
     _no_out(out, "linalg.matrix_power")
@@ -1290,8 +1296,11 @@ def matrix_power(A, n, *, out=None):
     _check_square(A, "linalg.matrix_power", dtype=False)
     if n == 0:
         from .. import eye
-        e = eye(A._data.shape[-1], dtype=A.dtype)
-        return e.expand(*A._data.shape).clone()
+        e = eye(A._data.shape[-1], dtype=A.dtype).expand(*A._data.shape).clone()
+        if not A.requires_grad:
+            return e
+        from .. import ones  # still in A's graph, with a zero gradient (inf-safe)
+        return A.masked_fill(ones(A.shape, dtype=retrograd_bool()), 0) + e
     if n == 1:
         return A.clone()
     if n < 0:

@@ -81,7 +81,7 @@ def _search(seq, values, right, side, sorter, out_int32, name="torch.searchsorte
                                f"of left while right was True")
         right = side == "right"
     s = seq._data
-    v = values._data if isinstance(values, Tensor) else numpy.asarray(values, s.dtype)
+    v = values._data if isinstance(values, Tensor) else numpy.asarray(values)  # (no cast)
     if sorter is not None:
         s = numpy.take_along_axis(s, sorter._data, -1)
     how = "right" if right else "left"
@@ -384,7 +384,7 @@ def block_diag(*tensors):
                                f"dimensions. Input {i} has {t._data.ndim} dimensions")
     if not tensors:
         return wrap(numpy.zeros((1, 0), _dtype.get_default_dtype().np))
-    dtype = numpy.result_type(*(t._data for t in tensors))
+    dtype = _dtype.result_type(*tensors).np  # PyTorch's promotion, not NumPy's
     out = _block_diag_arrays(numpy, [t._data for t in tensors], dtype)
     return _record_list(_BlockDiagBackward0, list(tensors), out, ())
 
@@ -729,6 +729,8 @@ Tensor.get_device = _get_device
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """Covariance of the variables in the rows of ``input`` (observations in columns),
     with integer frequency and float importance weights, as PyTorch computes it."""
+    if input._data.dtype.kind in "biu":  # integers are averaged in the default float type
+        input = input.to(_dtype.get_default_dtype())
     x = input if input._data.ndim == 2 else input.reshape(1, -1)
     if input._data.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "

@@ -444,7 +444,8 @@ def _unique_fwd(xp, self, dim, consecutive):
             inverse = xp.cumsum(keep) - 1
             counts = xp.diff(xp.append(xp.flatnonzero(keep), flat.size))
         else:
-            values, inverse, counts = xp.unique(flat, return_inverse=True, return_counts=True)
+            values, inverse, counts = xp.unique(flat, return_inverse=True, return_counts=True,
+                                                equal_nan=False)  # NaNs stay apart, as torch
         return (values, xp.reshape(inverse, self.shape).astype(_INT64),
                 counts.astype(_INT64))
     moved = xp.moveaxis(self, dim, 0)
