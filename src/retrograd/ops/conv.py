@@ -642,6 +642,12 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
                 groups):
     """``torch.convolution`` for 3-D/4-D (un)batched inputs; returns ConvolutionBackward0."""
     nd = weight.ndim - 2
+    if bias is not None:
+        c_out = weight.shape[1] * groups if transposed else weight.shape[0]
+        if tuple(bias.shape) != (c_out,):
+            raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be "
+                               f"1-dimensional with {c_out} elements, but got bias of size "
+                               f"{list(bias.shape)} instead")
     if nd not in (1, 2):  # other ranks (3-D): the generic path
         from .conv_nd import convolution_nd
         return convolution_nd(input, weight, bias, stride, padding, dilation, transposed,

@@ -398,6 +398,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({target.size()}) that is different to the input "
                       f"size ({input.size()}). This will likely lead to incorrect results due "

@@ -880,6 +880,8 @@ def mse_loss(input, target, reduction="mean"):
 
 
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     return apply(_smooth_l1, (input, target), (_loss_reduction(reduction), beta))
 
 

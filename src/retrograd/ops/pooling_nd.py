@@ -582,24 +582,39 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 # ---- power-average pooling (composites, as PyTorch's) --------------------------------------------
 def _lp_finish(out, norm_type, count):
-    return (out.sign() * out.abs().relu()).mul(count).pow(1.0 / norm_type)
+    """PyTorch's ``(sign(out) * relu(|out|) * count) ** (1/p)``; relu as a select, so an
+    all-zero window gets a zero gradient (retrograd's relu multiplies by its mask, and
+    0 * inf from the power's derivative would make it NaN)."""
+    from .. import where
+    a = out.abs()
+    return (out.sign() * where(a > 0, a, 0)).mul(count).pow(1.0 / norm_type)
+
+
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, avg, max_pool, count):
+    """p = +-inf: the max (min) of |x| over each window, as PyTorch's."""
+    if norm_type == math.inf:
+        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -math.inf:
+        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return _lp_finish(out, norm_type, count)
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    return _lp_finish(out, norm_type, kernel_size)
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, avg_pool1d, max_pool1d,
+                    kernel_size)
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     kw, kh = _tuple(kernel_size)
-    out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    return _lp_finish(out, norm_type, kw * kh)
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, avg_pool2d, max_pool2d,
+                    kw * kh)
 
 
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     kd, kw, kh = _tuple(kernel_size, 3)
-    out = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    return _lp_finish(out, norm_type, kd * kw * kh)
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, avg_pool3d, max_pool3d,
+                    kd * kw * kh)
 
 
 # ``torch.<name>`` top-level functions PyTorch has for these.
