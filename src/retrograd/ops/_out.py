@@ -1,7 +1,8 @@
 """``out=``: PyTorch's contract for writing a function's result into a given tensor.
 
 Every public function whose signature has ``out`` gets this wrapper at registration
-(the Tensor methods do not take ``out``, as in PyTorch). The result is computed as
+(its Tensor method stays the plain function: PyTorch's methods take no ``out``, so none
+is expected there). The result is computed as
 usual, then copied into ``out``: its dtype must be castable to ``out``'s (PyTorch's
 ``canCast``: no float into integers, no complex into reals, nothing but bool into bool),
 a wrong-shaped ``out`` is resized (with PyTorch's deprecation warning unless it was
@@ -13,10 +14,11 @@ import functools
 import inspect
 import warnings
 
-import numpy
-
 from .._tensor import Tensor
+from .._tensor import wrap as _wrap
 from ..autograd import grad_mode
+from ..backend import get_array_module
+
 
 def write(name, result, out):
     """Copy ``result`` (a Tensor, or a tuple of them) into ``out``; returns ``out``."""
@@ -46,14 +48,9 @@ def write(name, result, out):
                           "inplace, to zero elements with t.resize_(0).", stacklevel=3)
         out.data = _wrap(src.astype(dst.dtype, copy=True))
     else:
-        numpy.copyto(dst, src, casting="unsafe")
+        get_array_module(dst).copyto(dst, src, casting="unsafe")
     out._vc[0] += 1
     return out
-
-
-def _wrap(array):
-    from .._tensor import wrap
-    return wrap(array)
 
 
 def wrap(f, name):
