@@ -1,7 +1,7 @@
 """The layers of ``retrograd.nn``: the public classes (``__all__``) of each module file."""
 
 from . import (activation, container, conv, conv_nd, distance, dropout, flatten, fold, linear,
-               loss, norm, padding, pixelshuffle, pooling, pooling_nd, rnn, sparse, transformer,
+               loss, norm, padding, pixelshuffle, pooling, rnn, sparse, transformer,
                upsampling)
 from .activation import *  # noqa: F403
 from .container import *  # noqa: F403
@@ -18,7 +18,6 @@ from .norm import *  # noqa: F403
 from .padding import *  # noqa: F403
 from .pixelshuffle import *  # noqa: F403
 from .pooling import *  # noqa: F403
-from .pooling_nd import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
@@ -26,5 +25,5 @@ from .upsampling import *  # noqa: F403
 
 __all__ = sorted(["Module"] + [name for m in (
     activation, container, conv, conv_nd, distance, dropout, flatten, fold, linear, loss, norm,
-    padding, pixelshuffle, pooling, pooling_nd, rnn, sparse, transformer, upsampling)
+    padding, pixelshuffle, pooling, rnn, sparse, transformer, upsampling)
     for name in m.__all__])
