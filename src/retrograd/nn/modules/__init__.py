@@ -1,12 +1,11 @@
 """The layers of ``retrograd.nn``: the public classes (``__all__``) of each module file."""
 
-from . import (activation, container, conv, conv_nd, distance, dropout, flatten, fold, linear,
+from . import (activation, container, conv, distance, dropout, flatten, fold, linear,
                loss, norm, padding, pixelshuffle, pooling, rnn, sparse, transformer,
                upsampling)
 from .activation import *  # noqa: F403
 from .container import *  # noqa: F403
 from .conv import *  # noqa: F403
-from .conv_nd import *  # noqa: F403
 from .distance import *  # noqa: F403
 from .dropout import *  # noqa: F403
 from .flatten import *  # noqa: F403
@@ -24,6 +23,6 @@ from .transformer import *  # noqa: F403
 from .upsampling import *  # noqa: F403
 
 __all__ = sorted(["Module"] + [name for m in (
-    activation, container, conv, conv_nd, distance, dropout, flatten, fold, linear, loss, norm,
+    activation, container, conv, distance, dropout, flatten, fold, linear, loss, norm,
     padding, pixelshuffle, pooling, rnn, sparse, transformer, upsampling)
     for name in m.__all__])

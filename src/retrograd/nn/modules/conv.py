@@ -1,14 +1,17 @@
-"""Conv1d, Conv2d and ConvTranspose2d (weights kaiming_uniform a=sqrt 5, as PyTorch)."""
+"""Convolutions and transposed convolutions in 1-D, 2-D and 3-D (weights kaiming_uniform
+a=sqrt 5, as PyTorch), with the transposed layers' ``output_size`` as PyTorch computes it."""
 
 import math
 
 from ... import _creation
+from ..._tensor import Size
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d"]
 
 
 def _ntuple(v, n):
@@ -97,29 +100,29 @@ class _ConvNd(Module):
         return s.format(**self.__dict__)
 
 
-class Conv1d(_ConvNd):
-    _n = 1
-
+class _Conv(_ConvNd):
     def forward(self, input):
         if self.padding_mode != "zeros":
-            return F.conv1d(F.pad(input, self._reversed_padding_repeated_twice,
+            return self._fn(F.pad(input, self._reversed_padding_repeated_twice,
                                   mode=self.padding_mode),
                             self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
-        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding,
+        return self._fn(input, self.weight, self.bias, self.stride, self.padding,
                         self.dilation, self.groups)
 
 
-class Conv2d(_ConvNd):
-    def forward(self, input):
-        if self.padding_mode != "zeros":
-            return F.conv2d(F.pad(input, self._reversed_padding_repeated_twice,
-                                  mode=self.padding_mode),
-                            self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
-                        self.dilation, self.groups)
+class Conv1d(_Conv):
+    _n, _fn = 1, staticmethod(F.conv1d)
 
 
-class ConvTranspose2d(_ConvNd):
+class Conv2d(_Conv):
+    _n, _fn = 2, staticmethod(F.conv2d)
+
+
+class Conv3d(_Conv):
+    _n, _fn = 3, staticmethod(F.conv3d)
+
+
+class _ConvTransposeNd(_ConvNd):
     _transposed = True
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
@@ -131,8 +134,40 @@ class ConvTranspose2d(_ConvNd):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode, device, dtype, output_padding)
 
+    def _output_padding(self, input, output_size):
+        """The output_padding that gives ``output_size`` (PyTorch's rule and errors)."""
+        if output_size is None:
+            return self.output_padding
+        n = self._n
+        lead = 2 if input.ndim == n + 2 else 1
+        output_size = list(output_size)
+        if len(output_size) == lead + n:
+            output_size = output_size[lead:]
+        if len(output_size) != n:
+            raise ValueError(f"ConvTranspose{n}D: for {input.ndim}D input, output_size must "
+                             f"have {n} or {lead + n} elements (got {len(output_size)})")
+        lo = [(input.shape[d + lead] - 1) * self.stride[d] - 2 * self.padding[d]
+              + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(n)]
+        hi = [lo[d] + self.stride[d] - 1 for d in range(n)]
+        for d in range(n):
+            if not lo[d] <= output_size[d] <= hi[d]:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes "
+                                 f"range from {lo} to {hi} (for an input of "
+                                 f"{Size(input.shape[2:])})")  # [2:] even unbatched, as PyTorch
+        return [output_size[d] - lo[d] for d in range(n)]
+
     def forward(self, input, output_size=None):
-        from .conv_nd import _ConvTransposeNd  # PyTorch's output_size rule, for any rank
-        output_padding = _ConvTransposeNd._output_padding(self, input, output_size)
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                  output_padding, self.groups, self.dilation)
+        return self._fn(input, self.weight, self.bias, self.stride, self.padding,
+                        self._output_padding(input, output_size), self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _n, _fn = 1, staticmethod(F.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    _n, _fn = 2, staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _n, _fn = 3, staticmethod(F.conv_transpose3d)
