@@ -13,7 +13,6 @@ import numpy
 
 import retrograd
 from .._tensor import wrap
-from ..ops import conv as _conv
 from ..ops import nn_ops as _nn
 from ..ops.nn_ops import (batch_norm, binary_cross_entropy,  # noqa: F401 (re-exports)
                           binary_cross_entropy_with_logits, embedding, gelu, group_norm,
@@ -45,7 +44,8 @@ from ..ops.pooling_nd import (adaptive_avg_pool1d, adaptive_avg_pool3d,
                               max_pool1d, max_pool1d_with_indices, max_pool2d_with_indices,
                               max_pool3d, max_pool3d_with_indices, max_unpool1d, max_unpool2d,
                               max_unpool3d)
-from ..ops.conv_nd import conv3d, conv_transpose1d, conv_transpose3d
+from ..ops.conv_nd import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
+                           conv_transpose3d)
 from ..ops.activation import silu
 
 __all__ = ["linear", "bilinear", "conv1d", "conv2d", "conv_transpose2d", "max_pool2d",
@@ -87,20 +87,6 @@ def bilinear(input1, input2, weight, bias=None):
     """``y_k = x1 W_k x2 + b_k`` as one einsum."""
     out = retrograd.einsum("...i,kij,...j->...k", input1, weight, input2)
     return out if bias is None else out + bias
-
-
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    return _conv.convolution(input, weight, bias, stride, padding, dilation, False, 0, groups)
-
-
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    return _conv.convolution(input, weight, bias, stride, padding, dilation, False, 0, groups)
-
-
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
-                     groups=1, dilation=1):
-    return _conv.convolution(input, weight, bias, stride, padding, dilation, True,
-                             output_padding, groups)
 
 
 def relu(input, inplace=False):

@@ -648,10 +648,6 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
             raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be "
                                f"1-dimensional with {c_out} elements, but got bias of size "
                                f"{list(bias.shape)} instead")
-    if nd not in (1, 2):  # other ranks (3-D): the generic path
-        from .conv_nd import convolution_nd
-        return convolution_nd(input, weight, bias, stride, padding, dilation, transposed,
-                              output_padding, groups)
     if input.ndim == nd + 1:  # unbatched
         return convolution(input.unsqueeze(0), weight, bias, stride, padding, dilation,
                            transposed, output_padding, groups).squeeze(0)
@@ -677,6 +673,10 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
         raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
                            f"expected input{list(input.shape)} to have {cin} channels, but "
                            f"got {input.shape[1]} channels instead")
+    if nd not in (1, 2):  # other ranks (3-D): the generic N-d kernel
+        from .conv_nd import convolution_nd
+        return convolution_nd(input, weight, bias, stride, padding, dilation, transposed,
+                              output_padding, groups)
     if nd == 1:
         stride, padding, dilation = (1,) + stride, (0,) + padding, (1,) + dilation
         output_padding = (0,) + output_padding

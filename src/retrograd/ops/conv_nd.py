@@ -15,8 +15,7 @@ import numpy
 from numpy.lib.stride_tricks import as_strided
 
 from ._registry import apply, defop, register
-from .conv import _is_np, _same_padding, _tuple, convolution
-from .._tensor import warn_once
+from .conv import _is_np, convolution
 
 __all__ = ["convolution_nd", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
            "conv_transpose2d", "conv_transpose3d"]
@@ -284,33 +283,9 @@ _convolution_nd = defop(
 
 def convolution_nd(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                    groups):
-    """``torch.convolution`` for any rank (used for 3-D), with PyTorch's checks."""
+    """The N-d kernel (used for 3-D) behind ``conv.convolution``, which has checked and
+    normalised the arguments (batched input, tuples, string padding resolved)."""
     nd = weight.ndim - 2
-    if input.ndim == nd + 1:  # unbatched
-        return convolution_nd(input.unsqueeze(0), weight, bias, stride, padding, dilation,
-                              transposed, output_padding, groups).squeeze(0)
-    if input.ndim != nd + 2:
-        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
-                           f"conv{nd}d, but got input of size: {list(input.shape)}")
-    stride, dilation = _tuple(stride, nd), _tuple(dilation, nd)
-    output_padding = _tuple(output_padding, nd)
-    if isinstance(padding, str):
-        padding, extra = _same_padding(padding, weight.shape[2:], dilation, stride)
-        if any(extra):  # an odd total: the extra goes after, in a padded copy
-            warn_once("Using padding='same' with even kernel lengths and odd dilation may "
-                      "require a zero-padded copy of the input be created")
-            from .nn_ops import constant_pad
-            input = constant_pad(input, [p for e in reversed(extra) for p in (0, e)])
-    padding = _tuple(padding, nd)
-    cin = weight.shape[0] if transposed else weight.shape[1] * groups
-    if input.shape[1] != cin:
-        if transposed:
-            raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, "
-                               f"expected input{list(input.shape)} to have {cin} channels, "
-                               f"but got {input.shape[1]} channels instead")
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
-                           f"expected input{list(input.shape)} to have {cin} channels, but "
-                           f"got {input.shape[1]} channels instead")
     if not transposed:
         padded = [input.shape[2 + i] + 2 * padding[i] for i in range(nd)]
         span = [dilation[i] * (weight.shape[2 + i] - 1) + 1 for i in range(nd)]
