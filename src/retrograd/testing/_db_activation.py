@@ -8,17 +8,10 @@ import numpy
 import retrograd
 import retrograd.nn.functional as F
 
-from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor
+from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor, torch_functional as _tf
 
 _FLOAT = ("float32", "float64")
 _WITH_INT = ("float32", "float64", "int64")
-
-
-def _tf(name):
-    def call(*args, **kwargs):
-        import torch
-        return getattr(torch.nn.functional, name)(*args, **kwargs)
-    return call
 
 
 def _kinks(values, dtype, requires_grad):

@@ -10,17 +10,11 @@ sublist form.
 import operator
 
 
-from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor
+from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor, maker as _maker
 
 
 _FLOAT = ("float32", "float64")
 _WITH_INT = ("float32", "float64", "int64")
-
-
-def _maker(dtype, requires_grad):
-    def t(*shape, **kw):
-        return make_tensor(*shape, dtype=dtype, requires_grad=requires_grad, **kw)
-    return t
 
 
 _MATMUL_SHAPES = [

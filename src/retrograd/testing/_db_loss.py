@@ -5,23 +5,11 @@ broadcast variances), unbatched inputs, and the errors PyTorch raises."""
 import retrograd
 import retrograd.nn.functional as F
 
-from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor, rng
+from .op_db import (ErrorInput, OpInfo, SampleInput, make_tensor, rng, maker as _maker,
+                   torch_functional as _tf)
 
 _FLOAT = ("float32", "float64")
 _REDS = ("mean", "sum", "none")
-
-
-def _tf(name):
-    def call(*args, **kwargs):
-        import torch
-        return getattr(torch.nn.functional, name)(*args, **kwargs)
-    return call
-
-
-def _maker(dtype, requires_grad):
-    def t(*shape, **kw):
-        return make_tensor(*shape, dtype=dtype, requires_grad=requires_grad, **kw)
-    return t
 
 
 def _const(*shape, dtype="float64", low=-2.0, high=2.0):

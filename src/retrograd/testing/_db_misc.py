@@ -10,7 +10,7 @@ import numpy
 
 import retrograd
 
-from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor, rng
+from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor, rng, maker as _maker
 
 _FLOAT = ("float32", "float64")
 _WITH_INT = ("float32", "float64", "int64")
@@ -18,13 +18,6 @@ _WITH_INT = ("float32", "float64", "int64")
 
 def _is_int(dtype):
     return numpy.dtype(dtype).kind in "biu"
-
-
-def _maker(dtype, requires_grad, **defaults):
-    def t(*shape, **kw):
-        return make_tensor(*shape, dtype=dtype, requires_grad=requires_grad,
-                           **{**defaults, **kw})
-    return t
 
 
 def _distinct(dtype, requires_grad):

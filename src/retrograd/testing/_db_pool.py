@@ -4,22 +4,10 @@ ceil_mode, uneven adaptive bins and unpooling, so gradcheck stays quick."""
 
 import retrograd.nn.functional as F
 
-from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor
+from .op_db import (ErrorInput, OpInfo, SampleInput, make_tensor, maker as _maker,
+                   torch_functional as _tf)
 
 _FLOAT = ("float32", "float64")
-
-
-def _tf(name):
-    def call(*args, **kwargs):
-        import torch
-        return getattr(torch.nn.functional, name)(*args, **kwargs)
-    return call
-
-
-def _maker(dtype, requires_grad, **fixed):
-    def t(*shape, **kw):
-        return make_tensor(*shape, dtype=dtype, requires_grad=requires_grad, **{**fixed, **kw})
-    return t
 
 
 def _max_pool1d_samples(dtype, requires_grad):

@@ -13,7 +13,7 @@ import numpy
 
 import retrograd
 
-from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor
+from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor, maker as _maker
 
 
 _FLOAT = ("float32", "float64")
@@ -23,13 +23,6 @@ _ALL = ("float32", "float64", "int64", "bool")
 
 def _is_int(dtype):
     return numpy.dtype(dtype).kind in "biu"
-
-
-def _maker(dtype, requires_grad, **defaults):
-    def t(*shape, **kw):
-        return make_tensor(*shape, dtype=dtype, requires_grad=requires_grad,
-                           **{**defaults, **kw})
-    return t
 
 
 def _dim_samples(t, keepdim=True, tuples=True, name=""):

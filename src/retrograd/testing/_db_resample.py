@@ -4,22 +4,10 @@ up- and downsample, align_corners, and the argument errors PyTorch raises."""
 
 import retrograd.nn.functional as F
 
-from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor
+from .op_db import (ErrorInput, OpInfo, SampleInput, make_tensor, maker as _maker,
+                   torch_functional as _tf)
 
 _FLOAT = ("float32", "float64")
-
-
-def _tf(name):
-    def call(*args, **kwargs):
-        import torch
-        return getattr(torch.nn.functional, name)(*args, **kwargs)
-    return call
-
-
-def _maker(dtype, requires_grad):
-    def t(*shape, **kw):
-        return make_tensor(*shape, dtype=dtype, requires_grad=requires_grad, **kw)
-    return t
 
 
 _DIMS = {"nearest": (1, 2, 3), "nearest-exact": (1, 2, 3), "area": (1, 2, 3),

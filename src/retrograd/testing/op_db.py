@@ -21,7 +21,8 @@ import numpy
 
 import retrograd
 
-__all__ = ["OpInfo", "SampleInput", "ErrorInput", "make_tensor", "op_db", "rng", "reseed"]
+__all__ = ["OpInfo", "SampleInput", "ErrorInput", "make_tensor", "maker", "torch_functional",
+           "op_db", "rng", "reseed"]
 
 _MODULES = ("pointwise", "binary", "reduction", "linalg", "shape", "indexing", "comparison",
             "nn", "activation", "weight_norm", "rnn", "loss", "resample", "linalg_decomp",
@@ -133,6 +134,23 @@ def _torch_fn(name):
     def call(*args, **kwargs):
         import torch
         return getattr(torch, name)(*args, **kwargs)
+    return call
+
+
+def maker(dtype, requires_grad, **defaults):
+    """``t(*shape, **kw)``: :func:`make_tensor` of a sample function's dtype and
+    requires_grad (and ``defaults``), the shorthand the ``_db_*`` modules build with."""
+    def t(*shape, **kw):
+        return make_tensor(*shape, dtype=dtype, requires_grad=requires_grad,
+                           **{**defaults, **kw})
+    return t
+
+
+def torch_functional(name):
+    """``torch.nn.functional.<name>``, looked up at call time (torch stays optional)."""
+    def call(*args, **kwargs):
+        import torch
+        return getattr(torch.nn.functional, name)(*args, **kwargs)
     return call
 
 
