@@ -4,10 +4,10 @@ Every number a file declares is checked against what the file really holds befor
 memory is taken or a view is made:
 
 - the archive: one top directory holding every entry (as PyTorch's reader requires), a
-  ``version`` record, entries stored or deflated only, entries that do not overlap (an
-  overlapping-entry zip bomb), and no entry declaring more bytes than its compressed
-  bytes can produce (stored: exactly as many; deflated: at most 1032 per byte, deflate's
-  own limit) -- so a 1 KB file cannot ask for 4 GiB;
+  ``version`` record, no two entries of one name, entries stored or deflated only,
+  entries that do not overlap (an overlapping-entry zip bomb), and no entry declaring
+  more bytes than its compressed bytes can produce (stored: exactly as many; deflated:
+  at most 1032 per byte, deflate's own limit) -- so a 1 KB file cannot ask for 4 GiB;
 - a storage: its entry's size must be exactly ``numel * itemsize`` (PyTorch's check);
 - a tensor: storage offset, sizes and strides must be non-negative ints that reach only
   elements of its storage, checked before ``as_strided`` makes the view.
@@ -60,6 +60,9 @@ class Archive:
         if "/" not in first:
             raise RuntimeError(f"file in archive is not in a subdirectory: {first}")
         self.prefix = first[:first.index("/") + 1]
+        if len(self.zf.NameToInfo) != len(infos):
+            raise RuntimeError("the archive holds two entries of one name: which one is "
+                               "meant is ambiguous")
         for info in infos:
             self._check_entry(info)
         self._check_no_overlap(infos)
@@ -390,7 +393,6 @@ def allowed_globals():
          "builtins.set": set,
          "builtins.complex": complex,
          "torch.storage.UntypedStorage": StorageType(numpy.dtype(numpy.uint8)),
-         "torch.UntypedStorage": StorageType(numpy.dtype(numpy.uint8)),
          "torch.BFloat16Storage": StorageType(_BFLOAT16)}
     for np_name, cls in STORAGE.items():
         g[f"torch.{cls}"] = StorageType(numpy.dtype(np_name))
