@@ -136,7 +136,7 @@ class Unpickler:
             raise UnpicklingError(f"Trying to load unsupported GLOBAL {full} whose module "
                                   f"{module} is blocked.")
         if full not in self.allowed:
-            raise UnpicklingError(unsupported_global(full))
+            raise UnpicklingError(_unsupported_global(full))
         self.stack.append(self.allowed[full])
 
     def _newobj(self, _):
@@ -252,10 +252,6 @@ class Unpickler:
     def _long1(self, _):
         self.stack.append(pickle.decode_long(self._read(self._read(1)[0])))
 
-    def _proto(self, operand):
-        if operand[0] > pickle.HIGHEST_PROTOCOL:
-            raise UnpicklingError(f"unsupported pickle protocol: {operand[0]}")
-
     _dispatch = {
         _op("GLOBAL"): _global, _op("NEWOBJ"): _newobj, _op("REDUCE"): _reduce,
         _op("BUILD"): _build, _op("APPEND"): _append, _op("APPENDS"): _appends,
@@ -278,7 +274,7 @@ class Unpickler:
         _op("BINUNICODE"): _binunicode, _op("SHORT_BINSTRING"): _short_binstring,
         _op("BINPERSID"): _binpersid, _op("BINGET"): _get, _op("LONG_BINGET"): _get,
         _op("BINPUT"): _put, _op("LONG_BINPUT"): _put, _op("LONG1"): _long1,
-        _op("PROTO"): _proto,
+        _op("PROTO"): lambda self, _: None,  # any number, as PyTorch: the opcodes decide
     }
 
 
@@ -306,7 +302,7 @@ def _name(obj):
            f"'{getattr(named, '__module__', '?')}.{getattr(named, '__qualname__', '?')}'>"
 
 
-def unsupported_global(full):
+def _unsupported_global(full):
     """The error for a global outside the allowlist (PyTorch's wording, retrograd's names)."""
     if full.startswith("builtins."):
         full = full[len("builtins."):]  # as PyTorch spells it
