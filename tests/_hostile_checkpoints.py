@@ -254,6 +254,13 @@ def _state():
                    UnpicklingError)
     yield Case("reduce_payload_os_system", "state",
                archive(b"cos\nsystem\n(S'echo pwned'\ntR."), UnpicklingError)
+    yield Case("complex_of_a_huge_int", "state",
+               archive(pkl(glob("__builtin__", "complex") + tup(num(10 ** 400)) + b"R")),
+               UnpicklingError, OverflowError, "load raises only its documented types")
+    yield Case("bytearray_with_an_unknown_codec", "state",
+               archive(pkl(glob("__builtin__", "bytearray") + tup(uni("x"), uni("no-codec"))
+                           + b"R")),
+               UnpicklingError, LookupError, "load raises only its documented types")
     yield Case("reduce_on_a_built_object", "state",
                archive(pkl(b"]" + tup(num(1)) + b"R")), UnpicklingError)
     yield Case("persistent_id_not_storage", "state",
@@ -389,6 +396,16 @@ def _pickles():
                UnpicklingError, UnicodeDecodeError, "PyTorch lets UnicodeDecodeError out")
     yield Case("setitems_odd_items", "pickle", archive(pkl(b"}(" + uni("a") + b"u")),
                UnpicklingError, IndexError, "PyTorch's interpreter lets IndexError out")
+    deep = b")" + b"\x85" * 10 ** 6  # ((((),),),) a million deep, from a 1 MB pickle
+    yield Case("million_deep_tuple_as_dict_key", "pickle", archive(pkl(b"}" + deep + b"Ns")),
+               UnpicklingError, "skip", "PyTorch overflows the C stack hashing it: a segfault")
+    yield Case("million_deep_tuple_in_a_set", "pickle",
+               archive(pkl(glob("__builtin__", "set") + deep + b"\x85\x85R")),
+               UnpicklingError, "skip", "PyTorch overflows the C stack hashing it: a segfault")
+    yield Case("million_deep_tuple_as_a_value", "pickle", archive(pkl(deep)), UnpicklingError,
+               None, "PyTorch returns it, a landmine for the caller's first hash of it")
+    yield Case("tuples_1000_deep", "pickle", archive(pkl(b"}" + b")" + b"\x85" * 999 + b"Ns")),
+               None)
     yield Case("valid_tensor_in_a_dict", "pickle", archive(pkl(b"}" + uni("w") + t + b"s")),
                None)
 

@@ -17,7 +17,10 @@ Malformed streams (an unknown opcode, a stack or memo reference to nothing, an o
 cut short) raise ``UnpicklingError`` naming the opcode's offset, where PyTorch's
 interpreter lets ``KeyError``/``IndexError`` out; a stream that ends before STOP raises
 ``EOFError``, as there. REDUCE arguments may not copy more items than the pickle holds,
-so a small pickle cannot call ``Size(big_list)`` a million times over.
+so a small pickle cannot call ``Size(big_list)`` a million times over. Tuples may nest at
+most 1000 deep: hashing a tuple recurses in C without a recursion check, so a 1 MB pickle
+using a million-deep tuple as a dict key or set element crashes the interpreter (PyTorch's
+unpickler included).
 """
 
 import _compat_pickle
@@ -27,6 +30,7 @@ import struct
 from pickle import UnpicklingError
 
 _BLOCKED_MODULES = ("sys", "os", "posix", "nt")
+_MAX_TUPLE_DEPTH = 1000
 
 
 def _op(name):
@@ -59,6 +63,7 @@ class Unpickler:
         self.user_types = tuple(user_types)
         self.budget = 2 * len(self.data) + 4096  # items REDUCE/NEWOBJ arguments may copy
         self.memo, self.stack, self.metastack = {}, [], []
+        self.depths = {}  # id(tuple) -> (nesting depth, the tuple: kept alive, so ids stay)
 
     # ---- reading the stream ----
 
@@ -101,6 +106,44 @@ class Unpickler:
         if self.budget < 0:
             raise UnpicklingError(f"{what} at offset {self.at}: arguments copy more data "
                                   f"than the pickle holds (a data amplification)")
+
+    def _tuple_depth(self, t):
+        """How deep tuple ``t`` nests (iteratively, each tuple measured once); refused
+        past ``_MAX_TUPLE_DEPTH`` (see module doc)."""
+        known, todo = self.depths, [t]
+        while todo:
+            top = todo[-1]
+            if id(top) in known:
+                todo.pop()
+                continue
+            pending = [c for c in top if isinstance(c, tuple) and id(c) not in known]
+            if pending:
+                todo.extend(pending)
+                continue
+            depth = 1 + max((known[id(c)][0] for c in top if isinstance(c, tuple)), default=0)
+            if depth > _MAX_TUPLE_DEPTH:
+                raise UnpicklingError(f"tuples nested more than {_MAX_TUPLE_DEPTH} deep "
+                                      f"(offset {self.at}): hashing them would overflow the "
+                                      f"C stack")
+            known[id(top)] = (depth, top)
+            todo.pop()
+        return known[id(t)][0]
+
+    def _push(self, obj):
+        """Push a built object; a tuple's depth is measured first."""
+        if isinstance(obj, tuple):
+            self._tuple_depth(obj)
+        self.stack.append(obj)
+
+    def _call(self, func, *args):
+        """``func(*args)``; a lookup or arithmetic error (``bytearray("x", "no-such-codec")``,
+        ``complex(10**400)``) becomes an ``UnpicklingError``, so a bad file raises only the
+        types ``load`` documents."""
+        try:
+            return func(*args)
+        except (LookupError, ArithmeticError) as e:
+            raise UnpicklingError(f"calling {_name(func)} at offset {self.at} raised "
+                                  f"{type(e).__name__}: {e}") from None
 
     def _is_allowed(self, obj):
         return id(obj) in self.allowed_ids
@@ -145,7 +188,7 @@ class Unpickler:
             raise UnpicklingError(f"Can only create new object for classes allowlisted via "
                                   f"`add_safe_globals` but got {_name(cls)}")
         self._charge(args, "NEWOBJ")
-        self.stack.append(cls.__new__(cls, *args))
+        self._push(self._call(cls.__new__, cls, *args))
 
     def _reduce(self, _):
         args, func = self._pop("REDUCE"), self._top("REDUCE")
@@ -156,7 +199,8 @@ class Unpickler:
             raise UnpicklingError(f"REDUCE at offset {self.at}: arguments must be a tuple, "
                                   f"got {type(args).__name__}")
         self._charge(args, "REDUCE")
-        self.stack[-1] = func(*args)
+        self.stack.pop()
+        self._push(self._call(func, *args))
 
     def _build(self, _):
         state, inst = self._pop("BUILD"), self._top("BUILD")
@@ -207,14 +251,15 @@ class Unpickler:
         self.stack = []
 
     def _tuple(self, _):
-        items = tuple(self._pop_mark("TUPLE"))  # (before self.stack is read: it changes)
-        self.stack.append(items)
+        self._push(tuple(self._pop_mark("TUPLE")))
 
     def _tuple_n(self, n):
         if len(self.stack) < n:
             raise UnpicklingError(f"TUPLE{n} at offset {self.at}: the stack holds fewer than "
                                   f"{n} items")
-        self.stack[-n:] = [tuple(self.stack[-n:])]
+        items = tuple(self.stack[-n:])
+        del self.stack[-n:]
+        self._push(items)
 
     def _binunicode(self, _):
         n = struct.unpack("<I", self._read(4))[0]
