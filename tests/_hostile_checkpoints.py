@@ -15,7 +15,6 @@ import pickle
 import struct
 import warnings
 import zipfile
-import zlib
 from typing import NamedTuple
 
 import retrograd
@@ -280,12 +279,10 @@ def _alloc():
                        method=zipfile.ZIP_DEFLATED)
     yield Case("deflated_entry_declares_4gib", "alloc",
                declare_size(deflated, "archive/data/0", 2 ** 32 - 4), RuntimeError)
-    zeros = zlib.compressobj(9, zlib.DEFLATED, -15)
-    body = zeros.compress(b"\0" * (1 << 22)) + zeros.flush()
     yield Case("honest_deflate_of_4mib_zeros", "alloc",
                archive(pkl(tensor(numel=1 << 20, size=(1 << 20,))), {"data/0": b"\0" * (1 << 22)},
                        method=zipfile.ZIP_DEFLATED), None, "same",
-               f"{len(body)} compressed bytes that really inflate to 4 MiB: loads")
+               "a few KB that really inflate to 4 MiB, within deflate's ratio: it loads")
     two = archive(pkl(b"}(" + uni("a") + tensor() + uni("b")
                       + tensor(storage=storage_pid(key="1")) + b"u"),
                   {"data/0": F4, "data/1": F4})

@@ -191,3 +191,12 @@ def test_views_reaching_the_storage_end_load():
 def test_big_endian_checkpoints_are_read():
     data = archive(pkl(tensor()), {"data/0": F4[::-1], "byteorder": b"big"})
     assert retrograd.load(io.BytesIO(data)).tolist() == [4., 3., 2., 1.]
+
+
+@pytest.mark.torch
+def test_legacy_format_files_are_named_not_misread(torch, tmp_path):
+    """A pre-1.6 file (torch still writes it on request) is recognised by its magic
+    number and refused by name: retrograd reads only the zip format."""
+    torch.save({"a": torch.ones(2)}, tmp_path / "old.pt", _use_new_zipfile_serialization=False)
+    with pytest.raises(RuntimeError, match=r"old\.pt: .*legacy format"):
+        retrograd.load(tmp_path / "old.pt")
