@@ -207,6 +207,8 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_seria
 _ALLOWED = _checkpoint_reader.allowed_globals()
 _SAFE = {}  # added by add_safe_globals: "module.name" -> object
 _LEGACY_MAGIC = 0x1950a86a20f9469cfc6c  # the first pickle of a pre-1.6 torch.save file
+# what a bad file raises (PyTorch's types), re-raised with the file's name
+_BAD_FILE = (pickle.UnpicklingError, EOFError, RuntimeError, ValueError, TypeError)
 
 
 def add_safe_globals(safe_globals):
@@ -325,9 +327,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         is_zip = fh.read(4) == b"PK\x03\x04"  # as torch: the magic at the start, only
         fh.seek(start)
         obj = _load_zip(fh, weights_only, map_fn) if is_zip else _load_non_zip(fh)
-    except (pickle.UnpicklingError, EOFError, RuntimeError, ValueError, TypeError) as e:
-        if type(e) not in (pickle.UnpicklingError, EOFError, RuntimeError, ValueError,
-                           TypeError):
+    except _BAD_FILE as e:
+        if type(e) not in _BAD_FILE:  # a subclass (NotImplementedError...) stays as it is
             raise
         raise type(e)(f"{_source(f)}: {e}") from None
     finally:
