@@ -182,7 +182,7 @@ class StorageReader:
         self.archive, self.map_fn = archive, map_fn
         self.byteorder = archive.byteorder()
         self.raw = {}    # key -> bytearray
-        self.typed = {}  # (key, dtype) -> Storage
+        self.typed = {}  # (key, NumPy dtype or "bfloat16") -> Storage
 
     def __call__(self, pid):
         if not (type(pid) is tuple and len(pid) == 5 and pid[0] == "storage"):
@@ -200,9 +200,9 @@ class StorageReader:
             raise RuntimeError(f"storage {self.archive.prefix}{name}: invalid element count "
                                f"{_short(numel)}")
         dtype = kind.dtype
-        storage = self.typed.get((key, str(dtype)))
+        storage = self.typed.get((key, dtype))
         if storage is None:
-            storage = self.typed[(key, str(dtype))] = self._typed(key, name, dtype, numel)
+            storage = self.typed[(key, dtype)] = self._typed(key, name, dtype, numel)
             moved = storage.array if self.map_fn is None else \
                 self.map_fn(storage.array, location)
             if moved is not None and moved is not storage.array:

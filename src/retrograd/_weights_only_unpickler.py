@@ -132,7 +132,10 @@ class Unpickler:
     def _push(self, obj):
         """Push a built object; a tuple's depth is measured first."""
         if isinstance(obj, tuple):
-            self._tuple_depth(obj)
+            if any(isinstance(c, tuple) for c in obj):
+                self._tuple_depth(obj)
+            else:  # the common flat tuple (sizes, strides, arguments)
+                self.depths[id(obj)] = (1, obj)
         self.stack.append(obj)
 
     def _call(self, func, *args):
@@ -151,18 +154,18 @@ class Unpickler:
     # ---- the interpreter ----
 
     def load(self):
-        dispatch = self._dispatch
+        data, dispatch, end = self.data, self._dispatch, len(self.data)
         while True:
-            self.at = self.pos
-            if self.pos >= len(self.data):
+            at = self.at = self.pos
+            if at >= end:
                 raise EOFError("Ran out of input: the pickle ends before its STOP opcode")
-            key = self.data[self.pos]
-            self.pos += 1
+            key = data[at]
+            self.pos = at + 1
             if key == _STOP:
                 return self._pop("STOP")
             handler = dispatch.get(key)
             if handler is None:
-                raise UnpicklingError(f"Unsupported operand {key} at offset {self.at}")
+                raise UnpicklingError(f"Unsupported operand {key} at offset {at}")
             n = _FIXED.get(key)
             handler(self, self._read(n) if n else None)
 
