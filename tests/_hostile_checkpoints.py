@@ -89,8 +89,7 @@ def archive(data_pkl, entries=None, name="archive", version=b"3\n", method=zipfi
     with zipfile.ZipFile(buf, "w", method) as zf:
         zf.writestr(f"{name}/data.pkl", data_pkl)
         for k, v in entries.items():
-            zf.writestr(k if k.startswith("/") or "/" in k and k.split("/")[0] != "data"
-                        else f"{name}/{k}", v)
+            zf.writestr(f"{name}/{k}", v)
         if version is not None:
             zf.writestr(f"{name}/version", version)
     return buf.getvalue()
