@@ -200,3 +200,12 @@ def test_legacy_format_files_are_named_not_misread(torch, tmp_path):
     torch.save({"a": torch.ones(2)}, tmp_path / "old.pt", _use_new_zipfile_serialization=False)
     with pytest.raises(RuntimeError, match=r"old\.pt: .*legacy format"):
         retrograd.load(tmp_path / "old.pt")
+
+
+def test_weights_only_false_still_checks_archives_and_views():
+    """``weights_only=False`` trusts the pickle's code, not its numbers."""
+    with pytest.raises(RuntimeError, match="out of bounds for storage of size 16"):
+        retrograd.load(io.BytesIO(archive(pkl(tensor(size=(2 ** 20,))))), weights_only=False)
+    case = {c.name: c for c in CORPUS}["1kb_file_declares_4gib"]
+    with pytest.raises(RuntimeError, match="more than its 16 bytes in the file can hold"):
+        retrograd.load(io.BytesIO(case.data), weights_only=False)
