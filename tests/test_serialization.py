@@ -136,7 +136,7 @@ def test_malicious_pickle_is_refused_before_running():
 def test_load_errors_and_map_location(tmp_path):
     with pytest.raises(FileNotFoundError):
         retrograd.load(tmp_path / "missing.pt")
-    (tmp_path / "legacy.pt").write_bytes(pickle.dumps({"a": 1}))
+    (tmp_path / "legacy.pt").write_bytes(pickle.dumps({"a": 1}, protocol=2))
     with pytest.raises(RuntimeError, match="zip format"):
         retrograd.load(tmp_path / "legacy.pt")
     retrograd.save({"a": retrograd.ones(2)}, tmp_path / "m.pt")

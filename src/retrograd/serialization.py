@@ -23,24 +23,17 @@ import os
 import pickle
 import secrets
 import struct
-import warnings
 import zipfile
 
 import numpy
 
-from . import _dtype
+from . import _checkpoint_reader, _dtype, _weights_only_unpickler
+from ._checkpoint_reader import STORAGE as _STORAGE
 from ._tensor import Size, Tensor, wrap
 from .backend import Device, device_of
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "safe_globals"]
 
-# Legacy storage class names PyTorch pickles, by NumPy dtype. bfloat16 has no NumPy
-# dtype: it is read (exactly) as float32.
-_STORAGE = {"float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
-            "int64": "LongStorage", "int32": "IntStorage", "int16": "ShortStorage",
-            "int8": "CharStorage", "uint8": "ByteStorage", "bool": "BoolStorage",
-            "complex64": "ComplexFloatStorage", "complex128": "ComplexDoubleStorage"}
-_BFLOAT16 = "bfloat16"
 _ALIGN = 64
 
 
@@ -211,97 +204,11 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_seria
 
 # ---- reading ------------------------------------------------------------------------------
 
-class _StorageType:
-    """What ``torch.FloatStorage`` (and the other storage classes) unpickle to."""
-
-    __slots__ = ("dtype",)
-
-    def __init__(self, dtype):
-        self.dtype = dtype
-
-
-def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks,
-                       metadata=None):
-    """A tensor viewing ``storage`` (so tensors of one storage share memory)."""
-    item = storage.itemsize
-    if 0 in size:
-        arr = numpy.empty(size, storage.dtype)
-    else:
-        arr = numpy.lib.stride_tricks.as_strided(
-            storage[storage_offset:], shape=tuple(size), strides=[s * item for s in stride])
-    t = wrap(arr)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
-
-
-def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks,
-                       dtype, metadata=None):
-    storage = storage.view(numpy.uint8).view(dtype.np)
-    return _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad,
-                              backward_hooks)
-
-
-def _parameter_class():
-    try:
-        from .nn import Parameter
-    except ImportError:  # pragma: no cover - only while retrograd.nn is absent
-        return None
-    return Parameter
-
-
-def _rebuild_parameter(data, requires_grad, backward_hooks, state=None):
-    cls = _parameter_class()
-    if cls is None:
-        return data.detach().requires_grad_(requires_grad)
-    return cls(data, requires_grad)
-
-
-def _rebuild_from_type_v2(func, new_type, args, state):
-    """A tensor subclass (Parameter) or a tensor with attributes: the tensor, as a
-    Parameter when it was one."""
-    t = func(*args)
-    return _rebuild_parameter(t, t.requires_grad, None) if new_type is _PARAMETER_TYPE else t
-
-
-_PARAMETER_TYPE = object()  # what torch.nn.parameter.Parameter unpickles to
-_TENSOR_TYPE = object()     # torch.Tensor
-
-
-def _allowed():
-    """PyTorch's globals a weights-only load accepts, mapped to retrograd."""
-    g = {"collections.OrderedDict": collections.OrderedDict,
-         "collections.Counter": collections.Counter,
-         "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
-         "torch._utils._rebuild_tensor_v3": _rebuild_tensor_v3,
-         "torch._utils._rebuild_parameter": _rebuild_parameter,
-         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter,
-         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
-         "torch.nn.parameter.Parameter": _PARAMETER_TYPE,
-         "torch.Tensor": _TENSOR_TYPE,
-         "torch.Size": Size,
-         "torch.device": Device,
-         "_codecs.encode": _encode,
-         "builtins.bytearray": bytearray,
-         "builtins.set": set,
-         "builtins.complex": complex,
-         "torch.storage.UntypedStorage": _StorageType(numpy.dtype(numpy.uint8)),
-         "torch.UntypedStorage": _StorageType(numpy.dtype(numpy.uint8)),
-         "torch.BFloat16Storage": _StorageType(_BFLOAT16)}
-    for np_name, cls in _STORAGE.items():
-        g[f"torch.{cls}"] = _StorageType(numpy.dtype(np_name))
-    for d in _dtype._from_np.values():
-        g[f"torch.{d.name}"] = d
-    return g
-
-
-def _encode(obj, encoding="latin1"):
-    """``_codecs.encode``: how protocol-2 pickles spell bytes."""
-    return obj.encode(encoding)
-
-
-_ALLOWED = _allowed()
+_ALLOWED = _checkpoint_reader.allowed_globals()
 _SAFE = {}  # added by add_safe_globals: "module.name" -> object
+_LEGACY_MAGIC = 0x1950a86a20f9469cfc6c  # the first pickle of a pre-1.6 torch.save file
+# what a bad file raises (PyTorch's types), re-raised with the file's name
+_BAD_FILE = (pickle.UnpicklingError, EOFError, RuntimeError, ValueError, TypeError)
 
 
 def add_safe_globals(safe_globals):
@@ -329,80 +236,65 @@ class safe_globals:
         _SAFE.update(self._prev)
 
 
-def _weights_only_error(full):
-    full = full[len("builtins."):] if full.startswith("builtins.") else full  # as PyTorch
-    return pickle.UnpicklingError(
-        f"Weights only load failed. Unsupported global: GLOBAL {full} was not an allowed "
-        f"global by default. Re-running `load` with `weights_only=False` will likely succeed, "
-        f"but it can result in arbitrary code execution: do it only if you got the file from "
-        f"a trusted source. Alternatively allow this global with "
-        f"`retrograd.serialization.add_safe_globals([{full}])`.")
-
-
-class _Unpickler(pickle.Unpickler):
-    def __init__(self, file, zf, prefix, weights_only, map_fn):
-        super().__init__(file, encoding="utf-8")
-        self.zf, self.prefix, self.weights_only = zf, prefix, weights_only
-        self.map_fn = map_fn  # a map_location callable, or None
-        self.raw = {}      # key -> bytearray
-        self.typed = {}    # (key, dtype) -> array
+class _FullUnpickler(pickle.Unpickler):
+    """``weights_only=False``: any global the file names (arbitrary code, by request)."""
 
     def find_class(self, module, name):
-        # protocol 2 spells Python 3 names the Python 2 way (__builtin__.print)
         if (module, name) in _compat_pickle.NAME_MAPPING:
             module, name = _compat_pickle.NAME_MAPPING[(module, name)]
         module = _compat_pickle.IMPORT_MAPPING.get(module, module)
         full = f"{module}.{name}"
-        obj = _ALLOWED.get(full)
-        if obj is None:
-            obj = _SAFE.get(full)
+        obj = _ALLOWED.get(full, _SAFE.get(full))
         if obj is not None:
             return obj
-        if self.weights_only or module == "torch" or module.startswith("torch."):
-            if not self.weights_only:
-                raise pickle.UnpicklingError(f"cannot load {full}: retrograd does not read "
-                                             f"this PyTorch object")
-            raise _weights_only_error(full)
+        if module == "torch" or module.startswith("torch."):
+            raise pickle.UnpicklingError(f"cannot load {full}: retrograd does not read this "
+                                         f"PyTorch object")
         return super().find_class(module, name)
 
-    def _read(self, name):
-        """An entry's bytes, read once into a writable buffer (tensors view it)."""
-        buf = bytearray(self.zf.getinfo(name).file_size)
-        with self.zf.open(name) as fh:
-            view, n = memoryview(buf), 0
-            while n < len(buf):
-                got = fh.readinto(view[n:])
-                if not got:
-                    raise RuntimeError(f"truncated checkpoint: entry {name} ends early")
-                n += got
-        return buf
 
-    def persistent_load(self, pid):
-        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
-                and isinstance(pid[1], _StorageType)):
-            raise pickle.UnpicklingError(f"unsupported persistent id encountered: {pid!r}")
-        _, kind, key, location, numel = pid
-        dtype = kind.dtype
-        arr = self.typed.get((key, str(dtype)))
-        if arr is None:
-            raw = self.raw.get(key)
-            if raw is None:
-                raw = self.raw[key] = self._read(f"{self.prefix}data/{key}")
-            if dtype is _BFLOAT16:
-                warnings.warn("bfloat16 tensors are loaded as float32 (exactly): retrograd "
-                              "has no bfloat16", UserWarning, stacklevel=2)
-                bits = numpy.frombuffer(raw, "<u2").astype(numpy.uint32) << 16
-                arr = bits.view(numpy.float32)
-            else:
-                arr = numpy.frombuffer(raw, dtype.newbyteorder("<"))
-                if not arr.dtype.isnative:
-                    arr = arr.astype(dtype)
-            self.typed[(key, str(dtype))] = arr
-            moved = arr if self.map_fn is None else self.map_fn(arr, location)
-            if moved is not None and moved is not arr:
-                raise NotImplementedError("a map_location callable may only keep each storage "
-                                          "on the CPU (as `lambda storage, loc: storage` does)")
-        return arr
+def _unpickle(data, weights_only, persistent_load):
+    if not weights_only:
+        unpickler = _FullUnpickler(io.BytesIO(data), encoding="utf-8")
+        unpickler.persistent_load = persistent_load
+        return unpickler.load()
+    allowed = {**_ALLOWED, **_SAFE}
+    user_types = [v for v in _SAFE.values() if isinstance(v, type)]
+    return _weights_only_unpickler.Unpickler(data, allowed, persistent_load,
+                                             user_types).load()
+
+
+def _refuse_storages(pid):
+    raise pickle.UnpicklingError("unsupported persistent id encountered")
+
+
+def _load_non_zip(fh):
+    """What PyTorch does with a file that is not a zip archive: unpickle its first object,
+    which a legacy (pre-1.6) file starts with; retrograd reads no further."""
+    magic = _unpickle(fh.read(1 << 20), True, _refuse_storages)
+    if type(magic) is not int or magic != _LEGACY_MAGIC:
+        raise RuntimeError("Invalid magic number; corrupt file? retrograd.load reads "
+                           "PyTorch's zip format (torch.save since 1.6)")
+    raise RuntimeError("this file is in PyTorch's legacy format (torch.save before 1.6): "
+                       "retrograd.load reads only PyTorch's zip format")
+
+
+def _load_zip(fh, weights_only, map_fn):
+    archive = _checkpoint_reader.Archive(fh)
+    try:
+        data = archive.read("data.pkl")
+        storages = _checkpoint_reader.StorageReader(archive, map_fn)
+        return _unpickle(data, weights_only, storages)
+    finally:
+        archive.close()
+
+
+def _source(f):
+    """How an error names the file: its path, or the file object's name or type."""
+    if isinstance(f, (str, os.PathLike)):
+        return os.fspath(f)
+    name = getattr(f, "name", None)
+    return name if isinstance(name, str) else f"<{type(f).__name__}>"
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
@@ -410,7 +302,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     """Read what ``save`` or ``torch.save`` wrote (a path or binary file).
 
     weights_only (default True, as in PyTorch): only tensors, containers and Python values
-    may be in the file; anything else raises ``pickle.UnpicklingError`` naming it.
+    may be in the file; anything else raises ``pickle.UnpicklingError`` naming it. A
+    hostile file cannot read or write outside its storages, change any global, or make
+    ``load`` take more memory than it holds: it raises PyTorch's exception type
+    (``RuntimeError``, ``UnpicklingError``, ``EOFError``...) with the file's name.
     map_location: None, a device (tensors are read onto the CPU, then moved there), a
     dict {saved location: device} sending every location to the CPU, or a callable
     ``(storage, location)`` that keeps storages on the CPU. ``pickle_module``
@@ -423,23 +318,19 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
                                   "memory")
     if weights_only is None:
         weights_only = True
+    map_fn = map_location if callable(map_location) and \
+        not isinstance(map_location, (str, Device)) else None
     own = isinstance(f, (str, os.PathLike))
     fh = open(f, "rb") if own else f
     try:
-        if not zipfile.is_zipfile(fh):
-            raise RuntimeError("retrograd.load reads PyTorch's zip format (torch.save since "
-                               "1.6); this file is in another (legacy or unknown) format")
-        fh.seek(0)
-        with zipfile.ZipFile(fh) as zf:
-            pkl = next((n for n in zf.namelist() if n.endswith("/data.pkl")
-                        and n.count("/") == 1), None)
-            if pkl is None:
-                raise RuntimeError("not a PyTorch checkpoint: no <name>/data.pkl in the archive")
-            prefix = pkl[:-len("data.pkl")]
-            map_fn = map_location if callable(map_location) and \
-                not isinstance(map_location, (str, Device)) else None
-            unpickler = _Unpickler(io.BytesIO(zf.read(pkl)), zf, prefix, weights_only, map_fn)
-            obj = unpickler.load()
+        start = fh.tell()
+        is_zip = fh.read(4) == b"PK\x03\x04"  # as torch: the magic at the start, only
+        fh.seek(start)
+        obj = _load_zip(fh, weights_only, map_fn) if is_zip else _load_non_zip(fh)
+    except _BAD_FILE as e:
+        if type(e) not in _BAD_FILE:  # a subclass (NotImplementedError...) stays as it is
+            raise
+        raise type(e)(f"{_source(f)}: {e}") from None
     finally:
         if own:
             fh.close()
