@@ -12,9 +12,11 @@ import math
 
 import numpy
 
-from ._registry import _pretty, apply, defop
+from ..backend import get_array_module
+from ._loss_args import check_embedding, check_nll
+from ._registry import FUNCTIONS, _pretty, apply, defop
 from .pointwise import _sigmoid_fwd
-from .reduction import _dim1
+from .reduction import _dim1, _vector_norm
 
 __all__ = ["linear", "constant_pad", "mode_pad", "softmax", "log_softmax", "nll_loss",
            "layer_norm", "batch_norm", "group_norm", "gelu", "silu", "embedding", "mse_loss",
@@ -31,7 +33,6 @@ def _max_scalar(xp, x, c):
     """``maximum(x, c)`` for a Python number ``c`` (the facade's maximum takes tensors)."""
     if _is_np(xp):
         return xp.maximum(x, c)
-    from ._registry import FUNCTIONS
     return FUNCTIONS["clamp_min"](x, c)
 
 
@@ -416,10 +417,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """The fused negative log-likelihood; input (N, C, ...) or (C,), class-index target."""
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    if input.ndim == 0 or (input.ndim > 1 and target.shape != input.shape[:1] +
-                           input.shape[2:]):
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                         f"batch_size ({target.shape[0] if target.ndim else 0}).")
+    check_nll(input, target, weight, ignore_index)
     op = _nll if input.ndim <= 2 else _nll2d
     return apply(op, (input, target, weight), (reduction, ignore_index))[0]
 
@@ -723,35 +721,62 @@ def silu(input):
 
 
 # ---- embedding ----------------------------------------------------------------------------
-def _embedding_grad(xp, grad, indices, weight_shape, padding_idx):
+def _embedding_grad(xp, grad, indices, weight_shape, padding_idx, scale_grad_by_freq):
     n, d = weight_shape
     g = xp.reshape(grad, (-1, d))
     idx = xp.reshape(indices, (-1,))
+    if scale_grad_by_freq:  # each row's gradient over the number of times it was looked up
+        counts = (xp.bincount(idx, minlength=n) if _is_np(xp)
+                  else FUNCTIONS["bincount"](idx, minlength=n))
+        g = g / xp.expand_dims(counts[idx], 1)
     if _is_np(xp):
         out = xp.zeros((n, d), dtype=grad.dtype)
         xp.add.at(out, idx, g)
         if padding_idx is not None:
             out[padding_idx] = 0
         return out
-    from ._registry import FUNCTIONS
     if padding_idx is not None:
         g = g * xp.expand_dims(xp.not_equal(idx, padding_idx), 1)
     return FUNCTIONS["index_add"](xp.zeros((n, d), dtype=grad.dtype), 0, idx, g)
 
 
-_embedding = defop("embedding", lambda xp, weight, indices, padding_idx: weight[indices],
+_embedding = defop("embedding",
+                   lambda xp, weight, indices, padding_idx, scale_grad_by_freq: weight[indices],
                    inputs=("weight", "indices"), vjp={"weight": _embedding_grad},
                    jvp="linear")
 
 
+def _embedding_renorm(weight, indices, max_norm, norm_type):
+    """``embedding_renorm_``: each looked-up row whose ``norm_type``-norm exceeds
+    ``max_norm`` scaled in place to ``max_norm`` (outside the graph, as under no_grad)."""
+    xp = get_array_module(weight._data)
+    rows = xp.unique(indices._data)
+    if not rows.size:
+        return
+    norms = _vector_norm(xp, weight._data[rows], float(norm_type), 1, True)
+    over = norms > max_norm
+    if over.any():
+        weight._data[rows] *= xp.where(over, max_norm / (norms + 1e-7), 1).astype(
+            weight._data.dtype)
+        weight._vc[0] += 1
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not "
-                                  "supported")
-    if padding_idx is not None and padding_idx < 0:
-        padding_idx += weight.shape[0]
-    return apply(_embedding, (weight, input), (padding_idx,))
+    """Rows of ``weight`` looked up by ``input``; with ``max_norm``, the looked-up rows
+    are first renormed in place, as PyTorch's ``embedding_renorm_``."""
+    if sparse:
+        raise NotImplementedError("embedding: sparse gradients are not supported")
+    n = weight.shape[0] if weight.ndim else 0
+    if padding_idx is not None:
+        if not -n <= padding_idx < max(n, 1):
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        if padding_idx < 0:
+            padding_idx += n
+    check_embedding(input, weight, max_norm)
+    if max_norm is not None:
+        _embedding_renorm(weight, input, max_norm, norm_type)
+    return apply(_embedding, (weight, input), (padding_idx, bool(scale_grad_by_freq)))
 
 
 # ---- pointwise losses ---------------------------------------------------------------------
