@@ -75,12 +75,17 @@ __all__ = ["linear", "bilinear", "conv1d", "conv2d", "conv_transpose2d", "max_po
 
 
 def linear(input, weight, bias=None):
-    """``input @ weight.T + bias`` as one GEMM: addmm on the rows of any batched input,
-    viewed back (PyTorch's AddmmBackward0 / ViewBackward0)."""
-    if bias is not None and input.ndim >= 2 and weight.ndim == 2:
+    """``input @ weight.T + bias``, taking ATen's paths: one addmm on the rows of a
+    contiguous input when the bias is a vector (AddmmBackward0, ViewBackward0), else
+    matmul and an in-place add."""
+    if input.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
+                           f"{input.ndim}D and {weight.ndim}D")
+    if bias is not None and (input.ndim == 2 or bias.squeeze().ndim == 1 and bias.is_contiguous()
+                             and input.is_contiguous()):
         return _nn.linear(input, weight, bias)
     out = input.matmul(weight.t())
-    return out if bias is None else out + bias
+    return out if bias is None else out.add_(bias)
 
 
 def bilinear(input1, input2, weight, bias=None):

@@ -4,12 +4,10 @@ nothing half-written; an index is never allowed to wrap around as NumPy's would.
 """
 
 from ._registry import _pretty
+from .conversion import legacy_type_name
 
 _TARGET_DTYPES = ("int64", "uint8")
 _INDEX_DTYPES = ("int64", "int32")
-_TENSOR_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-                 "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
-                 "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
 
 
 def _dims(shape):
@@ -86,7 +84,7 @@ def check_embedding(indices, weight, max_norm):
     if dt.name not in _INDEX_DTYPES:
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got "
-                           f"torch.{_TENSOR_TYPES.get(dt.name, dt.name)} instead (while "
+                           f"{legacy_type_name(indices.dtype)} instead (while "
                            f"checking arguments for {fn})")
     n, idx = weight.shape[0], indices._data
     if not idx.size:

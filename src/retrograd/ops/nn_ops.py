@@ -12,10 +12,12 @@ import math
 
 import numpy
 
+from .._tensor import wrap
 from ..backend import get_array_module
 from ._loss_args import check_embedding, check_nll
 from ._registry import FUNCTIONS, _pretty, apply, defop
 from .pointwise import _sigmoid_fwd
+from .linalg import _addmm_args
 from .reduction import _dim1, _vector_norm
 
 __all__ = ["linear", "constant_pad", "mode_pad", "softmax", "log_softmax", "nll_loss",
@@ -72,17 +74,17 @@ _linear = defop("linear", _linear_fwd,
 
 
 def linear(input, weight, bias):
-    """``input @ weight.T + bias`` on a 2-D input (a batched one is viewed as rows).
-    Mixed dtypes are refused, as PyTorch's addmm does (NumPy would promote)."""
-    dt = weight._data.dtype
-    if input._data.dtype != dt or bias._data.dtype != dt:
-        first, other = (("mat1", input) if input._data.dtype != dt else ("self", bias))
-        raise RuntimeError(f"{first} and mat2 must have the same dtype, but got "
-                           f"{_pretty(other._data.dtype)} and {_pretty(dt)}")
-    if input.ndim == 2:
-        return apply(_linear, (bias, input, weight))
-    rows = apply(_linear, (bias, input.reshape(-1, input.shape[-1]), weight))
-    return rows.view(*input.shape[:-1], weight.shape[0])
+    """``input @ weight.T + bias`` as addmm on the rows of the input (any number of dims,
+    viewed back): ATen's fused path, with addmm's checks (same dtypes: NumPy would
+    promote; the mat1/mat2 message for a wrong number of input features)."""
+    if weight.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{weight.ndim}D")
+    k = input.shape[-1]
+    rows = input if input.ndim == 2 else input.reshape(math.prod(input.shape[:-1]), k)
+    _addmm_args(bias, rows, wrap(weight._data.T))
+    out = apply(_linear, (bias, rows, weight))
+    return out if input.ndim == 2 else out.view(*input.shape[:-1], weight.shape[0])
 
 
 # ---- constant padding ---------------------------------------------------------------------
