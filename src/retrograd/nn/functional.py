@@ -14,10 +14,11 @@ import numpy
 import retrograd
 from .._tensor import wrap
 from ..ops import nn_ops as _nn
-from ..ops.nn_ops import (batch_norm, binary_cross_entropy,  # noqa: F401 (re-exports)
-                          binary_cross_entropy_with_logits, embedding, gelu, group_norm,
-                          layer_norm, mse_loss, smooth_l1_loss)
-from ..ops.losses import legacy_reduction as _legacy_reduction
+from ..ops.nn_ops import (batch_norm, embedding, gelu, group_norm,  # noqa: F401 (re-exports)
+                          layer_norm)
+from ._functional_losses import (binary_cross_entropy,  # noqa: F401 (re-exports)
+                                 binary_cross_entropy_with_logits, cross_entropy, l1_loss,
+                                 mse_loss, nll_loss, smooth_l1_loss)
 from ..ops.conv import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401
 from ._mha import multi_head_attention_forward  # noqa: F401
 from ..ops.activation import (celu, celu_, elu, elu_, glu, hardshrink, hardsigmoid,
@@ -284,94 +285,6 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     for i in range(1, size):
         div = div + sq.narrow(1, i, c)
     return input / (div * (alpha / size) + k).pow(beta)
-
-
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-             reduction="mean"):
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    return _nn.nll_loss(input, target, weight, ignore_index, reduction)
-
-
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
-                  reduce=None, reduction="mean", label_smoothing=0.0):
-    """log_softmax over dim 1 (0 for a single sample), then nll_loss. A target of the
-    input's shape holds class probabilities (ATen's cross_entropy_loss decides by shape)."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    cdim = 0 if input.ndim == 1 else 1
-    if input.shape == target.shape:
-        if not target.is_floating_point():
-            raise RuntimeError(f"Expected floating point type for target with class "
-                               f"probabilities, got {_nn._pretty(target._data.dtype)}")
-        if ignore_index >= 0:
-            raise RuntimeError("ignore_index is not supported for floating point target")
-        return _cross_entropy_probs(input, target, weight, reduction, label_smoothing, cdim)
-    _check_label_smoothing(label_smoothing)
-    logp = _nn.log_softmax(input, cdim)
-    loss = _nn.nll_loss(logp, target, weight, ignore_index, reduction)
-    if label_smoothing <= 0:
-        return loss
-    return _smoothed(loss, logp, target, weight, reduction, ignore_index, label_smoothing,
-                     cdim)
-
-
-def _check_label_smoothing(label_smoothing):
-    if label_smoothing > 1:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
-                           f"{label_smoothing}")
-
-
-def _class_weight(weight, ndim, cdim):
-    """The (C,) class weight shaped to broadcast along the class dim."""
-    return weight.view((-1,) + (1,) * (ndim - cdim - 1))
-
-
-def _cross_entropy_probs(input, target, weight, reduction, label_smoothing, cdim):
-    """ATen's cross_entropy_loss_prob_target: ``-(log_softmax * target [* weight])``,
-    summed (mean: over the number of samples; NaN when there are none)."""
-    if input.ndim == 0:  # ATen reads the class count with size(1)
-        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
-    c = input.shape[cdim]
-    if weight is not None and (weight.ndim != 1 or weight.numel() != c):
-        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
-                           f"{c} classes or no classes but got weight tensor of shape: "
-                           f"{list(weight.shape)}")
-    logp = _nn.log_softmax(input, cdim)
-    _check_label_smoothing(label_smoothing)
-    if label_smoothing > 0:
-        target = target * (1 - label_smoothing) + label_smoothing / c
-    prod = logp * target
-    if weight is not None:
-        prod = prod * _class_weight(weight, input.ndim, cdim)
-    if reduction == "none":
-        return -prod.sum(cdim)
-    loss = -prod.sum()
-    if reduction == "mean":
-        return loss / (input.numel() // c) if input.numel() else loss.fill_(math.nan)
-    return loss
-
-
-def _smoothed(loss, logp, target, weight, reduction, ignore_index, label_smoothing, cdim):
-    """ATen's cross_entropy_loss_label_smoothing: the nll loss mixed with the mean of
-    ``-log_softmax`` over the classes; ignored targets masked to 0 (masked_fill, so an
-    all-ignored batch has zero gradients, not NaN)."""
-    c = logp.shape[cdim]
-    ignored = target == ignore_index
-    w = logp if weight is None else logp * _class_weight(weight, logp.ndim, cdim)
-    smooth = (-w.sum(cdim)).masked_fill(ignored, 0.0)
-    if reduction == "mean":
-        if weight is None:
-            smooth = smooth.sum() / ignored.logical_not().sum()
-        else:
-            smooth = smooth.sum() / weight[target.masked_select(ignored.logical_not())].sum()
-    elif reduction == "sum":
-        smooth = smooth.sum()
-    return loss * (1 - label_smoothing) + smooth * (label_smoothing / c)
-
-
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    d = (input - target).abs()
-    return d.mean() if reduction == "mean" else d.sum() if reduction == "sum" else d
 
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")

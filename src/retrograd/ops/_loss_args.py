@@ -3,6 +3,9 @@ and words. They run before any work (or in-place renorm) is done, so bad input l
 nothing half-written; an index is never allowed to wrap around as NumPy's would.
 """
 
+import numpy
+
+from .._dtype import can_cast, result_type
 from ._registry import _pretty
 from .conversion import legacy_type_name
 
@@ -101,3 +104,62 @@ def check_embedding(indices, weight, max_norm):
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if ((idx < 0) | (idx >= n)).any():
         raise IndexError("index out of range in self")
+
+
+def check_float_kernel(kernel, input, target):
+    """A kernel PyTorch has for floating types only, run in the promoted dtype."""
+    common = result_type(input, target)
+    if not common.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_pretty(common.np)}'")
+
+
+def check_output(shape, *shapes):
+    """An in-place write into a result of ``shape``: the operands may not broadcast wider."""
+    try:
+        full = numpy.broadcast_shapes(shape, *shapes)
+    except ValueError:
+        return  # the op itself reports which operands conflict
+    if tuple(full) != tuple(shape):
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast "
+                           f"shape {list(full)}")
+
+
+def check_cast(common, out):
+    """An in-place result of dtype ``common`` written into one of dtype ``out``."""
+    if not can_cast(common, out):
+        raise RuntimeError(f"result type {_pretty(common.np)} can't be cast to the desired "
+                           f"output type {_pretty(out.np)}")
+
+
+def check_bce(input, target, weight):
+    """binary_cross_entropy's kernel: one dtype, a floating one, values in [0, 1]."""
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {_pretty(target.dtype.np)} but expected "
+                           f"{_pretty(input.dtype.np)}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for "
+                                  f"'{_pretty(input.dtype.np)}'")
+    if weight is not None:
+        check_output(input.shape, weight.shape)
+    for name, x in (("input", input), ("target", target)):
+        a = x._data
+        if not ((a >= 0) & (a <= 1)).all():
+            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
+
+
+def check_bce_logits(input, target, weight, pos_weight):
+    """ATen's binary_cross_entropy_with_logits composite, step by step: log_sigmoid of the
+    input, ``1 - target``, then in-place products written into the target's dtype and
+    shape. Returns that dtype."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for "
+                                  f"'{_pretty(input.dtype.np)}'")
+    if pos_weight is not None:
+        check_output(input.shape, pos_weight.shape, target.shape)
+    if target.dtype.name == "bool":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    check_cast(result_type(target, input), target.dtype)
+    if weight is not None:
+        check_output(target.shape, weight.shape)
+    return target.dtype

@@ -15,6 +15,7 @@ import numpy
 from .._creation import full_like, ones_like, zeros, zeros_like
 from .._dtype import int64, result_type
 from .._tensor import wrap
+from ._loss_args import check_cast, check_output
 from ._registry import FUNCTIONS, _pretty, apply, defop, register
 from .activation import logsigmoid
 from .nn_ops import _is_np, _reduce, _reduced_grad, _sigmoid, _size
@@ -405,6 +406,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
                       f"size ({input.size()}). This will likely lead to incorrect results due "
                       f"to broadcasting. Please ensure they have the same size.", stacklevel=2)
     input, target = FUNCTIONS["broadcast_tensors"](input, target)
+    target = _in_input_dtype("huber_cpu", input, target)
     if weight is None:
         return apply(_huber, (input, target), (_check_reduction(reduction), delta))
     if weight.shape != input.shape:
@@ -416,8 +418,28 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return _apply_reduction(loss, reduction)
 
 
+def _in_input_dtype(kernel, input, target):
+    """The target cast to the input's dtype, which the kernel writes its result in."""
+    check_cast(result_type(input, target), input.dtype)
+    if not input.is_floating_point():
+        if kernel is None:  # a composite: its exp_ is what refuses
+            raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                               f"{_pretty(input.dtype.np)}")
+        common = result_type(input, target)
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_pretty(common.np)}'")
+    return target if target.dtype == input.dtype else target.to(input.dtype)
+
+
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``log1p(exp(-input * target))``, in the input's dtype and shape (ATen computes it in
+    place in a tensor like the input)."""
     reduction = _check_reduction(legacy_reduction(size_average, reduce, reduction))
+    if input.dtype.name == "bool":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    check_output(input.shape, target.shape)
+    target = _in_input_dtype(None, input, target)
     return apply(_soft_margin, (input, target), (reduction,))
 
 
@@ -506,6 +528,8 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
+    if input.ndim == 0:  # PyTorch reads the class count with size(-1)
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     class_dim = input.ndim - 1
     loss = loss.sum(dim=class_dim) / input.shape[class_dim]
     if reduction not in _REDUCTIONS:

@@ -14,7 +14,8 @@ import numpy
 
 from .._tensor import wrap
 from ..backend import get_array_module
-from ._loss_args import check_embedding, check_nll
+from ._loss_args import (check_bce, check_bce_logits, check_embedding, check_float_kernel,
+                         check_nll)
 from ._registry import FUNCTIONS, _pretty, apply, defop
 from .pointwise import _sigmoid_fwd
 from .linalg import _addmm_args
@@ -783,8 +784,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 
 # ---- pointwise losses ---------------------------------------------------------------------
 def _reduce(xp, x, reduction):
-    if reduction == "mean":
-        return xp.mean(x)
+    if reduction == "mean":  # NumPy warns about an empty mean; PyTorch quietly gives NaN
+        return xp.mean(x) if math.prod(x.shape) else xp.sum(x) / 0
     if reduction == "sum":
         return xp.sum(x)
     return x
@@ -903,27 +904,32 @@ def _loss_reduction(reduction):
 
 
 def mse_loss(input, target, reduction="mean"):
+    check_float_kernel("mse_cpu", input, target)
     return apply(_mse, (input, target), (_loss_reduction(reduction),))
 
 
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
+    check_float_kernel("smooth_l1_cpu", input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     return apply(_smooth_l1, (input, target), (_loss_reduction(reduction), beta))
 
 
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
-    if target.shape != input.shape:
-        raise ValueError(f"Using a target size ({target.shape}) that is different to the "
-                         f"input size ({input.shape}) is deprecated. Please ensure they have "
-                         f"the same size.")
+    """The kernel on probabilities of one dtype (the weight is cast to it; it is
+    broadcast by the caller); values outside [0, 1] are refused, as PyTorch's kernel does."""
+    check_bce(input, target, weight)
+    if weight is not None and weight.dtype != input.dtype:
+        weight = weight.to(input.dtype)
     return apply(_bce, (input, target, weight), (_loss_reduction(reduction),))
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean",
                                      pos_weight=None):
-    if target.shape != input.shape:
-        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
-                         f"({input.shape})")
+    """ATen's composite ``(1 - target).mul_(input).sub_(log_sigmoid(input))`` writes into
+    the target's dtype, and so does this: the inputs are cast to it."""
+    dt = check_bce_logits(input, target, weight, pos_weight)
+    input, weight, pos_weight = (x if x is None or x.dtype == dt else x.to(dt)
+                                 for x in (input, weight, pos_weight))
     return apply(_bce_logits, (input, target, weight, pos_weight),
                  (_loss_reduction(reduction),))
