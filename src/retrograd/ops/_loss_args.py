@@ -85,7 +85,8 @@ def check_embedding(indices, weight, max_norm):
                            f"tensor for argument #1 'self' (while checking arguments for {fn})")
     dt = indices._data.dtype
     if dt.name not in _INDEX_DTYPES:
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+        raise RuntimeError(f"Expected tensor for argument #{1 + (max_norm is not None)} "
+                           f"'indices' to have one of the "
                            f"following scalar types: Long, Int; but got "
                            f"{legacy_type_name(indices.dtype)} instead (while "
                            f"checking arguments for {fn})")

@@ -544,6 +544,18 @@ def _check_margin_input(input):
                            f"size, but got: {list(input.shape)}")
 
 
+def _check_margin_dtypes(kernel, input, target, weight):
+    """The margin kernels exist for float32/float64 inputs, int64 targets and weights of
+    the input's dtype (no float16 on CPU)."""
+    dt = input._data.dtype
+    if dt.name not in ("float32", "float64"):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_pretty(dt)}'")
+    for x, want in ((target, int64.np), (weight, dt)):
+        if x is not None and x._data.dtype != want:
+            raise RuntimeError(f"expected scalar type {_pretty(want)} but found "
+                               f"{_pretty(x._data.dtype)}")
+
+
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
     reduction = _check_reduction(legacy_reduction(size_average, reduce, reduction))
@@ -562,6 +574,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if weight is not None and weight.numel() != c:
         raise RuntimeError(f"inconsistent weight size, expected {c} but got "
                            f"{list(weight.shape)}")
+    _check_margin_dtypes("multi_margin_loss_cpu_kernel", input, target, weight)
     t = target._data
     if t.size and (t.min() < 0 or t.max() >= c):
         raise RuntimeError("target out of range")
@@ -582,6 +595,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     listed = numpy.cumprod(t >= 0, axis=1) > 0
     if (listed & (t >= (input.shape[-1] if input.ndim else 1))).any():
         raise RuntimeError("argument #2 'target' is out of range")
+    _check_margin_dtypes("multilabel_margin_loss_forward_out_frame", input, target, None)
     return apply(_multilabel_margin, (input, target), (reduction,))
 
 

@@ -726,8 +726,8 @@ def silu(input):
 # ---- embedding ----------------------------------------------------------------------------
 def _embedding_grad(xp, grad, indices, weight_shape, padding_idx, scale_grad_by_freq):
     n, d = weight_shape
-    g = xp.reshape(grad, (-1, d))
     idx = xp.reshape(indices, (-1,))
+    g = xp.reshape(grad, (idx.shape[0], d))
     if scale_grad_by_freq:  # each row's gradient over the number of times it was looked up
         counts = (xp.bincount(idx, minlength=n) if _is_np(xp)
                   else FUNCTIONS["bincount"](idx, minlength=n))
