@@ -6,7 +6,7 @@ nothing half-written; an index is never allowed to wrap around as NumPy's would.
 import numpy
 
 from .._dtype import can_cast, result_type
-from ._registry import _pretty
+from ._registry import _broadcast_error, _pretty
 from .conversion import legacy_type_name
 
 _TARGET_DTYPES = ("int64", "uint8")
@@ -53,7 +53,10 @@ def check_nll(input, target, weight, ignore_index):
         if tuple(target.shape) != (input.shape[0],) + tuple(input.shape[2:]):
             raise RuntimeError(f"size mismatch (got input: {_dims(input.shape)} , target: "
                                f"{_dims(target.shape)}")
-    elif not (input.ndim == 1 and target.ndim == 0) and input.shape[0] != target.shape[0]:
+    elif input.ndim == 1 and target.ndim == 1 and target.shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: "
+                         f"{target.shape[0]}")
+    elif input.ndim != 1 and input.shape[0] != target.shape[0]:
         raise RuntimeError(f"size mismatch (got input: {_dims(input.shape)}, target: "
                            f"{_dims(target.shape)})")
     classes = input.shape[1 if input.ndim > 1 else 0]
@@ -70,6 +73,8 @@ def check_nll(input, target, weight, ignore_index):
     if weight is not None and weight._data.dtype != dt:
         raise RuntimeError(f"expected scalar type {_pretty(dt)} but found "
                            f"{_pretty(weight._data.dtype)}")
+    if spatial and tdt.name != "int64":  # nll_loss2d's kernel takes Long only
+        raise RuntimeError(f"expected scalar type Long but found {_pretty(tdt)}")
     check_targets(target, classes, ignore_index)
 
 
@@ -114,14 +119,15 @@ def check_float_kernel(kernel, input, target):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_pretty(common.np)}'")
 
 
-def check_output(shape, *shapes):
-    """An in-place write into a result of ``shape``: the operands may not broadcast wider."""
+def check_output(out, *operands):
+    """An in-place write into ``out``: the operands (tensors, in the order the op names
+    them) must broadcast, and not to a shape wider than ``out``'s."""
     try:
-        full = numpy.broadcast_shapes(shape, *shapes)
-    except ValueError:
-        return  # the op itself reports which operands conflict
-    if tuple(full) != tuple(shape):
-        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast "
+        full = numpy.broadcast_shapes(out.shape, *(x.shape for x in operands))
+    except ValueError as e:
+        raise _broadcast_error(operands, e) from None
+    if tuple(full) != tuple(out.shape):
+        raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast "
                            f"shape {list(full)}")
 
 
@@ -141,7 +147,7 @@ def check_bce(input, target, weight):
         raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for "
                                   f"'{_pretty(input.dtype.np)}'")
     if weight is not None:
-        check_output(input.shape, weight.shape)
+        check_output(input, input, weight)
     for name, x in (("input", input), ("target", target)):
         a = x._data
         if not ((a >= 0) & (a <= 1)).all():
@@ -156,11 +162,11 @@ def check_bce_logits(input, target, weight, pos_weight):
         raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for "
                                   f"'{_pretty(input.dtype.np)}'")
     if pos_weight is not None:
-        check_output(input.shape, pos_weight.shape, target.shape)
+        check_output(input, pos_weight, target)
     if target.dtype.name == "bool":
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
     check_cast(result_type(target, input), target.dtype)
     if weight is not None:
-        check_output(target.shape, weight.shape)
+        check_output(target, target, weight)
     return target.dtype

@@ -438,7 +438,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
                            "you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
-    check_output(input.shape, target.shape)
+    check_output(input, input, target)
     target = _in_input_dtype(None, input, target)
     return apply(_soft_margin, (input, target), (reduction,))
 

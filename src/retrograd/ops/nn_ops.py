@@ -421,6 +421,8 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     check_nll(input, target, weight, ignore_index)
+    if input.ndim == 1 and target.ndim == 1:  # one sample's target of size 1
+        target = target.reshape(())
     op = _nll if input.ndim <= 2 else _nll2d
     return apply(op, (input, target, weight), (reduction, ignore_index))[0]
 
