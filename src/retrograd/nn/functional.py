@@ -82,11 +82,16 @@ def linear(input, weight, bias=None):
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
-    if bias is not None and (input.ndim == 2 or bias.squeeze().ndim == 1 and bias.is_contiguous()
+    if bias is not None and (input.ndim == 2 or _vector_like(bias) and bias.is_contiguous()
                              and input.is_contiguous()):
         return _nn.linear(input, weight, bias)
     out = input.matmul(weight.t())
     return out if bias is None else out.add_(bias)
+
+
+def _vector_like(bias):
+    """``bias.dim() == 1 || bias.squeeze().dim() == 1``, without making the view."""
+    return bias.ndim == 1 or sum(s != 1 for s in bias.shape) == 1
 
 
 def bilinear(input1, input2, weight, bias=None):
