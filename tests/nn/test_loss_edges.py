@@ -347,3 +347,17 @@ def test_margin_losses_empty_mean_is_nan():
                        .item())
     assert numpy.isnan(F.multilabel_margin_loss(x, retrograd.zeros(
         0, 4, dtype=retrograd.int64)).item())
+
+
+@pytest.mark.parametrize("case", [{"n": 0}, {"t": 0}, {"dtype": "float16"},
+                                  {"dtype": "int64"}, {"dtype": "float16", "n": 0},
+                                  {"dtype": "float32"}])
+def test_ctc_loss_dtypes_and_empty(case):
+    """float32/float64 only, checked before 'log_probs tensor must not be empty'."""
+    def run(T):
+        t, n = case.get("t", 5), case.get("n", 2)
+        lp = T.from_numpy(numpy.random.default_rng(6).standard_normal((t, n, 4)))
+        lp = lp.log_softmax(2).to(getattr(T, case.get("dtype", "float64")))
+        targets = T.ones(n, 2, dtype=T.int64)
+        return [T.nn.functional.ctc_loss(lp, targets, [t] * n, [2] * n)]
+    assert_same_outcome(run)

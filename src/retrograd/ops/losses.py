@@ -831,6 +831,11 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if not batched:
         log_probs = log_probs.unsqueeze(1)
     input_lengths, target_lengths = _lengths(input_lengths), _lengths(target_lengths)
+    dt = log_probs._data.dtype
+    if dt.name not in ("float32", "float64"):  # ATen's CPU kernel: no float16
+        raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for '{_pretty(dt)}'")
+    if not log_probs.numel():
+        raise RuntimeError("log_probs tensor must not be empty")
     _check_ctc(log_probs, targets, input_lengths, target_lengths, blank)
     if targets.dtype != int64:
         targets = targets.long()
