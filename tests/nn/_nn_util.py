@@ -42,3 +42,36 @@ def compare_backward(r_out, t_out, r_inputs, t_inputs, atol=1e-6, rtol=1e-5, see
             assert ri.grad is None
             continue
         assert_close(ri.grad, ti.grad, atol, rtol)
+
+
+def _outcome(mod, fn):
+    """``fn(mod)``'s tensors as (dtype name, shape, float64 array), or the exception it
+    raised as (type name, message); with the warnings it gave as (category, message)."""
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = fn(mod)
+        except Exception as e:  # noqa: BLE001 (the exception is what is compared)
+            out = (type(e).__name__, str(e))
+        else:
+            out = [(str(x.dtype).split(".")[-1], tuple(x.shape),
+                    x.detach().numpy().astype("float64")) for x in out]
+    return out, [(w.category.__name__, str(w.message)) for w in caught]
+
+
+def assert_same_outcome(fn, atol=1e-6, rtol=1e-5):
+    """``fn(torch)`` and ``fn(retrograd)`` (each returning a list of tensors) agree: the
+    same exception type and message, or the same dtypes, shapes and values (NaN where
+    torch has NaN); and the same warnings."""
+    import torch
+    t, tw = _outcome(torch, fn)
+    r, rw = _outcome(retrograd, fn)
+    assert rw == tw
+    if isinstance(t, tuple):
+        assert r == t
+        return
+    assert not isinstance(r, tuple), r
+    assert [x[:2] for x in r] == [x[:2] for x in t]
+    for (_, _, a), (_, _, b) in zip(r, t, strict=True):
+        numpy.testing.assert_allclose(a, b, atol=atol, rtol=rtol)

@@ -14,10 +14,11 @@ import numpy
 import retrograd
 from .._tensor import wrap
 from ..ops import nn_ops as _nn
-from ..ops.nn_ops import (batch_norm, binary_cross_entropy,  # noqa: F401 (re-exports)
-                          binary_cross_entropy_with_logits, embedding, gelu, group_norm,
-                          layer_norm, mse_loss, smooth_l1_loss)
-from ..ops.losses import legacy_reduction as _legacy_reduction
+from ..ops.nn_ops import (batch_norm, embedding, gelu, group_norm,  # noqa: F401 (re-exports)
+                          layer_norm)
+from ._functional_losses import (binary_cross_entropy,  # noqa: F401 (re-exports)
+                                 binary_cross_entropy_with_logits, cross_entropy, l1_loss,
+                                 mse_loss, nll_loss, smooth_l1_loss)
 from ..ops.conv import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401
 from ._mha import multi_head_attention_forward  # noqa: F401
 from ..ops.activation import (celu, celu_, elu, elu_, glu, hardshrink, hardsigmoid,
@@ -75,12 +76,22 @@ __all__ = ["linear", "bilinear", "conv1d", "conv2d", "conv_transpose2d", "max_po
 
 
 def linear(input, weight, bias=None):
-    """``input @ weight.T + bias`` as one GEMM: addmm on the rows of any batched input,
-    viewed back (PyTorch's AddmmBackward0 / ViewBackward0)."""
-    if bias is not None and input.ndim >= 2 and weight.ndim == 2:
+    """``input @ weight.T + bias``, taking ATen's paths: one addmm on the rows of a
+    contiguous input when the bias is a vector (AddmmBackward0, ViewBackward0), else
+    matmul and an in-place add."""
+    if input.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
+                           f"{input.ndim}D and {weight.ndim}D")
+    if bias is not None and (input.ndim == 2 or _vector_like(bias) and bias.is_contiguous()
+                             and input.is_contiguous()):
         return _nn.linear(input, weight, bias)
     out = input.matmul(weight.t())
-    return out if bias is None else out + bias
+    return out if bias is None else out.add_(bias)
+
+
+def _vector_like(bias):
+    """``bias.dim() == 1 || bias.squeeze().dim() == 1``, without making the view."""
+    return bias.ndim == 1 or sum(s != 1 for s in bias.shape) == 1
 
 
 def bilinear(input1, input2, weight, bias=None):
@@ -279,57 +290,6 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     for i in range(1, size):
         div = div + sq.narrow(1, i, c)
     return input / (div * (alpha / size) + k).pow(beta)
-
-
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-             reduction="mean"):
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    return _nn.nll_loss(input, target, weight, ignore_index, reduction)
-
-
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
-                  reduce=None, reduction="mean", label_smoothing=0.0):
-    """log_softmax over dim 1 (0 for a single sample), then nll_loss; probability
-    targets (float, input-shaped) and label smoothing as PyTorch defines them."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    cdim = 0 if input.ndim == 1 else 1
-    logp = _nn.log_softmax(input, cdim)
-    if target.is_floating_point():
-        if target.shape != input.shape:
-            raise RuntimeError("Expected target size " + str(list(input.shape)) +
-                               ", got " + str(list(target.shape)))
-        c = input.shape[cdim]
-        if label_smoothing > 0:
-            target = target * (1 - label_smoothing) + label_smoothing / c
-        w = logp if weight is None else logp * weight.reshape((-1,) + (1,) * (
-            input.ndim - cdim - 1))
-        losses = -(w * target).sum(cdim)
-        if reduction == "mean":
-            n = input.numel() // c
-            return losses.sum() / n
-        return losses.sum() if reduction == "sum" else losses
-    loss = _nn.nll_loss(logp, target, weight, ignore_index, reduction)
-    if label_smoothing <= 0:
-        return loss
-    c = input.shape[cdim]
-    w = logp if weight is None else logp * weight.reshape((-1,) + (1,) * (input.ndim - cdim - 1))
-    valid = (target != ignore_index)
-    smooth = -w.sum(cdim) * valid
-    if reduction == "mean":
-        if weight is None:
-            smooth = smooth.sum() / valid.sum()
-        else:
-            tw = weight[retrograd.where(valid, target, 0)] * valid
-            smooth = smooth.sum() / tw.sum()
-    elif reduction == "sum":
-        smooth = smooth.sum()
-    return loss * (1 - label_smoothing) + smooth * (label_smoothing / c)
-
-
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    d = (input - target).abs()
-    return d.mean() if reduction == "mean" else d.sum() if reduction == "sum" else d
 
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")

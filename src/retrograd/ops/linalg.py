@@ -23,6 +23,7 @@ import numpy
 
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
+from .conversion import legacy_type_name
 from .reduction import _dim1, _no_out
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
@@ -352,6 +353,11 @@ def _check_add_input(input, out_shape, mat2):
                            f"{_pretty(input._data.dtype)} and {_pretty(mat2._data.dtype)}")
     s = input._data.shape
     lead = len(out_shape) - len(s)
+    if lead < 0:
+        raise RuntimeError(f"expand({legacy_type_name(input.dtype)}{{{list(s)}}}, size="
+                           f"{list(out_shape)}): the number of sizes provided "
+                           f"({len(out_shape)}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({len(s)})")
     for i, n in enumerate(s):
         if n != 1 and n != out_shape[lead + i]:
             raise RuntimeError(f"The expanded size of the tensor ({out_shape[lead + i]}) must "
@@ -361,6 +367,13 @@ def _check_add_input(input, out_shape, mat2):
 
 
 def _addmm_args(input, mat1, mat2):
+    """addmm's checks in ATen's order: self's and mat1's dtypes against mat2's, then the
+    shapes."""
+    d2 = mat2._data.dtype
+    for t, name in ((input, "self"), (mat1, "mat1")):
+        if t._data.dtype != d2:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got "
+                               f"{_pretty(t._data.dtype)} and {_pretty(d2)}")
     for t, name in ((mat1, "mat1"), (mat2, "mat2")):
         if t._data.ndim != 2:
             raise RuntimeError(f"{name} must be a matrix, got {t._data.ndim}-D tensor")

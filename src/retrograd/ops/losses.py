@@ -15,6 +15,7 @@ import numpy
 from .._creation import full_like, ones_like, zeros, zeros_like
 from .._dtype import int64, result_type
 from .._tensor import wrap
+from ._loss_args import check_cast, check_output
 from ._registry import FUNCTIONS, _pretty, apply, defop, register
 from .activation import logsigmoid
 from .nn_ops import _is_np, _reduce, _reduced_grad, _sigmoid, _size
@@ -405,6 +406,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
                       f"size ({input.size()}). This will likely lead to incorrect results due "
                       f"to broadcasting. Please ensure they have the same size.", stacklevel=2)
     input, target = FUNCTIONS["broadcast_tensors"](input, target)
+    target = _in_input_dtype("huber_cpu", input, target)
     if weight is None:
         return apply(_huber, (input, target), (_check_reduction(reduction), delta))
     if weight.shape != input.shape:
@@ -416,8 +418,28 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return _apply_reduction(loss, reduction)
 
 
+def _in_input_dtype(kernel, input, target):
+    """The target cast to the input's dtype, which the kernel writes its result in."""
+    check_cast(result_type(input, target), input.dtype)
+    if not input.is_floating_point():
+        if kernel is None:  # a composite: its exp_ is what refuses
+            raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                               f"{_pretty(input.dtype.np)}")
+        common = result_type(input, target)
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_pretty(common.np)}'")
+    return target if target.dtype == input.dtype else target.to(input.dtype)
+
+
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``log1p(exp(-input * target))``, in the input's dtype and shape (ATen computes it in
+    place in a tensor like the input)."""
     reduction = _check_reduction(legacy_reduction(size_average, reduce, reduction))
+    if input.dtype.name == "bool":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    check_output(input, input, target)
+    target = _in_input_dtype(None, input, target)
     return apply(_soft_margin, (input, target), (reduction,))
 
 
@@ -506,6 +528,8 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
+    if input.ndim == 0:  # PyTorch reads the class count with size(-1)
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     class_dim = input.ndim - 1
     loss = loss.sum(dim=class_dim) / input.shape[class_dim]
     if reduction not in _REDUCTIONS:
@@ -518,6 +542,18 @@ def _check_margin_input(input):
     if not (nd == 2 and input.shape[1] or nd == 1 and input.shape[0] or nd == 0):
         raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch "
                            f"size, but got: {list(input.shape)}")
+
+
+def _check_margin_dtypes(kernel, input, target, weight):
+    """The margin kernels exist for float32/float64 inputs, int64 targets and weights of
+    the input's dtype (no float16 on CPU)."""
+    dt = input._data.dtype
+    if dt.name not in ("float32", "float64"):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_pretty(dt)}'")
+    for x, want in ((target, int64.np), (weight, dt)):
+        if x is not None and x._data.dtype != want:
+            raise RuntimeError(f"expected scalar type {_pretty(want)} but found "
+                               f"{_pretty(x._data.dtype)}")
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
@@ -538,6 +574,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if weight is not None and weight.numel() != c:
         raise RuntimeError(f"inconsistent weight size, expected {c} but got "
                            f"{list(weight.shape)}")
+    _check_margin_dtypes("multi_margin_loss_cpu_kernel", input, target, weight)
     t = target._data
     if t.size and (t.min() < 0 or t.max() >= c):
         raise RuntimeError("target out of range")
@@ -558,6 +595,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     listed = numpy.cumprod(t >= 0, axis=1) > 0
     if (listed & (t >= (input.shape[-1] if input.ndim else 1))).any():
         raise RuntimeError("argument #2 'target' is out of range")
+    _check_margin_dtypes("multilabel_margin_loss_forward_out_frame", input, target, None)
     return apply(_multilabel_margin, (input, target), (reduction,))
 
 
@@ -793,6 +831,11 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if not batched:
         log_probs = log_probs.unsqueeze(1)
     input_lengths, target_lengths = _lengths(input_lengths), _lengths(target_lengths)
+    dt = log_probs._data.dtype
+    if dt.name not in ("float32", "float64"):  # ATen's CPU kernel: no float16
+        raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for '{_pretty(dt)}'")
+    if not log_probs.numel():
+        raise RuntimeError("log_probs tensor must not be empty")
     _check_ctc(log_probs, targets, input_lengths, target_lengths, blank)
     if targets.dtype != int64:
         targets = targets.long()

@@ -12,9 +12,14 @@ import math
 
 import numpy
 
-from ._registry import _pretty, apply, defop
+from .._tensor import wrap
+from ..backend import get_array_module
+from ._loss_args import (check_bce, check_bce_logits, check_embedding, check_float_kernel,
+                         check_nll)
+from ._registry import FUNCTIONS, _pretty, apply, defop
 from .pointwise import _sigmoid_fwd
-from .reduction import _dim1
+from .linalg import _addmm_args
+from .reduction import _dim1, _vector_norm
 
 __all__ = ["linear", "constant_pad", "mode_pad", "softmax", "log_softmax", "nll_loss",
            "layer_norm", "batch_norm", "group_norm", "gelu", "silu", "embedding", "mse_loss",
@@ -31,7 +36,6 @@ def _max_scalar(xp, x, c):
     """``maximum(x, c)`` for a Python number ``c`` (the facade's maximum takes tensors)."""
     if _is_np(xp):
         return xp.maximum(x, c)
-    from ._registry import FUNCTIONS
     return FUNCTIONS["clamp_min"](x, c)
 
 
@@ -71,17 +75,17 @@ _linear = defop("linear", _linear_fwd,
 
 
 def linear(input, weight, bias):
-    """``input @ weight.T + bias`` on a 2-D input (a batched one is viewed as rows).
-    Mixed dtypes are refused, as PyTorch's addmm does (NumPy would promote)."""
-    dt = weight._data.dtype
-    if input._data.dtype != dt or bias._data.dtype != dt:
-        first, other = (("mat1", input) if input._data.dtype != dt else ("self", bias))
-        raise RuntimeError(f"{first} and mat2 must have the same dtype, but got "
-                           f"{_pretty(other._data.dtype)} and {_pretty(dt)}")
-    if input.ndim == 2:
-        return apply(_linear, (bias, input, weight))
-    rows = apply(_linear, (bias, input.reshape(-1, input.shape[-1]), weight))
-    return rows.view(*input.shape[:-1], weight.shape[0])
+    """``input @ weight.T + bias`` as addmm on the rows of the input (any number of dims,
+    viewed back): ATen's fused path, with addmm's checks (same dtypes: NumPy would
+    promote; the mat1/mat2 message for a wrong number of input features)."""
+    if weight.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{weight.ndim}D")
+    k = input.shape[-1]
+    rows = input if input.ndim == 2 else input.reshape(math.prod(input.shape[:-1]), k)
+    _addmm_args(bias, rows, wrap(weight._data.T))
+    out = apply(_linear, (bias, rows, weight))
+    return out if input.ndim == 2 else out.view(*input.shape[:-1], weight.shape[0])
 
 
 # ---- constant padding ---------------------------------------------------------------------
@@ -416,10 +420,9 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """The fused negative log-likelihood; input (N, C, ...) or (C,), class-index target."""
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    if input.ndim == 0 or (input.ndim > 1 and target.shape != input.shape[:1] +
-                           input.shape[2:]):
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                         f"batch_size ({target.shape[0] if target.ndim else 0}).")
+    check_nll(input, target, weight, ignore_index)
+    if input.ndim == 1 and target.ndim == 1:  # one sample's target of size 1
+        target = target.reshape(())
     op = _nll if input.ndim <= 2 else _nll2d
     return apply(op, (input, target, weight), (reduction, ignore_index))[0]
 
@@ -723,41 +726,68 @@ def silu(input):
 
 
 # ---- embedding ----------------------------------------------------------------------------
-def _embedding_grad(xp, grad, indices, weight_shape, padding_idx):
+def _embedding_grad(xp, grad, indices, weight_shape, padding_idx, scale_grad_by_freq):
     n, d = weight_shape
-    g = xp.reshape(grad, (-1, d))
     idx = xp.reshape(indices, (-1,))
+    g = xp.reshape(grad, (idx.shape[0], d))
+    if scale_grad_by_freq:  # each row's gradient over the number of times it was looked up
+        counts = (xp.bincount(idx, minlength=n) if _is_np(xp)
+                  else FUNCTIONS["bincount"](idx, minlength=n))
+        g = g / xp.expand_dims(counts[idx], 1)
     if _is_np(xp):
         out = xp.zeros((n, d), dtype=grad.dtype)
         xp.add.at(out, idx, g)
         if padding_idx is not None:
             out[padding_idx] = 0
         return out
-    from ._registry import FUNCTIONS
     if padding_idx is not None:
         g = g * xp.expand_dims(xp.not_equal(idx, padding_idx), 1)
     return FUNCTIONS["index_add"](xp.zeros((n, d), dtype=grad.dtype), 0, idx, g)
 
 
-_embedding = defop("embedding", lambda xp, weight, indices, padding_idx: weight[indices],
+_embedding = defop("embedding",
+                   lambda xp, weight, indices, padding_idx, scale_grad_by_freq: weight[indices],
                    inputs=("weight", "indices"), vjp={"weight": _embedding_grad},
                    jvp="linear")
 
 
+def _embedding_renorm(weight, indices, max_norm, norm_type):
+    """``embedding_renorm_``: each looked-up row whose ``norm_type``-norm exceeds
+    ``max_norm`` scaled in place to ``max_norm`` (outside the graph, as under no_grad)."""
+    xp = get_array_module(weight._data)
+    rows = xp.unique(indices._data)
+    if not rows.size:
+        return
+    norms = _vector_norm(xp, weight._data[rows], float(norm_type), 1, True)
+    over = norms > max_norm
+    if over.any():
+        weight._data[rows] *= xp.where(over, max_norm / (norms + 1e-7), 1).astype(
+            weight._data.dtype)
+        weight._vc[0] += 1
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not "
-                                  "supported")
-    if padding_idx is not None and padding_idx < 0:
-        padding_idx += weight.shape[0]
-    return apply(_embedding, (weight, input), (padding_idx,))
+    """Rows of ``weight`` looked up by ``input``; with ``max_norm``, the looked-up rows
+    are first renormed in place, as PyTorch's ``embedding_renorm_``."""
+    if sparse:
+        raise NotImplementedError("embedding: sparse gradients are not supported")
+    n = weight.shape[0] if weight.ndim else 0
+    if padding_idx is not None:
+        if not -n <= padding_idx < max(n, 1):
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        if padding_idx < 0:
+            padding_idx += n
+    check_embedding(input, weight, max_norm)
+    if max_norm is not None:
+        _embedding_renorm(weight, input, max_norm, norm_type)
+    return apply(_embedding, (weight, input), (padding_idx, bool(scale_grad_by_freq)))
 
 
 # ---- pointwise losses ---------------------------------------------------------------------
 def _reduce(xp, x, reduction):
-    if reduction == "mean":
-        return xp.mean(x)
+    if reduction == "mean":  # NumPy warns about an empty mean; PyTorch quietly gives NaN
+        return xp.mean(x) if math.prod(x.shape) else xp.sum(x) / 0
     if reduction == "sum":
         return xp.sum(x)
     return x
@@ -876,27 +906,32 @@ def _loss_reduction(reduction):
 
 
 def mse_loss(input, target, reduction="mean"):
+    check_float_kernel("mse_cpu", input, target)
     return apply(_mse, (input, target), (_loss_reduction(reduction),))
 
 
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
+    check_float_kernel("smooth_l1_cpu", input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     return apply(_smooth_l1, (input, target), (_loss_reduction(reduction), beta))
 
 
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
-    if target.shape != input.shape:
-        raise ValueError(f"Using a target size ({target.shape}) that is different to the "
-                         f"input size ({input.shape}) is deprecated. Please ensure they have "
-                         f"the same size.")
+    """The kernel on probabilities of one dtype (the weight is cast to it; it is
+    broadcast by the caller); values outside [0, 1] are refused, as PyTorch's kernel does."""
+    check_bce(input, target, weight)
+    if weight is not None and weight.dtype != input.dtype:
+        weight = weight.to(input.dtype)
     return apply(_bce, (input, target, weight), (_loss_reduction(reduction),))
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean",
                                      pos_weight=None):
-    if target.shape != input.shape:
-        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
-                         f"({input.shape})")
+    """ATen's composite ``(1 - target).mul_(input).sub_(log_sigmoid(input))`` writes into
+    the target's dtype, and so does this: the inputs are cast to it."""
+    dt = check_bce_logits(input, target, weight, pos_weight)
+    input, weight, pos_weight = (x if x is None or x.dtype == dt else x.to(dt)
+                                 for x in (input, weight, pos_weight))
     return apply(_bce_logits, (input, target, weight, pos_weight),
                  (_loss_reduction(reduction),))

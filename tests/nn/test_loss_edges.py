@@ -1,0 +1,363 @@
+"""The losses at their edges, each case run under PyTorch and retrograd and compared:
+class targets out of range (negative included), ignored targets, the dtypes and shapes
+the kernels refuse, broadcasting targets, empty batches, 0-d inputs, NaN and infinity."""
+
+import math
+
+import numpy
+import pytest
+
+import retrograd
+
+from _nn_util import assert_same_outcome
+
+pytestmark = pytest.mark.torch
+
+_X = numpy.random.default_rng(0).standard_normal((3, 4))
+_X4 = numpy.random.default_rng(1).standard_normal((2, 4, 3, 2))
+
+
+def _grad_of(T, loss, *inputs):
+    """The loss and the gradients of its sum (``allow_unused``: None becomes zeros)."""
+    grads = T.autograd.grad(loss.sum(), inputs, allow_unused=True)
+    return [loss] + [T.zeros_like(x) if g is None else g for x, g in zip(inputs, grads,
+                                                                          strict=True)]
+
+
+def _class_loss(name, x, target, **kw):
+    def run(T):
+        inp = T.tensor(x, requires_grad=True)
+        w = kw.get("weight")
+        opts = dict(kw, weight=None if w is None else T.tensor(w, dtype=T.float64))
+        loss = getattr(T.nn.functional, name)(inp, T.tensor(target), **opts)
+        return _grad_of(T, loss, inp)
+    return run
+
+
+# ---- class targets out of range -----------------------------------------------------------
+_BAD_TARGETS = [[0, 1, -1], [0, 1, 4], [0, -5, 1], [0, 1, -100]]
+_OPTIONS = [{}, {"reduction": "none"}, {"reduction": "sum"}, {"ignore_index": -5},
+            {"ignore_index": 1}, {"weight": [1.0, 2.0, 0.5, 1.0]}]
+
+
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("target", _BAD_TARGETS)
+@pytest.mark.parametrize("kw", _OPTIONS)
+def test_class_targets_out_of_range(name, target, kw):
+    """IndexError 'Target -1 is out of bounds.' (no wrap-around); an ignore_index of the
+    bad value (-100 by default, -5) lets it through."""
+    assert_same_outcome(_class_loss(name, _X, target, **kw))
+
+
+@pytest.mark.parametrize("target", _BAD_TARGETS)
+@pytest.mark.parametrize("kw", [{"label_smoothing": 0.1},
+                                {"label_smoothing": 0.2, "reduction": "none"},
+                                {"label_smoothing": 0.1, "weight": [1.0, 2.0, 0.5, 1.0]}])
+def test_smoothed_targets_out_of_range(target, kw):
+    assert_same_outcome(_class_loss("cross_entropy", _X, target, **kw))
+
+
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("bad", [-1, 4, 7])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_spatial_targets_out_of_range(name, bad, reduction):
+    """K-d targets (a 4-D input is nll_loss2d's; 3-D and 5-D are viewed as 4-D)."""
+    for x in (_X4, _X4[..., 0], _X4[..., None]):
+        target = numpy.zeros((x.shape[0],) + x.shape[2:], dtype=numpy.int64)
+        target.flat[-1] = bad
+        assert_same_outcome(_class_loss(name, x, target, reduction=reduction))
+
+
+def test_single_sample_target_out_of_range():
+    assert_same_outcome(_class_loss("nll_loss", _X[0], -1))
+    assert_same_outcome(_class_loss("cross_entropy", _X[0], 4))
+
+
+# ---- ignored targets ----------------------------------------------------------------------
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("weight", [None, [1.0, 1.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0]])
+@pytest.mark.parametrize("target", [[-100, -100, -100], [0, 1, 1], [0, -100, 1]])
+def test_ignored_and_zero_weight_targets(reduction, label_smoothing, weight, target):
+    """All targets ignored: zero gradients (the mean is NaN, as torch's); targets whose
+    weights sum to zero: torch's NaN mean and NaN gradients."""
+    assert_same_outcome(_class_loss("cross_entropy", _X, target, reduction=reduction,
+                                    label_smoothing=label_smoothing, weight=weight))
+
+
+def test_all_ignored_gradient_is_zero_not_nan():
+    x = retrograd.tensor(_X, requires_grad=True)
+    loss = retrograd.nn.functional.cross_entropy(x, retrograd.full((3,), -100),
+                                                 label_smoothing=0.1)
+    loss.backward()
+    assert numpy.isnan(loss.item())
+    assert not x.grad.abs().sum().item()
+
+
+# ---- argument checks of nll_loss and cross_entropy ----------------------------------------
+def _shaped(name, xshape, target, tdtype="int64", weight=None, xdtype="float64", **kw):
+    def run(T):
+        x = T.from_numpy(numpy.ones(xshape, dtype=xdtype))
+        t = T.from_numpy(numpy.asarray(target).astype(tdtype))
+        w = None if weight is None else T.from_numpy(numpy.ones(weight[0], dtype=weight[1]))
+        return [getattr(T.nn.functional, name)(x, t, weight=w, **kw)]
+    return run
+
+
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("case", [
+    ((), 0), ((4,), [1]), ((3, 4), [[0], [1], [2]]), ((3, 4), [0, 1]), ((3, 4), 0),
+    ((2, 4, 3, 3), numpy.zeros((2, 3, 2))), ((2, 4, 3, 3), numpy.zeros((2, 9))),
+    ((2, 4, 3), numpy.zeros((2, 2))), ((0, 4), numpy.zeros(0)),
+])
+def test_target_shapes(name, case):
+    assert_same_outcome(_shaped(name, *case))
+
+
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("tdtype", ["float32", "float64", "int32", "int16", "uint8", "bool"])
+def test_target_dtypes(name, tdtype):
+    """Long or Byte targets only (a float target of the input's shape is cross_entropy's
+    class probabilities)."""
+    assert_same_outcome(_shaped(name, (3, 4), [0, 1, 1], tdtype))
+    assert_same_outcome(_shaped(name, (2, 4, 2), numpy.zeros((2, 2)), tdtype))
+
+
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("case", [
+    {"weight": ((3,), "float64")}, {"weight": ((2, 2), "float64")},
+    {"weight": ((4,), "float32")}, {"weight": ((4,), "float64"), "xdtype": "float32"},
+    {"weight": ((4,), "float32"), "tdtype": "float32"}, {"xdtype": "int64"},
+    {"xdtype": "bool"}, {"xdtype": "float16"},
+])
+def test_weight_and_input_dtypes(name, case):
+    assert_same_outcome(_shaped(name, (3, 4), [0, 1, 1], **case))
+    assert_same_outcome(_shaped(name, (2, 4, 2, 2), numpy.zeros((2, 2, 2)), **case))
+
+
+@pytest.mark.parametrize("case", [
+    {"ignore_index": 1}, {"ignore_index": -5}, {"label_smoothing": 1.5},
+    {"weight": ((3,), "float64")}, {"label_smoothing": 0.2, "weight": ((4,), "float64")},
+    {"reduction": "none"}, {"reduction": "sum"},
+])
+def test_probability_targets(case):
+    x = numpy.random.default_rng(2).standard_normal((3, 4))
+    p = numpy.random.default_rng(3).dirichlet(numpy.ones(4), 3)
+
+    def run(T):
+        kw = dict(case)
+        if "weight" in kw:
+            kw["weight"] = T.from_numpy(numpy.linspace(0.5, 2, kw["weight"][0][0]))
+        inp = T.from_numpy(x.copy()).requires_grad_()
+        loss = T.nn.functional.cross_entropy(inp, T.from_numpy(p.copy()), **kw)
+        return _grad_of(T, loss, inp)
+    assert_same_outcome(run)
+
+
+@pytest.mark.parametrize("shape", [(), (0, 4), (0, 4, 2)])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_probability_targets_empty_and_0d(shape, reduction):
+    def run(T):
+        inp = T.zeros(shape, dtype=T.float64, requires_grad=True)
+        loss = T.nn.functional.cross_entropy(inp, T.zeros(shape, dtype=T.float64),
+                                             reduction=reduction)
+        return _grad_of(T, loss, inp)
+    assert_same_outcome(run)
+
+
+# ---- pointwise losses: broadcasting, dtypes, signatures ----------------------------------
+_POINTWISE = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "soft_margin_loss"]
+
+
+def _pointwise(name, xshape, tshape, xdtype="float64", tdtype="float64", grad=True, **kw):
+    def run(T):
+        r = numpy.random.default_rng(4)
+        x = T.from_numpy(r.uniform(-2, 2, xshape).astype(xdtype))
+        t = T.from_numpy(r.uniform(-2, 2, tshape).astype(tdtype))
+        if grad and x.is_floating_point():
+            x.requires_grad_()
+        loss = getattr(T.nn.functional, name)(x, t, **kw)
+        return _grad_of(T, loss, x) if x.requires_grad else [loss]
+    return run
+
+
+@pytest.mark.parametrize("name", _POINTWISE)
+@pytest.mark.parametrize("shapes", [((3, 1), (3, 4)), ((3, 4), (4,)), ((3, 4), (2, 4)),
+                                    ((4,), (3, 4)), ((), (3,))])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_broadcasting_targets_warn(name, shapes, reduction):
+    """mse/l1/smooth_l1/huber warn that the target size differs (then broadcast, or fail
+    as broadcast_tensors does); soft_margin_loss writes into the input's shape."""
+    assert_same_outcome(_pointwise(name, *shapes, reduction=reduction))
+
+
+@pytest.mark.parametrize("name", _POINTWISE + ["binary_cross_entropy",
+                                               "binary_cross_entropy_with_logits"])
+@pytest.mark.parametrize("dtypes", [("int64", "int64"), ("int32", "int64"), ("bool", "bool"),
+                                    ("float64", "int64"), ("int64", "float64"),
+                                    ("bool", "float32"), ("float32", "bool"),
+                                    ("float32", "float64"), ("float64", "float32"),
+                                    ("float16", "float32"), ("float32", "float16")])
+def test_pointwise_dtypes(name, dtypes):
+    """Which kernel refuses which dtypes (with torch's type and message), and the result's
+    dtype where it accepts them (no float64 leaking into float32)."""
+    def run(T):
+        r = numpy.random.default_rng(5)
+        x = T.from_numpy(r.uniform(0.05, 0.95, (3, 4))).to(getattr(T, dtypes[0]))
+        t = T.from_numpy(r.uniform(0.05, 0.95, (3, 4))).to(getattr(T, dtypes[1]))
+        return [getattr(T.nn.functional, name)(x, t)]
+    assert_same_outcome(run, atol=1e-3, rtol=1e-3)
+
+
+@pytest.mark.parametrize("name", _POINTWISE + ["binary_cross_entropy",
+                                               "binary_cross_entropy_with_logits"])
+@pytest.mark.parametrize("shape", [(0, 3), ()])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_pointwise_empty_and_0d(name, shape, reduction):
+    """An empty mean is NaN without NumPy's warning; 0-d inputs work."""
+    def run(T):
+        x = T.full(shape, 0.25, dtype=T.float64, requires_grad=True)
+        loss = getattr(T.nn.functional, name)(x, T.full(shape, 0.5, dtype=T.float64),
+                                              reduction=reduction)
+        return _grad_of(T, loss, x)
+    assert_same_outcome(run)
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none", "avg"])
+@pytest.mark.parametrize("wshape", [(3, 4), (4,)])
+def test_weighted_mse_and_l1(name, reduction, wshape):
+    def run(T):
+        w = T.from_numpy(numpy.linspace(0.1, 1, math.prod(wshape)).reshape(wshape))
+        x = T.from_numpy(_X.copy()).requires_grad_()
+        loss = getattr(T.nn.functional, name)(x, T.zeros(3, 4, dtype=T.float64), weight=w,
+                                              reduction=reduction)
+        return _grad_of(T, loss, x)
+    assert_same_outcome(run)
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss"])
+def test_legacy_positional_arguments(name):
+    """size_average and reduce come third and fourth, as in torch (with its warning)."""
+    assert_same_outcome(lambda T: [getattr(T.nn.functional, name)(
+        T.from_numpy(_X.copy()), T.zeros(3, 4, dtype=T.float64), None, False)])
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.5])
+def test_smooth_l1_beta_zero_is_l1(beta):
+    assert_same_outcome(_pointwise("smooth_l1_loss", (3, 4), (3, 4), beta=beta))
+
+
+@pytest.mark.parametrize("case", [
+    {"x": (0.5, 1.5)}, {"t": (-1.0, 0.5)}, {"x": (float("nan"), 0.5)},
+    {"w": (4,)}, {"w": (2, 3, 4)}, {"w": (3,)}, {"w": (2, 4)}, {"w": (5, 2, 4)},
+    {"wdtype": "float64", "xdtype": "float32"}, {"reduction": "avg"},
+])
+def test_binary_cross_entropy_checks(case):
+    """Input and target in [0, 1]; a weight broadcast to the target's shape (and cast)."""
+    def run(T):
+        xdtype = getattr(T, case.get("xdtype", "float64"))
+        x0, x = case.get("x", (0.3, 0.3))
+        t0, t = case.get("t", (0.7, 0.7))
+        x, t = T.full((3, 4), x, dtype=xdtype), T.full((3, 4), t, dtype=xdtype)
+        x[0, 0], t[0, 0] = x0, t0
+        w = case.get("w")
+        w = None if w is None else T.full(w, 0.5, dtype=getattr(T, case.get("wdtype"), xdtype))
+        return [T.nn.functional.binary_cross_entropy(x, t, weight=w,
+                                                     reduction=case.get("reduction", "mean"))]
+    assert_same_outcome(run)
+
+
+@pytest.mark.parametrize("case", [
+    {"w": (3,)}, {"w": (2, 3, 4)}, {"pw": (3,)}, {"pw": (4,)}, {"pw": (2, 3, 4)},
+    {"wdtype": "float64"}, {"tdtype": "float64"}, {"tdtype": "int64"},
+])
+def test_binary_cross_entropy_with_logits_checks(case):
+    """ATen's composite writes into the target: its dtype and shape win."""
+    def run(T):
+        x = T.from_numpy(_X.astype("float32")).requires_grad_()
+        t = T.full((3, 4), 0.25).to(getattr(T, case.get("tdtype", "float32")))
+        w = T.ones(case.get("w", (4,))).to(getattr(T, case.get("wdtype", "float32")))
+        pw = T.full(case["pw"], 2.0) if "pw" in case else None
+        loss = T.nn.functional.binary_cross_entropy_with_logits(x, t, weight=w,
+                                                                pos_weight=pw)
+        return _grad_of(T, loss, x)
+    assert_same_outcome(run)
+
+
+# ---- NaN and infinity ---------------------------------------------------------------------
+_SPECIAL = numpy.array([[1.0, 2, 3, 4], [numpy.inf, 0, 1, 2], [-numpy.inf, 0, 1, 2],
+                        [numpy.nan, 0, 1, 2], [-numpy.inf] * 4, [numpy.inf] * 4])
+
+
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss", "multi_margin_loss",
+                                  "binary_cross_entropy_with_logits", "kl_div",
+                                  "poisson_nll_loss", "mse_loss", "smooth_l1_loss",
+                                  "huber_loss", "multilabel_soft_margin_loss",
+                                  "hinge_embedding_loss"])
+@pytest.mark.parametrize("reduction", ["none", "sum"])
+def test_nan_and_inf_inputs(name, reduction):
+    def run(T):
+        x = T.from_numpy(_SPECIAL.copy()).requires_grad_()
+        if name in ("cross_entropy", "nll_loss", "multi_margin_loss"):
+            t = T.tensor([0, 1, 1, 2, 0, 3])
+        else:
+            t = T.full((6, 4), 0.5, dtype=T.float64)
+        loss = getattr(T.nn.functional, name)(x, t, reduction=reduction)
+        return _grad_of(T, loss, x)
+    assert_same_outcome(run)
+
+
+# ---- the other losses ---------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["multi_margin_loss", "multilabel_margin_loss"])
+@pytest.mark.parametrize("case", [
+    {"xdtype": "float16"}, {"xdtype": "int64"}, {"tdtype": "int32"}, {"tdtype": "float32"},
+    {"wdtype": "float64"}, {"xdtype": "float16", "bad": True}, {"tdtype": "float32",
+                                                                 "bad": True},
+])
+def test_margin_loss_dtypes(name, case):
+    """float32/float64 kernels (no float16 on CPU), int64 targets, weights of the input's
+    dtype, checked in torch's order against the target range check."""
+    def run(T):
+        x = T.ones(2, 3, dtype=getattr(T, case.get("xdtype", "float32")))
+        if name == "multi_margin_loss":
+            t = T.tensor([0, 5 if case.get("bad") else 1])
+            kw = {"weight": T.ones(3, dtype=getattr(T, case["wdtype"]))} if (
+                "wdtype" in case) else {}
+        else:
+            t = T.tensor([[0, 5 if case.get("bad") else 1, -1], [2, -1, 0]])
+            kw = {}
+        t = t.to(getattr(T, case.get("tdtype", "int64")))
+        return [getattr(T.nn.functional, name)(x, t, **kw)]
+    assert_same_outcome(run)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_multilabel_soft_margin_0d(reduction):
+    assert_same_outcome(lambda T: [T.nn.functional.multilabel_soft_margin_loss(
+        T.tensor(0.5), T.tensor(1.0), reduction=reduction)])
+
+
+def test_margin_losses_empty_mean_is_nan():
+    """Deliberate: torch's float kernels return uninitialized memory for the mean of an
+    empty batch; retrograd returns NaN, as the other losses' empty means."""
+    F = retrograd.nn.functional
+    x = retrograd.zeros(0, 4)
+    assert numpy.isnan(F.multi_margin_loss(x, retrograd.zeros(0, dtype=retrograd.int64))
+                       .item())
+    assert numpy.isnan(F.multilabel_margin_loss(x, retrograd.zeros(
+        0, 4, dtype=retrograd.int64)).item())
+
+
+@pytest.mark.parametrize("case", [{"n": 0}, {"t": 0}, {"dtype": "float16"},
+                                  {"dtype": "int64"}, {"dtype": "float16", "n": 0},
+                                  {"dtype": "float32"}])
+def test_ctc_loss_dtypes_and_empty(case):
+    """float32/float64 only, checked before 'log_probs tensor must not be empty'."""
+    def run(T):
+        t, n = case.get("t", 5), case.get("n", 2)
+        lp = T.from_numpy(numpy.random.default_rng(6).standard_normal((t, n, 4)))
+        lp = lp.log_softmax(2).to(getattr(T, case.get("dtype", "float64")))
+        targets = T.ones(n, 2, dtype=T.int64)
+        return [T.nn.functional.ctc_loss(lp, targets, [t] * n, [2] * n)]
+    assert_same_outcome(run)
