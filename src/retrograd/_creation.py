@@ -6,6 +6,7 @@ import numbers
 import numpy
 
 from . import _dtype
+from ._deterministic import fill_uninitialized
 from ._dtype import get_default_dtype
 from ._tensor import Tensor, _set_requires_grad, wrap
 from .backend import check_device
@@ -192,7 +193,8 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
           memory_format=None, pin_memory=False):
     check_device(device)
     _no_out(out)
-    return _finish(numpy.empty(_size(size, "empty"), _dt(dtype)), requires_grad)
+    return _finish(fill_uninitialized(numpy.empty(_size(size, "empty"), _dt(dtype))),
+                   requires_grad)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,

@@ -11,6 +11,7 @@ import weakref
 import numpy
 
 from . import _dtype
+from ._grad_state import state as _grad_state
 from .backend import device_of
 
 __all__ = ["Tensor", "Size", "wrap"]
@@ -43,7 +44,7 @@ class Tensor:
 
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_vc", "_base",
                  "_view_version", "_grad", "_acc", "_hooks", "_post_acc_hooks",
-                 "_retains_grad", "_fw", "__weakref__", "__dict__")
+                 "_retains_grad", "_fw", "_inference", "__weakref__", "__dict__")
     __hash__ = object.__hash__
     __array_priority__ = 1000  # numpy scalars/arrays defer to our reflected operators
 
@@ -129,6 +130,13 @@ class Tensor:
 
     def is_floating_point(self):
         return self._data.dtype.kind == "f"
+
+    def is_inference(self):
+        """True for tensors made under ``inference_mode`` and their views."""
+        return self._inference or (self._base is not None and self._base._inference)
+
+    def _is_view(self):
+        return self._base is not None
 
     def is_complex(self):
         return self._data.dtype.kind == "c"
@@ -491,6 +499,7 @@ def wrap(data, xp=numpy):
     t._post_acc_hooks = None
     t._retains_grad = False
     t._fw = None
+    t._inference = _grad_state.inference
     return t
 
 

@@ -2,18 +2,10 @@
 
 import functools
 import inspect
-import threading
+from .._grad_state import state
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
            "is_inference_mode_enabled"]
-
-
-class _State(threading.local):
-    enabled = True
-    inference = False
-
-
-state = _State()
 
 
 def is_grad_enabled():
