@@ -70,9 +70,9 @@ def is_complex(input):
 
 
 def __getattr__(name):
-    """``retrograd.models``, ``retrograd.func`` and ``retrograd.utils`` are imported on
+    """``retrograd.models``, ``func``, ``utils`` and ``testing`` are imported on
     first use so ``import retrograd`` stays fast."""
-    if name in ("models", "func", "utils"):
+    if name in ("models", "func", "utils", "testing"):
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
