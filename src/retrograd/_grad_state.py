@@ -7,6 +7,7 @@ import threading
 class _State(threading.local):
     enabled = True
     inference = False
+    multithreading = True  # set_multithreading_enabled: CPU backward uses the caller's thread
 
 
 state = _State()

@@ -5,7 +5,7 @@ import inspect
 from .._grad_state import state
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "set_multithreading_enabled", "is_multithreading_enabled"]
 
 
 def is_grad_enabled():
@@ -140,3 +140,27 @@ class inference_mode(_DecoratorContextManager):
 
     def clone(self):
         return inference_mode(self.mode)
+
+
+def is_multithreading_enabled():
+    return state.multithreading
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """Allow or forbid running backward on device worker threads; takes effect at once
+    (also as a plain call). PyTorch runs CPU backward on the calling thread either way,
+    as retrograd always does, so the flag is recorded and changes no computation."""
+
+    def __init__(self, mode):
+        self.prev = state.multithreading
+        self.mode = mode
+        state.multithreading = mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        state.multithreading = self.prev
+
+    def clone(self):
+        return set_multithreading_enabled(self.mode)
