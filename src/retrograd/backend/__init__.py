@@ -108,8 +108,13 @@ def set_default_device(device):
 
 
 def get_default_device():
-    """The device factory functions use when given none."""
-    return check_device(None)
+    """The device factory functions use when given none (asking for CUDA's fails, as on
+    PyTorch's CPU-only build)."""
+    if _default_device is None:
+        return cpu
+    if _default_device.type == "cuda":
+        check_device(_default_device)
+    return _default_device
 
 
 try:  # SciPy's erf is exact and vectorised; NumPy has none, so fall back to math.erf
