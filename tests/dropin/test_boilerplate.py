@@ -72,7 +72,7 @@ def test_backends_flags(both):
             log += [b.cudnn.enabled, b.cudnn.benchmark]
         log += [b.cudnn.enabled, b.cudnn.benchmark]
         for name, value in (("benchmark", "yes"), ("enabled", 1)):
-            log.append(_outcome(lambda: setattr(b.cudnn, name, value)))
+            log.append(_outcome(lambda n=name, v=value: setattr(b.cudnn, n, v)))
         log.append(_outcome(lambda: setattr(b.cuda.matmul, "allow_tf32", 1)))
         log.append(_outcome(lambda: setattr(b.cuda.matmul, "allow_tf33", True)))
         log.append(_outcome(lambda: b.cuda.matmul.allow_tf33))
@@ -198,7 +198,7 @@ def test_deterministic_algorithms(both):
         log += [T.are_deterministic_algorithms_enabled(), T.get_deterministic_debug_mode()]
         for dt in (T.float32, T.float16, T.float64, T.int64, T.uint8, T.int32, T.bool,
                    T.complex64):
-            log.append(_outcome(lambda: T.empty(2, dtype=dt)))
+            log.append(_outcome(lambda dt=dt: T.empty(2, dtype=dt)))
         log += [_outcome(lambda: T.empty_like(T.ones(2))),
                 _outcome(lambda: T.ones(2).new_empty(3)), _outcome(lambda: T.FloatTensor(2))]
         T.use_deterministic_algorithms(True, warn_only=True)
