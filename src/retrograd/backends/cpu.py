@@ -1,5 +1,7 @@
 """``torch.backends.cpu``: the SIMD level NumPy's kernels were dispatched to."""
 
+from numpy._core._multiarray_umath import __cpu_features__
+
 __all__ = ["get_cpu_capability"]
 
 
@@ -11,7 +13,7 @@ def get_cpu_capability():
     >>> get_cpu_capability() in ("DEFAULT", "AVX2", "AVX512")
     True
     """
-    from numpy._core._multiarray_umath import __cpu_features__ as f
+    f = __cpu_features__
     if all(f.get(k) for k in ("AVX512F", "AVX512BW", "AVX512VL", "AVX512DQ")):
         return "AVX512"
     if f.get("AVX2") and f.get("FMA3"):
