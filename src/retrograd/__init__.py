@@ -24,7 +24,6 @@ from ._deterministic import (are_deterministic_algorithms_enabled,  # noqa: F401
 from .backends._precision import (get_float32_matmul_precision,  # noqa: F401
                                   set_float32_matmul_precision)
 from . import _tensor_types
-from ._tensor_types import tensortype  # noqa: F401
 from ._creation import *  # noqa: F401,F403
 from ._random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: F401
                       manual_seed, seed, set_rng_state)

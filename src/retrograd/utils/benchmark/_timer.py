@@ -6,6 +6,8 @@ import statistics
 import textwrap
 import timeit
 
+import retrograd
+
 from ._measurement import Measurement, TaskSpec, set_torch_threads
 
 __all__ = ["Timer", "timer", "Language"]
@@ -40,7 +42,6 @@ class Timer:
         if global_setup:
             raise ValueError(f"global_setup is C++ only, got `{global_setup}`. Most likely "
                              f"this code can simply be moved to `setup`.")
-        import retrograd
         self._globals = dict(globals or {})
         self._globals.setdefault("torch", retrograd)
         stmt, setup = _clean(stmt), _clean(setup)
