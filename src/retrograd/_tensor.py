@@ -50,8 +50,10 @@ class Tensor:
 
     def __init__(self, *args, dtype=None, device=None):
         """Legacy constructor: ``Tensor(data)`` (float32), ``Tensor(*sizes)`` or
-        ``Tensor(size)``; ``Tensor(tensor)`` shares the tensor's memory, as in PyTorch."""
+        ``Tensor(size)``; ``Tensor(tensor)`` shares the tensor's memory, as in PyTorch.
+        It ignores ``set_default_device``, as PyTorch's does."""
         from ._creation import tensor, empty
+        device = device or "cpu"
         if len(args) == 1 and isinstance(args[0], Tensor):
             data = args[0]._data
         elif len(args) == 1 and not isinstance(args[0], (int, Size)):

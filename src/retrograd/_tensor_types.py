@@ -14,7 +14,7 @@ import numpy
 from . import _dtype
 from ._creation import empty, tensor
 from ._tensor import _CPP_TYPE, Size, Tensor
-from .backend import Device, check_device
+from .backend import Device
 
 __all__ = ["tensortype", "LEGACY_NAMES", "cpu_types", "cuda_types"]
 
@@ -63,7 +63,6 @@ class tensortype(type):
         if device is not None and Device(device).type != "cpu":
             raise RuntimeError(f"legacy constructor expects device type: cpu but device type: "
                                f"{Device(device).type} was passed")
-        check_device(device)
         return _construct(cls, args)
 
 
@@ -73,9 +72,9 @@ def _type_name(v):
 
 def _construct(cls, args):
     """``()``, ``(*sizes)``, ``(Size)``, ``(tensor)`` or ``(data)``, as PyTorch's legacy
-    ``new()``."""
+    ``new()`` (on the CPU, whatever ``set_default_device`` says)."""
     if not args:
-        return empty(0, dtype=cls.dtype)
+        return empty(0, dtype=cls.dtype, device="cpu")
     if len(args) == 1:
         (a,) = args
         if isinstance(a, Tensor):
@@ -83,18 +82,18 @@ def _construct(cls, args):
                 raise TypeError(f"expected {_options(cls.dtype)} (got {_options(a.dtype)})")
             return a.detach()
         if isinstance(a, Size):
-            return empty(*a, dtype=cls.dtype)
+            return empty(*a, dtype=cls.dtype, device="cpu")
         if isinstance(a, str):
             raise TypeError(f"new(): invalid data type '{type(a).__name__}'")
         if isinstance(a, (list, tuple, numpy.ndarray)):
-            return tensor(a, dtype=cls.dtype)
+            return tensor(a, dtype=cls.dtype, device="cpu")
         if not isinstance(a, numbers.Integral):
             raise TypeError(f"new(): data must be a sequence (got {type(a).__name__})")
     if not all(isinstance(a, numbers.Integral) for a in args):
         got = ", ".join(type(a).__name__ for a in args)
         raise TypeError(f"new() received an invalid combination of arguments - got ({got}), "
                         f"{_SIGNATURES.format('')}")
-    return empty(*args, dtype=cls.dtype)
+    return empty(*args, dtype=cls.dtype, device="cpu")
 
 
 def _options(dtype):

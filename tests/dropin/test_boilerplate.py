@@ -149,9 +149,19 @@ def test_default_device(both):
         log = [T.get_default_device()]
         T.set_default_device("cpu")
         log += [T.get_default_device(), T.zeros(2).device]
+        x = T.ones(2)
         T.set_default_device("cuda")
         log += [_outcome(T.get_default_device), _outcome(lambda: T.zeros(2)),
                 _outcome(lambda: T.tensor([1.])), _outcome(lambda: T.ones(2, device="cpu"))]
+        # the *_like and new_* forms follow their input, legacy constructors the CPU
+        for fn in (lambda: T.zeros_like(x), lambda: T.full_like(x, 2.),
+                   lambda: T.randint_like(x, 3).shape, lambda: T.empty_like(x).shape,
+                   lambda: x.new_zeros(2), lambda: x.new_full((2,), 3.),
+                   lambda: x.new_tensor([1.]), lambda: T.Tensor(2).shape,
+                   lambda: T.FloatTensor(2).shape, lambda: T.LongTensor([1]),
+                   lambda: T.randperm(3).shape, lambda: T.scalar_tensor(1.),
+                   lambda: T.arange(3), lambda: T.as_tensor(x), lambda: T.as_tensor([1.])):
+            log.append(_outcome(fn))
         T.set_default_device(None)
         log += [T.get_default_device(), _outcome(lambda: T.set_default_device("foo")),
                 _outcome(lambda: T.set_default_device(3)), T.get_default_device()]

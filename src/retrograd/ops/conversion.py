@@ -156,28 +156,28 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
 @register(function=False)
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
               pin_memory=False):
-    return _creation.zeros(*size, dtype=dtype or self.dtype, device=device,
+    return _creation.zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
                            requires_grad=requires_grad)
 
 
 @register(function=False)
 def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
              pin_memory=False):
-    return _creation.ones(*size, dtype=dtype or self.dtype, device=device,
+    return _creation.ones(*size, dtype=dtype or self.dtype, device=device or self.device,
                           requires_grad=requires_grad)
 
 
 @register(function=False)
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
               pin_memory=False):
-    return _creation.empty(*size, dtype=dtype or self.dtype, device=device,
+    return _creation.empty(*size, dtype=dtype or self.dtype, device=device or self.device,
                            requires_grad=requires_grad)
 
 
 @register(function=False)
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
              layout=None, pin_memory=False):
-    return _creation.full(size, fill_value, dtype=dtype or self.dtype, device=device,
+    return _creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                           requires_grad=requires_grad)
 
 
@@ -189,7 +189,7 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layo
                       "sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than "
                       "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
-    return _creation.tensor(data, dtype=dtype or self.dtype, device=device,
+    return _creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
                             requires_grad=requires_grad)
 
 
