@@ -63,8 +63,7 @@ def test_backends_flags(both):
                b.cudnn.benchmark_limit, b.cuda.matmul.allow_tf32,
                b.cuda.matmul.allow_fp16_reduced_precision_reduction,
                b.cuda.matmul.allow_bf16_reduced_precision_reduction,
-               b.cuda.flash_sdp_enabled(), b.cuda.math_sdp_enabled(),
-               b.cpu.get_cpu_capability()]
+               b.cuda.flash_sdp_enabled(), b.cuda.math_sdp_enabled()]
         b.cudnn.benchmark = True
         b.cudnn.deterministic = True
         log += [b.cudnn.benchmark, b.cudnn.deterministic]
@@ -88,6 +87,14 @@ def test_backends_flags(both):
         log.append(T.get_float32_matmul_precision())
         return log
     both(scenario)
+
+
+def test_cpu_capability(torch):
+    """NumPy's SIMD dispatch level, named as PyTorch names its own (equal on x86)."""
+    ours = retrograd.backends.cpu.get_cpu_capability()
+    assert ours in ("DEFAULT", "AVX2", "AVX512")
+    if torch.backends.cpu.get_cpu_capability() in ("DEFAULT", "AVX2", "AVX512"):
+        assert ours == torch.backends.cpu.get_cpu_capability()
 
 
 def test_cpu_build_libraries_are_not_claimed():
