@@ -72,6 +72,9 @@ def test_backends_flags(both):
         log += [b.cudnn.enabled, b.cudnn.benchmark]
         for name, value in (("benchmark", "yes"), ("enabled", 1)):
             log.append(_outcome(lambda n=name, v=value: setattr(b.cudnn, n, v)))
+        b.cuda.enable_flash_sdp(False)
+        log += [b.cuda.flash_sdp_enabled(), _outcome(lambda: b.cuda.enable_math_sdp(1))]
+        b.cuda.enable_flash_sdp(True)
         log.append(_outcome(lambda: setattr(b.cuda.matmul, "allow_tf32", 1)))
         log.append(_outcome(lambda: setattr(b.cuda.matmul, "allow_tf33", True)))
         log.append(_outcome(lambda: b.cuda.matmul.allow_tf33))

@@ -70,7 +70,10 @@ def _sdp_switch(kind):
         return _sdp[kind]
 
     def enable(enabled):
-        _sdp[kind] = bool(enabled)
+        if not isinstance(enabled, bool):
+            raise RuntimeError(f"set_sdp_use_{kind} expects a bool, but got "
+                               f"{type(enabled).__name__}")
+        _sdp[kind] = enabled
     enabled.__name__, enable.__name__ = f"{kind}_sdp_enabled", f"enable_{kind}_sdp"
     enabled.__doc__ = f"Whether the {kind} scaled-dot-product attention kernel may be used."
     enable.__doc__ = f"Allow or forbid the {kind} attention kernel (a setting only: " \
