@@ -11,7 +11,7 @@ import weakref
 import numpy
 
 from . import _dtype
-from ._grad_state import state as _grad_state
+from . import _grad_state
 from .backend import device_of
 
 __all__ = ["Tensor", "Size", "wrap"]
@@ -44,9 +44,10 @@ class Tensor:
 
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_vc", "_base",
                  "_view_version", "_grad", "_acc", "_hooks", "_post_acc_hooks",
-                 "_retains_grad", "_fw", "_inference", "__weakref__", "__dict__")
+                 "_retains_grad", "_fw", "__weakref__", "__dict__")
     __hash__ = object.__hash__
     __array_priority__ = 1000  # numpy scalars/arrays defer to our reflected operators
+    _inference = False  # made under inference_mode (then set on the instance by wrap)
 
     def __init__(self, *args, dtype=None, device=None):
         """Legacy constructor: ``Tensor(data)`` (float32), ``Tensor(*sizes)`` or
@@ -474,6 +475,8 @@ def _init(t, data):
     fresh = wrap(data)
     for name in _STATE:
         setattr(t, name, getattr(fresh, name))
+    if fresh._inference:
+        t._inference = True
 
 
 _new = object.__new__
@@ -501,7 +504,8 @@ def wrap(data, xp=numpy):
     t._post_acc_hooks = None
     t._retains_grad = False
     t._fw = None
-    t._inference = _grad_state.inference
+    if _grad_state.inference_threads and _grad_state.state.inference:
+        t._inference = True
     return t
 
 

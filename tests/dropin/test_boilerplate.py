@@ -477,3 +477,22 @@ def test_function_event_lives_in_profiler_util():
         retrograd.ones(2).sum()
     assert isinstance(prof.function_events, EventList)
     assert all(isinstance(e, FunctionEvent) and e.kernels == [] for e in prof.function_events)
+
+
+def test_inference_marks_are_per_thread():
+    """A thread inside inference_mode marks only its own tensors."""
+    import threading
+    inside, entered, release = [], threading.Event(), threading.Event()
+
+    def worker():
+        with retrograd.inference_mode():
+            entered.set()
+            release.wait(5)
+            inside.append(retrograd.ones(1).is_inference())
+    th = threading.Thread(target=worker)
+    th.start()
+    entered.wait(5)
+    outside = retrograd.ones(1).is_inference()
+    release.set()
+    th.join()
+    assert (inside, outside) == ([True], False)

@@ -2,6 +2,7 @@
 
 import functools
 import inspect
+from .. import _grad_state
 from .._grad_state import state
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
@@ -133,10 +134,12 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = state.enabled, state.inference
-        state.enabled, state.inference = not self.mode, self.mode
+        state.enabled = not self.mode
+        _grad_state.set_inference(self.mode)
 
     def __exit__(self, *exc):
-        state.enabled, state.inference = self.prev
+        state.enabled = self.prev[0]
+        _grad_state.set_inference(self.prev[1])
 
     def clone(self):
         return inference_mode(self.mode)
