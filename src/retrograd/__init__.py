@@ -16,6 +16,14 @@ from ._dtype import (bool, cdouble, cfloat, complex64, complex128, double, dtype
                      short, uint8)
 from ._tensor import Size, Tensor
 from .backend import Device as device
+from .backend import get_default_device, set_default_device  # noqa: F401
+from ._deterministic import (are_deterministic_algorithms_enabled,  # noqa: F401
+                             get_deterministic_debug_mode,
+                             is_deterministic_algorithms_warn_only_enabled,
+                             set_deterministic_debug_mode, use_deterministic_algorithms)
+from .backends._precision import (get_float32_matmul_precision,  # noqa: F401
+                                  set_float32_matmul_precision)
+from . import _tensor_types
 from ._creation import *  # noqa: F401,F403
 from ._random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: F401
                       manual_seed, seed, set_rng_state)
@@ -28,6 +36,8 @@ from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enab
 from . import ops as _ops
 from . import return_types  # noqa: F401 (retrograd.return_types)
 from . import memory, cuda  # noqa: F401 (memory accounting; torch.cuda.memory's names)
+from . import accelerator, backends, compiler, _dynamo  # noqa: F401
+from .compiler import compile  # noqa: F401,A004 (torch.compile: runs eagerly)
 from ._tensor_str import set_printoptions  # noqa: F401
 from math import inf, nan  # noqa: F401 (reprs print them bare: tensor([inf, nan]))
 
@@ -35,6 +45,7 @@ from math import inf, nan  # noqa: F401 (reprs print them bare: tensor([inf, nan
 _np.seterr(all="ignore")
 
 globals().update(_ops.FUNCTIONS)
+globals().update(_tensor_types.cpu_types)  # FloatTensor, LongTensor, ...
 from . import nn  # noqa: E402 (needs the ops above)
 from . import optim  # noqa: E402 (retrograd.optim; swa_utils needs nn)
 from . import distributed  # noqa: E402 (retrograd.distributed, as torch.distributed)
@@ -58,9 +69,9 @@ def is_complex(input):
 
 
 def __getattr__(name):
-    """``retrograd.models``, ``retrograd.func`` and ``retrograd.utils`` are imported on
+    """``retrograd.models``, ``func``, ``utils`` and ``testing`` are imported on
     first use so ``import retrograd`` stays fast."""
-    if name in ("models", "func", "utils"):
+    if name in ("models", "func", "utils", "testing"):
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

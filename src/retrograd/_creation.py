@@ -6,6 +6,7 @@ import numbers
 import numpy
 
 from . import _dtype
+from ._deterministic import fill_uninitialized
 from ._dtype import get_default_dtype
 from ._tensor import Tensor, _set_requires_grad, wrap
 from .backend import check_device
@@ -192,7 +193,8 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
           memory_format=None, pin_memory=False):
     check_device(device)
     _no_out(out)
-    return _finish(numpy.empty(_size(size, "empty"), _dt(dtype)), requires_grad)
+    return _finish(fill_uninitialized(numpy.empty(_size(size, "empty"), _dt(dtype))),
+                   requires_grad)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
@@ -210,6 +212,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    check_device(device)
     return _finish(numpy.array(s, _dt(dtype)), requires_grad)
 
 
@@ -291,6 +294,7 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
+    check_device(device)
     _no_out(out)
     g = generator or _random.default_generator
     return _finish(g._rng.permutation(n).astype((dtype or _dtype.int64).np), requires_grad)
@@ -311,10 +315,11 @@ def normal(mean, std, size=None, *, generator=None, out=None):
 def _like(fn):
     def like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
              memory_format=None, **kw):
-        return fn(*input.shape, dtype=dtype or input.dtype, device=device,
+        return fn(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
                   requires_grad=requires_grad, **kw)
     like.__name__ = fn.__name__ + "_like"
-    like.__doc__ = f"``{fn.__name__}`` with the shape (and by default dtype) of ``input``."
+    like.__doc__ = (f"``{fn.__name__}`` with the shape (and by default dtype and device) of "
+                    f"``input``.")
     return like
 
 
@@ -328,14 +333,15 @@ randn_like = _like(randn)
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
     return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype,
-                requires_grad=requires_grad)
+                device=device or input.device, requires_grad=requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
                  requires_grad=False, memory_format=None):
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
+                   device=device or input.device)
 
 
 def _normal_(self, mean=0.0, std=1.0, *, generator=None):

@@ -11,6 +11,7 @@ import weakref
 import numpy
 
 from . import _dtype
+from . import _grad_state
 from .backend import device_of
 
 __all__ = ["Tensor", "Size", "wrap"]
@@ -46,11 +47,14 @@ class Tensor:
                  "_retains_grad", "_fw", "__weakref__", "__dict__")
     __hash__ = object.__hash__
     __array_priority__ = 1000  # numpy scalars/arrays defer to our reflected operators
+    _inference = False  # made under inference_mode (then set on the instance by wrap)
 
     def __init__(self, *args, dtype=None, device=None):
         """Legacy constructor: ``Tensor(data)`` (float32), ``Tensor(*sizes)`` or
-        ``Tensor(size)``; ``Tensor(tensor)`` shares the tensor's memory, as in PyTorch."""
+        ``Tensor(size)``; ``Tensor(tensor)`` shares the tensor's memory, as in PyTorch.
+        It ignores ``set_default_device``, as PyTorch's does."""
         from ._creation import tensor, empty
+        device = device or "cpu"
         if len(args) == 1 and isinstance(args[0], Tensor):
             data = args[0]._data
         elif len(args) == 1 and not isinstance(args[0], (int, Size)):
@@ -129,6 +133,13 @@ class Tensor:
 
     def is_floating_point(self):
         return self._data.dtype.kind == "f"
+
+    def is_inference(self):
+        """True for tensors made under ``inference_mode`` and their views."""
+        return self._inference or (self._base is not None and self._base._inference)
+
+    def _is_view(self):
+        return self._base is not None
 
     def is_complex(self):
         return self._data.dtype.kind == "c"
@@ -464,6 +475,8 @@ def _init(t, data):
     fresh = wrap(data)
     for name in _STATE:
         setattr(t, name, getattr(fresh, name))
+    if fresh._inference:
+        t._inference = True
 
 
 _new = object.__new__
@@ -491,6 +504,8 @@ def wrap(data, xp=numpy):
     t._post_acc_hooks = None
     t._retains_grad = False
     t._fw = None
+    if _grad_state.inference_threads and _grad_state.state.inference:
+        t._inference = True
     return t
 
 

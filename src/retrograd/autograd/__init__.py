@@ -4,19 +4,21 @@ from .._tensor import Tensor, warn_once, wrap
 from ..backend import get_array_module
 from . import forward_ad, function, functional, graph
 from .function import Function
-from . import anomaly_mode, profiler
+from . import anomaly_mode, profiler, profiler_util
 from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                            set_detect_anomaly)
 from .engine import run_backward
 from .gradcheck import gradcheck, gradgradcheck
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
-                        is_inference_mode_enabled, no_grad, set_grad_enabled)
+                        is_inference_mode_enabled, is_multithreading_enabled, no_grad,
+                        set_grad_enabled, set_multithreading_enabled)
 
 __all__ = ["Variable", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
            "is_grad_enabled", "inference_mode", "is_inference_mode_enabled", "graph", "gradcheck",
            "gradgradcheck", "Function", "forward_ad", "function", "functional",
            "anomaly_mode", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
-           "is_anomaly_check_nan_enabled", "profiler"]
+           "is_anomaly_check_nan_enabled", "profiler", "profiler_util",
+           "set_multithreading_enabled", "is_multithreading_enabled"]
 
 
 def _tuple(x):

@@ -2,18 +2,11 @@
 
 import functools
 import inspect
-import threading
+from .. import _grad_state
+from .._grad_state import state
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
-           "is_inference_mode_enabled"]
-
-
-class _State(threading.local):
-    enabled = True
-    inference = False
-
-
-state = _State()
+           "is_inference_mode_enabled", "set_multithreading_enabled", "is_multithreading_enabled"]
 
 
 def is_grad_enabled():
@@ -141,10 +134,36 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = state.enabled, state.inference
-        state.enabled, state.inference = not self.mode, self.mode
+        state.enabled = not self.mode
+        _grad_state.set_inference(self.mode)
 
     def __exit__(self, *exc):
-        state.enabled, state.inference = self.prev
+        state.enabled = self.prev[0]
+        _grad_state.set_inference(self.prev[1])
 
     def clone(self):
         return inference_mode(self.mode)
+
+
+def is_multithreading_enabled():
+    return state.multithreading
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """Allow or forbid running backward on device worker threads; takes effect at once
+    (also as a plain call). PyTorch runs CPU backward on the calling thread either way,
+    as retrograd always does, so the flag is recorded and changes no computation."""
+
+    def __init__(self, mode):
+        self.prev = state.multithreading
+        self.mode = mode
+        state.multithreading = mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        state.multithreading = self.prev
+
+    def clone(self):
+        return set_multithreading_enabled(self.mode)

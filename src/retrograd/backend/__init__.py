@@ -9,7 +9,13 @@ import math
 
 import numpy
 
-__all__ = ["Device", "device", "cpu", "get_array_module", "device_of", "erf"]
+__all__ = ["Device", "device", "cpu", "get_array_module", "device_of", "erf",
+           "set_default_device", "get_default_device"]
+
+# The device types torch.device parses (in its order, which its error message prints).
+_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+          "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+          "privateuseone")
 
 
 class Device:
@@ -21,11 +27,13 @@ class Device:
         if isinstance(type, Device):
             type, index = type.type, type.index
         elif ":" in type:
-            type, idx = type.split(":")
-            index = int(idx)
-        if type not in ("cpu", "cuda"):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device "
-                               f"string: {type}")
+            name, _, idx = type.partition(":")
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            type, index = name, int(idx)
+        if type not in _TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_TYPES)} device type at start of "
+                               f"device string: {type}")
         self.type = type
         self.index = index
 
@@ -65,14 +73,48 @@ def device_of(array):
     return cpu
 
 
+_default_device = None  # set_default_device's device; None: CPU
+
+
 def check_device(dev):
-    """Normalise a device argument; only the CPU backend exists so far."""
+    """Normalise a device argument (None: the default device); only the CPU backend
+    exists, and other devices fail as on PyTorch's CPU-only build."""
     if dev is None:
-        return cpu
+        dev = _default_device
+        if dev is None:
+            return cpu
     dev = dev if isinstance(dev, Device) else Device(dev)
+    if dev.type == "cuda":
+        raise AssertionError("Torch not compiled with CUDA enabled")
     if dev.type != "cpu":
-        raise RuntimeError(f"retrograd has no {dev.type} backend yet (device {dev})")
+        raise NotImplementedError(
+            f"Could not run 'aten::empty.memory_format' with arguments from the "
+            f"'{dev.type.upper() if len(dev.type) <= 3 else dev.type.capitalize()}' backend: "
+            f"retrograd has only the CPU backend")
     return dev
+
+
+def set_default_device(device):
+    """The device factory functions use when given none (``None``: the CPU), as
+    ``torch.set_default_device``; an unavailable device fails at its first use.
+
+    >>> set_default_device("cpu"); get_default_device()
+    device(type='cpu')
+    """
+    global _default_device
+    if isinstance(device, int):
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    _default_device = None if device is None else Device(device)
+
+
+def get_default_device():
+    """The device factory functions use when given none (asking for CUDA's fails, as on
+    PyTorch's CPU-only build)."""
+    if _default_device is None:
+        return cpu
+    if _default_device.type == "cuda":
+        check_device(_default_device)
+    return _default_device
 
 
 try:  # SciPy's erf is exact and vectorised; NumPy has none, so fall back to math.erf

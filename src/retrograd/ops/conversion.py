@@ -11,22 +11,19 @@ import warnings
 
 from .. import _creation, _dtype
 from .._tensor import Tensor
+from .._tensor_types import LEGACY_NAMES, tensortype
 from ..backend import Device, check_device
 from ._registry import apply, apply_inplace, defop, register
 
 __all__ = ["to", "type_as", "cpu", "cuda", "new_zeros", "new_ones", "new_full", "new_empty",
            "new_tensor", "zero_", "fill_", "copy_"]
 
-_LEGACY = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-           "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
-           "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
-           "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
-_FROM_LEGACY = {f"torch.{v}": _dtype._names[k] for k, v in _LEGACY.items()}
+_FROM_LEGACY = {f"torch.{v}": _dtype._names[k] for k, v in LEGACY_NAMES.items()}
 
 
 def legacy_type_name(dtype):
     """``torch.FloatTensor`` for float32: the name ``Tensor.type()`` and errors print."""
-    return "torch." + _LEGACY[dtype.name]
+    return "torch." + LEGACY_NAMES[dtype.name]
 
 
 def _filled(xp, self, value):
@@ -122,8 +119,12 @@ def type_(self, dtype=None, non_blocking=False, **kwargs):
     the cast."""
     if dtype is None:
         return legacy_type_name(self.dtype)
+    if isinstance(dtype, tensortype):
+        dtype = f"{dtype.__module__}.{dtype.__name__}"
     if isinstance(dtype, str):
         key = dtype
+        if key.startswith("torch.cuda."):
+            return to(self, "cuda")
         dtype = _FROM_LEGACY.get(key) or _dtype._names.get(key.removeprefix("torch."))
         if dtype is None:
             raise ValueError(f"invalid type: '{key}'")
@@ -143,10 +144,11 @@ def cpu(self, memory_format=None):
 
 @register(function=False)
 def cuda(self, device=None, non_blocking=False, memory_format=None):
-    """``self.to('cuda')``: a clear error until a GPU backend exists."""
-    if device is None or isinstance(device, int):
-        device = Device("cuda", device)
-    return to(self, device)
+    """``self.to('cuda')``, which fails as on PyTorch's CPU-only build (an index asks for
+    an accelerator, of which there is none)."""
+    if isinstance(device, int):
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    return to(self, Device("cuda") if device is None else device)
 
 
 # ---- new_* constructors: this tensor's dtype (and device) by default --------------------------
@@ -154,28 +156,28 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
 @register(function=False)
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
               pin_memory=False):
-    return _creation.zeros(*size, dtype=dtype or self.dtype, device=device,
+    return _creation.zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
                            requires_grad=requires_grad)
 
 
 @register(function=False)
 def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
              pin_memory=False):
-    return _creation.ones(*size, dtype=dtype or self.dtype, device=device,
+    return _creation.ones(*size, dtype=dtype or self.dtype, device=device or self.device,
                           requires_grad=requires_grad)
 
 
 @register(function=False)
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
               pin_memory=False):
-    return _creation.empty(*size, dtype=dtype or self.dtype, device=device,
+    return _creation.empty(*size, dtype=dtype or self.dtype, device=device or self.device,
                            requires_grad=requires_grad)
 
 
 @register(function=False)
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
              layout=None, pin_memory=False):
-    return _creation.full(size, fill_value, dtype=dtype or self.dtype, device=device,
+    return _creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                           requires_grad=requires_grad)
 
 
@@ -187,7 +189,7 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layo
                       "sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than "
                       "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
-    return _creation.tensor(data, dtype=dtype or self.dtype, device=device,
+    return _creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
                             requires_grad=requires_grad)
 
 

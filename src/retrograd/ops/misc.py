@@ -707,19 +707,12 @@ def set_num_threads(int):
     tpc.threadpool_limits(limits=n, user_api="blas")
 
 
-def _is_inference(self):
-    """False: retrograd's inference_mode is no_grad and does not mark the tensors it makes
-    (PyTorch's says True for those)."""
-    return False
-
-
 def _get_device(self):
     """-1 for CPU tensors, the GPU's index otherwise."""
     dev = self.device
     return -1 if dev.type == "cpu" else dev.index
 
 
-Tensor.is_inference = _is_inference
 Tensor.get_device = _get_device
 
 

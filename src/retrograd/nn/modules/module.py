@@ -7,7 +7,10 @@ from collections import OrderedDict, namedtuple
 import numpy
 
 from ... import _tensor
+from ..._creation import empty_like
 from ..._tensor import Tensor, wrap
+from ...backend import Device
+from ...compiler import compile
 from ...autograd import grad_mode
 from ...ops._registry import apply, defop
 from ..parameter import Buffer, Parameter
@@ -372,9 +375,9 @@ class Module:
         fn(self)
         return self
 
-    def _apply(self, fn):
+    def _apply(self, fn, recurse=True):
         """Replace each parameter's and buffer's data by ``fn(tensor)`` (same objects)."""
-        for m in self.modules():
+        for m in self.modules() if recurse else (self,):
             for store in (m._parameters, m._buffers):
                 for t in store.values():
                     if t is None:
@@ -401,7 +404,8 @@ class Module:
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dtype}")
-        device = kwargs.get("device", next((a for a in args if isinstance(a, str)), None))
+        device = kwargs.get("device", next((a for a in args if isinstance(a, (str, Device))),
+                                           None))
 
         def convert(t):
             if dtype is not None and t.is_floating_point():
@@ -422,10 +426,26 @@ class Module:
         return self.to(float16)
 
     def cpu(self):
-        return self
+        return self._apply(lambda t: t.cpu())
+
+    def cuda(self, device=None):
+        """Move to the GPU: fails, as on PyTorch's CPU-only build, unless there is nothing
+        to move."""
+        return self._apply(lambda t: t.cuda(device))
 
     def type(self, dst_type):
-        return self.to(dst_type)
+        """Cast every parameter and buffer (integer ones too) to ``dst_type``."""
+        return self._apply(lambda t: t.type(dst_type))
+
+    def to_empty(self, *, device, recurse=True):
+        """Give every parameter and buffer new uninitialized memory on ``device`` (the way
+        out of a model built on the meta device, whose values are then set)."""
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
+    def compile(self, *args, **kwargs):
+        """``torch.compile`` this module's calls: they run eagerly, as with
+        :func:`retrograd.compile`, which checks the arguments."""
+        compile(self, *args, **kwargs)
 
     # ---- hooks and call -----------------------------------------------------------------
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
