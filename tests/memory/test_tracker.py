@@ -382,3 +382,15 @@ def test_replayed_history_agrees_with_the_live_books(fused):
     assert peak["bytes"] == stats["allocated_bytes.all.peak"] == memory.max_memory_allocated()
     for name in memory.CATEGORIES:
         assert peak["breakdown"].get(name, 0) == stats[f"allocated_bytes.{name}.at_peak"], name
+
+
+@pytest.mark.parametrize("history", [False, True])
+def test_backward_through_a_0d_product_with_a_python_number(history):
+    """``0-d grad * 0.5`` is a NumPy scalar, not an array: the books skip it (it was an
+    AttributeError in backward whenever accounting was on) and count the ``.grad`` it fills."""
+    if history:
+        memory._record_memory_history()
+    x = retrograd.randn(3, 4, requires_grad=True)
+    ((x.sum() * 0.5) * 0.25).backward()
+    assert x.grad.tolist() == [[0.125] * 4] * 3
+    assert _cat("gradient") == x.grad._data.nbytes

@@ -41,6 +41,19 @@ _TEMPORARY_MIN = 64 * 1024
 _TEMPORARY_BASE = 1 << 62
 
 _ndarray = numpy.ndarray
+
+
+def _storage_array(g):
+    """The array holding gradient ``g`` (an array, a Tensor under create_graph, or None);
+    None for a NumPy scalar (``0-d array * 0.5`` gives one): a value, not a storage, which
+    becomes one only when it is copied into a ``.grad`` (seen there)."""
+    if g is None or type(g) is _ndarray:
+        return g
+    if isinstance(g, numpy.generic):
+        return None
+    return g._data
+
+
 # retrograd.Tensor and AccumulateGrad, set when accounting starts (this module loads first)
 _Tensor = _Acc = None
 _getframe = sys._getframe
@@ -314,11 +327,9 @@ class Tracker:
         self.node = node  # until the next node: the engine frees what this one left
         live = self.live
         for g in buf:  # (g is dropped below: AccumulateGrad steals only unshared arrays)
-            if g is not None:
-                if type(g) is not _ndarray:
-                    g = g._data
-                if g.base is not None or id(g) not in live:
-                    self.see(g)
+            g = _storage_array(g)
+            if g is not None and (g.base is not None or id(g) not in live):
+                self.see(g)
         g = None
         if evaluate is not None:
             outs = evaluate(node, buf, create_graph, call)
@@ -328,8 +339,9 @@ class Tracker:
             outs = call(node, buf, create_graph)
         self.node = node  # (a backward nested in a hook restored its own)
         for g in outs:
+            g = _storage_array(g)
             if g is not None:
-                self.see(g if type(g) is _ndarray else g._data)
+                self.see(g)
         return outs
 
     def node_created(self, node):
