@@ -98,7 +98,7 @@ def test_create_graph_accumulation_in_threads(fast_switching):
 
 def test_threads_recording_on_one_leaf_share_its_accumulator(fast_switching):
     """Graphs recorded at once in several threads reach one AccumulateGrad (one lock)."""
-    for _ in range(50):
+    for _ in range(200):
         w = retrograd.zeros(3, requires_grad=True)
         nodes = [None] * THREADS
 
