@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import signal
 import stat
+import threading
 import weakref
 
 import pytest
@@ -65,6 +66,32 @@ def test_directories_and_files_are_private(tmp_path, monkeypatch, where):
     [f] = _files(tmp_path)
     assert _mode(private) == 0o700 and _mode(f) == 0o600
     y.sum().backward()
+
+
+def test_a_forward_failing_in_one_thread_keeps_another_thread_s_files(tmp_path):
+    """One context entered in two threads at once: each thread's block is its own (the
+    other thread enters last, so a shared stack would hand it to this thread's exit)."""
+    ctx = graph.save_on_disk(tmp_path, min_bytes=0)
+    entered, failed, out = threading.Event(), threading.Event(), {}
+
+    def other():
+        out["x"] = x = retrograd.randn(8, requires_grad=True)
+        with ctx:
+            out["y"] = x.exp()
+            entered.set()
+            failed.wait()
+
+    t = threading.Thread(target=other)
+    with pytest.raises(ValueError):
+        with ctx:
+            retrograd.randn(8, requires_grad=True).exp()
+            t.start()
+            entered.wait()
+            raise ValueError("this thread's forward failed")
+    failed.set()
+    t.join()
+    out["y"].sum().backward()  # the other thread's file was kept
+    assert retrograd.allclose(out["x"].grad, out["y"].detach())
 
 
 def _child_saves_then_sleeps(directory, ready):

@@ -206,6 +206,15 @@ class DiskTensor:
         self._dir = None  # the directory may go before this object
 
 
+class _OpenEntries(threading.local):
+    """This thread's open ``with`` blocks of one context, innermost last, each as
+    {id(array): (array ref, version, file ref)}: per thread, since the hooks are, so a
+    forward failing in one thread deletes its own files, not another thread's."""
+
+    def __init__(self):
+        self.stack = []
+
+
 class DiskPacker:
     """save_on_disk's pack hook and state, apart from the context object so that the
     context holds its hook without a reference cycle (it is freed, and its directory
@@ -215,13 +224,13 @@ class DiskPacker:
         self.directory = directory
         self.min_bytes = min_bytes
         self.private = None     # this context's PrivateDir, made with the first file
-        self.entries = []  # per active entry: {id(array): (array ref, version, file ref)}
+        self._open = _OpenEntries()
 
     def pack(self, tensor):
         data = tensor._data
         if data.nbytes < self.min_bytes:
             return tensor.detach()
-        written = self.entries[-1]
+        written = self._open.stack[-1]
         seen = written.get(id(data))
         if seen is not None and seen[0]() is data and seen[1] == tensor._vc[0]:
             packed = seen[2]()
@@ -236,11 +245,11 @@ class DiskPacker:
         return packed
 
     def enter(self):
-        self.entries.append({})
+        self._open.stack.append({})
 
     def exit(self, failed):
         """Leave the innermost entry; if its forward ``failed``, delete what it wrote."""
-        written = self.entries.pop()
+        written = self._open.stack.pop()
         if failed:  # the graph is abandoned
             for _, _, ref in written.values():
                 packed = ref()
