@@ -38,7 +38,7 @@ def _loader(**kw):
 
 
 @pytest.mark.parametrize("sig,name", [(signal.SIGKILL, "Killed"),
-                                      (signal.SIGTERM, "Terminated")])
+                                      (signal.SIGTERM, "Terminated")], ids=["KILL", "TERM"])
 def test_a_killed_worker_is_noticed_by_the_next_next_within_half_a_second(sig, name):
     it = iter(_loader())
     assert next(it).tolist() == [0, 1]
