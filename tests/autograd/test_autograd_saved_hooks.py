@@ -237,7 +237,8 @@ def test_nodes_are_graph_nodes(both):
 # ---- save_on_disk ---------------------------------------------------------------------------
 
 def _files(d):
-    return sorted(os.listdir(d))
+    """The files under ``d`` (save_on_disk writes them in a private directory there)."""
+    return sorted(os.path.join(root, f) for root, _, files in os.walk(d) for f in files)
 
 
 def test_save_on_disk_writes_large_tensors_and_deletes_them_after_backward(tmp_path):
@@ -253,7 +254,7 @@ def test_save_on_disk_writes_large_tensors_and_deletes_them_after_backward(tmp_p
     assert len(_files(tmp_path)) == 2   # retained for a second backward
     first = x.grad.clone()
     (y.sum() + s).backward()
-    assert _files(tmp_path) == []
+    assert os.listdir(tmp_path) == []  # the files, then their directory, are gone
     assert retrograd.allclose(x.grad, 2 * first)
     assert retrograd.allclose(first, (2 * x * (x * x).exp()).detach())
     assert retrograd.allclose(small.grad, 4 * small.detach())  # two backwards
@@ -265,7 +266,7 @@ def test_save_on_disk_cleans_up_when_the_forward_raises(tmp_path):
         with graph.save_on_disk(tmp_path, min_bytes=0):
             y = x.exp().sin()
             raise ValueError("forward failed")
-    assert _files(tmp_path) == []
+    assert os.listdir(tmp_path) == []
     with pytest.raises(RuntimeError, match="forward that saved it raised"):
         y.sum().backward()
 
@@ -282,6 +283,8 @@ def test_save_on_disk_cleans_up_when_the_graph_is_dropped(tmp_path):
     assert len(_files(tmp_path)) == 1
     z.sum().backward()
     assert _files(tmp_path) == []
+    del ctx
+    assert os.listdir(tmp_path) == []
 
 
 def test_save_on_disk_private_directory_is_removed():
@@ -289,12 +292,11 @@ def test_save_on_disk_private_directory_is_removed():
     ctx = graph.save_on_disk(min_bytes=0)
     with ctx:
         y = x.exp()
-    path = ctx._tmp.path
+    path = ctx._packer.private.path
     assert len(os.listdir(path)) == 1
     y.sum().backward()
     assert os.listdir(path) == []
-    del ctx, y
-    gc.collect()
+    del ctx, y  # no reference cycle: gone without the garbage collector
     assert not os.path.exists(path)
 
 
@@ -306,11 +308,11 @@ def test_save_on_disk_cleans_up_at_interpreter_exit(tmp_path):
             "ctx = retrograd.autograd.graph.save_on_disk(min_bytes=0)\n"
             "with ctx:\n"
             "    z = x.cos()\n"
-            "print(ctx._tmp.path)\n"
+            "print(ctx._packer.private.path)\n"
             f"assert len(__import__('os').listdir({str(tmp_path)!r})) == 1\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
-    assert _files(tmp_path) == []
+    assert os.listdir(tmp_path) == []
     assert not os.path.exists(out.stdout.strip())
 
 
@@ -323,7 +325,7 @@ def test_save_on_disk_keeps_dtype_and_gives_pytorch_gradients(tmp_path):
     ref = retrograd.tensor([[1., 2.], [3., 4.]], dtype=retrograd.float64, requires_grad=True)
     (ref @ ref).tanh().sum().backward()
     assert retrograd.equal(x.grad, ref.grad)
-    assert _files(tmp_path) == []
+    assert os.listdir(tmp_path) == []
 
 
 @pytest.mark.torch

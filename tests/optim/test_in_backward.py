@@ -427,3 +427,38 @@ def test_fuse_frees_each_gradient_during_backward():
     model[0].weight.register_post_accumulate_grad_hook(check)
     _loss(model, *_batches(1)[0]).backward()
     assert seen == [[True, True], [True, True]]
+
+
+class _NoGradForFirst(retrograd.autograd.Function):
+    """``a + b`` whose backward gives ``a`` no gradient (None)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, g
+
+
+@pytest.mark.parametrize("clip", [None, 0.1])
+def test_fuse_param_that_gets_a_none_gradient(clip):
+    """Post-accumulate hooks run for a None gradient too (as PyTorch's do): the fused
+    update skips that parameter, as ``step()`` does, in the norm pass as well."""
+    def params():
+        retrograd.manual_seed(0)
+        return retrograd.randn(3, requires_grad=True), retrograd.randn(3, requires_grad=True)
+
+    (a0, b0), (a, b) = params(), params()
+    opt_ref = retrograd.optim.SGD([a0, b0], lr=0.1)
+    handle = fuse_into_backward(retrograd.optim.SGD([a, b], lr=0.1), clip_grad_norm=clip)
+    for _ in range(2):
+        loss = (_NoGradForFirst.apply(a0, b0) ** 2).sum()
+        loss.backward()
+        if clip is not None:
+            retrograd.nn.utils.clip_grad_norm_([a0, b0], clip)
+        opt_ref.step()
+        opt_ref.zero_grad()
+        handle.backward((_NoGradForFirst.apply(a, b) ** 2).sum())
+    assert retrograd.equal(a, a0) and retrograd.allclose(b, b0)
+    assert a.grad is None and b.grad is None

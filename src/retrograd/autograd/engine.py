@@ -283,17 +283,12 @@ def _call(node, buf, create_graph):
     _tensor_pre_hooks(node, buf, create_graph)
     if node._pre_hooks:
         _node_pre_hooks(node, buf, create_graph)
-    if buf[0] is None and all(g is None for g in buf):
+    if buf[0] is None and type(node) is not AccumulateGrad and all(g is None for g in buf):
         outs = [None] * len(node.next_functions)
-    else:
+    else:  # AccumulateGrad runs on a missing gradient too: its post-accumulate hooks do
         prof = _debug.profiler
         outs = (node.apply(buf, create_graph) if prof is None
                 else prof.apply_node(node, buf, create_graph))
-        if type(node) is AccumulateGrad:
-            hooks = node.variable._post_acc_hooks
-            if hooks:
-                for hook in list(hooks.values()):
-                    hook(node.variable)
     if node._post_hooks:
         outs = _post_hooks(node, outs, buf, create_graph)
     return outs

@@ -3,18 +3,13 @@ hooks, and the saved-tensor hooks with the contexts built on them (save_on_cpu,
 save_on_disk, allow_mutation_on_saved_tensors)."""
 
 import contextlib
-import os
-import shutil
-import tempfile
 import threading
-import uuid
 import weakref
 from typing import NamedTuple
 
-import numpy
-
-from .._tensor import Tensor, wrap
-from ..backend import device_of, get_array_module
+from .._tensor import Tensor
+from ..backend import get_array_module
+from ._disk_offload import DiskPacker
 from .engine import current_graph_task
 from .node import Node, RemovableHandle, current_hooks, grad_accumulator, on_inplace_write
 from .node import saved_hooks as _hooks
@@ -211,59 +206,18 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
 
 # ---- disk offload -------------------------------------------------------------------------
 
-def _remove(path):
-    try:
-        os.remove(path)
-    except FileNotFoundError:
-        pass
-
-
-class _TempDir:
-    """A private directory for one save_on_disk context, removed when the context and
-    every file written in it are gone (or at interpreter exit)."""
-
-    def __init__(self):
-        self.path = tempfile.mkdtemp(prefix="retrograd-saved-")
-        weakref.finalize(self, shutil.rmtree, self.path, True)
-
-
-class _DiskTensor:
-    """One saved tensor written to a file once; read back on every unpack; the file is
-    deleted when this object dies (the node freed what it saved), by ``discard()``, or at
-    interpreter exit."""
-
-    __slots__ = ("path", "shape", "dtype", "device", "_dir", "_finalizer", "__weakref__")
-
-    def __init__(self, tensor, directory, owner):
-        data = tensor._data
-        self.shape, self.dtype, self.device = data.shape, data.dtype, device_of(data)
-        self._dir = owner  # keeps a private _TempDir alive while this file exists
-        self.path = os.path.join(directory, f"retrograd-{uuid.uuid4().hex}.bin")
-        self._finalizer = weakref.finalize(self, _remove, self.path)
-        host = data if type(data) is numpy.ndarray else data.get()
-        numpy.ascontiguousarray(host).tofile(self.path)
-
-    def load(self):
-        if not self._finalizer.alive:
-            raise RuntimeError("a tensor saved by save_on_disk was deleted: the forward that "
-                               "saved it raised an exception, so its graph cannot be used")
-        arr = numpy.fromfile(self.path, dtype=self.dtype).reshape(self.shape)
-        t = wrap(arr)
-        return t if self.device.type == "cpu" else t.to(self.device)
-
-    def discard(self):
-        self._finalizer()
-
-
 class save_on_disk(saved_tensors_hooks):
-    """Saved tensors of at least ``min_bytes`` bytes go to files (in ``directory``, or a
-    private temporary directory) and are read back for backward, as often as needed.
+    """Saved tensors of at least ``min_bytes`` bytes go to files (in a private directory
+    made in ``directory``, or in the system's temporary directory) and are read back for
+    backward, as often as needed.
 
     Unlike the tutorial's hand-written hooks this never leaks: a file is deleted as soon
     as the nodes that saved it free their saved tensors (after backward, or when the graph
-    is dropped), when the forward inside the context raises, and at interpreter exit.
-    A tensor saved by several ops of one ``with`` block is written once. Smaller tensors
-    stay in memory.
+    is dropped), when the forward inside the context raises, and at interpreter exit; the
+    files of a process killed by a signal are deleted by the next process that uses
+    save_on_disk with the same directory. Directories are 0700 and files 0600. A tensor
+    saved by several ops of one ``with`` block is written once. Smaller tensors stay in
+    memory. A write that fails (a full disk) raises an OSError naming the file.
 
     >>> with save_on_disk(min_bytes=1 << 20):
     ...     loss = model(x).sum()
@@ -271,44 +225,15 @@ class save_on_disk(saved_tensors_hooks):
     """
 
     def __init__(self, directory=None, min_bytes=4096):
-        self.directory = directory
-        self.min_bytes = min_bytes
-        self._tmp = None
-        self._entries = []  # per active entry: {id(array): (array ref, version, file ref)}
-        super().__init__(self._pack, _unpack_from_disk)
-
-    def _pack(self, tensor):
-        data = tensor._data
-        if data.nbytes < self.min_bytes:
-            return tensor.detach()
-        written = self._entries[-1]
-        seen = written.get(id(data))
-        if seen is not None and seen[0]() is data and seen[1] == tensor._vc[0]:
-            packed = seen[2]()
-            if packed is not None:  # this very array, unchanged, is already on disk
-                return packed
-        if self.directory is not None:
-            directory, owner = os.fspath(self.directory), None
-            os.makedirs(directory, exist_ok=True)
-        else:
-            if self._tmp is None:
-                self._tmp = _TempDir()
-            directory, owner = self._tmp.path, self._tmp
-        packed = _DiskTensor(tensor, directory, owner)
-        written[id(data)] = (weakref.ref(data), tensor._vc[0], weakref.ref(packed))
-        return packed
+        self._packer = DiskPacker(directory, min_bytes)
+        super().__init__(self._packer.pack, _unpack_from_disk)
 
     def __enter__(self):
         super().__enter__()
-        self._entries.append({})
+        self._packer.enter()
 
     def __exit__(self, exc_type, *exc):
-        written = self._entries.pop()
-        if exc_type is not None:  # the forward failed: its graph is abandoned
-            for _, _, ref in written.values():
-                packed = ref()
-                if packed is not None:
-                    packed.discard()
+        self._packer.exit(exc_type is not None)
         super().__exit__(exc_type, *exc)
 
 

@@ -319,13 +319,24 @@ def _forward_name(name):
 
 
 def grad_accumulator(t):
-    """The one AccumulateGrad node of a leaf; held weakly by the leaf, strongly by graphs."""
-    ref = t._acc
-    acc = ref() if ref is not None else None
+    """The one AccumulateGrad node of a leaf; held weakly by the leaf, strongly by graphs.
+    Made under a lock: two threads recording on one leaf must share its node (and so
+    its accumulation lock)."""
+    acc = _live(t._acc)
     if acc is None:
-        acc = AccumulateGrad(t)
-        t._acc = weakref.ref(acc)
+        with _new_acc_lock:
+            acc = _live(t._acc)
+            if acc is None:
+                acc = AccumulateGrad(t)
+                t._acc = weakref.ref(acc)
     return acc
+
+
+def _live(ref):
+    return ref() if ref is not None else None
+
+
+_new_acc_lock = threading.Lock()
 
 
 def collect_next(values, input_names):
@@ -463,18 +474,32 @@ class OpNode(Node):
 
 
 class AccumulateGrad(Node):
-    """Adds incoming gradients into a leaf's ``.grad`` (the seed's layout rules)."""
+    """Adds incoming gradients into a leaf's ``.grad`` (the seed's layout rules), then runs
+    the leaf's post-accumulate-grad hooks (also for a missing gradient, as PyTorch does).
 
-    __slots__ = ("variable",)
+    Backward passes running in several threads share this node, and PyTorch promises
+    that they accumulate exactly: its lock (PyTorch's mutex) makes each read-add-write
+    of ``.grad`` whole, since NumPy's in-place add releases the GIL. The hooks run
+    outside it, as in PyTorch, so a hook may itself run a backward into this leaf."""
+
+    __slots__ = ("variable", "_lock")
 
     def __new__(cls, variable):
         self = Node.__new__(cls)
         self._seq = _ACC_SEQ
         self.variable = variable
+        self._lock = threading.Lock()
         return self
 
     def apply(self, grads, create_graph):
-        accumulate(self.variable, grads[0], create_graph)
+        # grads[0] is passed on unbound: a local name would stop _new_grad_array's stealing.
+        if grads[0] is not None:
+            with self._lock:
+                accumulate(self.variable, grads[0], create_graph)
+        hooks = self.variable._post_acc_hooks
+        if hooks:
+            for hook in list(hooks.values()):
+                hook(self.variable)
         return ()
 
 

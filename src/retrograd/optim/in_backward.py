@@ -104,10 +104,14 @@ class FusedBackwardHandle:
         g = p._grad
         if phase == "norm":
             earlier = self._stash.pop(p, None)
-            a = g._data if earlier is None else earlier._data + g._data
-            n = float(numpy.linalg.norm(a.ravel()))
-            self._sq_norms.append(n * n)
+            if g is not None or earlier is not None:  # else no gradient reached p
+                a = (g._data if earlier is None else earlier._data if g is None
+                     else earlier._data + g._data)
+                n = float(numpy.linalg.norm(a.ravel()))
+                self._sq_norms.append(n * n)
             p._grad = earlier
+            return
+        if g is None:  # no gradient reached p (step() too skips it)
             return
         if self._clip_coef < 1.0:
             a = g._data

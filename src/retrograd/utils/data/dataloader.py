@@ -4,7 +4,9 @@ while batches still come out in the sampler's order.
 """
 
 import itertools
-import queue
+import multiprocessing.connection as _connection
+import signal
+import time
 
 from ... import _random
 from ._utils import worker as _worker
@@ -15,6 +17,7 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 __all__ = ["DataLoader", "get_worker_info", "default_collate", "default_convert"]
 
 get_worker_info = _worker.get_worker_info
+_STATUS_CHECK_INTERVAL = 5.0  # seconds: PyTorch's MP_STATUS_CHECK_INTERVAL
 
 
 class _InfiniteConstantSampler(Sampler):
@@ -211,6 +214,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._index_queues.append(q)
             self._workers.append(w)
         self._shutdown = False
+        self._worker_failure = None  # the message once a worker died
         self._start_epoch()
 
     def _reset(self):
@@ -253,21 +257,49 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._send_idx += 1
 
     def _get_data(self):
-        if self._timeout > 0:
-            try:
-                return self._data_queue.get(timeout=self._timeout)
-            except queue.Empty:
-                raise RuntimeError(f"DataLoader timed out after {self._timeout} "
-                                   f"seconds") from None
+        """The next ``(task id, data)`` from the workers. It waits on the data queue and on
+        every worker's sentinel at once, so a worker that dies (killed, crashed) is noticed
+        at once, where PyTorch's SIGCHLD handler notices it; a sentinel that never fires
+        (a worker's child holding it open) is still caught by the liveness check that
+        each ``_STATUS_CHECK_INTERVAL`` without data runs, as PyTorch's polling does."""
+        if self._worker_failure is not None:  # the workers are gone: say so again
+            raise RuntimeError(self._worker_failure)
+        reader = self._data_queue._reader  # the queue's end: waitable with the sentinels
+        deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
         while True:
-            try:
-                return self._data_queue.get(timeout=5.0)
-            except queue.Empty:
-                dead = [str(w.pid) for w in self._workers if not w.is_alive()]
-                if dead:
-                    self._shutdown_workers()
-                    raise RuntimeError(f"DataLoader worker (pid(s) {', '.join(dead)}) exited "
-                                       f"unexpectedly") from None
+            wait_s = _STATUS_CHECK_INTERVAL
+            if deadline is not None:
+                wait_s = min(wait_s, max(deadline - time.monotonic(), 0.0))
+            ready = _connection.wait([reader, *(w.sentinel for w in self._workers)], wait_s)
+            exited = [w for w in self._workers if w.sentinel in ready]
+            if exited or not ready:
+                self._error_if_any_worker_failed(exited)
+            if reader in ready:
+                return self._data_queue.get()
+            if deadline is not None and time.monotonic() >= deadline:
+                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
+
+    def _error_if_any_worker_failed(self, exited):
+        """PyTorch's RuntimeError for workers that exited, with the first one's exit status
+        (signal or exit code) as its cause; the other workers are stopped first."""
+        for w in exited:  # its sentinel fires as it exits, maybe before it can be reaped
+            w.join()
+        dead = [w for w in self._workers if not w.is_alive()]
+        if not dead:
+            return
+        self._shutdown_workers(graceful=False)
+        code, pid = dead[0].exitcode, dead[0].pid
+        cause = None
+        if code < 0:
+            cause = RuntimeError(f"DataLoader worker (pid {pid}) is killed by signal: "
+                                 f"{signal.strsignal(-code)}. ")
+        elif code > 0:
+            cause = RuntimeError(f"DataLoader worker (pid {pid}) exited unexpectedly with exit "
+                                 f"code {code}. Details are lost due to multiprocessing. "
+                                 f"Rerunning with num_workers=0 may give better error trace.")
+        pids = ", ".join(str(w.pid) for w in dead)
+        self._worker_failure = f"DataLoader worker (pid(s) {pids}) exited unexpectedly"
+        raise RuntimeError(self._worker_failure) from cause
 
     def __next__(self):
         while True:
@@ -301,16 +333,20 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             data.reraise()                               # the next batch can still be asked
         return data
 
-    def _shutdown_workers(self):
+    def _shutdown_workers(self, graceful=True):
+        """Stop the workers: asked to finish (given ``_STATUS_CHECK_INTERVAL`` each), or,
+        not ``graceful`` (a worker died, the others may be busy), terminated at once."""
         if self._shutdown:
             return
         self._shutdown = True
         for q in self._index_queues:
             q.put(None)
         for w in self._workers:
-            w.join(timeout=5.0)
+            if graceful:
+                w.join(timeout=_STATUS_CHECK_INTERVAL)
             if w.is_alive():
                 w.terminate()
+                w.join()
         for q in self._index_queues:
             q.close()
         self._data_queue.cancel_join_thread()
