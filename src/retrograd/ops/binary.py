@@ -4,6 +4,7 @@ Each op is one ``defop`` entry; the public function, its in-place ``_``
 form, the Tensor method and the operators all call that entry.
 """
 
+import math
 import numbers
 
 from .._dtype import FLOAT, result_type
@@ -146,14 +147,23 @@ _pow_tensor = defop(
     "pow_tensor", lambda xp, self, exponent: self ** exponent,
     vjp={"self": lambda xp, grad, self, exponent:
          xp.where(exponent == 0, 0, grad * exponent * self ** (exponent - 1)),
-         "exponent": lambda xp, grad, self, result:
-         xp.where(self == 0, 0, grad * result * xp.log(xp.where(self == 0, 1, self)))},
+         "exponent": lambda xp, grad, self, exponent, result:
+         _pow_exponent_rule(xp, grad, self, exponent, result)},
     promote=("self", "exponent"), node="PowBackward1", jvp="elementwise")
 _pow_scalar_base = defop(
     "pow_scalar_base", lambda xp, self, exponent: self ** exponent,
-    vjp={"exponent": lambda xp, grad, self, result: grad * result * xp.log(self)},
+    vjp={"exponent": lambda xp, grad, self, exponent, result:
+         grad * result * xp.log(self) if self != 0
+         else grad * xp.where(exponent >= 0, 0, result * -math.inf)},
     promote=("self", "exponent"), inputs=("self", "exponent"), node="PowBackward2",
                          jvp="elementwise")
+
+
+def _pow_exponent_rule(xp, grad, self, exponent, result):
+    """PyTorch's pow_backward_exponent: result * log(self), but 0 where the base is 0 and
+    the exponent >= 0 (so 0 ** -1 still gives -inf, and a negative base NaN). The
+    unselected branch stays in the graph, so second derivatives carry its NaNs as PyTorch's."""
+    return grad * xp.where((self == 0) & (exponent >= 0), 0, result * xp.log(self))
 
 
 def _check_int_pow(input, exponent):
@@ -292,11 +302,18 @@ _addcdiv = defop("addcdiv", lambda xp, self, tensor1, tensor2, value:
                       -grad * value * tensor1 / (tensor2 * tensor2)},
                  promote=("self", "tensor1", "tensor2"), to_float=True,
                  into=_addc_into("divide"), jvp="elementwise")
+def _atan2_recip(xp, self, other):
+    """PyTorch's atan2_backward: 1 / (self² + other²), zeroed where infinite, so the
+    gradient at (0, 0) is 0, not NaN (its own derivative there is NaN, as PyTorch's)."""
+    denom = self * self + other * other
+    return xp.where(denom == 0, 0, 1 / denom)
+
+
 _atan2 = defop("atan2", lambda xp, self, other: xp.arctan2(self, other),
-               vjp={"self": lambda grad, self, other: grad * other / (self * self +
-                                                                      other * other),
-                    "other": lambda grad, self, other: -grad * self / (self * self +
-                                                                       other * other)},
+               vjp={"self": lambda xp, grad, self, other:
+                    grad * other * _atan2_recip(xp, self, other),
+                    "other": lambda xp, grad, self, other:
+                    grad * -self * _atan2_recip(xp, self, other)},
                promote=_BOTH, to_float=True, jvp="elementwise")
 _hypot = defop("hypot", lambda xp, self, other: xp.hypot(self, other),
                vjp={"self": lambda grad, self, result: grad * self / result,

@@ -31,8 +31,14 @@ def _negate(xp, self):
     return -self
 
 
+def _sign_fwd(xp, self):
+    """PyTorch's sign is 0 at NaN (NumPy's is NaN); abs's gradient uses it too."""
+    return xp.where(self != self, 0, xp.sign(self))
+
+
 _neg = _unary("neg", _negate, lambda grad: -grad)
-_abs = _unary("abs", lambda xp, self: xp.abs(self), lambda xp, grad, self: grad * xp.sign(self))
+_abs = _unary("abs", lambda xp, self: xp.abs(self),
+              lambda xp, grad, self: grad * _sign_fwd(xp, self))
 _reciprocal = _unary("reciprocal", lambda xp, self: 1 / self,
                      lambda grad, result: -grad * result * result, to_float=True)
 _exp = _unary("exp", lambda xp, self: xp.exp(self), lambda grad, result: grad * result,
@@ -90,16 +96,17 @@ def _sigmoid_fwd(xp, self):
 _sigmoid = _unary("sigmoid", _sigmoid_fwd, lambda grad, result: grad * result * (1 - result),
                   to_float=True)
 # grad * mask, not where(mask, grad, 0): 15x faster on NumPy for random signs; differs
-# from PyTorch only for an inf/nan gradient at a clipped element (nan, not 0).
+# from PyTorch only for an inf/nan gradient at a clipped element (nan, not 0). The mask is
+# PyTorch's threshold_backward's "not result <= 0", so a NaN input passes its gradient.
 _relu = _unary("relu", lambda xp, self: xp.maximum(self, 0),
-               lambda grad, result: grad * (result > 0))
+               lambda xp, grad, result: grad * xp.logical_not(result <= 0))
 _erf = _unary("erf", lambda xp, self: backend.erf(xp, self),
               lambda xp, grad, self: grad * 1.1283791670955126 * xp.exp(-self * self),
               to_float=True)
 _logit = _unary("logit", lambda xp, self: xp.log(self / (1 - self)),
                 lambda grad, self: grad / (self * (1 - self)), to_float=True)
-_sign = _unary("sign", lambda xp, self: xp.sign(self), None)
-_sgn = _unary("sgn", lambda xp, self: xp.sign(self), None)
+_sign = _unary("sign", _sign_fwd, None)
+_sgn = _unary("sgn", _sign_fwd, None)
 _floor = _unary("floor", lambda xp, self: xp.floor(self), None)
 _ceil = _unary("ceil", lambda xp, self: xp.ceil(self), None)
 _round = _unary("round", lambda xp, self, decimals: xp.round(self, decimals), None)

@@ -384,16 +384,27 @@ argmin = _arg("argmin", _argmin)
 # ---- var, std, var_mean, std_mean ---------------------------------------------------------
 
 def _var_fwd(xp, self, dim, correction, keepdim):
-    n = _count(self.shape, dim)
+    n = _count(self.shape, _all_dims(self, dim))
     d = self - self.sum(axis=dim, keepdims=True) / n
-    return (d * d).sum(axis=dim, keepdims=keepdim) / (n - correction if n > correction else 0)
+    return (d * d).sum(axis=dim, keepdims=keepdim) / builtins.max(n - correction, 0)
+
+
+def _all_dims(self, dim):
+    """``dim`` None stands for every dim: PyTorch's rule tells the two apart (see below)."""
+    return tuple(range(self.ndim)) if dim is None else dim
 
 
 def _var_rule(xp, grad, self, dim, correction, keepdim):
-    n = _count(self.shape, dim)
+    """PyTorch's var_backward. Without ``dim`` (or of a 0-d input), no degrees of freedom
+    give NaN where an element equals the mean and inf elsewhere; with ``dim``, the factor
+    2 / (n - correction) is taken as it comes (inf at n == correction)."""
+    n = _count(self.shape, _all_dims(self, dim))
     centered = self - xp.sum(self, axis=dim, keepdims=True) / n
-    return (2 / (n - correction if n > correction else 0)) * _unreduce(xp, grad, dim,
-                                                                       keepdim) * centered
+    grad = _unreduce(xp, grad, dim, keepdim)
+    if n - correction <= 0 and dim is None:
+        return grad * xp.where(centered == 0, math.nan, math.inf)
+    factor = 2 / (n - correction) if n != correction else math.inf
+    return factor * grad * centered
 
 
 def _std_rule(xp, grad, self, result, dim, correction, keepdim):
@@ -409,15 +420,15 @@ _std = defop("std", lambda xp, self, dim, correction, keepdim:
 
 
 def _var_mean_fwd(xp, self, dim, correction, keepdim):
-    n = _count(self.shape, dim)
+    n = _count(self.shape, _all_dims(self, dim))
     m = self.sum(axis=dim, keepdims=True) / n
     d = self - m
-    var = (d * d).sum(axis=dim, keepdims=keepdim) / (n - correction if n > correction else 0)
+    var = (d * d).sum(axis=dim, keepdims=keepdim) / builtins.max(n - correction, 0)
     return var, (m if keepdim else xp.squeeze(m, dim))
 
 
 def _mean_part(xp, g, self, dim, keepdim):
-    return _unreduce(xp, g, dim, keepdim) / _count(self.shape, dim)
+    return _unreduce(xp, g, dim, keepdim) / _count(self.shape, _all_dims(self, dim))
 
 
 _var_mean = defop("var_mean", _var_mean_fwd, outputs=("var", "mean"),
@@ -451,11 +462,10 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
         correction = 1 if unbiased is None or unbiased else 0
     dims = _reduce_dims(dim, input._data.ndim)
     if _count(input._data.shape, dims) - correction <= 0:
-        base = name.split("_")[0]
-        warnings.warn(f"{base}(): degrees of freedom is <= 0. Correction should be strictly "
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
                       f"less than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=3)
-    return dims, correction, keepdim
+    return (None if dim is None or input._data.ndim == 0 else dims), correction, keepdim
 
 
 def _variance(name, op):
