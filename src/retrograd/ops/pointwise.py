@@ -1,5 +1,7 @@
 """Unary elementwise ops. Integer inputs of the transcendental ones give floats."""
 
+import math
+
 from .. import backend
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
@@ -32,12 +34,37 @@ def _negate(xp, self):
 
 
 def _sign_fwd(xp, self):
-    """PyTorch's sign is 0 at NaN (NumPy's is NaN); abs's gradient uses it too."""
+    """PyTorch's sign is 0 at NaN (NumPy's is NaN) and a bool copy of a bool input (NumPy
+    has no bool loop); abs's gradient uses it too."""
+    if self.dtype.kind == "b":
+        return self.copy()
     return xp.where(self != self, 0, xp.sign(self))
 
 
+def _no_bool(kernel, forward):
+    """``forward`` of an op whose PyTorch CPU kernel has no bool loop."""
+    def checked(xp, self, *args):
+        if self.dtype.kind == "b":
+            raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+        return forward(xp, self, *args)
+    return checked
+
+
+def _relu_fwd(xp, self):
+    if self.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return xp.maximum(self, 0)
+
+
+def _square_fwd(xp, self):
+    """``pow(self, 2)`` in PyTorch: a bool input gives int64, as bool ** 2 promotes."""
+    if self.dtype.kind == "b":
+        self = self.astype("int64")
+    return self * self
+
+
 _neg = _unary("neg", _negate, lambda grad: -grad)
-_abs = _unary("abs", lambda xp, self: xp.abs(self),
+_abs = _unary("abs", _no_bool("abs_cpu", lambda xp, self: xp.abs(self)),
               lambda xp, grad, self: grad * _sign_fwd(xp, self))
 _reciprocal = _unary("reciprocal", lambda xp, self: 1 / self,
                      lambda grad, result: -grad * result * result, to_float=True)
@@ -59,7 +86,7 @@ _sqrt = _unary("sqrt", lambda xp, self: xp.sqrt(self), lambda grad, result: grad
                to_float=True)
 _rsqrt = _unary("rsqrt", lambda xp, self: 1 / xp.sqrt(self),
                 lambda grad, result: -0.5 * grad * result * result * result, to_float=True)
-_square = _unary("square", lambda xp, self: self * self, lambda grad, self: 2 * grad * self,
+_square = _unary("square", _square_fwd, lambda grad, self: 2 * grad * self,
                  node="PowBackward0")
 _sin = _unary("sin", lambda xp, self: xp.sin(self), lambda xp, grad, self: grad * xp.cos(self),
               to_float=True)
@@ -98,21 +125,23 @@ _sigmoid = _unary("sigmoid", _sigmoid_fwd, lambda grad, result: grad * result * 
 # grad * mask, not where(mask, grad, 0): 15x faster on NumPy for random signs; differs
 # from PyTorch only for an inf/nan gradient at a clipped element (nan, not 0). The mask is
 # PyTorch's threshold_backward's "not result <= 0", so a NaN input passes its gradient.
-_relu = _unary("relu", lambda xp, self: xp.maximum(self, 0),
+_relu = _unary("relu", _relu_fwd,
                lambda xp, grad, result: grad * xp.logical_not(result <= 0))
 _erf = _unary("erf", lambda xp, self: backend.erf(xp, self),
               lambda xp, grad, self: grad * 1.1283791670955126 * xp.exp(-self * self),
               to_float=True)
 _logit = _unary("logit", lambda xp, self: xp.log(self / (1 - self)),
-                lambda grad, self: grad / (self * (1 - self)), to_float=True)
+                lambda xp, grad, self: xp.where((self < 0) | (self > 1), math.nan,
+                                                grad / (self * (1 - self))), to_float=True)
 _sign = _unary("sign", _sign_fwd, None)
 _sgn = _unary("sgn", _sign_fwd, None)
-_floor = _unary("floor", lambda xp, self: xp.floor(self), None)
-_ceil = _unary("ceil", lambda xp, self: xp.ceil(self), None)
-_round = _unary("round", lambda xp, self, decimals: xp.round(self, decimals), None)
+_floor = _unary("floor", _no_bool("floor_vml_cpu", lambda xp, self: xp.floor(self)), None)
+_ceil = _unary("ceil", _no_bool("ceil_vml_cpu", lambda xp, self: xp.ceil(self)), None)
+_round = _unary("round", _no_bool("round_vml_cpu",
+                                   lambda xp, self, decimals: xp.round(self, decimals)), None)
 _round_decimals = _unary("round", lambda xp, self, decimals: xp.round(self, decimals), None,
                          node="RoundBackward1")
-_trunc = _unary("trunc", lambda xp, self: xp.trunc(self), None)
+_trunc = _unary("trunc", _no_bool("trunc_vml_cpu", lambda xp, self: xp.trunc(self)), None)
 _frac = _unary("frac", lambda xp, self: self - xp.trunc(self), lambda grad: grad)
 _nan_to_num = _unary("nan_to_num",
                      lambda xp, self, nan, posinf, neginf:
@@ -183,7 +212,14 @@ floor, floor_ = _unary_public("floor", _floor)
 ceil, ceil_ = _unary_public("ceil", _ceil)
 trunc, trunc_ = _unary_public("trunc", _trunc, aliases=("fix",))
 sgn, sgn_ = _unary_public("sgn", _sgn)
-positive = register(lambda input: input, name="positive")
+
+
+@register
+def positive(input):
+    """``input`` itself; PyTorch refuses a bool tensor as it does unary ``+``."""
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
 
 
 @register
@@ -268,9 +304,10 @@ def angle(input, *, out=None):
     return apply(_angle, (input,))
 
 
-_angle = _unary("angle", lambda xp, self: xp.where(self < 0, xp.pi, 0.0).astype(
-    self.dtype if self.dtype.kind == "f" else "float32"), None, to_float=True)
+_angle = _unary("angle", lambda xp, self: xp.where(self < 0, xp.pi, xp.where(
+    self != self, self, 0.0)).astype(self.dtype if self.dtype.kind == "f" else "float32"),
+    None, to_float=True)
 
 Tensor.__neg__ = neg
 Tensor.__abs__ = abs
-Tensor.__pos__ = lambda self: self
+Tensor.__pos__ = positive

@@ -673,16 +673,22 @@ def cumprod(input, dim, *, dtype=None, out=None):
     return apply(_cumprod, (input,), (_dim1(dim, input._data.ndim), _acc_dtype(input, dtype)))
 
 
+def _cumulative_(name, op, self, dim, dtype):
+    """In place, the running op computes in ``self``'s dtype: PyTorch has no bool kernel."""
+    if dtype is None and self._data.dtype.kind == "b":
+        raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'Bool\'')
+    return apply_inplace(op, self, (), (_dim1(dim, self._data.ndim),
+                                        dtype.np if dtype is not None else None))
+
+
 @register(function=False)
 def cumsum_(self, dim, *, dtype=None):
-    return apply_inplace(_cumsum, self, (), (_dim1(dim, self._data.ndim),
-                                             dtype.np if dtype is not None else None))
+    return _cumulative_("cumsum", _cumsum, self, dim, dtype)
 
 
 @register(function=False)
 def cumprod_(self, dim, *, dtype=None):
-    return apply_inplace(_cumprod, self, (), (_dim1(dim, self._data.ndim),
-                                              dtype.np if dtype is not None else None))
+    return _cumulative_("cumprod", _cumprod, self, dim, dtype)
 
 
 # ---- all, any, count_nonzero --------------------------------------------------------------
