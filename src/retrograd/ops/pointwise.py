@@ -1,5 +1,6 @@
 """Unary elementwise ops. Integer inputs of the transcendental ones give floats."""
 
+import functools
 import math
 
 from .. import backend
@@ -33,16 +34,19 @@ def _negate(xp, self):
     return -self
 
 
-def _sign_fwd(xp, self):
-    """PyTorch's sign is 0 at NaN (NumPy's is NaN) and a bool copy of a bool input (NumPy
-    has no bool loop); abs's gradient uses it too."""
-    if self.dtype.kind == "b":
-        return self.copy()
+def _torch_sign(xp, self):
+    """PyTorch's sign: 0 at NaN (NumPy's is NaN); the gradients of abs and norm use it."""
     return xp.where(self != self, 0, xp.sign(self))
+
+
+def _sign_fwd(xp, self):
+    """A bool input's sign is a copy of it (NumPy has no bool loop)."""
+    return self.copy() if self.dtype.kind == "b" else _torch_sign(xp, self)
 
 
 def _no_bool(kernel, forward):
     """``forward`` of an op whose PyTorch CPU kernel has no bool loop."""
+    @functools.wraps(forward)  # keeps the signature that names the op's attributes
     def checked(xp, self, *args):
         if self.dtype.kind == "b":
             raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
@@ -65,7 +69,7 @@ def _square_fwd(xp, self):
 
 _neg = _unary("neg", _negate, lambda grad: -grad)
 _abs = _unary("abs", _no_bool("abs_cpu", lambda xp, self: xp.abs(self)),
-              lambda xp, grad, self: grad * _sign_fwd(xp, self))
+              lambda xp, grad, self: grad * _torch_sign(xp, self))
 _reciprocal = _unary("reciprocal", lambda xp, self: 1 / self,
                      lambda grad, result: -grad * result * result, to_float=True)
 _exp = _unary("exp", lambda xp, self: xp.exp(self), lambda grad, result: grad * result,

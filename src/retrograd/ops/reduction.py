@@ -18,6 +18,7 @@ from .. import return_types
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .binary import maximum, minimum
+from .pointwise import _torch_sign
 
 __all__ = ["sum", "mean", "nansum", "nanmean", "prod", "max", "min", "amax", "amin", "argmax",
            "argmin", "aminmax", "var", "std", "var_mean", "std_mean", "norm", "logsumexp",
@@ -167,11 +168,15 @@ def _prod_others(xp, x, axis):
 
 
 def _prod_rule(xp, grad, self, result):
+    """PyTorch's prod_backward: with two zeros or more every product of the others is
+    exactly 0 (its plain backward returns zeros, so a NaN beside them gives no NaN)."""
     if self.ndim == 0:
         return grad
-    if not xp.any(self == 0):
+    zeros = xp.sum(self == 0)
+    if not zeros:
         return grad * (result / self)
-    return grad * xp.reshape(_prod_others(xp, xp.reshape(self, (-1,)), 0), self.shape)
+    others = xp.reshape(_prod_others(xp, xp.reshape(self, (-1,)), 0), self.shape)
+    return grad * (xp.where(others != others, 0, others) if zeros > 1 else others)
 
 
 def _prod_dim_rule(xp, grad, self, result, dim, keepdim):
@@ -461,7 +466,11 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     dims = _reduce_dims(dim, input._data.ndim)
-    if _count(input._data.shape, dims) - correction <= 0:
+    # PyTorch's reduction factor: input numel over output numel (at least 1), so an empty
+    # output of an empty input counts no elements
+    shape = input._data.shape
+    kept = _count(shape, tuple(d for d in range(len(shape)) if d not in dims))
+    if math.prod(shape) // builtins.max(kept, 1) - correction <= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
                       f"less than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=3)
@@ -507,23 +516,25 @@ def _vector_norm(xp, self, p, dim, keepdim):
 
 
 def _norm_rule(xp, grad, self, result, p, dim, keepdim):
-    """PyTorch's norm_backward: subgradient 0 at zero for p = 2 and p < 2."""
+    """PyTorch's norm_backward: subgradient 0 at zero for p = 2 and p < 2; its sgn is 0 at
+    NaN, so a NaN element gets no gradient."""
     if p == 0:
         return None
     grad = _unreduce(xp, grad, dim, keepdim)
     norm = _unreduce(xp, result, dim, keepdim)
     if p == 1:
-        return xp.sign(self) * grad
+        return _torch_sign(xp, self) * grad
     if p == 2:
         return grad * xp.where(norm == 0, 0, self / norm)
     a = xp.abs(self)
     if math.isinf(p):
         mask = (a == norm) | (a != a)
-        return xp.sign(self) * (grad / xp.sum(mask, axis=dim, keepdims=True,
+        return _torch_sign(xp, self) * (grad / xp.sum(mask, axis=dim, keepdims=True,
                                               dtype=grad.dtype)) * mask
     if p < 1:
-        return (xp.sign(self) * xp.where(self == 0, 0, a ** (p - 1))) * grad * norm ** (1 - p)
-    scaled = xp.sign(self) * a ** (p - 1) if p < 2 else self * a ** (p - 2)
+        return (_torch_sign(xp, self) * xp.where(self == 0, 0, a ** (p - 1))) * grad \
+            * norm ** (1 - p)
+    scaled = _torch_sign(xp, self) * a ** (p - 1) if p < 2 else self * a ** (p - 2)
     return scaled * xp.where(norm == 0, 0, grad / norm ** (p - 1))
 
 
