@@ -134,9 +134,22 @@ _relu = _unary("relu", _relu_fwd,
 _erf = _unary("erf", lambda xp, self: backend.erf(xp, self),
               lambda xp, grad, self: grad * 1.1283791670955126 * xp.exp(-self * self),
               to_float=True)
-_logit = _unary("logit", lambda xp, self: xp.log(self / (1 - self)),
-                lambda xp, grad, self: xp.where((self < 0) | (self > 1), math.nan,
-                                                grad / (self * (1 - self))), to_float=True)
+def _logit_fwd(xp, self, eps):
+    if eps is not None:
+        self = xp.clip(self, eps, 1 - eps)
+    return xp.log(self / (1 - self))
+
+
+def _logit_rule(xp, grad, self, eps):
+    """PyTorch's logit_backward: NaN outside [0, 1] (0 outside [eps, 1 - eps] with eps),
+    and grad * inf at 0 and 1."""
+    lo, hi, outside = (0, 1, math.nan) if eps is None else (eps, 1 - eps, 0)
+    return grad * xp.where((self < lo) | (self > hi), outside,
+                           xp.where((self == 0) | (self == 1), math.inf,
+                                    1 / (self * (1 - self))))
+
+
+_logit = _unary("logit", _logit_fwd, _logit_rule, to_float=True)
 _sign = _unary("sign", _sign_fwd, None)
 _sgn = _unary("sgn", _sign_fwd, None)
 _floor = _unary("floor", _no_bool("floor_vml_cpu", lambda xp, self: xp.floor(self)), None)
@@ -229,16 +242,12 @@ def positive(input):
 @register
 def logit(input, eps=None, *, out=None):
     """log(p / (1 - p)); with ``eps`` the input is first clamped to [eps, 1 - eps]."""
-    if eps is not None:
-        input = input.clamp(eps, 1 - eps)
-    return apply(_logit, (input,))
+    return apply(_logit, (input,), (eps,))
 
 
 @register(function=False)
 def logit_(self, eps=None):
-    if eps is not None:
-        self.clamp_(eps, 1 - eps)
-    return apply_inplace(_logit, self, ())
+    return apply_inplace(_logit, self, (), (eps,))
 
 
 def _float_only(input, kernel):

@@ -316,7 +316,7 @@ def _median_fn(name, full, by_dim, named):
         if dim is None:
             return apply(full, (input,))
         d = _sort_dim(input, dim)
-        _nonempty_dim(input, d, name)
+        _nonempty_dim(input, d, "median")  # nanmedian's message says median() too
         return named(apply(by_dim, (input,), (d, keepdim)))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"The lower median (of all elements, or ``(values, indices)`` along "
