@@ -446,9 +446,15 @@ def test_special_values_match_torch(op, torch, to_torch, assert_matches_torch):
 _DTYPE_SKIP = {("clamp", "uint8"), ("clip", "uint8"), ("clamp_", "uint8"), ("clip_", "uint8")}
 
 
+# scatter's reduce= warns once per process (PyTorch's too): tests/ops/test_indexing.py
+# checks that warning, so the sweep leaves it unspent
+_WARN_ONCE = {"scatter.reduce"}
+
+
 @pytest.mark.torch
-@pytest.mark.parametrize("op", _db("pointwise", "binary", "comparison", "reduction", "shape",
-                                 "indexing"), ids=lambda op: op.id)
+@pytest.mark.parametrize("op", [op for op in _db("pointwise", "binary", "comparison",
+                                                 "reduction", "shape", "indexing")
+                                if op.id not in _WARN_ONCE], ids=lambda op: op.id)
 def test_integer_and_bool_dtypes_match_torch(op, to_torch, assert_matches_torch):
     """Every sample made with int64, int32, uint8 and bool tensors: the same result dtype
     and values as PyTorch's, or the same exception type."""
