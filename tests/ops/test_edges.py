@@ -122,6 +122,11 @@ _SINGULAR = {
     "prod_zeros_nan": (lambda lib, x: lib.prod(x), [nan, 0.0, 0.0]),
     "prod_zero_nan": (lambda lib, x: lib.prod(x), [nan, 0.0, 1.0]),
     "prod_dim_zeros_nan": (lambda lib, x: lib.prod(x, 1), [[nan, 0.0, 0.0]]),
+    "cumprod_nan_past_zero": (lambda lib, x: lib.cumprod(x, 0), [2.0, 0.0, nan, 3.0]),
+    "cumprod_zeros_nan": (lambda lib, x: lib.cumprod(x, 0), [0.0, 0.0, nan]),
+    "cumprod_inf_then_zero": (lambda lib, x: lib.cumprod(x, 0), [1.0, inf, 0.0]),
+    "cumprod_inf_between_zeros": (lambda lib, x: lib.cumprod(x, 1),
+                                  [[3.0, 0.0, inf, 2.0, 0.0, nan], [1.0, 0.0, 2.0, 0.0, inf, 3.0]]),
     "lerp_infinite_end": (lambda lib, x, y, w: lib.lerp(x, y, w),
                           [1.0, 1.0], [inf, inf], [0.3, 0.7]),
 }

@@ -645,9 +645,16 @@ def _cumprod_rule(xp, grad, self, result, dim):
     seen = xp.cumsum(zero, dim)
     first = zero & (seen == 1)
     before = seen == 0
-    skip = xp.cumprod(xp.where(first, 1, self), dim)
-    return xp.where(before, _rcumsum(xp, grad * result, dim) / xp.where(before, self, 1),
-                    xp.where(first, _rcumsum(xp, grad * skip, dim), 0))
+    # PyTorch's masks: before the first zero, the sums of grad * result up to it; at it,
+    # the products of the stretch to the second zero against its gradients (masked, not
+    # the products, so an inf past the second zero still gives inf * 0), times the
+    # product before it
+    between = (seen == 1) & ~first
+    at_first = (xp.sum(xp.cumprod(xp.where(between, self, 1), dim)
+                       * xp.where(seen == 1, grad, 0), axis=dim, keepdims=True)
+                * xp.prod(xp.where(before, self, 1), axis=dim, keepdims=True))
+    return xp.where(before, _rcumsum(xp, xp.where(before, grad * result, 0), dim)
+                    / xp.where(before, self, 1), xp.where(first, at_first, 0))
 
 
 def _cumprod_grad_exact(xp, grad, self, dim):
