@@ -457,6 +457,7 @@ _WARN_ONCE = {"scatter.reduce"}
 
 
 @pytest.mark.torch
+@pytest.mark.filterwarnings("ignore::UserWarning")  # x.T of 0-d and the like, both sides
 @pytest.mark.parametrize("op", [op for op in _db("pointwise", "binary", "comparison",
                                                  "reduction", "shape", "indexing")
                                 if op.id not in _WARN_ONCE], ids=lambda op: op.id)
