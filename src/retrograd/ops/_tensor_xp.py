@@ -91,6 +91,11 @@ def trunc(x):
     return F["trunc"](x)
 
 
+def floor_divide(x, y):
+    """PyTorch's ``div(rounding_mode="floor")``: zero derivative, where floor_divide has none."""
+    return F["div"](x, y, rounding_mode="floor")
+
+
 def conj(x):
     return x
 

@@ -4,11 +4,13 @@ Each op is one ``defop`` entry; the public function, its in-place ``_``
 form, the Tensor method and the operators all call that entry.
 """
 
+import builtins
+import math
 import numbers
 
 from .._dtype import FLOAT, result_type
 from .._tensor import Tensor
-from ._registry import apply, apply_inplace, defop, register
+from ._registry import _pretty, apply, apply_inplace, defop, register
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide", "remainder",
            "fmod", "pow", "maximum", "minimum", "fmax", "fmin", "where", "clamp",
@@ -60,6 +62,15 @@ def _no_derivative(name):
     return rule
 
 
+def _kernel(name, *operands, refuse="b"):
+    """PyTorch's CPU kernel ``name`` has no loop for the kinds in ``refuse`` (bool, or with
+    "biu" every integer): the promoted operands' dtype decides, as PyTorch's dispatch."""
+    d = next(a.dtype for a in operands if hasattr(a, "dtype"))
+    if d.kind in refuse:
+        raise NotImplementedError(f'"{name}" not implemented for \'{_pretty(d)}\'')
+    return operands
+
+
 def _int_divisor(self, other):
     """``other``, checked: integer division by zero raises in PyTorch (NumPy gives 0)."""
     d = getattr(other, "dtype", None)
@@ -99,61 +110,88 @@ _mul = defop("mul", lambda xp, self, other: self * other,
              jvp="elementwise")
 _div = defop("div", lambda xp, self, other: self / other,
              vjp={"self": lambda grad, other: grad / other,
-                  "other": lambda grad, self, other: -grad * self / (other * other)},
+                  "other": lambda grad, self, other: -grad * (self / other) / other},
              promote=_BOTH, to_float=True,
              into=lambda xp, out, self, other: xp.divide(self, other, out=out), jvp="elementwise")
+def _div_rounding_fwd(xp, self, other, rounding_mode):
+    self, other = _kernel(f"div_{rounding_mode}_cpu", self, other)
+    if rounding_mode == "floor":
+        return xp.floor_divide(self, _int_divisor(self, other))
+    return (xp.trunc(self / other) if self.dtype.kind in "fc"
+            else _int_trunc_div(xp, self, other))
+
+
 _div_rounding = defop(
     "div_rounding",
-    lambda xp, self, other, rounding_mode: (xp.trunc(self / other) if self.dtype.kind in "fc"
-                                            else _int_trunc_div(xp, self, other))
-    if rounding_mode == "trunc" else xp.floor_divide(self, _int_divisor(self, other)),
+    _div_rounding_fwd,
     vjp={"self": lambda xp, grad: xp.zeros_like(grad),
          "other": lambda xp, grad: xp.zeros_like(grad)},
     promote=_BOTH, node="DivBackward2", jvp="elementwise")
 _floor_divide = defop("floor_divide",
-                      lambda xp, self, other: xp.floor_divide(self, _int_divisor(self, other)),
+                      lambda xp, self, other: _div_rounding_fwd(xp, self, other, "floor"),
                       vjp={"self": _no_derivative("floor_divide"),
                            "other": _no_derivative("floor_divide")},
                       promote=_BOTH, node=_NYI, jvp="elementwise")
 
 
 def _remainder_fwd(xp, self, other):
+    self, other = _kernel("remainder_cpu", self, other)
     return xp.remainder(self, _int_divisor(self, other))
+
+
+def _fmod_fwd(xp, self, other):
+    self, other = _kernel("fmod_cpu", self, other)
+    return xp.fmod(self, _int_divisor(self, other))
 
 
 _remainder = defop("remainder", _remainder_fwd,
                    vjp={"self": lambda grad: grad,
                         "other": lambda xp, grad, self, other:
-                        -grad * xp.floor(self / other)},
+                        -grad * xp.floor_divide(self, other)},
                    promote=_BOTH, node="RemainderBackward1", jvp="elementwise")
 _remainder_scalar = defop("remainder", _remainder_fwd, vjp={"self": lambda grad: grad},
                           inputs=_BOTH, promote=_BOTH, jvp="elementwise")
 _remainder_scalar_self = defop("remainder", _remainder_fwd,
                                vjp={"other": _no_derivative("remainder")}, inputs=_BOTH,
                                promote=_BOTH, node=_NYI, jvp="elementwise")
-_fmod = defop("fmod", lambda xp, self, other: xp.fmod(self, _int_divisor(self, other)),
+_fmod = defop("fmod", _fmod_fwd,
               vjp={"self": lambda grad: grad,
                    "other": lambda xp, grad, self, other: -grad * xp.trunc(self / other)},
               promote=_BOTH, node="FmodBackward1", jvp="elementwise")
-_fmod_scalar = defop("fmod", lambda xp, self, other: xp.fmod(self, _int_divisor(self, other)),
+_fmod_scalar = defop("fmod", _fmod_fwd,
                      vjp={"self": lambda grad: grad}, inputs=_BOTH, promote=_BOTH,
                      jvp="elementwise")
-_pow_scalar = defop("pow", lambda xp, self, exponent: self ** exponent,
-                    vjp={"self": lambda grad, self, exponent: grad * 0 if exponent == 0
-                         else grad * exponent * self ** (exponent - 1)},
+def _pow_number(xp, self, exponent):
+    """``self ** exponent`` as PyTorch's kernel: exponent -0.5 is rsqrt (NaN at -inf, -inf
+    at -0.0, where a general power gives 0 and inf)."""
+    return 1 / xp.sqrt(self) if exponent == -0.5 else self ** exponent
+
+
+_pow_scalar = defop("pow", _pow_number,
+                    vjp={"self": lambda xp, grad, self, exponent: grad * 0 if exponent == 0
+                         else grad * exponent * _pow_number(xp, self, exponent - 1)},
                     promote=("self", "exponent"), inputs=("self", "exponent"), jvp="elementwise")
 _pow_tensor = defop(
-    "pow_tensor", lambda xp, self, exponent: self ** exponent,
+    "pow_tensor", lambda xp, self, exponent: _kernel("pow", self, exponent)[0] ** exponent,
     vjp={"self": lambda xp, grad, self, exponent:
          xp.where(exponent == 0, 0, grad * exponent * self ** (exponent - 1)),
-         "exponent": lambda xp, grad, self, result:
-         xp.where(self == 0, 0, grad * result * xp.log(xp.where(self == 0, 1, self)))},
+         "exponent": lambda xp, grad, self, exponent, result:
+         _pow_exponent_rule(xp, grad, self, exponent, result)},
     promote=("self", "exponent"), node="PowBackward1", jvp="elementwise")
 _pow_scalar_base = defop(
     "pow_scalar_base", lambda xp, self, exponent: self ** exponent,
-    vjp={"exponent": lambda xp, grad, self, result: grad * result * xp.log(self)},
+    vjp={"exponent": lambda xp, grad, self, exponent, result:
+         grad * result * xp.log(self) if self != 0
+         else grad * xp.where(exponent >= 0, 0, result * -math.inf)},
     promote=("self", "exponent"), inputs=("self", "exponent"), node="PowBackward2",
                          jvp="elementwise")
+
+
+def _pow_exponent_rule(xp, grad, self, exponent, result):
+    """PyTorch's pow_backward_exponent: result * log(self), but 0 where the base is 0 and
+    the exponent >= 0 (so 0 ** -1 still gives -inf, and a negative base NaN). The
+    unselected branch stays in the graph, so second derivatives carry its NaNs as PyTorch's."""
+    return grad * xp.where((self == 0) & (exponent >= 0), 0, result * xp.log(self))
 
 
 def _check_int_pow(input, exponent):
@@ -212,7 +250,13 @@ def _in_range(self, min, max):
     return (self >= min) & (self <= max)
 
 
-_clamp = defop("clamp", lambda xp, self, min, max: xp.clip(self, min, max),
+def _clamp_fwd(xp, self, min, max):
+    if min is not None and max is not None:  # one bound is clamp_min/clamp_max's kernel
+        _kernel("clamp_cpu", self)
+    return xp.clip(self, min, max)
+
+
+_clamp = defop("clamp", _clamp_fwd,
                inputs=("self", "min", "max"),
                vjp={"self": lambda xp, grad, self, min, max:
                     xp.where(_in_range(self, min, max), grad, 0),
@@ -246,19 +290,38 @@ _clamp_max_scalar = defop("clamp_max", lambda xp, self, max: xp.minimum(self, ma
                           inputs=("self", "max"), promote=("self", "max"), jvp="elementwise")
 
 
+def _lerp_kernel(self, weight):
+    _kernel("lerp_kernel_tensor" if hasattr(weight, "dtype") else "lerp_kernel_scalar", self,
+            refuse="biu")
+
+
 def _lerp_fwd(xp, self, end, weight):
-    return self + weight * (end - self)
+    """PyTorch's two-sided formula: from ``end`` when |weight| >= 0.5, which is exact at
+    weight 1 and gives NaN, not inf, for an infinite ``end`` there."""
+    _lerp_kernel(self, weight)
+    if not hasattr(weight, "dtype"):
+        return (self + weight * (end - self) if builtins.abs(weight) < 0.5
+                else end - (end - self) * (1 - weight))
+    return xp.where(xp.abs(weight) < 0.5, self + weight * (end - self),
+                    end - (end - self) * (1 - weight))
 
 
 def _lerp_into(xp, out, self, end, weight):
+    _lerp_kernel(self, weight)
     step = xp.subtract(end, self, out=xp.empty_like(out))  # an array even when 0-d
-    xp.multiply(step, weight, out=step)
-    xp.add(self, step, out=out)
+    if builtins.abs(weight) < 0.5:
+        xp.multiply(step, weight, out=step)
+        xp.add(self, step, out=out)
+    else:
+        xp.multiply(step, 1 - weight, out=step)
+        xp.subtract(end, step, out=out)
 
 
 def _addc_into(ufunc):
     """``out = self + value * (tensor1 <ufunc> tensor2)`` with one temporary."""
     def into(xp, out, self, tensor1, tensor2, value):
+        if ufunc == "multiply":
+            _kernel("addcmul_cpu_out", self)
         step = getattr(xp, ufunc)(tensor1, tensor2, out=xp.empty_like(out))
         if value != 1:
             xp.multiply(step, value, out=step)
@@ -276,7 +339,7 @@ _lerp_scalar = defop("lerp", _lerp_fwd, inputs=("self", "end", "weight"),
                           "end": lambda grad, weight: grad * weight},
                      promote=("self", "end"), into=_lerp_into, jvp="elementwise")
 _addcmul = defop("addcmul", lambda xp, self, tensor1, tensor2, value:
-                 self + value * tensor1 * tensor2,
+                 _kernel("addcmul_cpu_out", self)[0] + value * tensor1 * tensor2,
                  inputs=("self", "tensor1", "tensor2"),
                  vjp={"self": lambda grad: grad,
                       "tensor1": lambda grad, tensor2, value: grad * tensor2 * value,
@@ -292,11 +355,18 @@ _addcdiv = defop("addcdiv", lambda xp, self, tensor1, tensor2, value:
                       -grad * value * tensor1 / (tensor2 * tensor2)},
                  promote=("self", "tensor1", "tensor2"), to_float=True,
                  into=_addc_into("divide"), jvp="elementwise")
+def _atan2_recip(xp, self, other):
+    """PyTorch's atan2_backward: 1 / (self² + other²), zeroed where infinite, so the
+    gradient at (0, 0) is 0, not NaN (its own derivative there is NaN, as PyTorch's)."""
+    denom = self * self + other * other
+    return xp.where(denom == 0, 0, 1 / denom)
+
+
 _atan2 = defop("atan2", lambda xp, self, other: xp.arctan2(self, other),
-               vjp={"self": lambda grad, self, other: grad * other / (self * self +
-                                                                      other * other),
-                    "other": lambda grad, self, other: -grad * self / (self * self +
-                                                                       other * other)},
+               vjp={"self": lambda xp, grad, self, other:
+                    grad * other * _atan2_recip(xp, self, other),
+                    "other": lambda xp, grad, self, other:
+                    grad * -self * _atan2_recip(xp, self, other)},
                promote=_BOTH, to_float=True, jvp="elementwise")
 _hypot = defop("hypot", lambda xp, self, other: xp.hypot(self, other),
                vjp={"self": lambda grad, self, result: grad * self / result,
@@ -484,8 +554,20 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     return apply(_addcmul, (input, tensor1, tensor2), (value,))
 
 
+def _check_addcdiv(tensor1, tensor2):
+    if tensor1._data.dtype.kind in "biu" and tensor2._data.dtype.kind in "biu":
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release "
+            "addcdiv will perform a true division of tensor1 and tensor2. The historic "
+            "addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / "
+            "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
+            "tensor2) for float inputs. The future addcdiv behavior is just the latter "
+            "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+
+
 @register
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    _check_addcdiv(tensor1, tensor2)
     return apply(_addcdiv, (input, tensor1, tensor2), (value,))
 
 
@@ -496,6 +578,9 @@ def atan2(input, other, *, out=None):
 
 @register
 def hypot(input, other, *, out=None):
+    if result_type(input, _check_tensor(other, "other", "hypot")).category < FLOAT:
+        raise NotImplementedError(f'"hypot_cpu" not implemented for '
+                                  f"'{_pretty(result_type(input, other).np)}'")
     return apply(_hypot, (input, _check_tensor(other, "other", "hypot")))
 
 
@@ -594,6 +679,7 @@ def addcmul_(self, tensor1, tensor2, *, value=1):
 
 @register(function=False)
 def addcdiv_(self, tensor1, tensor2, *, value=1):
+    _check_addcdiv(tensor1, tensor2)
     return apply_inplace(_addcdiv, self, (tensor1, tensor2), (value,))
 
 

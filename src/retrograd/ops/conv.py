@@ -664,6 +664,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
             from .nn_ops import constant_pad
             input = constant_pad(input, [p for e in reversed(extra) for p in (0, e)])
     padding = _tuple(padding, nd)
+    _check_params(stride, padding, dilation, transposed, output_padding)
     cin = weight.shape[0] if transposed else weight.shape[1] * groups
     if input.shape[1] != cin:
         if transposed:
@@ -673,15 +674,74 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
         raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
                            f"expected input{list(input.shape)} to have {cin} channels, but "
                            f"got {input.shape[1]} channels instead")
+    if not transposed:
+        _check_kernel_fits(input.shape[2:], weight.shape[2:], padding, dilation)
     if nd not in (1, 2):  # other ranks (3-D): the generic N-d kernel
         from .conv_nd import convolution_nd
+        _check_transposed_size(input.shape[2:], weight.shape[2:], stride, padding, dilation,
+                               transposed, output_padding)
         return convolution_nd(input, weight, bias, stride, padding, dilation, transposed,
                               output_padding, groups)
     if nd == 1:
         stride, padding, dilation = (1,) + stride, (0,) + padding, (1,) + dilation
         output_padding = (0,) + output_padding
+    _check_transposed_size((1,) * (2 - nd) + tuple(input.shape[2:]),
+                           (1,) * (2 - nd) + tuple(weight.shape[2:]), stride, padding, dilation,
+                           transposed, output_padding)
     return apply(_convolution, (input, weight, bias),
                  (stride, padding, dilation, bool(transposed), output_padding, groups, nd == 1))
+
+
+def _check_params(stride, padding, dilation, transposed, output_padding):
+    """PyTorch's checks of the convolution parameters (a 1-d dilation is reported as the
+    2-d one it runs as)."""
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if transposed and any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d < 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    if 0 in dilation:
+        if transposed and len(dilation) <= 2:
+            h, w = ((1,) + dilation)[-2:]
+            raise RuntimeError(f"dilation should be greater than zero, but got dilation_height:"
+                               f" {h}, dilation_width: {w}")
+        shown = list(dilation) if len(dilation) != 1 else [1, dilation[0]]
+        raise RuntimeError(f"dilation should be greater than zero, but got {shown}")
+    if transposed and any(o >= s and o >= d
+                          for o, s, d in zip(output_padding, stride, dilation, strict=True)):
+        o, s, d = (((e,) + t)[-2:] for e, t in ((0, output_padding), (1, stride),
+                                                (1, dilation)))
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but "
+                           f"got output_padding_height: {o[0]} output_padding_width: {o[1]} "
+                           f"stride_height: {s[0]} stride_width: {s[1]} dilation_height: "
+                           f"{d[0]} dilation_width: {d[1]}")
+
+
+def _check_kernel_fits(sizes, kernel, padding, dilation):
+    padded = [n + 2 * p for n, p in zip(sizes, padding, strict=True)]
+    span = [d * (k - 1) + 1 for k, d in zip(kernel, dilation, strict=True)]
+    if any(p < k for p, k in zip(padded, span, strict=True)):
+        raise RuntimeError(f"Calculated padded input size per channel: "
+                           f"({' x '.join(map(str, padded))}). Kernel size: "
+                           f"({' x '.join(map(str, span))}). Kernel size can't be greater "
+                           f"than actual input size")
+
+
+def _check_transposed_size(sizes, kernel, stride, padding, dilation, transposed,
+                           output_padding):
+    """A transposed convolution's output must have a positive size (checked, as PyTorch,
+    on the 2-d shape a 1-d one runs as)."""
+    if not transposed:
+        return
+    out = [(n - 1) * s - 2 * p + d * (k - 1) + o + 1 for n, k, s, p, d, o in
+           zip(sizes, kernel, stride, padding, dilation, output_padding, strict=True)]
+    if any(n < 1 for n in out):
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, sizes))}). "
+                           f"Calculated output size per channel: "
+                           f"({' x '.join(map(str, out))}). Output size is too small")
 
 
 def _same_padding(mode, kernel, dilation, stride):
@@ -707,13 +767,38 @@ def _pool_geometry(size, k, s, p, d, ceil_mode):
     return out, (p, right)
 
 
+def _pool_checks(k, s, p, d):
+    """PyTorch's pooling_output_shape checks, dim by dim, then pool{2,3}d_shape_check's on
+    the sizes (its messages name the dims T, H, W)."""
+    for ki, si, pi, di in zip(k, s, p, d, strict=True):
+        if si == 0:
+            raise RuntimeError("stride should not be zero")
+        if pi < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {pi}")
+        if pi > int(((ki - 1) * di + 1) / 2):  # C's division, toward zero
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={pi}, kernel_size={ki} and dilation={di}")
+    names = "THW"[-len(k):]
+    for v, what, prefix, sep in ((k, "kernel size", "k", " "), (s, "stride", "d", " "),
+                                 (d, "dilation", "dilation", " ")):
+        if any(x <= 0 for x in v):
+            got = sep.join(f"{prefix}{n}: {x}" for n, x in zip(names, v, strict=True))
+            raise RuntimeError(f"{what} should be greater than zero, but got {got}")
+    if any(pi > ki // 2 for pi, ki in zip(p, k, strict=True)):
+        if len(k) == 2:
+            got = f"padW = {p[1]}, padH = {p[0]}, kW = {k[1]}, kH = {k[0]}"
+        else:
+            got = (f"kT: {k[0]} kW: {k[2]} kH: {k[1]} padT: {p[0]} padW: {p[2]} "
+                   f"padH: {p[1]}")
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but "
+                           f"got {got}")
+
+
 def _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode):
     k = _tuple(kernel_size)
     s = _tuple(stride) if stride not in (None, [], ()) else k
     p, d = _tuple(padding), _tuple(dilation)
-    if any(pi * 2 > ki for pi, ki in zip(p, k, strict=True)):
-        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                           f"pad={p[0]}, kernel_size={k[0]} and dilation={d[0]}")
+    _pool_checks(k, s, p, d)
     if input.ndim not in (3, 4):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     if 0 in input.shape[-3:]:
@@ -901,10 +986,20 @@ _adaptive_avg = defop(
     jvp="linear", node="AdaptiveAvgPool2DBackward0")
 
 
+def _adaptive_nonempty(input, nd, name):
+    """Adaptive pooling has no window over an empty spatial dim: PyTorch's error."""
+    for i in range(input.ndim - nd, input.ndim):
+        if input.shape[i] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {i} being empty")
+
+
 def adaptive_avg_pool2d(input, output_size):
     if not input.is_floating_point():
         raise NotImplementedError(f"\"adaptive_avg_pool2d\" not implemented for "
                                   f"'{_pretty(input._data.dtype)}'")
+    _adaptive_nonempty(input, 2, "adaptive_avg_pool2d")
     oh, ow = _tuple(output_size)
     h, w = input.shape[-2:]
     oh, ow = h if oh is None else oh, w if ow is None else ow

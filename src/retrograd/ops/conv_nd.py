@@ -285,15 +285,6 @@ def convolution_nd(input, weight, bias, stride, padding, dilation, transposed, o
                    groups):
     """The N-d kernel (used for 3-D) behind ``conv.convolution``, which has checked and
     normalised the arguments (batched input, tuples, string padding resolved)."""
-    nd = weight.ndim - 2
-    if not transposed:
-        padded = [input.shape[2 + i] + 2 * padding[i] for i in range(nd)]
-        span = [dilation[i] * (weight.shape[2 + i] - 1) + 1 for i in range(nd)]
-        if any(p < k for p, k in zip(padded, span, strict=True)):
-            raise RuntimeError(f"Calculated padded input size per channel: "
-                               f"({' x '.join(map(str, padded))}). Kernel size: "
-                               f"({' x '.join(map(str, span))}). Kernel size can't be greater "
-                               f"than actual input size")
     return apply(_convolution_nd, (input, weight, bias),
                  (stride, padding, dilation, bool(transposed), output_padding, groups))
 

@@ -380,12 +380,14 @@ def _fill_grad(xp, grad, index, dim):
     return call(xp, _index_fill, grad, index, attrs=(dim, 0))
 
 
-_index_select = defop("index_select", lambda xp, self, index, dim: xp.take(self, index, dim),
+_index_select = defop("index_select", lambda xp, self, index, dim:
+                      xp.take(self, index, dim) if self.ndim else self.copy(),
                       inputs=("self", "index"), vjp={"self": _index_select_grad}, jvp="linear")
 _index_select_backward = defop(
     "index_select_backward",
     lambda xp, self, index, size, dim: _index_add_into(xp, xp.zeros(size, dtype=self.dtype),
-                                                       index, self, dim),
+                                                       index, self, dim)
+    if size else self.copy(),
     inputs=("self", "index"), vjp={"self": _select_grad}, jvp="linear")
 _index_add = defop(
     "index_add",
@@ -439,6 +441,9 @@ def _vector_index(input, dim, index, fn, check_range=True):
 def index_select(input, dim, index, *, out=None):
     """The slices ``index`` names along ``dim`` (repeats allowed)."""
     d, index = _vector_index(input, dim, index, "index_select")
+    if input._data.ndim == 0 and index._data.size != 1:  # its one element, once
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                           f"{index._data.size} value(s)")
     return apply(_index_select, (input, index), (d,))
 
 

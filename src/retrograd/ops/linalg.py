@@ -641,11 +641,16 @@ def _einsum_grad(k):
         keep = "".join(c for c in uniq if c in avail)
         g = xp.einsum(",".join((spec.output,) + rest) + "->" + keep, grad, *others,
                       optimize=_optimize((grad, *others)))
+        # a label of size 1 here that broadcast against size n elsewhere: sum it back
+        summed = tuple(i for i, c in enumerate(keep)
+                       if shape[mine.index(c)] == 1 and g.shape[i] != 1)
+        if summed:
+            g = xp.sum(g, axis=summed, keepdims=True)
         missing = tuple(i for i, c in enumerate(uniq) if c not in avail)
         if missing:
             g = xp.expand_dims(g, missing)
         repeats = tuple(i for i, c in enumerate(mine) if mine.index(c) != i)
-        if not missing and not repeats:
+        if not missing and not repeats and tuple(g.shape) == tuple(shape):
             return g
         if repeats:
             g = xp.expand_dims(g, repeats)

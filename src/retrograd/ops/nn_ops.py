@@ -314,12 +314,16 @@ def mode_pad(input, pad, mode):
 
 # ---- softmax and log_softmax --------------------------------------------------------------
 def _softmax_fwd(xp, self, dim):
+    if self.size == 0:  # no maximum to subtract: an empty result
+        return self.copy()
     e = xp.exp(self - xp.max(self, axis=dim, keepdims=True))
     e /= xp.sum(e, axis=dim, keepdims=True)
     return e
 
 
 def _log_softmax_fwd(xp, self, dim):
+    if self.size == 0:
+        return self.copy()
     s = self - xp.max(self, axis=dim, keepdims=True)
     s -= xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True))
     return s

@@ -1,5 +1,8 @@
 """Unary elementwise ops. Integer inputs of the transcendental ones give floats."""
 
+import functools
+import math
+
 from .. import backend
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
@@ -31,8 +34,42 @@ def _negate(xp, self):
     return -self
 
 
+def _torch_sign(xp, self):
+    """PyTorch's sign: 0 at NaN (NumPy's is NaN); the gradients of abs and norm use it."""
+    return xp.where(self != self, 0, xp.sign(self))
+
+
+def _sign_fwd(xp, self):
+    """A bool input's sign is a copy of it (NumPy has no bool loop)."""
+    return self.copy() if self.dtype.kind == "b" else _torch_sign(xp, self)
+
+
+def _no_bool(kernel, forward):
+    """``forward`` of an op whose PyTorch CPU kernel has no bool loop."""
+    @functools.wraps(forward)  # keeps the signature that names the op's attributes
+    def checked(xp, self, *args):
+        if self.dtype.kind == "b":
+            raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+        return forward(xp, self, *args)
+    return checked
+
+
+def _relu_fwd(xp, self):
+    if self.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return xp.maximum(self, 0)
+
+
+def _square_fwd(xp, self):
+    """``pow(self, 2)`` in PyTorch: a bool input gives int64, as bool ** 2 promotes."""
+    if self.dtype.kind == "b":
+        self = self.astype("int64")
+    return self * self
+
+
 _neg = _unary("neg", _negate, lambda grad: -grad)
-_abs = _unary("abs", lambda xp, self: xp.abs(self), lambda xp, grad, self: grad * xp.sign(self))
+_abs = _unary("abs", _no_bool("abs_cpu", lambda xp, self: xp.abs(self)),
+              lambda xp, grad, self: grad * _torch_sign(xp, self))
 _reciprocal = _unary("reciprocal", lambda xp, self: 1 / self,
                      lambda grad, result: -grad * result * result, to_float=True)
 _exp = _unary("exp", lambda xp, self: xp.exp(self), lambda grad, result: grad * result,
@@ -53,7 +90,7 @@ _sqrt = _unary("sqrt", lambda xp, self: xp.sqrt(self), lambda grad, result: grad
                to_float=True)
 _rsqrt = _unary("rsqrt", lambda xp, self: 1 / xp.sqrt(self),
                 lambda grad, result: -0.5 * grad * result * result * result, to_float=True)
-_square = _unary("square", lambda xp, self: self * self, lambda grad, self: 2 * grad * self,
+_square = _unary("square", _square_fwd, lambda grad, self: 2 * grad * self,
                  node="PowBackward0")
 _sin = _unary("sin", lambda xp, self: xp.sin(self), lambda xp, grad, self: grad * xp.cos(self),
               to_float=True)
@@ -90,22 +127,38 @@ def _sigmoid_fwd(xp, self):
 _sigmoid = _unary("sigmoid", _sigmoid_fwd, lambda grad, result: grad * result * (1 - result),
                   to_float=True)
 # grad * mask, not where(mask, grad, 0): 15x faster on NumPy for random signs; differs
-# from PyTorch only for an inf/nan gradient at a clipped element (nan, not 0).
-_relu = _unary("relu", lambda xp, self: xp.maximum(self, 0),
-               lambda grad, result: grad * (result > 0))
+# from PyTorch only for an inf/nan gradient at a clipped element (nan, not 0). The mask is
+# PyTorch's threshold_backward's "not result <= 0", so a NaN input passes its gradient.
+_relu = _unary("relu", _relu_fwd,
+               lambda xp, grad, result: grad * xp.logical_not(result <= 0))
 _erf = _unary("erf", lambda xp, self: backend.erf(xp, self),
               lambda xp, grad, self: grad * 1.1283791670955126 * xp.exp(-self * self),
               to_float=True)
-_logit = _unary("logit", lambda xp, self: xp.log(self / (1 - self)),
-                lambda grad, self: grad / (self * (1 - self)), to_float=True)
-_sign = _unary("sign", lambda xp, self: xp.sign(self), None)
-_sgn = _unary("sgn", lambda xp, self: xp.sign(self), None)
-_floor = _unary("floor", lambda xp, self: xp.floor(self), None)
-_ceil = _unary("ceil", lambda xp, self: xp.ceil(self), None)
-_round = _unary("round", lambda xp, self, decimals: xp.round(self, decimals), None)
+def _logit_fwd(xp, self, eps):
+    if eps is not None:
+        self = xp.clip(self, eps, 1 - eps)
+    return xp.log(self / (1 - self))
+
+
+def _logit_rule(xp, grad, self, eps):
+    """PyTorch's logit_backward: NaN outside [0, 1] (0 outside [eps, 1 - eps] with eps),
+    and grad * inf at 0 and 1."""
+    lo, hi, outside = (0, 1, math.nan) if eps is None else (eps, 1 - eps, 0)
+    return grad * xp.where((self < lo) | (self > hi), outside,
+                           xp.where((self == 0) | (self == 1), math.inf,
+                                    1 / (self * (1 - self))))
+
+
+_logit = _unary("logit", _logit_fwd, _logit_rule, to_float=True)
+_sign = _unary("sign", _sign_fwd, None)
+_sgn = _unary("sgn", _sign_fwd, None)
+_floor = _unary("floor", _no_bool("floor_vml_cpu", lambda xp, self: xp.floor(self)), None)
+_ceil = _unary("ceil", _no_bool("ceil_vml_cpu", lambda xp, self: xp.ceil(self)), None)
+_round = _unary("round", _no_bool("round_vml_cpu",
+                                   lambda xp, self, decimals: xp.round(self, decimals)), None)
 _round_decimals = _unary("round", lambda xp, self, decimals: xp.round(self, decimals), None,
                          node="RoundBackward1")
-_trunc = _unary("trunc", lambda xp, self: xp.trunc(self), None)
+_trunc = _unary("trunc", _no_bool("trunc_vml_cpu", lambda xp, self: xp.trunc(self)), None)
 _frac = _unary("frac", lambda xp, self: self - xp.trunc(self), lambda grad: grad)
 _nan_to_num = _unary("nan_to_num",
                      lambda xp, self, nan, posinf, neginf:
@@ -176,22 +229,25 @@ floor, floor_ = _unary_public("floor", _floor)
 ceil, ceil_ = _unary_public("ceil", _ceil)
 trunc, trunc_ = _unary_public("trunc", _trunc, aliases=("fix",))
 sgn, sgn_ = _unary_public("sgn", _sgn)
-positive = register(lambda input: input, name="positive")
+
+
+@register
+def positive(input):
+    """``input`` itself; PyTorch refuses a bool tensor as it does unary ``+``."""
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
 
 
 @register
 def logit(input, eps=None, *, out=None):
     """log(p / (1 - p)); with ``eps`` the input is first clamped to [eps, 1 - eps]."""
-    if eps is not None:
-        input = input.clamp(eps, 1 - eps)
-    return apply(_logit, (input,))
+    return apply(_logit, (input,), (eps,))
 
 
 @register(function=False)
 def logit_(self, eps=None):
-    if eps is not None:
-        self.clamp_(eps, 1 - eps)
-    return apply_inplace(_logit, self, ())
+    return apply_inplace(_logit, self, (), (eps,))
 
 
 def _float_only(input, kernel):
@@ -261,9 +317,10 @@ def angle(input, *, out=None):
     return apply(_angle, (input,))
 
 
-_angle = _unary("angle", lambda xp, self: xp.where(self < 0, xp.pi, 0.0).astype(
-    self.dtype if self.dtype.kind == "f" else "float32"), None, to_float=True)
+_angle = _unary("angle", lambda xp, self: xp.where(self < 0, xp.pi, xp.where(
+    self != self, self, 0.0)).astype(self.dtype if self.dtype.kind == "f" else "float32"),
+    None, to_float=True)
 
 Tensor.__neg__ = neg
 Tensor.__abs__ = abs
-Tensor.__pos__ = lambda self: self
+Tensor.__pos__ = positive

@@ -13,8 +13,8 @@ import math
 import numpy
 
 from ._registry import FUNCTIONS, _pretty, apply, defop, register
-from .conv import _const, _is_np, _pool_geometry, _tuple, adaptive_avg_pool2d, avg_pool2d
-from .conv import max_pool2d
+from .conv import _adaptive_nonempty, _const, _is_np, _pool_checks, _pool_geometry, _tuple
+from .conv import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 
 __all__ = ["max_pool1d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d",
            "max_pool3d_with_indices", "avg_pool1d", "avg_pool3d", "adaptive_avg_pool1d",
@@ -128,9 +128,7 @@ def _pool_args_nd(input, nd, kernel_size, stride, padding, dilation, ceil_mode, 
     k = _tuple(kernel_size, nd)
     s = _tuple(stride, nd) if stride not in (None, [], ()) else k
     p, d = _tuple(padding, nd), _tuple(dilation, nd)
-    if any(pi * 2 > ki for pi, ki in zip(p, k, strict=True)):
-        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                           f"pad={p[0]}, kernel_size={k[0]} and dilation={d[0]}")
+    _pool_checks(k, s, p, d)
     if input.ndim not in (nd + 1, nd + 2) or 0 in input.shape[-nd - 1:]:
         raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected "
                            f"for input")
@@ -172,7 +170,11 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    """The 2-D kernel on a (.., 1, L) view, as PyTorch."""
+    """The 2-D kernel on a (.., 1, L) view, as PyTorch (whose checks and messages are the
+    2-D ones when indices are asked for)."""
+    if return_indices:
+        return max_pool1d_with_indices(input, kernel_size, stride, padding, dilation,
+                                       ceil_mode)
     _float_only(input, "max_pool1d_impl")
     if input.ndim not in (2, 3) or 0 in input.shape[-2:]:
         raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional "
@@ -181,22 +183,30 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     s, = _tuple(stride, 1) if stride not in (None, [], ()) else (k,)
     p, = _tuple(padding, 1)
     d, = _tuple(dilation, 1)
+    for v, what in ((k, "kernel_size"), (s, "stride")):
+        if v <= 0:
+            raise RuntimeError(f"max_pool1d() {what} must be greater than zero, but got {v}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
     if p * 2 > k:
         raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but "
                            f"got padding={p} and kernel_size={k}")
+    if d <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
     out_len = _pool_geometry(input.shape[-1], k, s, p, d, ceil_mode)[0]
     if out_len < 1:
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {out_len}")
-    res = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), ceil_mode,
-                     return_indices)
-    if return_indices:
-        return res[0].squeeze(-2), res[1].squeeze(-2)
-    return res.squeeze(-2)
+    return max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d),
+                      ceil_mode).squeeze(-2)
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=False):
-    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+    k, = _tuple(kernel_size, 1)
+    s, = _tuple(stride, 1) if stride not in (None, [], ()) else (k,)
+    out, idx = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, _tuple(padding, 1)[0]),
+                          (1, _tuple(dilation, 1)[0]), ceil_mode, True)
+    return out.squeeze(-2), idx.squeeze(-2)
 
 
 # ---- N-d average pooling ----------------------------------------------------------------------
@@ -356,6 +366,7 @@ def adaptive_avg_pool3d(input, output_size):
         raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
                            f"{list(input.shape)}")
     _float_only(input, "adaptive_avg_pool3d_cpu")
+    _adaptive_nonempty(input, 3, "adaptive_avg_pool3d")
     size = _adaptive_size(input, output_size, 3)
     if size == (1, 1, 1):  # PyTorch takes a mean here (MeanBackward1)
         return input.mean((-3, -2, -1), keepdim=True)
@@ -430,6 +441,7 @@ def _adaptive_max_nd(input, output_size, nd, return_indices):
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"adaptive_max_pool{nd}d(): Expected {nd + 1}D or {nd + 2}D tensor, "
                            f"but got: {list(input.shape)}")
+    _adaptive_nonempty(input, nd, f"adaptive_max_pool{nd}d")
     size = _adaptive_size(input, output_size, nd)
     if any(o < 0 for o in size):
         shape = list(input.shape[:-nd]) + list(size)

@@ -18,6 +18,7 @@ from .. import return_types
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .binary import maximum, minimum
+from .pointwise import _torch_sign
 
 __all__ = ["sum", "mean", "nansum", "nanmean", "prod", "max", "min", "amax", "amin", "argmax",
            "argmin", "aminmax", "var", "std", "var_mean", "std_mean", "norm", "logsumexp",
@@ -167,11 +168,15 @@ def _prod_others(xp, x, axis):
 
 
 def _prod_rule(xp, grad, self, result):
+    """PyTorch's prod_backward: with two zeros or more every product of the others is
+    exactly 0 (its plain backward returns zeros, so a NaN beside them gives no NaN)."""
     if self.ndim == 0:
         return grad
-    if not xp.any(self == 0):
+    zeros = xp.sum(self == 0)
+    if not zeros:
         return grad * (result / self)
-    return grad * xp.reshape(_prod_others(xp, xp.reshape(self, (-1,)), 0), self.shape)
+    others = xp.reshape(_prod_others(xp, xp.reshape(self, (-1,)), 0), self.shape)
+    return grad * (xp.where(others != others, 0, others) if zeros > 1 else others)
 
 
 def _prod_dim_rule(xp, grad, self, result, dim, keepdim):
@@ -384,16 +389,27 @@ argmin = _arg("argmin", _argmin)
 # ---- var, std, var_mean, std_mean ---------------------------------------------------------
 
 def _var_fwd(xp, self, dim, correction, keepdim):
-    n = _count(self.shape, dim)
+    n = _count(self.shape, _all_dims(self, dim))
     d = self - self.sum(axis=dim, keepdims=True) / n
-    return (d * d).sum(axis=dim, keepdims=keepdim) / (n - correction if n > correction else 0)
+    return (d * d).sum(axis=dim, keepdims=keepdim) / builtins.max(n - correction, 0)
+
+
+def _all_dims(self, dim):
+    """``dim`` None stands for every dim: PyTorch's rule tells the two apart (see below)."""
+    return tuple(range(self.ndim)) if dim is None else dim
 
 
 def _var_rule(xp, grad, self, dim, correction, keepdim):
-    n = _count(self.shape, dim)
+    """PyTorch's var_backward. Without ``dim`` (or of a 0-d input), no degrees of freedom
+    give NaN where an element equals the mean and inf elsewhere; with ``dim``, the factor
+    2 / (n - correction) is taken as it comes (inf at n == correction)."""
+    n = _count(self.shape, _all_dims(self, dim))
     centered = self - xp.sum(self, axis=dim, keepdims=True) / n
-    return (2 / (n - correction if n > correction else 0)) * _unreduce(xp, grad, dim,
-                                                                       keepdim) * centered
+    grad = _unreduce(xp, grad, dim, keepdim)
+    if n - correction <= 0 and dim is None:
+        return grad * xp.where(centered == 0, math.nan, math.inf)
+    factor = 2 / (n - correction) if n != correction else math.inf
+    return factor * grad * centered
 
 
 def _std_rule(xp, grad, self, result, dim, correction, keepdim):
@@ -409,15 +425,15 @@ _std = defop("std", lambda xp, self, dim, correction, keepdim:
 
 
 def _var_mean_fwd(xp, self, dim, correction, keepdim):
-    n = _count(self.shape, dim)
+    n = _count(self.shape, _all_dims(self, dim))
     m = self.sum(axis=dim, keepdims=True) / n
     d = self - m
-    var = (d * d).sum(axis=dim, keepdims=keepdim) / (n - correction if n > correction else 0)
+    var = (d * d).sum(axis=dim, keepdims=keepdim) / builtins.max(n - correction, 0)
     return var, (m if keepdim else xp.squeeze(m, dim))
 
 
 def _mean_part(xp, g, self, dim, keepdim):
-    return _unreduce(xp, g, dim, keepdim) / _count(self.shape, dim)
+    return _unreduce(xp, g, dim, keepdim) / _count(self.shape, _all_dims(self, dim))
 
 
 _var_mean = defop("var_mean", _var_mean_fwd, outputs=("var", "mean"),
@@ -450,12 +466,15 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     dims = _reduce_dims(dim, input._data.ndim)
-    if _count(input._data.shape, dims) - correction <= 0:
-        base = name.split("_")[0]
-        warnings.warn(f"{base}(): degrees of freedom is <= 0. Correction should be strictly "
+    # PyTorch's reduction factor: input numel over output numel (at least 1), so an empty
+    # output of an empty input counts no elements
+    shape = input._data.shape
+    kept = _count(shape, tuple(d for d in range(len(shape)) if d not in dims))
+    if math.prod(shape) // builtins.max(kept, 1) - correction <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
                       f"less than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=3)
-    return dims, correction, keepdim
+    return (None if dim is None or input._data.ndim == 0 else dims), correction, keepdim
 
 
 def _variance(name, op):
@@ -497,23 +516,25 @@ def _vector_norm(xp, self, p, dim, keepdim):
 
 
 def _norm_rule(xp, grad, self, result, p, dim, keepdim):
-    """PyTorch's norm_backward: subgradient 0 at zero for p = 2 and p < 2."""
+    """PyTorch's norm_backward: subgradient 0 at zero for p = 2 and p < 2; its sgn is 0 at
+    NaN, so a NaN element gets no gradient."""
     if p == 0:
         return None
     grad = _unreduce(xp, grad, dim, keepdim)
     norm = _unreduce(xp, result, dim, keepdim)
     if p == 1:
-        return xp.sign(self) * grad
+        return _torch_sign(xp, self) * grad
     if p == 2:
         return grad * xp.where(norm == 0, 0, self / norm)
     a = xp.abs(self)
     if math.isinf(p):
         mask = (a == norm) | (a != a)
-        return xp.sign(self) * (grad / xp.sum(mask, axis=dim, keepdims=True,
+        return _torch_sign(xp, self) * (grad / xp.sum(mask, axis=dim, keepdims=True,
                                               dtype=grad.dtype)) * mask
     if p < 1:
-        return (xp.sign(self) * xp.where(self == 0, 0, a ** (p - 1))) * grad * norm ** (1 - p)
-    scaled = xp.sign(self) * a ** (p - 1) if p < 2 else self * a ** (p - 2)
+        return (_torch_sign(xp, self) * xp.where(self == 0, 0, a ** (p - 1))) * grad \
+            * norm ** (1 - p)
+    scaled = _torch_sign(xp, self) * a ** (p - 1) if p < 2 else self * a ** (p - 2)
     return scaled * xp.where(norm == 0, 0, grad / norm ** (p - 1))
 
 
@@ -624,9 +645,16 @@ def _cumprod_rule(xp, grad, self, result, dim):
     seen = xp.cumsum(zero, dim)
     first = zero & (seen == 1)
     before = seen == 0
-    skip = xp.cumprod(xp.where(first, 1, self), dim)
-    return xp.where(before, _rcumsum(xp, grad * result, dim) / xp.where(before, self, 1),
-                    xp.where(first, _rcumsum(xp, grad * skip, dim), 0))
+    # PyTorch's masks: before the first zero, the sums of grad * result up to it; at it,
+    # the products of the stretch to the second zero against its gradients (masked, not
+    # the products, so an inf past the second zero still gives inf * 0), times the
+    # product before it
+    between = (seen == 1) & ~first
+    at_first = (xp.sum(xp.cumprod(xp.where(between, self, 1), dim)
+                       * xp.where(seen == 1, grad, 0), axis=dim, keepdims=True)
+                * xp.prod(xp.where(before, self, 1), axis=dim, keepdims=True))
+    return xp.where(before, _rcumsum(xp, xp.where(before, grad * result, 0), dim)
+                    / xp.where(before, self, 1), xp.where(first, at_first, 0))
 
 
 def _cumprod_grad_exact(xp, grad, self, dim):
@@ -663,16 +691,22 @@ def cumprod(input, dim, *, dtype=None, out=None):
     return apply(_cumprod, (input,), (_dim1(dim, input._data.ndim), _acc_dtype(input, dtype)))
 
 
+def _cumulative_(name, op, self, dim, dtype):
+    """In place, the running op computes in ``self``'s dtype: PyTorch has no bool kernel."""
+    if dtype is None and self._data.dtype.kind == "b":
+        raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'Bool\'')
+    return apply_inplace(op, self, (), (_dim1(dim, self._data.ndim),
+                                        dtype.np if dtype is not None else None))
+
+
 @register(function=False)
 def cumsum_(self, dim, *, dtype=None):
-    return apply_inplace(_cumsum, self, (), (_dim1(dim, self._data.ndim),
-                                             dtype.np if dtype is not None else None))
+    return _cumulative_("cumsum", _cumsum, self, dim, dtype)
 
 
 @register(function=False)
 def cumprod_(self, dim, *, dtype=None):
-    return apply_inplace(_cumprod, self, (), (_dim1(dim, self._data.ndim),
-                                              dtype.np if dtype is not None else None))
+    return _cumulative_("cumprod", _cumprod, self, dim, dtype)
 
 
 # ---- all, any, count_nonzero --------------------------------------------------------------

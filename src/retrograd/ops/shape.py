@@ -590,7 +590,8 @@ def _flipped(input, dims):
     if len(set(dims)) != len(dims):
         dup = next(d for d in dims if dims.count(d) > 1)
         raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
-    return apply(_flip, (input,), (dims,))
+    # a 0-d tensor has its one element whatever the (checked) dims say
+    return apply(_flip, (input,), (dims if input._data.ndim else (),))
 
 
 @register(method=False)

@@ -276,12 +276,20 @@ def msort(input):
 @register
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The ``k`` largest (``largest=False``: smallest) elements along ``dim``, in order."""
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     d = _sort_dim(input, dim)
     n = input._data.shape[d] if input._data.ndim else 1
     k = operator.index(k)
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
     return return_types.topk(apply(_topk, (input,), (k, d, largest, sorted)))
+
+
+def _no_bool(input, kernel):
+    """Selection kernels PyTorch defines for every dtype but bool."""
+    if input._data.dtype.kind == "b":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
 
 
 def _nonempty_dim(input, d, name):
@@ -292,6 +300,7 @@ def _nonempty_dim(input, d, name):
 @register
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The ``k``-th smallest element along ``dim`` (1-based) and its index."""
+    _no_bool(input, "kthvalue_cpu")
     d = _sort_dim(input, dim)
     _nonempty_dim(input, d, "kthvalue")
     n = input._data.shape[d] if input._data.ndim else 1
@@ -303,10 +312,11 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 def _median_fn(name, full, by_dim, named):
     def fn(input, dim=None, keepdim=False):
+        _no_bool(input, "median_cpu" if dim is None else "median_out")
         if dim is None:
             return apply(full, (input,))
         d = _sort_dim(input, dim)
-        _nonempty_dim(input, d, name)
+        _nonempty_dim(input, d, "median")  # nanmedian's message says median() too
         return named(apply(by_dim, (input,), (d, keepdim)))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"The lower median (of all elements, or ``(values, indices)`` along "
