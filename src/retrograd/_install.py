@@ -7,8 +7,9 @@ finder first on ``sys.meta_path`` that answers every ``torch`` name with retrogr
 module of that name, the same module object (``sys.modules["torch"] is retrograd``), so
 isinstance checks, module state and pickles agree whichever name the code used;
 ``torchvision.models`` is :mod:`retrograd.models`. A name retrograd lacks raises
-ModuleNotFoundError naming it (``No module named 'torch.foo'``); it never falls through
-to the installed PyTorch.
+ModuleNotFoundError naming it (``No module named 'torch.foo'``): the finder has no spec
+for it, and the path other finders search for ``torch.*`` is retrograd's own, so it
+never falls through to the installed PyTorch.
 """
 
 import importlib
@@ -44,7 +45,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         except ModuleNotFoundError as e:
             if e.name != real:  # the module exists but something it imports does not
                 raise
-            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname) from None
+            return None  # the import fails, naming fullname: its parent's path is ours
         spec = importlib.util.spec_from_loader(fullname, self,
                                                is_package=hasattr(module, "__path__"))
         spec.loader_state = (module, module.__spec__)
