@@ -56,6 +56,6 @@ def test_it_refuses_once_the_real_torch_is_imported(torch):
 def test_a_device_map_is_checked_before_it_is_set():
     with pytest.raises(RuntimeError, match="device type at start of device string: gpu"):
         backend.set_device_map({"gpu": "cpu"})
-    with pytest.raises(RuntimeError, match="cuda"):
+    with pytest.raises((RuntimeError, AssertionError), match="(?i)cuda"):  # as .cuda() fails
         backend.set_device_map({"cpu": "cuda"})
     assert backend._device_map == {}

@@ -115,7 +115,7 @@ _GPU_SCRIPT = """\
     import torch
     from torch import nn
     x = torch.ones(2, 3).cuda()
-    y = torch.zeros(3, device="cuda") + torch.randn(3).to("cuda:0")
+    y = torch.zeros(3, device="cuda") + torch.randn(3).to("cuda:0") + torch.ones(3).cuda(0)
     model = nn.Linear(3, 2).to(torch.device("cuda"))
     torch.save(model.state_dict(), "w.pt")
     state = torch.load("w.pt", map_location="cuda")
