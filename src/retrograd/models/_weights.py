@@ -57,15 +57,13 @@ def load_weights(model, weights, weights_enum=None):
         from .. import serialization
         model.load_state_dict(serialization.load(weights))
         return model
-    member = _member(weights, weights_enum)
-    name = repr(weights) if member is None or isinstance(weights, str) else repr(member)
-    if member is not None and _random_weights:
+    if _member(weights, weights_enum) is not None and _random_weights:
         if _random_weights_note is not None:
             note, _random_weights_note = _random_weights_note, None
-            note(model, name)
+            note(model, repr(weights))
         return model
     raise ValueError(
-        f"weights={name} is not a local checkpoint file, and retrograd cannot download "
+        f"weights={weights!r} is not a local checkpoint file, and retrograd cannot download "
         "pretrained weights. Save a "
         "state_dict with torch.save(model.state_dict(), path) and pass that local file "
         "path as weights=path, or use weights=None for random initialisation "
