@@ -5,6 +5,11 @@ module from the ``torch`` fixture (never a module-level import, so that the
 rest of their file still runs without it).
 """
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy
 import pytest
 from hypothesis import settings
@@ -116,3 +121,21 @@ def assert_matches_torch(torch):
     def check(r, t, tols=lambda name: (1e-5, 1.3e-6) if name == "float32" else (1e-7, 1e-7)):
         _compare(r, t, tols, "result")
     return check
+
+
+@pytest.fixture(scope="session")
+def python_run():
+    """``python_run(*argv, cwd=None, env=None, timeout=300)``: this Python on ``argv`` in a
+    subprocess that imports the retrograd under test (``"-m", "retrograd", "run", script``
+    runs a script through the runner), with one BLAS thread; the CompletedProcess, text
+    output captured."""
+    src = str(Path(retrograd.__file__).resolve().parents[1])
+    base = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+
+    def run(*argv, cwd=None, env=None, timeout=300):
+        return subprocess.run([sys.executable, *map(str, argv)], cwd=cwd,
+                              env={**base, **(env or {})}, capture_output=True, text=True,
+                              timeout=timeout)
+    return run

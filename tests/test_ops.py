@@ -98,6 +98,11 @@ def test_forward_matches_torch(op, dtype, i, to_torch, assert_matches_torch):
     assert_matches_torch(actual, expected, op.tols)
 
 
+_NO_DIFFERENTIABLE_OUTPUT = ("no differentiable output: the op returns an integer or boolean "
+                             "tensor here (.long(), .bool(), to(int64), ...), which has no "
+                             "gradient")
+
+
 @pytest.mark.torch
 @pytest.mark.parametrize("op, dtype, i", [p for p in _grad_params
                                           if p.values[0].compare_grad_with_torch
@@ -106,7 +111,8 @@ def test_grad_matches_torch(op, dtype, i, torch, to_torch, assert_matches_torch)
     sample = _sample(op, dtype, i, True)
     leaves = [t for t in _tensors(sample) if t.requires_grad]
     if not leaves:
-        pytest.skip("no input requires grad")
+        pytest.skip("no input requires grad: an integer tensor (clamp of ints), or float "
+                    "arguments that are not differentiable (pinv's cutoff)")
     t_input, t_args, t_kwargs, t_leaves = to_torch(sample.input, sample.args, sample.kwargs,
                                                    leaves)
     outs = _flat(_call(op.op, sample))
@@ -120,7 +126,7 @@ def test_grad_matches_torch(op, dtype, i, torch, to_torch, assert_matches_torch)
             name = o.grad_fn.name() if o.grad_fn is not None else None
             assert name == (t.grad_fn.name() if t.grad_fn is not None else None)
     if not diff:
-        pytest.skip("no differentiable output")
+        pytest.skip(_NO_DIFFERENTIABLE_OUTPUT)
     g = numpy.random.default_rng(zlib.crc32(op.id.encode()))
     cots = [g.standard_normal(outs[k].shape).astype(outs[k].dtype.name) for k in diff]
     grads = retrograd.autograd.grad([outs[k] for k in diff], leaves,
@@ -152,10 +158,13 @@ def _grad_fn_of(op, sample):
 def _grad_sample(op, dtype, i):
     sample = _sample(op, dtype, i, True)
     if sample.nondifferentiable:
-        pytest.skip("not differentiable at this point")
+        pytest.skip("not differentiable at this sample (ties, NaN, a kink or jump): finite "
+                    "differences cannot check it; test_grad_matches_torch compares its "
+                    "gradient with PyTorch's")
     fn, diff = _grad_fn_of(op, sample)
     if not diff:
-        pytest.skip("no float64 input requires grad")
+        pytest.skip("no float64 input requires grad (an integer tensor, or only "
+                    "non-differentiable arguments): finite-difference checks need one")
     return fn, diff
 
 
@@ -254,7 +263,7 @@ def test_jvp_matches_vjp(op, dtype, i):
     outs = _flat(fn(*diff))
     keep = [k for k in _differentiable(outs)]
     if not keep:
-        pytest.skip("no differentiable output")
+        pytest.skip(_NO_DIFFERENTIABLE_OUTPUT)
     us = [g.standard_normal(outs[k].shape) for k in keep]
     vjps = retrograd.autograd.grad([outs[k] for k in keep], diff,
                                    [retrograd.from_numpy(u) for u in us], allow_unused=True)
@@ -291,7 +300,9 @@ def test_reverse_over_forward(op, dtype, i):
     xs = [x.detach().requires_grad_() for x in diff]
     h = _tangent_pairing(fn, xs, v0s, ws)
     if not isinstance(h, retrograd.Tensor) or not h.requires_grad:
-        pytest.skip("the tangents do not depend on the inputs")
+        pytest.skip("the tangents do not depend on the inputs (floor, round, sign, integer "
+                    "division and casts to integers have zero tangents): no second-order "
+                    "term to check")
     grads = retrograd.autograd.grad(h, xs, allow_unused=True)
     ds = [g.standard_normal(x.shape) for x in diff]
     eps = 1e-6
@@ -314,7 +325,7 @@ def test_create_graph_gradient_matches_plain(op, dtype, i):
     outs = _flat(fn(*diff))
     keep = _differentiable(outs)
     if not keep:
-        pytest.skip("no differentiable output")
+        pytest.skip(_NO_DIFFERENTIABLE_OUTPUT)
     g = numpy.random.default_rng(zlib.crc32(f"{op.id}/{i}/cg".encode()))
     cots = [retrograd.from_numpy(g.standard_normal(outs[k].shape)) for k in keep]
     plain = retrograd.autograd.grad([outs[k] for k in keep], diff, cots, allow_unused=True,

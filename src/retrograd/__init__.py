@@ -50,6 +50,8 @@ from . import nn  # noqa: E402 (needs the ops above)
 from . import optim  # noqa: E402 (retrograd.optim; swa_utils needs nn)
 from . import distributed  # noqa: E402 (retrograd.distributed, as torch.distributed)
 from . import linalg  # noqa: E402 (retrograd.linalg, as torch.linalg)
+from .torch_version import __version__  # noqa: E402 (also retrograd.version, as torch's)
+from ._install import install_as_torch  # noqa: E402
 
 
 def is_tensor(obj):
@@ -76,5 +78,3 @@ def __getattr__(name):
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-
-__version__ = "0.1.0"

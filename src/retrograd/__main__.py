@@ -1,9 +1,11 @@
-"""``python -m retrograd demo | memory-viz``: the project's command line."""
+"""``python -m retrograd run | demo | memory-viz``: the project's command line."""
 
 import sys
 
-_USAGE = """usage: python -m retrograd {demo,memory-viz} [options]
+_USAGE = """usage: python -m retrograd {run,demo,memory-viz} [options]
 
+  run         [--device-map cuda=cpu] [--random-weights] script.py [args]: a PyTorch
+              script, unchanged, with `import torch` giving retrograd (run -h: details)
   demo        seed 000 on the CPU: 3 steps with the usual loop, 3 with the optimizer
               fused into backward; memory snapshots, an HTML report and a peak table
   memory-viz  SNAPSHOT.pickle -o timeline.html: the offline memory timeline page
@@ -16,7 +18,9 @@ def main(argv=None):
         print(_USAGE, end="")
         return 0
     cmd, rest = argv[0], argv[1:]
-    if cmd == "demo":
+    if cmd == "run":
+        from ._runner import main as run
+    elif cmd == "demo":
         from .demo import main as run
     elif cmd == "memory-viz":
         from .memory.viz import main as run

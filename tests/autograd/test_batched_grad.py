@@ -76,7 +76,8 @@ def test_op_db_batched_matches_rows(op, monkeypatch):
             checked += _check_batched(op.op(s.input, *s.args, **s.kwargs), leaves,
                                       monkeypatch, seed=i)
     if not checked:
-        pytest.skip("no differentiable sample")
+        pytest.skip("no differentiable sample: no sample has an input that requires grad (an "
+                    "integer or boolean op, or a cast), so there is no gradient to batch")
 
 
 def _gradgrad_params():
@@ -105,7 +106,9 @@ def test_op_db_batched_double_backward_matches_rows(op, monkeypatch):
         if first:
             checked += _check_batched(first, leaves + vs, monkeypatch, seed=i)
     if not checked:
-        pytest.skip("no twice-differentiable sample")
+        pytest.skip("no twice-differentiable sample: the first-order gradient is constant "
+                    "(zero for floor, sign, round; none for integer outputs), so there is no "
+                    "second backward to batch")
 
 
 def test_scatter_src_corner_double_backward(monkeypatch):

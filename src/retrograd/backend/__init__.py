@@ -74,16 +74,45 @@ def device_of(array):
 
 
 _default_device = None  # set_default_device's device; None: CPU
+_device_map = {}  # device type -> the Device it runs on instead (set_device_map)
+_on_first_mapping = None
+
+
+def set_device_map(mapping, on_first_use=None):
+    """Run what asks for one device type on another (``{"cuda": "cpu"}``): how
+    ``python -m retrograd run --device-map cuda=cpu`` runs a GPU script on the CPU.
+    ``on_first_use(source, target)`` is called when the first request is mapped."""
+    global _on_first_mapping
+    new = {Device(src).type: _available(Device(dst)) for src, dst in mapping.items()}
+    _device_map.clear()
+    _device_map.update(new)
+    _on_first_mapping = on_first_use
+
+
+def is_mapped(device_type):
+    """Whether the device map runs ``device_type`` on another device."""
+    return device_type in _device_map
 
 
 def check_device(dev):
-    """Normalise a device argument (None: the default device); only the CPU backend
-    exists, and other devices fail as on PyTorch's CPU-only build."""
+    """Normalise a device argument (None: the default device; then the device map);
+    only the CPU backend exists, and other devices fail as on PyTorch's CPU-only build."""
+    global _on_first_mapping
     if dev is None:
         dev = _default_device
         if dev is None:
             return cpu
     dev = dev if isinstance(dev, Device) else Device(dev)
+    target = _device_map.get(dev.type)
+    if target is None:
+        return _available(dev)
+    if _on_first_mapping is not None:
+        note, _on_first_mapping = _on_first_mapping, None
+        note(dev, target)
+    return target
+
+
+def _available(dev):
     if dev.type == "cuda":
         raise AssertionError("Torch not compiled with CUDA enabled")
     if dev.type != "cpu":

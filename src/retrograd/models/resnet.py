@@ -1,7 +1,7 @@
 """ResNet (He et al., 2015) with torchvision's module tree, state-dict keys and init."""
 
 from .. import nn
-from ._weights import WeightsEnum, load_weights
+from ._weights import WeightsEnum, legacy_pretrained, load_weights
 
 __all__ = ["ResNet", "BasicBlock", "Bottleneck", "resnet18", "resnet34", "resnet50",
            "ResNet18_Weights", "ResNet34_Weights", "ResNet50_Weights"]
@@ -149,20 +149,21 @@ class ResNet50_Weights(WeightsEnum):
     DEFAULT = "IMAGENET1K_V2"
 
 
-def _resnet(block, layers, weights, kwargs):
-    return load_weights(ResNet(block, layers, **kwargs), weights)
+def _resnet(block, layers, weights, weights_enum, kwargs):
+    weights = legacy_pretrained(weights, kwargs, weights_enum)
+    return load_weights(ResNet(block, layers, **kwargs), weights, weights_enum)
 
 
 def resnet18(*, weights=None, progress=True, **kwargs):
     """ResNet-18; ``weights`` is None or a local checkpoint path (no downloads)."""
-    return _resnet(BasicBlock, [2, 2, 2, 2], weights, kwargs)
+    return _resnet(BasicBlock, [2, 2, 2, 2], weights, ResNet18_Weights, kwargs)
 
 
 def resnet34(*, weights=None, progress=True, **kwargs):
     """ResNet-34; ``weights`` is None or a local checkpoint path (no downloads)."""
-    return _resnet(BasicBlock, [3, 4, 6, 3], weights, kwargs)
+    return _resnet(BasicBlock, [3, 4, 6, 3], weights, ResNet34_Weights, kwargs)
 
 
 def resnet50(*, weights=None, progress=True, **kwargs):
     """ResNet-50; ``weights`` is None or a local checkpoint path (no downloads)."""
-    return _resnet(Bottleneck, [3, 4, 6, 3], weights, kwargs)
+    return _resnet(Bottleneck, [3, 4, 6, 3], weights, ResNet50_Weights, kwargs)

@@ -6,7 +6,7 @@ from collections import OrderedDict
 from functools import partial
 
 from .. import _creation, cat, nn
-from ._weights import WeightsEnum, load_weights
+from ._weights import WeightsEnum, legacy_pretrained, load_weights
 
 __all__ = ["VisionTransformer", "vit_b_16", "vit_l_16", "vit_tiny", "ViT_B_16_Weights",
            "ViT_L_16_Weights"]
@@ -135,21 +135,24 @@ class ViT_L_16_Weights(WeightsEnum):
     DEFAULT = "IMAGENET1K_V1"
 
 
-def _vit(patch_size, num_layers, num_heads, hidden_dim, mlp_dim, weights, kwargs):
+def _vit(patch_size, num_layers, num_heads, hidden_dim, mlp_dim, weights, weights_enum,
+         kwargs):
+    if weights_enum is not None:
+        weights = legacy_pretrained(weights, kwargs, weights_enum)
     image_size = kwargs.pop("image_size", 224)
     model = VisionTransformer(image_size, patch_size, num_layers, num_heads, hidden_dim,
                               mlp_dim, **kwargs)
-    return load_weights(model, weights)
+    return load_weights(model, weights, weights_enum)
 
 
 def vit_b_16(*, weights=None, progress=True, **kwargs):
     """ViT-B/16; ``weights`` is None or a local checkpoint path (no downloads)."""
-    return _vit(16, 12, 12, 768, 3072, weights, kwargs)
+    return _vit(16, 12, 12, 768, 3072, weights, ViT_B_16_Weights, kwargs)
 
 
 def vit_l_16(*, weights=None, progress=True, **kwargs):
     """ViT-L/16; ``weights`` is None or a local checkpoint path (no downloads)."""
-    return _vit(16, 24, 16, 1024, 4096, weights, kwargs)
+    return _vit(16, 24, 16, 1024, 4096, weights, ViT_L_16_Weights, kwargs)
 
 
 def vit_tiny(*, weights=None, progress=True, **kwargs):
@@ -157,4 +160,4 @@ def vit_tiny(*, weights=None, progress=True, **kwargs):
     small enough for tests; not a torchvision model."""
     kwargs.setdefault("image_size", 32)
     kwargs.setdefault("num_classes", 10)
-    return _vit(8, 2, 4, 64, 128, weights, kwargs)
+    return _vit(8, 2, 4, 64, 128, weights, None, kwargs)

@@ -12,7 +12,7 @@ import warnings
 from .. import _creation, _dtype
 from .._tensor import Tensor
 from .._tensor_types import LEGACY_NAMES, tensortype
-from ..backend import Device, check_device
+from ..backend import Device, check_device, is_mapped
 from ._registry import apply, apply_inplace, defop, register
 
 __all__ = ["to", "type_as", "cpu", "cuda", "new_zeros", "new_ones", "new_full", "new_empty",
@@ -145,9 +145,11 @@ def cpu(self, memory_format=None):
 @register(function=False)
 def cuda(self, device=None, non_blocking=False, memory_format=None):
     """``self.to('cuda')``, which fails as on PyTorch's CPU-only build (an index asks for
-    an accelerator, of which there is none)."""
+    an accelerator, of which there is none) unless the device map runs cuda elsewhere."""
     if isinstance(device, int):
-        raise RuntimeError("Cannot access accelerator device when none is available.")
+        if not is_mapped("cuda"):
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        device = Device("cuda", device)
     return to(self, Device("cuda") if device is None else device)
 
 
