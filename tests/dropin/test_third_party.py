@@ -10,7 +10,6 @@ import textwrap
 
 import pytest
 
-import retrograd
 
 RUN = ("-m", "retrograd", "run")
 

@@ -21,7 +21,6 @@ import textwrap
 
 import pytest
 
-import retrograd
 from _seeds import code_blocks, seed_path
 
 RUN = ("-m", "retrograd", "run")
