@@ -82,6 +82,30 @@ def from_numpy_dtype(np_dtype):
             "int32, int16, int8, uint8, and bool.") from None
 
 
+# The compute-dtype policy: what PyTorch's CPU kernels compute a low-precision dtype in
+# (its "opmath type"). Ops upcast inputs of a key dtype to its value and round their
+# results once (``ops._registry``; an op opts out with ``defop(upcast=False)``).
+OPMATH = {float16.np: float32.np}
+
+
+def opmath_arrays(arrays):
+    """``(arrays with each low-precision one cast to its compute dtype, that low dtype)``,
+    or None when they do not compute in a wider dtype (none is low-precision, or another
+    float or complex array is among them: mixed operands keep their own rules)."""
+    low = None
+    for a in arrays:
+        dt = getattr(a, "dtype", None)
+        if dt is None or dt.kind not in "fc":
+            continue
+        if dt not in OPMATH or low is not None and low is not dt:
+            return None
+        low = dt
+    if low is None:
+        return None
+    up = OPMATH[low]
+    return [a.astype(up) if getattr(a, "dtype", None) is low else a for a in arrays], low
+
+
 _default = [float32]
 
 

@@ -13,9 +13,9 @@ __all__ = ["neg", "abs", "reciprocal", "exp", "exp2", "log", "log2", "log10", "l
 _S = ("self",)
 
 
-def _unary(name, forward, rule, *, to_float=False, node=None):
+def _unary(name, forward, rule, *, to_float=False, node=None, upcast=True):
     return defop(name, forward, vjp={"self": rule} if rule else {"self": _zero},
-                 promote=_S, to_float=to_float, node=node, jvp="elementwise")
+                 promote=_S, to_float=to_float, node=node, jvp="elementwise", upcast=upcast)
 
 
 def _zero(xp, grad):
@@ -31,8 +31,10 @@ def _negate(xp, self):
     return -self
 
 
-_neg = _unary("neg", _negate, lambda grad: -grad)
-_abs = _unary("abs", lambda xp, self: xp.abs(self), lambda xp, grad, self: grad * xp.sign(self))
+# Exact in any dtype (upcast=False: float16 in float32 would only cost time and memory).
+_neg = _unary("neg", _negate, lambda grad: -grad, upcast=False)
+_abs = _unary("abs", lambda xp, self: xp.abs(self), lambda xp, grad, self: grad * xp.sign(self),
+              upcast=False)
 _reciprocal = _unary("reciprocal", lambda xp, self: 1 / self,
                      lambda grad, result: -grad * result * result, to_float=True)
 _exp = _unary("exp", lambda xp, self: xp.exp(self), lambda grad, result: grad * result,
@@ -92,25 +94,27 @@ _sigmoid = _unary("sigmoid", _sigmoid_fwd, lambda grad, result: grad * result * 
 # grad * mask, not where(mask, grad, 0): 15x faster on NumPy for random signs; differs
 # from PyTorch only for an inf/nan gradient at a clipped element (nan, not 0).
 _relu = _unary("relu", lambda xp, self: xp.maximum(self, 0),
-               lambda grad, result: grad * (result > 0))
+               lambda grad, result: grad * (result > 0), upcast=False)
 _erf = _unary("erf", lambda xp, self: backend.erf(xp, self),
               lambda xp, grad, self: grad * 1.1283791670955126 * xp.exp(-self * self),
               to_float=True)
 _logit = _unary("logit", lambda xp, self: xp.log(self / (1 - self)),
                 lambda grad, self: grad / (self * (1 - self)), to_float=True)
-_sign = _unary("sign", lambda xp, self: xp.sign(self), None)
-_sgn = _unary("sgn", lambda xp, self: xp.sign(self), None)
-_floor = _unary("floor", lambda xp, self: xp.floor(self), None)
-_ceil = _unary("ceil", lambda xp, self: xp.ceil(self), None)
-_round = _unary("round", lambda xp, self, decimals: xp.round(self, decimals), None)
+_sign = _unary("sign", lambda xp, self: xp.sign(self), None, upcast=False)
+_sgn = _unary("sgn", lambda xp, self: xp.sign(self), None, upcast=False)
+_floor = _unary("floor", lambda xp, self: xp.floor(self), None, upcast=False)
+_ceil = _unary("ceil", lambda xp, self: xp.ceil(self), None, upcast=False)
+_round = _unary("round", lambda xp, self, decimals: xp.round(self, decimals), None,
+                upcast=False)
 _round_decimals = _unary("round", lambda xp, self, decimals: xp.round(self, decimals), None,
                          node="RoundBackward1")
-_trunc = _unary("trunc", lambda xp, self: xp.trunc(self), None)
-_frac = _unary("frac", lambda xp, self: self - xp.trunc(self), lambda grad: grad)
+_trunc = _unary("trunc", lambda xp, self: xp.trunc(self), None, upcast=False)
+_frac = _unary("frac", lambda xp, self: self - xp.trunc(self), lambda grad: grad, upcast=False)
+# Native: infinities become the largest finite value of the input's own dtype.
 _nan_to_num = _unary("nan_to_num",
                      lambda xp, self, nan, posinf, neginf:
                      xp.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf),
-                     lambda xp, grad, self: xp.where(xp.isfinite(self), grad, 0))
+                     lambda xp, grad, self: xp.where(xp.isfinite(self), grad, 0), upcast=False)
 
 
 def _unary_public(name, op, *, aliases=(), doc=None, inplace_op=None):
