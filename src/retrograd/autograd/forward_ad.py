@@ -258,7 +258,7 @@ def _tangents(op, jvp, values, arrays, attrs, outs_t, tangents, single, bxp=None
         ins = arrays  # in their compute dtype (see _dtype.OPMATH): so are the tangents
         if bxp is None:
             tangents = [None if t is None else t._data for t in tangents]
-            if op.upcast:
+            if op.upcast_rules:
                 up = opmath_arrays(tangents)
                 tangents = tangents if up is None else up[0]
         else:

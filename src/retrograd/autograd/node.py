@@ -379,7 +379,7 @@ class OpNode(Node):
             else:
                 self._saved_arrays(env)
         shapes, dtypes, rules = self._shapes, self._dtypes, op._rules
-        if op.upcast and _HALF in dtypes:
+        if op.upcast_rules and _HALF in dtypes:
             env = _opmath_env(env, create_graph)
         env += self._attrs
         env += shapes

@@ -89,7 +89,7 @@ class OpDef:
                  "promote", "to_float", "view", "differentiable", "nondiff_outputs",
                  "saved_names", "_save_plan", "_rules", "_has_grads", "edges",
                  "edge_mask", "unary", "wants_strides", "into", "batched", "upcast",
-                 "dtype_attr")
+                 "upcast_rules", "dtype_attr")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -117,8 +117,10 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
     upcast:    float16 inputs compute in float32, results rounded once (the default, as
                PyTorch's CPU kernels); False for an op PyTorch computes natively in half or
                that is exact anyway (copies, selections, comparisons), where upcasting only
-               costs memory and time. Views never upcast; nor does a call given a ``dtype``
-               attribute (``sum(dtype=...)`` computes in that dtype).
+               costs memory and time; "forward" when only the forward is one kernel and
+               PyTorch's backward is a composite of half ops (its rules then see the
+               rounded values they compare with ``result``). Views never upcast; nor does a
+               call given a ``dtype`` attribute (``sum(dtype=...)`` computes in that dtype).
     """
     op = OpDef()
     op.name = name
@@ -145,7 +147,8 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
     op.to_float = to_float
     op.view = view
     op.into = into
-    op.upcast = upcast and not view
+    op.upcast = bool(upcast) and not view
+    op.upcast_rules = upcast is True and not view  # vjp and jvp rules too
     op.dtype_attr = op.attrs.index("dtype") if "dtype" in op.attrs else None
     # Names a rule may ask for, and where the engine finds them (see OpNode.apply).
     saveable = set(op.inputs) | set(op.outputs)
