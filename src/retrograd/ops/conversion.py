@@ -7,12 +7,16 @@ gradient back to its input's dtype. ``zero_``/``fill_``/``copy_`` write through
 in-place op.
 """
 
+import functools
 import warnings
 
 from .. import _creation, _dtype
 from .._tensor import Tensor
 from ..backend import Device, check_device
 from ._registry import apply, apply_inplace, defop, register
+
+# Copies, fills and casts are exact: float16 stays float16.
+defop = functools.partial(defop, upcast=False)
 
 __all__ = ["to", "type_as", "cpu", "cuda", "new_zeros", "new_ones", "new_full", "new_empty",
            "new_tensor", "zero_", "fill_", "copy_"]
