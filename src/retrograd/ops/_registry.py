@@ -29,6 +29,12 @@ from ``xp`` (``xp.zeros``) or be made like the gradient (``numpy.zeros_like(g)``
 Broadcasting is undone by the engine (``_broadcast.sum_to``), never by a rule;
 a rule may return a gradient of the broadcast shape.
 
+Low precision is one policy here, not in rules (``_dtype.OPMATH``): when an op's float
+inputs are float16, its forward, vjp and jvp rules get them as float32 arrays, and its
+results (and the gradients, in ``OpNode.apply``) are rounded back once, as PyTorch's
+CPU kernels compute half in float. What a node saves stays float16. Ops that are exact
+in any dtype or that PyTorch computes natively in half declare ``upcast=False``.
+
 Forward mode (``jvp=``) sits beside the vjp rules, in one of five forms:
 
 - ``"elementwise"``: the output tangent is the sum over inputs with a tangent of
