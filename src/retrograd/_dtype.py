@@ -90,19 +90,18 @@ OPMATH = {float16.np: float32.np}
 
 def opmath_arrays(arrays):
     """``(arrays with each low-precision one cast to its compute dtype, that low dtype)``,
-    or None when they do not compute in a wider dtype (none is low-precision, or another
-    float or complex array is among them: mixed operands keep their own rules)."""
-    low = None
-    for a in arrays:
-        dt = getattr(a, "dtype", None)
-        if dt is None or dt.kind not in "fc":
-            continue
-        if dt not in OPMATH or low is not None and low is not dt:
-            return None
-        low = dt
-    if low is None:
+    or None when they do not compute in a wider dtype: none is low-precision, or another
+    float or complex dtype is among them. Arrays of the compute dtype itself may be (a
+    float16 input with float32 parameters: PyTorch's mixed-type norms give float16)."""
+    floats = {a.dtype for a in arrays if getattr(a, "dtype", None) is not None
+              and a.dtype.kind in "fc"}
+    low = [dt for dt in floats if dt in OPMATH]
+    if len(low) != 1:
         return None
+    low = low[0]
     up = OPMATH[low]
+    if floats - {low, up}:
+        return None
     return [a.astype(up) if getattr(a, "dtype", None) is low else a for a in arrays], low
 
 

@@ -352,6 +352,30 @@ def test_mixed_float_operands_keep_their_rules():
     x = _h([1.0, 2.0])
     assert (x * retrograd.tensor([1.0, 3.0])).dtype is retrograd.float32
     assert (x * 3.3).dtype is retrograd.float16
+    assert (x * retrograd.tensor([1.0, 3.0], dtype=retrograd.float64)).dtype is retrograd.float64
+
+
+@pytest.mark.torch
+def test_half_input_with_float_parameters(torch):
+    """PyTorch's mixed-type norms: float16 input, float32 weights, float16 result; the
+    weights' gradients stay float32."""
+    rng = numpy.random.default_rng(2)
+    vals = rng.standard_normal((4, 4)).astype(numpy.float16)
+    w = rng.standard_normal(4).astype(numpy.float32)
+    calls = (lambda F, x, w: F.layer_norm(x, (4,), w, w),
+             lambda F, x, w: F.group_norm(x.reshape(2, 4, 2), 2, w, w),
+             lambda F, x, w: F.batch_norm(x, None, None, w, w, training=True))
+    for call in calls:
+        x = retrograd.from_numpy(vals).requires_grad_()
+        rw = retrograd.from_numpy(w.copy()).requires_grad_()
+        t = torch.from_numpy(vals).requires_grad_()
+        tw = torch.from_numpy(w.copy()).requires_grad_()
+        out, t_out = call(F, x, rw), call(torch.nn.functional, t, tw)
+        _same(out, t_out, torch, 1e-3, 1e-3)
+        out.pow(2).sum().backward()
+        t_out.pow(2).sum().backward()
+        _same(rw.grad, tw.grad, torch, *_GRAD_TOLS)
+        _same(x.grad, t.grad, torch, *_GRAD_TOLS)
 
 
 @pytest.fixture
