@@ -82,6 +82,29 @@ def from_numpy_dtype(np_dtype):
             "int32, int16, int8, uint8, and bool.") from None
 
 
+# The compute-dtype policy: what PyTorch's CPU kernels compute a low-precision dtype in
+# (its "opmath type"). Ops upcast inputs of a key dtype to its value and round their
+# results once (``ops._registry``; an op opts out with ``defop(upcast=False)``).
+OPMATH = {float16.np: float32.np}
+
+
+def opmath_arrays(arrays):
+    """``(arrays with each low-precision one cast to its compute dtype, that low dtype)``,
+    or None when they do not compute in a wider dtype: none is low-precision, or another
+    float or complex dtype is among them. Arrays of the compute dtype itself may be (a
+    float16 input with float32 parameters: PyTorch's mixed-type norms give float16)."""
+    floats = {a.dtype for a in arrays if getattr(a, "dtype", None) is not None
+              and a.dtype.kind in "fc"}
+    low = [dt for dt in floats if dt in OPMATH]
+    if len(low) != 1:
+        return None
+    low = low[0]
+    up = OPMATH[low]
+    if floats - {low, up}:
+        return None
+    return [a.astype(up) if getattr(a, "dtype", None) is low else a for a in arrays], low
+
+
 _default = [float32]
 
 

@@ -14,6 +14,7 @@ as PyTorch supports today.
 import threading
 from collections import namedtuple
 
+from .._dtype import opmath_arrays
 from .._tensor import Tensor
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_dual_level",
@@ -254,9 +255,12 @@ def _tangents(op, jvp, values, arrays, attrs, outs_t, tangents, single, bxp=None
         res = outs_t
     else:
         import numpy as xp
-        ins = arrays
+        ins = arrays  # in their compute dtype (see _dtype.OPMATH): so are the tangents
         if bxp is None:
             tangents = [None if t is None else t._data for t in tangents]
+            if op.upcast_rules:
+                up = opmath_arrays(tangents)
+                tangents = tangents if up is None else up[0]
         else:
             xp = bxp
         res = tuple(o._data for o in outs_t)

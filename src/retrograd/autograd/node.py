@@ -16,6 +16,7 @@ from collections import OrderedDict
 import numpy
 
 from . import grad_mode
+from .._dtype import OPMATH, opmath_arrays
 from .anomaly_mode import debug as _debug
 
 __all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle"]
@@ -388,12 +389,14 @@ class OpNode(Node):
                 env += [s.unpack(self) if type(s) is SavedTensor else s for s in saved]
             else:
                 self._saved_arrays(env)
+        shapes, dtypes, rules = self._shapes, self._dtypes, op._rules
+        if op.upcast_rules and _HALF in dtypes:
+            env = _opmath_env(env, create_graph)
         env += self._attrs
-        env += self._shapes
+        env += shapes
         if op.wants_strides:
             env += self._strides
         out = []
-        shapes, dtypes, rules = self._shapes, self._dtypes, op._rules
         for (fn, _), i in zip(self.next_functions, op.edges, strict=True):
             rule = rules[i]
             if fn is None or rule is None:
@@ -471,6 +474,26 @@ class OpNode(Node):
             if k in op.outputs or k in op.inputs and self._shapes[op.inputs.index(k)] is not None:
                 names.add("_raw_saved_" + k)
         return sorted(names)
+
+
+_HALF = numpy.dtype(numpy.float16)
+
+
+def _opmath_env(env, create_graph):
+    """The gradients and saved tensors of a rule's ``env`` in their compute dtype (as the
+    forward ran, see ``_dtype.OPMATH``); the caller rounds each input's gradient once."""
+    g, grads, xp, *saved = env
+    flat = [g, *(grads or ()), *saved]
+    if create_graph:  # Tensors: a differentiable cast
+        flat = [xp.astype(t, OPMATH[t._data.dtype]) if t is not None and hasattr(t, "_data")
+                and t._data.dtype in OPMATH else t for t in flat]
+    else:
+        up = opmath_arrays(flat)
+        if up is None:
+            return env
+        flat = up[0]
+    n = 1 + len(grads or ())
+    return [flat[0], flat[1:n] if grads is not None else None, xp, *flat[n:]]
 
 
 class AccumulateGrad(Node):

@@ -29,6 +29,12 @@ from ``xp`` (``xp.zeros``) or be made like the gradient (``numpy.zeros_like(g)``
 Broadcasting is undone by the engine (``_broadcast.sum_to``), never by a rule;
 a rule may return a gradient of the broadcast shape.
 
+Low precision is one policy here, not in rules (``_dtype.OPMATH``): when an op's float
+inputs are float16, its forward, vjp and jvp rules get them as float32 arrays, and its
+results (and the gradients, in ``OpNode.apply``) are rounded back once, as PyTorch's
+CPU kernels compute half in float. What a node saves stays float16. Ops that are exact
+in any dtype or that PyTorch computes natively in half declare ``upcast=False``.
+
 Forward mode (``jvp=``) sits beside the vjp rules, in one of five forms:
 
 - ``"elementwise"``: the output tangent is the sum over inputs with a tangent of
@@ -55,7 +61,7 @@ import operator
 import numpy
 
 from .._tensor import Tensor, wrap, _ndarray
-from .._dtype import FLOAT, get_default_dtype, result_type
+from .._dtype import FLOAT, OPMATH, float16, get_default_dtype, opmath_arrays, result_type
 from ..autograd import forward_ad, grad_mode
 from ..autograd.anomaly_mode import debug as _debug
 from ..autograd.node import OpNode, SavedTensor, grad_accumulator, on_inplace_write
@@ -88,7 +94,8 @@ class OpDef:
     __slots__ = ("name", "forward", "inputs", "attrs", "outputs", "vjp", "jvp", "node_cls",
                  "promote", "to_float", "view", "differentiable", "nondiff_outputs",
                  "saved_names", "_save_plan", "_rules", "_has_grads", "edges",
-                 "edge_mask", "unary", "wants_strides", "into", "batched")
+                 "edge_mask", "unary", "wants_strides", "into", "batched", "upcast",
+                 "upcast_rules", "dtype_attr")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -99,8 +106,8 @@ def _camel(name):
 
 
 def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=("result",),
-          scalars=(), into=None, batched=None,
-          promote=None, to_float=False, view=False, nondiff_outputs=()):
+          scalars=(), into=None, batched=None, promote=None, to_float=False, view=False,
+          nondiff_outputs=(), upcast=True):
     """Declare an op; see the module docstring for the conventions.
 
     node:      the grad_fn class name (default ``<Name>Backward0``).
@@ -113,6 +120,13 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
                rules that cannot run on ``autograd._batched``'s arrays: named like the vjp
                rule, with ``grad`` a plain array whose axis 0 is the batch (``batch`` its
                size), returning the gradients with that axis.
+    upcast:    float16 inputs compute in float32, results rounded once (the default, as
+               PyTorch's CPU kernels); False for an op PyTorch computes natively in half or
+               that is exact anyway (copies, selections, comparisons), where upcasting only
+               costs memory and time; "forward" when only the forward is one kernel and
+               PyTorch's backward is a composite of half ops (its rules then see the
+               rounded values they compare with ``result``). Views never upcast; nor does a
+               call given a ``dtype`` attribute (``sum(dtype=...)`` computes in that dtype).
     """
     op = OpDef()
     op.name = name
@@ -139,6 +153,9 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
     op.to_float = to_float
     op.view = view
     op.into = into
+    op.upcast = bool(upcast) and not view
+    op.upcast_rules = upcast is True and not view  # vjp and jvp rules too
+    op.dtype_attr = op.attrs.index("dtype") if "dtype" in op.attrs else None
     # Names a rule may ask for, and where the engine finds them (see OpNode.apply).
     saveable = set(op.inputs) | set(op.outputs)
     saved, rules = [], []
@@ -263,16 +280,20 @@ def _float_inputs(arrays):
             for a in arrays]
 
 
-def _inputs(op, values):
-    """The inputs' arrays (promoted), their array module, and whether some input
-    requires grad (rebuilding stale view histories on the way)."""
+def _inputs(op, values, attrs):
+    """The inputs' arrays (promoted, in their compute dtype), their array module, whether
+    some input requires grad (rebuilding stale view histories on the way), and the
+    low-precision dtype to round results to (None when the op computes in its inputs'
+    dtype: see :data:`.._dtype.OPMATH`)."""
     arrays = []
-    grad = False
+    grad = low = False
     xp = None
     for v in values:
         if isinstance(v, Tensor):
             d = v._data
             arrays.append(d)
+            if d.dtype is _HALF:
+                low = True
             if xp is None:
                 xp = numpy if type(d) is _ndarray else get_array_module(d)
             if v._requires_grad if v._base is None else _views.requires_grad(v):
@@ -283,7 +304,13 @@ def _inputs(op, values):
         arrays = _promote(op, values, arrays)
     elif op.to_float:
         arrays = _float_inputs(arrays)
-    return arrays, xp or numpy, grad
+    if low:  # the float32 path pays the one identity check above
+        low = None
+        if op.upcast and (op.dtype_attr is None or attrs[op.dtype_attr] is None):
+            up = opmath_arrays(arrays)
+            if up is not None:
+                arrays, low = up
+    return arrays, xp or numpy, grad, low
 
 
 def apply(op, values, attrs=(), _profiled=False):
@@ -295,11 +322,13 @@ def apply(op, values, attrs=(), _profiled=False):
     """
     if _debug.profiler is not None and not _profiled:
         return _debug.profiler.run_op(apply, op, values, attrs)
-    arrays, xp, grad = _inputs(op, values)
+    arrays, xp, grad, low = _inputs(op, values, attrs)
     try:
         out = op.forward(xp, *arrays, *attrs)
     except ValueError as e:
         raise _broadcast_error(values, e) from None
+    if low:
+        out = _round(out, low)
     if type(out) is tuple:
         outs = tuple(wrap(o, xp) for o in out)
     else:
@@ -313,6 +342,15 @@ def apply(op, values, attrs=(), _profiled=False):
     return outs
 
 
+def _round(out, low):
+    """Results computed in ``low``'s compute dtype, rounded back to ``low`` once."""
+    up = OPMATH[low]
+    if type(out) is tuple:
+        return tuple(o.astype(low) if getattr(o, "dtype", None) is up else o for o in out)
+    return out.astype(low) if out.dtype is up else out
+
+
+_HALF = float16.np
 _NO_EDGE = (None, 0)
 
 
@@ -406,12 +444,12 @@ def apply_inplace(op, self, values, attrs=(), _profiled=False):
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the "
                            "tensor before performing the operation.")
-    arrays, xp, grad = _inputs(op, values)
+    arrays, xp, grad, low = _inputs(op, values, attrs)
     record = grad and op.differentiable and gm
     if _fw_state.level is not None:  # the tangent of the result, from the pre-write values
         tangent = forward_ad.inplace_tangent(op, values, attrs)
     if op.into is not None and arrays[0] is dst and _fits(xp, arrays, dst):
-        out = None  # computed straight into dst below
+        out = None  # computed straight into dst below (an upcast self is a copy: not here)
     else:
         out = _inplace_result(op, xp, values, arrays, attrs, dst)
     if record:  # the pre-write value and history of self, as the node's first input

@@ -239,7 +239,7 @@ _where = defop("where", lambda xp, condition, self, other: xp.where(condition, s
                inputs=("condition", "self", "other"),
                vjp={"self": lambda xp, grad, condition: xp.where(condition, grad, 0),
                     "other": lambda xp, grad, condition: xp.where(condition, 0, grad)},
-               promote=_BOTH, jvp="elementwise")
+               promote=_BOTH, jvp="elementwise", upcast=False)  # a selection: exact
 
 
 def _in_range(self, min, max):

@@ -6,9 +6,12 @@ tensor compares in float16) and give bool tensors. They are declared without
 vjp rules, so no node is recorded even when an input requires grad. Their
 in-place forms (``x.eq_(y)``) write 1/0 into ``x`` and, as in PyTorch,
 record a node (``EqBackward0`` for a number, ``EqBackward1`` for a tensor)
-whose gradients are zero.
+whose gradients are zero. They compute in their operands' dtype, float16
+included (a number compared with a float16 tensor is rounded to float16 first,
+as in PyTorch): every op here is declared ``upcast=False``.
 """
 
+import functools
 import numbers
 
 import numpy
@@ -16,6 +19,8 @@ import numpy
 from .. import _dtype
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
+
+defop = functools.partial(defop, upcast=False)
 
 __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "not_equal", "less", "less_equal", "greater",
            "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not",

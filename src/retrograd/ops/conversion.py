@@ -7,6 +7,7 @@ gradient back to its input's dtype. ``zero_``/``fill_``/``copy_`` write through
 in-place op.
 """
 
+import functools
 import warnings
 
 from .. import _creation, _dtype
@@ -14,6 +15,9 @@ from .._tensor import Tensor
 from .._tensor_types import LEGACY_NAMES, tensortype
 from ..backend import Device, check_device, is_mapped
 from ._registry import apply, apply_inplace, defop, register
+
+# Copies, fills and casts are exact: float16 stays float16.
+defop = functools.partial(defop, upcast=False)
 
 __all__ = ["to", "type_as", "cpu", "cuda", "new_zeros", "new_ones", "new_full", "new_empty",
            "new_tensor", "zero_", "fill_", "copy_"]

@@ -16,6 +16,7 @@ indices accumulate. Scatter-style ops are written once as ``_*_into(xp, out,
 input, its gradient's gradient on fresh zeros.
 """
 
+import functools
 import operator
 import warnings
 
@@ -24,6 +25,10 @@ import numpy
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .shape import call
+
+# Selections and copies are exact in any dtype, and PyTorch's accumulating kernels
+# (index_put, index_add) add in the tensor's dtype: float16 stays float16.
+defop = functools.partial(defop, upcast=False)
 
 __all__ = ["select", "narrow", "index_put", "index_put_", "index_select", "index_add",
            "index_add_", "index_fill", "index_fill_", "index_copy", "index_copy_",

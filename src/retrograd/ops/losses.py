@@ -250,7 +250,7 @@ _dist = defop("dist", lambda xp, self, other, p: _vector_norm(xp, self - other, 
               vjp={"self": _dist_grad,
                    "other": lambda xp, grad, self, other, result, p:
                    None if p == 0 else -_dist_grad(xp, grad, self, other, result, p)},
-              jvp="transpose", promote=("self", "other"))
+              jvp="transpose", promote=("self", "other"), upcast="forward")
 
 
 @register

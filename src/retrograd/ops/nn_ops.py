@@ -112,7 +112,7 @@ def _pad(xp, x, pad, value):
 _constant_pad = defop(
     "constant_pad_nd", lambda xp, self, pad, value: _pad_np(self, pad, value),
     vjp={"self": lambda xp, grad, pad: _pad(xp, grad, tuple(-p for p in pad), 0)},
-    jvp=lambda xp, self_t, pad: _pad(xp, self_t, pad, 0))
+    jvp=lambda xp, self_t, pad: _pad(xp, self_t, pad, 0), upcast=False)  # a copy: exact
 
 
 def constant_pad(input, pad, value=0):
@@ -220,11 +220,11 @@ def _mode_unpad(xp, g, pad, mode):
 def _mode_pad_ops(mode, op_name, node, backward_node, k):
     fwd = defop(f"{op_name}{k}d", lambda xp, self, pad: _mode_pad_np(self, pad, mode),
                 vjp={"self": lambda xp, grad, pad: _mode_unpad(xp, grad, pad, mode)},
-                jvp="linear", node=node)
-    bwd = defop(f"{op_name}{k}d_backward",
+                jvp="linear", node=node, upcast=False)  # copies; the backward adds in
+    bwd = defop(f"{op_name}{k}d_backward",  # the tensor's dtype, as PyTorch's kernel
                 lambda xp, grad_output, pad: _mode_unpad_np(xp, grad_output, pad, mode),
                 vjp={"grad_output": lambda xp, grad, pad: _mode_pad(xp, grad, pad, mode)},
-                jvp="linear", node=backward_node)
+                jvp="linear", node=backward_node, upcast=False)
     return fwd, bwd
 
 

@@ -16,9 +16,9 @@ __all__ = ["neg", "abs", "reciprocal", "exp", "exp2", "log", "log2", "log10", "l
 _S = ("self",)
 
 
-def _unary(name, forward, rule, *, to_float=False, node=None):
+def _unary(name, forward, rule, *, to_float=False, node=None, upcast=True):
     return defop(name, forward, vjp={"self": rule} if rule else {"self": _zero},
-                 promote=_S, to_float=to_float, node=node, jvp="elementwise")
+                 promote=_S, to_float=to_float, node=node, jvp="elementwise", upcast=upcast)
 
 
 def _zero(xp, grad):
@@ -67,9 +67,10 @@ def _square_fwd(xp, self):
     return self * self
 
 
-_neg = _unary("neg", _negate, lambda grad: -grad)
+# Exact in any dtype (upcast=False: float16 in float32 would only cost time and memory).
+_neg = _unary("neg", _negate, lambda grad: -grad, upcast=False)
 _abs = _unary("abs", _no_bool("abs_cpu", lambda xp, self: xp.abs(self)),
-              lambda xp, grad, self: grad * _torch_sign(xp, self))
+              lambda xp, grad, self: grad * _torch_sign(xp, self), upcast=False)
 _reciprocal = _unary("reciprocal", lambda xp, self: 1 / self,
                      lambda grad, result: -grad * result * result, to_float=True)
 _exp = _unary("exp", lambda xp, self: xp.exp(self), lambda grad, result: grad * result,
@@ -130,10 +131,12 @@ _sigmoid = _unary("sigmoid", _sigmoid_fwd, lambda grad, result: grad * result * 
 # from PyTorch only for an inf/nan gradient at a clipped element (nan, not 0). The mask is
 # PyTorch's threshold_backward's "not result <= 0", so a NaN input passes its gradient.
 _relu = _unary("relu", _relu_fwd,
-               lambda xp, grad, result: grad * xp.logical_not(result <= 0))
+               lambda xp, grad, result: grad * xp.logical_not(result <= 0), upcast=False)
 _erf = _unary("erf", lambda xp, self: backend.erf(xp, self),
               lambda xp, grad, self: grad * 1.1283791670955126 * xp.exp(-self * self),
               to_float=True)
+
+
 def _logit_fwd(xp, self, eps):
     if eps is not None:
         self = xp.clip(self, eps, 1 - eps)
@@ -150,20 +153,25 @@ def _logit_rule(xp, grad, self, eps):
 
 
 _logit = _unary("logit", _logit_fwd, _logit_rule, to_float=True)
-_sign = _unary("sign", _sign_fwd, None)
-_sgn = _unary("sgn", _sign_fwd, None)
-_floor = _unary("floor", _no_bool("floor_vml_cpu", lambda xp, self: xp.floor(self)), None)
-_ceil = _unary("ceil", _no_bool("ceil_vml_cpu", lambda xp, self: xp.ceil(self)), None)
+_sign = _unary("sign", _sign_fwd, None, upcast=False)
+_sgn = _unary("sgn", _sign_fwd, None, upcast=False)
+_floor = _unary("floor", _no_bool("floor_vml_cpu", lambda xp, self: xp.floor(self)), None,
+               upcast=False)
+_ceil = _unary("ceil", _no_bool("ceil_vml_cpu", lambda xp, self: xp.ceil(self)), None,
+               upcast=False)
 _round = _unary("round", _no_bool("round_vml_cpu",
-                                   lambda xp, self, decimals: xp.round(self, decimals)), None)
+                                   lambda xp, self, decimals: xp.round(self, decimals)), None,
+               upcast=False)
 _round_decimals = _unary("round", lambda xp, self, decimals: xp.round(self, decimals), None,
                          node="RoundBackward1")
-_trunc = _unary("trunc", _no_bool("trunc_vml_cpu", lambda xp, self: xp.trunc(self)), None)
-_frac = _unary("frac", lambda xp, self: self - xp.trunc(self), lambda grad: grad)
+_trunc = _unary("trunc", _no_bool("trunc_vml_cpu", lambda xp, self: xp.trunc(self)), None,
+               upcast=False)
+_frac = _unary("frac", lambda xp, self: self - xp.trunc(self), lambda grad: grad, upcast=False)
+# Native: infinities become the largest finite value of the input's own dtype.
 _nan_to_num = _unary("nan_to_num",
                      lambda xp, self, nan, posinf, neginf:
                      xp.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf),
-                     lambda xp, grad, self: xp.where(xp.isfinite(self), grad, 0))
+                     lambda xp, grad, self: xp.where(xp.isfinite(self), grad, 0), upcast=False)
 
 
 def _unary_public(name, op, *, aliases=(), doc=None, inplace_op=None):

@@ -6,12 +6,17 @@ the complementary group count), so every backward is itself differentiable. Kern
 on trailing dims, so a batch of gradients (``is_grads_batched``) runs as more leading dims.
 """
 
+import functools
 import math
 
 import numpy
 
 from ._registry import apply, defop, register
 from .conv import _col2im_np, _im2col_np
+
+# Rearrangements are exact, and PyTorch's col2im adds in the tensor's dtype: float16
+# stays float16.
+defop = functools.partial(defop, upcast=False)
 
 __all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "unfold", "fold"]
 

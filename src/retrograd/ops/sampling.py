@@ -344,7 +344,8 @@ def _grid_sampler_op(k):
              "grid": lambda xp, grad, input, grid, mode, padding_mode, align_corners:
              _rule(xp, _grid_grad, _grid_grad_t, grad, input, grid, mode, padding_mode,
                    align_corners)},
-        jvp=_grid_sample_jvp, node=f"GridSampler{k}DBackward0")
+        jvp=_grid_sample_jvp, node=f"GridSampler{k}DBackward0",
+        upcast=False)  # PyTorch's CPU kernel computes half grids and values in half
 
 
 _GRID_SAMPLERS = {2: _grid_sampler_op(2), 3: _grid_sampler_op(3)}

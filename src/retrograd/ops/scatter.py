@@ -6,6 +6,7 @@ indices accumulate. Scatter-style ops are written once as ``_*_into(xp, out,
 input, its gradient's gradient on fresh zeros.
 """
 
+import functools
 import warnings
 
 import numpy
@@ -14,6 +15,10 @@ from .._tensor import Tensor, _wrap_dim, wrap
 from . import _tensor_xp
 from ._registry import apply, apply_inplace, defop, register
 from .shape import call
+
+# Gathers and scatters are exact, and PyTorch's scatter reductions reduce in the
+# tensor's dtype: float16 stays float16.
+defop = functools.partial(defop, upcast=False)
 
 __all__ = ["gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
            "scatter_reduce_", "take_along_dim"]

@@ -7,6 +7,7 @@ are seen by autograd (``_views``). Ops that PyTorch does not define as views
 
 """
 
+import functools
 import math
 import operator
 
@@ -17,6 +18,10 @@ from .._tensor import Size, _wrap_dim, wrap
 from . import _tensor_xp, _views
 from ._registry import _broadcast_error, _pretty, apply, defop, register
 from .conversion import legacy_type_name
+
+# Views, copies and rearrangements are exact in any dtype, and PyTorch's backward
+# kernels here (unfold, as_strided) add in the tensor's dtype: float16 stays float16.
+defop = functools.partial(defop, upcast=False)
 
 __all__ = ["reshape", "view", "view_as", "reshape_as", "flatten", "unflatten", "squeeze",
            "unsqueeze", "permute", "transpose", "swapaxes", "swapdims", "t", "movedim",
