@@ -2,7 +2,8 @@
 
 Listed so the fuzz suite lands green while the fixes land in parallel. Each entry is
 one op, one mismatch class and a predicate on the case's inputs, with the count the
-"before" report measured (180 cases per op, seed 0, ``report.py --cases 180``).
+"before" report measured (180 cases per op, seed 0, ``report.py --cases 180``; 0: found
+by the hypothesis run only).
 **Delete an entry when its fix merges**: the suite then guards the fix. An entry
 that no longer matches anything is harmless but stale; ``report.py`` shows which
 registry covers each class.
@@ -167,8 +168,8 @@ KNOWN_BUGS = [
     *_group("erf gelu", "dtype differs: retrograd float64 vs torch float16", _f16, (32, 24)),
     *_group("norm std round_decimals hardswish", "infinity differs", _special, (5, 5, 3, 1)),
     *_group("layer_norm batch_norm group_norm round_decimals", "values differ (float16)",
-            _special, (6, 4, 4, 1)),
-    KnownBug("norm", "grad: values differ (float16)", _f16, 3),
+            _special, (2, 2, 1, 1)),
+    KnownBug("norm", "grad: values differ (float16)", _f16, 2),
     KnownBug("gelu", "grad: NaN where torch gives a number", _f16, 1),
     KnownBug("binary_cross_entropy_with_logits", "grad: infinity differs", _f16, 1),
     KnownBug("div", "grad: infinity differs", _f16, 1),
@@ -186,15 +187,19 @@ KNOWN_BUGS = [
     # ---- std/var with no degrees of freedom ----
     *_group("std var", "backward: retrograd raises ZeroDivisionError, torch does not",
             _dof_nonpositive, (59, 44)),
-    *_group("std var", "warning differs: retrograd [] vs torch ['UserWarning']",
+    *_group("std var", "torch warns UserWarning, retrograd does not",
             lambda c: _dof_nonpositive(c) or c.empty(), (5, 5)),
+    # ---- NumPy's "Mean of empty slice" escapes on empty input ----
+    *_group("layer_norm huber_loss group_norm mse_loss binary_cross_entropy_with_logits "
+            "smooth_l1_loss binary_cross_entropy",
+            "retrograd warns RuntimeWarning, torch does not", _empty, (36, 24, 18, 20, 16, 13, 9)),
     # ---- the losses' broadcast warning ----
     *_group("l1_loss mse_loss smooth_l1_loss",
-            "warning differs: retrograd [] vs torch ['UserWarning']", _shapes_differ,
+            "torch warns UserWarning, retrograd does not", _shapes_differ,
             (14, 12, 10)),
     # ---- convolution and pooling: kernel larger than padded input, empty input ----
-    *_group("conv1d conv2d", "torch raises RuntimeError, retrograd does not", _conv_too_small,
-            (30, 36)),
+    *_group("conv1d conv2d", "torch raises RuntimeError, retrograd does not",
+            lambda c: _conv_too_small(c) or c.empty(), (30, 36)),
     *_group("conv1d conv2d",
             "exception type differs: retrograd ValueError vs torch RuntimeError",
             _conv_too_small, (1, 5)),
@@ -237,10 +242,10 @@ KNOWN_BUGS = [
     # ---- special values: NaN, infinities, zeros, huge values ----
     *_group("abs l1_loss smooth_l1_loss logaddexp conv1d conv2d div",
             "grad: NaN where torch gives a number", lambda c: c.nonfinite(),
-            (3, 7, 2, 2, 7, 10, 1)),
+            (3, 8, 2, 2, 7, 10, 1)),
     KnownBug("atan2", "grad: NaN where torch gives a number", _has_zero, 4),
     KnownBug("prod", "grad: NaN where torch gives a number",
-             lambda c: _special(c) or _has_zero(c), 1),
+             lambda c: _special(c) or _has_zero(c), 0),
     *_group("celu layer_norm remainder", "grad: a number where torch gives NaN",
             lambda c: c.nonfinite(), (1, 1, 1)),
     KnownBug("logit", "grad: a number where torch gives NaN",

@@ -19,7 +19,7 @@ from . import cases, compare, registry, specs
 from .deviations import DEVIATIONS
 from .known_bugs import KNOWN_BUGS
 
-DEFAULT_EXAMPLES = 12
+DEFAULT_EXAMPLES = 20
 SLOW_EXAMPLES = 300
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "deviations.md"
 
@@ -63,7 +63,7 @@ def test_every_deviation_names_a_section_of_the_deviations_file():
 def test_registry_entries_name_fuzzed_ops():
     named = {o for d in DEVIATIONS for o in d.ops} | {b.op for b in KNOWN_BUGS}
     assert named <= set(specs.SPECS), sorted(named - set(specs.SPECS))
-    assert all(b.count > 0 and b.cls for b in KNOWN_BUGS)
+    assert all(b.count >= 0 and b.cls for b in KNOWN_BUGS)
     assert len(specs.SPECS) >= 90
 
 
