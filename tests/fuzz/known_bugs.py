@@ -39,8 +39,14 @@ def _huge(c):
                for t in c.tensors if t.array.dtype.kind == "f")
 
 
+def _subnormal(c):
+    return any(((t.array != 0) & (numpy.abs(t.array) < numpy.finfo(t.dtype).tiny)).any()
+               for t in c.tensors if t.array.dtype.kind == "f")
+
+
 def _special(c):
-    return c.nonfinite() or _f16(c) or _huge(c)
+    """NaN, infinities, float16, huge or subnormal values."""
+    return c.nonfinite() or _f16(c) or _huge(c) or _subnormal(c)
 
 
 def _mixed(c):

@@ -19,7 +19,7 @@ from . import cases, compare, registry, specs
 from .deviations import DEVIATIONS
 from .known_bugs import KNOWN_BUGS
 
-DEFAULT_EXAMPLES = 20
+DEFAULT_EXAMPLES = 40
 SLOW_EXAMPLES = 300
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "deviations.md"
 
