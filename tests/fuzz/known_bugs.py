@@ -224,6 +224,7 @@ KNOWN_BUGS = [
             _empty, (7, 8, 1)),
     KnownBug("group_norm", "grad: a number where torch gives NaN", _empty, 14),
     KnownBug("roll", "retrograd raises IndexError, torch does not", _empty, 2),
+    KnownBug("setitem", "retrograd raises NotImplementedError, torch does not", _empty, 11),
     *_group("movedim", "retrograd raises ValueError, torch does not",
             lambda c: c.zero_dim(), (40,)),
     KnownBug("flip", "retrograd raises AxisError, torch does not", lambda c: c.zero_dim(), 25),

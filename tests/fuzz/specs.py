@@ -545,6 +545,26 @@ def _masked_fill(draw):
 
 op("masked_fill", _masked_fill)
 
+
+def _setitem(draw):
+    x = c.tensor(draw, c.shape(draw, min_rank=1))
+    n = x.shape[0]
+    start = draw.integer(0, n)
+    stop = draw.integer(start if draw.boolean(0.8) else 0, n)  # stop < start: an empty view
+    src = c.tensor(draw, c.broadcast_shape(draw, (max(stop - start, 0),) + x.shape[1:]),
+                   (x.dtype,))
+    return [x, src], {"start": start, "stop": stop}
+
+
+def _assign(lib, x, src, start, stop):
+    """``y[start:stop] = src`` on a copy (differentiable in both)."""
+    y = x.clone()
+    y[start:stop] = src
+    return y
+
+
+op("setitem", _setitem, path="Tensor.__setitem__", call=_assign)
+
 # ---- linear algebra -----------------------------------------------------------------------
 
 
