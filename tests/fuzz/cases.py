@@ -11,6 +11,7 @@ import dataclasses
 import math
 
 import numpy
+from hypothesis import strategies as st
 
 FLOATS = ("float32", "float32", "float64", "float16")
 INTS = ("int64", "bool")
@@ -37,11 +38,10 @@ class HypothesisDraw(RandomDraw):
     """Choices from hypothesis's ``st.data()`` (the pytest suite)."""
 
     def __init__(self, data):
-        from hypothesis import strategies as st
-        self.data, self.st = data, st
+        self.data = data
 
     def integer(self, lo, hi):
-        return self.data.draw(self.st.integers(lo, hi))
+        return self.data.draw(st.integers(lo, hi))
 
 
 def special_values(dtype):
