@@ -262,7 +262,8 @@ KNOWN_BUGS = [
              lambda c: _special(c) or not c.kwarg("eps") or c.kwarg("eps", None), 1),
     KnownBug("remainder", "grad: infinity differs", lambda c: c.nonfinite() or _f16(c), 1),
     *_group("batch_norm cumprod", "grad: NaN where torch gives a number", _special, (0, 0)),
-    *(KnownBug("cumprod", f"grad: values differ ({d})", _special, 0) for d in ("float32", "float64")),
+    *(KnownBug("cumprod", f"grad: values differ ({d})", _special, 0)
+      for d in ("float32", "float64")),
     KnownBug("xlogy", "grad: a number where torch gives NaN",
              lambda c: _special(c) or _has_zero(c), 0),
     KnownBug("pow", "grad: infinity differs", lambda c: _mixed(c) or _has_zero(c), 8),
