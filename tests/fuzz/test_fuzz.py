@@ -20,7 +20,7 @@ from .deviations import DEVIATIONS
 from .known_bugs import KNOWN_BUGS
 
 DEFAULT_EXAMPLES = 40
-SLOW_EXAMPLES = 300
+SLOW_EXAMPLES = 200
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "deviations.md"
 
 
