@@ -3,8 +3,8 @@
 Each mismatch must be covered by a registry entry (a deliberate deviation, or a
 known open bug while its fix lands); any other fails the test with a torch
 reproducer. The default run is derandomized (the same examples every run, so CI
-stays stable), 40 examples per op, about 35 s of CPU; ``pytest -m slow tests/fuzz`` draws fresh
-examples, many more per op. ``tests/fuzz/report.py`` counts mismatches per class.
+stays stable): 40 examples per op, about 35 s of CPU. ``pytest -m slow tests/fuzz``
+draws fresh examples, 200 per op. ``tests/fuzz/report.py`` counts mismatches per class.
 """
 
 import pathlib
