@@ -293,6 +293,10 @@ KNOWN_BUGS = [
     KnownBug("nll_loss", "exception type differs: retrograd IndexError vs torch RuntimeError",
              lambda c: c.bad_index(), 0),
     KnownBug("smooth_l1_loss", "dtype differs: retrograd float32 vs torch float64", _mixed, 0),
+    *_group("batch_norm layer_norm", "grad: values differ (float16)", _f16, (0, 0)),
+    KnownBug("fmod", "a number where torch gives NaN", _special, 0),
+    KnownBug("group_norm", "grad: a number where torch gives NaN", _special, 0),
+    KnownBug("var", "infinity differs", _special, 0),
     KnownBug("pow_scalar", "a number where torch gives NaN",
              lambda c: c.nonfinite() and c.kwarg("exponent", -0.5, 0.5), 0),
 ]
