@@ -162,3 +162,24 @@ def test_adaptive_max_with_indices(nd):
     assert_close(ro, to)
     numpy.testing.assert_array_equal(ri.numpy(), ti.numpy())
     assert ro.grad_fn.name() == to.grad_fn.name()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_max_pool_window_wholly_in_padding(nd, torch):
+    """A dilated ceil_mode window can hold no input element (positions -1, 1, 3 of a
+    length-1 dim): its max is -inf, as PyTorch's; its index is -1 and it sends no gradient.
+    (PyTorch's index there points outside the plane, and its backward corrupts the heap:
+    only its forward is compared.)"""
+    shape = (2, 3) + (1,) * nd
+    x = numpy.random.default_rng(0).standard_normal(shape).astype("float32")
+    fn = ("max_pool1d", "max_pool2d", "max_pool3d")[nd - 1]
+    kw = dict(padding=1, ceil_mode=True, dilation=2, return_indices=True)
+    expected, _ = getattr(torch.nn.functional, fn)(torch.tensor(x), 3, **kw)
+    r = retrograd.tensor(x, requires_grad=True)
+    out, idx = getattr(F, fn)(r, 3, **kw)
+    assert out.shape == tuple(expected.shape)
+    numpy.testing.assert_array_equal(out.detach().numpy(), expected.numpy())
+    assert (idx.numpy() == -1).all()
+    out.sum().backward()
+    assert not r.grad.numpy().any()

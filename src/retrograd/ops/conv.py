@@ -863,15 +863,31 @@ def _max_pool_fwd(xp, self, kernel, stride, pads, dilation):
         numpy.maximum(out, v, out=out)
         code *= ~better
         code += better * ctype(o)
-    w = self.shape[-1]
+    h, w = self.shape[-2:]
     base = ((numpy.arange(oh) * sh - pads[0][0])[:, None] * w
             + (numpy.arange(ow) * sw - pads[1][0]))
     table = numpy.array([i * dh * w + j * dw for i in range(kh) for j in range(kw)])
-    return out, base + table.take(code)
+    indices = base + table.take(code)
+    empty = _outside(oh, sh, pads[0][0], kh, dh, h)[:, None] | _outside(ow, sw, pads[1][0], kw,
+                                                                        dw, w)
+    if empty.any():
+        indices[..., empty] = -1
+    return out, indices
+
+
+def _outside(n, stride, pad, kernel, dilation, size):
+    """Which of ``n`` windows along one dim hold no input element (dilated windows of a
+    ceil_mode pool can lie wholly in padding): their max is -inf and their index -1, so
+    backward gives them no input (PyTorch's index there points outside the plane)."""
+    at = (numpy.arange(n) * stride - pad)[:, None] + numpy.arange(kernel) * dilation
+    return ~((at >= 0) & (at < size)).any(1)
 
 
 def _max_pool_grad(xp, grad, indices, self_shape, kernel, stride, dilation):
     h, w = self_shape[-2:]
+    if bool((indices < 0).any()):  # windows wholly in padding (index -1): no input's gradient
+        grad = xp.where(indices < 0, 0, grad)
+        indices = xp.where(indices < 0, 0, indices)
     lead = tuple(self_shape[:-2])
     b = 1
     for n in lead:

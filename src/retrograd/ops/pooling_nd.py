@@ -13,7 +13,8 @@ import math
 import numpy
 
 from ._registry import FUNCTIONS, _pretty, apply, defop, register
-from .conv import _adaptive_nonempty, _const, _is_np, _pool_checks, _pool_geometry, _tuple
+from .conv import (_adaptive_nonempty, _const, _is_np, _outside, _pool_checks, _pool_geometry,
+                   _tuple)
 from .conv import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 
 __all__ = ["max_pool1d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d",
@@ -85,13 +86,21 @@ def _max_pool_nd_fwd(xp, self, kernel, stride, pads, dilation):
                               for i in range(nd)])
     table = numpy.array([sum(o * d * s for o, d, s in zip(off, dilation, st, strict=True))
                          for off in offsets])
-    return out, base + table.take(code)
+    indices = base + table.take(code)
+    empty = _grid_index(outs, [_outside(outs[i], stride[i], pads[i][0], kernel[i], dilation[i],
+                                        self.shape[self.ndim - nd + i]) for i in range(nd)])
+    if numpy.any(empty):  # windows wholly in padding: no input, index -1
+        indices[..., empty.astype(bool)] = -1
+    return out, indices
 
 
 def _scatter_grad(xp, grad, indices, self_shape, nd, overlap):
     """Gradients routed back to the flat spatial ``indices`` they came from."""
     plane = math.prod(self_shape[len(self_shape) - nd:])
     b = math.prod(self_shape[:len(self_shape) - nd])
+    if bool((indices < 0).any()):  # windows wholly in padding (index -1): no input's gradient
+        grad = xp.where(indices < 0, 0, grad)
+        indices = xp.where(indices < 0, 0, indices)
     if _is_np(xp):
         g = grad.reshape(b, -1)
         idx = indices.reshape(g.shape)
