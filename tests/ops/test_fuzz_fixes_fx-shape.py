@@ -1,0 +1,65 @@
+"""Edge cases the differential fuzz suite found in shape, indexing and sorting ops.
+
+Each case runs the same call on retrograd and PyTorch and expects the same outcome:
+equal values, dtype and shape, or the same exception type and message.
+"""
+
+import numpy
+import pytest
+
+import retrograd
+
+
+def _outcome(lib, call):
+    try:
+        out = call(lib)
+    except Exception as e:  # the exception is the outcome under comparison
+        return type(e).__name__, str(e)
+    return "ok", out
+
+
+def _same(torch, call):
+    r_kind, r = _outcome(retrograd, call)
+    t_kind, t = _outcome(torch, call)
+    assert (r_kind, r if r_kind != "ok" else None) == (t_kind, t if t_kind != "ok" else None)
+    if r_kind == "ok":
+        for ro, to in zip(r if isinstance(r, tuple) else (r,),
+                          t if isinstance(t, tuple) else (t,), strict=True):
+            assert str(ro.dtype) == str(to.dtype)
+            assert tuple(ro.shape) == tuple(to.shape)
+            numpy.testing.assert_array_equal(ro.detach().numpy(), to.detach().numpy())
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("source,destination", [(-1, 0), ([0], [-1]), ([], []), (1, 0)])
+def test_movedim_of_a_scalar(torch, source, destination):
+    _same(torch, lambda T: T.movedim(T.tensor(1.5), source, destination))
+
+
+@pytest.mark.torch
+def test_movedim_of_a_scalar_passes_its_gradient(torch):
+    x = retrograd.tensor(2.0, requires_grad=True)
+    retrograd.movedim(x, 0, -1).backward()
+    assert x.grad.item() == 1.0
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("shape,shifts,dims", [
+    ((), 0, 0), ((), 1, -1), ((), 1, 1), ((), [1, 2], [0, 0]), ((), 1, None),
+    ((4, 0), 0, -3), ((4, 0), [1, 2], [5, 7]), ((4, 0), [1, 2], [5]),
+    ((4, 1), 1, 5), ((4, 1), 1, -3), ((4, 1), [], []), ((4, 0), [], []),
+    ((4, 1), [1], []), ((4, 1), [1, 1], None), ((2, 3), [1, -1], [1, 0]),
+    ((2, 3), [1, 1], [1, 1]), ((2, 3), 2, None),
+])
+def test_roll_dims_checks(torch, shape, shifts, dims):
+    def call(T):
+        x = T.arange(float(numpy.prod(shape))).reshape(shape)
+        return T.roll(x, shifts, dims)
+    _same(torch, call)
+
+
+@pytest.mark.torch
+def test_roll_of_an_empty_tensor_passes_its_gradient(torch):
+    x = retrograd.zeros(4, 0, requires_grad=True)
+    retrograd.roll(x, 1, 7).sum().backward()
+    assert x.grad.shape == (4, 0)
