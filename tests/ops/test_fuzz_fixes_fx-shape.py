@@ -63,3 +63,26 @@ def test_roll_of_an_empty_tensor_passes_its_gradient(torch):
     x = retrograd.zeros(4, 0, requires_grad=True)
     retrograd.roll(x, 1, 7).sum().backward()
     assert x.grad.shape == (4, 0)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "uint8", "bool", "float16",
+                                   "float32", "float64"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 1e20, 300, -1, -255, -256,
+                                   2 ** 63, float(2 ** 63), 1.5, 70000.0, 3.5e38, 5 + 0j,
+                                   5 + 1j, "nan tensor", "300 tensor"])
+def test_masked_fill_refuses_values_the_dtype_cannot_hold(torch, dtype, value):
+    def call(T):
+        v = {"nan tensor": T.tensor(float("nan")), "300 tensor": T.tensor(300)}.get(value, value)
+        x = T.zeros(2, 0, 2, dtype=getattr(T, dtype)) if value == 300 else T.zeros(
+            2, dtype=getattr(T, dtype))
+        return T.masked_fill(x, T.tensor([True, False]), v)
+    _same(torch, call)
+
+
+@pytest.mark.torch
+def test_masked_fill_in_place_checks_before_writing(torch):
+    x = retrograd.zeros(3, dtype=retrograd.int8)
+    with pytest.raises(RuntimeError, match="int8_t without overflow"):
+        x.masked_fill_(retrograd.tensor([True, False, True]), float("inf"))
+    assert x.tolist() == [0, 0, 0]
