@@ -86,3 +86,14 @@ def test_masked_fill_in_place_checks_before_writing(torch):
     with pytest.raises(RuntimeError, match="int8_t without overflow"):
         x.masked_fill_(retrograd.tensor([True, False, True]), float("inf"))
     assert x.tolist() == [0, 0, 0]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("shape,dim,index", [
+    ((3, 0), 1, [0, 1]), ((3, 0), 0, [5]), ((3, 0), 0, [1, -1, 5]), ((3, 0), 0, 7),
+    ((3, 0), 0, [1]), ((0, 3), 0, [0]), ((0, 3), 1, [7]), ((0, 3), 1, [1]), ((0,), 0, [0]),
+    ((3, 3), 1, [-7]), ((3, 3), -1, [1, 3]), ((3, 3), 0, [-1]), ((3,), 0, [3]),
+    ((), 0, [1]), ((), 0, [0, 0]), ((2, 3, 4), 2, [4]), ((2, 3, 4), 1, [4]),
+])
+def test_index_select_out_of_range_errors(torch, shape, dim, index):
+    _same(torch, lambda T: T.index_select(T.zeros(shape), dim, T.tensor(index)))

@@ -445,11 +445,25 @@ def _vector_index(input, dim, index, fn, check_range=True):
 
 @register
 def index_select(input, dim, index, *, out=None):
-    """The slices ``index`` names along ``dim`` (repeats allowed)."""
-    d, index = _vector_index(input, dim, index, "index_select")
-    if input._data.ndim == 0 and index._data.size != 1:  # its one element, once
+    """The slices ``index`` names along ``dim`` (repeats allowed).
+
+    Bad indices into a tensor of 2+ dims get the RuntimeErrors of PyTorch's CPU kernel
+    where it takes its empty-input or dim-1 path; elsewhere IndexError."""
+    d, index = _vector_index(input, dim, index, "index_select", check_range=False)
+    a, i = input._data, index._data
+    n = a.shape[d] if a.ndim else 1
+    kernel_check = a.ndim > 1 and (a.size == 0 or d == 1)
+    if kernel_check and i.size and n == 0:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    bad = numpy.flatnonzero((i < 0) | (i >= n))
+    if bad.size and kernel_check:
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(i[bad[0]])} "
+                           f"axis_dim={n}")
+    if bad.size:
+        raise IndexError("index out of range in self")
+    if a.ndim == 0 and i.size != 1:  # its one element, once
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
-                           f"{index._data.size} value(s)")
+                           f"{i.size} value(s)")
     return apply(_index_select, (input, index), (d,))
 
 
