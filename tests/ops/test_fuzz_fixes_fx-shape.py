@@ -97,3 +97,14 @@ def test_masked_fill_in_place_checks_before_writing(torch):
 ])
 def test_index_select_out_of_range_errors(torch, shape, dim, index):
     _same(torch, lambda T: T.index_select(T.zeros(shape), dim, T.tensor(index)))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("fn", ["median", "nanmedian"])
+@pytest.mark.parametrize("dtype", ["bool", "int64", "int32", "int16", "uint8", "float16"])
+@pytest.mark.parametrize("shape,kwargs", [
+    ((2, 0), {}), ((0,), {}), ((2,), {}), ((2, 0), {"dim": 1}), ((2, 3), {"dim": 5}),
+    ((2, 0), {"dim": 0}), ((2, 3), {"dim": 1}),
+])
+def test_median_of_empty_tensors_and_check_order(torch, fn, dtype, shape, kwargs):
+    _same(torch, lambda T: getattr(T, fn)(T.zeros(shape, dtype=getattr(T, dtype)), **kwargs))
