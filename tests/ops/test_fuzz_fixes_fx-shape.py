@@ -108,3 +108,31 @@ def test_index_select_out_of_range_errors(torch, shape, dim, index):
 ])
 def test_median_of_empty_tensors_and_check_order(torch, fn, dtype, shape, kwargs):
     _same(torch, lambda T: getattr(T, fn)(T.zeros(shape, dtype=getattr(T, dtype)), **kwargs))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("shape,dtype,dim", [
+    ((3, 4), "bool", 2), ((3, 4), "bool", 1), ((), "int64", 0), ((), "int64", 1),
+    ((3, 4), "float64", -3),
+])
+def test_logcumsumexp_checks_the_dim_before_the_dtype(torch, shape, dtype, dim):
+    _same(torch, lambda T: T.logcumsumexp(T.zeros(shape, dtype=getattr(T, dtype)), dim))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("shape,start,end", [
+    ((), 0, 1), ((), 0, 0), ((), -1, 0), ((), 1, 0), ((), -2, 0),
+    ((4, 0, 4), 1, -1), ((4, 0, 4), 0, -1), ((4, 0, 4), 0, 1), ((4, 0, 4), 2, 0),
+    ((0, 4, 4), 1, -1), ((0, 4, 4), 0, 1),
+])
+def test_flatten_scalars_and_empty_tensors(torch, shape, start, end):
+    _same(torch, lambda T: T.flatten(T.zeros(shape).transpose(0, -1) if shape else T.zeros(
+        shape), start, end))
+
+
+@pytest.mark.torch
+def test_flatten_of_an_empty_tensor_passes_its_gradient(torch):
+    x = retrograd.zeros(4, 0, 4, requires_grad=True)
+    out = retrograd.flatten(x.transpose(0, 2), 1)
+    out.sum().backward()
+    assert tuple(out.shape) == (4, 0) and x.grad.shape == (4, 0, 4)

@@ -380,14 +380,15 @@ def reshape_as(self, other):
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one (a view when the layout allows)."""
     a = input._data
+    start, end = _wrap_dim(start_dim, a.ndim), _wrap_dim(end_dim, a.ndim)
     if a.ndim == 0:
         return _reshape(input, (1,))
-    start, end = _wrap_dim(start_dim, a.ndim), _wrap_dim(end_dim, a.ndim)
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if start == end:
         return input
-    return _reshape(input, a.shape[:start] + (-1,) + a.shape[end + 1:])
+    merged = math.prod(a.shape[start:end + 1])  # not -1, which is ambiguous with no elements
+    return _reshape(input, a.shape[:start] + (merged,) + a.shape[end + 1:])
 
 
 @register

@@ -356,10 +356,11 @@ cummin = _cum("cummin", _cummin, return_types.cummin)
 @register
 def logcumsumexp(input, dim):
     """``log(cumsum(exp(input), dim))`` without overflow."""
+    d = _sort_dim(input, dim)  # PyTorch checks the dim before the dtype
     if input._data.dtype.kind not in "fc":
         raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
                                   f"'{_pretty(input._data.dtype)}'")
-    return apply(_logcumsumexp, (input,), (_sort_dim(input, dim),))
+    return apply(_logcumsumexp, (input,), (d,))
 
 
 # ---- quantile -------------------------------------------------------------------------------
