@@ -136,3 +136,16 @@ def test_flatten_of_an_empty_tensor_passes_its_gradient(torch):
     out = retrograd.flatten(x.transpose(0, 2), 1)
     out.sum().backward()
     assert tuple(out.shape) == (4, 0) and x.grad.shape == (4, 0, 4)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("shape,dim", [((), -2), ((), 1), ((), -1), ((), 0), ((2, 3), 5)])
+def test_prod_checks_a_scalars_dim(torch, shape, dim):
+    _same(torch, lambda T: T.prod(T.full(shape, 2.0), dim, True))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype,k,dim", [("bool", 1, -3), ("bool", 5, 0), ("bool", 1, 0),
+                                         ("float32", 5, 0), ("float32", -1, 0)])
+def test_topk_checks_dim_and_k_before_the_dtype(torch, dtype, k, dim):
+    _same(torch, lambda T: T.topk(T.zeros(4, 1, dtype=getattr(T, dtype)), k, dim))

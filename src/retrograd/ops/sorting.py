@@ -277,13 +277,13 @@ def msort(input):
 @register
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The ``k`` largest (``largest=False``: smallest) elements along ``dim``, in order."""
-    if input._data.dtype.kind == "b":
-        raise RuntimeError("topk does not support bool dtypes on CPU")
     d = _sort_dim(input, dim)
     n = input._data.shape[d] if input._data.ndim else 1
     k = operator.index(k)
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
+    if input._data.dtype.kind == "b":  # checked after dim and k, as PyTorch does
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     return return_types.topk(apply(_topk, (input,), (k, d, largest, sorted)))
 
 
