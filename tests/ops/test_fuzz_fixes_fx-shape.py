@@ -93,7 +93,7 @@ def test_masked_fill_in_place_checks_before_writing(torch):
     ((3, 0), 1, [0, 1]), ((3, 0), 0, [5]), ((3, 0), 0, [1, -1, 5]), ((3, 0), 0, 7),
     ((3, 0), 0, [1]), ((0, 3), 0, [0]), ((0, 3), 1, [7]), ((0, 3), 1, [1]), ((0,), 0, [0]),
     ((3, 3), 1, [-7]), ((3, 3), -1, [1, 3]), ((3, 3), 0, [-1]), ((3,), 0, [3]),
-    ((), 0, [1]), ((), 0, [0, 0]), ((2, 3, 4), 2, [4]), ((2, 3, 4), 1, [4]),
+    ((), 0, [1]), ((), 0, [0, 0]), ((), -1, [-2, 0]), ((2, 3, 4), 2, [4]), ((2, 3, 4), 1, [4]),
 ])
 def test_index_select_out_of_range_errors(torch, shape, dim, index):
     _same(torch, lambda T: T.index_select(T.zeros(shape), dim, T.tensor(index)))
@@ -149,3 +149,20 @@ def test_prod_checks_a_scalars_dim(torch, shape, dim):
                                          ("float32", 5, 0), ("float32", -1, 0)])
 def test_topk_checks_dim_and_k_before_the_dtype(torch, dtype, k, dim):
     _same(torch, lambda T: T.topk(T.zeros(4, 1, dtype=getattr(T, dtype)), k, dim))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("shape,src_shape,start,stop,transposed", [
+    ((3, 0), (1, 0), 1, 1, True), ((4, 0), (2, 1), 1, 3, False), ((4, 0), (2, 0), 1, 3, True),
+])
+def test_setitem_into_a_clone_of_an_empty_tensor(torch, shape, src_shape, start, stop,
+                                                 transposed):
+    """An empty base has no memory layout for in-place autograd to refuse."""
+    def call(T):
+        leaf = T.zeros(shape[::-1] if transposed else shape, requires_grad=True)
+        src = T.zeros(src_shape, requires_grad=True)
+        y = (leaf.transpose(0, 1) if transposed else leaf).clone()
+        y[start:stop] = src
+        y.sum().backward()
+        return y, leaf.grad, src.grad
+    _same(torch, call)

@@ -451,6 +451,9 @@ def index_select(input, dim, index, *, out=None):
     where it takes its empty-input or dim-1 path; elsewhere IndexError."""
     d, index = _vector_index(input, dim, index, "index_select", check_range=False)
     a, i = input._data, index._data
+    if a.ndim == 0 and i.size != 1:  # its one element, once
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                           f"{i.size} value(s)")
     n = a.shape[d] if a.ndim else 1
     kernel_check = a.ndim > 1 and (a.size == 0 or d == 1)
     if kernel_check and i.size and n == 0:
@@ -461,9 +464,6 @@ def index_select(input, dim, index, *, out=None):
                            f"axis_dim={n}")
     if bad.size:
         raise IndexError("index out of range in self")
-    if a.ndim == 0 and i.size != 1:  # its one element, once
-        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
-                           f"{i.size} value(s)")
     return apply(_index_select, (input, index), (d,))
 
 
