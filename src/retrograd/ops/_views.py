@@ -58,6 +58,8 @@ def _element_strides(a):
     strides positive), whose elements fill the memory from its start."""
     item = a.itemsize
     strides = tuple(s // item for s in a.strides)
+    if a.size == 0:  # no elements: nothing to lay out, whatever the strides say
+        return strides
     expected = 1
     for s, n in sorted((s, n) for s, n in zip(strides, a.shape, strict=True) if n != 1):
         if s != expected:

@@ -17,6 +17,7 @@ input, its gradient's gradient on fresh zeros.
 """
 
 import functools
+import math
 import operator
 import warnings
 
@@ -444,11 +445,25 @@ def _vector_index(input, dim, index, fn, check_range=True):
 
 @register
 def index_select(input, dim, index, *, out=None):
-    """The slices ``index`` names along ``dim`` (repeats allowed)."""
-    d, index = _vector_index(input, dim, index, "index_select")
-    if input._data.ndim == 0 and index._data.size != 1:  # its one element, once
+    """The slices ``index`` names along ``dim`` (repeats allowed).
+
+    Bad indices into a tensor of 2+ dims get the RuntimeErrors of PyTorch's CPU kernel
+    where it takes its empty-input or dim-1 path; elsewhere IndexError."""
+    d, index = _vector_index(input, dim, index, "index_select", check_range=False)
+    a, i = input._data, index._data
+    if a.ndim == 0 and i.size != 1:  # its one element, once
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
-                           f"{index._data.size} value(s)")
+                           f"{i.size} value(s)")
+    n = a.shape[d] if a.ndim else 1
+    kernel_check = a.ndim > 1 and (a.size == 0 or d == 1)
+    if kernel_check and i.size and n == 0:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    bad = numpy.flatnonzero((i < 0) | (i >= n))
+    if bad.size and kernel_check:
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(i[bad[0]])} "
+                           f"axis_dim={n}")
+    if bad.size:
+        raise IndexError("index out of range in self")
     return apply(_index_select, (input, index), (d,))
 
 
@@ -619,26 +634,67 @@ def _check_mask(mask, fn):
                            f"{_MASK_DTYPE_NAMES.get(dt.name, dt.name)}")
 
 
-def _masked_fill_args(mask, value):
+# C++ element type names as c10's checked scalar conversion prints them.
+_C10_NAMES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t",
+              "uint8": "uint8_t", "float16": "c10::Half", "float32": "float",
+              "float64": "double", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
+
+
+def _fill_scalar(value, dtype):
+    """``value`` as an element of ``dtype``, or PyTorch's error where c10's checked scalar
+    conversion finds an overflow: bool takes anything; a real type refuses an imaginary
+    part; floats take inf and nan but nothing past their finite range; integers refuse nan
+    and anything outside their range (for unsigned types, outside +-max, so -1 wraps to
+    255 as in C). Floats are compared with the limits as doubles, as C++ does."""
+    if dtype.kind == "b":
+        return bool(value)
+    if isinstance(value, complex) and dtype.kind != "c":
+        fits, value = value.imag == 0, value.real
+    else:
+        fits = True
+    if dtype.kind in "fc":
+        big = float(numpy.finfo(dtype).max)
+        finite = not isinstance(value, (float, complex)) or math.isfinite(abs(value))
+        fits = fits and (not finite or abs(value) <= big)
+    elif isinstance(value, float) and math.isnan(value):
+        fits = False
+    else:
+        info = numpy.iinfo(dtype)
+        lo, hi = (-info.max if info.min == 0 else info.min), info.max
+        if isinstance(value, float):
+            lo, hi = float(lo), float(hi)
+        fits = fits and lo <= value <= hi
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type "
+                           f"{_C10_NAMES.get(dtype.name, dtype.name)} without overflow")
+    if dtype.kind in "iu":  # C's wrap-around for what fits the checks but not the type
+        wrapped = numpy.array(int(value) % 2 ** (8 * dtype.itemsize), dtype=numpy.uint64)
+        return wrapped.astype(dtype)[()]
+    return numpy.array(value).astype(dtype)[()]
+
+
+def _masked_fill_args(input, mask, value):
     _check_mask(mask, "masked_fill_")
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value._data.ndim} dimension(s).")
+        _fill_scalar(value._data.item(), input._data.dtype)
         return _masked_fill_tensor, (mask, value), ()
-    return _masked_fill, (mask,), (value,)
+    return _masked_fill, (mask,), (_fill_scalar(value, input._data.dtype),)
 
 
 @register
 def masked_fill(input, mask, value):
     """A copy with ``value`` (a number or 0-d tensor) where ``mask`` (broadcast) is True."""
-    op, values, attrs = _masked_fill_args(mask, value)
+    op, values, attrs = _masked_fill_args(input, mask, value)
     return apply(op, (input, *values), attrs)
 
 
 @register(function=False)
 def masked_fill_(self, mask, value):
-    op, values, attrs = _masked_fill_args(mask, value)
+    op, values, attrs = _masked_fill_args(self, mask, value)
     return apply_inplace(op, self, values, attrs)
 
 

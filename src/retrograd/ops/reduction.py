@@ -248,8 +248,9 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     """
     if dim is None:
         return apply(_prod, (input,), (_acc_dtype(input, dtype),))
-    return apply(_prod_dim, (input,), ((_dim1(dim, input._data.ndim),) if input._data.ndim
-                                       else (), keepdim, _acc_dtype(input, dtype)))
+    d = _dim1(dim, input._data.ndim)  # a scalar's dim too must be 0 or -1
+    return apply(_prod_dim, (input,), ((d,) if input._data.ndim else (), keepdim,
+                                       _acc_dtype(input, dtype)))
 
 
 # ---- max, min, amax, amin, argmax, argmin, aminmax ----------------------------------------

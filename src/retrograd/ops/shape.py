@@ -380,14 +380,15 @@ def reshape_as(self, other):
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one (a view when the layout allows)."""
     a = input._data
+    start, end = _wrap_dim(start_dim, a.ndim), _wrap_dim(end_dim, a.ndim)
     if a.ndim == 0:
         return _reshape(input, (1,))
-    start, end = _wrap_dim(start_dim, a.ndim), _wrap_dim(end_dim, a.ndim)
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if start == end:
         return input
-    return _reshape(input, a.shape[:start] + (-1,) + a.shape[end + 1:])
+    merged = math.prod(a.shape[start:end + 1])  # not -1, which is ambiguous with no elements
+    return _reshape(input, a.shape[:start] + (merged,) + a.shape[end + 1:])
 
 
 @register
@@ -483,6 +484,8 @@ def movedim(input, source, destination):
     for name, ds, given in (("source", src, source), ("destination", dst, destination)):
         if len(set(ds)) != len(ds):
             raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
+    if n == 0:  # dims 0 and -1 name the scalar itself: nothing to move
+        return apply(_permute, (input,), ((),))
     order = [d for d in range(n) if d not in src]
     for d, s in sorted(zip(dst, src, strict=True)):
         order.insert(d, s)
@@ -626,18 +629,25 @@ def flipud(input):
 
 @register
 def roll(input, shifts, dims=None):
-    """Rotate elements along ``dims`` (the flattened tensor when None) by ``shifts``."""
+    """Rotate elements along ``dims`` (the flattened tensor when None) by ``shifts``.
+
+    Like PyTorch, dims go unchecked on a tensor without elements (nothing moves), and a
+    scalar has no dim to roll along, not even 0 or -1."""
     shifts = _ints((shifts,), "roll", "shifts")
-    if dims is None:
-        if len(shifts) != 1:
-            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
-                               f"dims:0")
+    dims = () if dims is None else _ints((dims,), "roll", "dims")
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if not dims and len(shifts) == 1:
         return apply(_roll, (input,), (shifts, None))
-    dims = _dims(dims, input._data.ndim)
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
-    return apply(_roll, (input,), (shifts, dims))
+    a = input._data
+    if a.size == 0:
+        return apply(_roll, (input,), ((0,), None))
+    if a.ndim == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+    return apply(_roll, (input,), (shifts, _dims(dims, a.ndim)))
 
 
 @register

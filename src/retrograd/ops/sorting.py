@@ -109,8 +109,9 @@ def _median_all_fwd(xp, self, ignore_nan):
         flat = flat[flat == flat]
     elif flat.size and xp.isnan(flat).any():
         return xp.array(xp.nan, dtype=self.dtype)
-    if flat.size == 0:
-        return xp.array(xp.nan, dtype=self.dtype)
+    if flat.size == 0:  # NaN, cast to the dtype as C casts it (int64's minimum), as PyTorch
+        with numpy.errstate(invalid="ignore"):
+            return xp.asarray(numpy.asarray(numpy.nan).astype(self.dtype))
     mid = (flat.size - 1) // 2
     return xp.asarray(xp.partition(flat, mid)[mid])
 
@@ -276,13 +277,13 @@ def msort(input):
 @register
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The ``k`` largest (``largest=False``: smallest) elements along ``dim``, in order."""
-    if input._data.dtype.kind == "b":
-        raise RuntimeError("topk does not support bool dtypes on CPU")
     d = _sort_dim(input, dim)
     n = input._data.shape[d] if input._data.ndim else 1
     k = operator.index(k)
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
+    if input._data.dtype.kind == "b":  # checked after dim and k, as PyTorch does
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     return return_types.topk(apply(_topk, (input,), (k, d, largest, sorted)))
 
 
@@ -312,11 +313,14 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 def _median_fn(name, full, by_dim, named):
     def fn(input, dim=None, keepdim=False):
-        _no_bool(input, "median_cpu" if dim is None else "median_out")
+        # PyTorch checks the dtype after the shape: an empty bool tensor has a median
         if dim is None:
+            if input._data.size:
+                _no_bool(input, "median_cpu")
             return apply(full, (input,))
         d = _sort_dim(input, dim)
         _nonempty_dim(input, d, "median")  # nanmedian's message says median() too
+        _no_bool(input, "median_out")
         return named(apply(by_dim, (input,), (d, keepdim)))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"The lower median (of all elements, or ``(values, indices)`` along "
@@ -352,10 +356,11 @@ cummin = _cum("cummin", _cummin, return_types.cummin)
 @register
 def logcumsumexp(input, dim):
     """``log(cumsum(exp(input), dim))`` without overflow."""
+    d = _sort_dim(input, dim)  # PyTorch checks the dim before the dtype
     if input._data.dtype.kind not in "fc":
         raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
                                   f"'{_pretty(input._data.dtype)}'")
-    return apply(_logcumsumexp, (input,), (_sort_dim(input, dim),))
+    return apply(_logcumsumexp, (input,), (d,))
 
 
 # ---- quantile -------------------------------------------------------------------------------
