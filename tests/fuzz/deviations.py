@@ -23,6 +23,10 @@ def _groups_of_one(c):
     return shape[1] // c.kwargs["num_groups"] * int(numpy.prod(shape[2:])) == 1
 
 
+def _f16(c):
+    return "float16" in c.dtypes
+
+
 def _ties(c):
     """The input holds equal values (so which index wins a tie is unspecified)."""
     a = c.tensors[0].array
@@ -40,10 +44,14 @@ DEVIATIONS = [
               "grad: infinity differs", _f16_huge),
     *(Deviation(PYTORCH_WRONG, ("median_dim",), cls, lambda c: c.view("expanded"))
       for cls in ("values differ (float32)", "values differ (float64)",
-                  "integer values differ")),
+                  "values differ (float16)", "integer values differ", "infinity differs",
+                  "a number where torch gives NaN")),
     *(Deviation(PYTORCH_WRONG, ("batch_norm",), cls, _strided_affine)
       for cls in ("grad: values differ (float32)", "grad: values differ (float64)",
                   "grad: infinity differs")),
     Deviation(PYTORCH_WRONG, ("group_norm",), "grad: values differ (float32)", _groups_of_one),
     Deviation("Order of tied elements", ("topk",), "integer values differ", _ties),
+    *(Deviation("float16 products round once", ("prod",), cls, _f16)
+      for cls in ("infinity differs", "a number where torch gives NaN",
+                  "grad: values differ (float16)")),
 ]
