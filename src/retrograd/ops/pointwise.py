@@ -278,20 +278,23 @@ def frac_(self):
 
 
 def _round_op(input, decimals):
-    if decimals == 0:
+    """Without ``decimals`` PyTorch's plain overload (an integer input comes back as a
+    copy); with it, even 0, the ``decimals`` overload (RoundBackward1), which has floating
+    kernels only: for 0 its message names the plain kernel."""
+    if decimals is None:
         return _round
-    _float_only(input, "round")
+    _float_only(input, "round_vml" if decimals == 0 else "round")
     return _round_decimals
 
 
 @register
-def round(input, *, decimals=0, out=None):
-    return apply(_round_op(input, decimals), (input,), (decimals,))
+def round(input, *, decimals=None, out=None):
+    return apply(_round_op(input, decimals), (input,), (decimals or 0,))
 
 
 @register(function=False)
-def round_(self, *, decimals=0):
-    return apply_inplace(_round_op(self, decimals), self, (), (decimals,))
+def round_(self, *, decimals=None):
+    return apply_inplace(_round_op(self, decimals), self, (), (decimals or 0,))
 
 
 @register
