@@ -79,3 +79,37 @@ def test_round_node(torch, kw):
         return type(lib.round(x, **kw).grad_fn).__name__
     assert node(retrograd) == node(torch)
 
+
+
+def _values_and_grad(lib, fn, values, cot, dtype):
+    """``fn(x)`` and the gradient of ``cot``'s dot product with it, as NumPy arrays."""
+    x = lib.tensor(values, dtype=getattr(lib, dtype), requires_grad=True)
+    out = fn(lib, x)
+    (g,) = lib.autograd.grad(out, x, lib.tensor(cot, dtype=getattr(lib, dtype)))
+    return out.detach().numpy(), g.numpy()
+
+
+def _same_values_and_grad(torch, fn, values, cot, dtype):
+    """Equal up to float rounding, with the same infinities, NaNs and signs (of zeros
+    too)."""
+    ours = _values_and_grad(retrograd, fn, values, cot, dtype)
+    theirs = _values_and_grad(torch, fn, values, cot, dtype)
+    for a, b in zip(ours, theirs, strict=True):
+        assert a.dtype == b.dtype
+        numpy.testing.assert_allclose(a, b, rtol=2e-3 if dtype == "float16" else 1e-6)
+        real = ~numpy.isnan(b)
+        assert numpy.array_equal(numpy.signbit(a[real]), numpy.signbit(b[real]))
+
+
+_LOGIT_X = [0.0, 1.0, 0.5, 1e-7, 1 - 1e-7, 2.0, 182.0, -0.04, 1e-310, 0.25]
+_LOGIT_COT = [1.0, -1.0, -2.0, -1.0, -1.0, -1.0, -0.5, -0.5, 1e-3, -1.0]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("eps", [None, 1e-6, 0.0, 0.25])
+def test_logit_bounds_in_input_dtype(torch, dtype, eps):
+    """eps and 1 - eps are rounded to the input's dtype (for float16 1 - 1e-6 is 1: inf);
+    outside them the gradient is a plain 0; inside it is grad / (x (1 - x)), finite for a
+    tiny x where 1 / (x (1 - x)) alone would overflow."""
+    _same_values_and_grad(torch, lambda lib, x: lib.logit(x, eps=eps), _LOGIT_X, _LOGIT_COT,
+                          dtype)
