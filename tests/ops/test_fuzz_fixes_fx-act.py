@@ -113,3 +113,13 @@ def test_logit_bounds_in_input_dtype(torch, dtype, eps):
     tiny x where 1 / (x (1 - x)) alone would overflow."""
     _same_values_and_grad(torch, lambda lib, x: lib.logit(x, eps=eps), _LOGIT_X, _LOGIT_COT,
                           dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_lgamma_special_values(torch, dtype):
+    """inf at -inf, -log|x| at subnormals, and for float16 the backward's digamma in half
+    (inf for a tiny input, before the multiplication by grad)."""
+    x = [-numpy.inf, numpy.inf, 5e-324, -5e-324, 1e-40, -3.7e-05, -1.3172626495361328e-05,
+         0.51171875, 5112.0]
+    cot = [1.0, 1.0, 0.5, 0.5, 1.0, -0.5, -0.75, 1.0, 1.0]
+    _same_values_and_grad(torch, lambda lib, x: lib.lgamma(x), x, cot, dtype)
