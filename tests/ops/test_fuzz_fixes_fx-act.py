@@ -123,3 +123,11 @@ def test_lgamma_special_values(torch, dtype):
          0.51171875, 5112.0]
     cot = [1.0, 1.0, 0.5, 0.5, 1.0, -0.5, -0.75, 1.0, 1.0]
     _same_values_and_grad(torch, lambda lib, x: lib.lgamma(x), x, cot, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_asinh_float16_backward_in_half(torch, dtype):
+    """PyTorch's float16 backward computes x * x in half: inf, so a zero gradient, past
+    |x| = 256."""
+    x = [-319.25, 300.0, 200.0, 1e-3, 0.5, 65504.0, -numpy.inf, 0.0070037841796875]
+    _same_values_and_grad(torch, lambda lib, x: lib.asinh(x), x, [1.0, -0.5] * 4, dtype)
