@@ -272,7 +272,10 @@ relu_ = register(_pw.relu_, method=False)
 
 def silu(input, inplace=False):
     """``nn_ops.silu`` with F's ``inplace`` (SiluBackward0 either way, as in PyTorch)."""
-    return apply_inplace(_nn._silu, input, ()) if inplace else _nn.silu(input)
+    if inplace:
+        _nn.check_silu(input)
+        return apply_inplace(_nn._silu, input, ())
+    return _nn.silu(input)
 
 
 # ---- softplus, mish, logsigmoid -----------------------------------------------------------

@@ -345,23 +345,29 @@ _log_softmax = defop(
     to_float=True, node="LogSoftmaxBackward0")
 
 
-def _check_float(name, input, dim):
-    """``dim`` in range, and a floating input: PyTorch's softmax kernels exist for those
-    only (its message names the kernel: the last-dim one when ``dim`` is the last)."""
+def _is_float(name, input, dim):
+    """``dim`` in range, and whether the input is floating: PyTorch's softmax kernels
+    exist for those only (its message names the kernel: the last-dim one when ``dim`` is
+    the last). An empty input never reaches a kernel: any dtype gives an empty copy."""
     _dim1(dim, input.ndim)
-    if input._data.dtype.kind not in "fc":
+    if input._data.dtype.kind in "fc":
+        return True
+    if input._data.size:
         last = dim in (-1, input.ndim - 1) or input.ndim == 0
         raise NotImplementedError(f'"{name}_{"lastdim_" if last else ""}kernel_impl" not '
                                   f"implemented for '{_pretty(input._data.dtype)}'")
+    return False
 
 
 def softmax(input, dim):
-    _check_float("softmax", input, dim)
+    if not _is_float("softmax", input, dim):
+        return wrap(input._data.copy())
     return apply(_softmax, (input,), (dim,))
 
 
 def log_softmax(input, dim):
-    _check_float("log_softmax", input, dim)
+    if not _is_float("log_softmax", input, dim):
+        return wrap(input._data.copy())
     return apply(_log_softmax, (input,), (dim,))
 
 
@@ -719,13 +725,27 @@ _silu = defop("silu", lambda xp, self: self * _sigmoid(xp, self), vjp={"self": _
               jvp="elementwise", to_float=True)
 
 
+def _kernel_dtypes(input, kernel, kinds):
+    """PyTorch's CPU kernel ``kernel`` has loops for the dtype kinds ``kinds`` only."""
+    if input._data.dtype.kind not in kinds:
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{_pretty(input._data.dtype)}'")
+
+
 def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
+    _kernel_dtypes(input, "GeluKernelImpl", "f")
     return apply(_gelu, (input,), (approximate,))
 
 
+def check_silu(input):
+    """silu has floating and complex loops, in and out of place."""
+    _kernel_dtypes(input, "silu_cpu", "fc")
+
+
 def silu(input):
+    check_silu(input)
     return apply(_silu, (input,))
 
 

@@ -4,6 +4,7 @@ import functools
 import math
 
 from .. import backend
+from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
 
@@ -111,8 +112,11 @@ _cosh = _unary("cosh", lambda xp, self: xp.cosh(self),
                lambda xp, grad, self: grad * xp.sinh(self), to_float=True)
 _tanh = _unary("tanh", lambda xp, self: xp.tanh(self),
                lambda grad, result: grad * (1 - result * result), to_float=True)
+# PyTorch's backward is a composite of half ops for float16: x * x overflows to inf
+# (so a zero gradient) from |x| > 256.
 _asinh = _unary("asinh", lambda xp, self: xp.arcsinh(self),
-                lambda xp, grad, self: grad / xp.sqrt(self * self + 1), to_float=True)
+                lambda xp, grad, self: grad / xp.sqrt(self * self + 1), to_float=True,
+                upcast="forward")
 _acosh = _unary("acosh", lambda xp, self: xp.arccosh(self),
                 lambda xp, grad, self: grad / xp.sqrt(self * self - 1), to_float=True)
 _atanh = _unary("atanh", lambda xp, self: xp.arctanh(self),
@@ -137,19 +141,21 @@ _erf = _unary("erf", lambda xp, self: backend.erf(xp, self),
               to_float=True)
 
 
-def _logit_fwd(xp, self, eps):
-    if eps is not None:
-        self = xp.clip(self, eps, 1 - eps)
+def _logit_fwd(xp, self, bounds):
+    if bounds is not None:
+        self = xp.clip(self, *bounds)
     return xp.log(self / (1 - self))
 
 
-def _logit_rule(xp, grad, self, eps):
-    """PyTorch's logit_backward: NaN outside [0, 1] (0 outside [eps, 1 - eps] with eps),
-    and grad * inf at 0 and 1."""
-    lo, hi, outside = (0, 1, math.nan) if eps is None else (eps, 1 - eps, 0)
-    return grad * xp.where((self < lo) | (self > hi), outside,
-                           xp.where((self == 0) | (self == 1), math.inf,
-                                    1 / (self * (1 - self))))
+def _logit_rule(xp, grad, self, bounds):
+    """PyTorch's logit_backward: NaN outside [0, 1] (a plain 0 outside [eps, 1 - eps] with
+    eps), grad * inf at 0 and 1, else grad / (x (1 - x)), finite where 1 / (x (1 - x))
+    alone overflows. grad * inf is written grad / +0, and outside the denominator is 1,
+    so that no branch of a where has an infinite derivative (NaN in double backward)."""
+    (lo, hi), outside = ((0, 1), math.nan) if bounds is None else (bounds, 0)
+    out = (self < lo) | (self > hi)
+    d = xp.where(out, 1, xp.where((self == 0) | (self == 1), 0, self * (1 - self)))
+    return xp.where(out, outside, grad / d)
 
 
 _logit = _unary("logit", _logit_fwd, _logit_rule, to_float=True)
@@ -247,15 +253,25 @@ def positive(input):
     return input
 
 
+def _logit_bounds(input, eps):
+    """``[eps, 1 - eps]`` as PyTorch's kernel computes it, in the result's dtype: for
+    float16, 1 - 1e-6 rounds to 1 (so logit gives inf there)."""
+    if eps is None:
+        return None
+    dt = input._data.dtype if input._data.dtype.kind == "f" else get_default_dtype().np
+    lo = dt.type(eps)
+    return float(lo), float(dt.type(1) - lo)
+
+
 @register
 def logit(input, eps=None, *, out=None):
     """log(p / (1 - p)); with ``eps`` the input is first clamped to [eps, 1 - eps]."""
-    return apply(_logit, (input,), (eps,))
+    return apply(_logit, (input,), (_logit_bounds(input, eps),))
 
 
 @register(function=False)
 def logit_(self, eps=None):
-    return apply_inplace(_logit, self, (), (eps,))
+    return apply_inplace(_logit, self, (), (_logit_bounds(self, eps),))
 
 
 def _float_only(input, kernel):
@@ -278,20 +294,23 @@ def frac_(self):
 
 
 def _round_op(input, decimals):
-    if decimals == 0:
+    """Without ``decimals`` PyTorch's plain overload (an integer input comes back as a
+    copy); with it, even 0, the ``decimals`` overload (RoundBackward1), which has floating
+    kernels only: for 0 its message names the plain kernel."""
+    if decimals is None:
         return _round
-    _float_only(input, "round")
+    _float_only(input, "round_vml" if decimals == 0 else "round")
     return _round_decimals
 
 
 @register
-def round(input, *, decimals=0, out=None):
-    return apply(_round_op(input, decimals), (input,), (decimals,))
+def round(input, *, decimals=None, out=None):
+    return apply(_round_op(input, decimals), (input,), (decimals or 0,))
 
 
 @register(function=False)
-def round_(self, *, decimals=0):
-    return apply_inplace(_round_op(self, decimals), self, (), (decimals,))
+def round_(self, *, decimals=None):
+    return apply_inplace(_round_op(self, decimals), self, (), (decimals or 0,))
 
 
 @register

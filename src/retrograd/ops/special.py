@@ -41,9 +41,9 @@ def _special(xp, name, *args):
     return xp.asarray(getattr(sp, name)(*args), dtype=x.dtype)
 
 
-def _unary(name, forward, rule, node=None):
+def _unary(name, forward, rule, node=None, upcast=True):
     return defop(name, forward, vjp={"self": rule}, promote=_S, to_float=True, node=node,
-                 jvp="elementwise")
+                 jvp="elementwise", upcast=upcast)
 
 
 _erfc = _unary("erfc", lambda xp, self: _special(xp, "erfc", self),
@@ -52,8 +52,21 @@ _erfinv = _unary("erfinv", lambda xp, self: _special(xp, "erfinv", self),
                  lambda xp, grad, result: grad * 0.886226925452758 * xp.exp(result * result))
 _digamma = _unary("digamma", lambda xp, self: _special(xp, "psi", self),
                   lambda xp, grad, self: grad * call(xp, _polygamma, self, attrs=(1,)))
-_lgamma = _unary("lgamma", lambda xp, self: _special(xp, "gammaln", self),
-                 lambda xp, grad, self: grad * call(xp, _digamma, self))
+def _lgamma_fwd(xp, self):
+    """SciPy's gammaln, but inf at -inf (SciPy: -inf) and -log|x| at subnormals (SciPy:
+    inf, its 1/x overflowing), as PyTorch."""
+    r = _special(xp, "gammaln", self)
+    a = xp.abs(self)
+    sub = (a < numpy.finfo(self.dtype).tiny) & (a > 0)
+    if sub.any():
+        r = xp.where(sub, -xp.log(xp.where(sub, a, 1)), r)
+    return xp.where(self == -math.inf, math.inf, r)
+
+
+# PyTorch's backward is grad * digamma(self), two half ops for float16: the digamma of a
+# tiny input overflows to inf there.
+_lgamma = _unary("lgamma", _lgamma_fwd,
+                 lambda xp, grad, self: grad * call(xp, _digamma, self), upcast="forward")
 _polygamma = defop("polygamma", lambda xp, self, n: _special(xp, "polygamma", n, self)
                    if n else _special(xp, "psi", self),
                    vjp={"self": lambda xp, grad, self, n:
