@@ -132,9 +132,20 @@ def _np_windows(x, kernel, stride, padding, dilation, grid, ohw=None):
         buf = numpy.zeros((n, c, hb, r), dtype=x.dtype)
         buf[:, :, ph:ph + h, pw:pw + w] = x
         x = buf
-    s0, s1, s2, s3 = x.strides
+    s0, s1, s2, s3 = _c_strides(x)
     return as_strided(x, (c, kh, kw, n, oh, wq), (s1, s2 * dh, s3 * dw, s0, s2 * sh, s3 * sw),
                       writeable=False), oh, ow, wq
+
+
+def _c_strides(x):
+    """The strides of C-contiguous ``x`` as its layout implies: NumPy flags an array
+    contiguous whatever the stride of a size-1 dim (a step-sliced view keeps its step
+    there), and the grid's views step along those dims."""
+    strides, step = [], x.itemsize
+    for n in reversed(x.shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
 
 
 # The GEMMs run on chunks of images whose im2col matrix stays in cache (4 MiB measured
@@ -278,7 +289,7 @@ def _dw_taps(buf, ohq, kernel, stride, dilation, writeable=False):
     """Per kernel offset, the (N, C, *space) window of ``buf`` (N, C, hb, r) it reads."""
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
     flat = buf.reshape(-1)
-    s0, s1, s2, s3 = buf.strides
+    s0, s1, s2, s3 = _c_strides(buf)
     r = buf.shape[3]
     shape, strides = buf.shape[:2] + ohq, (s0, s1, s2 * sh, s3 * sw)
     if len(_dw_space(ohq, tuple(stride), r)) == 1:
