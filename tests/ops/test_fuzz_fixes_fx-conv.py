@@ -9,18 +9,23 @@ import retrograd
 pytestmark = pytest.mark.torch
 
 
-def _grads(T, fn, *arrays, grad=None):
-    """fn's result and the gradients of its sum with respect to the float inputs."""
+def _grads(T, fn, arrays, diff):
+    """fn's result and the gradients of its sum with respect to the first ``diff`` inputs
+    (all float inputs when None)."""
     ts = [T.from_numpy(a.copy()) for a in arrays]
-    leaves = [t.requires_grad_() if t.is_floating_point() else t for t in ts]
+    n = len(ts) if diff is None else diff
+    leaves = [t.requires_grad_() if t.is_floating_point() and k < n else t
+              for k, t in enumerate(ts)]
     out = fn(T, *leaves)
-    out.sum().backward() if grad is None else out.backward(grad(T, out))
-    return [out.detach().numpy()] + [t.grad.numpy() for t in leaves if t.is_floating_point()]
+    out.sum().backward()
+    return [out.detach().numpy()] + [t.grad.numpy() for t in leaves if t.requires_grad]
 
 
-def _check(torch, fn, *arrays, **kw):
-    for a, b in zip(_grads(retrograd, fn, *arrays), _grads(torch, fn, *arrays), strict=True):
-        numpy.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, **kw)
+def _check(torch, fn, *arrays, diff=None):
+    r, t = _grads(retrograd, fn, arrays, diff), _grads(torch, fn, arrays, diff)
+    for a, b in zip(r, t, strict=True):
+        assert a.dtype == b.dtype
+        numpy.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
 def test_conv2d_weight_grad_of_step_sliced_size_one_width(torch):
@@ -31,3 +36,26 @@ def test_conv2d_weight_grad_of_step_sliced_size_one_width(torch):
     _check(torch, lambda T, x, w: T.nn.functional.conv2d(
         x[..., ::2], w.expand(2, 1, 2, 1), padding="valid"), x, w)
     _check(torch, lambda T, x, w: T.nn.functional.conv2d(x[..., ::3], w), x, w)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_all_ignored_gives_zero_gradient(torch, reduction, weighted):
+    """Ignored targets get 0, not 0 * (grad / total weight) = NaN when all are ignored."""
+    x = numpy.array([[0.07, -0.24], [0.3, 0.1]], dtype=numpy.float32)
+    t = numpy.array([0, 0])
+    w = numpy.array([0.38, 0.37], dtype=numpy.float32)
+    args = (x, t, w) if weighted else (x, t)
+    _check(torch, lambda T, x, t, *w: T.nn.functional.nll_loss(
+        x, t, *w, ignore_index=0, reduction=reduction), *args, diff=1)
+    _check(torch, lambda T, x, t, *w: T.nn.functional.nll_loss(
+        x[0], t[0], *w, ignore_index=0, reduction=reduction), *args, diff=1)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_ignored_row_with_infinity(torch, reduction):
+    """An ignored target's loss is 0 even when its row's log_softmax is NaN."""
+    x = numpy.array([[0.5, numpy.inf, 1e4], [-0.9, 0.0, -0.2]], dtype=numpy.float32)
+    t = numpy.array([-100, 1])
+    _check(torch, lambda T, x, t: T.nn.functional.cross_entropy(
+        x, t, reduction=reduction), x, t)
