@@ -59,3 +59,12 @@ def test_cross_entropy_ignored_row_with_infinity(torch, reduction):
     t = numpy.array([-100, 1])
     _check(torch, lambda T, x, t: T.nn.functional.cross_entropy(
         x, t, reduction=reduction), x, t)
+
+
+@pytest.mark.parametrize("size", [(3, 1), (2, 3)])
+def test_adaptive_max_pool2d_empty_batch(torch, size):
+    """An empty batch pools to an empty result, and its gradient is empty too."""
+    x = numpy.ones((1, 3, 3, 2), dtype=numpy.float32)
+    _check(torch, lambda T, x: T.nn.functional.adaptive_max_pool2d(x.expand(0, 3, 3, 2), size),
+           x)
+    _check(torch, lambda T, x: T.nn.functional.adaptive_max_pool2d(x[:0], size), x)
