@@ -68,3 +68,23 @@ def test_adaptive_max_pool2d_empty_batch(torch, size):
     _check(torch, lambda T, x: T.nn.functional.adaptive_max_pool2d(x.expand(0, 3, 3, 2), size),
            x)
     _check(torch, lambda T, x: T.nn.functional.adaptive_max_pool2d(x[:0], size), x)
+
+
+@pytest.mark.parametrize("size", [(3, 1), (2, 2), (2, 3)])
+def test_adaptive_avg_pool2d_infinity_stays_in_its_bin(torch, size):
+    """An infinite input makes its own bins infinite, not every bin NaN."""
+    x = numpy.arange(32, dtype=numpy.float32).reshape(2, 2, 4, 2) / 7
+    x[0, 1, 3, 0] = -numpy.inf
+    x[1, 0, 0, 1] = numpy.inf
+    x[1, 1, 2, 0] = numpy.nan
+    _check(torch, lambda T, x: T.nn.functional.adaptive_avg_pool2d(x, size), x)
+
+
+@pytest.mark.parametrize("shape", [(1, 4, 0, 4), (2, 2, 0, 0), (3, 0, 4)])
+def test_adaptive_avg_pool2d_of_nothing_to_one(torch, shape):
+    """Output size (1, 1) is a mean, so an empty plane gives NaN rather than an error;
+    other output sizes still refuse it."""
+    x = numpy.zeros(shape, dtype=numpy.float64)
+    _check(torch, lambda T, x: T.nn.functional.adaptive_avg_pool2d(x, (1, 1)), x)
+    with pytest.raises(RuntimeError, match="Expected input to have non-zero size"):
+        retrograd.nn.functional.adaptive_avg_pool2d(retrograd.from_numpy(x), (2, 1))

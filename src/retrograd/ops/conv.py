@@ -989,9 +989,22 @@ def _const(xp, a):
     return a if _is_np(xp) else wrap(a)
 
 
+def _adaptive_avg_fwd(xp, self, ph, pwt):
+    """Two averaging GEMMs; where a non-finite input turns their ``0 * inf`` outside a bin
+    into NaN, the bins' own means instead (PyTorch sums each window)."""
+    out = xp.matmul(xp.matmul(ph, self), pwt)
+    if not _is_np(xp) or numpy.isfinite(out).all():
+        return out
+    for axis, o in ((-2, ph.shape[0]), (-1, pwt.shape[1])):
+        n = self.shape[axis]
+        bins = [numpy.take(self, range((i * n) // o, -(-((i + 1) * n) // o)), axis)
+                for i in range(o)]
+        self = numpy.stack([b.mean(axis) for b in bins], axis)
+    return self
+
+
 _adaptive_avg = defop(
-    "adaptive_avg_pool2d",
-    lambda xp, self, ph, pwt: xp.matmul(xp.matmul(ph, self), pwt),
+    "adaptive_avg_pool2d", _adaptive_avg_fwd,
     vjp={"self": lambda xp, grad, ph, pwt:
          xp.matmul(xp.matmul(_const(xp, ph.T), grad), _const(xp, pwt.T))},
     jvp="linear", node="AdaptiveAvgPool2DBackward0")
@@ -1010,12 +1023,12 @@ def adaptive_avg_pool2d(input, output_size):
     if not input.is_floating_point():
         raise NotImplementedError(f"\"adaptive_avg_pool2d\" not implemented for "
                                   f"'{_pretty(input._data.dtype)}'")
-    _adaptive_nonempty(input, 2, "adaptive_avg_pool2d")
     oh, ow = _tuple(output_size)
+    if (oh, ow) == (1, 1):  # PyTorch takes a mean here (MeanBackward1), even of nothing
+        return input.mean((-2, -1), keepdim=True)
+    _adaptive_nonempty(input, 2, "adaptive_avg_pool2d")
     h, w = input.shape[-2:]
     oh, ow = h if oh is None else oh, w if ow is None else ow
-    if (oh, ow) == (1, 1):  # PyTorch takes a mean here (MeanBackward1)
-        return input.mean((-2, -1), keepdim=True)
     dt = input._data.dtype
     return apply(_adaptive_avg, (input,), (_adaptive_matrix(h, oh).astype(dt),
                                           _adaptive_matrix(w, ow).T.astype(dt)))
