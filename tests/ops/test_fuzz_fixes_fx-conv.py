@@ -88,3 +88,10 @@ def test_adaptive_avg_pool2d_of_nothing_to_one(torch, shape):
     _check(torch, lambda T, x: T.nn.functional.adaptive_avg_pool2d(x, (1, 1)), x)
     with pytest.raises(RuntimeError, match="Expected input to have non-zero size"):
         retrograd.nn.functional.adaptive_avg_pool2d(retrograd.from_numpy(x), (2, 1))
+
+
+def test_embedding_padding_idx_of_empty_table(torch):
+    """padding_idx 0 is accepted for a table with no rows, and its backward runs."""
+    idx = numpy.zeros((0, 1), dtype=numpy.int64)
+    w = numpy.zeros((0, 3), dtype=numpy.float32)
+    _check(torch, lambda T, i, w: T.nn.functional.embedding(i, w, padding_idx=0), idx, w)

@@ -736,7 +736,7 @@ def _embedding_grad(xp, grad, indices, weight_shape, padding_idx, scale_grad_by_
     if _is_np(xp):
         out = xp.zeros((n, d), dtype=grad.dtype)
         xp.add.at(out, idx, g)
-        if padding_idx is not None:
+        if padding_idx is not None and padding_idx < n:  # PyTorch accepts 0 for no rows
             out[padding_idx] = 0
         return out
     if padding_idx is not None:
