@@ -95,3 +95,27 @@ def test_embedding_padding_idx_of_empty_table(torch):
     idx = numpy.zeros((0, 1), dtype=numpy.int64)
     w = numpy.zeros((0, 3), dtype=numpy.float32)
     _check(torch, lambda T, i, w: T.nn.functional.embedding(i, w, padding_idx=0), idx, w)
+
+
+@pytest.mark.parametrize("fn, x, w, kw", [
+    ("conv2d", (4, 3, 0), (2, 2, 2, 1), {"groups": 2, "padding": 1}),
+    ("conv2d", (2, 1, 5, 0), (1, 1, 3, 2), {"padding": 1}),
+    ("conv1d", (1, 1, 0), (1, 1, 3), {"padding": 2}),
+    ("conv_transpose2d", (2, 1, 5, 0), (1, 1, 3, 2), {}),
+])
+def test_conv_of_empty_planes_refused(torch, fn, x, w, kw):
+    """An empty input with images and channels is refused (only an empty batch or no
+    channels convolve), with the shape ATen shows (1-d viewed as 2-d, batched)."""
+    def run(T):
+        getattr(T.nn.functional, fn)(T.zeros(x), T.zeros(w), **kw)
+    with pytest.raises(RuntimeError) as want:
+        run(torch)
+    with pytest.raises(RuntimeError) as got:
+        run(retrograd)
+    assert str(got.value) == str(want.value)
+
+
+def test_conv_of_empty_batch_still_runs(torch):
+    x = numpy.zeros((0, 1, 0), dtype=numpy.float32)
+    w = numpy.ones((1, 1, 1), dtype=numpy.float32)
+    _check(torch, lambda T, x, w: T.nn.functional.conv1d(x, w, padding=1), x, w)

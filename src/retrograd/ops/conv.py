@@ -687,6 +687,10 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
                            f"got {input.shape[1]} channels instead")
     if not transposed:
         _check_kernel_fits(input.shape[2:], weight.shape[2:], padding, dilation)
+    if input.numel() == 0 and input.shape[0] and input.shape[1]:  # ATen's backend choice
+        shape = list(input.shape[:2]) + [1] * (nd == 1) + list(input.shape[2:])
+        raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got "
+                           f"input shape: {shape}")
     if nd not in (1, 2):  # other ranks (3-D): the generic N-d kernel
         from .conv_nd import convolution_nd
         _check_transposed_size(input.shape[2:], weight.shape[2:], stride, padding, dilation,
