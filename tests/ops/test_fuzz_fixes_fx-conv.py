@@ -119,3 +119,24 @@ def test_conv_of_empty_batch_still_runs(torch):
     x = numpy.zeros((0, 1, 0), dtype=numpy.float32)
     w = numpy.ones((1, 1, 1), dtype=numpy.float32)
     _check(torch, lambda T, x, w: T.nn.functional.conv1d(x, w, padding=1), x, w)
+
+
+@pytest.mark.parametrize("x_shape, w_shape, kw", [
+    ((1, 2, 3, 7), (2, 2, 2, 2), {"stride": (1, 2)}),  # grid junk columns
+    ((1, 2, 2, 4), (2, 1, 2, 1), {"groups": 2}),  # depthwise gradient's padded gather
+    ((2, 4, 5), (2, 2, 3), {"groups": 2}),
+    ((2, 5), (2, 2, 3), {"padding": 1}),
+    ((0, 4, 3, 3), (2, 2, 2, 1), {"groups": 2, "padding": 1}),  # empty batch
+])
+@pytest.mark.parametrize("where", ["weight", "input"])
+def test_conv_gradients_keep_infinities_in_their_windows(torch, x_shape, w_shape, kw, where):
+    """An infinite weight (input) makes NaN only the input (weight) gradients it touches,
+    as PyTorch's im2col GEMMs."""
+    rng = numpy.random.default_rng(0)
+    x = rng.standard_normal(x_shape).astype(numpy.float32)
+    w = rng.standard_normal(w_shape).astype(numpy.float32)
+    a = w if where == "weight" else x
+    if a.size:
+        a.reshape(-1)[[0, a.size // 2]] = [-numpy.inf, numpy.inf]
+    fn = "conv1d" if len(w_shape) == 3 else "conv2d"
+    _check(torch, lambda T, x, w: getattr(T.nn.functional, fn)(x, w, **kw), x, w)

@@ -447,9 +447,9 @@ def _grouped(xp, a, b, groups):
     """``a @ b`` per group: a (O, K) and b (K, M) split into ``groups`` blocks of rows."""
     if groups == 1:
         return xp.matmul(a, b)
-    out = xp.matmul(xp.reshape(a, (groups, a.shape[0] // groups, -1)),
-                    xp.reshape(b, (groups, b.shape[0] // groups, -1)))
-    return xp.reshape(out, (a.shape[0], -1))
+    out = xp.matmul(xp.reshape(a, (groups, a.shape[0] // groups, a.shape[1])),
+                    xp.reshape(b, (groups, b.shape[0] // groups, b.shape[1])))
+    return xp.reshape(out, (a.shape[0], b.shape[1]))  # explicit sizes: M may be 0
 
 
 def _conv_fwd(xp, x, w, stride, padding, dilation, groups, bias=None, ohw=None):
@@ -465,8 +465,15 @@ def _conv_fwd(xp, x, w, stride, padding, dilation, groups, bias=None, ohw=None):
     return out if bias is None else out + xp.reshape(bias, (-1, 1, 1))
 
 
+def _nonfinite(a):
+    """Whether ``a`` holds an infinity or NaN, which the NumPy paths' zero products (junk
+    grid columns, a depthwise gradient's padded gather) would spread as NaN into gradients
+    PyTorch keeps finite: then the plain im2col GEMMs run instead, as PyTorch's."""
+    return not numpy.isfinite(a).all()
+
+
 def _conv_dx(xp, grad, w, x_shape, stride, padding, dilation, groups):
-    if _is_np(xp):
+    if _is_np(xp) and not _nonfinite(w):
         return _np_conv_dx(grad, w, x_shape, stride, padding, dilation, groups)
     n, o, oh, ow = grad.shape
     kernel = (w.shape[2], w.shape[3])
@@ -475,13 +482,13 @@ def _conv_dx(xp, grad, w, x_shape, stride, padding, dilation, groups):
     if groups == 1:
         cols = xp.matmul(xp.squeeze(wt, 0), g2)
     else:
-        cols = xp.reshape(xp.matmul(wt, xp.reshape(g2, (groups, o // groups, -1))),
-                          (-1, n * oh * ow))
+        cols = xp.reshape(xp.matmul(wt, xp.reshape(g2, (groups, o // groups, n * oh * ow))),
+                          (groups * wt.shape[1], n * oh * ow))
     return _uncols(xp, cols, x_shape, kernel, stride, padding, dilation, oh, ow)
 
 
 def _conv_dw(xp, grad, x, w_shape, stride, padding, dilation, groups):
-    if _is_np(xp):
+    if _is_np(xp) and not _nonfinite(x):
         return _np_conv_dw(grad, x, tuple(w_shape), stride, padding, dilation, groups)
     kernel = (w_shape[2], w_shape[3])
     cols, oh, ow = _cols(xp, x, kernel, stride, padding, dilation)
@@ -493,8 +500,9 @@ def _conv_dw(xp, grad, x, w_shape, stride, padding, dilation, groups):
     if groups == 1:
         dw = xp.matmul(g2, xp.swapaxes(cols, 0, 1))
     else:
-        dw = xp.matmul(xp.reshape(g2, (groups, g2.shape[0] // groups, -1)),
-                       xp.swapaxes(xp.reshape(cols, (groups, cols.shape[0] // groups, -1)),
+        m = g2.shape[1]  # explicit: may be 0
+        dw = xp.matmul(xp.reshape(g2, (groups, g2.shape[0] // groups, m)),
+                       xp.swapaxes(xp.reshape(cols, (groups, cols.shape[0] // groups, m)),
                                    1, 2))
     return xp.reshape(dw, tuple(w_shape))
 
