@@ -132,9 +132,20 @@ def _np_windows(x, kernel, stride, padding, dilation, grid, ohw=None):
         buf = numpy.zeros((n, c, hb, r), dtype=x.dtype)
         buf[:, :, ph:ph + h, pw:pw + w] = x
         x = buf
-    s0, s1, s2, s3 = x.strides
+    s0, s1, s2, s3 = _c_strides(x)
     return as_strided(x, (c, kh, kw, n, oh, wq), (s1, s2 * dh, s3 * dw, s0, s2 * sh, s3 * sw),
                       writeable=False), oh, ow, wq
+
+
+def _c_strides(x):
+    """The strides of C-contiguous ``x`` as its layout implies: NumPy flags an array
+    contiguous whatever the stride of a size-1 dim (a step-sliced view keeps its step
+    there), and the grid's views step along those dims."""
+    strides, step = [], x.itemsize
+    for n in reversed(x.shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
 
 
 # The GEMMs run on chunks of images whose im2col matrix stays in cache (4 MiB measured
@@ -278,7 +289,7 @@ def _dw_taps(buf, ohq, kernel, stride, dilation, writeable=False):
     """Per kernel offset, the (N, C, *space) window of ``buf`` (N, C, hb, r) it reads."""
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
     flat = buf.reshape(-1)
-    s0, s1, s2, s3 = buf.strides
+    s0, s1, s2, s3 = _c_strides(buf)
     r = buf.shape[3]
     shape, strides = buf.shape[:2] + ohq, (s0, s1, s2 * sh, s3 * sw)
     if len(_dw_space(ohq, tuple(stride), r)) == 1:
@@ -436,9 +447,9 @@ def _grouped(xp, a, b, groups):
     """``a @ b`` per group: a (O, K) and b (K, M) split into ``groups`` blocks of rows."""
     if groups == 1:
         return xp.matmul(a, b)
-    out = xp.matmul(xp.reshape(a, (groups, a.shape[0] // groups, -1)),
-                    xp.reshape(b, (groups, b.shape[0] // groups, -1)))
-    return xp.reshape(out, (a.shape[0], -1))
+    out = xp.matmul(xp.reshape(a, (groups, a.shape[0] // groups, a.shape[1])),
+                    xp.reshape(b, (groups, b.shape[0] // groups, b.shape[1])))
+    return xp.reshape(out, (a.shape[0], b.shape[1]))  # explicit sizes: M may be 0
 
 
 def _conv_fwd(xp, x, w, stride, padding, dilation, groups, bias=None, ohw=None):
@@ -454,8 +465,15 @@ def _conv_fwd(xp, x, w, stride, padding, dilation, groups, bias=None, ohw=None):
     return out if bias is None else out + xp.reshape(bias, (-1, 1, 1))
 
 
+def _nonfinite(a):
+    """Whether ``a`` holds an infinity or NaN, which the NumPy paths' zero products (junk
+    grid columns, a depthwise gradient's padded gather) would spread as NaN into gradients
+    PyTorch keeps finite: then the plain im2col GEMMs run instead, as PyTorch's."""
+    return not numpy.isfinite(a).all()
+
+
 def _conv_dx(xp, grad, w, x_shape, stride, padding, dilation, groups):
-    if _is_np(xp):
+    if _is_np(xp) and not _nonfinite(w):
         return _np_conv_dx(grad, w, x_shape, stride, padding, dilation, groups)
     n, o, oh, ow = grad.shape
     kernel = (w.shape[2], w.shape[3])
@@ -464,13 +482,13 @@ def _conv_dx(xp, grad, w, x_shape, stride, padding, dilation, groups):
     if groups == 1:
         cols = xp.matmul(xp.squeeze(wt, 0), g2)
     else:
-        cols = xp.reshape(xp.matmul(wt, xp.reshape(g2, (groups, o // groups, -1))),
-                          (-1, n * oh * ow))
+        cols = xp.reshape(xp.matmul(wt, xp.reshape(g2, (groups, o // groups, n * oh * ow))),
+                          (groups * wt.shape[1], n * oh * ow))
     return _uncols(xp, cols, x_shape, kernel, stride, padding, dilation, oh, ow)
 
 
 def _conv_dw(xp, grad, x, w_shape, stride, padding, dilation, groups):
-    if _is_np(xp):
+    if _is_np(xp) and not _nonfinite(x):
         return _np_conv_dw(grad, x, tuple(w_shape), stride, padding, dilation, groups)
     kernel = (w_shape[2], w_shape[3])
     cols, oh, ow = _cols(xp, x, kernel, stride, padding, dilation)
@@ -482,8 +500,9 @@ def _conv_dw(xp, grad, x, w_shape, stride, padding, dilation, groups):
     if groups == 1:
         dw = xp.matmul(g2, xp.swapaxes(cols, 0, 1))
     else:
-        dw = xp.matmul(xp.reshape(g2, (groups, g2.shape[0] // groups, -1)),
-                       xp.swapaxes(xp.reshape(cols, (groups, cols.shape[0] // groups, -1)),
+        m = g2.shape[1]  # explicit: may be 0
+        dw = xp.matmul(xp.reshape(g2, (groups, g2.shape[0] // groups, m)),
+                       xp.swapaxes(xp.reshape(cols, (groups, cols.shape[0] // groups, m)),
                                    1, 2))
     return xp.reshape(dw, tuple(w_shape))
 
@@ -676,6 +695,10 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
                            f"got {input.shape[1]} channels instead")
     if not transposed:
         _check_kernel_fits(input.shape[2:], weight.shape[2:], padding, dilation)
+    if input.numel() == 0 and input.shape[0] and input.shape[1]:  # ATen's backend choice
+        shape = list(input.shape[:2]) + [1] * (nd == 1) + list(input.shape[2:])
+        raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got "
+                           f"input shape: {shape}")
     if nd not in (1, 2):  # other ranks (3-D): the generic N-d kernel
         from .conv_nd import convolution_nd
         _check_transposed_size(input.shape[2:], weight.shape[2:], stride, padding, dilation,
@@ -994,9 +1017,22 @@ def _const(xp, a):
     return a if _is_np(xp) else wrap(a)
 
 
+def _adaptive_avg_fwd(xp, self, ph, pwt):
+    """Two averaging GEMMs; where a non-finite input turns their ``0 * inf`` outside a bin
+    into NaN, the bins' own means instead (PyTorch sums each window)."""
+    out = xp.matmul(xp.matmul(ph, self), pwt)
+    if not _is_np(xp) or numpy.isfinite(out).all():
+        return out
+    for axis, o in ((-2, ph.shape[0]), (-1, pwt.shape[1])):
+        n = self.shape[axis]
+        bins = [numpy.take(self, range((i * n) // o, -(-((i + 1) * n) // o)), axis)
+                for i in range(o)]
+        self = numpy.stack([b.mean(axis) for b in bins], axis)
+    return self
+
+
 _adaptive_avg = defop(
-    "adaptive_avg_pool2d",
-    lambda xp, self, ph, pwt: xp.matmul(xp.matmul(ph, self), pwt),
+    "adaptive_avg_pool2d", _adaptive_avg_fwd,
     vjp={"self": lambda xp, grad, ph, pwt:
          xp.matmul(xp.matmul(_const(xp, ph.T), grad), _const(xp, pwt.T))},
     jvp="linear", node="AdaptiveAvgPool2DBackward0")
@@ -1015,12 +1051,12 @@ def adaptive_avg_pool2d(input, output_size):
     if not input.is_floating_point():
         raise NotImplementedError(f"\"adaptive_avg_pool2d\" not implemented for "
                                   f"'{_pretty(input._data.dtype)}'")
-    _adaptive_nonempty(input, 2, "adaptive_avg_pool2d")
     oh, ow = _tuple(output_size)
+    if (oh, ow) == (1, 1):  # PyTorch takes a mean here (MeanBackward1), even of nothing
+        return input.mean((-2, -1), keepdim=True)
+    _adaptive_nonempty(input, 2, "adaptive_avg_pool2d")
     h, w = input.shape[-2:]
     oh, ow = h if oh is None else oh, w if ow is None else ow
-    if (oh, ow) == (1, 1):  # PyTorch takes a mean here (MeanBackward1)
-        return input.mean((-2, -1), keepdim=True)
     dt = input._data.dtype
     return apply(_adaptive_avg, (input,), (_adaptive_matrix(h, oh).astype(dt),
                                           _adaptive_matrix(w, ow).T.astype(dt)))

@@ -375,14 +375,6 @@ def log_softmax(input, dim):
 _REDUCTIONS = ("none", "mean", "sum")
 
 
-def _nll_coef(xp, target, weight, ignore_index):
-    """Each target's class weight (0 where ignored), as a float array of target's shape."""
-    valid = xp.not_equal(target, ignore_index)
-    if weight is None:
-        return valid
-    return xp.where(valid, weight[xp.where(valid, target, 0)], 0)
-
-
 def _nll_fwd(xp, self, target, weight, reduction, ignore_index):
     if self.ndim == 1:  # one sample
         out, total = _nll_fwd(xp, self[None], target[None], weight, reduction, ignore_index)
@@ -391,7 +383,7 @@ def _nll_fwd(xp, self, target, weight, reduction, ignore_index):
     safe = numpy.where(valid, target, 0)
     picked = xp.squeeze(xp.take_along_axis(self, xp.expand_dims(safe, 1), 1), 1)
     coef = (valid if weight is None else xp.where(valid, weight[safe], 0)).astype(self.dtype)
-    losses = -picked * coef
+    losses = xp.where(valid, -picked * coef, 0)  # an ignored NaN counts as 0, as PyTorch
     if reduction == "none":
         return losses, xp.zeros((), self.dtype)
     total = xp.sum(coef, dtype=self.dtype)
@@ -407,10 +399,13 @@ def _nll_grad(xp, grad, self, target, weight, reduction, ignore_index, total_wei
                                     reduction != "none" else xp.reshape(grad, (1,)),
                                     xp.expand_dims(self, 0), xp.reshape(target, (1,)),
                                     weight, reduction, ignore_index, total_weight), 0)
-    coef = _nll_coef(xp, target, weight, ignore_index)
-    g = -grad * coef
-    if reduction == "mean":
-        g = g / total_weight
+    # PyTorch scales by the weight only where a target counts and writes 0 elsewhere, so
+    # an all-ignored batch (total weight 0) or a non-finite grad gives 0 there, not NaN
+    valid = xp.not_equal(target, ignore_index)
+    g = -grad / total_weight if reduction == "mean" else -grad
+    if weight is not None:
+        g = g * weight[xp.where(valid, target, 0)]
+    g = xp.where(valid, g, 0)
     classes = xp.reshape(xp.arange(self.shape[1]), (1, -1) + (1,) * (self.ndim - 2))
     onehot = xp.equal(classes, xp.expand_dims(target, 1))
     return xp.where(onehot, xp.expand_dims(g, 1), 0)
@@ -761,7 +756,7 @@ def _embedding_grad(xp, grad, indices, weight_shape, padding_idx, scale_grad_by_
     if _is_np(xp):
         out = xp.zeros((n, d), dtype=grad.dtype)
         xp.add.at(out, idx, g)
-        if padding_idx is not None:
+        if padding_idx is not None and padding_idx < n:  # PyTorch accepts 0 for no rows
             out[padding_idx] = 0
         return out
     if padding_idx is not None:

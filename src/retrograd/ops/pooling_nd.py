@@ -101,8 +101,9 @@ def _scatter_grad(xp, grad, indices, self_shape, nd, overlap):
     if bool((indices < 0).any()):  # windows wholly in padding (index -1): no input's gradient
         grad = xp.where(indices < 0, 0, grad)
         indices = xp.where(indices < 0, 0, indices)
+    shape = (b, math.prod(grad.shape[grad.ndim - nd:]))  # explicit: b may be 0
     if _is_np(xp):
-        g = grad.reshape(b, -1)
+        g = grad.reshape(shape)
         idx = indices.reshape(g.shape)
         if overlap:
             flat = idx + (numpy.arange(b) * plane)[:, None]
@@ -113,7 +114,7 @@ def _scatter_grad(xp, grad, indices, self_shape, nd, overlap):
             out[(idx + numpy.arange(0, b * plane, plane)[:, None]).reshape(-1)] = g.reshape(-1)
         return out.reshape(self_shape)
     out = FUNCTIONS["scatter_add"](xp.zeros((b, plane), dtype=grad.dtype), 1,
-                                   xp.reshape(indices, (b, -1)), xp.reshape(grad, (b, -1)))
+                                   xp.reshape(indices, shape), xp.reshape(grad, shape))
     return xp.reshape(out, tuple(self_shape))
 
 
@@ -413,7 +414,7 @@ def _adaptive_max_fwd(xp, self, tables):
     x = x.reshape(x.shape[:lead] + tuple(v for t in tables for v in t.shape))
     perm = (*range(lead), *(lead + 2 * i for i in range(nd)),
             *(lead + 2 * i + 1 for i in range(nd)))
-    x = x.transpose(perm).reshape(x.shape[:lead] + outs + (-1,))
+    x = x.transpose(perm).reshape(x.shape[:lead] + outs + (math.prod(ks),))  # may be empty
     code = numpy.argmax(x, axis=-1)
     out = numpy.take_along_axis(x, code[..., None], -1)[..., 0]
     if numpy.isnan(out).any():  # PyTorch's kernel keeps the last NaN (argmax the first)
