@@ -432,10 +432,18 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
 
 
 # ---- layer norm, group norm, batch norm ---------------------------------------------------
+def _mean(xp, x, axes):
+    """Mean over ``axes`` (kept); over no elements it is NaN, quietly, as in PyTorch (NumPy's
+    mean warns about the empty slice)."""
+    if all(x.shape[a] for a in ((axes,) if isinstance(axes, int) else axes)):
+        return xp.mean(x, axis=axes, keepdims=True)
+    return xp.sum(x, axis=axes, keepdims=True) / 0.0
+
+
 def _ln_fwd(xp, input, weight, bias, axes, eps):
-    mean = xp.mean(input, axis=axes, keepdims=True)
+    mean = _mean(xp, input, axes)
     xc = input - mean
-    rstd = 1 / xp.sqrt(xp.mean(xc * xc, axis=axes, keepdims=True) + eps)
+    rstd = 1 / xp.sqrt(_mean(xp, xc * xc, axes) + eps)
     out = xc * rstd
     if weight is not None:
         out *= weight
@@ -446,8 +454,7 @@ def _ln_fwd(xp, input, weight, bias, axes, eps):
 
 def _norm_dx(xp, g, xhat, rstd, axes):
     """d(normalize)/dx applied to g: rstd * (g - mean(g) - xhat * mean(g * xhat))."""
-    return rstd * (g - xp.mean(g, axis=axes, keepdims=True)
-                   - xhat * xp.mean(g * xhat, axis=axes, keepdims=True))
+    return rstd * (g - _mean(xp, g, axes) - xhat * _mean(xp, g * xhat, axes))
 
 
 def _stats(xp, x, mean, rstd, axes, eps):
@@ -455,9 +462,9 @@ def _stats(xp, x, mean, rstd, axes, eps):
     derivative sees their dependence on it (the saved ones are constants)."""
     if _is_np(xp):
         return mean, rstd
-    mean = xp.mean(x, axis=axes, keepdims=True)
+    mean = _mean(xp, x, axes)
     xc = x - mean
-    return mean, 1 / xp.sqrt(xp.mean(xc * xc, axis=axes, keepdims=True) + eps)
+    return mean, 1 / xp.sqrt(_mean(xp, xc * xc, axes) + eps)
 
 
 def _ln_dx(xp, grad, input, weight, mean, rstd, axes, eps):
@@ -489,12 +496,17 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return apply(_layer_norm, (input, weight, bias), (axes, eps))[0]
 
 
+def _grouped(xp, t, groups):
+    """(N, C, *) as (N, groups, C // groups * prod(*)), spelled out so that empty sizes work."""
+    return xp.reshape(t, (t.shape[0], groups, math.prod(t.shape[1:]) // groups))
+
+
 def _gn_fwd(xp, input, weight, bias, groups, eps):
-    n, c = input.shape[:2]
-    x = xp.reshape(input, (n, groups, -1))
-    mean = xp.mean(x, axis=2, keepdims=True)
+    c = input.shape[1]
+    x = _grouped(xp, input, groups)
+    mean = _mean(xp, x, 2)
     xc = x - mean
-    rstd = 1 / xp.sqrt(xp.mean(xc * xc, axis=2, keepdims=True) + eps)
+    rstd = 1 / xp.sqrt(_mean(xp, xc * xc, 2) + eps)
     out = xp.reshape(xc * rstd, input.shape)
     cshape = (c,) + (1,) * (input.ndim - 2)
     if weight is not None:
@@ -505,16 +517,16 @@ def _gn_fwd(xp, input, weight, bias, groups, eps):
 
 
 def _gn_xhat(xp, input, mean, rstd, groups, eps):
-    x = xp.reshape(input, (input.shape[0], groups, -1))
+    x = _grouped(xp, input, groups)
     mean, rstd = _stats(xp, x, mean, rstd, 2, eps)
     return xp.reshape((x - mean) * rstd, input.shape)
 
 
 def _gn_dx(xp, grad, input, weight, mean, rstd, groups, eps):
-    n, c = input.shape[:2]
+    c = input.shape[1]
     g = grad if weight is None else grad * xp.reshape(weight, (c,) + (1,) * (input.ndim - 2))
-    g = xp.reshape(g, (n, groups, -1))
-    x = xp.reshape(input, (n, groups, -1))
+    g = _grouped(xp, g, groups)
+    x = _grouped(xp, input, groups)
     mean, rstd = _stats(xp, x, mean, rstd, 2, eps)
     xhat = (x - mean) * rstd
     return xp.reshape(_norm_dx(xp, g, xhat, rstd, 2), input.shape)
@@ -534,7 +546,20 @@ _group_norm = defop(
     node="NativeGroupNormBackward0")
 
 
+def _verify_batch_size(size):
+    """PyTorch refuses to normalise a single value per channel (or group) in training; an empty
+    batch passes."""
+    if math.prod(size[:1] + size[2:]) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {size}")
+
+
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
+    n, c, *spatial = input.shape
+    _verify_batch_size([n * c // num_groups, num_groups, *spatial])
     if input.shape[1] % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
@@ -554,9 +579,9 @@ def _bn_c(t, ndim):
 def _bn_fwd(xp, input, weight, bias, running_mean, running_var, training, eps):
     axes = _bn_axes(input.ndim)
     if training:
-        mean = xp.mean(input, axis=axes, keepdims=True)
+        mean = _mean(xp, input, axes)
         xc = input - mean
-        invstd = 1 / xp.sqrt(xp.mean(xc * xc, axis=axes, keepdims=True) + eps)
+        invstd = 1 / xp.sqrt(_mean(xp, xc * xc, axes) + eps)
     else:
         mean = _bn_c(running_mean, input.ndim)
         xc = input - mean
@@ -602,15 +627,17 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                momentum=0.1, eps=1e-5):
     """Batch norm; in training, batch statistics, and running stats updated in place."""
     if training:
-        n = input.numel() // input.shape[1]
-        if n <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got "
-                             f"input size {list(input.shape)}")
-    elif running_mean is None:
+        _verify_batch_size(input.shape)
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if not training and running_mean is None:
         raise RuntimeError("running_mean must be defined in evaluation mode")
     out, mean, invstd = apply(_batch_norm, (input, weight, bias, running_mean, running_var),
                               (training, eps))
-    if training and running_mean is not None:
+    n = math.prod(input.shape[:1] + input.shape[2:])
+    if training and running_mean is not None and n:  # PyTorch leaves them be on an empty batch
         m = momentum
         var = (1 / invstd._data) ** 2 - eps
         running_mean._data *= 1 - m
