@@ -61,6 +61,8 @@ def _gn(shape, groups, affine=True):
     ((0, 3, 2), 1),  # empty batch
     ((2, 0, 3), 1),  # no channels
     ((3, 4, 2), 2),
+    ((2, 4, 3, 0), 2),  # groups with no elements: NaN statistics, so a NaN weight gradient
+    ((1, 2, 0), 1),
 ])
 def test_group_norm_checks_and_empty(torch, shape, groups):
     _same(_gn(shape, groups), torch)

@@ -516,10 +516,17 @@ def _gn_fwd(xp, input, weight, bias, groups, eps):
     return out, mean, rstd
 
 
-def _gn_xhat(xp, input, mean, rstd, groups, eps):
-    x = _grouped(xp, input, groups)
+def _gn_dw(xp, grad, input, mean, rstd, groups, eps):
+    """sum(grad * xhat) per channel, in PyTorch's order: per sample and channel, the sums of
+    grad * x and grad, then the group's statistics; so a group with no elements gives NaN
+    (its mean is NaN) as in PyTorch, where the sum of products would quietly give 0."""
+    x, g = _grouped(xp, input, groups), _grouped(xp, grad, groups)
     mean, rstd = _stats(xp, x, mean, rstd, 2, eps)
-    return xp.reshape((x - mean) * rstd, input.shape)
+    n, c = input.shape[:2]
+    per_channel = (n, groups, c // groups, math.prod(input.shape[2:]))
+    ds = xp.sum(xp.reshape(g * x, per_channel), axis=3)
+    db = xp.sum(xp.reshape(g, per_channel), axis=3)
+    return xp.reshape(xp.sum((ds - db * mean) * rstd, axis=0), (c,))
 
 
 def _gn_dx(xp, grad, input, weight, mean, rstd, groups, eps):
@@ -539,8 +546,7 @@ def _channel_sum(xp, t):
 _group_norm = defop(
     "group_norm", _gn_fwd, inputs=("input", "weight", "bias"),
     vjp={"input": _gn_dx,
-         "weight": lambda xp, grad, input, mean, rstd, groups, eps:
-         _channel_sum(xp, grad * _gn_xhat(xp, input, mean, rstd, groups, eps)),
+         "weight": _gn_dw,
          "bias": lambda xp, grad: _channel_sum(xp, grad)},
     jvp="transpose", outputs=("result", "mean", "rstd"), nondiff_outputs=("mean", "rstd"),
     node="NativeGroupNormBackward0")
