@@ -106,3 +106,16 @@ def test_layer_norm_empty(torch, shape, normalized):
         w, b = _leaf(lib, *normalized), _leaf(lib, *normalized)
         return lib.nn.functional.layer_norm(x, normalized, w, b), [x, w, b]
     _same(fn, torch)
+
+
+def test_layer_norm_grad_with_infinite_weight_is_nan_like_pytorch(torch):
+    """An infinite weight makes a row's sum of grad * weight infinite: PyTorch's backward then
+    gives NaN across the row (not a mixture of infinities and NaN)."""
+    def fn(lib):
+        x = lib.tensor([[1.25, 0.5, -0.25], [0.75, -1.5, 2.0]], dtype=lib.float64,
+                       requires_grad=True)
+        w = lib.tensor([-float("inf"), 0.25, -1.5], dtype=lib.float64, requires_grad=True)
+        return lib.nn.functional.layer_norm(x, (3,), w), [x]
+    r, t = _outcome(retrograd, fn)[0], _outcome(torch, fn)[0]
+    assert numpy.isnan(t[1]).all()
+    numpy.testing.assert_array_equal(r[1], t[1])

@@ -468,9 +468,15 @@ def _stats(xp, x, mean, rstd, axes, eps):
 
 
 def _ln_dx(xp, grad, input, weight, mean, rstd, axes, eps):
+    """PyTorch's form, rstd * g + b * x + c with b and c from the row sums of g * x and g:
+    the same derivative as ``_norm_dx``, and the same NaN rows when a sum is infinite."""
     mean, rstd = _stats(xp, input, mean, rstd, axes, eps)
     g = grad if weight is None else grad * weight
-    return _norm_dx(xp, g, (input - mean) * rstd, rstd, axes)
+    n = math.prod(input.shape[a] for a in axes)
+    ds = xp.sum(g * input, axis=axes, keepdims=True)
+    db = xp.sum(g, axis=axes, keepdims=True)
+    b = (db * mean - ds) * rstd * rstd * rstd / n
+    return rstd * g + b * input + (-b * mean - db * rstd / n)
 
 
 def _ln_dw(xp, grad, input, mean, rstd, axes, eps):
