@@ -119,3 +119,17 @@ def test_layer_norm_grad_with_infinite_weight_is_nan_like_pytorch(torch):
     r, t = _outcome(retrograd, fn)[0], _outcome(torch, fn)[0]
     assert numpy.isnan(t[1]).all()
     numpy.testing.assert_array_equal(r[1], t[1])
+
+
+def test_batch_norm_grad_huge_weight_multiplies_last(torch):
+    """PyTorch multiplies the input gradient by the channel's weight last: a huge weight gives
+    large finite gradients where scaling the output gradient first overflowed."""
+    def fn(lib):
+        x = lib.tensor([[347.75, 0.25], [6757.5, -0.125], [0.125, 0.0078125]],
+                       requires_grad=True)
+        w = lib.tensor([1.7014117331926443e+38, -0.90625])
+        out = lib.nn.functional.batch_norm(x, lib.zeros(2), lib.ones(2), w, training=True)
+        return out * lib.tensor([[1.0, 2.0], [-3.0, 0.5], [2.0, 1.0]]), [x]
+    r, t = _outcome(retrograd, fn)[0], _outcome(torch, fn)[0]
+    assert numpy.isfinite(t[1]).all()
+    numpy.testing.assert_allclose(r[1], t[1], rtol=1e-4)

@@ -615,12 +615,16 @@ def _bn_saved(xp, input, save_mean, save_invstd, training, eps):
 
 
 def _bn_dx(xp, grad, input, weight, save_mean, save_invstd, training, eps):
-    shape = (-1,) + (1,) * (input.ndim - 2)
-    g = grad if weight is None else grad * xp.reshape(weight, shape)
+    """In PyTorch's order: the channel's weight multiplies last, so a huge weight overflows
+    (or not) where PyTorch's does."""
     mean, invstd = _bn_saved(xp, input, save_mean, save_invstd, training, eps)
-    if not training:
-        return g * invstd
-    return _norm_dx(xp, g, (input - mean) * invstd, invstd, _bn_axes(input.ndim))
+    if training:
+        axes = _bn_axes(input.ndim)
+        xc = input - mean
+        k = _mean(xp, xc * grad, axes) * invstd * invstd
+        grad = grad - _mean(xp, grad, axes) - xc * k
+    dx = grad * invstd
+    return dx if weight is None else dx * xp.reshape(weight, (-1,) + (1,) * (input.ndim - 2))
 
 
 def _bn_dw(xp, grad, input, save_mean, save_invstd, training, eps):
