@@ -133,3 +133,16 @@ def test_batch_norm_grad_huge_weight_multiplies_last(torch):
     r, t = _outcome(retrograd, fn)[0], _outcome(torch, fn)[0]
     assert numpy.isfinite(t[1]).all()
     numpy.testing.assert_allclose(r[1], t[1], rtol=1e-4)
+
+
+@pytest.mark.parametrize("values,kwargs", [
+    ([1.7e38, -1.7e38, 0.0], {}),  # squares overflow float32; the std fits again
+    ([[1.7e38, 0.5], [-1.7e38, 2.0], [3.0, 1.0]], {"dim": 0}),
+    ([1.6751139163970947] * 3, {"dim": -1}),  # the float32 mean's rounding shows, as in PyTorch
+])
+def test_std_var_float32_square_in_float64(torch, values, kwargs):
+    for name in ("std", "var"):
+        r = getattr(retrograd, name)(retrograd.tensor(values), **kwargs)
+        t = getattr(torch, name)(torch.tensor(values), **kwargs)
+        assert r.dtype == retrograd.float32
+        numpy.testing.assert_allclose(r.numpy(), t.numpy(), rtol=1e-6)
