@@ -58,6 +58,8 @@ def _gn(shape, groups, affine=True):
     ((1, 2), 2),
     ((1, 3, 2), 2),
     ((4,), 1),  # too few dimensions
+    ((2, 4), -1),
+    ((2, 4), 0),
     ((0, 3, 2), 1),  # empty batch
     ((2, 0, 3), 1),  # no channels
     ((3, 4, 2), 2),

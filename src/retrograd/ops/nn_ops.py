@@ -572,6 +572,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                            f"{input.ndim}")
     n, c, *spatial = input.shape
     _verify_batch_size([n * c // num_groups, num_groups, *spatial])
+    if num_groups <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
     if input.shape[1] % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
