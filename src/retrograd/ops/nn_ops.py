@@ -433,10 +433,18 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
 
 
 # ---- layer norm, group norm, batch norm ---------------------------------------------------
+def _mean(xp, x, axes):
+    """Mean over ``axes`` (kept); over no elements it is NaN, quietly, as in PyTorch (NumPy's
+    mean warns about the empty slice)."""
+    if all(x.shape[a] for a in ((axes,) if isinstance(axes, int) else axes)):
+        return xp.mean(x, axis=axes, keepdims=True)
+    return xp.sum(x, axis=axes, keepdims=True) / 0.0
+
+
 def _ln_fwd(xp, input, weight, bias, axes, eps):
-    mean = xp.mean(input, axis=axes, keepdims=True)
+    mean = _mean(xp, input, axes)
     xc = input - mean
-    rstd = 1 / xp.sqrt(xp.mean(xc * xc, axis=axes, keepdims=True) + eps)
+    rstd = 1 / xp.sqrt(_mean(xp, xc * xc, axes) + eps)
     out = xc * rstd
     if weight is not None:
         out *= weight
@@ -447,8 +455,7 @@ def _ln_fwd(xp, input, weight, bias, axes, eps):
 
 def _norm_dx(xp, g, xhat, rstd, axes):
     """d(normalize)/dx applied to g: rstd * (g - mean(g) - xhat * mean(g * xhat))."""
-    return rstd * (g - xp.mean(g, axis=axes, keepdims=True)
-                   - xhat * xp.mean(g * xhat, axis=axes, keepdims=True))
+    return rstd * (g - _mean(xp, g, axes) - xhat * _mean(xp, g * xhat, axes))
 
 
 def _stats(xp, x, mean, rstd, axes, eps):
@@ -456,15 +463,21 @@ def _stats(xp, x, mean, rstd, axes, eps):
     derivative sees their dependence on it (the saved ones are constants)."""
     if _is_np(xp):
         return mean, rstd
-    mean = xp.mean(x, axis=axes, keepdims=True)
+    mean = _mean(xp, x, axes)
     xc = x - mean
-    return mean, 1 / xp.sqrt(xp.mean(xc * xc, axis=axes, keepdims=True) + eps)
+    return mean, 1 / xp.sqrt(_mean(xp, xc * xc, axes) + eps)
 
 
 def _ln_dx(xp, grad, input, weight, mean, rstd, axes, eps):
+    """PyTorch's form, rstd * g + b * x + c with b and c from the row sums of g * x and g:
+    the same derivative as ``_norm_dx``, and the same NaN rows when a sum is infinite."""
     mean, rstd = _stats(xp, input, mean, rstd, axes, eps)
     g = grad if weight is None else grad * weight
-    return _norm_dx(xp, g, (input - mean) * rstd, rstd, axes)
+    n = math.prod(input.shape[a] for a in axes)
+    ds = xp.sum(g * input, axis=axes, keepdims=True)
+    db = xp.sum(g, axis=axes, keepdims=True)
+    b = (db * mean - ds) * rstd * rstd * rstd / n
+    return rstd * g + b * input + (-b * mean - db * rstd / n)
 
 
 def _ln_dw(xp, grad, input, mean, rstd, axes, eps):
@@ -490,12 +503,17 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return apply(_layer_norm, (input, weight, bias), (axes, eps))[0]
 
 
+def _grouped(xp, t, groups):
+    """(N, C, *) as (N, groups, C // groups * prod(*)), spelled out so that empty sizes work."""
+    return xp.reshape(t, (t.shape[0], groups, math.prod(t.shape[1:]) // groups))
+
+
 def _gn_fwd(xp, input, weight, bias, groups, eps):
-    n, c = input.shape[:2]
-    x = xp.reshape(input, (n, groups, -1))
-    mean = xp.mean(x, axis=2, keepdims=True)
+    c = input.shape[1]
+    x = _grouped(xp, input, groups)
+    mean = _mean(xp, x, 2)
     xc = x - mean
-    rstd = 1 / xp.sqrt(xp.mean(xc * xc, axis=2, keepdims=True) + eps)
+    rstd = 1 / xp.sqrt(_mean(xp, xc * xc, 2) + eps)
     out = xp.reshape(xc * rstd, input.shape)
     cshape = (c,) + (1,) * (input.ndim - 2)
     if weight is not None:
@@ -505,17 +523,24 @@ def _gn_fwd(xp, input, weight, bias, groups, eps):
     return out, mean, rstd
 
 
-def _gn_xhat(xp, input, mean, rstd, groups, eps):
-    x = xp.reshape(input, (input.shape[0], groups, -1))
+def _gn_dw(xp, grad, input, mean, rstd, groups, eps):
+    """sum(grad * xhat) per channel, in PyTorch's order: per sample and channel, the sums of
+    grad * x and grad, then the group's statistics; so a group with no elements gives NaN
+    (its mean is NaN) as in PyTorch, where the sum of products would quietly give 0."""
+    x, g = _grouped(xp, input, groups), _grouped(xp, grad, groups)
     mean, rstd = _stats(xp, x, mean, rstd, 2, eps)
-    return xp.reshape((x - mean) * rstd, input.shape)
+    n, c = input.shape[:2]
+    per_channel = (n, groups, c // groups, math.prod(input.shape[2:]))
+    ds = xp.sum(xp.reshape(g * x, per_channel), axis=3)
+    db = xp.sum(xp.reshape(g, per_channel), axis=3)
+    return xp.reshape(xp.sum((ds - db * mean) * rstd, axis=0), (c,))
 
 
 def _gn_dx(xp, grad, input, weight, mean, rstd, groups, eps):
-    n, c = input.shape[:2]
+    c = input.shape[1]
     g = grad if weight is None else grad * xp.reshape(weight, (c,) + (1,) * (input.ndim - 2))
-    g = xp.reshape(g, (n, groups, -1))
-    x = xp.reshape(input, (n, groups, -1))
+    g = _grouped(xp, g, groups)
+    x = _grouped(xp, input, groups)
     mean, rstd = _stats(xp, x, mean, rstd, 2, eps)
     xhat = (x - mean) * rstd
     return xp.reshape(_norm_dx(xp, g, xhat, rstd, 2), input.shape)
@@ -528,14 +553,28 @@ def _channel_sum(xp, t):
 _group_norm = defop(
     "group_norm", _gn_fwd, inputs=("input", "weight", "bias"),
     vjp={"input": _gn_dx,
-         "weight": lambda xp, grad, input, mean, rstd, groups, eps:
-         _channel_sum(xp, grad * _gn_xhat(xp, input, mean, rstd, groups, eps)),
+         "weight": _gn_dw,
          "bias": lambda xp, grad: _channel_sum(xp, grad)},
     jvp="transpose", outputs=("result", "mean", "rstd"), nondiff_outputs=("mean", "rstd"),
     node="NativeGroupNormBackward0")
 
 
+def _verify_batch_size(size):
+    """PyTorch refuses to normalise a single value per channel (or group) in training; an empty
+    batch passes."""
+    if math.prod(size[:1] + size[2:]) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {size}")
+
+
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
+    n, c, *spatial = input.shape
+    _verify_batch_size([n * c // num_groups, num_groups, *spatial])
+    if num_groups <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
     if input.shape[1] % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
@@ -555,9 +594,9 @@ def _bn_c(t, ndim):
 def _bn_fwd(xp, input, weight, bias, running_mean, running_var, training, eps):
     axes = _bn_axes(input.ndim)
     if training:
-        mean = xp.mean(input, axis=axes, keepdims=True)
+        mean = _mean(xp, input, axes)
         xc = input - mean
-        invstd = 1 / xp.sqrt(xp.mean(xc * xc, axis=axes, keepdims=True) + eps)
+        invstd = 1 / xp.sqrt(_mean(xp, xc * xc, axes) + eps)
     else:
         mean = _bn_c(running_mean, input.ndim)
         xc = input - mean
@@ -579,12 +618,16 @@ def _bn_saved(xp, input, save_mean, save_invstd, training, eps):
 
 
 def _bn_dx(xp, grad, input, weight, save_mean, save_invstd, training, eps):
-    shape = (-1,) + (1,) * (input.ndim - 2)
-    g = grad if weight is None else grad * xp.reshape(weight, shape)
+    """In PyTorch's order: the channel's weight multiplies last, so a huge weight overflows
+    (or not) where PyTorch's does."""
     mean, invstd = _bn_saved(xp, input, save_mean, save_invstd, training, eps)
-    if not training:
-        return g * invstd
-    return _norm_dx(xp, g, (input - mean) * invstd, invstd, _bn_axes(input.ndim))
+    if training:
+        axes = _bn_axes(input.ndim)
+        xc = input - mean
+        k = _mean(xp, xc * grad, axes) * invstd * invstd
+        grad = grad - _mean(xp, grad, axes) - xc * k
+    dx = grad * invstd
+    return dx if weight is None else dx * xp.reshape(weight, (-1,) + (1,) * (input.ndim - 2))
 
 
 def _bn_dw(xp, grad, input, save_mean, save_invstd, training, eps):
@@ -603,15 +646,17 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                momentum=0.1, eps=1e-5):
     """Batch norm; in training, batch statistics, and running stats updated in place."""
     if training:
-        n = input.numel() // input.shape[1]
-        if n <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got "
-                             f"input size {list(input.shape)}")
-    elif running_mean is None:
+        _verify_batch_size(input.shape)
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if not training and running_mean is None:
         raise RuntimeError("running_mean must be defined in evaluation mode")
     out, mean, invstd = apply(_batch_norm, (input, weight, bias, running_mean, running_var),
                               (training, eps))
-    if training and running_mean is not None:
+    n = math.prod(input.shape[:1] + input.shape[2:])
+    if training and running_mean is not None and n:  # PyTorch leaves them be on an empty batch
         m = momentum
         var = (1 / invstd._data) ** 2 - eps
         running_mean._data *= 1 - m

@@ -389,10 +389,18 @@ argmin = _arg("argmin", _argmin)
 
 # ---- var, std, var_mean, std_mean ---------------------------------------------------------
 
-def _var_fwd(xp, self, dim, correction, keepdim):
+def _var_wide(self, dim, correction, keepdim):
+    """The variance as PyTorch takes it: the mean in the input's dtype, the squared deviations
+    summed in float64 (so squares that overflow float32, and a std that fits again, come out
+    as in PyTorch)."""
     n = _count(self.shape, _all_dims(self, dim))
-    d = self - self.sum(axis=dim, keepdims=True) / n
+    m = self.sum(axis=dim, keepdims=True) / n
+    d = self.astype(numpy.float64) - m if self.dtype.kind == "f" else self - m
     return (d * d).sum(axis=dim, keepdims=keepdim) / builtins.max(n - correction, 0)
+
+
+def _var_fwd(xp, self, dim, correction, keepdim):
+    return _var_wide(self, dim, correction, keepdim).astype(self.dtype, copy=False)
 
 
 def _all_dims(self, dim):
@@ -421,7 +429,7 @@ def _std_rule(xp, grad, self, result, dim, correction, keepdim):
 
 _var = defop("var", _var_fwd, vjp={"self": _var_rule}, jvp="transpose")
 _std = defop("std", lambda xp, self, dim, correction, keepdim:
-             xp.sqrt(_var_fwd(xp, self, dim, correction, keepdim)),
+             xp.sqrt(_var_wide(self, dim, correction, keepdim)).astype(self.dtype, copy=False),
              vjp={"self": _std_rule}, jvp="transpose")
 
 
