@@ -48,7 +48,19 @@ def _nonfinite(c):
     return c.nonfinite()
 
 
+def _huge(c):
+    """Some finite float input beyond 1e30 (its square overflows float32)."""
+    return any(t.array.dtype.kind == "f"
+               and (numpy.abs(t.array[numpy.isfinite(t.array)]) > 1e30).any()
+               for t in c.tensors)
+
+
+def _huge_or_nonfinite(c):
+    return _huge(c) or c.nonfinite()
+
+
 LANES = "PyTorch's answer depends on the element's position"
+OVERFLOW = "Normalisation at the edge of the float range"
 
 DEVIATIONS = [
     Deviation(LANES, ("gelu",), "NaN where torch gives a number", _nonfinite),
@@ -56,6 +68,10 @@ DEVIATIONS = [
     *(Deviation(LANES, ("relu6",), cls, _nonfinite)
       for cls in ("grad: values differ (float32)", "grad: values differ (float64)")),
     Deviation(LANES, ("logit",), "grad: infinity differs", _neg_zero),
+    *(Deviation(OVERFLOW, (op,), cls, _huge_or_nonfinite)
+      for op in ("batch_norm", "layer_norm", "group_norm")
+      for cls in ("a number where torch gives NaN", "NaN where torch gives a number",
+                  "infinity differs")),
     Deviation("Padding times infinity in convolution", ("conv1d", "conv2d"),
               "NaN where torch gives a number", lambda c: _f16(c) and c.nonfinite()),
     Deviation("float16 gradients round once", ("pow", "pow_scalar", "square"),
