@@ -51,3 +51,86 @@ def test_bmm_refuses_bool_batch1_before_a_dtype_mismatch(torch):
     _same(torch, lambda lib: lib.bmm(lib.ones(1, 2, 3, dtype=lib.bool), lib.ones(1, 3, 2)))
     _same(torch, lambda lib: lib.bmm(lib.ones(1, 2, 3), lib.ones(1, 3, 2, dtype=lib.bool)))
     _same(torch, lambda lib: lib.matmul(lib.ones(2, 2, 3, dtype=lib.bool), lib.ones(2, 3, 2)))
+
+
+def _grads(lib, fn, *arrays, grad=(True, True)):
+    """``fn``'s gradients for the leaves built from ``arrays`` (those flagged in ``grad``),
+    or the exception type and message backward raised."""
+    xs = [lib.tensor(a, requires_grad=g) for a, g in zip(arrays, grad, strict=True)]
+    out = fn(lib, *xs)
+    try:
+        gs = lib.autograd.grad(out.sum(), [x for x in xs if x.requires_grad])
+    except (RuntimeError, TypeError) as e:
+        return type(e).__name__, str(e)
+    return [g.numpy() for g in gs]
+
+
+def _same_grads(torch, fn, *arrays, grad=(True, True)):
+    want, got = _grads(torch, fn, *arrays, grad=grad), _grads(retrograd, fn, *arrays, grad=grad)
+    if isinstance(want, tuple):
+        assert got == want
+        return
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype
+        numpy.testing.assert_allclose(g, w, rtol=1e-3, atol=0)
+
+
+_MASK = numpy.array([True, False])
+_X = numpy.array([0.5, -2.0])
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["logaddexp", "atan2", "pow"])
+@pytest.mark.parametrize("bool_first", [False, True])
+def test_backward_through_a_bool_operand(torch, name, bool_first):
+    """PyTorch's formulas subtract or negate the bool operand, which it refuses."""
+    arrays, grad = ((_MASK, _X), (False, True)) if bool_first else ((_X, _MASK), (True, False))
+    _same_grads(torch, lambda lib, a, b: getattr(lib, name)(a, b), *arrays, grad=grad)
+
+
+@pytest.mark.torch
+def test_logaddexp_gradient_at_infinity(torch):
+    """exp(x - result) is NaN where x is +inf; PyTorch's share there is 1 (or NaN at two)."""
+    a = numpy.array([-0.88, numpy.inf, numpy.inf, -numpy.inf], dtype="float16")
+    b = numpy.array([numpy.inf, 1.0, numpy.inf, -numpy.inf], dtype="float16")
+    _same_grads(torch, lambda lib, x, y: lib.logaddexp(x, y), a, b)
+    _same_grads(torch, lambda lib, x, y: lib.logaddexp2(x, y), a, b)
+
+
+@pytest.mark.torch
+def test_pow_gradient_rounds_exponent_minus_one_to_the_result_dtype(torch):
+    """PyTorch computes ``self ** (exponent - 1)`` in the result dtype: a float16 exponent
+    just above 0 makes it -1 there, finite at a negative base."""
+    base = numpy.array([-1.33e-5, -3.57, 32279.1], dtype="float32")
+    exponent = numpy.array([6.85e-6, -3.9e-4, -0.336], dtype="float16")
+    _same_grads(torch, lambda lib, x, y: lib.pow(x, y), base, exponent)
+    _same_grads(torch, lambda lib, x, y: lib.pow(x, y), numpy.array([-0.699], dtype="float16"),
+                numpy.array(4.5e-5, dtype="float32"), grad=(True, False))
+    _same_grads(torch, lambda lib, x, y: lib.pow(x, y), numpy.array([0.804], dtype="float32"),
+                numpy.array(-386.83))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["int64", "int8", "uint8"])
+def test_integer_pow_with_negative_tensor_exponents(torch, dtype):
+    base, exponent = numpy.arange(-3, 4)[:, None], numpy.arange(-3, 3)
+    if dtype == "uint8":
+        base, exponent = numpy.abs(base), numpy.abs(exponent)
+    _same(torch, lambda lib: lib.pow(lib.tensor(base.astype(dtype)),
+                                     lib.tensor(exponent.astype(dtype))))
+
+
+@pytest.mark.torch
+def test_atan2_gradient_in_float16_and_with_an_integer_operand(torch):
+    """PyTorch's 1 / (self² + other²) is in the result dtype: float16 overflows there."""
+    _same_grads(torch, lambda lib, x, y: lib.atan2(x, y), numpy.array(-506.0, dtype="float16"),
+                numpy.array(0.77, dtype="float32"))
+    _same_grads(torch, lambda lib, x, y: lib.atan2(x, y), numpy.array([0, 0]),
+                numpy.array([0.0102, 0.00065], dtype="float16"), grad=(False, True))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["logaddexp", "pow", "hypot", "remainder"])
+def test_shapes_are_checked_before_the_kernel_dtype(torch, name):
+    _same(torch, lambda lib: getattr(lib, name)(lib.ones(5, dtype=lib.bool),
+                                                lib.ones(4, dtype=lib.bool)))

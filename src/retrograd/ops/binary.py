@@ -8,9 +8,13 @@ import builtins
 import math
 import numbers
 
+import numpy
+
 from .._dtype import FLOAT, result_type
 from .._tensor import Tensor
-from ._registry import _pretty, apply, apply_inplace, defop, register
+from ._registry import (_broadcast_conflict, _broadcast_error, _pretty, apply, apply_inplace,
+                        defop, register)
+from .pointwise import _negate
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide", "remainder",
            "fmod", "pow", "maximum", "minimum", "fmax", "fmin", "where", "clamp",
@@ -42,8 +46,11 @@ def _check_alpha(input, other, alpha):
 
 
 def _check_sub(input, other):
-    a = isinstance(input, Tensor) and input._data.dtype.kind == "b"
-    b = isinstance(other, Tensor) and other._data.dtype.kind == "b"
+    _refuse_bool_sub(isinstance(input, Tensor) and input._data.dtype.kind == "b",
+                     isinstance(other, Tensor) and other._data.dtype.kind == "b")
+
+
+def _refuse_bool_sub(a, b):
     if a and b:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
@@ -67,7 +74,8 @@ def _kernel(name, *operands, refuse="b"):
     "biu" every integer): the promoted operands' dtype decides, as PyTorch's dispatch."""
     d = next(a.dtype for a in operands if hasattr(a, "dtype"))
     if d.kind in refuse:
-        raise NotImplementedError(f'"{name}" not implemented for \'{_pretty(d)}\'')
+        raise (_broadcast_conflict([numpy.shape(a) for a in operands]) or
+               NotImplementedError(f'"{name}" not implemented for \'{_pretty(d)}\''))
     return operands
 
 
@@ -171,13 +179,35 @@ _pow_scalar = defop("pow", _pow_number,
                     vjp={"self": lambda xp, grad, self, exponent: grad * 0 if exponent == 0
                          else grad * exponent * _pow_number(xp, self, exponent - 1)},
                     promote=("self", "exponent"), inputs=("self", "exponent"), jvp="elementwise")
+def _pow_tensor_fwd(xp, self, exponent):
+    """``self ** exponent``; an integer to a negative power is 1 / self truncated (1, -1
+    or 0, and 0 for a base of 0), as PyTorch's kernel, where NumPy refuses it."""
+    self = _kernel("pow", self, exponent)[0]
+    if self.dtype.kind not in "iu" or not (exponent < 0).any():
+        return self ** exponent
+    negative = exponent < 0
+    power = self ** xp.where(negative, 0, exponent)
+    odd = exponent % 2 != 0
+    return xp.where(negative, xp.where(self == 1, 1, xp.where(self == -1, 1 - 2 * odd, 0)),
+                    power).astype(power.dtype, copy=False)
+
+
+def _pow_self_rule(xp, grad, self, exponent):
+    """PyTorch's pow_backward_self, ``exponent * self ** (exponent - 1)``: ``exponent - 1``
+    in the exponent's own dtype (a bool one fails as PyTorch's), then the power in the
+    result's, so a float16 operand rounds it (near -1 that is -1, not NaN at a negative base)."""
+    _refuse_bool_sub(exponent.dtype == bool, False)
+    d = grad.dtype
+    power = xp.astype(self, d, copy=False) ** xp.astype(exponent - 1, d, copy=False)
+    return xp.where(exponent == 0, 0, grad * (xp.astype(exponent, d, copy=False) * power))
+
+
 _pow_tensor = defop(
-    "pow_tensor", lambda xp, self, exponent: _kernel("pow", self, exponent)[0] ** exponent,
-    vjp={"self": lambda xp, grad, self, exponent:
-         xp.where(exponent == 0, 0, grad * exponent * self ** (exponent - 1)),
+    "pow_tensor", _pow_tensor_fwd,
+    vjp={"self": _pow_self_rule,
          "exponent": lambda xp, grad, self, exponent, result:
          _pow_exponent_rule(xp, grad, self, exponent, result)},
-    promote=("self", "exponent"), node="PowBackward1", jvp="elementwise")
+    promote=("self", "exponent"), node="PowBackward1", jvp="elementwise", upcast="forward")
 _pow_scalar_base = defop(
     "pow_scalar_base", lambda xp, self, exponent: self ** exponent,
     vjp={"exponent": lambda xp, grad, self, exponent, result:
@@ -355,19 +385,21 @@ _addcdiv = defop("addcdiv", lambda xp, self, tensor1, tensor2, value:
                       -grad * value * tensor1 / (tensor2 * tensor2)},
                  promote=("self", "tensor1", "tensor2"), to_float=True,
                  into=_addc_into("divide"), jvp="elementwise")
-def _atan2_recip(xp, self, other):
-    """PyTorch's atan2_backward: 1 / (self² + other²), zeroed where infinite, so the
-    gradient at (0, 0) is 0, not NaN (its own derivative there is NaN, as PyTorch's)."""
-    denom = self * self + other * other
+def _atan2_recip(xp, grad, self, other):
+    """PyTorch's atan2_backward: 1 / (self² + other²) in the result's dtype (so an integer
+    operand does not widen it) and in float16 where the operands are, zeroed where the sum
+    is 0, so the gradient at (0, 0) is 0, not NaN (its own derivative there is NaN, as
+    PyTorch's)."""
+    denom = xp.astype(self * self + other * other, grad.dtype, copy=False)
     return xp.where(denom == 0, 0, 1 / denom)
 
 
 _atan2 = defop("atan2", lambda xp, self, other: xp.arctan2(self, other),
                vjp={"self": lambda xp, grad, self, other:
-                    grad * other * _atan2_recip(xp, self, other),
+                    grad * other * _atan2_recip(xp, grad, self, other),
                     "other": lambda xp, grad, self, other:
-                    grad * -self * _atan2_recip(xp, self, other)},
-               promote=_BOTH, to_float=True, jvp="elementwise")
+                    grad * _negate(xp, self) * _atan2_recip(xp, grad, self, other)},
+               promote=_BOTH, to_float=True, jvp="elementwise", upcast="forward")
 _hypot = defop("hypot", lambda xp, self, other: xp.hypot(self, other),
                vjp={"self": lambda grad, self, result: grad * self / result,
                     "other": lambda grad, other, result: grad * other / result},
@@ -579,8 +611,8 @@ def atan2(input, other, *, out=None):
 @register
 def hypot(input, other, *, out=None):
     if result_type(input, _check_tensor(other, "other", "hypot")).category < FLOAT:
-        raise NotImplementedError(f'"hypot_cpu" not implemented for '
-                                  f"'{_pretty(result_type(input, other).np)}'")
+        raise _broadcast_error((input, other), NotImplementedError(
+            f'"hypot_cpu" not implemented for \'{_pretty(result_type(input, other).np)}\''))
     return apply(_hypot, (input, _check_tensor(other, "other", "hypot")))
 
 
