@@ -134,3 +134,11 @@ def test_atan2_gradient_in_float16_and_with_an_integer_operand(torch):
 def test_shapes_are_checked_before_the_kernel_dtype(torch, name):
     _same(torch, lambda lib: getattr(lib, name)(lib.ones(5, dtype=lib.bool),
                                                 lib.ones(4, dtype=lib.bool)))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["remainder", "fmod", "floor_divide"])
+@pytest.mark.parametrize("shapes", [((0,), ()), ((1,), (0,)), ((1,), ())])
+def test_integer_division_by_zero_only_raises_for_a_nonempty_result(torch, name, shapes):
+    _same(torch, lambda lib: getattr(lib, name)(lib.ones(shapes[0], dtype=lib.int64),
+                                                lib.zeros(shapes[1], dtype=lib.bool)))

@@ -80,13 +80,14 @@ def _kernel(name, *operands, refuse="b"):
 
 
 def _int_divisor(self, other):
-    """``other``, checked: integer division by zero raises in PyTorch (NumPy gives 0)."""
+    """``other``, checked: integer division by zero raises in PyTorch (NumPy gives 0), in
+    its kernel's loop, so not where the broadcast result is empty."""
     d = getattr(other, "dtype", None)
     if d is not None:
         zero = d.kind in "iu" and not other.all()
     else:
         zero = type(other) is int and other == 0 and self.dtype.kind in "iu"
-    if zero:
+    if zero and math.prod(numpy.broadcast_shapes(numpy.shape(self), numpy.shape(other))):
         raise RuntimeError("ZeroDivisionError")
     return other
 
