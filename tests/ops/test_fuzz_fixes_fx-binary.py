@@ -142,3 +142,12 @@ def test_shapes_are_checked_before_the_kernel_dtype(torch, name):
 def test_integer_division_by_zero_only_raises_for_a_nonempty_result(torch, name, shapes):
     _same(torch, lambda lib: getattr(lib, name)(lib.ones(shapes[0], dtype=lib.int64),
                                                 lib.zeros(shapes[1], dtype=lib.bool)))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("alpha", [2, 0, -1])
+def test_add_alpha_of_bools_stays_bool(torch, alpha):
+    """PyTorch casts alpha to the result dtype, bool here: nonzero is True."""
+    a, b = [True, False, True, False], [True, True, False, False]
+    _same(torch, lambda lib: lib.add(lib.tensor(a), lib.tensor(b), alpha=alpha))
+    _same(torch, lambda lib: lib.tensor(a).add_(lib.tensor(b), alpha=alpha))

@@ -40,9 +40,13 @@ def _check_tensor(x, name, fn):
 
 
 def _check_alpha(input, other, alpha):
-    if type(alpha) is float and result_type(input, other).category < FLOAT:
+    """``alpha``, checked and cast as PyTorch casts it to the result dtype: for a bool
+    result any nonzero alpha is True, so ``True + True * 2`` stays bool."""
+    rt = result_type(input, other)
+    if type(alpha) is float and rt.category < FLOAT:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
+    return builtins.bool(alpha) if rt.np.kind == "b" else alpha
 
 
 def _check_sub(input, other):
@@ -441,7 +445,7 @@ _xlogy_scalar_other = defop("xlogy", _xlogy_fwd, vjp={"self": _xlogy_self_rule},
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
     if alpha != 1:
-        _check_alpha(input, other, alpha)
+        alpha = _check_alpha(input, other, alpha)
     return apply(_add, (input, _check(other, "other", "add")), (alpha,))
 
 
@@ -632,7 +636,7 @@ clip = clamp
 @register(function=False)
 def add_(self, other, *, alpha=1):
     if alpha != 1:
-        _check_alpha(self, other, alpha)
+        alpha = _check_alpha(self, other, alpha)
     return apply_inplace(_add, self, (other,), (alpha,))
 
 
