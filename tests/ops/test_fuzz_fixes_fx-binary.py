@@ -151,3 +151,16 @@ def test_add_alpha_of_bools_stays_bool(torch, alpha):
     a, b = [True, False, True, False], [True, True, False, False]
     _same(torch, lambda lib: lib.add(lib.tensor(a), lib.tensor(b), alpha=alpha))
     _same(torch, lambda lib: lib.tensor(a).add_(lib.tensor(b), alpha=alpha))
+
+
+@pytest.mark.torch
+def test_div_gradients_compute_in_the_result_dtype(torch):
+    """PyTorch's ``(self / other) / other`` rounds to float16 at each step (overflowing
+    where it does); a 0-d operand joins as a float32 scalar, unrounded."""
+    div = (lambda lib, x, y: lib.div(x, y))  # noqa: E731 - one call, three cases
+    _same_grads(torch, div, numpy.array([-0.546, -1.016, 1.585], dtype="float16"),
+                numpy.array(0.15278097987174988, dtype="float32"))
+    _same_grads(torch, div, numpy.array([300.0, -2.0], dtype="float16"),
+                numpy.array(0.01, dtype="float32"))
+    _same_grads(torch, div, numpy.array([[30000, -7, 1]]),
+                numpy.array([0.0015, 0.3, 1e-4], dtype="float16"), grad=(False, True))

@@ -121,11 +121,29 @@ _mul = defop("mul", lambda xp, self, other: self * other,
                   "other": lambda grad, self: grad * self},
              promote=_BOTH, into=lambda xp, out, self, other: xp.multiply(self, other, out=out),
              jvp="elementwise")
+def _in_result_dtype(xp, grad, *arrays):
+    """``arrays`` as PyTorch's backward formula sees them, computing in the result's dtype
+    (``grad``'s): a wider operand is rounded to it, except a 0-d one, which its kernels
+    take as a scalar of the compute type (float32 for float16)."""
+    compute = "float32" if grad.dtype == "float16" else grad.dtype
+    return [a if not hasattr(a, "dtype") else
+            xp.astype(a, compute if a.ndim == 0 else grad.dtype, copy=False) for a in arrays]
+
+
+def _div_other_rule(xp, grad, self, other):
+    """PyTorch's ``-grad * ((self / other) / other)``, each step rounded to the result's
+    dtype (so float16 overflows where PyTorch's does)."""
+    self, other = _in_result_dtype(xp, grad, self, other)
+    q = xp.astype(self / other, grad.dtype, copy=False)
+    return -grad * xp.astype(q / other, grad.dtype, copy=False)
+
+
 _div = defop("div", lambda xp, self, other: self / other,
-             vjp={"self": lambda grad, other: grad / other,
-                  "other": lambda grad, self, other: -grad * (self / other) / other},
+             vjp={"self": lambda xp, grad, other: grad / _in_result_dtype(xp, grad, other)[0],
+                  "other": _div_other_rule},
              promote=_BOTH, to_float=True,
-             into=lambda xp, out, self, other: xp.divide(self, other, out=out), jvp="elementwise")
+             into=lambda xp, out, self, other: xp.divide(self, other, out=out), jvp="elementwise",
+             upcast="forward")
 def _div_rounding_fwd(xp, self, other, rounding_mode):
     self, other = _kernel(f"div_{rounding_mode}_cpu", self, other)
     if rounding_mode == "floor":
