@@ -165,3 +165,17 @@ def test_div_gradients_compute_in_the_result_dtype(torch):
                 numpy.array(0.01, dtype="float32"))
     _same_grads(torch, div, numpy.array([[30000, -7, 1]]),
                 numpy.array([0.0015, 0.3, 1e-4], dtype="float16"), grad=(False, True))
+
+
+@pytest.mark.torch
+def test_remainder_gradient_computes_in_the_result_dtype(torch):
+    """PyTorch's ``-grad * floor(self / other)`` is float16 where the result is: it
+    overflows there, where NumPy's promotion to a 0-d float64 operand did not."""
+    def remainder(lib, x, y):
+        return lib.remainder(x, y)
+    _same_grads(torch, remainder, numpy.array([0.5, -32752.0, -40000.0], dtype="float16"),
+                numpy.array(-0.6269665491802744))
+    _same_grads(torch, remainder, numpy.array(-429.24, dtype="float32"),
+                numpy.array([12088.0, -0.00604, 5.26e-05], dtype="float16"))
+    _same_grads(torch, remainder, numpy.array(3000), numpy.array([0.0013], dtype="float16"),
+                grad=(False, True))

@@ -121,15 +121,6 @@ _mul = defop("mul", lambda xp, self, other: self * other,
                   "other": lambda grad, self: grad * self},
              promote=_BOTH, into=lambda xp, out, self, other: xp.multiply(self, other, out=out),
              jvp="elementwise")
-def _in_result_dtype(xp, grad, *arrays):
-    """``arrays`` as PyTorch's backward formula sees them, computing in the result's dtype
-    (``grad``'s): a wider operand is rounded to it, except a 0-d one, which its kernels
-    take as a scalar of the compute type (float32 for float16)."""
-    compute = "float32" if grad.dtype == "float16" else grad.dtype
-    return [a if not hasattr(a, "dtype") else
-            xp.astype(a, compute if a.ndim == 0 else grad.dtype, copy=False) for a in arrays]
-
-
 def _div_other_rule(xp, grad, self, other):
     """PyTorch's ``-grad * ((self / other) / other)``, each step rounded to the result's
     dtype (so float16 overflows where PyTorch's does)."""
@@ -165,6 +156,15 @@ _floor_divide = defop("floor_divide",
                       promote=_BOTH, node=_NYI, jvp="elementwise")
 
 
+def _in_result_dtype(xp, grad, *arrays):
+    """``arrays`` as PyTorch's backward formula sees them, computing in the result's dtype
+    (``grad``'s): a wider operand is rounded to it, except a 0-d one, which its kernels
+    take as a scalar of the compute type (float32 for float16)."""
+    compute = "float32" if grad.dtype == "float16" else grad.dtype
+    return [a if not hasattr(a, "dtype") else
+            xp.astype(a, compute if a.ndim == 0 else grad.dtype, copy=False) for a in arrays]
+
+
 def _remainder_fwd(xp, self, other):
     self, other = _kernel("remainder_cpu", self, other)
     return xp.remainder(self, _int_divisor(self, other))
@@ -175,11 +175,16 @@ def _fmod_fwd(xp, self, other):
     return xp.fmod(self, _int_divisor(self, other))
 
 
+def _remainder_other_rule(xp, grad, self, other):
+    """PyTorch's ``-grad * self.div(other, rounding_mode="floor")``, in the result's dtype."""
+    self, other = _in_result_dtype(xp, grad, self, other)
+    return -grad * xp.astype(xp.floor_divide(self, other), grad.dtype, copy=False)
+
+
 _remainder = defop("remainder", _remainder_fwd,
-                   vjp={"self": lambda grad: grad,
-                        "other": lambda xp, grad, self, other:
-                        -grad * xp.floor_divide(self, other)},
-                   promote=_BOTH, node="RemainderBackward1", jvp="elementwise")
+                   vjp={"self": lambda grad: grad, "other": _remainder_other_rule},
+                   promote=_BOTH, node="RemainderBackward1", jvp="elementwise",
+                   upcast="forward")
 _remainder_scalar = defop("remainder", _remainder_fwd, vjp={"self": lambda grad: grad},
                           inputs=_BOTH, promote=_BOTH, jvp="elementwise")
 _remainder_scalar_self = defop("remainder", _remainder_fwd,
