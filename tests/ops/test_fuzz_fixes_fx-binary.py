@@ -179,3 +179,16 @@ def test_remainder_gradient_computes_in_the_result_dtype(torch):
                 numpy.array([12088.0, -0.00604, 5.26e-05], dtype="float16"))
     _same_grads(torch, remainder, numpy.array(3000), numpy.array([0.0013], dtype="float16"),
                 grad=(False, True))
+
+
+@pytest.mark.torch
+def test_hypot_gradient_in_float16(torch):
+    """PyTorch's ``grad * other / result`` runs in float16, rounding at each step: a
+    gradient of 4 times -64832 overflows before the division."""
+    def hypot(lib, x, y):
+        return lib.hypot(x, y) * 4
+    _same_grads(torch, hypot, numpy.array(3),
+                numpy.array([0.000811, 407.0, -64832.0, 2.69, 765.5, -22368.0], dtype="float16"),
+                grad=(False, True))
+    _same_grads(torch, hypot, numpy.array([-0.7], dtype="float16"),
+                numpy.array([True, False, True, False]), grad=(True, False))

@@ -431,7 +431,7 @@ _atan2 = defop("atan2", lambda xp, self, other: xp.arctan2(self, other),
 _hypot = defop("hypot", lambda xp, self, other: xp.hypot(self, other),
                vjp={"self": lambda grad, self, result: grad * self / result,
                     "other": lambda grad, other, result: grad * other / result},
-               promote=_BOTH, to_float=True, jvp="elementwise")
+               promote=_BOTH, to_float=True, jvp="elementwise", upcast="forward")
 def _xlogy_fwd(xp, self, other):
     """``self * log(other)``, 0 where self is 0 (unless other is NaN); a Python number
     operand joins as an array of the tensor's dtype, so it cannot widen the result."""
