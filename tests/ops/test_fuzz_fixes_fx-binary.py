@@ -192,3 +192,12 @@ def test_hypot_gradient_in_float16(torch):
                 grad=(False, True))
     _same_grads(torch, hypot, numpy.array([-0.7], dtype="float16"),
                 numpy.array([True, False, True, False]), grad=(True, False))
+
+
+@pytest.mark.torch
+def test_norm_gradient_in_float16(torch):
+    """PyTorch's norm backward (``self * |self|**(p-2) * grad / norm**(p-1)``) runs in
+    float16, overflowing and underflowing where a float32 computation does not."""
+    x = numpy.array([[7.70e-05, 0.00744], [4.28e-05, 683.0], [0.00224, 9.695],
+                     [-6.91e-06, -0.000107]], dtype="float16")
+    _same_grads(torch, lambda lib, a: lib.norm(a, dim=0, keepdim=True, p=3), x, grad=(True,))
