@@ -201,3 +201,13 @@ def test_norm_gradient_in_float16(torch):
     x = numpy.array([[7.70e-05, 0.00744], [4.28e-05, 683.0], [0.00224, 9.695],
                      [-6.91e-06, -0.000107]], dtype="float16")
     _same_grads(torch, lambda lib, a: lib.norm(a, dim=0, keepdim=True, p=3), x, grad=(True,))
+
+
+@pytest.mark.torch
+def test_fmod_gradient_computes_in_the_result_dtype(torch):
+    """``trunc(self / other)`` in float16, as PyTorch's: dividing by a subnormal
+    overflows to inf there, and -inf + inf sums to NaN."""
+    def fmod(lib, x, y):
+        return lib.fmod(x, y)
+    _same_grads(torch, fmod, numpy.array([[-2], [-1], [3]]),
+                numpy.array([-5.960464477539063e-08], dtype="float16"), grad=(False, True))

@@ -190,10 +190,15 @@ _remainder_scalar = defop("remainder", _remainder_fwd, vjp={"self": lambda grad:
 _remainder_scalar_self = defop("remainder", _remainder_fwd,
                                vjp={"other": _no_derivative("remainder")}, inputs=_BOTH,
                                promote=_BOTH, node=_NYI, jvp="elementwise")
+def _fmod_other_rule(xp, grad, self, other):
+    """PyTorch's ``-grad * self.div(other, rounding_mode="trunc")``, in the result's dtype."""
+    self, other = _in_result_dtype(xp, grad, self, other)
+    return -grad * xp.astype(xp.trunc(self / other), grad.dtype, copy=False)
+
+
 _fmod = defop("fmod", _fmod_fwd,
-              vjp={"self": lambda grad: grad,
-                   "other": lambda xp, grad, self, other: -grad * xp.trunc(self / other)},
-              promote=_BOTH, node="FmodBackward1", jvp="elementwise")
+              vjp={"self": lambda grad: grad, "other": _fmod_other_rule},
+              promote=_BOTH, node="FmodBackward1", jvp="elementwise", upcast="forward")
 _fmod_scalar = defop("fmod", _fmod_fwd,
                      vjp={"self": lambda grad: grad}, inputs=_BOTH, promote=_BOTH,
                      jvp="elementwise")
