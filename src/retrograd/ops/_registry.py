@@ -525,11 +525,14 @@ def _broadcast_error(values, error):
     """PyTorch's RuntimeError for tensors whose shapes do not broadcast (NumPy raises a
     ValueError), naming the first conflict as PyTorch does, operand by operand; any other
     ``error`` is returned unchanged."""
+    return _broadcast_conflict([v._data.shape for v in values if isinstance(v, Tensor)]) or error
+
+
+def _broadcast_conflict(shapes):
+    """The RuntimeError PyTorch raises for the first pair of ``shapes`` that do not
+    broadcast, or None. Its elementwise kernels check shapes before dtypes."""
     shape = None
-    for v in values:
-        if not isinstance(v, Tensor):
-            continue
-        s = v._data.shape
+    for s in shapes:
         if shape is None:
             shape = s
             continue
@@ -540,4 +543,4 @@ def _broadcast_error(values, error):
                 return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor "
                                     f"b ({y}) at non-singleton dimension {i}")
         shape = tuple(y if x == 1 else x for x, y in zip(a, b, strict=True))
-    return error
+    return None

@@ -8,9 +8,13 @@ import builtins
 import math
 import numbers
 
+import numpy
+
 from .._dtype import FLOAT, result_type
 from .._tensor import Tensor
-from ._registry import _pretty, apply, apply_inplace, defop, register
+from ._registry import (_broadcast_conflict, _broadcast_error, _pretty, apply, apply_inplace,
+                        defop, register)
+from .pointwise import _negate
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide", "remainder",
            "fmod", "pow", "maximum", "minimum", "fmax", "fmin", "where", "clamp",
@@ -36,14 +40,21 @@ def _check_tensor(x, name, fn):
 
 
 def _check_alpha(input, other, alpha):
-    if type(alpha) is float and result_type(input, other).category < FLOAT:
+    """``alpha``, checked and cast as PyTorch casts it to the result dtype: for a bool
+    result any nonzero alpha is True, so ``True + True * 2`` stays bool."""
+    rt = result_type(input, other)
+    if type(alpha) is float and rt.category < FLOAT:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
+    return builtins.bool(alpha) if rt.np.kind == "b" else alpha
 
 
 def _check_sub(input, other):
-    a = isinstance(input, Tensor) and input._data.dtype.kind == "b"
-    b = isinstance(other, Tensor) and other._data.dtype.kind == "b"
+    _refuse_bool_sub(isinstance(input, Tensor) and input._data.dtype.kind == "b",
+                     isinstance(other, Tensor) and other._data.dtype.kind == "b")
+
+
+def _refuse_bool_sub(a, b):
     if a and b:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
@@ -67,18 +78,20 @@ def _kernel(name, *operands, refuse="b"):
     "biu" every integer): the promoted operands' dtype decides, as PyTorch's dispatch."""
     d = next(a.dtype for a in operands if hasattr(a, "dtype"))
     if d.kind in refuse:
-        raise NotImplementedError(f'"{name}" not implemented for \'{_pretty(d)}\'')
+        raise (_broadcast_conflict([numpy.shape(a) for a in operands]) or
+               NotImplementedError(f'"{name}" not implemented for \'{_pretty(d)}\''))
     return operands
 
 
 def _int_divisor(self, other):
-    """``other``, checked: integer division by zero raises in PyTorch (NumPy gives 0)."""
+    """``other``, checked: integer division by zero raises in PyTorch (NumPy gives 0), in
+    its kernel's loop, so not where the broadcast result is empty."""
     d = getattr(other, "dtype", None)
     if d is not None:
         zero = d.kind in "iu" and not other.all()
     else:
         zero = type(other) is int and other == 0 and self.dtype.kind in "iu"
-    if zero:
+    if zero and math.prod(numpy.broadcast_shapes(numpy.shape(self), numpy.shape(other))):
         raise RuntimeError("ZeroDivisionError")
     return other
 
@@ -108,11 +121,20 @@ _mul = defop("mul", lambda xp, self, other: self * other,
                   "other": lambda grad, self: grad * self},
              promote=_BOTH, into=lambda xp, out, self, other: xp.multiply(self, other, out=out),
              jvp="elementwise")
+def _div_other_rule(xp, grad, self, other):
+    """PyTorch's ``-grad * ((self / other) / other)``, each step rounded to the result's
+    dtype (so float16 overflows where PyTorch's does)."""
+    self, other = _in_result_dtype(xp, grad, self, other)
+    q = xp.astype(self / other, grad.dtype, copy=False)
+    return -grad * xp.astype(q / other, grad.dtype, copy=False)
+
+
 _div = defop("div", lambda xp, self, other: self / other,
-             vjp={"self": lambda grad, other: grad / other,
-                  "other": lambda grad, self, other: -grad * (self / other) / other},
+             vjp={"self": lambda xp, grad, other: grad / _in_result_dtype(xp, grad, other)[0],
+                  "other": _div_other_rule},
              promote=_BOTH, to_float=True,
-             into=lambda xp, out, self, other: xp.divide(self, other, out=out), jvp="elementwise")
+             into=lambda xp, out, self, other: xp.divide(self, other, out=out), jvp="elementwise",
+             upcast="forward")
 def _div_rounding_fwd(xp, self, other, rounding_mode):
     self, other = _kernel(f"div_{rounding_mode}_cpu", self, other)
     if rounding_mode == "floor":
@@ -134,6 +156,15 @@ _floor_divide = defop("floor_divide",
                       promote=_BOTH, node=_NYI, jvp="elementwise")
 
 
+def _in_result_dtype(xp, grad, *arrays):
+    """``arrays`` as PyTorch's backward formula sees them, computing in the result's dtype
+    (``grad``'s): a wider operand is rounded to it, except a 0-d one, which its kernels
+    take as a scalar of the compute type (float32 for float16)."""
+    compute = "float32" if grad.dtype == "float16" else grad.dtype
+    return [a if not hasattr(a, "dtype") else
+            xp.astype(a, compute if a.ndim == 0 else grad.dtype, copy=False) for a in arrays]
+
+
 def _remainder_fwd(xp, self, other):
     self, other = _kernel("remainder_cpu", self, other)
     return xp.remainder(self, _int_divisor(self, other))
@@ -144,20 +175,30 @@ def _fmod_fwd(xp, self, other):
     return xp.fmod(self, _int_divisor(self, other))
 
 
+def _remainder_other_rule(xp, grad, self, other):
+    """PyTorch's ``-grad * self.div(other, rounding_mode="floor")``, in the result's dtype."""
+    self, other = _in_result_dtype(xp, grad, self, other)
+    return -grad * xp.astype(xp.floor_divide(self, other), grad.dtype, copy=False)
+
+
 _remainder = defop("remainder", _remainder_fwd,
-                   vjp={"self": lambda grad: grad,
-                        "other": lambda xp, grad, self, other:
-                        -grad * xp.floor_divide(self, other)},
-                   promote=_BOTH, node="RemainderBackward1", jvp="elementwise")
+                   vjp={"self": lambda grad: grad, "other": _remainder_other_rule},
+                   promote=_BOTH, node="RemainderBackward1", jvp="elementwise",
+                   upcast="forward")
 _remainder_scalar = defop("remainder", _remainder_fwd, vjp={"self": lambda grad: grad},
                           inputs=_BOTH, promote=_BOTH, jvp="elementwise")
 _remainder_scalar_self = defop("remainder", _remainder_fwd,
                                vjp={"other": _no_derivative("remainder")}, inputs=_BOTH,
                                promote=_BOTH, node=_NYI, jvp="elementwise")
+def _fmod_other_rule(xp, grad, self, other):
+    """PyTorch's ``-grad * self.div(other, rounding_mode="trunc")``, in the result's dtype."""
+    self, other = _in_result_dtype(xp, grad, self, other)
+    return -grad * xp.astype(xp.trunc(self / other), grad.dtype, copy=False)
+
+
 _fmod = defop("fmod", _fmod_fwd,
-              vjp={"self": lambda grad: grad,
-                   "other": lambda xp, grad, self, other: -grad * xp.trunc(self / other)},
-              promote=_BOTH, node="FmodBackward1", jvp="elementwise")
+              vjp={"self": lambda grad: grad, "other": _fmod_other_rule},
+              promote=_BOTH, node="FmodBackward1", jvp="elementwise", upcast="forward")
 _fmod_scalar = defop("fmod", _fmod_fwd,
                      vjp={"self": lambda grad: grad}, inputs=_BOTH, promote=_BOTH,
                      jvp="elementwise")
@@ -171,13 +212,35 @@ _pow_scalar = defop("pow", _pow_number,
                     vjp={"self": lambda xp, grad, self, exponent: grad * 0 if exponent == 0
                          else grad * exponent * _pow_number(xp, self, exponent - 1)},
                     promote=("self", "exponent"), inputs=("self", "exponent"), jvp="elementwise")
+def _pow_tensor_fwd(xp, self, exponent):
+    """``self ** exponent``; an integer to a negative power is 1 / self truncated (1, -1
+    or 0, and 0 for a base of 0), as PyTorch's kernel, where NumPy refuses it."""
+    self = _kernel("pow", self, exponent)[0]
+    if self.dtype.kind not in "iu" or not (exponent < 0).any():
+        return self ** exponent
+    negative = exponent < 0
+    power = self ** xp.where(negative, 0, exponent)
+    odd = exponent % 2 != 0
+    return xp.where(negative, xp.where(self == 1, 1, xp.where(self == -1, 1 - 2 * odd, 0)),
+                    power).astype(power.dtype, copy=False)
+
+
+def _pow_self_rule(xp, grad, self, exponent):
+    """PyTorch's pow_backward_self, ``exponent * self ** (exponent - 1)``: ``exponent - 1``
+    in the exponent's own dtype (a bool one fails as PyTorch's), then the power in the
+    result's, so a float16 operand rounds it (near -1 that is -1, not NaN at a negative base)."""
+    _refuse_bool_sub(exponent.dtype == bool, False)
+    d = grad.dtype
+    power = xp.astype(self, d, copy=False) ** xp.astype(exponent - 1, d, copy=False)
+    return xp.where(exponent == 0, 0, grad * (xp.astype(exponent, d, copy=False) * power))
+
+
 _pow_tensor = defop(
-    "pow_tensor", lambda xp, self, exponent: _kernel("pow", self, exponent)[0] ** exponent,
-    vjp={"self": lambda xp, grad, self, exponent:
-         xp.where(exponent == 0, 0, grad * exponent * self ** (exponent - 1)),
+    "pow_tensor", _pow_tensor_fwd,
+    vjp={"self": _pow_self_rule,
          "exponent": lambda xp, grad, self, exponent, result:
          _pow_exponent_rule(xp, grad, self, exponent, result)},
-    promote=("self", "exponent"), node="PowBackward1", jvp="elementwise")
+    promote=("self", "exponent"), node="PowBackward1", jvp="elementwise", upcast="forward")
 _pow_scalar_base = defop(
     "pow_scalar_base", lambda xp, self, exponent: self ** exponent,
     vjp={"exponent": lambda xp, grad, self, exponent, result:
@@ -355,23 +418,25 @@ _addcdiv = defop("addcdiv", lambda xp, self, tensor1, tensor2, value:
                       -grad * value * tensor1 / (tensor2 * tensor2)},
                  promote=("self", "tensor1", "tensor2"), to_float=True,
                  into=_addc_into("divide"), jvp="elementwise")
-def _atan2_recip(xp, self, other):
-    """PyTorch's atan2_backward: 1 / (self² + other²), zeroed where infinite, so the
-    gradient at (0, 0) is 0, not NaN (its own derivative there is NaN, as PyTorch's)."""
-    denom = self * self + other * other
+def _atan2_recip(xp, grad, self, other):
+    """PyTorch's atan2_backward: 1 / (self² + other²) in the result's dtype (so an integer
+    operand does not widen it) and in float16 where the operands are, zeroed where the sum
+    is 0, so the gradient at (0, 0) is 0, not NaN (its own derivative there is NaN, as
+    PyTorch's)."""
+    denom = xp.astype(self * self + other * other, grad.dtype, copy=False)
     return xp.where(denom == 0, 0, 1 / denom)
 
 
 _atan2 = defop("atan2", lambda xp, self, other: xp.arctan2(self, other),
                vjp={"self": lambda xp, grad, self, other:
-                    grad * other * _atan2_recip(xp, self, other),
+                    grad * other * _atan2_recip(xp, grad, self, other),
                     "other": lambda xp, grad, self, other:
-                    grad * -self * _atan2_recip(xp, self, other)},
-               promote=_BOTH, to_float=True, jvp="elementwise")
+                    grad * _negate(xp, self) * _atan2_recip(xp, grad, self, other)},
+               promote=_BOTH, to_float=True, jvp="elementwise", upcast="forward")
 _hypot = defop("hypot", lambda xp, self, other: xp.hypot(self, other),
                vjp={"self": lambda grad, self, result: grad * self / result,
                     "other": lambda grad, other, result: grad * other / result},
-               promote=_BOTH, to_float=True, jvp="elementwise")
+               promote=_BOTH, to_float=True, jvp="elementwise", upcast="forward")
 def _xlogy_fwd(xp, self, other):
     """``self * log(other)``, 0 where self is 0 (unless other is NaN); a Python number
     operand joins as an array of the tensor's dtype, so it cannot widen the result."""
@@ -408,7 +473,7 @@ _xlogy_scalar_other = defop("xlogy", _xlogy_fwd, vjp={"self": _xlogy_self_rule},
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
     if alpha != 1:
-        _check_alpha(input, other, alpha)
+        alpha = _check_alpha(input, other, alpha)
     return apply(_add, (input, _check(other, "other", "add")), (alpha,))
 
 
@@ -579,8 +644,8 @@ def atan2(input, other, *, out=None):
 @register
 def hypot(input, other, *, out=None):
     if result_type(input, _check_tensor(other, "other", "hypot")).category < FLOAT:
-        raise NotImplementedError(f'"hypot_cpu" not implemented for '
-                                  f"'{_pretty(result_type(input, other).np)}'")
+        raise _broadcast_error((input, other), NotImplementedError(
+            f'"hypot_cpu" not implemented for \'{_pretty(result_type(input, other).np)}\''))
     return apply(_hypot, (input, _check_tensor(other, "other", "hypot")))
 
 
@@ -599,7 +664,7 @@ clip = clamp
 @register(function=False)
 def add_(self, other, *, alpha=1):
     if alpha != 1:
-        _check_alpha(self, other, alpha)
+        alpha = _check_alpha(self, other, alpha)
     return apply_inplace(_add, self, (other,), (alpha,))
 
 

@@ -95,9 +95,11 @@ def _dtype_name(d):
             "uint8": "unsigned char", "bool": "bool"}.get(d.name, d.name)
 
 
-def _no_bool(a, kernel):
-    """PyTorch has no bool products; its message names the kernel that refused."""
-    if a._data.dtype.kind == "b":
+def _no_bool(a, kernel, out_numel=1, k=1):
+    """PyTorch has no bool products; its message names the kernel that refused. Its
+    gemm-based kernels return early (an empty or zero-filled result) before dispatching on
+    the dtype when the result is empty or the inner size ``k`` is 0."""
+    if a._data.dtype.kind == "b" and out_numel and k:
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
@@ -107,12 +109,12 @@ def _check_mm(a, b, shape_a=None):
     if da != db:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{_dtype_name(da)} != {_dtype_name(db)}")
-    _no_bool(a, "addmm_impl_cpu_")
     sa = shape_a or a._data.shape
     sb = b._data.shape
     if sa[-1] != sb[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and "
                            f"{sb[0]}x{sb[1]})")
+    _no_bool(a, "addmm_impl_cpu_", sa[0] * sb[1], sa[1])
 
 
 def _check_mv(a, v, rows):
@@ -120,11 +122,11 @@ def _check_mv(a, v, rows):
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
                            f"{_pretty(v._data.dtype)}, {_pretty(a._data.dtype)}, and "
                            f"{_pretty(v._data.dtype)}")
-    _no_bool(a, "addmv_impl_cpu")
     n = a._data.shape[-1]
     if n != v._data.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{n}), vec "
                            f"({v._data.shape[0]})")
+    _no_bool(a, "addmv_impl_cpu", rows, n)
 
 
 def _check_dot(a, b):
@@ -134,12 +136,12 @@ def _check_dot(a, b):
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                            f"{_pretty(a._data.dtype)} and {_pretty(b._data.dtype)}")
-    _no_bool(a, "dot")
     n, m = a._data.shape[0], b._data.shape[0]
     if n != m:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to "
                            f"have the same number of elements, but got {n} and {m} elements "
                            f"respectively")
+    _no_bool(a, "dot")
 
 
 def _batch_shape(sa, sb):
@@ -164,10 +166,16 @@ def _check_batched(a, b):
         b_count = math.prod(batch)
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{b_count}, {n}] but got: [{b_count}, {k}].")
-    if a._data.dtype != b._data.dtype:
-        raise RuntimeError(f"expected scalar type {_pretty(a._data.dtype)} but found "
-                           f"{_pretty(b._data.dtype)}")
-    _no_bool(a, "bmm")
+    rows, cols = (sa[-2] if len(sa) > 1 else 1), (sb[-1] if len(sb) > 1 else 1)
+    _check_bmm_dtypes(a, b, math.prod(batch) * rows * cols, n)
+
+
+def _check_bmm_dtypes(b1, b2, out_numel, k):
+    """bmm dispatches on batch1's dtype (refusing bool) before it finds batch2's differs."""
+    _no_bool(b1, "bmm", out_numel, k)
+    if b1._data.dtype != b2._data.dtype:
+        raise RuntimeError(f"expected scalar type {_pretty(b1._data.dtype)} but found "
+                           f"{_pretty(b2._data.dtype)}")
 
 
 def _tensor_arg(x, name, pos, fn):
@@ -238,10 +246,7 @@ def _check_bmm(b1, b2):
     if s2[0] != s1[0] or s2[1] != s1[2]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{s1[0]}, {s1[2]}] but got: [{s2[0]}, {s2[1]}].")
-    if b1._data.dtype != b2._data.dtype:
-        raise RuntimeError(f"expected scalar type {_pretty(b1._data.dtype)} but found "
-                           f"{_pretty(b2._data.dtype)}")
-    _no_bool(b1, "bmm")
+    _check_bmm_dtypes(b1, b2, s1[0] * s1[1] * s2[2], s1[2])
 
 
 @register

@@ -548,7 +548,7 @@ def _norm_rule(xp, grad, self, result, p, dim, keepdim):
 
 
 _norm = defop("norm", _vector_norm, vjp={"self": _norm_rule}, node="LinalgVectorNormBackward0",
-              jvp="transpose")
+              jvp="transpose", upcast="forward")
 
 
 @register

@@ -12,8 +12,8 @@ import math
 
 import numpy
 
-from ._registry import _pretty, apply, apply_inplace, defop, register
-from .binary import _NYI, _check_tensor, _no_derivative
+from ._registry import _broadcast_error, _pretty, apply, apply_inplace, defop, register
+from .binary import _NYI, _check_tensor, _no_derivative, _refuse_bool_sub
 from .shape import call
 
 __all__ = ["logaddexp", "logaddexp2", "erfc", "erfinv", "lgamma", "digamma", "polygamma",
@@ -103,16 +103,25 @@ _deg2rad = _unary("deg2rad", lambda xp, self: self * (math.pi / 180),
 _rad2deg = _unary("rad2deg", lambda xp, self: self * (180 / math.pi),
                   lambda grad: grad * (180 / math.pi), node="Rad2DegBackward0")
 
-# exp(x - result) <= 1: no overflow, in the gradient or its derivatives
+def _share(xp, x, other, result, base_log=1):
+    """``exp(x - result)`` (``2**`` for logaddexp2), x's share of the sum: at most 1, so no
+    overflow in the gradient or its derivatives. It is 1 where x alone is +inf, as PyTorch's
+    ``grad / (1 + exp(other - x))``, and a bool operand fails as PyTorch's subtraction."""
+    _refuse_bool_sub(x.dtype == bool, other.dtype == bool)
+    return xp.where((x == math.inf) & (other < math.inf), 1, xp.exp((x - result) * base_log))
+
+
 _logaddexp = defop("logaddexp", lambda xp, self, other: xp.logaddexp(self, other),
-                   vjp={"self": lambda xp, grad, self, result: grad * xp.exp(self - result),
-                        "other": lambda xp, grad, other, result: grad * xp.exp(other - result)},
+                   vjp={"self": lambda xp, grad, self, other, result:
+                        grad * _share(xp, self, other, result),
+                        "other": lambda xp, grad, self, other, result:
+                        grad * _share(xp, other, self, result)},
                    promote=_BOTH, jvp="elementwise")
 _logaddexp2 = defop("logaddexp2", lambda xp, self, other: xp.logaddexp2(self, other),
-                    vjp={"self": lambda xp, grad, self, result:
-                         grad * xp.exp((self - result) * _LN2),
-                         "other": lambda xp, grad, other, result:
-                         grad * xp.exp((other - result) * _LN2)},
+                    vjp={"self": lambda xp, grad, self, other, result:
+                         grad * _share(xp, self, other, result, _LN2),
+                         "other": lambda xp, grad, self, other, result:
+                         grad * _share(xp, other, self, result, _LN2)},
                     promote=_BOTH, jvp="elementwise")
 
 
@@ -192,8 +201,8 @@ def _binary_public(name, op, kernel):
     def fn(input, other, *, out=None):
         _check_tensor(other, "other", name)
         if input._data.dtype.kind not in "fc" and other._data.dtype.kind not in "fc":
-            raise NotImplementedError(f'"{kernel}" not implemented for '
-                                      f"'{_pretty(input._data.dtype)}'")
+            raise _broadcast_error((input, other), NotImplementedError(
+                f'"{kernel}" not implemented for \'{_pretty(input._data.dtype)}\''))
         return apply(op, (input, other))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"``{name}``: the log of the sum of exponentials, without overflow."

@@ -1,0 +1,213 @@
+"""Binary ops and matrix products at the edges the differential fuzz found, against
+PyTorch: bool products with an empty result or inner size 0, check order of shape,
+dtype and bool errors, and backward errors and gradients at special values."""
+
+import numpy
+import pytest
+
+import retrograd
+
+
+def _outcome(lib, fn):
+    """The result (as NumPy, with its dtype name) or the exception type and message."""
+    try:
+        out = fn(lib)
+    except (RuntimeError, NotImplementedError, TypeError, ValueError) as e:
+        return type(e).__name__, str(e)
+    return str(out.dtype).removeprefix("torch."), out.detach().numpy()
+
+
+def _same(torch, fn):
+    want, got = _outcome(torch, fn), _outcome(retrograd, fn)
+    assert got[0] == want[0]
+    if isinstance(want[1], str):
+        assert got[1] == want[1]
+    else:
+        numpy.testing.assert_array_equal(got[1], want[1])
+
+
+def _bools(lib, *shapes):
+    return [lib.ones(s, dtype=lib.bool) for s in shapes]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name, shapes", [
+    ("mm", [(0, 3), (3, 2)]), ("mm", [(2, 0), (0, 2)]), ("mm", [(2, 3), (3, 2)]),
+    ("mm", [(3, 0), (4, 2)]), ("bmm", [(0, 2, 3), (0, 3, 2)]), ("bmm", [(1, 2, 0), (1, 0, 2)]),
+    ("bmm", [(1, 2, 3), (1, 3, 2)]), ("bmm", [(1, 2, 3), (1, 4, 2)]), ("mv", [(0, 3), (3,)]),
+    ("mv", [(2, 0), (0,)]), ("mv", [(2, 3), (4,)]), ("dot", [(0,), (0,)]), ("dot", [(2,), (3,)]),
+    ("matmul", [(0,), (0, 2)]), ("matmul", [(0, 2, 3), (3, 2)]), ("matmul", [(2, 2, 0), (0,)]),
+    ("matmul", [(2, 3), (0, 3, 2)]), ("matmul", [(0,), (2, 0, 2)]), ("matmul", [(3,), (2, 3, 2)]),
+    ("matmul", [(2, 2, 3), (4, 2)]), ("matmul", [(2, 1, 0), (2, 0, 2)]),
+    ("matmul", [(2, 1, 2, 3), (2, 4, 2)]),
+])
+def test_bool_products_with_nothing_to_sum(torch, name, shapes):
+    """PyTorch refuses bool products only when there is something to multiply."""
+    _same(torch, lambda lib: getattr(lib, name)(*_bools(lib, *shapes)))
+
+
+@pytest.mark.torch
+def test_bmm_refuses_bool_batch1_before_a_dtype_mismatch(torch):
+    _same(torch, lambda lib: lib.bmm(lib.ones(1, 2, 3, dtype=lib.bool), lib.ones(1, 3, 2)))
+    _same(torch, lambda lib: lib.bmm(lib.ones(1, 2, 3), lib.ones(1, 3, 2, dtype=lib.bool)))
+    _same(torch, lambda lib: lib.matmul(lib.ones(2, 2, 3, dtype=lib.bool), lib.ones(2, 3, 2)))
+
+
+def _grads(lib, fn, *arrays, grad=(True, True)):
+    """``fn``'s gradients for the leaves built from ``arrays`` (those flagged in ``grad``),
+    or the exception type and message backward raised."""
+    xs = [lib.tensor(a, requires_grad=g) for a, g in zip(arrays, grad, strict=True)]
+    out = fn(lib, *xs)
+    try:
+        gs = lib.autograd.grad(out.sum(), [x for x in xs if x.requires_grad])
+    except (RuntimeError, TypeError) as e:
+        return type(e).__name__, str(e)
+    return [g.numpy() for g in gs]
+
+
+def _same_grads(torch, fn, *arrays, grad=(True, True)):
+    want, got = _grads(torch, fn, *arrays, grad=grad), _grads(retrograd, fn, *arrays, grad=grad)
+    if isinstance(want, tuple):
+        assert got == want
+        return
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype
+        numpy.testing.assert_allclose(g, w, rtol=1e-3, atol=0)
+
+
+_MASK = numpy.array([True, False])
+_X = numpy.array([0.5, -2.0])
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["logaddexp", "atan2", "pow"])
+@pytest.mark.parametrize("bool_first", [False, True])
+def test_backward_through_a_bool_operand(torch, name, bool_first):
+    """PyTorch's formulas subtract or negate the bool operand, which it refuses."""
+    arrays, grad = ((_MASK, _X), (False, True)) if bool_first else ((_X, _MASK), (True, False))
+    _same_grads(torch, lambda lib, a, b: getattr(lib, name)(a, b), *arrays, grad=grad)
+
+
+@pytest.mark.torch
+def test_logaddexp_gradient_at_infinity(torch):
+    """exp(x - result) is NaN where x is +inf; PyTorch's share there is 1 (or NaN at two)."""
+    a = numpy.array([-0.88, numpy.inf, numpy.inf, -numpy.inf], dtype="float16")
+    b = numpy.array([numpy.inf, 1.0, numpy.inf, -numpy.inf], dtype="float16")
+    _same_grads(torch, lambda lib, x, y: lib.logaddexp(x, y), a, b)
+    _same_grads(torch, lambda lib, x, y: lib.logaddexp2(x, y), a, b)
+
+
+@pytest.mark.torch
+def test_pow_gradient_rounds_exponent_minus_one_to_the_result_dtype(torch):
+    """PyTorch computes ``self ** (exponent - 1)`` in the result dtype: a float16 exponent
+    just above 0 makes it -1 there, finite at a negative base."""
+    base = numpy.array([-1.33e-5, -3.57, 32279.1], dtype="float32")
+    exponent = numpy.array([6.85e-6, -3.9e-4, -0.336], dtype="float16")
+    _same_grads(torch, lambda lib, x, y: lib.pow(x, y), base, exponent)
+    _same_grads(torch, lambda lib, x, y: lib.pow(x, y), numpy.array([-0.699], dtype="float16"),
+                numpy.array(4.5e-5, dtype="float32"), grad=(True, False))
+    _same_grads(torch, lambda lib, x, y: lib.pow(x, y), numpy.array([0.804], dtype="float32"),
+                numpy.array(-386.83))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["int64", "int8", "uint8"])
+def test_integer_pow_with_negative_tensor_exponents(torch, dtype):
+    base, exponent = numpy.arange(-3, 4)[:, None], numpy.arange(-3, 3)
+    if dtype == "uint8":
+        base, exponent = numpy.abs(base), numpy.abs(exponent)
+    _same(torch, lambda lib: lib.pow(lib.tensor(base.astype(dtype)),
+                                     lib.tensor(exponent.astype(dtype))))
+
+
+@pytest.mark.torch
+def test_atan2_gradient_in_float16_and_with_an_integer_operand(torch):
+    """PyTorch's 1 / (self² + other²) is in the result dtype: float16 overflows there."""
+    _same_grads(torch, lambda lib, x, y: lib.atan2(x, y), numpy.array(-506.0, dtype="float16"),
+                numpy.array(0.77, dtype="float32"))
+    _same_grads(torch, lambda lib, x, y: lib.atan2(x, y), numpy.array([0, 0]),
+                numpy.array([0.0102, 0.00065], dtype="float16"), grad=(False, True))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["logaddexp", "pow", "hypot", "remainder"])
+def test_shapes_are_checked_before_the_kernel_dtype(torch, name):
+    _same(torch, lambda lib: getattr(lib, name)(lib.ones(5, dtype=lib.bool),
+                                                lib.ones(4, dtype=lib.bool)))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["remainder", "fmod", "floor_divide"])
+@pytest.mark.parametrize("shapes", [((0,), ()), ((1,), (0,)), ((1,), ())])
+def test_integer_division_by_zero_only_raises_for_a_nonempty_result(torch, name, shapes):
+    _same(torch, lambda lib: getattr(lib, name)(lib.ones(shapes[0], dtype=lib.int64),
+                                                lib.zeros(shapes[1], dtype=lib.bool)))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("alpha", [2, 0, -1])
+def test_add_alpha_of_bools_stays_bool(torch, alpha):
+    """PyTorch casts alpha to the result dtype, bool here: nonzero is True."""
+    a, b = [True, False, True, False], [True, True, False, False]
+    _same(torch, lambda lib: lib.add(lib.tensor(a), lib.tensor(b), alpha=alpha))
+    _same(torch, lambda lib: lib.tensor(a).add_(lib.tensor(b), alpha=alpha))
+
+
+@pytest.mark.torch
+def test_div_gradients_compute_in_the_result_dtype(torch):
+    """PyTorch's ``(self / other) / other`` rounds to float16 at each step (overflowing
+    where it does); a 0-d operand joins as a float32 scalar, unrounded."""
+    def div(lib, x, y):
+        return lib.div(x, y)
+    _same_grads(torch, div, numpy.array([-0.546, -1.016, 1.585], dtype="float16"),
+                numpy.array(0.15278097987174988, dtype="float32"))
+    _same_grads(torch, div, numpy.array([300.0, -2.0], dtype="float16"),
+                numpy.array(0.01, dtype="float32"))
+    _same_grads(torch, div, numpy.array([[30000, -7, 1]]),
+                numpy.array([0.0015, 0.3, 1e-4], dtype="float16"), grad=(False, True))
+
+
+@pytest.mark.torch
+def test_remainder_gradient_computes_in_the_result_dtype(torch):
+    """PyTorch's ``-grad * floor(self / other)`` is float16 where the result is: it
+    overflows there, where NumPy's promotion to a 0-d float64 operand did not."""
+    def remainder(lib, x, y):
+        return lib.remainder(x, y)
+    _same_grads(torch, remainder, numpy.array([0.5, -32752.0, -40000.0], dtype="float16"),
+                numpy.array(-0.6269665491802744))
+    _same_grads(torch, remainder, numpy.array(-429.24, dtype="float32"),
+                numpy.array([12088.0, -0.00604, 5.26e-05], dtype="float16"))
+    _same_grads(torch, remainder, numpy.array(3000), numpy.array([0.0013], dtype="float16"),
+                grad=(False, True))
+
+
+@pytest.mark.torch
+def test_hypot_gradient_in_float16(torch):
+    """PyTorch's ``grad * other / result`` runs in float16, rounding at each step: a
+    gradient of 4 times -64832 overflows before the division."""
+    def hypot(lib, x, y):
+        return lib.hypot(x, y) * 4
+    _same_grads(torch, hypot, numpy.array(3),
+                numpy.array([0.000811, 407.0, -64832.0, 2.69, 765.5, -22368.0], dtype="float16"),
+                grad=(False, True))
+    _same_grads(torch, hypot, numpy.array([-0.7], dtype="float16"),
+                numpy.array([True, False, True, False]), grad=(True, False))
+
+
+@pytest.mark.torch
+def test_norm_gradient_in_float16(torch):
+    """PyTorch's norm backward (``self * |self|**(p-2) * grad / norm**(p-1)``) runs in
+    float16, overflowing and underflowing where a float32 computation does not."""
+    x = numpy.array([[7.70e-05, 0.00744], [4.28e-05, 683.0], [0.00224, 9.695],
+                     [-6.91e-06, -0.000107]], dtype="float16")
+    _same_grads(torch, lambda lib, a: lib.norm(a, dim=0, keepdim=True, p=3), x, grad=(True,))
+
+
+@pytest.mark.torch
+def test_fmod_gradient_computes_in_the_result_dtype(torch):
+    """``trunc(self / other)`` in float16, as PyTorch's: dividing by a subnormal
+    overflows to inf there, and -inf + inf sums to NaN."""
+    def fmod(lib, x, y):
+        return lib.fmod(x, y)
+    _same_grads(torch, fmod, numpy.array([[-2], [-1], [3]]),
+                numpy.array([-5.960464477539063e-08], dtype="float16"), grad=(False, True))
