@@ -186,15 +186,39 @@ def _set(kw, name, default):
 
 def crashes_torch(case):
     """Cases PyTorch 2.13 itself crashes on (a segfault or heap corruption would end the
-    test process, so they are not run): its CPU float16 convolution with stride 2,
-    padding 1 and dilation 2 over a length-1 input, and the backward of a max pool
-    with a window wholly in padding (ceil_mode, dilated, padded), whose index points
-    outside the plane. Conservatively: every case of those ops with those options set."""
+    test process), which are not run: its CPU float16 convolution with stride 2,
+    padding 1 and dilation 2 over a length-1 input (conservatively: every float16
+    convolution that is strided, padded and dilated at once), and max pools with a
+    window wholly in padding (see ``_window_in_padding``)."""
     kw, op = case.kwargs, case.op
     if op.startswith("conv") and "float16" in case.dtypes:
         return _set(kw, "stride", 1) and _set(kw, "padding", 0) and _set(kw, "dilation", 1)
     if op.startswith("max_pool"):
-        return kw.get("ceil_mode", False) and _set(kw, "padding", 0) and _set(kw, "dilation", 1)
+        return _window_in_padding(case)
+    return False
+
+
+def _window_in_padding(case):
+    """A max pool window that holds no input element (dilated, padded): PyTorch's index
+    for it points outside its plane (heap corruption in backward) or at another element
+    (a wrong gradient)."""
+    kw, x = case.kwargs, case.tensors[0]
+    nd = int(case.op[-2])
+    def per_dim(name, default):
+        v = kw.get(name, default)
+        return (v,) * nd if v is None or isinstance(v, int) else tuple(v)
+    k = per_dim("kernel_size", 1)
+    s = tuple(ki if si is None else si for ki, si in zip(k, per_dim("stride", None),
+                                                          strict=True))
+    p, d = per_dim("padding", 0), per_dim("dilation", 1)
+    for n, ki, si, pi, di in zip(x.shape[-nd:], k, s, p, d, strict=True):
+        span = n + 2 * pi - di * (ki - 1) - 1
+        out = (-(-span // si) if kw.get("ceil_mode") else span // si) + 1
+        if kw.get("ceil_mode") and (out - 1) * si >= n + pi:
+            out -= 1
+        for o in range(max(out, 0)):
+            if not any(0 <= o * si - pi + j * di < n for j in range(ki)):
+                return True
     return False
 
 
