@@ -33,10 +33,6 @@ def _empty(c):
 
 
 KNOWN_BUGS = [
-    # float16 backward formulas PyTorch evaluates in half (x*x overflows past 256), as
-    # asinh's now does: acosh and atanh still compute theirs in float32
-    KnownBug("acosh", "grad: values differ (float16)", _f16, 6),
-    KnownBug("atanh", "grad: values differ (float16)", _f16, 2),
     KnownBug("binary_cross_entropy_with_logits", "grad: infinity differs", _special, 1),
     KnownBug("var", "grad: a number where torch gives NaN", _f16, 1),
     # mixed dtypes: PyTorch computes float64 logits in float64 and rounds each step into

@@ -131,3 +131,12 @@ def test_asinh_float16_backward_in_half(torch, dtype):
     |x| = 256."""
     x = [-319.25, 300.0, 200.0, 1e-3, 0.5, 65504.0, -numpy.inf, 0.0070037841796875]
     _same_values_and_grad(torch, lambda lib, x: lib.asinh(x), x, [1.0, -0.5] * 4, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+@pytest.mark.parametrize("op", ["acosh", "atanh"])
+def test_acosh_atanh_float16_backward_in_half(torch, op, dtype):
+    """As asinh's: x * x in half is inf past |x| = 256 (a zero gradient where float32
+    gives a small one, as at -330.25), and rounds in half below."""
+    x = [-330.25, -121.75, 300.0, 1.5, 2.0, 0.5, -0.25, 0.9995]
+    _same_values_and_grad(torch, lambda lib, x: getattr(lib, op)(x), x, [1.0, -0.5] * 4, dtype)

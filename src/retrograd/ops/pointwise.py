@@ -112,15 +112,16 @@ _cosh = _unary("cosh", lambda xp, self: xp.cosh(self),
                lambda xp, grad, self: grad * xp.sinh(self), to_float=True)
 _tanh = _unary("tanh", lambda xp, self: xp.tanh(self),
                lambda grad, result: grad * (1 - result * result), to_float=True)
-# PyTorch's backward is a composite of half ops for float16: x * x overflows to inf
-# (so a zero gradient) from |x| > 256.
+# PyTorch's backward of these is a composite of half ops for float16: x * x overflows to
+# inf (so a zero gradient) from |x| > 256, and rounds in half below that.
 _asinh = _unary("asinh", lambda xp, self: xp.arcsinh(self),
                 lambda xp, grad, self: grad / xp.sqrt(self * self + 1), to_float=True,
                 upcast="forward")
 _acosh = _unary("acosh", lambda xp, self: xp.arccosh(self),
-                lambda xp, grad, self: grad / xp.sqrt(self * self - 1), to_float=True)
+                lambda xp, grad, self: grad / xp.sqrt(self * self - 1), to_float=True,
+                upcast="forward")
 _atanh = _unary("atanh", lambda xp, self: xp.arctanh(self),
-                lambda grad, self: grad / (1 - self * self), to_float=True)
+                lambda grad, self: grad / (1 - self * self), to_float=True, upcast="forward")
 
 
 def _sigmoid_fwd(xp, self):
