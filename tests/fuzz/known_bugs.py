@@ -28,10 +28,6 @@ def _mixed(c):
     return c.mixed_dtypes()
 
 
-def _empty(c):
-    return c.empty()
-
-
 KNOWN_BUGS = [
     KnownBug("binary_cross_entropy_with_logits", "grad: infinity differs", _special, 1),
     KnownBug("var", "grad: a number where torch gives NaN", _f16, 1),
@@ -40,8 +36,6 @@ KNOWN_BUGS = [
     KnownBug("binary_cross_entropy_with_logits", "NaN where torch gives a number", _mixed, 2),
     KnownBug("binary_cross_entropy_with_logits", "a number where torch gives NaN",
              lambda c: _mixed(c) or _special(c), 1),
-    # a legacy 1-D empty tensor in cat is skipped by PyTorch whatever the dim
-    KnownBug("cat", "retrograd raises IndexError, torch does not", _empty, 2),
     # gradients and values at special values (NaN, infinities, overflow, subnormals)
     *(KnownBug(op, cls, _special, n) for op, cls, n in (
         ("pow_scalar", "grad: infinity differs", 2),

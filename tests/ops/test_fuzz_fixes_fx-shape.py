@@ -166,3 +166,13 @@ def test_setitem_into_a_clone_of_an_empty_tensor(torch, shape, src_shape, start,
         y.sum().backward()
         return y, leaf.grad, src.grad
     _same(torch, call)
+
+
+@pytest.mark.parametrize("dim", [0, -1, -2, 5])
+@pytest.mark.parametrize("dtype", ["float32", "bool"])
+def test_cat_of_legacy_empty_tensors_only(torch, dim, dtype):
+    """Legacy empty 1-d tensors are skipped by cat: when every tensor is one, any dim
+    joins them (a shape (0,) result); beside a real tensor, the dim is checked against it."""
+    _same(torch, lambda lib: lib.cat([lib.tensor([], dtype=getattr(lib, dtype))] * 2, dim=dim))
+    _same(torch, lambda lib: lib.cat([lib.tensor([], dtype=getattr(lib, dtype)),
+                                      lib.ones(2, 3, dtype=getattr(lib, dtype))], dim=dim))

@@ -193,18 +193,21 @@ def cat(tensors, dim=0, *, out=None):
     try:
         res = xp.concatenate(arrays, axis=dim, dtype=dtype)
     except ValueError:
-        used = _cat_checked(arrays, dim)
+        used, dim = _cat_checked(arrays, dim)
         res = xp.concatenate(used, axis=dim, dtype=dtype)
     return _record_list(_CatBackward0, tensors, res, (dim % res.ndim,))
 
 
 def _cat_checked(arrays, dim):
-    """The arrays cat joins (legacy empty 1-d ones dropped), after PyTorch's checks."""
+    """The arrays cat joins (legacy empty 1-d ones dropped) and the dim, after PyTorch's
+    checks; when every array is a legacy empty one, any dim joins them along 0."""
     for i, a in enumerate(arrays):
         if a.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
                                f"concatenated")
-    used = [a for a in arrays if not _legacy_empty(a)] or arrays[:1]
+    used = [a for a in arrays if not _legacy_empty(a)]
+    if not used:
+        return arrays, 0
     ref = used[0]
     d = _wrap_dim(dim, ref.ndim)
     for i, a in enumerate(arrays):
@@ -218,7 +221,7 @@ def _cat_checked(arrays, dim):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
                                    f"Expected size {ref.shape[k]} but got size {a.shape[k]} "
                                    f"for tensor number {i} in the list.")
-    return used
+    return used, d
 
 
 concat = concatenate = cat
