@@ -1,4 +1,4 @@
-"""Tests generated from the op database (:mod:`retrograd.testing.op_db`).
+"""Tests generated from the op database (the `opdb` package beside this file).
 
 For every entry and sample:
 
@@ -21,7 +21,7 @@ import pytest
 import retrograd
 from retrograd.autograd import forward_ad as fwAD
 from retrograd.autograd import gradcheck, gradgradcheck
-from retrograd.testing.op_db import op_db, reseed
+from opdb import op_db, reseed
 
 _GRAD_DTYPE = "float64"
 

@@ -18,7 +18,7 @@ from retrograd.autograd import forward_ad as fwAD
 from retrograd.autograd import functional as F
 from retrograd.autograd._batched import BatchedNumpy
 from retrograd.ops.joining import _ListNode
-from retrograd.testing.op_db import op_db, reseed
+from opdb import op_db, reseed
 
 _BATCH = 3
 

@@ -18,7 +18,7 @@ from retrograd.autograd import functional as F
 from retrograd.autograd.node import OpNode
 from retrograd.ops._views import AsStridedBackward0, CopySlices
 from retrograd.ops.joining import _ListNode
-from retrograd.testing.op_db import op_db, reseed
+from opdb import op_db, reseed
 
 _BATCH = 3
 

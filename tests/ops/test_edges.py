@@ -9,7 +9,6 @@ gradients, and its elementwise, reduction, shape and indexing entries on integer
 bool inputs.
 """
 
-import importlib
 import math
 import warnings
 import zlib
@@ -18,15 +17,14 @@ import numpy
 import pytest
 
 import retrograd
-from retrograd.testing.op_db import reseed
+from opdb import entries, reseed
 
 nan, inf = math.nan, math.inf
 
 
 def _db(*modules):
-    """The op database's entries of ``modules`` (loaded after op_db, which imports them)."""
-    return [op for m in modules
-            for op in importlib.import_module(f"retrograd.testing._db_{m}").OPS]
+    """The op database's entries of ``modules``."""
+    return [op for m in modules for op in entries(m)]
 
 
 def _run(lib, fn):

@@ -21,7 +21,7 @@ import pytest
 import retrograd
 from retrograd import memory
 from retrograd.autograd import forward_ad as fwAD
-from retrograd.testing.op_db import op_db, reseed
+from opdb import op_db, reseed
 
 F = retrograd.nn.functional
 _GRAD_TOLS = (1e-2, 1e-2)

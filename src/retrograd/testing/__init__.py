@@ -1,5 +1,4 @@
-"""``retrograd.testing``: ``assert_close`` and ``make_tensor`` (``torch.testing``), and
-the op database the test suite is generated from (PyTorch's OpInfo idea)."""
+"""``retrograd.testing``: ``assert_close`` and ``make_tensor``, as ``torch.testing``."""
 
 from ._comparison import assert_close
 from ._creation import make_tensor

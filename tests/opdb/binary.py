@@ -12,7 +12,7 @@ import numpy
 
 import retrograd
 
-from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor
+from ._core import ErrorInput, OpInfo, SampleInput, make_tensor
 
 _FLOAT = ("float32", "float64")
 _WITH_INT = ("float32", "float64", "int64")

@@ -10,7 +10,7 @@ import numpy
 
 import retrograd
 
-from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor, rng, maker as _maker
+from ._core import ErrorInput, OpInfo, SampleInput, make_tensor, rng, maker as _maker
 
 _FLOAT = ("float32", "float64")
 _WITH_INT = ("float32", "float64", "int64")

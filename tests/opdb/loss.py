@@ -5,7 +5,7 @@ broadcast variances), unbatched inputs, and the errors PyTorch raises."""
 import retrograd
 import retrograd.nn.functional as F
 
-from .op_db import (ErrorInput, OpInfo, SampleInput, make_tensor, rng, maker as _maker,
+from ._core import (ErrorInput, OpInfo, SampleInput, make_tensor, rng, maker as _maker,
                    torch_functional as _tf)
 
 _FLOAT = ("float32", "float64")

@@ -10,7 +10,7 @@ sublist form.
 import operator
 
 
-from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor, maker as _maker
+from ._core import ErrorInput, OpInfo, SampleInput, make_tensor, maker as _maker
 
 
 _FLOAT = ("float32", "float64")

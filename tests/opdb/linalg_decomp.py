@@ -14,7 +14,7 @@ import numpy
 
 import retrograd
 
-from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor, rng
+from ._core import ErrorInput, OpInfo, SampleInput, make_tensor, rng
 
 _TOLS = {"float32": (1e-4, 1e-4)}
 

@@ -4,7 +4,7 @@ ceil_mode, uneven adaptive bins and unpooling, so gradcheck stays quick."""
 
 import retrograd.nn.functional as F
 
-from .op_db import (ErrorInput, OpInfo, SampleInput, make_tensor, maker as _maker,
+from ._core import (ErrorInput, OpInfo, SampleInput, make_tensor, maker as _maker,
                    torch_functional as _tf)
 
 _FLOAT = ("float32", "float64")

@@ -15,7 +15,7 @@ import numpy
 
 import retrograd
 
-from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor
+from ._core import ErrorInput, OpInfo, SampleInput, make_tensor
 
 _FLOAT = ("float32", "float64")
 _INT = ("int64", "int32", "uint8", "bool")

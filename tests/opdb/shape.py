@@ -10,7 +10,7 @@ import numpy
 
 import retrograd
 
-from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor
+from ._core import ErrorInput, OpInfo, SampleInput, make_tensor
 
 _FLOAT = ("float32", "float64")
 _ALL = ("float32", "float64", "int64", "bool")

@@ -1,7 +1,7 @@
 """Op database entries for ``_weight_norm`` (fused for dim 0 and the last dim, composite
 otherwise) and ``norm_except_dim``."""
 
-from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor
+from ._core import ErrorInput, OpInfo, SampleInput, make_tensor
 
 _FLOAT = ("float32", "float64")
 

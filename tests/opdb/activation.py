@@ -8,7 +8,7 @@ import numpy
 import retrograd
 import retrograd.nn.functional as F
 
-from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor, torch_functional as _tf
+from ._core import ErrorInput, OpInfo, SampleInput, make_tensor, torch_functional as _tf
 
 _FLOAT = ("float32", "float64")
 _WITH_INT = ("float32", "float64", "int64")
@@ -238,7 +238,7 @@ OPS = [
            op=_seeded(lambda x, *a: F.rrelu(x, *a, training=True))),
     OpInfo("rrelu_", _rrelu_train, variant="training", skip_torch="random noise",
            op=_seeded(_clone_then(lambda x, *a: F.rrelu_(x, *a, training=True)))),
-    # F.silu's own entry is in _db_nn; its inplace=True form is here
+    # F.silu's own entry is in nn.py; its inplace=True form is here
     _entries("silu", _act())[1],
     *_torch_entries("selu", _act()),
     *_torch_entries("selu_", _act()),

@@ -13,7 +13,7 @@ import numpy
 
 import retrograd
 
-from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor, maker as _maker
+from ._core import ErrorInput, OpInfo, SampleInput, make_tensor, maker as _maker
 
 
 _FLOAT = ("float32", "float64")

@@ -10,7 +10,7 @@ import numpy
 
 import retrograd
 
-from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor, rng
+from ._core import ErrorInput, OpInfo, SampleInput, make_tensor, rng
 
 _FLOAT = ("float32", "float64")
 _NUM = ("float32", "float64", "int64")

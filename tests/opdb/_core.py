@@ -1,19 +1,6 @@
-"""The op database: one ``OpInfo`` per op, with sample inputs and tolerances.
+"""The op database's vocabulary: ``OpInfo``, ``SampleInput``, ``ErrorInput`` and the
+seeded sample makers the entry modules build with (see the package docstring)."""
 
-``tests/test_ops.py`` generates, for every entry: forward values and result
-dtype against PyTorch, gradients and grad_fn names against PyTorch, float64
-finite-difference gradient checks (first and second order), and the errors
-of ``error_inputs`` against PyTorch's. Entries live beside their op family in
-``_db_<module>.py`` files, each defining ``OPS``; adding an op is one entry
-there.
-
-Sample functions are called as ``sample_inputs(dtype, requires_grad)`` with
-``dtype`` a NumPy-style name ("float32", "int64", "bool"); they build tensors
-with :func:`make_tensor` (``requires_grad`` applies to float tensors). The test
-suite reseeds :data:`rng` before each call, so samples are reproducible.
-"""
-
-import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -22,11 +9,7 @@ import numpy
 import retrograd
 
 __all__ = ["OpInfo", "SampleInput", "ErrorInput", "make_tensor", "maker", "torch_functional",
-           "op_db", "rng", "reseed"]
-
-_MODULES = ("pointwise", "binary", "reduction", "linalg", "shape", "indexing", "comparison",
-            "nn", "activation", "weight_norm", "rnn", "loss", "resample", "linalg_decomp",
-            "misc", "pool")
+           "rng", "reseed"]
 
 
 @dataclass
@@ -139,7 +122,7 @@ def _torch_fn(name):
 
 def maker(dtype, requires_grad, **defaults):
     """``t(*shape, **kw)``: :func:`make_tensor` of a sample function's dtype and
-    requires_grad (and ``defaults``), the shorthand the ``_db_*`` modules build with."""
+    requires_grad (and ``defaults``), the shorthand the entry modules build with."""
     def t(*shape, **kw):
         return make_tensor(*shape, dtype=dtype, requires_grad=requires_grad,
                            **{**defaults, **kw})
@@ -191,18 +174,3 @@ def make_tensor(*shape, dtype="float32", low=-2.0, high=2.0, requires_grad=False
         t.requires_grad_(True)
     return t
 
-
-def _load():
-    ops = []
-    for m in _MODULES:
-        try:
-            mod = importlib.import_module(f"retrograd.testing._db_{m}")
-        except ModuleNotFoundError as e:
-            if e.name != f"retrograd.testing._db_{m}":
-                raise
-            continue
-        ops.extend(mod.OPS)
-    return ops
-
-
-op_db = _load()

@@ -7,7 +7,7 @@ Lengths are arguments (a list or an int64 tensor), never differentiable inputs.
 
 import retrograd
 
-from .op_db import ErrorInput, OpInfo, SampleInput, make_tensor
+from ._core import ErrorInput, OpInfo, SampleInput, make_tensor
 
 _DTYPES = ("float32", "float64", "int64")
 
