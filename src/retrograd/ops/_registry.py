@@ -73,6 +73,18 @@ __all__ = ["defop", "apply", "apply_inplace", "register", "FUNCTIONS"]
 _fw_state = forward_ad.state  # one flag check per op when forward AD is off
 
 FUNCTIONS = {}  # the public ``retrograd.<name>`` namespace, filled by @register
+_METHODS = {}  # the Tensor methods @register has set
+
+
+def _refuse_taken(names, *tables):
+    """A second op of one name would silently replace the first: refuse it, before any
+    name is bound."""
+    for kind, table in tables:
+        for name in names:
+            if name in table:
+                old = table[name]
+                raise RuntimeError(f"{kind} {name!r} is registered twice (first by "
+                                   f"{old.__module__}.{old.__qualname__})")
 
 
 def register(fn=None, *, method=True, function=True, name=None, aliases=()):
@@ -81,10 +93,14 @@ def register(fn=None, *, method=True, function=True, name=None, aliases=()):
     form writes the result into ``out`` (see :mod:`._out`)."""
     def deco(f):
         fn = _out.wrap(f, f.__name__) if function and _out.takes_out(f) else f
-        for n in (name or f.__name__, *aliases):
+        names = (name or f.__name__, *aliases)
+        _refuse_taken(names, *([("function", FUNCTIONS)] if function else []),
+                      *([("method", _METHODS)] if method else []))
+        for n in names:
             if function:
                 FUNCTIONS[n] = fn
             if method:
+                _METHODS[n] = f
                 setattr(Tensor, n, f)
         return f
     return deco(fn) if fn is not None else deco

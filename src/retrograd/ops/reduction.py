@@ -551,7 +551,7 @@ _norm = defop("norm", _vector_norm, vjp={"self": _norm_rule}, node="LinalgVector
               jvp="transpose", upcast="forward")
 
 
-@register
+@register(method=False)
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """Vector p-norm over ``dim`` (all dims by default): p = 2 ('fro'), 1, inf, -inf, 0, any.
 
