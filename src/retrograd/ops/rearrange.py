@@ -1,5 +1,6 @@
-"""Rearranging ops: pixel_shuffle / pixel_unshuffle, channel_shuffle, and unfold / fold
-(im2col / col2im on PyTorch's (N, C*kh*kw, L) layout, over ``conv``'s im2col helpers).
+"""Rearranging ops: pixel_shuffle / pixel_unshuffle, channel_shuffle, unfold / fold
+(im2col / col2im on PyTorch's (N, C*kh*kw, L) layout, over ``conv``'s im2col helpers),
+rot90 (a primitive with its own node, as in PyTorch) and repeat_interleave (a composite).
 
 Each pair is linear and each member is the other's vjp (channel_shuffle is its own, with
 the complementary group count), so every backward is itself differentiable. Kernels work
@@ -8,9 +9,11 @@ on trailing dims, so a batch of gradients (``is_grads_batched``) runs as more le
 
 import functools
 import math
+import operator
 
 import numpy
 
+from .._tensor import Tensor, _wrap_dim, wrap
 from ._registry import apply, defop, register
 from .conv import _col2im_np, _im2col_np
 
@@ -18,7 +21,10 @@ from .conv import _col2im_np, _im2col_np
 # stays float16.
 defop = functools.partial(defop, upcast=False)
 
-__all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "unfold", "fold"]
+__all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "unfold", "fold", "rot90",
+           "repeat_interleave"]
+
+_INT64 = numpy.dtype(numpy.int64)
 
 
 def _run(xp, kernel, op, a, *attrs):
@@ -231,3 +237,78 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"{math.prod(blocks)}, but got input.size({input.ndim - 1})="
                            f"{shape[-1]}.")
     return apply(_fold, (input,), (size, kernel, stride, pads, dilation))
+
+
+@register
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Repeat each element (slice along ``dim``; of the flattened input when None)
+    ``repeats`` times; ``repeat_interleave(counts)`` gives the indices repeated."""
+    if repeats is None:  # torch.repeat_interleave(repeats)
+        r = input._data
+        if r.ndim != 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        return wrap(numpy.repeat(numpy.arange(r.shape[0], dtype=_INT64), r))
+    if dim is None:
+        input, d = input.reshape(-1), 0
+    else:
+        d = _wrap_dim(dim, max(input._data.ndim, 1))
+        if input._data.ndim == 0:
+            input = input.reshape(1)
+    n = input._data.shape[d]
+    if isinstance(repeats, Tensor):
+        r = repeats._data
+        if r.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        if r.size == 1:
+            r = numpy.broadcast_to(r.reshape(-1), (n,))
+        if r.shape[0] != n:
+            raise RuntimeError("repeats must have the same size as input along dim, but got "
+                               f"repeats.size(0) = {r.shape[0]} and input.size({d}) = {n}")
+        if (r < 0).any():
+            raise RuntimeError("repeats can not be negative")
+        index = numpy.repeat(numpy.arange(n, dtype=_INT64), r)
+        if output_size is not None and index.shape[0] != output_size:
+            raise RuntimeError("allocated size does not match required size")
+        return input.index_select(d, wrap(index))
+    k = operator.index(repeats)
+    if k < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    shape = list(input._data.shape)
+    expanded = input.unsqueeze(d + 1).expand(*shape[:d + 1], k, *shape[d + 1:])
+    return expanded.contiguous().flatten(d, d + 1)
+
+
+def _rot(xp, a, k, dims):
+    """NumPy's rot90 from flip and swapaxes (which every array module here has)."""
+    d0, d1 = dims
+    k %= 4
+    if k == 0:
+        return a
+    if k == 2:
+        return xp.flip(xp.flip(a, d0), d1)
+    if k == 1:
+        return xp.swapaxes(xp.flip(a, d1), d0, d1)
+    return xp.flip(xp.swapaxes(a, d0, d1), d1)
+
+
+_rot90 = defop("rot90",
+               lambda xp, self, k, dims: xp.ascontiguousarray(_rot(xp, self, k, dims)),
+               vjp={"self": lambda xp, grad, k, dims: _rot(xp, grad, -k, dims)},
+               jvp=lambda xp, self_t, k, dims: _rot(xp, self_t, k, dims))
+
+
+@register
+def rot90(input, k=1, dims=(0, 1)):
+    """Rotate by 90 degrees ``k`` times in the plane ``dims``, from the first toward the
+    second."""
+    dims = tuple(dims)
+    nd = input._data.ndim
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if nd < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {nd}")
+    if dims[0] == dims[1] or abs(dims[0] - dims[1]) == nd:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
+                           f"and dim1 = {dims[1]}")
+    d = tuple(_wrap_dim(x, nd) for x in dims)
+    return apply(_rot90, (input,), (k % 4, d))

@@ -28,7 +28,7 @@ __all__ = ["reshape", "view", "view_as", "reshape_as", "flatten", "unflatten", "
            "moveaxis", "expand", "expand_as", "broadcast_to", "broadcast_tensors",
            "broadcast_shapes", "repeat", "tile", "flip", "fliplr", "flipud", "roll",
            "diagonal", "diag", "diag_embed", "tril", "triu", "contiguous", "clone",
-           "as_strided", "unfold"]
+           "as_strided", "unfold", "detach", "ravel", "adjoint"]
 
 
 def call(xp, op, *values, attrs=()):
@@ -745,3 +745,23 @@ def as_strided(input, size, stride, storage_offset=None):
     a = input._data
     self_geometry = (a.shape, tuple(s // a.itemsize for s in a.strides), input.storage_offset())
     return apply(_as_strided, (input,), (storage, (size, stride, offset), self_geometry))
+
+
+@register(method=False)
+def detach(input):
+    return input.detach()
+
+
+@register
+def ravel(input):
+    """The flattened tensor (a view of a contiguous input)."""
+    return input.contiguous().view(-1)
+
+
+@register
+def adjoint(input):
+    """The conjugate transpose of the last two dims (a view; real tensors: ``mT``)."""
+    if input._data.ndim < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "
+                           f"matrices. Got {input._data.ndim}-D tensor.")
+    return input.transpose(-2, -1)

@@ -6,7 +6,7 @@ import warnings
 
 from .. import _dtype
 from .._creation import empty, randint
-from ..ops.misc import finfo, iinfo
+from ..ops.dtype_info import finfo, iinfo
 
 __all__ = ["make_tensor"]
 

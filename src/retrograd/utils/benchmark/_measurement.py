@@ -9,7 +9,7 @@ import textwrap
 
 import numpy
 
-from ...ops.misc import get_num_threads, set_num_threads
+from ...ops.threads import get_num_threads, set_num_threads
 
 __all__ = ["TaskSpec", "Measurement", "select_unit", "unit_to_english", "trim_sigfig",
            "ordered_unique", "set_torch_threads"]

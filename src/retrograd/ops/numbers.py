@@ -1,0 +1,52 @@
+"""Number decomposition and integer arithmetic: frexp, gcd, lcm, and nan_to_num_."""
+
+
+import numpy
+
+from .. import return_types
+from .._tensor import Tensor, wrap
+from ._registry import _pretty, apply_inplace, register
+from .pointwise import _nan_to_num
+
+__all__ = ["frexp", "nan_to_num_", "gcd", "lcm"]
+
+
+@register
+def frexp(input, *, out=None):
+    """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, |mantissa| in
+    [0.5, 1); the exponent is int32."""
+    a = input._data
+    if a.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m, e = numpy.frexp(a)
+    return return_types.frexp((wrap(m), wrap(e.astype(numpy.int32))))
+
+
+@register
+def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+    return apply_inplace(_nan_to_num, self, (), (nan, posinf, neginf))
+
+
+def _int_binary(name, ufunc):
+    def check(input, other):
+        for t in (input, other):
+            if isinstance(t, Tensor) and t._data.dtype.kind not in "iu":
+                raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                                          f"'{_pretty(t._data.dtype)}'")
+
+    def fn(input, other, *, out=None):
+        check(input, other)
+        return wrap(getattr(numpy, ufunc)(input._data, other._data))
+
+    def fn_(self, other):
+        check(self, other)
+        return self.copy_(wrap(getattr(numpy, ufunc)(self._data, other._data)))
+    fn.__name__ = fn.__qualname__ = name
+    fn_.__name__ = fn_.__qualname__ = name + "_"
+    fn.__doc__ = f"Elementwise ``{name}`` of integer tensors."
+    register(fn_, function=True)
+    return register(fn)
+
+
+gcd = _int_binary("gcd", "gcd")
+lcm = _int_binary("lcm", "lcm")

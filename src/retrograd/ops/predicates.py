@@ -1,0 +1,38 @@
+"""Tensor predicates: is_nonzero, is_same_size, is_signed and Tensor.get_device."""
+
+
+
+from .._tensor import Tensor
+from ._registry import register
+
+__all__ = ["is_nonzero", "is_same_size", "is_signed"]
+
+
+@register
+def is_nonzero(input):
+    """The truth of a one-element tensor."""
+    n = input._data.size
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input._data.reshape(-1)[0])
+
+
+@register
+def is_same_size(input, other):
+    return input._data.shape == other._data.shape
+
+
+@register
+def is_signed(input):
+    return input._data.dtype.kind in "ifc"
+
+
+def _get_device(self):
+    """-1 for CPU tensors, the GPU's index otherwise."""
+    dev = self.device
+    return -1 if dev.type == "cpu" else dev.index
+
+
+Tensor.get_device = _get_device

@@ -1,0 +1,57 @@
+"""Searching sorted sequences: searchsorted and bucketize (NumPy's searchsorted,
+with PyTorch's argument checks and int64/int32 results)."""
+
+
+import numpy
+
+from .._tensor import Tensor, wrap
+from ._registry import register
+
+__all__ = ["searchsorted", "bucketize"]
+
+
+_INT64 = numpy.dtype(numpy.int64)
+
+def _search(seq, values, right, side, sorter, out_int32, name="torch.searchsorted"):
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"{name}(): side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError(f"{name}(): side and right can't be set to opposites, got side "
+                               f"of left while right was True")
+        right = side == "right"
+    s = seq._data
+    v = values._data if isinstance(values, Tensor) else numpy.asarray(values)  # (no cast)
+    if sorter is not None:
+        s = numpy.take_along_axis(s, sorter._data, -1)
+    how = "right" if right else "left"
+    if s.ndim <= 1:
+        out = numpy.searchsorted(s, v, side=how)
+    else:
+        if s.shape[:-1] != v.shape[:-1]:
+            raise RuntimeError(f"{name}(): boundaries tensor should be 1 dimension or the first "
+                               f"N-1 dimensions of boundaries tensor and input value tensor "
+                               f"must match, but we got boundaries tensor {list(s.shape)} and "
+                               f"input value tensor {list(v.shape)}")
+        rows_s = s.reshape(-1, s.shape[-1])
+        rows_v = v.reshape(-1, v.shape[-1])
+        out = numpy.stack([numpy.searchsorted(a, b, side=how)
+                           for a, b in zip(rows_s, rows_v, strict=True)]).reshape(v.shape)
+    return wrap(numpy.asarray(out, numpy.int32 if out_int32 else _INT64))
+
+
+@register(method=False)
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
+                 sorter=None, out=None):
+    """Where ``input`` would be inserted into the innermost dim of ``sorted_sequence``."""
+    return _search(sorted_sequence, input, right, side, sorter, out_int32)
+
+
+@register(method=False)
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+    """The bucket of each element: ``boundaries[i-1] < x <= boundaries[i]`` (``right``:
+    ``boundaries[i-1] <= x < boundaries[i]``)."""
+    if boundaries._data.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
+                           f"{boundaries._data.ndim})")
+    return _search(boundaries, input, right, None, None, out_int32)

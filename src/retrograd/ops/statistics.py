@@ -1,0 +1,114 @@
+"""Counting and statistics: histc, histogram, bincount, cov and corrcoef."""
+
+import warnings
+
+import numpy
+
+from .. import _dtype, return_types
+from .._tensor import Tensor, wrap
+from ._registry import _pretty, register
+
+__all__ = ["histc", "histogram", "bincount", "cov", "corrcoef"]
+
+
+_INT64 = numpy.dtype(numpy.int64)
+
+@register
+def histc(input, bins=100, min=0, max=0, *, out=None):
+    """Histogram of ``bins`` equal bins over [min, max] (the data's range when both are 0);
+    elements outside are ignored."""
+    a = input._data
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_pretty(a.dtype)}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
+                           f"dimension 0")
+    if min > max:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    lo, hi = float(min), float(max)
+    if lo == hi and a.size:
+        lo, hi = float(a.min()), float(a.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    hist, _ = numpy.histogram(a, bins=bins, range=(lo, hi))
+    return wrap(hist.astype(a.dtype))
+
+
+@register
+def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+    """``(hist, bin_edges)``: ``bins`` equal bins over ``range`` (the data's by default) or
+    the given edges; the last bin includes its right edge."""
+    a = input._data
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_pretty(a.dtype)}'")
+    edges = bins._data if isinstance(bins, Tensor) else bins
+    if not isinstance(bins, Tensor) and bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
+                           f"dimension 0")
+    hist, edges = numpy.histogram(a, bins=edges, range=range, density=density,
+                                  weights=None if weight is None else weight._data)
+    return return_types.histogram((wrap(hist.astype(a.dtype)), wrap(edges.astype(a.dtype))))
+
+
+@register
+def bincount(input, weights=None, minlength=0):
+    """Occurrences of each non-negative integer (summed ``weights`` when given)."""
+    a = input._data
+    if a.dtype.kind not in "iub":
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_pretty(a.dtype)}'")
+    if a.ndim != 1 or (a.size and a.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is None:
+        return wrap(numpy.bincount(a, minlength=minlength).astype(_INT64))
+    w = weights._data
+    dt = w.dtype if w.dtype.kind == "f" else numpy.dtype(numpy.float64)
+    return wrap(numpy.bincount(a, w, minlength=minlength).astype(dt))
+
+
+@register
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """Covariance of the variables in the rows of ``input`` (observations in columns),
+    with integer frequency and float importance weights, as PyTorch computes it."""
+    if input._data.dtype.kind in "biu":  # integers are averaged in the default float type
+        input = input.to(_dtype.get_default_dtype())
+    x = input if input._data.ndim == 2 else input.reshape(1, -1)
+    if input._data.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {input._data.ndim} dimensions")
+    n = x._data.shape[1]
+    w = None
+    if fweights is not None:
+        w = fweights
+    if aweights is not None:
+        w = aweights if w is None else w * aweights
+    if w is None:
+        avg = x.mean(1)
+        w_sum = n
+        norm = w_sum - correction
+    else:
+        w_sum = w.sum()
+        avg = (x * w).sum(1) / w_sum
+        if aweights is None or correction == 0:
+            norm = w_sum - correction
+        else:
+            norm = w_sum - correction * (w * aweights).sum() / w_sum
+    norm_value = float(norm.item() if isinstance(norm, Tensor) else norm)
+    if norm_value <= 0:
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", UserWarning, stacklevel=2)
+        norm = 0
+    x = x - avg.unsqueeze(1)
+    c = x.mm((x if w is None else x * w).t())
+    return (c / norm).squeeze()
+
+
+@register
+def corrcoef(input):
+    """Pearson correlation coefficients of the rows of ``input``, clipped to [-1, 1]."""
+    c = cov(input)
+    if c._data.ndim == 0:
+        return c / c
+    std = c.diagonal().sqrt()
+    c = c / std.reshape(-1, 1)
+    c = c / std.reshape(1, -1)
+    return c.clip(-1, 1)
