@@ -9,7 +9,7 @@ from . import _dtype
 from ._deterministic import fill_uninitialized
 from ._dtype import get_default_dtype
 from ._tensor import Tensor, _set_requires_grad, wrap
-from .backend import check_device
+from .backend import check_device, cpu, to_device
 from . import _random
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
@@ -107,8 +107,9 @@ def _unwrap(x):
     return x
 
 
-def _finish(arr, requires_grad=False):
-    t = wrap(arr)
+def _finish(arr, requires_grad=False, dev=cpu):
+    """The tensor of host array ``arr``, moved to ``dev``."""
+    t = wrap(arr if dev is cpu else to_device(arr, dev))
     if requires_grad:
         _set_requires_grad(t, True, "Only Tensors of floating point and complex dtype")
     return t
@@ -120,19 +121,19 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     >>> tensor([1., 2.])
     tensor([1., 2.])
     """
-    check_device(device)
-    return _finish(_to_array(data, dtype), requires_grad)
+    dev = check_device(device)
+    return _finish(_to_array(data, dtype), requires_grad, dev)
 
 
 def as_tensor(data, dtype=None, device=None):
     """Like ``tensor`` but shares memory with a Tensor or ndarray when it can."""
-    check_device(device)
+    dev = check_device(device)
     if isinstance(data, Tensor):
-        return data if dtype is None or data.dtype is dtype else data.to(dtype)
-    if isinstance(data, numpy.ndarray):
+        return data.to(dev if device is not None else data.device, dtype or data.dtype)
+    if isinstance(data, numpy.ndarray) and dev.type == "cpu":
         _dtype.from_numpy_dtype(data.dtype)
         return wrap(data if dtype is None else data.astype(dtype.np, copy=False))
-    return tensor(data, dtype=dtype)
+    return tensor(data, dtype=dtype, device=dev)
 
 
 asarray = as_tensor
@@ -178,29 +179,29 @@ def _dt(dtype):
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """>>> zeros(2, 3).shape
     torch.Size([2, 3])"""
-    check_device(device)
+    dev = check_device(device)
     _no_out(out)
-    return _finish(numpy.zeros(_size(size, "zeros"), _dt(dtype)), requires_grad)
+    return _finish(numpy.zeros(_size(size, "zeros"), _dt(dtype)), requires_grad, dev)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    check_device(device)
+    dev = check_device(device)
     _no_out(out)
-    return _finish(numpy.ones(_size(size, "ones"), _dt(dtype)), requires_grad)
+    return _finish(numpy.ones(_size(size, "ones"), _dt(dtype)), requires_grad, dev)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           memory_format=None, pin_memory=False):
-    check_device(device)
+    dev = check_device(device)
     _no_out(out)
     return _finish(fill_uninitialized(numpy.empty(_size(size, "empty"), _dt(dtype))),
-                   requires_grad)
+                   requires_grad, dev)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False):
     """Filled with ``fill_value``; the dtype is inferred from it as PyTorch does."""
-    check_device(device)
+    dev = check_device(device)
     _no_out(out)
     if dtype is None:
         dtype = _infer_dtype(fill_value.item() if isinstance(fill_value, Tensor)
@@ -208,18 +209,18 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
-    return _finish(numpy.full(_size((size,), "full"), fill_value, dtype.np), requires_grad)
+    return _finish(numpy.full(_size((size,), "full"), fill_value, dtype.np), requires_grad, dev)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
-    check_device(device)
-    return _finish(numpy.array(s, _dt(dtype)), requires_grad)
+    dev = check_device(device)
+    return _finish(numpy.array(s, _dt(dtype)), requires_grad, dev)
 
 
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False):
     """int64 for integer arguments, else the default float dtype."""
-    check_device(device)
+    dev = check_device(device)
     _no_out(out)
     if end is None:
         start, end = 0, start
@@ -232,72 +233,73 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
         dtype = (_dtype.int64 if all(isinstance(v, (int, numpy.integer)) for v in vals)
                  else get_default_dtype())
     return _finish(numpy.arange(*vals, dtype=numpy.float64 if dtype.is_floating_point
-                                else None).astype(dtype.np), requires_grad)
+                                else None).astype(dtype.np), requires_grad, dev)
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
-    check_device(device)
+    dev = check_device(device)
     _no_out(out)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    return _finish(numpy.linspace(start, end, steps).astype(_dt(dtype)), requires_grad)
+    return _finish(numpy.linspace(start, end, steps).astype(_dt(dtype)), requires_grad, dev)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
-    check_device(device)
+    dev = check_device(device)
     _no_out(out)
     return _finish(numpy.logspace(start, end, steps, base=base).astype(_dt(dtype)),
-                   requires_grad)
+                   requires_grad, dev)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    check_device(device)
+    dev = check_device(device)
     _no_out(out)
     for name, v in (("n", n), ("m", m)):
         if v is not None and v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
-    return _finish(numpy.eye(n, m, dtype=_dt(dtype)), requires_grad)
+    return _finish(numpy.eye(n, m, dtype=_dt(dtype)), requires_grad, dev)
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """Uniform on [0, 1)."""
-    check_device(device)
+    dev = check_device(device)
     _no_out(out)
     g = generator or _random.default_generator
     return _finish(g._rng.random(_size(size, "rand"), dtype=numpy.float64).astype(_dt(dtype)),
-                   requires_grad)
+                   requires_grad, dev)
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
     """Standard normal."""
-    check_device(device)
+    dev = check_device(device)
     _no_out(out)
     g = generator or _random.default_generator
-    return _finish(g._rng.standard_normal(_size(size, "randn")).astype(_dt(dtype)), requires_grad)
+    return _finish(g._rng.standard_normal(_size(size, "randn")).astype(_dt(dtype)),
+                   requires_grad, dev)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
             device=None, requires_grad=False):
     """Integers in [low, high); ``randint(high, size)`` also works, as in PyTorch."""
-    check_device(device)
+    dev = check_device(device)
     _no_out(out)
     if size is None:
         low, high, size = 0, low, high
     g = generator or _random.default_generator
     return _finish(g._rng.integers(low, high, _size((size,), "randint"))
-                   .astype((dtype or _dtype.int64).np), requires_grad)
+                   .astype((dtype or _dtype.int64).np), requires_grad, dev)
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
-    check_device(device)
+    dev = check_device(device)
     _no_out(out)
     g = generator or _random.default_generator
-    return _finish(g._rng.permutation(n).astype((dtype or _dtype.int64).np), requires_grad)
+    return _finish(g._rng.permutation(n).astype((dtype or _dtype.int64).np), requires_grad, dev)
 
 
 def normal(mean, std, size=None, *, generator=None, out=None):

@@ -12,7 +12,7 @@ import numpy
 
 from . import _dtype
 from . import _grad_state
-from .backend import device_of
+from .backend import device_of, get_array_module
 
 __all__ = ["Tensor", "Size", "wrap"]
 
@@ -32,6 +32,11 @@ class Size(tuple):
         for s in self:
             n *= s
         return n
+
+
+def _not_on_host(t):
+    raise TypeError(f"can't convert {t.device} device type tensor to numpy. Use Tensor.cpu() "
+                    f"to copy the tensor to host memory first.")
 
 
 class Tensor:
@@ -204,9 +209,15 @@ class Tensor:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if type(self._data) is not numpy.ndarray:
+            if force:
+                return self.cpu()._data
+            _not_on_host(self)
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        if type(self._data) is not numpy.ndarray:
+            _not_on_host(self)
         return self._data if dtype is None else self._data.astype(dtype)
 
     def __len__(self):
@@ -486,7 +497,7 @@ _STATE = tuple(n for n in Tensor.__slots__ if not n.startswith("__"))
 
 def wrap(data, xp=numpy):
     """A new leaf Tensor around a backend array (a NumPy scalar becomes a 0-d array)."""
-    if type(data) is not _ndarray:
+    if type(data) is not _ndarray and get_array_module(data) is numpy:
         data = xp.asarray(data)
     if _tracker is not None:
         _tracker.see(data)

@@ -17,6 +17,7 @@ import numpy
 
 from . import grad_mode
 from .._dtype import OPMATH, opmath_arrays
+from ..backend import get_array_module
 from .anomaly_mode import debug as _debug
 
 __all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle"]
@@ -369,11 +370,13 @@ class OpNode(Node):
         """Gradients for each input from the output gradients (arrays, or Tensors when
         create_graph), reduced to each input's shape and cast to its dtype."""
         op = self._op
+        g = grads[0]
         if create_graph:
             from ..ops import _tensor_xp as xp
-        else:
+        elif type(g) is numpy.ndarray:
             xp = numpy
-        g = grads[0]
+        else:  # a device's gradients, or the first is missing
+            xp = get_array_module(next((x for x in grads if x is not None), g))
         if op._has_grads:
             all_grads = self._materialize(grads, xp)
         else:
@@ -570,8 +573,8 @@ def _grad_layout(param):
     """An empty array with ``param``'s strides if it is dense, else row-major."""
     if param.flags.c_contiguous or param.flags.f_contiguous or not _dense(param):
         order = "F" if param.flags.f_contiguous and not param.flags.c_contiguous else "C"
-        return numpy.empty(param.shape, dtype=param.dtype, order=order)
-    return numpy.empty_like(param)  # K order: keeps a dense param's strides
+        return get_array_module(param).empty(param.shape, dtype=param.dtype, order=order)
+    return get_array_module(param).empty_like(param)  # K order: keeps a dense param's strides
 
 
 # References to a gradient that is owned by nobody else when _new_grad_array sees it: its

@@ -9,8 +9,11 @@ import math
 
 import numpy
 
+from . import emulated
+
 __all__ = ["Device", "device", "cpu", "get_array_module", "device_of", "erf",
-           "set_default_device", "get_default_device"]
+           "set_default_device", "get_default_device", "to_device", "emulate_cuda",
+           "emulating_cuda", "special_functions"]
 
 # The device types torch.device parses (in its order, which its error message prints).
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
@@ -60,17 +63,53 @@ cpu = Device("cpu")
 
 
 def get_array_module(array):
-    """numpy, or cupy for CuPy arrays (checked by type name so CuPy stays optional)."""
-    if type(array).__module__.startswith("cupy"):
+    """numpy; the emulator's namespace for its arrays; cupy for CuPy arrays (checked by
+    type name so CuPy stays optional)."""
+    t = type(array)
+    if t is emulated.ndarray:
+        return emulated.namespace
+    if t.__module__.startswith("cupy"):
         import cupy
         return cupy
     return numpy
 
 
 def device_of(array):
-    if type(array).__module__.startswith("cupy"):
+    t = type(array)
+    if t is emulated.ndarray:
+        return Device("cuda", array._dev)
+    if t.__module__.startswith("cupy"):
         return Device("cuda", array.device.id)
     return cpu
+
+
+_emulating = False  # whether device "cuda" runs on the CuPy-shaped emulator
+
+
+def emulate_cuda(on=True):
+    """Run device ``"cuda"`` on :mod:`.emulated` (CuPy's rules on NumPy, two devices), so
+    GPU code paths and the seam are tested on a machine without a GPU. Returns the
+    previous setting."""
+    global _emulating
+    prev, _emulating = _emulating, bool(on)
+    return prev
+
+
+def emulating_cuda():
+    return _emulating
+
+
+def to_device(array, dev):
+    """``array`` (host or device) as an array on device ``dev`` (itself when it is there)."""
+    if dev.type == "cpu":
+        return array.get() if type(array) is emulated.ndarray else array
+    index = emulated._current if dev.index is None else dev.index
+    if type(array) is emulated.ndarray:
+        if array._dev == index:
+            return array
+        array = array.get()
+    with emulated.Device(index):
+        return emulated.namespace.array(array)
 
 
 _default_device = None  # set_default_device's device; None: CPU
@@ -114,7 +153,11 @@ def check_device(dev):
 
 def _available(dev):
     if dev.type == "cuda":
-        raise AssertionError("Torch not compiled with CUDA enabled")
+        if not _emulating:
+            raise AssertionError("Torch not compiled with CUDA enabled")
+        if dev.index is not None and not 0 <= dev.index < emulated.DEVICES:
+            raise RuntimeError("CUDA error: invalid device ordinal")
+        return Device("cuda", emulated._current if dev.index is None else dev.index)
     if dev.type != "cpu":
         raise NotImplementedError(
             f"Could not run 'aten::empty.memory_format' with arguments from the "
@@ -146,21 +189,32 @@ def get_default_device():
     return _default_device
 
 
-try:  # SciPy's erf is exact and vectorised; NumPy has none, so fall back to math.erf
-    from scipy.special import erf as _scipy_erf
-except ImportError:  # pragma: no cover - exercised only without SciPy
-    _scipy_erf = None
-    _math_erf = numpy.frompyfunc(math.erf, 1, 1)
+def special_functions(xp):
+    """The ``scipy.special`` of array module ``xp``: ``cupyx.scipy.special`` for CuPy, the
+    emulator's for its arrays, SciPy's for NumPy and namespaces of arrays that dispatch
+    NumPy calls (None without SciPy)."""
+    if xp is emulated.namespace:
+        return emulated.special
+    if getattr(xp, "__name__", "") == "cupy":
+        import cupyx.scipy.special
+        return cupyx.scipy.special
+    try:
+        import scipy.special
+    except ImportError:  # pragma: no cover - exercised only without SciPy
+        return None
+    return scipy.special
+
+
+_math_erf = numpy.frompyfunc(math.erf, 1, 1)
 
 
 def erf(xp, x):
-    """The error function on a float array, keeping its dtype."""
-    if xp is not numpy:
-        from cupyx.scipy.special import erf as cupy_erf
-        return cupy_erf(x)
-    if _scipy_erf is not None:
-        return _scipy_erf(x)
-    return _math_erf(x).astype(x.dtype)
+    """The error function on a float array, keeping its dtype (NumPy has none: SciPy's,
+    or ``math.erf`` elementwise without SciPy)."""
+    sp = special_functions(xp)
+    if sp is None:  # pragma: no cover - exercised only without SciPy
+        return _math_erf(x).astype(x.dtype)
+    return sp.erf(x)
 
 
 def _keep_freed_blocks():

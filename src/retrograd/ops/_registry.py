@@ -65,7 +65,7 @@ from .._dtype import FLOAT, OPMATH, float16, get_default_dtype, opmath_arrays, r
 from ..autograd import forward_ad, grad_mode
 from ..autograd.anomaly_mode import debug as _debug
 from ..autograd.node import OpNode, SavedTensor, grad_accumulator, on_inplace_write
-from ..backend import get_array_module
+from ..backend import get_array_module, to_device
 from . import _out, _views
 
 __all__ = ["defop", "apply", "apply_inplace", "register", "FUNCTIONS"]
@@ -296,14 +296,32 @@ def _float_inputs(arrays):
             for a in arrays]
 
 
+def _one_device(values, arrays):
+    """Inputs on two devices: PyTorch's error, except that a CPU 0-d tensor joins the
+    others' device (as a scalar does)."""
+    devices = list(dict.fromkeys(v.device for v in values if isinstance(v, Tensor) and
+                                 (v._data.ndim or v.device.type != "cpu")))
+    if len(devices) > 1:
+        a, b = devices[:2]
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                           f"least two devices, {a} and {b}!")
+    if not devices:  # CPU 0-d tensors only
+        return arrays, numpy
+    (dev,) = devices
+    arrays = [to_device(a, dev) if isinstance(v, Tensor) else a
+              for v, a in zip(values, arrays, strict=True)]
+    return arrays, get_array_module(next(a for v, a in zip(values, arrays, strict=True)
+                                         if isinstance(v, Tensor)))
+
+
 def _inputs(op, values, attrs):
     """The inputs' arrays (promoted, in their compute dtype), their array module, whether
     some input requires grad (rebuilding stale view histories on the way), and the
     low-precision dtype to round results to (None when the op computes in its inputs'
     dtype: see :data:`.._dtype.OPMATH`)."""
     arrays = []
-    grad = low = False
-    xp = None
+    grad = low = mixed = False
+    xp = first = None
     for v in values:
         if isinstance(v, Tensor):
             d = v._data
@@ -311,11 +329,16 @@ def _inputs(op, values, attrs):
             if d.dtype is _HALF:
                 low = True
             if xp is None:
-                xp = numpy if type(d) is _ndarray else get_array_module(d)
+                first = type(d)
+                xp = numpy if first is _ndarray else get_array_module(d)
+            elif type(d) is not first:
+                mixed = True
             if v._requires_grad if v._base is None else _views.requires_grad(v):
                 grad = True
         else:
             arrays.append(v)
+    if mixed or (first is not _ndarray and xp is not None and len(arrays) > 1):
+        arrays, xp = _one_device(values, arrays)
     if op.promote is not None:
         arrays = _promote(op, values, arrays)
     elif op.to_float:

@@ -1,8 +1,8 @@
 """Dtype and device conversions, ``new_*`` constructors, and fill/copy in place.
 
-``to`` returns ``self`` when nothing changes, as PyTorch does; a cast records
-``ToCopyBackward0``, whose rule is the identity because the engine casts every
-gradient back to its input's dtype. ``zero_``/``fill_``/``copy_`` write through
+``to`` returns ``self`` when nothing changes, as PyTorch does; a cast or a move records
+``ToCopyBackward0``, whose rule moves the gradient back to the input's device (the
+engine casts every gradient back to its input's dtype). ``zero_``/``fill_``/``copy_`` write through
 :func:`apply_inplace`, so they work on views and version-count like any
 in-place op.
 """
@@ -13,7 +13,7 @@ import warnings
 from .. import _creation, _dtype
 from .._tensor import Tensor
 from .._tensor_types import LEGACY_NAMES, tensortype
-from ..backend import Device, check_device, is_mapped
+from ..backend import Device, check_device, emulating_cuda, is_mapped, to_device
 from ._registry import apply, apply_inplace, defop, register
 
 # Copies, fills and casts are exact: float16 stays float16.
@@ -39,8 +39,14 @@ def _zeros(xp, grad):
     return xp.zeros_like(grad)
 
 
-_to_copy = defop("_to_copy", lambda xp, self, dtype: self.astype(dtype),
-                 vjp={"self": lambda grad: grad}, jvp="linear")
+def _copy_to(xp, self, dtype, device, source):
+    a = self.astype(dtype)
+    return a if device is None else to_device(a, device)
+
+
+_to_copy = defop("_to_copy", _copy_to,
+                 vjp={"self": lambda grad, device, source:
+                      grad if device is None else to_device(grad, source)}, jvp="linear")
 _zero = defop("zero", lambda xp, self: _filled(xp, self, 0), vjp={"self": _zeros},
               jvp="elementwise")
 _fill = defop("fill", _filled, vjp={"self": _zeros}, node="FillBackward2", jvp="elementwise")
@@ -92,13 +98,15 @@ def to(self, *args, **kwargs):
     torch.float64
     """
     device, dtype, copy = _to_args(args, kwargs)
+    source = self.device
     if device is not None:
-        check_device(device)
-    if dtype is None or dtype.np == self._data.dtype:
+        device = check_device(device)
+        if device == source:
+            device = None
+    if device is None and (dtype is None or dtype.np == self._data.dtype):
         if not copy:
             return self
-        dtype = self.dtype
-    return apply(_to_copy, (self,), (dtype.np,))
+    return apply(_to_copy, (self,), ((dtype or self.dtype).np, device, source))
 
 
 def _caster(name, dtype):
@@ -142,8 +150,8 @@ def type_as(self, other):
 
 @register(function=False)
 def cpu(self, memory_format=None):
-    """``self``: every tensor lives on the CPU so far."""
-    return self
+    """A copy on the CPU (``self`` when it is there)."""
+    return to(self, "cpu")
 
 
 @register(function=False)
@@ -151,7 +159,7 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
     """``self.to('cuda')``, which fails as on PyTorch's CPU-only build (an index asks for
     an accelerator, of which there is none) unless the device map runs cuda elsewhere."""
     if isinstance(device, int):
-        if not is_mapped("cuda"):
+        if not is_mapped("cuda") and not emulating_cuda():
             raise RuntimeError("Cannot access accelerator device when none is available.")
         device = Device("cuda", device)
     return to(self, Device("cuda") if device is None else device)

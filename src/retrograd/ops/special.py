@@ -12,6 +12,7 @@ import math
 
 import numpy
 
+from ..backend import special_functions
 from ._registry import _broadcast_error, _pretty, apply, apply_inplace, defop, register
 from .binary import _NYI, _check_tensor, _no_derivative, _refuse_bool_sub
 from .shape import call
@@ -26,18 +27,14 @@ _MATH = {"erfc": math.erfc, "gammaln": math.lgamma}
 
 
 def _special(xp, name, *args):
-    """``scipy.special.<name>`` (``cupyx`` for CuPy arrays) in the dtype of the last
-    argument (SciPy computes some in float64)."""
+    """``scipy.special.<name>`` of the arrays' module (``cupyx`` for CuPy's), in the dtype of
+    the last argument (SciPy computes some in float64)."""
     x = args[-1]
-    if not type(x).__module__.startswith("cupy"):
-        try:
-            import scipy.special as sp
-        except ImportError:  # pragma: no cover - exercised only without SciPy
-            if name not in _MATH:
-                raise NotImplementedError(f"{name} needs SciPy (pip install scipy)") from None
-            return numpy.frompyfunc(_MATH[name], 1, 1)(x).astype(x.dtype)
-    else:
-        import cupyx.scipy.special as sp
+    sp = special_functions(xp)
+    if sp is None:  # pragma: no cover - exercised only without SciPy
+        if name not in _MATH:
+            raise NotImplementedError(f"{name} needs SciPy (pip install scipy)")
+        return numpy.frompyfunc(_MATH[name], 1, 1)(x).astype(x.dtype)
     return xp.asarray(getattr(sp, name)(*args), dtype=x.dtype)
 
 

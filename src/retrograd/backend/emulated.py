@@ -1,0 +1,379 @@
+"""A CuPy-shaped array module on NumPy: the seam's proof on a machine without a GPU.
+
+Its arrays are a distinct type that behaves as CuPy's does where it matters to the
+seam: they refuse implicit conversion to NumPy (``numpy.asarray(x)`` raises CuPy's
+TypeError; ``x.get()`` is the explicit copy to the host), its functions refuse NumPy
+arrays and arrays of another device, reductions return 0-d arrays rather than NumPy
+scalars, and the namespace holds only names CuPy provides (:mod:`._cupy_names`). NumPy
+functions called on its arrays dispatch through ``__array_function__`` and
+``__array_ufunc__`` to this module when CuPy has the function, as CuPy's arrays do,
+and fail otherwise. Two devices exist (0 and 1), so mixing them can be tested.
+
+An op that runs on these arrays runs on CuPy's as far as the namespace goes: the
+op database's tests run on it in CI (``tests/device/``).
+"""
+
+import contextlib
+
+import numpy
+
+from . import _cupy_names
+
+__all__ = ["ndarray", "namespace", "Device", "asnumpy", "DEVICES"]
+
+DEVICES = 2  # emulated device ids: 0 and 1
+
+IMPLICIT = ("Implicit conversion to a NumPy array is not allowed. Please use `.get()` to "
+            "construct a NumPy array explicitly.")
+
+
+class Device:
+    """``cupy.cuda.Device``: an id, and a context that makes it the current device."""
+
+    __slots__ = ("id", "_prev")
+
+    def __init__(self, device=None):
+        self.id = _current if device is None else int(getattr(device, "id", device))
+        if not 0 <= self.id < DEVICES:
+            raise ValueError(f"Invalid device ID: {self.id} (there are {DEVICES})")
+
+    def __enter__(self):
+        global _current
+        self._prev, _current = _current, self.id
+        return self
+
+    def __exit__(self, *exc):
+        global _current
+        _current = self._prev
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and other.id == self.id
+
+    def __hash__(self):
+        return hash(self.id)
+
+    def __repr__(self):
+        return f"<CUDA Device {self.id}>"
+
+
+_current = 0
+
+
+class ndarray:
+    """An array on an emulated device: NumPy's data, CuPy's rules."""
+
+    __slots__ = ("_a", "_dev", "__weakref__")
+
+    def __init__(self, shape, dtype=float, *, _array=None, _device=None):
+        self._a = numpy.empty(shape, dtype) if _array is None else _array
+        self._dev = _current if _device is None else _device
+
+    # ---- what CuPy's arrays refuse, and the explicit ways out -----------------------------
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(IMPLICIT)
+
+    def get(self, stream=None, order="C", out=None):
+        """A NumPy copy on the host (``out``: into that array)."""
+        if out is not None:
+            numpy.copyto(out, self._a)
+            return out
+        return numpy.array(self._a, order=order)
+
+    def set(self, arr, stream=None):
+        """Copy a host array of the same shape into this array."""
+        if not isinstance(arr, numpy.ndarray) or arr.shape != self._a.shape:
+            raise ValueError("Shape mismatch")
+        self._a[...] = arr
+
+    @property
+    def device(self):
+        return Device(self._dev)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        mine = namespace.__dict__.get(ufunc.__name__)
+        if not isinstance(mine, _Ufunc) or not hasattr(mine, method):
+            return NotImplemented
+        return getattr(mine, method)(*inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        mine = _lookup(func)
+        if mine is None:
+            return NotImplemented
+        return mine(*args, **kwargs)
+
+    # ---- attributes ------------------------------------------------------------------------
+    shape = property(lambda self: self._a.shape)
+    dtype = property(lambda self: self._a.dtype)
+    ndim = property(lambda self: self._a.ndim)
+    size = property(lambda self: self._a.size)
+    strides = property(lambda self: self._a.strides)
+    itemsize = property(lambda self: self._a.itemsize)
+    nbytes = property(lambda self: self._a.nbytes)
+    flags = property(lambda self: self._a.flags)
+
+    @property
+    def base(self):
+        b = self._a.base
+        return None if b is None or not isinstance(b, numpy.ndarray) else _wrap1(b, self._dev)
+
+    @property
+    def T(self):
+        return _wrap1(self._a.T, self._dev)
+
+    @property
+    def mT(self):
+        return _wrap1(numpy.swapaxes(self._a, -1, -2), self._dev)
+
+    @property
+    def real(self):
+        return _wrap1(self._a.real, self._dev)
+
+    @property
+    def imag(self):
+        return _wrap1(self._a.imag, self._dev)
+
+    def __len__(self):
+        return len(self._a)
+
+    def __iter__(self):
+        for i in range(len(self._a)):
+            yield self[i]
+
+    def __bool__(self):
+        return bool(self._a)
+
+    def __float__(self):
+        return float(self._a)
+
+    def __int__(self):
+        return int(self._a)
+
+    def __complex__(self):
+        return complex(self._a)
+
+    def __index__(self):
+        return self._a.__index__()
+
+    def item(self, *args):
+        return self._a.item(*args)
+
+    def tolist(self):
+        return self._a.tolist()
+
+    def __repr__(self):
+        return repr(self._a)
+
+    def __str__(self):
+        return str(self._a)
+
+    # Indices may be host arrays (CuPy copies them to the device); values may not.
+    def __getitem__(self, key):
+        return _wrap(self._a[_unwrap(key, [self._dev], host_ok=True)], self._dev)
+
+    def __setitem__(self, key, value):
+        dev = [self._dev]
+        self._a[_unwrap(key, dev, host_ok=True)] = _unwrap(value, dev)
+
+    def __copy__(self):
+        return _wrap1(self._a.copy(), self._dev)
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def __reduce__(self):
+        raise TypeError("emulated device arrays are not picklable: call .get() first")
+
+
+def _lookup(func):
+    """This module's version of a NumPy function, when CuPy has it."""
+    mod = getattr(func, "__module__", "") or ""
+    name = getattr(func, "__name__", "")
+    if mod.startswith("numpy.linalg"):
+        return getattr(namespace.linalg, name, None)
+    if mod.startswith("numpy.fft"):
+        return getattr(namespace.fft, name, None)
+    return getattr(namespace, name, None)
+
+
+# ---- unwrapping arguments and wrapping results -------------------------------------------
+
+def _unwrap(x, dev, host_ok=False):
+    """``x`` with every emulated array replaced by its NumPy data, after checking they all
+    live on one device (``dev``: a one-element list holding the device seen so far)."""
+    t = type(x)
+    if t is ndarray:
+        if dev[0] is None:
+            dev[0] = x._dev
+        elif dev[0] != x._dev:
+            raise ValueError(f"The device where the array resides ({x._dev}) is different "
+                             f"from the current device ({dev[0]}). Peer access is "
+                             f"unavailable between these devices.")
+        return x._a
+    if t is tuple or t is list:
+        return t(_unwrap(e, dev, host_ok) for e in x)
+    if t is dict:
+        return {k: _unwrap(v, dev, host_ok) for k, v in x.items()}
+    if isinstance(x, numpy.ndarray) and not host_ok:
+        raise TypeError(f"Unsupported type {type(x)}")
+    return x
+
+
+def _wrap1(a, dev):
+    return ndarray(None, _array=a, _device=dev)
+
+
+def _wrap(r, dev):
+    """NumPy results as emulated arrays (NumPy scalars as 0-d arrays, as CuPy's
+    reductions return them)."""
+    if isinstance(r, numpy.ndarray):
+        return _wrap1(r, dev)
+    if isinstance(r, numpy.generic):
+        return _wrap1(numpy.asarray(r), dev)
+    if type(r) is tuple or type(r) is list:
+        return type(r)(_wrap(e, dev) for e in r)
+    if hasattr(r, "_fields") and isinstance(r, tuple):  # namedtuples (linalg results)
+        return type(r)(*(_wrap(e, dev) for e in r))
+    return r
+
+
+def _call(f, args, kwargs, host_ok=False):
+    dev = [None]
+    a = _unwrap(args, dev, host_ok)
+    k = _unwrap(kwargs, dev, host_ok)
+    out = kwargs.get("out")
+    r = f(*a, **k)
+    if type(out) is ndarray and r is out._a:
+        return out
+    return _wrap(r, _current if dev[0] is None else dev[0])
+
+
+def _function(f, host_ok=False, refused=()):
+    def fn(*args, **kwargs):
+        for k in refused:
+            if k in kwargs:
+                raise TypeError(f"{fn.__name__}() got an unexpected keyword argument '{k}'")
+        return _call(f, args, kwargs, host_ok)
+    fn.__name__ = fn.__qualname__ = getattr(f, "__name__", "function")
+    fn.__doc__ = f"CuPy's ``{fn.__name__}``, emulated on NumPy."
+    return fn
+
+
+class _Ufunc:
+    """A ufunc with CuPy's methods: ``reduce``/``accumulate`` for add and multiply only,
+    ``reduceat`` for add, ``at`` for the ufuncs CuPy scatters with; keywords ``out``,
+    ``dtype`` and ``casting`` only."""
+
+    _KEYWORDS = frozenset({"out", "dtype", "casting"})
+
+    def __init__(self, uf):
+        self._uf = uf
+        self.__name__ = uf.__name__
+        self.nin, self.nout = uf.nin, uf.nout
+        self.outer = _function(uf.outer)
+        name = uf.__name__
+        for method, allowed in (("reduce", _cupy_names.UFUNC_REDUCE),
+                                ("accumulate", _cupy_names.UFUNC_REDUCE),
+                                ("reduceat", _cupy_names.UFUNC_REDUCEAT)):
+            if name in allowed:
+                setattr(self, method, _function(getattr(uf, method)))
+            else:
+                setattr(self, method, _unsupported(f"cupy_{name}.{method}"))
+
+    def __call__(self, *args, **kwargs):
+        for k in kwargs:
+            if k not in self._KEYWORDS:
+                raise TypeError(f"Wrong arguments {{'{k}': ...}}")
+        return _call(self._uf, args, kwargs)
+
+    def at(self, a, indices, b=None):
+        """``ufunc.at``: indices may be host arrays (CuPy scatters with them as with
+        ``__setitem__``); the operands may not."""
+        if self.__name__ not in _cupy_names.UFUNC_AT:
+            raise NotImplementedError(f"`cupy_{self.__name__}.at` is not supported yet")
+        dev = [None]
+        a_, b_ = _unwrap((a, b), dev)
+        self._uf.at(a_, _unwrap(indices, dev, host_ok=True), *(() if b is None else (b_,)))
+
+    def __repr__(self):
+        return f"<ufunc '{self.__name__}'>"
+
+
+def _unsupported(what):
+    def fn(*args, **kwargs):
+        raise NotImplementedError(f"{what} is not supported yet")
+    return fn
+
+
+def asnumpy(a, stream=None, order="C", out=None):
+    """``cupy.asnumpy``: a host copy of an emulated array (NumPy input passes through)."""
+    if type(a) is ndarray:
+        return a.get(order=order, out=out)
+    return numpy.asarray(a, order=order)
+
+
+class _Namespace:
+    """The module object ``xp`` that rules receive: CuPy's names only."""
+
+    def __init__(self, names, source, host_ok=()):
+        for name in names:
+            obj = getattr(source, name, None)
+            if obj is None:
+                continue
+            if isinstance(obj, numpy.ufunc):
+                obj = _Ufunc(obj)
+            elif callable(obj) and not isinstance(obj, type):
+                obj = _function(obj, host_ok=name in host_ok,
+                                refused=_cupy_names.UNSUPPORTED_KEYWORDS.get(name, ()))
+            setattr(self, name, obj)
+
+    def __repr__(self):
+        return "<module 'retrograd.backend.emulated' (CuPy-shaped, on NumPy)>"
+
+
+namespace = _Namespace(_cupy_names.MODULE, numpy, host_ok=_cupy_names.FROM_HOST)
+namespace.ndarray = ndarray
+namespace.asnumpy = asnumpy
+namespace.linalg = _Namespace(_cupy_names.LINALG, numpy.linalg)
+namespace.fft = _Namespace(_cupy_names.FFT, numpy.fft)
+namespace.cuda = type("cuda", (), {"Device": Device})
+try:  # cupyx.scipy.special's functions, where SciPy has them
+    import scipy.special as _scipy_special
+except ImportError:  # pragma: no cover - exercised only without SciPy
+    _scipy_special = None
+special = _Namespace(_cupy_names.SPECIAL if _scipy_special else (), _scipy_special)
+namespace.lib = type("lib", (), {"stride_tricks": _Namespace(_cupy_names.STRIDE_TRICKS,
+                                                             numpy.lib.stride_tricks)})
+
+
+def _method(name):
+    def m(self, *args, **kwargs):
+        dev = [self._dev]
+        r = getattr(self._a, name)(*_unwrap(args, dev), **_unwrap(kwargs, dev))
+        out = kwargs.get("out")
+        if type(out) is ndarray and r is out._a:
+            return out
+        return _wrap(r, self._dev)
+    m.__name__ = m.__qualname__ = name
+    return m
+
+
+for _name in _cupy_names.NDARRAY_METHODS:
+    setattr(ndarray, _name, _method(_name))
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
+              "xor", "lshift", "rshift", "divmod"):
+    for _form in (f"__{_name}__", f"__r{_name}__", f"__i{_name}__"):
+        if hasattr(numpy.ndarray, _form):
+            setattr(ndarray, _form, _method(_form))
+for _form in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__neg__",
+              "__pos__", "__abs__", "__invert__"):
+    setattr(ndarray, _form, _method(_form))
+ndarray.__hash__ = None
+
+
+@contextlib.contextmanager
+def device(i):
+    """Make emulated device ``i`` current (``with cupy.cuda.Device(i):``)."""
+    with Device(i):
+        yield
+

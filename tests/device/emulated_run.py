@@ -1,0 +1,174 @@
+"""Run one op-database entry on the emulated CUDA device and compare with the CPU.
+
+Shared by the test and by ``python tests/device/emulated_run.py`` (a pass/fail table).
+Each sample (float64 where the entry has it) runs forward on the CPU and on ``cuda``
+(the CuPy-shaped emulator); values must be equal, outputs must live on the device,
+and, for differentiable entries, the gradients of a random cotangent must be equal and
+live where their leaves do.
+"""
+
+import contextlib
+import pathlib
+import traceback
+import zlib
+
+import numpy
+
+import retrograd
+from retrograd import backend
+from opdb import op_db, reseed
+
+
+
+@contextlib.contextmanager
+def emulating():
+    prev = backend.emulate_cuda(True)
+    try:
+        yield
+    finally:
+        backend.emulate_cuda(prev)
+
+
+def _dtype(op):
+    """float64 (where gradients are checked), else the entry's first dtype."""
+    if op.supports_grad or "float64" in op.dtypes or not op.dtypes:
+        return "float64"
+    return op.dtypes[0]
+
+
+def _samples(op, requires_grad):
+    reseed(zlib.crc32(f"{op.id}/emulated/{requires_grad}".encode()))
+    return list(op.sample_inputs(_dtype(op), requires_grad))
+
+
+def _map(obj, fn):
+    if isinstance(obj, retrograd.Tensor):
+        return fn(obj)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_map(e, fn) for e in obj)
+    if isinstance(obj, dict):
+        return {k: _map(v, fn) for k, v in obj.items()}
+    return obj
+
+
+def _to_device(t):
+    moved = t.detach().to("cuda")
+    return moved.requires_grad_(t.requires_grad)
+
+
+def _flat(out):
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _host(x):
+    return x.detach().cpu().numpy() if isinstance(x, retrograd.Tensor) else x
+
+
+def _same(a, b, what):
+    if isinstance(a, retrograd.Tensor) != isinstance(b, retrograd.Tensor):
+        raise AssertionError(f"{what}: a Tensor on one device only")
+    if not isinstance(a, retrograd.Tensor):
+        if a != b and not (a != a and b != b):
+            raise AssertionError(f"{what}: {a!r} != {b!r}")
+        return
+    if b.device.type != "cuda":
+        raise AssertionError(f"{what} is on {b.device}, not on the device")
+    x, y = _host(a), _host(b)
+    if x.shape != y.shape or x.dtype != y.dtype:
+        raise AssertionError(f"{what}: {x.shape} {x.dtype} vs {y.shape} {y.dtype}")
+    numpy.testing.assert_allclose(y, x, rtol=1e-12, atol=1e-12, equal_nan=True, err_msg=what)
+
+
+def run(op):
+    """Compare every sample of ``op`` on the two devices; raise on the first difference."""
+    grad = op.supports_grad
+    cpu_samples, dev_samples = _samples(op, grad), None
+    with emulating():
+        dev_samples = [_map(s, lambda t: t) for s in _samples(op, grad)]
+        for k, (s, d) in enumerate(zip(cpu_samples, dev_samples, strict=True)):
+            d_in, d_args, d_kwargs = _map((d.input, d.args, d.kwargs), _to_device)
+            outs = _flat(op.op(s.input, *s.args, **s.kwargs))
+            d_outs = _flat(op.op(d_in, *d_args, **d_kwargs))
+            if len(outs) != len(d_outs):
+                raise AssertionError(f"sample {k}: {len(outs)} vs {len(d_outs)} outputs")
+            for j, (a, b) in enumerate(zip(outs, d_outs, strict=True)):
+                _same(a, b, f"sample {k} output {j}")
+            if not grad:
+                continue
+            diff = [j for j, o in enumerate(outs)
+                    if isinstance(o, retrograd.Tensor) and o.requires_grad]
+            leaves = [t for t in _leaves((s.input, s.args, s.kwargs))]
+            d_leaves = [t for t in _leaves((d_in, d_args, d_kwargs))]
+            if not diff or not leaves:
+                continue
+            rng = numpy.random.default_rng(k)
+            cots = [rng.standard_normal(outs[j].shape) for j in diff]
+            g = retrograd.autograd.grad([outs[j] for j in diff], leaves,
+                                        [retrograd.tensor(c) for c in cots],
+                                        allow_unused=True)
+            dg = retrograd.autograd.grad([d_outs[j] for j in diff], d_leaves,
+                                         [retrograd.tensor(c, device="cuda") for c in cots],
+                                         allow_unused=True)
+            for j, (a, b) in enumerate(zip(g, dg, strict=True)):
+                if (a is None) != (b is None):
+                    raise AssertionError(f"sample {k} grad {j}: None on one device only")
+                if a is not None:
+                    _same(a, b, f"sample {k} grad {j}")
+
+
+def _leaves(obj):
+    seen = {}
+    _map(obj, lambda t: seen.setdefault(id(t), t) if t.requires_grad else None)
+    return list(seen.values())
+
+
+_SHORT = {"Implicit conversion to a NumPy array": "implicit copy to the host",
+          "Unsupported type <class 'numpy.ndarray'>": "a host array given to the device",
+          "Expected all tensors to be on the same device": "a CPU tensor made for a device op",
+          "can't convert cuda": "a device tensor read as NumPy"}
+
+
+def outcome(op):
+    """None when ``op`` runs alike on both devices, else the first failure in one line:
+    where in retrograd it happened, and the exception."""
+    try:
+        run(op)
+    except Exception as e:  # noqa: BLE001 - the table reports every kind of failure
+        frames = [f for f in traceback.extract_tb(e.__traceback__)
+                  if "/retrograd/" in f.filename and "/backend/emulated" not in f.filename]
+        where = ""
+        if frames:
+            f = frames[-1]
+            where = f"{f.filename.split('/retrograd/')[-1]} {f.name}: "
+        msg = str(e).splitlines()[0] if str(e) else ""
+        for long, short in _SHORT.items():
+            if long in msg:
+                msg = short
+        return f"{where}{type(e).__name__}: {msg}"[:86]
+    return None
+
+
+def _write(path):
+    """Write the registry of entries that do not yet run on the device."""
+    lines = ['"""Op-database entries that do not yet run on the emulated device, each with where',
+             "it fails (regenerate with ``python tests/device/emulated_run.py --write``; a test",
+             'fails when a listed entry starts to pass, so the list only shrinks)."""', "",
+             "NOT_ON_DEVICE = {"]
+    for op in op_db:
+        r = outcome(op)
+        if r is not None:
+            line = f"    {op.id!r}: {r!r},"
+            lines.append(line if len(line) <= 100 else f"    {op.id!r}:\n        {r!r},")
+    lines.append("}")
+    pathlib.Path(path).write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    import collections
+    import sys
+    if "--write" in sys.argv:
+        _write(pathlib.Path(__file__).with_name("not_on_device.py"))
+    fails = {op.id: r for op in op_db if (r := outcome(op)) is not None}
+    print(f"{len(op_db) - len(fails)} / {len(op_db)} entries pass on the emulated device")
+    for reason, n in collections.Counter(fails.values()).most_common(60):
+        print(f"{n:4d}  {reason}")
