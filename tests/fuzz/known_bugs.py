@@ -59,7 +59,4 @@ KNOWN_BUGS = [
     # causes not analysed yet (one or two cases in 540)
     KnownBug("binary_cross_entropy", "grad: values differ (float64)", lambda c: True, 2),
     KnownBug("group_norm", "values differ (float32)", lambda c: True, 1),
-    KnownBug("layer_norm", "grad: values differ (float32)", lambda c: True, 2),
-    *(KnownBug(op, "grad: values differ (float32)", lambda c: True, 1)
-      for op in ("max_pool1d", "max_pool2d")),
 ]

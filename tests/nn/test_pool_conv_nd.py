@@ -183,3 +183,23 @@ def test_max_pool_window_wholly_in_padding(nd, torch):
     assert (idx.numpy() == -1).all()
     out.sum().backward()
     assert not r.grad.numpy().any()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_max_pool_all_minus_inf_window_points_at_its_first_input(nd, torch):
+    """A padded window whose inputs are all -inf is no greater than its -inf padding: PyTorch
+    starts each window's index at its first input, so that input gets the gradient (the
+    index pointed at the padding before, and the gradient went to another element)."""
+    x = numpy.full((2, 3) + (4,) * nd, -numpy.inf, dtype="float32")
+    x.reshape(-1)[::5] = numpy.arange(x.size)[::5]
+    fn = ("max_pool1d", "max_pool2d", "max_pool3d")[nd - 1]
+    kw = dict(padding=1, stride=2, dilation=2, return_indices=True)
+    got = []
+    for lib in (retrograd, torch):
+        t = lib.tensor(x, requires_grad=True)
+        out, idx = getattr(lib.nn.functional, fn)(t, 2, **kw)
+        out.backward(lib.ones(out.shape))
+        got.append((out.detach().numpy(), idx.numpy(), t.grad.numpy()))
+    for r, t in zip(*got, strict=True):
+        numpy.testing.assert_array_equal(r, t)

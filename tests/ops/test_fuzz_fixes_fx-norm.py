@@ -123,6 +123,21 @@ def test_layer_norm_grad_with_infinite_weight_is_nan_like_pytorch(torch):
     numpy.testing.assert_array_equal(r[1], t[1])
 
 
+def test_layer_norm_grad_float32_constant_row(torch):
+    """Over a constant row the input gradient sums to 0 but for the rounding of
+    db * mean - ds, which PyTorch rounds once (a fused multiply-add) and rstd**3 ~ 3e7 then
+    scales: rounded twice, the expanded input's gradient was a quarter of PyTorch's."""
+    def fn(lib):
+        x = lib.tensor([0.016720114275813103], requires_grad=True)
+        w = lib.tensor([1.6676304340362549]).expand(4)
+        out = lib.nn.functional.layer_norm(x.expand(4), (4,), w)
+        out.backward(lib.tensor([1.2219294, 1.9887844, 0.3589409, 0.26031876]))
+        return x.grad.numpy()
+    r, t = fn(retrograd), fn(torch)
+    assert t[0] != 0
+    numpy.testing.assert_allclose(r, t, rtol=1e-6)
+
+
 def test_batch_norm_grad_huge_weight_multiplies_last(torch):
     """PyTorch multiplies the input gradient by the channel's weight last: a huge weight gives
     large finite gradients where scaling the output gradient first overflowed."""

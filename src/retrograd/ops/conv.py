@@ -868,8 +868,9 @@ def _max_pool_fwd(xp, self, kernel, stride, pads, dilation):
         res = _max_pool_2x2(self)
         if res is not None:
             return res
-    x = self
-    if any(pads[0]) or any(pads[1]):
+    x, (h, w) = self, self.shape[-2:]
+    padded = any(pads[0]) or any(pads[1])
+    if padded:
         low = -numpy.inf if x.dtype.kind == "f" else numpy.iinfo(x.dtype).min
         x = numpy.pad(x, ((0, 0),) * (x.ndim - 2) + pads, constant_values=low)
     oh = (x.shape[-2] - dh * (kh - 1) - 1) // sh + 1
@@ -879,6 +880,9 @@ def _max_pool_fwd(xp, self, kernel, stride, pads, dilation):
     out = views[0].copy()
     ctype = numpy.int16 if len(views) > 127 else numpy.int8
     code = numpy.zeros(out.shape, dtype=ctype)
+    if padded:
+        code += (_first_inside(oh, sh, pads[0][0], kh, dh, h)[:, None] * kw
+                 + _first_inside(ow, sw, pads[1][0], kw, dw, w)).astype(ctype)
     for o, v in enumerate(views[1:], 1):
         # PyTorch's CPU kernel: a later offset wins when strictly greater, or NaN. Kept
         # branch-free (masked writes are several times slower on NumPy).
@@ -886,7 +890,6 @@ def _max_pool_fwd(xp, self, kernel, stride, pads, dilation):
         numpy.maximum(out, v, out=out)
         code *= ~better
         code += better * ctype(o)
-    h, w = self.shape[-2:]
     base = ((numpy.arange(oh) * sh - pads[0][0])[:, None] * w
             + (numpy.arange(ow) * sw - pads[1][0]))
     table = numpy.array([i * dh * w + j * dw for i in range(kh) for j in range(kw)])
@@ -898,12 +901,25 @@ def _max_pool_fwd(xp, self, kernel, stride, pads, dilation):
     return out, indices
 
 
+def _inside(n, stride, pad, kernel, dilation, size):
+    """Which kernel offsets of each of ``n`` windows along one dim read the input, not
+    padding: an (n, kernel) mask."""
+    at = (numpy.arange(n) * stride - pad)[:, None] + numpy.arange(kernel) * dilation
+    return (at >= 0) & (at < size)
+
+
+def _first_inside(n, stride, pad, kernel, dilation, size):
+    """The first offset of each window that reads the input. PyTorch's CPU kernel starts a
+    window's index there, so a window whose inputs are all -inf (none greater than the
+    -inf padding) gives its first input the gradient, not a padding position."""
+    return _inside(n, stride, pad, kernel, dilation, size).argmax(1)
+
+
 def _outside(n, stride, pad, kernel, dilation, size):
     """Which of ``n`` windows along one dim hold no input element (dilated windows of a
     ceil_mode pool can lie wholly in padding): their max is -inf and their index -1, so
     backward gives them no input (PyTorch's index there points outside the plane)."""
-    at = (numpy.arange(n) * stride - pad)[:, None] + numpy.arange(kernel) * dilation
-    return ~((at >= 0) & (at < size)).any(1)
+    return ~_inside(n, stride, pad, kernel, dilation, size).any(1)
 
 
 def _max_pool_grad(xp, grad, indices, self_shape, kernel, stride, dilation):

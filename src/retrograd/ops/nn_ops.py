@@ -468,6 +468,16 @@ def _stats(xp, x, mean, rstd, axes, eps):
     return mean, 1 / xp.sqrt(_mean(xp, xc * xc, axes) + eps)
 
 
+def _fused_mul_sub(xp, a, b, c):
+    """``a * b - c`` rounded once, as PyTorch's CPU kernels compute it (compiled with FMA
+    contraction): where the two nearly cancel, as in a norm's backward over a constant row,
+    the product's rounding error is the whole difference. float32 computes in float64 (its
+    product is exact there); float64 has no wider portable float and rounds twice."""
+    if not _is_np(xp) or a.dtype == numpy.float64:
+        return a * b - c
+    return (a.astype(numpy.float64) * b - c).astype(a.dtype)
+
+
 def _ln_dx(xp, grad, input, weight, mean, rstd, axes, eps):
     """PyTorch's form, rstd * g + b * x + c with b and c from the row sums of g * x and g:
     the same derivative as ``_norm_dx``, and the same NaN rows when a sum is infinite."""
@@ -476,8 +486,8 @@ def _ln_dx(xp, grad, input, weight, mean, rstd, axes, eps):
     n = math.prod(input.shape[a] for a in axes)
     ds = xp.sum(g * input, axis=axes, keepdims=True)
     db = xp.sum(g, axis=axes, keepdims=True)
-    b = (db * mean - ds) * rstd * rstd * rstd / n
-    return rstd * g + b * input + (-b * mean - db * rstd / n)
+    b = _fused_mul_sub(xp, db, mean, ds) * rstd * rstd * rstd / n
+    return rstd * g + b * input + _fused_mul_sub(xp, -b, mean, db * rstd / n)
 
 
 def _ln_dw(xp, grad, input, mean, rstd, axes, eps):

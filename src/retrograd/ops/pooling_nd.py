@@ -13,8 +13,8 @@ import math
 import numpy
 
 from ._registry import FUNCTIONS, _pretty, apply, defop, register
-from .conv import (_adaptive_nonempty, _const, _is_np, _outside, _pool_checks, _pool_geometry,
-                   _tuple)
+from .conv import (_adaptive_nonempty, _const, _first_inside, _is_np, _outside, _pool_checks,
+                   _pool_geometry, _tuple)
 from .conv import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 
 __all__ = ["max_pool1d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d",
@@ -66,8 +66,9 @@ def _max_pool_nd_fwd(xp, self, kernel, stride, pads, dilation):
     one only when strictly greater, or NaN, as PyTorch's CPU kernel) gives the flat index
     into the input's spatial volume."""
     nd = len(kernel)
-    x = self
-    if any(p for pr in pads for p in pr):
+    x, size = self, self.shape[self.ndim - nd:]
+    padded = any(p for pr in pads for p in pr)
+    if padded:
         low = -numpy.inf if x.dtype.kind == "f" else numpy.iinfo(x.dtype).min
         x = numpy.pad(x, ((0, 0),) * (x.ndim - nd) + tuple(pads), constant_values=low)
     outs = _outs(x.shape, kernel, stride, dilation)
@@ -75,6 +76,10 @@ def _max_pool_nd_fwd(xp, self, kernel, stride, pads, dilation):
     out = x[_offset_slices(offsets[0], dilation, stride, outs)].copy()
     ctype = numpy.int8 if len(offsets) <= 127 else numpy.int32
     code = numpy.zeros(out.shape, dtype=ctype)
+    if padded:  # each window's index starts at its first input (see _first_inside)
+        code += _grid_index(outs, [_first_inside(outs[i], stride[i], pads[i][0], kernel[i],
+                                                 dilation[i], size[i]) * math.prod(kernel[i + 1:])
+                                   for i in range(nd)]).astype(ctype)
     for o, off in enumerate(offsets[1:], 1):
         v = x[_offset_slices(off, dilation, stride, outs)]
         better = (v > out) | (v != v)
@@ -88,7 +93,7 @@ def _max_pool_nd_fwd(xp, self, kernel, stride, pads, dilation):
                          for off in offsets])
     indices = base + table.take(code)
     empty = _grid_index(outs, [_outside(outs[i], stride[i], pads[i][0], kernel[i], dilation[i],
-                                        self.shape[self.ndim - nd + i]) for i in range(nd)])
+                                        size[i]) for i in range(nd)])
     if numpy.any(empty):  # windows wholly in padding: no input, index -1
         indices[..., empty.astype(bool)] = -1
     return out, indices
