@@ -318,6 +318,25 @@ def test_var_grad_without_degrees_of_freedom(torch, dtype, a):
         _same_bits(torch, a, dtype, lambda T, x: T.var(x, dim=0))
 
 
+@pytest.mark.torch
+@pytest.mark.parametrize("a, dtype, fn", [
+    ([[-33504.0]] * 2, "float16", lambda T, x: T.nanmean(x, dim=-2, keepdim=True)),
+    ([[[-0.478759765625, -32752.0], [0.305908203125, math.nan], [0.611328125, 0.5571289]]] * 3,
+     "float16", lambda T, x: T.nanmean(x, dim=0)),
+    ([[1.0, math.nan], [math.nan, math.nan]], "float32", lambda T, x: T.nanmean(x, 1)),
+    ([[1.0, math.nan], [math.nan, math.nan]], "float32", lambda T, x: T.nansum(x, 1) / 0),
+], ids=["nanmean_half_overflow", "nanmean_half_nan_column", "nanmean_all_nan",
+        "nansum_inf_grad"])
+def test_nanmean_is_nansum_over_count(torch, a, dtype, fn):
+    """PyTorch's nanmean rounds the nansum to its dtype before dividing, and nansum's
+    backward multiplies by the not-NaN mask (inf * 0: NaN at a NaN element)."""
+    _same_bits(torch, a, dtype, fn)
+    r, t = (fn(lib, lib.ones(2, 2, requires_grad=True)).grad_fn for lib in (retrograd, torch))
+    assert type(r).__name__ == type(t).__name__
+    assert [type(f).__name__ for f, _ in r.next_functions] == [
+        type(f).__name__ for f, _ in t.next_functions]
+
+
 # ---- properties ---------------------------------------------------------------------------
 
 @settings(max_examples=40, deadline=None)

@@ -129,8 +129,13 @@ _sum_dim = defop("sum_dim", lambda xp, self, dim, keepdim, dtype:
                  node="SumBackward1", jvp="linear")
 _nansum = defop("nansum", lambda xp, self, dim, keepdim, dtype:
                 xp.nansum(self, axis=dim, keepdims=keepdim, dtype=dtype),
+                # PyTorch's: the backward multiplies by the mask (an inf gradient gives NaN),
+                # the tangent is masked with where
                 vjp={"self": lambda xp, grad, self, dim, keepdim:
-                     xp.where(self != self, 0, _unreduce(xp, grad, dim, keepdim))}, jvp="transpose")
+                     _unreduce(xp, grad, dim, keepdim) * (self == self)},
+                jvp=lambda xp, self_t, self, dim, keepdim, dtype:
+                xp.sum(xp.where(self != self, 0, self_t), axis=dim, keepdims=keepdim,
+                       dtype=dtype))
 def _mean_fwd(xp, self, dim, keepdim, dtype):
     if self.size:
         return self.mean(axis=dim, keepdims=keepdim, dtype=dtype)
@@ -146,14 +151,6 @@ _mean_dim = defop("mean_dim", _mean_fwd,
                   vjp={"self": lambda xp, grad, self_shape, dim, keepdim:
                        _expand(xp, grad / _count(self_shape, dim), self_shape, dim, keepdim)},
                   node="MeanBackward1", jvp="linear")
-_nanmean = defop("nanmean", lambda xp, self, dim, keepdim, dtype:
-                 xp.nansum(self, axis=dim, keepdims=keepdim, dtype=dtype)
-                 / xp.sum(self == self, axis=dim, keepdims=keepdim, dtype=dtype or self.dtype),
-                 vjp={"self": lambda xp, grad, self, dim, keepdim:
-                      xp.where(self != self, 0, _unreduce(xp, grad, dim, keepdim)
-                               / xp.sum(self == self, axis=dim, keepdims=True,
-                                        dtype=grad.dtype))},
-                 node="DivBackward0", jvp="transpose")
 
 
 def _prod_others(xp, x, axis):
@@ -231,12 +228,17 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 @register
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    """Mean of the non-NaN elements."""
+    """Mean of the non-NaN elements: PyTorch's composite ``nansum / count``, so the sum is
+    rounded to its dtype first (a float16 one past 65504 is inf).
+
+    >>> retrograd.tensor([1., float("nan"), 3.]).nanmean()
+    tensor(2.)
+    """
     if input._data.dtype.kind not in "fc":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_pretty(input._data.dtype)}")
-    return apply(_nanmean, (input,), (_reduce_dims(dim, input._data.ndim), keepdim,
-                                      dtype.np if dtype is not None else None))
+    _no_out(out, "nanmean")
+    return nansum(input, dim, keepdim, dtype=dtype) / (input == input).sum(dim, keepdim)
 
 
 @register
