@@ -48,7 +48,6 @@ KNOWN_BUGS = [
         ("conv1d", "grad: a number where torch gives NaN", 1),
         ("mse_loss", "grad: infinity differs", 1),
         ("dot", "NaN where torch gives a number", 1),
-        ("std", "infinity differs", 5),
         ("fmod", "a number where torch gives NaN", 0),
         ("leaky_relu", "NaN where torch gives a number", 0),
     )),

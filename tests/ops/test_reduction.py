@@ -337,6 +337,23 @@ def test_nanmean_is_nansum_over_count(torch, a, dtype, fn):
         type(f).__name__ for f, _ in t.next_functions]
 
 
+@pytest.mark.torch
+@pytest.mark.parametrize("a, dtype, fn", [
+    ([[[-8.988465674311579e307, -1.6698873332471662]]], "float64",
+     lambda T, x: T.std(x.expand(3, 1, 2), dim=-3)),
+    ([[-8.988465674311579e307] * 3, [1.0, 2.0, 4.0]], "float64", lambda T, x: T.var(x, 1)),
+    ([[3e38, 3e38], [1.0, 2.0]], "float32", lambda T, x: T.std(x, 1)),
+    ([[1.0, 1.0000001, 1.0000001], [2.0, 2.0000002, 2.0]], "float32", lambda T, x: T.var(x, 1)),
+    ([-8.988465674311579e307] * 3, "float64", lambda T, x: T.std(x)),
+    ([[3e38], [3e38]], "float32", lambda T, x: T.var(x, 0)),
+], ids=["std_expanded_huge", "var_huge_rows", "std_f32_huge", "var_f32_mean_in_f64",
+        "std_all_overflows", "var_one_output_overflows"])
+def test_variance_as_torch_kernels(torch, a, dtype, fn):
+    """A reduction to several outputs is Welford's in float64 (its running mean does not
+    overflow); one to a single float32/float64 output takes the mean in the input's dtype."""
+    _same_bits(torch, a, dtype, fn)
+
+
 # ---- properties ---------------------------------------------------------------------------
 
 @settings(max_examples=40, deadline=None)

@@ -392,13 +392,31 @@ argmin = _arg("argmin", _argmin)
 # ---- var, std, var_mean, std_mean ---------------------------------------------------------
 
 def _var_wide(self, dim, correction, keepdim):
-    """The variance as PyTorch takes it: the mean in the input's dtype, the squared deviations
-    summed in float64 (so squares that overflow float32, and a std that fits again, come out
-    as in PyTorch)."""
+    """The variance as PyTorch's CPU kernels take it, in float64. A float32/float64 input
+    reduced to one element takes its mean in the input's dtype (std_var_all_cpu); any other
+    reduction is Welford's, whose float64 running mean never overflows: huge equal values
+    have variance 0 there, where a float64 sum would be inf. The squared deviations are
+    summed in float64 either way."""
     n = _count(self.shape, _all_dims(self, dim))
-    m = self.sum(axis=dim, keepdims=True) / n
-    d = self.astype(numpy.float64) - m if self.dtype.kind == "f" else self - m
+    if self.dtype.kind != "f":
+        m = self.sum(axis=dim, keepdims=True) / n
+        d = self - m
+    elif self.size == n:
+        d = self.astype(numpy.float64) - self.sum(axis=dim, keepdims=True) / n
+    else:
+        wide = self.astype(numpy.float64)
+        d = wide - _mean_in_range(wide, dim, n)
     return (d * d).sum(axis=dim, keepdims=keepdim) / builtins.max(n - correction, 0)
+
+
+def _mean_in_range(x, dim, n):
+    """The mean along ``dim``; where the sum overflows, the mean of ``x`` scaled by its
+    largest magnitude, scaled back (exact for equal values, as Welford's running mean)."""
+    m = x.sum(axis=dim, keepdims=True) / n
+    if numpy.isfinite(m).all():
+        return m
+    top = numpy.abs(x).max(axis=dim, keepdims=True)
+    return numpy.where(numpy.isfinite(m), m, (x / top).sum(axis=dim, keepdims=True) / n * top)
 
 
 def _var_fwd(xp, self, dim, correction, keepdim):
