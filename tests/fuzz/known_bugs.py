@@ -30,7 +30,6 @@ def _mixed(c):
 
 KNOWN_BUGS = [
     KnownBug("binary_cross_entropy_with_logits", "grad: infinity differs", _special, 1),
-    KnownBug("var", "grad: a number where torch gives NaN", _f16, 1),
     # mixed dtypes: PyTorch computes float64 logits in float64 and rounds each step into
     # the target's dtype; retrograd casts the logits first (-inf - -inf = NaN)
     KnownBug("binary_cross_entropy_with_logits", "NaN where torch gives a number", _mixed, 2),
@@ -47,12 +46,8 @@ KNOWN_BUGS = [
         ("softshrink", "grad: values differ (float64)", 1),
         ("cross_entropy", "grad: a number where torch gives NaN", 1),
         ("conv1d", "grad: a number where torch gives NaN", 1),
-        ("cumprod", "grad: infinity differs", 1),
-        ("cumprod", "grad: values differ (float32)", 1),
         ("mse_loss", "grad: infinity differs", 1),
         ("dot", "NaN where torch gives a number", 1),
-        ("nanmean", "infinity differs", 2),
-        ("std", "infinity differs", 5),
         ("fmod", "a number where torch gives NaN", 0),
         ("leaky_relu", "NaN where torch gives a number", 0),
     )),

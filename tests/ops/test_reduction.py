@@ -262,6 +262,98 @@ def test_prod_and_cumprod_double_backward_agree_with_first_order():
         numpy.testing.assert_allclose(graph.detach().numpy(), plain.numpy())
 
 
+# ---- accumulation, rounding and overflow as PyTorch's CPU kernels --------------------------
+
+def _value_and_grad(lib, a, dtype, fn, seed=0):
+    """``fn``'s value and input gradient for a fixed random cotangent, as float64 lists."""
+    x = lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True)
+    out = fn(lib, x)
+    g = numpy.random.default_rng(seed).standard_normal(tuple(out.shape))
+    out.backward(lib.tensor(g, dtype=getattr(lib, dtype)))
+    return numpy.array(out.detach().tolist()), numpy.array(x.grad.tolist())
+
+
+def _same_bits(torch, a, dtype, fn, seed=0):
+    for r, t in zip(_value_and_grad(retrograd, a, dtype, fn, seed),
+                    _value_and_grad(torch, a, dtype, fn, seed), strict=True):
+        numpy.testing.assert_array_equal(r, t)
+
+
+_SUBNORMAL_COLUMN = [[-0.6690511703491211, 1.661694884300232, -1.401298464324817e-45],
+                     [1.1754943508222875e-38, 0.5592166781425476, -0.9021235704421997],
+                     [0.7457523345947266, 1.026676893234253, -1.222767949104309],
+                     [-1.0, -0.8545875549316406, -10000.0]]
+_HALF_WIDE = [[14840.0, -0.51806640625, -0.00705718994140625, -56864.0],
+              [22.890625, -0.0294952392578125, -0.00012123584747314453, -0.00010263919830322266],
+              [0.035614013671875, -329.5, -826.0, 13.6328125],
+              [0.00031566619873046875, -38.0, -2378.0, 0.0026798248291015625]]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("a, dtype, fn", [
+    (_SUBNORMAL_COLUMN, "float32", lambda T, x: T.cumprod(x, 0)),
+    (_HALF_WIDE, "float16", lambda T, x: T.cumprod(x, -2)),
+    ([[2.0, 0.0, 3.0, 0.5, 7.0], [1.5, 2.0, 0.0, 3.0, 0.0]], "float16",
+     lambda T, x: T.cumprod(x, 1)),
+    ([1e8, 3.0, 3.0, 3.0], "float32", lambda T, x: T.cumsum(x, 0)),
+    ([[1e8, 3.0], [3.0, 3.0], [3.0, 3.0]], "float32", lambda T, x: x.flip(0).cumsum(0)),
+    ([2048.0, 1.0, 1.0, 1.0, 1.0], "float16", lambda T, x: T.cumsum(x, 0)),
+], ids=["cumprod_subnormal_f32", "cumprod_half_overflow", "cumprod_half_zeros",
+        "cumsum_f32", "cumsum_f32_backward", "cumsum_half"])
+def test_scans_accumulate_as_torch(torch, a, dtype, fn):
+    """float32 scans accumulate in float64 and float16 ones in float32, each output rounded;
+    the backward is PyTorch's composite in the input's dtype (float16 products past 65504
+    are inf there)."""
+    _same_bits(torch, a, dtype, fn)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+@pytest.mark.parametrize("a", [math.inf, -math.inf, 2.0, math.nan])
+def test_var_grad_without_degrees_of_freedom(torch, dtype, a):
+    """PyTorch's var_backward compares each element with the mean: NaN where equal (an
+    infinite element equals its mean: inf - inf is not 0, but inf == inf)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _same_bits(torch, a, dtype, lambda T, x: T.var(x, dim=0))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("a, dtype, fn", [
+    ([[-33504.0]] * 2, "float16", lambda T, x: T.nanmean(x, dim=-2, keepdim=True)),
+    ([[[-0.478759765625, -32752.0], [0.305908203125, math.nan], [0.611328125, 0.5571289]]] * 3,
+     "float16", lambda T, x: T.nanmean(x, dim=0)),
+    ([[1.0, math.nan], [math.nan, math.nan]], "float32", lambda T, x: T.nanmean(x, 1)),
+    ([[1.0, math.nan], [math.nan, math.nan]], "float32", lambda T, x: T.nansum(x, 1) / 0),
+], ids=["nanmean_half_overflow", "nanmean_half_nan_column", "nanmean_all_nan",
+        "nansum_inf_grad"])
+def test_nanmean_is_nansum_over_count(torch, a, dtype, fn):
+    """PyTorch's nanmean rounds the nansum to its dtype before dividing, and nansum's
+    backward multiplies by the not-NaN mask (inf * 0: NaN at a NaN element)."""
+    _same_bits(torch, a, dtype, fn)
+    r, t = (fn(lib, lib.ones(2, 2, requires_grad=True)).grad_fn for lib in (retrograd, torch))
+    assert type(r).__name__ == type(t).__name__
+    assert [type(f).__name__ for f, _ in r.next_functions] == [
+        type(f).__name__ for f, _ in t.next_functions]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("a, dtype, fn", [
+    ([[[-8.988465674311579e307, -1.6698873332471662]]], "float64",
+     lambda T, x: T.std(x.expand(3, 1, 2), dim=-3)),
+    ([[-8.988465674311579e307] * 3, [1.0, 2.0, 4.0]], "float64", lambda T, x: T.var(x, 1)),
+    ([[3e38, 3e38], [1.0, 2.0]], "float32", lambda T, x: T.std(x, 1)),
+    ([[1.0, 1.0000001, 1.0000001], [2.0, 2.0000002, 2.0]], "float32", lambda T, x: T.var(x, 1)),
+    ([-8.988465674311579e307] * 3, "float64", lambda T, x: T.std(x)),
+    ([[3e38], [3e38]], "float32", lambda T, x: T.var(x, 0)),
+], ids=["std_expanded_huge", "var_huge_rows", "std_f32_huge", "var_f32_mean_in_f64",
+        "std_all_overflows", "var_one_output_overflows"])
+def test_variance_as_torch_kernels(torch, a, dtype, fn):
+    """A reduction to several outputs is Welford's in float64 (its running mean does not
+    overflow); one to a single float32/float64 output takes the mean in the input's dtype."""
+    _same_bits(torch, a, dtype, fn)
+
+
 # ---- properties ---------------------------------------------------------------------------
 
 @settings(max_examples=40, deadline=None)

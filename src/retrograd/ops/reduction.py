@@ -129,8 +129,13 @@ _sum_dim = defop("sum_dim", lambda xp, self, dim, keepdim, dtype:
                  node="SumBackward1", jvp="linear")
 _nansum = defop("nansum", lambda xp, self, dim, keepdim, dtype:
                 xp.nansum(self, axis=dim, keepdims=keepdim, dtype=dtype),
+                # PyTorch's: the backward multiplies by the mask (an inf gradient gives NaN),
+                # the tangent is masked with where
                 vjp={"self": lambda xp, grad, self, dim, keepdim:
-                     xp.where(self != self, 0, _unreduce(xp, grad, dim, keepdim))}, jvp="transpose")
+                     _unreduce(xp, grad, dim, keepdim) * (self == self)},
+                jvp=lambda xp, self_t, self, dim, keepdim, dtype:
+                xp.sum(xp.where(self != self, 0, self_t), axis=dim, keepdims=keepdim,
+                       dtype=dtype))
 def _mean_fwd(xp, self, dim, keepdim, dtype):
     if self.size:
         return self.mean(axis=dim, keepdims=keepdim, dtype=dtype)
@@ -146,14 +151,6 @@ _mean_dim = defop("mean_dim", _mean_fwd,
                   vjp={"self": lambda xp, grad, self_shape, dim, keepdim:
                        _expand(xp, grad / _count(self_shape, dim), self_shape, dim, keepdim)},
                   node="MeanBackward1", jvp="linear")
-_nanmean = defop("nanmean", lambda xp, self, dim, keepdim, dtype:
-                 xp.nansum(self, axis=dim, keepdims=keepdim, dtype=dtype)
-                 / xp.sum(self == self, axis=dim, keepdims=keepdim, dtype=dtype or self.dtype),
-                 vjp={"self": lambda xp, grad, self, dim, keepdim:
-                      xp.where(self != self, 0, _unreduce(xp, grad, dim, keepdim)
-                               / xp.sum(self == self, axis=dim, keepdims=True,
-                                        dtype=grad.dtype))},
-                 node="DivBackward0", jvp="transpose")
 
 
 def _prod_others(xp, x, axis):
@@ -231,12 +228,17 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 @register
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    """Mean of the non-NaN elements."""
+    """Mean of the non-NaN elements: PyTorch's composite ``nansum / count``, so the sum is
+    rounded to its dtype first (a float16 one past 65504 is inf).
+
+    >>> retrograd.tensor([1., float("nan"), 3.]).nanmean()
+    tensor(2.)
+    """
     if input._data.dtype.kind not in "fc":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_pretty(input._data.dtype)}")
-    return apply(_nanmean, (input,), (_reduce_dims(dim, input._data.ndim), keepdim,
-                                      dtype.np if dtype is not None else None))
+    _no_out(out, "nanmean")
+    return nansum(input, dim, keepdim, dtype=dtype) / (input == input).sum(dim, keepdim)
 
 
 @register
@@ -390,13 +392,31 @@ argmin = _arg("argmin", _argmin)
 # ---- var, std, var_mean, std_mean ---------------------------------------------------------
 
 def _var_wide(self, dim, correction, keepdim):
-    """The variance as PyTorch takes it: the mean in the input's dtype, the squared deviations
-    summed in float64 (so squares that overflow float32, and a std that fits again, come out
-    as in PyTorch)."""
+    """The variance as PyTorch's CPU kernels take it, in float64. A float32/float64 input
+    reduced to one element takes its mean in the input's dtype (std_var_all_cpu); any other
+    reduction is Welford's, whose float64 running mean never overflows: huge equal values
+    have variance 0 there, where a float64 sum would be inf. The squared deviations are
+    summed in float64 either way."""
     n = _count(self.shape, _all_dims(self, dim))
-    m = self.sum(axis=dim, keepdims=True) / n
-    d = self.astype(numpy.float64) - m if self.dtype.kind == "f" else self - m
+    if self.dtype.kind != "f":
+        m = self.sum(axis=dim, keepdims=True) / n
+        d = self - m
+    elif self.size == n:
+        d = self.astype(numpy.float64) - self.sum(axis=dim, keepdims=True) / n
+    else:
+        wide = self.astype(numpy.float64)
+        d = wide - _mean_in_range(wide, dim, n)
     return (d * d).sum(axis=dim, keepdims=keepdim) / builtins.max(n - correction, 0)
+
+
+def _mean_in_range(x, dim, n):
+    """The mean along ``dim``; where the sum overflows, the mean of ``x`` scaled by its
+    largest magnitude, scaled back (exact for equal values, as Welford's running mean)."""
+    m = x.sum(axis=dim, keepdims=True) / n
+    if numpy.isfinite(m).all():
+        return m
+    top = numpy.abs(x).max(axis=dim, keepdims=True)
+    return numpy.where(numpy.isfinite(m), m, (x / top).sum(axis=dim, keepdims=True) / n * top)
 
 
 def _var_fwd(xp, self, dim, correction, keepdim):
@@ -410,15 +430,16 @@ def _all_dims(self, dim):
 
 def _var_rule(xp, grad, self, dim, correction, keepdim):
     """PyTorch's var_backward. Without ``dim`` (or of a 0-d input), no degrees of freedom
-    give NaN where an element equals the mean and inf elsewhere; with ``dim``, the factor
-    2 / (n - correction) is taken as it comes (inf at n == correction)."""
+    give NaN where an element equals the mean (an infinite one too) and inf elsewhere;
+    with ``dim``, the factor 2 / (n - correction) is taken as it comes (inf at
+    n == correction)."""
     n = _count(self.shape, _all_dims(self, dim))
-    centered = self - xp.sum(self, axis=dim, keepdims=True) / n
+    mean = xp.sum(self, axis=dim, keepdims=True) / n
     grad = _unreduce(xp, grad, dim, keepdim)
     if n - correction <= 0 and dim is None:
-        return grad * xp.where(centered == 0, math.nan, math.inf)
+        return grad * xp.where(self == mean, math.nan, math.inf)
     factor = 2 / (n - correction) if n != correction else math.inf
-    return factor * grad * centered
+    return factor * grad * (self - mean)
 
 
 def _std_rule(xp, grad, self, result, dim, correction, keepdim):
@@ -626,28 +647,47 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
 
 # ---- cumsum, cumprod ----------------------------------------------------------------------
 
+# PyTorch's CPU scans accumulate in the dtype's acc_type and round each output: float32 in
+# float64, float16 in float32. Their backward formulas are composites of ops in the
+# input's dtype, so the scans do not upcast float16: the rules see it as PyTorch's do.
+_SCAN_ACC = {numpy.dtype(numpy.float32): numpy.float64, numpy.dtype(numpy.float16): numpy.float32}
+
+
 def _scan(name):
     def forward(xp, self, dim, dtype):
+        out = dtype if dtype is not None else self.dtype
         if self.ndim == 0:
-            return xp.array(self, dtype=dtype if dtype is not None else self.dtype)
-        return getattr(self, name)(axis=dim, dtype=dtype)
+            return xp.array(self, dtype=out)
+        acc = _SCAN_ACC.get(numpy.dtype(out), out)
+        return getattr(self.astype(out, copy=False), name)(axis=dim, dtype=acc).astype(
+            out, copy=False)
     return forward
+
+
+def _running(xp, name, x, dim):
+    """``x``'s running sum or product along ``dim`` accumulated as the forward does. (Under
+    create_graph ``x`` is a Tensor, whose dtype is no key here: the op accumulates.)"""
+    acc = _SCAN_ACC.get(x.dtype)
+    if acc is None:
+        return getattr(xp, name)(x, dim)
+    return xp.astype(getattr(xp, name)(xp.astype(x, acc), dim), x.dtype)
 
 
 def _rcumsum(xp, g, dim):
     """Sum from the end: the adjoint of cumsum."""
-    return xp.flip(xp.cumsum(xp.flip(g, dim), dim), dim)
+    return xp.flip(_running(xp, "cumsum", xp.flip(g, dim), dim), dim)
 
 
 def _cumprod_rule(xp, grad, self, result, dim):
-    """Exact with zeros: past the first zero along ``dim`` the gradient is zero; at it, the
-    cumulative products that skip it; before it, the zero-free formula. That is exact to
-    first order only; under create_graph (Tensors) zeros take PyTorch's O(n^2) formula,
-    exact at every order."""
-    if self.ndim == 0:
+    """PyTorch's cumprod_backward, step by step in the input's dtype: exact with zeros. Past
+    the first zero along ``dim`` the gradient is zero; at it, the cumulative products that
+    skip it; before it, the zero-free formula. That is exact to first order only; under
+    create_graph (Tensors) zeros take PyTorch's O(n^2) formula, exact at every order."""
+    if self.ndim == 0 or self.shape[dim] == 1:
         return grad
+    w = result * grad
     if not xp.any(self == 0):
-        return _rcumsum(xp, grad * result, dim) / self
+        return _rcumsum(xp, w, dim) / self
     if isinstance(self, Tensor):
         return _cumprod_grad_exact(xp, grad, self, dim)
     zero = self == 0
@@ -657,13 +697,22 @@ def _cumprod_rule(xp, grad, self, result, dim):
     # PyTorch's masks: before the first zero, the sums of grad * result up to it; at it,
     # the products of the stretch to the second zero against its gradients (masked, not
     # the products, so an inf past the second zero still gives inf * 0), times the
-    # product before it
+    # output just before it
     between = (seen == 1) & ~first
-    at_first = (xp.sum(xp.cumprod(xp.where(between, self, 1), dim)
-                       * xp.where(seen == 1, grad, 0), axis=dim, keepdims=True)
-                * xp.prod(xp.where(before, self, 1), axis=dim, keepdims=True))
-    return xp.where(before, _rcumsum(xp, xp.where(before, grad * result, 0), dim)
+    head = (slice(None),) * dim
+    ones = xp.ones_like(result[head + (slice(0, 1),)])
+    prefix = xp.concatenate([ones, result[head + (slice(None, -1),)]], axis=dim)
+    at_first = _sum_acc(xp, _running(xp, "cumprod", xp.where(between, self, 1), dim)
+                        * xp.where(seen == 1, grad, 0), dim) * prefix
+    return xp.where(before, _rcumsum(xp, xp.where(before, w, 0), dim)
                     / xp.where(before, self, 1), xp.where(first, at_first, 0))
+
+
+def _sum_acc(xp, x, dim):
+    """A sum along ``dim`` (kept) as PyTorch's: float16 accumulates in float32."""
+    if x.dtype != numpy.float16:
+        return xp.sum(x, axis=dim, keepdims=True)
+    return xp.astype(xp.sum(x, axis=dim, keepdims=True, dtype=numpy.float32), x.dtype)
 
 
 def _cumprod_grad_exact(xp, grad, self, dim):
@@ -680,8 +729,9 @@ def _cumprod_grad_exact(xp, grad, self, dim):
 
 _cumsum = defop("cumsum", _scan("cumsum"),
                 vjp={"self": lambda xp, grad, dim: grad if grad.ndim == 0
-                     else _rcumsum(xp, grad, dim)}, jvp="linear")
-_cumprod = defop("cumprod", _scan("cumprod"), vjp={"self": _cumprod_rule}, jvp="transpose")
+                     else _rcumsum(xp, grad, dim)}, jvp="linear", upcast=False)
+_cumprod = defop("cumprod", _scan("cumprod"), vjp={"self": _cumprod_rule}, jvp="transpose",
+                 upcast=False)
 
 
 @register
