@@ -45,13 +45,10 @@ KNOWN_BUGS = [
         ("hardswish", "grad: a number where torch gives NaN", 1),
         ("softshrink", "grad: values differ (float64)", 1),
         ("cross_entropy", "grad: a number where torch gives NaN", 1),
-        ("conv1d", "grad: a number where torch gives NaN", 1),
         ("mse_loss", "grad: infinity differs", 1),
-        ("dot", "NaN where torch gives a number", 1),
         ("fmod", "a number where torch gives NaN", 0),
         ("leaky_relu", "NaN where torch gives a number", 0),
     )),
     # causes not analysed yet (one or two cases in 540)
     KnownBug("binary_cross_entropy", "grad: values differ (float64)", lambda c: True, 2),
-    KnownBug("group_norm", "values differ (float32)", lambda c: True, 1),
 ]
