@@ -49,7 +49,6 @@ KNOWN_BUGS = [
         ("conv1d", "grad: a number where torch gives NaN", 1),
         ("cumprod", "grad: infinity differs", 1),
         ("cumprod", "grad: values differ (float32)", 1),
-        ("mse_loss", "grad: infinity differs", 1),
         ("dot", "NaN where torch gives a number", 1),
         ("nanmean", "infinity differs", 2),
         ("std", "infinity differs", 5),
@@ -57,7 +56,6 @@ KNOWN_BUGS = [
         ("leaky_relu", "NaN where torch gives a number", 0),
     )),
     # causes not analysed yet (one or two cases in 540)
-    KnownBug("binary_cross_entropy", "grad: values differ (float64)", lambda c: True, 2),
     KnownBug("group_norm", "values differ (float32)", lambda c: True, 1),
     KnownBug("layer_norm", "grad: values differ (float32)", lambda c: True, 2),
     *(KnownBug(op, "grad: values differ (float32)", lambda c: True, 1)

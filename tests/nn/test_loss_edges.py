@@ -361,3 +361,60 @@ def test_ctc_loss_dtypes_and_empty(case):
         targets = T.ones(n, 2, dtype=T.int64)
         return [T.nn.functional.ctc_loss(lp, targets, [t] * n, [2] * n)]
     assert_same_outcome(run)
+
+
+# ---- PyTorch's kernels step by step: float16 rounding, clamps at singular points ----------
+def _bits(T, fn):
+    """``fn(T)``'s tensors as (dtype, array) pairs, to compare bit for bit."""
+    return [(str(x.dtype).split(".")[-1], x.detach().numpy()) for x in fn(T)]
+
+
+def _assert_same_bits(torch, fn):
+    ours, theirs = _bits(retrograd, fn), _bits(torch, fn)
+    assert [d for d, _ in ours] == [d for d, _ in theirs]
+    for (_, a), (_, b) in zip(ours, theirs, strict=True):
+        numpy.testing.assert_array_equal(a, b)  # NaN matches NaN; inf must match inf
+
+
+def _loss_grads(T, name, x, t, reduction, seed=0, **kw):
+    """The loss of ``x`` and ``t`` (float arrays) and both gradients for a random
+    cotangent of the loss's dtype."""
+    xs, ts = (T.from_numpy(a.copy()).requires_grad_() for a in (x, t))
+    loss = getattr(T.nn.functional, name)(xs, ts, reduction=reduction, **kw)
+    cot = numpy.random.default_rng(seed).standard_normal(tuple(loss.shape))
+    cot = T.from_numpy(cot.astype(str(loss.dtype).split(".")[-1]))
+    return [loss, *T.autograd.grad(loss, (xs, ts), cot)]
+
+
+def _wide_half(seed, n=4000):
+    r = numpy.random.default_rng(seed)
+    return (r.standard_normal(n) * 10 ** r.uniform(-3, 4.3, n)).astype("float16")
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_mse_float16_rounds_each_step_in_half(torch, reduction):
+    """ATen's mse kernels are Vectorized<Half> arithmetic: the difference, its square and
+    ``norm * (x - t) * grad`` each round to half (2 * 34590 overflows to inf)."""
+    _assert_same_bits(torch, lambda T: _loss_grads(T, "mse_loss", _wide_half(1),
+                                                   _wide_half(2), reduction))
+    x = numpy.array([-34.0, -0.008819580078125, 13328.0, -2.4140625], dtype="float16")
+    t = numpy.array([-34624.0, 0.076171875, -7.68899917602539e-06, -0.00125885009765625],
+                    dtype="float16")
+    _assert_same_bits(torch, lambda T: _loss_grads(T, "mse_loss", x, t, reduction, seed=2))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+def test_binary_cross_entropy_grads_at_zero_and_subnormal(torch, dtype, reduction):
+    """The input's gradient is clamped at ATen's EPSILON, 1e-12 rounded to float32 (the
+    double kernel too); the target's is ``-logit(input)`` (-0 at 0.5)."""
+    x = numpy.array([0.0, 1.1125369292536007e-308, 5e-324, 1e-30, 0.5, 0.8337314, 1.0,
+                     1 - 2 ** -40], dtype=dtype)
+    t = numpy.array([0.2847313214618932, 0.5413835861378025, 0.3, 0.9, 0.3, 0.74, 0.2, 0.5],
+                    dtype=dtype)
+    ours, theirs = (_bits(T, lambda T: _loss_grads(T, "binary_cross_entropy", x, t,
+                                                   reduction)[1:]) for T in (retrograd, torch))
+    for (da, a), (db, b) in zip(ours, theirs, strict=True):
+        assert da == db
+        numpy.testing.assert_allclose(a, b, rtol=1e-12 if dtype == "float64" else 1e-6)
+        assert (numpy.signbit(a) == numpy.signbit(b)).all()

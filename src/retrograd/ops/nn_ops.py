@@ -861,14 +861,24 @@ def _reduced_grad(xp, grad, reduction, n):
     return grad / n if reduction == "mean" else grad
 
 
+def _mse_d(xp, grad, self, target, reduction):
+    """ATen's mse_loss_backward kernel, ``norm * (self - target) * grad`` in that order
+    (an empty input has nothing to scale)."""
+    n = _size(self, target)
+    norm = 2 / n if reduction == "mean" and n else 2.0
+    return norm * (self - target) * grad
+
+
+# float16 in half (upcast=False): PyTorch's CPU kernels for the squared difference and its
+# gradient are Vectorized<Half> arithmetic, rounding at each step (2 * (x - t) overflows
+# to inf past 32752 where float32 would not).
 _mse = defop(
     "mse_loss",
     lambda xp, self, target, reduction: _reduce(xp, (self - target) ** 2, reduction),
-    vjp={"self": lambda xp, grad, self, target, reduction:
-         2 * (self - target) * _reduced_grad(xp, grad, reduction, _size(self, target)),
+    vjp={"self": _mse_d,
          "target": lambda xp, grad, self, target, reduction:
-         -2 * (self - target) * _reduced_grad(xp, grad, reduction, _size(self, target))},
-    jvp="transpose", promote=("self", "target"))
+         _mse_d(xp, grad, target, self, reduction)},
+    jvp="transpose", promote=("self", "target"), upcast=False)
 
 
 def _size(a, b):
@@ -909,18 +919,24 @@ def _bce_fwd(xp, self, target, weight, reduction):
     return _reduce(xp, loss, reduction)
 
 
+# ATen's EPSILON is a float constant: its double kernel clamps at 1e-12 rounded to float32.
+_BCE_EPS = float(numpy.float32(1e-12))
+
+
 def _bce_grad(xp, grad, self, target, weight, reduction):
-    g = (self - target) / _max_scalar(xp, (1 - self) * self, 1e-12)
-    if weight is not None:
-        g = g * weight
-    return g * _reduced_grad(xp, grad, reduction, math.prod(self.shape))
+    g = _reduced_grad(xp, grad, reduction, math.prod(self.shape)) * (self - target)
+    g = g / _max_scalar(xp, (1 - self) * self, _BCE_EPS)
+    return g if weight is None else g * weight
+
+
+def _bce_grad_target(xp, grad, self, target, weight, reduction):
+    """ATen's ``-logit(self)``: one log, and -0 at 0.5 as PyTorch gives."""
+    g = -xp.log(self / (1 - self)) * _reduced_grad(xp, grad, reduction, math.prod(self.shape))
+    return g if weight is None else g * weight
 
 
 _bce = defop("binary_cross_entropy", _bce_fwd, inputs=("self", "target", "weight"),
-             vjp={"self": _bce_grad,
-                  "target": lambda xp, grad, self, target, weight, reduction:
-                  (xp.log(1 - self) - xp.log(self)) * (1 if weight is None else weight)
-                  * _reduced_grad(xp, grad, reduction, math.prod(self.shape))},
+             vjp={"self": _bce_grad, "target": _bce_grad_target},
              jvp="transpose", promote=("self", "target"))
 
 
