@@ -45,7 +45,6 @@ KNOWN_BUGS = [
         ("selu", "grad: a number where torch gives NaN", 1),
         ("hardswish", "grad: a number where torch gives NaN", 1),
         ("softshrink", "grad: values differ (float64)", 1),
-        ("cross_entropy", "grad: a number where torch gives NaN", 1),
         ("conv1d", "grad: a number where torch gives NaN", 1),
         ("cumprod", "grad: infinity differs", 1),
         ("cumprod", "grad: values differ (float32)", 1),

@@ -418,3 +418,20 @@ def test_binary_cross_entropy_grads_at_zero_and_subnormal(torch, dtype, reductio
         assert da == db
         numpy.testing.assert_allclose(a, b, rtol=1e-12 if dtype == "float64" else 1e-6)
         assert (numpy.signbit(a) == numpy.signbit(b)).all()
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shape", [(3, 1, 2), (6, 1)])
+def test_nll_float16_grad_divides_in_half(torch, reduction, shape):
+    """nll_loss's backward kernels compute ``-(grad / total_weight)`` in half before the
+    weight scales it: a total weight of a few subnormals overflows it to -inf, and
+    log_softmax's backward then gives NaN."""
+    def run(T):
+        x = T.tensor([[[-1.185546875, 0.5]]], dtype=T.float16).reshape(1, 1, 2)
+        x = x.expand(3, 1, 2).reshape(shape).requires_grad_()
+        loss = T.nn.functional.cross_entropy(x, T.zeros(shape[:1] + shape[2:], dtype=T.int64),
+                                             weight=T.tensor([2 ** -24], dtype=T.float16),
+                                             reduction=reduction)
+        cot = T.full(loss.shape, 0.7, dtype=T.float16)
+        return [loss, *T.autograd.grad(loss, x, cot)]
+    _assert_same_bits(torch, run)

@@ -411,10 +411,12 @@ def _nll_grad(xp, grad, self, target, weight, reduction, ignore_index, total_wei
     return xp.where(onehot, xp.expand_dims(g, 1), 0)
 
 
+# The backward kernels compute in the input's dtype: for float16, ``grad / total_weight``
+# rounds to half before the weight scales it (a tiny total weight overflows it to inf).
 def _nll_op(node):
     return defop("nll_loss", _nll_fwd, inputs=("self", "target", "weight"),
                  vjp={"self": _nll_grad}, jvp="transpose", outputs=("result", "total_weight"),
-                 nondiff_outputs=("total_weight",), node=node)
+                 nondiff_outputs=("total_weight",), node=node, upcast="forward")
 
 
 _nll = _nll_op("NllLossBackward0")
