@@ -29,13 +29,7 @@ def _mixed(c):
 
 
 KNOWN_BUGS = [
-    KnownBug("binary_cross_entropy_with_logits", "grad: infinity differs", _special, 1),
     KnownBug("var", "grad: a number where torch gives NaN", _f16, 1),
-    # mixed dtypes: PyTorch computes float64 logits in float64 and rounds each step into
-    # the target's dtype; retrograd casts the logits first (-inf - -inf = NaN)
-    KnownBug("binary_cross_entropy_with_logits", "NaN where torch gives a number", _mixed, 2),
-    KnownBug("binary_cross_entropy_with_logits", "a number where torch gives NaN",
-             lambda c: _mixed(c) or _special(c), 1),
     # gradients and values at special values (NaN, infinities, overflow, subnormals)
     *(KnownBug(op, cls, _special, n) for op, cls, n in (
         ("pow_scalar", "grad: infinity differs", 2),

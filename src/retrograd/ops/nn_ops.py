@@ -942,43 +942,87 @@ _bce = defop("binary_cross_entropy", _bce_fwd, inputs=("self", "target", "weight
              jvp="transpose", promote=("self", "target"))
 
 
+# ---- binary_cross_entropy_with_logits -----------------------------------------------------
+# ATen's composite, step by step. Its in-place steps write into the tensor they start from:
+# the forward into ``1 - target`` (the target's dtype), the input's gradient into
+# ``sigmoid(input)`` (the input's dtype); each step computes in the operands' common dtype
+# and rounds into that one. float16 operands stay float16 here (upcast=False): a binary
+# step on them rounds to half, as PyTorch's; its unary kernels compute in float32 and round
+# once (``_once``). Steps between arrays of one dtype (the common case) cast nothing.
+def _into(xp, x, like):
+    """``x`` written into a tensor of ``like``'s dtype (an in-place step of ATen's)."""
+    return x if x.dtype == like.dtype else xp.astype(x, like.dtype)
+
+
+def _once(xp, f, x):
+    """``f(xp, x)`` as PyTorch's kernels compute it for float16: in float32, rounded once
+    (an op on Tensors, under ``create_graph``, does so itself)."""
+    if _is_np(xp) and x.dtype == numpy.float16:
+        return f(xp, x.astype(numpy.float32)).astype(numpy.float16)
+    return f(xp, x)
+
+
+def _log_sigmoid(xp, x):
+    """PyTorch's log_sigmoid, ``min(x, 0) - log1p(exp(-|x|))``: no overflow."""
+    low = xp.minimum(x, 0) if _is_np(xp) else FUNCTIONS["clamp_max"](x, 0)
+    return low - xp.log1p(xp.exp(-xp.abs(x)))
+
+
+def _div_numel(xp, x, reduction, n):
+    """'mean''s ``div_(numel)``, last (after the products, as ATen: they may overflow)."""
+    return _once(xp, lambda xp, a: a / n, x) if reduction == "mean" else x
+
+
 def _bcel_fwd(xp, self, target, weight, pos_weight, reduction):
-    # log(1 + exp(-|x|)) + max(-x, 0): no overflow for large |x|
-    log_sig_neg = xp.log1p(xp.exp(-xp.abs(self))) + xp.maximum(-self, 0)  # -log sigmoid(x)
+    """``(1 - target).mul_(input).sub_(log_sigmoid(input) [.mul_(log_weight)])
+    [.mul_(weight)]``, reduced."""
+    lsi = _once(xp, _log_sigmoid, self)
     if pos_weight is not None:
-        lw = 1 + (pos_weight - 1) * target
-        loss = (1 - target) * self + lw * log_sig_neg
-    else:
-        loss = (1 - target) * self + log_sig_neg
+        lsi = _into(xp, lsi * ((pos_weight - 1) * target + 1), self)
+    # one expression: NumPy reuses its temporaries in place
+    loss = _into(xp, _into(xp, (1 - target) * self, target) - lsi, target)
     if weight is not None:
-        loss = loss * weight
+        loss = _into(xp, loss * weight, target)
     return _reduce(xp, loss, reduction)
 
 
 def _bcel_grad(xp, grad, self, target, weight, pos_weight, reduction):
-    s = _sigmoid(xp, self)
-    if pos_weight is not None:
-        g = (pos_weight * target + 1 - target) * s - pos_weight * target
+    """ATen's binary_cross_entropy_with_logits_backward: ``sigmoid(input).sub_(target)``
+    (with pos_weight, ``t = pos_weight * target``, ``(t + 1).sub_(target).mul_(sigmoid)
+    .sub_(t)``), then ``.mul_(grad)``, ``.mul_(weight)``, ``.div_(numel)``."""
+    if pos_weight is None:
+        g = _into(xp, _once(xp, _sigmoid, self) - target, self)
     else:
-        g = s - target
+        t = pos_weight * target
+        g = t + 1
+        g = _into(xp, _into(xp, g - target, g) * _once(xp, _sigmoid, self), g)
+        g = _into(xp, g - t, g)
+    g = _into(xp, g * grad, g)
     if weight is not None:
-        g = g * weight
-    return g * _reduced_grad(xp, grad, reduction, _size(self, target))
+        g = _into(xp, g * weight, g)
+    return _div_numel(xp, g, reduction, _size(self, target))
 
 
 def _bcel_grad_target(xp, grad, self, target, weight, pos_weight, reduction):
-    g = -self
-    if pos_weight is not None:
-        g = g + (pos_weight - 1) * (xp.log1p(xp.exp(-xp.abs(self))) + _max_scalar(xp, -self, 0))
+    """ATen's binary_cross_entropy_with_logits_target_backward: ``-input * grad`` (with
+    pos_weight, ``log_sigmoid(-input).sub_(log_sigmoid(input).mul_(pos_weight))
+    .mul_(grad)``), then ``.mul_(weight)``, ``.div_(numel)``."""
+    if pos_weight is None:
+        g = -self * grad
+    else:
+        lsi = _once(xp, _log_sigmoid, self)
+        g = _once(xp, _log_sigmoid, -self)
+        g = _into(xp, g - _into(xp, lsi * pos_weight, lsi), g)
+        g = _into(xp, g * grad, g)
     if weight is not None:
-        g = g * weight
-    return g * _reduced_grad(xp, grad, reduction, _size(self, target))
+        g = _into(xp, g * weight, g)
+    return _div_numel(xp, g, reduction, _size(self, target))
 
 
 _bce_logits = defop("binary_cross_entropy_with_logits", _bcel_fwd,
                     inputs=("self", "target", "weight", "pos_weight"),
                     vjp={"self": _bcel_grad, "target": _bcel_grad_target}, jvp="transpose",
-                    promote=("self", "target"))
+                    upcast=False)
 
 
 def _loss_reduction(reduction):
@@ -1010,10 +1054,8 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
 
 def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean",
                                      pos_weight=None):
-    """ATen's composite ``(1 - target).mul_(input).sub_(log_sigmoid(input))`` writes into
-    the target's dtype, and so does this: the inputs are cast to it."""
-    dt = check_bce_logits(input, target, weight, pos_weight)
-    input, weight, pos_weight = (x if x is None or x.dtype == dt else x.to(dt)
-                                 for x in (input, weight, pos_weight))
+    """ATen's composite ``(1 - target).mul_(input).sub_(log_sigmoid(input))``: the loss
+    has the target's dtype, each input is used in its own (see ``_bcel_fwd``)."""
+    check_bce_logits(input, target, weight, pos_weight)
     return apply(_bce_logits, (input, target, weight, pos_weight),
                  (_loss_reduction(reduction),))
