@@ -453,6 +453,9 @@ _BCEL_CASES = {  # (input, target, reduction, cotangent), from the differential 
     "wide_input_target_grad": (numpy.array([[6452.03, 158302.92, -6395.5, 1.7]]),
                                numpy.array([[0.07, -2.82, 1.5, 0.2]], "float16"), "mean",
                                0.5),
+    # a reduced loss's 0-d gradient does not promote: -x * grad in half overflows
+    "half_input_0d_grad": (numpy.array([[60000.0, 1.5]], "float16"),
+                           numpy.array([[0.5, 0.25]]), "mean", 2.0),
     # (sigmoid(x) - t) * grad overflows before the mean divides it
     "overflow_before_mean": (numpy.array([[-0.3245, -numpy.inf, 0.759], [-0.0, 1e4, 0.98]],
                                          "float32"),

@@ -12,6 +12,7 @@ import math
 
 import numpy
 
+from .._dtype import OPMATH
 from .._tensor import wrap
 from ..backend import get_array_module
 from ._loss_args import (check_bce, check_bce_logits, check_embedding, check_float_kernel,
@@ -954,6 +955,17 @@ def _into(xp, x, like):
     return x if x.dtype == like.dtype else xp.astype(x, like.dtype)
 
 
+def _mul(xp, a, b):
+    """``a * b`` in PyTorch's dtype: a 0-d operand (the gradient of a reduced loss, a
+    scalar weight) does not promote a dimensioned one, and enters a float16 product as
+    float32 (ATen's CPU scalar). Tensors, under ``create_graph``, promote so themselves."""
+    if _is_np(xp) and (a.ndim == 0) != (b.ndim == 0) and a.dtype != b.dtype:
+        dt = b.dtype if a.ndim == 0 else a.dtype
+        up = OPMATH.get(dt, dt)
+        return (a.astype(up, copy=False) * b.astype(up, copy=False)).astype(dt, copy=False)
+    return a * b
+
+
 def _once(xp, f, x):
     """``f(xp, x)`` as PyTorch's kernels compute it for float16: in float32, rounded once
     (an op on Tensors, under ``create_graph``, does so itself)."""
@@ -978,11 +990,11 @@ def _bcel_fwd(xp, self, target, weight, pos_weight, reduction):
     [.mul_(weight)]``, reduced."""
     lsi = _once(xp, _log_sigmoid, self)
     if pos_weight is not None:
-        lsi = _into(xp, lsi * ((pos_weight - 1) * target + 1), self)
+        lsi = _into(xp, _mul(xp, lsi, _mul(xp, pos_weight - 1, target) + 1), self)
     # one expression: NumPy reuses its temporaries in place
     loss = _into(xp, _into(xp, (1 - target) * self, target) - lsi, target)
     if weight is not None:
-        loss = _into(xp, loss * weight, target)
+        loss = _into(xp, _mul(xp, loss, weight), target)
     return _reduce(xp, loss, reduction)
 
 
@@ -993,13 +1005,13 @@ def _bcel_grad(xp, grad, self, target, weight, pos_weight, reduction):
     if pos_weight is None:
         g = _into(xp, _once(xp, _sigmoid, self) - target, self)
     else:
-        t = pos_weight * target
+        t = _mul(xp, pos_weight, target)
         g = t + 1
         g = _into(xp, _into(xp, g - target, g) * _once(xp, _sigmoid, self), g)
         g = _into(xp, g - t, g)
-    g = _into(xp, g * grad, g)
+    g = _into(xp, _mul(xp, g, grad), g)
     if weight is not None:
-        g = _into(xp, g * weight, g)
+        g = _into(xp, _mul(xp, g, weight), g)
     return _div_numel(xp, g, reduction, _size(self, target))
 
 
@@ -1008,14 +1020,14 @@ def _bcel_grad_target(xp, grad, self, target, weight, pos_weight, reduction):
     pos_weight, ``log_sigmoid(-input).sub_(log_sigmoid(input).mul_(pos_weight))
     .mul_(grad)``), then ``.mul_(weight)``, ``.div_(numel)``."""
     if pos_weight is None:
-        g = -self * grad
+        g = _mul(xp, -self, grad)
     else:
         lsi = _once(xp, _log_sigmoid, self)
         g = _once(xp, _log_sigmoid, -self)
-        g = _into(xp, g - _into(xp, lsi * pos_weight, lsi), g)
-        g = _into(xp, g * grad, g)
+        g = _into(xp, g - _into(xp, _mul(xp, lsi, pos_weight), lsi), g)
+        g = _into(xp, _mul(xp, g, grad), g)
     if weight is not None:
-        g = _into(xp, g * weight, g)
+        g = _into(xp, _mul(xp, g, weight), g)
     return _div_numel(xp, g, reduction, _size(self, target))
 
 
