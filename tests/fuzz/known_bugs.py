@@ -24,17 +24,7 @@ def _special(c):
         for a in (t.array[numpy.isfinite(t.array)] for t in c.tensors if t.array.dtype.kind == "f"))
 
 
-def _mixed(c):
-    return c.mixed_dtypes()
-
-
 KNOWN_BUGS = [
-    KnownBug("binary_cross_entropy_with_logits", "grad: infinity differs", _special, 1),
-    # mixed dtypes: PyTorch computes float64 logits in float64 and rounds each step into
-    # the target's dtype; retrograd casts the logits first (-inf - -inf = NaN)
-    KnownBug("binary_cross_entropy_with_logits", "NaN where torch gives a number", _mixed, 2),
-    KnownBug("binary_cross_entropy_with_logits", "a number where torch gives NaN",
-             lambda c: _mixed(c) or _special(c), 1),
     # gradients and values at special values (NaN, infinities, overflow, subnormals)
     *(KnownBug(op, cls, _special, n) for op, cls, n in (
         ("pow_scalar", "grad: infinity differs", 2),
@@ -44,11 +34,7 @@ KNOWN_BUGS = [
         ("selu", "grad: a number where torch gives NaN", 1),
         ("hardswish", "grad: a number where torch gives NaN", 1),
         ("softshrink", "grad: values differ (float64)", 1),
-        ("cross_entropy", "grad: a number where torch gives NaN", 1),
-        ("mse_loss", "grad: infinity differs", 1),
         ("fmod", "a number where torch gives NaN", 0),
         ("leaky_relu", "NaN where torch gives a number", 0),
     )),
-    # causes not analysed yet (one or two cases in 540)
-    KnownBug("binary_cross_entropy", "grad: values differ (float64)", lambda c: True, 2),
 ]

@@ -361,3 +361,133 @@ def test_ctc_loss_dtypes_and_empty(case):
         targets = T.ones(n, 2, dtype=T.int64)
         return [T.nn.functional.ctc_loss(lp, targets, [t] * n, [2] * n)]
     assert_same_outcome(run)
+
+
+# ---- PyTorch's kernels step by step: float16 rounding, clamps at singular points ----------
+def _bits(T, fn):
+    """``fn(T)``'s tensors as (dtype, array) pairs, to compare bit for bit."""
+    return [(str(x.dtype).split(".")[-1], x.detach().numpy()) for x in fn(T)]
+
+
+def _assert_same_bits(torch, fn):
+    ours, theirs = _bits(retrograd, fn), _bits(torch, fn)
+    assert [d for d, _ in ours] == [d for d, _ in theirs]
+    for (_, a), (_, b) in zip(ours, theirs, strict=True):
+        numpy.testing.assert_array_equal(a, b)  # NaN matches NaN; inf must match inf
+
+
+def _loss_grads(T, name, x, t, reduction, seed=0, cot=None):
+    """The loss of ``x`` and ``t`` (float arrays) and both gradients for a cotangent of
+    the loss's dtype: ``cot`` everywhere, or random."""
+    xs, ts = (T.from_numpy(a.copy()).requires_grad_() for a in (x, t))
+    loss = getattr(T.nn.functional, name)(xs, ts, reduction=reduction)
+    shape = tuple(loss.shape)
+    cot = (numpy.full(shape, cot) if cot is not None
+           else numpy.random.default_rng(seed).standard_normal(shape))
+    cot = T.from_numpy(cot.astype(str(loss.dtype).split(".")[-1]))
+    return [loss, *T.autograd.grad(loss, (xs, ts), cot)]
+
+
+def _wide_half(seed, n=4000):
+    r = numpy.random.default_rng(seed)
+    return (r.standard_normal(n) * 10 ** r.uniform(-3, 4.3, n)).astype("float16")
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_mse_float16_rounds_each_step_in_half(torch, reduction):
+    """ATen's mse kernels are Vectorized<Half> arithmetic: the difference, its square and
+    ``norm * (x - t) * grad`` each round to half (2 * 34590 overflows to inf)."""
+    _assert_same_bits(torch, lambda T: _loss_grads(T, "mse_loss", _wide_half(1),
+                                                   _wide_half(2), reduction))
+    x = numpy.array([-34.0, -0.008819580078125, 13328.0, -2.4140625], dtype="float16")
+    t = numpy.array([-34624.0, 0.076171875, -7.68899917602539e-06, -0.00125885009765625],
+                    dtype="float16")
+    _assert_same_bits(torch, lambda T: _loss_grads(T, "mse_loss", x, t, reduction, seed=2))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+def test_binary_cross_entropy_grads_at_zero_and_subnormal(torch, dtype, reduction):
+    """The input's gradient is clamped at ATen's EPSILON, 1e-12 rounded to float32 (the
+    double kernel too); the target's is ``-logit(input)`` (-0 at 0.5)."""
+    x = numpy.array([0.0, 1.1125369292536007e-308, 5e-324, 1e-30, 0.5, 0.8337314, 1.0,
+                     1 - 2 ** -40], dtype=dtype)
+    t = numpy.array([0.2847313214618932, 0.5413835861378025, 0.3, 0.9, 0.3, 0.74, 0.2, 0.5],
+                    dtype=dtype)
+    ours, theirs = (_bits(T, lambda T: _loss_grads(T, "binary_cross_entropy", x, t,
+                                                   reduction)[1:]) for T in (retrograd, torch))
+    for (da, a), (db, b) in zip(ours, theirs, strict=True):
+        assert da == db
+        numpy.testing.assert_allclose(a, b, rtol=1e-12 if dtype == "float64" else 1e-6)
+        assert (numpy.signbit(a) == numpy.signbit(b)).all()
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shape", [(3, 1, 2), (6, 1)])
+def test_nll_float16_grad_divides_in_half(torch, reduction, shape):
+    """nll_loss's backward kernels compute ``-(grad / total_weight)`` in half before the
+    weight scales it: a total weight of a few subnormals overflows it to -inf, and
+    log_softmax's backward then gives NaN."""
+    def run(T):
+        x = T.tensor([[[-1.185546875, 0.5]]], dtype=T.float16).reshape(1, 1, 2)
+        x = x.expand(3, 1, 2).reshape(shape).requires_grad_()
+        loss = T.nn.functional.cross_entropy(x, T.zeros(shape[:1] + shape[2:], dtype=T.int64),
+                                             weight=T.tensor([2 ** -24], dtype=T.float16),
+                                             reduction=reduction)
+        cot = T.full(loss.shape, 0.7, dtype=T.float16)
+        return [loss, *T.autograd.grad(loss, x, cot)]
+    _assert_same_bits(torch, run)
+
+
+_BCEL_CASES = {  # (input, target, reduction, cotangent), from the differential fuzz suite
+    # input float16, target float32: sigmoid(x) - t rounds into half (-inf), then * grad
+    "half_input": (numpy.array([[1e-4, -3e-4, 1.6e-3], [-0.13, -88.19, 2924.0]], "float16"),
+                   numpy.array([[-3256.0, 0.358, -2.2e-3], [0.13, -8.5e-3, 130098.13]],
+                               "float32"), "mean", 0.5),
+    # float64 logits, narrower target: (1 - t) * x computed in float64, written as -inf
+    "wide_input_0d": (numpy.array(-8.988465674311579e307), numpy.array(0.8175, "float32"),
+                      "mean", 0.5),
+    "wide_input": (numpy.array([[5e-324], [-8.988465674311579e307], [-2.05]]),
+                   numpy.array([[-0.6675], [0.6919], [-0.866]], "float16"), "mean", 0.5),
+    # the target's gradient, -x * grad, in the input's float64, then rounded to half: finite
+    "wide_input_target_grad": (numpy.array([[6452.03, 158302.92, -6395.5, 1.7]]),
+                               numpy.array([[0.07, -2.82, 1.5, 0.2]], "float16"), "mean",
+                               0.5),
+    # a reduced loss's 0-d gradient does not promote: -x * grad in half overflows
+    "half_input_0d_grad": (numpy.array([[60000.0, 1.5]], "float16"),
+                           numpy.array([[0.5, 0.25]]), "mean", 2.0),
+    # (sigmoid(x) - t) * grad overflows before the mean divides it
+    "overflow_before_mean": (numpy.array([[-0.3245, -numpy.inf, 0.759], [-0.0, 1e4, 0.98]],
+                                         "float32"),
+                             numpy.array([[1.7014117e38, numpy.nan, 1e-45],
+                                          [0.963, -0.988, -0.256]], "float32"), "mean", 2.5),
+    "half_target_sum": (numpy.array([[-70000.0, 3800.4], [45973.4, -80232.8]], "float32"),
+                        numpy.array([[1e4, -6e-8], [0.5, -numpy.inf]], "float16"), "sum",
+                        0.25),
+    # all float16: each step rounds to half ((1 - t) * x overflows: inf - inf is NaN)
+    "half_steps": (numpy.array([[-0.002658843994140625, -2534.0, -0.0070343017578125,
+                                 -3.3736228942871094e-05],
+                                [-0.00038051605224609375, -0.0015926361083984375,
+                                 -0.23876953125, 1174.0],
+                                [44.0625, 0.09722900390625, 0.00336456298828125, 674.0]],
+                               "float16"),
+                   numpy.array([[-0.00015366077423095703, 0.0304718017578125, 0.58642578125,
+                                 4.6640625],
+                                [numpy.inf, -7.13671875, 0.0001590251922607422, 7220.0],
+                                [-3.0040740966796875e-05, -0.0025539398193359375, 1525.0,
+                                 12768.0]], "float16"), "sum", 0.5),
+}
+
+
+@pytest.mark.parametrize("case", list(_BCEL_CASES))
+def test_bce_with_logits_steps_in_each_dtype(torch, case):
+    """ATen's composite for mixed dtypes and float16: each in-place step rounds into the
+    tensor it writes (the forward into the target's dtype, the input's gradient into the
+    input's), binary steps on halves round to half, 'mean' divides last."""
+    x, t, reduction, cot = _BCEL_CASES[case]
+    ours, theirs = (_bits(T, lambda T: _loss_grads(
+        T, "binary_cross_entropy_with_logits", x, t, reduction, cot=cot)) for T in (retrograd,
+                                                                                     torch))
+    for (da, a), (db, b) in zip(ours, theirs, strict=True):
+        assert da == db
+        numpy.testing.assert_allclose(a, b, rtol=2e-3, atol=0)  # inf and NaN where torch's

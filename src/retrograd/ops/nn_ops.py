@@ -12,6 +12,7 @@ import math
 
 import numpy
 
+from .._dtype import OPMATH
 from .._tensor import wrap
 from ..backend import get_array_module
 from ._loss_args import (check_bce, check_bce_logits, check_embedding, check_float_kernel,
@@ -411,10 +412,12 @@ def _nll_grad(xp, grad, self, target, weight, reduction, ignore_index, total_wei
     return xp.where(onehot, xp.expand_dims(g, 1), 0)
 
 
+# The backward kernels compute in the input's dtype: for float16, ``grad / total_weight``
+# rounds to half before the weight scales it (a tiny total weight overflows it to inf).
 def _nll_op(node):
     return defop("nll_loss", _nll_fwd, inputs=("self", "target", "weight"),
                  vjp={"self": _nll_grad}, jvp="transpose", outputs=("result", "total_weight"),
-                 nondiff_outputs=("total_weight",), node=node)
+                 nondiff_outputs=("total_weight",), node=node, upcast="forward")
 
 
 _nll = _nll_op("NllLossBackward0")
@@ -871,14 +874,24 @@ def _reduced_grad(xp, grad, reduction, n):
     return grad / n if reduction == "mean" else grad
 
 
+def _mse_d(xp, grad, self, target, reduction):
+    """ATen's mse_loss_backward kernel, ``norm * (self - target) * grad`` in that order
+    (an empty input has nothing to scale)."""
+    n = _size(self, target)
+    norm = 2 / n if reduction == "mean" and n else 2.0
+    return norm * (self - target) * grad
+
+
+# float16 in half (upcast=False): PyTorch's CPU kernels for the squared difference and its
+# gradient are Vectorized<Half> arithmetic, rounding at each step (2 * (x - t) overflows
+# to inf past 32752 where float32 would not).
 _mse = defop(
     "mse_loss",
     lambda xp, self, target, reduction: _reduce(xp, (self - target) ** 2, reduction),
-    vjp={"self": lambda xp, grad, self, target, reduction:
-         2 * (self - target) * _reduced_grad(xp, grad, reduction, _size(self, target)),
+    vjp={"self": _mse_d,
          "target": lambda xp, grad, self, target, reduction:
-         -2 * (self - target) * _reduced_grad(xp, grad, reduction, _size(self, target))},
-    jvp="transpose", promote=("self", "target"))
+         _mse_d(xp, grad, target, self, reduction)},
+    jvp="transpose", promote=("self", "target"), upcast=False)
 
 
 def _size(a, b):
@@ -919,58 +932,119 @@ def _bce_fwd(xp, self, target, weight, reduction):
     return _reduce(xp, loss, reduction)
 
 
+# ATen's EPSILON is a float constant: its double kernel clamps at 1e-12 rounded to float32.
+_BCE_EPS = float(numpy.float32(1e-12))
+
+
 def _bce_grad(xp, grad, self, target, weight, reduction):
-    g = (self - target) / _max_scalar(xp, (1 - self) * self, 1e-12)
-    if weight is not None:
-        g = g * weight
-    return g * _reduced_grad(xp, grad, reduction, math.prod(self.shape))
+    g = _reduced_grad(xp, grad, reduction, math.prod(self.shape)) * (self - target)
+    g = g / _max_scalar(xp, (1 - self) * self, _BCE_EPS)
+    return g if weight is None else g * weight
+
+
+def _bce_grad_target(xp, grad, self, target, weight, reduction):
+    """ATen's ``-logit(self)``: one log, and -0 at 0.5 as PyTorch gives."""
+    g = -xp.log(self / (1 - self)) * _reduced_grad(xp, grad, reduction, math.prod(self.shape))
+    return g if weight is None else g * weight
 
 
 _bce = defop("binary_cross_entropy", _bce_fwd, inputs=("self", "target", "weight"),
-             vjp={"self": _bce_grad,
-                  "target": lambda xp, grad, self, target, weight, reduction:
-                  (xp.log(1 - self) - xp.log(self)) * (1 if weight is None else weight)
-                  * _reduced_grad(xp, grad, reduction, math.prod(self.shape))},
+             vjp={"self": _bce_grad, "target": _bce_grad_target},
              jvp="transpose", promote=("self", "target"))
 
 
+# ---- binary_cross_entropy_with_logits -----------------------------------------------------
+# ATen's composite, step by step. Its in-place steps write into the tensor they start from:
+# the forward into ``1 - target`` (the target's dtype), the input's gradient into
+# ``sigmoid(input)`` (the input's dtype); each step computes in the operands' common dtype
+# and rounds into that one. float16 operands stay float16 here (upcast=False): a binary
+# step on them rounds to half, as PyTorch's; its unary kernels compute in float32 and round
+# once (``_once``). Steps between arrays of one dtype (the common case) cast nothing.
+def _into(xp, x, like):
+    """``x`` written into a tensor of ``like``'s dtype (an in-place step of ATen's)."""
+    return x if x.dtype == like.dtype else xp.astype(x, like.dtype)
+
+
+def _mul(xp, a, b):
+    """``a * b`` in PyTorch's dtype: a 0-d operand (the gradient of a reduced loss, a
+    scalar weight) does not promote a dimensioned one, and enters a float16 product as
+    float32 (ATen's CPU scalar). Tensors, under ``create_graph``, promote so themselves."""
+    if _is_np(xp) and (a.ndim == 0) != (b.ndim == 0) and a.dtype != b.dtype:
+        dt = b.dtype if a.ndim == 0 else a.dtype
+        up = OPMATH.get(dt, dt)
+        return (a.astype(up, copy=False) * b.astype(up, copy=False)).astype(dt, copy=False)
+    return a * b
+
+
+def _once(xp, f, x):
+    """``f(xp, x)`` as PyTorch's kernels compute it for float16: in float32, rounded once
+    (an op on Tensors, under ``create_graph``, does so itself)."""
+    if _is_np(xp) and x.dtype == numpy.float16:
+        return f(xp, x.astype(numpy.float32)).astype(numpy.float16)
+    return f(xp, x)
+
+
+def _log_sigmoid(xp, x):
+    """PyTorch's log_sigmoid, ``min(x, 0) - log1p(exp(-|x|))``: no overflow."""
+    low = xp.minimum(x, 0) if _is_np(xp) else FUNCTIONS["clamp_max"](x, 0)
+    return low - xp.log1p(xp.exp(-xp.abs(x)))
+
+
+def _div_numel(xp, x, reduction, n):
+    """'mean''s ``div_(numel)``, last (after the products, as ATen: they may overflow)."""
+    return _once(xp, lambda xp, a: a / n, x) if reduction == "mean" else x
+
+
 def _bcel_fwd(xp, self, target, weight, pos_weight, reduction):
-    # log(1 + exp(-|x|)) + max(-x, 0): no overflow for large |x|
-    log_sig_neg = xp.log1p(xp.exp(-xp.abs(self))) + xp.maximum(-self, 0)  # -log sigmoid(x)
+    """``(1 - target).mul_(input).sub_(log_sigmoid(input) [.mul_(log_weight)])
+    [.mul_(weight)]``, reduced."""
+    lsi = _once(xp, _log_sigmoid, self)
     if pos_weight is not None:
-        lw = 1 + (pos_weight - 1) * target
-        loss = (1 - target) * self + lw * log_sig_neg
-    else:
-        loss = (1 - target) * self + log_sig_neg
+        lsi = _into(xp, _mul(xp, lsi, _mul(xp, pos_weight - 1, target) + 1), self)
+    # one expression: NumPy reuses its temporaries in place
+    loss = _into(xp, _into(xp, (1 - target) * self, target) - lsi, target)
     if weight is not None:
-        loss = loss * weight
+        loss = _into(xp, _mul(xp, loss, weight), target)
     return _reduce(xp, loss, reduction)
 
 
 def _bcel_grad(xp, grad, self, target, weight, pos_weight, reduction):
-    s = _sigmoid(xp, self)
-    if pos_weight is not None:
-        g = (pos_weight * target + 1 - target) * s - pos_weight * target
+    """ATen's binary_cross_entropy_with_logits_backward: ``sigmoid(input).sub_(target)``
+    (with pos_weight, ``t = pos_weight * target``, ``(t + 1).sub_(target).mul_(sigmoid)
+    .sub_(t)``), then ``.mul_(grad)``, ``.mul_(weight)``, ``.div_(numel)``."""
+    if pos_weight is None:
+        g = _into(xp, _once(xp, _sigmoid, self) - target, self)
     else:
-        g = s - target
+        t = _mul(xp, pos_weight, target)
+        g = t + 1
+        g = _into(xp, _into(xp, g - target, g) * _once(xp, _sigmoid, self), g)
+        g = _into(xp, g - t, g)
+    g = _into(xp, _mul(xp, g, grad), g)
     if weight is not None:
-        g = g * weight
-    return g * _reduced_grad(xp, grad, reduction, _size(self, target))
+        g = _into(xp, _mul(xp, g, weight), g)
+    return _div_numel(xp, g, reduction, _size(self, target))
 
 
 def _bcel_grad_target(xp, grad, self, target, weight, pos_weight, reduction):
-    g = -self
-    if pos_weight is not None:
-        g = g + (pos_weight - 1) * (xp.log1p(xp.exp(-xp.abs(self))) + _max_scalar(xp, -self, 0))
+    """ATen's binary_cross_entropy_with_logits_target_backward: ``-input * grad`` (with
+    pos_weight, ``log_sigmoid(-input).sub_(log_sigmoid(input).mul_(pos_weight))
+    .mul_(grad)``), then ``.mul_(weight)``, ``.div_(numel)``."""
+    if pos_weight is None:
+        g = _mul(xp, -self, grad)
+    else:
+        lsi = _once(xp, _log_sigmoid, self)
+        g = _once(xp, _log_sigmoid, -self)
+        g = _into(xp, g - _into(xp, _mul(xp, lsi, pos_weight), lsi), g)
+        g = _into(xp, _mul(xp, g, grad), g)
     if weight is not None:
-        g = g * weight
-    return g * _reduced_grad(xp, grad, reduction, _size(self, target))
+        g = _into(xp, _mul(xp, g, weight), g)
+    return _div_numel(xp, g, reduction, _size(self, target))
 
 
 _bce_logits = defop("binary_cross_entropy_with_logits", _bcel_fwd,
                     inputs=("self", "target", "weight", "pos_weight"),
                     vjp={"self": _bcel_grad, "target": _bcel_grad_target}, jvp="transpose",
-                    promote=("self", "target"))
+                    upcast=False)
 
 
 def _loss_reduction(reduction):
@@ -1002,10 +1076,8 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
 
 def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean",
                                      pos_weight=None):
-    """ATen's composite ``(1 - target).mul_(input).sub_(log_sigmoid(input))`` writes into
-    the target's dtype, and so does this: the inputs are cast to it."""
-    dt = check_bce_logits(input, target, weight, pos_weight)
-    input, weight, pos_weight = (x if x is None or x.dtype == dt else x.to(dt)
-                                 for x in (input, weight, pos_weight))
+    """ATen's composite ``(1 - target).mul_(input).sub_(log_sigmoid(input))``: the loss
+    has the target's dtype, each input is used in its own (see ``_bcel_fwd``)."""
+    check_bce_logits(input, target, weight, pos_weight)
     return apply(_bce_logits, (input, target, weight, pos_weight),
                  (_loss_reduction(reduction),))
