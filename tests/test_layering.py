@@ -1,0 +1,190 @@
+"""The package's layers: no module imports one above it, and no two modules import each
+other, at module level or inside a function (a function-level import that dodges a cycle
+is still a cycle).
+
+Layers, lowest first: dtypes and the array backend; the Tensor; the autograd core (grad
+mode, nodes, engine, saved tensors); the op registry; the op families; the autograd API;
+the libraries (nn, optim, memory, func, ...); the package root, which assembles them.
+What breaks the rule today is listed below with the module it reaches; the lists only
+shrink (an entry that no longer occurs fails the test until it is deleted).
+"""
+
+import ast
+import pathlib
+
+import pytest
+
+SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "retrograd"
+
+LAYERS = (  # (name, module prefixes); a module belongs to its longest matching prefix
+    ("base", ("retrograd._dtype", "retrograd.backend", "retrograd._grad_state",
+              "retrograd.return_types", "retrograd.version", "retrograd.torch_version",
+              "retrograd._deterministic")),
+    ("tensor", ("retrograd._tensor", "retrograd._tensor_str", "retrograd._random")),
+    ("autograd core", ("retrograd.autograd.grad_mode", "retrograd.autograd.node",
+                       "retrograd.autograd.engine", "retrograd.autograd.graph",
+                       "retrograd.autograd.anomaly_mode", "retrograd.autograd.forward_ad",
+                       "retrograd.autograd._disk_offload", "retrograd.autograd._batched")),
+    ("op registry", ("retrograd.ops._registry", "retrograd.ops._broadcast",
+                     "retrograd.ops._views", "retrograd.ops._tensor_xp", "retrograd.ops._out",
+                     "retrograd.ops._loss_args")),
+    ("op families", ("retrograd.ops", "retrograd._creation", "retrograd._tensor_types")),
+    ("autograd API", ("retrograd.autograd",)),
+    ("libraries", ("retrograd.",)),
+    ("root", ()),
+)
+
+# Upward imports still to remove: (importer, imported).
+UPWARD = {
+    ("retrograd._tensor", "retrograd._creation"),
+    ("retrograd._tensor", "retrograd.autograd"),
+    ("retrograd._tensor", "retrograd.autograd.node"),
+    ("retrograd._tensor", "retrograd.ops._views"),
+    ("retrograd.autograd._batched_grad", "retrograd"),
+    ("retrograd.autograd.forward_ad", "retrograd"),
+    ("retrograd.autograd.forward_ad", "retrograd.autograd"),
+    ("retrograd.autograd.forward_ad", "retrograd.ops._registry"),
+    ("retrograd.autograd.forward_ad", "retrograd.ops._tensor_xp"),
+    ("retrograd.autograd.functional", "retrograd"),
+    ("retrograd.autograd.node", "retrograd.ops._broadcast"),
+    ("retrograd.autograd.node", "retrograd.ops._tensor_xp"),
+    ("retrograd.func", "retrograd"),
+    ("retrograd.models.vision_transformer", "retrograd"),
+    ("retrograd.nn._mha", "retrograd"),
+    ("retrograd.nn.functional", "retrograd"),
+    ("retrograd.nn.modules.module", "retrograd"),
+    ("retrograd.nn.modules.norm", "retrograd"),
+    ("retrograd.nn.utils.convert_parameters", "retrograd"),
+    ("retrograd.nn.utils.parametrizations", "retrograd"),
+    ("retrograd.nn.utils.weight_norm", "retrograd"),
+    ("retrograd.ops._loss_args", "retrograd.ops.conversion"),
+    ("retrograd.ops._tensor_xp", "retrograd._creation"),
+    ("retrograd.ops._tensor_xp", "retrograd.ops.linalg_decomp"),
+    ("retrograd.ops._views", "retrograd.ops.shape"),
+    ("retrograd.ops.linalg_decomp", "retrograd"),
+    ("retrograd.ops.pooling_nd", "retrograd"),
+    ("retrograd.ops.scatter", "retrograd.autograd.function"),
+    ("retrograd.utils.benchmark._timer", "retrograd"),
+    ("retrograd.utils.data._utils.collate", "retrograd"),
+    ("retrograd.utils.data._utils.worker", "retrograd"),
+}
+
+# Groups of modules of one layer that import each other, still to untangle.
+CYCLES = {
+    frozenset({"retrograd._tensor", "retrograd._tensor_str"}),
+    frozenset({"retrograd.ops._out", "retrograd.ops._registry", "retrograd.ops._views"}),
+    frozenset({"retrograd.autograd", "retrograd.autograd.functional",
+               "retrograd.autograd.gradcheck"}),
+    frozenset({"retrograd.ops.linalg_decomp", "retrograd.ops.reduction"}),
+    frozenset({"retrograd.ops.conv", "retrograd.ops.conv_nd"}),
+    frozenset({"retrograd.nn._functional_resample", "retrograd.nn._mha",
+               "retrograd.nn.functional"}),
+    frozenset({"retrograd.backends", "retrograd.backends.cudnn", "retrograd.backends.mkldnn"}),
+}
+
+
+def _modules():
+    mods = {}
+    for f in SRC.rglob("*.py"):
+        parts = list(f.relative_to(SRC.parent).with_suffix("").parts)
+        package = parts[-1] == "__init__"
+        if package:
+            parts.pop()
+        mods[".".join(parts)] = (f, package)
+    return mods
+
+
+def _imports(mods):
+    """{module: set of retrograd modules it imports, anywhere in its body}."""
+    graph = {}
+    for name, (path, package) in mods.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = name.split(".") if package else name.split(".")[:-1]
+                if node.level:
+                    base = base[:len(base) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                for alias in node.names:
+                    full = f"{target}.{alias.name}"
+                    found.add(full if full in mods else target)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    n = alias.name
+                    while n not in mods and "." in n:
+                        n = n.rsplit(".", 1)[0]
+                    found.add(n)
+        graph[name] = {m for m in found if m in mods and m != name}
+    return graph
+
+
+def _layer(module):
+    if module == "retrograd":
+        return len(LAYERS) - 1
+    best = None
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for p in prefixes:
+            if module == p or module.startswith(p if p.endswith(".") else p + "."):
+                if best is None or len(p) > best[1]:
+                    best = (i, len(p))
+    return best[0]
+
+
+def _cycles(graph):
+    """Strongly connected components of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(frozenset(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return set(out)
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return _imports(_modules())
+
+
+def test_every_module_has_a_layer(graph):
+    assert all(_layer(m) is not None for m in graph)
+
+
+def test_no_new_upward_import(graph):
+    upward = {(m, t) for m, ts in graph.items() for t in ts if _layer(t) > _layer(m)}
+    new = sorted(upward - UPWARD)
+    assert not new, (f"imports reaching a higher layer (importer, imported): {new}; import "
+                     f"from the layer below, or move the code to the layer it belongs to")
+    gone = sorted(UPWARD - upward)
+    assert not gone, f"no longer upward, delete from UPWARD: {gone}"
+
+
+def test_no_new_import_cycle(graph):
+    within = {m: {t for t in ts if _layer(t) <= _layer(m)} for m, ts in graph.items()}
+    cycles = _cycles(within)
+    new = [sorted(c) for c in cycles - CYCLES]
+    assert not new, f"modules that import each other: {new}"
+    gone = [sorted(c) for c in CYCLES - cycles]
+    assert not gone, f"cycles untangled, delete from CYCLES: {gone}"
