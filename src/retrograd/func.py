@@ -15,6 +15,7 @@ import weakref
 from contextlib import contextmanager
 
 from . import autograd
+from ._creation import eye
 from ._creation import zeros_like
 from ._tensor import Tensor
 from .autograd import forward_ad
@@ -295,7 +296,6 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
 
 def _jacobian_rows(out, diff, graph):
     """d out / d leaf for every alias leaf, shaped ``out.shape + leaf.shape``."""
-    from . import eye
     n = out.nelement()
     if n == 0 or not out.requires_grad:  # nothing to differentiate: zeros, as PyTorch's
         return [zeros_like(x).expand(n, *x.shape).reshape(tuple(out.shape) + tuple(x.shape))

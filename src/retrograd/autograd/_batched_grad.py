@@ -22,7 +22,6 @@ def _rows(outputs, inputs, grad_outputs, retain_graph, batch):
     """``create_graph`` with a batch of cotangents: the batched walk runs rules on arrays,
     a graph of the gradients needs them run on Tensors, so this is one differentiable
     backward per row, stacked (not vectorized)."""
-    from .. import stack
     from .engine import run_backward
     per = []
     for b in range(batch):
@@ -235,4 +234,4 @@ class _Walk:
 
 from ..ops._broadcast import sum_to  # noqa: E402
 from ..ops._views import AsStridedBackward0, CopySlices, _may_overlap  # noqa: E402
-from ..ops.joining import _ListNode  # noqa: E402
+from ..ops.joining import _ListNode, stack  # noqa: E402

@@ -16,6 +16,7 @@ import numpy
 from .._tensor import Tensor, wrap
 from . import forward_ad, grad_mode
 from ._batched_grad import batched_grad as _batched_grad
+from ..ops.joining import stack
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
@@ -317,7 +318,6 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                                                "allowed in strict mode.")
                         g = wrap(numpy.zeros(x.shape, dtype=x._data.dtype))
                     rows[k].append(g)
-            from .. import stack
             jac.append(tuple(stack(r).view(out.shape + x.shape) if r else
                              wrap(numpy.zeros(out.shape + x.shape, dtype=out._data.dtype))
                              for r, x in zip(rows, inputs, strict=True)))

@@ -5,7 +5,8 @@ import math
 from collections import OrderedDict
 from functools import partial
 
-from .. import _creation, cat, nn
+from .. import _creation, nn
+from ..ops.joining import cat
 from ._weights import WeightsEnum, legacy_pretrained, load_weights
 
 __all__ = ["VisionTransformer", "vit_b_16", "vit_l_16", "vit_tiny", "ViT_B_16_Weights",

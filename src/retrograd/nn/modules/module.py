@@ -7,6 +7,7 @@ from collections import OrderedDict, namedtuple
 import numpy
 
 from ... import _tensor
+from ..._dtype import float16, float32, float64
 from ..._creation import empty_like
 from ..._tensor import Tensor, wrap
 from ...backend import Device
@@ -414,15 +415,12 @@ class Module:
         return self._apply(convert)
 
     def float(self):
-        from ... import float32
         return self.to(float32)
 
     def double(self):
-        from ... import float64
         return self.to(float64)
 
     def half(self):
-        from ... import float16
         return self.to(float16)
 
     def cpu(self):

@@ -4,7 +4,8 @@ as PyTorch)."""
 import numbers
 import warnings
 
-from ... import _creation, int64
+from ... import _creation
+from ..._dtype import int64
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

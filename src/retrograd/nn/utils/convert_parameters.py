@@ -2,6 +2,7 @@
 vector (for second-order methods, evolution strategies, flat optimizers) and back."""
 
 from ..._tensor import Tensor
+from ...ops.joining import cat
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
@@ -11,7 +12,6 @@ def parameters_to_vector(parameters):
 
     >>> parameters_to_vector(model.parameters()).shape
     """
-    from ... import cat
     params = list(parameters)
     _check_same_device(params)
     return cat([p.view(-1) for p in params])

@@ -1,7 +1,7 @@
 """Parametrizations for :func:`~retrograd.nn.utils.parametrize.register_parametrization`:
 ``weight_norm``."""
 
-from ... import _weight_norm as _weight_norm_fn, norm_except_dim
+from ...ops.weight_norm import _weight_norm as _weight_norm_fn, norm_except_dim
 from ..modules.module import Module
 from . import parametrize
 

@@ -3,7 +3,7 @@
 
 import warnings
 
-from ... import _weight_norm, norm_except_dim
+from ...ops.weight_norm import _weight_norm, norm_except_dim
 from ...autograd import no_grad
 from ..parameter import Parameter
 

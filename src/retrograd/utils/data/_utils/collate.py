@@ -11,7 +11,10 @@ import re
 
 import numpy
 
+from ...._creation import as_tensor, tensor
+from ...._dtype import float64
 from ...._tensor import Tensor
+from ....ops.joining import stack
 
 __all__ = ["collate", "default_collate", "default_convert", "default_collate_fn_map",
            "default_collate_err_msg_format"]
@@ -72,13 +75,11 @@ def collate(batch, *, collate_fn_map=None):
 
 
 def collate_tensor_fn(batch, *, collate_fn_map=None):
-    from .... import stack
     return stack(batch, 0)
 
 
 def collate_numpy_array_fn(batch, *, collate_fn_map=None):
     """One ``numpy.stack`` of the arrays, then one tensor (torch converts each first)."""
-    from ...._creation import as_tensor
     elem = batch[0]
     if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
         raise TypeError(default_collate_err_msg_format.format(elem.dtype))
@@ -86,17 +87,14 @@ def collate_numpy_array_fn(batch, *, collate_fn_map=None):
 
 
 def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
-    from ...._creation import as_tensor
     return as_tensor(numpy.asarray(batch))
 
 
 def collate_float_fn(batch, *, collate_fn_map=None):
-    from .... import float64, tensor
     return tensor(batch, dtype=float64)
 
 
 def collate_int_fn(batch, *, collate_fn_map=None):
-    from .... import tensor
     return tensor(batch)
 
 
@@ -128,7 +126,6 @@ def default_collate(batch):
 def default_convert(data):
     """NumPy arrays and scalars in ``data`` to tensors, leaving everything else (the
     DataLoader's collate_fn when batching is off)."""
-    from ...._creation import as_tensor
     elem_type = type(data)
     if isinstance(data, Tensor):
         return data

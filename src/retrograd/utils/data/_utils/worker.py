@@ -117,7 +117,7 @@ def seed_worker(seed):
     and retrograd's default generator."""
     import numpy
 
-    from .... import manual_seed
+    from ...._random import manual_seed
     random.seed(seed)
     numpy.random.seed(seed % 2 ** 32)
     manual_seed(seed)
