@@ -140,3 +140,14 @@ def test_acosh_atanh_float16_backward_in_half(torch, op, dtype):
     gives a small one, as at -330.25), and rounds in half below."""
     x = [-330.25, -121.75, 300.0, 1.5, 2.0, 0.5, -0.25, 0.9995]
     _same_values_and_grad(torch, lambda lib, x: getattr(lib, op)(x), x, [1.0, -0.5] * 4, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_rsqrt_backward_cubes_the_result_in_its_dtype(torch, dtype):
+    """PyTorch's ``-0.5 * grad * result.pow(3)`` in float16 is half ops: past a result of
+    40 the cube overflows to inf, where a float32 product would stay finite. (Inputs
+    where PyTorch's float16 rsqrt, which rounds sqrt to half first outside its vector loop,
+    gives the same.)"""
+    x = [2.0 ** -11, 2.0 ** -12, 2.0 ** -10, 0.25, 4.0, -15.0, 0.0, -0.0, numpy.inf, 1e-5]
+    cot = [0.01, -0.02, -0.6, 1.0, 0.3, 1.0, 1.0, -1.0, 1.0, 2e-3]
+    _same_values_and_grad(torch, lambda lib, x: lib.rsqrt(x), x, cot, dtype)

@@ -211,3 +211,47 @@ def test_fmod_gradient_computes_in_the_result_dtype(torch):
         return lib.fmod(x, y)
     _same_grads(torch, fmod, numpy.array([[-2], [-1], [3]]),
                 numpy.array([-5.960464477539063e-08], dtype="float16"), grad=(False, True))
+
+
+def _pow_number(lib, x, g, exponent):
+    """``x ** exponent`` and its gradient for the cotangent ``g``, as NumPy arrays."""
+    x = lib.tensor(x, requires_grad=True)
+    y = x ** exponent
+    y.backward(lib.tensor(g))
+    return y.detach().numpy(), x.grad.numpy()
+
+
+def _bitwise_equal(got, want):
+    """Equal values with equal signs (so -0.0 is not 0.0), NaN where ``want`` is NaN."""
+    nan = numpy.isnan(want)
+    assert got.dtype == want.dtype
+    assert (numpy.isnan(got) == nan).all()
+    assert (got[~nan] == want[~nan]).all()
+    assert (numpy.signbit(got[~nan]) == numpy.signbit(want[~nan])).all()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("exponent", [0, 1, 2, 3, -1, -2, 0.5, -0.5, 2.5, 0.1])
+def test_pow_number_in_float16_on_every_value(torch, exponent):
+    """PyTorch's float16 pow has no sqrt or rsqrt case (-inf ** 0.5 is inf, -0.0 ** -0.5
+    inf, where float32's are NaN and -inf), and its backward rounds each step of
+    ``grad * (exponent * x ** (exponent - 1))`` to half (x ** -2 overflows there)."""
+    x = numpy.arange(2 ** 16, dtype="uint16").view("float16")
+    g = numpy.random.default_rng(0).standard_normal(x.shape).astype("float16")
+    for got, want in zip(_pow_number(retrograd, x, g, exponent),
+                         _pow_number(torch, x, g, exponent), strict=True):
+        _bitwise_equal(got, want)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("exponent", [0, 2, 3, -1, -2, 0.5, -0.5])
+def test_pow_number_special_cases_in_float32_and_float64(torch, dtype, exponent):
+    """Here 0.5 and -0.5 are sqrt and rsqrt (-0.0 ** -0.5 is -inf, -inf ** 0.5 NaN), and the
+    exponent multiplies the power before the cotangent: 3 * 2e38 overflows float32."""
+    x = numpy.array([-0.0, 0.0, -numpy.inf, numpy.inf, numpy.nan, -1.0, 4.0, 1e-30, 1.4e19],
+                    dtype)
+    g = numpy.array([-1.5, 2.0, -1.0, 0.5, 1.0, -0.25, 3.0, 1e-3, 1e-3], dtype)
+    for got, want in zip(_pow_number(retrograd, x, g, exponent),
+                         _pow_number(torch, x, g, exponent), strict=True):
+        _bitwise_equal(got, want)

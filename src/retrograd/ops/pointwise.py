@@ -68,6 +68,27 @@ def _square_fwd(xp, self):
     return self * self
 
 
+# PyTorch's float32/64 kernel takes these exponents without pow (its PowKernel.cpp)
+_POW_SPECIAL = {0.5: lambda xp, x: xp.sqrt(x), -0.5: lambda xp, x: 1 / xp.sqrt(x),
+                -1: lambda xp, x: 1 / x, 2: lambda xp, x: x * x, 3: lambda xp, x: x * x * x,
+                -2: lambda xp, x: 1 / (x * x)}
+
+
+def _pow_number(xp, self, exponent):
+    """``self ** exponent`` as PyTorch's kernel: exponent 0 fills ones (1 at NaN); float32/64
+    take 0.5 and -0.5 as sqrt and rsqrt (-0.0 ** 0.5 is -0.0, -inf ** 0.5 NaN, -0.0 ** -0.5
+    -inf) and small integers as products, but float16 has no such case: C's pow in float32,
+    rounded once (0.0, inf, inf), which NumPy's float16 ``power`` is."""
+    if exponent == 0:
+        return xp.ones_like(self)
+    name = self.dtype.name
+    if name == "float16":
+        return xp.power(self, exponent)
+    if name in ("float32", "float64") and exponent in _POW_SPECIAL:
+        return _POW_SPECIAL[exponent](xp, self)
+    return 1 / xp.sqrt(self) if exponent == -0.5 else self ** exponent
+
+
 # Exact in any dtype (upcast=False: float16 in float32 would only cost time and memory).
 _neg = _unary("neg", _negate, lambda grad: -grad, upcast=False)
 _abs = _unary("abs", _no_bool("abs_cpu", lambda xp, self: xp.abs(self)),
@@ -90,8 +111,11 @@ _expm1 = _unary("expm1", lambda xp, self: xp.expm1(self),
                 lambda grad, result: grad * (result + 1), to_float=True)
 _sqrt = _unary("sqrt", lambda xp, self: xp.sqrt(self), lambda grad, result: grad / (2 * result),
                to_float=True)
+# PyTorch's rsqrt backward, -0.5 * grad * result.pow(3), is a composite of half ops for
+# float16: the cube overflows to inf where rsqrt's result is above 40.
 _rsqrt = _unary("rsqrt", lambda xp, self: 1 / xp.sqrt(self),
-                lambda grad, result: -0.5 * grad * result * result * result, to_float=True)
+                lambda xp, grad, result: -0.5 * grad * _pow_number(xp, result, 3),
+                to_float=True, upcast="forward")
 _square = _unary("square", _square_fwd, lambda grad, self: 2 * grad * self,
                  node="PowBackward0")
 _sin = _unary("sin", lambda xp, self: xp.sin(self), lambda xp, grad, self: grad * xp.cos(self),
