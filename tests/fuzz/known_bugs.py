@@ -50,7 +50,6 @@ KNOWN_BUGS = [
         ("nanmean", "infinity differs", 2),
         ("std", "infinity differs", 5),
         ("fmod", "a number where torch gives NaN", 0),
-        ("leaky_relu", "NaN where torch gives a number", 0),
     )),
     # causes not analysed yet (one or two cases in 540)
     KnownBug("binary_cross_entropy", "grad: values differ (float64)", lambda c: True, 2),

@@ -151,3 +151,16 @@ def test_rsqrt_backward_cubes_the_result_in_its_dtype(torch, dtype):
     x = [2.0 ** -11, 2.0 ** -12, 2.0 ** -10, 0.25, 4.0, -15.0, 0.0, -0.0, numpy.inf, 1e-5]
     cot = [0.01, -0.02, -0.6, 1.0, 0.3, 1.0, 1.0, -1.0, 1.0, 2e-3]
     _same_values_and_grad(torch, lambda lib, x: lib.rsqrt(x), x, cot, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.nn.functional.leaky_relu(x, 0.0),
+    lambda lib, x: lib.nn.functional.leaky_relu(x, 0.5),
+    lambda lib, x: lib.nn.functional.rrelu(x, 0.0, 0.0),
+], ids=["leaky_relu_0", "leaky_relu_half", "rrelu_eval_0"])
+def test_leaky_relu_slope_zero_at_infinity(torch, call, dtype):
+    """PyTorch's ``x > 0 ? x : x * slope``: inf at inf whatever the slope (inf * 0 is NaN
+    only on the side not taken), NaN at -inf for a slope of 0."""
+    x = [numpy.inf, -numpy.inf, numpy.nan, -0.0, 0.0, -2.5, 3.0]
+    _same_values_and_grad(torch, call, x, [1.0, -0.5, 2.0, 1.5, -1.0, 0.25, 3.0], dtype)

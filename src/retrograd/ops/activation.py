@@ -117,8 +117,9 @@ def _negative_slope_check(slope, what):
 # ---- leaky_relu ---------------------------------------------------------------------------
 def _leaky(xp, x, slope, lo, hi):
     """``x`` where positive, else ``x * slope`` (a number or noise in [lo, hi]): for
-    slopes in [0, 1] that is ``maximum(x, x * slope)``, one branch-free pass."""
-    if 0 <= lo and hi <= 1:
+    slopes in (0, 1] that is ``maximum(x, x * slope)``, one branch-free pass (a slope of 0
+    makes inf * 0 NaN, which ``maximum`` would pick over inf)."""
+    if 0 < lo and hi <= 1:
         return xp.maximum(x, x * slope)
     return _where(xp, x > 0, x, x * slope)
 
