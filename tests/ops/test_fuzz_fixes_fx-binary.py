@@ -214,9 +214,10 @@ def test_fmod_gradient_computes_in_the_result_dtype(torch):
 
 
 def _pow_number(lib, x, g, exponent):
-    """``x ** exponent`` and its gradient for the cotangent ``g``, as NumPy arrays."""
+    """``x ** exponent`` (``square(x)`` for "square") and its gradient for the cotangent
+    ``g``, as NumPy arrays."""
     x = lib.tensor(x, requires_grad=True)
-    y = x ** exponent
+    y = lib.square(x) if exponent == "square" else x ** exponent
     y.backward(lib.tensor(g))
     return y.detach().numpy(), x.grad.numpy()
 
@@ -231,11 +232,12 @@ def _bitwise_equal(got, want):
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("exponent", [0, 1, 2, 3, -1, -2, 0.5, -0.5, 2.5, 0.1])
+@pytest.mark.parametrize("exponent", [0, 1, 2, 3, -1, -2, 0.5, -0.5, 2.5, 0.1, "square"])
 def test_pow_number_in_float16_on_every_value(torch, exponent):
     """PyTorch's float16 pow has no sqrt or rsqrt case (-inf ** 0.5 is inf, -0.0 ** -0.5
     inf, where float32's are NaN and -inf), and its backward rounds each step of
-    ``grad * (exponent * x ** (exponent - 1))`` to half (x ** -2 overflows there)."""
+    ``grad * (exponent * x ** (exponent - 1))`` to half (x ** -2 overflows there, and
+    2 * x past 32752, for square too: pow(x, 2) in PyTorch)."""
     x = numpy.arange(2 ** 16, dtype="uint16").view("float16")
     g = numpy.random.default_rng(0).standard_normal(x.shape).astype("float16")
     for got, want in zip(_pow_number(retrograd, x, g, exponent),

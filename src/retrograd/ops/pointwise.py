@@ -116,8 +116,9 @@ _sqrt = _unary("sqrt", lambda xp, self: xp.sqrt(self), lambda grad, result: grad
 _rsqrt = _unary("rsqrt", lambda xp, self: 1 / xp.sqrt(self),
                 lambda xp, grad, result: -0.5 * grad * _pow_number(xp, result, 3),
                 to_float=True, upcast="forward")
-_square = _unary("square", _square_fwd, lambda grad, self: 2 * grad * self,
-                 node="PowBackward0")
+# square is PyTorch's pow(self, 2), with pow's backward: 2 * self first, in float16 too
+_square = _unary("square", _square_fwd, lambda grad, self: grad * (2 * self),
+                 node="PowBackward0", upcast="forward")
 _sin = _unary("sin", lambda xp, self: xp.sin(self), lambda xp, grad, self: grad * xp.cos(self),
               to_float=True)
 _cos = _unary("cos", lambda xp, self: xp.cos(self), lambda xp, grad, self: -grad * xp.sin(self),
