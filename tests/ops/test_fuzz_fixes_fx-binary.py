@@ -257,3 +257,17 @@ def test_pow_number_special_cases_in_float32_and_float64(torch, dtype, exponent)
     for got, want in zip(_pow_number(retrograd, x, g, exponent),
                          _pow_number(torch, x, g, exponent), strict=True):
         _bitwise_equal(got, want)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("x, d, dtype", [
+    (8.988465674311579e307, 0.02102857083082199, "float64"), (-3.0, 5e-324, "float64"),
+    (1e10, 1e-300, "float64"), (3e38, 0.5, "float32"), (1.0, 1e-39, "float32")])
+def test_fmod_where_the_quotient_overflows_is_the_exact_remainder(torch, x, d, dtype):
+    """C's fmod is exact: PyTorch's scalar loop (one element) gives it; its vectorised
+    loop gives NaN where x / d overflows, and retrograd the remainder at every position."""
+    ours, theirs = (lib.fmod(lib.tensor([x], dtype=getattr(lib, dtype)),
+                             lib.tensor([d], dtype=getattr(lib, dtype))).numpy()
+                    for lib in (retrograd, torch))
+    _bitwise_equal(ours, theirs)
+    assert numpy.isfinite(ours).all()
