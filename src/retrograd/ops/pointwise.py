@@ -68,11 +68,12 @@ def _square_fwd(xp, self):
     return self * self
 
 
-# PyTorch's float32/64 kernel takes these exponents without pow (its PowKernel.cpp); for
-# integers they are exact either way, and complex tensors compute without gradients
-_POW_SPECIAL = {0.5: lambda xp, x: xp.sqrt(x), -0.5: lambda xp, x: 1 / xp.sqrt(x),
-                -1: lambda xp, x: 1 / x, 2: lambda xp, x: x * x, 3: lambda xp, x: x * x * x,
-                -2: lambda xp, x: 1 / (x * x)}
+# Exponents PyTorch's float32/64 kernel takes without pow (its PowKernel.cpp). Each
+# product equals C's pow at every value, so float16 (pow in float32 for PyTorch) takes them
+# too, in float32; sqrt and rsqrt differ from pow at -0.0 and -inf, so float16 does not.
+_POW_PRODUCTS = {1: lambda xp, x: x * 1, 2: lambda xp, x: x * x, 3: lambda xp, x: x * x * x,
+                 -1: lambda xp, x: 1 / x, -2: lambda xp, x: 1 / (x * x)}
+_POW_ROOTS = {0.5: lambda xp, x: xp.sqrt(x), -0.5: lambda xp, x: 1 / xp.sqrt(x)}
 
 
 def _is_half(a):
@@ -85,14 +86,17 @@ def _is_half(a):
 def _pow_number(xp, self, exponent):
     """``self ** exponent`` as PyTorch's kernel: exponent 0 fills ones (1 at NaN); float32/64
     take 0.5 and -0.5 as sqrt and rsqrt (-0.0 ** 0.5 is -0.0, -inf ** 0.5 NaN, -0.0 ** -0.5
-    -inf) and small integers as products, but float16 has no such case: C's pow in float32,
-    rounded once (0.0, inf, inf), which NumPy's float16 ``power`` is."""
+    -inf), but float16 has no such case: C's pow in float32, rounded once (0.0, inf, inf),
+    which NumPy's float16 ``power`` is."""
     if exponent == 0:
         return xp.ones_like(self)
+    product = _POW_PRODUCTS.get(exponent)
     if _is_half(self):
-        return xp.power(self, exponent)
-    special = _POW_SPECIAL.get(exponent)
-    return special(xp, self) if special is not None else self ** exponent
+        if product is None:
+            return xp.power(self, exponent)
+        return xp.astype(product(xp, xp.astype(self, "float32")), "float16")
+    kernel = product or _POW_ROOTS.get(exponent)
+    return kernel(xp, self) if kernel is not None else self ** exponent
 
 
 # Exact in any dtype (upcast=False: float16 in float32 would only cost time and memory).
