@@ -14,7 +14,7 @@ from .._dtype import FLOAT, result_type
 from .._tensor import Tensor
 from ._registry import (_broadcast_conflict, _broadcast_error, _pretty, apply, apply_inplace,
                         defop, register)
-from .pointwise import _is_half, _negate, _pow_number
+from .pointwise import _is_half, _negate, _pow_number, _pow_op
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide", "remainder",
            "fmod", "pow", "maximum", "minimum", "fmax", "fmin", "where", "clamp",
@@ -208,7 +208,7 @@ def _pow_number_rule(xp, grad, self, exponent):
     power of a small base overflows to inf where float32 would not."""
     if exponent == 0:
         return xp.zeros_like(grad)
-    power = _pow_number(xp, self, exponent - 1)
+    power = _pow_op(xp, self, exponent - 1)
     if not _is_half(power):
         return grad * (exponent * power)
     # the number multiplies in float32 (NumPy's float16 loop would round it to half first)

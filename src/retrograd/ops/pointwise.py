@@ -99,6 +99,13 @@ def _pow_number(xp, self, exponent):
     return kernel(xp, self) if kernel is not None else self ** exponent
 
 
+def _pow_op(xp, self, exponent):
+    """PyTorch's ``self.pow(exponent)`` in a rule: the kernel on arrays; on the facade
+    (create_graph) the recorded pow op, whose derivative is pow's, where the kernel's products
+    would differentiate otherwise (1 / (x * x) gives NaN at 0, pow inf)."""
+    return self ** exponent if isinstance(self, Tensor) else _pow_number(xp, self, exponent)
+
+
 # Exact in any dtype (upcast=False: float16 in float32 would only cost time and memory).
 _neg = _unary("neg", _negate, lambda grad: -grad, upcast=False)
 _abs = _unary("abs", _no_bool("abs_cpu", lambda xp, self: xp.abs(self)),
@@ -124,7 +131,7 @@ _sqrt = _unary("sqrt", lambda xp, self: xp.sqrt(self), lambda grad, result: grad
 # PyTorch's rsqrt backward, -0.5 * grad * result.pow(3), is a composite of half ops for
 # float16: the cube overflows to inf where rsqrt's result is above 40.
 _rsqrt = _unary("rsqrt", lambda xp, self: 1 / xp.sqrt(self),
-                lambda xp, grad, result: -0.5 * grad * _pow_number(xp, result, 3),
+                lambda xp, grad, result: -0.5 * grad * _pow_op(xp, result, 3),
                 to_float=True, upcast="forward")
 # square is PyTorch's pow(self, 2), with pow's backward: 2 * self first, in float16 too
 _square = _unary("square", _square_fwd, lambda grad, self: grad * (2 * self),
