@@ -27,14 +27,9 @@ def _special(c):
 KNOWN_BUGS = [
     # gradients and values at special values (NaN, infinities, overflow, subnormals)
     *(KnownBug(op, cls, _special, n) for op, cls, n in (
-        ("pow_scalar", "grad: infinity differs", 2),
-        ("pow_scalar", "infinity differs", 1),
-        ("pow_scalar", "NaN where torch gives a number", 1),
-        ("rsqrt", "grad: infinity differs", 1),
         ("selu", "grad: a number where torch gives NaN", 1),
         ("hardswish", "grad: a number where torch gives NaN", 1),
         ("softshrink", "grad: values differ (float64)", 1),
         ("fmod", "a number where torch gives NaN", 0),
-        ("leaky_relu", "NaN where torch gives a number", 0),
     )),
 ]

@@ -140,3 +140,39 @@ def test_acosh_atanh_float16_backward_in_half(torch, op, dtype):
     gives a small one, as at -330.25), and rounds in half below."""
     x = [-330.25, -121.75, 300.0, 1.5, 2.0, 0.5, -0.25, 0.9995]
     _same_values_and_grad(torch, lambda lib, x: getattr(lib, op)(x), x, [1.0, -0.5] * 4, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_rsqrt_backward_cubes_the_result_in_its_dtype(torch, dtype):
+    """PyTorch's ``-0.5 * grad * result.pow(3)`` in float16 is half ops: past a result of
+    40 the cube overflows to inf, where a float32 product would stay finite. (Inputs
+    where PyTorch's float16 rsqrt, which rounds sqrt to half first outside its vector loop,
+    gives the same.)"""
+    x = [2.0 ** -11, 2.0 ** -12, 2.0 ** -10, 0.25, 4.0, -15.0, 0.0, -0.0, numpy.inf, 1e-5]
+    cot = [0.01, -0.02, -0.6, 1.0, 0.3, 1.0, 1.0, -1.0, 1.0, 2e-3]
+    _same_values_and_grad(torch, lambda lib, x: lib.rsqrt(x), x, cot, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.nn.functional.leaky_relu(x, 0.0),
+    lambda lib, x: lib.nn.functional.leaky_relu(x, 0.5),
+    lambda lib, x: lib.nn.functional.rrelu(x, 0.0, 0.0),
+], ids=["leaky_relu_0", "leaky_relu_half", "rrelu_eval_0"])
+def test_leaky_relu_slope_zero_at_infinity(torch, call, dtype):
+    """PyTorch's ``x > 0 ? x : x * slope``: inf at inf whatever the slope (inf * 0 is NaN
+    only on the side not taken), NaN at -inf for a slope of 0."""
+    x = [numpy.inf, -numpy.inf, numpy.nan, -0.0, 0.0, -2.5, 3.0]
+    _same_values_and_grad(torch, call, x, [1.0, -0.5, 2.0, 1.5, -1.0, 0.25, 3.0], dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("op", ["selu", "hardswish", "softshrink", "celu", "relu6"])
+@pytest.mark.parametrize("x", [numpy.nan, numpy.inf, -numpy.inf, -3.0, 3.0, 0.5, 0.0])
+def test_activation_gradient_at_special_values_is_pytorchs_scalar_loop(torch, op, x, dtype):
+    """PyTorch's vectorised loop gives NaN (selu, hardswish, celu) or 0 (softshrink, relu6)
+    at a NaN input, its scalar loop (a one-element tensor) the gradient, as retrograd
+    at every position. (Not softshrink's dead zone below 0: there its scalar loop gives
+    -0.0, its vectorised loop and retrograd 0.0.)"""
+    _same_values_and_grad(torch, lambda lib, t: getattr(lib.nn.functional, op)(t), [x],
+                          [1.5], dtype)

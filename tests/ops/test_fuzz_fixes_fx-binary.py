@@ -211,3 +211,91 @@ def test_fmod_gradient_computes_in_the_result_dtype(torch):
         return lib.fmod(x, y)
     _same_grads(torch, fmod, numpy.array([[-2], [-1], [3]]),
                 numpy.array([-5.960464477539063e-08], dtype="float16"), grad=(False, True))
+
+
+def _pow_number(lib, x, g, exponent):
+    """``x ** exponent`` (``square(x)`` for "square") and its gradient for the cotangent
+    ``g``, as NumPy arrays."""
+    x = lib.tensor(x, requires_grad=True)
+    y = lib.square(x) if exponent == "square" else x ** exponent
+    y.backward(lib.tensor(g))
+    return y.detach().numpy(), x.grad.numpy()
+
+
+def _bitwise_equal(got, want):
+    """Equal values with equal signs (so -0.0 is not 0.0), NaN where ``want`` is NaN."""
+    nan = numpy.isnan(want)
+    assert got.dtype == want.dtype
+    assert (numpy.isnan(got) == nan).all()
+    assert (got[~nan] == want[~nan]).all()
+    assert (numpy.signbit(got[~nan]) == numpy.signbit(want[~nan])).all()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("exponent", [0, 1, 2, 3, -1, -2, 0.5, -0.5, 2.5, 0.1, "square"])
+def test_pow_number_in_float16_on_every_value(torch, exponent):
+    """PyTorch's float16 pow has no sqrt or rsqrt case (-inf ** 0.5 is inf, -0.0 ** -0.5
+    inf, where float32's are NaN and -inf), and its backward rounds each step of
+    ``grad * (exponent * x ** (exponent - 1))`` to half (x ** -2 overflows there, and
+    2 * x past 32752, for square too: pow(x, 2) in PyTorch)."""
+    x = numpy.arange(2 ** 16, dtype="uint16").view("float16")
+    g = numpy.random.default_rng(0).standard_normal(x.shape).astype("float16")
+    for got, want in zip(_pow_number(retrograd, x, g, exponent),
+                         _pow_number(torch, x, g, exponent), strict=True):
+        _bitwise_equal(got, want)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("exponent", [0, 2, 3, -1, -2, 0.5, -0.5])
+def test_pow_number_special_cases_in_float32_and_float64(torch, dtype, exponent):
+    """Here 0.5 and -0.5 are sqrt and rsqrt (-0.0 ** -0.5 is -inf, -inf ** 0.5 NaN), and the
+    exponent multiplies the power before the cotangent: 3 * 2e38 overflows float32."""
+    x = numpy.array([-0.0, 0.0, -numpy.inf, numpy.inf, numpy.nan, -1.0, 4.0, 1e-30, 1.4e19],
+                    dtype)
+    g = numpy.array([-1.5, 2.0, -1.0, 0.5, 1.0, -0.25, 3.0, 1e-3, 1e-3], dtype)
+    for got, want in zip(_pow_number(retrograd, x, g, exponent),
+                         _pow_number(torch, x, g, exponent), strict=True):
+        _bitwise_equal(got, want)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("x, d, dtype", [
+    (8.988465674311579e307, 0.02102857083082199, "float64"), (-3.0, 5e-324, "float64"),
+    (1e10, 1e-300, "float64"), (3e38, 0.5, "float32"), (1.0, 1e-39, "float32")])
+def test_fmod_where_the_quotient_overflows_is_the_exact_remainder(torch, x, d, dtype):
+    """C's fmod is exact: PyTorch's scalar loop (one element) gives it; its vectorised
+    loop gives NaN where x / d overflows, and retrograd the remainder at every position."""
+    ours, theirs = (lib.fmod(lib.tensor([x], dtype=getattr(lib, dtype)),
+                             lib.tensor([d], dtype=getattr(lib, dtype))).numpy()
+                    for lib in (retrograd, torch))
+    _bitwise_equal(ours, theirs)
+    assert numpy.isfinite(ours).all()
+
+
+def _pow_number_grad_grad(lib, dtype, exponent):
+    """The gradient of ``x ** exponent`` and its gradient, or the second's error message."""
+    x = lib.tensor([0.7, -1.3, 2.0, 0.0, numpy.nan], dtype=getattr(lib, dtype),
+                   requires_grad=True)
+    (g,) = lib.autograd.grad((x ** exponent).sum(), x, create_graph=True)
+    try:
+        (gg,) = lib.autograd.grad(g.sum(), x)
+    except RuntimeError as e:
+        return g.detach().numpy(), str(e)
+    return g.detach().numpy(), gg.numpy()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "float64"])
+@pytest.mark.parametrize("exponent", [0, 1, 2, 3, -1, 0.5, 2.5])
+def test_pow_number_double_backward(torch, dtype, exponent):
+    """The backward's own power is pow's op, with pow's derivative (inf at 0 for x ** -1,
+    where the kernel's 1 / (x * x) would give NaN); x ** 1's gradient has a zero gradient,
+    x ** 0's is a constant, whose gradient PyTorch refuses."""
+    ours, theirs = (_pow_number_grad_grad(lib, dtype, exponent) for lib in (retrograd, torch))
+    _bitwise_equal(ours[0], theirs[0])
+    if isinstance(theirs[1], str):
+        assert ours[1] == theirs[1]
+    else:
+        numpy.testing.assert_allclose(ours[1], theirs[1],
+                                      rtol=1e-3 if dtype == "float16" else 1e-12)

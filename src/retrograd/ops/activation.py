@@ -117,8 +117,9 @@ def _negative_slope_check(slope, what):
 # ---- leaky_relu ---------------------------------------------------------------------------
 def _leaky(xp, x, slope, lo, hi):
     """``x`` where positive, else ``x * slope`` (a number or noise in [lo, hi]): for
-    slopes in [0, 1] that is ``maximum(x, x * slope)``, one branch-free pass."""
-    if 0 <= lo and hi <= 1:
+    slopes in (0, 1] that is ``maximum(x, x * slope)``, one branch-free pass (a slope of 0
+    makes inf * 0 NaN, which ``maximum`` would pick over inf)."""
+    if 0 < lo and hi <= 1:
         return xp.maximum(x, x * slope)
     return _where(xp, x > 0, x, x * slope)
 
@@ -359,14 +360,14 @@ _hardshrink = defop(
     vjp={"self": lambda xp, grad, self, lambd: _where(xp, xp.abs(self) <= lambd, 0, grad)},
     jvp="elementwise")
 
-_FINFO_MAX = {"float16": 65504.0, "float32": 3.4028234663852886e38,
-              "float64": 1.7976931348623157e308}
+# keyed by NumPy dtype: its ``.name`` costs microseconds a call in NumPy 2
+_FINFO_MAX = {numpy.dtype(n): float(numpy.finfo(n).max) for n in ("float16", "float32", "float64")}
 
 
 def softshrink(input, lambd=0.5):
     _floating(input, "softshrink_check")
     dt = input._data.dtype
-    top = _FINFO_MAX.get(dt.name)
+    top = _FINFO_MAX.get(dt)
     if top is not None and not 0 <= lambd <= top:
         raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
                            f"{_pretty(dt)}, but found {lambd:g}")

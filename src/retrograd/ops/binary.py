@@ -14,7 +14,7 @@ from .._dtype import FLOAT, result_type
 from .._tensor import Tensor
 from ._registry import (_broadcast_conflict, _broadcast_error, _pretty, apply, apply_inplace,
                         defop, register)
-from .pointwise import _negate
+from .pointwise import _is_half, _negate, _pow_number, _pow_op
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide", "remainder",
            "fmod", "pow", "maximum", "minimum", "fmax", "fmin", "where", "clamp",
@@ -202,16 +202,22 @@ _fmod = defop("fmod", _fmod_fwd,
 _fmod_scalar = defop("fmod", _fmod_fwd,
                      vjp={"self": lambda grad: grad}, inputs=_BOTH, promote=_BOTH,
                      jvp="elementwise")
-def _pow_number(xp, self, exponent):
-    """``self ** exponent`` as PyTorch's kernel: exponent -0.5 is rsqrt (NaN at -inf, -inf
-    at -0.0, where a general power gives 0 and inf)."""
-    return 1 / xp.sqrt(self) if exponent == -0.5 else self ** exponent
+def _pow_number_rule(xp, grad, self, exponent):
+    """PyTorch's pow_backward, ``grad * (exponent * self.pow(exponent - 1))`` (zeros for
+    exponent 0), each step rounded to self's dtype, as its composite of half ops: a float16
+    power of a small base overflows to inf where float32 would not."""
+    if exponent == 0:
+        return xp.zeros_like(grad)
+    power = _pow_op(xp, self, exponent - 1)
+    if not _is_half(power):
+        return grad * (exponent * power)
+    # the number multiplies in float32 (NumPy's float16 loop would round it to half first)
+    return grad * xp.astype(xp.astype(power, "float32") * exponent, "float16")
 
 
-_pow_scalar = defop("pow", _pow_number,
-                    vjp={"self": lambda xp, grad, self, exponent: grad * 0 if exponent == 0
-                         else grad * exponent * _pow_number(xp, self, exponent - 1)},
-                    promote=("self", "exponent"), inputs=("self", "exponent"), jvp="elementwise")
+_pow_scalar = defop("pow", _pow_number, vjp={"self": _pow_number_rule},
+                    promote=("self", "exponent"), inputs=("self", "exponent"), jvp="elementwise",
+                    upcast=False)
 def _pow_tensor_fwd(xp, self, exponent):
     """``self ** exponent``; an integer to a negative power is 1 / self truncated (1, -1
     or 0, and 0 for a base of 0), as PyTorch's kernel, where NumPy refuses it."""

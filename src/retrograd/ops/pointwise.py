@@ -4,7 +4,7 @@ import functools
 import math
 
 from .. import backend
-from .._dtype import get_default_dtype
+from .._dtype import float16, get_default_dtype
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
 
@@ -68,6 +68,44 @@ def _square_fwd(xp, self):
     return self * self
 
 
+# Exponents PyTorch's float32/64 kernel takes without pow (its PowKernel.cpp). Each
+# product equals C's pow at every value, so float16 (pow in float32 for PyTorch) takes them
+# too, in float32; sqrt and rsqrt differ from pow at -0.0 and -inf, so float16 does not.
+_POW_PRODUCTS = {1: lambda xp, x: x * 1, 2: lambda xp, x: x * x, 3: lambda xp, x: x * x * x,
+                 -1: lambda xp, x: 1 / x, -2: lambda xp, x: 1 / (x * x)}
+_POW_ROOTS = {0.5: lambda xp, x: xp.sqrt(x), -0.5: lambda xp, x: 1 / xp.sqrt(x)}
+
+
+def _is_half(a):
+    """Whether an array (NumPy dtype) or a Tensor of the facade (retrograd dtype) is float16:
+    identities, as ``dtype.name`` costs microseconds in NumPy 2."""
+    d = a.dtype
+    return d is float16.np or d is float16
+
+
+def _pow_number(xp, self, exponent):
+    """``self ** exponent`` as PyTorch's kernel: exponent 0 fills ones (1 at NaN); float32/64
+    take 0.5 and -0.5 as sqrt and rsqrt (-0.0 ** 0.5 is -0.0, -inf ** 0.5 NaN, -0.0 ** -0.5
+    -inf), but float16 has no such case: C's pow in float32, rounded once (0.0, inf, inf),
+    which NumPy's float16 ``power`` is."""
+    if exponent == 0:
+        return xp.ones_like(self)
+    product = _POW_PRODUCTS.get(exponent)
+    if _is_half(self):
+        if product is None:
+            return xp.power(self, exponent)
+        return xp.astype(product(xp, xp.astype(self, "float32")), "float16")
+    kernel = product or _POW_ROOTS.get(exponent)
+    return kernel(xp, self) if kernel is not None else self ** exponent
+
+
+def _pow_op(xp, self, exponent):
+    """PyTorch's ``self.pow(exponent)`` in a rule: the kernel on arrays; on the facade
+    (create_graph) the recorded pow op, whose derivative is pow's, where the kernel's products
+    would differentiate otherwise (1 / (x * x) gives NaN at 0, pow inf)."""
+    return self ** exponent if isinstance(self, Tensor) else _pow_number(xp, self, exponent)
+
+
 # Exact in any dtype (upcast=False: float16 in float32 would only cost time and memory).
 _neg = _unary("neg", _negate, lambda grad: -grad, upcast=False)
 _abs = _unary("abs", _no_bool("abs_cpu", lambda xp, self: xp.abs(self)),
@@ -90,10 +128,14 @@ _expm1 = _unary("expm1", lambda xp, self: xp.expm1(self),
                 lambda grad, result: grad * (result + 1), to_float=True)
 _sqrt = _unary("sqrt", lambda xp, self: xp.sqrt(self), lambda grad, result: grad / (2 * result),
                to_float=True)
+# PyTorch's rsqrt backward, -0.5 * grad * result.pow(3), is a composite of half ops for
+# float16: the cube overflows to inf where rsqrt's result is above 40.
 _rsqrt = _unary("rsqrt", lambda xp, self: 1 / xp.sqrt(self),
-                lambda grad, result: -0.5 * grad * result * result * result, to_float=True)
-_square = _unary("square", _square_fwd, lambda grad, self: 2 * grad * self,
-                 node="PowBackward0")
+                lambda xp, grad, result: -0.5 * grad * _pow_op(xp, result, 3),
+                to_float=True, upcast="forward")
+# square is PyTorch's pow(self, 2), with pow's backward: 2 * self first, in float16 too
+_square = _unary("square", _square_fwd, lambda grad, self: grad * (2 * self),
+                 node="PowBackward0", upcast="forward")
 _sin = _unary("sin", lambda xp, self: xp.sin(self), lambda xp, grad, self: grad * xp.cos(self),
               to_float=True)
 _cos = _unary("cos", lambda xp, self: xp.cos(self), lambda xp, grad, self: -grad * xp.sin(self),
