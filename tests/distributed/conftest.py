@@ -26,7 +26,8 @@ def mpirun(tmp_path_factory):
     """``mpirun(source, n=2, args=(), timeout=60, launcher=None, ok=True)``: ``source``
     (dedented) as a script on ``n`` ranks started by ``mpiexec`` (or by ``launcher``, an
     argv prefix before the script), one BLAS thread each; the CompletedProcess, text output
-    captured. With ``ok`` the job must succeed and every rank r print ``ok r``."""
+    captured. With ``ok`` the job must succeed and every rank r write the line ``ok r``
+    (in one write: the ranks' output is interleaved)."""
     if importlib.util.find_spec("mpi4py") is None or mpiexec() is None:
         pytest.skip("mpi4py and mpiexec are not installed (pip install 'retrograd[distributed]')")
     src = str(Path(retrograd.__file__).resolve().parents[1])

@@ -9,6 +9,7 @@ import retrograd
 import retrograd.distributed as dist
 
 COLLECTIVES = """
+    import sys
     import numpy
     import retrograd as torch
     import retrograd.distributed as dist
@@ -142,7 +143,7 @@ COLLECTIVES = """
     assert dist.get_backend() == "gloo"
     dist.destroy_process_group()
     assert not dist.is_initialized()
-    print("ok", r)
+    sys.stdout.write(f"ok {r}\\n")  # one write: ranks share the output
 """
 
 

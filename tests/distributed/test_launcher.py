@@ -22,10 +22,11 @@ TORCHRUN_SCRIPT = """
     t = torch.ones(1)
     dist.all_reduce(t)
     assert t.item() == world
-    print("ok", rank)
+    sys.stdout.write(f"ok {rank}\\n")
 """
 
 PLAIN_SCRIPT = """
+    import sys
     import retrograd as torch
     import retrograd.distributed as dist
 
@@ -34,14 +35,14 @@ PLAIN_SCRIPT = """
     t = torch.tensor([float(dist.get_rank())])
     dist.all_reduce(t)
     assert t.item() == sum(range(dist.get_world_size()))
-    print("ok", dist.get_rank())
+    sys.stdout.write(f"ok {dist.get_rank()}\\n")
 """
 
 
 def test_launcher_sets_torchruns_environment(mpirun):
-    launcher = [sys.executable, "-m", "retrograd.distributed.run", "--nproc_per_node", "3",
+    launcher = [sys.executable, "-m", "retrograd.distributed.run", "--nproc_per_node", "2",
                 "--master-port", "29511"]
-    mpirun(TORCHRUN_SCRIPT, n=3, args=["--lr", "0.5"], launcher=launcher)
+    mpirun(TORCHRUN_SCRIPT, n=2, args=["--lr", "0.5"], launcher=launcher)
 
 
 def test_plain_mpiexec(mpirun):
