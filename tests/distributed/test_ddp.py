@@ -88,3 +88,72 @@ def test_buckets_as_pytorch(torch):
             [torch.zeros(k, dtype=getattr(torch, d)) for k, d in sizes], limits,
             [False] * len(sizes))
         assert ours == theirs, limits
+
+FEATURES = """
+    import sys
+    import retrograd as torch
+    import retrograd.distributed as dist
+    from retrograd import nn
+    from retrograd.nn.parallel import DistributedDataParallel as DDP
+
+    dist.init_process_group("gloo")
+    r, n = dist.get_rank(), dist.get_world_size()
+
+    def raises(words, f):
+        try:
+            f()
+        except RuntimeError as e:
+            assert words in str(e), e
+        else:
+            raise AssertionError("no RuntimeError")
+
+    class Branchy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b, self.never = nn.Linear(3, 2), nn.Linear(3, 2), nn.Linear(3, 2)
+            self.register_buffer("seen", torch.tensor([float(r)]))
+
+        def forward(self, x, use_b):
+            self.seen += 1
+            return self.a(x) + (self.b(x) if use_b else 0)
+
+    # buffers: rank 0's at construction and before every forward
+    torch.manual_seed(0)
+    model = DDP(Branchy(), find_unused_parameters=True, bucket_cap_mb=0.00001)
+    assert model.module.seen.item() == 0.0
+    model.module.seen.fill_(10.0 * r)
+    x = torch.full((1, 3), float(r + 1))
+    out = model(x, use_b=(r == 0))  # b is used on rank 0 only, `never` nowhere
+    assert model.module.seen.item() == 1.0
+    out.sum().backward()
+    assert model.module.never.weight.grad is None  # unused everywhere: untouched
+    assert torch.allclose(model.module.a.weight.grad, torch.full((2, 3), (n + 1) / 2))
+    assert torch.allclose(model.module.b.weight.grad, torch.full((2, 3), 1.0 / n))
+
+    # the first bucket's all-reduce starts while backward still runs (overlap)
+    seen_started = []
+    net = DDP(nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)),
+              bucket_cap_mb=0.00001)
+    first = net.module[0].weight  # its gradient comes last
+    first.register_hook(lambda g: seen_started.append(net.reducer.buckets[0].work is not None))
+    net(torch.ones(2, 4)).sum().backward()
+    assert seen_started == [True], seen_started
+
+    # a parameter without gradient and no find_unused_parameters: PyTorch's error
+    plain = DDP(Branchy())
+    raises("Parameters which did not receive grad for rank",
+           lambda: plain(x, True).sum().backward())
+
+    # a forward under no_sync does not synchronize its backward
+    net.zero_grad()
+    with net.no_sync():
+        net(torch.full((1, 4), float(r))).sum().backward()
+    local = net.module[2].bias.grad.clone()
+    assert torch.equal(local, torch.ones(4))
+    raises("DistributedDataParallel is not needed", lambda: DDP(nn.ReLU()))
+    sys.stdout.write(f"ok {r}\\n")
+"""
+
+
+def test_ddp_buffers_unused_parameters_overlap_errors(mpirun):
+    mpirun(FEATURES, n=2)
