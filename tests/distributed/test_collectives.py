@@ -151,6 +151,7 @@ def test_collectives_on_2_ranks(mpirun):
     mpirun(COLLECTIVES, n=2)
 
 
+@pytest.mark.slow  # the 4-rank DDP test covers 4 ranks by default
 def test_collectives_on_4_ranks_oversubscribed(mpirun):
     mpirun(COLLECTIVES, n=4)
 
