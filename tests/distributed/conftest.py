@@ -23,26 +23,28 @@ def mpiexec():
 
 @pytest.fixture(scope="session")
 def mpirun(tmp_path_factory):
-    """``mpirun(source, n=2, args=(), timeout=60, launcher=None, ok=True)``: ``source``
-    (dedented) as a script on ``n`` ranks started by ``mpiexec`` (or by ``launcher``, an
-    argv prefix before the script), one BLAS thread each; the CompletedProcess, text output
-    captured. With ``ok`` the job must succeed and every rank r write the line ``ok r``
-    (in one write: the ranks' output is interleaved)."""
+    """``mpirun(source, n=2, args=(), timeout=60, launcher=None, ok=True, env=None)``:
+    ``source`` (dedented) as a script on ``n`` ranks started by ``mpiexec`` (or by
+    ``launcher``, an argv prefix before the script), one BLAS thread each, ``env`` added to
+    the environment; the CompletedProcess, text output captured. With ``ok`` the job must
+    succeed and every rank r write the line ``ok r`` (in one write: the ranks' output is
+    interleaved)."""
     if importlib.util.find_spec("mpi4py") is None or mpiexec() is None:
         pytest.skip("mpi4py and mpiexec are not installed (pip install 'retrograd[distributed]')")
     src = str(Path(retrograd.__file__).resolve().parents[1])
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-           "MKL_NUM_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+    base = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
     folder = tmp_path_factory.mktemp("ranks")
     count = itertools.count()
 
-    def run(source, n=2, args=(), timeout=60, launcher=None, ok=True):
+    def run(source, n=2, args=(), timeout=60, launcher=None, ok=True, env=None):
         script = folder / f"script{next(count)}.py"
         script.write_text(textwrap.dedent(source))
         prefix = launcher or [mpiexec(), "-n", str(n), sys.executable]
-        proc = subprocess.run([*prefix, str(script), *map(str, args)], env=env,
-                              capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run([*prefix, str(script), *map(str, args)],
+                              env={**base, **(env or {})}, capture_output=True, text=True,
+                              timeout=timeout)
         if ok:
             said = proc.stdout + proc.stderr
             assert proc.returncode == 0, said

@@ -148,7 +148,36 @@ COLLECTIVES = """
 
 
 def test_collectives_on_2_ranks(mpirun):
-    mpirun(COLLECTIVES, n=2)
+    """Under the debug mode: its fingerprints must match for every correct call."""
+    mpirun(COLLECTIVES, n=2, env={"TORCH_DISTRIBUTED_DEBUG": "DETAIL"})
+
+
+MISMATCHED = """
+    import sys
+    import retrograd as torch
+    import retrograd.distributed as dist
+
+    dist.init_process_group("gloo")
+    r = dist.get_rank()
+    calls = {"shape": lambda: dist.all_reduce(torch.ones(3 if r == 0 else 2)),
+             "dtype": lambda: dist.all_reduce(torch.ones(2, dtype=torch.float64 if r else
+                                                          torch.float32)),
+             "order": lambda: (dist.all_reduce(torch.ones(2)) if r == 0 else
+                               dist.broadcast(torch.ones(2), src=0))}
+    for case, call in calls.items():
+        try:
+            call()
+        except RuntimeError as e:
+            assert str(e).startswith("Detected mismatch between collectives on ranks. Rank "
+                                     f"{r} is running collective: CollectiveFingerPrint("), e
+        else:
+            raise AssertionError(case)
+    sys.stdout.write(f"ok {r}\\n")
+"""
+
+
+def test_debug_mode_detects_mismatched_collectives(mpirun):
+    mpirun(MISMATCHED, n=2, env={"TORCH_DISTRIBUTED_DEBUG": "DETAIL"})
 
 
 @pytest.mark.slow  # the 4-rank DDP test covers 4 ranks by default

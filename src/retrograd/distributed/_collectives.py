@@ -14,7 +14,7 @@ import numpy
 from .._tensor import Tensor
 from ..autograd.node import _LEGACY
 from ._mpi import mpi
-from .distributed_c10d import ReduceOp, Work, _group
+from .distributed_c10d import ReduceOp, Work, _group, _State
 
 __all__ = ["all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce",
            "all_to_all", "all_to_all_single", "barrier", "broadcast", "broadcast_object_list",
@@ -72,6 +72,29 @@ def _root(g, rank, group_rank, name):
     if not 0 <= group_rank < g.size():
         raise ValueError(f"invalid group_{name} {group_rank} for a group of size {g.size()}")
     return group_rank
+
+
+def _same_call(g, op, tensor=None, shape=True):
+    """Under TORCH_DISTRIBUTED_DEBUG=DETAIL: every rank of ``g`` must be running the same
+    collective on the same dtype (and shape): they exchange fingerprints first, so a
+    mismatch raises on every rank instead of corrupting data or hanging."""
+    if not _State.detail:
+        return
+    mine = (op, None if tensor is None else str(tensor.dtype),
+            tuple(tensor.shape) if tensor is not None and shape else None)
+    for r, other in enumerate(_exchange(g, mine, f"{op} (fingerprints)")):
+        if other != mine:
+            raise RuntimeError(
+                f"Detected mismatch between collectives on ranks. Rank {g.ranks[g.rank()]} is "
+                f"running collective: {_describe(mine)}, but Rank {g.ranks[r]} is running "
+                f"collective: {_describe(other)}")
+
+
+def _describe(fingerprint):
+    op, dtype, shape = fingerprint
+    return (f"CollectiveFingerPrint(OpType={op.upper()}"
+            + (f", TensorDtypes={dtype}" if dtype else "")
+            + (f", TensorShape={list(shape)}" if shape is not None else "") + ")")
 
 
 # ---- buffers --------------------------------------------------------------------------
@@ -157,6 +180,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         return None
     mop = _mpi_op(op, tensor, "all_reduce")
     buf, back = _recv(tensor, keep=True)
+    _same_call(g, "all_reduce", tensor)
     req = g.comm.Iallreduce(mpi().IN_PLACE, buf, op=mop)
     work = Work(g, "all_reduce", [req], _then(_average(op, buf, g.size()), back), [tensor])
     return _started(work, async_op)
@@ -170,6 +194,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
         return None
     root = _root(g, dst, group_dst, "dst")
     mop = _mpi_op(op, tensor, "reduce")
+    _same_call(g, "reduce", tensor)
     if g.rank() == root:
         buf, back = _recv(tensor, keep=True)
         req = g.comm.Ireduce(mpi().IN_PLACE, buf, op=mop, root=root)
@@ -190,8 +215,9 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     _check_dtypes([output, *input_list])
     _check_shapes("reduce_scatter", input_list, output.shape)
     mop = _mpi_op(op, output, "reduce_scatter")
-    send = numpy.stack([t._data for t in input_list]) if input_list else None
+    send = numpy.stack([t._data for t in input_list])
     buf, back = _recv(output, keep=False)
+    _same_call(g, "reduce_scatter", output)
     req = g.comm.Ireduce_scatter_block(send, buf, op=mop)
     work = Work(g, "reduce_scatter", [req], _then(_average(op, buf, g.size()), back), [output])
     return _started(work, async_op)
@@ -211,6 +237,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
                          f"{tuple(input.shape)}, output {tuple(output.shape)}")
     mop = _mpi_op(op, output, "reduce_scatter_tensor")
     buf, back = _recv(output, keep=False)
+    _same_call(g, "reduce_scatter_tensor", output)
     req = g.comm.Ireduce_scatter_block(_send(input).reshape(-1), buf.reshape(-1), op=mop)
     work = Work(g, "reduce_scatter_tensor", [req],
                 _then(_average(op, buf, g.size()), back), [output])
@@ -227,6 +254,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         return None
     root = _root(g, src, group_src, "src")
     buf, back = _recv(tensor, keep=True)
+    _same_call(g, "broadcast", tensor)
     req = g.comm.Ibcast(buf, root=root)
     return _started(Work(g, "broadcast", [req], back, [tensor]), async_op)
 
@@ -250,6 +278,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     _check_dtypes([tensor, *tensor_list])
     _check_shapes("all_gather", tensor_list, tensor.shape)
     recv = numpy.empty((g.size(), *tensor.shape), tensor._data.dtype)
+    _same_call(g, "all_gather", tensor)
     req = g.comm.Iallgather(_send(tensor), recv)
     return _started(Work(g, "all_gather", [req], _copy_slots(tensor_list, recv), tensor_list),
                     async_op)
@@ -268,6 +297,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
                          f"({g.size()}) times the input's size: got output "
                          f"{tuple(output_tensor.shape)}, input {tuple(input_tensor.shape)}")
     buf, back = _recv(output_tensor, keep=False)
+    _same_call(g, "all_gather_into_tensor", input_tensor)
     req = g.comm.Iallgather(_send(input_tensor).reshape(-1), buf.reshape(-1))
     return _started(Work(g, "all_gather_into_tensor", [req], back, [output_tensor]), async_op)
 
@@ -293,6 +323,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
             raise ValueError("Argument ``gather_list`` must NOT be specified on "
                              "non-destination ranks.")
         recv, finish = None, None
+    _same_call(g, "gather", tensor)
     req = g.comm.Igather(_send(tensor), recv, root=root)
     return _started(Work(g, "gather", [req], finish, gather_list or []), async_op)
 
@@ -318,6 +349,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
                              "non-source ranks.")
         send = None
     buf, back = _recv(tensor, keep=False)
+    _same_call(g, "scatter", tensor)
     req = g.comm.Iscatter(send, buf, root=root)
     return _started(Work(g, "scatter", [req], back, [tensor]), async_op)
 
@@ -332,6 +364,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     _check_count("all_to_all", "output tensor", output_tensor_list, g.size())
     _check_count("all_to_all", "input tensor", input_tensor_list, g.size())
     _check_dtypes([*output_tensor_list, *input_tensor_list])
+    _same_call(g, "all_to_all", input_tensor_list[0], shape=False)
     send = numpy.concatenate([t._data.reshape(-1) for t in input_tensor_list])
     send_counts = [t.numel() for t in input_tensor_list]
     recv_counts = [t.numel() for t in output_tensor_list]
@@ -353,6 +386,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     _check_dtypes([output, input])
     send_counts = _split_counts(input, input_split_sizes, g.size())
     recv_counts = _split_counts(output, output_split_sizes, g.size())
+    _same_call(g, "all_to_all_single", input, shape=False)
     buf, back = _recv(output, keep=False)
     req = g.comm.Ialltoallv([_send(input).reshape(-1), send_counts],
                             [buf.reshape(-1), recv_counts])
@@ -380,6 +414,7 @@ def barrier(group=None, async_op=False, device_ids=None, timeout=None):
     g = _group(group)
     if g is None:
         return None
+    _same_call(g, "barrier")
     work = Work(g, "barrier", [g.comm.Ibarrier()])
     if async_op:
         return work
@@ -461,17 +496,21 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
         object_list[:] = received
 
 
+def _exchange(g, obj, what):
+    """Every rank's picklable ``obj``: their sizes gathered, then their bytes."""
+    payload = numpy.frombuffer(pickle.dumps(obj), numpy.uint8)
+    sizes = numpy.empty(g.size(), numpy.int64)
+    Work(g, what, [g.comm.Iallgather(numpy.array([payload.size], numpy.int64), sizes)]).wait()
+    recv = numpy.empty(int(sizes.sum()), numpy.uint8)
+    Work(g, what, [g.comm.Iallgatherv(payload, [recv, sizes])]).wait()
+    return [pickle.loads(p.tobytes()) for p in numpy.split(recv, numpy.cumsum(sizes)[:-1])]
+
+
 def all_gather_object(object_list, obj, group=None):
     """Every rank's picklable ``obj``, into ``object_list`` (one slot per rank)."""
     g = _group(group)
     if g is None:
         return
-    payload = numpy.frombuffer(pickle.dumps(obj), numpy.uint8)
-    sizes = numpy.empty(g.size(), numpy.int64)
-    Work(g, "all_gather_object",
-         [g.comm.Iallgather(numpy.array([payload.size], numpy.int64), sizes)]).wait()
-    recv = numpy.empty(int(sizes.sum()), numpy.uint8)
-    Work(g, "all_gather_object", [g.comm.Iallgatherv(payload, [recv, sizes])]).wait()
-    for i, part in enumerate(numpy.split(recv, numpy.cumsum(sizes)[:-1])):
-        object_list[i] = pickle.loads(part.tobytes())
+    for i, o in enumerate(_exchange(g, obj, "all_gather_object")):
+        object_list[i] = o
 

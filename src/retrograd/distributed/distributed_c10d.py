@@ -9,6 +9,7 @@ against the group's timeout: a rank that stops answering makes the others raise
 """
 
 import enum
+import os
 import sys
 import time
 from datetime import timedelta
@@ -100,6 +101,7 @@ class _State:
     world = None  # the default ProcessGroup
     groups = []  # every group made by new_group, freed by destroy_process_group()
     excepthook = None  # the hook replaced by the abort-on-exception one
+    detail = False  # TORCH_DISTRIBUTED_DEBUG=DETAIL: collectives compare fingerprints first
 
 
 def is_available():
@@ -147,6 +149,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                              f"as {what} {actual}; launch with mpiexec or "
                              "python -m retrograd.distributed.run")
     _State.world = ProcessGroup(comm, list(range(comm.Get_size())), str(name), timeout)
+    _State.detail = os.environ.get("TORCH_DISTRIBUTED_DEBUG", "").upper() == "DETAIL"
     GroupMember.WORLD = _State.world
     if comm.Get_size() > 1:
         _State.excepthook, sys.excepthook = sys.excepthook, _abort_on_exception
@@ -265,17 +268,23 @@ class Work:
         self._done = False
 
     def _test(self):
-        if not self._done and mpi().Request.Testall(self._requests, self._statuses):
+        if self._done:
+            return True
+        MPI = mpi()
+        try:
+            done = MPI.Request.Testall(self._requests, self._statuses)
+        except MPI.Exception as e:  # e.g. the ranks' sizes do not match
+            raise DistBackendError(f"[rank {self._group.ranks[self._group.rank()]}] "
+                                   f"{self._op_name} failed in MPI: {e.Get_error_string()}"
+                                   ) from None
+        if done:
             self._done = True
             if self._finish is not None:
                 self._finish()
-        return self._done
+        return done
 
     def is_completed(self):
         """Whether the operation has finished (a poll, which also moves MPI on)."""
-        return self._test()
-
-    def is_success(self):
         return self._test()
 
     def wait(self, timeout=None):
@@ -305,6 +314,3 @@ class Work:
         """The sender's global rank, for a receive from any source."""
         self.wait()
         return self._group.ranks[self._statuses[0].Get_source()]
-
-    def exception(self):
-        return None
