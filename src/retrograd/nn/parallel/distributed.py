@@ -62,13 +62,15 @@ class _Reducer:
 
     def __init__(self, params, names, group, bucket_limits, find_unused):
         self.group, self.find_unused, self.names = group, find_unused, names
+        self.size = _group(group).size()
         order = list(reversed(params))
         self.buckets = [_Bucket([order[i] for i in b])
                         for b in _bucket_indices(order, bucket_limits)]
         self.where = {id(p): (b, k) for b in self.buckets for k, p in enumerate(b.params)}
         self.expect = False  # the last forward asked for a synchronized backward
         self.started = False  # a hook of that backward has run
-        self.ready, self.used, self.unused, self.next = set(), set(), [], 0
+        self.ready, self.used, self.unused = set(), set(), []
+        self.next = self.polled = 0  # buckets launched; buckets seen complete
 
     def prepare_for_backward(self, unused):
         if self.started:
@@ -78,8 +80,8 @@ class _Reducer:
                 "used in producing loss, or that a previous backward failed.")
         for b in self.buckets:
             b.pending, b.work = len(b.params), None
-            b.flat[...] = 0
-        self.ready, self.used, self.unused, self.next = set(), set(), unused, 0
+        self.ready, self.used, self.unused = set(), set(), unused
+        self.next = self.polled = 0
         self.expect = True
 
     def hook(self, param):
@@ -98,14 +100,18 @@ class _Reducer:
         if param.grad is not None:
             self.used.add(id(param))
         self._mark_ready(param)
-        for b in self.buckets[:self.next]:  # let MPI move the launched reductions along
-            b.work.is_completed()
+        # MPI moves a reduction along only inside its calls: poll the oldest running one.
+        while self.polled < self.next and self.buckets[self.polled].work.is_completed():
+            self.polled += 1
 
     def _mark_ready(self, p):
         b, k = self.where[id(p)]
         self.ready.add(id(p))
-        if p.grad is not None:
-            b.flat[b.offsets[k]:b.offsets[k + 1]] = p.grad._data.reshape(-1)
+        part = b.flat[b.offsets[k]:b.offsets[k + 1]].reshape(p._data.shape)
+        if p.grad is None:
+            part[...] = 0
+        else:  # divided before the sum, as PyTorch's reducer: one pass for copy and mean
+            numpy.divide(p.grad._data, self.size, out=part)
         b.pending -= 1
         while self.next < len(self.buckets) and not self.buckets[self.next].pending:
             self._launch(self.buckets[self.next])
@@ -113,7 +119,7 @@ class _Reducer:
 
     def _launch(self, b):
         flat = wrap(b.flat)
-        b.work = dist.all_reduce(flat, op=dist.ReduceOp.AVG, group=self.group, async_op=True)
+        b.work = dist.all_reduce(flat, op=dist.ReduceOp.SUM, group=self.group, async_op=True)
 
     def finalize(self):
         """At the end of backward: wait for every bucket, write the averages to ``.grad``."""
@@ -138,7 +144,7 @@ class _Reducer:
             for k, p in enumerate(b.params):
                 if self.find_unused and not used_anywhere[id(p)]:
                     continue
-                avg = b.flat[b.offsets[k]:b.offsets[k + 1]].reshape(p._data.shape)
+                avg = b.flat[b.offsets[k]:b.offsets[k + 1]].reshape(p._data.shape)  # a view
                 if p.grad is None:
                     p.grad = wrap(avg.copy())
                 else:
