@@ -159,3 +159,54 @@ FEATURES = """
 
 def test_ddp_buffers_unused_parameters_overlap_errors(mpirun):
     mpirun(FEATURES, n=2)
+
+IN_BACKWARD = """
+    import sys
+    import numpy
+    import retrograd as torch
+    import retrograd.distributed as dist
+    from retrograd import nn
+    from retrograd.distributed.optim import _apply_optimizer_in_backward
+    from retrograd.nn.parallel import DistributedDataParallel as DDP
+
+    dist.init_process_group("gloo")
+    r, n = dist.get_rank(), dist.get_world_size()
+    torch.set_default_dtype(torch.float64)
+
+    def make():
+        torch.manual_seed(0)
+        return nn.Sequential(nn.Linear(5, 16), nn.Tanh(), nn.Linear(16, 3))
+
+    torch.manual_seed(7)
+    X, Y = torch.randn(3, 8, 5), torch.randn(3, 8, 3)
+    mine = slice(r * 8 // n, (r + 1) * 8 // n)
+    for cls, kwargs in [(torch.optim.SGD, {"lr": 0.1, "momentum": 0.9}),
+                        (torch.optim.Adam, {"lr": 0.01})]:
+        ref = make()
+        ref_opt = cls(ref.parameters(), **kwargs)
+        net = make()
+        _apply_optimizer_in_backward(cls, net.parameters(), kwargs)
+        ddp = DDP(net, bucket_cap_mb=0.0005)
+        for x, y in zip(X, Y):
+            ref_opt.zero_grad()
+            nn.functional.mse_loss(ref(x), y).backward()
+            ref_opt.step()
+            nn.functional.mse_loss(ddp(x[mine]), y[mine]).backward()  # steps in backward
+            assert all(p.grad is None for p in net.parameters())
+            for a, b in zip(ref.parameters(), net.parameters()):
+                numpy.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(),
+                                              rtol=1e-6, atol=1e-12)
+    fused = nn.Linear(2, 2)
+    torch.optim.fuse_into_backward(torch.optim.SGD(fused.parameters(), lr=0.1))
+    try:
+        DDP(fused)(torch.ones(1, 2))
+    except NotImplementedError as e:
+        assert "fuse_into_backward" in str(e)
+    else:
+        raise AssertionError("fuse_into_backward under DDP was accepted")
+    sys.stdout.write(f"ok {r}\\n")
+"""
+
+
+def test_ddp_with_optimizer_in_backward(mpirun):
+    mpirun(IN_BACKWARD, n=2)

@@ -21,6 +21,8 @@ from ...autograd.engine import queue_callback
 from ...autograd.grad_mode import is_grad_enabled
 from ...autograd.node import AccumulateGrad
 from ...distributed.distributed_c10d import _group
+from ...distributed.optim.apply_optimizer_in_backward import param_to_optim_hook_handle_map
+from ...optim.in_backward import FusedBackwardHandle
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -69,10 +71,13 @@ class _Reducer:
         self.where = {id(p): (b, k) for b in self.buckets for k, p in enumerate(b.params)}
         self.expect = False  # the last forward asked for a synchronized backward
         self.started = False  # a hook of that backward has run
-        self.ready, self.used, self.unused = set(), set(), []
-        self.next = self.polled = 0  # buckets launched; buckets seen complete
+        self.ready, self.unused = set(), []
+        self.next = self.polled = 0  # buckets launched; buckets reduced and written back
+        self.in_backward = {}  # id(param) -> its _apply_optimizer_in_backward optimizers
+        self.used = self.used_work = None  # find_unused: which parameters any rank used
+        self.used_ids = []
 
-    def prepare_for_backward(self, unused):
+    def prepare_for_backward(self, unused, params):
         if self.started:
             raise RuntimeError(
                 "Expected to have finished reduction in the prior iteration before starting a "
@@ -80,9 +85,15 @@ class _Reducer:
                 "used in producing loss, or that a previous backward failed.")
         for b in self.buckets:
             b.pending, b.work = len(b.params), None
-        self.ready, self.used, self.unused = set(), set(), unused
+        self.ready, self.unused = set(), unused
         self.next = self.polled = 0
         self.expect = True
+        if self.find_unused:  # a parameter no rank used keeps its gradient (None)
+            skipped = {id(p) for p in unused}
+            self.used = numpy.array([id(p) not in skipped for p in params], numpy.int32)
+            self.used_work = dist.all_reduce(wrap(self.used), op=dist.ReduceOp.MAX,
+                                             group=self.group, async_op=True)
+            self.used_ids = [id(p) for p in params]
 
     def hook(self, param):
         if not self.expect:
@@ -97,11 +108,10 @@ class _Reducer:
                 f"Expected to mark a variable ready only once. Parameter "
                 f"{self.names[id(param)]} has been marked as ready twice: it takes part in "
                 "more than one backward of one iteration (use no_sync() for accumulation)")
-        if param.grad is not None:
-            self.used.add(id(param))
         self._mark_ready(param)
         # MPI moves a reduction along only inside its calls: poll the oldest running one.
         while self.polled < self.next and self.buckets[self.polled].work.is_completed():
+            self._finish(self.buckets[self.polled])
             self.polled += 1
 
     def _mark_ready(self, p):
@@ -134,21 +144,32 @@ class _Reducer:
                 "the keyword argument `find_unused_parameters=True` to "
                 "`torch.nn.parallel.DistributedDataParallel`. Parameters which did not receive "
                 f"grad for rank {dist.get_rank()}: {', '.join(missing)}")
-        params = [p for b in self.buckets for p in b.params]
-        if self.find_unused:  # a parameter no rank used keeps its gradient (None)
-            used = numpy.array([id(p) in self.used for p in params], numpy.int32)
-            dist.all_reduce(wrap(used), op=dist.ReduceOp.MAX, group=self.group)
-            used_anywhere = dict(zip(map(id, params), used.tolist(), strict=True))
-        for b in self.buckets:
+        while self.polled < len(self.buckets):
+            b = self.buckets[self.polled]
             b.work.wait()
-            for k, p in enumerate(b.params):
-                if self.find_unused and not used_anywhere[id(p)]:
-                    continue
-                avg = b.flat[b.offsets[k]:b.offsets[k + 1]].reshape(p._data.shape)  # a view
-                if p.grad is None:
-                    p.grad = wrap(avg.copy())
-                else:
-                    p.grad._data[...] = avg
+            self._finish(b)
+            self.polled += 1
+
+    def _finish(self, b):
+        """A bucket is reduced: the averages into ``.grad``, then the parameters'
+        in-backward optimizers step (and free the gradient), each as soon as it can."""
+        if self.used_work is not None:
+            self.used_work.wait()
+            self.used = dict(zip(self.used_ids, self.used.tolist(), strict=True))
+            self.used_work = None
+        for k, p in enumerate(b.params):
+            if self.find_unused and not self.used[id(p)]:
+                continue
+            avg = b.flat[b.offsets[k]:b.offsets[k + 1]].reshape(p._data.shape)  # a view
+            if p.grad is None:
+                p.grad = wrap(avg.copy())
+            else:
+                p.grad._data[...] = avg
+            optimizers = self.in_backward.get(id(p))
+            if optimizers:
+                for opt in optimizers:
+                    opt.step()
+                p.grad = None
 
 
 def _hook(reducer_ref):
@@ -273,15 +294,34 @@ class DistributedDataParallel(Module):
         output = self.module(*inputs, **kwargs)
         if sync:
             self.require_forward_param_sync = True
+            self._setup_in_backward_optimizers()
+            params = [p for b in self.reducer.buckets for p in b.params]
             unused = []
             if self.find_unused_parameters:
                 reached = _leaves(output)
-                unused = [p for b in self.reducer.buckets for p in b.params
-                          if id(p) not in reached]
-            self.reducer.prepare_for_backward(unused)
+                unused = [p for p in params if id(p) not in reached]
+            self.reducer.prepare_for_backward(unused, params)
         else:
             self.require_forward_param_sync = False
         return output
+
+    def _setup_in_backward_optimizers(self):
+        """Parameters given optimizers by ``_apply_optimizer_in_backward`` step once their
+        bucket is reduced, on the average gradient (as PyTorch's DDP): their own hooks,
+        which would step on this rank's gradient alone, are removed."""
+        for b in self.reducer.buckets:
+            for p in b.params:
+                if hasattr(p, "_in_backward_optimizers") and id(p) not in \
+                        self.reducer.in_backward:
+                    if p in param_to_optim_hook_handle_map:
+                        for handle in param_to_optim_hook_handle_map[p]:
+                            handle.remove()
+                    self.reducer.in_backward[id(p)] = p._in_backward_optimizers
+                if _fused(p):
+                    raise NotImplementedError(
+                        "optim.fuse_into_backward under DistributedDataParallel: its updates "
+                        "would use this rank's gradients, not the average; use "
+                        "_apply_optimizer_in_backward, or step after backward")
 
     @contextlib.contextmanager
     def no_sync(self):
@@ -298,6 +338,13 @@ class DistributedDataParallel(Module):
             yield
         finally:
             self.require_backward_grad_sync = old
+
+
+def _fused(p):
+    """Whether ``optim.fuse_into_backward`` hooked ``p``."""
+    hooks = p._post_acc_hooks
+    return bool(hooks) and any(isinstance(getattr(h, "__self__", None), FusedBackwardHandle)
+                               for h in hooks.values())
 
 
 def _broadcast_all(tensors, group):
