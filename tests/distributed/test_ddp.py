@@ -196,17 +196,66 @@ IN_BACKWARD = """
             for a, b in zip(ref.parameters(), net.parameters()):
                 numpy.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(),
                                               rtol=1e-6, atol=1e-12)
-    fused = nn.Linear(2, 2)
-    torch.optim.fuse_into_backward(torch.optim.SGD(fused.parameters(), lr=0.1))
-    try:
-        DDP(fused)(torch.ones(1, 2))
-    except NotImplementedError as e:
-        assert "fuse_into_backward" in str(e)
-    else:
-        raise AssertionError("fuse_into_backward under DDP was accepted")
     sys.stdout.write(f"ok {r}\\n")
 """
 
 
 def test_ddp_with_optimizer_in_backward(mpirun):
     mpirun(IN_BACKWARD, n=2)
+
+
+FUSED = """
+    import sys
+    import numpy
+    import retrograd as torch
+    import retrograd.distributed as dist
+    from retrograd import nn
+    from retrograd.nn.parallel import DistributedDataParallel as DDP
+
+    dist.init_process_group("gloo")
+    r, n = dist.get_rank(), dist.get_world_size()
+    torch.set_default_dtype(torch.float64)
+
+    def make():
+        torch.manual_seed(0)
+        return nn.Sequential(nn.Linear(5, 16), nn.Tanh(), nn.Linear(16, 3))
+
+    torch.manual_seed(7)
+    X, Y = torch.randn(3, 8, 5), torch.randn(3, 8, 3)
+    for cls, kwargs, micro, clip in [(torch.optim.SGD, {"lr": 0.1, "momentum": 0.9}, 1, None),
+                                     (torch.optim.Adam, {"lr": 0.01}, 2, None),
+                                     (torch.optim.AdamW, {"lr": 0.01}, 2, 0.05)]:
+        ref = make()
+        ref_opt = cls(ref.parameters(), **kwargs)
+        ref_sched = torch.optim.lr_scheduler.StepLR(ref_opt, step_size=1, gamma=0.5)
+        ddp = DDP(make(), bucket_cap_mb=0.0005)
+        opt = cls(ddp.parameters(), **kwargs)
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+        handle = torch.optim.fuse_into_backward(opt, accumulate_steps=micro,
+                                                clip_grad_norm=clip)
+        for x, y in zip(X, Y):
+            ref_opt.zero_grad()
+            for part in range(micro):
+                rows = slice(part * 8 // micro, (part + 1) * 8 // micro)
+                (nn.functional.mse_loss(ref(x[rows]), y[rows]) / micro).backward()
+            if clip is not None:
+                nn.utils.clip_grad_norm_(ref.parameters(), clip)
+            ref_opt.step()
+            ref_sched.step()
+            for part in range(micro):  # this rank's half of each micro-batch
+                size = 8 // micro // n
+                rows = slice(part * 8 // micro + r * size, part * 8 // micro + (r + 1) * size)
+                handle.backward(nn.functional.mse_loss(ddp(x[rows]), y[rows]) / micro)
+            sched.step()
+            assert all(p.grad is None for p in ddp.parameters())
+            for a, b in zip(ref.parameters(), ddp.parameters()):
+                numpy.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(),
+                                              rtol=1e-6, atol=1e-12)
+        handle.remove()
+    sys.stdout.write(f"ok {r}\\n")
+"""
+
+
+def test_ddp_with_fuse_into_backward(mpirun):
+    """Accumulation, a scheduler and global-norm clipping, as one process's usual loop."""
+    mpirun(FUSED, n=2)

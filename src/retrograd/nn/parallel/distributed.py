@@ -69,11 +69,12 @@ class _Reducer:
         self.buckets = [_Bucket([order[i] for i in b])
                         for b in _bucket_indices(order, bucket_limits)]
         self.where = {id(p): (b, k) for b in self.buckets for k, p in enumerate(b.params)}
-        self.expect = False  # the last forward asked for a synchronized backward
-        self.started = False  # a hook of that backward has run
+        self.expect = False  # the last forward was synchronized: its backwards reduce
+        self.started = False  # a hook of the running backward has run
         self.ready, self.unused = set(), []
         self.next = self.polled = 0  # buckets launched; buckets reduced and written back
         self.in_backward = {}  # id(param) -> its _apply_optimizer_in_backward optimizers
+        self.fused = {}  # id(param) -> the fuse_into_backward handles DDP runs the hooks of
         self.used = self.used_work = None  # find_unused: which parameters any rank used
         self.used_ids = []
 
@@ -83,10 +84,8 @@ class _Reducer:
                 "Expected to have finished reduction in the prior iteration before starting a "
                 "new one. This error indicates that your module has parameters that were not "
                 "used in producing loss, or that a previous backward failed.")
-        for b in self.buckets:
-            b.pending, b.work = len(b.params), None
-        self.ready, self.unused = set(), unused
-        self.next = self.polled = 0
+        self.unused = unused
+        self._reset()
         self.expect = True
         if self.find_unused:  # a parameter no rank used keeps its gradient (None)
             skipped = {id(p) for p in unused}
@@ -96,18 +95,14 @@ class _Reducer:
             self.used_ids = [id(p) for p in params]
 
     def hook(self, param):
-        if not self.expect:
+        if not self.expect:  # a backward without synchronization: fused updates as usual
+            self._run_fused(param)
             return
         if not self.started:
             self.started = True
             queue_callback(self.finalize)
             for p in self.unused:  # no gradient will come: they count as ready (zero)
                 self._mark_ready(p)
-        if id(param) in self.ready:
-            raise RuntimeError(
-                f"Expected to mark a variable ready only once. Parameter "
-                f"{self.names[id(param)]} has been marked as ready twice: it takes part in "
-                "more than one backward of one iteration (use no_sync() for accumulation)")
         self._mark_ready(param)
         # MPI moves a reduction along only inside its calls: poll the oldest running one.
         while self.polled < self.next and self.buckets[self.polled].work.is_completed():
@@ -131,12 +126,21 @@ class _Reducer:
         flat = wrap(b.flat)
         b.work = dist.all_reduce(flat, op=dist.ReduceOp.SUM, group=self.group, async_op=True)
 
+    def _reset(self):
+        """Ready for a backward: every bucket waits for all its parameters."""
+        for b in self.buckets:
+            b.pending, b.work = len(b.params), None
+        self.ready = set()
+        self.next = self.polled = 0
+
     def finalize(self):
-        """At the end of backward: wait for every bucket, write the averages to ``.grad``."""
-        self.expect = self.started = False
+        """At the end of backward: wait for every bucket, write the averages to ``.grad``.
+        Another backward through the same graph (``retain_graph``) reduces again."""
+        self.started = False
         missing = [self.names[id(p)] for b in self.buckets for p in b.params
                    if id(p) not in self.ready]
         if missing:
+            self._reset()
             raise RuntimeError(
                 "Expected to have finished reduction in the prior iteration before starting a "
                 "new one. This error indicates that your module has parameters that were not "
@@ -149,6 +153,7 @@ class _Reducer:
             b.work.wait()
             self._finish(b)
             self.polled += 1
+        self._reset()
 
     def _finish(self, b):
         """A bucket is reduced: the averages into ``.grad``, then the parameters'
@@ -170,6 +175,16 @@ class _Reducer:
                 for opt in optimizers:
                     opt.step()
                 p.grad = None
+            self._run_fused(p)
+
+    def _run_fused(self, p):
+        """The ``fuse_into_backward`` hooks DDP took over, for handles not removed since."""
+        handles = self.fused.get(id(p))
+        if handles:
+            handles[:] = [h for h in handles
+                          if h.optimizer.__dict__.get("_fused_into_backward") is h]
+            for h in handles:
+                h._post_hook(p)
 
 
 def _hook(reducer_ref):
@@ -292,9 +307,9 @@ class DistributedDataParallel(Module):
                 self._buffers_synced:
             _broadcast_all(self._buffers_synced, _group(self.process_group))
         output = self.module(*inputs, **kwargs)
+        self._setup_in_backward_optimizers()
         if sync:
             self.require_forward_param_sync = True
-            self._setup_in_backward_optimizers()
             params = [p for b in self.reducer.buckets for p in b.params]
             unused = []
             if self.find_unused_parameters:
@@ -302,26 +317,28 @@ class DistributedDataParallel(Module):
                 unused = [p for p in params if id(p) not in reached]
             self.reducer.prepare_for_backward(unused, params)
         else:
-            self.require_forward_param_sync = False
+            self.require_forward_param_sync = self.reducer.expect = False
         return output
 
     def _setup_in_backward_optimizers(self):
-        """Parameters given optimizers by ``_apply_optimizer_in_backward`` step once their
-        bucket is reduced, on the average gradient (as PyTorch's DDP): their own hooks,
-        which would step on this rank's gradient alone, are removed."""
-        for b in self.reducer.buckets:
+        """Optimizers in backward step once their parameter's bucket is reduced, on the
+        average gradient: those of ``_apply_optimizer_in_backward`` (as PyTorch's DDP) and
+        ``optim.fuse_into_backward``'s updates. Their own post-accumulate hooks, which
+        would step on this rank's gradient alone, are taken off the parameters."""
+        reducer = self.reducer
+        for b in reducer.buckets:
             for p in b.params:
-                if hasattr(p, "_in_backward_optimizers") and id(p) not in \
-                        self.reducer.in_backward:
+                if hasattr(p, "_in_backward_optimizers") and id(p) not in reducer.in_backward:
                     if p in param_to_optim_hook_handle_map:
                         for handle in param_to_optim_hook_handle_map[p]:
                             handle.remove()
-                    self.reducer.in_backward[id(p)] = p._in_backward_optimizers
-                if _fused(p):
-                    raise NotImplementedError(
-                        "optim.fuse_into_backward under DistributedDataParallel: its updates "
-                        "would use this rank's gradients, not the average; use "
-                        "_apply_optimizer_in_backward, or step after backward")
+                    reducer.in_backward[id(p)] = p._in_backward_optimizers
+                hooks = p._post_acc_hooks or {}
+                for key, fn in list(hooks.items()):
+                    owner = getattr(fn, "__self__", None)
+                    if isinstance(owner, FusedBackwardHandle):
+                        del hooks[key]  # as its RemovableHandle's remove() would
+                        reducer.fused.setdefault(id(p), []).append(owner)
 
     @contextlib.contextmanager
     def no_sync(self):
@@ -338,13 +355,6 @@ class DistributedDataParallel(Module):
             yield
         finally:
             self.require_backward_grad_sync = old
-
-
-def _fused(p):
-    """Whether ``optim.fuse_into_backward`` hooked ``p``."""
-    hooks = p._post_acc_hooks
-    return bool(hooks) and any(isinstance(getattr(h, "__self__", None), FusedBackwardHandle)
-                               for h in hooks.values())
 
 
 def _broadcast_all(tensors, group):
