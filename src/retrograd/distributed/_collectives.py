@@ -18,7 +18,7 @@ from .distributed_c10d import ReduceOp, Work, _group, _State
 
 __all__ = ["all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce",
            "all_to_all", "all_to_all_single", "barrier", "broadcast", "broadcast_object_list",
-           "gather", "irecv", "isend", "recv", "reduce", "reduce_scatter",
+           "gather", "gather_object", "irecv", "isend", "recv", "reduce", "reduce_scatter",
            "reduce_scatter_tensor", "scatter", "send"]
 
 
@@ -504,6 +504,27 @@ def _exchange(g, obj, what):
     recv = numpy.empty(int(sizes.sum()), numpy.uint8)
     Work(g, what, [g.comm.Iallgatherv(payload, [recv, sizes])]).wait()
     return [pickle.loads(p.tobytes()) for p in numpy.split(recv, numpy.cumsum(sizes)[:-1])]
+
+
+def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=None):
+    """Every rank's picklable ``obj``, into ``object_gather_list`` on rank ``dst`` only."""
+    g = _group(group)
+    if g is None:
+        return
+    root = _root(g, dst, group_dst, "dst")
+    me = g.rank() == root
+    if me and object_gather_list is None:
+        raise ValueError("Argument ``object_gather_list`` must be specified on destination "
+                         "rank.")
+    payload = numpy.frombuffer(pickle.dumps(obj), numpy.uint8)
+    sizes = numpy.empty(g.size(), numpy.int64) if me else None
+    Work(g, "gather_object", [g.comm.Igather(numpy.array([payload.size], numpy.int64),
+                                             sizes, root=root)]).wait()
+    recv = [numpy.empty(int(sizes.sum()), numpy.uint8), sizes] if me else None
+    Work(g, "gather_object", [g.comm.Igatherv(payload, recv, root=root)]).wait()
+    if me:
+        for i, part in enumerate(numpy.split(recv[0], numpy.cumsum(sizes)[:-1])):
+            object_gather_list[i] = pickle.loads(part.tobytes())
 
 
 def all_gather_object(object_list, obj, group=None):
