@@ -291,18 +291,23 @@ class Work:
         """Block until done, at most ``timeout`` (a timedelta; the group's by default), then
         raise :class:`DistBackendError` naming the operation and the ranks waited for."""
         limit = (timeout or self._group.timeout).total_seconds()
-        deadline = time.monotonic() + limit
+        start = time.monotonic()
+        deadline, spin = start + limit, start + 1e-3
         pause = 0.0
         while not self._test():
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now > deadline:
                 me = self._group.rank()
                 others = [r for i, r in enumerate(self._group.ranks) if i != me]
                 raise DistBackendError(
                     f"[rank {self._group.ranks[me]}] timed out after {limit:g} s waiting for "
                     f"{self._op_name}: one of ranks {others} has not joined it (it failed, "
                     "hangs, or called a different collective)")
-            time.sleep(pause)  # sleep, not spin: ranks share the cores when oversubscribed
-            pause = min(2 * pause or 1e-5, 1e-3)
+            # Poll for the first millisecond (small messages finish in microseconds), then
+            # sleep longer and longer: ranks may share the cores (oversubscribed).
+            if now > spin:
+                pause = min(2 * pause or 5e-5, 1e-3)
+                time.sleep(pause)
         return True
 
     def result(self):
