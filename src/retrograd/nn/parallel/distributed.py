@@ -75,8 +75,9 @@ class _Reducer:
         self.next = self.polled = 0  # buckets launched; buckets reduced and written back
         self.in_backward = {}  # id(param) -> its _apply_optimizer_in_backward optimizers
         self.fused = {}  # id(param) -> the fuse_into_backward handles DDP runs the hooks of
-        self.used = self.used_work = None  # find_unused: which parameters any rank used
-        self.used_ids = []
+        # find_unused: this rank's use of each parameter, being or-ed over the ranks
+        # (used_work), then id(param) -> whether any rank used it (used)
+        self.used_flags, self.used_ids, self.used_work, self.used = None, [], None, {}
 
     def prepare_for_backward(self, unused, params):
         if self.started:
@@ -89,8 +90,8 @@ class _Reducer:
         self.expect = True
         if self.find_unused:  # a parameter no rank used keeps its gradient (None)
             skipped = {id(p) for p in unused}
-            self.used = numpy.array([id(p) not in skipped for p in params], numpy.int32)
-            self.used_work = dist.all_reduce(wrap(self.used), op=dist.ReduceOp.MAX,
+            self.used_flags = numpy.array([id(p) not in skipped for p in params], numpy.int32)
+            self.used_work = dist.all_reduce(wrap(self.used_flags), op=dist.ReduceOp.MAX,
                                              group=self.group, async_op=True)
             self.used_ids = [id(p) for p in params]
 
@@ -142,12 +143,13 @@ class _Reducer:
         if missing:
             self._reset()
             raise RuntimeError(
-                "Expected to have finished reduction in the prior iteration before starting a "
-                "new one. This error indicates that your module has parameters that were not "
-                "used in producing loss. You can enable unused parameter detection by passing "
-                "the keyword argument `find_unused_parameters=True` to "
-                "`torch.nn.parallel.DistributedDataParallel`. Parameters which did not receive "
-                f"grad for rank {dist.get_rank()}: {', '.join(missing)}")
+                "DistributedDataParallel: backward ended before every parameter received its "
+                "gradient, so their buckets were never reduced. This error indicates that your "
+                "module has parameters that were not used in producing loss. You can enable "
+                "unused parameter detection by passing the keyword argument "
+                "`find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`. "
+                f"Parameters which did not receive grad for rank {dist.get_rank()}: "
+                f"{', '.join(missing)}")
         while self.polled < len(self.buckets):
             b = self.buckets[self.polled]
             b.work.wait()
@@ -160,7 +162,7 @@ class _Reducer:
         in-backward optimizers step (and free the gradient), each as soon as it can."""
         if self.used_work is not None:
             self.used_work.wait()
-            self.used = dict(zip(self.used_ids, self.used.tolist(), strict=True))
+            self.used = dict(zip(self.used_ids, self.used_flags.tolist(), strict=True))
             self.used_work = None
         for k, p in enumerate(b.params):
             if self.find_unused and not self.used[id(p)]:
