@@ -136,10 +136,13 @@ COLLECTIVES = """
         assert dist.all_reduce(torch.ones(1), group=evens) is None
     else:
         assert dist.get_rank(evens) == r // 2
+        assert dist.get_process_group_ranks(evens) == list(range(0, n, 2))
+        assert dist.get_global_rank(evens, r // 2) == r and dist.get_group_rank(evens, r) == r // 2
         t = torch.ones(1)
         dist.all_reduce(t, group=evens)
         same(t, [(n + 1) // 2])
     dist.barrier()
+    assert dist.group.WORLD is dist.GroupMember.WORLD is not None
     assert dist.get_backend() == "gloo"
     dist.destroy_process_group()
     assert not dist.is_initialized()
@@ -213,3 +216,15 @@ def test_names_and_errors_as_pytorch(torch):
     with pytest.raises(ValueError, match="Invalid backend"):
         dist.init_process_group("carrier-pigeon")
     assert not dist.is_initialized()
+
+
+def test_launch_environment_helpers(monkeypatch):
+    monkeypatch.delenv("TORCHELASTIC_RUN_ID", raising=False)
+    monkeypatch.delenv("LOCAL_RANK", raising=False)
+    assert not dist.is_torchelastic_launched() and not dist.is_nccl_available()
+    assert dist.get_node_local_rank(fallback_rank=3) == 3
+    with pytest.raises(RuntimeError, match="LOCAL_RANK is not in the environment"):
+        dist.get_node_local_rank()
+    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "x")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    assert dist.is_torchelastic_launched() and dist.get_node_local_rank(fallback_rank=3) == 1

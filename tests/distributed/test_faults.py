@@ -51,3 +51,27 @@ def test_a_silent_rank_times_the_others_out(mpirun, mode):
 def test_a_killed_rank_ends_the_job(mpirun):
     proc, said, took = _run(mpirun, "die", 1800)
     assert proc.returncode != 0 and took < 60, said
+
+
+MONITORED = """
+    import datetime, sys, time
+    import retrograd.distributed as dist
+
+    dist.init_process_group("gloo")
+    r = dist.get_rank()
+    dist.monitored_barrier(timeout=datetime.timedelta(seconds=5))  # everyone: passes
+    if r == 2:
+        time.sleep(30)
+    try:
+        dist.monitored_barrier(timeout=datetime.timedelta(seconds=2), wait_all_ranks=True)
+    except dist.DistBackendError as e:
+        assert r == 0, e
+        assert str(e) == "[rank 0] Rank 2 failed to pass monitoredBarrier in 2000 ms", e
+        sys.stdout.write("named\\n")
+        sys.exit(0)
+"""
+
+
+def test_monitored_barrier_names_the_missing_rank(mpirun):
+    proc = mpirun(MONITORED, n=3, timeout=60, ok=False)
+    assert "named" in proc.stdout, proc.stdout + proc.stderr

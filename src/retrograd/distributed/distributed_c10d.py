@@ -17,9 +17,12 @@ from datetime import timedelta
 from ._mpi import is_mpi_available, mpi
 
 __all__ = ["Backend", "DistBackendError", "DistError", "GroupMember", "ProcessGroup", "ReduceOp",
-           "Work", "default_pg_timeout", "destroy_process_group", "get_backend", "get_rank",
-           "get_world_size", "init_process_group", "is_available", "is_initialized",
-           "is_mpi_available", "new_group"]
+           "Work", "default_pg_timeout", "destroy_process_group", "get_backend",
+           "get_global_rank", "get_group_rank", "get_node_local_rank",
+           "get_process_group_ranks", "get_rank", "get_world_size", "group",
+           "init_process_group", "is_available", "is_gloo_available", "is_initialized",
+           "is_mpi_available", "is_nccl_available", "is_torchelastic_launched",
+           "monitored_barrier", "new_group"]
 
 default_pg_timeout = timedelta(minutes=30)  # PyTorch's default for CPU backends
 
@@ -97,6 +100,15 @@ class GroupMember:
     NON_GROUP_MEMBER = -100
 
 
+class group:  # PyTorch's name
+    """``dist.group.WORLD``: the default group, as ``GroupMember.WORLD``."""
+
+    WORLD = None
+
+
+_NAMESPACE = group  # for the functions whose ``group`` argument hides the class
+
+
 class _State:
     world = None  # the default ProcessGroup
     groups = []  # every group made by new_group, freed by destroy_process_group()
@@ -108,6 +120,33 @@ def is_available():
     """The distributed package is part of retrograd (``is_mpi_available`` says whether its
     backend can run here)."""
     return True
+
+
+def is_gloo_available():
+    """"gloo" is served by the MPI backend here."""
+    return is_mpi_available()
+
+
+def is_nccl_available():
+    """No GPU backend yet."""
+    return False
+
+
+def is_torchelastic_launched():
+    """Whether a torchrun-style launcher (``retrograd.distributed.run``) started this
+    process (it sets TORCHELASTIC_RUN_ID, as torchrun)."""
+    return os.getenv("TORCHELASTIC_RUN_ID") is not None
+
+
+def get_node_local_rank(fallback_rank=None):
+    """LOCAL_RANK from the launcher, else ``fallback_rank``."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank "
+                       "to allow `get_node_local_rank` to work, assuming you are not running "
+                       "in a multi-device context and want the code to run locally instead.")
 
 
 def is_initialized():
@@ -150,7 +189,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                              "python -m retrograd.distributed.run")
     _State.world = ProcessGroup(comm, list(range(comm.Get_size())), str(name), timeout)
     _State.detail = os.environ.get("TORCH_DISTRIBUTED_DEBUG", "").upper() == "DETAIL"
-    GroupMember.WORLD = _State.world
+    GroupMember.WORLD = _NAMESPACE.WORLD = _State.world
     if comm.Get_size() > 1:
         _State.excepthook, sys.excepthook = sys.excepthook, _abort_on_exception
 
@@ -194,7 +233,7 @@ def destroy_process_group(group=None):
             sub.comm.Free()
         _State.groups = []
         g.comm.Free()
-        _State.world = GroupMember.WORLD = None
+        _State.world = GroupMember.WORLD = _NAMESPACE.WORLD = None
         if _State.excepthook is not None:
             sys.excepthook, _State.excepthook = _State.excepthook, None
     else:
@@ -242,6 +281,69 @@ def get_world_size(group=None):
     """The number of ranks in ``group`` (-1 outside it)."""
     g = _group(group)
     return -1 if g is None else g.size()
+
+
+def get_process_group_ranks(group):
+    """The global ranks of ``group``'s members, in group-rank order."""
+    g = _group(group)
+    if g is None:
+        raise ValueError("Invalid process group specified")
+    return list(g.ranks)
+
+
+def get_global_rank(group, group_rank):
+    """The global rank of ``group``'s member ``group_rank``."""
+    ranks = get_process_group_ranks(group)
+    if not 0 <= group_rank < len(ranks):
+        raise ValueError(f"Group rank {group_rank} is not part of group {group}")
+    return ranks[group_rank]
+
+
+def get_group_rank(group, global_rank):
+    """The rank in ``group`` of the process of global rank ``global_rank``."""
+    ranks = get_process_group_ranks(group)
+    if global_rank not in ranks:
+        raise ValueError(f"Global rank {global_rank} is not part of group {group}")
+    return ranks.index(global_rank)
+
+
+_MONITORED_TAG = 32000  # MPI guarantees tags up to 32767; user messages use their own
+
+
+def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
+    """A barrier that says which ranks did not reach it: every rank checks in with rank 0,
+    which raises :class:`DistBackendError` naming the first missing rank (all of them with
+    ``wait_all_ranks``) after ``timeout``, then releases the others.
+
+    >>> dist.monitored_barrier(timeout=timedelta(seconds=10))
+    """
+    g = _group(group)
+    if g is None:
+        return
+    limit = timeout or g.timeout
+    MPI = mpi()
+    token = [bytearray(1) for _ in range(g.size())]
+    if g.rank():
+        Work(g, "monitored_barrier", [g.comm.Isend(token[0], dest=0, tag=_MONITORED_TAG)]
+             ).wait(limit)
+        Work(g, "monitored_barrier (rank 0's release)",
+             [g.comm.Irecv(token[0], source=0, tag=_MONITORED_TAG)]).wait(limit)
+        return
+    pending = {r: g.comm.Irecv(token[r], source=r, tag=_MONITORED_TAG)
+               for r in range(1, g.size())}
+    deadline = time.monotonic() + limit.total_seconds()
+    while pending and time.monotonic() < deadline:
+        pending = {r: q for r, q in pending.items() if not q.Test()}
+        time.sleep(1e-4)
+    if pending:
+        missing = [g.ranks[r] for r in sorted(pending)]
+        shown = missing if wait_all_ranks else missing[:1]
+        raise DistBackendError(
+            f"[rank {g.ranks[0]}] {'Ranks' if len(shown) > 1 else 'Rank'} "
+            f"{', '.join(map(str, shown))} failed to pass monitoredBarrier in "
+            f"{limit.total_seconds() * 1000:.0f} ms")
+    MPI.Request.Waitall([g.comm.Isend(token[0], dest=r, tag=_MONITORED_TAG)
+                         for r in range(1, g.size())])
 
 
 def get_backend(group=None):
