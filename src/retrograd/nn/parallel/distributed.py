@@ -1,12 +1,14 @@
 """``DistributedDataParallel``: one model replica per rank, gradients averaged by bucketed
 all-reduces that overlap the rest of backward.
 
-The parameters are grouped into buckets in reverse order (the order backward produces
-their gradients), the first of 1 MiB and the others of ``bucket_cap_mb`` (25 MiB), one
-dtype per bucket, as PyTorch's rebuilt buckets. Each parameter's post-accumulate-grad hook
-copies its gradient into its bucket; a full bucket's non-blocking all-reduce starts at
-once, in bucket order on every rank (so the collectives match). A callback queued on the
-engine waits for them when backward ends and writes the averages back into ``.grad``.
+The parameters are grouped into buckets in reverse order (the order backward usually
+produces their gradients), the first of 1 MiB and the others of ``bucket_cap_mb``
+(25 MiB), one dtype per bucket; after the first backward they are regrouped in the order
+rank 0's gradients actually arrived, as PyTorch rebuilds its buckets. Each parameter's
+post-accumulate-grad hook copies its gradient into its bucket; a full bucket's
+non-blocking all-reduce starts at once, in bucket order on every rank (so the collectives
+match). A callback queued on the engine waits for them when backward ends and writes the
+averages back into ``.grad``.
 """
 
 import contextlib
@@ -65,10 +67,11 @@ class _Reducer:
     def __init__(self, params, names, group, bucket_limits, find_unused):
         self.group, self.find_unused, self.names = group, find_unused, names
         self.size = _group(group).size()
-        order = list(reversed(params))
-        self.buckets = [_Bucket([order[i] for i in b])
-                        for b in _bucket_indices(order, bucket_limits)]
-        self.where = {id(p): (b, k) for b in self.buckets for k, p in enumerate(b.params)}
+        self.params, self.limits = params, bucket_limits
+        self.index = {id(p): i for i, p in enumerate(params)}
+        self._assign(list(reversed(params)))
+        self.arrival = []  # indices of params in the order their gradients arrived, once
+        self.rebuilt = False
         self.expect = False  # the last forward was synchronized: its backwards reduce
         self.started = False  # a hook of the running backward has run
         self.ready, self.unused = set(), []
@@ -79,6 +82,23 @@ class _Reducer:
         # (used_work), then id(param) -> whether any rank used it (used)
         self.used_flags, self.used_ids, self.used_work, self.used = None, [], None, {}
 
+    def _assign(self, order):
+        self.buckets = [_Bucket([order[i] for i in b])
+                        for b in _bucket_indices(order, self.limits)]
+        self.where = {id(p): (b, k) for b in self.buckets for k, p in enumerate(b.params)}
+
+    def rebuild_buckets(self):
+        """After the first backward: buckets in the order rank 0's gradients arrived (every
+        rank takes rank 0's, so the collectives still match), then never again. Not with
+        ``find_unused_parameters`` (the order is partial), as PyTorch."""
+        if self.rebuilt or self.find_unused or not self.arrival:
+            return
+        self.rebuilt = True
+        order = [self.arrival]
+        dist.broadcast_object_list(order, src=_group(self.group).ranks[0], group=self.group)
+        if sorted(order[0]) == list(range(len(self.params))):
+            self._assign([self.params[i] for i in order[0]])
+
     def prepare_for_backward(self, unused, params):
         if self.started:
             raise RuntimeError(
@@ -87,6 +107,7 @@ class _Reducer:
                 "used in producing loss, or that a previous backward failed.")
         self.unused = unused
         self._reset()
+        self.arrival = []
         self.expect = True
         if self.find_unused:  # a parameter no rank used keeps its gradient (None)
             skipped = {id(p) for p in unused}
@@ -113,6 +134,8 @@ class _Reducer:
     def _mark_ready(self, p):
         b, k = self.where[id(p)]
         self.ready.add(id(p))
+        if not (self.rebuilt or self.find_unused):
+            self.arrival.append(self.index[id(p)])
         part = b.flat[b.offsets[k]:b.offsets[k + 1]].reshape(p._data.shape)
         if p.grad is None:
             part[...] = 0
@@ -305,6 +328,8 @@ class DistributedDataParallel(Module):
 
     def forward(self, *inputs, **kwargs):
         sync = is_grad_enabled() and self.require_backward_grad_sync
+        if sync:
+            self.reducer.rebuild_buckets()
         if self.forward_sync_buffers and self.require_forward_param_sync and \
                 self._buffers_synced:
             _broadcast_all(self._buffers_synced, _group(self.process_group))
