@@ -153,11 +153,28 @@ FEATURES = """
     dist.all_gather(everyone, local)
     assert not torch.equal(everyone[0], everyone[1])
     raises("DistributedDataParallel is not needed", lambda: DDP(nn.ReLU()))
+
+    # buckets rebuilt after the first backward, in the order gradients arrived
+    class Backwards(nn.Module):  # registered in the reverse of the order it runs
+        def __init__(self):
+            super().__init__()
+            self.last, self.first = nn.Linear(600, 600), nn.Linear(600, 600)
+
+        def forward(self, x):
+            return self.last(self.first(x))
+
+    ddp = DDP(Backwards(), bucket_cap_mb=1)
+    # the reverse registration order guesses `first` produces its gradients first: wrong
+    assert ddp.reducer.buckets[0].params[0] is ddp.module.first.bias
+    for _ in range(2):
+        ddp(torch.ones(2, 600)).sum().backward()
+    first_ready = ddp.reducer.buckets[0].params[0]
+    assert any(first_ready is p for p in ddp.module.last.parameters())
     sys.stdout.write(f"ok {r}\\n")
 """
 
 
-def test_ddp_buffers_unused_parameters_overlap_errors(mpirun):
+def test_ddp_buffers_unused_parameters_overlap_errors_rebuilt_buckets(mpirun):
     mpirun(FEATURES, n=2)
 
 IN_BACKWARD = """
@@ -196,32 +213,8 @@ IN_BACKWARD = """
             for a, b in zip(ref.parameters(), net.parameters()):
                 numpy.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(),
                                               rtol=1e-6, atol=1e-12)
-    sys.stdout.write(f"ok {r}\\n")
-"""
 
-
-def test_ddp_with_optimizer_in_backward(mpirun):
-    mpirun(IN_BACKWARD, n=2)
-
-
-FUSED = """
-    import sys
-    import numpy
-    import retrograd as torch
-    import retrograd.distributed as dist
-    from retrograd import nn
-    from retrograd.nn.parallel import DistributedDataParallel as DDP
-
-    dist.init_process_group("gloo")
-    r, n = dist.get_rank(), dist.get_world_size()
-    torch.set_default_dtype(torch.float64)
-
-    def make():
-        torch.manual_seed(0)
-        return nn.Sequential(nn.Linear(5, 16), nn.Tanh(), nn.Linear(16, 3))
-
-    torch.manual_seed(7)
-    X, Y = torch.randn(3, 8, 5), torch.randn(3, 8, 3)
+    # optim.fuse_into_backward: accumulation, a scheduler, global-norm clipping
     for cls, kwargs, micro, clip in [(torch.optim.SGD, {"lr": 0.1, "momentum": 0.9}, 1, None),
                                      (torch.optim.Adam, {"lr": 0.01}, 2, None),
                                      (torch.optim.AdamW, {"lr": 0.01}, 2, 0.05)]:
@@ -256,6 +249,8 @@ FUSED = """
 """
 
 
-def test_ddp_with_fuse_into_backward(mpirun):
-    """Accumulation, a scheduler and global-norm clipping, as one process's usual loop."""
-    mpirun(FUSED, n=2)
+def test_ddp_with_optimizers_in_backward(mpirun):
+    """_apply_optimizer_in_backward and fuse_into_backward (accumulation, a scheduler and
+    global-norm clipping) step on the average gradient, as one process's usual loop."""
+    mpirun(IN_BACKWARD, n=2)
+

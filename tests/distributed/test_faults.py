@@ -63,10 +63,10 @@ MONITORED = """
     if r == 2:
         time.sleep(30)
     try:
-        dist.monitored_barrier(timeout=datetime.timedelta(seconds=2), wait_all_ranks=True)
+        dist.monitored_barrier(timeout=datetime.timedelta(seconds=1), wait_all_ranks=True)
     except dist.DistBackendError as e:
         assert r == 0, e
-        assert str(e) == "[rank 0] Rank 2 failed to pass monitoredBarrier in 2000 ms", e
+        assert str(e) == "[rank 0] Rank 2 failed to pass monitoredBarrier in 1000 ms", e
         sys.stdout.write("named\\n")
         sys.exit(0)
 """
