@@ -265,6 +265,12 @@ class DistributedDataParallel(Module):
                  mixed_precision=None, device_mesh=None, skip_all_reduce_unused_params=False,
                  bucket_cap_mb_list=None, batched_grad_copy=False, forward_sync_buffers=None):
         super().__init__()
+        for name, value in (("mixed_precision", mixed_precision), ("device_mesh", device_mesh),
+                            ("delay_all_reduce_named_params", delay_all_reduce_named_params),
+                            ("param_to_hook_all_reduce", param_to_hook_all_reduce),
+                            ("bucket_cap_mb_list", bucket_cap_mb_list)):
+            if value is not None:
+                raise NotImplementedError(f"DistributedDataParallel: {name} is not supported")
         self.process_group = process_group or dist.GroupMember.WORLD
         group = _group(process_group)
         if group is None:
