@@ -160,7 +160,8 @@ MISMATCHED = """
     import retrograd as torch
     import retrograd.distributed as dist
 
-    dist.init_process_group("gloo")
+    dist.init_process_group()  # rank and size from MPI, the backend "mpi" by default
+    assert dist.get_backend() == "mpi"
     r = dist.get_rank()
     calls = {"shape": lambda: dist.all_reduce(torch.ones(3 if r == 0 else 2)),
              "dtype": lambda: dist.all_reduce(torch.ones(2, dtype=torch.float64 if r else
