@@ -7,7 +7,7 @@ from .function import Function
 from . import anomaly_mode, profiler, profiler_util
 from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                            set_detect_anomaly)
-from .engine import run_backward
+from .engine import queue_callback as _queue_callback, run_backward
 from .gradcheck import gradcheck, gradgradcheck
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                         is_inference_mode_enabled, is_multithreading_enabled, no_grad,
@@ -167,3 +167,12 @@ class Variable(metaclass=_VariableMeta):
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         return data.detach().requires_grad_(requires_grad)
+
+
+class _ExecutionEngine:
+    """``Variable._execution_engine``: the engine's entry points hooks may call."""
+
+    queue_callback = staticmethod(_queue_callback)
+
+
+Variable._execution_engine = _ExecutionEngine()

@@ -25,19 +25,20 @@ from . import anomaly_mode as _anomaly_mode, grad_mode
 from .anomaly_mode import debug as _debug
 from .node import _LEGACY, AccumulateGrad, grad_accumulator
 
-__all__ = ["run_backward", "GraphTask", "current_graph_task"]
+__all__ = ["run_backward", "GraphTask", "current_graph_task", "queue_callback"]
 
 
 class GraphTask:
     """One running backward: its id and what it will execute (for multi-grad hooks, as
     PyTorch's ``_current_graph_task_id`` and ``_will_engine_execute_node``)."""
 
-    __slots__ = ("id", "run", "captures", "reachable")
+    __slots__ = ("id", "run", "captures", "reachable", "callbacks")
     _ids = itertools.count()
 
     def __init__(self, run, captures, reachable):
         self.id = next(GraphTask._ids)
         self.run, self.captures, self.reachable = run, captures, reachable
+        self.callbacks = []  # queue_callback's, run once every node has run
 
     def will_execute(self, node):
         """Whether ``node`` runs (or captures a gradient) in this backward."""
@@ -56,6 +57,16 @@ _current = _Current()
 def current_graph_task():
     """The GraphTask of the backward running on this thread, or None."""
     return _current.task
+
+
+def queue_callback(callback):
+    """Run ``callback()`` when the backward running on this thread has run every node
+    (PyTorch's ``Variable._execution_engine.queue_callback``; DDP waits for its gradient
+    reductions there)."""
+    task = _current.task
+    if task is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    task.callbacks.append(callback)
 
 
 def _root_edge(t, i):
@@ -364,6 +375,8 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
             # A gradient must be owned by its buffer alone when the next node runs
             # (AccumulateGrad steals an unshared one): drop the loop's references.
             outs = g = b = None
+        for callback in _current.task.callbacks:  # the loop also reaches ones queued here
+            callback()
     finally:
         grad_mode.state.enabled, _current.task = prev_mode, prev_task
         if mem is not None:

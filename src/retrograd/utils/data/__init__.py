@@ -11,10 +11,13 @@ from ._utils.worker import WorkerInfo, get_worker_info  # noqa: F401
 from .dataloader import DataLoader  # noqa: F401
 from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset,  # noqa: F401
                       StackDataset, Subset, TensorDataset, random_split)
+from . import distributed  # noqa: F401
+from .distributed import DistributedSampler  # noqa: F401
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,  # noqa: F401
                       SubsetRandomSampler, WeightedRandomSampler)
 
 __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
+           "DistributedSampler",
            "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "StackDataset",
            "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
            "WorkerInfo", "default_collate", "default_convert", "get_worker_info",

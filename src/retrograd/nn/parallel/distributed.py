@@ -1,0 +1,397 @@
+"""``DistributedDataParallel``: one model replica per rank, gradients averaged by bucketed
+all-reduces that overlap the rest of backward.
+
+The parameters are grouped into buckets in reverse order (the order backward usually
+produces their gradients), the first of 1 MiB and the others of ``bucket_cap_mb``
+(25 MiB), one dtype per bucket; after the first backward they are regrouped in the order
+rank 0's gradients actually arrived, as PyTorch rebuilds its buckets. Each parameter's
+post-accumulate-grad hook copies its gradient into its bucket; a full bucket's
+non-blocking all-reduce starts at once, in bucket order on every rank (so the collectives
+match). A callback queued on the engine waits for them when backward ends and writes the
+averages back into ``.grad``.
+"""
+
+import contextlib
+import warnings
+import weakref
+
+import numpy
+
+from ... import distributed as dist
+from ..._tensor import wrap
+from ...autograd.engine import queue_callback
+from ...autograd.grad_mode import is_grad_enabled
+from ...autograd.node import AccumulateGrad
+from ...distributed.distributed_c10d import _group
+from ...distributed.optim.apply_optimizer_in_backward import param_to_optim_hook_handle_map
+from ...optim.in_backward import FusedBackwardHandle
+from ..modules.module import Module
+
+__all__ = ["DistributedDataParallel"]
+
+_DEFAULT_FIRST_BUCKET_BYTES = 1024 * 1024
+_DEFAULT_BUCKET_CAP_MB = 25
+
+
+def _bucket_indices(params, limits):
+    """PyTorch's bucket assignment: walk ``params`` in order, one open bucket per dtype,
+    closed once it reaches its limit (the next limit then applies; the last one stays)."""
+    buckets, open_buckets = [], {}
+    for i, p in enumerate(params):
+        indices, size, k = open_buckets.get(p.dtype, ([], 0, 0))
+        indices.append(i)
+        size += p.numel() * p.element_size()
+        if size >= limits[k]:
+            buckets.append(indices)
+            indices, size, k = [], 0, min(k + 1, len(limits) - 1)
+        open_buckets[p.dtype] = (indices, size, k)
+    buckets += [indices for indices, _, _ in open_buckets.values() if indices]
+    return sorted(buckets, key=lambda b: b[0])
+
+
+class _Bucket:
+    """Parameters reduced together: a flat buffer of their gradients and its all-reduce."""
+
+    __slots__ = ("params", "offsets", "flat", "pending", "work")
+
+    def __init__(self, params):
+        self.params = params
+        self.offsets = numpy.cumsum([0] + [p.numel() for p in params]).tolist()
+        self.flat = numpy.zeros(self.offsets[-1], params[0]._data.dtype)
+        self.pending, self.work = len(params), None
+
+
+class _Reducer:
+    """The per-backward state: which parameters are ready, the next bucket to launch."""
+
+    def __init__(self, params, names, group, bucket_limits, find_unused):
+        self.group, self.find_unused, self.names = group, find_unused, names
+        self.size = _group(group).size()
+        self.params, self.limits = params, bucket_limits
+        self.index = {id(p): i for i, p in enumerate(params)}
+        self._assign(list(reversed(params)))
+        self.arrival = []  # indices of params in the order their gradients arrived, once
+        self.rebuilt = False
+        self.expect = False  # the last forward was synchronized: its backwards reduce
+        self.started = False  # a hook of the running backward has run
+        self.ready, self.unused = set(), []
+        self.next = self.polled = 0  # buckets launched; buckets reduced and written back
+        self.in_backward = {}  # id(param) -> its _apply_optimizer_in_backward optimizers
+        self.fused = {}  # id(param) -> the fuse_into_backward handles DDP runs the hooks of
+        # find_unused: this rank's use of each parameter, being or-ed over the ranks
+        # (used_work), then id(param) -> whether any rank used it (used)
+        self.used_flags, self.used_ids, self.used_work, self.used = None, [], None, {}
+
+    def _assign(self, order):
+        self.buckets = [_Bucket([order[i] for i in b])
+                        for b in _bucket_indices(order, self.limits)]
+        self.where = {id(p): (b, k) for b in self.buckets for k, p in enumerate(b.params)}
+
+    def rebuild_buckets(self):
+        """After the first backward: buckets in the order rank 0's gradients arrived (every
+        rank takes rank 0's, so the collectives still match), then never again. Not with
+        ``find_unused_parameters`` (the order is partial), as PyTorch."""
+        if self.rebuilt or self.find_unused or not self.arrival:
+            return
+        self.rebuilt = True
+        order = [self.arrival]
+        dist.broadcast_object_list(order, src=_group(self.group).ranks[0], group=self.group)
+        if sorted(order[0]) == list(range(len(self.params))):
+            self._assign([self.params[i] for i in order[0]])
+
+    def prepare_for_backward(self, unused, params):
+        if self.started:
+            raise RuntimeError(
+                "Expected to have finished reduction in the prior iteration before starting a "
+                "new one. This error indicates that your module has parameters that were not "
+                "used in producing loss, or that a previous backward failed.")
+        self.unused = unused
+        self._reset()
+        self.arrival = []
+        self.expect = True
+        if self.find_unused:  # a parameter no rank used keeps its gradient (None)
+            skipped = {id(p) for p in unused}
+            self.used_flags = numpy.array([id(p) not in skipped for p in params], numpy.int32)
+            self.used_work = dist.all_reduce(wrap(self.used_flags), op=dist.ReduceOp.MAX,
+                                             group=self.group, async_op=True)
+            self.used_ids = [id(p) for p in params]
+
+    def hook(self, param):
+        if not self.expect:  # a backward without synchronization: fused updates as usual
+            self._run_fused(param)
+            return
+        if not self.started:
+            self.started = True
+            queue_callback(self.finalize)
+            for p in self.unused:  # no gradient will come: they count as ready (zero)
+                self._mark_ready(p)
+        self._mark_ready(param)
+        # MPI moves a reduction along only inside its calls: poll the oldest running one.
+        while self.polled < self.next and self.buckets[self.polled].work.is_completed():
+            self._finish(self.buckets[self.polled])
+            self.polled += 1
+
+    def _mark_ready(self, p):
+        b, k = self.where[id(p)]
+        self.ready.add(id(p))
+        if not (self.rebuilt or self.find_unused):
+            self.arrival.append(self.index[id(p)])
+        part = b.flat[b.offsets[k]:b.offsets[k + 1]].reshape(p._data.shape)
+        if p.grad is None:
+            part[...] = 0
+        else:  # divided before the sum, as PyTorch's reducer: one pass for copy and mean
+            numpy.divide(p.grad._data, self.size, out=part)
+        b.pending -= 1
+        while self.next < len(self.buckets) and not self.buckets[self.next].pending:
+            self._launch(self.buckets[self.next])
+            self.next += 1
+
+    def _launch(self, b):
+        flat = wrap(b.flat)
+        b.work = dist.all_reduce(flat, op=dist.ReduceOp.SUM, group=self.group, async_op=True)
+
+    def _reset(self):
+        """Ready for a backward: every bucket waits for all its parameters."""
+        for b in self.buckets:
+            b.pending, b.work = len(b.params), None
+        self.ready = set()
+        self.next = self.polled = 0
+
+    def finalize(self):
+        """At the end of backward: wait for every bucket, write the averages to ``.grad``.
+        Another backward through the same graph (``retain_graph``) reduces again."""
+        self.started = False
+        missing = [self.names[id(p)] for b in self.buckets for p in b.params
+                   if id(p) not in self.ready]
+        if missing:
+            self._reset()
+            raise RuntimeError(
+                "DistributedDataParallel: backward ended before every parameter received its "
+                "gradient, so their buckets were never reduced. This error indicates that your "
+                "module has parameters that were not used in producing loss. You can enable "
+                "unused parameter detection by passing the keyword argument "
+                "`find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`. "
+                f"Parameters which did not receive grad for rank {dist.get_rank()}: "
+                f"{', '.join(missing)}")
+        while self.polled < len(self.buckets):
+            b = self.buckets[self.polled]
+            b.work.wait()
+            self._finish(b)
+            self.polled += 1
+        self._reset()
+
+    def _finish(self, b):
+        """A bucket is reduced: the averages into ``.grad``, then the parameters'
+        in-backward optimizers step (and free the gradient), each as soon as it can."""
+        if self.used_work is not None:
+            self.used_work.wait()
+            self.used = dict(zip(self.used_ids, self.used_flags.tolist(), strict=True))
+            self.used_work = None
+        for k, p in enumerate(b.params):
+            if self.find_unused and not self.used[id(p)]:
+                continue
+            avg = b.flat[b.offsets[k]:b.offsets[k + 1]].reshape(p._data.shape)  # a view
+            if p.grad is None:
+                p.grad = wrap(avg.copy())
+            else:
+                p.grad._data[...] = avg
+            optimizers = self.in_backward.get(id(p))
+            if optimizers:
+                for opt in optimizers:
+                    opt.step()
+                p.grad = None
+            self._run_fused(p)
+
+    def _run_fused(self, p):
+        """The ``fuse_into_backward`` hooks DDP took over, for handles not removed since."""
+        handles = self.fused.get(id(p))
+        if handles:
+            handles[:] = [h for h in handles
+                          if h.optimizer.__dict__.get("_fused_into_backward") is h]
+            for h in handles:
+                h._post_hook(p)
+
+
+def _hook(reducer_ref):
+    def hook(param):
+        reducer = reducer_ref()
+        if reducer is not None:
+            reducer.hook(param)
+    return hook
+
+
+def _leaves(outputs):
+    """The tensors the autograd graph of ``outputs`` ends at (their AccumulateGrad nodes)."""
+    stack, seen, found = [], set(), set()
+
+    def add(x):
+        if isinstance(x, (list, tuple)):
+            for e in x:
+                add(e)
+        elif isinstance(x, dict):
+            for e in x.values():
+                add(e)
+        elif getattr(x, "grad_fn", None) is not None:
+            stack.append(x.grad_fn)
+
+    add(outputs)
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if type(node) is AccumulateGrad:
+            found.add(id(node.variable))
+        stack.extend(n for n, _ in node.next_functions if n is not None)
+    return found
+
+
+class DistributedDataParallel(Module):
+    """Data parallelism over the ranks of ``process_group``: construction broadcasts rank
+    0's parameters and buffers; each forward broadcasts the buffers again
+    (``broadcast_buffers``); each backward leaves every rank with the average gradient.
+
+    >>> model = DistributedDataParallel(net)
+    >>> model(x).sum().backward()   # .grad holds the mean over the ranks
+    >>> with model.no_sync():       # accumulate locally; sync on the next backward
+    ...     model(x2).sum().backward()
+    """
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0,
+                 broadcast_buffers=None, init_sync=True, process_group=None,
+                 bucket_cap_mb=None, find_unused_parameters=False, check_reduction=False,
+                 gradient_as_bucket_view=False, static_graph=False,
+                 delay_all_reduce_named_params=None, param_to_hook_all_reduce=None,
+                 mixed_precision=None, device_mesh=None, skip_all_reduce_unused_params=False,
+                 bucket_cap_mb_list=None, batched_grad_copy=False, forward_sync_buffers=None):
+        super().__init__()
+        for name, value in (("mixed_precision", mixed_precision), ("device_mesh", device_mesh),
+                            ("delay_all_reduce_named_params", delay_all_reduce_named_params),
+                            ("param_to_hook_all_reduce", param_to_hook_all_reduce),
+                            ("bucket_cap_mb_list", bucket_cap_mb_list)):
+            if value is not None:
+                raise NotImplementedError(f"DistributedDataParallel: {name} is not supported")
+        self.process_group = process_group or dist.GroupMember.WORLD
+        group = _group(process_group)
+        if group is None:
+            raise ValueError("DistributedDataParallel: this rank is not in process_group")
+        ignored = set(getattr(module, "_ddp_params_and_buffers_to_ignore", ()))
+        named = [(n, p) for n, p in module.named_parameters() if n not in ignored]
+        if not any(p.requires_grad for _, p in named):
+            raise RuntimeError("DistributedDataParallel is not needed when a module doesn't "
+                               "have any parameter that requires a gradient.")
+        if device_ids or output_device:
+            raise ValueError(
+                "DistributedDataParallel device_ids and output_device arguments only work with "
+                "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
+                f"{device_ids}, output_device {output_device}, and module parameters "
+                f"{ {p.device for _, p in named} }.")
+        if broadcast_buffers is not None:
+            warnings.warn("`broadcast_buffers` is deprecated. Use `forward_sync_buffers` "
+                          "instead.", FutureWarning, stacklevel=2)
+        self.module = module
+        self.device_ids = self.output_device = None
+        self.dim = dim
+        if forward_sync_buffers is not None:
+            self.forward_sync_buffers, init_buffers = forward_sync_buffers, True
+        else:
+            self.forward_sync_buffers = init_buffers = broadcast_buffers is not False
+        self.broadcast_buffers = self.forward_sync_buffers
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.static_graph = static_graph
+        self.require_backward_grad_sync = True
+        self.require_forward_param_sync = True
+        self._buffers_synced = [b for n, b in module.named_buffers() if n not in ignored]
+        params = [p for _, p in named if p.requires_grad]
+        self._verify_same_model(group, [(n, tuple(p.shape), str(p.dtype)) for n, p in named])
+        if init_sync:
+            _broadcast_all([p for _, p in named] + (self._buffers_synced if init_buffers
+                                                    else []), group)
+        cap = _DEFAULT_BUCKET_CAP_MB if bucket_cap_mb is None else bucket_cap_mb
+        self.bucket_bytes_cap = int(cap * 1024 * 1024)
+        limits = ([_DEFAULT_FIRST_BUCKET_BYTES, self.bucket_bytes_cap] if bucket_cap_mb is None
+                  else [self.bucket_bytes_cap])
+        self.reducer = _Reducer(params, {id(p): n for n, p in named}, self.process_group,
+                                limits, find_unused_parameters)
+        hook = _hook(weakref.ref(self.reducer))
+        self._hook_handles = [p.register_post_accumulate_grad_hook(hook) for p in params]
+
+    @staticmethod
+    def _verify_same_model(group, described):
+        """Every rank must hold the same parameters (names, shapes, dtypes)."""
+        everyone = [None] * group.size()
+        dist.all_gather_object(everyone, described, group=group)
+        for r, theirs in enumerate(everyone):
+            if theirs != everyone[0]:
+                diff = next((a, b) for a, b in zip(everyone[0] + [None], theirs + [None],
+                                                   strict=False) if a != b)
+                raise RuntimeError(
+                    f"DDP expects same model across all ranks, but rank {group.ranks[r]} has "
+                    f"{len(theirs)} params, while rank {group.ranks[0]} has {len(everyone[0])}"
+                    f" (first difference: rank {group.ranks[0]} {diff[0]}, rank "
+                    f"{group.ranks[r]} {diff[1]})")
+
+    def forward(self, *inputs, **kwargs):
+        sync = is_grad_enabled() and self.require_backward_grad_sync
+        if sync:
+            self.reducer.rebuild_buckets()
+        if self.forward_sync_buffers and self.require_forward_param_sync and \
+                self._buffers_synced:
+            _broadcast_all(self._buffers_synced, _group(self.process_group))
+        output = self.module(*inputs, **kwargs)
+        self._setup_in_backward_optimizers()
+        if sync:
+            self.require_forward_param_sync = True
+            params = [p for b in self.reducer.buckets for p in b.params]
+            unused = []
+            if self.find_unused_parameters:
+                reached = _leaves(output)
+                unused = [p for p in params if id(p) not in reached]
+            self.reducer.prepare_for_backward(unused, params)
+        else:
+            self.require_forward_param_sync = self.reducer.expect = False
+        return output
+
+    def _setup_in_backward_optimizers(self):
+        """Optimizers in backward step once their parameter's bucket is reduced, on the
+        average gradient: those of ``_apply_optimizer_in_backward`` (as PyTorch's DDP) and
+        ``optim.fuse_into_backward``'s updates. Their own post-accumulate hooks, which
+        would step on this rank's gradient alone, are taken off the parameters."""
+        reducer = self.reducer
+        for b in reducer.buckets:
+            for p in b.params:
+                if hasattr(p, "_in_backward_optimizers") and id(p) not in reducer.in_backward:
+                    if p in param_to_optim_hook_handle_map:
+                        for handle in param_to_optim_hook_handle_map[p]:
+                            handle.remove()
+                    reducer.in_backward[id(p)] = p._in_backward_optimizers
+                hooks = p._post_acc_hooks or {}
+                for key, fn in list(hooks.items()):
+                    owner = getattr(fn, "__self__", None)
+                    if isinstance(owner, FusedBackwardHandle):
+                        del hooks[key]  # as its RemovableHandle's remove() would
+                        reducer.fused.setdefault(id(p), []).append(owner)
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Backwards of forwards run in this context only accumulate ``.grad`` locally; the
+        first synchronized backward after it averages the accumulated sums.
+
+        >>> with ddp.no_sync():
+        ...     ddp(x1).sum().backward()
+        >>> ddp(x2).sum().backward()  # synchronizes
+        """
+        old = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = old
+
+
+def _broadcast_all(tensors, group):
+    """Rank 0's values into every rank's ``tensors``, all broadcasts in flight at once."""
+    works = [dist.broadcast(t, src=group.ranks[0], group=group, async_op=True) for t in tensors]
+    for w in works:
+        w.wait()
