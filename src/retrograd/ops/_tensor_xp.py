@@ -6,9 +6,12 @@ signature onto the retrograd op, so the backward of a backward is recorded
 like any forward. Add a function here when a rule needs a new NumPy name.
 """
 
+import sys
+
 import numpy
 
 from .. import _creation, _dtype
+from ..backend.functions import register_functions
 from .._tensor import Tensor, wrap
 from ._registry import FUNCTIONS as F
 
@@ -380,3 +383,27 @@ class linalg:  # noqa: N801 (numpy.linalg's name)
     def eigh(a, UPLO="L"):  # noqa: N803
         from . import linalg_decomp
         return tuple(linalg_decomp.eigh(a, UPLO))
+
+
+class _Functions:
+    """The backend functions (:mod:`..backend.functions`) on Tensors: the ops themselves,
+    so a backward of a backward records them."""
+
+    where = staticmethod(where)
+    sigmoid = staticmethod(sigmoid)
+    erf = staticmethod(erf)
+
+    @staticmethod
+    def clamp_min(x, c):
+        return F["clamp_min"](x, c)
+
+    @staticmethod
+    def clamp_max(x, c):
+        return F["clamp_max"](x, c)
+
+    @staticmethod
+    def expm(a):
+        return F["matrix_exp"](a)
+
+
+register_functions(sys.modules[__name__], _Functions)

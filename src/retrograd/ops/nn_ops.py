@@ -15,10 +15,11 @@ import numpy
 from .._dtype import OPMATH
 from .._tensor import wrap
 from ..backend import get_array_module
+from ..backend.functions import functions
+from . import _tensor_xp
 from ._loss_args import (check_bce, check_bce_logits, check_embedding, check_float_kernel,
                          check_nll)
 from ._registry import FUNCTIONS, _pretty, apply, defop
-from .pointwise import _sigmoid_fwd
 from .linalg import _addmm_args
 from .reduction import _dim1, _vector_norm
 
@@ -28,16 +29,14 @@ __all__ = ["linear", "constant_pad", "mode_pad", "softmax", "log_softmax", "nll_
 
 
 def _is_np(xp):
-    """Rules run on arrays: NumPy's, or the batched ones of is_grads_batched (which
-    dispatch NumPy calls; see autograd._batched), rather than on Tensors."""
-    return xp is numpy or getattr(xp, "batched", False)
+    """Rules run on arrays (NumPy's, CuPy's, the batched ones of is_grads_batched), rather
+    than on the Tensors of the differentiable facade."""
+    return xp is not _tensor_xp
 
 
 def _max_scalar(xp, x, c):
     """``maximum(x, c)`` for a Python number ``c`` (the facade's maximum takes tensors)."""
-    if _is_np(xp):
-        return xp.maximum(x, c)
-    return FUNCTIONS["clamp_min"](x, c)
+    return functions(xp).clamp_min(x, c)
 
 
 # ---- linear -------------------------------------------------------------------------------
@@ -686,10 +685,7 @@ _SQRT_2_PI = math.sqrt(2 / math.pi)
 
 
 def _erf(xp, x):
-    if not _is_np(xp):
-        return xp.erf(x)
-    from .. import backend
-    return backend.erf(numpy, x)
+    return functions(xp).erf(x)
 
 
 # erfc(|x|/sqrt 2) = t P(t) exp(-x*x/2), t = 1/(1 + k|x|) (Abramowitz-Stegun 7.1.26, |error|
@@ -766,7 +762,7 @@ _gelu = defop("gelu", _gelu_fwd,
 
 def _sigmoid(xp, x):
     """sigmoid inside rules: the op's overflow-free forward on arrays, the op on Tensors."""
-    return _sigmoid_fwd(xp, x) if _is_np(xp) else xp.sigmoid(x)
+    return functions(xp).sigmoid(x)
 
 
 def _silu_grad(xp, grad, self):
@@ -986,7 +982,7 @@ def _once(xp, f, x):
 
 def _log_sigmoid(xp, x):
     """PyTorch's log_sigmoid, ``min(x, 0) - log1p(exp(-|x|))``: no overflow."""
-    low = xp.minimum(x, 0) if _is_np(xp) else FUNCTIONS["clamp_max"](x, 0)
+    low = functions(xp).clamp_max(x, 0)
     return low - xp.log1p(xp.exp(-xp.abs(x)))
 
 

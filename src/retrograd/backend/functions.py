@@ -1,0 +1,148 @@
+"""What rules need beyond the array namespace's own names, one implementation per array
+module, so that a rule's body is the same whatever ``xp`` it receives.
+
+``functions(xp)`` returns them for the module a rule received: the array
+implementation below for NumPy (and the batched arrays, which dispatch NumPy calls), for
+CuPy and for the emulator; a namespace that registered its own (the differentiable facade
+over Tensors, whose versions are ops, so a backward of a backward records them) gets
+those. The array versions reach SciPy through :func:`scipy_linalg` and
+:func:`..special_functions`, which pick ``scipy`` or ``cupyx.scipy`` (or the emulator's)
+by the arrays' module.
+"""
+
+import numpy
+
+from . import emulated, erf
+
+__all__ = ["functions", "register_functions", "scipy_linalg"]
+
+_registered = {}  # namespace -> its own functions object
+
+
+def register_functions(namespace, impl):
+    """Use ``impl``'s functions for rules that receive ``namespace``."""
+    _registered[namespace] = impl
+
+
+def scipy_linalg(xp):
+    """The ``scipy.linalg`` of array module ``xp``: ``cupyx.scipy.linalg`` for CuPy, the
+    emulator's for its arrays, SciPy's for NumPy."""
+    if xp is emulated.namespace:
+        return emulated.scipy_linalg
+    if getattr(xp, "__name__", "") == "cupy":
+        import cupyx.scipy.linalg
+        return cupyx.scipy.linalg
+    import scipy.linalg
+    return scipy.linalg
+
+
+class ArrayFunctions:
+    """The functions on arrays of module ``xp`` (NumPy's, CuPy's, the emulator's)."""
+
+    def __init__(self, xp):
+        self.xp = xp
+
+    def where(self, cond, a, b):
+        return self.xp.where(cond, a, b)
+
+    def sigmoid(self, x):
+        """``1 / (1 + exp(-x))`` with exp of a non-positive argument only (no overflow)."""
+        xp = self.xp
+        e = xp.exp(-xp.abs(x))
+        r = 1 / (1 + e)
+        return self.where(x >= 0, r, e * r)
+
+    def erf(self, x):
+        return erf(self.xp, x)
+
+    def clamp_min(self, x, c):
+        """``maximum(x, c)`` for a Python number ``c``."""
+        return self.xp.maximum(x, c)
+
+    def clamp_max(self, x, c):
+        """``minimum(x, c)`` for a Python number ``c``."""
+        return self.xp.minimum(x, c)
+
+    def accumulate(self, name, a, axis):
+        """``xp.<name>.accumulate(a, axis)`` for binary ufunc ``name`` (running maxima,
+        log-sum-exps, ...)."""
+        return getattr(self.xp, name).accumulate(a, axis=axis)
+
+    def expm(self, a):
+        """The matrix exponential of a batch of square matrices, in their dtype (SciPy's
+        takes batches)."""
+        return scipy_linalg(self.xp).expm(a).astype(a.dtype, copy=False)
+
+
+_BITS = {2: numpy.int16, 4: numpy.int32, 8: numpy.int64}
+_BIT_SELECT_MIN = 1 << 15  # elements: below, numpy.where measured faster
+
+
+class _NumpyFunctions(ArrayFunctions):
+    """NumPy's fast kernels."""
+
+    def where(self, cond, a, b):
+        """NumPy's where branches per element, 5-10x slower than an arithmetic pass on
+        mixed signs; on large float arrays the bits of ``a`` and ``b`` are selected
+        instead (exact, infs and nans included). Small ones keep ``where``: the bit
+        select's ten calls cost more than the branches there."""
+        if getattr(cond, "size", 0) < _BIT_SELECT_MIN:
+            return numpy.where(cond, a, b)
+        da, db = getattr(a, "dtype", None), getattr(b, "dtype", None)
+        dt = da or db
+        if dt is None or dt.kind != "f" or da is not None and db is not None and da != db:
+            return numpy.where(cond, a, b)
+        it = _BITS[dt.itemsize]
+        m = numpy.negative(cond, dtype=it)  # all bits set where cond holds
+        out = numpy.bitwise_and(numpy.asarray(a, dt).view(it), m)
+        out = numpy.bitwise_or(out, numpy.bitwise_and(numpy.asarray(b, dt).view(it),
+                                                      numpy.invert(m)))
+        return numpy.asarray(out).view(dt)
+
+
+class _CupyFunctions(ArrayFunctions):
+    """CuPy's differences (and the emulator's, which has CuPy's): ``cupyx.scipy.linalg``
+    takes one matrix per call."""
+
+    def accumulate(self, name, a, axis):
+        """CuPy's ufuncs accumulate for add and multiply only: the others as a scan of
+        ``log2(n)`` steps, each combining every element with the one ``2**k`` before it
+        (the ufunc is associative, as maximum, minimum and logaddexp are)."""
+        f = getattr(self.xp, name)
+        if name in ("add", "multiply"):
+            return f.accumulate(a, axis=axis)
+        axis %= a.ndim
+        head = (slice(None),) * axis
+        out, shift, n = a, 1, a.shape[axis]
+        while shift < n:
+            out = self.xp.concatenate(
+                [out[head + (slice(None, shift),)],
+                 f(out[head + (slice(shift, None),)], out[head + (slice(None, n - shift),)])],
+                axis)
+            shift *= 2
+        return out if out is not a else out.copy()
+
+    def expm(self, a):
+        return self._per_matrix(scipy_linalg(self.xp).expm, a)
+
+    def _per_matrix(self, f, a):
+        xp = self.xp
+        flat = a.reshape((-1,) + a.shape[-2:])
+        out = xp.stack([f(m) for m in flat]) if len(flat) else xp.empty_like(flat)
+        return out.astype(a.dtype, copy=False).reshape(a.shape[:-2] + out.shape[-2:])
+
+
+_arrays = {}  # array module -> its ArrayFunctions
+
+
+def functions(xp):
+    """The functions for rules that receive array namespace ``xp``."""
+    f = _registered.get(xp)
+    if f is not None:
+        return f
+    if getattr(xp, "batched", False):  # a namespace per call: not kept
+        return ArrayFunctions(xp)
+    f = _arrays.get(xp)
+    if f is None:
+        f = _arrays[xp] = (_NumpyFunctions if xp is numpy else _CupyFunctions)(xp)
+    return f
