@@ -18,6 +18,7 @@ from .._tensor import Tensor, _wrap_dim, wrap
 from . import nn_ops as _nn
 from . import pointwise as _pw
 from ._registry import _pretty, apply, apply_inplace, defop, register
+from ..backend import to_device
 from ..backend.functions import functions
 from .nn_ops import _is_np, _max_scalar
 
@@ -514,7 +515,8 @@ def _rrelu_apply(input, lower, upper, training, inplace, generator):
     if training:
         from .._random import default_generator
         rng = (generator or default_generator)._rng
-        noise = wrap(rng.uniform(lower, upper, input.shape).astype(input._data.dtype))
+        noise = wrap(to_device(rng.uniform(lower, upper, input.shape).astype(input._data.dtype),
+                               input.device))
     attrs = (_num(lower), _num(upper), training)
     if inplace:
         return apply_inplace(_rrelu_, input, (noise,), attrs)
