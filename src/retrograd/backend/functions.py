@@ -73,6 +73,11 @@ class ArrayFunctions:
         takes batches)."""
         return scipy_linalg(self.xp).expm(a).astype(a.dtype, copy=False)
 
+    def lu(self, a):
+        """The pivoted LU of a batch as ``(p, L, U)`` with ``A = L[p] U`` (SciPy's
+        ``p_indices``: ``P[i, p[i]] = 1``)."""
+        return scipy_linalg(self.xp).lu(a, p_indices=True)
+
 
 _BITS = {2: numpy.int16, 4: numpy.int32, 8: numpy.int64}
 _BIT_SELECT_MIN = 1 << 15  # elements: below, numpy.where measured faster
@@ -124,6 +129,21 @@ class _CupyFunctions(ArrayFunctions):
 
     def expm(self, a):
         return self._per_matrix(scipy_linalg(self.xp).expm, a)
+
+    def lu(self, a):
+        """cupyx's lu returns P as a matrix: its row indices are where each row's one is."""
+        xp, lu = self.xp, scipy_linalg(self.xp).lu
+        flat = a.reshape((-1,) + a.shape[-2:])
+        m, n = a.shape[-2:]
+        k = min(m, n)
+        parts = [lu(x) for x in flat]
+        if not parts:
+            return (xp.zeros(a.shape[:-1], dtype=numpy.int64),
+                    xp.zeros(a.shape[:-2] + (m, k), a.dtype),
+                    xp.zeros(a.shape[:-2] + (k, n), a.dtype))
+        p, L, U = (xp.stack([part[i] for part in parts]) for i in range(3))
+        return (xp.argmax(p, -1).reshape(a.shape[:-1]), L.reshape(a.shape[:-2] + (m, k)),
+                U.reshape(a.shape[:-2] + (k, n)))
 
     def _per_matrix(self, f, a):
         xp = self.xp
