@@ -68,6 +68,11 @@ class ArrayFunctions:
         log-sum-exps, ...)."""
         return getattr(self.xp, name).accumulate(a, axis=axis)
 
+    def ufunc_at(self, name, a, at, b):
+        """``xp.<name>.at(a, at, b)``: ``a[at] = name(a[at], b)`` unbuffered, repeated
+        targets combined in order."""
+        getattr(self.xp, name).at(a, at, b)
+
     def expm(self, a):
         """The matrix exponential of a batch of square matrices, in their dtype (SciPy's
         takes batches)."""
@@ -79,6 +84,8 @@ class ArrayFunctions:
         return scipy_linalg(self.xp).lu(a, p_indices=True)
 
 
+_CUPY_AT = frozenset({"add", "subtract", "maximum", "minimum", "bitwise_and", "bitwise_or",
+                      "bitwise_xor"})
 _BITS = {2: numpy.int16, 4: numpy.int32, 8: numpy.int64}
 _BIT_SELECT_MIN = 1 << 15  # elements: below, numpy.where measured faster
 
@@ -126,6 +133,30 @@ class _CupyFunctions(ArrayFunctions):
                 axis)
             shift *= 2
         return out if out is not a else out.copy()
+
+    def ufunc_at(self, name, a, at, b):
+        """CuPy's ``at`` exists for add, subtract, maximum, minimum and the bitwise ufuncs;
+        the others (multiply) in rounds: the ``r``-th value for each target in round
+        ``r`` (targets distinct within a round, values in their given order)."""
+        xp = self.xp
+        f = getattr(xp, name)
+        if name in _CUPY_AT:
+            f.at(a, at, b)
+            return
+        idx = xp.broadcast_arrays(*(at if isinstance(at, tuple) else (at,)))
+        lin = xp.ravel_multi_index(tuple(i.reshape(-1) for i in idx), a.shape)
+        b = xp.broadcast_to(xp.asarray(b, dtype=a.dtype), idx[0].shape).reshape(-1)
+        order = xp.argsort(lin, kind="stable")
+        s = lin[order]
+        pos = xp.arange(s.size)
+        starts = xp.where(xp.concatenate([xp.ones(min(s.size, 1), bool), s[1:] != s[:-1]]),
+                          pos, 0)
+        rank = xp.empty_like(pos)
+        rank[order] = pos - self.accumulate("maximum", starts, 0)
+        for r in range(int(rank.max()) + 1 if s.size else 0):
+            sel = rank == r
+            where = xp.unravel_index(lin[sel], a.shape)
+            a[where] = f(a[where], b[sel])
 
     def expm(self, a):
         return self._per_matrix(scipy_linalg(self.xp).expm, a)
