@@ -7,6 +7,7 @@ and, for differentiable entries, the gradients of a random cotangent must be equ
 live where their leaves do.
 """
 
+import collections
 import contextlib
 import pathlib
 import traceback
@@ -51,9 +52,20 @@ def _map(obj, fn):
     return obj
 
 
-def _to_device(t):
-    moved = t.detach().to("cuda")
-    return moved.requires_grad_(t.requires_grad)
+def _copier(device):
+    """A fresh leaf copy of each tensor on ``device``, one per tensor (a tensor passed
+    twice stays one leaf), so that in-place entries start from the sample's values on
+    both devices even when samples share a tensor."""
+    seen = {}
+
+    def copy(t):
+        if id(t) not in seen:
+            seen[id(t)] = t.detach().to(device, copy=True).requires_grad_(t.requires_grad)
+        return seen[id(t)]
+    return copy
+
+
+_Sample = collections.namedtuple("_Sample", "input args kwargs")
 
 
 def _flat(out):
@@ -86,7 +98,8 @@ def run(op):
     with emulating():
         dev_samples = [_map(s, lambda t: t) for s in _samples(op, grad)]
         for k, (s, d) in enumerate(zip(cpu_samples, dev_samples, strict=True)):
-            d_in, d_args, d_kwargs = _map((d.input, d.args, d.kwargs), _to_device)
+            s = _Sample(*_map((s.input, s.args, s.kwargs), _copier("cpu")))
+            d_in, d_args, d_kwargs = _map((d.input, d.args, d.kwargs), _copier("cuda"))
             outs = _flat(op.op(s.input, *s.args, **s.kwargs))
             d_outs = _flat(op.op(d_in, *d_args, **d_kwargs))
             if len(outs) != len(d_outs):
@@ -164,7 +177,6 @@ def _write(path):
 
 
 if __name__ == "__main__":
-    import collections
     import sys
     if "--write" in sys.argv:
         _write(pathlib.Path(__file__).with_name("not_on_device.py"))
