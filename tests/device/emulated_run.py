@@ -2,9 +2,9 @@
 
 Shared by the test and by ``python tests/device/emulated_run.py`` (a pass/fail table).
 Each sample (float64 where the entry has it) runs forward on the CPU and on ``cuda``
-(the CuPy-shaped emulator); values must be equal, outputs must live on the device,
-and, for differentiable entries, the gradients of a random cotangent must be equal and
-live where their leaves do.
+(the CuPy-shaped emulator); values must be equal, outputs must live on the device (a
+sample the CPU refuses must be refused alike), and, for differentiable entries, the
+gradients of a random cotangent must be equal and live where their leaves do.
 """
 
 import collections
@@ -100,7 +100,11 @@ def run(op):
         for k, (s, d) in enumerate(zip(cpu_samples, dev_samples, strict=True)):
             s = _Sample(*_map((s.input, s.args, s.kwargs), _copier("cpu")))
             d_in, d_args, d_kwargs = _map((d.input, d.args, d.kwargs), _copier("cuda"))
-            outs = _flat(op.op(s.input, *s.args, **s.kwargs))
+            try:
+                outs = _flat(op.op(s.input, *s.args, **s.kwargs))
+            except Exception as e:  # noqa: BLE001 - the device must raise the same
+                _same_error(e, op.op, (d_in, *d_args), d_kwargs, f"sample {k}")
+                continue
             d_outs = _flat(op.op(d_in, *d_args, **d_kwargs))
             if len(outs) != len(d_outs):
                 raise AssertionError(f"sample {k}: {len(outs)} vs {len(d_outs)} outputs")
@@ -127,6 +131,17 @@ def run(op):
                     raise AssertionError(f"sample {k} grad {j}: None on one device only")
                 if a is not None:
                     _same(a, b, f"sample {k} grad {j}")
+
+
+def _same_error(e, fn, args, kwargs, what):
+    """A sample the CPU refuses: the device refuses it alike (type and message)."""
+    try:
+        fn(*args, **kwargs)
+    except type(e) as d:
+        if str(d) != str(e):
+            raise AssertionError(f"{what}: {d!r} on the device, {e!r} on the CPU") from None
+        return
+    raise AssertionError(f"{what}: the CPU raised {e!r}, the device did not")
 
 
 def _leaves(obj):
