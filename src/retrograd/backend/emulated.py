@@ -112,6 +112,11 @@ class ndarray:
     flags = property(lambda self: self._a.flags)
 
     @property
+    def data(self):
+        """``cupy.cuda.MemoryPointer``: the address of the first element, as ``ptr``."""
+        return _MemoryPointer(self._a.__array_interface__["data"][0])
+
+    @property
     def base(self):
         b = self._a.base
         return None if b is None or not isinstance(b, numpy.ndarray) else _wrap1(b, self._dev)
@@ -182,6 +187,13 @@ class ndarray:
 
     def __reduce__(self):
         raise TypeError("emulated device arrays are not picklable: call .get() first")
+
+
+class _MemoryPointer:
+    __slots__ = ("ptr",)
+
+    def __init__(self, ptr):
+        self.ptr = ptr
 
 
 def _lookup(func):

@@ -68,6 +68,10 @@ class ArrayFunctions:
         log-sum-exps, ...)."""
         return getattr(self.xp, name).accumulate(a, axis=axis)
 
+    def address(self, a):
+        """The memory address of ``a``'s first element (where a view lies in its base)."""
+        return a.__array_interface__["data"][0]
+
     def ufunc_at(self, name, a, at, b):
         """``xp.<name>.at(a, at, b)``: ``a[at] = name(a[at], b)`` unbuffered, repeated
         targets combined in order."""
@@ -133,6 +137,9 @@ class _CupyFunctions(ArrayFunctions):
                 axis)
             shift *= 2
         return out if out is not a else out.copy()
+
+    def address(self, a):
+        return a.data.ptr
 
     def ufunc_at(self, name, a, at, b):
         """CuPy's ``at`` exists for add, subtract, maximum, minimum and the bitwise ufuncs;
