@@ -1542,14 +1542,14 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 def vander(x, N=None):
     """Columns ``x^0, x^1, ..., x^(N-1)`` (increasing powers, unlike NumPy's default)."""
-    from .. import cat, ones
+    from .. import cat
     if x._data.ndim < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension.")
     n = x._data.shape[-1] if N is None else N
     if n < 2:
         raise RuntimeError("N must be greater than 1.")
     col = x.unsqueeze(-1)
-    first = ones(*col.shape, dtype=x.dtype)
+    first = x.new_ones(col.shape)
     return cat([first, col.expand(*col.shape[:-1], n - 1).cumprod(-1)], -1)
 
 
