@@ -11,7 +11,7 @@ import sys
 import numpy
 
 from .. import _creation, _dtype
-from ..backend.functions import register_functions
+from ..backend.functions import ArrayFunctions, register_functions
 from .._tensor import Tensor, wrap
 from ._registry import FUNCTIONS as F
 
@@ -385,25 +385,31 @@ class linalg:  # noqa: N801 (numpy.linalg's name)
         return tuple(linalg_decomp.eigh(a, UPLO))
 
 
-class _Functions:
-    """The backend functions (:mod:`..backend.functions`) on Tensors: the ops themselves,
-    so a backward of a backward records them."""
+class _Functions(ArrayFunctions):
+    """The backend functions (:mod:`..backend.functions`) on Tensors: their array forms
+    written in this namespace, except where the op itself must be recorded (so a backward
+    of a backward differentiates it) or the arrays' numerics tricks do not apply."""
 
-    where = staticmethod(where)
-    sigmoid = staticmethod(sigmoid)
-    erf = staticmethod(erf)
+    def where(self, cond, a, b):
+        return where(cond, a, b)
 
-    @staticmethod
-    def clamp_min(x, c):
+    def sigmoid(self, x):
+        return sigmoid(x)
+
+    def erf(self, x):
+        return erf(x)
+
+    def clamp_min(self, x, c):
         return F["clamp_min"](x, c)
 
-    @staticmethod
-    def clamp_max(x, c):
+    def clamp_max(self, x, c):
         return F["clamp_max"](x, c)
 
-    @staticmethod
-    def expm(a):
+    def expm(self, a):
         return F["matrix_exp"](a)
 
+    def fused_mul_sub(self, a, b, c):
+        return a * b - c
 
-register_functions(sys.modules[__name__], _Functions)
+
+register_functions(sys.modules[__name__], _Functions(sys.modules[__name__]))

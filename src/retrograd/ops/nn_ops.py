@@ -41,11 +41,8 @@ def _max_scalar(xp, x, c):
 
 # ---- linear -------------------------------------------------------------------------------
 def _mm_tn(xp, a, b):
-    """``a.T @ b``. OpenBLAS is up to 6x slower on a transposed-A product with fewer output
-    rows than columns; the transposed product is then computed and laid out back."""
-    if xp is numpy and a.shape[1] < b.shape[1]:
-        return numpy.ascontiguousarray(numpy.matmul(b.T, a).T)
-    return xp.matmul(xp.swapaxes(a, 0, 1), b)
+    """``a.T @ b`` (the backend's: NumPy's picks OpenBLAS's faster orientation)."""
+    return functions(xp).matmul_tn(a, b)
 
 
 def _linear_fwd(xp, self, mat1, mat2):
@@ -471,13 +468,8 @@ def _stats(xp, x, mean, rstd, axes, eps):
 
 
 def _fused_mul_sub(xp, a, b, c):
-    """``a * b - c`` rounded once, as PyTorch's CPU kernels compute it (compiled with FMA
-    contraction): where the two nearly cancel, as in a norm's backward over a constant row,
-    the product's rounding error is the whole difference. float32 computes in float64 (its
-    product is exact there); float64 has no wider portable float and rounds twice."""
-    if not _is_np(xp) or a.dtype == numpy.float64:
-        return a * b - c
-    return (a.astype(numpy.float64) * b - c).astype(a.dtype)
+    """``a * b - c`` rounded once, as PyTorch's CPU kernels (plain on the facade)."""
+    return functions(xp).fused_mul_sub(a, b, c)
 
 
 def _ln_dx(xp, grad, input, weight, mean, rstd, axes, eps):
