@@ -85,6 +85,12 @@ class ArrayFunctions:
         """The memory address of ``a``'s first element (where a view lies in its base)."""
         return a.__array_interface__["data"][0]
 
+    def index_add(self, a, index, values):
+        """``a`` with ``values``' rows added into its rows ``index`` (repeats accumulate);
+        arrays are written in place."""
+        self.ufunc_at("add", a, index, values)
+        return a
+
     def ufunc_at(self, name, a, at, b):
         """``xp.<name>.at(a, at, b)``: ``a[at] = name(a[at], b)`` unbuffered, repeated
         targets combined in order."""

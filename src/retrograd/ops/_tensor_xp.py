@@ -411,5 +411,8 @@ class _Functions(ArrayFunctions):
     def fused_mul_sub(self, a, b, c):
         return a * b - c
 
+    def index_add(self, a, index, values):
+        return F["index_add"](a, 0, index if isinstance(index, Tensor) else wrap(index), values)
+
 
 register_functions(sys.modules[__name__], _Functions(sys.modules[__name__]))

@@ -16,6 +16,7 @@ from .._creation import full_like, ones_like, zeros, zeros_like
 from .._dtype import int64, result_type
 from .._tensor import wrap
 from ..backend import get_array_module
+from ..backend.functions import functions
 from ._loss_args import check_cast, check_output
 from ._registry import FUNCTIONS, _pretty, apply, defop, register
 from .activation import logsigmoid
@@ -217,14 +218,8 @@ def _pdist_grad(xp, grad, self, result, p):
     i, j = _triu(self.shape[0])
     c = xp.expand_dims(grad, -1) * _dist_d(xp, self[i] - self[j], xp.expand_dims(result, -1),
                                            p)
-    if _is_np(xp):
-        out = xp.zeros(self.shape, dtype=grad.dtype)
-        xp.add.at(out, i, c)
-        xp.subtract.at(out, j, c)
-        return out
-    index_add = FUNCTIONS["index_add"]
-    out = index_add(xp.zeros(self.shape, dtype=grad.dtype), 0, wrap(i), c)
-    return index_add(out, 0, wrap(j), -c)
+    index_add = functions(xp).index_add
+    return index_add(index_add(xp.zeros(self.shape, dtype=grad.dtype), i, c), j, -c)
 
 
 _pdist = defop("_pdist_forward", _pdist_fwd, vjp={"self": _pdist_grad}, jvp="transpose",
