@@ -68,6 +68,23 @@ class ArrayFunctions:
             return a * b - c
         return (a.astype(numpy.float64) * b - c).astype(a.dtype)
 
+    def in_float32(self, f, x):
+        """``f(xp, x)`` as PyTorch's kernels compute it for float16: in float32, rounded
+        once."""
+        if x.dtype == numpy.float16:
+            return f(self.xp, x.astype(numpy.float32)).astype(numpy.float16)
+        return f(self.xp, x)
+
+    def scalar_mul(self, a, b, opmath):
+        """``a * b`` where a 0-d operand (a reduced loss's gradient, a scalar weight) does
+        not promote a dimensioned one and enters a low-precision product in its compute
+        dtype (``opmath``: dtype -> compute dtype), as ATen's CPU scalars."""
+        if (a.ndim == 0) != (b.ndim == 0) and a.dtype != b.dtype:
+            dt = b.dtype if a.ndim == 0 else a.dtype
+            up = opmath.get(dt, dt)
+            return (a.astype(up, copy=False) * b.astype(up, copy=False)).astype(dt, copy=False)
+        return a * b
+
     def clamp_min(self, x, c):
         """``maximum(x, c)`` for a Python number ``c``."""
         return self.xp.maximum(x, c)

@@ -957,19 +957,13 @@ def _mul(xp, a, b):
     """``a * b`` in PyTorch's dtype: a 0-d operand (the gradient of a reduced loss, a
     scalar weight) does not promote a dimensioned one, and enters a float16 product as
     float32 (ATen's CPU scalar). Tensors, under ``create_graph``, promote so themselves."""
-    if _is_np(xp) and (a.ndim == 0) != (b.ndim == 0) and a.dtype != b.dtype:
-        dt = b.dtype if a.ndim == 0 else a.dtype
-        up = OPMATH.get(dt, dt)
-        return (a.astype(up, copy=False) * b.astype(up, copy=False)).astype(dt, copy=False)
-    return a * b
+    return functions(xp).scalar_mul(a, b, OPMATH)
 
 
 def _once(xp, f, x):
     """``f(xp, x)`` as PyTorch's kernels compute it for float16: in float32, rounded once
     (an op on Tensors, under ``create_graph``, does so itself)."""
-    if _is_np(xp) and x.dtype == numpy.float16:
-        return f(xp, x.astype(numpy.float32)).astype(numpy.float16)
-    return f(xp, x)
+    return functions(xp).in_float32(f, x)
 
 
 def _log_sigmoid(xp, x):
