@@ -22,6 +22,7 @@ from ._loss_args import (check_bce, check_bce_logits, check_embedding, check_flo
 from ._registry import FUNCTIONS, _pretty, apply, defop
 from .linalg import _addmm_args
 from .reduction import _dim1, _vector_norm
+from .shape import call
 
 __all__ = ["linear", "constant_pad", "mode_pad", "softmax", "log_softmax", "nll_loss",
            "layer_norm", "batch_norm", "group_norm", "gelu", "silu", "embedding", "mse_loss",
@@ -101,9 +102,7 @@ def _pad_np(x, pad, value):
 
 
 def _pad(xp, x, pad, value):
-    if _is_np(xp):
-        return _pad_np(x, pad, value)
-    return apply(_constant_pad, (x,), (pad, value))
+    return call(xp, _constant_pad, x, attrs=(pad, value))
 
 
 _constant_pad = defop(
@@ -203,15 +202,11 @@ def _mode_unpad_np(xp, g, pad, mode):
 
 
 def _mode_pad(xp, x, pad, mode):
-    if _is_np(xp):
-        return _mode_pad_np(x, pad, mode)
-    return apply(_MODE_PAD[mode, len(pad) // 2], (x,), (pad,))
+    return call(xp, _MODE_PAD[mode, len(pad) // 2], x, attrs=(pad,))
 
 
 def _mode_unpad(xp, g, pad, mode):
-    if _is_np(xp):
-        return _mode_unpad_np(xp, g, pad, mode)
-    return apply(_MODE_UNPAD[mode, len(pad) // 2], (g,), (pad,))
+    return call(xp, _MODE_UNPAD[mode, len(pad) // 2], g, attrs=(pad,))
 
 
 def _mode_pad_ops(mode, op_name, node, backward_node, k):
