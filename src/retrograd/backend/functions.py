@@ -16,12 +16,12 @@ from . import emulated, erf
 
 __all__ = ["functions", "register_functions", "scipy_linalg"]
 
-_registered = {}  # namespace -> its own functions object
+_known = {}  # namespace -> its functions (registered, or made on first use)
 
 
 def register_functions(namespace, impl):
     """Use ``impl``'s functions for rules that receive ``namespace``."""
-    _registered[namespace] = impl
+    _known[namespace] = impl
 
 
 def scipy_linalg(xp):
@@ -234,17 +234,15 @@ class _CupyFunctions(ArrayFunctions):
 
 
 _BY_MODULE = {numpy: _NumpyFunctions}  # CuPy and the emulator: _CupyFunctions
-_arrays = {}  # array module -> its ArrayFunctions
 
 
 def functions(xp):
-    """The functions for rules that receive array namespace ``xp``."""
-    f = _registered.get(xp)
+    """The functions for rules that receive array namespace ``xp`` (one dict lookup for a
+    known one: asking NumPy's module for a missing attribute costs microseconds)."""
+    f = _known.get(xp)
     if f is not None:
         return f
     if getattr(xp, "batched", False):  # a namespace per call: not kept
         return ArrayFunctions(xp)
-    f = _arrays.get(xp)
-    if f is None:
-        f = _arrays[xp] = _BY_MODULE.get(xp, _CupyFunctions)(xp)
+    f = _known[xp] = _BY_MODULE.get(xp, _CupyFunctions)(xp)
     return f
