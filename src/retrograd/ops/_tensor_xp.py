@@ -270,6 +270,10 @@ def cumprod(x, axis):
     return F["cumprod"](x, axis)
 
 
+def bincount(x, minlength=0):
+    return F["bincount"](x, minlength=minlength)
+
+
 def any(x, axis=None):
     return F["any"](x) if axis is None else F["any"](x, axis)
 

@@ -22,6 +22,7 @@ from ._registry import FUNCTIONS, _pretty, apply, defop, register
 from .activation import logsigmoid
 from .nn_ops import _is_np, _reduce, _reduced_grad, _sigmoid, _size
 from .reduction import _no_out, _norm_rule, _vector_norm
+from .shape import call
 
 __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "cdist", "pdist", "dist",
            "kl_div", "huber_loss", "soft_margin_loss", "margin_ranking_loss",
@@ -762,11 +763,8 @@ _ctc_backward = defop("_ctc_loss_backward", _ctc_bwd_fwd,
 
 def _ctc_grad(xp, grad, log_probs, targets, result, log_alpha, input_lengths, target_lengths,
               blank, zero_infinity):
-    attrs = (input_lengths, target_lengths, blank, zero_infinity)
-    if _is_np(xp):
-        g = _ctc_unit_grad(log_probs, targets, result, log_alpha, *attrs)
-        return g * xp.expand_dims(xp.expand_dims(grad, 0), 2)
-    return apply(_ctc_backward, (grad, log_probs, targets, result, log_alpha), attrs)
+    return call(xp, _ctc_backward, grad, log_probs, targets, result, log_alpha,
+                attrs=(input_lengths, target_lengths, blank, zero_infinity))
 
 
 def _ctc_jvp(xp, log_probs_t, log_probs, targets, result, log_alpha, input_lengths,

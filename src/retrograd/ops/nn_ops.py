@@ -791,8 +791,7 @@ def _embedding_grad(xp, grad, indices, weight_shape, padding_idx, scale_grad_by_
     idx = xp.reshape(indices, (-1,))
     g = xp.reshape(grad, (idx.shape[0], d))
     if scale_grad_by_freq:  # each row's gradient over the number of times it was looked up
-        counts = (xp.bincount(idx, minlength=n) if _is_np(xp)
-                  else FUNCTIONS["bincount"](idx, minlength=n))
+        counts = xp.bincount(idx, minlength=n)
         g = g / xp.expand_dims(counts[idx], 1)
     if _is_np(xp):
         out = xp.zeros((n, d), dtype=grad.dtype)
