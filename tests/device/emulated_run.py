@@ -2,11 +2,12 @@
 
 Shared by the test and by ``python tests/device/emulated_run.py`` (a pass/fail table).
 Each sample (float64 where the entry has it) runs forward on the CPU and on ``cuda``
-(the CuPy-shaped emulator); values must be equal, outputs must live on the device,
-and, for differentiable entries, the gradients of a random cotangent must be equal and
-live where their leaves do.
+(the CuPy-shaped emulator); values must be equal, outputs must live on the device (a
+sample the CPU refuses must be refused alike), and, for differentiable entries, the
+gradients of a random cotangent must be equal and live where their leaves do.
 """
 
+import collections
 import contextlib
 import pathlib
 import traceback
@@ -51,9 +52,20 @@ def _map(obj, fn):
     return obj
 
 
-def _to_device(t):
-    moved = t.detach().to("cuda")
-    return moved.requires_grad_(t.requires_grad)
+def _copier(device):
+    """A fresh leaf copy of each tensor on ``device``, one per tensor (a tensor passed
+    twice stays one leaf), so that in-place entries start from the sample's values on
+    both devices even when samples share a tensor."""
+    seen = {}
+
+    def copy(t):
+        if id(t) not in seen:
+            seen[id(t)] = t.detach().to(device, copy=True).requires_grad_(t.requires_grad)
+        return seen[id(t)]
+    return copy
+
+
+_Sample = collections.namedtuple("_Sample", "input args kwargs")
 
 
 def _flat(out):
@@ -86,8 +98,13 @@ def run(op):
     with emulating():
         dev_samples = [_map(s, lambda t: t) for s in _samples(op, grad)]
         for k, (s, d) in enumerate(zip(cpu_samples, dev_samples, strict=True)):
-            d_in, d_args, d_kwargs = _map((d.input, d.args, d.kwargs), _to_device)
-            outs = _flat(op.op(s.input, *s.args, **s.kwargs))
+            s = _Sample(*_map((s.input, s.args, s.kwargs), _copier("cpu")))
+            d_in, d_args, d_kwargs = _map((d.input, d.args, d.kwargs), _copier("cuda"))
+            try:
+                outs = _flat(op.op(s.input, *s.args, **s.kwargs))
+            except Exception as e:  # noqa: BLE001 - the device must raise the same
+                _same_error(e, op.op, (d_in, *d_args), d_kwargs, f"sample {k}")
+                continue
             d_outs = _flat(op.op(d_in, *d_args, **d_kwargs))
             if len(outs) != len(d_outs):
                 raise AssertionError(f"sample {k}: {len(outs)} vs {len(d_outs)} outputs")
@@ -114,6 +131,17 @@ def run(op):
                     raise AssertionError(f"sample {k} grad {j}: None on one device only")
                 if a is not None:
                     _same(a, b, f"sample {k} grad {j}")
+
+
+def _same_error(e, fn, args, kwargs, what):
+    """A sample the CPU refuses: the device refuses it alike (type and message)."""
+    try:
+        fn(*args, **kwargs)
+    except type(e) as d:
+        if str(d) != str(e):
+            raise AssertionError(f"{what}: {d!r} on the device, {e!r} on the CPU") from None
+        return
+    raise AssertionError(f"{what}: the CPU raised {e!r}, the device did not")
 
 
 def _leaves(obj):
@@ -164,7 +192,6 @@ def _write(path):
 
 
 if __name__ == "__main__":
-    import collections
     import sys
     if "--write" in sys.argv:
         _write(pathlib.Path(__file__).with_name("not_on_device.py"))

@@ -49,7 +49,7 @@ def _sym(x):
     """A symmetric positive-definite function of any square x."""
     lib = _lib(x)
     n = x.shape[-1]
-    return x @ x.mT + n * lib.eye(n, dtype=x.dtype)
+    return x @ x.mT + n * lib.eye(n, dtype=x.dtype, device=x.device)
 
 
 def _fix_signs(lib, u, vh=None):

@@ -124,6 +124,18 @@ SPECIAL = frozenset({
     "xlog1py", "xlogy", "zeta"
 })
 
+# cupyx.scipy.linalg (https://docs.cupy.dev/en/latest/reference/scipy_linalg.html)
+SCIPY_LINALG = frozenset({
+    "bandwidth", "block_diag", "circulant", "companion", "convolution_matrix", "dft", "expm",
+    "fiedler", "fiedler_companion", "hadamard", "hankel", "helmert", "hilbert", "khatri_rao",
+    "leslie", "lu", "lu_factor", "lu_solve", "solve_triangular", "toeplitz"
+})
+
+# ... of which these take one matrix (``a (ndarray, 2D)``; SciPy's take batches)
+SCIPY_LINALG_2D = frozenset({
+    "expm", "lu", "lu_factor"
+})
+
 # ufunc methods: which ufuncs have them (_kernel.pyx); ``outer`` exists for every ufunc
 UFUNC_AT = frozenset({
     "add", "bitwise_and", "bitwise_or", "bitwise_xor", "maximum", "minimum", "subtract"
@@ -181,6 +193,7 @@ UNSUPPORTED_KEYWORDS = {
     "intersect1d": ('ar1', 'ar2'),
     "isin": ('kind',),
     "lexsort": ('axis',),
+    "lu": ('p_indices',),
     "linspace": ('device',),
     "load": ('encoding', 'fix_imports', 'max_header_size'),
     "matmul": ('subok', 'x1', 'x2'),

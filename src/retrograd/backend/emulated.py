@@ -112,6 +112,11 @@ class ndarray:
     flags = property(lambda self: self._a.flags)
 
     @property
+    def data(self):
+        """``cupy.cuda.MemoryPointer``: the address of the first element, as ``ptr``."""
+        return _MemoryPointer(self._a.__array_interface__["data"][0])
+
+    @property
     def base(self):
         b = self._a.base
         return None if b is None or not isinstance(b, numpy.ndarray) else _wrap1(b, self._dev)
@@ -182,6 +187,13 @@ class ndarray:
 
     def __reduce__(self):
         raise TypeError("emulated device arrays are not picklable: call .get() first")
+
+
+class _MemoryPointer:
+    __slots__ = ("ptr",)
+
+    def __init__(self, ptr):
+        self.ptr = ptr
 
 
 def _lookup(func):
@@ -304,6 +316,16 @@ def _unsupported(what):
     return fn
 
 
+def _one_matrix(f):
+    """``f`` for a 2-D array only, as cupyx.scipy.linalg's decompositions take."""
+    def fn(a, *args, **kwargs):
+        if getattr(a, "ndim", None) != 2:
+            raise ValueError(f"expected a 2-D matrix, got {getattr(a, 'ndim', None)}-D")
+        return f(a, *args, **kwargs)
+    fn.__name__ = fn.__qualname__ = f.__name__
+    return fn
+
+
 def asnumpy(a, stream=None, order="C", out=None):
     """``cupy.asnumpy``: a host copy of an emulated array (NumPy input passes through)."""
     if type(a) is ndarray:
@@ -341,6 +363,20 @@ try:  # cupyx.scipy.special's functions, where SciPy has them
 except ImportError:  # pragma: no cover - exercised only without SciPy
     _scipy_special = None
 special = _Namespace(_cupy_names.SPECIAL if _scipy_special else (), _scipy_special)
+
+
+def __getattr__(name):
+    """``scipy_linalg``: cupyx.scipy.linalg's functions, built on first use (importing
+    scipy.linalg costs a tenth of a second)."""
+    if name != "scipy_linalg":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import scipy.linalg
+    la = _Namespace(_cupy_names.SCIPY_LINALG, scipy.linalg)
+    for f in _cupy_names.SCIPY_LINALG_2D:
+        setattr(la, f, _one_matrix(getattr(la, f)))
+    globals()["scipy_linalg"] = la
+    return la
+
 namespace.lib = type("lib", (), {"stride_tricks": _Namespace(_cupy_names.STRIDE_TRICKS,
                                                              numpy.lib.stride_tricks)})
 

@@ -13,6 +13,7 @@ import numpy
 
 import retrograd
 from .._tensor import wrap
+from ..backend import get_array_module, to_device
 from ..ops import nn_ops as _nn
 from ..ops.nn_ops import (batch_norm, embedding, gelu, group_norm,  # noqa: F401 (re-exports)
                           layer_norm)
@@ -328,7 +329,8 @@ def one_hot(tensor, num_classes=-1):
     if num_classes == -1:
         num_classes = int(tensor.max()) + 1 if tensor.numel() else 0
     data = tensor._data
-    return wrap((data[..., None] == numpy.arange(num_classes)).astype(numpy.int64))
+    xp = get_array_module(data)
+    return wrap((data[..., None] == xp.arange(num_classes)).astype(numpy.int64))
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
@@ -338,7 +340,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = (query * scale) @ key.transpose(-2, -1)
     if is_causal:
-        causal = numpy.triu(numpy.ones((L, S), dtype=bool), 1)
+        causal = to_device(numpy.triu(numpy.ones((L, S), dtype=bool), 1), query.device)
         scores = scores.masked_fill(wrap(causal), -math.inf)
     if attn_mask is not None:
         if attn_mask.dtype == retrograd.bool:

@@ -6,9 +6,12 @@ signature onto the retrograd op, so the backward of a backward is recorded
 like any forward. Add a function here when a rule needs a new NumPy name.
 """
 
+import sys
+
 import numpy
 
 from .. import _creation, _dtype
+from ..backend.functions import ArrayFunctions, register_functions
 from .._tensor import Tensor, wrap
 from ._registry import FUNCTIONS as F
 
@@ -267,6 +270,10 @@ def cumprod(x, axis):
     return F["cumprod"](x, axis)
 
 
+def bincount(x, minlength=0):
+    return F["bincount"](x, minlength=minlength)
+
+
 def any(x, axis=None):
     return F["any"](x) if axis is None else F["any"](x, axis)
 
@@ -380,3 +387,42 @@ class linalg:  # noqa: N801 (numpy.linalg's name)
     def eigh(a, UPLO="L"):  # noqa: N803
         from . import linalg_decomp
         return tuple(linalg_decomp.eigh(a, UPLO))
+
+
+class _Functions(ArrayFunctions):
+    """The backend functions (:mod:`..backend.functions`) on Tensors: their array forms
+    written in this namespace, except where the op itself must be recorded (so a backward
+    of a backward differentiates it) or the arrays' numerics tricks do not apply."""
+
+    def where(self, cond, a, b):
+        return where(cond, a, b)
+
+    def sigmoid(self, x):
+        return sigmoid(x)
+
+    def erf(self, x):
+        return erf(x)
+
+    def clamp_min(self, x, c):
+        return F["clamp_min"](x, c)
+
+    def clamp_max(self, x, c):
+        return F["clamp_max"](x, c)
+
+    def expm(self, a):
+        return F["matrix_exp"](a)
+
+    def fused_mul_sub(self, a, b, c):
+        return a * b - c
+
+    def in_float32(self, f, x):  # ops on Tensors round so themselves
+        return f(self.xp, x)
+
+    def scalar_mul(self, a, b, opmath):  # Tensors promote so themselves
+        return a * b
+
+    def index_add(self, a, index, values):
+        return F["index_add"](a, 0, index if isinstance(index, Tensor) else wrap(index), values)
+
+
+register_functions(sys.modules[__name__], _Functions(sys.modules[__name__]))

@@ -11,10 +11,10 @@ base reproduce by taking the base's strides.
 """
 
 import numpy
-from numpy.lib.stride_tricks import as_strided
 
 from .._tensor import Tensor, wrap
 from ..backend import get_array_module
+from ..backend.functions import functions
 from ..autograd.node import Node, collect_next
 
 __all__ = ["xp_of", "mark_view", "requires_grad", "rebase_view"]
@@ -81,32 +81,38 @@ def _may_overlap(shape, strides):
     return False
 
 
+def _as_strided(a, shape, strides):
+    return get_array_module(a).lib.stride_tricks.as_strided(a, shape, strides)
+
+
 class _Region:
     """Where a view lies inside its base, in elements of the base's memory: the view's
     shape, strides and offset, and the base's shape and strides."""
 
-    __slots__ = ("base_shape", "base_strides", "numel", "dtype", "shape", "strides", "offset")
+    __slots__ = ("base_shape", "base_strides", "numel", "dtype", "shape", "strides", "offset",
+                 "xp")
 
     def __init__(self, base, view):
         b, v = base._data, view._data
+        self.xp = get_array_module(b)
+        address = functions(self.xp).address
         item = b.itemsize
         self.base_shape, self.base_strides, self.dtype = b.shape, _element_strides(b), b.dtype
         self.numel = b.size
         self.shape = v.shape
         self.strides = tuple(s // item for s in v.strides)
-        self.offset = (v.__array_interface__["data"][0] - b.__array_interface__["data"][0]) \
-            // item
+        self.offset = (address(v) - address(b)) // item
 
     def like_base(self, fill=0):
         """A new array laid out like the base, and the flat memory under it."""
-        flat = numpy.full(self.numel, fill, self.dtype)
-        return flat, as_strided(flat, self.base_shape,
-                                tuple(s * flat.itemsize for s in self.base_strides))
+        flat = self.xp.full(self.numel, fill, self.dtype)
+        return flat, _as_strided(flat, self.base_shape,
+                                 tuple(s * flat.itemsize for s in self.base_strides))
 
     def view_of(self, flat):
         """The region inside the flat memory of an array laid out like the base."""
-        return as_strided(flat[self.offset:], self.shape,
-                          tuple(s * flat.itemsize for s in self.strides))
+        return _as_strided(flat[self.offset:], self.shape,
+                           tuple(s * flat.itemsize for s in self.strides))
 
     def geometry(self):
         """(view, base, numel): the view's and the base's (sizes, element strides, element
@@ -140,8 +146,8 @@ class AsStridedBackward0(Node):
             return [_restride(grads[0], view, base, n)]
         flat, out = r.like_base()
         if _may_overlap(r.shape, r.strides):  # (expand, as_strided): sum duplicates
-            ids = r.view_of(numpy.arange(r.numel))
-            numpy.add.at(flat, ids.ravel(), numpy.ravel(grads[0]))
+            ids = r.view_of(r.xp.arange(r.numel))
+            r.xp.add.at(flat, ids.ravel(), r.xp.ravel(grads[0]))
         else:
             r.view_of(flat)[...] = grads[0]
         return [out]

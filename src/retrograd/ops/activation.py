@@ -17,7 +17,9 @@ import numpy
 from .._tensor import Tensor, _wrap_dim, wrap
 from . import nn_ops as _nn
 from . import pointwise as _pw
-from ._registry import FUNCTIONS, _pretty, apply, apply_inplace, defop, register
+from ._registry import _pretty, apply, apply_inplace, defop, register
+from ..backend import to_device
+from ..backend.functions import functions
 from .nn_ops import _is_np, _max_scalar
 
 __all__ = ["leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_",
@@ -52,43 +54,20 @@ def _floating(input, kernel):
                                   f"'{_pretty(input._data.dtype)}'")
 
 
-_BITS = {2: numpy.int16, 4: numpy.int32, 8: numpy.int64}
-_BIT_SELECT_MIN = 1 << 15  # elements: below, numpy.where measured faster
-
-
 def _where(xp, cond, a, b):
-    """``xp.where(cond, a, b)``. NumPy's where branches per element, 5-10x slower than an
-    arithmetic pass on mixed signs; on large NumPy float arrays the bits of ``a`` and ``b``
-    are selected instead (exact, infs and nans included). Small ones keep ``where``: the
-    bit select's ten calls cost more than the branches there."""
-    if xp is not numpy or getattr(cond, "size", 0) < _BIT_SELECT_MIN:
-        return xp.where(cond, a, b)
-    da, db = getattr(a, "dtype", None), getattr(b, "dtype", None)
-    dt = da or db
-    if dt is None or dt.kind != "f" or da is not None and db is not None and da != db:
-        return xp.where(cond, a, b)
-    it = _BITS[dt.itemsize]
-    m = xp.negative(cond, dtype=it)  # all bits set where cond holds
-    out = xp.bitwise_and(xp.asarray(a, dt).view(it), m)
-    out = xp.bitwise_or(out, xp.bitwise_and(xp.asarray(b, dt).view(it), xp.invert(m)))
-    return xp.asarray(out).view(dt)
+    """``xp.where(cond, a, b)`` (on NumPy, the fast bit select for large arrays)."""
+    return functions(xp).where(cond, a, b)
 
 
 def _sigmoid(xp, x):
-    """The overflow-free sigmoid of ``nn_ops`` with the fast select."""
-    if not _is_np(xp):
-        return xp.sigmoid(x)
-    e = xp.exp(-xp.abs(x))
-    r = 1 / (1 + e)
-    return _where(xp, x >= 0, r, e * r)
+    """The overflow-free sigmoid (the op on the facade's Tensors)."""
+    return functions(xp).sigmoid(x)
 
 
 def _min0(xp, x):
     """``minimum(x, 0)``: keeps exp() of the unselected branch of a where finite, so
     that its double backward has no 0 * inf."""
-    if _is_np(xp):
-        return xp.minimum(x, 0)
-    return FUNCTIONS["clamp_max"](x, 0)
+    return functions(xp).clamp_max(x, 0)
 
 
 def _softplus0(xp, x):
@@ -537,7 +516,8 @@ def _rrelu_apply(input, lower, upper, training, inplace, generator):
     if training:
         from .._random import default_generator
         rng = (generator or default_generator)._rng
-        noise = wrap(rng.uniform(lower, upper, input.shape).astype(input._data.dtype))
+        noise = wrap(to_device(rng.uniform(lower, upper, input.shape).astype(input._data.dtype),
+                               input.device))
     attrs = (_num(lower), _num(upper), training)
     if inplace:
         return apply_inplace(_rrelu_, input, (noise,), attrs)

@@ -172,6 +172,14 @@ def _result_dtype(arrays):
     return rt.np
 
 
+def _one_device(tensors):
+    """PyTorch's error for tensors on two devices."""
+    devices = list(dict.fromkeys(t.device for t in tensors))
+    if len(devices) > 1:
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                           f"least two devices, {devices[0]} and {devices[1]}!")
+
+
 def _legacy_empty(a):
     return a.ndim == 1 and a.shape[0] == 0
 
@@ -192,7 +200,8 @@ def cat(tensors, dim=0, *, out=None):
     dtype = _result_dtype(arrays)
     try:
         res = xp.concatenate(arrays, axis=dim, dtype=dtype)
-    except ValueError:
+    except (TypeError, ValueError):  # a device array module refuses another device's
+        _one_device(tensors)
         used, dim = _cat_checked(arrays, dim)
         res = xp.concatenate(used, axis=dim, dtype=dtype)
     return _record_list(_CatBackward0, tensors, res, (dim % res.ndim,))

@@ -17,8 +17,9 @@ import math
 import numpy
 
 from .. import return_types as rt
-from .._tensor import Tensor
+from .._tensor import Tensor, wrap
 from ..backend import get_array_module
+from ..backend.functions import functions
 from ._registry import _pretty, apply, defop, register
 
 __all__ = ["LinAlgError"]
@@ -715,12 +716,13 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 def _perm_from_pivots(piv, m):
     """The row order ``perm`` with ``(P^T A)[i] = A[perm[i]]`` from LAPACK's 1-based
-    sequential swaps (host integers: the pivots are never differentiated)."""
-    piv = numpy.asarray(piv._data if isinstance(piv, Tensor) else piv)
+    sequential swaps (integers on the pivots' device: they are never differentiated)."""
+    piv = piv._data if isinstance(piv, Tensor) else piv
+    xp = get_array_module(piv)
     batch = piv.shape[:-1]
-    cur = numpy.broadcast_to(numpy.arange(m), batch + (m,)).reshape(-1, m).copy()
+    cur = xp.broadcast_to(xp.arange(m), batch + (m,)).reshape(-1, m).copy()
     flat = piv.reshape(-1, piv.shape[-1]) - 1
-    rows = numpy.arange(len(cur))
+    rows = xp.arange(len(cur))
     for i in range(flat.shape[1]):
         j = flat[:, i]
         cur[rows, i], cur[rows, j] = cur[rows, j], cur[rows, i].copy()
@@ -729,12 +731,13 @@ def _perm_from_pivots(piv, m):
 
 def _pivots_from_perm(perm, k):
     """LAPACK's pivots (int32, 1-based) for the row order ``perm``."""
+    xp = get_array_module(perm)
     m = perm.shape[-1]
     flat = perm.reshape(-1, m)
-    cur = numpy.broadcast_to(numpy.arange(m), flat.shape).copy()
+    cur = xp.broadcast_to(xp.arange(m), flat.shape).copy()
     loc = cur.copy()  # loc[row] = where that row of A sits now
-    rows = numpy.arange(len(flat))
-    piv = numpy.empty((len(flat), k), dtype=numpy.int32)
+    rows = xp.arange(len(flat))
+    piv = xp.empty((len(flat), k), dtype=numpy.int32)
     for i in range(k):
         j = loc[rows, flat[:, i]]
         piv[:, i] = j + 1
@@ -744,15 +747,14 @@ def _pivots_from_perm(perm, k):
     return piv.reshape(perm.shape[:-1] + (k,))
 
 
-def _perm_matrix(xp, perm, dtype, like=None):
-    """P with ``P[perm[i], i] = 1`` (so ``A = P L U``); a constant Tensor on the facade."""
+def _perm_matrix(perm, dtype, like=None):
+    """P with ``P[perm[i], i] = 1`` (so ``A = P L U``), on ``perm``'s device; a constant
+    Tensor when ``like`` is one (the facade)."""
+    xp = get_array_module(perm)
     m = perm.shape[-1]
-    p = numpy.zeros(perm.shape + (m,), dtype=dtype)
-    numpy.put_along_axis(p, numpy.expand_dims(perm, -2), 1, axis=-2)
-    if isinstance(like, Tensor):
-        from .. import from_numpy
-        return from_numpy(p)
-    return xp.asarray(p)
+    p = xp.zeros(perm.shape + (m,), dtype=dtype)
+    xp.put_along_axis(p, xp.expand_dims(perm, -2), 1, axis=-2)
+    return wrap(p) if isinstance(like, Tensor) else p
 
 
 def _lu_square_grad(xp, L, U, gL, gU):
@@ -780,9 +782,8 @@ def _lu_grad_core(xp, P, L, U, gL, gU):
 
 
 def _lu_fwd(xp, A):
-    import scipy.linalg
-    perm_inv, L, U = scipy.linalg.lu(A, p_indices=True)
-    return _perm_matrix(xp, numpy.argsort(perm_inv, -1), A.dtype), L, U
+    perm_inv, L, U = functions(xp).lu(A)
+    return _perm_matrix(xp.argsort(perm_inv, -1), A.dtype), L, U
 
 
 _lu = defop("linalg_lu", _lu_fwd, outputs=("P", "L", "U"), nondiff_outputs=("P",),
@@ -835,18 +836,17 @@ def _unpack(xp, LU):
 
 
 def _lu_factor_fwd(xp, A):
-    import scipy.linalg
-    perm_inv, L, U = scipy.linalg.lu(A, p_indices=True)
+    perm_inv, L, U = functions(xp).lu(A)
     k = min(A.shape[-2:])
-    piv = _pivots_from_perm(numpy.argsort(perm_inv, -1), k)
-    diag = numpy.diagonal(U, 0, -2, -1) == 0
-    info = numpy.where(diag.any(-1), diag.argmax(-1) + 1, 0).astype(numpy.int32)
-    return _pack(xp, L, U), xp.asarray(piv), xp.asarray(info)
+    piv = _pivots_from_perm(xp.argsort(perm_inv, -1), k)
+    diag = xp.diagonal(U, 0, -2, -1) == 0
+    info = xp.where(diag.any(-1), diag.argmax(-1) + 1, 0).astype(numpy.int32)
+    return _pack(xp, L, U), piv, info
 
 
 def _lu_factor_grad(xp, grads, LU, pivots):
     L, U = _unpack(xp, LU)
-    P = _perm_matrix(xp, _perm_from_pivots(pivots, LU.shape[-2]), _np_dtype(LU), LU)
+    P = _perm_matrix(_perm_from_pivots(pivots, LU.shape[-2]), _np_dtype(LU), LU)
     k = L.shape[-1]
     g = grads[0]
     return _lu_grad_core(xp, P, L, U, xp.tril(g[..., :k], -1), xp.triu(g[..., :k, :]))
@@ -875,7 +875,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
 
 
 def _lu_factor_error(A, info):
-    bad = numpy.flatnonzero(info._data)
+    bad = numpy.flatnonzero(info.cpu().numpy())
     if bad.size:
         i = int(info._data.reshape(-1)[bad[0]])
         raise LinAlgError(f"torch.linalg.lu_factor: {_batch_prefix(A._data.shape, bad[0])}"
@@ -928,10 +928,7 @@ def _lu_solve_grad_LU(xp, grad, LU, result, P, left, adjoint):
 
 
 def _perm_const(xp, P, like):
-    if isinstance(like, Tensor):
-        from .. import from_numpy
-        return from_numpy(P)
-    return P
+    return wrap(P) if isinstance(like, Tensor) else P
 
 
 _lu_solve = defop("linalg_lu_solve", lambda xp, LU, B, P, left, adjoint:
@@ -949,7 +946,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
                            f"{_pretty(B._data.dtype)} instead")
     _tri_args(LU, B, "linalg.lu_solve", left)
     n = LU._data.shape[-1]
-    P = _perm_matrix(numpy, _perm_from_pivots(pivots, n), LU._data.dtype)
+    P = _perm_matrix(_perm_from_pivots(pivots, n), LU._data.dtype)
     return apply(_lu_solve, (LU, B), (P, bool(left), bool(adjoint)))
 
 
@@ -985,9 +982,9 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     _no_out(out, "lu_unpack")
     m = LU_data._data.shape[-2]
     if unpack_pivots:
-        P = _perm_matrix(numpy, _perm_from_pivots(LU_pivots, m), LU_data._data.dtype)
+        P = _perm_matrix(_perm_from_pivots(LU_pivots, m), LU_data._data.dtype)
     else:
-        P = numpy.zeros((0,), dtype=LU_data._data.dtype)
+        P = get_array_module(LU_data._data).zeros((0,), dtype=LU_data._data.dtype)
     return rt.lu_unpack(apply(_lu_unpack, (LU_data,), (P, bool(unpack_data))))
 
 
@@ -1082,15 +1079,13 @@ def householder_product(A, tau, *, out=None):
 # ---- matrix_exp -------------------------------------------------------------------------------
 
 def _expm(xp, a):
-    """The matrix exponential of a batch: this op on the facade's Tensors, else SciPy's
-    (on the data of a batch of gradients or tangents: the batch is one more leading dim)."""
-    if isinstance(a, Tensor):
-        return apply(_matrix_exp, (a,))
+    """The matrix exponential of a batch: the backend's (the op itself on the facade's
+    Tensors; on the data of a batch of gradients or tangents, whose batch is one more
+    leading dim)."""
     from ..autograd._batched import Batched
     if isinstance(a, Batched):
-        return Batched(_expm(numpy, a.data))
-    import scipy.linalg
-    return numpy.asarray(scipy.linalg.expm(a), dtype=a.dtype)
+        return Batched(functions(numpy).expm(a.data))
+    return functions(xp).expm(a)
 
 
 def _block_exp(xp, top_left, top_right):
@@ -1547,14 +1542,14 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 def vander(x, N=None):
     """Columns ``x^0, x^1, ..., x^(N-1)`` (increasing powers, unlike NumPy's default)."""
-    from .. import cat, ones
+    from .. import cat
     if x._data.ndim < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension.")
     n = x._data.shape[-1] if N is None else N
     if n < 2:
         raise RuntimeError("N must be greater than 1.")
     col = x.unsqueeze(-1)
-    first = ones(*col.shape, dtype=x.dtype)
+    first = x.new_ones(col.shape)
     return cat([first, col.expand(*col.shape[:-1], n - 1).cumprod(-1)], -1)
 
 

@@ -15,11 +15,14 @@ import numpy
 from .._creation import full_like, ones_like, zeros, zeros_like
 from .._dtype import int64, result_type
 from .._tensor import wrap
+from ..backend import get_array_module
+from ..backend.functions import functions
 from ._loss_args import check_cast, check_output
 from ._registry import FUNCTIONS, _pretty, apply, defop, register
 from .activation import logsigmoid
 from .nn_ops import _is_np, _reduce, _reduced_grad, _sigmoid, _size
 from .reduction import _no_out, _norm_rule, _vector_norm
+from .shape import call
 
 __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "cdist", "pdist", "dist",
            "kl_div", "huber_loss", "soft_margin_loss", "margin_ranking_loss",
@@ -216,14 +219,8 @@ def _pdist_grad(xp, grad, self, result, p):
     i, j = _triu(self.shape[0])
     c = xp.expand_dims(grad, -1) * _dist_d(xp, self[i] - self[j], xp.expand_dims(result, -1),
                                            p)
-    if _is_np(xp):
-        out = xp.zeros(self.shape, dtype=grad.dtype)
-        xp.add.at(out, i, c)
-        xp.subtract.at(out, j, c)
-        return out
-    index_add = FUNCTIONS["index_add"]
-    out = index_add(xp.zeros(self.shape, dtype=grad.dtype), 0, wrap(i), c)
-    return index_add(out, 0, wrap(j), -c)
+    index_add = functions(xp).index_add
+    return index_add(index_add(xp.zeros(self.shape, dtype=grad.dtype), i, c), j, -c)
 
 
 _pdist = defop("_pdist_forward", _pdist_fwd, vjp={"self": _pdist_grad}, jvp="transpose",
@@ -642,14 +639,16 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 # ---- ctc_loss -----------------------------------------------------------------------------
 def _lse3(a, b, c):
     """``log(exp(a) + exp(b) + exp(c))`` elementwise, -inf where all three are."""
-    m = numpy.maximum(numpy.maximum(a, b), c)
-    m = numpy.where(numpy.isinf(m), 0, m)
-    return numpy.log(numpy.exp(a - m) + numpy.exp(b - m) + numpy.exp(c - m)) + m
+    xp = get_array_module(a)
+    m = xp.maximum(xp.maximum(a, b), c)
+    m = xp.where(xp.isinf(m), 0, m)
+    return xp.log(xp.exp(a - m) + xp.exp(b - m) + xp.exp(c - m)) + m
 
 
 def _shift(a, k, fill):
     """``a`` moved ``k`` places along its last axis (right for k > 0), filled with ``fill``."""
-    out = numpy.full_like(a, fill)
+    xp = get_array_module(a)
+    out = xp.full_like(a, fill)
     if k > 0:
         out[..., k:] = a[..., :-k]
     else:
@@ -660,8 +659,9 @@ def _shift(a, k, fill):
 def _ctc_labels(targets, target_lengths, blank):
     """Each sample's extended label sequence (blank, l1, blank, l2, ..., blank), padded with
     blanks to (N, 2 max_len + 1), and where a transition may skip the previous label."""
+    xp = get_array_module(targets)
     n = len(target_lengths)
-    labels = numpy.full((n, 2 * max(target_lengths, default=0) + 1), blank, dtype=numpy.int64)
+    labels = xp.full((n, 2 * max(target_lengths, default=0) + 1), blank, dtype=numpy.int64)
     pos = 0
     for i, tl in enumerate(target_lengths):
         row = targets[pos:pos + tl] if targets.ndim == 1 else targets[i, :tl]
@@ -673,9 +673,10 @@ def _ctc_labels(targets, target_lengths, blank):
 
 
 def _ctc_setup(log_probs, targets, target_lengths, blank):
+    xp = get_array_module(log_probs)
     labels, skip = _ctc_labels(targets, target_lengths, blank)
-    lp = numpy.take_along_axis(log_probs, labels[None], 2)  # (T, N, L)
-    valid = numpy.arange(labels.shape[1]) < 2 * numpy.array(target_lengths)[:, None] + 1
+    lp = xp.take_along_axis(log_probs, labels[None], 2)  # (T, N, L)
+    valid = xp.arange(labels.shape[1]) < 2 * xp.asarray(target_lengths)[:, None] + 1
     return labels, skip, lp, valid
 
 
@@ -684,24 +685,24 @@ def _ctc_fwd(xp, log_probs, targets, input_lengths, target_lengths, blank, zero_
     once; the loss is read at each sample's last frame."""
     labels, skip, lp, valid = _ctc_setup(log_probs, targets, target_lengths, blank)
     t_max, n, length = lp.shape
-    alpha = numpy.full((t_max, n, length), -numpy.inf, dtype=log_probs.dtype)
+    alpha = xp.full((t_max, n, length), -numpy.inf, dtype=log_probs.dtype)
     if t_max:
         alpha[0, :, 0] = lp[0, :, 0]
         if length > 1:
-            alpha[0, :, 1] = numpy.where(numpy.array(target_lengths) > 0, lp[0, :, 1],
+            alpha[0, :, 1] = xp.where(xp.asarray(target_lengths) > 0, lp[0, :, 1],
                                          -numpy.inf)
     for t in range(1, t_max):
         a = alpha[t - 1]
         step = _lse3(a, _shift(a, 1, -numpy.inf),
-                     numpy.where(skip, _shift(a, 2, -numpy.inf), -numpy.inf)) + lp[t]
-        alpha[t] = numpy.where(valid, step, -numpy.inf)
-    nll = numpy.empty(n, dtype=log_probs.dtype)
+                     xp.where(skip, _shift(a, 2, -numpy.inf), -numpy.inf)) + lp[t]
+        alpha[t] = xp.where(valid, step, -numpy.inf)
+    nll = xp.empty(n, dtype=log_probs.dtype)
     for i, (il, tl) in enumerate(zip(input_lengths, target_lengths, strict=True)):
         if il == 0:
             nll[i] = 0 if tl == 0 else numpy.inf
             continue
         last = alpha[il - 1, i]
-        nll[i] = -(numpy.logaddexp(last[2 * tl], last[2 * tl - 1]) if tl else last[0])
+        nll[i] = -(xp.logaddexp(last[2 * tl], last[2 * tl - 1]) if tl else last[0])
     return nll, alpha
 
 
@@ -709,35 +710,36 @@ def _ctc_unit_grad(log_probs, targets, nll, alpha, input_lengths, target_lengths
                    zero_infinity):
     """PyTorch's ctc_loss_backward for a unit gradient: ``exp(lp) - exp(lcab + nll - lp)``
     (the gradient through a log_softmax folded in), 0 past each input's length."""
+    xp = get_array_module(log_probs)
     labels, skip, lp, valid = _ctc_setup(log_probs, targets, target_lengths, blank)
     t_max, n, length = lp.shape
-    il = numpy.array(input_lengths)[:, None]
-    tl = numpy.array(target_lengths)[:, None]
-    pos = numpy.arange(length)
+    il = xp.asarray(input_lengths)[:, None]
+    tl = xp.asarray(target_lengths)[:, None]
+    pos = xp.arange(length)
     ends = (pos == 2 * tl) | (pos == 2 * tl - 1)
     skip2 = _shift(skip, -2, False)
-    beta = numpy.full_like(alpha, -numpy.inf)
+    beta = xp.full_like(alpha, -numpy.inf)
     for t in range(t_max - 1, -1, -1):
         if t + 1 < t_max:
             b = beta[t + 1]
             step = _lse3(b, _shift(b, -1, -numpy.inf),
-                         numpy.where(skip2, _shift(b, -2, -numpy.inf), -numpy.inf)) + lp[t]
+                         xp.where(skip2, _shift(b, -2, -numpy.inf), -numpy.inf)) + lp[t]
         else:
-            step = numpy.full_like(lp[t], -numpy.inf)
-        init = numpy.where(ends, lp[t], -numpy.inf)
-        beta[t] = numpy.where(t == il - 1, init,
-                              numpy.where((t < il - 1) & valid, step, -numpy.inf))
+            step = xp.full_like(lp[t], -numpy.inf)
+        init = xp.where(ends, lp[t], -numpy.inf)
+        beta[t] = xp.where(t == il - 1, init,
+                              xp.where((t < il - 1) & valid, step, -numpy.inf))
     ab = alpha + beta
-    m = numpy.max(ab, axis=2, keepdims=True) if length else numpy.zeros((t_max, n, 1))
-    m = numpy.where(numpy.isinf(m), 0, m)
-    onehot = (labels[:, :, None] == numpy.arange(log_probs.shape[2])).astype(log_probs.dtype)
+    m = xp.max(ab, axis=2, keepdims=True) if length else xp.zeros((t_max, n, 1))
+    m = xp.where(xp.isinf(m), 0, m)
+    onehot = (labels[:, :, None] == xp.arange(log_probs.shape[2])).astype(log_probs.dtype)
     with numpy.errstate(divide="ignore"):
-        lcab = numpy.log(numpy.einsum("tnl,nlc->tnc", numpy.exp(ab - m), onehot)) + m
-    g = numpy.exp(log_probs) - numpy.exp(lcab + nll[None, :, None] - log_probs)
-    keep = numpy.arange(t_max)[:, None] < il.T
+        lcab = xp.log(xp.einsum("tnl,nlc->tnc", xp.exp(ab - m), onehot)) + m
+    g = xp.exp(log_probs) - xp.exp(lcab + nll[None, :, None] - log_probs)
+    keep = xp.arange(t_max)[:, None] < il.T
     if zero_infinity:
-        keep = keep & ~numpy.isinf(nll)[None]
-    return numpy.where(keep[:, :, None], g, 0).astype(log_probs.dtype)
+        keep = keep & ~xp.isinf(nll)[None]
+    return xp.where(keep[:, :, None], g, 0).astype(log_probs.dtype)
 
 
 def _ctc_bwd_fwd(xp, grad, log_probs, targets, nll, alpha, input_lengths, target_lengths,
@@ -761,11 +763,8 @@ _ctc_backward = defop("_ctc_loss_backward", _ctc_bwd_fwd,
 
 def _ctc_grad(xp, grad, log_probs, targets, result, log_alpha, input_lengths, target_lengths,
               blank, zero_infinity):
-    attrs = (input_lengths, target_lengths, blank, zero_infinity)
-    if _is_np(xp):
-        g = _ctc_unit_grad(log_probs, targets, result, log_alpha, *attrs)
-        return g * xp.expand_dims(xp.expand_dims(grad, 0), 2)
-    return apply(_ctc_backward, (grad, log_probs, targets, result, log_alpha), attrs)
+    return call(xp, _ctc_backward, grad, log_probs, targets, result, log_alpha,
+                attrs=(input_lengths, target_lengths, blank, zero_infinity))
 
 
 def _ctc_jvp(xp, log_probs_t, log_probs, targets, result, log_alpha, input_lengths,
@@ -844,7 +843,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if zero_infinity:
         res = FUNCTIONS["where"](res == float("inf"), zeros((), dtype=res.dtype), res)
     if reduction == "mean":
-        lengths = wrap(numpy.maximum(numpy.array(target_lengths, dtype=res._data.dtype), 1))
+        xp = get_array_module(res._data)
+        lengths = wrap(xp.maximum(xp.asarray(target_lengths, dtype=res._data.dtype), 1))
         return (res / lengths).mean()
     if reduction == "sum":
         return res.sum()

@@ -6,30 +6,32 @@ import numpy
 
 from .. import _dtype
 from .._tensor import Tensor, wrap
+from ..backend import check_device, get_array_module, to_device
 from ._registry import register
 from .joining import _list_node, _record_list, cat
 
 __all__ = ["tril_indices", "triu_indices", "block_diag", "diagflat", "vander"]
 
 
-def _tri_indices(row, col, offset, dtype, upper):
+def _tri_indices(row, col, offset, dtype, upper, device):
     if dtype not in (_dtype.int64, _dtype.int32):
         raise RuntimeError(f"\"tri{'u' if upper else 'l'}_indices\" not implemented for "
                            f"'{dtype}'")
+    dev = check_device(device)
     i, j = (numpy.triu_indices if upper else numpy.tril_indices)(row, offset, col)
-    return wrap(numpy.stack([i, j]).astype(dtype.np).reshape(2, -1))
+    return wrap(to_device(numpy.stack([i, j]).astype(dtype.np).reshape(2, -1), dev))
 
 
 @register(method=False)
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The (2, N) coordinates of the lower triangle of a row x col matrix, row by row."""
-    return _tri_indices(row, col, offset, dtype or _dtype.int64, False)
+    return _tri_indices(row, col, offset, dtype or _dtype.int64, False, device)
 
 
 @register(method=False)
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The (2, N) coordinates of the upper triangle of a row x col matrix, row by row."""
-    return _tri_indices(row, col, offset, dtype or _dtype.int64, True)
+    return _tri_indices(row, col, offset, dtype or _dtype.int64, True, device)
 
 
 def _block_diag_vjp(xp, grads, shapes):
@@ -74,7 +76,8 @@ def block_diag(*tensors):
     if not tensors:
         return wrap(numpy.zeros((1, 0), _dtype.get_default_dtype().np))
     dtype = _dtype.result_type(*tensors).np  # PyTorch's promotion, not NumPy's
-    out = _block_diag_arrays(numpy, [t._data for t in tensors], dtype)
+    arrays = [t._data for t in tensors]
+    out = _block_diag_arrays(get_array_module(arrays[0]), arrays, dtype)
     return _record_list(_BlockDiagBackward0, list(tensors), out, ())
 
 

@@ -15,12 +15,14 @@ import numpy
 from .._dtype import OPMATH
 from .._tensor import wrap
 from ..backend import get_array_module
+from ..backend.functions import functions
+from . import _tensor_xp
 from ._loss_args import (check_bce, check_bce_logits, check_embedding, check_float_kernel,
                          check_nll)
 from ._registry import FUNCTIONS, _pretty, apply, defop
-from .pointwise import _sigmoid_fwd
 from .linalg import _addmm_args
 from .reduction import _dim1, _vector_norm
+from .shape import call
 
 __all__ = ["linear", "constant_pad", "mode_pad", "softmax", "log_softmax", "nll_loss",
            "layer_norm", "batch_norm", "group_norm", "gelu", "silu", "embedding", "mse_loss",
@@ -28,25 +30,20 @@ __all__ = ["linear", "constant_pad", "mode_pad", "softmax", "log_softmax", "nll_
 
 
 def _is_np(xp):
-    """Rules run on arrays: NumPy's, or the batched ones of is_grads_batched (which
-    dispatch NumPy calls; see autograd._batched), rather than on Tensors."""
-    return xp is numpy or getattr(xp, "batched", False)
+    """Rules run on arrays (NumPy's, CuPy's, the batched ones of is_grads_batched), rather
+    than on the Tensors of the differentiable facade."""
+    return xp is not _tensor_xp
 
 
 def _max_scalar(xp, x, c):
     """``maximum(x, c)`` for a Python number ``c`` (the facade's maximum takes tensors)."""
-    if _is_np(xp):
-        return xp.maximum(x, c)
-    return FUNCTIONS["clamp_min"](x, c)
+    return functions(xp).clamp_min(x, c)
 
 
 # ---- linear -------------------------------------------------------------------------------
 def _mm_tn(xp, a, b):
-    """``a.T @ b``. OpenBLAS is up to 6x slower on a transposed-A product with fewer output
-    rows than columns; the transposed product is then computed and laid out back."""
-    if xp is numpy and a.shape[1] < b.shape[1]:
-        return numpy.ascontiguousarray(numpy.matmul(b.T, a).T)
-    return xp.matmul(xp.swapaxes(a, 0, 1), b)
+    """``a.T @ b`` (the backend's: NumPy's picks OpenBLAS's faster orientation)."""
+    return functions(xp).matmul_tn(a, b)
 
 
 def _linear_fwd(xp, self, mat1, mat2):
@@ -105,9 +102,7 @@ def _pad_np(x, pad, value):
 
 
 def _pad(xp, x, pad, value):
-    if _is_np(xp):
-        return _pad_np(x, pad, value)
-    return apply(_constant_pad, (x,), (pad, value))
+    return call(xp, _constant_pad, x, attrs=(pad, value))
 
 
 _constant_pad = defop(
@@ -207,15 +202,11 @@ def _mode_unpad_np(xp, g, pad, mode):
 
 
 def _mode_pad(xp, x, pad, mode):
-    if _is_np(xp):
-        return _mode_pad_np(x, pad, mode)
-    return apply(_MODE_PAD[mode, len(pad) // 2], (x,), (pad,))
+    return call(xp, _MODE_PAD[mode, len(pad) // 2], x, attrs=(pad,))
 
 
 def _mode_unpad(xp, g, pad, mode):
-    if _is_np(xp):
-        return _mode_unpad_np(xp, g, pad, mode)
-    return apply(_MODE_UNPAD[mode, len(pad) // 2], (g,), (pad,))
+    return call(xp, _MODE_UNPAD[mode, len(pad) // 2], g, attrs=(pad,))
 
 
 def _mode_pad_ops(mode, op_name, node, backward_node, k):
@@ -472,13 +463,8 @@ def _stats(xp, x, mean, rstd, axes, eps):
 
 
 def _fused_mul_sub(xp, a, b, c):
-    """``a * b - c`` rounded once, as PyTorch's CPU kernels compute it (compiled with FMA
-    contraction): where the two nearly cancel, as in a norm's backward over a constant row,
-    the product's rounding error is the whole difference. float32 computes in float64 (its
-    product is exact there); float64 has no wider portable float and rounds twice."""
-    if not _is_np(xp) or a.dtype == numpy.float64:
-        return a * b - c
-    return (a.astype(numpy.float64) * b - c).astype(a.dtype)
+    """``a * b - c`` rounded once, as PyTorch's CPU kernels (plain on the facade)."""
+    return functions(xp).fused_mul_sub(a, b, c)
 
 
 def _ln_dx(xp, grad, input, weight, mean, rstd, axes, eps):
@@ -686,10 +672,7 @@ _SQRT_2_PI = math.sqrt(2 / math.pi)
 
 
 def _erf(xp, x):
-    if not _is_np(xp):
-        return xp.erf(x)
-    from .. import backend
-    return backend.erf(numpy, x)
+    return functions(xp).erf(x)
 
 
 # erfc(|x|/sqrt 2) = t P(t) exp(-x*x/2), t = 1/(1 + k|x|) (Abramowitz-Stegun 7.1.26, |error|
@@ -766,7 +749,7 @@ _gelu = defop("gelu", _gelu_fwd,
 
 def _sigmoid(xp, x):
     """sigmoid inside rules: the op's overflow-free forward on arrays, the op on Tensors."""
-    return _sigmoid_fwd(xp, x) if _is_np(xp) else xp.sigmoid(x)
+    return functions(xp).sigmoid(x)
 
 
 def _silu_grad(xp, grad, self):
@@ -808,8 +791,7 @@ def _embedding_grad(xp, grad, indices, weight_shape, padding_idx, scale_grad_by_
     idx = xp.reshape(indices, (-1,))
     g = xp.reshape(grad, (idx.shape[0], d))
     if scale_grad_by_freq:  # each row's gradient over the number of times it was looked up
-        counts = (xp.bincount(idx, minlength=n) if _is_np(xp)
-                  else FUNCTIONS["bincount"](idx, minlength=n))
+        counts = xp.bincount(idx, minlength=n)
         g = g / xp.expand_dims(counts[idx], 1)
     if _is_np(xp):
         out = xp.zeros((n, d), dtype=grad.dtype)
@@ -969,24 +951,18 @@ def _mul(xp, a, b):
     """``a * b`` in PyTorch's dtype: a 0-d operand (the gradient of a reduced loss, a
     scalar weight) does not promote a dimensioned one, and enters a float16 product as
     float32 (ATen's CPU scalar). Tensors, under ``create_graph``, promote so themselves."""
-    if _is_np(xp) and (a.ndim == 0) != (b.ndim == 0) and a.dtype != b.dtype:
-        dt = b.dtype if a.ndim == 0 else a.dtype
-        up = OPMATH.get(dt, dt)
-        return (a.astype(up, copy=False) * b.astype(up, copy=False)).astype(dt, copy=False)
-    return a * b
+    return functions(xp).scalar_mul(a, b, OPMATH)
 
 
 def _once(xp, f, x):
     """``f(xp, x)`` as PyTorch's kernels compute it for float16: in float32, rounded once
     (an op on Tensors, under ``create_graph``, does so itself)."""
-    if _is_np(xp) and x.dtype == numpy.float16:
-        return f(xp, x.astype(numpy.float32)).astype(numpy.float16)
-    return f(xp, x)
+    return functions(xp).in_float32(f, x)
 
 
 def _log_sigmoid(xp, x):
     """PyTorch's log_sigmoid, ``min(x, 0) - log1p(exp(-|x|))``: no overflow."""
-    low = xp.minimum(x, 0) if _is_np(xp) else FUNCTIONS["clamp_max"](x, 0)
+    low = functions(xp).clamp_max(x, 0)
     return low - xp.log1p(xp.exp(-xp.abs(x)))
 
 

@@ -15,6 +15,7 @@ import math
 
 import numpy
 
+from . import _tensor_xp
 from ._registry import _pretty, apply, defop
 
 __all__ = ["upsample"]
@@ -188,37 +189,39 @@ def _along(w, axis):
     return w.reshape((-1,) + (1,) * (-axis - 1))
 
 
-def _resample_np(x, plan):
+def _resample(xp, x, plan):
     if not plan:  # every dim kept: a copy, never the input itself
         return x.copy()
     for axis, idx, w, _, _ in plan:
+        idx = xp.asarray(idx)  # the plan is host data: on the arrays' device
         if w is None:
-            x = numpy.take(x, idx[0], axis=axis)
+            x = xp.take(x, idx[0], axis=axis)
             continue
-        out = numpy.take(x, idx[0], axis=axis)
+        w = xp.asarray(w)
+        out = xp.take(x, idx[0], axis=axis)
         out *= _along(w[0], axis)
         for row, wr in zip(idx[1:], w[1:], strict=True):
-            t = numpy.take(x, row, axis=axis)
+            t = xp.take(x, row, axis=axis)
             t *= _along(wr, axis)
             out += t
         x = out
     return x
 
 
-def _resample_t_np(g, plan):
-    """The adjoint of :func:`_resample_np`, dim by dim (see :func:`_adjoint_groups`)."""
+def _resample_t(xp, g, plan):
+    """The adjoint of :func:`_resample`, dim by dim (see :func:`_adjoint_groups`)."""
     if not plan:
         return g.copy()
     for axis, _, _, n_in, groups in reversed(plan):
         shape = list(g.shape)
         shape[axis] = n_in
-        out = numpy.zeros(shape, dtype=g.dtype)
+        out = xp.zeros(shape, dtype=g.dtype)
         tail = (slice(None),) * (-axis - 1)
         for inputs, outputs, w in groups:
             part = (g[(Ellipsis, outputs) + tail] if type(outputs) is slice
-                    else numpy.take(g, outputs, axis=axis))
+                    else xp.take(g, xp.asarray(outputs), axis=axis))
             if w is not None:
-                part = part * _along(w, axis)
+                part = part * _along(xp.asarray(w), axis)
             out[(Ellipsis, inputs) + tail] += part
         g = out
     return g
@@ -227,22 +230,22 @@ def _resample_t_np(g, plan):
 def _run(xp, kernel, op, a, plan):
     """``kernel`` on arrays (a batch of them: on the data, whose extra dims lead), ``op``
     on Tensors (under create_graph)."""
-    if xp is numpy:
-        return kernel(a, plan)
+    if xp is _tensor_xp:
+        return apply(op, (a,), (plan,))
     if _batched(xp):
         from ..autograd._batched import Batched
-        return Batched(kernel(a.data, plan))
-    return apply(op, (a,), (plan,))
+        return Batched(kernel(numpy, a.data, plan))
+    return kernel(xp, a, plan)
 
 
 def _resample_ops(name, node):
-    fwd = defop(name, lambda xp, self, plan: _run(xp, _resample_np, None, self, plan),
-                vjp={"self": lambda xp, grad, plan: _run(xp, _resample_t_np, bwd, grad, plan)},
+    fwd = defop(name, lambda xp, self, plan: _run(xp, _resample, None, self, plan),
+                vjp={"self": lambda xp, grad, plan: _run(xp, _resample_t, bwd, grad, plan)},
                 jvp="linear", node=node)
     bwd = defop(f"{name}_backward",
-                lambda xp, grad_output, plan: _run(xp, _resample_t_np, None, grad_output, plan),
+                lambda xp, grad_output, plan: _run(xp, _resample_t, None, grad_output, plan),
                 vjp={"grad_output": lambda xp, grad, plan:
-                     _run(xp, _resample_np, fwd, grad, plan)},
+                     _run(xp, _resample, fwd, grad, plan)},
                 jvp="linear", node=node.replace("Backward0", "BackwardBackward0"))
     return fwd
 

@@ -15,6 +15,8 @@ import math
 import numpy
 
 from .._tensor import wrap
+from ..backend import get_array_module
+from . import _tensor_xp
 from ._registry import FUNCTIONS, _pretty, apply, defop
 
 __all__ = ["affine_grid", "grid_sample"]
@@ -40,7 +42,9 @@ def _base_grid(spatial, align_corners, dtype):
 
 
 def _const(xp, a):
-    return a if xp is numpy or getattr(xp, "batched", False) else wrap(a)
+    """The host base grid as the rule's values are: on their device, a Tensor on the
+    facade."""
+    return wrap(a) if xp is _tensor_xp else xp.asarray(a)
 
 
 def _affine_fwd(xp, theta, base, out_shape):
@@ -77,27 +81,30 @@ def _unnormalize(coord, size, align_corners):
 
 def _clip(x, size):
     """clip_coordinates and its slope (0 at and beyond the ends, as PyTorch)."""
-    return numpy.minimum(numpy.maximum(x, 0), size - 1), (x > 0) & (x < size - 1)
+    xp = get_array_module(x)
+    return xp.minimum(xp.maximum(x, 0), size - 1), (x > 0) & (x < size - 1)
 
 
 def _reflect(x, twice_low, twice_high):
     """reflect_coordinates and its slope (+-1)."""
+    xp = get_array_module(x)
     if twice_low == twice_high:
-        return numpy.zeros_like(x), numpy.zeros_like(x)
+        return xp.zeros_like(x), xp.zeros_like(x)
     lo, span = twice_low / 2, (twice_high - twice_low) / 2
     d = x - lo
-    sign = numpy.where(d < 0, -1.0, 1.0)
-    d = numpy.abs(d)
-    extra = numpy.fmod(d, span)
-    flips = numpy.floor(d / span)
+    sign = xp.where(d < 0, -1.0, 1.0)
+    d = xp.abs(d)
+    extra = xp.fmod(d, span)
+    flips = xp.floor(d / span)
     odd = flips % 2 == 1
-    return numpy.where(odd, span - extra + lo, extra + lo), numpy.where(odd, -sign, sign)
+    return xp.where(odd, span - extra + lo, extra + lo), xp.where(odd, -sign, sign)
 
 
 def _coords(coord, size, padding_mode, align_corners):
     """compute_coordinates: pixel coordinates and d pixel / d grid coordinate."""
+    xp = get_array_module(coord)
     x, slope = _unnormalize(coord, size, align_corners)
-    slope = numpy.full_like(x, slope)
+    slope = xp.full_like(x, slope)
     if padding_mode == "border":
         x, s = _clip(x, size)
         slope = slope * s
@@ -108,7 +115,7 @@ def _coords(coord, size, padding_mode, align_corners):
         x, s = _clip(x, size)
         slope = slope * s
     # safe_downgrade_to_int_range: NaN and huge coordinates read nothing
-    x = numpy.where(numpy.isfinite(x) & (numpy.abs(x) < 2.0 ** 31 - 1), x, -100.0)
+    x = xp.where(xp.isfinite(x) & (xp.abs(x) < 2.0 ** 31 - 1), x, -100.0)
     return x.astype(coord.dtype, copy=False), slope.astype(coord.dtype, copy=False)
 
 
@@ -116,26 +123,27 @@ def _corners(spatial, grid, mode, padding_mode, align_corners):
     """Per corner: (flat index into the spatial dims, weight with out-of-bounds zeroed, its
     slope along each grid coordinate) over the (N, P) sample points; and the grid slopes.
     Grid coordinate 0 is x (the last dim), corners in PyTorch's order (x fastest)."""
+    xp = get_array_module(grid)
     k, n = len(spatial), grid.shape[0]
     sizes = spatial[::-1]  # per grid coordinate
     strides = [math.prod(spatial[k - d:]) for d in range(k)]
     coords, slopes = zip(*(_coords(grid[..., d].reshape(n, -1), sizes[d], padding_mode,
                                    align_corners) for d in range(k)), strict=True)
     if mode == "nearest":
-        ends = [((numpy.rint(c), numpy.ones_like(c), None),) for c in coords]
+        ends = [((xp.rint(c), xp.ones_like(c), None),) for c in coords]
     else:
         ends = []
         for c in coords:
-            lo = numpy.floor(c)
+            lo = xp.floor(c)
             ends.append(((lo, lo + 1 - c, -1), (lo + 1, c - lo, 1)))
     out = []
     for combo in itertools.product(*reversed(ends)):
         combo = combo[::-1]  # per grid coordinate
-        inside = numpy.ones(coords[0].shape, dtype=bool)
+        inside = xp.ones(coords[0].shape, dtype=bool)
         flat = 0
         for d, (pos, _, _) in enumerate(combo):
             inside &= (pos >= 0) & (pos < sizes[d])
-            flat = flat + numpy.clip(pos, 0, sizes[d] - 1).astype(numpy.intp) * strides[d]
+            flat = flat + xp.clip(pos, 0, sizes[d] - 1).astype(numpy.intp) * strides[d]
         factors = [f for _, f, _ in combo]
         wt = math.prod(factors[1:], start=factors[0]) * inside
         dws = None if mode == "nearest" else [
@@ -147,7 +155,8 @@ def _corners(spatial, grid, mode, padding_mode, align_corners):
 
 def _gather(xflat, flat):
     """(N, C, S) values at (N, P) flat indices -> (N, C, P)."""
-    return numpy.take_along_axis(xflat, flat[:, None, :], axis=2)
+    xp = get_array_module(xflat)
+    return xp.take_along_axis(xflat, flat[:, None, :], axis=2)
 
 
 def _sample(input, grid, mode, padding_mode, align_corners):
@@ -177,23 +186,25 @@ def _slopes(input, grid, mode, padding_mode, align_corners):
 
 
 def _input_grad(grad, input_shape, grid, mode, padding_mode, align_corners):
+    xp = get_array_module(grad)
     n, c = input_shape[:2]
     size = math.prod(input_shape[2:])
     corners, _ = _corners(tuple(input_shape[2:]), grid, mode, padding_mode, align_corners)
     g = grad.reshape(n, c, -1)
-    base = (numpy.arange(n * c) * size).reshape(n, c, 1)
-    idx = numpy.concatenate([(base + flat[:, None, :]).reshape(-1) for flat, _, _ in corners])
-    wts = numpy.concatenate([(g * wt[:, None, :]).reshape(-1) for _, wt, _ in corners])
-    out = numpy.bincount(idx, weights=wts, minlength=n * c * size)
+    base = (xp.arange(n * c) * size).reshape(n, c, 1)
+    idx = xp.concatenate([(base + flat[:, None, :]).reshape(-1) for flat, _, _ in corners])
+    wts = xp.concatenate([(g * wt[:, None, :]).reshape(-1) for _, wt, _ in corners])
+    out = xp.bincount(idx, weights=wts, minlength=n * c * size)
     return out.astype(grad.dtype, copy=False).reshape(input_shape)
 
 
 def _grid_grad(grad, input, grid, mode, padding_mode, align_corners):
+    xp = get_array_module(grid)
     ds = _slopes(input, grid, mode, padding_mode, align_corners)
     if ds is None:
-        return numpy.zeros_like(grid)
+        return xp.zeros_like(grid)
     g = grad.reshape(ds[0].shape)
-    return numpy.stack([numpy.sum(g * d, axis=1) for d in ds], axis=-1).reshape(grid.shape)
+    return xp.stack([xp.sum(g * d, axis=1) for d in ds], axis=-1).reshape(grid.shape)
 
 
 def _tensor_corners(spatial, grid, mode, padding_mode, align_corners):
@@ -201,6 +212,7 @@ def _tensor_corners(spatial, grid, mode, padding_mode, align_corners):
     slopes as constants, weights and their slopes as Tensors differentiable in the grid. A
     coordinate is piecewise linear in the grid: its value plus its slope times the grid's
     change."""
+    xp = get_array_module(grid._data)
     k, n = len(spatial), grid.shape[0]
     g = grid.detach()._data
     sizes = spatial[::-1]
@@ -213,18 +225,18 @@ def _tensor_corners(spatial, grid, mode, padding_mode, align_corners):
         gd = grid[..., d].reshape(n, -1)
         ct = wrap(c) + wrap(slope) * (gd - wrap(g[..., d].reshape(n, -1)))
         if mode == "nearest":
-            ends.append(((numpy.rint(c), None, None),))
+            ends.append(((xp.rint(c), None, None),))
         else:
-            lo = numpy.floor(c)
+            lo = xp.floor(c)
             ends.append(((lo, wrap(lo + 1) - ct, -1), (lo + 1, ct - wrap(lo), 1)))
     out = []
     for combo in itertools.product(*reversed(ends)):
         combo = combo[::-1]
-        inside = numpy.ones((n, g[..., 0].size // n), dtype=bool)
+        inside = xp.ones((n, g[..., 0].size // n), dtype=bool)
         flat = 0
         for d, (pos, _, _) in enumerate(combo):
             inside &= (pos >= 0) & (pos < sizes[d])
-            flat = flat + numpy.clip(pos, 0, sizes[d] - 1).astype(numpy.intp) * strides[d]
+            flat = flat + xp.clip(pos, 0, sizes[d] - 1).astype(numpy.intp) * strides[d]
         mask = wrap(inside.astype(dt))
         if mode == "nearest":
             out.append((flat, mask, None))
@@ -238,15 +250,17 @@ def _tensor_corners(spatial, grid, mode, padding_mode, align_corners):
 
 def _index(flat, c):
     """(N, P) flat indices as an int64 (N, C, P) index Tensor."""
+    xp = get_array_module(flat)
     n, p = flat.shape
-    return wrap(numpy.ascontiguousarray(numpy.broadcast_to(flat[:, None, :], (n, c, p)),
+    return wrap(xp.ascontiguousarray(xp.broadcast_to(flat[:, None, :], (n, c, p)),
                                         dtype=numpy.int64))
 
 
 def _input_grad_t(grad, input_shape, grid, mode, padding_mode, align_corners):
+    xp = get_array_module(grad._data)
     n, c = input_shape[:2]
     g = grad.reshape(n, c, -1)
-    out = wrap(numpy.zeros((n, c, math.prod(input_shape[2:])), dtype=grad._data.dtype))
+    out = wrap(xp.zeros((n, c, math.prod(input_shape[2:])), dtype=grad._data.dtype))
     corners, _ = _tensor_corners(tuple(input_shape[2:]), grid, mode, padding_mode,
                                  align_corners)
     for flat, wt, _ in corners:
@@ -281,12 +295,12 @@ def _grid_grad_t(grad, input, grid, mode, padding_mode, align_corners):
 def _rule(xp, rule, tensor_rule, grad, *args):
     """A vjp rule: on arrays; a batch of gradients row by row; on Tensors (create_graph)
     as differentiable gathers and scatter-adds."""
-    if xp is numpy:
-        return rule(grad, *args)
+    if xp is _tensor_xp:
+        return tensor_rule(grad, *args)
     if getattr(xp, "batched", False):
         from ..autograd._batched import Batched
         return Batched(numpy.stack([rule(g, *args) for g in grad.data]))
-    return tensor_rule(grad, *args)
+    return rule(grad, *args)
 
 
 def _grid_sample_jvp(xp, input_t, grid_t, input, grid, mode, padding_mode, align_corners):
@@ -297,7 +311,7 @@ def _grid_sample_jvp(xp, input_t, grid_t, input, grid, mode, padding_mode, align
                                  None if grid_t is None else grid_t.data[i], input, grid, mode,
                                  padding_mode, align_corners) for i in range(b)]
         return Batched(numpy.stack(rows))
-    if xp is not numpy:  # Tensors (reverse-over-forward): the tangent as a graph
+    if xp is _tensor_xp:  # Tensors (reverse-over-forward): the tangent as a graph
         return _grid_sample_jvp_t(input_t, grid_t, input, grid, mode, padding_mode,
                                   align_corners)
     out = None
@@ -306,7 +320,7 @@ def _grid_sample_jvp(xp, input_t, grid_t, input, grid, mode, padding_mode, align
     if grid_t is not None:
         ds = _slopes(input, grid, mode, padding_mode, align_corners)
         shape = input.shape[:2] + grid.shape[1:-1]
-        t = numpy.zeros(shape, dtype=input.dtype)
+        t = xp.zeros(shape, dtype=input.dtype)
         if ds is not None:
             n = grid.shape[0]
             t = sum(d * grid_t[..., e].reshape(n, 1, -1) for e, d in enumerate(ds))

@@ -12,6 +12,8 @@ import warnings
 import numpy
 
 from .._tensor import Tensor, _wrap_dim, wrap
+from ..backend import get_array_module
+from ..backend.functions import functions
 from . import _tensor_xp
 from ._registry import apply, apply_inplace, defop, register
 from .shape import call
@@ -61,7 +63,7 @@ def _scatter_into(xp, out, index, src, dim, reduce):
     elif reduce == "add":
         xp.add.at(flat, at, src)
     else:
-        xp.multiply.at(flat, at, src)
+        functions(xp).ufunc_at("multiply", flat, at, src)
     return out if flat is out else flat.reshape(out.shape)
 
 
@@ -146,8 +148,8 @@ _scatter_add = defop(
 # The gradients follow PyTorch's scatter_reduce_backward: the multiplicative factors that do not
 # depend on ``grad`` (counts, tie masks, zero masks) are constants computed on the arrays.
 
-_UFUNC = {"sum": numpy.add, "mean": numpy.add, "prod": numpy.multiply, "amax": numpy.maximum,
-          "amin": numpy.minimum}
+_UFUNC = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum",
+          "amin": "minimum"}
 
 
 def _identity(reduce, dtype):
@@ -177,7 +179,7 @@ def _scatter_reduce_forward(xp, self, index, src, dim, reduce, include_self):
     flat, at, src = _targets(xp, out, index, src, dim)
     if not include_self:
         flat[at] = _identity(reduce, out.dtype)
-    _UFUNC[reduce].at(flat, at, src)
+    functions(xp).ufunc_at(_UFUNC[reduce], flat, at, src)
     if flat is not out:
         out = flat.reshape(out.shape)
     if reduce == "mean":
@@ -214,12 +216,14 @@ def _src_part(xp, g, index, dim, src_shape, factor=None):
 
 
 def _mean_self_grad(xp, grad, index, self_shape, dim, include_self):
-    n = _counts(numpy, _array(index), self_shape, dim, include_self, numpy.dtype(float))
+    i = _array(index)
+    n = _counts(get_array_module(i), i, self_shape, dim, include_self, numpy.dtype(float))
     return _self_part(xp, grad, index, dim, include_self) * _const(xp, 1 / n)
 
 
 def _mean_src_grad(xp, grad, index, self_shape, src_shape, dim, include_self):
-    n = _counts(numpy, _array(index), self_shape, dim, include_self, numpy.dtype(float))
+    i = _array(index)
+    n = _counts(get_array_module(i), i, self_shape, dim, include_self, numpy.dtype(float))
     return _src_part(xp, grad * _const(xp, 1 / n), index, dim, src_shape)
 
 
@@ -235,10 +239,11 @@ def _prod_src_grad(xp, grad, self, index, src, result, dim, include_self, src_sh
     (the result with it replaced by 1); elsewhere ``result / value``."""
     s = _fit(src, index)
     i = _array(index)
-    zero = numpy.array(_array(s) == 0)
-    n_zeros = _scatter_into(numpy, numpy.zeros(_array(self).shape), i, zero.astype(float), dim,
+    am = get_array_module(i)  # the arrays' module (the constants are never differentiated)
+    zero = am.asarray(_array(s) == 0)
+    n_zeros = _scatter_into(am, am.zeros(_array(self).shape), i, zero.astype(float), dim,
                             "add")
-    single = zero & (_gather_forward(numpy, n_zeros, i, dim) == 1)
+    single = zero & (_gather_forward(am, n_zeros, i, dim) == 1)
     single_t = _const(xp, single)
     masked_result = call(xp, _scatter_prod, self, index, xp.where(single_t, 1, s),
                          attrs=(dim, "prod", include_self))
@@ -269,10 +274,11 @@ def _ties(self, index, src, result, dim):
     """PyTorch's even split among ties of amax/amin: (self's share, src's share) of each
     result element's gradient, as factors of ``grad`` and of ``grad`` gathered."""
     self, i, src, result = _array(self), _array(index), _array(_fit(src, index)), _array(result)
-    self_is = numpy.array(self == result, dtype=result.dtype)
-    src_is = numpy.array(src == _gather_forward(numpy, result, i, dim), dtype=result.dtype)
-    n = _scatter_into(numpy, self_is.copy(), i, src_is, dim, "add")
-    return self_is / n, src_is / _gather_forward(numpy, n, i, dim)
+    am = get_array_module(i)
+    self_is = am.asarray(self == result, dtype=result.dtype)
+    src_is = am.asarray(src == _gather_forward(am, result, i, dim), dtype=result.dtype)
+    n = _scatter_into(am, self_is.copy(), i, src_is, dim, "add")
+    return self_is / n, src_is / _gather_forward(am, n, i, dim)
 
 
 def _minmax_self_grad(xp, grad, self, index, src, result, dim, include_self):
@@ -302,7 +308,8 @@ def _prod_jvp(xp, self_t, src_t, self, index, src, result, dim, include_self, sr
     """Each output's tangent: every contributor's tangent times the product of the other
     contributors, the factors the vjp rules apply to ``grad`` (ones here); the tangent sent
     to each target with gather's adjoint."""
-    jxp = xp if xp is _tensor_xp else numpy  # the factors depend on primals only
+    # the factors depend on primals only: on the facade's Tensors or the primals' arrays
+    jxp = xp if xp is _tensor_xp else get_array_module(_array(index))
     ones = jxp.ones_like(result)
     t = 0
     if self_t is not None:
@@ -320,9 +327,10 @@ def _minmax_jvp(xp, self_t, src_t, self, index, src, result, dim, include_self):
     """PyTorch's scatter_reduce_jvp: the mean of the tangents of the values equal to the
     result (self counted only with include_self, unlike the gradient)."""
     s, i, r = _array(_fit(src, index)), _array(index), _array(result)
-    self_is = numpy.array(_array(self) == r)
-    src_is = numpy.array(s == _gather_forward(numpy, r, i, dim))
-    n = _scatter_reduce_forward(numpy, self_is.astype(r.dtype), i, src_is.astype(r.dtype), dim,
+    am = get_array_module(i)
+    self_is = am.asarray(_array(self) == r)
+    src_is = am.asarray(s == _gather_forward(am, r, i, dim))
+    n = _scatter_reduce_forward(am, self_is.astype(r.dtype), i, src_is.astype(r.dtype), dim,
                                 "sum", include_self)
     a = xp.zeros_like(self) if self_t is None else self_t * _const(xp, self_is)
     b = (xp.zeros_like(_fit(src, index)) if src_t is None

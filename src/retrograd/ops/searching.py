@@ -5,6 +5,7 @@ with PyTorch's argument checks and int64/int32 results)."""
 import numpy
 
 from .._tensor import Tensor, wrap
+from ..backend import get_array_module
 from ._registry import register
 
 __all__ = ["searchsorted", "bucketize"]
@@ -21,12 +22,13 @@ def _search(seq, values, right, side, sorter, out_int32, name="torch.searchsorte
                                f"of left while right was True")
         right = side == "right"
     s = seq._data
-    v = values._data if isinstance(values, Tensor) else numpy.asarray(values)  # (no cast)
+    xp = get_array_module(s)
+    v = values._data if isinstance(values, Tensor) else xp.asarray(values)  # (no cast)
     if sorter is not None:
-        s = numpy.take_along_axis(s, sorter._data, -1)
+        s = xp.take_along_axis(s, sorter._data, -1)
     how = "right" if right else "left"
     if s.ndim <= 1:
-        out = numpy.searchsorted(s, v, side=how)
+        out = xp.searchsorted(s, v, side=how)
     else:
         if s.shape[:-1] != v.shape[:-1]:
             raise RuntimeError(f"{name}(): boundaries tensor should be 1 dimension or the first "
@@ -35,9 +37,9 @@ def _search(seq, values, right, side, sorter, out_int32, name="torch.searchsorte
                                f"input value tensor {list(v.shape)}")
         rows_s = s.reshape(-1, s.shape[-1])
         rows_v = v.reshape(-1, v.shape[-1])
-        out = numpy.stack([numpy.searchsorted(a, b, side=how)
+        out = xp.stack([xp.searchsorted(a, b, side=how)
                            for a, b in zip(rows_s, rows_v, strict=True)]).reshape(v.shape)
-    return wrap(numpy.asarray(out, numpy.int32 if out_int32 else _INT64))
+    return wrap(xp.asarray(out, numpy.int32 if out_int32 else _INT64))
 
 
 @register(method=False)

@@ -13,6 +13,8 @@ import numpy
 
 from .. import return_types
 from .._tensor import Tensor, wrap
+from ..backend import get_array_module
+from ..backend.functions import functions
 from ._registry import _pretty, apply, defop, register
 from .reduction import _dim1, _evenly_distribute
 from .scatter import _gather_backward
@@ -161,9 +163,11 @@ def _mode_fwd(xp, self, dim, keepdim):
     pos = xp.arange(n)
     change = s[..., 1:] != s[..., :-1]
     edge = xp.ones(s.shape[:-1] + (1,), dtype=bool)
-    start = xp.maximum.accumulate(xp.where(xp.concatenate([edge, change], -1), pos, 0), -1)
+    start = functions(xp).accumulate(
+        "maximum", xp.where(xp.concatenate([edge, change], -1), pos, 0), -1)
     last = xp.concatenate([change, edge], -1)
-    end = xp.flip(xp.minimum.accumulate(xp.flip(xp.where(last, pos, n - 1), -1), -1), -1)
+    end = xp.flip(functions(xp).accumulate("minimum", xp.flip(xp.where(last, pos, n - 1), -1), -1),
+                  -1)
     best = xp.argmax(end - start, axis=-1)[..., None]
     idx = xp.moveaxis(xp.take_along_axis(order, xp.take_along_axis(end, best, -1), -1), -1, dim)
     return _take(xp, self, idx, dim, keepdim)
@@ -179,12 +183,12 @@ def _cum_fwd(ufunc):
         or of NaNs), as PyTorch's cummax/cummin."""
         if self.ndim == 0:
             return _scalar_pair(xp, self)
-        values = getattr(xp, ufunc).accumulate(self, axis=dim)
+        values = functions(xp).accumulate(ufunc, self, dim)
         pos = xp.reshape(xp.arange(self.shape[dim]), (-1,) + (1,) * (self.ndim - dim - 1))
         hit = self == values
         if self.dtype.kind in "fc":
             hit = hit | (self != self)
-        idx = xp.maximum.accumulate(xp.where(hit, pos, 0), axis=dim).astype(_INT64)
+        idx = functions(xp).accumulate("maximum", xp.where(hit, pos, 0), dim).astype(_INT64)
         return values, idx
     return forward
 
@@ -200,7 +204,7 @@ _cummin = defop("cummin", _cum_fwd("minimum"), vjp=_CUM_VJP, outputs=_VI,
 def _logcumsumexp_fwd(xp, self, dim):
     if self.ndim == 0:
         return xp.copy(self)
-    return xp.logaddexp.accumulate(self, axis=dim)
+    return functions(xp).accumulate("logaddexp", self, dim)
 
 
 def _rev_lcse(xp, a, dim):
@@ -263,9 +267,10 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
     """The indices that sort ``input`` along ``dim`` (stable)."""
     d = _sort_dim(input, dim)
     a = input._data
+    xp = get_array_module(a)
     if a.ndim == 0:
-        return wrap(numpy.zeros((), _INT64))
-    return wrap(_order(numpy, a, d, descending))
+        return wrap(xp.zeros((), _INT64))
+    return wrap(_order(xp, a, d, descending))
 
 
 @register
@@ -372,6 +377,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     """PyTorch's algorithm, composite: sort, gather the neighbouring ranks, lerp."""
     name = "quantile"  # PyTorch's messages say so for nanquantile too
     a = input._data
+    xp = get_array_module(a)
     if a.dtype.kind != "f" or a.dtype == numpy.float16:
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     if a.size == 0:
@@ -383,7 +389,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
             raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
         qs, scalar = q._data, q._data.ndim == 0
     else:
-        qs, scalar = numpy.asarray(q, dtype=a.dtype), True
+        qs, scalar = xp.asarray(q, dtype=a.dtype), True
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
                            f"midpoint or nearest, but got {interpolation}")
@@ -404,22 +410,22 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     x = x.movedim(d, -1)
     values = sort(x, -1).values  # NaN last
     n = values._data.shape[-1]
-    nan = numpy.isnan(x._data)
+    nan = xp.isnan(x._data)
     if ignore_nan:  # ranks among the non-NaN values; all NaN: position 0 (a NaN)
-        ranks = numpy.maximum(n - 1 - nan.sum(-1, keepdims=True), 0) * qs
+        ranks = xp.maximum(n - 1 - nan.sum(-1, keepdims=True), 0) * qs
     else:  # a slice with NaN gives NaN: its last (sorted) position
-        ranks = numpy.where(nan.any(-1, keepdims=True), n - 1, (n - 1) * qs)
+        ranks = xp.where(nan.any(-1, keepdims=True), n - 1, (n - 1) * qs)
     if interpolation == "lower":
-        ranks = numpy.floor(ranks)
+        ranks = xp.floor(ranks)
     elif interpolation == "higher":
-        ranks = numpy.ceil(ranks)
+        ranks = xp.ceil(ranks)
     elif interpolation == "nearest":
-        ranks = numpy.round(ranks)
+        ranks = xp.round(ranks)
     below = ranks.astype(_INT64)
     out = values.gather(-1, wrap(below))
     if interpolation in ("linear", "midpoint"):
-        above = numpy.ceil(ranks).astype(_INT64)
-        weights = numpy.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below
+        above = xp.ceil(ranks).astype(_INT64)
+        weights = xp.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below
         out = out.lerp(values.gather(-1, wrap(above)), wrap(weights.astype(a.dtype)))
     out = out.movedim(-1, 0)  # (Q, ...)
     q_shape = () if scalar else (qs.size,)

@@ -115,15 +115,16 @@ class PackedSequence(PackedSequence_):
         return self.data.is_pinned()
 
 
-def _long(values):
-    return _creation.tensor(numpy.asarray(values, dtype=numpy.int64))
+def _long(values, device=None):
+    """Host indices as an int64 tensor on ``device`` (the CPU by default)."""
+    return _creation.tensor(numpy.asarray(values, dtype=numpy.int64), device=device)
 
 
 def invert_permutation(permutation):
     """The inverse of a permutation (None stays None)."""
     if permutation is None:
         return None
-    return _long(numpy.argsort(permutation.numpy(), kind="stable"))
+    return _long(numpy.argsort(permutation.cpu().numpy(), kind="stable"), permutation.device)
 
 
 def _sorted_desc(lengths):
@@ -151,9 +152,9 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     >>> pack_padded_sequence(retrograd.ones(3, 2), [3, 1]).batch_sizes
     tensor([2, 1, 1])
     """
-    if isinstance(lengths, Tensor) and lengths.ndim != 1:
+    if isinstance(lengths, Tensor) and (lengths.ndim != 1 or lengths.device.type != "cpu"):
         raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got "
-                           f"{lengths.ndim}D cpu {_type_name(lengths)} tensor")
+                           f"{lengths.ndim}D {lengths.device} {_type_name(lengths)} tensor")
     lens = (lengths.numpy() if isinstance(lengths, Tensor) else numpy.asarray(lengths))
     lens = lens.astype(numpy.int64).reshape(-1)
     batch_dim = 0 if batch_first else 1
@@ -161,7 +162,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     if not enforce_sorted:
         order = _sorted_desc(lens)
         lens = lens[order]
-        sorted_indices = _long(order)
+        sorted_indices = _long(order, input.device)
         input = input.index_select(batch_dim, sorted_indices)
     if input.numel() == 0:
         raise RuntimeError("Cannot pack empty tensors.")
@@ -183,15 +184,16 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
                            f"{steps}, but got {lens[0]}")
     batch_sizes = (lens[None, :] > numpy.arange(lens[0])[:, None]).sum(1)
     index = _packed_rows(batch_sizes, *((1, steps) if batch_first else (batch, 1)))
-    data = apply(_pack_padded, (input, _long(index)))
+    data = apply(_pack_padded, (input, _long(index, input.device)))
     return PackedSequence(data, _long(batch_sizes), sorted_indices, None)
 
 
 def _gather_padded(data, padding_value, index, shape):
     """Rows ``index`` of ``data`` with one row of ``padding_value`` appended (index
     ``len(data)``), reshaped to ``shape``: the padded layout in one gather."""
-    pad = _creation.full((1,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype)
-    return cat([data, pad]).index_select(0, _long(index)).reshape(shape)
+    pad = _creation.full((1,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype,
+                         device=data.device)
+    return cat([data, pad]).index_select(0, _long(index, data.device)).reshape(shape)
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
@@ -221,7 +223,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     lengths = (sizes[None, :] > numpy.arange(batch)[:, None]).sum(1)
     if unsorted_indices is not None:
         padded = padded.index_select(0 if batch_first else 1, unsorted_indices)
-        lengths = lengths[unsorted_indices.numpy()]
+        lengths = lengths[unsorted_indices.cpu().numpy()]
     return padded, _long(lengths)
 
 

@@ -1,0 +1,248 @@
+"""What rules need beyond the array namespace's own names, one implementation per array
+module, so that a rule's body is the same whatever ``xp`` it receives.
+
+``functions(xp)`` returns them for the module a rule received: the array
+implementation below for NumPy (and the batched arrays, which dispatch NumPy calls), for
+CuPy and for the emulator; a namespace that registered its own (the differentiable facade
+over Tensors, whose versions are ops, so a backward of a backward records them) gets
+those. The array versions reach SciPy through :func:`scipy_linalg` and
+:func:`..special_functions`, which pick ``scipy`` or ``cupyx.scipy`` (or the emulator's)
+by the arrays' module.
+"""
+
+import numpy
+
+from . import emulated, erf
+
+__all__ = ["functions", "register_functions", "scipy_linalg"]
+
+_known = {}  # namespace -> its functions (registered, or made on first use)
+
+
+def register_functions(namespace, impl):
+    """Use ``impl``'s functions for rules that receive ``namespace``."""
+    _known[namespace] = impl
+
+
+def scipy_linalg(xp):
+    """The ``scipy.linalg`` of array module ``xp``: ``cupyx.scipy.linalg`` for CuPy, the
+    emulator's for its arrays, SciPy's for NumPy."""
+    if xp is emulated.namespace:
+        return emulated.scipy_linalg
+    if getattr(xp, "__name__", "") == "cupy":
+        import cupyx.scipy.linalg
+        return cupyx.scipy.linalg
+    import scipy.linalg
+    return scipy.linalg
+
+
+class ArrayFunctions:
+    """The functions on arrays of module ``xp`` (NumPy's, CuPy's, the emulator's)."""
+
+    def __init__(self, xp):
+        self.xp = xp
+
+    def where(self, cond, a, b):
+        return self.xp.where(cond, a, b)
+
+    def sigmoid(self, x):
+        """``1 / (1 + exp(-x))`` with exp of a non-positive argument only (no overflow)."""
+        xp = self.xp
+        e = xp.exp(-xp.abs(x))
+        r = 1 / (1 + e)
+        return self.where(x >= 0, r, e * r)
+
+    def erf(self, x):
+        return erf(self.xp, x)
+
+    def matmul_tn(self, a, b):
+        """``a.T @ b`` for matrices."""
+        return self.xp.matmul(self.xp.swapaxes(a, 0, 1), b)
+
+    def fused_mul_sub(self, a, b, c):
+        """``a * b - c`` rounded once, as PyTorch's CPU kernels compute it (compiled with
+        FMA contraction): where the two nearly cancel, the product's rounding error is the
+        whole difference. float32 computes in float64 (its product is exact there);
+        float64 has no wider portable float and rounds twice."""
+        if a.dtype == numpy.float64:
+            return a * b - c
+        return (a.astype(numpy.float64) * b - c).astype(a.dtype)
+
+    def in_float32(self, f, x):
+        """``f(xp, x)`` as PyTorch's kernels compute it for float16: in float32, rounded
+        once."""
+        if x.dtype == numpy.float16:
+            return f(self.xp, x.astype(numpy.float32)).astype(numpy.float16)
+        return f(self.xp, x)
+
+    def scalar_mul(self, a, b, opmath):
+        """``a * b`` where a 0-d operand (a reduced loss's gradient, a scalar weight) does
+        not promote a dimensioned one and enters a low-precision product in its compute
+        dtype (``opmath``: dtype -> compute dtype), as ATen's CPU scalars."""
+        if (a.ndim == 0) != (b.ndim == 0) and a.dtype != b.dtype:
+            dt = b.dtype if a.ndim == 0 else a.dtype
+            up = opmath.get(dt, dt)
+            return (a.astype(up, copy=False) * b.astype(up, copy=False)).astype(dt, copy=False)
+        return a * b
+
+    def clamp_min(self, x, c):
+        """``maximum(x, c)`` for a Python number ``c``."""
+        return self.xp.maximum(x, c)
+
+    def clamp_max(self, x, c):
+        """``minimum(x, c)`` for a Python number ``c``."""
+        return self.xp.minimum(x, c)
+
+    def accumulate(self, name, a, axis):
+        """``xp.<name>.accumulate(a, axis)`` for binary ufunc ``name`` (running maxima,
+        log-sum-exps, ...)."""
+        return getattr(self.xp, name).accumulate(a, axis=axis)
+
+    def address(self, a):
+        """The memory address of ``a``'s first element (where a view lies in its base)."""
+        return a.__array_interface__["data"][0]
+
+    def index_add(self, a, index, values):
+        """``a`` with ``values``' rows added into its rows ``index`` (repeats accumulate);
+        arrays are written in place."""
+        self.ufunc_at("add", a, index, values)
+        return a
+
+    def ufunc_at(self, name, a, at, b):
+        """``xp.<name>.at(a, at, b)``: ``a[at] = name(a[at], b)`` unbuffered, repeated
+        targets combined in order."""
+        getattr(self.xp, name).at(a, at, b)
+
+    def expm(self, a):
+        """The matrix exponential of a batch of square matrices, in their dtype (SciPy's
+        takes batches)."""
+        return scipy_linalg(self.xp).expm(a).astype(a.dtype, copy=False)
+
+    def lu(self, a):
+        """The pivoted LU of a batch as ``(p, L, U)`` with ``A = L[p] U`` (SciPy's
+        ``p_indices``: ``P[i, p[i]] = 1``)."""
+        return scipy_linalg(self.xp).lu(a, p_indices=True)
+
+
+_CUPY_AT = frozenset({"add", "subtract", "maximum", "minimum", "bitwise_and", "bitwise_or",
+                      "bitwise_xor"})
+_BITS = {2: numpy.int16, 4: numpy.int32, 8: numpy.int64}
+_BIT_SELECT_MIN = 1 << 15  # elements: below, numpy.where measured faster
+
+
+class _NumpyFunctions(ArrayFunctions):
+    """NumPy's fast kernels."""
+
+    def matmul_tn(self, a, b):
+        """OpenBLAS is up to 6x slower on a transposed-A product with fewer output rows
+        than columns: the transposed product is then computed and laid out back."""
+        if a.shape[1] < b.shape[1]:
+            return numpy.ascontiguousarray(numpy.matmul(b.T, a).T)
+        return numpy.matmul(a.T, b)
+
+    def where(self, cond, a, b):
+        """NumPy's where branches per element, 5-10x slower than an arithmetic pass on
+        mixed signs; on large float arrays the bits of ``a`` and ``b`` are selected
+        instead (exact, infs and nans included). Small ones keep ``where``: the bit
+        select's ten calls cost more than the branches there."""
+        if getattr(cond, "size", 0) < _BIT_SELECT_MIN:
+            return numpy.where(cond, a, b)
+        da, db = getattr(a, "dtype", None), getattr(b, "dtype", None)
+        dt = da or db
+        if dt is None or dt.kind != "f" or da is not None and db is not None and da != db:
+            return numpy.where(cond, a, b)
+        it = _BITS[dt.itemsize]
+        m = numpy.negative(cond, dtype=it)  # all bits set where cond holds
+        out = numpy.bitwise_and(numpy.asarray(a, dt).view(it), m)
+        out = numpy.bitwise_or(out, numpy.bitwise_and(numpy.asarray(b, dt).view(it),
+                                                      numpy.invert(m)))
+        return numpy.asarray(out).view(dt)
+
+
+class _CupyFunctions(ArrayFunctions):
+    """CuPy's differences (and the emulator's, which has CuPy's): ``cupyx.scipy.linalg``
+    takes one matrix per call."""
+
+    def accumulate(self, name, a, axis):
+        """CuPy's ufuncs accumulate for add and multiply only: the others as a scan of
+        ``log2(n)`` steps, each combining every element with the one ``2**k`` before it
+        (the ufunc is associative, as maximum, minimum and logaddexp are)."""
+        f = getattr(self.xp, name)
+        if name in ("add", "multiply"):
+            return f.accumulate(a, axis=axis)
+        axis %= a.ndim
+        head = (slice(None),) * axis
+        out, shift, n = a, 1, a.shape[axis]
+        while shift < n:
+            out = self.xp.concatenate(
+                [out[head + (slice(None, shift),)],
+                 f(out[head + (slice(shift, None),)], out[head + (slice(None, n - shift),)])],
+                axis)
+            shift *= 2
+        return out if out is not a else out.copy()
+
+    def address(self, a):
+        return a.data.ptr
+
+    def ufunc_at(self, name, a, at, b):
+        """CuPy's ``at`` exists for add, subtract, maximum, minimum and the bitwise ufuncs;
+        the others (multiply) in rounds: the ``r``-th value for each target in round
+        ``r`` (targets distinct within a round, values in their given order)."""
+        xp = self.xp
+        f = getattr(xp, name)
+        if name in _CUPY_AT:
+            f.at(a, at, b)
+            return
+        idx = xp.broadcast_arrays(*(at if isinstance(at, tuple) else (at,)))
+        lin = xp.ravel_multi_index(tuple(i.reshape(-1) for i in idx), a.shape)
+        b = xp.broadcast_to(xp.asarray(b, dtype=a.dtype), idx[0].shape).reshape(-1)
+        order = xp.argsort(lin, kind="stable")
+        s = lin[order]
+        pos = xp.arange(s.size)
+        starts = xp.where(xp.concatenate([xp.ones(min(s.size, 1), bool), s[1:] != s[:-1]]),
+                          pos, 0)
+        rank = xp.empty_like(pos)
+        rank[order] = pos - self.accumulate("maximum", starts, 0)
+        for r in range(int(rank.max()) + 1 if s.size else 0):
+            sel = rank == r
+            where = xp.unravel_index(lin[sel], a.shape)
+            a[where] = f(a[where], b[sel])
+
+    def expm(self, a):
+        return self._per_matrix(scipy_linalg(self.xp).expm, a)
+
+    def lu(self, a):
+        """cupyx's lu returns P as a matrix: its row indices are where each row's one is."""
+        xp, lu = self.xp, scipy_linalg(self.xp).lu
+        flat = a.reshape((-1,) + a.shape[-2:])
+        m, n = a.shape[-2:]
+        k = min(m, n)
+        parts = [lu(x) for x in flat]
+        if not parts:
+            return (xp.zeros(a.shape[:-1], dtype=numpy.int64),
+                    xp.zeros(a.shape[:-2] + (m, k), a.dtype),
+                    xp.zeros(a.shape[:-2] + (k, n), a.dtype))
+        p, L, U = (xp.stack([part[i] for part in parts]) for i in range(3))
+        return (xp.argmax(p, -1).reshape(a.shape[:-1]), L.reshape(a.shape[:-2] + (m, k)),
+                U.reshape(a.shape[:-2] + (k, n)))
+
+    def _per_matrix(self, f, a):
+        xp = self.xp
+        flat = a.reshape((-1,) + a.shape[-2:])
+        out = xp.stack([f(m) for m in flat]) if len(flat) else xp.empty_like(flat)
+        return out.astype(a.dtype, copy=False).reshape(a.shape[:-2] + out.shape[-2:])
+
+
+_BY_MODULE = {numpy: _NumpyFunctions}  # CuPy and the emulator: _CupyFunctions
+
+
+def functions(xp):
+    """The functions for rules that receive array namespace ``xp`` (one dict lookup for a
+    known one: asking NumPy's module for a missing attribute costs microseconds)."""
+    f = _known.get(xp)
+    if f is not None:
+        return f
+    if getattr(xp, "batched", False):  # a namespace per call: not kept
+        return ArrayFunctions(xp)
+    f = _known[xp] = _BY_MODULE.get(xp, _CupyFunctions)(xp)
+    return f
