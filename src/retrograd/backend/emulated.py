@@ -225,8 +225,12 @@ def _unwrap(x, dev, host_ok=False):
         return t(_unwrap(e, dev, host_ok) for e in x)
     if t is dict:
         return {k: _unwrap(v, dev, host_ok) for k, v in x.items()}
-    if isinstance(x, numpy.ndarray) and not host_ok:
-        raise TypeError(f"Unsupported type {type(x)}")
+    if isinstance(x, numpy.ndarray):
+        if not host_ok:
+            raise TypeError(f"Unsupported type {type(x)}")
+        return x.copy()  # a host array is copied to the device, never shared
+    if hasattr(x, "__array__") and not isinstance(x, (numpy.generic, type)):
+        raise TypeError(f"Unsupported type {type(x)}")  # a Tensor, a host array-like
     return x
 
 
