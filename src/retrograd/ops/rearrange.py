@@ -1,5 +1,5 @@
 """Rearranging ops: pixel_shuffle / pixel_unshuffle, channel_shuffle, unfold / fold
-(im2col / col2im on PyTorch's (N, C*kh*kw, L) layout, over ``conv``'s im2col helpers),
+(PyTorch's im2col / col2im ops, from :mod:`.im2col`),
 rot90 (a primitive with its own node, as in PyTorch) and repeat_interleave (a composite).
 
 Each pair is linear and each member is the other's vjp (channel_shuffle is its own, with
@@ -15,7 +15,7 @@ import numpy
 
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._registry import apply, defop, register
-from .conv import _col2im_np, _im2col_np
+from .im2col import _col2im, _im2col, out_sizes
 
 # Rearrangements are exact, and PyTorch's col2im adds in the tensor's dtype: float16
 # stays float16.
@@ -134,44 +134,6 @@ def channel_shuffle(input, groups):
 
 
 # ---- unfold / fold ------------------------------------------------------------------------
-def _unfold_np(x, kernel, stride, pads, dilation):
-    """(..., C, H, W) -> (..., C*kh*kw, L): every window as a column."""
-    cols = _im2col_np(x, kernel, stride, pads, dilation)
-    if numpy.may_share_memory(cols, x):  # 1x1 windows of a contiguous input: x itself
-        cols = cols.copy()
-    return cols.reshape(cols.shape[:-5] + (-1, cols.shape[-2] * cols.shape[-1]))
-
-
-def _fold_np(cols, size, kernel, stride, pads, dilation):
-    """(..., C*kh*kw, L) -> (..., C, H, W): the windows summed back (the adjoint)."""
-    blocks = _blocks(size, kernel, stride, pads, dilation)
-    lead = cols.shape[:-2]
-    c = cols.shape[-2] // (kernel[0] * kernel[1])
-    cols = cols.reshape(lead + (c,) + tuple(kernel) + blocks)
-    out = _col2im_np(cols, lead + (c,) + tuple(size), kernel, stride, pads, dilation)
-    return numpy.ascontiguousarray(out)
-
-
-def _blocks(size, kernel, stride, pads, dilation):
-    return tuple((n + p[0] + p[1] - d * (k - 1) - 1) // s + 1
-                 for n, k, s, p, d in zip(size, kernel, stride, pads, dilation, strict=True))
-
-
-_unfold = defop(
-    "im2col", lambda xp, self, kernel, stride, pads, dilation:
-    _run(xp, _unfold_np, None, self, kernel, stride, pads, dilation),
-    vjp={"self": lambda xp, grad, self_shape, kernel, stride, pads, dilation:
-         _run(xp, _fold_np, _fold, grad, tuple(self_shape[-2:]), kernel, stride, pads,
-              dilation)},
-    jvp="linear", node="Im2ColBackward0")
-_fold = defop(
-    "col2im", lambda xp, self, size, kernel, stride, pads, dilation:
-    _run(xp, _fold_np, None, self, size, kernel, stride, pads, dilation),
-    vjp={"self": lambda xp, grad, kernel, stride, pads, dilation:
-         _run(xp, _unfold_np, _unfold, grad, kernel, stride, pads, dilation)},
-    jvp="linear", node="Col2ImBackward0")
-
-
 def _pair(v, name):
     v = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
     if len(v) != 2:
@@ -201,13 +163,13 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
                            f"and other non-zero dimensions for input, but got: {list(shape)}")
     pads = ((padding[0], padding[0]), (padding[1], padding[1]))
-    blocks = _blocks(shape[-2:], kernel, stride, pads, dilation)
+    blocks = out_sizes(shape[-2:], kernel, stride, pads, dilation)
     if min(blocks) < 1:
         raise RuntimeError(f"Given input with spatial size {shape[-2:]}, kernel_size={kernel}, "
                            f"dilation={dilation}, padding={padding}, calculated shape of the "
                            f"array of sliding blocks as {blocks}, but its components must be "
                            "at least one.")
-    return apply(_unfold, (input,), (kernel, stride, pads, dilation))
+    return apply(_im2col, (input,), (kernel, stride, pads, dilation, blocks))
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
@@ -228,7 +190,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"input.size({input.ndim - 2})={shape[-2]} and "
                            f"kernel_size={kernel}.")
     pads = ((padding[0], padding[0]), (padding[1], padding[1]))
-    blocks = _blocks(size, kernel, stride, pads, dilation)
+    blocks = out_sizes(size, kernel, stride, pads, dilation)
     if min(blocks) < 1 or math.prod(blocks) != shape[-1]:
         raise RuntimeError(f"Given output_size={size}, kernel_size={kernel}, "
                            f"dilation={dilation}, padding={padding}, stride={stride}, expected "
@@ -236,7 +198,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"calculated number of sliding blocks {blocks[0]} * {blocks[1]} = "
                            f"{math.prod(blocks)}, but got input.size({input.ndim - 1})="
                            f"{shape[-1]}.")
-    return apply(_fold, (input,), (size, kernel, stride, pads, dilation))
+    return apply(_col2im, (input,), (size, kernel, stride, pads, dilation, blocks))
 
 
 @register
