@@ -12,10 +12,8 @@ gradients (``is_grads_batched``) is one more leading dim of the arrays.
 import itertools
 import math
 
-from .._tensor import Tensor
-from ..autograd._batched import Batched
-from ..backend import get_array_module
-from ._registry import apply, defop
+from ._kernels import run_kernel
+from ._registry import defop
 
 __all__ = ["im2col", "col2im", "im2col_kernel", "col2im_kernel", "out_sizes"]
 
@@ -88,28 +86,18 @@ def _fold_kernel(xp, cols, size, kernel, stride, pads, dilation, outs):
                                               stride, pads, dilation))
 
 
-def _run(xp, kernel, op, a, *attrs):
-    """``kernel`` on arrays; on a batch of them, on its data (the batch one more leading
-    dim); on Tensors (under create_graph), the differentiable ``op``."""
-    if isinstance(a, Tensor):
-        return apply(op, (a,), attrs)
-    if type(a) is Batched:
-        return Batched(kernel(get_array_module(a.data), a.data, *attrs))
-    return kernel(xp, a, *attrs)
-
-
 # PyTorch's unfold and fold (``rearrange``) and the windows of the convolution family's rules
 # under create_graph. Exact: PyTorch's col2im adds in the tensor's dtype, float16 too.
 _im2col = defop(
     "im2col", lambda xp, self, kernel, stride, pads, dilation, outs:
-    _run(xp, _unfold_kernel, None, self, kernel, stride, pads, dilation, outs),
+    run_kernel(xp, _unfold_kernel, None, self, kernel, stride, pads, dilation, outs),
     vjp={"self": lambda xp, grad, self_shape, kernel, stride, pads, dilation, outs:
          col2im(xp, grad, tuple(self_shape[-len(kernel):]), kernel, stride, pads, dilation,
                 outs)},
     jvp="linear", node="Im2ColBackward0", upcast=False)
 _col2im = defop(
     "col2im", lambda xp, self, size, kernel, stride, pads, dilation, outs:
-    _run(xp, _fold_kernel, None, self, size, kernel, stride, pads, dilation, outs),
+    run_kernel(xp, _fold_kernel, None, self, size, kernel, stride, pads, dilation, outs),
     vjp={"self": lambda xp, grad, kernel, stride, pads, dilation, outs:
          im2col(xp, grad, kernel, stride, pads, dilation, outs)},
     jvp="linear", node="Col2ImBackward0", upcast=False)
@@ -121,7 +109,7 @@ def im2col(xp, x, kernel, stride, pads, dilation, outs=None):
     nd = len(kernel)
     if outs is None:
         outs = out_sizes(x.shape[x.ndim - nd:], kernel, stride, pads, dilation)
-    return _run(xp, _unfold_kernel, _im2col, x, tuple(kernel), tuple(stride), tuple(pads),
+    return run_kernel(xp, _unfold_kernel, _im2col, x, tuple(kernel), tuple(stride), tuple(pads),
                 tuple(dilation), tuple(outs))
 
 
@@ -129,5 +117,5 @@ def col2im(xp, cols, size, kernel, stride, pads, dilation, outs=None):
     """The adjoint of :func:`im2col`: columns summed back into (..., C, *size)."""
     if outs is None:
         outs = out_sizes(size, kernel, stride, pads, dilation)
-    return _run(xp, _fold_kernel, _col2im, cols, tuple(size), tuple(kernel), tuple(stride),
+    return run_kernel(xp, _fold_kernel, _col2im, cols, tuple(size), tuple(kernel), tuple(stride),
                 tuple(pads), tuple(dilation), tuple(outs))

@@ -15,6 +15,7 @@ import numpy
 
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._registry import apply, defop, register
+from ._kernels import run_kernel
 from .im2col import _col2im, _im2col, out_sizes
 
 # Rearrangements are exact, and PyTorch's col2im adds in the tensor's dtype: float16
@@ -27,43 +28,33 @@ __all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "unfold", "fol
 _INT64 = numpy.dtype(numpy.int64)
 
 
-def _run(xp, kernel, op, a, *attrs):
-    """``kernel`` on arrays (a batch of them: on the data, whose extra dims lead), ``op``
-    on Tensors (under create_graph)."""
-    if xp is numpy:
-        return kernel(a, *attrs)
-    if getattr(xp, "batched", False):
-        from ..autograd._batched import Batched
-        return Batched(kernel(a.data, *attrs))
-    return apply(op, (a,), attrs)
-
-
 # ---- pixel shuffle ------------------------------------------------------------------------
-def _shuffle_np(x, r):
+def _shuffle(xp, x, r):
     """(..., C*r*r, H, W) -> (..., C, H*r, W*r)."""
     *lead, c, h, w = x.shape
-    y = x.reshape((*lead, c // (r * r), r, r, h, w))
+    y = xp.reshape(x, (*lead, c // (r * r), r, r, h, w))
     n = y.ndim
-    y = y.transpose(tuple(range(n - 5)) + (n - 5, n - 2, n - 4, n - 1, n - 3))
-    return y.copy().reshape((*lead, c // (r * r), h * r, w * r))  # a copy even when r == 1
+    y = xp.transpose(y, tuple(range(n - 5)) + (n - 5, n - 2, n - 4, n - 1, n - 3))
+    y = xp.array(y, order="C")  # a copy even when r == 1
+    return xp.reshape(y, (*lead, c // (r * r), h * r, w * r))
 
 
-def _unshuffle_np(x, r):
+def _unshuffle(xp, x, r):
     """(..., C, H*r, W*r) -> (..., C*r*r, H, W)."""
     *lead, c, h, w = x.shape
-    y = x.reshape((*lead, c, h // r, r, w // r, r))
+    y = xp.reshape(x, (*lead, c, h // r, r, w // r, r))
     n = y.ndim
-    y = y.transpose(tuple(range(n - 5)) + (n - 5, n - 3, n - 1, n - 4, n - 2))
-    return y.copy().reshape((*lead, c * r * r, h // r, w // r))
+    y = xp.transpose(y, tuple(range(n - 5)) + (n - 5, n - 3, n - 1, n - 4, n - 2))
+    return xp.reshape(xp.array(y, order="C"), (*lead, c * r * r, h // r, w // r))
 
 
 _pixel_shuffle = defop(
-    "pixel_shuffle", lambda xp, self, r: _run(xp, _shuffle_np, None, self, r),
-    vjp={"self": lambda xp, grad, r: _run(xp, _unshuffle_np, _pixel_unshuffle, grad, r)},
+    "pixel_shuffle", lambda xp, self, r: run_kernel(xp, _shuffle, None, self, r),
+    vjp={"self": lambda xp, grad, r: run_kernel(xp, _unshuffle, _pixel_unshuffle, grad, r)},
     jvp="linear")
 _pixel_unshuffle = defop(
-    "pixel_unshuffle", lambda xp, self, r: _run(xp, _unshuffle_np, None, self, r),
-    vjp={"self": lambda xp, grad, r: _run(xp, _shuffle_np, _pixel_shuffle, grad, r)},
+    "pixel_unshuffle", lambda xp, self, r: run_kernel(xp, _unshuffle, None, self, r),
+    vjp={"self": lambda xp, grad, r: run_kernel(xp, _shuffle, _pixel_shuffle, grad, r)},
     jvp="linear")
 
 
@@ -100,20 +91,21 @@ def pixel_unshuffle(input, downscale_factor):
 
 
 # ---- channel shuffle ----------------------------------------------------------------------
-def _channel_shuffle_np(x, groups, rank):
+def _channel_shuffle_kernel(xp, x, groups, rank):
     """Channels (axis 1 of a ``rank``-dim input, more leading dims in a batch) seen as
     (groups, C/groups), transposed."""
     a = x.ndim - rank + 1
     c = x.shape[a]
-    y = x.reshape(x.shape[:a] + (groups, c // groups) + x.shape[a + 1:])
-    return numpy.swapaxes(y, a, a + 1).copy().reshape(x.shape)
+    y = xp.reshape(x, x.shape[:a] + (groups, c // groups) + x.shape[a + 1:])
+    return xp.reshape(xp.array(xp.swapaxes(y, a, a + 1), order="C"), x.shape)
 
 
 _channel_shuffle = defop(
     "channel_shuffle",
-    lambda xp, self, groups, rank: _run(xp, _channel_shuffle_np, None, self, groups, rank),
+    lambda xp, self, groups, rank:
+    run_kernel(xp, _channel_shuffle_kernel, None, self, groups, rank),
     vjp={"self": lambda xp, grad, self_shape, groups, rank:
-         _run(xp, _channel_shuffle_np, _channel_shuffle, grad,
+         run_kernel(xp, _channel_shuffle_kernel, _channel_shuffle, grad,
               self_shape[-rank + 1] // groups, rank)},
     jvp="linear")
 
