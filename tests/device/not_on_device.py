@@ -119,12 +119,6 @@ NOT_ON_DEVICE = {
         "ops/_registry.py _inputs: AttributeError: 'NoneType' object has no attribute 'promote'",
     'interpolate.trilinear':
         "ops/_registry.py _inputs: AttributeError: 'NoneType' object has no attribute 'promote'",
-    'pixel_shuffle':
-        "ops/_registry.py _inputs: AttributeError: 'NoneType' object has no attribute 'promote'",
-    'pixel_unshuffle':
-        "ops/_registry.py _inputs: AttributeError: 'NoneType' object has no attribute 'promote'",
-    'channel_shuffle':
-        "ops/_registry.py _inputs: AttributeError: 'NoneType' object has no attribute 'promote'",
     'grid_sample': 'ops/sampling.py _corners: TypeError: a host array given to the device',
     'pack_padded_sequence':
         'ops/_registry.py _one_device: RuntimeError: a CPU tensor made for a device op',

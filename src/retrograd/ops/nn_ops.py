@@ -13,7 +13,7 @@ import math
 import numpy
 
 from .._dtype import OPMATH
-from .._tensor import wrap
+from .._tensor import Tensor, wrap
 from ..backend import get_array_module
 from ._loss_args import (check_bce, check_bce_logits, check_embedding, check_float_kernel,
                          check_nll)
@@ -105,9 +105,10 @@ def _pad_np(x, pad, value):
 
 
 def _pad(xp, x, pad, value):
-    if _is_np(xp):
-        return _pad_np(x, pad, value)
-    return apply(_constant_pad, (x,), (pad, value))
+    """The kernel on arrays (any namespace, a batch of them too), the op on Tensors."""
+    if isinstance(x, Tensor):
+        return apply(_constant_pad, (x,), (pad, value))
+    return _pad_np(x, pad, value)
 
 
 _constant_pad = defop(
