@@ -88,8 +88,6 @@ NOT_ON_DEVICE = {
     'block_diag': 'ops/matrices.py _block_diag_arrays: TypeError: implicit copy to the host',
     'tril_indices': 'AssertionError: sample 0 output 0 is on cpu, not on the device',
     'triu_indices': 'AssertionError: sample 0 output 0 is on cpu, not on the device',
-    'local_response_norm':
-        "autograd/node.py apply: AttributeError: 'Tensor' object has no attribute 'astype'",
     'gelu': "ops/nn_ops.py _erf: AttributeError: '_Namespace' object has no attribute 'erf'",
     'silu':
         "ops/nn_ops.py _sigmoid: AttributeError: '_Namespace' object has no attribute 'sigmoid'",
@@ -100,13 +98,11 @@ NOT_ON_DEVICE = {
         '_dtype.py scalar_category: TypeError: expected a number, got ndarray',
     'scaled_dot_product_attention':
         'ops/_registry.py _one_device: RuntimeError: a CPU tensor made for a device op',
-    'pad': "autograd/node.py apply: AttributeError: 'Tensor' object has no attribute 'astype'",
     'pad.reflect': 'ops/nn_ops.py _fold: TypeError: implicit copy to the host',
     'pad.replicate': 'ops/nn_ops.py _fold: TypeError: implicit copy to the host',
     'pad.circular': 'ops/nn_ops.py _fold: TypeError: implicit copy to the host',
     'imag':
         'ops/pointwise.py imag: RuntimeError: imag is not implemented for tensors with non-comp',
-    'conv3d': "autograd/node.py apply: AttributeError: 'Tensor' object has no attribute 'astype'",
     'interpolate.nearest':
         "ops/_registry.py _inputs: AttributeError: 'NoneType' object has no attribute 'promote'",
     'interpolate.nearest-exact':

@@ -1,5 +1,6 @@
-"""``torch.nn.functional``: the fused kernels of ``ops/nn_ops.py`` and ``ops/conv.py``
-under PyTorch's signatures, and the composites PyTorch also builds from other ops.
+"""``torch.nn.functional``: the fused kernels of ``ops/nn_ops.py``, ``ops/convolution.py``
+and ``ops/pooling.py`` under PyTorch's signatures, and the composites PyTorch also builds
+from other ops.
 
 >>> import retrograd.nn.functional as F
 >>> F.relu(retrograd.tensor([-1., 2.]))

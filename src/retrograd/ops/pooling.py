@@ -111,7 +111,7 @@ def _pool_checks(k, s, p, d):
 
 
 def _pool_args_nd(input, nd, kernel_size, stride, padding, dilation, ceil_mode, avg=False):
-    """PyTorch's checks and geometry for an N-d (N >= 3) pooling: kernel, stride, the
+    """PyTorch's checks and geometry for an N-d (N >= 2) pooling: kernel, stride, the
     (left, right) padding of each dim (ceil_mode's extra on the right), dilation."""
     k = _tuple(kernel_size, nd)
     s = _tuple(stride, nd) if stride not in (None, [], ()) else k
