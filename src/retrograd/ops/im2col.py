@@ -32,7 +32,7 @@ def _window(offset, stride, dilation, outs):
 
 
 def im2col_kernel(xp, x, kernel, stride, pads, dilation, outs=None):
-    """(..., *S) -> (..., *K, *O): every window of the zero-padded input, contiguous.
+    """(..., *S) -> (..., *K, *O): every window of the zero-padded input, in a new array.
     ``outs`` limits the window counts (a transposed convolution's output_padding)."""
     nd = len(kernel)
     lead = x.ndim - nd
@@ -47,7 +47,7 @@ def im2col_kernel(xp, x, kernel, stride, pads, dilation, outs=None):
     steps += tuple(s * t for s, t in zip(st, stride, strict=True))
     view = xp.lib.stride_tricks.as_strided(x, x.shape[:lead] + tuple(kernel) + tuple(outs),
                                            x.strides[:lead] + steps)
-    return xp.ascontiguousarray(view)
+    return xp.array(view, order="C")  # a copy even of 1x1 windows (the input itself)
 
 
 def col2im_kernel(xp, cols, shape, kernel, stride, pads, dilation):
@@ -68,14 +68,13 @@ def col2im_kernel(xp, cols, shape, kernel, stride, pads, dilation):
 
 
 def _unfold_kernel(xp, x, kernel, stride, pads, dilation, outs):
-    """(..., C, *S) -> (..., C*prod(K), prod(O)): PyTorch's im2col layout, a copy even of
-    1x1 windows (which are the input itself)."""
+    """(..., C, *S) -> (..., C*prod(K), prod(O)): PyTorch's im2col layout."""
     nd = len(kernel)
     cols = im2col_kernel(xp, x, kernel, stride, pads, dilation, outs)
     k, o = math.prod(cols.shape[cols.ndim - 2 * nd:cols.ndim - nd]), cols.shape[cols.ndim - nd:]
     shape = cols.shape[:cols.ndim - 2 * nd - 1] + (cols.shape[cols.ndim - 2 * nd - 1] * k,
                                                    math.prod(o))
-    return xp.array(xp.reshape(cols, shape), order="C")
+    return xp.reshape(cols, shape)
 
 
 def _fold_kernel(xp, cols, size, kernel, stride, pads, dilation, outs):
