@@ -243,7 +243,7 @@ def _scatter_grad(xp, grad, indices, self_shape, nd, overlap):
     shape = (b, math.prod(grad.shape[grad.ndim - nd:]))  # explicit: b may be 0
     g, idx = xp.reshape(grad, shape), xp.reshape(indices, shape)
     if isinstance(g, Tensor):
-        out = FUNCTIONS["scatter_add"](xp.zeros((b, plane), dtype=grad.dtype), 1, idx, g)
+        out = FUNCTIONS["scatter_add"](g.new_zeros((b, plane)), 1, idx, g)  # on g's device
         return xp.reshape(out, tuple(self_shape))
     flat = xp.reshape(idx + xp.reshape(xp.arange(b) * plane, (b, 1)), (-1,))
     if overlap:
