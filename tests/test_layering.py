@@ -53,7 +53,6 @@ UPWARD = {
     ("retrograd.ops._tensor_xp", "retrograd.ops.linalg_decomp"),
     ("retrograd.ops._views", "retrograd.ops.shape"),
     ("retrograd.ops.linalg_decomp", "retrograd"),
-    ("retrograd.ops.pooling_nd", "retrograd"),
     ("retrograd.ops.scatter", "retrograd.autograd.function"),
     ("retrograd.utils.benchmark._timer", "retrograd"),
 }
@@ -65,7 +64,6 @@ CYCLES = {
     frozenset({"retrograd.autograd", "retrograd.autograd.functional",
                "retrograd.autograd.gradcheck"}),
     frozenset({"retrograd.ops.linalg_decomp", "retrograd.ops.reduction"}),
-    frozenset({"retrograd.ops.conv", "retrograd.ops.conv_nd"}),
     frozenset({"retrograd.nn._functional_resample", "retrograd.nn._mha",
                "retrograd.nn.functional"}),
     frozenset({"retrograd.backends", "retrograd.backends.cudnn", "retrograd.backends.mkldnn"}),

@@ -1,6 +1,6 @@
-"""Op database entries for ``nn.functional`` (the kernels of ``ops/nn_ops.py`` and
-``ops/conv.py``): small shapes covering each op's options (strides, padding, groups,
-reductions, weights, ignored targets), so gradcheck stays quick."""
+"""Op database entries for ``nn.functional`` (the kernels of ``ops/nn_ops.py``,
+``ops/convolution.py`` and ``ops/pooling.py``): small shapes covering each op's options
+(strides, padding, groups, reductions, weights, ignored targets), so gradcheck stays quick."""
 
 import numpy
 

@@ -1,5 +1,5 @@
-"""Op-database entries for the pooling family of ``ops/pooling_nd.py`` and the N-d
-convolutions of ``ops/conv_nd.py``: small shapes covering strides, padding, dilation,
+"""Op-database entries for the pooling family of ``ops/pooling.py`` and the 1-D/3-D
+convolutions of ``ops/convolution.py``: small shapes covering strides, padding, dilation,
 ceil_mode, uneven adaptive bins and unpooling, so gradcheck stays quick."""
 
 import retrograd.nn.functional as F

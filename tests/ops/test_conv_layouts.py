@@ -81,7 +81,7 @@ def test_conv2d_matches_torch(torch, case, bias):
 @pytest.mark.parametrize("case", [0, 1, 5, 12, 14])
 def test_conv2d_in_image_chunks(torch, monkeypatch, name, case):
     """GEMMs over chunks of images (of one or two here, the last one short) match."""
-    from retrograd.ops import conv
+    from retrograd.ops import _conv_numpy as conv
     xs, ws, kw = CONV[case]
     if name == "conv_transpose2d":
         g = kw.get("groups", 1)
@@ -286,7 +286,7 @@ def test_depthwise_conv_matches_torch(torch, case, dtype):
 @pytest.mark.parametrize("case", [0, 3, 6, 12])
 def test_depthwise_conv_in_image_chunks(torch, monkeypatch, case):
     """Chunks of one image each (and a short last chunk of the default size) match."""
-    from retrograd.ops import conv
+    from retrograd.ops import _conv_numpy as conv
     name, xs, ws, kw = DEPTHWISE[case]
     monkeypatch.setattr(conv, "_DW_CHUNK_BYTES", 1)
     _compare_depthwise(torch, name, (3,) + xs[1:], ws, kw, "float64")

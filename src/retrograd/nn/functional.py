@@ -1,5 +1,6 @@
-"""``torch.nn.functional``: the fused kernels of ``ops/nn_ops.py`` and ``ops/conv.py``
-under PyTorch's signatures, and the composites PyTorch also builds from other ops.
+"""``torch.nn.functional``: the fused kernels of ``ops/nn_ops.py``, ``ops/convolution.py``
+and ``ops/pooling.py`` under PyTorch's signatures, and the composites PyTorch also builds
+from other ops.
 
 >>> import retrograd.nn.functional as F
 >>> F.relu(retrograd.tensor([-1., 2.]))
@@ -20,7 +21,6 @@ from ..ops.nn_ops import (batch_norm, embedding, gelu, group_norm,  # noqa: F401
 from ._functional_losses import (binary_cross_entropy,  # noqa: F401 (re-exports)
                                  binary_cross_entropy_with_logits, cross_entropy, l1_loss,
                                  mse_loss, nll_loss, smooth_l1_loss)
-from ..ops.conv import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401
 from ._mha import multi_head_attention_forward  # noqa: F401
 from ..ops.activation import (celu, celu_, elu, elu_, glu, hardshrink, hardsigmoid,
                               hardswish, hardtanh, hardtanh_, leaky_relu, leaky_relu_,
@@ -38,16 +38,16 @@ from ._functional_resample import (affine_grid, grid_sample, interpolate,
                                    upsample, upsample_bilinear, upsample_nearest)
 from ..ops.rearrange import (channel_shuffle, fold, pixel_shuffle,
                              pixel_unshuffle, unfold)
-from ..ops.pooling_nd import (adaptive_avg_pool1d, adaptive_avg_pool3d,
-                              adaptive_max_pool1d, adaptive_max_pool1d_with_indices,
-                              adaptive_max_pool2d, adaptive_max_pool2d_with_indices,
-                              adaptive_max_pool3d, adaptive_max_pool3d_with_indices,
-                              avg_pool1d, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d,
-                              max_pool1d, max_pool1d_with_indices, max_pool2d_with_indices,
-                              max_pool3d, max_pool3d_with_indices, max_unpool1d, max_unpool2d,
-                              max_unpool3d)
-from ..ops.conv_nd import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
-                           conv_transpose3d)
+from ..ops.pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: F401
+                           adaptive_avg_pool3d, adaptive_max_pool1d,
+                           adaptive_max_pool1d_with_indices, adaptive_max_pool2d,
+                           adaptive_max_pool2d_with_indices, adaptive_max_pool3d,
+                           adaptive_max_pool3d_with_indices, avg_pool1d, avg_pool2d, avg_pool3d,
+                           lp_pool1d, lp_pool2d, lp_pool3d, max_pool1d, max_pool1d_with_indices,
+                           max_pool2d, max_pool2d_with_indices, max_pool3d,
+                           max_pool3d_with_indices, max_unpool1d, max_unpool2d, max_unpool3d)
+from ..ops.convolution import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
+                               conv_transpose3d)
 from ..ops.activation import silu
 
 __all__ = ["linear", "bilinear", "conv1d", "conv2d", "conv_transpose2d", "max_pool2d",

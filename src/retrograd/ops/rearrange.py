@@ -1,5 +1,5 @@
 """Rearranging ops: pixel_shuffle / pixel_unshuffle, channel_shuffle, unfold / fold
-(im2col / col2im on PyTorch's (N, C*kh*kw, L) layout, over ``conv``'s im2col helpers),
+(PyTorch's im2col / col2im ops, from :mod:`.im2col`),
 rot90 (a primitive with its own node, as in PyTorch) and repeat_interleave (a composite).
 
 Each pair is linear and each member is the other's vjp (channel_shuffle is its own, with
@@ -13,9 +13,11 @@ import operator
 
 import numpy
 
+from ..backend import get_array_module
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._registry import apply, defop, register
-from .conv import _col2im_np, _im2col_np
+from ._kernels import run_kernel
+from .im2col import _col2im, _im2col, out_sizes
 
 # Rearrangements are exact, and PyTorch's col2im adds in the tensor's dtype: float16
 # stays float16.
@@ -27,43 +29,33 @@ __all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "unfold", "fol
 _INT64 = numpy.dtype(numpy.int64)
 
 
-def _run(xp, kernel, op, a, *attrs):
-    """``kernel`` on arrays (a batch of them: on the data, whose extra dims lead), ``op``
-    on Tensors (under create_graph)."""
-    if xp is numpy:
-        return kernel(a, *attrs)
-    if getattr(xp, "batched", False):
-        from ..autograd._batched import Batched
-        return Batched(kernel(a.data, *attrs))
-    return apply(op, (a,), attrs)
-
-
 # ---- pixel shuffle ------------------------------------------------------------------------
-def _shuffle_np(x, r):
+def _shuffle(xp, x, r):
     """(..., C*r*r, H, W) -> (..., C, H*r, W*r)."""
     *lead, c, h, w = x.shape
-    y = x.reshape((*lead, c // (r * r), r, r, h, w))
+    y = xp.reshape(x, (*lead, c // (r * r), r, r, h, w))
     n = y.ndim
-    y = y.transpose(tuple(range(n - 5)) + (n - 5, n - 2, n - 4, n - 1, n - 3))
-    return y.copy().reshape((*lead, c // (r * r), h * r, w * r))  # a copy even when r == 1
+    y = xp.transpose(y, tuple(range(n - 5)) + (n - 5, n - 2, n - 4, n - 1, n - 3))
+    y = xp.array(y, order="C")  # a copy even when r == 1
+    return xp.reshape(y, (*lead, c // (r * r), h * r, w * r))
 
 
-def _unshuffle_np(x, r):
+def _unshuffle(xp, x, r):
     """(..., C, H*r, W*r) -> (..., C*r*r, H, W)."""
     *lead, c, h, w = x.shape
-    y = x.reshape((*lead, c, h // r, r, w // r, r))
+    y = xp.reshape(x, (*lead, c, h // r, r, w // r, r))
     n = y.ndim
-    y = y.transpose(tuple(range(n - 5)) + (n - 5, n - 3, n - 1, n - 4, n - 2))
-    return y.copy().reshape((*lead, c * r * r, h // r, w // r))
+    y = xp.transpose(y, tuple(range(n - 5)) + (n - 5, n - 3, n - 1, n - 4, n - 2))
+    return xp.reshape(xp.array(y, order="C"), (*lead, c * r * r, h // r, w // r))
 
 
 _pixel_shuffle = defop(
-    "pixel_shuffle", lambda xp, self, r: _run(xp, _shuffle_np, None, self, r),
-    vjp={"self": lambda xp, grad, r: _run(xp, _unshuffle_np, _pixel_unshuffle, grad, r)},
+    "pixel_shuffle", lambda xp, self, r: run_kernel(xp, _shuffle, None, self, r),
+    vjp={"self": lambda xp, grad, r: run_kernel(xp, _unshuffle, _pixel_unshuffle, grad, r)},
     jvp="linear")
 _pixel_unshuffle = defop(
-    "pixel_unshuffle", lambda xp, self, r: _run(xp, _unshuffle_np, None, self, r),
-    vjp={"self": lambda xp, grad, r: _run(xp, _shuffle_np, _pixel_shuffle, grad, r)},
+    "pixel_unshuffle", lambda xp, self, r: run_kernel(xp, _unshuffle, None, self, r),
+    vjp={"self": lambda xp, grad, r: run_kernel(xp, _shuffle, _pixel_shuffle, grad, r)},
     jvp="linear")
 
 
@@ -100,20 +92,21 @@ def pixel_unshuffle(input, downscale_factor):
 
 
 # ---- channel shuffle ----------------------------------------------------------------------
-def _channel_shuffle_np(x, groups, rank):
+def _channel_shuffle_kernel(xp, x, groups, rank):
     """Channels (axis 1 of a ``rank``-dim input, more leading dims in a batch) seen as
     (groups, C/groups), transposed."""
     a = x.ndim - rank + 1
     c = x.shape[a]
-    y = x.reshape(x.shape[:a] + (groups, c // groups) + x.shape[a + 1:])
-    return numpy.swapaxes(y, a, a + 1).copy().reshape(x.shape)
+    y = xp.reshape(x, x.shape[:a] + (groups, c // groups) + x.shape[a + 1:])
+    return xp.reshape(xp.array(xp.swapaxes(y, a, a + 1), order="C"), x.shape)
 
 
 _channel_shuffle = defop(
     "channel_shuffle",
-    lambda xp, self, groups, rank: _run(xp, _channel_shuffle_np, None, self, groups, rank),
+    lambda xp, self, groups, rank:
+    run_kernel(xp, _channel_shuffle_kernel, None, self, groups, rank),
     vjp={"self": lambda xp, grad, self_shape, groups, rank:
-         _run(xp, _channel_shuffle_np, _channel_shuffle, grad,
+         run_kernel(xp, _channel_shuffle_kernel, _channel_shuffle, grad,
               self_shape[-rank + 1] // groups, rank)},
     jvp="linear")
 
@@ -134,44 +127,6 @@ def channel_shuffle(input, groups):
 
 
 # ---- unfold / fold ------------------------------------------------------------------------
-def _unfold_np(x, kernel, stride, pads, dilation):
-    """(..., C, H, W) -> (..., C*kh*kw, L): every window as a column."""
-    cols = _im2col_np(x, kernel, stride, pads, dilation)
-    if numpy.may_share_memory(cols, x):  # 1x1 windows of a contiguous input: x itself
-        cols = cols.copy()
-    return cols.reshape(cols.shape[:-5] + (-1, cols.shape[-2] * cols.shape[-1]))
-
-
-def _fold_np(cols, size, kernel, stride, pads, dilation):
-    """(..., C*kh*kw, L) -> (..., C, H, W): the windows summed back (the adjoint)."""
-    blocks = _blocks(size, kernel, stride, pads, dilation)
-    lead = cols.shape[:-2]
-    c = cols.shape[-2] // (kernel[0] * kernel[1])
-    cols = cols.reshape(lead + (c,) + tuple(kernel) + blocks)
-    out = _col2im_np(cols, lead + (c,) + tuple(size), kernel, stride, pads, dilation)
-    return numpy.ascontiguousarray(out)
-
-
-def _blocks(size, kernel, stride, pads, dilation):
-    return tuple((n + p[0] + p[1] - d * (k - 1) - 1) // s + 1
-                 for n, k, s, p, d in zip(size, kernel, stride, pads, dilation, strict=True))
-
-
-_unfold = defop(
-    "im2col", lambda xp, self, kernel, stride, pads, dilation:
-    _run(xp, _unfold_np, None, self, kernel, stride, pads, dilation),
-    vjp={"self": lambda xp, grad, self_shape, kernel, stride, pads, dilation:
-         _run(xp, _fold_np, _fold, grad, tuple(self_shape[-2:]), kernel, stride, pads,
-              dilation)},
-    jvp="linear", node="Im2ColBackward0")
-_fold = defop(
-    "col2im", lambda xp, self, size, kernel, stride, pads, dilation:
-    _run(xp, _fold_np, None, self, size, kernel, stride, pads, dilation),
-    vjp={"self": lambda xp, grad, kernel, stride, pads, dilation:
-         _run(xp, _unfold_np, _unfold, grad, kernel, stride, pads, dilation)},
-    jvp="linear", node="Col2ImBackward0")
-
-
 def _pair(v, name):
     v = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
     if len(v) != 2:
@@ -201,13 +156,13 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
                            f"and other non-zero dimensions for input, but got: {list(shape)}")
     pads = ((padding[0], padding[0]), (padding[1], padding[1]))
-    blocks = _blocks(shape[-2:], kernel, stride, pads, dilation)
+    blocks = out_sizes(shape[-2:], kernel, stride, pads, dilation)
     if min(blocks) < 1:
         raise RuntimeError(f"Given input with spatial size {shape[-2:]}, kernel_size={kernel}, "
                            f"dilation={dilation}, padding={padding}, calculated shape of the "
                            f"array of sliding blocks as {blocks}, but its components must be "
                            "at least one.")
-    return apply(_unfold, (input,), (kernel, stride, pads, dilation))
+    return apply(_im2col, (input,), (kernel, stride, pads, dilation, blocks))
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
@@ -228,7 +183,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"input.size({input.ndim - 2})={shape[-2]} and "
                            f"kernel_size={kernel}.")
     pads = ((padding[0], padding[0]), (padding[1], padding[1]))
-    blocks = _blocks(size, kernel, stride, pads, dilation)
+    blocks = out_sizes(size, kernel, stride, pads, dilation)
     if min(blocks) < 1 or math.prod(blocks) != shape[-1]:
         raise RuntimeError(f"Given output_size={size}, kernel_size={kernel}, "
                            f"dilation={dilation}, padding={padding}, stride={stride}, expected "
@@ -236,7 +191,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"calculated number of sliding blocks {blocks[0]} * {blocks[1]} = "
                            f"{math.prod(blocks)}, but got input.size({input.ndim - 1})="
                            f"{shape[-1]}.")
-    return apply(_fold, (input,), (size, kernel, stride, pads, dilation))
+    return apply(_col2im, (input,), (size, kernel, stride, pads, dilation, blocks))
 
 
 @register
@@ -247,7 +202,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         r = input._data
         if r.ndim != 1:
             raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
-        return wrap(numpy.repeat(numpy.arange(r.shape[0], dtype=_INT64), r))
+        xp = get_array_module(r)
+        return wrap(xp.repeat(xp.arange(r.shape[0], dtype=_INT64), r))
     if dim is None:
         input, d = input.reshape(-1), 0
     else:
@@ -260,13 +216,14 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         if r.ndim > 1:
             raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
         if r.size == 1:
-            r = numpy.broadcast_to(r.reshape(-1), (n,))
+            r = get_array_module(r).broadcast_to(r.reshape(-1), (n,))
         if r.shape[0] != n:
             raise RuntimeError("repeats must have the same size as input along dim, but got "
                                f"repeats.size(0) = {r.shape[0]} and input.size({d}) = {n}")
         if (r < 0).any():
             raise RuntimeError("repeats can not be negative")
-        index = numpy.repeat(numpy.arange(n, dtype=_INT64), r)
+        xp = get_array_module(r)
+        index = xp.repeat(xp.arange(n, dtype=_INT64), r)
         if output_size is not None and index.shape[0] != output_size:
             raise RuntimeError("allocated size does not match required size")
         return input.index_select(d, wrap(index))
