@@ -331,7 +331,7 @@ _clamp = defop("clamp", _clamp_fwd,
                     xp.where(_in_range(self, min, max), grad, 0),
                     "min": lambda xp, grad, self, min, max:
                     xp.where(self < min, grad, 0) if max is None
-                    else xp.where((self < min) & (min <= max), grad, 0),
+                    else xp.where((self < min) & (min < max), grad, 0),
                     "max": lambda xp, grad, self, min, max:
                     xp.where(self > max, grad, 0) if min is None
                     else xp.where((self > max) | (min > max), grad, 0)},
