@@ -316,3 +316,18 @@ def test_clamp_tensor_bounds_gradients_when_they_meet(torch, bounds):
         inputs = (lo, hi) if hi.requires_grad else (lo,)
         return [g.tolist() for g in lib.autograd.grad(y, inputs, lib.tensor([[1., 2.], [4., 8.]]))]
     assert grads(retrograd) == grads(torch)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_remainder_zero_takes_the_dividends_sign(torch, dtype):
+    """PyTorch's remainder is fmod plus the divisor where the signs differ, so an exact zero
+    keeps the dividend's sign (-4 % 2 is -0.0; NumPy's takes the divisor's), 0-d too."""
+    a, b = [-4.0, 4.0, -4.0, 4.0, -0.0, 0.0, 3.0, -3.0, 7.5], [2.0, 2.0, -2.0, -2.0, 2.0, -2.0,
+                                                                    numpy.inf, numpy.inf, -2.5]
+
+    def signs(lib):
+        x, y = lib.tensor(a, dtype=getattr(lib, dtype)), lib.tensor(b, dtype=getattr(lib, dtype))
+        outs = (lib.remainder(x, y), lib.remainder(x[0], y[0]), x % 2.0, lib.remainder(-4.0, y))
+        return [numpy.signbit(o.numpy()).tolist() + o.tolist() for o in outs]
+    assert signs(retrograd) == signs(torch)
