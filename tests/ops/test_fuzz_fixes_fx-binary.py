@@ -299,3 +299,35 @@ def test_pow_number_double_backward(torch, dtype, exponent):
     else:
         numpy.testing.assert_allclose(ours[1], theirs[1],
                                       rtol=1e-3 if dtype == "float16" else 1e-12)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("bounds", [(1.0, 1.0), (1.0, 2.0), (2.0, 1.0), (1.0, True)])
+def test_clamp_tensor_bounds_gradients_when_they_meet(torch, bounds):
+    """PyTorch's clamp backward gives ``min`` the gradient where self < min < max (strictly):
+    where the bounds are equal the output is max, so max takes it (the fuzz case: an int64
+    input clamped to a float32 min of 1 and a bool max of True)."""
+    def grads(lib):
+        x = lib.tensor([[0, 1], [2, -2]])
+        lo = lib.tensor(bounds[0], requires_grad=True)
+        hi = lib.tensor(bounds[1]) if bounds[1] is True else lib.tensor(bounds[1],
+                                                                         requires_grad=True)
+        y = lib.clamp(x, min=lo, max=hi)
+        inputs = (lo, hi) if hi.requires_grad else (lo,)
+        return [g.tolist() for g in lib.autograd.grad(y, inputs, lib.tensor([[1., 2.], [4., 8.]]))]
+    assert grads(retrograd) == grads(torch)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_remainder_zero_takes_the_dividends_sign(torch, dtype):
+    """PyTorch's remainder is fmod plus the divisor where the signs differ, so an exact zero
+    keeps the dividend's sign (-4 % 2 is -0.0; NumPy's takes the divisor's), 0-d too."""
+    a, b = [-4.0, 4.0, -4.0, 4.0, -0.0, 0.0, 3.0, -3.0, 7.5], [2.0, 2.0, -2.0, -2.0, 2.0, -2.0,
+                                                                    numpy.inf, numpy.inf, -2.5]
+
+    def signs(lib):
+        x, y = lib.tensor(a, dtype=getattr(lib, dtype)), lib.tensor(b, dtype=getattr(lib, dtype))
+        outs = (lib.remainder(x, y), lib.remainder(x[0], y[0]), x % 2.0, lib.remainder(-4.0, y))
+        return [numpy.signbit(o.numpy()).tolist() + o.tolist() for o in outs]
+    assert signs(retrograd) == signs(torch)

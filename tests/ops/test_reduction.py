@@ -135,6 +135,10 @@ def _error(fn):
     lambda T, x: T.norm(x, dim=3), lambda T, x: x[0, 0].sum(1), lambda T, x: x[0, 0].max(-2),
     lambda T, x: T.prod(x, 2), lambda T, x: T.empty(0, 2).max(),
     lambda T, x: T.empty(0, 2).amin(0), lambda T, x: T.empty(0, 2).argmin(),
+    # amin/amax check each dim for zero size, in order and named as given, before repeats
+    lambda T, x: T.amin(T.empty(2, 0).mT, (0, -2)), lambda T, x: T.amax(T.empty(2, 0), -1),
+    lambda T, x: T.amin(T.empty(2, 0), (0, 1, 0)), lambda T, x: T.amax(T.empty(2, 0), (1, 5)),
+    lambda T, x: T.amin(T.empty(0, 2), []),
     lambda T, x: T.norm(T.empty(0, 2), float("inf")), lambda T, x: T.std_mean(x.long()),
     lambda T, x: T.nanmean(x.long()),
 ])

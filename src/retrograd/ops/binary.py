@@ -166,8 +166,14 @@ def _in_result_dtype(xp, grad, *arrays):
 
 
 def _remainder_fwd(xp, self, other):
+    """PyTorch's kernel is fmod plus ``other`` where the signs differ, so a zero result has
+    self's sign (NumPy's has other's: remainder(-4., 2.) is -0.0 in PyTorch)."""
     self, other = _kernel("remainder_cpu", self, other)
-    return xp.remainder(self, _int_divisor(self, other))
+    out = xp.remainder(self, _int_divisor(self, other))
+    if out.dtype.kind != "f":
+        return out
+    out = xp.asarray(out)  # an array, not a NumPy scalar, when 0-d
+    return xp.copysign(out, self, out=out, where=out == 0)
 
 
 def _fmod_fwd(xp, self, other):
@@ -331,7 +337,7 @@ _clamp = defop("clamp", _clamp_fwd,
                     xp.where(_in_range(self, min, max), grad, 0),
                     "min": lambda xp, grad, self, min, max:
                     xp.where(self < min, grad, 0) if max is None
-                    else xp.where((self < min) & (min <= max), grad, 0),
+                    else xp.where((self < min) & (min < max), grad, 0),
                     "max": lambda xp, grad, self, min, max:
                     xp.where(self > max, grad, 0) if min is None
                     else xp.where((self > max) | (min > max), grad, 0)},

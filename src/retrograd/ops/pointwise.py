@@ -99,6 +99,14 @@ def _pow_number(xp, self, exponent):
     return kernel(xp, self) if kernel is not None else self ** exponent
 
 
+def _times(xp, a, number):
+    """``a * number`` as PyTorch's tensor-by-number mul: float16 multiplies in float32 and
+    rounds once (NumPy's float16 loop would round the number to half first)."""
+    if _is_half(a):
+        return xp.astype(xp.astype(a, "float32") * number, "float16")
+    return a * number
+
+
 def _pow_op(xp, self, exponent):
     """PyTorch's ``self.pow(exponent)`` in a rule: the kernel on arrays; on the facade
     (create_graph) the recorded pow op, whose derivative is pow's, where the kernel's products
@@ -114,14 +122,19 @@ _reciprocal = _unary("reciprocal", lambda xp, self: 1 / self,
                      lambda grad, result: -grad * result * result, to_float=True)
 _exp = _unary("exp", lambda xp, self: xp.exp(self), lambda grad, result: grad * result,
               to_float=True)
+# PyTorch's backward of these is a composite of float16 ops, each rounded to half, where
+# one rounding would differ (log10's gradient at the smallest subnormal is -inf, not -6e4).
 _exp2 = _unary("exp2", lambda xp, self: xp.exp2(self),
-               lambda grad, result: grad * result * 0.6931471805599453, to_float=True)
+               lambda xp, grad, result: _times(xp, grad * result, 0.6931471805599453),
+               to_float=True, upcast="forward")
 _log = _unary("log", lambda xp, self: xp.log(self), lambda grad, self: grad / self,
               to_float=True)
 _log2 = _unary("log2", lambda xp, self: xp.log2(self),
-               lambda grad, self: grad / (self * 0.6931471805599453), to_float=True)
+               lambda xp, grad, self: grad / _times(xp, self, 0.6931471805599453),
+               to_float=True, upcast="forward")
 _log10 = _unary("log10", lambda xp, self: xp.log10(self),
-                lambda grad, self: grad / (self * 2.302585092994046), to_float=True)
+                lambda xp, grad, self: grad / _times(xp, self, 2.302585092994046),
+                to_float=True, upcast="forward")
 _log1p = _unary("log1p", lambda xp, self: xp.log1p(self), lambda grad, self: grad / (self + 1),
                 to_float=True, node="Log1PBackward0")
 _expm1 = _unary("expm1", lambda xp, self: xp.expm1(self),

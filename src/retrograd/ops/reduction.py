@@ -338,20 +338,29 @@ max = _maxmin("max", _max, _max_dim, return_types.max, maximum)
 min = _maxmin("min", _min, _min_dim, return_types.min, minimum)
 
 
+def _extreme_dims(input, dim, name):
+    """amax/amin's dims, checked as PyTorch: an empty input needs dims, each dim (in the order
+    given, named as given) must have a nonzero size (IndexError), then the list no repeats."""
+    ndim = input._data.ndim
+    if input._data.size == 0:
+        if not isinstance(dim, int) and len(dim) == 0:
+            _nonempty(input, None, name)
+        for d in (dim,) if isinstance(dim, int) else dim:
+            if input._data.shape[_dim1(d, ndim)] == 0:
+                raise IndexError(f"{name}: Expected reduction dim {d} to have non-zero size.")
+    return _reduce_dims(dim, ndim)
+
+
 @register
 def amax(input, dim=(), keepdim=False, *, out=None):
     """Maximum over ``dim`` (all dims by default); ties share the gradient evenly."""
-    dims = _reduce_dims(dim, input._data.ndim)
-    _nonempty(input, dims if dim != () else None, "amax()")
-    return apply(_amax, (input,), (dims, keepdim))
+    return apply(_amax, (input,), (_extreme_dims(input, dim, "amax()"), keepdim))
 
 
 @register
 def amin(input, dim=(), keepdim=False, *, out=None):
     """Minimum over ``dim`` (all dims by default); ties share the gradient evenly."""
-    dims = _reduce_dims(dim, input._data.ndim)
-    _nonempty(input, dims if dim != () else None, "amin()")
-    return apply(_amin, (input,), (dims, keepdim))
+    return apply(_amin, (input,), (_extreme_dims(input, dim, "amin()"), keepdim))
 
 
 @register
