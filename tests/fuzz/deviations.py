@@ -98,9 +98,12 @@ DEVIATIONS = [
     Deviation(LANES, ("logit",), "grad: infinity differs", _neg_zero),
     Deviation(LANES, ("dot",), "NaN where torch gives a number", _products_overflow_both_ways),
     Deviation(LANES, ("selu", "hardswish"), "grad: a number where torch gives NaN", _has_nan),
-    *(Deviation(LANES, ("softshrink",), f"grad: values differ ({dt})", _has_nan)
+    *(Deviation(LANES, ("softshrink", "hardshrink"), f"grad: values differ ({dt})", _has_nan)
       for dt in ("float16", "float32", "float64")),
-    Deviation(LANES, ("fmod",), "a number where torch gives NaN", _quotient_overflows),
+    *(Deviation(LANES, ("hardtanh",), f"grad: values differ ({dt})", _has_nan)
+      for dt in ("float32", "float64")),
+    Deviation(LANES, ("fmod", "remainder"), "a number where torch gives NaN",
+              _quotient_overflows),
     Deviation(LANES, ("conv1d", "conv2d"), "grad: a number where torch gives NaN",
               _f16_strided_inf_weight),
     *(Deviation(OVERFLOW, (op,), cls, _huge_or_nonfinite)
