@@ -644,8 +644,11 @@ def _bn_dx(xp, grad, input, weight, save_mean, save_invstd, training, eps):
 
 
 def _bn_dw(xp, grad, input, save_mean, save_invstd, training, eps):
+    """PyTorch's ``sum((x - mean) * grad) * invstd``: the products overflow (or not) where
+    PyTorch's do, before invstd scales their sum."""
     mean, invstd = _bn_saved(xp, input, save_mean, save_invstd, training, eps)
-    return _channel_sum(xp, grad * ((input - mean) * invstd))
+    dotp = _channel_sum(xp, grad * (input - mean))
+    return dotp * xp.reshape(invstd, (-1,)) if input.size else dotp  # invstd NaN when empty
 
 
 _batch_norm = defop(
