@@ -5,6 +5,8 @@ checks the section exists), the ops, the mismatch class and a predicate on the c
 A bug is never listed here: open bugs go in ``known_bugs.py``.
 """
 
+import math
+
 import numpy
 
 from .registry import Deviation
@@ -87,8 +89,40 @@ def _f16_strided_inf_weight(c):
             and bool(numpy.isinf(c.args[1].array).any()))
 
 
+def _slices(c):
+    """The slices a normalisation normalises (None: batch_norm in eval mode)."""
+    x = c.tensors[0].array
+    if c.op == "layer_norm":
+        return x.reshape(-1, math.prod(c.kwargs["normalized_shape"]))
+    if c.op == "group_norm":
+        return x.reshape(x.shape[0] * c.kwargs["num_groups"], -1)
+    if c.kwargs.get("training"):
+        return numpy.moveaxis(x, 1, 0).reshape(x.shape[1], -1)
+    return None
+
+
+def _two_values_per_slice(c):
+    """Every normalised slice holds at most two distinct values (one element, a constant
+    row, a pair): the exact gradient is 0 or eps-sized, and both libraries return noise."""
+    s = _slices(c)
+    return (s is not None and s.size > 0 and c.dtypes <= {"float32", "float64"}
+            and all(numpy.unique(r).size <= 2 for r in s))
+
+
+def _sum_overflows(c):
+    """The sum of the input's magnitudes passes its dtype's largest value."""
+    a = c.tensors[0].array
+    return (a.dtype.kind == "f" and bool(numpy.isfinite(a).all())
+            and float(numpy.abs(a.astype("float64")).sum()) > float(numpy.finfo(a.dtype).max))
+
+
+def _f16_strided_input(c):
+    return _f16(c) and c.tensors[0].view != "contiguous"
+
+
 LANES = "PyTorch's answer depends on the element's position"
 OVERFLOW = "Normalisation at the edge of the float range"
+CANCEL = "Normalisation gradients that cancel to rounding noise"
 
 DEVIATIONS = [
     Deviation(LANES, ("gelu",), "NaN where torch gives a number", _nonfinite),
@@ -110,6 +144,18 @@ DEVIATIONS = [
       for op in ("batch_norm", "layer_norm", "group_norm")
       for cls in ("a number where torch gives NaN", "NaN where torch gives a number",
                   "infinity differs")),
+    *(Deviation(OVERFLOW, (op,), cls, _huge_or_nonfinite)
+      for op in ("batch_norm", "group_norm")
+      for cls in ("grad: a number where torch gives NaN", "grad: NaN where torch gives a number",
+                  "grad: infinity differs")),
+    *(Deviation(OVERFLOW, ("batch_norm",), cls, _f16_strided_input)
+      for cls in ("infinity differs", "grad: values differ (float16)", "grad: infinity differs")),
+    *(Deviation(CANCEL, ("layer_norm", "group_norm", "batch_norm"), cls, _two_values_per_slice)
+      for cls in ("grad: values differ (float32)", "grad: values differ (float64)",
+                  "values differ (float32)")),
+    *(Deviation(LANES, ("mean",), cls, _sum_overflows)
+      for cls in ("NaN where torch gives a number", "a number where torch gives NaN",
+                  "infinity differs")),
     Deviation("Losses and embedding: gradients where PyTorch's backward fails",
               ("huber_loss",), "backward: torch raises RuntimeError, retrograd does not",
               lambda c: c.mixed_dtypes()),
@@ -121,7 +167,7 @@ DEVIATIONS = [
                   "a number where torch gives NaN")),
     *(Deviation(PYTORCH_WRONG, ("batch_norm",), cls, _strided_affine)
       for cls in ("grad: values differ (float32)", "grad: values differ (float64)",
-                  "grad: infinity differs")),
+                  "grad: infinity differs", "grad: a number where torch gives NaN")),
     *(Deviation(PYTORCH_WRONG, ("group_norm",), cls, _groups_of_one)
       for cls in ("grad: values differ (float32)", "values differ (float32)",
                   "values differ (float16)")),

@@ -331,3 +331,14 @@ def test_remainder_zero_takes_the_dividends_sign(torch, dtype):
         outs = (lib.remainder(x, y), lib.remainder(x[0], y[0]), x % 2.0, lib.remainder(-4.0, y))
         return [numpy.signbit(o.numpy()).tolist() + o.tolist() for o in outs]
     assert signs(retrograd) == signs(torch)
+
+
+@pytest.mark.torch
+def test_xlogy_gradient_in_float16(torch):
+    """PyTorch's ``grad * self / other`` and ``grad * xlogy(self != 0, other)`` are half ops:
+    a gradient of 4 times 40192 overflows before the division (kl_div's target gradient)."""
+    def xlogy(lib, x, y):
+        return lib.xlogy(x, y) * 4
+    t = numpy.array([40192.0, -0.2379, 53536.0, 0.00338, 2.0, 0.0], dtype="float16")
+    _same_grads(torch, xlogy, t, t, grad=(True, True))
+    _same_grads(torch, xlogy, t, numpy.array(3.5), grad=(True, False))

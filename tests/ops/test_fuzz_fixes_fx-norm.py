@@ -163,3 +163,47 @@ def test_std_var_float32_square_in_float64(torch, values, kwargs):
         t = getattr(torch, name)(torch.tensor(values), **kwargs)
         assert r.dtype == retrograd.float32
         numpy.testing.assert_allclose(r.numpy(), t.numpy(), rtol=1e-6)
+
+
+
+def test_batch_norm_weight_grad_scales_the_sum_by_invstd(torch):
+    """PyTorch's weight gradient is ``sum((x - mean) * grad) * invstd``: with a mean near
+    float32's limit the products overflow to inf before invstd scales them down (scaled
+    first, they stayed finite)."""
+    def fn(lib):
+        x = lib.tensor([[0.5, 1.0], [-0.25, 2.0], [1.5, -1.0]], requires_grad=True)
+        w = lib.tensor([0.75, -1.25], requires_grad=True)
+        out = lib.nn.functional.batch_norm(x, lib.tensor([1.7e38, 0.5]),
+                                           lib.tensor([25029.0, 0.25]), w)
+        return out * lib.tensor([[-3.0, 1.0], [-2.5, 0.5], [0.5, 2.0]]), [x, w]
+    r, t = _outcome(retrograd, fn)[0], _outcome(torch, fn)[0]
+    assert numpy.isinf(t[2][0])
+    numpy.testing.assert_allclose(r[2], t[2], rtol=1e-6)
+
+
+def test_batch_norm_weight_grad_of_an_empty_batch_is_zero(torch):
+    """The empty batch's invstd is NaN, its sum 0: PyTorch's gradient is 0."""
+    def fn(lib):
+        x = lib.zeros((0, 2, 3), requires_grad=True)
+        w = lib.tensor([0.75, -1.25], requires_grad=True)
+        return lib.nn.functional.batch_norm(x, None, None, w, training=True), [x, w]
+    _same(fn, torch)
+
+
+@pytest.mark.parametrize("dtype,weight", [
+    ("float32", [-1.4937050342559814, 0.8569439053535461, -1.7014117331926443e+38, 2.1]),
+    ("float64", [float("nan"), 5e-324, -8.988465674311579e+307, 1.5]),
+])
+def test_group_norm_grad_with_a_huge_weight_in_pytorchs_form(torch, dtype, weight):
+    """PyTorch's input gradient is ``rstd * weight * g + b * x + c`` from the group's sums
+    of weight * g * x and weight * g: a huge weight makes those sums infinite, and the group
+    NaN, where the normalised form stayed finite."""
+    def fn(lib):
+        x = lib.tensor([[[-62112.44, 0.0099], [-1125.55, -1328.97], [2487.64, 63980.67],
+                         [1655.52, 52122.82]]], dtype=getattr(lib, dtype), requires_grad=True)
+        out = lib.nn.functional.group_norm(x, 2, lib.tensor(weight, dtype=getattr(lib, dtype)))
+        return out * lib.tensor([[0.5, -1.25], [2.0, 0.75], [-1.5, 1.0], [0.25, -2.0]],
+                                dtype=getattr(lib, dtype)), [x]
+    r, t = _outcome(retrograd, fn)[0], _outcome(torch, fn)[0]
+    assert numpy.isnan(t[1]).any()
+    numpy.testing.assert_allclose(r[1], t[1], rtol=1e-4)

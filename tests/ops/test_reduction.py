@@ -358,6 +358,21 @@ def test_variance_as_torch_kernels(torch, a, dtype, fn):
     _same_bits(torch, a, dtype, fn)
 
 
+
+@pytest.mark.torch
+@pytest.mark.parametrize("a, p, dim", [
+    ([[0.15660317, 0.37062612, 1.401298464324817e-45, -1.1863039]], 2, 0),
+    ([[[0.5, -1.7014117331926443e+38, 1.3445873]]], 3, -2),
+    ([[[1.401298464324817e-45]]], 2, None),
+], ids=["subnormal_p2", "huge_p3", "all_dims"])
+def test_norm_over_dims_of_size_one_is_abs(torch, a, p, dim):
+    """PyTorch's norm over dims all of size 1 is ``|x|`` (``x != 0`` for p = 0), not the
+    reduction's formula, whose square or cube underflows to 0 or overflows to inf."""
+    _same_bits(torch, a, "float32", lambda T, x: T.norm(x, p=p, dim=dim))
+    r, t = (lib.norm(lib.tensor([[[-2.5, 0.0, 4.0]]]), p=0, dim=(0, 1)) for lib in (retrograd,
+                                                                                  torch))
+    assert r.tolist() == t.tolist() == [1.0, 0.0, 1.0]
+
 # ---- properties ---------------------------------------------------------------------------
 
 @settings(max_examples=40, deadline=None)

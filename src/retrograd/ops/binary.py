@@ -466,17 +466,19 @@ def _xlogy_self_rule(xp, grad, self, other):
 
 
 def _xlogy_other_rule(grad, self, other):
+    """``grad * self / other``, each step a half op for float16 as in PyTorch's composite
+    (so ``grad * self`` overflows to inf where PyTorch's does)."""
     return grad * self / other
 
 
 _xlogy = defop("xlogy", _xlogy_fwd, vjp={"self": _xlogy_self_rule, "other": _xlogy_other_rule},
-               promote=_BOTH, to_float=True, jvp="elementwise")
+               promote=_BOTH, to_float=True, jvp="elementwise", upcast="forward")
 _xlogy_scalar_self = defop("xlogy", _xlogy_fwd, vjp={"other": _xlogy_other_rule},
                            inputs=_BOTH, promote=_BOTH, to_float=True, node="XlogyBackward1",
-                           jvp="elementwise")
+                           jvp="elementwise", upcast="forward")
 _xlogy_scalar_other = defop("xlogy", _xlogy_fwd, vjp={"self": _xlogy_self_rule},
                             inputs=_BOTH, promote=_BOTH, to_float=True, node="XlogyBackward2",
-                            jvp="elementwise")
+                            jvp="elementwise", upcast="forward")
 
 
 # ---- public functions ---------------------------------------------------------------------

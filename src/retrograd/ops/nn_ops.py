@@ -536,13 +536,25 @@ def _gn_dw(xp, grad, input, mean, rstd, groups, eps):
 
 
 def _gn_dx(xp, grad, input, weight, mean, rstd, groups, eps):
-    c = input.shape[1]
-    g = grad if weight is None else grad * xp.reshape(weight, (c,) + (1,) * (input.ndim - 2))
-    g = _grouped(xp, g, groups)
-    x = _grouped(xp, input, groups)
-    mean, rstd = _stats(xp, x, mean, rstd, 2, eps)
-    xhat = (x - mean) * rstd
-    return xp.reshape(_norm_dx(xp, g, xhat, rstd, 2), input.shape)
+    """PyTorch's form, as layer norm's: ``rstd * weight * g + b * x + c`` with b and c from
+    the per-channel sums of g * x and g, weighted and summed over the group (so a huge
+    weight overflows, or not, and a sum's infinity makes NaN, where PyTorch's does)."""
+    n, c = input.shape[:2]
+    per_channel = (n, groups, c // groups, math.prod(input.shape[2:]))
+    x, g = xp.reshape(input, per_channel), xp.reshape(grad, per_channel)
+    mean, rstd = _stats(xp, _grouped(xp, input, groups), mean, rstd, 2, eps)
+    mean, rstd = xp.reshape(mean, (n, groups, 1, 1)), xp.reshape(rstd, (n, groups, 1, 1))
+    ds = xp.sum(g * x, axis=3, keepdims=True)
+    db = xp.sum(g, axis=3, keepdims=True)
+    scale = rstd
+    if weight is not None:
+        w = xp.reshape(weight, (1, groups, c // groups, 1))
+        ds, db, scale = ds * w, db * w, rstd * w
+    ds, db = xp.sum(ds, axis=2, keepdims=True), xp.sum(db, axis=2, keepdims=True)
+    size = per_channel[2] * per_channel[3]
+    b = _fused_mul_sub(xp, db, mean, ds) * rstd * rstd * rstd / size
+    dx = scale * g + b * x + _fused_mul_sub(xp, -b, mean, db * rstd / size)
+    return xp.reshape(dx, input.shape)
 
 
 def _channel_sum(xp, t):
@@ -630,8 +642,11 @@ def _bn_dx(xp, grad, input, weight, save_mean, save_invstd, training, eps):
 
 
 def _bn_dw(xp, grad, input, save_mean, save_invstd, training, eps):
+    """PyTorch's ``sum((x - mean) * grad) * invstd``: the products overflow (or not) where
+    PyTorch's do, before invstd scales their sum."""
     mean, invstd = _bn_saved(xp, input, save_mean, save_invstd, training, eps)
-    return _channel_sum(xp, grad * ((input - mean) * invstd))
+    dotp = _channel_sum(xp, grad * (input - mean))
+    return dotp * xp.reshape(invstd, (-1,)) if input.size else dotp  # invstd NaN when empty
 
 
 _batch_norm = defop(

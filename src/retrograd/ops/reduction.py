@@ -577,7 +577,17 @@ def _norm_rule(xp, grad, self, result, p, dim, keepdim):
     return scaled * xp.where(norm == 0, 0, grad / norm ** (p - 1))
 
 
-_norm = defop("norm", _vector_norm, vjp={"self": _norm_rule}, node="LinalgVectorNormBackward0",
+def _norm_fwd(xp, self, p, dim, keepdim, trivial):
+    """``trivial``: every reduced dim has size 1, where PyTorch returns ``|x|`` (``x != 0``
+    for p = 0) rather than the reduction's formula, whose power underflows or overflows."""
+    if not trivial:
+        return _vector_norm(xp, self, p, dim, keepdim)
+    a = xp.abs(self) if p else xp.astype(self != 0, self.dtype)
+    return a if keepdim else xp.reshape(a, tuple(n for d, n in enumerate(self.shape)
+                                                 if d not in dim))
+
+
+_norm = defop("norm", _norm_fwd, vjp={"self": _norm_rule}, node="LinalgVectorNormBackward0",
               jvp="transpose", upcast="forward")
 
 
@@ -604,12 +614,15 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
                            f"as input. Got {_pretty(input._data.dtype)}")
     if dtype is not None and dtype.np != input._data.dtype:
         input = input.to(dtype)
+    explicit = bool(dims)  # a 0-d input's explicit dim takes no shortcut
     dims = _reduce_dims(dims, input._data.ndim)
     if math.isinf(p):
         if input._data.size == 0 and builtins.any(input._data.shape[d] == 0 for d in dims):
             raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty "
                                "tensor because the operation does not have an identity")
-    return apply(_norm, (input,), (float(p), dims, keepdim))
+    shape = input._data.shape
+    trivial = builtins.all(shape[d] == 1 for d in dims) and (len(shape) > 0 or not explicit)
+    return apply(_norm, (input,), (float(p), dims, keepdim, trivial))
 
 
 @register(function=False, name="norm")
