@@ -172,8 +172,7 @@ def _remainder_fwd(xp, self, other):
     out = xp.remainder(self, _int_divisor(self, other))
     if out.dtype.kind != "f":
         return out
-    out = xp.asarray(out)  # an array, not a NumPy scalar, when 0-d
-    return xp.copysign(out, self, out=out, where=out == 0)
+    return xp.where(out == 0, xp.copysign(out, self), out)
 
 
 def _fmod_fwd(xp, self, other):
