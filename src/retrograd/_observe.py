@@ -32,7 +32,7 @@ import functools
 import sys
 
 __all__ = ["AllocObserver", "EngineObserver", "attach", "detach", "caller", "user_frame",
-           "in_library", "PARAMETER", "OPTIMIZER_STATE", "GRADIENT"]
+           "in_library", "user_stacklevel", "PARAMETER", "OPTIMIZER_STATE", "GRADIENT"]
 
 # Roles a storage takes, as bits (a parameter's array may also be another's state).
 PARAMETER, OPTIMIZER_STATE, GRADIENT = 1, 2, 4
@@ -102,13 +102,15 @@ class _Fanout(EngineObserver):
     """Several engine observers as one: each event goes to those that override it."""
 
     def __init__(self, observers):
-        self.observers = observers
         self.nodes = any(o.nodes for o in observers)
         self.ops = any(o.ops for o in observers)
         self.applies = any(o.applies for o in observers)
         self._created = [o for o in observers if o.nodes]
         self._begin = _overriding(observers, "backward_begin")
         self._end = _overriding(observers, "backward_end")[::-1]
+        # each wrapping event's bound methods, innermost first
+        self._wraps = {name: [getattr(o, name) for o in _overriding(observers, name)][::-1]
+                       for name in _WRAPPING}
 
     def node_created(self, node):
         for o in self._created:
@@ -128,17 +130,21 @@ def _overriding(observers, name):
     return [o for o in observers if getattr(type(o), name) is not base]
 
 
+_WRAPPING = ("run_node", "apply_node", "run_op", "run_call")
+
+
 def _nest(name):
-    """A wrapping event of the fanout: the overriding observers, outermost first."""
+    """A wrapping event of the fanout: the overriding observers nested, lowest rank
+    outermost."""
     def event(self, call, *args):
-        for o in reversed(_overriding(self.observers, name)):
-            call = functools.partial(getattr(o, name), call)
+        for method in self._wraps[name]:
+            call = functools.partial(method, call)
         return call(*args)
     event.__name__ = name
     return event
 
 
-for _name in ("run_node", "apply_node", "run_op", "run_call"):
+for _name in _WRAPPING:
     setattr(_Fanout, _name, _nest(_name))
 
 _attached = {"alloc": [], "engine": []}
@@ -172,11 +178,6 @@ def _publish(hook):
     else:
         engine = (None if not observers else observers[0] if len(observers) == 1
                   else _Fanout(list(observers)))
-
-
-def attached(hook):
-    """The observers attached to ``hook``, outermost first."""
-    return tuple(_attached[hook])
 
 
 # ---- frames, found by module name ------------------------------------------------------------
