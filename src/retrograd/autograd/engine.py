@@ -393,7 +393,11 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
                     captured[k] = buf[nr]
                 if cap and own is not None:  # handed to the caller of grad()
                     own.expose(buf)
-            outs = _run_node(node, buf, create_graph, own)
+            if (node._extra is None and buf[0] is not None and node._fresh_grads
+                    and _observe.engine is None and (own is None or not own.shared)):
+                outs = node.apply(buf, create_graph)  # a library rule, no hooks: the common case
+            else:
+                outs = _run_node(node, buf, create_graph, own)
             buf = None
             if not keep_graph:
                 node.release()
@@ -431,7 +435,8 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
 
 def _run_node(node, buf, create_graph, own):
     """Run one node (through the engine observer, if any) and note which of its output
-    gradients the engine alone holds; returns them."""
+    gradients the engine alone holds (``own``: None under ``create_graph``); returns
+    them."""
     obs = _observe.engine
     if own is None:
         return _step(node, buf, create_graph) if obs is None else \
@@ -443,8 +448,6 @@ def _run_node(node, buf, create_graph, own):
                                and own.sole(buf[0])) else _call
         return call(node, buf, create_graph) if obs is None else \
             obs.run_node(call, node, buf, create_graph)
-    if obs is None and node._extra is None and buf[0] is not None and node._fresh_grads:
-        return node.apply(buf, create_graph)  # the library's rule, no hooks: the common case
     outs = _step(node, buf, create_graph) if obs is None else \
         obs.run_node(_call if obs.applies else _step, node, buf, create_graph)
     if not node._fresh_grads or _hooked(node):

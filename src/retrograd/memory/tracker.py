@@ -28,14 +28,13 @@ from collections import deque
 import numpy
 
 from .. import _observe
+# Roles (bits) stick to a storage until it is freed; saved-by-the-graph is counted apart.
 from .._observe import GRADIENT as ROLE_GRADIENT
 from .._observe import OPTIMIZER_STATE as ROLE_STATE
 from .._observe import PARAMETER as ROLE_PARAMETER
 
 CATEGORIES = ("parameter", "gradient", "optimizer_state", "activation", "temporary", "other")
 PARAMETER, GRADIENT, OPTIMIZER_STATE, ACTIVATION, TEMPORARY, OTHER = range(6)
-# Roles (``_observe``'s bits) stick to a storage until it is freed; saved-by-the-graph is
-# counted apart.
 
 ALLOC, FREE, CHANGE = 0, 1, 2
 # The machinery between an op and the tracker: a stack starts at the first frame outside
