@@ -18,8 +18,16 @@ anything on the common path: one node, one new array, one buffer slot.
 
 import weakref
 
+import numpy
+
+_ndarray = numpy.ndarray
+
 
 def _owner(g):
+    """The array owning ``g``'s memory; None for what is never stolen (a NumPy scalar, a
+    device's array), which needs no books."""
+    if type(g) is not _ndarray:
+        return None
     base = g.base
     return g if base is None else base
 
@@ -40,22 +48,22 @@ class Owners:
         """``grads`` (a buffer, a node's outputs) were seen outside the engine."""
         foreign = self.foreign
         for g in grads:
-            if g is not None:
-                owner = _owner(g)
+            owner = _owner(g)
+            if owner is not None and id(owner) not in foreign:
                 k = id(owner)
-                if k not in foreign:
-                    try:
-                        foreign[k] = weakref.ref(owner, lambda _, k=k: foreign.pop(k, None))
-                    except TypeError:  # a NumPy scalar: a value, never made a .grad
-                        pass
+                try:
+                    foreign[k] = weakref.ref(owner, lambda _, k=k: foreign.pop(k, None))
+                except TypeError:  # memory owned by a non-array (a buffer): never stolen
+                    pass
 
     def consume(self, grads):
         """Buffer slots holding ``grads`` were emptied (a node ran on them, or a slot's
         value was summed into a new array)."""
         shared = self.shared
         for g in grads:
-            if g is not None:
-                k = id(_owner(g))
+            owner = _owner(g)
+            if owner is not None:
+                k = id(owner)
                 n = shared.get(k)
                 if n is not None:
                     if n > 1:
@@ -67,8 +75,10 @@ class Owners:
         """Each of ``grads`` (one node's outputs) was put in an empty buffer slot."""
         counts = {}
         for g in grads:
-            k = id(_owner(g))
-            counts[k] = counts.get(k, 0) + 1
+            owner = _owner(g)
+            if owner is not None:
+                k = id(owner)
+                counts[k] = counts.get(k, 0) + 1
         shared = self.shared
         for k, n in counts.items():
             if k in shared:
@@ -77,6 +87,9 @@ class Owners:
                 shared[k] = n
 
     def sole(self, g):
-        """Whether nothing but the slot just consumed held gradient ``g``."""
-        k = id(_owner(g))
+        """Whether nothing but the slot just consumed held gradient ``g`` (an array)."""
+        owner = _owner(g)
+        if owner is None:
+            return False
+        k = id(owner)
         return k not in self.foreign and k not in self.shared
