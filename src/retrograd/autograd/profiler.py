@@ -18,9 +18,9 @@ array is freed, from the event running at that moment on the freeing thread (a
 outside ops are not counted.
 
 The profiler records from every thread while it is on (PyTorch's is thread local).
-Ops over lists of tensors (``cat``, ``stack``, ``split``, ``unbind``, ...) are not
-recorded in forward; their backward nodes are. ``emit_nvtx`` and ``emit_itt`` are
-no-ops on the CPU.
+It is an engine observer (``retrograd._observe``): the registry's ops, the list ops
+(``cat``, ``stack``, ``split``, ``unbind``, ...) and the engine's nodes reach it
+through that hook. ``emit_nvtx`` and ``emit_itt`` are no-ops on the CPU.
 """
 
 import functools
@@ -174,7 +174,7 @@ class profile(_observe.EngineObserver):
     def __str__(self):
         return self.table() if self.function_events is not None else repr(self)
 
-    # -- recording (called by the op registry, the engine and record_function)
+    # -- recording: the engine hook's events (retrograd._observe), and record_function
 
     def _open(self, name, shapes, seq, stack=None, user=False):
         ident = threading.get_ident()
