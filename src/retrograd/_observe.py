@@ -31,7 +31,7 @@ This module imports nothing of retrograd, so every layer can produce events.
 import functools
 import sys
 
-__all__ = ["AllocObserver", "EngineObserver", "attach", "detach", "caller", "user_frame",
+__all__ = ["AllocObserver", "EngineObserver", "attach", "detach", "user_frame",
            "in_library", "user_stacklevel", "PARAMETER", "OPTIMIZER_STATE", "GRADIENT"]
 
 # Roles a storage takes, as bits (a parameter's array may also be another's state).
@@ -193,14 +193,6 @@ def in_library(frame):
 def user_frame(frame):
     """The first frame from ``frame`` outwards that runs outside retrograd, or None."""
     while frame is not None and in_library(frame):
-        frame = frame.f_back
-    return frame
-
-
-def caller(frame, plumbing):
-    """The first frame from ``frame`` outwards whose module is not in ``plumbing`` (a set
-    of module names): the op a piece of retrograd's machinery is working for."""
-    while frame is not None and frame.f_globals.get("__name__") in plumbing:
         frame = frame.f_back
     return frame
 

@@ -450,7 +450,7 @@ def _run_node(node, buf, create_graph, own):
             obs.run_node(call, node, buf, create_graph)
     outs = _step(node, buf, create_graph) if obs is None else \
         obs.run_node(_call if obs.applies else _step, node, buf, create_graph)
-    if not node._fresh_grads or _hooked(node):
+    if not node._fresh_grads or node._extra is not None and _hooked(node):
         own.expose(buf)
         own.expose(outs)
     return outs

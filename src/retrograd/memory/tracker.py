@@ -346,7 +346,12 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         """Remember the forward stack of a new node (its backward allocations show it):
         the stack of the op's output when the node is made by the op that just wrapped
         that output (``apply``: outputs first, then the node), else a fresh one."""
-        f = _op_frame()
+        try:
+            f = _getframe(2)  # above Node.__new__ (or the observers' fanout)
+        except ValueError:
+            f = None
+        while f is not None and f.f_globals.get("__name__") in _PLUMBING:
+            f = f.f_back
         last = self._last
         if f is not None and last is not None and last[0] == id(f) and last[1] is f.f_code:
             node._mstack = last[2]
@@ -362,7 +367,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         """(code, instruction offset, ...) from frame ``f`` outwards; lines are looked up
         only when a snapshot is taken. Remembers the first frame, which ``node_created``
         looks for."""
-        if f is None:  # (a callback with no Python caller: interpreter teardown)
+        if f is None:
             return ()
         first = f
         st = []
@@ -379,7 +384,13 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         node = self.node
         if node is not None:  # in backward: the node's class, then its forward op's stack
             return (type(node), getattr(node, "_mstack", ()))
-        return self._stack(_op_frame())
+        try:
+            f = _getframe(2)  # above the tracker's method that called this one
+        except ValueError:  # (a free with no Python caller: interpreter teardown)
+            return ()
+        while f is not None and f.f_globals.get("__name__") in _PLUMBING:
+            f = f.f_back
+        return self._stack(f)
 
     # ---- exact mode ---------------------------------------------------------------------
     def set_exact(self, on):
@@ -437,16 +448,6 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         self.peak = self.total
         self.peak_breakdown = self.current[:]
         self.n_peak = len(self.live)
-
-
-def _op_frame():
-    """The first frame outside the plumbing, from the caller of the tracker's method that
-    called this (both are the tracker's own frames: skipped without materializing them);
-    None when the stack ends first (a free at interpreter teardown)."""
-    try:
-        return _observe.caller(_getframe(3), _PLUMBING)
-    except ValueError:
-        return None
 
 
 def _maxlen(max_entries):
