@@ -346,12 +346,14 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         """Remember the forward stack of a new node (its backward allocations show it):
         the stack of the op's output when the node is made by the op that just wrapped
         that output (``apply``: outputs first, then the node), else a fresh one."""
-        try:
-            f = _getframe(2)  # above Node.__new__ (or the observers' fanout)
-        except ValueError:
+        try:  # the first frame above Node.__new__ (or the fanout) outside the plumbing
+            f = _getframe(2)
+            while f.f_globals["__name__"] in _PLUMBING:
+                f = f.f_back
+        except (ValueError, AttributeError):  # the stack ended first
             f = None
-        while f is not None and f.f_globals.get("__name__") in _PLUMBING:
-            f = f.f_back
+        except KeyError:  # exec'd code without a module name: the user's
+            pass
         last = self._last
         if f is not None and last is not None and last[0] == id(f) and last[1] is f.f_code:
             node._mstack = last[2]
@@ -384,12 +386,14 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         node = self.node
         if node is not None:  # in backward: the node's class, then its forward op's stack
             return (type(node), getattr(node, "_mstack", ()))
-        try:
-            f = _getframe(2)  # above the tracker's method that called this one
-        except ValueError:  # (a free with no Python caller: interpreter teardown)
+        try:  # the first frame above the tracker's method outside the plumbing
+            f = _getframe(2)
+            while f.f_globals["__name__"] in _PLUMBING:
+                f = f.f_back
+        except (ValueError, AttributeError):  # (a free at interpreter teardown)
             return ()
-        while f is not None and f.f_globals.get("__name__") in _PLUMBING:
-            f = f.f_back
+        except KeyError:  # exec'd code without a module name: the user's
+            pass
         return self._stack(f)
 
     # ---- exact mode ---------------------------------------------------------------------
