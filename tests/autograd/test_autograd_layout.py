@@ -186,8 +186,23 @@ def test_gradient_a_tensor_hook_saw_is_not_stolen_by_another_leaf():
     v = b * 1
     kept = []
     v.register_hook(kept.append)
-    (a + v).backward(retrograd.ones(3) * 2)
+    ((a + v) * 2).backward(retrograd.ones(3))
     assert a.grad._data is not kept[0]._data
+    a.grad.add_(1)
+    assert kept[0].tolist() == [2.] * 3
+
+
+def test_gradient_a_hook_saw_is_not_stolen_through_a_view_run_later():
+    """v's hook runs first and keeps the gradient both inputs of the add share; the view's
+    node then passes a view of it on to a's AccumulateGrad, which must copy it."""
+    a = retrograd.ones(3, requires_grad=True)
+    b = retrograd.ones(3, requires_grad=True)
+    av = a.view(3)
+    v = b * 1
+    kept = []
+    v.register_hook(kept.append)
+    ((av + v) * 2).backward(retrograd.ones(3))
+    assert not numpy.shares_memory(a.grad._data, kept[0]._data)
     a.grad.add_(1)
     assert kept[0].tolist() == [2.] * 3
 
