@@ -10,7 +10,7 @@ import weakref
 
 import numpy
 
-from . import _dtype
+from . import _dtype, _observe
 from . import _grad_state
 from .backend import device_of, get_array_module
 
@@ -193,8 +193,8 @@ class Tensor:
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         self._data = value._data
-        if _tracker is not None:
-            _tracker.tensor_roles(self)
+        if _observe.alloc is not None:
+            _observe.alloc.retensored(self)
 
     def item(self):
         if self._data.size != 1:
@@ -351,8 +351,8 @@ class Tensor:
                     f"to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of "
                     f"a tensor and its gradient may break downstream systems that assume they "
                     f"match.")
-            if _tracker is not None:
-                _tracker.gradient(value._data)
+            if _observe.alloc is not None:
+                _observe.alloc.role(value._data, _observe.GRADIENT)
         self._grad = value
 
     @grad.deleter
@@ -491,7 +491,6 @@ def _init(t, data):
 
 
 _new = object.__new__
-_tracker = None  # retrograd.memory's Tracker once memory accounting has started
 _STATE = tuple(n for n in Tensor.__slots__ if not n.startswith("__"))
 
 
@@ -499,8 +498,8 @@ def wrap(data, xp=numpy):
     """A new leaf Tensor around a backend array (a NumPy scalar becomes a 0-d array)."""
     if type(data) is not _ndarray and get_array_module(data) is numpy:
         data = xp.asarray(data)
-    if _tracker is not None:
-        _tracker.see(data)
+    if _observe.alloc is not None:
+        _observe.alloc.made(data)
     t = _new(Tensor)
     t._data = data
     t._requires_grad = False

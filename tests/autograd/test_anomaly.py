@@ -272,7 +272,7 @@ def test_grads_unchanged_and_parent_reset():
         a = retrograd.tensor([1.0, 4.0], requires_grad=True)
         (a.sqrt() * a).sum().backward()
     assert a.grad.tolist() == pytest.approx([1.5, 3.0])
-    assert anomaly_mode.debug.parent is None and not anomaly_mode.debug.on
+    assert anomaly_mode.debug.parent is None and not anomaly_mode.debug.enabled
     err, _ = _run(_error_in_backward)
     assert isinstance(err, RuntimeError) and anomaly_mode.debug.parent is None
 

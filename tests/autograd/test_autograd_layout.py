@@ -8,6 +8,7 @@ import pytest
 
 import retrograd
 from _compare import values
+from retrograd import _observe
 
 
 def _leaf(T, arr):
@@ -110,34 +111,129 @@ def test_grad_never_aliases_a_users_gradient(both):
     both(scenario)
 
 
-def test_accumulate_grad_steals_an_unshared_gradient():
+class _Produced(_observe.EngineObserver):
+    """Weak references to the gradients each node returns, by node name: an engine
+    observer, which keeps no gradient (a hook would, for all the engine knows)."""
+
+    def __init__(self):
+        self.grads = {}
+
+    def run_node(self, call, node, buf, create_graph):
+        outs = call(node, buf, create_graph)
+        self.grads.setdefault(node.name(), []).append(
+            [None if g is None else weakref.ref(g) for g in outs])
+        return outs
+
+    def __getitem__(self, name):  # the first input gradient of the first such node
+        return self.grads[name][0][0]()
+
+
+@pytest.fixture
+def produced():
+    obs = _Produced()
+    _observe.attach("engine", obs)
+    yield obs
+    _observe.detach("engine", obs)
+
+
+def test_accumulate_grad_steals_an_unshared_gradient(produced):
     x = retrograd.ones(2, 3, requires_grad=True)
     w = retrograd.ones(3, 4)
-    y = x @ w
-    produced = []
-    y.grad_fn.register_hook(lambda gi, go: produced.append(weakref.ref(gi[0]._data)))
-    y.backward(retrograd.ones(2, 4))
-    assert produced[0]() is x.grad._data  # no copy
-    e = x.exp()
-    e.grad_fn.register_hook(lambda gi, go: produced.append(weakref.ref(gi[0]._data)))
+    (x @ w).backward(retrograd.ones(2, 4))
+    assert produced["MmBackward0"] is x.grad._data  # no copy
     x.grad = None
-    e.backward(retrograd.ones(2, 3))
-    assert produced[1]() is x.grad._data
+    x.exp().backward(retrograd.ones(2, 3))
+    assert produced["ExpBackward0"] is x.grad._data
 
 
-def test_gradient_shared_by_two_leaves_is_not_stolen_twice():
+def test_transposed_weight_gradient_is_stolen_through_its_view(produced):
+    """``x @ w.t()``: the matmul computes w.t()'s gradient in w's layout and TBackward0
+    passes on a view of it; the view covers all of a gradient only the engine holds."""
+    w = retrograd.ones(4, 3, requires_grad=True)
+    (retrograd.ones(2, 3) @ w.t()).backward(retrograd.ones(2, 4))
+    assert w.grad._data.base is produced["TBackward0"].base
+    assert w.grad.stride() == (3, 1)
+
+
+def test_gradient_shared_by_two_leaves_is_not_stolen_twice(produced):
     a = retrograd.tensor([1., 2.], requires_grad=True)
     b = retrograd.tensor([3., 4.], requires_grad=True)
-    s = a + b
-    produced = []
-    s.grad_fn.register_hook(lambda gi, go: produced.append(weakref.ref(gi[0]._data)))
-    (s * 2).backward(retrograd.ones(2))
+    ((a + b) * 2).backward(retrograd.ones(2))
+    g = produced["AddBackward0"]
     assert a.grad._data is not b.grad._data
-    assert (a.grad._data is produced[0]()) + (b.grad._data is produced[0]()) == 1
+    assert (a.grad._data is g) + (b.grad._data is g) == 1  # the last to run steals it
     (a * 3).backward(retrograd.ones(2))  # in place into a.grad only
     assert a.grad.tolist() == [5., 5.] and b.grad.tolist() == [2., 2.]
     (b * 5).backward(retrograd.ones(2))
     assert a.grad.tolist() == [5., 5.] and b.grad.tolist() == [7., 7.]
+
+
+def test_gradient_a_node_hook_saw_is_not_stolen():
+    x = retrograd.ones(2, 3, requires_grad=True)
+    y = x * 2
+    kept = []
+    y.grad_fn.register_hook(lambda gi, go: kept.append(gi[0]))
+    y.backward(retrograd.ones(2, 3))
+    assert x.grad._data is not kept[0]._data
+    (x * 2).backward(retrograd.ones(2, 3))  # in place into x.grad, not into what was kept
+    assert kept[0].tolist() == [[2.] * 3] * 2 and x.grad.tolist() == [[4.] * 3] * 2
+
+
+def test_gradient_a_tensor_hook_saw_is_not_stolen_by_another_leaf():
+    """``a + v``: one gradient for both; v's hook keeps it, so a's .grad is a copy."""
+    a = retrograd.ones(3, requires_grad=True)
+    b = retrograd.ones(3, requires_grad=True)
+    v = b * 1
+    kept = []
+    v.register_hook(kept.append)
+    ((a + v) * 2).backward(retrograd.ones(3))
+    assert a.grad._data is not kept[0]._data
+    a.grad.add_(1)
+    assert kept[0].tolist() == [2.] * 3
+
+
+def test_gradient_a_hook_saw_is_not_stolen_through_a_view_run_later():
+    """v's hook runs first and keeps the gradient both inputs of the add share; the view's
+    node then passes a view of it on to a's AccumulateGrad, which must copy it."""
+    a = retrograd.ones(3, requires_grad=True)
+    b = retrograd.ones(3, requires_grad=True)
+    av = a.view(3)
+    v = b * 1
+    kept = []
+    v.register_hook(kept.append)
+    ((av + v) * 2).backward(retrograd.ones(3))
+    assert not numpy.shares_memory(a.grad._data, kept[0]._data)
+    a.grad.add_(1)
+    assert kept[0].tolist() == [2.] * 3
+
+
+def test_gradient_a_custom_function_returns_is_not_stolen():
+    """A user's backward may keep what it returns: its gradient is copied."""
+    kept = []
+
+    class Keep(retrograd.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            kept.append(g * 3)
+            return kept[-1]
+
+    x = retrograd.ones(2, requires_grad=True)
+    Keep.apply(x).backward(retrograd.ones(2))
+    assert x.grad._data is not kept[0]._data
+    x.grad.add_(1)
+    assert kept[0].tolist() == [3., 3.]
+
+
+def test_leaf_hook_sees_a_gradient_that_is_then_copied():
+    x = retrograd.ones(2, requires_grad=True)
+    kept = []
+    x.register_hook(kept.append)
+    (x * 2).backward(retrograd.ones(2))
+    assert x.grad._data is not kept[0]._data
 
 
 def test_gradient_of_a_view_is_not_stolen():

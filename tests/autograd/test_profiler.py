@@ -8,8 +8,8 @@ import threading
 import pytest
 
 import retrograd
+from retrograd import _observe
 from retrograd.autograd import profiler as rprof
-from retrograd.autograd.anomaly_mode import debug
 
 BACKWARD = ("Backward0", "AccumulateGrad")
 
@@ -334,7 +334,7 @@ def test_record_function_as_decorator_and_nested():
 def test_disabled_profile_records_nothing():
     with retrograd.autograd.profiler.profile(enabled=False) as prof:
         _program(retrograd)
-    assert prof.function_events is None and debug.profiler is None and not debug.on
+    assert prof.function_events is None and _observe.engine is None
 
 
 def test_profiler_switches_off_on_exit_and_on_error():
@@ -342,7 +342,7 @@ def test_profiler_switches_off_on_exit_and_on_error():
         with retrograd.autograd.profiler.profile() as prof:
             retrograd.ones(2).exp()
             raise ValueError
-    assert debug.profiler is None and not debug.on
+    assert _observe.engine is None
     n = len(prof.function_events)
     retrograd.ones(2).exp()
     assert len(prof.function_events) == n
@@ -399,7 +399,7 @@ def test_emit_nvtx_and_itt_are_noops():
         assert x.grad.tolist() == pytest.approx([2.718281828] * 2)
         with cls(enabled=False) as c:
             assert c is None
-        assert not debug.on
+        assert _observe.engine is None
 
 
 def test_profiler_with_anomaly_mode():
@@ -409,6 +409,6 @@ def test_profiler_with_anomaly_mode():
             with pytest.raises(RuntimeError, match="returned nan"):
                 with pytest.warns(UserWarning, match="Error detected in SqrtBackward0"):
                     a.sqrt().sum().backward()
-        assert debug.on
-    assert not debug.on
+        assert _observe.engine is not None
+    assert _observe.engine is None
     assert "SqrtBackward0" in [e.name for e in prof.function_events]

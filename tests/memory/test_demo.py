@@ -29,8 +29,8 @@ def test_demo_writes_snapshots_report_and_the_peak_table(tmp_path, capsys):
     assert saved >= (usual["breakdown"]["gradient"] - foreign
                      - fused["breakdown"]["activation"] - 4096)
     assert saved > 0
-    from retrograd import _tensor
-    assert _tensor._tracker is None  # the demo leaves accounting off behind it
+    from retrograd import _observe
+    assert _observe.alloc is None  # the demo leaves accounting off behind it
 
 
 def test_main_entry_point_dispatches(capsys):

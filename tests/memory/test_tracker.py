@@ -7,8 +7,7 @@ import numpy
 import pytest
 
 import retrograd
-from retrograd import memory, nn
-from retrograd.autograd import node as _node
+from retrograd import _observe, memory, nn
 from retrograd.memory.tracker import TRACKER
 
 MiB = 1 << 20
@@ -47,14 +46,12 @@ def _mlp():
     return nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 8))
 
 
-def test_nothing_is_installed_before_first_use():
-    assert retrograd._tensor._tracker is None and _node._tracker is None
+def test_nothing_is_attached_before_first_use():
+    assert _observe.alloc is None and _observe.engine is None
     memory.memory_allocated()
-    assert retrograd._tensor._tracker is TRACKER and _node._tracker is TRACKER
+    assert _observe.alloc is TRACKER and _observe.engine is TRACKER
     memory.stop_accounting()
-    assert retrograd._tensor._tracker is None and _node._tracker is None
-    from retrograd.autograd.anomaly_mode import debug
-    assert debug.memory is None and not debug.on
+    assert _observe.alloc is None and _observe.engine is None
 
 
 def test_storages_alive_at_start_are_found():

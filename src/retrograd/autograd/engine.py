@@ -14,15 +14,22 @@ With ``inputs`` only the nodes on a path to them run (PyTorch's ``exec_info``):
 grad), ``grad()`` captures the gradient flowing into them instead.
 
 Gradients are backend arrays in a plain backward and Tensors under
-``create_graph`` (so the backward itself is recorded).
+``create_graph`` (so the backward itself is recorded). A plain backward also knows
+which gradients only it holds (``_ownership``): AccumulateGrad makes such a gradient
+a leaf's ``.grad`` without a copy.
+
+The engine observer (``retrograd._observe.engine``: memory accounting, anomaly
+mode, the profiler) is shown each backward and each node it runs.
 """
 
+import functools
 import itertools
 import threading
 
+from .. import _observe
 from .._tensor import Tensor, wrap
-from . import anomaly_mode as _anomaly_mode, grad_mode
-from .anomaly_mode import debug as _debug
+from . import grad_mode
+from ._ownership import Owners
 from .node import _LEGACY, AccumulateGrad, grad_accumulator
 
 __all__ = ["run_backward", "GraphTask", "current_graph_task", "queue_callback"]
@@ -289,20 +296,49 @@ def _post_hooks(node, outs, buf, create_graph):
     return [g if create_graph or g is None else g._data for g in grad_inputs]
 
 
-def _call(node, buf, create_graph):
-    """Run one node with its hooks, in PyTorch's order; returns its output gradients."""
+def _call(node, buf, create_graph, owned=False):
+    """Run one node with its hooks, in PyTorch's order; returns its output gradients.
+    ``owned``: the node is an AccumulateGrad whose gradient only the engine holds."""
     _tensor_pre_hooks(node, buf, create_graph)
     if node._pre_hooks:
         _node_pre_hooks(node, buf, create_graph)
     if buf[0] is None and type(node) is not AccumulateGrad and all(g is None for g in buf):
         outs = [None] * len(node.next_functions)
     else:  # AccumulateGrad runs on a missing gradient too: its post-accumulate hooks do
-        prof = _debug.profiler
-        outs = (node.apply(buf, create_graph) if prof is None
-                else prof.apply_node(node, buf, create_graph))
+        apply = _apply_owned if owned else _apply
+        obs = _observe.engine
+        outs = (apply(node, buf, create_graph) if obs is None
+                else obs.apply_node(apply, node, buf, create_graph))
     if node._post_hooks:
         outs = _post_hooks(node, outs, buf, create_graph)
     return outs
+
+
+def _apply(node, buf, create_graph):
+    return node.apply(buf, create_graph)
+
+
+def _apply_owned(node, buf, create_graph):
+    return node.apply(buf, create_graph, True)
+
+
+def _step(node, buf, create_graph):
+    """One node as the engine runs it unobserved: straight to ``apply`` when it has no
+    hooks (the common case), else through ``_call``."""
+    if node._extra is None and buf[0] is not None and type(node) is not AccumulateGrad:
+        return node.apply(buf, create_graph)
+    return _call(node, buf, create_graph)
+
+
+_call_owned = functools.partial(_call, owned=True)
+
+
+def _hooked(node):
+    """Whether some hook of the node may see its gradients."""
+    e = node._extra
+    return e is not None and bool(e.pre_hooks or e.post_hooks or e.tensor_pre_hooks
+                                  or e.retains_grad_hooks) or (
+        type(node) is AccumulateGrad and bool(node.variable._hooks))
 
 
 def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accumulate_into=True):
@@ -332,12 +368,14 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
         if not pending[fn] and fn not in deps:
             _push(heap, (fn._seq, fn))
     buf = g = None
+    own = None if create_graph else Owners(root_grads)
 
     prev_mode, prev_task = grad_mode.state.enabled, _current.task
-    mem = _debug.memory  # memory accounting: what backward frees is shown the node last run
-    prev_node = mem.node if mem is not None else None
     grad_mode.state.enabled = create_graph
     _current.task = GraphTask(run, captures, reachable)
+    watcher = _observe.engine
+    if watcher is not None:
+        watcher.backward_begin()
     try:
         while heap:
             node = _pop(heap)[1]
@@ -348,18 +386,22 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
                     _tensor_pre_hooks(node, buf, create_graph)
                     for nr, k in cap or ():
                         captured[k] = buf[nr]
+                    if own is not None and own.shared:
+                        own.consume(buf)
                     continue
                 for nr, k in cap or ():
                     captured[k] = buf[nr]
-            if _debug.on:  # anomaly mode or the profiler
-                outs = _anomaly_mode.evaluate(node, buf, create_graph, _call)
-            elif node._extra is None and buf[0] is not None and type(node) is not AccumulateGrad:
-                outs = node.apply(buf, create_graph)  # no hooks: the common case
+                if cap and own is not None:  # handed to the caller of grad()
+                    own.expose(buf)
+            if (node._extra is None and buf[0] is not None and node._fresh_grads
+                    and _observe.engine is None and (own is None or not own.shared)):
+                outs = node.apply(buf, create_graph)  # a library rule, no hooks: the common case
             else:
-                outs = _call(node, buf, create_graph)
+                outs = _run_node(node, buf, create_graph, own)
             buf = None
             if not keep_graph:
                 node.release()
+            placed = []
             for (nxt, nr), g in zip(node.next_functions, outs, strict=True):
                 if nxt is None or run is not None and nxt not in run and nxt not in captures:
                     continue
@@ -367,21 +409,51 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
                 if b is None:
                     b = buffers[nxt] = [None] * _n_outputs(nxt)
                 if g is not None:
-                    b[nr] = g if b[nr] is None else b[nr] + g
+                    if b[nr] is None:
+                        b[nr] = g
+                        placed.append(g)
+                    else:
+                        if own is not None and own.shared:
+                            own.consume((b[nr],))
+                        b[nr] = b[nr] + g
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if not d:
                     _push(heap, (nxt._seq, nxt))
-            # A gradient must be owned by its buffer alone when the next node runs
-            # (AccumulateGrad steals an unshared one): drop the loop's references.
-            outs = g = b = None
+            if own is not None and (len(placed) > 1 or placed and own.shared):
+                own.place(placed)
+            # Gradient buffers die the moment they are consumed: drop the loop's references.
+            outs = g = b = placed = None
         for callback in _current.task.callbacks:  # the loop also reaches ones queued here
             callback()
     finally:
         grad_mode.state.enabled, _current.task = prev_mode, prev_task
-        if mem is not None:
-            mem.node = prev_node
+        if watcher is not None:
+            watcher.backward_end()
     return captured if inputs is not None else None
+
+
+def _run_node(node, buf, create_graph, own):
+    """Run one node (through the engine observer, if any) and note which of its output
+    gradients the engine alone holds (``own``: None under ``create_graph``); returns
+    them."""
+    obs = _observe.engine
+    if own is None:
+        return _step(node, buf, create_graph) if obs is None else \
+            obs.run_node(_call if obs.applies else _step, node, buf, create_graph)
+    if own.shared:
+        own.consume(buf)
+    if type(node) is AccumulateGrad:
+        call = _call_owned if (buf[0] is not None and not _hooked(node)
+                               and own.sole(buf[0])) else _call
+        return call(node, buf, create_graph) if obs is None else \
+            obs.run_node(call, node, buf, create_graph)
+    outs = _step(node, buf, create_graph) if obs is None else \
+        obs.run_node(_call if obs.applies else _step, node, buf, create_graph)
+    if not node._fresh_grads or node._extra is not None and _hooked(node):
+        own.expose(buf)
+        own.expose(outs)
+    return outs
 
 
 def _n_outputs(node):

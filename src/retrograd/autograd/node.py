@@ -15,15 +15,14 @@ from collections import OrderedDict
 
 import numpy
 
-from . import grad_mode
+from .. import _observe
 from .._dtype import OPMATH, opmath_arrays
 from ..backend import get_array_module
-from .anomaly_mode import debug as _debug
+from . import grad_mode
 
 __all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle"]
 
 _seq = itertools.count()
-_tracker = None  # retrograd.memory's Tracker once memory accounting has started
 # Nodes PyTorch writes by hand in C++: their name() carries the namespace.
 _HANDWRITTEN = frozenset(("AccumulateGrad", "CopySlices", "CopyBackwards", "GraphRoot", "Error",
                           "DelayedError", "UndefinedGradBackward"))
@@ -108,14 +107,19 @@ class Node:
 
     # _mstack: the forward stack while memory history records stacks (unset otherwise)
     __slots__ = ("next_functions", "_seq", "_extra", "_mstack", "__weakref__")
+    # Whether apply returns only arrays it made or its input gradients (and views of
+    # them), as the library's rules do; a user's backward may return arrays it keeps.
+    # The engine lets AccumulateGrad steal only gradients such nodes made.
+    _fresh_grads = False
 
     def __new__(cls, *args, **kwargs):
         self = object.__new__(cls)
         self._seq = next(_seq)
         self._extra = None
         self.next_functions = ()
-        if _debug.node_hook is not None:  # anomaly mode, memory history with stacks
-            _debug.node_hook(self)
+        obs = _observe.engine
+        if obs is not None and obs.nodes:  # anomaly mode, memory history with stacks
+            obs.node_created(self)
         return self
 
     _pre_hooks = _extra_attr("pre_hooks")
@@ -216,8 +220,8 @@ class SavedTensor:
             self._tensor, self._data, self._packed = None, t._data, _NOT_PACKED
         else:
             self._tensor, self._data, self._packed = t, None, _NOT_PACKED
-        if _tracker is not None:  # the storage is now held by the graph
-            _tracker.saved(self)
+        if _observe.alloc is not None:  # the storage is now held by the graph
+            _observe.alloc.saved(self)
 
     def _pack(self, t, pack, unpack):
         """Store ``pack(t)`` (run under no_grad, as PyTorch does) instead of ``t``."""
@@ -361,6 +365,7 @@ class OpNode(Node):
 
     __slots__ = ("_saved", "_attrs", "_shapes", "_dtypes", "_out_meta", "_strides")
     _op = None
+    _fresh_grads = True  # a vjp is linear in the gradient: it never returns a saved array
 
     def release(self):
         if self._saved:
@@ -517,11 +522,12 @@ class AccumulateGrad(Node):
         self._lock = threading.Lock()
         return self
 
-    def apply(self, grads, create_graph):
-        # grads[0] is passed on unbound: a local name would stop _new_grad_array's stealing.
+    def apply(self, grads, create_graph, owned=False):
+        """``owned``: the engine holds the only reference to ``grads[0]``, which may then
+        become ``.grad`` without a copy (never true for a gradient a user or hook saw)."""
         if grads[0] is not None:
             with self._lock:
-                accumulate(self.variable, grads[0], create_graph)
+                accumulate(self.variable, grads[0], create_graph, owned)
         hooks = self.variable._post_acc_hooks
         if hooks:
             for hook in list(hooks.values()):
@@ -529,7 +535,7 @@ class AccumulateGrad(Node):
         return ()
 
 
-def accumulate(var, g, create_graph):
+def accumulate(var, g, create_graph, owned=False):
     """``var.grad += g`` following PyTorch's default gradient layouts: a new ``.grad`` is
     laid out like ``var``; an existing one is added into in place (keeping its layout)
     unless ``create_graph``, which replaces it by ``.grad + g`` with its graph."""
@@ -541,28 +547,25 @@ def accumulate(var, g, create_graph):
         if create_graph:  # as PyTorch's new_empty_strided(...).copy_(g): CopyBackwards
             var._grad = wrap(_grad_layout(var._data)).copy_(g)
         else:
-            var._grad = wrap(_new_grad_array(var._data, g))
+            var._grad = wrap(_new_grad_array(var._data, g, owned))
     elif create_graph:
         var._grad = old + g
     else:
         old._data += g
         old._vc[0] += 1
         return
-    if _tracker is not None:  # a new .grad storage
-        _tracker.gradient(var._grad._data)
+    if _observe.alloc is not None:  # a new .grad storage
+        _observe.alloc.role(var._grad._data, _observe.GRADIENT)
 
 
-def _new_grad_array(param, g):
-    """A fresh ``.grad`` array laid out like ``param``; steals ``g`` when nothing else holds it."""
-    if (type(g) is numpy.ndarray and g.flags.writeable and g.strides == param.strides
-            and sys.getrefcount(g) <= _STEAL_REFS):
+def _new_grad_array(param, g, owned):
+    """A fresh ``.grad`` array laid out like ``param``; ``g`` itself when it is ``owned``
+    and already has that layout: all of its memory (a transposed matmul result is a view
+    covering all of its base), writeable, with ``param``'s strides."""
+    if owned and type(g) is numpy.ndarray and g.flags.writeable and g.strides == param.strides:
         base = g.base
-        if base is None:
-            return g
-        # A view covering all of an array nobody else holds (a transposed matmul result):
-        # its references are g's and getrefcount's argument.
-        if (type(base) is numpy.ndarray and base.base is None and base.nbytes == g.nbytes
-                and sys.getrefcount(base) <= 3):
+        if base is None or (type(base) is numpy.ndarray and base.base is None
+                            and base.nbytes == g.nbytes):
             return g
     out = _grad_layout(param)
     out[...] = g
@@ -575,13 +578,6 @@ def _grad_layout(param):
         order = "F" if param.flags.f_contiguous and not param.flags.c_contiguous else "C"
         return get_array_module(param).empty(param.shape, dtype=param.dtype, order=order)
     return get_array_module(param).empty_like(param)  # K order: keeps a dense param's strides
-
-
-# References to a gradient that is owned by nobody else when _new_grad_array sees it: its
-# slot in the node's input buffer (the engine drops its other references before running a
-# node), accumulate's argument, _new_grad_array's argument, getrefcount's own. Checked by
-# tests/autograd/test_autograd_layout.py (a fresh gradient is stolen, a shared one is not).
-_STEAL_REFS = 4
 
 
 def _dense(a):

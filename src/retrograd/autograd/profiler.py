@@ -18,9 +18,9 @@ array is freed, from the event running at that moment on the freeing thread (a
 outside ops are not counted.
 
 The profiler records from every thread while it is on (PyTorch's is thread local).
-Ops over lists of tensors (``cat``, ``stack``, ``split``, ``unbind``, ...) are not
-recorded in forward; their backward nodes are. ``emit_nvtx`` and ``emit_itt`` are
-no-ops on the CPU.
+It is an engine observer (``retrograd._observe``): the registry's ops, the list ops
+(``cat``, ``stack``, ``split``, ``unbind``, ...) and the engine's nodes reach it
+through that hook. ``emit_nvtx`` and ``emit_itt`` are no-ops on the CPU.
 """
 
 import functools
@@ -34,8 +34,8 @@ from time import perf_counter_ns
 
 import numpy
 
+from .. import _observe
 from .._tensor import Tensor
-from .anomaly_mode import _PACKAGE, debug
 from .node import AccumulateGrad
 from .profiler_util import (EventList, FunctionEvent, FunctionEventAvg,  # noqa: F401
                             _format_memory, _format_time)
@@ -44,6 +44,7 @@ __all__ = ["profile", "record_function", "emit_nvtx", "emit_itt", "load_nvprof",
            "FunctionEvent", "FunctionEventAvg"]
 
 _EVALUATE = "autograd::engine::evaluate_function: "
+_active = None  # the profile recording now (one per process)
 
 
 # ---- recording ---------------------------------------------------------------------------
@@ -51,11 +52,10 @@ _EVALUATE = "autograd::engine::evaluate_function: "
 def _user_stack():
     """The caller's Python stack outside retrograd, innermost first, as PyTorch prints it."""
     out = []
-    f = sys._getframe(2)
+    f = sys._getframe(1)
     while f is not None:
-        fn = f.f_code.co_filename
-        if not fn.startswith(_PACKAGE):
-            out.append(f"{fn}({f.f_lineno}): {f.f_code.co_name}")
+        if not _observe.in_library(f):
+            out.append(f"{f.f_code.co_filename}({f.f_lineno}): {f.f_code.co_name}")
         f = f.f_back
     return out
 
@@ -64,7 +64,7 @@ def _shapes(values):
     return [list(v._data.shape) if isinstance(v, Tensor) else [] for v in values]
 
 
-class profile:
+class profile(_observe.EngineObserver):
     """Context manager that records the ops run inside it (see the module docstring).
 
     >>> with profile(record_shapes=True) as prof:
@@ -72,6 +72,10 @@ class profile:
     ...     loss.backward()
     >>> print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=10))
     """
+
+    rank = 2  # innermost: its events time the work, not the other observers
+    ops = True
+    applies = True
 
     def __init__(self, enabled=True, *, use_cuda=False, use_device=None, record_shapes=False,
                  with_flops=False, profile_memory=False, with_stack=False, with_modules=False,
@@ -98,18 +102,20 @@ class profile:
             return self
         if self.entered:
             raise RuntimeError("Profiler context manager is not reentrant")
-        if debug.profiler is not None:
+        global _active
+        if _active is not None:
             raise RuntimeError("Profiler is already enabled on this thread")
         self.entered = True
-        debug.profiler = self
-        debug.refresh()
+        _active = self
+        _observe.attach("engine", self)
         return self
 
     def __exit__(self, *exc):
+        global _active
         if not self.enabled:
             return False
-        debug.profiler = None
-        debug.refresh()
+        _observe.detach("engine", self)
+        _active = None
         self._live.clear()  # the weakrefs die with it: later frees are not recorded
         for e in reversed(self._events):  # children come after their parent
             e.cpu_memory_usage = e.self_cpu_memory_usage + sum(
@@ -168,7 +174,7 @@ class profile:
     def __str__(self):
         return self.table() if self.function_events is not None else repr(self)
 
-    # -- recording (called by the op registry, the engine and record_function)
+    # -- recording: the engine hook's events (retrograd._observe), and record_function
 
     def _open(self, name, shapes, seq, stack=None, user=False):
         ident = threading.get_ident()
@@ -214,16 +220,15 @@ class profile:
         self._close(e)
         e.self_cpu_memory_usage = -n
 
-    def run_op(self, apply, op, values, attrs, name_suffix="", self_=None):
-        """Record a forward op: ``apply(op, values, attrs, True)`` (or, for the in-place
-        form, ``apply(op, self_, values, attrs, True)``) in an ``aten::<op>`` event."""
-        e = self._open("aten::" + op.name + name_suffix,
+    def run_op(self, call, op, values, attrs, self_):
+        """Record a forward op (in-place when ``self_`` is given) in an ``aten::<op>``
+        event (``aten::<op>_`` in place)."""
+        e = self._open("aten::" + op.name + ("" if self_ is None else "_"),
                        _shapes((*values, *attrs) if self_ is None else (self_, *values, *attrs))
                        if self.record_shapes else None, -1,
                        _user_stack() if self.with_stack else None)
         try:
-            out = (apply(op, values, attrs, True) if self_ is None
-                   else apply(op, self_, values, attrs, True))
+            out = call(op, values, attrs, self_)
         finally:
             self._close(e)
         for o in out if type(out) is tuple else (out,):
@@ -237,7 +242,7 @@ class profile:
                 self._count(e, o._data)
         return out
 
-    def run_call(self, name, fn, args, kwargs):
+    def run_call(self, call, name, args, kwargs):
         """A forward op that does not go through ``apply`` (the list ops: cat, stack,
         split, unbind, ...) in an ``aten::<name>`` event."""
         shapes = None
@@ -247,7 +252,7 @@ class profile:
         e = self._open("aten::" + name, shapes, -1,
                        _user_stack() if self.with_stack else None)
         try:
-            out = fn(*args, **kwargs)
+            out = call(name, args, kwargs)
         finally:
             self._close(e)
         outs = out if isinstance(out, tuple) else (out,)
@@ -262,21 +267,21 @@ class profile:
                 self._count(e, o)
         return out
 
-    def evaluate(self, node, buf, create_graph, call):
-        """The engine's ``call(node, buf, create_graph)`` in an evaluate_function event."""
+    def run_node(self, call, node, buf, create_graph):
+        """The engine's evaluation of a node in an evaluate_function event."""
         e = self._open(_EVALUATE + node.name(), None, _node_seq(node))
         try:
             return call(node, buf, create_graph)
         finally:
             self._close(e)
 
-    def apply_node(self, node, buf, create_graph):
+    def apply_node(self, call, node, buf, create_graph):
         """``node.apply`` in an event named by the node."""
         seq = _node_seq(node)
         e = self._open(node.name(), [[] if g is None else list(g.shape) for g in buf]
                        if self.record_shapes else None, seq)
         try:
-            outs = node.apply(buf, create_graph)
+            outs = call(node, buf, create_graph)
         finally:
             self._close(e)
         if seq >= 0:
@@ -311,7 +316,7 @@ class record_function(ContextDecorator):
         return type(self)(self.name, self.args)
 
     def __enter__(self):
-        p = debug.profiler
+        p = _active
         if p is not None:
             self._prof = p
             self._event = p._open(self.name, None, -1,

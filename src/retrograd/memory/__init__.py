@@ -122,8 +122,6 @@ def _record_memory_history(enabled="all", context="all", stacks="all",
     t = _books(device)
     t.record_history(enabled, context, stacks, max_entries, clear_history)
     t.set_exact(exact and enabled is not None)
-    from ..autograd.anomaly_mode import debug
-    debug.refresh()
 
 
 def stop_accounting():

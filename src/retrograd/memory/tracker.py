@@ -1,9 +1,11 @@
 """Memory accounting: every array storage from allocation to free, with its category.
 
-A storage is a NumPy array that owns its memory (views count toward their base). It is
-seen where the engine makes arrays: every Tensor passes ``_tensor.wrap``; backward's
-gradient arrays pass the engine's node evaluation. A weak reference to the storage
-tells when it is freed, so the bytes leave the books at the moment the memory does.
+A storage is a NumPy array that owns its memory (views count toward their base). The
+tracker is an observer (``retrograd._observe``): the allocation hook shows it every
+array a Tensor is made around and the roles storages take; the engine hook shows it
+backward's gradient arrays, around each node the engine runs. A weak reference to the
+storage tells when it is freed, so the bytes leave the books at the moment the memory
+does.
 
 A storage's category follows its roles, highest first: a parameter's data, an
 optimizer's state, a parameter's ``.grad``, held by the autograd graph (a saved
@@ -11,8 +13,8 @@ activation), else other (inputs, outputs, backward's intermediate gradients). Ro
 change while the storage lives (a temporary becomes an activation when a node saves
 it and goes back to other when the graph is freed); each change is an event.
 
-Accounting costs nothing until first asked for: ``start()`` installs the tracker in the
-hot paths and finds the storages already alive through the garbage collector.
+Accounting costs nothing until first asked for: ``start()`` attaches the tracker to
+both hooks and finds the storages already alive through the garbage collector.
 """
 
 import atexit
@@ -25,15 +27,22 @@ from collections import deque
 
 import numpy
 
+from .. import _observe
+# Roles (bits) stick to a storage until it is freed; saved-by-the-graph is counted apart.
+from .._observe import GRADIENT as ROLE_GRADIENT
+from .._observe import OPTIMIZER_STATE as ROLE_STATE
+from .._observe import PARAMETER as ROLE_PARAMETER
+
 CATEGORIES = ("parameter", "gradient", "optimizer_state", "activation", "temporary", "other")
 PARAMETER, GRADIENT, OPTIMIZER_STATE, ACTIVATION, TEMPORARY, OTHER = range(6)
-# Roles that stick to a storage until it is freed; saved-by-the-graph is counted apart.
-ROLE_PARAMETER, ROLE_STATE, ROLE_GRADIENT = 1, 2, 4
 
 ALLOC, FREE, CHANGE = 0, 1, 2
-# Frames from the tracker's hook to the op's function: see <- wrap <- apply <- op, and
-# node_created <- Node.__new__ <- _record <- apply <- op.
-_OP_FROM_SEE, _OP_FROM_NODE = 3, 4
+# The machinery between an op and the tracker: a stack starts at the first frame outside
+# these modules (the op's function, or the caller of a creation function).
+_PKG = _observe.__name__.rpartition(".")[0]
+_PLUMBING = frozenset({__name__, _observe.__name__, *(f"{_PKG}.{m}" for m in (
+    "_tensor", "ops._registry", "autograd.node", "autograd.anomaly_mode",
+    "autograd.profiler"))})
 # Exact mode reports a kernel's transient peak as a temporary block when it is at least
 # this big (smaller ones are Python objects, not array temporaries).
 _TEMPORARY_MIN = 64 * 1024
@@ -54,8 +63,7 @@ def _storage_array(g):
     return g._data
 
 
-# retrograd.Tensor and AccumulateGrad, set when accounting starts (this module loads first)
-_Tensor = _Acc = None
+_Tensor = None  # retrograd.Tensor, set when accounting starts (this module loads first)
 _getframe = sys._getframe
 _now = time.perf_counter_ns
 
@@ -85,9 +93,10 @@ class _Hold(weakref.ref):
     __slots__ = ("blocks",)
 
 
-class Tracker:
+class Tracker(_observe.AllocObserver, _observe.EngineObserver):
     """The books: live blocks, bytes per category, the peak and, when recording, the
-    event history. One per process (``TRACKER``).
+    event history. One per process (``TRACKER``); the allocation observer, and the
+    outermost engine observer (it books what the others allocate).
 
     History events are tuples ``(action, key, size, time_ns, category, extra)``: extra
     is the recorded stack for ALLOC and FREE, the previous category for CHANGE.
@@ -109,6 +118,8 @@ class Tracker:
         self.stacks = False       # capture Python stacks for allocations
         self.free_stacks = False  # ... and for frees (context="all")
         self.node = None          # the node backward is running (its forward stack)
+        self._outer = []          # self.node of the backward passes this one is nested in
+        self.nodes = False        # shown new nodes (to keep their stacks)
         self.exact = False
         self._started_tracemalloc = False
         self._last = None         # (id, code, stack) of the frame above the last stack
@@ -119,35 +130,27 @@ class Tracker:
 
     # ---- installation -------------------------------------------------------------------
     def start(self):
-        """Install the hooks and take the storages alive now onto the books."""
+        """Attach to the hooks and take the storages alive now onto the books."""
         if self.started:
             return
-        global _Tensor, _Acc
-        from .. import _tensor
-        from ..autograd import node as _node
-        from ..autograd.anomaly_mode import debug
-        _Tensor = _tensor.Tensor
-        _Acc = _node.AccumulateGrad
+        global _Tensor
+        from .._tensor import Tensor
+        _Tensor = Tensor
         if not self._atexit:  # no books to keep while the interpreter tears objects down
             atexit.register(self.stop)
             self._atexit = True
         self.started = True
         gc.collect()  # garbage in reference cycles would be booked, then freed at random
         self._scan()
-        _tensor._tracker = self
-        _node._tracker = self
-        debug.memory = self
-        debug.refresh()
+        _observe.attach("alloc", self)
+        _observe.attach("engine", self)
 
     def stop(self):
-        """Uninstall the hooks and close the books (accounting restarts on next use)."""
+        """Detach from the hooks and close the books (accounting restarts on next use)."""
         if not self.started:
             return
-        from .. import _tensor
-        from ..autograd import node as _node
-        from ..autograd.anomaly_mode import debug
-        _tensor._tracker = _node._tracker = debug.memory = None
-        debug.refresh()
+        _observe.detach("alloc", self)
+        _observe.detach("engine", self)
         self.set_exact(False)
         self.__init__()
 
@@ -188,6 +191,8 @@ class Tracker:
         key = id(root)
         b = self.live.get(key)
         if b is not None:
+            if state and state & ~b.state:
+                self._add_role(b, state)
             return b
         b = _Block(root, self._free_cb)
         b.key = key
@@ -200,10 +205,10 @@ class Tracker:
             self.n_peak = len(live)
         self._add(cat, size)
         if self.record:
-            frames = b.frames = self._frames(_OP_FROM_SEE) if self.stacks else ()
+            frames = b.frames = self._frames() if self.stacks else ()
             self.events.append((ALLOC, key, size, _now(), cat, frames))
         elif self.stacks:
-            b.frames = self._frames(_OP_FROM_SEE)
+            b.frames = self._frames()
         if self.exact:
             self._probe()
         return b
@@ -229,7 +234,7 @@ class Tracker:
         self.n_free += 1
         self.bytes_freed += size
         if self.record:
-            frames = self._frames(1) if self.free_stacks else ()
+            frames = self._frames() if self.free_stacks else ()
             self.events.append((FREE, key, size, _now(), cat, frames))
 
     def _change(self, b, old_state):
@@ -254,25 +259,19 @@ class Tracker:
             b.state = state | role
             self._change(b, state)
 
-    # ---- roles, called from where they change ---------------------------------------------
+    # ---- the allocation hook: roles, told where they change -----------------------------
+    made = see  # (optimizer state comes with its role: booked so from its first byte)
+
     def role(self, arr, role):
         self._add_role(self.see(arr), role)
 
-    def gradient(self, arr):
-        """``arr`` became a parameter's ``.grad``."""
-        self._add_role(self.see(arr), ROLE_GRADIENT)
-
-    def tensor_roles(self, t):
+    def retensored(self, t):
         """A tensor whose data may have been replaced (``.data =``, ``Module.to``)."""
         from ..nn.parameter import Parameter
         if isinstance(t, Parameter):
             self.role(t._data, ROLE_PARAMETER)
         if t._grad is not None:
             self.role(t._grad._data, ROLE_GRADIENT)
-
-    def state_array(self, arr):
-        """``arr`` is new optimizer state, not yet in a Tensor: booked so from the start."""
-        self._add_role(self.see(arr, ROLE_STATE), ROLE_STATE)
 
     def optimizer_state(self, states):
         """The tensors in optimizer state dicts (``optimizer.state.values()``), after a
@@ -318,25 +317,18 @@ class Tracker:
             elif state < 2 * _SAVED and live.get(b.key) is b:
                 self._change(b, state)
 
-    # ---- backward -----------------------------------------------------------------------
-    def run_node(self, node, buf, create_graph, call, evaluate):
-        """Evaluate one node in backward: the engine's ``call`` (or anomaly mode's and the
-        profiler's ``evaluate``); the node's input and output gradients are seen, and what
-        it allocates, and what the engine frees after it, carry its name and the stack of
-        the forward op that made it (the engine resets ``node`` when backward ends)."""
+    # ---- the engine hook ------------------------------------------------------------------
+    def run_node(self, call, node, buf, create_graph):
+        """Evaluate one node in backward: its input and output gradients are seen, and
+        what it allocates, and what the engine frees after it, carry its name and the
+        stack of the forward op that made it."""
         self.node = node  # until the next node: the engine frees what this one left
         live = self.live
-        for g in buf:  # (g is dropped below: AccumulateGrad steals only unshared arrays)
+        for g in buf:
             g = _storage_array(g)
             if g is not None and (g.base is not None or id(g) not in live):
                 self.see(g)
-        g = None
-        if evaluate is not None:
-            outs = evaluate(node, buf, create_graph, call)
-        elif node._extra is None and buf[0] is not None and type(node) is not _Acc:
-            outs = node.apply(buf, create_graph)  # as the engine's fast path
-        else:
-            outs = call(node, buf, create_graph)
+        outs = call(node, buf, create_graph)
         self.node = node  # (a backward nested in a hook restored its own)
         for g in outs:
             g = _storage_array(g)
@@ -344,33 +336,40 @@ class Tracker:
                 self.see(g)
         return outs
 
+    def backward_begin(self):
+        self._outer.append(self.node)
+
+    def backward_end(self):
+        self.node = self._outer.pop() if self._outer else None
+
     def node_created(self, node):
         """Remember the forward stack of a new node (its backward allocations show it):
         the stack of the op's output when the node is made by the op that just wrapped
         that output (``apply``: outputs first, then the node), else a fresh one."""
+        try:  # the first frame above Node.__new__ (or the fanout) outside the plumbing
+            f = _getframe(2)
+            while f.f_globals["__name__"] in _PLUMBING:
+                f = f.f_back
+        except (ValueError, AttributeError):  # the stack ended first
+            f = None
+        except KeyError:  # exec'd code without a module name: the user's
+            pass
         last = self._last
-        if last is not None:
-            try:
-                f = _getframe(_OP_FROM_NODE)
-            except ValueError:  # a node made near the top of the stack (a custom Function)
-                f = None
-            if f is not None and last[0] == id(f) and last[1] is f.f_code:
-                node._mstack = last[2]
-                return
-        node._mstack = self._stack(2)
+        if f is not None and last is not None and last[0] == id(f) and last[1] is f.f_code:
+            node._mstack = last[2]
+        else:
+            node._mstack = self._stack(f)
 
     # ---- stacks -------------------------------------------------------------------------
-    # Stacks start above retrograd's plumbing: an allocation's at the caller of ``apply``
-    # (the op's function or Tensor method), as PyTorch's show the Python caller of its C++
-    # op; a free's at the frame that dropped the storage. Frames are materialized (the
-    # most of a stack's cost) only from there up.
-    def _stack(self, depth):
-        """(code, instruction offset, ...) from ``depth`` frames above the caller
-        outwards; lines are looked up only when a snapshot is taken. Remembers the first
-        frame, which ``node_created`` looks for."""
-        try:
-            f = _getframe(depth + 1)
-        except ValueError:  # (a callback with no Python caller: interpreter teardown)
+    # Stacks start above retrograd's plumbing (_PLUMBING, found by module name): an
+    # allocation's at the op's function or Tensor method (the caller of ``apply``), as
+    # PyTorch's show the Python caller of its C++ op; a free's at the frame that dropped
+    # the storage. Frames are materialized (the most of a stack's cost) only from there up.
+    def _stack(self, f):
+        """(code, instruction offset, ...) from frame ``f`` outwards; lines are looked up
+        only when a snapshot is taken. Remembers the first frame, which ``node_created``
+        looks for."""
+        if f is None:
             return ()
         first = f
         st = []
@@ -383,11 +382,19 @@ class Tracker:
         self._last = (id(first), first.f_code, st)
         return st
 
-    def _frames(self, depth):
+    def _frames(self):
         node = self.node
         if node is not None:  # in backward: the node's class, then its forward op's stack
             return (type(node), getattr(node, "_mstack", ()))
-        return self._stack(depth + 1)
+        try:  # the first frame above the tracker's method outside the plumbing
+            f = _getframe(2)
+            while f.f_globals["__name__"] in _PLUMBING:
+                f = f.f_back
+        except (ValueError, AttributeError):  # (a free at interpreter teardown)
+            return ()
+        except KeyError:  # exec'd code without a module name: the user's
+            pass
+        return self._stack(f)
 
     # ---- exact mode ---------------------------------------------------------------------
     def set_exact(self, on):
@@ -417,7 +424,7 @@ class Tracker:
         self.total -= transient
         if self.record:
             t = _now()
-            frames = self._frames(1) if self.stacks else ()
+            frames = self._frames() if self.stacks else ()
             self.events.append((ALLOC, self._temp_addr, transient, t, TEMPORARY, frames))
             self.events.append((FREE, self._temp_addr, transient, t, TEMPORARY, ()))
 
@@ -435,6 +442,11 @@ class Tracker:
         self.record = enabled == "all"
         self.stacks = enabled is not None and context in ("alloc", "all", "state")
         self.free_stacks = self.stacks and context == "all"
+        if self.nodes != self.stacks:  # observers' flags are read as they attach
+            self.nodes = self.stacks
+            if self.started:
+                _observe.detach("engine", self)
+                _observe.attach("engine", self)
 
     def reset_peak(self):
         self.peak = self.total

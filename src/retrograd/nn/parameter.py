@@ -1,7 +1,7 @@
 """``nn.Parameter`` and ``nn.Buffer``: tensors that a Module registers, as a parameter or a
 buffer, when assigned as its attributes."""
 
-from .. import _tensor
+from .. import _observe
 from .._tensor import Tensor, _init
 
 
@@ -25,8 +25,8 @@ class Parameter(Tensor):
         _init(p, data._data)
         p._vc = data._vc  # shares storage, as PyTorch's Parameter(t) does
         p._requires_grad = bool(requires_grad)
-        if _tensor._tracker is not None:
-            _tensor._tracker.tensor_roles(p)
+        if _observe.alloc is not None:
+            _observe.alloc.retensored(p)
         return p
 
     def __init__(self, data=None, requires_grad=True):

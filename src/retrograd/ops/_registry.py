@@ -60,10 +60,10 @@ import operator
 
 import numpy
 
+from .. import _observe
 from .._tensor import Tensor, wrap, _ndarray
 from .._dtype import FLOAT, OPMATH, float16, get_default_dtype, opmath_arrays, result_type
 from ..autograd import forward_ad, grad_mode
-from ..autograd.anomaly_mode import debug as _debug
 from ..autograd.node import OpNode, SavedTensor, grad_accumulator, on_inplace_write
 from ..backend import get_array_module, to_device
 from . import _out, _views
@@ -352,15 +352,16 @@ def _inputs(op, values, attrs):
     return arrays, xp or numpy, grad, low
 
 
-def apply(op, values, attrs=(), _profiled=False):
+def apply(op, values, attrs=(), _observed=False):
     """Run ``op`` on ``values`` (tensors, or scalars/None for optional operands).
 
     Returns the output Tensor (a tuple for multi-output ops), recording a node
-    when grad mode is on and some input requires grad. (``_profiled``: the profiler's
-    call, already inside its event.)
+    when grad mode is on and some input requires grad. (``_observed``: the engine
+    observer's call, already inside its event.)
     """
-    if _debug.profiler is not None and not _profiled:
-        return _debug.profiler.run_op(apply, op, values, attrs)
+    obs = _observe.engine
+    if obs is not None and obs.ops and not _observed:
+        return obs.run_op(_run_observed, op, values, attrs, None)
     arrays, xp, grad, low = _inputs(op, values, attrs)
     try:
         out = op.forward(xp, *arrays, *attrs)
@@ -459,14 +460,15 @@ def _record(op, values, attrs, outs):
     return node
 
 
-def apply_inplace(op, self, values, attrs=(), _profiled=False):
+def apply_inplace(op, self, values, attrs=(), _observed=False):
     """``self.<op>_(...)``: compute the op, write into ``self``, rebase its history.
 
     The node is the out-of-place op's node (``add_`` records ``AddBackward0``);
     a saved ``self`` is a copy of the value before the write.
     """
-    if _debug.profiler is not None and not _profiled:
-        return _debug.profiler.run_op(apply_inplace, op, values, attrs, "_", self)
+    obs = _observe.engine
+    if obs is not None and obs.ops and not _observed:
+        return obs.run_op(_run_observed, op, values, attrs, self)
     values = (self, *values)
     gm = grad_mode.state.enabled
     if gm and op.differentiable and self._requires_grad:
@@ -522,6 +524,13 @@ def apply_inplace(op, self, values, attrs=(), _profiled=False):
         if self._base is not None:
             forward_ad.write_view_tangent(self)
     return self
+
+
+def _run_observed(op, values, attrs, self_):
+    """The op, run by an engine observer that has opened its event (``run_op``)."""
+    if self_ is None:
+        return apply(op, values, attrs, True)
+    return apply_inplace(op, self_, values, attrs, True)
 
 
 def _fits(xp, arrays, dst):

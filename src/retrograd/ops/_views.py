@@ -132,6 +132,7 @@ class AsStridedBackward0(Node):
     """grad_fn of a view whose base was rewritten: scatter the gradient into the base."""
 
     __slots__ = ("_region",)
+    _fresh_grads = True
 
     def __new__(cls, base, view):
         self = Node.__new__(cls)
@@ -157,6 +158,7 @@ class CopySlices(Node):
     """grad_fn of a base after an in-place op on one of its views."""
 
     __slots__ = ("_region", "fn")
+    _fresh_grads = True
 
     def apply(self, grads, create_graph):
         r = self._region

@@ -11,10 +11,9 @@ import operator
 
 import numpy
 
-from .. import _dtype
+from .. import _dtype, _observe
 from .._tensor import Tensor, _wrap_dim, wrap
 from ..autograd import forward_ad, grad_mode
-from ..autograd.anomaly_mode import debug as _debug
 from ..autograd.node import Node, grad_accumulator
 from . import _tensor_xp, _views
 from ._registry import _pretty, apply, register
@@ -37,6 +36,7 @@ class _ListNode(Node):
 
     __slots__ = ("_attrs", "_shapes", "_dtypes", "_out_meta")
     _vjp = None
+    _fresh_grads = True
 
     def apply(self, grads, create_graph):
         xp = _tensor_xp if create_graph else numpy
@@ -136,15 +136,15 @@ _UnbindBackward0 = _list_node("UnbindBackward0",
 # ---- joining and splitting --------------------------------------------------------------------
 
 def _profiled(name):
-    """Record a list op (it bypasses ``apply``) as ``aten::<name>`` when the autograd
-    profiler is on; one flag check when it is off."""
+    """Show a list op (it bypasses ``apply``) to the engine observer as ``run_call``
+    (the profiler records it as ``aten::<name>``); one flag check when none watches."""
     def deco(fn):
         @functools.wraps(fn)
         def op(*args, **kwargs):
-            prof = _debug.profiler
-            if prof is None:
+            obs = _observe.engine
+            if obs is None or not obs.ops:
                 return fn(*args, **kwargs)
-            return prof.run_call(name, fn, args, kwargs)
+            return obs.run_call(lambda _name, a, k: fn(*a, **k), name, args, kwargs)
         return op
     return deco
 

@@ -26,7 +26,7 @@ from itertools import chain
 
 import numpy
 
-from .. import _dtype, _tensor
+from .. import _dtype, _observe
 from .._tensor import Tensor, wrap
 from ..autograd import grad_mode
 from ..autograd.node import RemovableHandle
@@ -79,8 +79,8 @@ def _scalar_keep_dtype(x):
 
 def _new_state(arr, xp=numpy):
     """A Tensor of new optimizer state: memory accounting books it so from the start."""
-    if _tensor._tracker is not None:
-        _tensor._tracker.state_array(arr)
+    if _observe.alloc is not None:
+        _observe.alloc.made(arr, _observe.OPTIMIZER_STATE)
     return wrap(arr, xp)
 
 
@@ -190,8 +190,8 @@ def _get_pool():
 def _use_threads(params):
     """Whether the group is big enough to gain from threads (and has no parameter twice:
     PyTorch then updates it twice, one update after the other)."""
-    if len(params) < 2 or (os.cpu_count() or 1) < 2 or _tensor._tracker is not None:
-        return False  # (memory accounting keeps its books without locks: one thread)
+    if len(params) < 2 or (os.cpu_count() or 1) < 2 or _observe.alloc is not None:
+        return False  # (an allocation observer keeps its books without locks: one thread)
     n = 0
     for p in params:
         n += p._data.size
@@ -487,8 +487,8 @@ class Optimizer:
         of ``group`` with a gradient, callable alone (fusing the update into backward)."""
         state = self._init_state(p, group)
         self._update(p, p._grad, state, group)
-        if _tensor._tracker is not None:  # state loaded, or made outside _new_state
-            _tensor._tracker.optimizer_state((state,))
+        if _observe.alloc is not None:  # state loaded, or made outside _new_state
+            _observe.alloc.optimizer_state((state,))
 
     def _run_step(self, closure):
         """``step`` of the built-in optimizers: the per-parameter update, without
@@ -516,8 +516,8 @@ class Optimizer:
                 else:
                     for p, s in zip(params, states, strict=True):
                         update(p, p._grad, s, group)
-                if _tensor._tracker is not None:  # state loaded, or made outside _new_state
-                    _tensor._tracker.optimizer_state(states)
+                if _observe.alloc is not None:  # state loaded, or made outside _new_state
+                    _observe.alloc.optimizer_state(states)
         finally:
             gm.enabled = prev
         return loss

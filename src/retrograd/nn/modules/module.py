@@ -6,7 +6,7 @@ from collections import OrderedDict, namedtuple
 
 import numpy
 
-from ... import _tensor
+from ... import _observe
 from ..._dtype import float16, float32, float64
 from ..._creation import empty_like
 from ..._tensor import Tensor, wrap
@@ -390,8 +390,8 @@ class Module:
                     if t._grad is not None:
                         g = fn(t._grad)
                         t._grad._data = g._data
-                    if _tensor._tracker is not None:
-                        _tensor._tracker.tensor_roles(t)
+                    if _observe.alloc is not None:
+                        _observe.alloc.retensored(t)
         return self
 
     def to(self, *args, **kwargs):
