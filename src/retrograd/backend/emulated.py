@@ -13,8 +13,6 @@ An op that runs on these arrays runs on CuPy's as far as the namespace goes: the
 op database's tests run on it in CI (``tests/device/``).
 """
 
-import contextlib
-
 import numpy
 
 from . import _cupy_names
@@ -389,6 +387,8 @@ def _method(name):
     def m(self, *args, **kwargs):
         dev = [self._dev]
         r = getattr(self._a, name)(*_unwrap(args, dev), **_unwrap(kwargs, dev))
+        if r is self._a:  # in-place operators return the array itself, as CuPy's
+            return self
         out = kwargs.get("out")
         if type(out) is ndarray and r is out._a:
             return out
@@ -409,11 +409,3 @@ for _form in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__neg
               "__pos__", "__abs__", "__invert__"):
     setattr(ndarray, _form, _method(_form))
 ndarray.__hash__ = None
-
-
-@contextlib.contextmanager
-def device(i):
-    """Make emulated device ``i`` current (``with cupy.cuda.Device(i):``)."""
-    with Device(i):
-        yield
-
