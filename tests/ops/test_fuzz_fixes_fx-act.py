@@ -142,6 +142,16 @@ def test_acosh_atanh_float16_backward_in_half(torch, op, dtype):
     _same_values_and_grad(torch, lambda lib, x: getattr(lib, op)(x), x, [1.0, -0.5] * 4, dtype)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+@pytest.mark.parametrize("op", ["sinh", "cosh"])
+def test_sinh_cosh_float16_backward_in_half(torch, op, dtype):
+    """PyTorch multiplies grad by a float16 cosh (sinh) tensor: inf past |x| = 11.8, so an
+    inf gradient where the float32 product (0.0004 * cosh(13.15) = 110) fits in half."""
+    x = [13.1484375, 0.2220458984375, 0.01229095458984375, 17328.0, -12.0, -11.5, 3.0, 0.0]
+    cot = [0.000431, 0.47, 0.5, -1.0, 1e-4, 0.25, -0.75, 1.0]
+    _same_values_and_grad(torch, lambda lib, x: getattr(lib, op)(x), x, cot, dtype)
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 def test_rsqrt_backward_cubes_the_result_in_its_dtype(torch, dtype):
     """PyTorch's ``-0.5 * grad * result.pow(3)`` in float16 is half ops: past a result of

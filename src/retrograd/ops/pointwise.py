@@ -161,10 +161,12 @@ _acos = _unary("acos", lambda xp, self: xp.arccos(self),
                lambda xp, grad, self: -grad / xp.sqrt(1 - self * self), to_float=True)
 _atan = _unary("atan", lambda xp, self: xp.arctan(self),
                lambda grad, self: grad / (1 + self * self), to_float=True)
+# PyTorch's backward multiplies by a float16 cosh/sinh tensor: inf from |x| > 11.8, so an
+# inf gradient even where grad * cosh(x) would fit in float16.
 _sinh = _unary("sinh", lambda xp, self: xp.sinh(self),
-               lambda xp, grad, self: grad * xp.cosh(self), to_float=True)
+               lambda xp, grad, self: grad * xp.cosh(self), to_float=True, upcast="forward")
 _cosh = _unary("cosh", lambda xp, self: xp.cosh(self),
-               lambda xp, grad, self: grad * xp.sinh(self), to_float=True)
+               lambda xp, grad, self: grad * xp.sinh(self), to_float=True, upcast="forward")
 _tanh = _unary("tanh", lambda xp, self: xp.tanh(self),
                lambda grad, result: grad * (1 - result * result), to_float=True)
 # PyTorch's backward of these is a composite of half ops for float16: x * x overflows to
