@@ -177,10 +177,10 @@ def test_leaky_relu_slope_zero_at_infinity(torch, call, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
-@pytest.mark.parametrize("op", ["selu", "hardswish", "softshrink", "celu", "relu6"])
+@pytest.mark.parametrize("op", ["selu", "hardswish", "softshrink", "celu", "elu", "relu6"])
 @pytest.mark.parametrize("x", [numpy.nan, numpy.inf, -numpy.inf, -3.0, 3.0, 0.5, 0.0])
 def test_activation_gradient_at_special_values_is_pytorchs_scalar_loop(torch, op, x, dtype):
-    """PyTorch's vectorised loop gives NaN (selu, hardswish, celu) or 0 (softshrink, relu6)
+    """PyTorch's vectorised loop gives NaN (selu, hardswish, celu, elu) or 0 (softshrink, relu6)
     at a NaN input, its scalar loop (a one-element tensor) the gradient, as retrograd
     at every position. (Not softshrink's dead zone below 0: there its scalar loop gives
     -0.0, its vectorised loop and retrograd 0.0.)"""
