@@ -83,10 +83,51 @@ def _quotient_overflows(c):
     return bool((numpy.isfinite(a) & numpy.isfinite(b) & (b != 0) & (q > top)).any())
 
 
-def _f16_strided_inf_weight(c):
-    """A float16 convolution with a stride above 1 and an infinite weight (oneDNN)."""
-    return (_f16(c) and c.kwargs.get("stride", 1) not in (1, (1,), (1, 1))
-            and bool(numpy.isinf(c.args[1].array).any()))
+def _onednn(c):
+    """PyTorch runs the convolution in oneDNN: float16 always, float32 with groups > 1 or
+    a batch above 1 (its use_mkldnn choice at the fuzz suite's sizes)."""
+    x, w = c.args[0].array, c.args[1].array
+    batched = x.ndim == w.ndim and x.shape[0] > 1
+    return _f16(c) or (c.dtypes == {"float32"} and (c.kwargs.get("groups", 1) > 1 or batched))
+
+
+def _onednn_strided_nonfinite_weight(c):
+    """A strided convolution that PyTorch runs in oneDNN, with a non-finite weight."""
+    return (_onednn(c) and c.kwargs.get("stride", 1) not in (1, (1,), (1, 1))
+            and not numpy.isfinite(c.args[1].array).all())
+
+
+def _onednn_padded_nonfinite_weight(c):
+    """A padded convolution that PyTorch runs in oneDNN (which skips the padding), with a
+    non-finite weight."""
+    pad = c.kwargs.get("padding", 0)
+    padded = pad == "same" or (pad != "valid" and any(numpy.atleast_1d(pad)))
+    return _onednn(c) and padded and not numpy.isfinite(c.args[1].array).all()
+
+
+def _conv_products_overflow(c):
+    """A product of finite factors overflows: input times weight, or either times the
+    standard-normal cotangent (|g| < 8)."""
+    x, w = c.args[0].array, c.args[1].array
+    if x.dtype != w.dtype or x.dtype.kind != "f":
+        return False
+    top = sorted([8.0] + [float(numpy.abs(a[numpy.isfinite(a)]).max(initial=0))
+                          for a in (x, w)])
+    return top[-1] * top[-2] > float(numpy.finfo(x.dtype).max)
+
+
+def _bmm_overflow_meets_inf(c):
+    """An output element of bmm sums a product of finite factors that overflows and an
+    infinite product of the other sign."""
+    x, y = (t.array for t in c.tensors[:2])
+    if (x.dtype.kind != "f" or x.dtype != y.dtype or x.ndim != 3 or y.ndim != 3
+            or x.shape[0] != y.shape[0] or x.shape[2] != y.shape[1]):
+        return False
+    with numpy.errstate(over="ignore", invalid="ignore"):
+        p = x[:, :, :, None] * y[:, None, :, :]
+    over = numpy.isinf(p) & numpy.isfinite(x)[..., None] & numpy.isfinite(y)[:, None]
+    return bool((((over & (p > 0)).any(2) & (numpy.isinf(p) & (p < 0)).any(2))
+                 | ((over & (p < 0)).any(2) & (numpy.isinf(p) & (p > 0)).any(2))).any())
 
 
 def _slices(c):
@@ -121,6 +162,8 @@ def _f16_strided_input(c):
 
 
 LANES = "PyTorch's answer depends on the element's position"
+PAD = "Padding times infinity in convolution"
+CONV = ("conv1d", "conv2d")
 OVERFLOW = "Normalisation at the edge of the float range"
 CANCEL = "Normalisation gradients that cancel to rounding noise"
 
@@ -139,8 +182,12 @@ DEVIATIONS = [
       for dt in ("float32", "float64")),
     Deviation(LANES, ("fmod", "remainder"), "a number where torch gives NaN",
               _quotient_overflows),
-    Deviation(LANES, ("conv1d", "conv2d"), "grad: a number where torch gives NaN",
-              _f16_strided_inf_weight),
+    Deviation(LANES, CONV, "grad: a number where torch gives NaN",
+              _onednn_strided_nonfinite_weight),
+    *(Deviation(LANES, CONV, cls, _conv_products_overflow)
+      for cls in ("NaN where torch gives a number", "infinity differs",
+                  "grad: NaN where torch gives a number", "grad: infinity differs")),
+    Deviation(LANES, ("bmm",), "a number where torch gives NaN", _bmm_overflow_meets_inf),
     *(Deviation(OVERFLOW, (op,), cls, _huge_or_nonfinite)
       for op in ("batch_norm", "layer_norm", "group_norm")
       for cls in ("a number where torch gives NaN", "NaN where torch gives a number",
@@ -160,8 +207,8 @@ DEVIATIONS = [
     Deviation("Losses and embedding: gradients where PyTorch's backward fails",
               ("huber_loss",), "backward: torch raises RuntimeError, retrograd does not",
               lambda c: c.mixed_dtypes()),
-    Deviation("Padding times infinity in convolution", ("conv1d", "conv2d"),
-              "NaN where torch gives a number", lambda c: _f16(c) and c.nonfinite()),
+    Deviation(PAD, CONV, "NaN where torch gives a number", lambda c: _f16(c) and c.nonfinite()),
+    Deviation(PAD, CONV, "NaN where torch gives a number", _onednn_padded_nonfinite_weight),
     *(Deviation(PYTORCH_WRONG, ("median_dim",), cls, lambda c: c.view("expanded"))
       for cls in ("values differ (float32)", "values differ (float64)",
                   "values differ (float16)", "integer values differ", "infinity differs",
