@@ -209,6 +209,17 @@ def test_pointwise_dtypes(name, dtypes):
     assert_same_outcome(run, atol=1e-3, rtol=1e-3)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_huber_loss_in_the_common_dtype(reduction):
+    """Each loss is computed in the float32 common dtype and written in float16, then
+    reduced: targets beyond float16's range give finite losses (inf when cast first)."""
+    def run(T):
+        x = T.tensor([[0.678, -0.6016], [1.083, 0.1008]], dtype=T.float16)
+        t = T.tensor([[-0.0354, -894.5], [-94663.05, 0.0019]])
+        return [T.nn.functional.huber_loss(x, t, delta=0.5, reduction=reduction)]
+    assert_same_outcome(run, atol=0, rtol=1e-3)
+
+
 @pytest.mark.parametrize("name", _POINTWISE + ["binary_cross_entropy",
                                                "binary_cross_entropy_with_logits"])
 @pytest.mark.parametrize("shape", [(0, 3), ()])

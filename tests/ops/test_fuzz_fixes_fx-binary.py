@@ -342,3 +342,15 @@ def test_xlogy_gradient_in_float16(torch):
     t = numpy.array([40192.0, -0.2379, 53536.0, 0.00338, 2.0, 0.0], dtype="float16")
     _same_grads(torch, xlogy, t, t, grad=(True, True))
     _same_grads(torch, xlogy, t, numpy.array(3.5), grad=(True, False))
+
+
+@pytest.mark.torch
+def test_xlogy_gradient_beside_a_wider_0d_other(torch):
+    """A 0-d ``other`` wider than ``self`` is cast to the gradient's dtype in backward: a
+    float64 2.2e-308 underflows to 0 in float32 (infinite gradients), while a float32
+    1e6 beside float16 is read in float32 by the division (finite, not 0)."""
+    x32 = numpy.array([0.40277597, 4.575e-05], dtype="float32")
+    _same_grads(torch, lambda lib, x, y: lib.xlogy(x, y) * -0.5, x32,
+                numpy.array(2.2250738585072014e-308))
+    _same_grads(torch, lambda lib, x, y: lib.xlogy(x, y) * -0.5, x32.astype("float16"),
+                numpy.array(1e6, dtype="float32"))

@@ -207,3 +207,25 @@ def test_group_norm_grad_with_a_huge_weight_in_pytorchs_form(torch, dtype, weigh
     r, t = _outcome(retrograd, fn)[0], _outcome(torch, fn)[0]
     assert numpy.isnan(t[1]).any()
     numpy.testing.assert_allclose(r[1], t[1], rtol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_std_of_equal_values_along_a_dim_is_zero(torch, dtype):
+    """PyTorch's Welford running mean is exact for equal values: the std is 0 and so is
+    its gradient (a float64 mean of sum / n is off by an ulp, giving O(1) gradients)."""
+    row = [[[-1831.5264916174986, -13737.80012075615, 1965.9765112109885, -887.77718901]]]
+
+    def fn(lib):
+        x = lib.tensor(row, dtype=getattr(lib, dtype), requires_grad=True)
+        return lib.std(x.expand(3, 1, 4), dim=-3), [x]
+    _same(fn, torch)
+
+
+def test_std_gradient_in_float16(torch):
+    """PyTorch's std backward is a composite of float16 ops (the mean rounded to float16
+    before ``self - mean``), so the two gradients of a pair are not opposite."""
+    def fn(lib):
+        x = lib.tensor([-1.1015625, -0.9326171875, 0.25, 3.0], dtype=lib.float16,
+                       requires_grad=True)
+        return lib.stack([lib.std(x[:2]), lib.std(x), lib.std(x.reshape(2, 2), dim=0)[1]]), [x]
+    _same(fn, torch)

@@ -459,15 +459,21 @@ def _xlogy_fwd(xp, self, other):
 
 
 def _xlogy_self_rule(xp, grad, self, other):
-    """PyTorch's ``xlogy(grad, other)``, zero where self == 0 and other <= 0."""
-    return xp.where((self == 0) & (other <= 0) | (grad == 0) & (other == other), 0,
-                    grad * xp.log(other))
+    """PyTorch's ``xlogy(grad, other)``, zero where self == 0 and other <= 0. That call
+    rounds a wider 0-d ``other`` to the gradient's dtype: a float64 2.2e-308 beside
+    float32 ``self`` is 0 there, and the gradient infinite."""
+    log = xp.log(xp.astype(other, grad.dtype, copy=False) if hasattr(other, "dtype") else other)
+    return xp.where((self == 0) & (other <= 0) | (grad == 0) & (other == other), 0, grad * log)
 
 
-def _xlogy_other_rule(grad, self, other):
+def _xlogy_other_rule(xp, grad, self, other):
     """``grad * self / other``, each step a half op for float16 as in PyTorch's composite
-    (so ``grad * self`` overflows to inf where PyTorch's does)."""
-    return grad * self / other
+    (so ``grad * self`` overflows to inf where PyTorch's does); the division takes a wider
+    0-d ``other`` as its kernel does (see :func:`_in_result_dtype`)."""
+    num = grad * self
+    if not hasattr(other, "dtype") or other.dtype == grad.dtype:
+        return num / other
+    return xp.astype(num / _in_result_dtype(xp, grad, other)[0], grad.dtype, copy=False)
 
 
 _xlogy = defop("xlogy", _xlogy_fwd, vjp={"self": _xlogy_self_rule, "other": _xlogy_other_rule},

@@ -258,9 +258,13 @@ def dist(input, other, p=2):
 
 # ---- losses with their own kernel ---------------------------------------------------------
 def _huber_fwd(xp, self, target, reduction, delta):
+    """ATen's huber kernel computes each loss in the common dtype of a float target and
+    input, writes it in the input's dtype, then reduces: a float32 target beyond float16's
+    range gives a finite float16 loss. (huber_loss casts a target no wider than the input
+    to it, exactly.)"""
     d = xp.abs(self - target)
-    return _reduce(xp, xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)),
-                   reduction)
+    loss = xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    return _reduce(xp, loss.astype(self.dtype, copy=False), reduction)
 
 
 def _huber_d(xp, grad, self, target, reduction, delta):
@@ -273,7 +277,7 @@ _huber = defop("huber_loss", _huber_fwd,
                vjp={"self": _huber_d,
                     "target": lambda xp, grad, self, target, reduction, delta:
                     -_huber_d(xp, grad, self, target, reduction, delta)},
-               jvp="transpose", promote=("self", "target"))
+               jvp="transpose")
 
 
 _soft_margin = defop(
@@ -403,7 +407,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
                       f"size ({input.size()}). This will likely lead to incorrect results due "
                       f"to broadcasting. Please ensure they have the same size.", stacklevel=2)
     input, target = FUNCTIONS["broadcast_tensors"](input, target)
-    target = _in_input_dtype("huber_cpu", input, target)
+    if not (input.is_floating_point() and target.is_floating_point()
+            and result_type(input, target) != input.dtype):  # a wider target stays wide
+        target = _in_input_dtype("huber_cpu", input, target)
     if weight is None:
         return apply(_huber, (input, target), (_check_reduction(reduction), delta))
     if weight.shape != input.shape:

@@ -414,8 +414,24 @@ def _var_wide(self, dim, correction, keepdim):
         d = self.astype(numpy.float64) - self.sum(axis=dim, keepdims=True) / n
     else:
         wide = self.astype(numpy.float64)
-        d = wide - _mean_in_range(wide, dim, n)
+        m = _mean_in_range(wide, dim, n)
+        d = wide - m
+        if self.dtype == numpy.float64:
+            ss = _zero_if_equal(wide, dim, m, (d * d).sum(axis=dim, keepdims=True), n)
+            return (ss if keepdim else ss.squeeze(dim)) / builtins.max(n - correction, 0)
     return (d * d).sum(axis=dim, keepdims=keepdim) / builtins.max(n - correction, 0)
+
+
+def _zero_if_equal(x, dim, m, ss, n):
+    """Welford's running mean is exact for equal values (variance 0, so std's gradient is
+    0); a float64 sum / n may be ulps off, leaving a sum of squares of a few ulps squared.
+    Only such outputs are checked (rarely), so common data pays nothing. (Float32 values
+    sum exactly in float64: their mean is exact already.)"""
+    near = ss <= n * (n * numpy.spacing(m)) ** 2
+    if not near.any():
+        return ss
+    first = x[tuple(slice(0, 1) if i in dim else slice(None) for i in range(x.ndim))]
+    return numpy.where(near & (x == first).all(axis=dim, keepdims=True), 0.0, ss)
 
 
 def _mean_in_range(x, dim, n):
@@ -443,16 +459,24 @@ def _var_rule(xp, grad, self, dim, correction, keepdim):
     with ``dim``, the factor 2 / (n - correction) is taken as it comes (inf at
     n == correction)."""
     n = _count(self.shape, _all_dims(self, dim))
-    mean = xp.sum(self, axis=dim, keepdims=True) / n
+    half = self.dtype == numpy.float16
+    if half:  # std's rule runs in float16 as PyTorch's half ops: sum, then div_ by n
+        mean = (xp.sum(self, axis=dim, keepdims=True, dtype=numpy.float32)
+                .astype(self.dtype).astype(numpy.float32) / n).astype(self.dtype)
+    else:
+        mean = xp.sum(self, axis=dim, keepdims=True) / n
     grad = _unreduce(xp, grad, dim, keepdim)
     if n - correction <= 0 and dim is None:
         return grad * xp.where(self == mean, math.nan, math.inf)
     factor = 2 / (n - correction) if n != correction else math.inf
+    if half:  # a Python number times float16 is taken in float32 (mul_kernel's opmath)
+        return (factor * grad.astype(numpy.float32)).astype(self.dtype) * (self - mean)
     return factor * grad * (self - mean)
 
 
 def _std_rule(xp, grad, self, result, dim, correction, keepdim):
-    """PyTorch's: zero where the std is zero instead of 0/0."""
+    """PyTorch's: zero where the std is zero instead of 0/0. Each step of this composite
+    rounds to float16 there (``upcast="forward"``)."""
     return _var_rule(xp, xp.where(result == 0, 0, grad / (2 * result)), self, dim, correction,
                      keepdim)
 
@@ -460,7 +484,7 @@ def _std_rule(xp, grad, self, result, dim, correction, keepdim):
 _var = defop("var", _var_fwd, vjp={"self": _var_rule}, jvp="transpose")
 _std = defop("std", lambda xp, self, dim, correction, keepdim:
              xp.sqrt(_var_wide(self, dim, correction, keepdim)).astype(self.dtype, copy=False),
-             vjp={"self": _std_rule}, jvp="transpose")
+             vjp={"self": _std_rule}, jvp="transpose", upcast="forward")
 
 
 def _var_mean_fwd(xp, self, dim, correction, keepdim):
