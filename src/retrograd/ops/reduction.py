@@ -427,7 +427,7 @@ def _zero_if_equal(x, dim, m, ss, n):
     0); a float64 sum / n may be ulps off, leaving a sum of squares of a few ulps squared.
     Only such outputs are checked (rarely), so common data pays nothing. (Float32 values
     sum exactly in float64: their mean is exact already.)"""
-    near = ss <= n * (n * numpy.spacing(m)) ** 2
+    near = ss <= n * (n * 2.220446049250313e-16 * numpy.abs(m)) ** 2  # eps|m|: >= m's ulp
     if not near.any():
         return ss
     first = x[tuple(slice(0, 1) if i in dim else slice(None) for i in range(x.ndim))]
