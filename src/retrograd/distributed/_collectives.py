@@ -302,6 +302,22 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     return _started(Work(g, "all_gather_into_tensor", [req], back, [output_tensor]), async_op)
 
 
+def _root_list(g, root, tensors, arg, op, what, where, tensor):
+    """Whether this rank is ``root``: there, ``tensors`` (argument ``arg``) must be one per
+    rank, like ``tensor``; on the other ranks it must not be given."""
+    if g.rank() != root:
+        if tensors:
+            raise ValueError(f"Argument ``{arg}`` must NOT be specified on non-{where} ranks.")
+        return False
+    if not tensors:
+        raise ValueError(f"Argument ``{arg}`` must be specified on {where} rank.")
+    _check_list(tensors, arg)
+    _check_count(op, what, tensors, g.size())
+    _check_dtypes([tensor, *tensors])
+    _check_shapes(op, tensors, tensor.shape)
+    return True
+
+
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
     """Every rank's ``tensor``, into ``gather_list`` on rank ``dst``."""
     _check_tensor(tensor, "tensor")
@@ -309,19 +325,11 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     if g is None:
         return None
     root = _root(g, dst, group_dst, "dst")
-    if g.rank() == root:
-        if not gather_list:
-            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-        _check_list(gather_list, "gather_list")
-        _check_count("gather", "output tensor", gather_list, g.size())
-        _check_dtypes([tensor, *gather_list])
-        _check_shapes("gather", gather_list, tensor.shape)
+    if _root_list(g, root, gather_list, "gather_list", "gather", "output tensor",
+                  "destination", tensor):
         recv = numpy.empty((g.size(), *tensor.shape), tensor._data.dtype)
         finish = _copy_slots(gather_list, recv)
     else:
-        if gather_list:
-            raise ValueError("Argument ``gather_list`` must NOT be specified on "
-                             "non-destination ranks.")
         recv, finish = None, None
     _same_call(g, "gather", tensor)
     req = g.comm.Igather(_send(tensor), recv, root=root)
@@ -335,18 +343,10 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     if g is None:
         return None
     root = _root(g, src, group_src, "src")
-    if g.rank() == root:
-        if not scatter_list:
-            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-        _check_list(scatter_list, "scatter_list")
-        _check_count("scatter", "input tensor", scatter_list, g.size())
-        _check_dtypes([tensor, *scatter_list])
-        _check_shapes("scatter", scatter_list, tensor.shape)
+    if _root_list(g, root, scatter_list, "scatter_list", "scatter", "input tensor", "source",
+                  tensor):
         send = numpy.stack([t._data for t in scatter_list])
     else:
-        if scatter_list:
-            raise ValueError("Argument ``scatter_list`` must NOT be specified on "
-                             "non-source ranks.")
         send = None
     buf, back = _recv(tensor, keep=False)
     _same_call(g, "scatter", tensor)
