@@ -1,0 +1,1 @@
+"""Tests of retrograd.utils; shared models live in _ckpt_models.py."""
