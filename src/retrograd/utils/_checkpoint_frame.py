@@ -98,6 +98,7 @@ class Frame:
         self.is_recomputed = defaultdict(bool)
         self.forward_completed = False
         self.ignore_saved_mismatch = False
+        self.outside = sites.modules_now()  # the modules around the region
 
     # ---- the forward ------------------------------------------------------------------
     def save_inputs(self, args):
@@ -151,7 +152,7 @@ class Frame:
         args = self.get_inputs()
         try:
             with saved_tensors_hooks(lambda x: self._repack(x, gid), lambda x: x), \
-                    grad_mode.enable_grad(), sites.NODES.watching():
+                    grad_mode.enable_grad(), sites.recomputing(self.outside):
                 self.recompute_fn(*args)
         except _StopRecomputation:
             pass
@@ -171,7 +172,8 @@ class Frame:
             raise CheckpointError(
                 "torch.utils.checkpoint: trying to save more tensors during recomputation "
                 f"than during the original forward pass.\nThe first extra tensor (position "
-                f"{idx}: {_describe(x)}) is saved by {sites.here()}.\n{DEBUG_TIP}")
+                f"{idx}: {_describe(x)}) is saved by {sites.here()}.\n"
+                f"{self._divergence(gid)}{DEBUG_TIP}")
         self.recomp_sites[gid].append(sites.here())
         holder = self.weak_holders[idx]()
         if holder is not None:  # None: a backward inside the forward freed it already
@@ -194,7 +196,7 @@ class Frame:
                 "torch.utils.checkpoint: A different number of tensors was saved during the "
                 f"original forward and recomputation.\nNumber of tensors saved during "
                 f"forward: {n}\nNumber of tensors saved during recomputation: {m}.\n"
-                f"{missing}{DEBUG_TIP}")
+                f"{missing}{self._divergence(gid)}{DEBUG_TIP}")
         bad_meta, bad_values = [], []
         for idx, ref in enumerate(self.weak_holders):
             holder = ref()
@@ -222,6 +224,14 @@ class Frame:
                 "torch.utils.checkpoint: Recomputed values for the following tensors differ "
                 "from the values saved during the forward pass (determinism_check='values')."
                 f"\n{''.join(bad_values)}.\n{DEBUG_TIP}")
+
+    def _divergence(self, gid):
+        """Where the two runs' saves first part ways, if before one of them ended."""
+        for idx, (a, b) in enumerate(zip(self.sites, self.recomp_sites[gid], strict=False)):
+            if str(a) != str(b):
+                return (f"The runs part at position {idx}: the forward saved a tensor by {a}, "
+                        f"the recomputation by {b}.\n")
+        return ""
 
     def _where(self, idx, gid):
         saved, again = str(self.sites[idx]), str(self.recomp_sites[gid][idx])

@@ -91,16 +91,41 @@ def _child_name(parent, child):
     return f"<{type(child).__name__}>"  # called, but not registered under ``parent``
 
 
-def here():
-    """The Site of a save happening now (called from a pack hook)."""
+class _Outside(threading.local):
+    modules = ()  # while a region is recomputed: the modules around its first run
+
+
+_outside = _Outside()
+
+
+def modules_now():
+    """The modules running now, outermost first: those on the stack, after those around
+    the first run of the region being recomputed (backward is not inside them)."""
     mods = []
-    f = sys._getframe(2)
+    f = sys._getframe(1)
     while f is not None:
         if f.f_code is _MODULE_CALL:
             mods.append(f.f_locals["self"])
         f = f.f_back
     mods.reverse()
-    return Site(NODES.last(), tuple(mods))
+    return _outside.modules + tuple(mods)
+
+
+def here():
+    """The Site of a save happening now (called from a pack hook)."""
+    return Site(NODES.last(), modules_now())
+
+
+@contextlib.contextmanager
+def recomputing(modules):
+    """Rerun a region whose first run was inside ``modules``."""
+    prev = _outside.modules
+    _outside.modules = modules
+    try:
+        with NODES.watching():
+            yield
+    finally:
+        _outside.modules = prev
 
 
 class OpLog(_observe.EngineObserver):
