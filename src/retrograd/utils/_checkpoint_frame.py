@@ -21,6 +21,7 @@ from collections import defaultdict
 
 import numpy
 
+from .. import _observe
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.engine import current_graph_task
@@ -76,6 +77,18 @@ class _Holder:
 
     def __init__(self):
         self.handles = {}
+
+
+class _Recomputed:
+    """A recomputed tensor waiting for its unpack: the memory tracker books its storage
+    as an activation (held for the graph) until the unpack drops this record."""
+
+    __slots__ = ("_tensor", "_data", "_packed", "_mhold", "__weakref__")
+
+    def __init__(self, tensor):
+        self._tensor, self._data, self._packed = tensor, None, None
+        if _observe.alloc is not None:
+            _observe.alloc.saved(self)
 
 
 class Frame:
@@ -144,7 +157,7 @@ class Frame:
                 "sure to do so only once. Otherwise please open an issue with details on your "
                 "use case.")
         internal_assert(handle in self.recomputed[gid])
-        ret = self.recomputed[gid][handle]
+        ret = self.recomputed[gid][handle]._tensor
         holder.handles[gid] = None
         return ret
 
@@ -179,7 +192,7 @@ class Frame:
         if holder is not None:  # None: a backward inside the forward freed it already
             internal_assert(holder.handles.get(gid) is None)
             handle = holder.handles[gid] = _Handle()
-            self.recomputed[gid][handle] = x
+            self.recomputed[gid][handle] = _Recomputed(x)
         if self.early_stop and self.recomp_counter[gid] == len(self.weak_holders):
             raise _StopRecomputation
         return x
@@ -203,7 +216,7 @@ class Frame:
             if holder is None:
                 continue
             internal_assert(holder.handles.get(gid) in self.recomputed[gid])
-            x = self.recomputed[gid][holder.handles[gid]]
+            x = self.recomputed[gid][holder.handles[gid]]._tensor
             meta = self.metadata_fn(x)
             if meta != self.metadata[idx]:
                 bad_meta.append(f"tensor at position {idx}:\nsaved metadata: "
