@@ -1,10 +1,10 @@
 """Non-reentrant checkpointing: saved-tensor hooks that recompute on first unpack.
 
 Inside a checkpointed forward every tensor an op saves is replaced by an empty holder
-(``_Frame.pack``); the region's inputs are saved instead, as the inputs of an op would
+(``Frame.pack``); the region's inputs are saved instead, as the inputs of an op would
 be, so an enclosing checkpoint or ``save_on_cpu`` treats them as its own saved tensors.
 The first unpack in a backward (told apart by its graph task) reruns the region under
-hooks that fill the holders in saving order (``_Frame.recompute``), and stops the rerun
+hooks that fill the holders in saving order (``Frame.recompute``), and stops the rerun
 as soon as the last holder is filled (early stop). Each recomputed tensor is dropped as
 soon as it is unpacked, even with ``retain_graph=True``; a second backward recomputes.
 
@@ -165,7 +165,7 @@ class Frame:
         args = self.get_inputs()
         try:
             with saved_tensors_hooks(lambda x: self._repack(x, gid), lambda x: x), \
-                    grad_mode.enable_grad(), sites.recomputing(self.outside):
+                    grad_mode.enable_grad(), sites.region(self.outside):
                 self.recompute_fn(*args)
         except _StopRecomputation:
             pass

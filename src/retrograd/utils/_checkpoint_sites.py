@@ -4,7 +4,8 @@ A checkpoint's determinism errors name, for each tensor in question, the op (its
 ops make their node, then save) and the ``nn.Module`` path (``Block.ff.0 (Linear)``)
 around it. The op is the node made last on this thread, which the engine hook shows
 (``_observe``: ``node_created``) while some checkpointed forward or recomputation runs;
-the modules are the frames of ``Module.__call__`` on the stack. ``debug=True`` logs
+the modules are the frames of ``Module.__call__`` on the stack, after those around the
+region (its recomputation runs in backward, outside them). ``debug=True`` logs
 every op with its caller's line (``OpLog``).
 """
 
@@ -91,24 +92,26 @@ def _child_name(parent, child):
     return f"<{type(child).__name__}>"  # called, but not registered under ``parent``
 
 
-class _Outside(threading.local):
-    modules = ()  # while a region is recomputed: the modules around its first run
+class _Region(threading.local):
+    modules = ()  # the modules around the region running (forward or recomputation)
+    stop = None   # the frame that runs it: the stack above is theirs
 
 
-_outside = _Outside()
+_region = _Region()
 
 
 def modules_now():
-    """The modules running now, outermost first: those on the stack, after those around
-    the first run of the region being recomputed (backward is not inside them)."""
+    """The modules running now, outermost first: those around the region running, then
+    those on the stack inside it (a recomputation runs in backward, outside them all)."""
     mods = []
     f = sys._getframe(1)
-    while f is not None:
+    stop = _region.stop
+    while f is not None and f is not stop:
         if f.f_code is _MODULE_CALL:
             mods.append(f.f_locals["self"])
         f = f.f_back
     mods.reverse()
-    return _outside.modules + tuple(mods)
+    return _region.modules + tuple(mods)
 
 
 def here():
@@ -117,15 +120,16 @@ def here():
 
 
 @contextlib.contextmanager
-def recomputing(modules):
-    """Rerun a region whose first run was inside ``modules``."""
-    prev = _outside.modules
-    _outside.modules = modules
+def region(modules):
+    """Run a checkpointed region, or its recomputation, inside ``modules`` (what
+    ``modules_now`` said as the region was entered); saves are named from here."""
+    prev = _region.modules, _region.stop
+    _region.modules, _region.stop = modules, sys._getframe(2)  # the ``with``'s frame
     try:
         with NODES.watching():
             yield
     finally:
-        _outside.modules = prev
+        _region.modules, _region.stop = prev
 
 
 class OpLog(_observe.EngineObserver):

@@ -243,7 +243,7 @@ def _checkpoint_without_reentrant(fn, preserve, context_fn, determinism_check, d
         return fn(*args, **kwargs)
     frame.save_inputs(args)
     ret = done = None
-    with frame.hooks(), sites.NODES.watching(), forward_context:
+    with frame.hooks(), sites.region(frame.outside), forward_context:
         ret = fn(*args, **kwargs)
         done = True
     if done is None:
