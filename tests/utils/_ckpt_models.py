@@ -70,9 +70,10 @@ def inputs(*shape, seed=2):
 
 def grads(model, x=None):
     """The gradients of the model's parameters (and of ``x``), as arrays by name."""
-    out = {k: p.grad.numpy().copy() for k, p in model.named_parameters() if p.grad is not None}
+    out = {k: p.grad.cpu().numpy().copy() for k, p in model.named_parameters()
+           if p.grad is not None}
     if x is not None and x.grad is not None:
-        out["<input>"] = x.grad.numpy().copy()
+        out["<input>"] = x.grad.cpu().numpy().copy()
     return out
 
 

@@ -21,6 +21,7 @@ from collections import defaultdict
 
 from .. import _observe
 from .._tensor import Tensor
+from ..autograd import forward_ad
 from ..autograd._disk_offload import DiskPacker
 from ..autograd.graph import save_on_cpu
 from ..ops._registry import OpDef
@@ -141,6 +142,7 @@ class _Mode(_observe.EngineObserver):
         self.storage = storage
         self.counter = defaultdict(int)
         self._thread = None
+        self._own = False  # running its own ops (the policy, packing): not the region's
 
     def __enter__(self):
         self.counter.clear()
@@ -153,7 +155,7 @@ class _Mode(_observe.EngineObserver):
 
     def _index(self, op, self_):
         """The call index of ``op``, or None for calls a policy does not see."""
-        if self_ is not None or op.view or threading.get_ident() != self._thread:
+        if self_ is not None or op.view or self._own or threading.get_ident() != self._thread:
             return None
         idx = self.counter[op]
         self.counter[op] += 1
@@ -176,12 +178,18 @@ class _CachingMode(_Mode):
         idx = self._index(op, self_)
         if idx is None:
             return out
-        policy = self.policy_fn(SelectiveCheckpointContext(is_recompute=False, op_output=out),
-                                op, *values, **dict(zip(op.attrs, attrs, strict=True)))
-        if isinstance(policy, bool):
-            policy = _policy_from_bool(policy)
-        keep = policy in _SAVE or policy in _CPU or policy in _DISK
-        self.storage.entries[op][idx] = self.storage.keep(policy, out) if keep else _RECOMPUTE
+        self._own = True
+        try:
+            policy = self.policy_fn(SelectiveCheckpointContext(is_recompute=False,
+                                                               op_output=out),
+                                    op, *values, **dict(zip(op.attrs, attrs, strict=True)))
+            if isinstance(policy, bool):
+                policy = _policy_from_bool(policy)
+            keep = policy in _SAVE or policy in _CPU or policy in _DISK
+            self.storage.entries[op][idx] = (self.storage.keep(policy, out) if keep
+                                             else _RECOMPUTE)
+        finally:
+            self._own = False
         return out
 
 
@@ -211,9 +219,15 @@ class _CachedMode(_Mode):
         if entry is _RECOMPUTE:
             return call(op, values, attrs, self_)
         calls[idx] = _CONSUMED
+        if forward_ad.state.level is not None:  # tangents need the op's own forward
+            return call(op, values, attrs, self_)
         allow = self.allow_cache_entry_mutation
-        out = (tuple(k.get(allow) for k in entry) if isinstance(entry, tuple)
-               else entry.get(allow))
+        self._own = True
+        try:
+            out = (tuple(k.get(allow) for k in entry) if isinstance(entry, tuple)
+                   else entry.get(allow))
+        finally:
+            self._own = False
         return call(_replayed(op, out), values, attrs, None)
 
 
