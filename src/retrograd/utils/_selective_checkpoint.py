@@ -21,7 +21,7 @@ from collections import defaultdict
 
 from .. import _observe
 from .._tensor import Tensor
-from ..autograd import forward_ad
+from ..autograd import forward_ad, grad_mode
 from ..autograd._disk_offload import DiskPacker
 from ..autograd.graph import save_on_cpu
 from ..ops._registry import OpDef
@@ -179,18 +179,21 @@ class _CachingMode(_Mode):
         if idx is None:
             return out
         self._own = True
-        try:
-            policy = self.policy_fn(SelectiveCheckpointContext(is_recompute=False,
-                                                               op_output=out),
-                                    op, *values, **dict(zip(op.attrs, attrs, strict=True)))
-            if isinstance(policy, bool):
-                policy = _policy_from_bool(policy)
-            keep = policy in _SAVE or policy in _CPU or policy in _DISK
-            self.storage.entries[op][idx] = (self.storage.keep(policy, out) if keep
-                                             else _RECOMPUTE)
+        try:  # as below autograd: what the policy and the packing run records nothing
+            with grad_mode.no_grad():
+                self.storage.entries[op][idx] = self._decide(op, values, attrs, out)
         finally:
             self._own = False
         return out
+
+    def _decide(self, op, values, attrs, out):
+        policy = self.policy_fn(SelectiveCheckpointContext(is_recompute=False, op_output=out),
+                                op, *values, **dict(zip(op.attrs, attrs, strict=True)))
+        if isinstance(policy, bool):
+            policy = _policy_from_bool(policy)
+        if policy in _SAVE or policy in _CPU or policy in _DISK:
+            return self.storage.keep(policy, out)
+        return _RECOMPUTE
 
 
 class _CachedMode(_Mode):
@@ -224,8 +227,9 @@ class _CachedMode(_Mode):
         allow = self.allow_cache_entry_mutation
         self._own = True
         try:
-            out = (tuple(k.get(allow) for k in entry) if isinstance(entry, tuple)
-                   else entry.get(allow))
+            with grad_mode.no_grad():
+                out = (tuple(k.get(allow) for k in entry) if isinstance(entry, tuple)
+                       else entry.get(allow))
         finally:
             self._own = False
         return call(_replayed(op, out), values, attrs, None)
