@@ -2,6 +2,7 @@
 the same models and weights give the same gradients in both checkpoint forms; the
 warnings and errors are PyTorch's."""
 
+import contextlib
 import functools
 import warnings
 
@@ -426,3 +427,33 @@ def test_errors_as_torch(torch):
 def test_utils_exposes_checkpoint():
     assert retrograd.utils.checkpoint is rcp
     assert rcp.CheckpointError.__mro__[1] is RuntimeError
+
+
+def test_graph_exec_group_recomputes_once(torch):
+    def recomputes(lib, group, overlap=False):
+        runs = []
+
+        def f(t):
+            runs.append(1)
+            return t.sin(), t.cos()
+
+        x = lib.ones(3, requires_grad=True)
+        a, b = _cp(lib).checkpoint(f, x, use_reentrant=False)
+        second = a if overlap else b
+        with group() if group else contextlib.nullcontext():
+            a.sum().backward(retain_graph=True)
+            second.sum().backward()
+        return len(runs), x.grad.tolist()
+
+    for lib in (retrograd, torch):
+        group = _cp(lib).GraphExecGroup
+        assert recomputes(lib, None)[0] == 3  # forward, then once per backward
+        assert recomputes(lib, group)[0] == 2
+        with pytest.raises(RuntimeError, match="two backward calls that overlap"):
+            recomputes(lib, group, overlap=True)
+        with group(), pytest.raises(RuntimeError, match="^GraphExecGroup contexts cannot be "
+                                    "nested. Already inside group"), group():
+            pass
+    numpy.testing.assert_allclose(recomputes(retrograd, rcp.GraphExecGroup)[1],
+                                  recomputes(torch, torch.utils.checkpoint.GraphExecGroup)[1],
+                                  rtol=1e-6)

@@ -16,6 +16,7 @@ values, where and how much they differ.
 """
 
 import itertools
+import threading
 import weakref
 from collections import defaultdict
 
@@ -29,7 +30,7 @@ from ..autograd.graph import saved_tensors_hooks
 from ..autograd.node import SavedTensor
 from . import _checkpoint_sites as sites
 
-__all__ = ["CheckpointError", "Frame", "DETERMINISM_CHECKS", "DEBUG_TIP"]
+__all__ = ["CheckpointError", "Frame", "GraphExecGroup", "DETERMINISM_CHECKS", "DEBUG_TIP"]
 
 
 class CheckpointError(RuntimeError):
@@ -63,6 +64,36 @@ DETERMINISM_CHECKS = {"default": (_default_metadata, False), "none": (lambda _: 
                       "values": (_default_metadata, True)}
 
 _fresh_ids = itertools.count(-2, -1)  # unpacks outside any backward: a new rerun each
+
+
+class _Group(threading.local):
+    current = None
+
+
+_group = _Group()
+
+
+class GraphExecGroup:
+    """Backward calls inside one group recompute each checkpointed region at most once,
+    even with ``retain_graph=True``; they must then use disjoint saved tensors.
+
+    >>> with GraphExecGroup():
+    ...     loss_a.backward(retain_graph=True); loss_b.backward()
+    """
+
+    def __enter__(self):
+        if _group.current is not None:
+            raise RuntimeError("GraphExecGroup contexts cannot be nested. Already inside group "
+                               f"{_group.current}")
+        _group.current = self
+        return self
+
+    def __exit__(self, *exc):
+        _group.current = None
+
+    @classmethod
+    def _get_current_group(cls):
+        return _group.current
 
 
 class _Handle:
@@ -144,18 +175,24 @@ class Frame:
 
     # ---- the backward -----------------------------------------------------------------
     def unpack(self, holder):
-        task = current_graph_task()
-        gid = task.id if task is not None else next(_fresh_ids)
+        gid = _group.current
+        if gid is None:
+            task = current_graph_task()
+            gid = task.id if task is not None else next(_fresh_ids)
         if not self.is_recomputed[gid]:
             self.recompute(gid)
         internal_assert(gid in holder.handles)
         handle = holder.handles[gid]
         if handle is None:
+            extra = ("Performing two backward calls that overlap (i.e. require the same saved "
+                     "activation in order to compute gradients) is not allowed while under the "
+                     "torch.utils.checkpoint.GraphExecGroup context. "
+                     if _group.current is not None else "")
             raise CheckpointError(
                 "torch.utils.checkpoint: Unpack is being triggered for a tensor that was "
-                "already unpacked once. If you are calling ctx.saved_tensors in backward, make "
-                "sure to do so only once. Otherwise please open an issue with details on your "
-                "use case.")
+                f"already unpacked once. {extra}If you are calling ctx.saved_tensors in "
+                "backward, make sure to do so only once. Otherwise please open an issue with "
+                "details on your use case.")
         internal_assert(handle in self.recomputed[gid])
         ret = self.recomputed[gid][handle]._tensor
         holder.handles[gid] = None

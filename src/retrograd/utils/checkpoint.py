@@ -31,14 +31,15 @@ from ..autograd.engine import current_graph_task
 from ..autograd.function import Function
 from ..nn.modules.container import Sequential
 from . import _checkpoint_sites as sites
-from ._checkpoint_frame import DETERMINISM_CHECKS, CheckpointError, Frame
+from ._checkpoint_frame import DETERMINISM_CHECKS, CheckpointError, Frame, GraphExecGroup
 from ._selective_checkpoint import (CheckpointPolicy, SelectiveCheckpointContext,
                                     create_selective_checkpoint_contexts)
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
            "check_backward_validity", "detach_variable", "noop_context_fn",
            "set_checkpoint_early_stop", "set_checkpoint_debug_enabled", "CheckpointPolicy",
-           "SelectiveCheckpointContext", "create_selective_checkpoint_contexts"]
+           "SelectiveCheckpointContext", "create_selective_checkpoint_contexts",
+           "GraphExecGroup"]
 
 _checkpoint_debug_enabled = None
 _enable_checkpoint_early_stop = None
