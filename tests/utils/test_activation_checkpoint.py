@@ -457,3 +457,19 @@ def test_graph_exec_group_recomputes_once(torch):
     numpy.testing.assert_allclose(recomputes(retrograd, rcp.GraphExecGroup)[1],
                                   recomputes(torch, torch.utils.checkpoint.GraphExecGroup)[1],
                                   rtol=1e-6)
+
+
+def test_runner_maps_torch_utils_checkpoint(python_run, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\n"
+        "import torch.nn as nn\n"
+        "from torch.utils.checkpoint import checkpoint_sequential\n"
+        "import torch.utils.checkpoint as tuc\n"
+        "m = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))\n"
+        "x = torch.randn(3, 4, requires_grad=True)\n"
+        "checkpoint_sequential(m, 2, x, use_reentrant=False).sum().backward()\n"
+        "print(tuc.__name__, torch.utils.checkpoint is tuc, tuple(x.grad.shape))\n")
+    res = python_run("-m", "retrograd", "run", script)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split("\n")[-2] == "retrograd.utils.checkpoint True (3, 4)"
