@@ -166,8 +166,7 @@ class Frame:
     def pack(self, x):
         holder = _Holder()
         self.weak_holders.append(weakref.ref(holder))
-        if self.metadata_fn is not None:
-            self.metadata.append(self.metadata_fn(x))
+        self.metadata.append(self.metadata_fn(x))
         if self.values is not None:
             self.values.append(x._data.copy())
         self.sites.append(sites.here())
