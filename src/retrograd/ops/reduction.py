@@ -14,7 +14,7 @@ import warnings
 
 import numpy
 
-from .. import return_types
+from .. import _observe, return_types
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .binary import maximum, minimum
@@ -548,7 +548,7 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
     if math.prod(shape) // builtins.max(kept, 1) - correction <= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
                       f"less than the reduction factor (input numel divided by output numel).",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=_observe.user_stacklevel())
     return (None if dim is None or input._data.ndim == 0 else dims), correction, keepdim
 
 
