@@ -1,5 +1,7 @@
 """Creation functions: dtype inference, defaults, memory sharing, errors, seeding."""
 
+import pickle
+
 import numpy
 import pytest
 
@@ -152,6 +154,31 @@ def test_manual_seed_reproducible():
     retrograd.set_rng_state(state)
     assert retrograd.randn(3).tolist() == y
 
+
+
+def test_rng_state_is_plain_bytes_checked_before_use(tmp_path):
+    """A state read from a checkpoint is data: fixed fields, size and dtype checked, no
+    unpickling (a pickled payload in a state tensor used to run on set_rng_state)."""
+    g = retrograd.Generator().manual_seed(5)
+    retrograd.randint(0, 9, (3,), generator=g, dtype=retrograd.int32)  # a buffered half
+    state = g.get_state()
+    assert state.dtype == retrograd.uint8 and tuple(state.shape) == (40,)
+    x = retrograd.rand(4, generator=g).tolist()
+    assert retrograd.rand(4, generator=g.set_state(state)).tolist() == x
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    evil = retrograd.tensor(list(pickle.dumps(Payload())), dtype=retrograd.uint8)
+    with pytest.raises(RuntimeError, match="RNG state size to be"):
+        retrograd.set_rng_state(evil)
+    assert not marker.exists()
+    with pytest.raises(TypeError, match="RNG state must be a torch.ByteTensor"):
+        retrograd.set_rng_state(retrograd.zeros(40))
+    with pytest.raises(TypeError, match="RNG state must be a torch.ByteTensor"):
+        retrograd.set_rng_state(list(range(40)))
 
 def test_from_numpy_and_as_tensor_share_memory():
     a = numpy.zeros(3, numpy.float32)

@@ -35,15 +35,32 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        import pickle
-        return wrap(numpy.frombuffer(pickle.dumps(self._rng.bit_generator.state),
-                                     dtype=numpy.uint8).copy())
+        """The PCG64 state as a ``uint8`` tensor of ``STATE_SIZE`` bytes (fixed fields, no
+        pickle: a state read from someone's checkpoint is only data)."""
+        st = self._rng.bit_generator.state
+        fields = (st["state"]["state"].to_bytes(16, "little"),
+                  st["state"]["inc"].to_bytes(16, "little"),
+                  st["has_uint32"].to_bytes(4, "little"), st["uinteger"].to_bytes(4, "little"))
+        return wrap(numpy.frombuffer(b"".join(fields), dtype=numpy.uint8).copy())
 
-    def set_state(self, state):
-        import pickle
-        self._rng.bit_generator.state = pickle.loads(state._data.tobytes())
+    def set_state(self, new_state):
+        data = getattr(new_state, "_data", None)
+        if data is None or data.dtype != numpy.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        if data.size != STATE_SIZE:
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {STATE_SIZE} but "
+                               f"found the input RNG state size to be {data.size}")
+        raw = numpy.ascontiguousarray(data).reshape(-1).tobytes()
+        self._rng.bit_generator.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": int.from_bytes(raw[:16], "little"),
+                      "inc": int.from_bytes(raw[16:32], "little")},
+            "has_uint32": int.from_bytes(raw[32:36], "little") & 1,
+            "uinteger": int.from_bytes(raw[36:40], "little")}
         return self
 
+
+STATE_SIZE = 40  # PCG64's 128-bit state and increment, and its buffered 32-bit half
 
 default_generator = Generator()
 

@@ -535,6 +535,31 @@ def test_cli_png_only_and_errors(tmp_path, capsys, monkeypatch):
     assert "--title given 2 times for 1 snapshots" in capsys.readouterr().err
 
 
+
+class _RunsCode:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+def test_cli_refuses_code_and_garbage(tmp_path, capsys):
+    """A snapshot from someone else is data only: a pickle naming any callable is refused
+    before it runs, and a file that is no pickle says so, naming the file."""
+    marker = tmp_path / "ran"
+    evil = tmp_path / "evil.pickle"
+    evil.write_bytes(pickle.dumps({"segments": [_RunsCode(marker)], "device_traces": []}))
+    assert run_cli(evil, "-o", str(tmp_path / "x.html")) == 1
+    err = capsys.readouterr().err
+    assert "evil.pickle: not a memory snapshot" in err and "is not allowed" in err
+    assert not marker.exists()
+    for name, data in [("text.pickle", b"hello\n"), ("empty.pickle", b""),
+                       ("cut.pickle", pickle.dumps(torch_like_snapshot())[:50])]:
+        (tmp_path / name).write_bytes(data)
+        assert run_cli(tmp_path / name, "-o", str(tmp_path / "x.html")) == 1
+        assert f"{name}: not a memory snapshot" in capsys.readouterr().err
+
 def test_png_without_matplotlib(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(ImportError, match=r"pip install 'retrograd\[viz\]'"):

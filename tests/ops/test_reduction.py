@@ -393,3 +393,27 @@ def test_sum_mean_amax_over_random_dims(shape, data, keepdim):
         assert g.shape == x.shape
     (g,) = retrograd.autograd.grad(x.sum(tuple(dims), keepdim=keepdim).sum(), x)
     numpy.testing.assert_array_equal(g.numpy(), numpy.ones(shape))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("fn", [
+    lambda T, x: T.var(x), lambda T, x: T.std(x, 1), lambda T, x: x.var(0, correction=0),
+    lambda T, x: T.var_mean(x, 1), lambda T, x: T.std_mean(x, 0, keepdim=True)],
+    ids=["var", "std_dim", "var_corr0", "var_mean", "std_mean"])
+def test_variance_of_complex_is_real(torch, dtype, fn):
+    """The mean of |x - mean|^2, in the real dtype of the input's precision."""
+    a = [[1 + 2j, 3 - 1j, 0.5 + 0.5j], [2j, 1, -1 - 1j]]
+    r, t = _pair(torch, a, dtype)
+    rs, ts = fn(retrograd, r), fn(torch, t)
+    for ro, to in zip(*((o,) if not isinstance(o, tuple) else o for o in (rs, ts)), strict=True):
+        assert str(ro.dtype) == str(to.dtype)
+        numpy.testing.assert_allclose(ro.numpy(), to.numpy(), rtol=1e-6)
+
+
+@pytest.mark.torch
+def test_nansum_refuses_complex_as_torch(torch):
+    for call in (lambda T: T.nansum(T.tensor([1 + 1j, 2])),
+                 lambda T: T.nansum(T.tensor([1.0, 2.0]), dtype=T.complex64),
+                 lambda T: T.nanmean(T.tensor([1 + 1j, float("nan")]))):
+        assert _error(lambda c=call: c(retrograd)) == _error(lambda c=call: c(torch))

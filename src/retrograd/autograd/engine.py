@@ -394,8 +394,10 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
                 if cap and own is not None:  # handed to the caller of grad()
                     own.expose(buf)
             if (node._extra is None and buf[0] is not None and node._fresh_grads
-                    and _observe.engine is None and (own is None or not own.shared)):
-                outs = node.apply(buf, create_graph)  # a library rule, no hooks: the common case
+                    and (own is None or not own.shared)):  # a library rule, no hooks: the
+                obs = _observe.engine                     # common case, observed or not
+                outs = (node.apply(buf, create_graph) if obs is None else
+                        obs.run_node(_call if obs.applies else _apply, node, buf, create_graph))
             else:
                 outs = _run_node(node, buf, create_graph, own)
             buf = None

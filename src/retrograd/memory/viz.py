@@ -67,10 +67,26 @@ def format_bytes(n):
     return f"{'-' if n < 0 else ''}{text} {unit}"
 
 
+class _SnapshotUnpickler(pickle.Unpickler):
+    """A snapshot holds only dicts, lists, strings and numbers (retrograd's and PyTorch's
+    alike): a pickle naming any class or function is refused, so a snapshot received
+    from someone else cannot run code when it is opened."""
+
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError(f"'{module}.{name}' is not allowed in a memory "
+                                     f"snapshot")
+
+
 def load(path):
     """The snapshot dict pickled at ``path`` (by retrograd or by PyTorch)."""
     with open(path, "rb") as f:
-        snapshot = pickle.load(f)
+        try:
+            snapshot = _SnapshotUnpickler(f).load()
+        except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError,
+                IndexError, AttributeError, OverflowError, MemoryError,
+                RecursionError) as e:  # what a truncated or foreign file raises in pickle
+            raise ValueError(f"{path}: not a memory snapshot (not a readable pickle of "
+                             f"plain data: {type(e).__name__}: {e})") from None
     if not isinstance(snapshot, dict) or not ("segments" in snapshot
                                               or "device_traces" in snapshot):
         raise ValueError(f"{path}: not a memory snapshot (expected a dict with 'segments' "
@@ -550,7 +566,7 @@ def main(argv=None):
         for title, tl in tls:
             print(f"{title}: peak {format_bytes(tl['peak']['bytes'])} "
                   f"({tl['peak']['bytes']} bytes) after event {tl['peak']['index']}")
-    except (OSError, ValueError, ImportError, pickle.UnpicklingError, KeyError) as e:
+    except (OSError, ValueError, ImportError, KeyError) as e:
         print(f"memory-viz: error: {e}", file=sys.stderr)
         return 1
     return 0

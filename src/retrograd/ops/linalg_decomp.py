@@ -13,9 +13,11 @@ element and pivot in PyTorch's :class:`LinAlgError` message.
 """
 
 import math
+import warnings
 
 import numpy
 
+from .. import _observe
 from .. import return_types as rt
 from .._tensor import Tensor, wrap
 from ..backend import get_array_module
@@ -1208,9 +1210,8 @@ def _legacy_cross(input, other, dim=None, *, out=None):
     _no_out(out, "cross")
     if dim is None:
         dim = next((d for d, n in enumerate(input._data.shape) if n == 3), -1)
-        import warnings
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=_observe.user_stacklevel())
     return cross(input, other, dim=dim)
 
 

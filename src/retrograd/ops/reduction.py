@@ -14,7 +14,7 @@ import warnings
 
 import numpy
 
-from .. import return_types
+from .. import _observe, return_types
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .binary import maximum, minimum
@@ -207,7 +207,13 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 @register
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    """Sum treating NaN as zero."""
+    """Sum treating NaN as zero; PyTorch's CPU kernel has no complex form."""
+    if input._data.dtype.kind == "c":
+        raise RuntimeError(f"nansum on {input.device.type.upper()} does not support complex "
+                           f"inputs")
+    if dtype is not None and dtype.is_complex:
+        raise NotImplementedError(f"\"nansum_{input.device.type}\" not implemented for "
+                                  f"'{_pretty(dtype.np)}'")
     return apply(_nansum, (input,), (_reduce_dims(dim, input._data.ndim), keepdim,
                                      _acc_dtype(input, dtype)))
 
@@ -407,6 +413,10 @@ def _var_wide(self, dim, correction, keepdim):
     have variance 0 there, where a float64 sum would be inf. The squared deviations are
     summed in float64 either way."""
     n = _count(self.shape, _all_dims(self, dim))
+    if self.dtype.kind == "c":  # the mean of |x - mean|^2: real, in the input's precision
+        d = self - self.sum(axis=dim, keepdims=True) / n
+        ss = (d.real * d.real + d.imag * d.imag).sum(axis=dim, keepdims=keepdim)
+        return ss / builtins.max(n - correction, 0)
     if self.dtype.kind != "f":
         m = self.sum(axis=dim, keepdims=True) / n
         d = self - m
@@ -445,7 +455,7 @@ def _mean_in_range(x, dim, n):
 
 
 def _var_fwd(xp, self, dim, correction, keepdim):
-    return _var_wide(self, dim, correction, keepdim).astype(self.dtype, copy=False)
+    return _var_wide(self, dim, correction, keepdim).astype(self.real.dtype, copy=False)
 
 
 def _all_dims(self, dim):
@@ -483,7 +493,8 @@ def _std_rule(xp, grad, self, result, dim, correction, keepdim):
 
 _var = defop("var", _var_fwd, vjp={"self": _var_rule}, jvp="transpose")
 _std = defop("std", lambda xp, self, dim, correction, keepdim:
-             xp.sqrt(_var_wide(self, dim, correction, keepdim)).astype(self.dtype, copy=False),
+             xp.sqrt(_var_wide(self, dim, correction, keepdim)).astype(self.real.dtype,
+                                                                       copy=False),
              vjp={"self": _std_rule}, jvp="transpose", upcast="forward")
 
 
@@ -491,7 +502,8 @@ def _var_mean_fwd(xp, self, dim, correction, keepdim):
     n = _count(self.shape, _all_dims(self, dim))
     m = self.sum(axis=dim, keepdims=True) / n
     d = self - m
-    var = (d * d).sum(axis=dim, keepdims=keepdim) / builtins.max(n - correction, 0)
+    var = (d.real * d.real + d.imag * d.imag if d.dtype.kind == "c" else d * d).sum(
+        axis=dim, keepdims=keepdim) / builtins.max(n - correction, 0)
     return var, (m if keepdim else xp.squeeze(m, dim))
 
 
@@ -536,7 +548,7 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
     if math.prod(shape) // builtins.max(kept, 1) - correction <= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
                       f"less than the reduction factor (input numel divided by output numel).",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=_observe.user_stacklevel())
     return (None if dim is None or input._data.ndim == 0 else dims), correction, keepdim
 
 
