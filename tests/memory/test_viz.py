@@ -13,7 +13,8 @@ import pytest
 
 from retrograd.memory import viz
 
-CATS = ["parameter", "gradient", "optimizer_state", "activation", "temporary", "other"]
+CATS = ["parameter", "gradient", "comm_bucket", "optimizer_state", "activation", "temporary",
+        "other"]
 SRC = "/work/main/src/retrograd"
 
 
@@ -260,8 +261,9 @@ def test_hand_made_trace_positions_and_categories():
     np.testing.assert_array_equal(by["temporary"], [0, 0, 50, 50, 0, 0, 0, 0])
     np.testing.assert_array_equal(by["gradient"], [0, 0, 0, 0, 0, 0, 0, 100])
     assert tl["peak"] == {"index": 2, "bytes": 150, "time_us": 14.0,
-                          "breakdown": {"parameter": 0, "gradient": 0, "optimizer_state": 0,
-                                        "activation": 100, "temporary": 50, "other": 0}}
+                          "breakdown": {"parameter": 0, "gradient": 0, "comm_bucket": 0,
+                                        "optimizer_state": 0, "activation": 100,
+                                        "temporary": 50, "other": 0}}
     assert [b["category"] for b in tl["largest"]] == ["activation", "temporary"]
     # the reused address is a new block, with its own category
     assert viz.timeline(snap, device=0)["bytes"][CATS.index("gradient"), -1] == 100
@@ -375,7 +377,7 @@ def test_torch_written_snapshot():
     np.testing.assert_array_equal(viz.timeline(snap)["total"], tl["total"])
     page = page_data(viz.render_html([("torch", snap)]))
     assert page["categories"] == list(CATS)  # the usual legend order; only "other" is used
-    assert page["panels"][0]["maxByCat"] == [0, 0, 0, 0, 0, 5120]
+    assert page["panels"][0]["maxByCat"] == [0, 0, 0, 0, 0, 0, 5120]
 
 
 def test_device_selection():
