@@ -135,7 +135,7 @@ FEATURES = """
     net = DDP(nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)),
               bucket_cap_mb=0.00001)
     first = net.module[0].weight  # its gradient comes last
-    first.register_hook(lambda g: seen_started.append(net.reducer.buckets[0].work is not None))
+    first.register_hook(lambda g: seen_started.append(net.reducer.buckets[0].future is not None))
     net(torch.ones(2, 4)).sum().backward()
     assert seen_started == [True], seen_started
 
