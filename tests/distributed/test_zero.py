@@ -2,29 +2,11 @@
 those of the wrapped optimizer over every parameter (float64, rtol 1e-6)."""
 
 ZERO = """
-    import sys
-    import numpy
-    import retrograd as torch
-    import retrograd.distributed as dist
-    from retrograd import nn
+    from ddp_prelude import DDP, close, dist, done, make, mine, n, nn, r, torch
     from retrograd.distributed.optim import ZeroRedundancyOptimizer
-    from retrograd.nn.parallel import DistributedDataParallel as DDP
-
-    dist.init_process_group("gloo")
-    r, n = dist.get_rank(), dist.get_world_size()
-    torch.set_default_dtype(torch.float64)
-
-    def make():
-        torch.manual_seed(0)
-        return nn.Sequential(nn.Linear(5, 16), nn.Tanh(), nn.Linear(16, 3))
-
-    def close(a, b):
-        numpy.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6,
-                                      atol=1e-12)
 
     torch.manual_seed(7)
     X, Y = torch.randn(6, 8, 5), torch.randn(6, 8, 3)
-    mine = slice(r * 8 // n, (r + 1) * 8 // n)
     ref = make()
     ref_opt = torch.optim.Adam(ref.parameters(), lr=0.01)
     ref_sched = torch.optim.lr_scheduler.StepLR(ref_opt, step_size=2, gamma=0.5)
@@ -73,7 +55,7 @@ ZERO = """
         train(ddp, opt2, sched2, x[mine], y[mine])
         for a, b in zip(ref.parameters(), ddp.parameters()):
             close(a, b)
-    sys.stdout.write(f"ok {r}\\n")
+    done()
 """
 
 

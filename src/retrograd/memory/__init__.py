@@ -3,8 +3,9 @@ for CUDA only, as ``torch.cuda.memory``; ``retrograd.cuda.memory`` is this modul
 
 Categories: parameter, gradient (parameters' ``.grad``), comm_bucket (DDP's flat
 buffers that gradients are reduced in), optimizer_state, activation (tensors held by the
-autograd graph), temporary (kernel temporaries, exact mode only) and other. Accounting starts at the first call into this module (it then finds the
-storages already alive) and costs nothing before. ``exact=True`` in
+autograd graph), temporary (kernel temporaries, exact mode only) and other. Accounting
+starts at the first call into this module (it then finds the storages already alive) and
+costs nothing before. ``exact=True`` in
 :func:`_record_memory_history` also books each kernel's transient memory, measured
 through tracemalloc's NumPy domain, as short-lived "temporary" blocks (slower: tracemalloc
 traces every Python allocation).

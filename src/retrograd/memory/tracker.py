@@ -9,8 +9,9 @@ does.
 
 A storage's category follows its roles, highest first: a parameter's data, an
 optimizer's state, a parameter's ``.grad``, a communication bucket (DDP's flat buffers
-of gradients being reduced), held by the autograd graph (a saved activation), else other (inputs, outputs, backward's intermediate gradients). Roles
-change while the storage lives (a temporary becomes an activation when a node saves
+of gradients being reduced), held by the autograd graph (a saved activation), else
+other (inputs, outputs, backward's intermediate gradients). Roles change while the
+storage lives (a temporary becomes an activation when a node saves
 it and goes back to other when the graph is freed); each change is an event.
 
 Accounting costs nothing until first asked for: ``start()`` attaches the tracker to
