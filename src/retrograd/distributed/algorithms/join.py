@@ -147,6 +147,7 @@ class Join:
             joined = zeros(1, device=joinable.join_device)
             all_reduce(joined, group=group)
             if joined.item():
+                work.wait()  # (MPI may not drop a collective's request unfinished)
                 raise RuntimeError("Detected at least one rank that exhausted inputs. "
                                    "Throwing across all ranks.")
         return work

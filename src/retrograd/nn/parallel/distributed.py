@@ -64,9 +64,9 @@ class _Bucket:
         self.params = params
         self.offsets = numpy.cumsum([0] + [p.numel() for p in params]).tolist()
         self.flat = numpy.zeros(self.offsets[-1], params[0]._data.dtype)
+        if _observe.alloc is not None:  # booked as a bucket from its allocation
+            _observe.alloc.made(self.flat, _observe.COMM_BUCKET)
         self.buffer = wrap(self.flat)
-        if _observe.alloc is not None:
-            _observe.alloc.role(self.flat, _observe.COMM_BUCKET)
         self.pending, self.future = len(params), None
 
     def _storage_roles(self):
