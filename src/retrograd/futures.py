@@ -106,7 +106,8 @@ class Future(Generic[T]):
                 raise RuntimeError("Attempting to mark a completed Future as complete again. "
                                    "Note that a Future can only be marked completed once.")
             self._value, self._error, self._done = value, error, True
-            callbacks, self._callbacks = self._callbacks, []
+            # dropping the producer and the callbacks ends the cycles they made
+            callbacks, self._callbacks, self._poll = self._callbacks, [], None
             self._cond.notify_all()
         for cb in callbacks:
             self._run(cb)
