@@ -9,7 +9,9 @@ import retrograd
 
 JOIN = """
     from ddp_prelude import DDP, close, done, make, n, nn, r, raises, torch
+    from retrograd.distributed.algorithms import Join
     from retrograd.distributed.algorithms.ddp_comm_hooks import default_hooks
+    from retrograd.distributed.optim import ZeroRedundancyOptimizer
 
     torch.manual_seed(7)
     X, Y = torch.randn(5, 8, 5), torch.randn(5, 8, 3)
@@ -41,6 +43,37 @@ JOIN = """
                 opt.step()
         for a, b in zip(ref.parameters(), ddp.parameters()):
             close(b, a)
+
+    # ZeroRedundancyOptimizer joins too: the joined rank's step updates its shard with the
+    # gradient it still holds (its last iteration's average), as PyTorch's join hook does
+    counts = (2, 3)
+    ddp = DDP(make(), bucket_cap_mb=0.0005)
+    zero = ZeroRedundancyOptimizer(ddp.parameters(), optimizer_class=torch.optim.Adam,
+                                   lr=0.01)
+    with Join([ddp, zero]):
+        for t in range(counts[r]):
+            zero.zero_grad()
+            nn.functional.mse_loss(ddp(X[t][rows[r]]), Y[t][rows[r]]).backward()
+            zero.step()
+    index = {id(p): i for i, p in enumerate(ddp.parameters())}
+    shard0 = {index[id(p)] for g in zero._partition[0] for p in g["params"]}
+    assert 0 < len(shard0) < 4
+    ref = make()
+    ref_opt = torch.optim.Adam(ref.parameters(), lr=0.01)
+    params = list(ref.parameters())
+    for t in range(max(counts)):
+        ref_opt.zero_grad()
+        for k in range(n):
+            if t < counts[k]:
+                loss = nn.functional.mse_loss(ref(X[t][rows[k]]), Y[t][rows[k]])
+                (loss / n).backward()
+        if t == counts[0]:
+            for i in shard0:
+                params[i].grad = last[i]
+        last = [p.grad.clone() for p in params]
+        ref_opt.step()
+    for a, b in zip(params, ddp.parameters()):
+        close(b, a)
 
     # throw_on_early_termination: every rank raises once one ran out
     ddp = DDP(make())

@@ -8,16 +8,29 @@ parameters, then every owner broadcasts its parameters to the other ranks.
 
 from ...optim.optimizer import Optimizer
 from .._collectives import broadcast, gather_object
+from ..algorithms.join import Join, Joinable, JoinHook
 from ..distributed_c10d import GroupMember, _group
 
 __all__ = ["ZeroRedundancyOptimizer"]
 
 
-class ZeroRedundancyOptimizer(Optimizer):
+class _ZeROJoinHook(JoinHook):
+    """A joined rank's part in the others' ``step``: its own step (its shard updated with
+    the gradients it holds, then every shard's broadcast), as PyTorch's."""
+
+    def __init__(self, zero):
+        self.zero = zero
+
+    def main_hook(self):
+        self.zero.step()
+
+
+class ZeroRedundancyOptimizer(Optimizer, Joinable):
     """Wraps ``optimizer_class`` so each rank keeps the state of its share of ``params``;
     use it as the optimizer it wraps (every rank calls ``step``; LR schedulers work on
     it). ``consolidate_state_dict(to)`` on every rank, then ``state_dict()`` on rank
-    ``to``, gives the whole optimizer's state dict.
+    ``to``, gives the whole optimizer's state dict. A :class:`Joinable`: with uneven
+    inputs, ``Join([ddp, zero])``.
 
     >>> opt = ZeroRedundancyOptimizer(ddp.parameters(), optimizer_class=retrograd.optim.Adam,
     ...                               lr=1e-3)
@@ -37,6 +50,7 @@ class ZeroRedundancyOptimizer(Optimizer):
             raise ValueError("ZeroRedundancyOptimizer got an empty parameter list")
         self.initialized = False
         super().__init__(params, defaults)
+        Joinable.__init__(self)
         self.process_group = process_group or GroupMember.WORLD
         group = _group(process_group)
         self.world_size, self.rank = group.size(), group.rank()
@@ -78,6 +92,7 @@ class ZeroRedundancyOptimizer(Optimizer):
 
     def step(self, closure=None, **kwargs):
         """Update this rank's parameters, then broadcast every rank's to the others."""
+        Join.notify_join_context(self)
         self._sync_param_groups(self.param_groups, self.optim.param_groups)
         loss = self.optim.step(closure, **kwargs) if closure is not None \
             else self.optim.step(**kwargs)
@@ -88,6 +103,18 @@ class ZeroRedundancyOptimizer(Optimizer):
         for w in works:
             w.wait()
         return loss
+
+    def join_hook(self, **kwargs):
+        """The :class:`JoinHook` stepping this optimizer while its rank is joined."""
+        return _ZeROJoinHook(self)
+
+    @property
+    def join_device(self):
+        return self.param_groups[0]["params"][0].device
+
+    @property
+    def join_process_group(self):
+        return self.process_group
 
     def consolidate_state_dict(self, to=0):
         """Gather every rank's shard of the state on rank ``to`` (call it on every rank)."""
