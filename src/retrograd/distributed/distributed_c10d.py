@@ -272,6 +272,15 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     return g
 
 
+def _dup(group):
+    """A group of the same ranks on a communicator of its own, whose collectives are
+    ordered apart from ``group``'s (a collective over ``group``'s members)."""
+    g = _group(group)
+    dup = ProcessGroup(g.comm.Dup(), g.ranks, g._backend, g.timeout)
+    _State.groups.append(dup)
+    return dup
+
+
 def get_rank(group=None):
     """This process's rank in ``group`` (-1 outside it)."""
     g = _group(group)

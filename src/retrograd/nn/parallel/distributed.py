@@ -436,6 +436,11 @@ class DistributedDataParallel(Module, Joinable):
             self.require_forward_param_sync = self.reducer.expect = False
         return output
 
+    @property
+    def _has_rebuilt_buckets(self):
+        """Whether the buckets are final (regrouped after the first backward)."""
+        return self.reducer.rebuilt
+
     def _find_common_rank(self, candidate):
         """The highest group rank among those where ``candidate`` holds."""
         g = _group(self.process_group)
