@@ -9,6 +9,11 @@ post-accumulate-grad hook copies its gradient into its bucket; a full bucket's
 non-blocking all-reduce starts at once, in bucket order on every rank (so the collectives
 match). A callback queued on the engine waits for them when backward ends and writes the
 averages back into ``.grad``.
+
+A communication hook (``register_comm_hook``) replaces the all-reduce: it gets the
+bucket's undivided gradients and returns a future of the new values. Under ``Join`` a rank
+whose inputs ran out runs, once per iteration of the others, the same collectives in the
+same order (``_DDPJoinHook``), on zero gradients.
 """
 
 import contextlib
