@@ -550,3 +550,17 @@ def test_png_without_matplotlib(tmp_path, monkeypatch, capsys):
 def test_python_api_accepts_bare_snapshot(tmp_path):
     viz.write_html(tmp_path / "one.html", [torch_like_snapshot()])
     assert page_data((tmp_path / "one.html").read_text())["panels"][0]["title"] == "memory"
+
+
+def test_every_category_has_its_colour_on_the_page_and_in_the_png():
+    """The tracker's categories are the page's legend, each with the same fixed colour in
+    the HTML page and the PNG (a new category must not fall back to a shared one)."""
+    from importlib import resources
+
+    from retrograd.memory import CATEGORIES
+    assert list(viz.DEFAULT_CATEGORIES) == list(CATEGORIES) == CATS
+    page = resources.files("retrograd.memory").joinpath("viewer/timeline.html").read_text()
+    palette = dict(re.findall(r'(\w+): "(#[0-9a-f]{6})"',
+                              page[page.index("const PALETTE"):page.index("const EXTRA")]))
+    assert palette == viz._COLORS
+    assert set(palette) == set(CATS) and len(set(palette.values())) == len(CATS)
