@@ -52,7 +52,9 @@ def _fused_zero_grad(self, set_to_none=True):
 
 class FusedBackwardHandle:
     """What :func:`fuse_into_backward` returns: ``remove()`` undoes the fusing;
-    ``backward(loss)`` runs the backward pass(es) one micro-batch needs."""
+    ``backward(loss)`` runs the backward pass(es) one micro-batch needs. A caller that
+    knows better when a gradient is final (DDP: once averaged over the ranks) takes
+    parameters over with ``hand_over(params)`` and calls ``grad_ready(p)`` itself."""
 
     def __init__(self, optimizer, accumulate_steps, clip_grad_norm):
         self.optimizer = optimizer
