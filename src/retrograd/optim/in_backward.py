@@ -102,7 +102,11 @@ class FusedBackwardHandle:
     def _phase(self):
         """``"accumulate"``, ``"norm"`` or ``"step"`` for the running backward (the first
         hook of a new backward advances the count)."""
-        tid = current_graph_task().id
+        task = current_graph_task()
+        if task is None:
+            raise RuntimeError("grad_ready() must be called during the backward pass that "
+                               "produced the gradient (from a hook or an engine callback)")
+        tid = task.id
         if tid != self._task_id:
             self._task_id = tid
             self._pass = self._pass % self._cycle + 1
@@ -126,7 +130,8 @@ class FusedBackwardHandle:
 
     def grad_ready(self, p):
         """``p``'s gradient for this backward is in ``.grad``: update ``p`` now (in the
-        pass that steps), or note it (accumulation, the norm pass)."""
+        pass that steps), or note it (accumulation, the norm pass). Called inside that
+        backward (a hook, or an engine callback at its end)."""
         phase = self._phase()
         if phase == "accumulate":
             return
