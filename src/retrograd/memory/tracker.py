@@ -180,7 +180,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
                 self.saved(o)
             elif issubclass(t, Optimizer):
                 optimizers.append(o)
-            elif hasattr(t, "_storage_roles"):
+            elif "_storage_roles" in t.__dict__:  # (its own class's: no metaclass magic)
                 for arr, role in o._storage_roles():
                     self.role(arr, role)
         for opt in optimizers:
