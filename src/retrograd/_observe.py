@@ -11,9 +11,9 @@ attribute and calls it, so watching costs one attribute load while nothing watch
 it takes (``role``: parameter, gradient, optimizer state, communication bucket), a
 tensor whose array was replaced (``retensored``), a saved tensor holding one (``saved``,
 an activation) and optimizer state after a step (``optimizer_state``). Frees need no
-event: an observer holds weak references. An object holding storages with a role
-outside any tensor (DDP's buckets) has a ``_storage_roles()`` method giving
-``(array, role)`` pairs, for an observer that starts after it was made.
+event: an observer holds weak references. An object whose storages have a role their
+tensors do not show (DDP's buckets) defines a ``_storage_roles()`` method in its class,
+giving ``(array, role)`` pairs, for an observer that starts after it was made.
 
 ``engine`` is told about recording and backward: a node made (``node_created``, when
 the observer sets ``nodes``), a forward op run (``run_op`` and ``run_call`` for list
