@@ -48,6 +48,7 @@ globals().update(_ops.FUNCTIONS)
 globals().update(_tensor_types.cpu_types)  # FloatTensor, LongTensor, ...
 from . import nn  # noqa: E402 (needs the ops above)
 from . import optim  # noqa: E402 (retrograd.optim; swa_utils needs nn)
+from . import futures  # noqa: E402 (retrograd.futures, as torch.futures)
 from . import distributed  # noqa: E402 (retrograd.distributed, as torch.distributed)
 from . import linalg  # noqa: E402 (retrograd.linalg, as torch.linalg)
 from .torch_version import __version__  # noqa: E402 (also retrograd.version, as torch's)

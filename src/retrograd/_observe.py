@@ -8,10 +8,12 @@ attribute and calls it, so watching costs one attribute load while nothing watch
         _observe.alloc.made(arr)
 
 ``alloc`` is told about storages: an array a Tensor was made around (``made``), a role
-it takes (``role``: parameter, gradient, optimizer state), a tensor whose array was
-replaced (``retensored``), a saved tensor holding one (``saved``, an activation) and
-optimizer state after a step (``optimizer_state``). Frees need no event: an observer
-holds weak references.
+it takes (``role``: parameter, gradient, optimizer state, communication bucket), a
+tensor whose array was replaced (``retensored``), a saved tensor holding one (``saved``,
+an activation) and optimizer state after a step (``optimizer_state``). Frees need no
+event: an observer holds weak references. An object whose storages have a role their
+tensors do not show (DDP's buckets) defines a ``_storage_roles()`` method in its class,
+giving ``(array, role)`` pairs, for an observer that starts after it was made.
 
 ``engine`` is told about recording and backward: a node made (``node_created``, when
 the observer sets ``nodes``), a forward op run (``run_op`` and ``run_call`` for list
@@ -32,10 +34,12 @@ import functools
 import sys
 
 __all__ = ["AllocObserver", "EngineObserver", "attach", "detach", "user_frame",
-           "in_library", "user_stacklevel", "PARAMETER", "OPTIMIZER_STATE", "GRADIENT"]
+           "in_library", "user_stacklevel", "PARAMETER", "OPTIMIZER_STATE", "GRADIENT",
+           "COMM_BUCKET"]
 
 # Roles a storage takes, as bits (a parameter's array may also be another's state).
-PARAMETER, OPTIMIZER_STATE, GRADIENT = 1, 2, 4
+# COMM_BUCKET: a flat buffer gradients are gathered in to be communicated (DDP's buckets).
+PARAMETER, OPTIMIZER_STATE, GRADIENT, COMM_BUCKET = 1, 2, 4, 8
 
 alloc = None   # the allocation observer (AllocObserver), or None
 engine = None  # the engine observer (EngineObserver), or None

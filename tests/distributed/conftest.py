@@ -26,15 +26,18 @@ def mpirun(tmp_path_factory):
     """``mpirun(source, n=2, args=(), timeout=60, launcher=None, ok=True, env=None)``:
     ``source`` (dedented) as a script on ``n`` ranks started by ``mpiexec`` (or by
     ``launcher``, an argv prefix before the script), one BLAS thread each, ``env`` added to
-    the environment; the CompletedProcess, text output captured. With ``ok`` the job must
+    the environment; the CompletedProcess, text output captured. Scripts import their
+    common set-up from ``ddp_prelude``. With ``ok`` the job must
     succeed and every rank r write the line ``ok r`` (in one write: the ranks' output is
     interleaved)."""
     if importlib.util.find_spec("mpi4py") is None or mpiexec() is None:
         pytest.skip("mpi4py and mpiexec are not installed (pip install 'retrograd[distributed]')")
     src = str(Path(retrograd.__file__).resolve().parents[1])
+    here = str(Path(__file__).parent)  # ddp_prelude, the DDP scripts' shared set-up
     base = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
             "MKL_NUM_THREADS": "1",
-            "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+            "PYTHONPATH": os.pathsep.join(filter(None, [src, here,
+                                                        os.environ.get("PYTHONPATH")]))}
     folder = tmp_path_factory.mktemp("ranks")
     count = itertools.count()
 

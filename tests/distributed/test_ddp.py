@@ -7,16 +7,7 @@ import retrograd
 from retrograd.nn.parallel.distributed import _bucket_indices
 
 EQUIVALENCE = """
-    import sys
-    import numpy
-    import retrograd as torch
-    import retrograd.distributed as dist
-    from retrograd import nn
-    from retrograd.nn.parallel import DistributedDataParallel as DDP
-
-    dist.init_process_group("gloo")
-    r, n = dist.get_rank(), dist.get_world_size()
-    torch.set_default_dtype(torch.float64)
+    from ddp_prelude import DDP, close, done, mine, nn, r, same_everywhere, torch
 
     def make(seed):
         torch.manual_seed(seed)
@@ -25,15 +16,9 @@ EQUIVALENCE = """
 
     torch.manual_seed(1234)
     X, Y = torch.randn(4, 8, 5), torch.randn(4, 8, 3)  # 4 steps of a batch of 8
-    mine = slice(r * 8 // n, (r + 1) * 8 // n)
 
     def flat(model):
         return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
-
-    def same_everywhere(t):
-        everyone = [torch.zeros_like(t) for _ in range(n)]
-        dist.all_gather(everyone, t)
-        assert all(torch.equal(e, t) for e in everyone), "ranks differ"
 
     for opt_name, cap, micro in [("SGD", None, 1), ("Adam", None, 1), ("SGD", 0.0005, 2),
                                  ("Adam", 0.0005, 2)]:
@@ -62,10 +47,9 @@ EQUIVALENCE = """
             ref_opt.step()
             opt.step()
             same_everywhere(flat(ddp.module))
-            numpy.testing.assert_allclose(flat(ddp.module).numpy(), flat(ref).numpy(),
-                                          rtol=1e-6, atol=1e-12)
+            close(flat(ddp.module), flat(ref))
     assert list(ddp.state_dict())[:2] == ["module.0.weight", "module.0.bias"]
-    sys.stdout.write(f"ok {r}\\n")  # one write: ranks share the output
+    done()
 """
 
 
@@ -90,22 +74,7 @@ def test_buckets_as_pytorch(torch):
         assert ours == theirs, limits
 
 FEATURES = """
-    import sys
-    import retrograd as torch
-    import retrograd.distributed as dist
-    from retrograd import nn
-    from retrograd.nn.parallel import DistributedDataParallel as DDP
-
-    dist.init_process_group("gloo")
-    r, n = dist.get_rank(), dist.get_world_size()
-
-    def raises(words, f):
-        try:
-            f()
-        except RuntimeError as e:
-            assert words in str(e), e
-        else:
-            raise AssertionError("no RuntimeError")
+    from ddp_prelude import DDP, dist, done, n, nn, r, raises, torch
 
     class Branchy(nn.Module):
         def __init__(self):
@@ -135,7 +104,7 @@ FEATURES = """
     net = DDP(nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)),
               bucket_cap_mb=0.00001)
     first = net.module[0].weight  # its gradient comes last
-    first.register_hook(lambda g: seen_started.append(net.reducer.buckets[0].work is not None))
+    first.register_hook(lambda g: seen_started.append(net.reducer.buckets[0].future is not None))
     net(torch.ones(2, 4)).sum().backward()
     assert seen_started == [True], seen_started
 
@@ -170,7 +139,7 @@ FEATURES = """
         ddp(torch.ones(2, 600)).sum().backward()
     first_ready = ddp.reducer.buckets[0].params[0]
     assert any(first_ready is p for p in ddp.module.last.parameters())
-    sys.stdout.write(f"ok {r}\\n")
+    done()
 """
 
 
@@ -178,25 +147,11 @@ def test_ddp_buffers_unused_parameters_overlap_errors_rebuilt_buckets(mpirun):
     mpirun(FEATURES, n=2)
 
 IN_BACKWARD = """
-    import sys
-    import numpy
-    import retrograd as torch
-    import retrograd.distributed as dist
-    from retrograd import nn
+    from ddp_prelude import DDP, close, done, make, mine, n, nn, r, torch
     from retrograd.distributed.optim import _apply_optimizer_in_backward
-    from retrograd.nn.parallel import DistributedDataParallel as DDP
-
-    dist.init_process_group("gloo")
-    r, n = dist.get_rank(), dist.get_world_size()
-    torch.set_default_dtype(torch.float64)
-
-    def make():
-        torch.manual_seed(0)
-        return nn.Sequential(nn.Linear(5, 16), nn.Tanh(), nn.Linear(16, 3))
 
     torch.manual_seed(7)
     X, Y = torch.randn(3, 8, 5), torch.randn(3, 8, 3)
-    mine = slice(r * 8 // n, (r + 1) * 8 // n)
     for cls, kwargs in [(torch.optim.SGD, {"lr": 0.1, "momentum": 0.9}),
                         (torch.optim.Adam, {"lr": 0.01})]:
         ref = make()
@@ -211,8 +166,7 @@ IN_BACKWARD = """
             nn.functional.mse_loss(ddp(x[mine]), y[mine]).backward()  # steps in backward
             assert all(p.grad is None for p in net.parameters())
             for a, b in zip(ref.parameters(), net.parameters()):
-                numpy.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(),
-                                              rtol=1e-6, atol=1e-12)
+                close(b, a)
 
     # optim.fuse_into_backward: accumulation, a scheduler, global-norm clipping
     for cls, kwargs, micro, clip in [(torch.optim.SGD, {"lr": 0.1, "momentum": 0.9}, 1, None),
@@ -242,10 +196,9 @@ IN_BACKWARD = """
             sched.step()
             assert all(p.grad is None for p in ddp.parameters())
             for a, b in zip(ref.parameters(), ddp.parameters()):
-                numpy.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(),
-                                              rtol=1e-6, atol=1e-12)
+                close(b, a)
         handle.remove()
-    sys.stdout.write(f"ok {r}\\n")
+    done()
 """
 
 

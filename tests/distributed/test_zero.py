@@ -2,29 +2,11 @@
 those of the wrapped optimizer over every parameter (float64, rtol 1e-6)."""
 
 ZERO = """
-    import sys
-    import numpy
-    import retrograd as torch
-    import retrograd.distributed as dist
-    from retrograd import nn
+    from ddp_prelude import DDP, close, dist, done, make, mine, n, nn, r, torch
     from retrograd.distributed.optim import ZeroRedundancyOptimizer
-    from retrograd.nn.parallel import DistributedDataParallel as DDP
-
-    dist.init_process_group("gloo")
-    r, n = dist.get_rank(), dist.get_world_size()
-    torch.set_default_dtype(torch.float64)
-
-    def make():
-        torch.manual_seed(0)
-        return nn.Sequential(nn.Linear(5, 16), nn.Tanh(), nn.Linear(16, 3))
-
-    def close(a, b):
-        numpy.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6,
-                                      atol=1e-12)
 
     torch.manual_seed(7)
     X, Y = torch.randn(6, 8, 5), torch.randn(6, 8, 3)
-    mine = slice(r * 8 // n, (r + 1) * 8 // n)
     ref = make()
     ref_opt = torch.optim.Adam(ref.parameters(), lr=0.01)
     ref_sched = torch.optim.lr_scheduler.StepLR(ref_opt, step_size=2, gamma=0.5)
@@ -73,9 +55,60 @@ ZERO = """
         train(ddp, opt2, sched2, x[mine], y[mine])
         for a, b in zip(ref.parameters(), ddp.parameters()):
             close(a, b)
-    sys.stdout.write(f"ok {r}\\n")
+    done()
 """
 
 
 def test_zero_redundancy_optimizer(mpirun):
     mpirun(ZERO, n=2)
+
+OVERLAP = """
+    from ddp_prelude import DDP, close, dist, done, make, mine, n, nn, raises, torch
+    from retrograd.distributed.algorithms.ddp_comm_hooks.ddp_zero_hook import (
+        hook_with_zero_step, hook_with_zero_step_interleaved)
+    from retrograd.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+    from retrograd.distributed.optim import ZeroRedundancyOptimizer
+
+    torch.manual_seed(7)
+    X, Y = torch.randn(5, 8, 5), torch.randn(5, 8, 3)
+    # the hook, shard_buckets, DDP's bucket size: two buckets, one per rank; or one bucket
+    # cut in two slices
+    for hook, shard, cap in [(hook_with_zero_step, False, 0.0005),
+                             (hook_with_zero_step_interleaved, False, 0.0005),
+                             (hook_with_zero_step, True, None)]:
+        ref = make()
+        ref_opt = torch.optim.Adam(ref.parameters(), lr=0.01)
+        ddp = DDP(make(), bucket_cap_mb=cap)
+        zero = ZeroRedundancyOptimizer(ddp.parameters(), torch.optim.Adam,
+                                       overlap_with_ddp=True, lr=0.01)
+        ddp.register_comm_hook(None, hook(allreduce_hook, ddp, zero, shard_buckets=shard))
+        raises("fully initialized", lambda: zero.consolidate_state_dict())
+        for t, (x, y) in enumerate(zip(X, Y)):
+            ref_opt.zero_grad()
+            nn.functional.mse_loss(ref(x), y).backward()
+            if t >= 2:  # the first two iterations set the hook up (PyTorch's)
+                ref_opt.step()
+            zero.zero_grad()
+            nn.functional.mse_loss(ddp(x[mine]), y[mine]).backward()  # steps inside
+            for a, b in zip(ref.parameters(), ddp.parameters()):
+                close(b, a)
+        assert len(ddp.reducer.buckets) == (1 if shard else 2)
+        assert [len(a) for a in zero._overlap_info.assigned_ranks_per_bucket] == \
+            ([2] if shard else [1, 1])
+        assert zero.step() is None  # (it only warns)
+        owned = len(zero.optim.param_groups[0]["params"])
+        everyone = [None] * n
+        dist.all_gather_object(everyone, owned)
+        assert sum(everyone) == 4 and all(everyone), everyone  # every rank owns a share
+
+    plain = ZeroRedundancyOptimizer(ddp.parameters(), torch.optim.Adam, lr=0.01)
+    raises("overlap_with_ddp=True", lambda: hook_with_zero_step(allreduce_hook, ddp, plain),
+           ValueError)
+    done()
+"""
+
+
+def test_zero_overlapped_with_ddp(mpirun):
+    """ZeRO's step inside DDP's backward (PyTorch's ddp_zero_hook), after the whole
+    backward and bucket by bucket: one process's Adam from the third iteration on."""
+    mpirun(OVERLAP, n=2)

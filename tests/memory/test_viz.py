@@ -13,7 +13,8 @@ import pytest
 
 from retrograd.memory import viz
 
-CATS = ["parameter", "gradient", "optimizer_state", "activation", "temporary", "other"]
+CATS = ["parameter", "gradient", "comm_bucket", "optimizer_state", "activation", "temporary",
+        "other"]
 SRC = "/work/main/src/retrograd"
 
 
@@ -260,8 +261,9 @@ def test_hand_made_trace_positions_and_categories():
     np.testing.assert_array_equal(by["temporary"], [0, 0, 50, 50, 0, 0, 0, 0])
     np.testing.assert_array_equal(by["gradient"], [0, 0, 0, 0, 0, 0, 0, 100])
     assert tl["peak"] == {"index": 2, "bytes": 150, "time_us": 14.0,
-                          "breakdown": {"parameter": 0, "gradient": 0, "optimizer_state": 0,
-                                        "activation": 100, "temporary": 50, "other": 0}}
+                          "breakdown": {"parameter": 0, "gradient": 0, "comm_bucket": 0,
+                                        "optimizer_state": 0, "activation": 100,
+                                        "temporary": 50, "other": 0}}
     assert [b["category"] for b in tl["largest"]] == ["activation", "temporary"]
     # the reused address is a new block, with its own category
     assert viz.timeline(snap, device=0)["bytes"][CATS.index("gradient"), -1] == 100
@@ -375,7 +377,7 @@ def test_torch_written_snapshot():
     np.testing.assert_array_equal(viz.timeline(snap)["total"], tl["total"])
     page = page_data(viz.render_html([("torch", snap)]))
     assert page["categories"] == list(CATS)  # the usual legend order; only "other" is used
-    assert page["panels"][0]["maxByCat"] == [0, 0, 0, 0, 0, 5120]
+    assert page["panels"][0]["maxByCat"] == [0, 0, 0, 0, 0, 0, 5120]
 
 
 def test_device_selection():
@@ -573,3 +575,17 @@ def test_png_without_matplotlib(tmp_path, monkeypatch, capsys):
 def test_python_api_accepts_bare_snapshot(tmp_path):
     viz.write_html(tmp_path / "one.html", [torch_like_snapshot()])
     assert page_data((tmp_path / "one.html").read_text())["panels"][0]["title"] == "memory"
+
+
+def test_every_category_has_its_colour_on_the_page_and_in_the_png():
+    """The tracker's categories are the page's legend, each with the same fixed colour in
+    the HTML page and the PNG (a new category must not fall back to a shared one)."""
+    from importlib import resources
+
+    from retrograd.memory import CATEGORIES
+    assert list(viz.DEFAULT_CATEGORIES) == list(CATEGORIES) == CATS
+    page = resources.files("retrograd.memory").joinpath("viewer/timeline.html").read_text()
+    palette = dict(re.findall(r'(\w+): "(#[0-9a-f]{6})"',
+                              page[page.index("const PALETTE"):page.index("const EXTRA")]))
+    assert palette == viz._COLORS
+    assert set(palette) == set(CATS) and len(set(palette.values())) == len(CATS)

@@ -16,7 +16,9 @@ from retrograd.distributed.optim import (
     param_to_acc_grad_map,
     param_to_optim_hook_handle_map,
 )
+from retrograd.autograd import Variable
 from retrograd.optim import fuse_into_backward
+from retrograd.optim.in_backward import active_handles
 from retrograd.optim.lr_scheduler import LambdaLR, StepLR
 
 nn = retrograd.nn
@@ -462,3 +464,38 @@ def test_fuse_param_that_gets_a_none_gradient(clip):
         handle.backward((_NoGradForFirst.apply(a, b) ** 2).sum())
     assert retrograd.equal(a, a0) and retrograd.allclose(b, b0)
     assert a.grad is None and b.grad is None
+
+
+def test_fuse_hand_over_to_a_caller_that_decides_when_gradients_are_final():
+    """``hand_over`` takes the handle's hooks off the parameters (backward leaves them
+    alone); the caller's ``grad_ready(p)`` then runs the same update ``step()`` would."""
+    a, b = _pair()
+    x = retrograd.randn(5, 4)
+    opt_a = retrograd.optim.Adam(a.parameters(), lr=0.01)
+    handle = fuse_into_backward(retrograd.optim.Adam(b.parameters(), lr=0.01))
+    assert handle in active_handles() and handle.active
+    params = list(b.parameters())
+    assert handle.hand_over(params) == params and handle.hand_over(params) == []
+    before, seen = [p.detach().clone() for p in params], []
+
+    def at_end():  # the caller's moment: all gradients are in, backward not yet over
+        assert all(retrograd.equal(p, q) for p, q in zip(params, before, strict=True))
+        for p in params:
+            handle.grad_ready(p)
+
+    def arrived(p):
+        if not seen:
+            Variable._execution_engine.queue_callback(at_end)
+        seen.append(p)
+
+    for p in params:
+        p.register_post_accumulate_grad_hook(arrived)
+    for model in (a, b):
+        model(x).square().sum().backward()
+    opt_a.step()
+    for p, q in zip(a.parameters(), params, strict=True):
+        assert retrograd.equal(p, q) and q.grad is None
+    with pytest.raises(RuntimeError, match="during the backward pass"):
+        handle.grad_ready(params[0])
+    handle.remove()
+    assert handle not in active_handles() and not handle.active

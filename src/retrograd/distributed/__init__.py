@@ -18,9 +18,10 @@ from .distributed_c10d import (Backend, DistBackendError, DistError, GroupMember
                                is_available, is_gloo_available, is_initialized,
                                is_mpi_available, is_nccl_available, is_torchelastic_launched,
                                monitored_barrier, new_group)
+from ._grad_bucket import GradBucket
 from . import optim  # after the collectives, which its ZeroRedundancyOptimizer uses
 
-__all__ = ["Backend", "DistBackendError", "DistError", "GroupMember", "ProcessGroup",
+__all__ = ["Backend", "DistBackendError", "DistError", "GradBucket", "GroupMember", "ProcessGroup",
            "ReduceOp", "Work", "all_gather", "all_gather_into_tensor", "all_gather_object",
            "all_reduce", "all_to_all", "all_to_all_single", "barrier", "broadcast",
            "broadcast_object_list", "default_pg_timeout", "destroy_process_group", "gather",

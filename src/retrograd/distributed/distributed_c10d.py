@@ -15,6 +15,7 @@ import time
 from datetime import timedelta
 
 from ._mpi import is_mpi_available, mpi
+from ..futures import Future
 
 __all__ = ["Backend", "DistBackendError", "DistError", "GroupMember", "ProcessGroup", "ReduceOp",
            "Work", "default_pg_timeout", "destroy_process_group", "get_backend",
@@ -271,6 +272,15 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     return g
 
 
+def _dup(group):
+    """A group of the same ranks on a communicator of its own, whose collectives are
+    ordered apart from ``group``'s (a collective over ``group``'s members)."""
+    g = _group(group)
+    dup = ProcessGroup(g.comm.Dup(), g.ranks, g._backend, g.timeout)
+    _State.groups.append(dup)
+    return dup
+
+
 def get_rank(group=None):
     """This process's rank in ``group`` (-1 outside it)."""
     g = _group(group)
@@ -368,6 +378,7 @@ class Work:
         self._requests, self._finish, self._result = requests, finish, list(result)
         self._statuses = [mpi().Status() for _ in requests]
         self._done = False
+        self._future = None
 
     def _test(self):
         if self._done:
@@ -383,6 +394,8 @@ class Work:
             self._done = True
             if self._finish is not None:
                 self._finish()
+            if self._future is not None:
+                self._future.set_result(self._result)
         return done
 
     def is_completed(self):
@@ -416,6 +429,26 @@ class Work:
         """The output tensors."""
         self.wait()
         return self._result
+
+    def get_future(self):
+        """A :class:`~retrograd.futures.Future` completed with the output tensors (a list)
+        when the operation is; waiting on it, or on a future chained with ``then``, drives
+        the operation.
+
+        >>> fut = dist.all_reduce(t, async_op=True).get_future().then(lambda f: f.value()[0])
+        """
+        if self._future is None:
+            self._future = Future()
+            self._future._poll = self._poll
+            if self._done:
+                self._future.set_result(self._result)
+        return self._future
+
+    def _poll(self, block):
+        if block:
+            self.wait()
+        else:
+            self._test()
 
     def source_rank(self):
         """The sender's global rank, for a receive from any source."""

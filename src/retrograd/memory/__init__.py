@@ -1,10 +1,11 @@
 """Memory accounting by category, history and snapshots on any device (PyTorch has them
 for CUDA only, as ``torch.cuda.memory``; ``retrograd.cuda.memory`` is this module).
 
-Categories: parameter, gradient (parameters' ``.grad``), optimizer_state, activation
-(tensors held by the autograd graph), temporary (kernel temporaries, exact mode only)
-and other. Accounting starts at the first call into this module (it then finds the
-storages already alive) and costs nothing before. ``exact=True`` in
+Categories: parameter, gradient (parameters' ``.grad``), comm_bucket (DDP's flat
+buffers that gradients are reduced in), optimizer_state, activation (tensors held by the
+autograd graph), temporary (kernel temporaries, exact mode only) and other. Accounting
+starts at the first call into this module (it then finds the storages already alive) and
+costs nothing before. ``exact=True`` in
 :func:`_record_memory_history` also books each kernel's transient memory, measured
 through tracemalloc's NumPy domain, as short-lived "temporary" blocks (slower: tracemalloc
 traces every Python allocation).

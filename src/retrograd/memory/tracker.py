@@ -8,9 +8,10 @@ storage tells when it is freed, so the bytes leave the books at the moment the m
 does.
 
 A storage's category follows its roles, highest first: a parameter's data, an
-optimizer's state, a parameter's ``.grad``, held by the autograd graph (a saved
-activation), else other (inputs, outputs, backward's intermediate gradients). Roles
-change while the storage lives (a temporary becomes an activation when a node saves
+optimizer's state, a parameter's ``.grad``, a communication bucket (DDP's flat buffers
+of gradients being reduced), held by the autograd graph (a saved activation), else
+other (inputs, outputs, backward's intermediate gradients). Roles change while the
+storage lives (a temporary becomes an activation when a node saves
 it and goes back to other when the graph is freed); each change is an event.
 
 Accounting costs nothing until first asked for: ``start()`` attaches the tracker to
@@ -29,12 +30,14 @@ import numpy
 
 from .. import _observe
 # Roles (bits) stick to a storage until it is freed; saved-by-the-graph is counted apart.
+from .._observe import COMM_BUCKET as ROLE_COMM_BUCKET
 from .._observe import GRADIENT as ROLE_GRADIENT
 from .._observe import OPTIMIZER_STATE as ROLE_STATE
 from .._observe import PARAMETER as ROLE_PARAMETER
 
-CATEGORIES = ("parameter", "gradient", "optimizer_state", "activation", "temporary", "other")
-PARAMETER, GRADIENT, OPTIMIZER_STATE, ACTIVATION, TEMPORARY, OTHER = range(6)
+CATEGORIES = ("parameter", "gradient", "comm_bucket", "optimizer_state", "activation",
+              "temporary", "other")
+PARAMETER, GRADIENT, COMM_BUCKET, OPTIMIZER_STATE, ACTIVATION, TEMPORARY, OTHER = range(7)
 
 ALLOC, FREE, CHANGE = 0, 1, 2
 # The machinery between an op and the tracker: a stack starts at the first frame outside
@@ -70,20 +73,23 @@ _now = time.perf_counter_ns
 
 class _Block(weakref.ref):
     """A live storage: a weak reference to its array plus what the books need. ``state``
-    packs the roles (low bits) and the number of saved tensors holding it (<< 3);
+    packs the roles (low bits) and the number of saved tensors holding it (above them);
     ``frames`` is set only when a stack was recorded."""
 
     __slots__ = ("key", "size", "state", "frames")
 
 
 # Category of a block from its state: the highest role, else held by the graph, else other.
-_BY_ROLES = (OTHER, PARAMETER, OPTIMIZER_STATE, PARAMETER, GRADIENT, PARAMETER,
-             OPTIMIZER_STATE, PARAMETER)
-_SAVED = 8
+_ROLES = ROLE_PARAMETER | ROLE_STATE | ROLE_GRADIENT | ROLE_COMM_BUCKET
+_BY_ROLES = tuple(
+    PARAMETER if r & ROLE_PARAMETER else OPTIMIZER_STATE if r & ROLE_STATE else
+    GRADIENT if r & ROLE_GRADIENT else COMM_BUCKET if r & ROLE_COMM_BUCKET else OTHER
+    for r in range(_ROLES + 1))
+_SAVED = _ROLES + 1  # the count of saved tensors holding a block, above the role bits
 
 
 def _category(state):
-    return _BY_ROLES[state & 7] if state & 7 or state < _SAVED else ACTIVATION
+    return _BY_ROLES[state & _ROLES] if state & _ROLES or state < _SAVED else ACTIVATION
 
 
 class _Hold(weakref.ref):
@@ -155,7 +161,8 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         self.__init__()
 
     def _scan(self):
-        """Every storage reachable from live tensors, saved tensors and optimizers."""
+        """Every storage reachable from live tensors, saved tensors and optimizers, and
+        those objects with ``_storage_roles()`` hold (DDP's buckets)."""
         from .._tensor import Tensor
         from ..autograd.node import SavedTensor
         from ..nn.parameter import Parameter
@@ -173,6 +180,9 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
                 self.saved(o)
             elif issubclass(t, Optimizer):
                 optimizers.append(o)
+            elif "_storage_roles" in t.__dict__:  # (its own class's: no metaclass magic)
+                for arr, role in o._storage_roles():
+                    self.role(arr, role)
         for opt in optimizers:
             self.optimizer_state(opt.state.values())
 
@@ -228,7 +238,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         del self.live[key]
         size = b.size
         state = b.state
-        cat = _BY_ROLES[state & 7] if state & 7 or state < _SAVED else ACTIVATION
+        cat = _BY_ROLES[state & _ROLES] if state & _ROLES or state < _SAVED else ACTIVATION
         self.current[cat] -= size
         self.total -= size
         self.n_free += 1

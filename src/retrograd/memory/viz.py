@@ -34,8 +34,8 @@ import numpy as np
 __all__ = ["format_bytes", "load", "main", "render_html", "timeline", "write_html",
            "write_png"]
 
-DEFAULT_CATEGORIES = ("parameter", "gradient", "optimizer_state", "activation", "temporary",
-                      "other")
+DEFAULT_CATEGORIES = ("parameter", "gradient", "comm_bucket", "optimizer_state", "activation",
+                      "temporary", "other")
 # Block states PyTorch reports for memory a tensor still holds.
 _LIVE_STATES = ("active_allocated", "active_pending_free")
 # Action codes shipped to the page.
@@ -457,8 +457,9 @@ def _downsample(total, columns):
     return np.minimum.reduceat(idx, edges)
 
 
-_COLORS = {"parameter": "#4e79a7", "gradient": "#f28e2b", "optimizer_state": "#59a14f",
-           "activation": "#e15759", "temporary": "#b07aa1", "other": "#a0a4aa"}
+_COLORS = {"parameter": "#4e79a7", "gradient": "#f28e2b", "comm_bucket": "#17becf",
+           "optimizer_state": "#59a14f", "activation": "#e15759", "temporary": "#b07aa1",
+           "other": "#a0a4aa"}
 _EXTRA_COLORS = ("#76b7b2", "#edc948", "#ff9da7", "#9c755f", "#bab0ac")  # as the page's
 
 

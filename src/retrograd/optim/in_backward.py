@@ -12,6 +12,7 @@ writing ``param_groups[i]["lr"]``, which the next in-backward updates read, and
 
 import math
 import types
+import weakref
 
 import numpy
 
@@ -20,6 +21,13 @@ from ..autograd.engine import current_graph_task
 from .optimizer import Optimizer
 
 __all__ = ["fuse_into_backward"]
+
+_active = weakref.WeakSet()  # the handles not removed (DDP takes over their hooks)
+
+
+def active_handles():
+    """The :class:`FusedBackwardHandle` objects whose optimizers are fused now."""
+    return [h for h in list(_active) if h.active]
 
 
 def _fused_step(self, closure=None):
@@ -44,7 +52,9 @@ def _fused_zero_grad(self, set_to_none=True):
 
 class FusedBackwardHandle:
     """What :func:`fuse_into_backward` returns: ``remove()`` undoes the fusing;
-    ``backward(loss)`` runs the backward pass(es) one micro-batch needs."""
+    ``backward(loss)`` runs the backward pass(es) one micro-batch needs. A caller that
+    knows better when a gradient is final (DDP: once averaged over the ranks) takes
+    parameters over with ``hand_over(params)`` and calls ``grad_ready(p)`` itself."""
 
     def __init__(self, optimizer, accumulate_steps, clip_grad_norm):
         self.optimizer = optimizer
@@ -63,19 +73,40 @@ class FusedBackwardHandle:
         self._group_of = {p: i for i, g in enumerate(optimizer.param_groups)
                           for p in g["params"]}
         self._handles = []
+        self._post_handles = {}  # param -> its post-accumulate hook, until handed over
         for p in self._group_of:
             if clip_grad_norm is not None:
                 self._handles.append(p.register_hook(self._pre_hook(p)))
-            self._handles.append(p.register_post_accumulate_grad_hook(self._post_hook))
+            h = self._post_handles[p] = p.register_post_accumulate_grad_hook(self.grad_ready)
+            self._handles.append(h)
         optimizer.step = types.MethodType(_fused_step, optimizer)
         optimizer.zero_grad = types.MethodType(_fused_zero_grad, optimizer)
         optimizer._fused_into_backward = self
+        _active.add(self)
+
+    @property
+    def active(self):
+        """Whether the optimizer is still fused (``remove()`` not called)."""
+        return self.optimizer.__dict__.get("_fused_into_backward") is self
+
+    def hand_over(self, params):
+        """Of ``params``, those this handle updates and still hooks itself: their hooks
+        are removed and returned, and the caller calls :meth:`grad_ready` for each
+        instead, once that gradient is final (DDP: once its bucket is averaged)."""
+        taken = [p for p in params if p in self._post_handles]
+        for p in taken:
+            self._post_handles.pop(p).remove()
+        return taken
 
     # ---- which pass is this -----------------------------------------------------------
     def _phase(self):
         """``"accumulate"``, ``"norm"`` or ``"step"`` for the running backward (the first
         hook of a new backward advances the count)."""
-        tid = current_graph_task().id
+        task = current_graph_task()
+        if task is None:
+            raise RuntimeError("grad_ready() must be called during the backward pass that "
+                               "produced the gradient (from a hook or an engine callback)")
+        tid = task.id
         if tid != self._task_id:
             self._task_id = tid
             self._pass = self._pass % self._cycle + 1
@@ -97,7 +128,10 @@ class FusedBackwardHandle:
                 p._grad = None
         return hook
 
-    def _post_hook(self, p):
+    def grad_ready(self, p):
+        """``p``'s gradient for this backward is in ``.grad``: update ``p`` now (in the
+        pass that steps), or note it (accumulation, the norm pass). Called inside that
+        backward (a hook, or an engine callback at its end)."""
         phase = self._phase()
         if phase == "accumulate":
             return
@@ -147,6 +181,8 @@ class FusedBackwardHandle:
         for h in self._handles:
             h.remove()
         self._handles = []
+        self._post_handles = {}
+        _active.discard(self)
         for name in ("step", "zero_grad"):
             if name in self._saved:
                 setattr(opt, name, self._saved[name])

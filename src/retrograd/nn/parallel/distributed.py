@@ -9,22 +9,32 @@ post-accumulate-grad hook copies its gradient into its bucket; a full bucket's
 non-blocking all-reduce starts at once, in bucket order on every rank (so the collectives
 match). A callback queued on the engine waits for them when backward ends and writes the
 averages back into ``.grad``.
+
+A communication hook (``register_comm_hook``) replaces the all-reduce: it gets the
+bucket's undivided gradients and returns a future of the new values. Under ``Join`` a rank
+whose inputs ran out runs, once per iteration of the others, the same collectives in the
+same order (``_DDPJoinHook``), on zero gradients.
 """
 
 import contextlib
+import inspect
 import warnings
 import weakref
 
 import numpy
 
+from ... import _observe
 from ... import distributed as dist
-from ..._tensor import wrap
+from ..._creation import tensor
+from ..._tensor import Tensor, wrap
 from ...autograd.engine import queue_callback
-from ...autograd.grad_mode import is_grad_enabled
+from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...autograd.node import AccumulateGrad
+from ...distributed.algorithms.join import Join, Joinable, JoinHook
 from ...distributed.distributed_c10d import _group
 from ...distributed.optim.apply_optimizer_in_backward import param_to_optim_hook_handle_map
-from ...optim.in_backward import FusedBackwardHandle
+from ...futures import Future
+from ...optim.in_backward import active_handles
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -50,15 +60,23 @@ def _bucket_indices(params, limits):
 
 
 class _Bucket:
-    """Parameters reduced together: a flat buffer of their gradients and its all-reduce."""
+    """Parameters reduced together: a flat buffer of their gradients (booked by memory
+    accounting as a communication bucket) and the future of its reduction."""
 
-    __slots__ = ("params", "offsets", "flat", "pending", "work")
+    __slots__ = ("params", "offsets", "flat", "buffer", "pending", "future", "__weakref__")
 
     def __init__(self, params):
         self.params = params
         self.offsets = numpy.cumsum([0] + [p.numel() for p in params]).tolist()
         self.flat = numpy.zeros(self.offsets[-1], params[0]._data.dtype)
-        self.pending, self.work = len(params), None
+        if _observe.alloc is not None:  # booked as a bucket from its allocation
+            _observe.alloc.made(self.flat, _observe.COMM_BUCKET)
+        self.buffer = wrap(self.flat)
+        self.pending, self.future = len(params), None
+
+    def _storage_roles(self):
+        """For memory accounting started after the bucket was made."""
+        return ((self.flat, _observe.COMM_BUCKET),)
 
 
 class _Reducer:
@@ -76,6 +94,10 @@ class _Reducer:
         self.started = False  # a hook of the running backward has run
         self.ready, self.unused = set(), []
         self.next = self.polled = 0  # buckets launched; buckets reduced and written back
+        self.comm_hook = None  # (hook, state) of register_comm_hook
+        self.divisor = self.size  # what the default reduction divides gradients by
+        self.join_work = None  # Join: the forward's count of active ranks, for the divisor
+        self.divide_by_initial_world_size = True
         self.in_backward = {}  # id(param) -> its _apply_optimizer_in_backward optimizers
         self.fused = {}  # id(param) -> the fuse_into_backward handles DDP runs the hooks of
         # find_unused: this rank's use of each parameter, being or-ed over the ranks
@@ -109,12 +131,16 @@ class _Reducer:
         self._reset()
         self.arrival = []
         self.expect = True
+        self.divisor = self.size
         if self.find_unused:  # a parameter no rank used keeps its gradient (None)
             skipped = {id(p) for p in unused}
             self.used_flags = numpy.array([id(p) not in skipped for p in params], numpy.int32)
-            self.used_work = dist.all_reduce(wrap(self.used_flags), op=dist.ReduceOp.MAX,
-                                             group=self.group, async_op=True)
+            self.used_work = self._reduce_used(self.used_flags)
             self.used_ids = [id(p) for p in params]
+
+    def _reduce_used(self, flags):
+        return dist.all_reduce(wrap(flags), op=dist.ReduceOp.MAX, group=self.group,
+                               async_op=True)
 
     def hook(self, param):
         if not self.expect:  # a backward without synchronization: fused updates as usual
@@ -123,11 +149,16 @@ class _Reducer:
         if not self.started:
             self.started = True
             queue_callback(self.finalize)
+            if self.join_work is not None:
+                self.join_work.wait()
+                if not self.divide_by_initial_world_size:  # the ranks still training
+                    self.divisor = int(self.join_work.result()[0].item())
+                self.join_work = None
             for p in self.unused:  # no gradient will come: they count as ready (zero)
                 self._mark_ready(p)
         self._mark_ready(param)
         # MPI moves a reduction along only inside its calls: poll the oldest running one.
-        while self.polled < self.next and self.buckets[self.polled].work.is_completed():
+        while self.polled < self.next and self.buckets[self.polled].future.done():
             self._finish(self.buckets[self.polled])
             self.polled += 1
 
@@ -139,21 +170,34 @@ class _Reducer:
         part = b.flat[b.offsets[k]:b.offsets[k + 1]].reshape(p._data.shape)
         if p.grad is None:
             part[...] = 0
-        else:  # divided before the sum, as PyTorch's reducer: one pass for copy and mean
-            numpy.divide(p.grad._data, self.size, out=part)
+        elif self.comm_hook is None:  # divided before the sum, as PyTorch's reducer: one
+            numpy.divide(p.grad._data, self.divisor, out=part)  # pass for copy and mean
+        else:  # a hook gets the gradients as they are
+            part[...] = p.grad._data
         b.pending -= 1
         while self.next < len(self.buckets) and not self.buckets[self.next].pending:
-            self._launch(self.buckets[self.next])
+            self._launch(self.next)
             self.next += 1
 
-    def _launch(self, b):
-        flat = wrap(b.flat)
-        b.work = dist.all_reduce(flat, op=dist.ReduceOp.SUM, group=self.group, async_op=True)
+    def _launch(self, i):
+        """Start bucket ``i``'s reduction: the communication hook's, else an all-reduce."""
+        b = self.buckets[i]
+        if self.comm_hook is None:
+            work = dist.all_reduce(b.buffer, op=dist.ReduceOp.SUM, group=self.group,
+                                   async_op=True)
+            b.future = work.get_future()
+            return
+        hook, state = self.comm_hook
+        bucket = dist.GradBucket(i, len(self.buckets), b.buffer, b.offsets, b.params)
+        b.future = hook(state, bucket)
+        if not isinstance(b.future, Future):
+            raise TypeError(f"Communication hook must return a torch.futures.Future, got "
+                            f"{type(b.future).__name__}")
 
     def _reset(self):
         """Ready for a backward: every bucket waits for all its parameters."""
         for b in self.buckets:
-            b.pending, b.work = len(b.params), None
+            b.pending, b.future = len(b.params), None
         self.ready = set()
         self.next = self.polled = 0
 
@@ -175,14 +219,29 @@ class _Reducer:
                 f"{', '.join(missing)}")
         while self.polled < len(self.buckets):
             b = self.buckets[self.polled]
-            b.work.wait()
+            b.future.wait()
             self._finish(b)
             self.polled += 1
         self._reset()
 
+    def _reduced(self, b):
+        """The bucket's reduced values (the future's tensor) in ``b.flat``."""
+        value = b.future.value()
+        if isinstance(value, (list, tuple)) and value:  # a list of tensors: the first
+            value = value[0]
+        if not isinstance(value, Tensor):
+            raise TypeError(f"the communication hook's Future must hold a tensor, got "
+                            f"{type(value).__name__}")
+        if value.numel() != b.flat.size:
+            raise RuntimeError(f"the communication hook's tensor has {value.numel()} elements"
+                               f" but its bucket {b.flat.size}: it must have the bucket's shape")
+        if value._data is not b.flat:
+            b.flat[...] = value._data.reshape(-1)
+
     def _finish(self, b):
         """A bucket is reduced: the averages into ``.grad``, then the parameters'
         in-backward optimizers step (and free the gradient), each as soon as it can."""
+        self._reduced(b)
         if self.used_work is not None:
             self.used_work.wait()
             self.used = dict(zip(self.used_ids, self.used_flags.tolist(), strict=True))
@@ -206,10 +265,27 @@ class _Reducer:
         """The ``fuse_into_backward`` hooks DDP took over, for handles not removed since."""
         handles = self.fused.get(id(p))
         if handles:
-            handles[:] = [h for h in handles
-                          if h.optimizer.__dict__.get("_fused_into_backward") is h]
+            handles[:] = [h for h in handles if h.active]
             for h in handles:
-                h._post_hook(p)
+                h.grad_ready(p)
+
+    # ---- a joined rank (Join) shadows the collectives of the ranks still training ------
+    def shadow_backward(self):
+        """The collectives one synchronized backward runs, on zero gradients: the used
+        flags (find_unused), then each bucket's reduction, in order."""
+        if self.find_unused:
+            self._reduce_used(numpy.zeros(len(self.params), numpy.int32)).wait()
+        futures = []
+        for i, b in enumerate(self.buckets):
+            b.flat[...] = 0
+            self._launch(i)
+            futures.append(b.future)
+        for f in futures:
+            f.wait()
+        self._reset()
+        if not (self.rebuilt or self.find_unused or self.arrival):
+            # a rank that joined before any backward takes part in the rebuild all the same
+            self.arrival = list(range(len(self.params)))
 
 
 def _hook(reducer_ref):
@@ -246,7 +322,7 @@ def _leaves(outputs):
     return found
 
 
-class DistributedDataParallel(Module):
+class DistributedDataParallel(Module, Joinable):
     """Data parallelism over the ranks of ``process_group``: construction broadcasts rank
     0's parameters and buffers; each forward broadcasts the buffers again
     (``broadcast_buffers``); each backward leaves every rank with the average gradient.
@@ -265,6 +341,7 @@ class DistributedDataParallel(Module):
                  mixed_precision=None, device_mesh=None, skip_all_reduce_unused_params=False,
                  bucket_cap_mb_list=None, batched_grad_copy=False, forward_sync_buffers=None):
         super().__init__()
+        Joinable.__init__(self)
         for name, value in (("mixed_precision", mixed_precision), ("device_mesh", device_mesh),
                             ("delay_all_reduce_named_params", delay_all_reduce_named_params),
                             ("param_to_hook_all_reduce", param_to_hook_all_reduce),
@@ -305,9 +382,10 @@ class DistributedDataParallel(Module):
         self._buffers_synced = [b for n, b in module.named_buffers() if n not in ignored]
         params = [p for _, p in named if p.requires_grad]
         self._verify_same_model(group, [(n, tuple(p.shape), str(p.dtype)) for n, p in named])
+        self._params_synced = [p for _, p in named]
         if init_sync:
-            _broadcast_all([p for _, p in named] + (self._buffers_synced if init_buffers
-                                                    else []), group)
+            _broadcast_all(self._params_synced + (self._buffers_synced if init_buffers
+                                                  else []), group)
         cap = _DEFAULT_BUCKET_CAP_MB if bucket_cap_mb is None else bucket_cap_mb
         self.bucket_bytes_cap = int(cap * 1024 * 1024)
         limits = ([_DEFAULT_FIRST_BUCKET_BYTES, self.bucket_bytes_cap] if bucket_cap_mb is None
@@ -333,12 +411,22 @@ class DistributedDataParallel(Module):
                     f"{group.ranks[r]} {diff[1]})")
 
     def forward(self, *inputs, **kwargs):
-        sync = is_grad_enabled() and self.require_backward_grad_sync
-        if sync:
+        join = self._join_config.enable
+        work = Join.notify_join_context(self)
+        if work is not None:  # the count of active ranks (waited for in backward)
+            if self.reducer.join_work is not None:  # a forward without backward's
+                self.reducer.join_work.wait()
+            self.reducer.join_work = work
+        if is_grad_enabled():
             self.reducer.rebuild_buckets()
         if self.forward_sync_buffers and self.require_forward_param_sync and \
                 self._buffers_synced:
-            _broadcast_all(self._buffers_synced, _group(self.process_group))
+            # under Join rank 0 may have stopped: the highest active rank's buffers win
+            src = self._find_common_rank(True) if join else 0
+            _broadcast_all(self._buffers_synced, _group(self.process_group), src)
+        sync = is_grad_enabled() and self.require_backward_grad_sync
+        if join:  # tell joined ranks whether this iteration's backward reduces
+            dist.all_reduce(tensor([float(sync)]), group=self.process_group)
         output = self.module(*inputs, **kwargs)
         self._setup_in_backward_optimizers()
         if sync:
@@ -353,25 +441,94 @@ class DistributedDataParallel(Module):
             self.require_forward_param_sync = self.reducer.expect = False
         return output
 
+    @property
+    def _has_rebuilt_buckets(self):
+        """Whether the buckets are final (regrouped after the first backward)."""
+        return self.reducer.rebuilt
+
+    def _find_common_rank(self, candidate):
+        """The highest group rank among those where ``candidate`` holds."""
+        g = _group(self.process_group)
+        rank = tensor([g.rank() if candidate else -1])
+        dist.all_reduce(rank, op=dist.ReduceOp.MAX, group=self.process_group)
+        if rank.item() == -1:
+            raise ValueError("BUG! Expected rank_cond to be true for at least one process. "
+                             "This indicates a bug in PyTorch, please report an issue.")
+        return int(rank.item())
+
+    def register_comm_hook(self, state, hook):
+        """Reduce each bucket with ``hook(state, bucket)`` instead of the all-reduce:
+        ``bucket`` is a :class:`~retrograd.distributed.GradBucket` (gradients not divided
+        by the world size), the hook returns a :class:`~retrograd.futures.Future` of the
+        bucket's new values (one tensor of its shape), which DDP copies into ``.grad``
+        once the future completes (in-backward optimizers step after that). Only one hook,
+        registered before backward.
+
+        >>> from retrograd.distributed.algorithms.ddp_comm_hooks import default_hooks
+        >>> ddp.register_comm_hook(None, default_hooks.fp16_compress_hook)
+        """
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        sig = inspect.signature(hook)
+        bucket = sig.parameters.get("bucket")
+        if bucket is not None and bucket.annotation not in (inspect.Parameter.empty,
+                                                            dist.GradBucket):
+            raise ValueError("Communication hook: bucket annotation should be "
+                             "dist.GradBucket.")
+        if sig.return_annotation not in (inspect.Signature.empty, Future[Tensor]):
+            raise ValueError("Communication hook: return annotation should be "
+                             "torch.futures.Future[torch.Tensor].")
+        if self.reducer.comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be "
+                               "called once.")
+        self.reducer.comm_hook = (hook, state)
+
+    # ---- uneven inputs (Join) -----------------------------------------------------------
+    def join(self, divide_by_initial_world_size=True, enable=True,
+             throw_on_early_termination=False):
+        """Context manager for ranks with different numbers of batches: a rank that ran
+        out shadows the others' collectives (its gradients count as zero) until all have
+        run out; then every rank takes the model of one of the last to finish.
+        Gradients are divided by the initial world size, or with
+        ``divide_by_initial_world_size=False`` by the number of ranks still training.
+        ``throw_on_early_termination=True``: every rank raises once one has run out.
+
+        >>> with ddp.join():
+        ...     for x, y in batches:  # fewer on some ranks
+        ...         loss_fn(ddp(x), y).backward(); opt.step()
+        """
+        return Join([self], enable, throw_on_early_termination,
+                    divide_by_initial_world_size=divide_by_initial_world_size)
+
+    def join_hook(self, **kwargs):
+        """The :class:`JoinHook` shadowing this DDP's forward and backward collectives
+        (``divide_by_initial_world_size``, default True: see :meth:`join`)."""
+        return _DDPJoinHook(self, kwargs.get("divide_by_initial_world_size", True))
+
+    @property
+    def join_device(self):
+        return self.reducer.params[0].device
+
+    @property
+    def join_process_group(self):
+        return self.process_group
+
     def _setup_in_backward_optimizers(self):
         """Optimizers in backward step once their parameter's bucket is reduced, on the
         average gradient: those of ``_apply_optimizer_in_backward`` (as PyTorch's DDP) and
         ``optim.fuse_into_backward``'s updates. Their own post-accumulate hooks, which
         would step on this rank's gradient alone, are taken off the parameters."""
         reducer = self.reducer
-        for b in reducer.buckets:
-            for p in b.params:
-                if hasattr(p, "_in_backward_optimizers") and id(p) not in reducer.in_backward:
-                    if p in param_to_optim_hook_handle_map:
-                        for handle in param_to_optim_hook_handle_map[p]:
-                            handle.remove()
-                    reducer.in_backward[id(p)] = p._in_backward_optimizers
-                hooks = p._post_acc_hooks or {}
-                for key, fn in list(hooks.items()):
-                    owner = getattr(fn, "__self__", None)
-                    if isinstance(owner, FusedBackwardHandle):
-                        del hooks[key]  # as its RemovableHandle's remove() would
-                        reducer.fused.setdefault(id(p), []).append(owner)
+        params = reducer.params
+        for p in params:
+            if hasattr(p, "_in_backward_optimizers") and id(p) not in reducer.in_backward:
+                if p in param_to_optim_hook_handle_map:
+                    for handle in param_to_optim_hook_handle_map[p]:
+                        handle.remove()
+                reducer.in_backward[id(p)] = p._in_backward_optimizers
+        for h in active_handles():
+            for p in h.hand_over(params):
+                reducer.fused.setdefault(id(p), []).append(h)
 
     @contextlib.contextmanager
     def no_sync(self):
@@ -390,8 +547,41 @@ class DistributedDataParallel(Module):
             self.require_backward_grad_sync = old
 
 
-def _broadcast_all(tensors, group):
-    """Rank 0's values into every rank's ``tensors``, all broadcasts in flight at once."""
-    works = [dist.broadcast(t, src=group.ranks[0], group=group, async_op=True) for t in tensors]
+def _broadcast_all(tensors, group, src=0):
+    """Group rank ``src``'s values into every rank's ``tensors``, all broadcasts in flight
+    at once."""
+    works = [dist.broadcast(t, group_src=src, group=group, async_op=True) for t in tensors]
     for w in works:
         w.wait()
+
+
+class _DDPJoinHook(JoinHook):
+    """A joined rank's part in DDP's iterations: the same collectives, in the same order
+    as :meth:`DistributedDataParallel.forward` and its backward, with zero gradients."""
+
+    def __init__(self, ddp, divide_by_initial_world_size):
+        self.ddp = ddp
+        ddp.reducer.divide_by_initial_world_size = divide_by_initial_world_size
+
+    def main_hook(self):
+        ddp = self.ddp
+        ddp.reducer.rebuild_buckets()
+        if ddp.forward_sync_buffers and ddp.require_forward_param_sync and \
+                ddp._buffers_synced:
+            _broadcast_all(ddp._buffers_synced, _group(ddp.process_group),
+                           ddp._find_common_rank(False))
+        sync = tensor([0.0])
+        dist.all_reduce(sync, group=ddp.process_group)
+        ddp.require_forward_param_sync = bool(sync.item())
+        if ddp.require_forward_param_sync:
+            with no_grad():
+                ddp.reducer.shadow_backward()
+
+    def post_hook(self, is_last_joiner):
+        """Every rank takes the model (and buffers) of the highest last joiner."""
+        ddp = self.ddp
+        src = ddp._find_common_rank(is_last_joiner)
+        with no_grad():
+            _broadcast_all(ddp._params_synced + (
+                ddp._buffers_synced if ddp.broadcast_buffers else []),
+                _group(ddp.process_group), src)
