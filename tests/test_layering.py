@@ -54,7 +54,6 @@ UPWARD = {
     ("retrograd.ops._tensor_xp", "retrograd.ops.linalg_decomp"),
     ("retrograd.ops._views", "retrograd.ops.shape"),
     ("retrograd.ops.linalg_decomp", "retrograd"),
-    ("retrograd.ops.scatter", "retrograd.autograd.function"),
     ("retrograd.utils.benchmark._timer", "retrograd"),
 }
 

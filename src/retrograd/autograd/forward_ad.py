@@ -250,7 +250,8 @@ def _tangents(op, jvp, values, arrays, attrs, outs_t, tangents, single, bxp=None
     diff = bxp is None and grad_mode.state.enabled and any(
         isinstance(v, Tensor) and v.requires_grad for v in (*values, *tangents))
     if diff:
-        from ..ops import _tensor_xp as xp
+        from ..ops import _tensor_xp
+        xp = _tensor_xp.of(outs_t[0])
         ins = list(values)
         res = outs_t
     else:
@@ -352,7 +353,7 @@ def propagate_list(node_cls, inputs, outs, attrs):
         from ..ops import _tensor_xp
         ts = [wrap(numpy.zeros_like(v._data)) if t is None else t
               for v, t in zip(inputs, tangents, strict=True)]
-        res = node_cls._jvp(_tensor_xp, ts, primals, *attrs)
+        res = node_cls._jvp(_tensor_xp.of(out_list[0]), ts, primals, *attrs)
         for o, t in zip(out_list, res if multi else (res,), strict=True):
             if o._data.dtype.kind in "fc":
                 set_tangent(o, t if t.dtype is o.dtype else t.to(o.dtype))

@@ -20,7 +20,7 @@ from .._dtype import OPMATH, opmath_arrays
 from ..backend import get_array_module
 from . import grad_mode
 
-__all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle"]
+__all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle", "DelayedError"]
 
 _seq = itertools.count()
 # Nodes PyTorch writes by hand in C++: their name() carries the namespace.
@@ -192,6 +192,20 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
 
 
 _NOT_PACKED = object()  # SavedTensor._packed when no saved-tensor hooks were active
+
+
+class DelayedError(Node):
+    """A node that raises ``msg`` when the engine reaches it: on gradients whose own
+    differentiation would be wrong (``once_differentiable``, some double backwards)."""
+
+    def __init__(self, msg):
+        self._msg = msg
+
+    def name(self):
+        return "torch::autograd::DelayedError"
+
+    def apply(self, grads, create_graph):
+        raise RuntimeError(self._msg)
 
 
 class SavedTensor:
@@ -376,8 +390,9 @@ class OpNode(Node):
         create_graph), reduced to each input's shape and cast to its dtype."""
         op = self._op
         g = grads[0]
-        if create_graph:
-            from ..ops import _tensor_xp as xp
+        if create_graph:  # the facade for the gradients' device
+            from ..ops import _tensor_xp
+            xp = _tensor_xp.of(next((x for x in grads if x is not None), None))
         elif type(g) is numpy.ndarray:
             xp = numpy
         else:  # a device's gradients, or the first is missing

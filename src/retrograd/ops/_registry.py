@@ -55,6 +55,7 @@ Forward mode (``jvp=``) sits beside the vjp rules, in one of five forms:
   multi-output op, None for an output without one).
 """
 
+import functools
 import inspect
 import operator
 
@@ -68,7 +69,7 @@ from ..autograd.node import OpNode, SavedTensor, grad_accumulator, on_inplace_wr
 from ..backend import get_array_module, to_device
 from . import _out, _views
 
-__all__ = ["defop", "apply", "apply_inplace", "register", "FUNCTIONS"]
+__all__ = ["defop", "apply", "apply_inplace", "register", "FUNCTIONS", "kernel", "KERNELS"]
 
 _fw_state = forward_ad.state  # one flag check per op when forward AD is off
 
@@ -104,6 +105,38 @@ def register(fn=None, *, method=True, function=True, name=None, aliases=()):
                 setattr(Tensor, n, f)
         return f
     return deco(fn) if fn is not None else deco
+
+
+KERNELS = []  # every kernel() declaration, for the tests that pin each to its rule
+
+
+class Kernel:
+    """A fast kernel for one array module, declared beside the rule it stands in for."""
+
+    __slots__ = ("rule", "fast", "when", "module", "op")
+
+    def __repr__(self):
+        return f"<kernel for {self.rule.__qualname__} of op {self.op}>"
+
+
+def kernel(rule, fast, when, module=numpy):
+    """``rule`` (a forward, vjp or jvp taking ``xp`` first), computed by ``fast`` (same
+    arguments) when ``xp`` is ``module`` and ``when(*arguments after xp)`` holds: a BLAS
+    path or an in-place NumPy pass for a rule that stays written once for every
+    namespace. The rule keeps its signature (what the node saves is read from it)."""
+    if next(iter(inspect.signature(rule).parameters)) != "xp":
+        raise TypeError(f"kernel for {rule.__qualname__}: the rule must take xp first")
+    k = Kernel()
+    k.rule, k.fast, k.when, k.module, k.op = rule, fast, when, module, None
+
+    def run(xp, *args):
+        if xp is module and k.when(*args):
+            return fast(xp, *args)
+        return rule(xp, *args)
+    functools.update_wrapper(run, rule)
+    run.kernel = k
+    KERNELS.append(k)
+    return run
 
 
 class OpDef:
@@ -219,6 +252,9 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
              op.outputs.index(saved[k]) if saved[k] in op.outputs else op.inputs.index(saved[k]))
             for k in sorted(slots)))
     op._save_plan = tuple(op._save_plan)
+    for rule in (forward, *vjp.values(), jvp):
+        if hasattr(rule, "kernel"):  # declared with kernel(): name its op for the tests
+            rule.kernel.op = name
     op.node_cls = type(node or f"{_camel(name)}Backward0", (OpNode,),
                        {"__slots__": (), "_op": op})
     return op

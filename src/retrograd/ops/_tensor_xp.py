@@ -7,20 +7,28 @@ like any forward. Add a function here when a rule needs a new NumPy name.
 """
 
 import sys
+import types
 
 import numpy
 
 from .. import _creation, _dtype
+from ..autograd.node import DelayedError, collect_next
+from ..backend import cpu, device_of, to_device
 from ..backend.functions import ArrayFunctions, register_functions
 from .._tensor import Tensor, wrap
-from ._registry import FUNCTIONS as F
+from ._registry import FUNCTIONS as F, apply
+
+device = cpu  # where the factories below create; ``on(device)`` is the namespace of another
 
 
 def _t(x, like=None):
-    """Tensors pass through; numbers stay numbers; arrays are wrapped."""
+    """Tensors pass through; numbers stay numbers; arrays are wrapped, on the device of
+    Tensor ``like``."""
     if isinstance(x, Tensor) or x is None or isinstance(x, (int, float, bool, complex)):
         return x
-    return wrap(numpy.asarray(x))
+    if not hasattr(x, "dtype"):
+        x = numpy.asarray(x)
+    return wrap(x if not isinstance(like, Tensor) else to_device(x, like.device))
 
 
 def _dt(np_dtype):
@@ -116,17 +124,18 @@ def power(x, y):
 
 
 def maximum(x, y):
-    return F["maximum"](_t(x), _t(y))
+    return F["maximum"](_t(x, y), _t(y, x))
 
 
 def minimum(x, y):
-    return F["minimum"](_t(x), _t(y))
+    return F["minimum"](_t(x, y), _t(y, x))
 
 
 def where(cond, x, y):
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         x = _creation.full_like(cond, x, dtype=_dtype.get_default_dtype())
-    return F["where"](_t(cond), _t(x), _t(y))
+    like = next((v for v in (cond, x, y) if isinstance(v, Tensor)), None)
+    return F["where"](_t(cond, like), _t(x, like), _t(y, like))
 
 
 def erf(x):
@@ -195,16 +204,22 @@ def ones_like(x, dtype=None):
     return _creation.ones_like(x, dtype=_dt(dtype) if dtype is not None else None)
 
 
-def zeros(shape, dtype=float):
-    return _creation.zeros(*((shape,) if isinstance(shape, int) else shape), dtype=_dt(dtype))
+def _factories(dev):
+    """The functions that create values from nothing but a shape, creating on ``dev``."""
+    def zeros(shape, dtype=float):
+        return _creation.zeros(*((shape,) if isinstance(shape, int) else shape),
+                               dtype=_dt(dtype), device=dev)
 
+    def arange(stop):
+        return _creation.arange(stop, device=dev)
 
-def arange(stop):
-    return _creation.arange(stop)
+    def eye(n, m=None, dtype=float):
+        return _creation.eye(n, m, dtype=_dt(dtype), device=dev)
 
+    def full(shape, fill_value, dtype=float):
+        return _creation.full(tuple(shape), fill_value, dtype=_dt(dtype), device=dev)
 
-def eye(n, m=None, dtype=float):
-    return _creation.eye(n, m, dtype=_dt(dtype))
+    return {"zeros": zeros, "arange": arange, "eye": eye, "full": full, "device": dev}
 
 
 def astype(x, dtype, copy=True):
@@ -323,7 +338,7 @@ def triu(m, k=0):
 
 
 def take_along_axis(x, indices, axis):
-    return F["gather"](x, axis, _t(indices))
+    return F["gather"](x, axis, _t(indices, x))
 
 
 # ---- linear algebra -----------------------------------------------------------------------
@@ -349,10 +364,6 @@ def cross(a, b, axis=-1):
 
 def copy(a):
     return a.clone()
-
-
-def full(shape, fill_value, dtype=float):
-    return _creation.full(tuple(shape), fill_value, dtype=_dt(dtype))
 
 
 class linalg:  # noqa: N801 (numpy.linalg's name)
@@ -403,6 +414,27 @@ class _Functions(ArrayFunctions):
     def erf(self, x):
         return erf(x)
 
+    def call(self, op, values, attrs=()):
+        return apply(op, values, attrs)
+
+    def constant(self, a):
+        return wrap(to_device(a, self.xp.device) if hasattr(a, "dtype") else numpy.asarray(a))
+
+    def recomputed(self, saved, recompute):
+        return recompute()
+
+    def kernel_or_composite(self, kernel, composite, *args):
+        return composite(*args)
+
+    def once_differentiable(self, g, msg):
+        if not g.requires_grad:
+            return g
+        err = DelayedError(msg)
+        err.next_functions = collect_next((g,), None)[0]
+        out = g.detach()
+        out._grad_fn, out._requires_grad = err, True
+        return out
+
     def clamp_min(self, x, c):
         return F["clamp_min"](x, c)
 
@@ -422,7 +454,31 @@ class _Functions(ArrayFunctions):
         return a * b
 
     def index_add(self, a, index, values):
-        return F["index_add"](a, 0, index if isinstance(index, Tensor) else wrap(index), values)
+        return F["index_add"](a, 0, _t(index, a), values)
 
 
-register_functions(sys.modules[__name__], _Functions(sys.modules[__name__]))
+globals().update(_factories(cpu))
+_here = sys.modules[__name__]
+register_functions(_here, _Functions(_here))
+_on = {cpu: _here}
+
+
+def on(dev):
+    """This namespace for Tensors on device ``dev``: its factories create there, as a
+    CuPy rule's do on the current device (the engine picks it by the gradients' device)."""
+    ns = _on.get(dev)
+    if ns is None:
+        ns = types.ModuleType(__name__ + ".on_" + str(dev).replace(":", "_"))
+        ns.__dict__.update({k: v for k, v in vars(_here).items() if not k.startswith("__")})
+        ns.__dict__.update(_factories(dev))
+        register_functions(ns, _Functions(ns))
+        _on[dev] = ns
+    return ns
+
+
+def of(t):
+    """The namespace for Tensor ``t``'s device (the CPU's for None)."""
+    if t is None:
+        return _here
+    d = t._data
+    return _here if type(d) is numpy.ndarray else on(device_of(d))

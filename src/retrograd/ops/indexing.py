@@ -67,7 +67,7 @@ _BASIC = {"select": _select, "slice": _slice, "unsqueeze": _unsqueeze, None: _al
 def _gather_at(xp, grad, index):
     """``grad[index]``, recorded under create_graph with a gradient that accumulates when
     the index may repeat elements."""
-    repeats = any(type(i) is numpy.ndarray and i.dtype.kind == "i" for i in index)
+    repeats = any(getattr(i, "ndim", 0) and i.dtype.kind in "iu" for i in index)
     return call(xp, _index, grad, attrs=(index, repeats))
 
 

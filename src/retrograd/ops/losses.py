@@ -20,7 +20,7 @@ from ..backend.functions import functions
 from ._loss_args import check_cast, check_output
 from ._registry import FUNCTIONS, _pretty, apply, defop, register
 from .activation import logsigmoid
-from .nn_ops import _is_np, _reduce, _reduced_grad, _sigmoid, _size
+from .nn_ops import _reduce, _reduced_grad, _sigmoid, _size
 from .reduction import _no_out, _norm_rule, _vector_norm
 from .shape import call
 
@@ -778,9 +778,8 @@ def _ctc_jvp(xp, log_probs_t, log_probs, targets, result, log_alpha, input_lengt
     """The tangent as the vjp's linear form (not differentiable again, as in PyTorch)."""
     args = [x._data if hasattr(x, "_data") else x for x in (log_probs, targets, result,
                                                               log_alpha)]
-    g = _ctc_unit_grad(*args, input_lengths, target_lengths, blank, zero_infinity)
-    if not _is_np(xp):
-        g = wrap(g)
+    g = functions(xp).constant(_ctc_unit_grad(*args, input_lengths, target_lengths, blank,
+                                              zero_infinity))
     return xp.sum(g * log_probs_t, axis=(0, 2)), None
 
 

@@ -16,10 +16,9 @@ from .._dtype import OPMATH
 from .._tensor import wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
-from . import _tensor_xp
 from ._loss_args import (check_bce, check_bce_logits, check_embedding, check_float_kernel,
                          check_nll)
-from ._registry import FUNCTIONS, _pretty, apply, defop
+from ._registry import _pretty, apply, defop, kernel
 from .linalg import _addmm_args
 from .reduction import _dim1, _vector_norm
 from .shape import call
@@ -27,12 +26,6 @@ from .shape import call
 __all__ = ["linear", "constant_pad", "mode_pad", "softmax", "log_softmax", "nll_loss",
            "layer_norm", "batch_norm", "group_norm", "gelu", "silu", "embedding", "mse_loss",
            "smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
-
-
-def _is_np(xp):
-    """Rules run on arrays (NumPy's, CuPy's, the batched ones of is_grads_batched), rather
-    than on the Tensors of the differentiable facade."""
-    return xp is not _tensor_xp
 
 
 def _max_scalar(xp, x, c):
@@ -455,8 +448,10 @@ def _norm_dx(xp, g, xhat, rstd, axes):
 def _stats(xp, x, mean, rstd, axes, eps):
     """The saved statistics; under create_graph, recomputed from ``x`` so that the second
     derivative sees their dependence on it (the saved ones are constants)."""
-    if _is_np(xp):
-        return mean, rstd
+    return functions(xp).recomputed((mean, rstd), lambda: _moments(xp, x, axes, eps))
+
+
+def _moments(xp, x, axes, eps):
     mean = _mean(xp, x, axes)
     xc = x - mean
     return mean, 1 / xp.sqrt(_mean(xp, xc * xc, axes) + eps)
@@ -738,8 +733,6 @@ def _gelu32_d(x):
 def _gelu_fwd(xp, self, approximate):
     if approximate == "tanh":
         return 0.5 * self * (1 + xp.tanh(_SQRT_2_PI * (self + 0.044715 * self * self * self)))
-    if _is_np(xp) and self.dtype == numpy.float32 and self.ndim:
-        return _gelu32(self)
     return 0.5 * self * (1 + _erf(xp, self * 0.7071067811865476))
 
 
@@ -749,16 +742,25 @@ def _gelu_grad(xp, grad, self, approximate):
         t = xp.tanh(inner)
         dinner = _SQRT_2_PI * (1 + 3 * 0.044715 * self * self)
         return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * dinner)
-    if xp is numpy and self.dtype == numpy.float32 and self.ndim:
-        d = _gelu32_d(self)
-        d *= grad
-        return d
     cdf = 0.5 * (1 + _erf(xp, self * 0.7071067811865476))
     return grad * (cdf + self * 0.3989422804014327 * xp.exp(-0.5 * self * self))
 
 
-_gelu = defop("gelu", _gelu_fwd,
-              vjp={"self": _gelu_grad},
+def _gelu32_grad(xp, grad, self, approximate):
+    d = _gelu32_d(self)
+    d *= grad
+    return d
+
+
+def _erf_gelu32(*args):
+    """The exact (erf) GELU of a float32 array with dims: the in-place NumPy kernels."""
+    self, approximate = args[-2:]
+    return approximate != "tanh" and self.dtype == numpy.float32 and self.ndim
+
+
+_gelu = defop("gelu", kernel(_gelu_fwd, lambda xp, self, approximate: _gelu32(self),
+                             _erf_gelu32),
+              vjp={"self": kernel(_gelu_grad, _gelu32_grad, _erf_gelu32)},
               jvp="elementwise", to_float=True)
 
 
@@ -808,15 +810,10 @@ def _embedding_grad(xp, grad, indices, weight_shape, padding_idx, scale_grad_by_
     if scale_grad_by_freq:  # each row's gradient over the number of times it was looked up
         counts = xp.bincount(idx, minlength=n)
         g = g / xp.expand_dims(counts[idx], 1)
-    if _is_np(xp):
-        out = xp.zeros((n, d), dtype=grad.dtype)
-        xp.add.at(out, idx, g)
-        if padding_idx is not None and padding_idx < n:  # PyTorch accepts 0 for no rows
-            out[padding_idx] = 0
-        return out
-    if padding_idx is not None:
-        g = g * xp.expand_dims(xp.not_equal(idx, padding_idx), 1)
-    return FUNCTIONS["index_add"](xp.zeros((n, d), dtype=grad.dtype), 0, idx, g)
+    if padding_idx is not None:  # its row gets nothing
+        keep = xp.not_equal(idx, padding_idx)
+        idx, g = idx[keep], g[keep]
+    return functions(xp).index_add(xp.zeros((n, d), dtype=grad.dtype), idx, g)
 
 
 _embedding = defop("embedding",
