@@ -13,7 +13,7 @@ from . import grad_mode
 from ._batched import Batched, BatchedNumpy
 from .engine import _dependencies, _exec_plan, _pop, _push, _root_edge
 from .function import BackwardCFunction
-from .node import AccumulateGrad, DelayedError, OpNode
+from .node import AccumulateGrad, DelayedError, OpNode, sum_to
 
 __all__ = ["batched_grad"]
 
@@ -232,6 +232,5 @@ class _Walk:
         return [flat[:, base], *res[1:]]
 
 
-from ..ops._broadcast import sum_to  # noqa: E402
 from ..ops._views import AsStridedBackward0, CopySlices, _may_overlap  # noqa: E402
 from ..ops.joining import _ListNode, stack  # noqa: E402

@@ -14,14 +14,26 @@ import numpy
 
 from . import emulated, erf
 
-__all__ = ["functions", "register_functions", "scipy_linalg"]
+__all__ = ["functions", "register_functions", "scipy_linalg", "facade", "register_facade"]
 
 _known = {}  # namespace -> its functions (registered, or made on first use)
+_facade = []  # the differentiable facade's namespace finder, once registered
 
 
 def register_functions(namespace, impl):
     """Use ``impl``'s functions for rules that receive ``namespace``."""
     _known[namespace] = impl
+
+
+def register_facade(of):
+    """The differentiable facade (the namespace of rules under ``create_graph``) is
+    ``of(tensor)``: the namespace for that tensor's device (None: the CPU's)."""
+    _facade[:] = [of]
+
+
+def facade(tensor):
+    """The namespace rules run on to differentiate ``tensor``'s backward again."""
+    return _facade[0](tensor)
 
 
 def scipy_linalg(xp):

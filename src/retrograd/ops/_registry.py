@@ -26,7 +26,7 @@ operators and ``.shape``/``.ndim``, never array methods. A third mode,
 calls (``autograd._batched``): a buffer a rule writes gradients into must come
 from ``xp`` (``xp.zeros``) or be made like the gradient (``numpy.zeros_like(g)``).
 
-Broadcasting is undone by the engine (``_broadcast.sum_to``), never by a rule;
+Broadcasting is undone by the engine (``autograd.node.sum_to``), never by a rule;
 a rule may return a gradient of the broadcast shape.
 
 Low precision is one policy here, not in rules (``_dtype.OPMATH``): when an op's float

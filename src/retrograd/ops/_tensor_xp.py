@@ -14,7 +14,7 @@ import numpy
 from .. import _creation, _dtype
 from ..autograd.node import DelayedError, collect_next
 from ..backend import cpu, device_of, to_device
-from ..backend.functions import ArrayFunctions, register_functions
+from ..backend.functions import ArrayFunctions, register_facade, register_functions
 from .._tensor import Tensor, wrap
 from ._registry import FUNCTIONS as F, apply
 
@@ -482,3 +482,6 @@ def of(t):
         return _here
     d = t._data
     return _here if type(d) is numpy.ndarray else on(device_of(d))
+
+
+register_facade(of)
