@@ -1,9 +1,12 @@
 """A NumPy-named, differentiable namespace over Tensors.
 
 vjp/jvp rules are written against ``xp``: NumPy in a plain backward, this
-module under ``create_graph=True``. Each function here maps a NumPy name and
-signature onto the retrograd op, so the backward of a backward is recorded
-like any forward. Add a function here when a rule needs a new NumPy name.
+module under ``create_graph=True``, so the backward of a backward is recorded
+like any forward. NumPy names that are retrograd ops taking the same arguments
+come from the name map (``_SAME``, ``_RENAMED``); the functions below adapt the
+others' signatures. A rule that needs a new NumPy name adds it to the map, or
+an adapter here. ``on(device)`` is this namespace for Tensors on a device (its
+factories create there); the engine picks it by the gradients' device.
 """
 
 import sys
@@ -41,67 +44,30 @@ def _axes(axis):
     return axis if axis is None or isinstance(axis, int) else tuple(axis)
 
 
+# ---- the name map: NumPy names that are retrograd ops taking the same arguments --------------
+_SAME = (
+    "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh",
+    "sign", "abs", "floor", "trunc", "reciprocal", "erf", "sigmoid", "isnan", "isinf",
+    "isfinite", "logical_and", "logical_or", "logical_not", "matmul", "outer",
+)
+_RENAMED = {"power": "pow", "equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": "le",
+            "greater": "gt", "greater_equal": "ge"}
+
+
+def _op(name, np_name):
+    """NumPy's ``np_name`` as retrograd's op ``name`` (looked up when called: the op
+    families register after this module loads)."""
+    def f(*args):
+        return F[name](*args)
+    f.__name__ = f.__qualname__ = np_name
+    return f
+
+
+globals().update({n: _op(n, n) for n in _SAME})
+globals().update({n: _op(op, n) for n, op in _RENAMED.items()})
+
+
 # ---- elementwise --------------------------------------------------------------------------
-def exp(x):
-    return F["exp"](x)
-
-
-def log(x):
-    return F["log"](x)
-
-
-def log1p(x):
-    return F["log1p"](x)
-
-
-def expm1(x):
-    return F["expm1"](x)
-
-
-def sqrt(x):
-    return F["sqrt"](x)
-
-
-def sin(x):
-    return F["sin"](x)
-
-
-def cos(x):
-    return F["cos"](x)
-
-
-def tan(x):
-    return F["tan"](x)
-
-
-def tanh(x):
-    return F["tanh"](x)
-
-
-def sinh(x):
-    return F["sinh"](x)
-
-
-def cosh(x):
-    return F["cosh"](x)
-
-
-def sign(x):
-    return F["sign"](x)
-
-
-def abs(x):
-    return F["abs"](x)
-
-
-def floor(x):
-    return F["floor"](x)
-
-
-def trunc(x):
-    return F["trunc"](x)
-
-
 def floor_divide(x, y):
     """PyTorch's ``div(rounding_mode="floor")``: zero derivative, where floor_divide has none."""
     return F["div"](x, y, rounding_mode="floor")
@@ -113,14 +79,6 @@ def conj(x):
 
 def square(x):
     return x * x
-
-
-def reciprocal(x):
-    return F["reciprocal"](x)
-
-
-def power(x, y):
-    return F["pow"](x, y)
 
 
 def maximum(x, y):
@@ -138,63 +96,7 @@ def where(cond, x, y):
     return F["where"](_t(cond, like), _t(x, like), _t(y, like))
 
 
-def erf(x):
-    return F["erf"](x)
-
-
-def sigmoid(x):
-    return F["sigmoid"](x)
-
-
 # ---- comparisons and predicates (bool results, no gradient) -------------------------------
-def isnan(x):
-    return F["isnan"](x)
-
-
-def isinf(x):
-    return F["isinf"](x)
-
-
-def isfinite(x):
-    return F["isfinite"](x)
-
-
-def equal(x, y):
-    return F["eq"](x, y)
-
-
-def not_equal(x, y):
-    return F["ne"](x, y)
-
-
-def less(x, y):
-    return F["lt"](x, y)
-
-
-def less_equal(x, y):
-    return F["le"](x, y)
-
-
-def greater(x, y):
-    return F["gt"](x, y)
-
-
-def greater_equal(x, y):
-    return F["ge"](x, y)
-
-
-def logical_and(x, y):
-    return F["logical_and"](x, y)
-
-
-def logical_or(x, y):
-    return F["logical_or"](x, y)
-
-
-def logical_not(x):
-    return F["logical_not"](x)
-
-
 # ---- creation -----------------------------------------------------------------------------
 def zeros_like(x, dtype=None):
     return _creation.zeros_like(x, dtype=_dt(dtype) if dtype is not None else None)
@@ -255,10 +157,6 @@ def swapaxes(x, a, b):
     return x.transpose(a, b)
 
 
-def moveaxis(x, source, destination):
-    return F["movedim"](x, source, destination)
-
-
 def sum(x, axis=None, keepdims=False, dtype=None):
     if axis == ():  # NumPy reduces nothing; torch's empty dim list means every dim
         return x
@@ -277,12 +175,20 @@ def mean(x, axis=None, keepdims=False):
     return F["mean"](x, dim=_axes(axis), keepdim=keepdims)
 
 
+def moveaxis(x, source, destination):
+    return F["movedim"](x, source, destination)
+
+
 def cumsum(x, axis):
     return F["cumsum"](x, axis)
 
 
 def cumprod(x, axis):
     return F["cumprod"](x, axis)
+
+
+def roll(x, shift, axis):
+    return F["roll"](x, shift, axis)
 
 
 def bincount(x, minlength=0):
@@ -295,10 +201,6 @@ def any(x, axis=None):
 
 def flip(x, axis):
     return F["flip"](x, (axis,) if isinstance(axis, int) else tuple(axis))
-
-
-def roll(x, shift, axis):
-    return F["roll"](x, shift, axis)
 
 
 def concatenate(xs, axis=0):
@@ -342,20 +244,12 @@ def take_along_axis(x, indices, axis):
 
 
 # ---- linear algebra -----------------------------------------------------------------------
-def matmul(a, b):
-    return F["matmul"](a, b)
-
-
 def einsum(eq, *operands, optimize=False):
     return F["einsum"](eq, *operands)  # retrograd's einsum picks its own contraction order
 
 
 def tensordot(a, b, axes=2):
     return F["tensordot"](a, b, dims=axes)
-
-
-def outer(a, b):
-    return F["outer"](a, b)
 
 
 def cross(a, b, axis=-1):
@@ -409,10 +303,10 @@ class _Functions(ArrayFunctions):
         return where(cond, a, b)
 
     def sigmoid(self, x):
-        return sigmoid(x)
+        return F["sigmoid"](x)
 
     def erf(self, x):
-        return erf(x)
+        return F["erf"](x)
 
     def call(self, op, values, attrs=()):
         return apply(op, values, attrs)
