@@ -260,38 +260,13 @@ def copy(a):
     return a.clone()
 
 
-class linalg:  # noqa: N801 (numpy.linalg's name)
-    """The ``numpy.linalg`` functions rules use, as retrograd.linalg's differentiable ops."""
+linalg = types.SimpleNamespace()  # numpy.linalg's names rules use: see register_linalg
 
-    @staticmethod
-    def solve(a, b):
-        from . import linalg_decomp
-        return linalg_decomp.solve(a, b)
 
-    @staticmethod
-    def inv(a):
-        from . import linalg_decomp
-        return linalg_decomp.inv(a)
-
-    @staticmethod
-    def det(a):
-        from . import linalg_decomp
-        return linalg_decomp.det(a)
-
-    @staticmethod
-    def svd(a, full_matrices=True):
-        from . import linalg_decomp
-        return tuple(linalg_decomp.svd(a, full_matrices))
-
-    @staticmethod
-    def pinv(a):
-        from . import linalg_decomp
-        return linalg_decomp.pinv(a)
-
-    @staticmethod
-    def eigh(a, UPLO="L"):  # noqa: N803
-        from . import linalg_decomp
-        return tuple(linalg_decomp.eigh(a, UPLO))
+def register_linalg(**ops):
+    """The ``numpy.linalg`` functions rules use (solve, inv, det, svd, pinv, eigh), as the
+    differentiable ops the linear-algebra family provides."""
+    vars(linalg).update(ops)
 
 
 class _Functions(ArrayFunctions):

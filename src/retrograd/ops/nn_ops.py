@@ -80,7 +80,7 @@ def linear(input, weight, bias):
 
 
 # ---- constant padding ---------------------------------------------------------------------
-def _pad_np(x, pad, value):
+def _pad_np(xp, x, pad, value):
     """Pad (positive) or crop (negative) the last ``len(pad) // 2`` dims of ``x``."""
     shape, dst, src = list(x.shape), [slice(None)] * x.ndim, [slice(None)] * x.ndim
     for i in range(len(pad) // 2):
@@ -89,7 +89,7 @@ def _pad_np(x, pad, value):
         shape[d] += lo + hi
         dst[d] = slice(max(lo, 0), shape[d] - max(hi, 0))
         src[d] = slice(max(-lo, 0), x.shape[d] - max(-hi, 0))
-    out = numpy.full_like(x, value, order="C", shape=shape)
+    out = xp.full_like(x, value, order="C", shape=shape)
     out[tuple(dst)] = x[tuple(src)]
     return out
 
@@ -99,7 +99,7 @@ def _pad(xp, x, pad, value):
 
 
 _constant_pad = defop(
-    "constant_pad_nd", lambda xp, self, pad, value: _pad_np(self, pad, value),
+    "constant_pad_nd", lambda xp, self, pad, value: _pad_np(xp, self, pad, value),
     vjp={"self": lambda xp, grad, pad: _pad(xp, grad, tuple(-p for p in pad), 0)},
     jvp=lambda xp, self_t, pad: _pad(xp, self_t, pad, 0), upcast=False)  # a copy: exact
 
@@ -140,16 +140,16 @@ def _cut(x, pad):
     return x[tuple(idx)]
 
 
-def _mode_pad_np(x, pad, mode):
+def _mode_pad_np(xp, x, pad, mode):
     """The forward on arrays (NumPy's, or batched ones): one numpy.pad call."""
     grow = _pad_widths(x.ndim, pad, lambda p: max(p, 0))
     if mode == "circular":
         cut = _cut(x, pad)
         if cut.size == 0:  # nothing to wrap: the result is empty
-            return numpy.zeros_like(x, shape=_padded_shape(x.shape, pad))
-        return numpy.pad(cut, grow, "wrap")
-    out = numpy.pad(x, grow, _NP_MODE[mode])
-    return numpy.copy(_cut(out, pad)) if min(pad) < 0 else out
+            return xp.zeros_like(x, shape=_padded_shape(x.shape, pad))
+        return xp.pad(cut, grow, "wrap")
+    out = xp.pad(x, grow, _NP_MODE[mode])
+    return xp.copy(_cut(out, pad)) if min(pad) < 0 else out
 
 
 def _fold(xp, g, d, lo, hi, mode):
@@ -165,13 +165,13 @@ def _fold(xp, g, d, lo, hi, mode):
     out = xp.array(g[at(lo, lo + n)])
     left, right = g[at(0, lo)], g[at(lo + n, None)]
     if mode == "reflect":
-        out[at(1, lo + 1)] += numpy.flip(left, d)
-        out[at(n - 1 - hi, n - 1)] += numpy.flip(right, d)
+        out[at(1, lo + 1)] += xp.flip(left, d)
+        out[at(n - 1 - hi, n - 1)] += xp.flip(right, d)
     elif mode == "replicate":
         if lo:
-            out[at(0, 1)] += numpy.sum(left, d, keepdims=True)
+            out[at(0, 1)] += xp.sum(left, d, keepdims=True)
         if hi:
-            out[at(n - 1, n)] += numpy.sum(right, d, keepdims=True)
+            out[at(n - 1, n)] += xp.sum(right, d, keepdims=True)
     else:
         out[at(n - lo, n)] += left
         out[at(0, hi)] += right
@@ -181,16 +181,16 @@ def _fold(xp, g, d, lo, hi, mode):
 def _mode_unpad_np(xp, g, pad, mode):
     """The adjoint of :func:`_mode_pad_np` on arrays: the gradient of its input."""
     if g.size == 0:
-        return numpy.zeros_like(g, shape=_padded_shape(g.shape, [-p for p in pad]))
+        return xp.zeros_like(g, shape=_padded_shape(g.shape, [-p for p in pad]))
     uncut = _pad_widths(g.ndim, pad, lambda p: max(-p, 0))
     if mode != "circular" and min(pad) < 0:
-        g = numpy.pad(g, uncut)
+        g = xp.pad(g, uncut)
     for i in range(len(pad) // 2):
         lo, hi = max(pad[2 * i], 0), max(pad[2 * i + 1], 0)
         if lo or hi:
             g = _fold(xp, g, g.ndim - 1 - i, lo, hi, mode)
     if mode == "circular" and min(pad) < 0:
-        g = numpy.pad(g, uncut)
+        g = xp.pad(g, uncut)
     return g
 
 
@@ -203,7 +203,7 @@ def _mode_unpad(xp, g, pad, mode):
 
 
 def _mode_pad_ops(mode, op_name, node, backward_node, k):
-    fwd = defop(f"{op_name}{k}d", lambda xp, self, pad: _mode_pad_np(self, pad, mode),
+    fwd = defop(f"{op_name}{k}d", lambda xp, self, pad: _mode_pad_np(xp, self, pad, mode),
                 vjp={"self": lambda xp, grad, pad: _mode_unpad(xp, grad, pad, mode)},
                 jvp="linear", node=node, upcast=False)  # copies; the backward adds in
     bwd = defop(f"{op_name}{k}d_backward",  # the tensor's dtype, as PyTorch's kernel

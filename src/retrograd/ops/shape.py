@@ -18,7 +18,7 @@ from .._tensor import Size, _wrap_dim, wrap
 from ..backend.functions import functions
 from . import _views
 from ._registry import _broadcast_error, _pretty, apply, defop, register
-from .conversion import legacy_type_name
+from .._dtype import legacy_type_name
 
 # Views, copies and rearrangements are exact in any dtype, and PyTorch's backward
 # kernels here (unfold, as_strided) add in the tensor's dtype: float16 stays float16.
