@@ -392,7 +392,7 @@ class OpNode(Node):
         op = self._op
         g = grads[0]
         if create_graph:  # the facade for the gradients' device
-            xp = facade(next((x for x in grads if x is not None), None))
+            xp = facade(g if g is not None else next((x for x in grads if x is not None), None))
         elif type(g) is numpy.ndarray:
             xp = numpy
         else:  # a device's gradients, or the first is missing

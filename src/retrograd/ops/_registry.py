@@ -17,14 +17,17 @@ of the inputs that require grad name is what the node saves, in that order
 (so an op never keeps more than its backward needs, and pack hooks see saved
 tensors in PyTorch's order).
 
-Rules are written once and run in two modes: on backend arrays with
-``xp = numpy`` (plain backward), and on Tensors with ``xp`` the differentiable
-facade in :mod:`._tensor_xp` (``create_graph=True``), so every rule is itself
-differentiable. Rules therefore use only ``xp.<function>`` calls, Python
-operators and ``.shape``/``.ndim``, never array methods. A third mode,
-``is_grads_batched``, runs them once on a batch of gradients that dispatch NumPy
-calls (``autograd._batched``): a buffer a rule writes gradients into must come
-from ``xp`` (``xp.zeros``) or be made like the gradient (``numpy.zeros_like(g)``).
+Rules are written once against the namespace ``xp`` they receive and never ask which
+it is: backend arrays (NumPy, a device's), the differentiable facade over Tensors
+(:mod:`._tensor_xp`, under ``create_graph=True``, so every rule is itself
+differentiable), or batched arrays (``autograd._batched``, for ``is_grads_batched``).
+Rules therefore use only ``xp.<function>`` calls, Python operators and
+``.shape``/``.ndim``, never array methods; a buffer a rule writes gradients into
+comes from ``xp`` (``xp.zeros``) or is made like the gradient. What differs between
+namespaces is a backend function (``backend.functions.functions(xp)``: running an op
+from a rule, constants, recomputed statistics, kernel-or-composite rules, ...). A
+NumPy-only fast path is declared with :func:`kernel` beside the rule it stands in for,
+and ``tests/ops/test_kernels.py`` pins the two together.
 
 Broadcasting is undone by the engine (``autograd.node.sum_to``), never by a rule;
 a rule may return a gradient of the broadcast shape.
