@@ -55,7 +55,6 @@ CYCLES = {
     frozenset({"retrograd.ops._out", "retrograd.ops._registry", "retrograd.ops._views"}),
     frozenset({"retrograd.autograd", "retrograd.autograd.functional",
                "retrograd.autograd.gradcheck"}),
-    frozenset({"retrograd.ops.linalg_decomp", "retrograd.ops.reduction"}),
     frozenset({"retrograd.nn._functional_resample", "retrograd.nn._mha",
                "retrograd.nn.functional"}),
     frozenset({"retrograd.backends", "retrograd.backends.cudnn", "retrograd.backends.mkldnn"}),

@@ -1312,11 +1312,10 @@ def matrix_power(A, n, *, out=None):
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """The vector ``ord``-norm over ``dim`` (all elements by default)."""
-    from .reduction import norm as _norm
     _no_out(out, "linalg.vector_norm")
     if isinstance(ord, str):
         raise TypeError("linalg_vector_norm(): argument 'ord' must be Number, not str")
-    return _norm(x, ord, dim, keepdim, dtype=dtype)
+    return FUNCTIONS["norm"](x, ord, dim, keepdim, dtype=dtype)  # torch.norm (ops.norms)
 
 
 def _matrix_dims(A, dim):
