@@ -191,3 +191,16 @@ def result_type(*operands):
 def can_cast(from_, to):
     """PyTorch's same-kind rule: no cast to a lower category."""
     return from_.category <= to.category
+
+
+# dtype name -> legacy type name: what Tensor.type() prints and the legacy constructors
+# (torch.FloatTensor, ...) are named.
+LEGACY_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+                "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+                "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
+
+
+def legacy_type_name(dtype):
+    """``torch.FloatTensor`` for float32: the name ``Tensor.type()`` and errors print."""
+    return "torch." + LEGACY_NAMES[dtype.name]

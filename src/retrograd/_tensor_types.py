@@ -13,16 +13,12 @@ import numpy
 
 from . import _dtype
 from ._creation import empty, tensor
+from ._dtype import LEGACY_NAMES
 from ._tensor import _CPP_TYPE, Size, Tensor
 from .backend import Device
 
 __all__ = ["tensortype", "LEGACY_NAMES", "cpu_types", "cuda_types"]
 
-# dtype name -> legacy type name: what Tensor.type() prints and these constructors are named.
-LEGACY_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-                "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
-                "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
-                "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
 _NOT_EXPORTED = ("complex64", "complex128")  # PyTorch has no torch.ComplexFloatTensor
 
 _SIGNATURES = ("but expected one of:\n * (*, torch.device device = None)\n{}"

@@ -91,8 +91,10 @@ def _same(a, b, what):
     numpy.testing.assert_allclose(y, x, rtol=1e-12, atol=1e-12, equal_nan=True, err_msg=what)
 
 
-def run(op):
-    """Compare every sample of ``op`` on the two devices; raise on the first difference."""
+def run(op, order=1):
+    """Compare every sample of ``op`` on the two devices; raise on the first difference.
+    ``order=2``: the gradients are taken with ``create_graph=True`` (the rules then run
+    on the differentiable facade's device Tensors) and differentiated once more."""
     grad = op.supports_grad
     cpu_samples, dev_samples = _samples(op, grad), None
     with emulating():
@@ -119,18 +121,31 @@ def run(op):
             if not diff or not leaves:
                 continue
             rng = numpy.random.default_rng(k)
-            cots = [rng.standard_normal(outs[j].shape) for j in diff]
-            g = retrograd.autograd.grad([outs[j] for j in diff], leaves,
-                                        [retrograd.tensor(c) for c in cots],
-                                        allow_unused=True)
-            dg = retrograd.autograd.grad([d_outs[j] for j in diff], d_leaves,
-                                         [retrograd.tensor(c, device="cuda") for c in cots],
-                                         allow_unused=True)
-            for j, (a, b) in enumerate(zip(g, dg, strict=True)):
-                if (a is None) != (b is None):
-                    raise AssertionError(f"sample {k} grad {j}: None on one device only")
-                if a is not None:
-                    _same(a, b, f"sample {k} grad {j}")
+            g, dg = _grads([outs[j] for j in diff], [d_outs[j] for j in diff], leaves,
+                           d_leaves, rng, f"sample {k} grad", order == 2)
+            if order == 2:
+                pairs = [(a, b) for a, b in zip(g, dg, strict=True)
+                         if a is not None and a.requires_grad]
+                if pairs:
+                    _grads([a for a, _ in pairs], [b for _, b in pairs], leaves, d_leaves,
+                           rng, f"sample {k} grad of grad", False)
+
+
+def _grads(outs, d_outs, leaves, d_leaves, rng, what, create_graph):
+    """The gradients of a random cotangent of ``outs`` on the CPU and of ``d_outs`` on the
+    device, compared."""
+    cots = [rng.standard_normal(o.shape) for o in outs]
+    g = retrograd.autograd.grad(outs, leaves, [retrograd.tensor(c) for c in cots],
+                                allow_unused=True, create_graph=create_graph)
+    dg = retrograd.autograd.grad(d_outs, d_leaves,
+                                 [retrograd.tensor(c, device="cuda") for c in cots],
+                                 allow_unused=True, create_graph=create_graph)
+    for j, (a, b) in enumerate(zip(g, dg, strict=True)):
+        if (a is None) != (b is None):
+            raise AssertionError(f"{what} {j}: None on one device only")
+        if a is not None:
+            _same(a, b, f"{what} {j}")
+    return g, dg
 
 
 def _same_error(e, fn, args, kwargs, what):
@@ -165,11 +180,11 @@ _SHORT = {"Implicit conversion to a NumPy array": "implicit copy to the host",
           "can't convert cuda": "a device tensor read as NumPy"}
 
 
-def outcome(op):
+def outcome(op, order=1):
     """None when ``op`` runs alike on both devices, else the first failure in one line:
     where in retrograd it happened, and the exception."""
     try:
-        run(op)
+        run(op, order)
     except Exception as e:  # noqa: BLE001 - the table reports every kind of failure
         frames = [f for f in traceback.extract_tb(e.__traceback__)
                   if "/retrograd/" in f.filename and "/backend/emulated" not in f.filename]
@@ -185,19 +200,32 @@ def outcome(op):
     return None
 
 
+def _twice(op):
+    """Whether ``op``'s second order is checked: differentiable twice, and its first order
+    runs on the device."""
+    return op.supports_grad and op.supports_gradgrad and op.id not in HOST_BY_DESIGN
+
+
 def _write(path):
-    """Write the registry of entries that do not yet run on the device."""
+    """Write the registries of entries that do not yet run on the emulated device."""
     lines = ['"""Op-database entries that do not yet run on the emulated device, each with where',
              "it fails (regenerate with ``python tests/device/emulated_run.py --write``; a test",
-             "fails when a listed entry starts to pass, so the list only shrinks). Entries that",
-             'stay on the host by design are in ``HOST_BY_DESIGN`` (emulated_run.py)."""', "",
-             "NOT_ON_DEVICE = {"]
-    for op in op_db:
-        r = outcome(op)
-        if r is not None and op.id not in HOST_BY_DESIGN:
-            line = f"    {op.id!r}: {r!r},"
-            lines.append(line if len(line) <= 100 else f"    {op.id!r}:\n        {r!r},")
-    lines.append("}")
+             "fails when a listed entry starts to pass, so the lists only shrink). Entries that",
+             'stay on the host by design are in ``HOST_BY_DESIGN`` (emulated_run.py)."""', ""]
+    first = {}
+    for name, order in (("NOT_ON_DEVICE", 1), ("NOT_TWICE_ON_DEVICE", 2)):
+        lines.append(f"{name} = {{" if order == 1 else
+                     f"\n# Second order (gradients with create_graph=True, differentiated again)\n"
+                     f"{name} = {{")
+        for op in op_db:
+            if op.id in HOST_BY_DESIGN or order == 2 and (not _twice(op) or op.id in first):
+                continue
+            r = outcome(op, order)
+            if r is not None:
+                first[op.id] = r
+                line = f"    {op.id!r}: {r!r},"
+                lines.append(line if len(line) <= 100 else f"    {op.id!r}:\n        {r!r},")
+        lines.append("}")
     pathlib.Path(path).write_text("\n".join(lines) + "\n")
 
 
@@ -205,10 +233,14 @@ if __name__ == "__main__":
     import sys
     if "--write" in sys.argv:
         _write(pathlib.Path(__file__).with_name("not_on_device.py"))
+    n = len(op_db) - len(HOST_BY_DESIGN)
     fails = {op.id: r for op in op_db
              if op.id not in HOST_BY_DESIGN and (r := outcome(op)) is not None}
-    n = len(op_db) - len(HOST_BY_DESIGN)
     print(f"{n - len(fails)} / {n} entries pass on the emulated device "
           f"({len(HOST_BY_DESIGN)} stay on the host by design)")
-    for reason, n in collections.Counter(fails.values()).most_common(60):
+    twice = [op for op in op_db if _twice(op) and op.id not in fails]
+    fails2 = {op.id: r for op in twice if (r := outcome(op, 2)) is not None}
+    print(f"{len(twice) - len(fails2)} / {len(twice)} twice-differentiable entries pass "
+          f"second order on the device")
+    for reason, n in collections.Counter({**fails, **fails2}.values()).most_common(60):
         print(f"{n:4d}  {reason}")

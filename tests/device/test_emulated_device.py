@@ -9,7 +9,7 @@ import retrograd
 from retrograd import backend
 from retrograd.backend import emulated
 from device.emulated_run import HOST_BY_DESIGN, emulating, outcome
-from device.not_on_device import NOT_ON_DEVICE
+from device.not_on_device import NOT_ON_DEVICE, NOT_TWICE_ON_DEVICE
 from opdb import op_db
 
 xp = emulated.namespace
@@ -140,5 +140,20 @@ def test_op_database_on_the_device(op):
     if op.id in NOT_ON_DEVICE:
         assert got is not None, (f"{op.id} now runs on the device: delete its entry from "
                                  f"tests/device/not_on_device.py")
+        return
+    assert got is None, got
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.id) for op in op_db
+                                if op.supports_grad and op.supports_gradgrad])
+def test_op_database_second_order_on_the_device(op):
+    """Gradients taken with create_graph=True (the rules on the facade's device Tensors)
+    and differentiated again agree on the two devices, except the listed entries."""
+    if op.id in HOST_BY_DESIGN or op.id in NOT_ON_DEVICE:
+        pytest.skip("runs on the host, or not yet on the device")
+    got = outcome(op, 2)
+    if op.id in NOT_TWICE_ON_DEVICE:
+        assert got is not None, (f"{op.id} now runs twice on the device: delete its entry "
+                                 f"from tests/device/not_on_device.py")
         return
     assert got is None, got

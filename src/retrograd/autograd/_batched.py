@@ -20,6 +20,8 @@ import types
 import numpy
 from numpy.lib.stride_tricks import as_strided
 
+from ..backend.functions import ArrayFunctions
+
 __all__ = ["Batched", "BatchedNumpy"]
 
 
@@ -760,6 +762,7 @@ class BatchedNumpy:
 
     def __init__(self, batch):
         self.batch = batch
+        self.functions = BatchedFunctions(self)  # backend.functions' for this namespace
 
     def __getattr__(self, name):
         return getattr(numpy, name)
@@ -807,6 +810,16 @@ class BatchedNumpy:
 
     def full_like(self, a, fill_value, dtype=None, order="K", subok=True, shape=None):
         return self._like(numpy.full_like, a, dtype, shape, fill_value)
+
+
+class BatchedFunctions(ArrayFunctions):
+    """The backend functions on batched arrays: NumPy's, and a rule's array kernel run
+    once per batch element."""
+
+    def kernel_or_composite(self, kernel, composite, *args):
+        rows = range(next(a.data.shape[0] for a in args if type(a) is Batched))
+        return Batched(numpy.stack([kernel(*(a.data[i] if type(a) is Batched else a
+                                             for a in args)) for i in rows]))
 
 
 # ---- numpy.linalg: gufuncs over the last two dims (the decompositions' rules) -----------------

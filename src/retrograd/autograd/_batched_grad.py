@@ -12,8 +12,8 @@ from numpy.lib.stride_tricks import as_strided
 from . import grad_mode
 from ._batched import Batched, BatchedNumpy
 from .engine import _dependencies, _exec_plan, _pop, _push, _root_edge
-from .function import BackwardCFunction, _DelayedError
-from .node import AccumulateGrad, OpNode
+from .function import BackwardCFunction
+from .node import AccumulateGrad, DelayedError, OpNode, sum_to
 
 __all__ = ["batched_grad"]
 
@@ -139,7 +139,7 @@ class _Walk:
                 f"is_grads_batched=True: {node.name()} is the node of a custom "
                 f"autograd.Function, whose backward is Python code on Tensors that retrograd "
                 f"cannot run batched; compute the gradients one cotangent at a time instead")
-        if isinstance(node, _DelayedError):
+        if isinstance(node, DelayedError):
             return node.apply(buf, False)
         raise NotImplementedError(f"is_grads_batched=True: {node.name()} cannot run batched")
 
@@ -232,6 +232,5 @@ class _Walk:
         return [flat[:, base], *res[1:]]
 
 
-from ..ops._broadcast import sum_to  # noqa: E402
 from ..ops._views import AsStridedBackward0, CopySlices, _may_overlap  # noqa: E402
 from ..ops.joining import _ListNode, stack  # noqa: E402

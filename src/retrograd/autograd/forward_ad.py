@@ -16,6 +16,7 @@ from collections import namedtuple
 
 from .._dtype import opmath_arrays
 from .._tensor import Tensor
+from ..backend.functions import facade
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_dual_level",
            "UnpackedDualTensor"]
@@ -250,7 +251,7 @@ def _tangents(op, jvp, values, arrays, attrs, outs_t, tangents, single, bxp=None
     diff = bxp is None and grad_mode.state.enabled and any(
         isinstance(v, Tensor) and v.requires_grad for v in (*values, *tangents))
     if diff:
-        from ..ops import _tensor_xp as xp
+        xp = facade(outs_t[0])
         ins = list(values)
         res = outs_t
     else:
@@ -349,10 +350,9 @@ def propagate_list(node_cls, inputs, outs, attrs):
     out_list = outs if multi else (outs,)
     primals = [o._data for o in out_list]
     if batch is None and _differentiable(*tangents):
-        from ..ops import _tensor_xp
         ts = [wrap(numpy.zeros_like(v._data)) if t is None else t
               for v, t in zip(inputs, tangents, strict=True)]
-        res = node_cls._jvp(_tensor_xp, ts, primals, *attrs)
+        res = node_cls._jvp(facade(out_list[0]), ts, primals, *attrs)
         for o, t in zip(out_list, res if multi else (res,), strict=True):
             if o._data.dtype.kind in "fc":
                 set_tangent(o, t if t.dtype is o.dtype else t.to(o.dtype))

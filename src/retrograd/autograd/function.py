@@ -25,7 +25,7 @@ import numpy
 
 from .._tensor import Tensor, wrap
 from . import forward_ad, grad_mode
-from .node import _FREED, Node, SavedTensor, collect_next
+from .node import _FREED, DelayedError, Node, SavedTensor, collect_next
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable",
            "InplaceFunction", "NestedIOFunction"]
@@ -172,19 +172,6 @@ def _dtype_of(np_dtype):
     return from_numpy_dtype(np_dtype)
 
 
-class _DelayedError(Node):
-    """What ``once_differentiable`` puts on the gradients it returns under create_graph."""
-
-    def __init__(self, msg):
-        self._msg = msg
-
-    def name(self):
-        return "torch::autograd::DelayedError"
-
-    def apply(self, grads, create_graph):
-        raise RuntimeError(self._msg)
-
-
 def once_differentiable(fn):
     """Run ``backward`` on plain values; differentiating its result again raises."""
     @functools.wraps(fn)
@@ -198,7 +185,7 @@ def once_differentiable(fn):
             return outputs
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
-        err = _DelayedError("trying to differentiate twice a function that was marked with "
+        err = DelayedError("trying to differentiate twice a function that was marked with "
                             "@once_differentiable")
         err.next_functions = collect_next(args, None)[0]
         res = []

@@ -18,9 +18,10 @@ import numpy
 from .. import _observe
 from .._dtype import OPMATH, opmath_arrays
 from ..backend import get_array_module
+from ..backend.functions import facade
 from . import grad_mode
 
-__all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle"]
+__all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle", "DelayedError"]
 
 _seq = itertools.count()
 # Nodes PyTorch writes by hand in C++: their name() carries the namespace.
@@ -192,6 +193,20 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
 
 
 _NOT_PACKED = object()  # SavedTensor._packed when no saved-tensor hooks were active
+
+
+class DelayedError(Node):
+    """A node that raises ``msg`` when the engine reaches it: on gradients whose own
+    differentiation would be wrong (``once_differentiable``, some double backwards)."""
+
+    def __init__(self, msg):
+        self._msg = msg
+
+    def name(self):
+        return "torch::autograd::DelayedError"
+
+    def apply(self, grads, create_graph):
+        raise RuntimeError(self._msg)
 
 
 class SavedTensor:
@@ -376,8 +391,8 @@ class OpNode(Node):
         create_graph), reduced to each input's shape and cast to its dtype."""
         op = self._op
         g = grads[0]
-        if create_graph:
-            from ..ops import _tensor_xp as xp
+        if create_graph:  # the facade for the gradients' device
+            xp = facade(g if g is not None else next((x for x in grads if x is not None), None))
         elif type(g) is numpy.ndarray:
             xp = numpy
         else:  # a device's gradients, or the first is missing
@@ -593,6 +608,19 @@ def _dense(a):
     return True
 
 
+def sum_to(xp, g, shape):
+    """Sum ``g`` over the axes broadcasting added or stretched, giving ``shape``: the one
+    place gradients are reduced back to an input's shape (on arrays, or on the facade's
+    Tensors)."""
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    if axes:
+        g = xp.sum(g, axis=axes, keepdims=True)
+    if lead or tuple(g.shape) != tuple(shape):
+        g = xp.reshape(g, shape)
+    return g
+
+
 # Last: the ops package imports this module, so it can only be imported once the above exists.
-from ..ops._broadcast import sum_to  # noqa: E402
 from .forward_ad import state as _fw_state  # noqa: E402

@@ -14,14 +14,26 @@ import numpy
 
 from . import emulated, erf
 
-__all__ = ["functions", "register_functions", "scipy_linalg"]
+__all__ = ["functions", "register_functions", "scipy_linalg", "facade", "register_facade"]
 
 _known = {}  # namespace -> its functions (registered, or made on first use)
+_facade = []  # the differentiable facade's namespace finder, once registered
 
 
 def register_functions(namespace, impl):
     """Use ``impl``'s functions for rules that receive ``namespace``."""
     _known[namespace] = impl
+
+
+def register_facade(of):
+    """The differentiable facade (the namespace of rules under ``create_graph``) is
+    ``of(tensor)``: the namespace for that tensor's device (None: the CPU's)."""
+    _facade[:] = [of]
+
+
+def facade(tensor):
+    """The namespace rules run on to differentiate ``tensor``'s backward again."""
+    return _facade[0](tensor)
 
 
 def scipy_linalg(xp):
@@ -44,6 +56,34 @@ class ArrayFunctions:
 
     def where(self, cond, a, b):
         return self.xp.where(cond, a, b)
+
+    def call(self, op, values, attrs=()):
+        """Op ``op`` run from inside a rule: its forward on these arrays (the facade records
+        the op, so a backward of the rule differentiates it)."""
+        return op.forward(self.xp, *values, *attrs)
+
+    def constant(self, a):
+        """An array a rule computed aside (from primals, on the host) as a value of this
+        namespace: on the rule's device; the facade wraps it, a constant of the graph."""
+        return self.xp.asarray(a)
+
+    def recomputed(self, saved, recompute):
+        """What the forward saved and the inputs determine (a normalisation's mean and
+        rstd): ``saved`` on arrays. The facade returns ``recompute()``: saved, the values
+        are constants of the graph, and a second derivative must see their dependence on
+        the inputs."""
+        return saved
+
+    def kernel_or_composite(self, kernel, composite, *args):
+        """A rule with two forms: ``kernel(*args)`` on arrays, ``composite(*args)`` built
+        from differentiable ops on the facade's Tensors (the batched arrays run the kernel
+        per batch element)."""
+        return kernel(*args)
+
+    def once_differentiable(self, g, msg):
+        """``g``, whose differentiation would be wrong: arrays are never differentiated;
+        on the facade, a history that raises ``msg`` (PyTorch's DelayedError)."""
+        return g
 
     def sigmoid(self, x):
         """``1 / (1 + exp(-x))`` with exp of a non-positive argument only (no overflow)."""
@@ -243,6 +283,6 @@ def functions(xp):
     if f is not None:
         return f
     if getattr(xp, "batched", False):  # a namespace per call: not kept
-        return ArrayFunctions(xp)
+        return xp.functions
     f = _known[xp] = _BY_MODULE.get(xp, _CupyFunctions)(xp)
     return f

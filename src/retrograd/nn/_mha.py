@@ -7,16 +7,18 @@ public function keeps PyTorch's sequence-first (L, N, E) signature and transpose
 
 import math
 
-import retrograd
+from .. import _creation, _dtype
 from ..ops import nn_ops as _nn
+from ..ops.joining import cat
 from . import functional as F  # (a cycle: functional re-exports this module's function)
 
 
 def _float_mask(mask, dtype, name):
     """Boolean masks (True = masked out) become additive -inf masks; float masks are
     added as they are; others are refused, as PyTorch's ``_canonical_mask`` does."""
-    if mask.dtype == retrograd.bool:
-        return retrograd.zeros(mask.shape, dtype=dtype).masked_fill(mask, -math.inf)
+    if mask.dtype == _dtype.bool:
+        return _creation.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(
+            mask, -math.inf)
     if not mask.is_floating_point():
         raise AssertionError(f"only bool and floating types of {name} are supported")
     return mask
@@ -112,15 +114,15 @@ def attention(query, key, value, num_heads, in_proj_weight, in_proj_bias, out_pr
         if static_k is not None or static_v is not None:
             raise AssertionError("bias cannot be added to static "
                                  f"{'key' if static_k is not None else 'value'}.")
-        k = retrograd.cat([k, bias_k.expand(n, 1, e)], 1)
-        v = retrograd.cat([v, bias_v.expand(n, 1, e)], 1)
+        k = cat([k, bias_k.expand(n, 1, e)], 1)
+        v = cat([v, bias_v.expand(n, 1, e)], 1)
         mask, kpm = _pad_column(mask), _pad_column(kpm)
     q = q.reshape(n, tl, num_heads, hd).transpose(1, 2)
     k = _heads(k, static_k, "k", n, num_heads, hd)
     v = _heads(v, static_v, "v", n, num_heads, hd)
     if add_zero_attn:
-        zeros = retrograd.zeros(n, num_heads, 1, hd, dtype=k.dtype)
-        k, v = retrograd.cat([k, zeros], 2), retrograd.cat([v, zeros], 2)
+        zeros = _creation.zeros(n, num_heads, 1, hd, dtype=k.dtype, device=k.device)
+        k, v = cat([k, zeros], 2), cat([v, zeros], 2)
         mask, kpm = _pad_column(mask), _pad_column(kpm)
     sl = k.shape[2]
     if mask is not None and mask.ndim == 3:
@@ -133,7 +135,7 @@ def attention(query, key, value, num_heads, in_proj_weight, in_proj_bias, out_pr
         kpm = kpm.reshape(n, 1, 1, sl)
         mask = kpm if mask is None else mask + kpm
     if is_causal and mask is None:
-        mask = retrograd.full((tl, sl), -math.inf, dtype=q.dtype).triu(1)
+        mask = _creation.full((tl, sl), -math.inf, dtype=q.dtype, device=q.device).triu(1)
     scores = (q * (1 / math.sqrt(hd))) @ k.transpose(-2, -1)
     if mask is not None:
         scores = scores + mask

@@ -12,8 +12,9 @@ import warnings
 
 import numpy
 
-import retrograd
+from .. import _dtype
 from .._tensor import wrap
+from ..autograd.grad_mode import no_grad
 from ..backend import get_array_module, to_device
 from ..ops import nn_ops as _nn
 from ..ops.nn_ops import (batch_norm, embedding, gelu, group_norm,  # noqa: F401 (re-exports)
@@ -49,6 +50,7 @@ from ..ops.pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: F4
 from ..ops.convolution import (conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
                                conv_transpose3d)
 from ..ops.activation import silu
+from ..ops.linalg import einsum as _einsum
 
 __all__ = ["linear", "bilinear", "conv1d", "conv2d", "conv_transpose2d", "max_pool2d",
            "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm", "group_norm",
@@ -97,7 +99,7 @@ def _vector_like(bias):
 
 def bilinear(input1, input2, weight, bias=None):
     """``y_k = x1 W_k x2 + b_k`` as one einsum."""
-    out = retrograd.einsum("...i,kij,...j->...k", input1, weight, input2)
+    out = _einsum("...i,kij,...j->...k", input1, weight, input2)
     return out if bias is None else out + bias
 
 
@@ -252,7 +254,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     rv = None if running_var is None else running_var.repeat(n)
     out = batch_norm(x, rm, rv, None if weight is None else weight.repeat(n),
                      None if bias is None else bias.repeat(n), use_input_stats, momentum, eps)
-    with retrograd.no_grad():
+    with no_grad():
         if running_mean is not None:
             running_mean.copy_(rm.view(n, c).mean(0))
         if running_var is not None:
@@ -268,7 +270,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input "
                            f"with shape [*, {', '.join(map(str, normalized_shape))}], but got "
                            f"input of size{input.shape}")
-    x = input.float() if input.dtype == retrograd.float16 else input  # float32 sums, as torch
+    x = input.float() if input.dtype == _dtype.float16 else input  # float32 sums, as torch
     if eps is None:
         eps = float(numpy.finfo(x._data.dtype).eps)
     out = x * (x.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
@@ -324,7 +326,7 @@ def pad(input, pad, mode="constant", value=None):
 
 
 def one_hot(tensor, num_classes=-1):
-    if tensor.dtype != retrograd.int64:
+    if tensor.dtype != _dtype.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:
         num_classes = int(tensor.max()) + 1 if tensor.numel() else 0
@@ -343,7 +345,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         causal = to_device(numpy.triu(numpy.ones((L, S), dtype=bool), 1), query.device)
         scores = scores.masked_fill(wrap(causal), -math.inf)
     if attn_mask is not None:
-        if attn_mask.dtype == retrograd.bool:
+        if attn_mask.dtype == _dtype.bool:
             scores = scores.masked_fill(attn_mask.logical_not(), -math.inf)
         else:
             scores = scores + attn_mask

@@ -7,7 +7,7 @@ import numpy
 
 from .._dtype import can_cast, result_type
 from ._registry import _broadcast_error, _pretty
-from .conversion import legacy_type_name
+from .._dtype import legacy_type_name
 
 _TARGET_DTYPES = ("int64", "uint8")
 _INDEX_DTYPES = ("int64", "int32")

@@ -17,16 +17,19 @@ of the inputs that require grad name is what the node saves, in that order
 (so an op never keeps more than its backward needs, and pack hooks see saved
 tensors in PyTorch's order).
 
-Rules are written once and run in two modes: on backend arrays with
-``xp = numpy`` (plain backward), and on Tensors with ``xp`` the differentiable
-facade in :mod:`._tensor_xp` (``create_graph=True``), so every rule is itself
-differentiable. Rules therefore use only ``xp.<function>`` calls, Python
-operators and ``.shape``/``.ndim``, never array methods. A third mode,
-``is_grads_batched``, runs them once on a batch of gradients that dispatch NumPy
-calls (``autograd._batched``): a buffer a rule writes gradients into must come
-from ``xp`` (``xp.zeros``) or be made like the gradient (``numpy.zeros_like(g)``).
+Rules are written once against the namespace ``xp`` they receive and never ask which
+it is: backend arrays (NumPy, a device's), the differentiable facade over Tensors
+(:mod:`._tensor_xp`, under ``create_graph=True``, so every rule is itself
+differentiable), or batched arrays (``autograd._batched``, for ``is_grads_batched``).
+Rules therefore use only ``xp.<function>`` calls, Python operators and
+``.shape``/``.ndim``, never array methods; a buffer a rule writes gradients into
+comes from ``xp`` (``xp.zeros``) or is made like the gradient. What differs between
+namespaces is a backend function (``backend.functions.functions(xp)``: running an op
+from a rule, constants, recomputed statistics, kernel-or-composite rules, ...). A
+NumPy-only fast path is declared with :func:`kernel` beside the rule it stands in for,
+and ``tests/ops/test_kernels.py`` pins the two together.
 
-Broadcasting is undone by the engine (``_broadcast.sum_to``), never by a rule;
+Broadcasting is undone by the engine (``autograd.node.sum_to``), never by a rule;
 a rule may return a gradient of the broadcast shape.
 
 Low precision is one policy here, not in rules (``_dtype.OPMATH``): when an op's float
@@ -55,6 +58,7 @@ Forward mode (``jvp=``) sits beside the vjp rules, in one of five forms:
   multi-output op, None for an output without one).
 """
 
+import functools
 import inspect
 import operator
 
@@ -68,7 +72,7 @@ from ..autograd.node import OpNode, SavedTensor, grad_accumulator, on_inplace_wr
 from ..backend import get_array_module, to_device
 from . import _out, _views
 
-__all__ = ["defop", "apply", "apply_inplace", "register", "FUNCTIONS"]
+__all__ = ["defop", "apply", "apply_inplace", "register", "FUNCTIONS", "kernel", "KERNELS"]
 
 _fw_state = forward_ad.state  # one flag check per op when forward AD is off
 
@@ -104,6 +108,38 @@ def register(fn=None, *, method=True, function=True, name=None, aliases=()):
                 setattr(Tensor, n, f)
         return f
     return deco(fn) if fn is not None else deco
+
+
+KERNELS = []  # every kernel() declaration, for the tests that pin each to its rule
+
+
+class Kernel:
+    """A fast kernel for one array module, declared beside the rule it stands in for."""
+
+    __slots__ = ("rule", "fast", "when", "module", "op")
+
+    def __repr__(self):
+        return f"<kernel for {self.rule.__qualname__} of op {self.op}>"
+
+
+def kernel(rule, fast, when, module=numpy):
+    """``rule`` (a forward, vjp or jvp taking ``xp`` first), computed by ``fast`` (same
+    arguments) when ``xp`` is ``module`` and ``when(*arguments after xp)`` holds: a BLAS
+    path or an in-place NumPy pass for a rule that stays written once for every
+    namespace. The rule keeps its signature (what the node saves is read from it)."""
+    if next(iter(inspect.signature(rule).parameters)) != "xp":
+        raise TypeError(f"kernel for {rule.__qualname__}: the rule must take xp first")
+    k = Kernel()
+    k.rule, k.fast, k.when, k.module, k.op = rule, fast, when, module, None
+
+    def run(xp, *args):
+        if xp is module and k.when(*args):
+            return fast(xp, *args)
+        return rule(xp, *args)
+    functools.update_wrapper(run, rule)
+    run.kernel = k
+    KERNELS.append(k)
+    return run
 
 
 class OpDef:
@@ -219,6 +255,9 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
              op.outputs.index(saved[k]) if saved[k] in op.outputs else op.inputs.index(saved[k]))
             for k in sorted(slots)))
     op._save_plan = tuple(op._save_plan)
+    for rule in (forward, *vjp.values(), jvp):
+        if hasattr(rule, "kernel"):  # declared with kernel(): name its op for the tests
+            rule.kernel.op = name
     op.node_cls = type(node or f"{_camel(name)}Backward0", (OpNode,),
                        {"__slots__": (), "_op": op})
     return op

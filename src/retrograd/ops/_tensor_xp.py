@@ -1,26 +1,37 @@
 """A NumPy-named, differentiable namespace over Tensors.
 
 vjp/jvp rules are written against ``xp``: NumPy in a plain backward, this
-module under ``create_graph=True``. Each function here maps a NumPy name and
-signature onto the retrograd op, so the backward of a backward is recorded
-like any forward. Add a function here when a rule needs a new NumPy name.
+module under ``create_graph=True``, so the backward of a backward is recorded
+like any forward. NumPy names that are retrograd ops taking the same arguments
+come from the name map (``_SAME``, ``_RENAMED``); the functions below adapt the
+others' signatures. A rule that needs a new NumPy name adds it to the map, or
+an adapter here. ``on(device)`` is this namespace for Tensors on a device (its
+factories create there); the engine picks it by the gradients' device.
 """
 
 import sys
+import types
 
 import numpy
 
 from .. import _creation, _dtype
-from ..backend.functions import ArrayFunctions, register_functions
+from ..autograd.node import DelayedError, collect_next
+from ..backend import cpu, device_of, to_device
+from ..backend.functions import ArrayFunctions, register_facade, register_functions
 from .._tensor import Tensor, wrap
-from ._registry import FUNCTIONS as F
+from ._registry import FUNCTIONS as F, apply
+
+device = cpu  # where the factories below create; ``on(device)`` is the namespace of another
 
 
 def _t(x, like=None):
-    """Tensors pass through; numbers stay numbers; arrays are wrapped."""
+    """Tensors pass through; numbers stay numbers; arrays are wrapped, on the device of
+    Tensor ``like``."""
     if isinstance(x, Tensor) or x is None or isinstance(x, (int, float, bool, complex)):
         return x
-    return wrap(numpy.asarray(x))
+    if not hasattr(x, "dtype"):
+        x = numpy.asarray(x)
+    return wrap(x if not isinstance(like, Tensor) else to_device(x, like.device))
 
 
 def _dt(np_dtype):
@@ -33,67 +44,30 @@ def _axes(axis):
     return axis if axis is None or isinstance(axis, int) else tuple(axis)
 
 
+# ---- the name map: NumPy names that are retrograd ops taking the same arguments --------------
+_SAME = (
+    "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh",
+    "sign", "abs", "floor", "trunc", "reciprocal", "erf", "sigmoid", "isnan", "isinf",
+    "isfinite", "logical_and", "logical_or", "logical_not", "matmul", "outer",
+)
+_RENAMED = {"power": "pow", "equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": "le",
+            "greater": "gt", "greater_equal": "ge"}
+
+
+def _op(name, np_name):
+    """NumPy's ``np_name`` as retrograd's op ``name`` (looked up when called: the op
+    families register after this module loads)."""
+    def f(*args):
+        return F[name](*args)
+    f.__name__ = f.__qualname__ = np_name
+    return f
+
+
+globals().update({n: _op(n, n) for n in _SAME})
+globals().update({n: _op(op, n) for n, op in _RENAMED.items()})
+
+
 # ---- elementwise --------------------------------------------------------------------------
-def exp(x):
-    return F["exp"](x)
-
-
-def log(x):
-    return F["log"](x)
-
-
-def log1p(x):
-    return F["log1p"](x)
-
-
-def expm1(x):
-    return F["expm1"](x)
-
-
-def sqrt(x):
-    return F["sqrt"](x)
-
-
-def sin(x):
-    return F["sin"](x)
-
-
-def cos(x):
-    return F["cos"](x)
-
-
-def tan(x):
-    return F["tan"](x)
-
-
-def tanh(x):
-    return F["tanh"](x)
-
-
-def sinh(x):
-    return F["sinh"](x)
-
-
-def cosh(x):
-    return F["cosh"](x)
-
-
-def sign(x):
-    return F["sign"](x)
-
-
-def abs(x):
-    return F["abs"](x)
-
-
-def floor(x):
-    return F["floor"](x)
-
-
-def trunc(x):
-    return F["trunc"](x)
-
-
 def floor_divide(x, y):
     """PyTorch's ``div(rounding_mode="floor")``: zero derivative, where floor_divide has none."""
     return F["div"](x, y, rounding_mode="floor")
@@ -107,85 +81,22 @@ def square(x):
     return x * x
 
 
-def reciprocal(x):
-    return F["reciprocal"](x)
-
-
-def power(x, y):
-    return F["pow"](x, y)
-
-
 def maximum(x, y):
-    return F["maximum"](_t(x), _t(y))
+    return F["maximum"](_t(x, y), _t(y, x))
 
 
 def minimum(x, y):
-    return F["minimum"](_t(x), _t(y))
+    return F["minimum"](_t(x, y), _t(y, x))
 
 
 def where(cond, x, y):
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         x = _creation.full_like(cond, x, dtype=_dtype.get_default_dtype())
-    return F["where"](_t(cond), _t(x), _t(y))
-
-
-def erf(x):
-    return F["erf"](x)
-
-
-def sigmoid(x):
-    return F["sigmoid"](x)
+    like = next((v for v in (cond, x, y) if isinstance(v, Tensor)), None)
+    return F["where"](_t(cond, like), _t(x, like), _t(y, like))
 
 
 # ---- comparisons and predicates (bool results, no gradient) -------------------------------
-def isnan(x):
-    return F["isnan"](x)
-
-
-def isinf(x):
-    return F["isinf"](x)
-
-
-def isfinite(x):
-    return F["isfinite"](x)
-
-
-def equal(x, y):
-    return F["eq"](x, y)
-
-
-def not_equal(x, y):
-    return F["ne"](x, y)
-
-
-def less(x, y):
-    return F["lt"](x, y)
-
-
-def less_equal(x, y):
-    return F["le"](x, y)
-
-
-def greater(x, y):
-    return F["gt"](x, y)
-
-
-def greater_equal(x, y):
-    return F["ge"](x, y)
-
-
-def logical_and(x, y):
-    return F["logical_and"](x, y)
-
-
-def logical_or(x, y):
-    return F["logical_or"](x, y)
-
-
-def logical_not(x):
-    return F["logical_not"](x)
-
-
 # ---- creation -----------------------------------------------------------------------------
 def zeros_like(x, dtype=None):
     return _creation.zeros_like(x, dtype=_dt(dtype) if dtype is not None else None)
@@ -195,16 +106,22 @@ def ones_like(x, dtype=None):
     return _creation.ones_like(x, dtype=_dt(dtype) if dtype is not None else None)
 
 
-def zeros(shape, dtype=float):
-    return _creation.zeros(*((shape,) if isinstance(shape, int) else shape), dtype=_dt(dtype))
+def _factories(dev):
+    """The functions that create values from nothing but a shape, creating on ``dev``."""
+    def zeros(shape, dtype=float):
+        return _creation.zeros(*((shape,) if isinstance(shape, int) else shape),
+                               dtype=_dt(dtype), device=dev)
 
+    def arange(stop):
+        return _creation.arange(stop, device=dev)
 
-def arange(stop):
-    return _creation.arange(stop)
+    def eye(n, m=None, dtype=float):
+        return _creation.eye(n, m, dtype=_dt(dtype), device=dev)
 
+    def full(shape, fill_value, dtype=float):
+        return _creation.full(tuple(shape), fill_value, dtype=_dt(dtype), device=dev)
 
-def eye(n, m=None, dtype=float):
-    return _creation.eye(n, m, dtype=_dt(dtype))
+    return {"zeros": zeros, "arange": arange, "eye": eye, "full": full, "device": dev}
 
 
 def astype(x, dtype, copy=True):
@@ -240,10 +157,6 @@ def swapaxes(x, a, b):
     return x.transpose(a, b)
 
 
-def moveaxis(x, source, destination):
-    return F["movedim"](x, source, destination)
-
-
 def sum(x, axis=None, keepdims=False, dtype=None):
     if axis == ():  # NumPy reduces nothing; torch's empty dim list means every dim
         return x
@@ -262,12 +175,20 @@ def mean(x, axis=None, keepdims=False):
     return F["mean"](x, dim=_axes(axis), keepdim=keepdims)
 
 
+def moveaxis(x, source, destination):
+    return F["movedim"](x, source, destination)
+
+
 def cumsum(x, axis):
     return F["cumsum"](x, axis)
 
 
 def cumprod(x, axis):
     return F["cumprod"](x, axis)
+
+
+def roll(x, shift, axis):
+    return F["roll"](x, shift, axis)
 
 
 def bincount(x, minlength=0):
@@ -280,10 +201,6 @@ def any(x, axis=None):
 
 def flip(x, axis):
     return F["flip"](x, (axis,) if isinstance(axis, int) else tuple(axis))
-
-
-def roll(x, shift, axis):
-    return F["roll"](x, shift, axis)
 
 
 def concatenate(xs, axis=0):
@@ -323,24 +240,16 @@ def triu(m, k=0):
 
 
 def take_along_axis(x, indices, axis):
-    return F["gather"](x, axis, _t(indices))
+    return F["gather"](x, axis, _t(indices, x))
 
 
 # ---- linear algebra -----------------------------------------------------------------------
-def matmul(a, b):
-    return F["matmul"](a, b)
-
-
 def einsum(eq, *operands, optimize=False):
     return F["einsum"](eq, *operands)  # retrograd's einsum picks its own contraction order
 
 
 def tensordot(a, b, axes=2):
     return F["tensordot"](a, b, dims=axes)
-
-
-def outer(a, b):
-    return F["outer"](a, b)
 
 
 def cross(a, b, axis=-1):
@@ -351,42 +260,13 @@ def copy(a):
     return a.clone()
 
 
-def full(shape, fill_value, dtype=float):
-    return _creation.full(tuple(shape), fill_value, dtype=_dt(dtype))
+linalg = types.SimpleNamespace()  # numpy.linalg's names rules use: see register_linalg
 
 
-class linalg:  # noqa: N801 (numpy.linalg's name)
-    """The ``numpy.linalg`` functions rules use, as retrograd.linalg's differentiable ops."""
-
-    @staticmethod
-    def solve(a, b):
-        from . import linalg_decomp
-        return linalg_decomp.solve(a, b)
-
-    @staticmethod
-    def inv(a):
-        from . import linalg_decomp
-        return linalg_decomp.inv(a)
-
-    @staticmethod
-    def det(a):
-        from . import linalg_decomp
-        return linalg_decomp.det(a)
-
-    @staticmethod
-    def svd(a, full_matrices=True):
-        from . import linalg_decomp
-        return tuple(linalg_decomp.svd(a, full_matrices))
-
-    @staticmethod
-    def pinv(a):
-        from . import linalg_decomp
-        return linalg_decomp.pinv(a)
-
-    @staticmethod
-    def eigh(a, UPLO="L"):  # noqa: N803
-        from . import linalg_decomp
-        return tuple(linalg_decomp.eigh(a, UPLO))
+def register_linalg(**ops):
+    """The ``numpy.linalg`` functions rules use (solve, inv, det, svd, pinv, eigh), as the
+    differentiable ops the linear-algebra family provides."""
+    vars(linalg).update(ops)
 
 
 class _Functions(ArrayFunctions):
@@ -398,10 +278,31 @@ class _Functions(ArrayFunctions):
         return where(cond, a, b)
 
     def sigmoid(self, x):
-        return sigmoid(x)
+        return F["sigmoid"](x)
 
     def erf(self, x):
-        return erf(x)
+        return F["erf"](x)
+
+    def call(self, op, values, attrs=()):
+        return apply(op, values, attrs)
+
+    def constant(self, a):
+        return wrap(to_device(a, self.xp.device) if hasattr(a, "dtype") else numpy.asarray(a))
+
+    def recomputed(self, saved, recompute):
+        return recompute()
+
+    def kernel_or_composite(self, kernel, composite, *args):
+        return composite(*args)
+
+    def once_differentiable(self, g, msg):
+        if not g.requires_grad:
+            return g
+        err = DelayedError(msg)
+        err.next_functions = collect_next((g,), None)[0]
+        out = g.detach()
+        out._grad_fn, out._requires_grad = err, True
+        return out
 
     def clamp_min(self, x, c):
         return F["clamp_min"](x, c)
@@ -422,7 +323,34 @@ class _Functions(ArrayFunctions):
         return a * b
 
     def index_add(self, a, index, values):
-        return F["index_add"](a, 0, index if isinstance(index, Tensor) else wrap(index), values)
+        return F["index_add"](a, 0, _t(index, a), values)
 
 
-register_functions(sys.modules[__name__], _Functions(sys.modules[__name__]))
+globals().update(_factories(cpu))
+_here = sys.modules[__name__]
+register_functions(_here, _Functions(_here))
+_on = {cpu: _here}
+
+
+def on(dev):
+    """This namespace for Tensors on device ``dev``: its factories create there, as a
+    CuPy rule's do on the current device (the engine picks it by the gradients' device)."""
+    ns = _on.get(dev)
+    if ns is None:
+        ns = types.ModuleType(__name__ + ".on_" + str(dev).replace(":", "_"))
+        ns.__dict__.update({k: v for k, v in vars(_here).items() if not k.startswith("__")})
+        ns.__dict__.update(_factories(dev))
+        register_functions(ns, _Functions(ns))
+        _on[dev] = ns
+    return ns
+
+
+def of(t):
+    """The namespace for Tensor ``t``'s device (the CPU's for None)."""
+    if t is None:
+        return _here
+    d = t._data
+    return _here if type(d) is numpy.ndarray else on(device_of(d))
+
+
+register_facade(of)

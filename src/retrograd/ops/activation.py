@@ -20,7 +20,8 @@ from . import pointwise as _pw
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from ..backend import to_device
 from ..backend.functions import functions
-from .nn_ops import _is_np, _max_scalar
+from .nn_ops import _max_scalar
+from .shape import call
 
 __all__ = ["leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu", "celu_",
            "relu_", "silu", "relu6", "hardtanh", "hardtanh_", "softplus", "mish", "hardswish",
@@ -71,10 +72,8 @@ def _min0(xp, x):
 
 
 def _softplus0(xp, x):
-    """``log(1 + exp(x))`` without overflow. On Tensors (create_graph) the softplus op
-    itself: differentiating the max and abs pieces would give 1, not 1/2, at 0."""
-    if not _is_np(xp):
-        return apply(_softplus, (x,), (1.0, 20.0))
+    """``log(1 + exp(x))`` without overflow, in forwards (their rules call the softplus
+    op: differentiating the max and abs pieces would give 1, not 1/2, at 0)."""
     return _max_scalar(xp, x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
 
 
@@ -277,7 +276,7 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 def _mish_rule(xp, grad, self):
-    t = xp.tanh(_softplus0(xp, self))
+    t = xp.tanh(call(xp, _softplus, self, attrs=(1.0, 20.0)))
     return grad * (t + self * _sigmoid(xp, self) * (1 - t * t))
 
 

@@ -5,6 +5,7 @@ form, the Tensor method and the operators all call that entry.
 """
 
 import builtins
+import cmath
 import math
 import numbers
 
@@ -252,10 +253,18 @@ _pow_tensor = defop(
          "exponent": lambda xp, grad, self, exponent, result:
          _pow_exponent_rule(xp, grad, self, exponent, result)},
     promote=("self", "exponent"), node="PowBackward1", jvp="elementwise", upcast="forward")
+def _log_number(x):
+    """The log of a number base, as a number: a scalar of the rule wherever it runs (a
+    tensor of it would be a host tensor saved beside device gradients)."""
+    if isinstance(x, complex):
+        return cmath.log(x)
+    return math.log(x) if x > 0 else math.nan
+
+
 _pow_scalar_base = defop(
     "pow_scalar_base", lambda xp, self, exponent: self ** exponent,
     vjp={"exponent": lambda xp, grad, self, exponent, result:
-         grad * result * xp.log(self) if self != 0
+         grad * result * _log_number(self) if self != 0
          else grad * xp.where(exponent >= 0, 0, result * -math.inf)},
     promote=("self", "exponent"), inputs=("self", "exponent"), node="PowBackward2",
                          jvp="elementwise")

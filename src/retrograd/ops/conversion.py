@@ -12,7 +12,8 @@ import warnings
 
 from .. import _creation, _dtype
 from .._tensor import Tensor
-from .._tensor_types import LEGACY_NAMES, tensortype
+from .._dtype import LEGACY_NAMES, legacy_type_name
+from .._tensor_types import tensortype
 from ..backend import Device, check_device, emulating_cuda, is_mapped, to_device
 from ._registry import apply, apply_inplace, defop, register
 
@@ -23,11 +24,6 @@ __all__ = ["to", "type_as", "cpu", "cuda", "new_zeros", "new_ones", "new_full", 
            "new_tensor", "zero_", "fill_", "copy_"]
 
 _FROM_LEGACY = {f"torch.{v}": _dtype._names[k] for k, v in LEGACY_NAMES.items()}
-
-
-def legacy_type_name(dtype):
-    """``torch.FloatTensor`` for float32: the name ``Tensor.type()`` and errors print."""
-    return "torch." + LEGACY_NAMES[dtype.name]
 
 
 def _filled(xp, self, value):

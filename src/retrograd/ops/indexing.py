@@ -24,6 +24,7 @@ import warnings
 import numpy
 
 from .._tensor import Tensor, _wrap_dim, wrap
+from ..backend import get_array_module
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .shape import call
 
@@ -67,7 +68,7 @@ _BASIC = {"select": _select, "slice": _slice, "unsqueeze": _unsqueeze, None: _al
 def _gather_at(xp, grad, index):
     """``grad[index]``, recorded under create_graph with a gradient that accumulates when
     the index may repeat elements."""
-    repeats = any(type(i) is numpy.ndarray and i.dtype.kind == "i" for i in index)
+    repeats = any(getattr(i, "ndim", 0) and i.dtype.kind in "iu" for i in index)
     return call(xp, _index, grad, attrs=(index, repeats))
 
 
@@ -458,7 +459,7 @@ def index_select(input, dim, index, *, out=None):
     kernel_check = a.ndim > 1 and (a.size == 0 or d == 1)
     if kernel_check and i.size and n == 0:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
-    bad = numpy.flatnonzero((i < 0) | (i >= n))
+    bad = get_array_module(i).flatnonzero((i < 0) | (i >= n))
     if bad.size and kernel_check:
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(i[bad[0]])} "
                            f"axis_dim={n}")
@@ -789,11 +790,12 @@ def put_(self, index, source, accumulate=False):
 def nonzero(input, *, as_tuple=False, out=None):
     """Indices of the nonzero elements: an (n, ndim) tensor, or one 1-d tensor per dim."""
     a = input._data
+    xp = get_array_module(a)
     if not as_tuple:
-        return wrap(numpy.argwhere(a))
-    return tuple(wrap(i) for i in numpy.nonzero(a.reshape(1) if a.ndim == 0 else a))
+        return wrap(xp.argwhere(a))
+    return tuple(wrap(i) for i in xp.nonzero(a.reshape(1) if a.ndim == 0 else a))
 
 
 @register
 def argwhere(input):
-    return wrap(numpy.argwhere(input._data))
+    return wrap(get_array_module(input._data).argwhere(input._data))

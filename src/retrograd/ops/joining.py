@@ -12,6 +12,7 @@ import operator
 import numpy
 
 from .. import _dtype, _observe
+from ..backend import get_array_module
 from .._tensor import Tensor, _wrap_dim, wrap
 from ..autograd import forward_ad, grad_mode
 from ..autograd.node import Node, grad_accumulator
@@ -39,7 +40,13 @@ class _ListNode(Node):
     _fresh_grads = True
 
     def apply(self, grads, create_graph):
-        xp = _tensor_xp if create_graph else numpy
+        g = grads[0]
+        if g is None:
+            g = next((g for g in grads if g is not None), None)
+        if create_graph:
+            xp = _tensor_xp.of(g)
+        else:
+            xp = numpy if g is None or type(g) is numpy.ndarray else get_array_module(g)
         meta = self._out_meta
         if meta is not None:
             grads = [g if g is not None else xp.zeros(s, dtype=d)

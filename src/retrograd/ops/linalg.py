@@ -23,7 +23,7 @@ import numpy
 
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
-from .conversion import legacy_type_name
+from .._dtype import legacy_type_name
 from .reduction import _dim1, _no_out
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",

@@ -17,12 +17,16 @@ import warnings
 
 import numpy
 
-from .. import _observe
+from .. import _dtype, _observe
 from .. import return_types as rt
+from .._creation import eye, ones, zeros
 from .._tensor import Tensor, wrap
+from ..autograd._batched import Batched
 from ..backend import get_array_module
 from ..backend.functions import functions
-from ._registry import _pretty, apply, defop, register
+from . import _tensor_xp
+from ._registry import FUNCTIONS, _pretty, apply, defop, register
+from .joining import cat
 
 __all__ = ["LinAlgError"]
 
@@ -202,8 +206,7 @@ def logdet(input):
     """``log(det)``: NaN for a negative determinant, -inf for a singular matrix."""
     _check_square(input, "linalg.slogdet")
     sign, logabs = apply(_slogdet, (input,))
-    from .. import where
-    return where(sign == -1, math.nan, logabs)
+    return FUNCTIONS["where"](sign == -1, math.nan, logabs)
 
 
 # ---- inv ------------------------------------------------------------------------------------
@@ -1084,7 +1087,6 @@ def _expm(xp, a):
     """The matrix exponential of a batch: the backend's (the op itself on the facade's
     Tensors; on the data of a batch of gradients or tangents, whose batch is one more
     leading dim)."""
-    from ..autograd._batched import Batched
     if isinstance(a, Batched):
         return Batched(functions(numpy).expm(a.data))
     return functions(xp).expm(a)
@@ -1278,11 +1280,6 @@ def _chain(mats, split, i, j):
     return _chain(mats, split, i, k).mm(_chain(mats, split, k + 1, j))
 
 
-def retrograd_bool():
-    from .. import bool as bool_
-    return bool_
-
-
 def matrix_power(A, n, *, out=None):
     """``A^n`` by repeated squaring (``inv(A)^-n`` for negative n, the identity for 0)."""
     _no_out(out, "linalg.matrix_power")
@@ -1291,12 +1288,11 @@ def matrix_power(A, n, *, out=None):
                         f"{type(n).__name__}")
     _check_square(A, "linalg.matrix_power", dtype=False)
     if n == 0:
-        from .. import eye
         e = eye(A._data.shape[-1], dtype=A.dtype).expand(*A._data.shape).clone()
         if not A.requires_grad:
             return e
-        from .. import ones  # still in A's graph, with a zero gradient (inf-safe)
-        return A.masked_fill(ones(A.shape, dtype=retrograd_bool()), 0) + e
+        # still in A's graph, with a zero gradient (inf-safe)
+        return A.masked_fill(ones(A.shape, dtype=_dtype.bool), 0) + e
     if n == 1:
         return A.clone()
     if n < 0:
@@ -1316,11 +1312,10 @@ def matrix_power(A, n, *, out=None):
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """The vector ``ord``-norm over ``dim`` (all elements by default)."""
-    from .reduction import norm as _norm
     _no_out(out, "linalg.vector_norm")
     if isinstance(ord, str):
         raise TypeError("linalg_vector_norm(): argument 'ord' must be Number, not str")
-    return _norm(x, ord, dim, keepdim, dtype=dtype)
+    return FUNCTIONS["norm"](x, ord, dim, keepdim, dtype=dtype)  # torch.norm (ops.norms)
 
 
 def _matrix_dims(A, dim):
@@ -1402,7 +1397,6 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     _need_dims(A, "torch.linalg.matrix_rank", "input")
     if A._data.dtype.kind != "f":
         raise RuntimeError("This function doesn't handle types other than float and double")
-    from .._tensor import wrap
     a = A._data
     xp = get_array_module(a)
     s = xp.abs(xp.linalg.eigvalsh(a)) if hermitian else xp.linalg.svd(a, compute_uv=False)
@@ -1420,7 +1414,6 @@ def _legacy_svd(input, some=True, compute_uv=True):
     _need_dims(input, "linalg.svd")
     _check_float(input, "linalg.svd")
     if not compute_uv:
-        from .. import zeros
         s = svdvals(input)
         m, n = input._data.shape[-2:]
         batch = input._data.shape[:-2]
@@ -1543,7 +1536,6 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 def vander(x, N=None):
     """Columns ``x^0, x^1, ..., x^(N-1)`` (increasing powers, unlike NumPy's default)."""
-    from .. import cat
     if x._data.ndim < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension.")
     n = x._data.shape[-1] if N is None else N
@@ -1604,3 +1596,9 @@ register(matrix_exp, name="matrix_exp")
 register(_legacy_cross, name="cross")
 register(lu_unpack, name="lu_unpack", method=False)
 register(householder_product, name="orgqr")
+
+
+_tensor_xp.register_linalg(  # numpy.linalg's names on the facade, with NumPy's signatures
+    solve=solve, inv=inv, det=det, pinv=pinv,
+    svd=lambda a, full_matrices=True: tuple(svd(a, full_matrices)),
+    eigh=lambda a, UPLO="L": tuple(eigh(a, UPLO)))  # noqa: N803 (NumPy's argument name)

@@ -20,7 +20,7 @@ from ..backend.functions import functions
 from ._loss_args import check_cast, check_output
 from ._registry import FUNCTIONS, _pretty, apply, defop, register
 from .activation import logsigmoid
-from .nn_ops import _is_np, _reduce, _reduced_grad, _sigmoid, _size
+from .nn_ops import _reduce, _reduced_grad, _sigmoid, _size
 from .reduction import _no_out, _norm_rule, _vector_norm
 from .shape import call
 
@@ -594,8 +594,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if not ok:
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of "
                            f"size: {list(input.shape)}")
-    t = numpy.reshape(target._data, (-1, max(target.shape[-1:] or (1,))))
-    listed = numpy.cumprod(t >= 0, axis=1) > 0
+    am = get_array_module(target._data)
+    t = am.reshape(target._data, (-1, max(target.shape[-1:] or (1,))))
+    listed = am.cumprod(t >= 0, axis=1) > 0
     if (listed & (t >= (input.shape[-1] if input.ndim else 1))).any():
         raise RuntimeError("argument #2 'target' is out of range")
     _check_margin_dtypes("multilabel_margin_loss_forward_out_frame", input, target, None)
@@ -691,21 +692,21 @@ def _ctc_fwd(xp, log_probs, targets, input_lengths, target_lengths, blank, zero_
     once; the loss is read at each sample's last frame."""
     labels, skip, lp, valid = _ctc_setup(log_probs, targets, target_lengths, blank)
     t_max, n, length = lp.shape
-    alpha = xp.full((t_max, n, length), -numpy.inf, dtype=log_probs.dtype)
+    alpha = xp.full((t_max, n, length), -math.inf, dtype=log_probs.dtype)
     if t_max:
         alpha[0, :, 0] = lp[0, :, 0]
         if length > 1:
             alpha[0, :, 1] = xp.where(xp.asarray(target_lengths) > 0, lp[0, :, 1],
-                                         -numpy.inf)
+                                         -math.inf)
     for t in range(1, t_max):
         a = alpha[t - 1]
-        step = _lse3(a, _shift(a, 1, -numpy.inf),
-                     xp.where(skip, _shift(a, 2, -numpy.inf), -numpy.inf)) + lp[t]
-        alpha[t] = xp.where(valid, step, -numpy.inf)
+        step = _lse3(a, _shift(a, 1, -math.inf),
+                     xp.where(skip, _shift(a, 2, -math.inf), -math.inf)) + lp[t]
+        alpha[t] = xp.where(valid, step, -math.inf)
     nll = xp.empty(n, dtype=log_probs.dtype)
     for i, (il, tl) in enumerate(zip(input_lengths, target_lengths, strict=True)):
         if il == 0:
-            nll[i] = 0 if tl == 0 else numpy.inf
+            nll[i] = 0 if tl == 0 else math.inf
             continue
         last = alpha[il - 1, i]
         nll[i] = -(xp.logaddexp(last[2 * tl], last[2 * tl - 1]) if tl else last[0])
@@ -724,17 +725,17 @@ def _ctc_unit_grad(log_probs, targets, nll, alpha, input_lengths, target_lengths
     pos = xp.arange(length)
     ends = (pos == 2 * tl) | (pos == 2 * tl - 1)
     skip2 = _shift(skip, -2, False)
-    beta = xp.full_like(alpha, -numpy.inf)
+    beta = xp.full_like(alpha, -math.inf)
     for t in range(t_max - 1, -1, -1):
         if t + 1 < t_max:
             b = beta[t + 1]
-            step = _lse3(b, _shift(b, -1, -numpy.inf),
-                         xp.where(skip2, _shift(b, -2, -numpy.inf), -numpy.inf)) + lp[t]
+            step = _lse3(b, _shift(b, -1, -math.inf),
+                         xp.where(skip2, _shift(b, -2, -math.inf), -math.inf)) + lp[t]
         else:
-            step = xp.full_like(lp[t], -numpy.inf)
-        init = xp.where(ends, lp[t], -numpy.inf)
+            step = xp.full_like(lp[t], -math.inf)
+        init = xp.where(ends, lp[t], -math.inf)
         beta[t] = xp.where(t == il - 1, init,
-                              xp.where((t < il - 1) & valid, step, -numpy.inf))
+                              xp.where((t < il - 1) & valid, step, -math.inf))
     ab = alpha + beta
     m = xp.max(ab, axis=2, keepdims=True) if length else xp.zeros((t_max, n, 1))
     m = xp.where(xp.isinf(m), 0, m)
@@ -778,9 +779,8 @@ def _ctc_jvp(xp, log_probs_t, log_probs, targets, result, log_alpha, input_lengt
     """The tangent as the vjp's linear form (not differentiable again, as in PyTorch)."""
     args = [x._data if hasattr(x, "_data") else x for x in (log_probs, targets, result,
                                                               log_alpha)]
-    g = _ctc_unit_grad(*args, input_lengths, target_lengths, blank, zero_infinity)
-    if not _is_np(xp):
-        g = wrap(g)
+    g = functions(xp).constant(_ctc_unit_grad(*args, input_lengths, target_lengths, blank,
+                                              zero_infinity))
     return xp.sum(g * log_probs_t, axis=(0, 2)), None
 
 

@@ -16,10 +16,9 @@ from .._dtype import OPMATH
 from .._tensor import wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
-from . import _tensor_xp
 from ._loss_args import (check_bce, check_bce_logits, check_embedding, check_float_kernel,
                          check_nll)
-from ._registry import FUNCTIONS, _pretty, apply, defop
+from ._registry import _pretty, apply, defop, kernel
 from .linalg import _addmm_args
 from .reduction import _dim1, _vector_norm
 from .shape import call
@@ -27,12 +26,6 @@ from .shape import call
 __all__ = ["linear", "constant_pad", "mode_pad", "softmax", "log_softmax", "nll_loss",
            "layer_norm", "batch_norm", "group_norm", "gelu", "silu", "embedding", "mse_loss",
            "smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
-
-
-def _is_np(xp):
-    """Rules run on arrays (NumPy's, CuPy's, the batched ones of is_grads_batched), rather
-    than on the Tensors of the differentiable facade."""
-    return xp is not _tensor_xp
 
 
 def _max_scalar(xp, x, c):
@@ -87,7 +80,7 @@ def linear(input, weight, bias):
 
 
 # ---- constant padding ---------------------------------------------------------------------
-def _pad_np(x, pad, value):
+def _pad_np(xp, x, pad, value):
     """Pad (positive) or crop (negative) the last ``len(pad) // 2`` dims of ``x``."""
     shape, dst, src = list(x.shape), [slice(None)] * x.ndim, [slice(None)] * x.ndim
     for i in range(len(pad) // 2):
@@ -96,7 +89,7 @@ def _pad_np(x, pad, value):
         shape[d] += lo + hi
         dst[d] = slice(max(lo, 0), shape[d] - max(hi, 0))
         src[d] = slice(max(-lo, 0), x.shape[d] - max(-hi, 0))
-    out = numpy.full_like(x, value, order="C", shape=shape)
+    out = xp.full_like(x, value, order="C", shape=shape)
     out[tuple(dst)] = x[tuple(src)]
     return out
 
@@ -106,7 +99,7 @@ def _pad(xp, x, pad, value):
 
 
 _constant_pad = defop(
-    "constant_pad_nd", lambda xp, self, pad, value: _pad_np(self, pad, value),
+    "constant_pad_nd", lambda xp, self, pad, value: _pad_np(xp, self, pad, value),
     vjp={"self": lambda xp, grad, pad: _pad(xp, grad, tuple(-p for p in pad), 0)},
     jvp=lambda xp, self_t, pad: _pad(xp, self_t, pad, 0), upcast=False)  # a copy: exact
 
@@ -147,16 +140,16 @@ def _cut(x, pad):
     return x[tuple(idx)]
 
 
-def _mode_pad_np(x, pad, mode):
+def _mode_pad_np(xp, x, pad, mode):
     """The forward on arrays (NumPy's, or batched ones): one numpy.pad call."""
     grow = _pad_widths(x.ndim, pad, lambda p: max(p, 0))
     if mode == "circular":
         cut = _cut(x, pad)
         if cut.size == 0:  # nothing to wrap: the result is empty
-            return numpy.zeros_like(x, shape=_padded_shape(x.shape, pad))
-        return numpy.pad(cut, grow, "wrap")
-    out = numpy.pad(x, grow, _NP_MODE[mode])
-    return numpy.copy(_cut(out, pad)) if min(pad) < 0 else out
+            return xp.zeros_like(x, shape=_padded_shape(x.shape, pad))
+        return xp.pad(cut, grow, "wrap")
+    out = xp.pad(x, grow, _NP_MODE[mode])
+    return xp.copy(_cut(out, pad)) if min(pad) < 0 else out
 
 
 def _fold(xp, g, d, lo, hi, mode):
@@ -172,13 +165,13 @@ def _fold(xp, g, d, lo, hi, mode):
     out = xp.array(g[at(lo, lo + n)])
     left, right = g[at(0, lo)], g[at(lo + n, None)]
     if mode == "reflect":
-        out[at(1, lo + 1)] += numpy.flip(left, d)
-        out[at(n - 1 - hi, n - 1)] += numpy.flip(right, d)
+        out[at(1, lo + 1)] += xp.flip(left, d)
+        out[at(n - 1 - hi, n - 1)] += xp.flip(right, d)
     elif mode == "replicate":
         if lo:
-            out[at(0, 1)] += numpy.sum(left, d, keepdims=True)
+            out[at(0, 1)] += xp.sum(left, d, keepdims=True)
         if hi:
-            out[at(n - 1, n)] += numpy.sum(right, d, keepdims=True)
+            out[at(n - 1, n)] += xp.sum(right, d, keepdims=True)
     else:
         out[at(n - lo, n)] += left
         out[at(0, hi)] += right
@@ -188,16 +181,16 @@ def _fold(xp, g, d, lo, hi, mode):
 def _mode_unpad_np(xp, g, pad, mode):
     """The adjoint of :func:`_mode_pad_np` on arrays: the gradient of its input."""
     if g.size == 0:
-        return numpy.zeros_like(g, shape=_padded_shape(g.shape, [-p for p in pad]))
+        return xp.zeros_like(g, shape=_padded_shape(g.shape, [-p for p in pad]))
     uncut = _pad_widths(g.ndim, pad, lambda p: max(-p, 0))
     if mode != "circular" and min(pad) < 0:
-        g = numpy.pad(g, uncut)
+        g = xp.pad(g, uncut)
     for i in range(len(pad) // 2):
         lo, hi = max(pad[2 * i], 0), max(pad[2 * i + 1], 0)
         if lo or hi:
             g = _fold(xp, g, g.ndim - 1 - i, lo, hi, mode)
     if mode == "circular" and min(pad) < 0:
-        g = numpy.pad(g, uncut)
+        g = xp.pad(g, uncut)
     return g
 
 
@@ -210,7 +203,7 @@ def _mode_unpad(xp, g, pad, mode):
 
 
 def _mode_pad_ops(mode, op_name, node, backward_node, k):
-    fwd = defop(f"{op_name}{k}d", lambda xp, self, pad: _mode_pad_np(self, pad, mode),
+    fwd = defop(f"{op_name}{k}d", lambda xp, self, pad: _mode_pad_np(xp, self, pad, mode),
                 vjp={"self": lambda xp, grad, pad: _mode_unpad(xp, grad, pad, mode)},
                 jvp="linear", node=node, upcast=False)  # copies; the backward adds in
     bwd = defop(f"{op_name}{k}d_backward",  # the tensor's dtype, as PyTorch's kernel
@@ -455,8 +448,10 @@ def _norm_dx(xp, g, xhat, rstd, axes):
 def _stats(xp, x, mean, rstd, axes, eps):
     """The saved statistics; under create_graph, recomputed from ``x`` so that the second
     derivative sees their dependence on it (the saved ones are constants)."""
-    if _is_np(xp):
-        return mean, rstd
+    return functions(xp).recomputed((mean, rstd), lambda: _moments(xp, x, axes, eps))
+
+
+def _moments(xp, x, axes, eps):
     mean = _mean(xp, x, axes)
     xc = x - mean
     return mean, 1 / xp.sqrt(_mean(xp, xc * xc, axes) + eps)
@@ -738,8 +733,6 @@ def _gelu32_d(x):
 def _gelu_fwd(xp, self, approximate):
     if approximate == "tanh":
         return 0.5 * self * (1 + xp.tanh(_SQRT_2_PI * (self + 0.044715 * self * self * self)))
-    if _is_np(xp) and self.dtype == numpy.float32 and self.ndim:
-        return _gelu32(self)
     return 0.5 * self * (1 + _erf(xp, self * 0.7071067811865476))
 
 
@@ -749,16 +742,25 @@ def _gelu_grad(xp, grad, self, approximate):
         t = xp.tanh(inner)
         dinner = _SQRT_2_PI * (1 + 3 * 0.044715 * self * self)
         return grad * (0.5 * (1 + t) + 0.5 * self * (1 - t * t) * dinner)
-    if xp is numpy and self.dtype == numpy.float32 and self.ndim:
-        d = _gelu32_d(self)
-        d *= grad
-        return d
     cdf = 0.5 * (1 + _erf(xp, self * 0.7071067811865476))
     return grad * (cdf + self * 0.3989422804014327 * xp.exp(-0.5 * self * self))
 
 
-_gelu = defop("gelu", _gelu_fwd,
-              vjp={"self": _gelu_grad},
+def _gelu32_grad(xp, grad, self, approximate):
+    d = _gelu32_d(self)
+    d *= grad
+    return d
+
+
+def _erf_gelu32(*args):
+    """The exact (erf) GELU of a float32 array with dims: the in-place NumPy kernels."""
+    self, approximate = args[-2:]
+    return approximate != "tanh" and self.dtype == numpy.float32 and self.ndim
+
+
+_gelu = defop("gelu", kernel(_gelu_fwd, lambda xp, self, approximate: _gelu32(self),
+                             _erf_gelu32),
+              vjp={"self": kernel(_gelu_grad, _gelu32_grad, _erf_gelu32)},
               jvp="elementwise", to_float=True)
 
 
@@ -808,15 +810,10 @@ def _embedding_grad(xp, grad, indices, weight_shape, padding_idx, scale_grad_by_
     if scale_grad_by_freq:  # each row's gradient over the number of times it was looked up
         counts = xp.bincount(idx, minlength=n)
         g = g / xp.expand_dims(counts[idx], 1)
-    if _is_np(xp):
-        out = xp.zeros((n, d), dtype=grad.dtype)
-        xp.add.at(out, idx, g)
-        if padding_idx is not None and padding_idx < n:  # PyTorch accepts 0 for no rows
-            out[padding_idx] = 0
-        return out
-    if padding_idx is not None:
-        g = g * xp.expand_dims(xp.not_equal(idx, padding_idx), 1)
-    return FUNCTIONS["index_add"](xp.zeros((n, d), dtype=grad.dtype), 0, idx, g)
+    if padding_idx is not None:  # its row gets nothing
+        keep = xp.not_equal(idx, padding_idx)
+        idx, g = idx[keep], g[keep]
+    return functions(xp).index_add(xp.zeros((n, d), dtype=grad.dtype), idx, g)
 
 
 _embedding = defop("embedding",

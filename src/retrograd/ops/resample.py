@@ -15,14 +15,10 @@ import math
 
 import numpy
 
-from . import _tensor_xp
+from ._kernels import run_kernel
 from ._registry import _pretty, apply, defop
 
 __all__ = ["upsample"]
-
-
-def _batched(xp):
-    return getattr(xp, "batched", False)
 
 
 # ---- index and weight arithmetic ----------------------------------------------------------
@@ -227,25 +223,16 @@ def _resample_t(xp, g, plan):
     return g
 
 
-def _run(xp, kernel, op, a, plan):
-    """``kernel`` on arrays (a batch of them: on the data, whose extra dims lead), ``op``
-    on Tensors (under create_graph)."""
-    if xp is _tensor_xp:
-        return apply(op, (a,), (plan,))
-    if _batched(xp):
-        from ..autograd._batched import Batched
-        return Batched(kernel(numpy, a.data, plan))
-    return kernel(xp, a, plan)
-
-
 def _resample_ops(name, node):
-    fwd = defop(name, lambda xp, self, plan: _run(xp, _resample, None, self, plan),
-                vjp={"self": lambda xp, grad, plan: _run(xp, _resample_t, bwd, grad, plan)},
+    fwd = defop(name, lambda xp, self, plan: run_kernel(xp, _resample, fwd, self, plan),
+                vjp={"self": lambda xp, grad, plan: run_kernel(xp, _resample_t, bwd, grad,
+                                                               plan)},
                 jvp="linear", node=node)
     bwd = defop(f"{name}_backward",
-                lambda xp, grad_output, plan: _run(xp, _resample_t, None, grad_output, plan),
+                lambda xp, grad_output, plan: run_kernel(xp, _resample_t, bwd, grad_output,
+                                                         plan),
                 vjp={"grad_output": lambda xp, grad, plan:
-                     _run(xp, _resample, fwd, grad, plan)},
+                     run_kernel(xp, _resample, fwd, grad, plan)},
                 jvp="linear", node=node.replace("Backward0", "BackwardBackward0"))
     return fwd
 

@@ -16,7 +16,7 @@ import numpy
 
 from .._tensor import wrap
 from ..backend import get_array_module
-from . import _tensor_xp
+from ..backend.functions import functions
 from ._registry import FUNCTIONS, _pretty, apply, defop
 
 __all__ = ["affine_grid", "grid_sample"]
@@ -44,7 +44,7 @@ def _base_grid(spatial, align_corners, dtype):
 def _const(xp, a):
     """The host base grid as the rule's values are: on their device, a Tensor on the
     facade."""
-    return wrap(a) if xp is _tensor_xp else xp.asarray(a)
+    return functions(xp).constant(a)
 
 
 def _affine_fwd(xp, theta, base, out_shape):
@@ -293,34 +293,26 @@ def _grid_grad_t(grad, input, grid, mode, padding_mode, align_corners):
 
 
 def _rule(xp, rule, tensor_rule, grad, *args):
-    """A vjp rule: on arrays; a batch of gradients row by row; on Tensors (create_graph)
-    as differentiable gathers and scatter-adds."""
-    if xp is _tensor_xp:
-        return tensor_rule(grad, *args)
-    if getattr(xp, "batched", False):
-        from ..autograd._batched import Batched
-        return Batched(numpy.stack([rule(g, *args) for g in grad.data]))
-    return rule(grad, *args)
+    """A vjp rule: on arrays; on Tensors (create_graph) as differentiable gathers and
+    scatter-adds."""
+    return functions(xp).kernel_or_composite(rule, tensor_rule, grad, *args)
 
 
 def _grid_sample_jvp(xp, input_t, grid_t, input, grid, mode, padding_mode, align_corners):
-    if getattr(xp, "batched", False):
-        from ..autograd._batched import Batched
-        b = (input_t if input_t is not None else grid_t).data.shape[0]
-        rows = [_grid_sample_jvp(numpy, None if input_t is None else input_t.data[i],
-                                 None if grid_t is None else grid_t.data[i], input, grid, mode,
-                                 padding_mode, align_corners) for i in range(b)]
-        return Batched(numpy.stack(rows))
-    if xp is _tensor_xp:  # Tensors (reverse-over-forward): the tangent as a graph
-        return _grid_sample_jvp_t(input_t, grid_t, input, grid, mode, padding_mode,
-                                  align_corners)
+    """The tangent: on arrays; on Tensors (reverse-over-forward) as a graph."""
+    return functions(xp).kernel_or_composite(_grid_sample_jvp_arrays, _grid_sample_jvp_t,
+                                             input_t, grid_t, input, grid, mode,
+                                             padding_mode, align_corners)
+
+
+def _grid_sample_jvp_arrays(input_t, grid_t, input, grid, mode, padding_mode, align_corners):
     out = None
     if input_t is not None:
         out = _sample(input_t, grid, mode, padding_mode, align_corners)
     if grid_t is not None:
         ds = _slopes(input, grid, mode, padding_mode, align_corners)
         shape = input.shape[:2] + grid.shape[1:-1]
-        t = xp.zeros(shape, dtype=input.dtype)
+        t = get_array_module(input).zeros(shape, dtype=input.dtype)
         if ds is not None:
             n = grid.shape[0]
             t = sum(d * grid_t[..., e].reshape(n, 1, -1) for e, d in enumerate(ds))

@@ -14,7 +14,6 @@ import numpy
 from .._tensor import Tensor, _wrap_dim, wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
-from . import _tensor_xp
 from ._registry import apply, apply_inplace, defop, register
 from .shape import call
 
@@ -197,7 +196,7 @@ def _array(x):
 
 def _const(xp, a):
     """A constant factor of a rule, as the rule's values are (a Tensor under create_graph)."""
-    return wrap(a) if xp is _tensor_xp else a
+    return functions(xp).constant(a)
 
 
 def _self_part(xp, g, index, dim, include_self):
@@ -252,22 +251,11 @@ def _prod_src_grad(xp, grad, self, index, src, result, dim, include_self, src_sh
                  / xp.where(_const(xp, zero), 1, s))
     if tuple(g.shape) != tuple(src_shape):
         g = call(xp, _corner, g, attrs=(src_shape,))
-    if xp is _tensor_xp and g.requires_grad and (n_zeros > 1).any():
-        g = _delayed_error(g, "scatter_reduce(): Double backward is unsupported for src when >1 "
-                              "zeros in src are scattered to the same position in self")
+    if (n_zeros > 1).any():  # the rule's graph would give a wrong second derivative
+        g = functions(xp).once_differentiable(
+            g, "scatter_reduce(): Double backward is unsupported for src when >1 zeros in src "
+               "are scattered to the same position in self")
     return g
-
-
-def _delayed_error(g, msg):
-    """``g`` with a history that raises ``msg`` when differentiated (PyTorch's DelayedError):
-    the rule's graph would give a wrong second derivative."""
-    from ..autograd.function import _DelayedError
-    from ..autograd.node import collect_next
-    err = _DelayedError(msg)
-    err.next_functions = collect_next((g,), None)[0]
-    out = g.detach()
-    out._grad_fn, out._requires_grad = err, True
-    return out
 
 
 def _ties(self, index, src, result, dim):
@@ -308,14 +296,12 @@ def _prod_jvp(xp, self_t, src_t, self, index, src, result, dim, include_self, sr
     """Each output's tangent: every contributor's tangent times the product of the other
     contributors, the factors the vjp rules apply to ``grad`` (ones here); the tangent sent
     to each target with gather's adjoint."""
-    # the factors depend on primals only: on the facade's Tensors or the primals' arrays
-    jxp = xp if xp is _tensor_xp else get_array_module(_array(index))
-    ones = jxp.ones_like(result)
+    ones = xp.ones_like(result)
     t = 0
     if self_t is not None:
-        t = self_t * _prod_self_grad(jxp, ones, self, index, src, dim, include_self)
+        t = self_t * _prod_self_grad(xp, ones, self, index, src, dim, include_self)
     if src_t is not None:
-        factor = _prod_src_grad(jxp, ones, self, index, src, result, dim, include_self,
+        factor = _prod_src_grad(xp, ones, self, index, src, result, dim, include_self,
                                 src_shape)
         t = t + call(xp, _gather_backward, src_t * factor, index, attrs=(result.shape, dim))
     return t

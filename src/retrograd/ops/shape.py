@@ -15,9 +15,10 @@ import numpy
 
 from .. import _dtype
 from .._tensor import Size, _wrap_dim, wrap
-from . import _tensor_xp, _views
+from ..backend.functions import functions
+from . import _views
 from ._registry import _broadcast_error, _pretty, apply, defop, register
-from .conversion import legacy_type_name
+from .._dtype import legacy_type_name
 
 # Views, copies and rearrangements are exact in any dtype, and PyTorch's backward
 # kernels here (unfold, as_strided) add in the tensor's dtype: float16 stays float16.
@@ -34,9 +35,7 @@ __all__ = ["reshape", "view", "view_as", "reshape_as", "flatten", "unflatten", "
 def call(xp, op, *values, attrs=()):
     """Run ``op`` from inside a vjp rule: recorded (``apply``) when the rule runs on
     Tensors under ``create_graph``, else its forward straight on the arrays."""
-    if xp is _tensor_xp:
-        return apply(op, values, attrs)
-    return op.forward(xp, *values, *attrs)
+    return functions(xp).call(op, values, attrs)
 
 
 # ---- argument parsing -----------------------------------------------------------------------
