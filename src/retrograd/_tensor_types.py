@@ -20,6 +20,7 @@ __all__ = ["tensortype", "LEGACY_NAMES", "cpu_types", "cuda_types"]
 
 # dtype name -> legacy type name: what Tensor.type() prints and these constructors are named.
 LEGACY_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                "bfloat16": "BFloat16Tensor",
                 "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
                 "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
                 "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}

@@ -16,7 +16,7 @@ from collections import OrderedDict
 import numpy
 
 from .. import _observe
-from .._dtype import OPMATH, opmath_arrays
+from .._dtype import LOW, OPMATH, opmath_arrays
 from ..backend import get_array_module
 from . import grad_mode
 
@@ -300,7 +300,7 @@ class SavedTensor:
 
 _LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-           "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+           "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bfloat16": "BFloat16"}
 
 
 def _version_error(saved, node):
@@ -398,7 +398,7 @@ class OpNode(Node):
             else:
                 self._saved_arrays(env)
         shapes, dtypes, rules = self._shapes, self._dtypes, op._rules
-        if op.upcast_rules and _HALF in dtypes:
+        if op.upcast_rules and not LOW.isdisjoint(dtypes):
             env = _opmath_env(env, create_graph)
         env += self._attrs
         env += shapes
@@ -482,9 +482,6 @@ class OpNode(Node):
             if k in op.outputs or k in op.inputs and self._shapes[op.inputs.index(k)] is not None:
                 names.add("_raw_saved_" + k)
         return sorted(names)
-
-
-_HALF = numpy.dtype(numpy.float16)
 
 
 def _opmath_env(env, create_graph):

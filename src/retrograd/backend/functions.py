@@ -12,6 +12,7 @@ by the arrays' module.
 
 import numpy
 
+from .._dtype import is_float
 from . import emulated, erf
 
 __all__ = ["functions", "register_functions", "scipy_linalg"]
@@ -149,7 +150,7 @@ class _NumpyFunctions(ArrayFunctions):
             return numpy.where(cond, a, b)
         da, db = getattr(a, "dtype", None), getattr(b, "dtype", None)
         dt = da or db
-        if dt is None or dt.kind != "f" or da is not None and db is not None and da != db:
+        if dt is None or not is_float(dt) or da is not None and db is not None and da != db:
             return numpy.where(cond, a, b)
         it = _BITS[dt.itemsize]
         m = numpy.negative(cond, dtype=it)  # all bits set where cond holds

@@ -14,6 +14,7 @@ import numpy
 
 import retrograd
 from .._tensor import wrap
+from .._dtype import is_inexact
 from ..backend import get_array_module, to_device
 from ..ops import nn_ops as _nn
 from ..ops.nn_ops import (batch_norm, embedding, gelu, group_norm,  # noqa: F401 (re-exports)
@@ -152,7 +153,7 @@ def _dropout(input, p, training, inplace, feature, alpha):
         return input
     if feature and input.ndim < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-    if input._data.dtype.kind not in "fc":
+    if not is_inexact(input._data.dtype):
         from ..ops._registry import _pretty
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_pretty(input._data.dtype)}")

@@ -14,6 +14,7 @@ exposes as ``torch.<name>`` / ``Tensor.<name>`` are registered there.
 
 import numpy
 
+from .._dtype import is_float
 from .._tensor import Tensor, _wrap_dim, wrap
 from . import nn_ops as _nn
 from . import pointwise as _pw
@@ -49,7 +50,7 @@ def _expose(fn, name):
 
 def _floating(input, kernel):
     """PyTorch defines these kernels for real floating types only."""
-    if input._data.dtype.kind != "f":
+    if not is_float(input._data.dtype):
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{_pretty(input._data.dtype)}'")
 

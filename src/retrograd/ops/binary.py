@@ -10,7 +10,7 @@ import numbers
 
 import numpy
 
-from .._dtype import FLOAT, result_type
+from .._dtype import FLOAT, is_float, is_inexact, result_type
 from .._tensor import Tensor
 from ._registry import (_broadcast_conflict, _broadcast_error, _pretty, apply, apply_inplace,
                         defop, register)
@@ -139,7 +139,7 @@ def _div_rounding_fwd(xp, self, other, rounding_mode):
     self, other = _kernel(f"div_{rounding_mode}_cpu", self, other)
     if rounding_mode == "floor":
         return xp.floor_divide(self, _int_divisor(self, other))
-    return (xp.trunc(self / other) if self.dtype.kind in "fc"
+    return (xp.trunc(self / other) if is_inexact(self.dtype)
             else _int_trunc_div(xp, self, other))
 
 
@@ -170,7 +170,7 @@ def _remainder_fwd(xp, self, other):
     self's sign (NumPy's has other's: remainder(-4., 2.) is -0.0 in PyTorch)."""
     self, other = _kernel("remainder_cpu", self, other)
     out = xp.remainder(self, _int_divisor(self, other))
-    if out.dtype.kind != "f":
+    if not is_float(out.dtype):
         return out
     return xp.where(out == 0, xp.copysign(out, self), out)
 

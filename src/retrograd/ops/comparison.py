@@ -16,6 +16,7 @@ import numbers
 
 import numpy
 
+from .._dtype import is_inexact
 from .. import _dtype
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
@@ -99,7 +100,7 @@ _bitwise_xor = defop("bitwise_xor", _binary_forward(numpy.bitwise_xor, "bitwise_
 
 
 def _bitwise_not_fwd(xp, self):
-    if self.dtype.kind in "fc":
+    if is_inexact(self.dtype):
         raise _not_implemented("bitwise_not", self.dtype)
     return xp.invert(self)
 

@@ -23,6 +23,7 @@ import warnings
 
 import numpy
 
+from .._dtype import is_float, is_inexact
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .shape import call
@@ -92,7 +93,7 @@ def _index_array(it):
         arr = it._data
     elif isinstance(it, (list, tuple, numpy.ndarray)):
         arr = numpy.asarray(it)
-        if arr.size == 0 and arr.dtype.kind == "f":
+        if arr.size == 0 and is_float(arr.dtype):
             arr = arr.astype(numpy.int64)
     else:
         raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
@@ -554,6 +555,7 @@ def index_copy_(self, dim, index, source):
 # ---- masks ------------------------------------------------------------------------------------
 
 _MASK_DTYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+                     "bfloat16": "c10::BFloat16",
                      "int64": "long int", "int32": "int", "int16": "short int",
                      "int8": "signed char", "uint8": "unsigned char"}
 
@@ -636,7 +638,8 @@ def _check_mask(mask, fn):
 
 # C++ element type names as c10's checked scalar conversion prints them.
 _C10_NAMES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t",
-              "uint8": "uint8_t", "float16": "c10::Half", "float32": "float",
+              "uint8": "uint8_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+              "float32": "float",
               "float64": "double", "complex64": "c10::complex<float>",
               "complex128": "c10::complex<double>"}
 
@@ -653,7 +656,7 @@ def _fill_scalar(value, dtype):
         fits, value = value.imag == 0, value.real
     else:
         fits = True
-    if dtype.kind in "fc":
+    if is_inexact(dtype):
         big = float(numpy.finfo(dtype).max)
         finite = not isinstance(value, (float, complex)) or math.isfinite(abs(value))
         fits = fits and (not finite or abs(value) <= big)

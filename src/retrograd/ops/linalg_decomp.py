@@ -16,6 +16,7 @@ import math
 
 import numpy
 
+from .._dtype import is_float
 from .. import return_types as rt
 from .._tensor import Tensor, wrap
 from ..backend import get_array_module
@@ -475,7 +476,7 @@ def _eigh_args(A, UPLO):
     _check_square(A, "linalg.eigh", dtype=False)
     if A._data.dtype.kind == "c":
         _check_float(A, "linalg.eigh")
-    if A._data.dtype.kind != "f":
+    if not is_float(A._data.dtype):
         raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for "
                                   f"'{_pretty(A._data.dtype)}'")
     if UPLO not in ("L", "U"):
@@ -596,7 +597,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """Moore-Penrose pseudo-inverse: singular values below ``max(atol, rtol * s_max)`` are
     dropped (``rtol`` defaults to ``eps * max(m, n)`` unless only ``atol > 0`` is given)."""
     _no_out(out, "linalg.pinv")
-    if A._data.ndim < 2 or A._data.dtype.kind != "f":
+    if A._data.ndim < 2 or not is_float(A._data.dtype):
         kind = A._data.dtype.kind
         if kind == "c":
             _check_float(A, "linalg.pinv")
@@ -692,7 +693,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     the other fields are filled, as in PyTorch on the CPU (default 'gelsy')."""
     if A._data.ndim < 2:
         raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
-    if A._data.dtype.kind != "f" or B._data.dtype.kind != "f":
+    if not is_float(A._data.dtype) or not is_float(B._data.dtype):
         if "c" in (A._data.dtype.kind, B._data.dtype.kind):
             _check_float(A if A._data.dtype.kind == "c" else B, "linalg.lstsq")
         raise RuntimeError("This function doesn't handle types other than float and double")
@@ -798,7 +799,7 @@ def _lu_checks(A, fn):
                            f"{list(A._data.shape)} instead")
     if A._data.dtype.kind == "c":
         _check_float(A, fn)
-    if A._data.dtype.kind != "f":
+    if not is_float(A._data.dtype):
         raise NotImplementedError(f"\"lu_cpu\" not implemented for '{_pretty(A._data.dtype)}'")
 
 
@@ -1399,7 +1400,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     ``max(atol, rtol * s_max)``, as int64."""
     _no_out(out, "linalg.matrix_rank")
     _need_dims(A, "torch.linalg.matrix_rank", "input")
-    if A._data.dtype.kind != "f":
+    if not is_float(A._data.dtype):
         raise RuntimeError("This function doesn't handle types other than float and double")
     from .._tensor import wrap
     a = A._data

@@ -12,7 +12,7 @@ import math
 
 import numpy
 
-from .._dtype import OPMATH
+from .._dtype import OPMATH, is_inexact
 from .._tensor import wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
@@ -342,7 +342,7 @@ def _is_float(name, input, dim):
     exist for those only (its message names the kernel: the last-dim one when ``dim`` is
     the last). An empty input never reaches a kernel: any dtype gives an empty copy."""
     _dim1(dim, input.ndim)
-    if input._data.dtype.kind in "fc":
+    if is_inexact(input._data.dtype):
         return True
     if input._data.size:
         last = dim in (-1, input.ndim - 1) or input.ndim == 0

@@ -4,7 +4,7 @@ import functools
 import math
 
 from .. import backend
-from .._dtype import float16, get_default_dtype
+from .._dtype import float16, get_default_dtype, is_float
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
 
@@ -316,7 +316,7 @@ def _logit_bounds(input, eps):
     float16, 1 - 1e-6 rounds to 1 (so logit gives inf there)."""
     if eps is None:
         return None
-    dt = input._data.dtype if input._data.dtype.kind == "f" else get_default_dtype().np
+    dt = input._data.dtype if is_float(input._data.dtype) else get_default_dtype().np
     lo = dt.type(eps)
     return float(lo), float(dt.type(1) - lo)
 
@@ -403,7 +403,7 @@ def angle(input, *, out=None):
 
 
 _angle = _unary("angle", lambda xp, self: xp.where(self < 0, xp.pi, xp.where(
-    self != self, self, 0.0)).astype(self.dtype if self.dtype.kind == "f" else "float32"),
+    self != self, self, 0.0)).astype(self.dtype if is_float(self.dtype) else "float32"),
     None, to_float=True)
 
 Tensor.__neg__ = neg

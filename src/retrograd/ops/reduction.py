@@ -14,6 +14,7 @@ import warnings
 
 import numpy
 
+from .._dtype import is_float, is_inexact
 from .. import return_types
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
@@ -97,7 +98,7 @@ def _acc_dtype(input, dtype):
 
 
 def _float_only(input, dtype, name):
-    if dtype is None and input._data.dtype.kind not in "fc":
+    if dtype is None and not is_inexact(input._data.dtype):
         raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: "
                            f"{_pretty(input._data.dtype)}")
@@ -234,7 +235,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     >>> retrograd.tensor([1., float("nan"), 3.]).nanmean()
     tensor(2.)
     """
-    if input._data.dtype.kind not in "fc":
+    if not is_inexact(input._data.dtype):
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_pretty(input._data.dtype)}")
     _no_out(out, "nanmean")
@@ -407,7 +408,7 @@ def _var_wide(self, dim, correction, keepdim):
     have variance 0 there, where a float64 sum would be inf. The squared deviations are
     summed in float64 either way."""
     n = _count(self.shape, _all_dims(self, dim))
-    if self.dtype.kind != "f":
+    if not is_float(self.dtype):
         m = self.sum(axis=dim, keepdims=True) / n
         d = self - m
     elif self.size == n:
@@ -522,7 +523,7 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
     if unbiased is not None and correction is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments: 'unbiased' "
                         f"and 'correction' cannot both be given")
-    if input._data.dtype.kind not in "fc":
+    if not is_inexact(input._data.dtype):
         raise RuntimeError(f"{name} only support floating point and complex dtypes"
                            if name.endswith("_mean") else
                            "std and var only support floating point and complex dtypes")
@@ -633,7 +634,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         p = 2
     elif p is None:
         p = 2
-    if input._data.dtype.kind not in "fc":
+    if not is_inexact(input._data.dtype):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {_pretty(input._data.dtype)}")
     if dtype is not None and dtype.np != input._data.dtype:
