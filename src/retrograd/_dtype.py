@@ -103,6 +103,21 @@ def is_float(np_dtype):
     return np_dtype.kind == "f" or np_dtype is bfloat16.np
 
 
+def kind_of(np_dtype):
+    """NumPy's one-letter kind of a dtype, with bfloat16 filed as "f"."""
+    return "f" if np_dtype is bfloat16.np else np_dtype.kind
+
+
+np_finfo = ml_dtypes.finfo  # numpy.finfo that also knows bfloat16
+
+
+def is_low(d):
+    """Whether a NumPy dtype (an array's) or a retrograd dtype (a facade Tensor's) is one
+    PyTorch computes in float32 and rounds (float16, bfloat16): identities, as
+    ``dtype.name`` costs microseconds in NumPy 2."""
+    return d is float16.np or d is bfloat16.np or d is float16 or d is bfloat16
+
+
 def opmath_arrays(arrays):
     """``(arrays with each low-precision one cast to its compute dtype, that low dtype)``,
     or None when they do not compute in a wider dtype: none is low-precision, or another

@@ -12,7 +12,7 @@ by the arrays' module.
 
 import numpy
 
-from .._dtype import is_float
+from .._dtype import is_float, is_low
 from . import emulated, erf
 
 __all__ = ["functions", "register_functions", "scipy_linalg"]
@@ -72,8 +72,8 @@ class ArrayFunctions:
     def in_float32(self, f, x):
         """``f(xp, x)`` as PyTorch's kernels compute it for float16: in float32, rounded
         once."""
-        if x.dtype == numpy.float16:
-            return f(self.xp, x.astype(numpy.float32)).astype(numpy.float16)
+        if is_low(x.dtype):
+            return f(self.xp, x.astype(numpy.float32)).astype(x.dtype)
         return f(self.xp, x)
 
     def scalar_mul(self, a, b, opmath):

@@ -14,7 +14,7 @@ import numpy
 
 import retrograd
 from .._tensor import wrap
-from .._dtype import is_inexact
+from .._dtype import is_inexact, is_low
 from ..backend import get_array_module, to_device
 from ..ops import nn_ops as _nn
 from ..ops.nn_ops import (batch_norm, embedding, gelu, group_norm,  # noqa: F401 (re-exports)
@@ -269,7 +269,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input "
                            f"with shape [*, {', '.join(map(str, normalized_shape))}], but got "
                            f"input of size{input.shape}")
-    x = input.float() if input.dtype == retrograd.float16 else input  # float32 sums, as torch
+    x = input.float() if is_low(input.dtype) else input  # float32 sums, as torch
     if eps is None:
         eps = float(numpy.finfo(x._data.dtype).eps)
     out = x * (x.pow(2).mean(dims, keepdim=True) + eps).rsqrt()

@@ -10,7 +10,7 @@ import numbers
 
 import numpy
 
-from .._dtype import FLOAT, is_float, is_inexact, result_type
+from .._dtype import FLOAT, is_float, is_inexact, is_low, result_type
 from .._tensor import Tensor
 from ._registry import (_broadcast_conflict, _broadcast_error, _pretty, apply, apply_inplace,
                         defop, register)
@@ -160,7 +160,7 @@ def _in_result_dtype(xp, grad, *arrays):
     """``arrays`` as PyTorch's backward formula sees them, computing in the result's dtype
     (``grad``'s): a wider operand is rounded to it, except a 0-d one, which its kernels
     take as a scalar of the compute type (float32 for float16)."""
-    compute = "float32" if grad.dtype == "float16" else grad.dtype
+    compute = "float32" if is_low(grad.dtype) else grad.dtype
     return [a if not hasattr(a, "dtype") else
             xp.astype(a, compute if a.ndim == 0 else grad.dtype, copy=False) for a in arrays]
 
@@ -217,7 +217,7 @@ def _pow_number_rule(xp, grad, self, exponent):
     if not _is_half(power):
         return grad * (exponent * power)
     # the number multiplies in float32 (NumPy's float16 loop would round it to half first)
-    return grad * xp.astype(xp.astype(power, "float32") * exponent, "float16")
+    return grad * xp.astype(xp.astype(power, "float32") * exponent, power.dtype)
 
 
 _pow_scalar = defop("pow", _pow_number, vjp={"self": _pow_number_rule},

@@ -23,7 +23,7 @@ import warnings
 
 import numpy
 
-from .._dtype import is_float, is_inexact
+from .._dtype import is_float, is_inexact, np_finfo
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .shape import call
@@ -657,7 +657,7 @@ def _fill_scalar(value, dtype):
     else:
         fits = True
     if is_inexact(dtype):
-        big = float(numpy.finfo(dtype).max)
+        big = float(np_finfo(dtype).max)
         finite = not isinstance(value, (float, complex)) or math.isfinite(abs(value))
         fits = fits and (not finite or abs(value) <= big)
     elif isinstance(value, float) and math.isnan(value):

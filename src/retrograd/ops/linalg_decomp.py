@@ -16,7 +16,7 @@ import math
 
 import numpy
 
-from .._dtype import is_float
+from .._dtype import is_float, kind_of
 from .. import return_types as rt
 from .._tensor import Tensor, wrap
 from ..backend import get_array_module
@@ -62,7 +62,7 @@ def _need_dims(t, fn, name="A", prefix=""):
 
 
 def _check_float(t, fn, name="A"):
-    kind = t._data.dtype.kind
+    kind = kind_of(t._data.dtype)
     if kind == "c":
         raise NotImplementedError(f"{fn}: complex input is not supported by retrograd")
     if kind != "f":

@@ -12,7 +12,7 @@ import math
 
 import numpy
 
-from .._dtype import OPMATH, is_inexact
+from .._dtype import OPMATH, is_inexact, kind_of
 from .._tensor import wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
@@ -778,7 +778,7 @@ _silu = defop("silu", lambda xp, self: self * _sigmoid(xp, self), vjp={"self": _
 
 def _kernel_dtypes(input, kernel, kinds):
     """PyTorch's CPU kernel ``kernel`` has loops for the dtype kinds ``kinds`` only."""
-    if input._data.dtype.kind not in kinds:
+    if kind_of(input._data.dtype) not in kinds:
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{_pretty(input._data.dtype)}'")
 

@@ -4,7 +4,7 @@ import functools
 import math
 
 from .. import backend
-from .._dtype import float16, get_default_dtype, is_float
+from .._dtype import get_default_dtype, is_float, is_low
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
 
@@ -77,10 +77,8 @@ _POW_ROOTS = {0.5: lambda xp, x: xp.sqrt(x), -0.5: lambda xp, x: 1 / xp.sqrt(x)}
 
 
 def _is_half(a):
-    """Whether an array (NumPy dtype) or a Tensor of the facade (retrograd dtype) is float16:
-    identities, as ``dtype.name`` costs microseconds in NumPy 2."""
-    d = a.dtype
-    return d is float16.np or d is float16
+    """Whether an array or a Tensor of the facade is float16 or bfloat16 (``is_low``)."""
+    return is_low(a.dtype)
 
 
 def _pow_number(xp, self, exponent):
@@ -94,7 +92,7 @@ def _pow_number(xp, self, exponent):
     if _is_half(self):
         if product is None:
             return xp.power(self, exponent)
-        return xp.astype(product(xp, xp.astype(self, "float32")), "float16")
+        return xp.astype(product(xp, xp.astype(self, "float32")), self.dtype)
     kernel = product or _POW_ROOTS.get(exponent)
     return kernel(xp, self) if kernel is not None else self ** exponent
 
@@ -103,7 +101,7 @@ def _times(xp, a, number):
     """``a * number`` as PyTorch's tensor-by-number mul: float16 multiplies in float32 and
     rounds once (NumPy's float16 loop would round the number to half first)."""
     if _is_half(a):
-        return xp.astype(xp.astype(a, "float32") * number, "float16")
+        return xp.astype(xp.astype(a, "float32") * number, a.dtype)
     return a * number
 
 

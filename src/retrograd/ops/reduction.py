@@ -14,7 +14,7 @@ import warnings
 
 import numpy
 
-from .._dtype import is_float, is_inexact
+from .._dtype import bfloat16, is_float, is_inexact, is_low
 from .. import return_types
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
@@ -460,7 +460,7 @@ def _var_rule(xp, grad, self, dim, correction, keepdim):
     with ``dim``, the factor 2 / (n - correction) is taken as it comes (inf at
     n == correction)."""
     n = _count(self.shape, _all_dims(self, dim))
-    half = self.dtype == numpy.float16
+    half = is_low(self.dtype)
     if half:  # std's rule runs in float16 as PyTorch's half ops: sum, then div_ by n
         mean = (xp.sum(self, axis=dim, keepdims=True, dtype=numpy.float32)
                 .astype(self.dtype).astype(numpy.float32) / n).astype(self.dtype)
@@ -697,7 +697,8 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
 # PyTorch's CPU scans accumulate in the dtype's acc_type and round each output: float32 in
 # float64, float16 in float32. Their backward formulas are composites of ops in the
 # input's dtype, so the scans do not upcast float16: the rules see it as PyTorch's do.
-_SCAN_ACC = {numpy.dtype(numpy.float32): numpy.float64, numpy.dtype(numpy.float16): numpy.float32}
+_SCAN_ACC = {numpy.dtype(numpy.float32): numpy.float64, numpy.dtype(numpy.float16): numpy.float32,
+             bfloat16.np: numpy.float32}
 
 
 def _scan(name):
@@ -757,7 +758,7 @@ def _cumprod_rule(xp, grad, self, result, dim):
 
 def _sum_acc(xp, x, dim):
     """A sum along ``dim`` (kept) as PyTorch's: float16 accumulates in float32."""
-    if x.dtype != numpy.float16:
+    if not is_low(x.dtype):
         return xp.sum(x, axis=dim, keepdims=True)
     return xp.astype(xp.sum(x, axis=dim, keepdims=True, dtype=numpy.float32), x.dtype)
 

@@ -11,7 +11,7 @@ import operator
 
 import numpy
 
-from .._dtype import is_float, is_inexact
+from .._dtype import is_float, is_inexact, is_low
 from .. import return_types
 from .._tensor import Tensor, wrap
 from ..backend import get_array_module
@@ -379,7 +379,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     name = "quantile"  # PyTorch's messages say so for nanquantile too
     a = input._data
     xp = get_array_module(a)
-    if not is_float(a.dtype) or a.dtype == numpy.float16:
+    if not is_float(a.dtype) or is_low(a.dtype):
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     if a.size == 0:
         raise RuntimeError(f"{name}() input tensor must be non-empty")
