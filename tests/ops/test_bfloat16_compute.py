@@ -45,11 +45,15 @@ _TORCH_NO_BF16 = frozenset((
     "inverse.method", "pinverse", "svd", "qr", "cholesky", "cholesky_solve",
     "cholesky_inverse", "triangular_solve", "matrix_power", "linalg.lstsq", "linalg.lu",
     "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu_solve", "norm.nuc",
-    "linalg.householder_product", "orgqr", "matrix_exp", "linalg.matrix_exp",
+    "linalg.householder_product", "orgqr",
 ))
 
 # Where PyTorch's bfloat16 result is itself off: compared elsewhere, or not at all.
-_TORCH_DIFFERS = {}
+_TORCH_DIFFERS = {
+    "matrix_exp": "PyTorch's bfloat16 matrix_exp overflows to inf for entries of size 2",
+    "linalg.matrix_exp": "PyTorch's bfloat16 matrix_exp overflows to inf for entries of size 2",
+    "linalg.matrix_exp.gradgrad": "PyTorch's bfloat16 matrix_exp overflows to inf",
+}
 _TORCH_GRAD_DIFFERS = {}
 
 # Per-op forward tolerances beyond one ulp, with the reason.
@@ -197,7 +201,7 @@ def test_module_bfloat16_trains(torch):
     out = model(retrograd.from_numpy(x))
     t_out = t_model(torch.from_numpy(x.view(numpy.int16)).view(torch.bfloat16))
     assert out.dtype is retrograd.bfloat16
-    numpy.testing.assert_allclose(out.float().numpy(), t_out.float().detach().numpy(),
+    numpy.testing.assert_allclose(out.detach().float().numpy(), t_out.detach().float().numpy(),
                                   rtol=2e-2, atol=2e-2)
     out.sum().backward()
     t_out.sum().backward()

@@ -63,7 +63,8 @@ import numpy
 
 from .. import _observe
 from .._tensor import Tensor, wrap, _ndarray
-from .._dtype import FLOAT, LOW, OPMATH, get_default_dtype, is_inexact, opmath_arrays, result_type
+from .._dtype import (FLOAT, LOW, OPMATH, bfloat16, get_default_dtype, is_inexact, opmath_arrays,
+                      result_type)
 from ..autograd import forward_ad, grad_mode
 from ..autograd.node import OpNode, SavedTensor, grad_accumulator, on_inplace_write
 from ..backend import get_array_module, to_device
@@ -350,7 +351,18 @@ def _inputs(op, values, attrs):
             up = opmath_arrays(arrays)
             if up is not None:
                 arrays, low = up
+        elif not op.upcast:
+            arrays = _bfloat16_numbers(arrays)
     return arrays, xp or numpy, grad, low
+
+
+def _bfloat16_numbers(arrays):
+    """Python floats among bfloat16 arrays as bfloat16 scalars, for an op computing in its
+    inputs' dtype: PyTorch writes such a number in the tensor's dtype, and ml_dtypes would
+    widen the result to float32 (bfloat16 with a Python float) or float64 (``where``)."""
+    if any(getattr(a, "dtype", None) is _BFLOAT16 for a in arrays):
+        return [_BFLOAT16.type(a) if type(a) is float else a for a in arrays]
+    return arrays
 
 
 def apply(op, values, attrs=(), _observed=False):
@@ -381,6 +393,9 @@ def apply(op, values, attrs=(), _observed=False):
     if _fw_state.level is not None:
         forward_ad.propagate(op, values, arrays, attrs, outs)
     return outs
+
+
+_BFLOAT16 = bfloat16.np
 
 
 def _round(out, low):
