@@ -31,8 +31,18 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
         lo, hi = float(a.min()), float(a.max())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
-    hist, _ = numpy.histogram(a, bins=bins, range=(lo, hi))
-    return wrap(hist.astype(a.dtype))
+    return wrap(_linear_bins(a, bins, lo, hi).astype(a.dtype))
+
+
+def _linear_bins(a, bins, lo, hi):
+    """Counts of ``a`` in ``bins`` equal bins over [lo, hi] as PyTorch's histc kernel bins
+    them: ``(x - lo) * bins / (hi - lo)`` in the input's dtype, each step rounded (NumPy's
+    histogram, in float64, puts values near a bin edge into the other bin)."""
+    t = a.dtype.type
+    lo, hi = t(lo), t(hi)
+    a = a[(a >= lo) & (a <= hi)]
+    pos = numpy.floor(((a - lo) * bins / (hi - lo)).astype(numpy.float64)).astype(numpy.int64)
+    return numpy.bincount(numpy.minimum(pos, bins - 1), minlength=bins)
 
 
 @register
