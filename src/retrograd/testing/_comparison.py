@@ -13,8 +13,8 @@ from .._tensor import Tensor, wrap
 __all__ = ["assert_close"]
 
 # dtype -> (rtol, atol), PyTorch's defaults; other dtypes compare exactly.
-_PRECISIONS = {"float16": (1e-3, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
-               "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
+_PRECISIONS = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5),
+               "float64": (1e-7, 1e-7), "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
 _NUMBER_DTYPES = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
 
 
