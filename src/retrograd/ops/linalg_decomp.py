@@ -16,7 +16,7 @@ import math
 
 import numpy
 
-from .._dtype import is_float, kind_of
+from .._dtype import is_float, kind_of, np_finfo
 from .. import return_types as rt
 from .._tensor import Tensor, wrap
 from ..backend import get_array_module
@@ -618,7 +618,7 @@ def _tolerances(A, atol, rtol):
     if rtol is None:
         given_atol = atol is not None and (isinstance(atol, Tensor) or atol > 0)
         rtol = 0.0 if given_atol else \
-            numpy.finfo(A._data.dtype).eps * max(A._data.shape[-2:])
+            np_finfo(A._data.dtype).eps * max(A._data.shape[-2:])
     return (0.0 if atol is None else arr(atol)), arr(rtol)
 
 
@@ -709,7 +709,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
                            "(gels, gelsy, gelsd, gelss)")
     if rcond is None:
-        rcond = numpy.finfo(A._data.dtype).eps * max(A._data.shape[-2:])
+        rcond = np_finfo(A._data.dtype).eps * max(A._data.shape[-2:])
     return rt.linalg_lstsq(apply(_lstsq, (A, B), (float(rcond), driver, vector)))
 
 
