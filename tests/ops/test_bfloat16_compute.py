@@ -257,3 +257,25 @@ def test_grads_closer_to_float64_than_torch(oid, i):
     for g, g64 in zip(grads, grads64, strict=True):
         assert g.dtype is retrograd.bfloat16
         numpy.testing.assert_allclose(g.float().numpy(), g64.numpy(), atol=3e-2, rtol=3e-2)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_broadcast_gradients_and_losses_accumulate_in_float(torch, to_torch, dtype):
+    """The gradient of a broadcast operand is a sum over many elements (``sum_to``), and
+    mse_loss's mean is one: NumPy's half and ml_dtypes' bfloat16 sums stall (at 2048 and
+    256 for these uniforms); PyTorch's accumulate in float."""
+    g = numpy.random.default_rng(3)
+    low = getattr(retrograd, dtype).np
+    x = retrograd.from_numpy(g.uniform(0, 1, (10_000, 2)).astype(low))
+    b = retrograd.from_numpy(numpy.zeros(2, low)).requires_grad_()
+    y = retrograd.from_numpy(g.uniform(0, 1, (10_000, 2)).astype(low)).requires_grad_()
+    tx, tb, ty = to_torch(x, b, y)
+    ((x + b) * x).sum().backward()
+    ((tx + tb) * tx).sum().backward()
+    loss = retrograd.nn.functional.mse_loss(y, x, reduction="sum")
+    t_loss = torch.nn.functional.mse_loss(ty, tx, reduction="sum")
+    for actual, expected in ((b.grad, tb.grad), (loss, t_loss)):
+        assert str(actual.dtype) == str(expected.dtype)
+        numpy.testing.assert_allclose(actual.detach().float().numpy(),
+                                      expected.detach().float().numpy(), rtol=8e-3)

@@ -860,6 +860,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 
 # ---- pointwise losses ---------------------------------------------------------------------
 def _reduce(xp, x, reduction):
+    up = OPMATH.get(x.dtype)  # float16/bfloat16 accumulate in float32, as PyTorch's sums
+    if up is not None and reduction != "none":
+        return xp.astype(_reduce(xp, xp.astype(x, up), reduction), x.dtype)
     if reduction == "mean":  # NumPy warns about an empty mean; PyTorch quietly gives NaN
         return xp.mean(x) if math.prod(x.shape) else xp.sum(x) / 0
     if reduction == "sum":
