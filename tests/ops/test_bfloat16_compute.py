@@ -279,3 +279,25 @@ def test_broadcast_gradients_and_losses_accumulate_in_float(torch, to_torch, dty
         assert str(actual.dtype) == str(expected.dtype)
         numpy.testing.assert_allclose(actual.detach().float().numpy(),
                                       expected.detach().float().numpy(), rtol=8e-3)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_exact_ops_sum_their_gradients_in_float(torch, to_torch, dtype):
+    """Ops exact in any dtype (repeat, masked_fill, fill_) still sum in their backward: a
+    fill value's gradient is the sum of the gradients it reached, in float as PyTorch's."""
+    g = numpy.random.default_rng(4)
+    low = getattr(retrograd, dtype).np
+    x = retrograd.from_numpy(g.uniform(0, 1, (2, 3)).astype(low)).requires_grad_()
+    v = retrograd.from_numpy(numpy.array(1.0, low)).requires_grad_()
+    w = retrograd.from_numpy(g.uniform(0, 1, (5_000, 3)).astype(low))
+    mask = retrograd.from_numpy(g.random((5_000, 3)) < 0.9)
+    tx, tv, tw, tmask = to_torch(x, v, w, mask)
+    ((x.repeat(2_500, 1) * w).sum() + (w.masked_fill(mask, v) * w).sum()
+     + (w.clone().fill_(v) * w).sum()).backward()
+    ((tx.repeat(2_500, 1) * tw).sum() + (tw.masked_fill(tmask, tv) * tw).sum()
+     + (tw.clone().fill_(tv) * tw).sum()).backward()
+    for actual, expected in ((x.grad, tx.grad), (v.grad, tv.grad)):
+        assert str(actual.dtype) == str(expected.dtype)
+        numpy.testing.assert_allclose(actual.float().numpy(), expected.float().numpy(),
+                                      rtol=8e-3)

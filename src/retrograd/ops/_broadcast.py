@@ -12,9 +12,16 @@ def sum_to(xp, g, shape):
     axes = tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
     if axes:
-        up = OPMATH.get(g.dtype)  # float16/bfloat16 arrays sum in float32, as PyTorch's
-        g = (xp.sum(g, axis=axes, keepdims=True) if up is None else
-             xp.astype(xp.sum(g, axis=axes, keepdims=True, dtype=up), g.dtype))
+        g = sum_acc(xp, g, axis=axes, keepdims=True)
     if lead or tuple(g.shape) != tuple(shape):
         g = xp.reshape(g, shape)
     return g
+
+
+def sum_acc(xp, g, axis=None, keepdims=False):
+    """``xp.sum`` as PyTorch's sum: float16 and bfloat16 arrays accumulate in float32 and
+    round once (NumPy's half and ml_dtypes' bfloat16 sums stall: 2048, 256)."""
+    up = OPMATH.get(g.dtype)
+    if up is None:
+        return xp.sum(g, axis=axis, keepdims=keepdims)
+    return xp.astype(xp.sum(g, axis=axis, keepdims=keepdims, dtype=up), g.dtype)

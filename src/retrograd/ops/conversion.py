@@ -14,6 +14,7 @@ from .. import _creation, _dtype
 from .._tensor import Tensor
 from .._tensor_types import LEGACY_NAMES, tensortype
 from ..backend import Device, check_device, emulating_cuda, is_mapped, to_device
+from ._broadcast import sum_acc
 from ._registry import apply, apply_inplace, defop, register
 
 # Copies, fills and casts are exact: float16 stays float16.
@@ -51,7 +52,7 @@ _zero = defop("zero", lambda xp, self: _filled(xp, self, 0), vjp={"self": _zeros
               jvp="elementwise")
 _fill = defop("fill", _filled, vjp={"self": _zeros}, node="FillBackward2", jvp="elementwise")
 _fill_tensor = defop("fill_tensor", _filled, inputs=("self", "value"),
-                     vjp={"self": _zeros, "value": lambda xp, grad: xp.sum(grad)},
+                     vjp={"self": _zeros, "value": lambda xp, grad: sum_acc(xp, grad)},
                      node="FillBackward3", jvp="linear")
 _copy = defop("copy", lambda xp, self, src: xp.broadcast_to(src.astype(self.dtype, copy=False),
                                                             self.shape),

@@ -25,6 +25,7 @@ import numpy
 
 from .._dtype import is_float, is_inexact, np_finfo
 from .._tensor import Tensor, _wrap_dim, wrap
+from ._broadcast import sum_acc
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .shape import call
 
@@ -419,7 +420,7 @@ _index_fill_tensor = defop(
         xp, self, index, dim, value),
     inputs=("self", "index", "value"),
     vjp={"self": _fill_grad,
-         "value": lambda xp, grad, index, dim: xp.sum(_select_grad(xp, grad, index, dim))},
+         "value": lambda xp, grad, index, dim: sum_acc(xp, _select_grad(xp, grad, index, dim))},
     node="IndexFillBackward1", jvp="linear")
 _index_copy = defop(
     "index_copy", lambda xp, self, index, source, dim: _index_fill_forward(
@@ -600,7 +601,7 @@ _masked_fill = defop("masked_fill", _masked_fill_forward, inputs=("self", "mask"
 _masked_fill_tensor = defop(
     "masked_fill_tensor", _masked_fill_forward, inputs=("self", "mask", "value"),
     vjp={"self": lambda xp, grad, mask: xp.where(mask, 0, grad),
-         "value": lambda xp, grad, mask: xp.sum(xp.where(mask, grad, 0))},
+         "value": lambda xp, grad, mask: sum_acc(xp, xp.where(mask, grad, 0))},
     node="MaskedFillBackward1", jvp="linear")
 _masked_select = defop(
     "masked_select", _masked_select_forward, inputs=("self", "mask"),

@@ -16,6 +16,7 @@ import numpy
 from .. import _dtype
 from .._tensor import Size, _wrap_dim, wrap
 from . import _tensor_xp, _views
+from ._broadcast import sum_acc
 from ._registry import _broadcast_error, _pretty, apply, defop, register
 from .conversion import legacy_type_name
 
@@ -186,7 +187,7 @@ def _repeat_grad(xp, grad, self_shape, repeats):
     """Sum the tiles: split every dim into (repeat, size) and sum the repeat axes."""
     padded = (1,) * (len(repeats) - len(self_shape)) + tuple(self_shape)
     split = [n for pair in zip(repeats, padded, strict=True) for n in pair]
-    g = xp.sum(xp.reshape(grad, split), axis=tuple(range(0, len(split), 2)))
+    g = sum_acc(xp, xp.reshape(grad, split), axis=tuple(range(0, len(split), 2)))
     return xp.reshape(g, self_shape)
 
 
