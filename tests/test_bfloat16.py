@@ -31,6 +31,14 @@ def _with_default(lib, make):
         lib.set_default_dtype(lib.float32)
 
 
+def _deterministic_empty(lib):
+    lib.use_deterministic_algorithms(True)
+    try:
+        return lib.empty(2, dtype=lib.bfloat16)
+    finally:
+        lib.use_deterministic_algorithms(False)
+
+
 # name -> f(lib, x) with x = lib.tensor([1.5, -2.25, 3.0], dtype=lib.bfloat16)
 SCENARIOS = {
     "type": lambda lib, x: x.type(),
@@ -80,6 +88,7 @@ SCENARIOS = {
     "setitem": lambda lib, x: _setitem(x, 0.1),
     "fill_": lambda lib, x: x.clone().fill_(1 / 3),
     "view_int16": lambda lib, x: x.view(lib.int16),
+    "deterministic_empty": lambda lib, x: _deterministic_empty(lib),
 }
 
 
