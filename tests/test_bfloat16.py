@@ -89,6 +89,10 @@ SCENARIOS = {
     "fill_": lambda lib, x: x.clone().fill_(1 / 3),
     "view_int16": lambda lib, x: x.view(lib.int16),
     "deterministic_empty": lambda lib, x: _deterministic_empty(lib),
+    "is_signed": lambda lib, x: x.is_signed(),
+    "nan_to_num": lambda lib, x: (x / 0).nan_to_num(),
+    "nan_to_num_posinf": lambda lib, x: (x / 0).nan_to_num(posinf=7.0),
+    "bitwise_and_refused": lambda lib, x: x.bitwise_and(x),
 }
 
 

@@ -10,7 +10,7 @@ import numbers
 
 import numpy
 
-from .._dtype import FLOAT, is_float, is_inexact, is_low, result_type
+from .._dtype import FLOAT, is_float, is_inexact, is_low, kind_of, result_type
 from .._tensor import Tensor
 from ._registry import (_broadcast_conflict, _broadcast_error, _pretty, apply, apply_inplace,
                         defop, register)
@@ -77,7 +77,7 @@ def _kernel(name, *operands, refuse="b"):
     """PyTorch's CPU kernel ``name`` has no loop for the kinds in ``refuse`` (bool, or with
     "biu" every integer): the promoted operands' dtype decides, as PyTorch's dispatch."""
     d = next(a.dtype for a in operands if hasattr(a, "dtype"))
-    if d.kind in refuse:
+    if kind_of(d) in refuse:
         raise (_broadcast_conflict([numpy.shape(a) for a in operands]) or
                NotImplementedError(f'"{name}" not implemented for \'{_pretty(d)}\''))
     return operands

@@ -16,7 +16,7 @@ import numbers
 
 import numpy
 
-from .._dtype import is_inexact
+from .._dtype import is_inexact, kind_of
 from .. import _dtype
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
@@ -60,7 +60,7 @@ def _binary_forward(ufunc, name, reject):
     array or a Python number.
     """
     def forward(xp, self, other):
-        if self.dtype.kind in reject:
+        if kind_of(self.dtype) in reject:
             raise _not_implemented(name, self.dtype)
         if type(other) is int:
             other = _fit_int(other, self.dtype)

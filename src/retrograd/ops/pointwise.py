@@ -4,7 +4,7 @@ import functools
 import math
 
 from .. import backend
-from .._dtype import get_default_dtype, is_float, is_low
+from .._dtype import bfloat16, get_default_dtype, is_float, is_low, np_finfo
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
 
@@ -230,9 +230,18 @@ _trunc = _unary("trunc", _no_bool("trunc_vml_cpu", lambda xp, self: xp.trunc(sel
                upcast=False)
 _frac = _unary("frac", lambda xp, self: self - xp.trunc(self), lambda grad: grad, upcast=False)
 # Native: infinities become the largest finite value of the input's own dtype.
-_nan_to_num = _unary("nan_to_num",
-                     lambda xp, self, nan, posinf, neginf:
-                     xp.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf),
+def _nan_to_num_fwd(xp, self, nan, posinf, neginf):
+    """NumPy's nan_to_num; bfloat16 (which it leaves alone, not knowing it for a float)
+    through float32, infinities defaulting to bfloat16's own limits."""
+    if self.dtype is not bfloat16.np:
+        return xp.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf)
+    big = float(np_finfo(self.dtype).max)
+    return xp.astype(xp.nan_to_num(xp.astype(self, "float32"), nan=nan, posinf=(
+        big if posinf is None else posinf), neginf=-big if neginf is None else neginf),
+        self.dtype)
+
+
+_nan_to_num = _unary("nan_to_num", _nan_to_num_fwd,
                      lambda xp, grad, self: xp.where(xp.isfinite(self), grad, 0), upcast=False)
 
 
