@@ -93,6 +93,8 @@ SCENARIOS = {
     "nan_to_num": lambda lib, x: (x / 0).nan_to_num(),
     "nan_to_num_posinf": lambda lib, x: (x / 0).nan_to_num(posinf=7.0),
     "bitwise_and_refused": lambda lib, x: x.bitwise_and(x),
+    "isclose_equal_nan": lambda lib, x: lib.isclose(x / 0, x / 0, equal_nan=True),
+    "isclose_mixed_refused": lambda lib, x: lib.isclose(x, x.float()),
 }
 
 

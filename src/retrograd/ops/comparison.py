@@ -136,7 +136,7 @@ _isneginf = _signed_inf("isneginf", numpy.isneginf)
 def _isclose_fwd(xp, self, other, rtol, atol, equal_nan):
     """PyTorch's isclose: equal, or both nan (equal_nan), or |a - b| <= atol + |rtol * b|."""
     close = self == other
-    kind = self.dtype.kind
+    kind = kind_of(self.dtype)
     if equal_nan and kind in "fc":
         close |= (self != self) & (other != other)
     if rtol == 0 and atol == 0:
