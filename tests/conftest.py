@@ -57,7 +57,11 @@ def _to_torch(x, memo):
     if isinstance(x, retrograd.Tensor):
         t = memo.get(id(x))
         if t is None:
-            t = _torch.from_numpy(numpy.array(x.detach().numpy(), order="K", copy=True))
+            a = numpy.array(x.detach().numpy(), order="K", copy=True)
+            if a.dtype == retrograd.bfloat16.np:  # PyTorch takes no ml_dtypes array: the bits
+                t = _torch.from_numpy(a.view(numpy.int16)).view(_torch.bfloat16)
+            else:
+                t = _torch.from_numpy(a)
             if x.requires_grad:
                 t.requires_grad_(True)
             memo[id(x)] = t
@@ -90,9 +94,13 @@ def _compare(r, t, tols, path):
         assert isinstance(r, retrograd.Tensor), f"{path}: expected a Tensor, got {type(r)}"
         assert repr(r.dtype) == str(t.dtype), f"{path}: dtype {r.dtype} != {t.dtype}"
         assert tuple(r.shape) == tuple(t.shape), f"{path}: shape {r.shape} != {t.shape}"
-        a, b = r.detach().numpy(), t.detach().numpy(force=True)  # force: ZeroTensor grads
+        a, b = r.detach().numpy(), t.detach()
+        name = a.dtype.name
+        if name == "bfloat16":  # compared as float32 (exact): NumPy's bfloat16 is ml_dtypes'
+            a, b = a.astype(numpy.float32), b.float()
+        b = b.numpy(force=True)  # force: ZeroTensor grads
         if a.dtype.kind in "fc":
-            atol, rtol = tols(a.dtype.name)
+            atol, rtol = tols(name)
             numpy.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True,
                                           err_msg=path)
         else:

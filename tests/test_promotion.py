@@ -13,8 +13,8 @@ import retrograd
 pytestmark = [pytest.mark.torch,
               pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")]
 
-DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
-          "complex64", "complex128")
+DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+          "float64", "complex64", "complex128")
 SCALARS = (True, 3, 2.5, 1.5 + 2j)
 PAIRS = list(itertools.product(DTYPES, DTYPES))
 # Tensor tiers: a dimensioned tensor and a 0-d tensor.
@@ -35,7 +35,10 @@ def _check(actual, expected):
 
 def _pair(torch, dtype, shape):
     """The same ones-filled tensor in retrograd and PyTorch."""
-    arr = numpy.ones(shape, dtype=dtype)
+    arr = numpy.ones(shape, dtype=getattr(retrograd, dtype).np)
+    if dtype == "bfloat16":  # PyTorch takes no ml_dtypes array: its bits
+        return retrograd.from_numpy(arr), torch.from_numpy(arr.view(numpy.int16)).view(
+            torch.bfloat16)
     return retrograd.from_numpy(arr), torch.from_numpy(arr.copy())
 
 

@@ -29,8 +29,15 @@ def _default_printoptions():
     torch.set_default_dtype(torch.float32)
 
 
+_BF16 = retrograd.bfloat16.np
+
+
 def _pair(torch, arr, requires_grad=False):
-    t = torch.from_numpy(numpy.array(arr, copy=True))
+    t = numpy.array(arr, copy=True)
+    if t.dtype == _BF16:  # PyTorch takes no ml_dtypes array: its bits
+        t = torch.from_numpy(t.view(numpy.int16)).view(torch.bfloat16)
+    else:
+        t = torch.from_numpy(t)
     r = retrograd.from_numpy(numpy.array(arr, copy=True))
     if requires_grad:
         t.requires_grad_(True)
@@ -80,6 +87,11 @@ CASES = {
     "4d": _g.standard_normal((2, 3, 2, 4)).astype(_f32),
     "3d_summarized": _g.standard_normal((10, 20, 30)).astype(_f32),
     "float16": _g.standard_normal(30).astype(numpy.float16),
+    "bfloat16": _g.standard_normal(30).astype(_BF16),
+    "bfloat16_magnitudes": numpy.array([1e10, 1e-5, 300.7, -0.1, 0.0, -0.0], _BF16),
+    "bfloat16_int_valued": numpy.array([1.0, 256.0, -3.0], _BF16),
+    "bfloat16_nan_inf_0d": numpy.array(numpy.nan, _BF16),
+    "bfloat16_summarized": numpy.linspace(-3, 3, 1200).astype(_BF16),
     "large_float64": _g.standard_normal((5, 7)) * 1e6,
     "int32": _g.integers(-1000, 1000, (12, 13)).astype(numpy.int32),
     "int8": _g.integers(-128, 127, (5,)).astype(numpy.int8),
@@ -107,7 +119,7 @@ def test_repr_matches_torch(torch, name):
 
 @pytest.mark.torch
 @pytest.mark.parametrize("shape", [(3,), (2, 40), (2, 3, 4), ()])
-@pytest.mark.parametrize("dtype", [_f32, _f64, numpy.float16])
+@pytest.mark.parametrize("dtype", [_f32, _f64, numpy.float16, _BF16])
 def test_autograd_suffixes(torch, shape, dtype):
     arr = _g.standard_normal(shape).astype(dtype)
     t, r = _pair(torch, arr, requires_grad=True)
@@ -159,7 +171,7 @@ def test_set_printoptions_profiles():
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("default", ["float64", "float16"])
+@pytest.mark.parametrize("default", ["float64", "float16", "bfloat16"])
 def test_default_dtype_changes_suffixes(torch, default):
     torch.set_default_dtype(getattr(torch, default))
     retrograd.set_default_dtype(getattr(retrograd, default))
@@ -188,8 +200,8 @@ def test_tensor_contents_replaces_the_values():
 
 # ---- hypothesis: random arrays, dtypes, magnitudes and print options ---------------------
 
-_DTYPES = [numpy.float32, numpy.float64, numpy.float16, numpy.int64, numpy.int32, numpy.int16,
-           numpy.int8, numpy.uint8, numpy.bool_, numpy.complex64, numpy.complex128]
+_DTYPES = [numpy.float32, numpy.float64, numpy.float16, _BF16, numpy.int64, numpy.int32,
+           numpy.int16, numpy.int8, numpy.uint8, numpy.bool_, numpy.complex64, numpy.complex128]
 
 
 @st.composite
@@ -198,7 +210,7 @@ def _arrays(draw):
     scale (so scientific and fixed notation both occur), nan and inf."""
     dtype = numpy.dtype(draw(st.sampled_from(_DTYPES)))
     shape = draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=14))
-    if dtype.kind not in "fc":
+    if not retrograd._dtype.is_inexact(dtype):
         return draw(hnp.arrays(dtype, shape))
     scale = 10.0 ** draw(st.integers(-12, 12))
     elements = st.one_of(st.floats(allow_subnormal=False), st.integers(-1000, 1000).map(float),
@@ -223,7 +235,8 @@ def test_hypothesis_repr_matches_torch(torch, arr, options):
     torch.set_printoptions(**options)
     retrograd.set_printoptions(**options)
     try:
-        t, r = _pair(torch, arr, requires_grad=arr.dtype.kind == "f" and arr.ndim % 2 == 1)
+        t, r = _pair(torch, arr, requires_grad=retrograd._dtype.is_float(arr.dtype)
+                     and arr.ndim % 2 == 1)
         assert repr(r) == repr(t)
     finally:
         torch.set_printoptions(profile="default")
@@ -244,8 +257,8 @@ def _round_trip(t):
     assert back.dtype is t.dtype and back.shape == t.shape
     assert back.requires_grad == t.requires_grad
     a, b = t.detach().numpy(), back.detach().numpy()
-    if a.dtype.kind in "fc":
-        rtol = 1e-3 if a.dtype == numpy.float16 else 1e-4
+    if retrograd._dtype.is_inexact(a.dtype):
+        rtol = {numpy.dtype(numpy.float16): 1e-3, _BF16: 8e-3}.get(a.dtype, 1e-4)
         # real and imaginary parts apart: |inf+xj - inf+yj| is nan for complex values
         for part in ((numpy.real, numpy.imag) if a.dtype.kind == "c" else (numpy.asarray,)):
             numpy.testing.assert_allclose(part(b), part(a), rtol=rtol, atol=1e-4,

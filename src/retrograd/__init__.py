@@ -10,7 +10,7 @@ tensor([36., 81.])
 import numpy as _np
 
 from . import _dtype
-from ._dtype import (bool, cdouble, cfloat, complex64, complex128, double, dtype, float,  # noqa: A004
+from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype, float,  # noqa: A004
                      float16, float32, float64, get_default_dtype, half, int, int8, int16,
                      int32, int64, long, promote_types, result_type, set_default_dtype,
                      short, uint8)

@@ -20,7 +20,6 @@ argument of the wrong type.
 import collections
 import math
 import pickle
-import warnings
 import zipfile
 import zlib
 
@@ -30,13 +29,12 @@ from . import _dtype
 from ._tensor import Size, Tensor, wrap
 from .backend import Device
 
-# Legacy storage class names PyTorch pickles, by NumPy dtype. bfloat16 has no NumPy
-# dtype: it is read (exactly) as float32.
+# Legacy storage class names PyTorch pickles, by NumPy dtype (bfloat16: ml_dtypes').
 STORAGE = {"float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
            "int64": "LongStorage", "int32": "IntStorage", "int16": "ShortStorage",
            "int8": "CharStorage", "uint8": "ByteStorage", "bool": "BoolStorage",
-           "complex64": "ComplexFloatStorage", "complex128": "ComplexDoubleStorage"}
-_BFLOAT16 = "bfloat16"
+           "complex64": "ComplexFloatStorage", "complex128": "ComplexDoubleStorage",
+           "bfloat16": "BFloat16Storage"}
 _MAX_VERSION = 10        # the newest archive version PyTorch 2.13 reads
 _DEFLATE_MAX_RATIO = 1032  # deflate cannot expand one input byte to more output bytes
 _LOCAL_HEADER = 30        # bytes of a zip local file header before its name
@@ -182,7 +180,7 @@ class StorageReader:
         self.archive, self.map_fn = archive, map_fn
         self.byteorder = archive.byteorder()
         self.raw = {}    # key -> bytearray
-        self.typed = {}  # (key, NumPy dtype or "bfloat16") -> Storage
+        self.typed = {}  # (key, NumPy dtype) -> Storage
 
     def __call__(self, pid):
         if not (type(pid) is tuple and len(pid) == 5 and pid[0] == "storage"):
@@ -214,7 +212,7 @@ class StorageReader:
         return storage
 
     def _typed(self, key, name, dtype, numel):
-        item = 2 if dtype is _BFLOAT16 else dtype.itemsize
+        item = dtype.itemsize
         raw = self.raw.get(key)
         if raw is None:
             raw = self.raw[key] = self.archive.read(name, numel * item)
@@ -223,15 +221,9 @@ class StorageReader:
                                f"{self.archive.prefix}{name} does not match expected size "
                                f"({numel * item} bytes)")
         order = "<" if self.byteorder == "little" else ">"
-        if dtype is _BFLOAT16:
-            warnings.warn("bfloat16 tensors are loaded as float32 (exactly): retrograd has no "
-                          "bfloat16", UserWarning, stacklevel=4)
-            arr = (numpy.frombuffer(raw, order + "u2").astype(numpy.uint32) << 16)
-            arr = arr.view(numpy.float32)
-        else:
-            arr = numpy.frombuffer(raw, dtype.newbyteorder(order))
-            if not arr.dtype.isnative:
-                arr = arr.astype(dtype)
+        arr = numpy.frombuffer(raw, dtype.newbyteorder(order))
+        if not arr.dtype.isnative:
+            arr = arr.astype(dtype)
         return Storage(arr, self.archive.prefix + name)
 
 
@@ -392,10 +384,9 @@ def allowed_globals():
          "builtins.bytearray": _bytearray,
          "builtins.set": set,
          "builtins.complex": complex,
-         "torch.storage.UntypedStorage": StorageType(numpy.dtype(numpy.uint8)),
-         "torch.BFloat16Storage": StorageType(_BFLOAT16)}
+         "torch.storage.UntypedStorage": StorageType(numpy.dtype(numpy.uint8))}
     for np_name, cls in STORAGE.items():
-        g[f"torch.{cls}"] = StorageType(numpy.dtype(np_name))
+        g[f"torch.{cls}"] = StorageType(_dtype._names[np_name].np)
     for d in _dtype._from_np.values():
         g[f"torch.{d.name}"] = d
     return g

@@ -8,6 +8,8 @@ bool) instead of leaving it uninitialized, so results never depend on stale memo
 
 import numpy
 
+from ._dtype import kind_of
+
 __all__ = ["use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
            "get_deterministic_debug_mode"]
@@ -62,7 +64,7 @@ def get_deterministic_debug_mode():
 def fill_uninitialized(array):
     """Fill a new ``empty`` array as PyTorch does in deterministic mode (else leave it)."""
     if _enabled:
-        kind = array.dtype.kind
+        kind = kind_of(array.dtype)
         array.fill(numpy.nan if kind in "fc" else True if kind == "b"
                    else numpy.iinfo(array.dtype).max)
     return array

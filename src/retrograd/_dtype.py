@@ -8,14 +8,15 @@ result dtype here and cast before calling NumPy.
 
 import builtins
 
+import ml_dtypes
 import numpy as np
 
 _BOOL, _INT = builtins.bool, builtins.int
 _FLOAT, _COMPLEX = builtins.float, builtins.complex
 
 __all__ = [
-    "dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
-    "bool", "complex64", "complex128", "half", "float", "double", "short", "int", "long",
+    "dtype", "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64",
+    "uint8", "bool", "complex64", "complex128", "half", "float", "double", "short", "int", "long",
     "cfloat", "cdouble", "get_default_dtype", "set_default_dtype", "promote_types",
     "result_type", "can_cast",
 ]
@@ -51,6 +52,7 @@ class dtype:
 
 
 float16 = half = dtype("float16", np.float16, FLOAT)
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, FLOAT)  # NumPy's kind "V": test via LOW
 float32 = float = dtype("float32", np.float32, FLOAT)
 float64 = double = dtype("float64", np.float64, FLOAT)
 int8 = dtype("int8", np.int8, INT)
@@ -62,7 +64,8 @@ bool = dtype("bool", np.bool_, BOOL)
 complex64 = cfloat = dtype("complex64", np.complex64, COMPLEX)
 complex128 = cdouble = dtype("complex128", np.complex128, COMPLEX)
 
-ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool, complex64, complex128)
+ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool, complex64,
+       complex128)
 _from_np = {d.np: d for d in ALL}
 _names = {d.name: d for d in ALL}
 
@@ -85,7 +88,34 @@ def from_numpy_dtype(np_dtype):
 # The compute-dtype policy: what PyTorch's CPU kernels compute a low-precision dtype in
 # (its "opmath type"). Ops upcast inputs of a key dtype to its value and round their
 # results once (``ops._registry``; an op opts out with ``defop(upcast=False)``).
-OPMATH = {float16.np: float32.np}
+OPMATH = {float16.np: float32.np, bfloat16.np: float32.np}
+LOW = frozenset(OPMATH)  # the low-precision NumPy dtypes: ``x.dtype in LOW``
+
+
+def is_inexact(np_dtype):
+    """Whether a NumPy dtype is floating or complex (bfloat16 included: NumPy files it
+    under kind "V")."""
+    return np_dtype.kind in "fc" or np_dtype is bfloat16.np
+
+
+def is_float(np_dtype):
+    """Whether a NumPy dtype is a real floating dtype, bfloat16 included."""
+    return np_dtype.kind == "f" or np_dtype is bfloat16.np
+
+
+def kind_of(np_dtype):
+    """NumPy's one-letter kind of a dtype, with bfloat16 filed as "f"."""
+    return "f" if np_dtype is bfloat16.np else np_dtype.kind
+
+
+np_finfo = ml_dtypes.finfo  # numpy.finfo that also knows bfloat16
+
+
+def is_low(d):
+    """Whether a NumPy dtype (an array's) or a retrograd dtype (a facade Tensor's) is one
+    PyTorch computes in float32 and rounds (float16, bfloat16): identities, as
+    ``dtype.name`` costs microseconds in NumPy 2."""
+    return d is float16.np or d is bfloat16.np or d is float16 or d is bfloat16
 
 
 def opmath_arrays(arrays):
@@ -94,7 +124,7 @@ def opmath_arrays(arrays):
     float or complex dtype is among them. Arrays of the compute dtype itself may be (a
     float16 input with float32 parameters: PyTorch's mixed-type norms give float16)."""
     floats = {a.dtype for a in arrays if getattr(a, "dtype", None) is not None
-              and a.dtype.kind in "fc"}
+              and is_inexact(a.dtype)}
     low = [dt for dt in floats if dt in OPMATH]
     if len(low) != 1:
         return None
@@ -115,14 +145,15 @@ def get_default_dtype():
 
 def set_default_dtype(d):
     """>>> set_default_dtype(float64)"""
-    if d not in (float16, float32, float64):
+    if d not in (float16, bfloat16, float32, float64):
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
     _default[0] = d
 
 
 def promote_types(a, b):
     """PyTorch's promote_types: a higher category wins (a complex type widened to hold a
-    wider float: float64 with complex64 is complex128), else NumPy's rule."""
+    wider float: float64 with complex64 is complex128), else NumPy's rule; bfloat16 (which
+    NumPy does not promote) with another float is the wider one, float32 with float16."""
     if a is b:
         return a
     if a.category != b.category:
@@ -130,6 +161,9 @@ def promote_types(a, b):
         if hi.category == COMPLEX and lo.category == FLOAT and 2 * lo.itemsize > hi.itemsize:
             return lo.to_complex()
         return hi
+    if bfloat16 in (a, b):
+        other = b if a is bfloat16 else a
+        return float32 if other is float16 else other
     return _from_np[np.promote_types(a.np, b.np)]
 
 
@@ -196,6 +230,7 @@ def can_cast(from_, to):
 # dtype name -> legacy type name: what Tensor.type() prints and the legacy constructors
 # (torch.FloatTensor, ...) are named.
 LEGACY_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                "bfloat16": "BFloat16Tensor",
                 "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
                 "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
                 "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}

@@ -137,7 +137,7 @@ class Tensor:
         return self._data.flags.c_contiguous
 
     def is_floating_point(self):
-        return self._data.dtype.kind == "f"
+        return _dtype.is_float(self._data.dtype)
 
     def is_inference(self):
         """True for tensors made under ``inference_mode`` and their views."""
@@ -450,6 +450,7 @@ def _check_matrices(t, attr):
 
 # C++ names of element types, as PyTorch's messages print them.
 _CPP_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half",
+             "bfloat16": "c10::BFloat16",
              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
              "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
              "complex128": "c10::complex<double>"}
@@ -465,7 +466,7 @@ def _set_requires_grad(t, flag, which):
                                "you want to use a computed variable in a subgraph that doesn't "
                                "require differentiation use var_no_grad = var.detach().")
         return t
-    if flag and t._data.dtype.kind not in "fc":
+    if flag and not _dtype.is_inexact(t._data.dtype):
         raise RuntimeError(f"{which} can require gradients")
     if flag and t._data.dtype.kind == "c":
         raise NotImplementedError("autograd of complex tensors is not supported yet")

@@ -68,7 +68,7 @@ class _Formatter:
 
     def __init__(self, a):
         p = PRINT_OPTS.precision
-        self.floating = a.dtype.kind == "f"
+        self.floating = _dtype.is_float(a.dtype)
         self.int_mode = True
         self.sci_mode = False
         self.max_width = 1

@@ -1,6 +1,7 @@
 """``retrograd.autograd``: reverse-mode differentiation of Tensor programs."""
 
 from .._tensor import Tensor, warn_once, wrap
+from .._dtype import is_inexact
 from ..backend import get_array_module
 from . import forward_ad, function, functional, graph
 from .function import Function
@@ -47,7 +48,7 @@ def _make_grads(outputs, grads, create_graph):
                 continue
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if out._data.dtype.kind not in "fc":
+            if not is_inexact(out._data.dtype):
                 raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                    f"outputs but got {out.dtype}")
             g = get_array_module(out._data).ones_like(out._data)

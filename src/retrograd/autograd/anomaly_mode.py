@@ -15,6 +15,7 @@ import traceback
 import warnings
 
 from .. import _observe
+from .._dtype import is_inexact
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled", "record_forward_trace"]
@@ -172,7 +173,7 @@ def _check_nan(node, outs):
         if g is None:
             continue
         a = getattr(g, "_data", g)
-        if a.dtype.kind not in "fc":
+        if not is_inexact(a.dtype):
             continue
         s = a.sum()  # NaN iff some element is NaN, or infinities cancel: then look closer
         if s != s and bool((a != a).any()):

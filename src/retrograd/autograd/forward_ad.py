@@ -14,7 +14,7 @@ as PyTorch supports today.
 import threading
 from collections import namedtuple
 
-from .._dtype import opmath_arrays
+from .._dtype import is_inexact, opmath_arrays
 from .._tensor import Tensor
 from ..backend.functions import facade
 
@@ -284,7 +284,7 @@ def _tangents(op, jvp, values, arrays, attrs, outs_t, tangents, single, bxp=None
             t_out = jvp(*(env[a] for a in _params(jvp)))
     result = []
     for o, t in zip(outs_t, (t_out,) if single else t_out, strict=True):
-        if t is None or o._data.dtype.kind not in "fc":
+        if t is None or not is_inexact(o._data.dtype):
             result.append(None)
         elif bxp is not None:
             result.append(wrap(_settle(bxp, t, o._data)))
@@ -354,7 +354,7 @@ def propagate_list(node_cls, inputs, outs, attrs):
               for v, t in zip(inputs, tangents, strict=True)]
         res = node_cls._jvp(facade(out_list[0]), ts, primals, *attrs)
         for o, t in zip(out_list, res if multi else (res,), strict=True):
-            if o._data.dtype.kind in "fc":
+            if is_inexact(o._data.dtype):
                 set_tangent(o, t if t.dtype is o.dtype else t.to(o.dtype))
         return
     if batch is None:
@@ -373,7 +373,7 @@ def propagate_list(node_cls, inputs, outs, attrs):
                                       f"{node_cls.__name__} cannot run batched ({e})") from e
         res = [r.data for r in res] if multi else res.data
     for o, t in zip(out_list, res if multi else (res,), strict=True):
-        if o._data.dtype.kind in "fc":
+        if is_inexact(o._data.dtype):
             set_tangent(o, wrap(numpy.asarray(t, dtype=o._data.dtype)))
 
 

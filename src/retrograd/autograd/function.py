@@ -24,6 +24,7 @@ import functools
 import numpy
 
 from .._tensor import Tensor, wrap
+from .._dtype import is_inexact
 from . import forward_ad, grad_mode
 from .node import _FREED, DelayedError, Node, SavedTensor, collect_next
 
@@ -192,7 +193,7 @@ def once_differentiable(fn):
         for o in outs:
             if isinstance(o, Tensor):
                 o = o.detach()
-                if o._data.dtype.kind in "fc":
+                if is_inexact(o._data.dtype):
                     o._grad_fn, o._requires_grad = err, True
             res.append(o)
         return res[0] if single else tuple(res)
@@ -291,7 +292,7 @@ def _record(cls, ctx, args, outputs, record):
         for k, o in enumerate(outs):
             if not isinstance(o, Tensor):
                 continue
-            if k in nondiff or o._data.dtype.kind not in "fc":
+            if k in nondiff or not is_inexact(o._data.dtype):
                 o._requires_grad = False
                 continue
             o._grad_fn, o._output_nr, o._requires_grad = ctx, k, True

@@ -342,7 +342,7 @@ def _forward_ad_check(func, inputs, eps, atol, rtol, fast_mode):
     _check_inputs(inputs)
     diff_idx = [i for i, x in enumerate(inputs) if _is_diff(x)]
     func_out = _as_tuple(func(*inputs))
-    out_mask = [isinstance(o, Tensor) and o._data.dtype.kind in "fc" for o in func_out]
+    out_mask = [isinstance(o, Tensor) and _dtype.is_inexact(o._data.dtype) for o in func_out]
     n_outs = [o._data.size if isinstance(o, Tensor) else numpy.size(o) for o in func_out]
 
     def tangents_for(i, t):
@@ -434,7 +434,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 def _random_grad_output(out, non_contiguous):
     """Uniform in [-1, 1) like PyTorch's make_tensor, from retrograd's generator."""
     from .._random import default_generator
-    dt = out._data.dtype if out._data.dtype.kind in "fc" else numpy.dtype(numpy.float64)
+    dt = out._data.dtype if _dtype.is_inexact(out._data.dtype) else numpy.dtype(numpy.float64)
     shape = out._data.shape
     if non_contiguous and out._data.size > 1:
         a = numpy.empty(shape + (2,), dtype=dt)[..., 0]

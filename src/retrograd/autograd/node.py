@@ -16,7 +16,7 @@ from collections import OrderedDict
 import numpy
 
 from .. import _observe
-from .._dtype import OPMATH, opmath_arrays
+from .._dtype import LOW, OPMATH, opmath_arrays
 from ..backend import get_array_module
 from ..backend.functions import facade
 from . import grad_mode
@@ -315,7 +315,7 @@ class SavedTensor:
 
 _LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-           "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+           "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bfloat16": "BFloat16"}
 
 
 def _version_error(saved, node):
@@ -413,7 +413,7 @@ class OpNode(Node):
             else:
                 self._saved_arrays(env)
         shapes, dtypes, rules = self._shapes, self._dtypes, op._rules
-        if op.upcast_rules and _HALF in dtypes:
+        if op.upcast_rules and not LOW.isdisjoint(dtypes):
             env = _opmath_env(env, create_graph)
         env += self._attrs
         env += shapes
@@ -497,9 +497,6 @@ class OpNode(Node):
             if k in op.outputs or k in op.inputs and self._shapes[op.inputs.index(k)] is not None:
                 names.add("_raw_saved_" + k)
         return sorted(names)
-
-
-_HALF = numpy.dtype(numpy.float16)
 
 
 def _opmath_env(env, create_graph):
@@ -616,10 +613,19 @@ def sum_to(xp, g, shape):
     axes = tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
     if axes:
-        g = xp.sum(g, axis=axes, keepdims=True)
+        g = sum_acc(xp, g, axis=axes, keepdims=True)
     if lead or tuple(g.shape) != tuple(shape):
         g = xp.reshape(g, shape)
     return g
+
+
+def sum_acc(xp, g, axis=None, keepdims=False):
+    """``xp.sum`` as PyTorch's sum: float16 and bfloat16 arrays accumulate in float32 and
+    round once (NumPy's half and ml_dtypes' bfloat16 sums stall: 2048, 256)."""
+    up = OPMATH.get(g.dtype)
+    if up is None:
+        return xp.sum(g, axis=axis, keepdims=keepdims)
+    return xp.astype(xp.sum(g, axis=axis, keepdims=keepdims, dtype=up), g.dtype)
 
 
 # Last: the ops package imports this module, so it can only be imported once the above exists.

@@ -12,6 +12,7 @@ by the arrays' module.
 
 import numpy
 
+from .._dtype import is_float, is_low
 from . import emulated, erf
 
 __all__ = ["functions", "register_functions", "scipy_linalg", "facade", "register_facade"]
@@ -111,8 +112,8 @@ class ArrayFunctions:
     def in_float32(self, f, x):
         """``f(xp, x)`` as PyTorch's kernels compute it for float16: in float32, rounded
         once."""
-        if x.dtype == numpy.float16:
-            return f(self.xp, x.astype(numpy.float32)).astype(numpy.float16)
+        if is_low(x.dtype):
+            return f(self.xp, x.astype(numpy.float32)).astype(x.dtype)
         return f(self.xp, x)
 
     def scalar_mul(self, a, b, opmath):
@@ -189,7 +190,7 @@ class _NumpyFunctions(ArrayFunctions):
             return numpy.where(cond, a, b)
         da, db = getattr(a, "dtype", None), getattr(b, "dtype", None)
         dt = da or db
-        if dt is None or dt.kind != "f" or da is not None and db is not None and da != db:
+        if dt is None or not is_float(dt) or da is not None and db is not None and da != db:
             return numpy.where(cond, a, b)
         it = _BITS[dt.itemsize]
         m = numpy.negative(cond, dtype=it)  # all bits set where cond holds

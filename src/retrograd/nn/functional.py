@@ -14,6 +14,7 @@ import numpy
 
 from .. import _dtype
 from .._tensor import wrap
+from .._dtype import is_inexact, is_low
 from ..autograd.grad_mode import no_grad
 from ..backend import get_array_module, to_device
 from ..ops import nn_ops as _nn
@@ -154,7 +155,7 @@ def _dropout(input, p, training, inplace, feature, alpha):
         return input
     if feature and input.ndim < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-    if input._data.dtype.kind not in "fc":
+    if not is_inexact(input._data.dtype):
         from ..ops._registry import _pretty
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_pretty(input._data.dtype)}")
@@ -270,7 +271,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input "
                            f"with shape [*, {', '.join(map(str, normalized_shape))}], but got "
                            f"input of size{input.shape}")
-    x = input.float() if input.dtype == _dtype.float16 else input  # float32 sums, as torch
+    x = input.float() if is_low(input.dtype) else input  # float32 sums, as torch
     if eps is None:
         eps = float(numpy.finfo(x._data.dtype).eps)
     out = x * (x.pow(2).mean(dims, keepdim=True) + eps).rsqrt()

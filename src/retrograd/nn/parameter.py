@@ -2,6 +2,7 @@
 buffer, when assigned as its attributes."""
 
 from .. import _observe
+from .._dtype import is_inexact
 from .._tensor import Tensor, _init
 
 
@@ -18,7 +19,7 @@ class Parameter(Tensor):
         from .. import _creation
         if data is None:
             data = _creation.empty(0)
-        if requires_grad and data._data.dtype.kind not in "fc":
+        if requires_grad and not is_inexact(data._data.dtype):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         p = object.__new__(cls)

@@ -5,7 +5,7 @@ nothing half-written; an index is never allowed to wrap around as NumPy's would.
 
 import numpy
 
-from .._dtype import can_cast, result_type
+from .._dtype import can_cast, is_float, is_inexact, result_type
 from ._registry import _broadcast_error, _pretty
 from .._dtype import legacy_type_name
 
@@ -67,7 +67,7 @@ def check_nll(input, target, weight, ignore_index):
                            f"or no classes but got weight tensor of shape: "
                            f"{_dims(weight.shape)}")
     dt = input._data.dtype
-    if dt.kind != "f":
+    if not is_float(dt):
         kernel = "nll_loss2d_forward_out_frame" if spatial else "nll_loss_out_frame"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_pretty(dt)}'")
     if weight is not None and weight._data.dtype != dt:
@@ -99,7 +99,7 @@ def check_embedding(indices, weight, max_norm):
     if not idx.size:
         return
     if max_norm is not None:
-        if weight._data.dtype.kind not in "fc":
+        if not is_inexact(weight._data.dtype):
             raise RuntimeError(f"norm(): input dtype should be either floating point or "
                                f"complex. Got {_pretty(weight._data.dtype)} instead.")
         outside = idx[(idx < -n) | (idx >= n)]

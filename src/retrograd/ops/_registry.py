@@ -33,10 +33,11 @@ Broadcasting is undone by the engine (``autograd.node.sum_to``), never by a rule
 a rule may return a gradient of the broadcast shape.
 
 Low precision is one policy here, not in rules (``_dtype.OPMATH``): when an op's float
-inputs are float16, its forward, vjp and jvp rules get them as float32 arrays, and its
-results (and the gradients, in ``OpNode.apply``) are rounded back once, as PyTorch's
-CPU kernels compute half in float. What a node saves stays float16. Ops that are exact
-in any dtype or that PyTorch computes natively in half declare ``upcast=False``.
+inputs are float16 or bfloat16, its forward, vjp and jvp rules get them as float32 arrays,
+and its results (and the gradients, in ``OpNode.apply``) are rounded back once, as
+PyTorch's CPU kernels compute half and bfloat16 in float (NumPy's own bfloat16 loops are
+slow or accumulate in bfloat16). What a node saves stays in the low dtype. Ops that are
+exact in any dtype or that PyTorch computes natively in half declare ``upcast=False``.
 
 Forward mode (``jvp=``) sits beside the vjp rules, in one of five forms:
 
@@ -66,7 +67,8 @@ import numpy
 
 from .. import _observe
 from .._tensor import Tensor, wrap, _ndarray
-from .._dtype import FLOAT, OPMATH, float16, get_default_dtype, opmath_arrays, result_type
+from .._dtype import (FLOAT, LOW, OPMATH, bfloat16, get_default_dtype, is_inexact, opmath_arrays,
+                      result_type)
 from ..autograd import forward_ad, grad_mode
 from ..autograd.node import OpNode, SavedTensor, grad_accumulator, on_inplace_write
 from ..backend import get_array_module, to_device
@@ -172,12 +174,12 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
                rules that cannot run on ``autograd._batched``'s arrays: named like the vjp
                rule, with ``grad`` a plain array whose axis 0 is the batch (``batch`` its
                size), returning the gradients with that axis.
-    upcast:    float16 inputs compute in float32, results rounded once (the default, as
-               PyTorch's CPU kernels); False for an op PyTorch computes natively in half or
-               that is exact anyway (copies, selections, comparisons), where upcasting only
-               costs memory and time; "forward" when only the forward is one kernel and
-               PyTorch's backward is a composite of half ops (its rules then see the
-               rounded values they compare with ``result``). Views never upcast; nor does a
+    upcast:    float16 and bfloat16 inputs compute in float32, results rounded once (the
+               default, as PyTorch's CPU kernels); False for an op PyTorch computes natively
+               in half or that is exact anyway (copies, selections, comparisons), where
+               upcasting only costs memory and time; "forward" when only the forward is one
+               kernel and PyTorch's backward is a composite of half ops (its rules then see
+               the rounded values they compare with ``result``). Views never upcast; nor does a
                call given a ``dtype`` attribute (``sum(dtype=...)`` computes in that dtype).
     """
     op = OpDef()
@@ -288,7 +290,7 @@ def _batched_rules(op, batched, rules, env_names):
     return tuple(out)
 
 
-_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # "V": bfloat16 (ml_dtypes)
 _SCALAR_RANK = {bool: 0, int: 1, float: 2, complex: 3}
 
 
@@ -365,7 +367,7 @@ def _inputs(op, values, attrs):
         if isinstance(v, Tensor):
             d = v._data
             arrays.append(d)
-            if d.dtype is _HALF:
+            if d.dtype in LOW:
                 low = True
             if xp is None:
                 first = type(d)
@@ -388,7 +390,18 @@ def _inputs(op, values, attrs):
             up = opmath_arrays(arrays)
             if up is not None:
                 arrays, low = up
+        elif not op.upcast:
+            arrays = _bfloat16_numbers(arrays)
     return arrays, xp or numpy, grad, low
+
+
+def _bfloat16_numbers(arrays):
+    """Python floats among bfloat16 arrays as bfloat16 scalars, for an op computing in its
+    inputs' dtype: PyTorch writes such a number in the tensor's dtype, and ml_dtypes would
+    widen the result to float32 (bfloat16 with a Python float) or float64 (``where``)."""
+    if any(getattr(a, "dtype", None) is _BFLOAT16 for a in arrays):
+        return [_BFLOAT16.type(a) if type(a) is float else a for a in arrays]
+    return arrays
 
 
 def apply(op, values, attrs=(), _observed=False):
@@ -421,6 +434,9 @@ def apply(op, values, attrs=(), _observed=False):
     return outs
 
 
+_BFLOAT16 = bfloat16.np
+
+
 def _round(out, low):
     """Results computed in ``low``'s compute dtype, rounded back to ``low`` once."""
     up = OPMATH[low]
@@ -429,7 +445,6 @@ def _round(out, low):
     return out.astype(low) if out.dtype is up else out
 
 
-_HALF = float16.np
 _NO_EDGE = (None, 0)
 
 
@@ -476,11 +491,11 @@ def _record(op, values, attrs, outs):
         node._strides = [v._data.strides if isinstance(v, Tensor) else None for v in values]
     if type(outs) is tuple:
         for i, o in enumerate(outs):
-            if op.outputs[i] not in op.nondiff_outputs and o._data.dtype.kind in "fc":
+            if op.outputs[i] not in op.nondiff_outputs and is_inexact(o._data.dtype):
                 o._grad_fn, o._output_nr, o._requires_grad = node, i, True
         node._out_meta = tuple((o._data.shape, o._data.dtype) for o in outs)
     else:
-        if outs._data.dtype.kind in "fc":
+        if is_inexact(outs._data.dtype):
             outs._grad_fn, outs._requires_grad = node, True
         node._out_meta = None
         outs = (outs,)
@@ -605,7 +620,8 @@ def _same_kind(src, dst):
 def _pretty(np_dtype):
     return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[np_dtype.name]
+            "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+            "bfloat16": "BFloat16"}[np_dtype.name]
 
 
 def _broadcast_error(values, error):

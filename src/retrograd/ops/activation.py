@@ -14,6 +14,7 @@ exposes as ``torch.<name>`` / ``Tensor.<name>`` are registered there.
 
 import numpy
 
+from .._dtype import bfloat16, float16, float32, float64, is_float, np_finfo
 from .._tensor import Tensor, _wrap_dim, wrap
 from . import nn_ops as _nn
 from . import pointwise as _pw
@@ -50,7 +51,7 @@ def _expose(fn, name):
 
 def _floating(input, kernel):
     """PyTorch defines these kernels for real floating types only."""
-    if input._data.dtype.kind != "f":
+    if not is_float(input._data.dtype):
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{_pretty(input._data.dtype)}'")
 
@@ -339,7 +340,7 @@ _hardshrink = defop(
     jvp="elementwise")
 
 # keyed by NumPy dtype: its ``.name`` costs microseconds a call in NumPy 2
-_FINFO_MAX = {numpy.dtype(n): float(numpy.finfo(n).max) for n in ("float16", "float32", "float64")}
+_FINFO_MAX = {d.np: float(np_finfo(d.np).max) for d in (float16, bfloat16, float32, float64)}
 
 
 def softshrink(input, lambd=0.5):

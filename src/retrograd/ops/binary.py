@@ -11,7 +11,7 @@ import numbers
 
 import numpy
 
-from .._dtype import FLOAT, result_type
+from .._dtype import FLOAT, is_float, is_inexact, is_low, kind_of, result_type
 from .._tensor import Tensor
 from ._registry import (_broadcast_conflict, _broadcast_error, _pretty, apply, apply_inplace,
                         defop, register)
@@ -78,7 +78,7 @@ def _kernel(name, *operands, refuse="b"):
     """PyTorch's CPU kernel ``name`` has no loop for the kinds in ``refuse`` (bool, or with
     "biu" every integer): the promoted operands' dtype decides, as PyTorch's dispatch."""
     d = next(a.dtype for a in operands if hasattr(a, "dtype"))
-    if d.kind in refuse:
+    if kind_of(d) in refuse:
         raise (_broadcast_conflict([numpy.shape(a) for a in operands]) or
                NotImplementedError(f'"{name}" not implemented for \'{_pretty(d)}\''))
     return operands
@@ -140,7 +140,7 @@ def _div_rounding_fwd(xp, self, other, rounding_mode):
     self, other = _kernel(f"div_{rounding_mode}_cpu", self, other)
     if rounding_mode == "floor":
         return xp.floor_divide(self, _int_divisor(self, other))
-    return (xp.trunc(self / other) if self.dtype.kind in "fc"
+    return (xp.trunc(self / other) if is_inexact(self.dtype)
             else _int_trunc_div(xp, self, other))
 
 
@@ -161,7 +161,7 @@ def _in_result_dtype(xp, grad, *arrays):
     """``arrays`` as PyTorch's backward formula sees them, computing in the result's dtype
     (``grad``'s): a wider operand is rounded to it, except a 0-d one, which its kernels
     take as a scalar of the compute type (float32 for float16)."""
-    compute = "float32" if grad.dtype == "float16" else grad.dtype
+    compute = "float32" if is_low(grad.dtype) else grad.dtype
     return [a if not hasattr(a, "dtype") else
             xp.astype(a, compute if a.ndim == 0 else grad.dtype, copy=False) for a in arrays]
 
@@ -171,7 +171,7 @@ def _remainder_fwd(xp, self, other):
     self's sign (NumPy's has other's: remainder(-4., 2.) is -0.0 in PyTorch)."""
     self, other = _kernel("remainder_cpu", self, other)
     out = xp.remainder(self, _int_divisor(self, other))
-    if out.dtype.kind != "f":
+    if not is_float(out.dtype):
         return out
     return xp.where(out == 0, xp.copysign(out, self), out)
 
@@ -218,7 +218,7 @@ def _pow_number_rule(xp, grad, self, exponent):
     if not _is_half(power):
         return grad * (exponent * power)
     # the number multiplies in float32 (NumPy's float16 loop would round it to half first)
-    return grad * xp.astype(xp.astype(power, "float32") * exponent, "float16")
+    return grad * xp.astype(xp.astype(power, "float32") * exponent, power.dtype)
 
 
 _pow_scalar = defop("pow", _pow_number, vjp={"self": _pow_number_rule},

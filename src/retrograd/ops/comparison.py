@@ -16,6 +16,7 @@ import numbers
 
 import numpy
 
+from .._dtype import is_inexact, kind_of
 from .. import _dtype
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
@@ -59,7 +60,7 @@ def _binary_forward(ufunc, name, reject):
     array or a Python number.
     """
     def forward(xp, self, other):
-        if self.dtype.kind in reject:
+        if kind_of(self.dtype) in reject:
             raise _not_implemented(name, self.dtype)
         if type(other) is int:
             other = _fit_int(other, self.dtype)
@@ -99,7 +100,7 @@ _bitwise_xor = defop("bitwise_xor", _binary_forward(numpy.bitwise_xor, "bitwise_
 
 
 def _bitwise_not_fwd(xp, self):
-    if self.dtype.kind in "fc":
+    if is_inexact(self.dtype):
         raise _not_implemented("bitwise_not", self.dtype)
     return xp.invert(self)
 
@@ -135,7 +136,7 @@ _isneginf = _signed_inf("isneginf", numpy.isneginf)
 def _isclose_fwd(xp, self, other, rtol, atol, equal_nan):
     """PyTorch's isclose: equal, or both nan (equal_nan), or |a - b| <= atol + |rtol * b|."""
     close = self == other
-    kind = self.dtype.kind
+    kind = kind_of(self.dtype)
     if equal_nan and kind in "fc":
         close |= (self != self) & (other != other)
     if rtol == 0 and atol == 0:

@@ -15,6 +15,7 @@ from .._tensor import Tensor
 from .._dtype import LEGACY_NAMES, legacy_type_name
 from .._tensor_types import tensortype
 from ..backend import Device, check_device, emulating_cuda, is_mapped, to_device
+from ..autograd.node import sum_acc
 from ._registry import apply, apply_inplace, defop, register
 
 # Copies, fills and casts are exact: float16 stays float16.
@@ -47,7 +48,7 @@ _zero = defop("zero", lambda xp, self: _filled(xp, self, 0), vjp={"self": _zeros
               jvp="elementwise")
 _fill = defop("fill", _filled, vjp={"self": _zeros}, node="FillBackward2", jvp="elementwise")
 _fill_tensor = defop("fill_tensor", _filled, inputs=("self", "value"),
-                     vjp={"self": _zeros, "value": lambda xp, grad: xp.sum(grad)},
+                     vjp={"self": _zeros, "value": lambda xp, grad: sum_acc(xp, grad)},
                      node="FillBackward3", jvp="linear")
 _copy = defop("copy", lambda xp, self, src: xp.broadcast_to(src.astype(self.dtype, copy=False),
                                                             self.shape),
@@ -114,7 +115,8 @@ def _caster(name, dtype):
 
 
 for _name, _dt in (("float", _dtype.float32), ("double", _dtype.float64),
-                   ("half", _dtype.float16), ("long", _dtype.int64), ("int", _dtype.int32),
+                   ("half", _dtype.float16), ("bfloat16", _dtype.bfloat16),
+                   ("long", _dtype.int64), ("int", _dtype.int32),
                    ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8),
                    ("bool", _dtype.bool), ("cfloat", _dtype.complex64),
                    ("cdouble", _dtype.complex128)):

@@ -1,6 +1,7 @@
 """Facts about dtypes: finfo, iinfo (PyTorch's printed forms) and can_cast."""
 
 
+import ml_dtypes
 import numpy
 
 from .. import _dtype
@@ -19,10 +20,10 @@ class finfo:
 
     def __init__(self, type=None):
         dt = type or _dtype.get_default_dtype()
-        if dt.np.kind not in "fc":
+        if not _dtype.is_inexact(dt.np):
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
-        info = numpy.finfo(dt.np)
+        info = ml_dtypes.finfo(dt.np)  # numpy.finfo, and bfloat16
         self.bits = info.bits
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)

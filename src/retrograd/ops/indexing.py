@@ -23,8 +23,10 @@ import warnings
 
 import numpy
 
+from .._dtype import is_float, is_inexact, np_finfo
 from .._tensor import Tensor, _wrap_dim, wrap
 from ..backend import get_array_module
+from ..autograd.node import sum_acc
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .shape import call
 
@@ -93,7 +95,7 @@ def _index_array(it):
         arr = it._data
     elif isinstance(it, (list, tuple, numpy.ndarray)):
         arr = numpy.asarray(it)
-        if arr.size == 0 and arr.dtype.kind == "f":
+        if arr.size == 0 and is_float(arr.dtype):
             arr = arr.astype(numpy.int64)
     else:
         raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
@@ -419,7 +421,7 @@ _index_fill_tensor = defop(
         xp, self, index, dim, value),
     inputs=("self", "index", "value"),
     vjp={"self": _fill_grad,
-         "value": lambda xp, grad, index, dim: xp.sum(_select_grad(xp, grad, index, dim))},
+         "value": lambda xp, grad, index, dim: sum_acc(xp, _select_grad(xp, grad, index, dim))},
     node="IndexFillBackward1", jvp="linear")
 _index_copy = defop(
     "index_copy", lambda xp, self, index, source, dim: _index_fill_forward(
@@ -555,6 +557,7 @@ def index_copy_(self, dim, index, source):
 # ---- masks ------------------------------------------------------------------------------------
 
 _MASK_DTYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+                     "bfloat16": "c10::BFloat16",
                      "int64": "long int", "int32": "int", "int16": "short int",
                      "int8": "signed char", "uint8": "unsigned char"}
 
@@ -599,7 +602,7 @@ _masked_fill = defop("masked_fill", _masked_fill_forward, inputs=("self", "mask"
 _masked_fill_tensor = defop(
     "masked_fill_tensor", _masked_fill_forward, inputs=("self", "mask", "value"),
     vjp={"self": lambda xp, grad, mask: xp.where(mask, 0, grad),
-         "value": lambda xp, grad, mask: xp.sum(xp.where(mask, grad, 0))},
+         "value": lambda xp, grad, mask: sum_acc(xp, xp.where(mask, grad, 0))},
     node="MaskedFillBackward1", jvp="linear")
 _masked_select = defop(
     "masked_select", _masked_select_forward, inputs=("self", "mask"),
@@ -637,7 +640,8 @@ def _check_mask(mask, fn):
 
 # C++ element type names as c10's checked scalar conversion prints them.
 _C10_NAMES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t",
-              "uint8": "uint8_t", "float16": "c10::Half", "float32": "float",
+              "uint8": "uint8_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+              "float32": "float",
               "float64": "double", "complex64": "c10::complex<float>",
               "complex128": "c10::complex<double>"}
 
@@ -654,8 +658,8 @@ def _fill_scalar(value, dtype):
         fits, value = value.imag == 0, value.real
     else:
         fits = True
-    if dtype.kind in "fc":
-        big = float(numpy.finfo(dtype).max)
+    if is_inexact(dtype):
+        big = float(np_finfo(dtype).max)
         finite = not isinstance(value, (float, complex)) or math.isfinite(abs(value))
         fits = fits and (not finite or abs(value) <= big)
     elif isinstance(value, float) and math.isnan(value):

@@ -11,6 +11,7 @@ import operator
 
 import numpy
 
+from .._dtype import is_inexact
 from .. import _dtype, _observe
 from ..backend import get_array_module
 from .._tensor import Tensor, _wrap_dim, wrap
@@ -97,7 +98,7 @@ def _record_list(node_cls, inputs, out, attrs, view=False):
     out_list = outs if multi else (outs,)
     node._out_meta = tuple((o._data.shape, o._data.dtype) for o in out_list) if multi else None
     for i, o in enumerate(out_list):
-        if o._data.dtype.kind in "fc":
+        if is_inexact(o._data.dtype):
             o._grad_fn, o._output_nr, o._requires_grad = node, i, True
     return outs
 

@@ -92,7 +92,8 @@ def _dtype_name(d):
     """C++ scalar names, as in PyTorch's mm dtype error."""
     return {"float32": "float", "float64": "double", "float16": "c10::Half",
             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "bool": "bool"}.get(d.name, d.name)
+            "uint8": "unsigned char", "bool": "bool",
+            "bfloat16": "c10::BFloat16"}.get(d.name, d.name)
 
 
 def _no_bool(a, kernel, out_numel=1, k=1):

@@ -18,6 +18,7 @@ import warnings
 import numpy
 
 from .. import _dtype, _observe
+from .._dtype import is_float, kind_of, np_finfo
 from .. import return_types as rt
 from .._creation import eye, ones, zeros
 from .._tensor import Tensor, wrap
@@ -67,7 +68,7 @@ def _need_dims(t, fn, name="A", prefix=""):
 
 
 def _check_float(t, fn, name="A"):
-    kind = t._data.dtype.kind
+    kind = kind_of(t._data.dtype)
     if kind == "c":
         raise NotImplementedError(f"{fn}: complex input is not supported by retrograd")
     if kind != "f":
@@ -480,7 +481,7 @@ def _eigh_args(A, UPLO):
     _check_square(A, "linalg.eigh", dtype=False)
     if A._data.dtype.kind == "c":
         _check_float(A, "linalg.eigh")
-    if A._data.dtype.kind != "f":
+    if not is_float(A._data.dtype):
         raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for "
                                   f"'{_pretty(A._data.dtype)}'")
     if UPLO not in ("L", "U"):
@@ -601,7 +602,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """Moore-Penrose pseudo-inverse: singular values below ``max(atol, rtol * s_max)`` are
     dropped (``rtol`` defaults to ``eps * max(m, n)`` unless only ``atol > 0`` is given)."""
     _no_out(out, "linalg.pinv")
-    if A._data.ndim < 2 or A._data.dtype.kind != "f":
+    if A._data.ndim < 2 or not is_float(A._data.dtype):
         kind = A._data.dtype.kind
         if kind == "c":
             _check_float(A, "linalg.pinv")
@@ -622,7 +623,7 @@ def _tolerances(A, atol, rtol):
     if rtol is None:
         given_atol = atol is not None and (isinstance(atol, Tensor) or atol > 0)
         rtol = 0.0 if given_atol else \
-            numpy.finfo(A._data.dtype).eps * max(A._data.shape[-2:])
+            np_finfo(A._data.dtype).eps * max(A._data.shape[-2:])
     return (0.0 if atol is None else arr(atol)), arr(rtol)
 
 
@@ -697,7 +698,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     the other fields are filled, as in PyTorch on the CPU (default 'gelsy')."""
     if A._data.ndim < 2:
         raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
-    if A._data.dtype.kind != "f" or B._data.dtype.kind != "f":
+    if not is_float(A._data.dtype) or not is_float(B._data.dtype):
         if "c" in (A._data.dtype.kind, B._data.dtype.kind):
             _check_float(A if A._data.dtype.kind == "c" else B, "linalg.lstsq")
         raise RuntimeError("This function doesn't handle types other than float and double")
@@ -713,7 +714,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
                            "(gels, gelsy, gelsd, gelss)")
     if rcond is None:
-        rcond = numpy.finfo(A._data.dtype).eps * max(A._data.shape[-2:])
+        rcond = np_finfo(A._data.dtype).eps * max(A._data.shape[-2:])
     return rt.linalg_lstsq(apply(_lstsq, (A, B), (float(rcond), driver, vector)))
 
 
@@ -803,7 +804,7 @@ def _lu_checks(A, fn):
                            f"{list(A._data.shape)} instead")
     if A._data.dtype.kind == "c":
         _check_float(A, fn)
-    if A._data.dtype.kind != "f":
+    if not is_float(A._data.dtype):
         raise NotImplementedError(f"\"lu_cpu\" not implemented for '{_pretty(A._data.dtype)}'")
 
 
@@ -1395,7 +1396,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     ``max(atol, rtol * s_max)``, as int64."""
     _no_out(out, "linalg.matrix_rank")
     _need_dims(A, "torch.linalg.matrix_rank", "input")
-    if A._data.dtype.kind != "f":
+    if not is_float(A._data.dtype):
         raise RuntimeError("This function doesn't handle types other than float and double")
     a = A._data
     xp = get_array_module(a)

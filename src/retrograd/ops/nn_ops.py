@@ -12,7 +12,7 @@ import math
 
 import numpy
 
-from .._dtype import OPMATH
+from .._dtype import OPMATH, is_inexact, kind_of
 from .._tensor import wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
@@ -335,7 +335,7 @@ def _is_float(name, input, dim):
     exist for those only (its message names the kernel: the last-dim one when ``dim`` is
     the last). An empty input never reaches a kernel: any dtype gives an empty copy."""
     _dim1(dim, input.ndim)
-    if input._data.dtype.kind in "fc":
+    if is_inexact(input._data.dtype):
         return True
     if input._data.size:
         last = dim in (-1, input.ndim - 1) or input.ndim == 0
@@ -780,7 +780,7 @@ _silu = defop("silu", lambda xp, self: self * _sigmoid(xp, self), vjp={"self": _
 
 def _kernel_dtypes(input, kernel, kinds):
     """PyTorch's CPU kernel ``kernel`` has loops for the dtype kinds ``kinds`` only."""
-    if input._data.dtype.kind not in kinds:
+    if kind_of(input._data.dtype) not in kinds:
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{_pretty(input._data.dtype)}'")
 
@@ -857,6 +857,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 
 # ---- pointwise losses ---------------------------------------------------------------------
 def _reduce(xp, x, reduction):
+    up = OPMATH.get(x.dtype)  # float16/bfloat16 accumulate in float32, as PyTorch's sums
+    if up is not None and reduction != "none":
+        return xp.astype(_reduce(xp, xp.astype(x, up), reduction), x.dtype)
     if reduction == "mean":  # NumPy warns about an empty mean; PyTorch quietly gives NaN
         return xp.mean(x) if math.prod(x.shape) else xp.sum(x) / 0
     if reduction == "sum":

@@ -4,6 +4,7 @@ the nuclear norm (linear algebra's matrix norm), so neither family imports the o
 import builtins
 import math
 
+from .._dtype import is_inexact
 from ._registry import _pretty, apply, register
 from .linalg_decomp import matrix_norm
 from .reduction import _no_out, _norm, _reduce_dims
@@ -28,7 +29,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         p = 2
     elif p is None:
         p = 2
-    if input._data.dtype.kind not in "fc":
+    if not is_inexact(input._data.dtype):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {_pretty(input._data.dtype)}")
     if dtype is not None and dtype.np != input._data.dtype:

@@ -3,6 +3,7 @@
 
 import numpy
 
+from .._dtype import is_float
 from .. import return_types
 from .._tensor import Tensor, wrap
 from ._registry import _pretty, apply_inplace, register
@@ -16,7 +17,7 @@ def frexp(input, *, out=None):
     """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent``, |mantissa| in
     [0.5, 1); the exponent is int32."""
     a = input._data
-    if a.dtype.kind != "f":
+    if not is_float(a.dtype):
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     m, e = numpy.frexp(a)
     return return_types.frexp((wrap(m), wrap(e.astype(numpy.int32))))

@@ -4,7 +4,7 @@ import functools
 import math
 
 from .. import backend
-from .._dtype import float16, get_default_dtype
+from .._dtype import bfloat16, get_default_dtype, is_float, is_low, np_finfo
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
 
@@ -77,10 +77,8 @@ _POW_ROOTS = {0.5: lambda xp, x: xp.sqrt(x), -0.5: lambda xp, x: 1 / xp.sqrt(x)}
 
 
 def _is_half(a):
-    """Whether an array (NumPy dtype) or a Tensor of the facade (retrograd dtype) is float16:
-    identities, as ``dtype.name`` costs microseconds in NumPy 2."""
-    d = a.dtype
-    return d is float16.np or d is float16
+    """Whether an array or a Tensor of the facade is float16 or bfloat16 (``is_low``)."""
+    return is_low(a.dtype)
 
 
 def _pow_number(xp, self, exponent):
@@ -94,7 +92,7 @@ def _pow_number(xp, self, exponent):
     if _is_half(self):
         if product is None:
             return xp.power(self, exponent)
-        return xp.astype(product(xp, xp.astype(self, "float32")), "float16")
+        return xp.astype(product(xp, xp.astype(self, "float32")), self.dtype)
     kernel = product or _POW_ROOTS.get(exponent)
     return kernel(xp, self) if kernel is not None else self ** exponent
 
@@ -103,7 +101,7 @@ def _times(xp, a, number):
     """``a * number`` as PyTorch's tensor-by-number mul: float16 multiplies in float32 and
     rounds once (NumPy's float16 loop would round the number to half first)."""
     if _is_half(a):
-        return xp.astype(xp.astype(a, "float32") * number, "float16")
+        return xp.astype(xp.astype(a, "float32") * number, a.dtype)
     return a * number
 
 
@@ -232,9 +230,18 @@ _trunc = _unary("trunc", _no_bool("trunc_vml_cpu", lambda xp, self: xp.trunc(sel
                upcast=False)
 _frac = _unary("frac", lambda xp, self: self - xp.trunc(self), lambda grad: grad, upcast=False)
 # Native: infinities become the largest finite value of the input's own dtype.
-_nan_to_num = _unary("nan_to_num",
-                     lambda xp, self, nan, posinf, neginf:
-                     xp.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf),
+def _nan_to_num_fwd(xp, self, nan, posinf, neginf):
+    """NumPy's nan_to_num; bfloat16 (which it leaves alone, not knowing it for a float)
+    through float32, infinities defaulting to bfloat16's own limits."""
+    if self.dtype is not bfloat16.np:
+        return xp.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf)
+    big = float(np_finfo(self.dtype).max)
+    return xp.astype(xp.nan_to_num(xp.astype(self, "float32"), nan=nan, posinf=(
+        big if posinf is None else posinf), neginf=-big if neginf is None else neginf),
+        self.dtype)
+
+
+_nan_to_num = _unary("nan_to_num", _nan_to_num_fwd,
                      lambda xp, grad, self: xp.where(xp.isfinite(self), grad, 0), upcast=False)
 
 
@@ -316,7 +323,7 @@ def _logit_bounds(input, eps):
     float16, 1 - 1e-6 rounds to 1 (so logit gives inf there)."""
     if eps is None:
         return None
-    dt = input._data.dtype if input._data.dtype.kind == "f" else get_default_dtype().np
+    dt = input._data.dtype if is_float(input._data.dtype) else get_default_dtype().np
     lo = dt.type(eps)
     return float(lo), float(dt.type(1) - lo)
 
@@ -403,7 +410,7 @@ def angle(input, *, out=None):
 
 
 _angle = _unary("angle", lambda xp, self: xp.where(self < 0, xp.pi, xp.where(
-    self != self, self, 0.0)).astype(self.dtype if self.dtype.kind == "f" else "float32"),
+    self != self, self, 0.0)).astype(self.dtype if is_float(self.dtype) else "float32"),
     None, to_float=True)
 
 Tensor.__neg__ = neg

@@ -15,6 +15,7 @@ import math
 
 import numpy
 
+from .._dtype import is_float
 from .._tensor import Tensor, wrap
 from ..autograd._batched import Batched
 from ..backend import get_array_module, to_device
@@ -200,7 +201,7 @@ def _max_pool_fwd(xp, self, kernel, stride, pads, dilation):
     x, size = self, self.shape[self.ndim - nd:]
     padded = any(p for pr in pads for p in pr)
     if padded:
-        low = -math.inf if x.dtype.kind == "f" else numpy.iinfo(x.dtype).min
+        low = -math.inf if is_float(x.dtype) else numpy.iinfo(x.dtype).min
         x = xp.pad(x, ((0, 0),) * (x.ndim - nd) + tuple(pads), constant_values=low)
     outs = out_sizes(x.shape[x.ndim - nd:], kernel, stride, ((0, 0),) * nd, dilation)
     offsets = list(itertools.product(*(range(k) for k in kernel)))
@@ -380,7 +381,7 @@ def _avg_pool_fwd(xp, self, divisor, kernel, stride, pads):
         x = xp.pad(x, ((0, 0),) * (x.ndim - nd) + tuple(pads))
     outs = out_sizes(x.shape[x.ndim - nd:], kernel, stride, ((0, 0),) * nd, (1,) * nd)
     offsets = itertools.product(*(range(k) for k in kernel))
-    exact = x.dtype.kind != "f"  # integers: summed in int64, divided toward zero
+    exact = not is_float(x.dtype)  # integers: summed in int64, divided toward zero
     out = x[_offset_slices(next(offsets), (1,) * nd, stride, outs)].astype(
         xp.int64 if exact else x.dtype)
     for off in offsets:

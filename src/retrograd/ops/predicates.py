@@ -2,6 +2,7 @@
 
 
 
+from .._dtype import kind_of
 from .._tensor import Tensor
 from ._registry import register
 
@@ -26,7 +27,7 @@ def is_same_size(input, other):
 
 @register
 def is_signed(input):
-    return input._data.dtype.kind in "ifc"
+    return kind_of(input._data.dtype) in "ifc"
 
 
 def _get_device(self):

@@ -6,6 +6,7 @@ PyTorch's."""
 
 import numpy
 
+from .._dtype import is_float
 from .. import _random
 from .._tensor import Tensor, wrap
 from ._registry import _pretty, apply, defop, register
@@ -58,7 +59,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     """``num_samples`` category indices per row, drawn with probabilities proportional to
     the (non-negative) weights in ``input``."""
     a = input._data
-    if a.dtype.kind != "f":
+    if not is_float(a.dtype):
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{_pretty(a.dtype)}")
     if a.ndim not in (1, 2):

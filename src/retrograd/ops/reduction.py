@@ -15,6 +15,7 @@ import warnings
 import numpy
 
 from .. import _observe, return_types
+from .._dtype import bfloat16, is_float, is_inexact, is_low
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .binary import maximum, minimum
@@ -97,7 +98,7 @@ def _acc_dtype(input, dtype):
 
 
 def _float_only(input, dtype, name):
-    if dtype is None and input._data.dtype.kind not in "fc":
+    if dtype is None and not is_inexact(input._data.dtype):
         raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: "
                            f"{_pretty(input._data.dtype)}")
@@ -240,7 +241,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     >>> retrograd.tensor([1., float("nan"), 3.]).nanmean()
     tensor(2.)
     """
-    if input._data.dtype.kind not in "fc":
+    if not is_inexact(input._data.dtype):
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_pretty(input._data.dtype)}")
     _no_out(out, "nanmean")
@@ -417,7 +418,7 @@ def _var_wide(self, dim, correction, keepdim):
         d = self - self.sum(axis=dim, keepdims=True) / n
         ss = (d.real * d.real + d.imag * d.imag).sum(axis=dim, keepdims=keepdim)
         return ss / builtins.max(n - correction, 0)
-    if self.dtype.kind != "f":
+    if not is_float(self.dtype):
         m = self.sum(axis=dim, keepdims=True) / n
         d = self - m
     elif self.size == n:
@@ -469,7 +470,7 @@ def _var_rule(xp, grad, self, dim, correction, keepdim):
     with ``dim``, the factor 2 / (n - correction) is taken as it comes (inf at
     n == correction)."""
     n = _count(self.shape, _all_dims(self, dim))
-    half = self.dtype == numpy.float16
+    half = is_low(self.dtype)
     if half:  # std's rule runs in float16 as PyTorch's half ops: sum, then div_ by n
         mean = (xp.sum(self, axis=dim, keepdims=True, dtype=numpy.float32)
                 .astype(self.dtype).astype(numpy.float32) / n).astype(self.dtype)
@@ -534,7 +535,7 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
     if unbiased is not None and correction is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments: 'unbiased' "
                         f"and 'correction' cannot both be given")
-    if input._data.dtype.kind not in "fc":
+    if not is_inexact(input._data.dtype):
         raise RuntimeError(f"{name} only support floating point and complex dtypes"
                            if name.endswith("_mean") else
                            "std and var only support floating point and complex dtypes")
@@ -661,7 +662,8 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
 # PyTorch's CPU scans accumulate in the dtype's acc_type and round each output: float32 in
 # float64, float16 in float32. Their backward formulas are composites of ops in the
 # input's dtype, so the scans do not upcast float16: the rules see it as PyTorch's do.
-_SCAN_ACC = {numpy.dtype(numpy.float32): numpy.float64, numpy.dtype(numpy.float16): numpy.float32}
+_SCAN_ACC = {numpy.dtype(numpy.float32): numpy.float64, numpy.dtype(numpy.float16): numpy.float32,
+             bfloat16.np: numpy.float32}
 
 
 def _scan(name):
@@ -721,7 +723,7 @@ def _cumprod_rule(xp, grad, self, result, dim):
 
 def _sum_acc(xp, x, dim):
     """A sum along ``dim`` (kept) as PyTorch's: float16 accumulates in float32."""
-    if x.dtype != numpy.float16:
+    if not is_low(x.dtype):
         return xp.sum(x, axis=dim, keepdims=True)
     return xp.astype(xp.sum(x, axis=dim, keepdims=True, dtype=numpy.float32), x.dtype)
 

@@ -16,6 +16,7 @@ import math
 import numpy
 
 from ._kernels import run_kernel
+from .._dtype import is_inexact
 from ._registry import _pretty, apply, defop
 
 __all__ = ["upsample"]
@@ -285,7 +286,7 @@ def upsample(input, mode, out_sizes, scales, align_corners=False, antialias=Fals
     k = len(out_sizes)
     _check_sizes(input, out_sizes, k)
     dt = input._data.dtype
-    if dt.kind not in "fc" and not (dt == numpy.uint8 and mode in ("nearest", "nearest-exact")):
+    if not is_inexact(dt) and not (dt == numpy.uint8 and mode in ("nearest", "nearest-exact")):
         _unsupported(input, mode, k, antialias)
     plan = _plan(mode, dt, tuple(input.shape[2:]), tuple(out_sizes), align_corners,
                  tuple(scales), antialias)

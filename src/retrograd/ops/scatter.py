@@ -11,6 +11,7 @@ import warnings
 
 import numpy
 
+from .._dtype import is_float
 from .._tensor import Tensor, _wrap_dim, wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
@@ -156,7 +157,7 @@ def _identity(reduce, dtype):
     if reduce == "prod":
         return 1
     if reduce in ("amax", "amin"):
-        if dtype.kind == "f":
+        if is_float(dtype):
             return -numpy.inf if reduce == "amax" else numpy.inf
         if dtype.kind == "b":
             return reduce == "amin"
@@ -183,7 +184,7 @@ def _scatter_reduce_forward(xp, self, index, src, dim, reduce, include_self):
         out = flat.reshape(out.shape)
     if reduce == "mean":
         n = _counts(xp, index, out.shape, dim, include_self, out.dtype)
-        if out.dtype.kind == "f":
+        if is_float(out.dtype):
             out /= n
         else:
             out //= n

@@ -17,6 +17,7 @@ from .. import _dtype
 from .._tensor import Size, _wrap_dim, wrap
 from ..backend.functions import functions
 from . import _views
+from ..autograd.node import sum_acc
 from ._registry import _broadcast_error, _pretty, apply, defop, register
 from .._dtype import legacy_type_name
 
@@ -185,7 +186,7 @@ def _repeat_grad(xp, grad, self_shape, repeats):
     """Sum the tiles: split every dim into (repeat, size) and sum the repeat axes."""
     padded = (1,) * (len(repeats) - len(self_shape)) + tuple(self_shape)
     split = [n for pair in zip(repeats, padded, strict=True) for n in pair]
-    g = xp.sum(xp.reshape(grad, split), axis=tuple(range(0, len(split), 2)))
+    g = sum_acc(xp, xp.reshape(grad, split), axis=tuple(range(0, len(split), 2)))
     return xp.reshape(g, self_shape)
 
 

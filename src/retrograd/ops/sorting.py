@@ -11,6 +11,7 @@ import operator
 
 import numpy
 
+from .._dtype import is_float, is_inexact, is_low
 from .. import return_types
 from .._tensor import Tensor, wrap
 from ..backend import get_array_module
@@ -186,7 +187,7 @@ def _cum_fwd(ufunc):
         values = functions(xp).accumulate(ufunc, self, dim)
         pos = xp.reshape(xp.arange(self.shape[dim]), (-1,) + (1,) * (self.ndim - dim - 1))
         hit = self == values
-        if self.dtype.kind in "fc":
+        if is_inexact(self.dtype):
             hit = hit | (self != self)
         idx = functions(xp).accumulate("maximum", xp.where(hit, pos, 0), dim).astype(_INT64)
         return values, idx
@@ -362,7 +363,7 @@ cummin = _cum("cummin", _cummin, return_types.cummin)
 def logcumsumexp(input, dim):
     """``log(cumsum(exp(input), dim))`` without overflow."""
     d = _sort_dim(input, dim)  # PyTorch checks the dim before the dtype
-    if input._data.dtype.kind not in "fc":
+    if not is_inexact(input._data.dtype):
         raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
                                   f"'{_pretty(input._data.dtype)}'")
     return apply(_logcumsumexp, (input,), (d,))
@@ -378,7 +379,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     name = "quantile"  # PyTorch's messages say so for nanquantile too
     a = input._data
     xp = get_array_module(a)
-    if a.dtype.kind != "f" or a.dtype == numpy.float16:
+    if not is_float(a.dtype) or is_low(a.dtype):
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     if a.size == 0:
         raise RuntimeError(f"{name}() input tensor must be non-empty")

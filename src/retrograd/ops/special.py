@@ -12,6 +12,7 @@ import math
 
 import numpy
 
+from .._dtype import is_inexact
 from ..backend import special_functions
 from ._registry import _broadcast_error, _pretty, apply, apply_inplace, defop, register
 from .binary import _NYI, _check_tensor, _no_derivative, _refuse_bool_sub
@@ -197,7 +198,7 @@ def polygamma_(self, n):
 def _binary_public(name, op, kernel):
     def fn(input, other, *, out=None):
         _check_tensor(other, "other", name)
-        if input._data.dtype.kind not in "fc" and other._data.dtype.kind not in "fc":
+        if not is_inexact(input._data.dtype) and not is_inexact(other._data.dtype):
             raise _broadcast_error((input, other), NotImplementedError(
                 f'"{kernel}" not implemented for \'{_pretty(input._data.dtype)}\''))
         return apply(op, (input, other))

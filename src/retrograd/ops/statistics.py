@@ -4,6 +4,7 @@ import warnings
 
 import numpy
 
+from .._dtype import is_float
 from .. import _dtype, return_types
 from .._tensor import Tensor, wrap
 from ._registry import _pretty, register
@@ -18,7 +19,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     """Histogram of ``bins`` equal bins over [min, max] (the data's range when both are 0);
     elements outside are ignored."""
     a = input._data
-    if a.dtype.kind != "f":
+    if not is_float(a.dtype):
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_pretty(a.dtype)}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
@@ -30,8 +31,18 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
         lo, hi = float(a.min()), float(a.max())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
-    hist, _ = numpy.histogram(a, bins=bins, range=(lo, hi))
-    return wrap(hist.astype(a.dtype))
+    return wrap(_linear_bins(a, bins, lo, hi).astype(a.dtype))
+
+
+def _linear_bins(a, bins, lo, hi):
+    """Counts of ``a`` in ``bins`` equal bins over [lo, hi] as PyTorch's histc kernel bins
+    them: ``(x - lo) * bins / (hi - lo)`` in the input's dtype, each step rounded (NumPy's
+    histogram, in float64, puts values near a bin edge into the other bin)."""
+    t = a.dtype.type
+    lo, hi = t(lo), t(hi)
+    a = a[(a >= lo) & (a <= hi)]
+    pos = numpy.floor(((a - lo) * bins / (hi - lo)).astype(numpy.float64)).astype(numpy.int64)
+    return numpy.bincount(numpy.minimum(pos, bins - 1), minlength=bins)
 
 
 @register
@@ -39,7 +50,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """``(hist, bin_edges)``: ``bins`` equal bins over ``range`` (the data's by default) or
     the given edges; the last bin includes its right edge."""
     a = input._data
-    if a.dtype.kind != "f":
+    if not is_float(a.dtype):
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_pretty(a.dtype)}'")
     edges = bins._data if isinstance(bins, Tensor) else bins
     if not isinstance(bins, Tensor) and bins <= 0:
@@ -61,7 +72,7 @@ def bincount(input, weights=None, minlength=0):
     if weights is None:
         return wrap(numpy.bincount(a, minlength=minlength).astype(_INT64))
     w = weights._data
-    dt = w.dtype if w.dtype.kind == "f" else numpy.dtype(numpy.float64)
+    dt = w.dtype if is_float(w.dtype) else numpy.dtype(numpy.float64)
     return wrap(numpy.bincount(a, w, minlength=minlength).astype(dt))
 
 

@@ -85,5 +85,5 @@ def _weight_norm(v, g, dim=0):
 
 
 def _scalar(dtype):
-    return {"float32": "Float", "float64": "Double", "float16": "Half"}.get(dtype.name,
-                                                                           dtype.name)
+    return {"float32": "Float", "float64": "Double", "float16": "Half",
+            "bfloat16": "BFloat16"}.get(dtype.name, dtype.name)

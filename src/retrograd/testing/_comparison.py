@@ -13,8 +13,8 @@ from .._tensor import Tensor, wrap
 __all__ = ["assert_close"]
 
 # dtype -> (rtol, atol), PyTorch's defaults; other dtypes compare exactly.
-_PRECISIONS = {"float16": (1e-3, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
-               "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
+_PRECISIONS = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5),
+               "float64": (1e-7, 1e-7), "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
 _NUMBER_DTYPES = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
 
 
@@ -182,12 +182,12 @@ def _tensor_message(a, e, matches, rtol, atol):
     computed as PyTorch does (integers in int64, their ratio in float32)."""
     n = matches.size
     bad = n - int(matches.sum())
-    if a.dtype.kind not in "fc":
+    if not _dtype.is_inexact(a.dtype):
         a, e = a.astype(numpy.int64), e.astype(numpy.int64)
     abs_diff = numpy.abs(a - e).ravel()
     abs_diff[matches.ravel()] = 0
     rel_diff = abs_diff / numpy.abs(e.ravel())
-    if a.dtype.kind not in "fc":
+    if not _dtype.is_inexact(a.dtype):
         rel_diff = rel_diff.astype(numpy.float32)
     rel_diff[matches.ravel()] = 0
     i, j = _argmax_nan(abs_diff), _argmax_nan(rel_diff)

@@ -7,7 +7,7 @@ from collections import OrderedDict, namedtuple
 import numpy
 
 from ... import _observe
-from ..._dtype import float16, float32, float64
+from ..._dtype import bfloat16, float16, float32, float64
 from ..._creation import empty_like
 from ..._tensor import Tensor, wrap
 from ...backend import Device
@@ -422,6 +422,9 @@ class Module:
 
     def half(self):
         return self.to(float16)
+
+    def bfloat16(self):
+        return self.to(bfloat16)
 
     def cpu(self):
         return self._apply(lambda t: t.cpu())

@@ -1,0 +1,303 @@
+"""bfloat16 ops compute in float32 and round once, as PyTorch's CPU kernels do.
+
+The same policy as float16's (``_dtype.OPMATH``, ``ops._registry``; see
+test_half_compute.py): every op of the op database runs on bfloat16 samples against
+PyTorch, result dtypes exactly, values to bfloat16's tolerances; then the cases where
+NumPy's own bfloat16 loops would go wrong (reductions that accumulate in bfloat16).
+
+Tolerances: bfloat16 has an 8-bit significand, so one unit in the last place is 2**-7
+relative at most (about 8e-3). Forward results are computed in float32 here and in
+PyTorch and rounded once: ``(8e-3, 8e-3)``, the op database's bfloat16 default
+(``OpInfo.tols``). Gradients get ``(5e-2, 5e-2)``, about six ulps (float16's get ten):
+PyTorch's backward formulas are chains of bfloat16 ops, each rounding, where ours
+round once.
+"""
+
+import zlib
+
+import numpy
+import pytest
+
+import retrograd
+from opdb import op_db, reseed
+
+_GRAD_TOLS = (5e-2, 5e-2)
+_BF16 = retrograd.bfloat16.np
+
+# Ops PyTorch's CPU backend refuses for BFloat16 (NotImplementedError "... not implemented
+# for 'BFloat16'", or a RuntimeError naming the dtype): those samples are skipped when
+# PyTorch raises. retrograd computes them (in float32, rounded once).
+_TORCH_NO_BF16 = frozenset((
+    "cdist", "pdist", "ctc_loss", "histogram", "multi_margin_loss", "multilabel_margin_loss",
+    "local_response_norm",  # its 3-D form: avg_pool3d
+    "avg_pool3d", "lp_pool3d", "interpolate.bilinear", "interpolate.bicubic",  # antialias
+    "affine_grid",  # 3-D
+    "quantile.linear", "quantile.lower", "quantile.higher", "quantile.midpoint",
+    "quantile.nearest", "nanquantile.linear", "nanquantile.lower", "nanquantile.higher",
+    "nanquantile.midpoint", "nanquantile.nearest",
+    # linear algebra (LAPACK kernels): float and double only
+    "linalg.det", "linalg.slogdet", "linalg.inv", "linalg.inv_ex", "linalg.solve",
+    "linalg.solve_ex", "linalg.cholesky", "linalg.cholesky_ex", "linalg.qr", "linalg.eigh",
+    "linalg.eigvalsh", "linalg.svd", "linalg.svdvals", "linalg.pinv", "linalg.pinv.hermitian",
+    "linalg.solve_triangular", "linalg.matrix_power", "linalg.matrix_norm", "linalg.norm",
+    "linalg.cond", "linalg.matrix_rank", "linalg.vander", "linalg.tensorinv",
+    "linalg.tensorsolve", "det", "det.method", "logdet", "slogdet", "inverse",
+    "inverse.method", "pinverse", "svd", "qr", "cholesky", "cholesky_solve",
+    "cholesky_inverse", "triangular_solve", "matrix_power", "linalg.lstsq", "linalg.lu",
+    "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu_solve", "norm.nuc",
+    "linalg.householder_product", "orgqr",
+))
+
+# Where PyTorch's bfloat16 result is itself off: compared elsewhere, or not at all.
+_TORCH_DIFFERS = {
+    "matrix_exp": "PyTorch's bfloat16 matrix_exp overflows to inf for entries of size 2",
+    "linalg.matrix_exp": "PyTorch's bfloat16 matrix_exp overflows to inf for entries of size 2",
+    "linalg.matrix_exp.gradgrad": "PyTorch's bfloat16 matrix_exp overflows to inf",
+}
+# PyTorch's bfloat16 backward rounds each step of these composites; ours rounds once and
+# is the closer to float64 (measured on these samples: logcumsumexp's gradient off by 1.6
+# in PyTorch, 0.004 here; cdist's matrix-product path 0.13 in PyTorch, 0.02 here). The
+# float64 comparison is test_grads_closer_to_float64_than_torch.
+_TORCH_GRAD_DIFFERS = {("logcumsumexp", "wide_range"): "PyTorch's bfloat16 backward is imprecise",
+                       ("cdist.mm", "batched"): "PyTorch's bfloat16 backward is imprecise"}
+
+# Per-op forward tolerances beyond one ulp, with the reason.
+_TOLS = {
+    # cdist's matrix-product path: ||x||^2 + ||y||^2 - 2 x.y cancels; PyTorch rounds each
+    # term to bfloat16 (0.0196 from float64 on rows_over_25, ours 0.0143)
+    "cdist.mm": (3e-2, 3e-2),
+}
+
+
+def _entries():
+    return [op for op in op_db if "float32" in op.dtypes and not op.skip_torch]
+
+
+def _samples(op, requires_grad):
+    reseed(zlib.crc32(f"{op.id}/bfloat16/{requires_grad}".encode()))
+    return list(op.sample_inputs("bfloat16", requires_grad))
+
+
+def _params(requires_grad, keep=lambda op: True):
+    return [pytest.param(op, i, id=f"{op.id}-{i}-{s.name}")
+            for op in _entries() if keep(op)
+            for i, s in enumerate(_samples(op, requires_grad))]
+
+
+def _flat(out):
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+_REFUSED = object()
+
+
+def _torch_result(op, sample, to_torch, *leaves):
+    """PyTorch's result; for an op PyTorch does not run in BFloat16 (listed), ``_REFUSED``
+    where retrograd refuses it alike (the same exception and message), else a skip."""
+    t_input, t_args, t_kwargs, t_leaves = to_torch(sample.input, sample.args, sample.kwargs,
+                                                   list(leaves))
+    try:
+        return op.torch_op(t_input, *t_args, **t_kwargs), t_leaves
+    except (NotImplementedError, RuntimeError) as e:
+        assert op.id in _TORCH_NO_BF16, f"PyTorch refuses {op.id} in BFloat16: {e}"
+        try:
+            op.op(sample.input, *sample.args, **sample.kwargs)
+        except type(e) as ours:
+            assert str(ours) == str(e)
+            return _REFUSED, None
+        pytest.skip(f"PyTorch: {e}")
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("op, i", _params(False))
+def test_bfloat16_forward_matches_torch(op, i, to_torch, assert_matches_torch):
+    if op.id in _TORCH_DIFFERS:
+        pytest.skip(_TORCH_DIFFERS[op.id])
+    sample = _samples(op, False)[i]
+    expected, _ = _torch_result(op, sample, to_torch)
+    if expected is _REFUSED:
+        return
+    actual = op.op(sample.input, *sample.args, **sample.kwargs)
+    tols = _TOLS.get(op.id, op.tols("bfloat16"))
+    assert_matches_torch(actual, expected, lambda name: tols)
+
+
+def _leaves(sample):
+    seen = {}
+
+    def visit(x):
+        if isinstance(x, retrograd.Tensor):
+            seen.setdefault(id(x), x)
+        elif isinstance(x, (list, tuple)):
+            for e in x:
+                visit(e)
+        elif isinstance(x, dict):
+            for e in x.values():
+                visit(e)
+    visit((sample.input, sample.args, sample.kwargs))
+    return [t for t in seen.values() if t.requires_grad]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("op, i", _params(True, lambda op: op.supports_grad
+                                          and op.compare_grad_with_torch))
+def test_bfloat16_grad_matches_torch(op, i, torch, to_torch, assert_matches_torch):
+    """Backward rules run in float32; gradients come back as bfloat16, as PyTorch's."""
+    if op.id in _TORCH_DIFFERS:
+        pytest.skip(_TORCH_DIFFERS[op.id])
+    sample = _samples(op, True)[i]
+    if sample.nondifferentiable:
+        pytest.skip("not differentiable at this point")
+    if (op.id, sample.name) in _TORCH_GRAD_DIFFERS:
+        pytest.skip(_TORCH_GRAD_DIFFERS[op.id, sample.name])
+    leaves = _leaves(sample)
+    t_outs, t_leaves = _torch_result(op, sample, to_torch, *leaves)
+    if t_outs is _REFUSED:
+        return
+    outs = _flat(op.op(sample.input, *sample.args, **sample.kwargs))
+    t_outs = _flat(t_outs)
+    diff = [k for k, o in enumerate(outs) if isinstance(o, retrograd.Tensor) and o.requires_grad]
+    if not diff or not leaves:
+        pytest.skip("no differentiable output")
+    g = numpy.random.default_rng(zlib.crc32(op.id.encode()))
+    cots = [g.standard_normal(outs[k].shape).astype(_BF16) for k in diff]
+    grads = retrograd.autograd.grad([outs[k] for k in diff], leaves,
+                                    [retrograd.from_numpy(c) for c in cots], allow_unused=True)
+    try:
+        t_grads = torch.autograd.grad([t_outs[k] for k in diff], t_leaves,
+                                      to_torch([retrograd.from_numpy(c) for c in cots]),
+                                      allow_unused=True)
+    except NotImplementedError as e:
+        assert op.id in _TORCH_NO_BF16, f"PyTorch refuses {op.id}'s backward in BFloat16: {e}"
+        pytest.skip(f"PyTorch: {e}")
+    for x, gr, tx, tg in zip(leaves, grads, t_leaves, t_grads, strict=True):
+        gr = gr if gr is not None else retrograd.zeros_like(x)
+        tg = tg if tg is not None else torch.zeros_like(tx)
+        assert_matches_torch(gr, tg, lambda name: _GRAD_TOLS)
+
+
+# ---- values where NumPy's bfloat16 loops go wrong ---------------------------------------
+
+@pytest.mark.torch
+def test_reductions_accumulate_in_float(torch):
+    """NumPy's bfloat16 sum of 10k uniforms stalls at 256; PyTorch's accumulates in float."""
+    x = numpy.random.default_rng(0).uniform(0, 1, 10_000).astype(_BF16)
+    r = retrograd.from_numpy(x)
+    t = torch.from_numpy(x.view(numpy.int16)).view(torch.bfloat16)
+    for name in ("sum", "mean", "std", "var", "norm", "logsumexp"):
+        args = (0,) if name == "logsumexp" else ()
+        actual, expected = getattr(r, name)(*args), getattr(t, name)(*args)
+        assert actual.dtype is retrograd.bfloat16
+        assert actual.item() == pytest.approx(expected.item(), rel=8e-3), name
+    assert r.sum().item() > 4000  # NumPy's own loop gives 256
+
+
+@pytest.mark.torch
+def test_matmul_linear_conv_in_bfloat16(torch, to_torch):
+    g = numpy.random.default_rng(1)
+    a = retrograd.from_numpy(g.standard_normal((16, 64)).astype(_BF16))
+    b = retrograd.from_numpy(g.standard_normal((64, 8)).astype(_BF16))
+    w = retrograd.from_numpy(g.standard_normal((4, 2, 3, 3)).astype(_BF16))
+    img = retrograd.from_numpy(g.standard_normal((1, 2, 6, 6)).astype(_BF16))
+    ta, tb, tw, timg = to_torch(a, b, w, img)
+    F = retrograd.nn.functional
+    for actual, expected in ((a @ b, ta @ tb), (F.linear(a, b.T), torch.nn.functional.linear(
+            ta, tb.T)), (F.conv2d(img, w), torch.nn.functional.conv2d(timg, tw))):
+        assert actual.dtype is retrograd.bfloat16
+        numpy.testing.assert_allclose(actual.float().numpy(), expected.float().numpy(),
+                                      rtol=8e-3, atol=8e-3)
+
+
+@pytest.mark.torch
+def test_module_bfloat16_trains(torch):
+    """``Module.bfloat16()``: parameters, output and gradients in bfloat16, as PyTorch's."""
+    torch.manual_seed(0)
+    t_model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU(),
+                                  torch.nn.LayerNorm(8), torch.nn.Linear(8, 2)).bfloat16()
+    model = retrograd.nn.Sequential(retrograd.nn.Linear(4, 8), retrograd.nn.GELU(),
+                                    retrograd.nn.LayerNorm(8),
+                                    retrograd.nn.Linear(8, 2)).bfloat16()
+    model.load_state_dict({k: retrograd.from_numpy(v.view(torch.int16).numpy().view(_BF16))
+                           for k, v in t_model.state_dict().items()})
+    x = numpy.random.default_rng(2).standard_normal((5, 4)).astype(_BF16)
+    out = model(retrograd.from_numpy(x))
+    t_out = t_model(torch.from_numpy(x.view(numpy.int16)).view(torch.bfloat16))
+    assert out.dtype is retrograd.bfloat16
+    numpy.testing.assert_allclose(out.detach().float().numpy(), t_out.detach().float().numpy(),
+                                  rtol=2e-2, atol=2e-2)
+    out.sum().backward()
+    t_out.sum().backward()
+    for p, tp in zip(model.parameters(), t_model.parameters(), strict=True):
+        assert p.grad.dtype is retrograd.bfloat16
+        numpy.testing.assert_allclose(p.grad.float().numpy(), tp.grad.float().numpy(),
+                                      rtol=5e-2, atol=5e-2)
+
+
+@pytest.mark.parametrize("oid, i", [("logcumsumexp", 4), ("cdist.mm", 2)])
+def test_grads_closer_to_float64_than_torch(oid, i):
+    """The entries of _TORCH_GRAD_DIFFERS: rounded once, our gradients stay within a few
+    bfloat16 ulps of float64's on the same values."""
+    op = next(o for o in op_db if o.id == oid)
+    sample = _samples(op, True)[i]
+    assert (oid, sample.name) in _TORCH_GRAD_DIFFERS
+    leaves = _leaves(sample)
+    wide = {id(x): retrograd.from_numpy(x.detach().float().numpy().astype(numpy.float64))
+            .requires_grad_() for x in leaves}
+
+    def widened(x):
+        if isinstance(x, (list, tuple)):
+            return type(x)(widened(e) for e in x)
+        return wide.get(id(x), x)
+    out = op.op(sample.input, *sample.args, **sample.kwargs)
+    out64 = op.op(widened(sample.input), *widened(sample.args), **sample.kwargs)
+    cot = numpy.random.default_rng(0).standard_normal(out.shape).astype(_BF16)
+    grads = retrograd.autograd.grad(out, leaves, retrograd.from_numpy(cot))
+    grads64 = retrograd.autograd.grad(out64, list(wide.values()),
+                                      retrograd.from_numpy(cot.astype(numpy.float64)))
+    for g, g64 in zip(grads, grads64, strict=True):
+        assert g.dtype is retrograd.bfloat16
+        numpy.testing.assert_allclose(g.float().numpy(), g64.numpy(), atol=3e-2, rtol=3e-2)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_broadcast_gradients_and_losses_accumulate_in_float(torch, to_torch, dtype):
+    """The gradient of a broadcast operand is a sum over many elements (``sum_to``), and
+    mse_loss's mean is one: NumPy's half and ml_dtypes' bfloat16 sums stall (at 2048 and
+    256 for these uniforms); PyTorch's accumulate in float."""
+    g = numpy.random.default_rng(3)
+    low = getattr(retrograd, dtype).np
+    x = retrograd.from_numpy(g.uniform(0, 1, (10_000, 2)).astype(low))
+    b = retrograd.from_numpy(numpy.zeros(2, low)).requires_grad_()
+    y = retrograd.from_numpy(g.uniform(0, 1, (10_000, 2)).astype(low)).requires_grad_()
+    tx, tb, ty = to_torch(x, b, y)
+    ((x + b) * x).sum().backward()
+    ((tx + tb) * tx).sum().backward()
+    loss = retrograd.nn.functional.mse_loss(y, x, reduction="sum")
+    t_loss = torch.nn.functional.mse_loss(ty, tx, reduction="sum")
+    for actual, expected in ((b.grad, tb.grad), (loss, t_loss)):
+        assert str(actual.dtype) == str(expected.dtype)
+        numpy.testing.assert_allclose(actual.detach().float().numpy(),
+                                      expected.detach().float().numpy(), rtol=8e-3)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_exact_ops_sum_their_gradients_in_float(torch, to_torch, dtype):
+    """Ops exact in any dtype (repeat, masked_fill, fill_) still sum in their backward: a
+    fill value's gradient is the sum of the gradients it reached, in float as PyTorch's."""
+    g = numpy.random.default_rng(4)
+    low = getattr(retrograd, dtype).np
+    x = retrograd.from_numpy(g.uniform(0, 1, (2, 3)).astype(low)).requires_grad_()
+    v = retrograd.from_numpy(numpy.array(1.0, low)).requires_grad_()
+    w = retrograd.from_numpy(g.uniform(0, 1, (5_000, 3)).astype(low))
+    mask = retrograd.from_numpy(g.random((5_000, 3)) < 0.9)
+    tx, tv, tw, tmask = to_torch(x, v, w, mask)
+    ((x.repeat(2_500, 1) * w).sum() + (w.masked_fill(mask, v) * w).sum()
+     + (w.clone().fill_(v) * w).sum()).backward()
+    ((tx.repeat(2_500, 1) * tw).sum() + (tw.masked_fill(tmask, tv) * tw).sum()
+     + (tw.clone().fill_(tv) * tw).sum()).backward()
+    for actual, expected in ((x.grad, tx.grad), (v.grad, tv.grad)):
+        assert str(actual.dtype) == str(expected.dtype)
+        numpy.testing.assert_allclose(actual.float().numpy(), expected.float().numpy(),
+                                      rtol=8e-3)
