@@ -36,8 +36,8 @@ import functools
 import sys
 
 __all__ = ["AllocObserver", "EngineObserver", "attach", "detach", "user_frame",
-           "in_library", "is_library_module", "user_stacklevel", "PARAMETER", "OPTIMIZER_STATE", "GRADIENT",
-           "COMM_BUCKET"]
+           "in_library", "is_library_module", "user_stacklevel", "PARAMETER",
+           "OPTIMIZER_STATE", "GRADIENT", "COMM_BUCKET"]
 
 # Roles a storage takes, as bits (a parameter's array may also be another's state).
 # COMM_BUCKET: a flat buffer gradients are gathered in to be communicated (DDP's buckets).

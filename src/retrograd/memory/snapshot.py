@@ -11,8 +11,9 @@ found by the name of the module the file was imported as), ``categories``,
 ``category_changes`` (per device, ``{trace_index, addr, size, category, time_us}``: a
 live storage moving to ``category`` just before trace entry ``trace_index``),
 ``by_module`` (the tracker's ``by_module()`` table: per module path, bytes by category
-at the peak and now, and its own peak) and ``device_names``. A free with no alloc before it in the trace, or a
-segment never allocated in it, is a storage alive since before recording began.
+at the peak and now, and its own peak) and ``device_names``. A free with no alloc before
+it in the trace, or a segment never allocated in it, is a storage alive since before
+recording began.
 """
 
 import pickle
