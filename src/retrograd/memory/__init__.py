@@ -79,8 +79,8 @@ def memory_stats(device=None):
     own parameters and buffers too) at the device's peak and now, and the most they
     held at once.
 
-    >>> retrograd.memory.memory_stats()["by_module"]["GPT.blocks.0.attn"]["at_peak"]
-    {'activation': 1572864, 'gradient': 786432}
+    >>> at_peak = retrograd.memory.memory_stats()["by_module"]["GPT.blocks.0.attn"]["at_peak"]
+    >>> at_peak["activation"]   # bytes of the activations its forward saved, at the peak
     """
     t = _books(device)
     n = len(t.live)

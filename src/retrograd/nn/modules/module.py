@@ -481,9 +481,10 @@ class Module:
         d = self.__dict__
         if not (d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]):
             return self.forward(*args, **kwargs)
-        return self._call_with_hooks(args, kwargs)
+        return self._call_impl(*args, **kwargs)
 
-    def _call_with_hooks(self, args, kwargs):
+    def _call_impl(self, *args, **kwargs):
+        """The call with its hooks (PyTorch's name for it)."""
         for hid, hook in list(self._forward_pre_hooks.items()):
             if hid in self._forward_pre_hooks_with_kwargs:
                 res = hook(self, args, kwargs)
@@ -537,7 +538,7 @@ def _call_module(module, args, kwargs):
     d = module.__dict__
     if not (d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]):
         return module.forward(*args, **kwargs)
-    return module._call_with_hooks(args, kwargs)
+    return module._call_impl(*args, **kwargs)
 
 
 class _BackwardHookState:
