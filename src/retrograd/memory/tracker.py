@@ -133,6 +133,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         self._peak_mods = None    # ... and per module path
         self.by_path = {}         # module path -> its books (see _TOTAL)
         self.books = self._module_books("")  # the books of the module running
+        self._node_books = self.books  # those of the node backward ran last
         self._mstack = []         # (module, path) of the modules running, outermost first
         self._owned = {}          # id(module) -> its path, once it took its parameters
         self.n_free = self.bytes_freed = self.n_peak = 0
@@ -404,11 +405,10 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         stack of the forward op that made it; what it allocates is booked to the module
         whose forward made it."""
         self.node = node  # until the next node: the engine frees what this one left
-        try:
-            path = node._mpath
-        except AttributeError:  # made before accounting started
-            path = ""
-        books = self.by_path.get(path) or self._module_books(path)
+        path = getattr(node, "_mpath", "")  # (none: made before accounting started)
+        books = self._node_books
+        if books[_PATH] is not path:  # (nodes keep their books' own path string)
+            books = self._node_books = self.by_path.get(path) or self._module_books(path)
         self.books = books
         live = self.live
         for g in buf:
