@@ -17,10 +17,12 @@ giving ``(array, role)`` pairs, for an observer that starts after it was made.
 
 ``engine`` is told about recording and backward: a node made (``node_created``, when
 the observer sets ``nodes``), a forward op run (``run_op`` and ``run_call`` for list
-ops, when it sets ``ops``), a backward begun and ended (``backward_begin`` and
-``backward_end``), a node evaluated with its hooks (``run_node``) and its ``apply``
-alone (``apply_node``, when it sets ``applies``). The last four wrap: the observer
-calls ``call`` with the arguments it got and returns its result. The flags are read
+ops, when it sets ``ops``), an ``nn.Module`` called (``run_module``, when it sets
+``modules``) and an optimizer's step (``run_step``, likewise), a backward begun and
+ended (``backward_begin`` and ``backward_end``), a node evaluated with its hooks
+(``run_node``) and its ``apply`` alone (``apply_node``, when it sets ``applies``). The
+``run_*`` and ``apply_node`` events wrap: the observer calls ``call`` with the arguments
+it got and returns its result. The flags are read
 when an observer attaches. Observers must not keep the gradients they are shown (the
 engine lets AccumulateGrad steal gradients only it holds).
 
@@ -34,8 +36,8 @@ import functools
 import sys
 
 __all__ = ["AllocObserver", "EngineObserver", "attach", "detach", "user_frame",
-           "in_library", "user_stacklevel", "PARAMETER", "OPTIMIZER_STATE", "GRADIENT",
-           "COMM_BUCKET"]
+           "in_library", "is_library_module", "user_stacklevel", "PARAMETER",
+           "OPTIMIZER_STATE", "GRADIENT", "COMM_BUCKET"]
 
 # Roles a storage takes, as bits (a parameter's array may also be another's state).
 # COMM_BUCKET: a flat buffer gradients are gathered in to be communicated (DDP's buckets).
@@ -75,6 +77,7 @@ class EngineObserver:
     nodes = False    # wants node_created
     ops = False      # wants run_op and run_call
     applies = False  # wants apply_node (else a node without hooks runs straight)
+    modules = False  # wants run_module and run_step
 
     def node_created(self, node):
         """A new graph node (anomaly mode keeps its forward traceback)."""
@@ -101,6 +104,15 @@ class EngineObserver:
         """A forward op that does not go through the registry (cat, split, ...)."""
         return call(name, args, kwargs)
 
+    def run_module(self, call, module, args, kwargs):
+        """``module`` is called (``nn.Module.__call__``: its hooks and forward)."""
+        return call(module, args, kwargs)
+
+    def run_step(self, call, optimizer, args, kwargs):
+        """``optimizer`` updates parameters (its ``step``, or one parameter's update fused
+        into backward: then ``args`` is ``(param, group)``)."""
+        return call(optimizer, args, kwargs)
+
 
 class _Fanout(EngineObserver):
     """Several engine observers as one: each event goes to those that override it."""
@@ -109,6 +121,7 @@ class _Fanout(EngineObserver):
         self.nodes = any(o.nodes for o in observers)
         self.ops = any(o.ops for o in observers)
         self.applies = any(o.applies for o in observers)
+        self.modules = any(o.modules for o in observers)
         self._created = [o for o in observers if o.nodes]
         self._begin = _overriding(observers, "backward_begin")
         self._end = _overriding(observers, "backward_end")[::-1]
@@ -134,7 +147,7 @@ def _overriding(observers, name):
     return [o for o in observers if getattr(type(o), name) is not base]
 
 
-_WRAPPING = ("run_node", "apply_node", "run_op", "run_call")
+_WRAPPING = ("run_node", "apply_node", "run_op", "run_call", "run_module", "run_step")
 
 
 def _nest(name):
@@ -190,7 +203,11 @@ def in_library(frame):
     """Whether ``frame`` runs retrograd's own code (by its module's name: a checkout in
     a folder named like the package, or a user's folder named ``torch``, changes
     nothing)."""
-    name = frame.f_globals.get("__name__") or ""
+    return is_library_module(frame.f_globals.get("__name__") or "")
+
+
+def is_library_module(name):
+    """Whether the module named ``name`` is retrograd's."""
     return name == _LIBRARY or name.startswith(_LIBRARY + ".")
 
 

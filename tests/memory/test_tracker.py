@@ -170,8 +170,9 @@ def test_history_has_pytorch_snapshot_layout(tmp_path):
     for e in trace:
         assert set(e) >= {"action", "addr", "size", "stream", "time_us", "frames", "category"}
         assert e["category"] in memory.CATEGORIES
+        assert isinstance(e["module"], str)  # retrograd's extra key
         for f in e["frames"]:
-            assert set(f) == {"filename", "line", "name"}
+            assert set(f) == {"filename", "line", "name", "internal"}
     times = [e["time_us"] for e in trace]
     assert times == sorted(times)
     # Every free_completed follows a free_requested of the same block, and no block is

@@ -13,6 +13,7 @@ import time
 import numpy as np
 import pytest
 
+from retrograd import memory
 from retrograd.memory import viz
 from test_viz import torch_like_snapshot, training_snapshot
 
@@ -171,3 +172,36 @@ def test_torch_pickle_history_off_and_large_pages(browser, tmp_path):
           "navigation", file=sys.stderr)
     assert browser.find_element("id", "peak").get_attribute("data-bytes") == str(
         viz.timeline(big)["peak"]["bytes"])
+
+
+def test_module_tree(browser, tmp_path):
+    from test_viz_modules import _training_snapshot
+
+    snap = _training_snapshot()
+    memory._record_memory_history(None)
+    memory.stop_accounting()
+    page = tmp_path / "t.html"
+    viz.write_html(page, [("modules", snap)])
+    open_page(browser, page)
+    assert severe(browser) == []
+    tl = viz.timeline(snap)
+    rows = {r.get_attribute("data-path"): r
+            for r in browser.find_elements("css selector", "table.mtree tbody tr")}
+    assert {"TreeNet", "TreeNet.body", "TreeNet.body.0", "TreeNet.head", "Adam",
+            "Adam.step"} <= set(rows)
+    # a module's bytes are its own and its submodules'; the top rows add up to the peak
+    by_path = {p: int(float(r.get_attribute("data-bytes"))) for p, r in rows.items()}
+    assert by_path["TreeNet"] == sum(sum(row.values()) for path, row in tl["modules"].items()
+                                     if path.startswith("TreeNet"))
+    tops = [p for p in rows if "." not in p]
+    assert sum(by_path[p] for p in tops) == tl["peak"]["bytes"]
+    assert "100.0%" not in rows["TreeNet"].text and "%" in rows["TreeNet"].text
+    # the first level is open, deeper ones open on a click
+    assert rows["TreeNet.body"].is_displayed() and not rows["TreeNet.body.0"].is_displayed()
+    rows["TreeNet.body"].click()
+    assert rows["TreeNet.body.0"].is_displayed()
+    rows["TreeNet"].click()
+    assert not rows["TreeNet.body"].is_displayed() and not rows["TreeNet.body.0"].is_displayed()
+    rows["TreeNet"].click()
+    assert rows["TreeNet.body.0"].is_displayed()  # (body stayed open)
+    assert severe(browser) == []

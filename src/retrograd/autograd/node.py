@@ -106,8 +106,9 @@ def _extra_attr(name):
 class Node:
     """Base of every grad_fn (``torch.autograd.graph.Node``)."""
 
-    # _mstack: the forward stack while memory history records stacks (unset otherwise)
-    __slots__ = ("next_functions", "_seq", "_extra", "_mstack", "__weakref__")
+    # While memory accounting is on: _mpath, the path of the nn.Module whose forward made
+    # the node; _mstack, the forward stack when history records stacks (unset otherwise)
+    __slots__ = ("next_functions", "_seq", "_extra", "_mpath", "_mstack", "__weakref__")
     # Whether apply returns only arrays it made or its input gradients (and views of
     # them), as the library's rules do; a user's backward may return arrays it keeps.
     # The engine lets AccumulateGrad steal only gradients such nodes made.
@@ -119,7 +120,7 @@ class Node:
         self._extra = None
         self.next_functions = ()
         obs = _observe.engine
-        if obs is not None and obs.nodes:  # anomaly mode, memory history with stacks
+        if obs is not None and obs.nodes:  # anomaly mode, memory accounting
             obs.node_created(self)
         return self
 

@@ -72,7 +72,16 @@ def empty_cache():
 def memory_stats(device=None):
     """PyTorch's keys for the whole device (``allocated_bytes.all.current`` ...), plus per
     category ``allocated_bytes.<category>.current`` and ``.at_peak`` (its share of the
-    device's peak)."""
+    device's peak), and ``by_module``: per ``nn.Module`` path (``""``: outside any
+    module; ``"Adam.step"``: an optimizer's step), ``{"at_peak": {category: bytes},
+    "current": {category: bytes}, "peak": bytes}``, the bytes of the storages made while
+    it ran (in its forward, or in backward by the nodes its forward recorded; a module's
+    own parameters and buffers too) at the device's peak and now, and the most they
+    held at once.
+
+    >>> at_peak = retrograd.memory.memory_stats()["by_module"]["GPT.blocks.0.attn"]["at_peak"]
+    >>> at_peak["activation"]   # bytes of the activations its forward saved, at the peak
+    """
     t = _books(device)
     n = len(t.live)
     s = {"allocated_bytes.all.current": t.total, "allocated_bytes.all.peak": t.peak,
@@ -84,14 +93,17 @@ def memory_stats(device=None):
     for prefix in ("active_bytes", "reserved_bytes", "requested_bytes"):
         for k in ("current", "peak", "allocated", "freed"):
             s[f"{prefix}.all.{k}"] = s[f"allocated_bytes.all.{k}"]
+    at_peak = t.peak_breakdown
     for i, name in enumerate(CATEGORIES):
         s[f"allocated_bytes.{name}.current"] = t.current[i]
-        s[f"allocated_bytes.{name}.at_peak"] = t.peak_breakdown[i]
+        s[f"allocated_bytes.{name}.at_peak"] = at_peak[i]
+    s["by_module"] = t.by_module()
     return OrderedDict(sorted(s.items()))
 
 
 def memory_summary(device=None, abbreviated=False):
-    """A table of bytes by category: now, and at the device's peak."""
+    """A table of bytes by category, now and at the device's peak; then (unless
+    ``abbreviated``) the modules holding the most at the peak."""
     from .viz import format_bytes as fmt
     s = memory_stats(device)
     rows = [f"{'category':<16}{'current':>14}{'at peak':>14}"]
@@ -100,6 +112,11 @@ def memory_summary(device=None, abbreviated=False):
             s[f"allocated_bytes.{name}.at_peak"]
         rows.append(f"{name:<16}{fmt(s[f'allocated_bytes.{name}.current']):>14}"
                     f"{fmt(at_peak):>14}")
+    if not abbreviated:
+        held = sorted(((sum(m["at_peak"].values()), path or "(outside modules)", m["peak"])
+                       for path, m in s["by_module"].items()), key=lambda r: -r[0])
+        rows.append(f"\n{'module (its own storages)':<40}{'at peak':>14}{'own peak':>14}")
+        rows += [f"{path:<40}{fmt(n):>14}{fmt(own):>14}" for n, path, own in held[:10] if n]
     return "\n".join(rows) + "\n"
 
 

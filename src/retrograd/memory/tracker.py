@@ -14,6 +14,15 @@ other (inputs, outputs, backward's intermediate gradients). Roles change while t
 storage lives (a temporary becomes an activation when a node saves
 it and goes back to other when the graph is freed); each change is an event.
 
+Each storage is also booked to the ``nn.Module`` running when it was made (its path,
+``GPT.blocks.0.attn``; ``""`` outside any module): the engine hook shows module calls
+and optimizer steps (booked to ``"<Optimizer class>.step"``), and each node made keeps
+the path of its module, under which backward books what the node allocates. A module
+also takes over its own parameters and buffers from ``""`` when it first runs. Per
+module the books keep bytes by category, their total and its highest value; the
+category and module tables at the peak are copied only when the total first falls
+from a new peak.
+
 Accounting costs nothing until first asked for: ``start()`` attaches the tracker to
 both hooks and finds the storages already alive through the garbage collector.
 """
@@ -29,6 +38,7 @@ from collections import deque
 import numpy
 
 from .. import _observe
+from ..nn.modules._paths import PATHS
 # Roles (bits) stick to a storage until it is freed; saved-by-the-graph is counted apart.
 from .._observe import COMM_BUCKET as ROLE_COMM_BUCKET
 from .._observe import GRADIENT as ROLE_GRADIENT
@@ -40,6 +50,8 @@ CATEGORIES = ("parameter", "gradient", "comm_bucket", "optimizer_state", "activa
 PARAMETER, GRADIENT, COMM_BUCKET, OPTIMIZER_STATE, ACTIVATION, TEMPORARY, OTHER = range(7)
 
 ALLOC, FREE, CHANGE = 0, 1, 2
+# A module's books: bytes per category (indices above), then these.
+_TOTAL, _OWN_PEAK, _PATH = len(CATEGORIES), len(CATEGORIES) + 1, len(CATEGORIES) + 2
 # The machinery between an op and the tracker: a stack starts at the first frame outside
 # these modules (the op's function, or the caller of a creation function).
 _PKG = _observe.__name__.rpartition(".")[0]
@@ -74,9 +86,9 @@ _now = time.perf_counter_ns
 class _Block(weakref.ref):
     """A live storage: a weak reference to its array plus what the books need. ``state``
     packs the roles (low bits) and the number of saved tensors holding it (above them);
-    ``frames`` is set only when a stack was recorded."""
+    ``frames`` is set only when a stack was recorded; ``books`` are its module's."""
 
-    __slots__ = ("key", "size", "state", "frames")
+    __slots__ = ("key", "size", "state", "frames", "books")
 
 
 # Category of a block from its state: the highest role, else held by the graph, else other.
@@ -104,8 +116,9 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
     event history. One per process (``TRACKER``); the allocation observer, and the
     outermost engine observer (it books what the others allocate).
 
-    History events are tuples ``(action, key, size, time_ns, category, extra)``: extra
-    is the recorded stack for ALLOC and FREE, the previous category for CHANGE.
+    History events are tuples ``(action, key, size, time_ns, category, extra, module)``:
+    extra is the recorded stack for ALLOC and FREE, the previous category for CHANGE;
+    module the path of the block's module.
     """
 
     _atexit = False
@@ -115,7 +128,14 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         self.current = [0] * len(CATEGORIES)
         self.total = 0
         self.peak = 0
-        self.peak_breakdown = [0] * len(CATEGORIES)
+        self._at_peak = True      # the books now are those at the peak (no copy kept)
+        self._peak_cats = None    # else: bytes per category at the peak ...
+        self._peak_mods = None    # ... and per module path
+        self.by_path = {}         # module path -> its books (see _TOTAL)
+        self.books = self._module_books("")  # the books of the module running
+        self._node_books = self.books  # those of the node backward ran last
+        self._mstack = []         # (module, path) of the modules running, outermost first
+        self._owned = {}          # id(module) -> its path, once it took its parameters
         self.n_free = self.bytes_freed = self.n_peak = 0
         self.started = False
         # history
@@ -124,8 +144,9 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         self.stacks = False       # capture Python stacks for allocations
         self.free_stacks = False  # ... and for frees (context="all")
         self.node = None          # the node backward is running (its forward stack)
-        self._outer = []          # self.node of the backward passes this one is nested in
-        self.nodes = False        # shown new nodes (to keep their stacks)
+        self._outer = []          # (node, books) of the backward passes this one is in
+        self.nodes = True         # shown new nodes (their module, and stacks)
+        self.modules = True       # shown module calls and optimizer steps
         self.exact = False
         self._started_tracemalloc = False
         self._last = None         # (id, code, stack) of the frame above the last stack
@@ -208,44 +229,93 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         b.key = key
         b.size = size = root.nbytes
         b.state = state
+        books = b.books = self.books
         cat = _category(state) if state else OTHER
         live = self.live
         live[key] = b
         if len(live) > self.n_peak:
             self.n_peak = len(live)
-        self._add(cat, size)
+        self._add(cat, size, books)
         if self.record:
             frames = b.frames = self._frames() if self.stacks else ()
-            self.events.append((ALLOC, key, size, _now(), cat, frames))
+            self.events.append((ALLOC, key, size, _now(), cat, frames, books[_PATH]))
         elif self.stacks:
             b.frames = self._frames()
         if self.exact:
             self._probe()
         return b
 
-    def _add(self, cat, size):
-        cur = self.current
-        cur[cat] += size
+    def _add(self, cat, size, books):
+        self.current[cat] += size
+        books[cat] += size
+        own = books[_TOTAL] = books[_TOTAL] + size
+        if own > books[_OWN_PEAK]:
+            books[_OWN_PEAK] = own
         total = self.total = self.total + size
         if total > self.peak:
             self.peak = total
-            self.peak_breakdown = cur[:]
+            self._at_peak = True
+
+    def _keep_peak(self):
+        """The total is about to fall from the peak: copy the tables at the peak."""
+        self._peak_cats = self.current[:]
+        self._peak_mods = {path: b[:_TOTAL] for path, b in self.by_path.items()
+                           if b[_TOTAL]}
+        self._at_peak = False
+
+    @property
+    def peak_breakdown(self):
+        """Bytes per category at the peak."""
+        return self.current[:] if self._at_peak else self._peak_cats[:]
+
+    def peak_by_module(self):
+        """Module path -> bytes per category at the peak (modules with none left out)."""
+        if not self._at_peak:
+            return {path: b[:] for path, b in self._peak_mods.items()}
+        return {path: b[:_TOTAL] for path, b in self.by_path.items() if b[_TOTAL]}
+
+    def by_module(self):
+        """Module path -> ``{"at_peak": {category: bytes}, "current": {category: bytes},
+        "peak": bytes}``: its storages' bytes at the device's peak and now (categories
+        with none left out), and the most its storages held at once since the last peak
+        reset. Modules that never held a byte are left out."""
+        at_peak = self.peak_by_module()
+        table = {}
+        for path, books in self.by_path.items():
+            if not books[_OWN_PEAK]:
+                continue
+            table[path] = {
+                "at_peak": {CATEGORIES[i]: n for i, n in enumerate(at_peak.get(path, ())) if n},
+                "current": {CATEGORIES[i]: books[i] for i in range(_TOTAL) if books[i]},
+                "peak": books[_OWN_PEAK]}
+        return table
+
+    def _module_books(self, path):
+        books = self.by_path.get(path)
+        if books is None:
+            books = self.by_path[path] = [0] * _TOTAL + [0, 0, path]
+        return books
 
     def _on_free(self, b):
         key = b.key
         if self.live.get(key) is not b:  # a block of books closed by stop()
             return
         del self.live[key]
+        if self._at_peak:
+            self._keep_peak()
         size = b.size
         state = b.state
         cat = _BY_ROLES[state & _ROLES] if state & _ROLES or state < _SAVED else ACTIVATION
         self.current[cat] -= size
+        books = b.books
+        books[cat] -= size
+        books[_TOTAL] -= size
         self.total -= size
         self.n_free += 1
         self.bytes_freed += size
         if self.record:
             frames = self._frames() if self.free_stacks else ()
-            self.events.append((FREE, key, size, _now(), cat, frames))
+            self.events.append((FREE, key, size, _now(), cat, frames, books[_PATH]))
 
     def _change(self, b, old_state):
         """``b.state`` was ``old_state``: move its bytes if its category changed."""
@@ -258,10 +328,11 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         cur = self.current
         cur[old] -= size
         cur[cat] += size
-        if self.total == self.peak:  # at the peak still: its breakdown moves along
-            self.peak_breakdown = cur[:]
+        books = b.books
+        books[old] -= size
+        books[cat] += size
         if self.record:
-            self.events.append((CHANGE, b.key, size, _now(), cat, old))
+            self.events.append((CHANGE, b.key, size, _now(), cat, old, books[_PATH]))
 
     def _add_role(self, b, role):
         state = b.state
@@ -331,8 +402,14 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
     def run_node(self, call, node, buf, create_graph):
         """Evaluate one node in backward: its input and output gradients are seen, and
         what it allocates, and what the engine frees after it, carry its name and the
-        stack of the forward op that made it."""
+        stack of the forward op that made it; what it allocates is booked to the module
+        whose forward made it."""
         self.node = node  # until the next node: the engine frees what this one left
+        path = getattr(node, "_mpath", "")  # (none: made before accounting started)
+        books = self._node_books
+        if books[_PATH] is not path:  # (nodes keep their books' own path string)
+            books = self._node_books = self.by_path.get(path) or self._module_books(path)
+        self.books = books
         live = self.live
         for g in buf:
             g = _storage_array(g)
@@ -340,6 +417,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
                 self.see(g)
         outs = call(node, buf, create_graph)
         self.node = node  # (a backward nested in a hook restored its own)
+        self.books = books
         for g in outs:
             g = _storage_array(g)
             if g is not None:
@@ -347,15 +425,75 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         return outs
 
     def backward_begin(self):
-        self._outer.append(self.node)
+        self._outer.append((self.node, self.books))
 
     def backward_end(self):
-        self.node = self._outer.pop() if self._outer else None
+        if self._outer:
+            self.node, self.books = self._outer.pop()
+        else:
+            self.node, self.books = None, self._module_books("")
+
+    def run_module(self, call, module, args, kwargs):
+        """Book what ``module`` allocates (and its nodes) to its path while it runs."""
+        stack = self._mstack
+        if stack:
+            parent, parent_path = stack[-1]
+            path = PATHS.path(module, parent, parent_path)
+        else:
+            path = PATHS.path(module)
+        books = self.by_path.get(path) or self._module_books(path)
+        if self._owned.get(id(module)) != path:
+            self._own(module, books)
+        outer = self.books
+        self.books = books
+        stack.append((module, path))
+        try:
+            return call(module, args, kwargs)
+        finally:
+            stack.pop()
+            self.books = outer
+
+    def run_step(self, call, optimizer, args, kwargs):
+        """Book what an optimizer's step allocates to ``"<its class>.step"``."""
+        path = type(optimizer).__name__ + ".step"
+        outer = self.books
+        self.books = self.by_path.get(path) or self._module_books(path)
+        try:
+            return call(optimizer, args, kwargs)
+        finally:
+            self.books = outer
+
+    def _own(self, module, books):
+        """``module`` takes its own parameters and buffers (with their gradients) from
+        the books of no module (they are made in ``__init__``, outside any call)."""
+        self._owned[id(module)] = books[_PATH]
+        nobody = self.by_path[""]
+        for t in (*module._parameters.values(), *module._buffers.values()):
+            if t is None:
+                continue
+            for arr in (t._data, t._grad._data if t._grad is not None else None):
+                b = self.live.get(id(_root(arr))) if arr is not None else None
+                if b is not None and b.books is nobody:
+                    self._rebook(b, books)
+
+    def _rebook(self, b, books):
+        cat, size, old = _category(b.state), b.size, b.books
+        old[cat] -= size
+        old[_TOTAL] -= size
+        books[cat] += size
+        own = books[_TOTAL] = books[_TOTAL] + size
+        if own > books[_OWN_PEAK]:
+            books[_OWN_PEAK] = own
+        b.books = books
 
     def node_created(self, node):
-        """Remember the forward stack of a new node (its backward allocations show it):
-        the stack of the op's output when the node is made by the op that just wrapped
-        that output (``apply``: outputs first, then the node), else a fresh one."""
+        """Remember the module path of a new node (its backward allocations are booked
+        there) and, when history records stacks, its forward stack (they show it): the
+        stack of the op's output when the node is made by the op that just wrapped that
+        output (``apply``: outputs first, then the node), else a fresh one."""
+        node._mpath = self.books[_PATH]
+        if not self.stacks:
+            return
         try:  # the first frame above Node.__new__ (or the fanout) outside the plumbing
             f = _getframe(2)
             while f.f_globals["__name__"] in _PLUMBING:
@@ -429,14 +567,19 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         if transient < _TEMPORARY_MIN:
             return
         self._temp_addr += 1
-        self._add(TEMPORARY, transient)
+        books = self.books
+        self._add(TEMPORARY, transient, books)
+        if self._at_peak:
+            self._keep_peak()
         self.current[TEMPORARY] -= transient
+        books[TEMPORARY] -= transient
+        books[_TOTAL] -= transient
         self.total -= transient
         if self.record:
-            t = _now()
+            t, path = _now(), books[_PATH]
             frames = self._frames() if self.stacks else ()
-            self.events.append((ALLOC, self._temp_addr, transient, t, TEMPORARY, frames))
-            self.events.append((FREE, self._temp_addr, transient, t, TEMPORARY, ()))
+            self.events.append((ALLOC, self._temp_addr, transient, t, TEMPORARY, frames, path))
+            self.events.append((FREE, self._temp_addr, transient, t, TEMPORARY, (), path))
 
     # ---- history ------------------------------------------------------------------------
     def record_history(self, enabled, context, stacks, max_entries, clear_history):
@@ -452,16 +595,22 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         self.record = enabled == "all"
         self.stacks = enabled is not None and context in ("alloc", "all", "state")
         self.free_stacks = self.stacks and context == "all"
-        if self.nodes != self.stacks:  # observers' flags are read as they attach
-            self.nodes = self.stacks
-            if self.started:
-                _observe.detach("engine", self)
-                _observe.attach("engine", self)
 
     def reset_peak(self):
         self.peak = self.total
-        self.peak_breakdown = self.current[:]
+        self._at_peak = True
         self.n_peak = len(self.live)
+        for books in self.by_path.values():
+            books[_OWN_PEAK] = books[_TOTAL]
+
+
+def _root(arr):
+    """The array owning ``arr``'s memory (a view's base, followed down)."""
+    base = arr.base
+    while type(base) is _ndarray:
+        arr = base
+        base = arr.base
+    return arr
 
 
 def _maxlen(max_entries):

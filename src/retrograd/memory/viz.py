@@ -3,9 +3,11 @@
 ``python -m retrograd memory-viz A.pickle [B.pickle ...] -o timeline.html [--png out.png]``
 
 The snapshot layout is PyTorch's (``torch.cuda.memory._snapshot()``) plus retrograd's
-extra keys (``categories``, ``category_changes``, a ``category`` on blocks and trace
-entries; see :mod:`retrograd.memory.snapshot`). A pickle written by PyTorch itself has
-none of the extras: every block is then category ``"other"``.
+extra keys (``categories``, ``category_changes``, a ``category`` and ``module`` on blocks
+and trace entries, ``internal`` on frames, ``by_module``; see
+:mod:`retrograd.memory.snapshot`). A pickle written by PyTorch itself has none of the
+extras: every block is then category ``"other"``, there is no module tree, and a frame
+counts as the library's by its file's path (a ``torch`` folder).
 
 Everything heavy happens here, once, in NumPy: the per-category byte counts at every
 trace position, the peak and what is alive at it. The page (``viewer/timeline.html``,
@@ -42,7 +44,9 @@ _LIVE_STATES = ("active_allocated", "active_pending_free")
 _ACTIONS = {"alloc": 0, "free_requested": 1, "free_completed": 2}
 _MAX_FRAMES = 48
 # Frames of the engine itself (retrograd or torch internals, C++ frames) are shown dimmed,
-# and the first other frame names an allocation in the tables ("where").
+# and the first other frame names an allocation in the tables ("where"). retrograd marks
+# its frames (``internal``, by module name); for frames without the mark (PyTorch's
+# snapshots) the file's path decides.
 _INTERNAL = re.compile(r"[\\/](?:retrograd|torch)[\\/](?!models[\\/]|demo)|^\?\?$|\.(?:cpp|h|cu)$")
 
 
@@ -115,13 +119,21 @@ class _Stacks:
         sid = self.by_object.get(id(frames))
         if sid is None:
             key = tuple((str(f.get("filename", "??")), int(f.get("line", 0) or 0),
-                         str(f.get("name", "??"))) for f in frames[:_MAX_FRAMES])
+                         str(f.get("name", "??")), _is_internal(f))
+                        for f in frames[:_MAX_FRAMES])
             sid = self.ids.get(key)
             if sid is None:
                 sid = self.ids[key] = len(self.stacks)
                 self.stacks.append(key)
             self.by_object[id(frames)] = sid
         return sid
+
+
+def _is_internal(frame):
+    mark = frame.get("internal")
+    if mark is not None:
+        return bool(mark)
+    return bool(_INTERNAL.search(str(frame.get("filename", "??"))))
 
 
 def timeline(snapshot, device=None, top=20):
@@ -137,6 +149,9 @@ def timeline(snapshot, device=None, top=20):
     - ``largest``: the ``top`` largest blocks alive at the peak, each ``{"addr", "size",
       "category" (at the peak), "start", "end" (positions; end is None if alive at the
       snapshot), "frames"}``;
+    - ``modules``: ``{module path: {category: bytes}}`` of the blocks alive at the peak
+      (None when the snapshot names no modules), and ``module_peaks``: each module's own
+      peak from the snapshot's ``by_module`` table (empty without one);
     - ``blocks`` / ``changes`` / ``events`` / ``stacks`` / ``deltas``: the compact form
       the page is built from.
     """
@@ -160,7 +175,7 @@ def timeline(snapshot, device=None, top=20):
         return i
 
     stack_of = _Stacks()
-    b_addr, b_size, b_cat, b_start, b_end, b_stack = [], [], [], [], [], []
+    b_addr, b_size, b_cat, b_start, b_end, b_stack, b_module = [], [], [], [], [], [], []
     ch_block, ch_pos, ch_cat = [], [], []
     live = {}       # addr -> block alive there now
     pending = {}    # addr -> [(pos, cat)]: changes to a block allocated before recording
@@ -169,7 +184,8 @@ def timeline(snapshot, device=None, top=20):
     ev_block = np.full(n, -1, np.int32)
     times = np.full(n, np.nan)
 
-    def new_block(addr, size, cat, frames, start, end):
+    def new_block(addr, size, cat, frames, start, end, module):
+        b_module.append(module)
         b_addr.append(addr)
         b_size.append(size)
         b_cat.append(cat)
@@ -211,12 +227,12 @@ def timeline(snapshot, device=None, top=20):
             pending.pop(addr, None)
             blk = live[addr] = new_block(addr, int(e.get("size", 0)),
                                          cat_id(e.get("category", "other")),
-                                         e.get("frames", ()), i + 1, n + 1)
+                                         e.get("frames", ()), i + 1, n + 1, e.get("module"))
         elif action == "free_completed":
             blk = live.pop(addr, None)
             if blk is None:  # allocated before recording began: alive from the start
                 blk = new_block(addr, int(e.get("size", 0)), cat_id(e.get("category", "other")),
-                                e.get("frames", ()), 0, i + 1)
+                                e.get("frames", ()), 0, i + 1, e.get("module"))
             else:
                 b_end[blk] = i + 1
             r = requested.pop(addr, None)
@@ -243,7 +259,8 @@ def timeline(snapshot, device=None, top=20):
             offset = addr + b.get("size", 0)
             if b.get("state", "active_allocated") in _LIVE_STATES and addr not in live:
                 cat = cat_id(b.get("category", seg.get("category", "other")))
-                new_block(addr, int(b.get("size", 0)), cat, b.get("frames", ()), 0, n + 1)
+                new_block(addr, int(b.get("size", 0)), cat, b.get("frames", ()), 0, n + 1,
+                          b.get("module"))
 
     C = len(categories)
     start = np.array(b_start, np.int64)
@@ -287,6 +304,7 @@ def timeline(snapshot, device=None, top=20):
     by_block = {}
     for blk, pos, c in zip(keep_b, keep_p, keep_c, strict=True):
         by_block.setdefault(blk, []).append((pos, c))
+    modules = _modules_at(p, start, end, b_size, b_module, b_cat, by_block, categories)
     largest = []
     for blk in alive.tolist():
         c = b_cat[blk]
@@ -297,7 +315,7 @@ def timeline(snapshot, device=None, top=20):
             "block": blk, "addr": b_addr[blk], "size": b_size[blk], "category": categories[c],
             "start": b_start[blk], "end": b_end[blk] if b_end[blk] <= n else None,
             "frames": [{"filename": f, "line": ln, "name": nm}
-                       for f, ln, nm in stack_of.stacks[b_stack[blk]]],
+                       for f, ln, nm, _ in stack_of.stacks[b_stack[blk]]],
         })
 
     return {
@@ -312,6 +330,9 @@ def timeline(snapshot, device=None, top=20):
                  "breakdown": {c: int(per_cat[i, p]) for i, c in enumerate(categories)}},
         "max_by_category": {c: int(per_cat[i].max()) for i, c in enumerate(categories)},
         "largest": largest,
+        "modules": modules,
+        "module_peaks": {path: int(m.get("peak", 0)) for path, m in
+                         (snapshot.get("by_module") or {}).items() if isinstance(m, dict)},
         "blocks": {"addr": np.array(b_addr, np.float64), "size": size, "category": cat0,
                    "start": start, "end": end, "stack": np.array(b_stack, np.int64)},
         "changes": {"block": ch_b, "pos": ch_p, "category": ch_c},
@@ -319,6 +340,23 @@ def timeline(snapshot, device=None, top=20):
         "deltas": {"pos": d_pos, "category": d_cat, "value": d_val},
         "stacks": stack_of.stacks,
     }
+
+
+def _modules_at(p, start, end, b_size, b_module, b_cat, by_block, categories):
+    """Bytes per module path and category of the blocks alive at position ``p``; None
+    when no block names its module."""
+    if all(m is None for m in b_module):
+        return None
+    table = {}
+    for blk in np.nonzero((start <= p) & (end > p))[0].tolist():
+        c = b_cat[blk]
+        for pos, new in by_block.get(blk, ()):
+            if pos <= p:
+                c = new
+        row = table.setdefault(b_module[blk] or "", {})
+        name = categories[c]
+        row[name] = row.get(name, 0) + b_size[blk]
+    return table
 
 
 def _b64(a, dtype):
@@ -333,15 +371,12 @@ def _panel_data(title, tl, categories):
     order = np.lexsort((changes["pos"], changes["block"]))
     stacks = []
     for frames in tl["stacks"]:
-        internal = [bool(_INTERNAL.search(f)) for f, _, _ in frames]
         # "where": the first frame of user code; a pseudo-frame before it (PyTorch's and
         # retrograd's "<backward>" frame naming the graph node) is shown as its tag.
-        where = next((k for k, (f, _, _) in enumerate(frames)
-                      if not internal[k] and not f.startswith("<")), 0)
-        tag = next((nm for f, _, nm in frames[:where] if f.startswith("<")), None)
-        stacks.append({"frames": [[f, ln, nm, x] for (f, ln, nm), x in zip(frames, internal,
-                                                                          strict=True)],
-                       "where": where, "tag": tag})
+        where = next((k for k, (f, _, _, x) in enumerate(frames)
+                      if not x and not f.startswith("<")), 0)
+        tag = next((nm for f, _, nm, _ in frames[:where] if f.startswith("<")), None)
+        stacks.append({"frames": [list(f) for f in frames], "where": where, "tag": tag})
     peak = tl["peak"]
     bytes_by_cat = [0] * len(categories)
     max_by_cat = [0] * len(categories)
@@ -364,6 +399,9 @@ def _panel_data(title, tl, categories):
                      "cat": categories.index(b["category"]), "start": b["start"],
                      "end": b["end"]} for b in tl["largest"]],
         "stacks": stacks,
+        "modules": None if tl["modules"] is None else [
+            [path, [row.get(c, 0) for c in categories], tl["module_peaks"].get(path)]
+            for path, row in sorted(tl["modules"].items())],
         "arrays": {
             "dPos": _b64(deltas["pos"], np.int32),
             "dCat": _b64(remap[deltas["category"]], np.uint8),
@@ -401,20 +439,25 @@ def _page_categories(tls):
 
 
 def _byte_step(top, count=5):
-    """A round tick step for a byte axis up to ``top``: 1, 2, 2.5 or 5 x 10^k of a unit."""
+    """A round tick step for a byte axis up to ``top`` and the unit (a power of 1024) all
+    its ticks are labelled in: the step is 1, 2, 2.5 or 5 x 10^k of that unit."""
     unit = 1024 ** min(max(int(np.log(max(top, 1)) / np.log(1024)), 0), 5)
     raw = top / unit / count
     mag = 10 ** np.floor(np.log10(raw))
     step = next(s for s in (1, 2, 2.5, 5, 10) if raw / mag <= s) * mag
-    return max(step, 1 if unit == 1 else 0) * unit
+    return max(step, 1 if unit == 1 else 0) * unit, unit
 
 
-def _tick_label(v):
-    """``format_bytes`` without trailing zeros: ``"1.5 GiB"``, ``"80 MiB"``, ``"0"``."""
+_UNIT_NAMES = {1024 ** k: name for k, name in enumerate(("B", "KiB", "MiB", "GiB", "TiB",
+                                                         "PiB"))}
+
+
+def _tick_label(v, unit):
+    """Tick value ``v`` in ``unit`` (every tick of an axis in one unit): ``"1.5 GiB"``,
+    ``"0.25 GiB"``, ``"0"``."""
     if not v:
         return "0"
-    num, unit = format_bytes(v).split(" ")
-    return f"{num.rstrip('0').rstrip('.') if '.' in num else num} {unit}"
+    return f"{round(v / unit, 3):g} {_UNIT_NAMES[unit]}"
 
 
 def render_html(snapshots, device=None, top=20, page_title=None):
@@ -485,7 +528,7 @@ def _write_png(path, tls, width=1400, columns=1600):
     colors = [_COLORS.get(c) or _EXTRA_COLORS[i % len(_EXTRA_COLORS)]
               for i, c in enumerate(categories)]
     top_bytes = max(int(tl["total"].max()) for _, tl in tls) * 1.12 or 1
-    step = _byte_step(top_bytes)
+    step, unit = _byte_step(top_bytes)
     fig, axes = plt.subplots(len(tls), 1, figsize=(width / 100, 3.6 * len(tls)), dpi=100,
                              squeeze=False, sharey=True)
     for ax, (title, tl) in zip(axes[:, 0], tls, strict=True):
@@ -512,7 +555,7 @@ def _write_png(path, tls, width=1400, columns=1600):
         ax.set_xlim(0, n + 1)
         ax.set_ylim(0, np.ceil(top_bytes / step) * step)
         ax.yaxis.set_major_locator(MultipleLocator(step))
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _tick_label(v)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _tick_label(v, unit)))
         if n:
             ax.set_xlabel("trace events")
         else:

@@ -77,6 +77,11 @@ def _scalar_keep_dtype(x):
     return x._data[()] if isinstance(x, Tensor) else x
 
 
+def _update_param(optimizer, args, kwargs):
+    """``Optimizer._step_param``'s work, for an observer's ``run_step`` to wrap."""
+    optimizer._update_one(*args, **kwargs)
+
+
 def _new_state(arr, xp=numpy):
     """A Tensor of new optimizer state: memory accounting books it so from the start."""
     if _observe.alloc is not None:
@@ -284,7 +289,11 @@ class Optimizer:
                     else:
                         raise RuntimeError(f"{func} must return None or a tuple of (new_args, "
                                            f"new_kwargs), but got {result}.")
-            out = func(*args, **kwargs)
+            obs = _observe.engine
+            if obs is not None and obs.modules:  # memory accounting: the step's allocations
+                out = obs.run_step(lambda _, a, k: func(*a, **k), self, args, kwargs)
+            else:
+                out = func(*args, **kwargs)
             for post_hook in chain(self._optimizer_step_post_hooks.values(),
                                    _global_optimizer_post_hooks.values()):
                 post_hook(self, args, kwargs)
@@ -485,6 +494,14 @@ class Optimizer:
     def _step_param(self, p, group):
         """Update one parameter from its ``.grad``: what ``step`` does for each parameter
         of ``group`` with a gradient, callable alone (fusing the update into backward)."""
+        obs = _observe.engine
+        if obs is not None and obs.modules:  # memory accounting: the update's allocations
+            obs.run_step(_update_param, self, (p, group), {})
+        else:
+            self._update_one(p, group)
+
+    def _update_one(self, p, group):
+        """``_step_param`` as nothing watches it."""
         state = self._init_state(p, group)
         self._update(p, p._grad, state, group)
         if _observe.alloc is not None:  # state loaded, or made outside _new_state

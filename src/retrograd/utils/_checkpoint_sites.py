@@ -5,7 +5,8 @@ ops make their node, then save) and the ``nn.Module`` path (``Block.ff.0 (Linear
 around it. The op is the node made last on this thread, which the engine hook shows
 (``_observe``: ``node_created``) while some checkpointed forward or recomputation runs;
 the modules are the frames of ``Module.__call__`` on the stack, after those around the
-region (its recomputation runs in backward, outside them). ``debug=True`` logs
+region (its recomputation runs in backward, outside them), named by their paths as memory
+accounting names them (``nn.modules._paths``). ``debug=True`` logs
 every op with its caller's line (``OpLog``).
 """
 
@@ -14,6 +15,7 @@ import sys
 import threading
 
 from .. import _observe
+from ..nn.modules._paths import PATHS
 from ..nn.modules.module import Module
 
 _MODULE_CALL = Module.__call__.__code__
@@ -76,20 +78,10 @@ class Site:
         mods = self.modules
         if not mods:
             return "outside any nn.Module"
-        names = [type(mods[0]).__name__]
-        for parent, child in zip(mods, mods[1:], strict=False):
-            names.append(_child_name(parent, child))
-        return f"module {'.'.join(names)} ({type(mods[-1]).__name__})"
+        return f"module {PATHS.chain(mods)} ({type(mods[-1]).__name__})"
 
     def __str__(self):
         return f"{self.op()} in {self.module()}"
-
-
-def _child_name(parent, child):
-    for name, m in parent.named_modules():
-        if m is child and name:
-            return name
-    return f"<{type(child).__name__}>"  # called, but not registered under ``parent``
 
 
 class _Region(threading.local):

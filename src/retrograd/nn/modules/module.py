@@ -478,9 +478,16 @@ class Module:
         return h
 
     def __call__(self, *args, **kwargs):
+        obs = _observe.engine
+        if obs is not None and obs.modules:  # memory accounting: which module runs
+            return obs.run_module(_call_module, self, args, kwargs)
         d = self.__dict__
         if not (d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]):
             return self.forward(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def _call_impl(self, *args, **kwargs):
+        """The call with its hooks (PyTorch's name for it)."""
         for hid, hook in list(self._forward_pre_hooks.items()):
             if hid in self._forward_pre_hooks_with_kwargs:
                 res = hook(self, args, kwargs)
@@ -527,6 +534,14 @@ class Module:
             else:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
+
+
+def _call_module(module, args, kwargs):
+    """``Module.__call__``'s work, for an observer's ``run_module`` to wrap."""
+    d = module.__dict__
+    if not (d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]):
+        return module.forward(*args, **kwargs)
+    return module._call_impl(*args, **kwargs)
 
 
 class _BackwardHookState:
