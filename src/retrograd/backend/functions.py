@@ -12,7 +12,7 @@ by the arrays' module.
 
 import numpy
 
-from . import emulated, erf
+from . import emulated, erf, meta
 
 __all__ = ["functions", "register_functions", "scipy_linalg", "facade", "register_facade"]
 
@@ -41,6 +41,8 @@ def scipy_linalg(xp):
     emulator's for its arrays, SciPy's for NumPy."""
     if xp is emulated.namespace:
         return emulated.scipy_linalg
+    if xp is meta.namespace:
+        return meta.namespace.scipy_linalg
     if getattr(xp, "__name__", "") == "cupy":
         import cupyx.scipy.linalg
         return cupyx.scipy.linalg
@@ -273,7 +275,16 @@ class _CupyFunctions(ArrayFunctions):
         return out.astype(a.dtype, copy=False).reshape(a.shape[:-2] + out.shape[-2:])
 
 
-_BY_MODULE = {numpy: _NumpyFunctions}  # CuPy and the emulator: _CupyFunctions
+class _MetaFunctions(ArrayFunctions):
+    """The meta device's: an address is its storage's identity plus the byte offset (no
+    memory lies behind it)."""
+
+    def address(self, a):
+        return meta.address(a)
+
+
+# CuPy and the emulator: _CupyFunctions
+_BY_MODULE = {numpy: _NumpyFunctions, meta.namespace: _MetaFunctions}
 
 
 def functions(xp):
