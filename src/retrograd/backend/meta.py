@@ -212,7 +212,8 @@ def _standins(obj, strided=False):
 
     def sub(x):
         if type(x) is ndarray:
-            s = _strided(x) if strided else _standin(x)
+            # (a 0-d header could be read as a scalar: a 0-d array has one layout anyway)
+            s = _strided(x) if strided and x.ndim else _standin(x)
             made.append((s, x))
             return s
         if type(x) in (tuple, list):
@@ -231,7 +232,10 @@ def _meta(r, made=(), strided=False):
     """A NumPy result as meta arrays: a view of a stand-in stays a view of its array."""
     if isinstance(r, numpy.ndarray):
         if strided and made:
-            src = _root(made[0][1])
+            a = made[0][1]
+            if not a.ndim:
+                return ndarray(r.shape, r.dtype, _offset=a._offset, _base=_root(a))
+            src = _root(a)
             offset = r.__array_interface__["data"][0] - _ORIGIN
             return ndarray(r.shape, r.dtype, r.strides, _offset=offset, _base=src)
         for s, a in made:
@@ -522,7 +526,10 @@ def _getitem(a, key):
     if _has_mask(key):
         raise NotImplementedError(_NONZERO)
     if _basic(key):
-        return _meta(_strided(a)[key], [(None, a)], strided=True)
+        keys = key if isinstance(key, tuple) else (key,)
+        if Ellipsis not in keys:  # (an Ellipsis makes NumPy return a 0-d view, never a
+            keys += (Ellipsis,)   # scalar read from the fake address)
+        return _meta(_strided(a)[keys], [(None, a)], strided=True)
     (k,), _ = _standins((key,))
     with numpy.errstate(all="ignore"):
         r = _standin(a)[k]

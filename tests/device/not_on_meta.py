@@ -1,0 +1,259 @@
+"""Op-database entries that do not run on the meta device, each with where it
+fails (regenerate with ``python tests/device/meta_run.py --write``; a test fails
+when a listed entry starts to pass, so the list only shrinks)."""
+
+NOT_ON_META = {
+    'rrelu.training':
+        'autograd/__init__.py grad: RuntimeError: `inputs` argument to `grad()` cannot be empty',
+    'rrelu_.training':
+        'autograd/__init__.py grad: RuntimeError: `inputs` argument to `grad()` cannot be empty',
+    'addcmul_':
+        'ops/binary.py into: ValueError: non-broadcastable output operand with shape (2, 3) doe',
+    'addcdiv_':
+        'ops/binary.py into: ValueError: non-broadcastable output operand with shape (2, 3) doe',
+    '__setitem__.index':
+        'ops/indexing.py _indexed_shape: NotImplementedError: Cannot copy out of meta tensor; n',
+    'index_put':
+        'ops/indexing.py <lambda>: NotImplementedError: The register_meta function for torch.no',
+    'index_put_':
+        'ops/indexing.py <lambda>: NotImplementedError: The register_meta function for torch.no',
+    'gather':
+        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'scatter':
+        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'scatter_':
+        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'scatter.reduce':
+        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'scatter_reduce.sum':
+        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'scatter_reduce.prod':
+        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'scatter_reduce.mean':
+        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'scatter_reduce.amax':
+        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'scatter_reduce.amin':
+        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'scatter_reduce.prod_zeros':
+        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'scatter_reduce.method_sum':
+        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'scatter_reduce.method_amax':
+        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'scatter_reduce_.mean':
+        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'scatter_reduce_.prod':
+        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'scatter_add':
+        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'scatter_add_':
+        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'index_select':
+        'ops/indexing.py index_select: NotImplementedError: The register_meta function for torc',
+    'index_add':
+        'ops/indexing.py _vector_index: RuntimeError: Tensor.item() cannot be called on meta te',
+    'index_add_':
+        'ops/indexing.py _vector_index: RuntimeError: Tensor.item() cannot be called on meta te',
+    'index_fill':
+        'ops/indexing.py _index_fill_args: RuntimeError: Tensor.item() cannot be called on meta',
+    'index_fill_':
+        'ops/indexing.py _index_fill_args: RuntimeError: Tensor.item() cannot be called on meta',
+    'index_copy':
+        'ops/indexing.py _index_copy_args: RuntimeError: Tensor.item() cannot be called on meta',
+    'index_copy_':
+        'ops/indexing.py _index_copy_args: RuntimeError: Tensor.item() cannot be called on meta',
+    'masked_fill':
+        'ops/indexing.py _masked_fill_args: RuntimeError: Tensor.item() cannot be called on met',
+    'masked_fill_':
+        'ops/indexing.py _masked_fill_args: RuntimeError: Tensor.item() cannot be called on met',
+    'masked_scatter':
+        'ops/indexing.py _masked_scatter_forward: RuntimeError: Tensor.item() cannot be called ',
+    'masked_scatter_':
+        'ops/indexing.py _masked_scatter_forward: RuntimeError: Tensor.item() cannot be called ',
+    'take':
+        'ops/indexing.py _flat_index: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'take_along_dim':
+        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'put': 'ops/indexing.py _flat_index: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'put_':
+        'ops/indexing.py _flat_index: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'linalg.det':
+        'ops/linalg_decomp.py _regular: RuntimeError: Tensor.item() cannot be called on meta te',
+    'linalg.slogdet': 'ops/linalg_decomp.py <lambda>: LinAlgError: Singular matrix',
+    'linalg.inv':
+        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
+    'linalg.inv_ex':
+        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
+    'linalg.solve':
+        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
+    'linalg.solve_ex':
+        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
+    'linalg.cholesky':
+        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
+    'linalg.cholesky_ex':
+        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
+    'linalg.qr': 'ops/linalg_decomp.py _rsolve: LinAlgError: Singular matrix',
+    'linalg.solve_triangular':
+        'ops/_registry.py apply: RuntimeError: The size of tensor a (3) must match the size of ',
+    'linalg.matrix_power':
+        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
+    'linalg.cond':
+        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
+    'linalg.vander':
+        'ops/reduction.py _cumprod_rule: RuntimeError: Tensor.item() cannot be called on meta t',
+    'linalg.tensorinv':
+        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
+    'linalg.tensorsolve':
+        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
+    'det': 'ops/linalg_decomp.py _regular: RuntimeError: Tensor.item() cannot be called on meta te',
+    'det.method':
+        'ops/linalg_decomp.py _regular: RuntimeError: Tensor.item() cannot be called on meta te',
+    'logdet': 'ops/linalg_decomp.py <lambda>: LinAlgError: Singular matrix',
+    'slogdet': 'ops/linalg_decomp.py <lambda>: LinAlgError: Singular matrix',
+    'inverse':
+        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
+    'inverse.method':
+        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
+    'qr': 'ops/linalg_decomp.py _rsolve: LinAlgError: Singular matrix',
+    'cholesky':
+        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
+    'cholesky_solve':
+        'ops/_registry.py apply: RuntimeError: The size of tensor a (2) must match the size of ',
+    'cholesky_inverse': 'ops/linalg_decomp.py _cholesky_inverse_fwd: LinAlgError: Singular matrix',
+    'triangular_solve':
+        'ops/_registry.py apply: RuntimeError: The size of tensor a (2) must match the size of ',
+    'matrix_power':
+        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
+    'linalg.lstsq':
+        'AssertionError: sample 0: PyTorch\'s meta raised NotImplementedError("aten::linalg_lsts',
+    'linalg.lu': 'ops/linalg_decomp.py _lu_square_grad: LinAlgError: Singular matrix',
+    'linalg.lu_factor':
+        'backend/__init__.py to_device: NotImplementedError: Cannot copy out of meta tensor; no',
+    'linalg.lu_factor_ex': 'ops/linalg_decomp.py _lu_square_grad: LinAlgError: Singular matrix',
+    'linalg.lu_solve':
+        'ops/_registry.py apply: RuntimeError: The size of tensor a (3) must match the size of ',
+    'multi_margin_loss':
+        'ops/losses.py multi_margin_loss: RuntimeError: Tensor.item() cannot be called on meta ',
+    'multilabel_margin_loss':
+        'ops/losses.py multilabel_margin_loss: RuntimeError: Tensor.item() cannot be called on ',
+    'ctc_loss':
+        'NotImplementedError: aten::_ctc_loss_backward: attempted to run this operator with Met',
+    'median':
+        'ops/sorting.py _median_all_fwd: RuntimeError: Tensor.item() cannot be called on meta t',
+    'nanmedian':
+        'ops/sorting.py _median_all_fwd: NotImplementedError: The register_meta function for to',
+    'quantile.linear':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'quantile.lower':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'quantile.higher':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'quantile.midpoint':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'quantile.nearest':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'nanquantile.linear':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'nanquantile.lower':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'nanquantile.higher':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'nanquantile.midpoint':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'nanquantile.nearest':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'lgamma':
+        'ops/special.py _lgamma_fwd: RuntimeError: Tensor.item() cannot be called on meta tenso',
+    'digamma':
+        'ops/special.py _special: NotImplementedError: Cannot copy out of meta tensor; no data!',
+    'lgamma_.inplace':
+        'ops/special.py _lgamma_fwd: RuntimeError: Tensor.item() cannot be called on meta tenso',
+    'digamma_.inplace':
+        'ops/special.py _special: NotImplementedError: Cannot copy out of meta tensor; no data!',
+    'polygamma':
+        'ops/special.py _special: NotImplementedError: Cannot copy out of meta tensor; no data!',
+    'polygamma.method':
+        'ops/special.py _special: NotImplementedError: Cannot copy out of meta tensor; no data!',
+    'polygamma_.inplace':
+        'ops/special.py _special: NotImplementedError: Cannot copy out of meta tensor; no data!',
+    'repeat_interleave':
+        'ops/rearrange.py repeat_interleave: RuntimeError: Tensor.item() cannot be called on me',
+    'combinations':
+        'AssertionError: sample 0: PyTorch\'s meta raised NotImplementedError("aten::masked_sele',
+    'histc':
+        'ops/statistics.py histc: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'bincount':
+        "AssertionError: sample 0: RuntimeError('Tensor.item() cannot be called on meta tensors",
+    'tril_indices': 'AssertionError: sample 0 output 0 is on cpu, not on meta',
+    'triu_indices': 'AssertionError: sample 0 output 0 is on cpu, not on meta',
+    'as_strided_.inplace':
+        'ops/shape.py _restride_forward: NotImplementedError: aten::bincount: attempted to run ',
+    'cov':
+        'AssertionError: sample 0: PyTorch\'s meta raised NotImplementedError("aten::equal: atte',
+    'corrcoef':
+        'AssertionError: sample 0: PyTorch\'s meta raised NotImplementedError("aten::equal: atte',
+    'vander':
+        'ops/reduction.py _cumprod_rule: RuntimeError: Tensor.item() cannot be called on meta t',
+    'histogram':
+        'AssertionError: sample 0: PyTorch\'s meta raised NotImplementedError("aten::histogram.b',
+    'max_pool2d':
+        'ops/pooling.py _max_pool_2x2: RuntimeError: Tensor.item() cannot be called on meta ten',
+    'adaptive_avg_pool2d':
+        'ops/pooling.py _adaptive_avg_fwd: RuntimeError: Tensor.item() cannot be called on meta',
+    'embedding':
+        'ops/_loss_args.py check_embedding: RuntimeError: Tensor.item() cannot be called on met',
+    'nll_loss':
+        'ops/_loss_args.py check_targets: RuntimeError: Tensor.item() cannot be called on meta ',
+    'cross_entropy':
+        'ops/_loss_args.py check_targets: RuntimeError: Tensor.item() cannot be called on meta ',
+    'binary_cross_entropy':
+        'ops/_loss_args.py check_bce: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'max_pool1d':
+        'ops/pooling.py _max_pool_fwd: RuntimeError: Tensor.item() cannot be called on meta ten',
+    'max_pool1d_with_indices':
+        'ops/pooling.py _max_pool_fwd: RuntimeError: Tensor.item() cannot be called on meta ten',
+    'max_pool2d_with_indices':
+        'ops/pooling.py _max_pool_2x2: RuntimeError: Tensor.item() cannot be called on meta ten',
+    'max_pool3d':
+        'ops/pooling.py _max_pool_fwd: RuntimeError: Tensor.item() cannot be called on meta ten',
+    'max_pool3d_with_indices':
+        'ops/pooling.py _max_pool_fwd: RuntimeError: Tensor.item() cannot be called on meta ten',
+    'adaptive_avg_pool1d':
+        'ops/pooling.py _adaptive_avg_fwd: RuntimeError: Tensor.item() cannot be called on meta',
+    'adaptive_avg_pool3d':
+        'ops/pooling.py _adaptive_avg_fwd: RuntimeError: Tensor.item() cannot be called on meta',
+    'adaptive_max_pool1d':
+        'ops/pooling.py _adaptive_max_fwd: RuntimeError: Tensor.item() cannot be called on meta',
+    'adaptive_max_pool2d':
+        'ops/pooling.py _adaptive_max_fwd: RuntimeError: Tensor.item() cannot be called on meta',
+    'adaptive_max_pool3d':
+        'ops/pooling.py _adaptive_max_fwd: RuntimeError: Tensor.item() cannot be called on meta',
+    'max_unpool1d':
+        'ops/pooling.py _max_unpool_nd: RuntimeError: Tensor.item() cannot be called on meta te',
+    'max_unpool2d':
+        'ops/pooling.py _max_unpool_nd: RuntimeError: Tensor.item() cannot be called on meta te',
+    'max_unpool3d':
+        'ops/pooling.py _max_unpool_nd: RuntimeError: Tensor.item() cannot be called on meta te',
+    'max_pool2d.integer':
+        'ops/pooling.py _max_pool_2x2: RuntimeError: Tensor.item() cannot be called on meta ten',
+    'prod':
+        'ops/reduction.py _prod_rule: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'var': 'ops/reduction.py _mean_in_range: RuntimeError: Tensor.item() cannot be called on meta ',
+    'std': 'ops/reduction.py _mean_in_range: RuntimeError: Tensor.item() cannot be called on meta ',
+    'cumprod':
+        'ops/reduction.py _cumprod_rule: RuntimeError: Tensor.item() cannot be called on meta t',
+    'cumprod_':
+        'ops/reduction.py _cumprod_rule: RuntimeError: Tensor.item() cannot be called on meta t',
+    'interpolate.area':
+        'ops/pooling.py _adaptive_avg_fwd: RuntimeError: Tensor.item() cannot be called on meta',
+    'grid_sample':
+        'ops/sampling.py _input_grad: NotImplementedError: aten::bincount: attempted to run thi',
+    'pad_sequence':
+        'ops/indexing.py index_select: NotImplementedError: The register_meta function for torc',
+    'pad_packed_sequence':
+        'ops/indexing.py index_select: NotImplementedError: The register_meta function for torc',
+    'as_strided':
+        'ops/shape.py _restride_forward: NotImplementedError: aten::bincount: attempted to run ',
+    'type': "AssertionError: sample 0 output 0: 'torch.DoubleTensor' != 'torch.meta.DoubleTensor'",
+}
