@@ -59,6 +59,11 @@ class ArrayFunctions:
     def where(self, cond, a, b):
         return self.xp.where(cond, a, b)
 
+    def any_true(self, mask):
+        """Whether any element of boolean ``mask`` holds: the argument checks on values
+        (indices and targets in bounds) ask here, so they need no values where none exist."""
+        return bool(mask.any())
+
     def call(self, op, values, attrs=()):
         """Op ``op`` run from inside a rule: its forward on these arrays (the facade records
         the op, so a backward of the rule differentiates it)."""
@@ -281,6 +286,10 @@ class _MetaFunctions(ArrayFunctions):
 
     def address(self, a):
         return meta.address(a)
+
+    def any_true(self, mask):
+        """No values to check: PyTorch's meta kernels skip the checks on values too."""
+        return False
 
 
 # CuPy and the emulator: _CupyFunctions

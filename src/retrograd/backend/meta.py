@@ -209,19 +209,22 @@ def _standins(obj, strided=False):
     """``obj`` with each meta array replaced by a stand-in; also the stand-ins made,
     paired with their arrays."""
     made = []
+    return _sub(obj, strided, made), made
 
-    def sub(x):
-        if type(x) is ndarray:
-            # (a 0-d header could be read as a scalar: a 0-d array has one layout anyway)
-            s = _strided(x) if strided and x.ndim else _standin(x)
-            made.append((s, x))
-            return s
-        if type(x) in (tuple, list):
-            return type(x)(sub(e) for e in x)
-        if type(x) is dict:
-            return {k: sub(v) for k, v in x.items()}
-        return x
-    return sub(obj), made
+
+def _sub(x, strided, made):
+    # (a plain function, not a recursive closure: a closure's cycle would keep the
+    # arrays alive until the garbage collector ran, and the books would count them)
+    if type(x) is ndarray:
+        # (a 0-d header could be read as a scalar: a 0-d array has one layout anyway)
+        s = _strided(x) if strided and x.ndim else _standin(x)
+        made.append((s, x))
+        return s
+    if type(x) in (tuple, list):
+        return type(x)(_sub(e, strided, made) for e in x)
+    if type(x) is dict:
+        return {k: _sub(v, strided, made) for k, v in x.items()}
+    return x
 
 
 def _root(a):
