@@ -3,11 +3,14 @@ printing, no-data errors, module moves), and the op database run on meta against
 PyTorch's meta tensors.
 """
 
+import gc
+
 import pytest
 import torch
 
 import retrograd
-from retrograd import backend, nn
+from retrograd import backend, memory, nn
+from retrograd.models import vit_tiny
 from retrograd.backend import meta
 from device.meta_run import outcome
 from device.not_on_meta import NOT_ON_META
@@ -113,3 +116,75 @@ def test_op_database_on_meta(op):
                                  f"tests/device/not_on_meta.py")
         return
     assert got is None, got
+
+
+def _mlp():
+    return nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.LayerNorm(256), nn.Linear(256, 10))
+
+
+def _step_peak(device, build, batch):
+    """Bytes per category at the peak of a training step's second iteration (Adam's state
+    exists then), beyond what was alive before the model was built."""
+    memory.stop_accounting()
+    gc.collect()
+    start = memory.memory_stats()
+    before = {c: start[f"allocated_bytes.{c}.current"] for c in memory.CATEGORIES}
+    prev = backend.get_default_device()
+    backend.set_default_device(device)
+    try:
+        retrograd.manual_seed(0)
+        model = build()
+        x, y = (retrograd.randn(*batch), retrograd.randint(0, 10, (batch[0],)))
+    finally:
+        backend.set_default_device(prev)
+    opt = retrograd.optim.Adam(model.parameters())
+    for _ in range(2):
+        memory.reset_peak_memory_stats()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        del loss
+    s = memory.memory_stats()
+    at_peak = {c: s[f"allocated_bytes.{c}.at_peak"] - before[c] for c in memory.CATEGORIES}
+    return s["allocated_bytes.all.peak"] - sum(before.values()), at_peak
+
+
+@pytest.mark.parametrize("build, batch", [(_mlp, (32, 64)), (vit_tiny, (4, 3, 32, 32))],
+                         ids=["mlp", "vit_tiny"])
+def test_a_meta_training_step_books_the_cpu_steps_peak(build, batch):
+    """The tracker books meta storages by shape and dtype: a step of the same model and
+    batch on meta has the CPU step's peak, category by category, to the byte (the
+    tolerance is zero: the same rules allocate the same storages in the same order)."""
+    try:
+        cpu = _step_peak("cpu", build, batch)
+        on_meta = _step_peak("meta", build, batch)
+    finally:
+        memory.stop_accounting()
+    assert on_meta == cpu and cpu[0] > 0
+
+
+def test_a_model_too_big_for_the_host_is_measured_on_meta():
+    """A 4-layer MLP of width 32768 (16 GiB of float32 weights, 48 GiB with Adam's
+    state) steps on meta; the books show every byte, nothing is allocated."""
+    width = 1 << 15
+    prev = backend.get_default_device()
+    backend.set_default_device("meta")
+    try:
+        model = nn.Sequential(*(nn.Linear(width, width, bias=False) for _ in range(4)))
+        x, y = retrograd.empty(8, width), retrograd.empty(8, dtype=retrograd.int64)
+    finally:
+        backend.set_default_device(prev)
+    opt = retrograd.optim.Adam(model.parameters())
+    try:
+        memory.stop_accounting()
+        memory.reset_peak_memory_stats()
+        nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+        s = memory.memory_stats()
+    finally:
+        memory.stop_accounting()
+    weights = 4 * width * width * 4
+    assert s["allocated_bytes.parameter.current"] >= weights
+    assert s["allocated_bytes.optimizer_state.current"] >= 2 * weights
+    assert s["allocated_bytes.all.peak"] >= 4 * weights  # parameters, grads, two moments

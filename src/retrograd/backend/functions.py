@@ -64,6 +64,11 @@ class ArrayFunctions:
         (indices and targets in bounds) ask here, so they need no values where none exist."""
         return bool(mask.any())
 
+    def draw(self, rng, name, args, shape):
+        """``rng.<name>(*args, shape)``: random values for an initializer to write into an
+        array of ``shape`` (drawn on the host)."""
+        return getattr(rng, name)(*args, shape)
+
     def call(self, op, values, attrs=()):
         """Op ``op`` run from inside a rule: its forward on these arrays (the facade records
         the op, so a backward of the rule differentiates it)."""
@@ -290,6 +295,10 @@ class _MetaFunctions(ArrayFunctions):
     def any_true(self, mask):
         """No values to check: PyTorch's meta kernels skip the checks on values too."""
         return False
+
+    def draw(self, rng, name, args, shape):
+        """No values to draw (the generator is left as it was, as on PyTorch's meta)."""
+        return meta.ndarray(shape, numpy.float64)
 
 
 # CuPy and the emulator: _CupyFunctions
