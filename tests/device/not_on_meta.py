@@ -7,62 +7,24 @@ NOT_ON_META = {
         'autograd/__init__.py grad: RuntimeError: `inputs` argument to `grad()` cannot be empty',
     'rrelu_.training':
         'autograd/__init__.py grad: RuntimeError: `inputs` argument to `grad()` cannot be empty',
-    'addcmul_':
-        'ops/binary.py into: ValueError: non-broadcastable output operand with shape (2, 3) doe',
-    'addcdiv_':
-        'ops/binary.py into: ValueError: non-broadcastable output operand with shape (2, 3) doe',
     '__setitem__.index':
         'ops/indexing.py _indexed_shape: NotImplementedError: Cannot copy out of meta tensor; n',
     'index_put':
         'ops/indexing.py <lambda>: NotImplementedError: The register_meta function for torch.no',
     'index_put_':
         'ops/indexing.py <lambda>: NotImplementedError: The register_meta function for torch.no',
-    'gather':
-        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
-    'scatter':
-        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
-    'scatter_':
-        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
-    'scatter.reduce':
-        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
-    'scatter_reduce.sum':
-        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
     'scatter_reduce.prod':
-        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
-    'scatter_reduce.mean':
-        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
-    'scatter_reduce.amax':
-        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
-    'scatter_reduce.amin':
-        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+        'ops/scatter.py _prod_src_grad: RuntimeError: Tensor.item() cannot be called on meta te',
     'scatter_reduce.prod_zeros':
-        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
-    'scatter_reduce.method_sum':
-        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
-    'scatter_reduce.method_amax':
-        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
-    'scatter_reduce_.mean':
-        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+        'ops/scatter.py _prod_src_grad: RuntimeError: Tensor.item() cannot be called on meta te',
     'scatter_reduce_.prod':
-        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
-    'scatter_add':
-        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
-    'scatter_add_':
-        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
+        'ops/scatter.py _prod_src_grad: RuntimeError: Tensor.item() cannot be called on meta te',
     'index_select':
         'ops/indexing.py index_select: NotImplementedError: The register_meta function for torc',
-    'index_add':
-        'ops/indexing.py _vector_index: RuntimeError: Tensor.item() cannot be called on meta te',
-    'index_add_':
-        'ops/indexing.py _vector_index: RuntimeError: Tensor.item() cannot be called on meta te',
     'index_fill':
-        'ops/indexing.py _index_fill_args: RuntimeError: Tensor.item() cannot be called on meta',
+        'NotImplementedError: aten::_unique: attempted to run this operator with Meta tensors, ',
     'index_fill_':
-        'ops/indexing.py _index_fill_args: RuntimeError: Tensor.item() cannot be called on meta',
-    'index_copy':
-        'ops/indexing.py _index_copy_args: RuntimeError: Tensor.item() cannot be called on meta',
-    'index_copy_':
-        'ops/indexing.py _index_copy_args: RuntimeError: Tensor.item() cannot be called on meta',
+        'NotImplementedError: aten::_unique: attempted to run this operator with Meta tensors, ',
     'masked_fill':
         'ops/indexing.py _masked_fill_args: RuntimeError: Tensor.item() cannot be called on met',
     'masked_fill_':
@@ -71,68 +33,19 @@ NOT_ON_META = {
         'ops/indexing.py _masked_scatter_forward: RuntimeError: Tensor.item() cannot be called ',
     'masked_scatter_':
         'ops/indexing.py _masked_scatter_forward: RuntimeError: Tensor.item() cannot be called ',
-    'take':
-        'ops/indexing.py _flat_index: RuntimeError: Tensor.item() cannot be called on meta tens',
-    'take_along_dim':
-        'ops/scatter.py _check_along: RuntimeError: Tensor.item() cannot be called on meta tens',
-    'put': 'ops/indexing.py _flat_index: RuntimeError: Tensor.item() cannot be called on meta tens',
-    'put_':
-        'ops/indexing.py _flat_index: RuntimeError: Tensor.item() cannot be called on meta tens',
     'linalg.det':
         'ops/linalg_decomp.py _regular: RuntimeError: Tensor.item() cannot be called on meta te',
-    'linalg.slogdet': 'ops/linalg_decomp.py <lambda>: LinAlgError: Singular matrix',
-    'linalg.inv':
-        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
-    'linalg.inv_ex':
-        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
-    'linalg.solve':
-        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
-    'linalg.solve_ex':
-        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
-    'linalg.cholesky':
-        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
-    'linalg.cholesky_ex':
-        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
-    'linalg.qr': 'ops/linalg_decomp.py _rsolve: LinAlgError: Singular matrix',
-    'linalg.solve_triangular':
-        'ops/_registry.py apply: RuntimeError: The size of tensor a (3) must match the size of ',
-    'linalg.matrix_power':
-        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
     'linalg.cond':
-        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
+        'RuntimeError: one of the variables needed for gradient computation has been modified b',
     'linalg.vander':
         'ops/reduction.py _cumprod_rule: RuntimeError: Tensor.item() cannot be called on meta t',
-    'linalg.tensorinv':
-        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
-    'linalg.tensorsolve':
-        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
     'det': 'ops/linalg_decomp.py _regular: RuntimeError: Tensor.item() cannot be called on meta te',
     'det.method':
         'ops/linalg_decomp.py _regular: RuntimeError: Tensor.item() cannot be called on meta te',
-    'logdet': 'ops/linalg_decomp.py <lambda>: LinAlgError: Singular matrix',
-    'slogdet': 'ops/linalg_decomp.py <lambda>: LinAlgError: Singular matrix',
-    'inverse':
-        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
-    'inverse.method':
-        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
-    'qr': 'ops/linalg_decomp.py _rsolve: LinAlgError: Singular matrix',
-    'cholesky':
-        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
-    'cholesky_solve':
-        'ops/_registry.py apply: RuntimeError: The size of tensor a (2) must match the size of ',
-    'cholesky_inverse': 'ops/linalg_decomp.py _cholesky_inverse_fwd: LinAlgError: Singular matrix',
-    'triangular_solve':
-        'ops/_registry.py apply: RuntimeError: The size of tensor a (2) must match the size of ',
-    'matrix_power':
-        'ops/linalg_decomp.py _first_failure: NotImplementedError: Cannot copy out of meta tens',
     'linalg.lstsq':
         'AssertionError: sample 0: PyTorch\'s meta raised NotImplementedError("aten::linalg_lsts',
-    'linalg.lu': 'ops/linalg_decomp.py _lu_square_grad: LinAlgError: Singular matrix',
     'linalg.lu_factor':
         'backend/__init__.py to_device: NotImplementedError: Cannot copy out of meta tensor; no',
-    'linalg.lu_factor_ex': 'ops/linalg_decomp.py _lu_square_grad: LinAlgError: Singular matrix',
-    'linalg.lu_solve':
-        'ops/_registry.py apply: RuntimeError: The size of tensor a (3) must match the size of ',
     'multi_margin_loss':
         'ops/losses.py multi_margin_loss: RuntimeError: Tensor.item() cannot be called on meta ',
     'multilabel_margin_loss':
@@ -202,11 +115,7 @@ NOT_ON_META = {
     'adaptive_avg_pool2d':
         'ops/pooling.py _adaptive_avg_fwd: RuntimeError: Tensor.item() cannot be called on meta',
     'embedding':
-        'ops/_loss_args.py check_embedding: RuntimeError: Tensor.item() cannot be called on met',
-    'nll_loss':
-        'ops/_loss_args.py check_targets: RuntimeError: Tensor.item() cannot be called on meta ',
-    'cross_entropy':
-        'ops/_loss_args.py check_targets: RuntimeError: Tensor.item() cannot be called on meta ',
+        'ops/nn_ops.py _embedding_grad: NotImplementedError: The register_meta function for tor',
     'binary_cross_entropy':
         'ops/_loss_args.py check_bce: RuntimeError: Tensor.item() cannot be called on meta tens',
     'max_pool1d':

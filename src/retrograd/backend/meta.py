@@ -185,6 +185,15 @@ def _standin(a):
     return stride_tricks.as_strided(_fill(a.dtype), a.shape, (0,) * a.ndim)
 
 
+def _eye_standin(a):
+    """For linear algebra: identity matrices (invertible, positive definite) with zero
+    strides across the batch, so factorizations and solves succeed without data."""
+    if a.ndim < 2 or a.dtype.kind not in "fc":
+        return _standin(a)
+    eye = numpy.eye(*a.shape[-2:], dtype=a.dtype)
+    return stride_tricks.as_strided(eye, a.shape, (0,) * (a.ndim - 2) + eye.strides)
+
+
 class _Header:
     """An ``__array_interface__`` for a header over a fake address (never read)."""
 
@@ -205,25 +214,25 @@ def _strided(a):
     return numpy.asarray(_Header(iface, _BUFFER))
 
 
-def _standins(obj, strided=False):
-    """``obj`` with each meta array replaced by a stand-in; also the stand-ins made,
-    paired with their arrays."""
+def _standins(obj, strided=False, make=_standin):
+    """``obj`` with each meta array replaced by a stand-in (``make``'s); also the
+    stand-ins made, paired with their arrays."""
     made = []
-    return _sub(obj, strided, made), made
+    return _sub(obj, strided, made, make), made
 
 
-def _sub(x, strided, made):
+def _sub(x, strided, made, make):
     # (a plain function, not a recursive closure: a closure's cycle would keep the
     # arrays alive until the garbage collector ran, and the books would count them)
     if type(x) is ndarray:
         # (a 0-d header could be read as a scalar: a 0-d array has one layout anyway)
-        s = _strided(x) if strided and x.ndim else _standin(x)
+        s = _strided(x) if strided and x.ndim else make(x)
         made.append((s, x))
         return s
     if type(x) in (tuple, list):
-        return type(x)(_sub(e, strided, made) for e in x)
+        return type(x)(_sub(e, strided, made, make) for e in x)
     if type(x) is dict:
-        return {k: _sub(v, strided, made) for k, v in x.items()}
+        return {k: _sub(v, strided, made, make) for k, v in x.items()}
     return x
 
 
@@ -254,11 +263,11 @@ def _meta(r, made=(), strided=False):
     return r
 
 
-def _fallback(f, strided=False):
+def _fallback(f, strided=False, make=_standin):
     """``f`` run on stand-ins, its results as meta arrays (see the module docstring)."""
     def fn(*args, **kwargs):
         out = kwargs.pop("out", None)
-        (a, k), made = _standins((args, kwargs), strided)
+        (a, k), made = _standins((args, kwargs), strided, make)
         with numpy.errstate(all="ignore"):
             r = f(*a, **k)
         return _out(_meta(r, made, strided), out)
@@ -309,6 +318,9 @@ class _Ufunc:
         small = [numpy.ones((), a.dtype) if _is_array(a) else a for a in args]
         with numpy.errstate(all="ignore"):
             r = self._uf(*small, **kwargs)
+        if out is not None:  # the operands broadcast to out's shape, as NumPy's do
+            outs = out if isinstance(out, tuple) else (out,)
+            shape = numpy.broadcast_shapes(shape, outs[0].shape)
         res = tuple(ndarray(shape, x.dtype) for x in r) if self.nout > 1 \
             else ndarray(shape, numpy.asarray(r).dtype)
         return _out(res, out)
@@ -505,6 +517,8 @@ def _nocopy_strides(a, shape):
 def reshape(a, shape=None, order="C", *, copy=None, newshape=None):
     """A view when the strides allow one (NumPy's test), else a copy."""
     shape = newshape if shape is None else shape
+    if type(a) is not ndarray:  # a scalar or host data
+        return _fallback(numpy.reshape)(a, shape, order=order)
     shape = (shape,) if isinstance(shape, (int, numpy.integer)) else shape
     shape = _reshape_to(a, shape)
     strides = None if copy or order != "C" else _nocopy_strides(a, shape)
@@ -561,15 +575,16 @@ def _view(name):
 class _Namespace:
     """The module object ``xp`` rules receive on the meta device: NumPy's names."""
 
-    def __init__(self, source):
+    def __init__(self, source, make=_standin):
         self._source = source
+        self._make = make
 
     def __getattr__(self, name):
         obj = getattr(self._source, name)
         if isinstance(obj, numpy.ufunc):
             obj = _Ufunc(obj)
         elif callable(obj) and not isinstance(obj, type):
-            obj = _fallback(obj)
+            obj = _fallback(obj, make=self._make)
         setattr(self, name, obj)  # made once, on first use
         return obj
 
@@ -596,7 +611,7 @@ for _name, _stack in (("concatenate", False), ("concat", False), ("stack", True)
 for _f in (matmul, full, full_like, asarray, astype, copy, where, reshape, ravel):
     setattr(namespace, _f.__name__, _f)
 namespace.array = namespace.asanyarray = namespace.ascontiguousarray = asarray
-namespace.linalg = _Namespace(numpy.linalg)
+namespace.linalg = _Namespace(numpy.linalg, _eye_standin)
 namespace.linalg.matmul = matmul
 namespace.fft = _Namespace(numpy.fft)
 namespace.lib = type("lib", (), {"stride_tricks": _Namespace(stride_tricks)})
@@ -623,6 +638,7 @@ class _Lazy(_Namespace):
 
 
 namespace.scipy_linalg = _Lazy.__new__(_Lazy)
+namespace.scipy_linalg._make = _eye_standin
 
 
 def _lookup(func):
