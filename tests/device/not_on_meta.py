@@ -110,28 +110,6 @@ NOT_ON_META = {
         'ops/reduction.py _cumprod_rule: RuntimeError: Tensor.item() cannot be called on meta t',
     'histogram':
         'AssertionError: sample 0: PyTorch\'s meta raised NotImplementedError("aten::histogram.b',
-    'max_pool2d':
-        'ops/pooling.py _max_pool_2x2: RuntimeError: Tensor.item() cannot be called on meta ten',
-    'adaptive_avg_pool2d':
-        'ops/pooling.py _adaptive_avg_fwd: RuntimeError: Tensor.item() cannot be called on meta',
-    'embedding':
-        'ops/nn_ops.py _embedding_grad: NotImplementedError: The register_meta function for tor',
-    'binary_cross_entropy':
-        'ops/_loss_args.py check_bce: RuntimeError: Tensor.item() cannot be called on meta tens',
-    'max_pool1d':
-        'ops/pooling.py _max_pool_fwd: RuntimeError: Tensor.item() cannot be called on meta ten',
-    'max_pool1d_with_indices':
-        'ops/pooling.py _max_pool_fwd: RuntimeError: Tensor.item() cannot be called on meta ten',
-    'max_pool2d_with_indices':
-        'ops/pooling.py _max_pool_2x2: RuntimeError: Tensor.item() cannot be called on meta ten',
-    'max_pool3d':
-        'ops/pooling.py _max_pool_fwd: RuntimeError: Tensor.item() cannot be called on meta ten',
-    'max_pool3d_with_indices':
-        'ops/pooling.py _max_pool_fwd: RuntimeError: Tensor.item() cannot be called on meta ten',
-    'adaptive_avg_pool1d':
-        'ops/pooling.py _adaptive_avg_fwd: RuntimeError: Tensor.item() cannot be called on meta',
-    'adaptive_avg_pool3d':
-        'ops/pooling.py _adaptive_avg_fwd: RuntimeError: Tensor.item() cannot be called on meta',
     'adaptive_max_pool1d':
         'ops/pooling.py _adaptive_max_fwd: RuntimeError: Tensor.item() cannot be called on meta',
     'adaptive_max_pool2d':
@@ -144,8 +122,6 @@ NOT_ON_META = {
         'ops/pooling.py _max_unpool_nd: RuntimeError: Tensor.item() cannot be called on meta te',
     'max_unpool3d':
         'ops/pooling.py _max_unpool_nd: RuntimeError: Tensor.item() cannot be called on meta te',
-    'max_pool2d.integer':
-        'ops/pooling.py _max_pool_2x2: RuntimeError: Tensor.item() cannot be called on meta ten',
     'prod':
         'ops/reduction.py _prod_rule: RuntimeError: Tensor.item() cannot be called on meta tens',
     'var': 'ops/reduction.py _mean_in_range: RuntimeError: Tensor.item() cannot be called on meta ',
@@ -154,8 +130,6 @@ NOT_ON_META = {
         'ops/reduction.py _cumprod_rule: RuntimeError: Tensor.item() cannot be called on meta t',
     'cumprod_':
         'ops/reduction.py _cumprod_rule: RuntimeError: Tensor.item() cannot be called on meta t',
-    'interpolate.area':
-        'ops/pooling.py _adaptive_avg_fwd: RuntimeError: Tensor.item() cannot be called on meta',
     'grid_sample':
         'ops/sampling.py _input_grad: NotImplementedError: aten::bincount: attempted to run thi',
     'pad_sequence':

@@ -154,6 +154,11 @@ class ArrayFunctions:
         """The memory address of ``a``'s first element (where a view lies in its base)."""
         return a.__array_interface__["data"][0]
 
+    def bincount(self, index, weights, length):
+        """The sums of ``weights`` per value of ``index``, whose values the caller knows
+        lie in ``[0, length)``: a result of ``length`` elements."""
+        return self.xp.bincount(index, weights=weights, minlength=length)
+
     def index_add(self, a, index, values):
         """``a`` with ``values``' rows added into its rows ``index`` (repeats accumulate);
         arrays are written in place."""
@@ -295,6 +300,10 @@ class _MetaFunctions(ArrayFunctions):
     def any_true(self, mask):
         """No values to check: PyTorch's meta kernels skip the checks on values too."""
         return False
+
+    def bincount(self, index, weights, length):
+        """The length is known without the values (the caller bounds them)."""
+        return meta.ndarray((length,), numpy.result_type(weights.dtype, numpy.float64))
 
     def draw(self, rng, name, args, shape):
         """No values to draw (the generator is left as it was, as on PyTorch's meta)."""
