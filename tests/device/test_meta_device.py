@@ -10,7 +10,7 @@ import torch
 
 import retrograd
 from retrograd import backend, memory, nn
-from retrograd.models import vit_tiny
+from retrograd.models import resnet18, vit_tiny
 from retrograd.backend import meta
 from device.meta_run import outcome
 from device.not_on_meta import NOT_ON_META
@@ -150,8 +150,9 @@ def _step_peak(device, build, batch):
     return s["allocated_bytes.all.peak"] - sum(before.values()), at_peak
 
 
-@pytest.mark.parametrize("build, batch", [(_mlp, (32, 64)), (vit_tiny, (4, 3, 32, 32))],
-                         ids=["mlp", "vit_tiny"])
+@pytest.mark.parametrize("build, batch", [(_mlp, (32, 64)), (vit_tiny, (4, 3, 32, 32)),
+                                          (lambda: resnet18(num_classes=10), (2, 3, 32, 32))],
+                         ids=["mlp", "vit_tiny", "resnet18"])
 def test_a_meta_training_step_books_the_cpu_steps_peak(build, batch):
     """The tracker books meta storages by shape and dtype: a step of the same model and
     batch on meta has the CPU step's peak, category by category, to the byte (the
