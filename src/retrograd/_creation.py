@@ -9,7 +9,7 @@ from . import _dtype
 from ._deterministic import fill_uninitialized
 from ._dtype import get_default_dtype
 from ._tensor import Tensor, _set_requires_grad, wrap
-from .backend import check_device, cpu, to_device
+from .backend import check_device, cpu, meta, to_device
 from . import _random
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
@@ -107,6 +107,14 @@ def _unwrap(x):
     return x
 
 
+def _filled(dev, shape, dtype, make):
+    """``make()``'s host array, or for the meta device an array of ``shape`` and
+    ``dtype`` made without memory (a model too big for the host can be built there)."""
+    if dev.type == "meta":
+        return meta.namespace.empty(shape, dtype)
+    return make()
+
+
 def _finish(arr, requires_grad=False, dev=cpu):
     """The tensor of host array ``arr``, moved to ``dev``."""
     t = wrap(arr if dev is cpu else to_device(arr, dev))
@@ -181,20 +189,23 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     torch.Size([2, 3])"""
     dev = check_device(device)
     _no_out(out)
-    return _finish(numpy.zeros(_size(size, "zeros"), _dt(dtype)), requires_grad, dev)
+    shape, dt = _size(size, "zeros"), _dt(dtype)
+    return _finish(_filled(dev, shape, dt, lambda: numpy.zeros(shape, dt)), requires_grad, dev)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     dev = check_device(device)
     _no_out(out)
-    return _finish(numpy.ones(_size(size, "ones"), _dt(dtype)), requires_grad, dev)
+    shape, dt = _size(size, "ones"), _dt(dtype)
+    return _finish(_filled(dev, shape, dt, lambda: numpy.ones(shape, dt)), requires_grad, dev)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           memory_format=None, pin_memory=False):
     dev = check_device(device)
     _no_out(out)
-    return _finish(fill_uninitialized(numpy.empty(_size(size, "empty"), _dt(dtype))),
+    shape, dt = _size(size, "empty"), _dt(dtype)
+    return _finish(_filled(dev, shape, dt, lambda: fill_uninitialized(numpy.empty(shape, dt))),
                    requires_grad, dev)
 
 
@@ -209,7 +220,9 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
-    return _finish(numpy.full(_size((size,), "full"), fill_value, dtype.np), requires_grad, dev)
+    shape = _size((size,), "full")
+    return _finish(_filled(dev, shape, dtype.np, lambda: numpy.full(shape, fill_value, dtype.np)),
+                   requires_grad, dev)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
@@ -268,7 +281,8 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     dev = check_device(device)
     _no_out(out)
     g = generator or _random.default_generator
-    return _finish(g._rng.random(_size(size, "rand"), dtype=numpy.float64).astype(_dt(dtype)),
+    shape, dt = _size(size, "rand"), _dt(dtype)
+    return _finish(_filled(dev, shape, dt, lambda: g._rng.random(shape).astype(dt)),
                    requires_grad, dev)
 
 
@@ -278,7 +292,8 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     dev = check_device(device)
     _no_out(out)
     g = generator or _random.default_generator
-    return _finish(g._rng.standard_normal(_size(size, "randn")).astype(_dt(dtype)),
+    shape, dt = _size(size, "randn"), _dt(dtype)
+    return _finish(_filled(dev, shape, dt, lambda: g._rng.standard_normal(shape).astype(dt)),
                    requires_grad, dev)
 
 

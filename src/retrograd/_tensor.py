@@ -13,6 +13,7 @@ import numpy
 from . import _dtype, _observe
 from . import _grad_state
 from .backend import device_of, get_array_module
+from .backend.functions import functions
 
 __all__ = ["Tensor", "Size", "wrap"]
 
@@ -82,6 +83,10 @@ class Tensor:
         return self.device.type == "cuda"
 
     @property
+    def is_meta(self):
+        return self.device.type == "meta"
+
+    @property
     def is_cpu(self):
         return self.device.type == "cpu"
 
@@ -127,10 +132,12 @@ class Tensor:
     def storage_offset(self):
         if self._base is None:
             return 0
-        return ((self._data.__array_interface__["data"][0]
-                 - self._base._data.__array_interface__["data"][0]) // self._data.itemsize)
+        address = functions(get_array_module(self._data)).address
+        return (address(self._data) - address(self._base._data)) // self._data.itemsize
 
     def data_ptr(self):
+        if self.is_meta:  # no memory: PyTorch's meta tensors answer 0
+            return 0
         return self._data.__array_interface__["data"][0]
 
     def is_contiguous(self, memory_format=None):

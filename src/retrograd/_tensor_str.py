@@ -220,6 +220,11 @@ def tensor_repr(t, *, tensor_contents=None):
     indent = len(prefix)
     suffixes = []
     a = t._data
+    if t.device.type == "meta":  # no values: the shape and dtype stand for them
+        suffixes.append(f"device='meta', size={tuple(a.shape)}")
+        if t.dtype is not _dtype.get_default_dtype():
+            suffixes.append(f"dtype={t.dtype}")
+        return _finish_repr(t, cls, prefix, "...", suffixes, indent, param, plain)
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
         a = a.get()
@@ -240,6 +245,11 @@ def tensor_repr(t, *, tensor_contents=None):
             suffixes.append(f"dtype={dt}")
         if body is None:
             body = _tensor_str(a, indent)
+    return _finish_repr(t, cls, prefix, body, suffixes, indent, param, plain)
+
+
+def _finish_repr(t, cls, prefix, body, suffixes, indent, param, plain):
+    """The autograd suffix, and the wrapping of a Parameter subclass."""
     grad_fn = t.grad_fn
     if grad_fn is not None:
         suffixes.append(f"grad_fn=<{grad_fn.name()}>")

@@ -20,13 +20,17 @@ import weakref
 
 import numpy
 
+from ..backend import meta
+
 _ndarray = numpy.ndarray
+_meta_ndarray = meta.ndarray
 
 
 def _owner(g):
     """The array owning ``g``'s memory; None for what is never stolen (a NumPy scalar, a
-    device's array), which needs no books."""
-    if type(g) is not _ndarray:
+    device's array), which needs no books. Meta arrays are stolen as NumPy's are, so a
+    shape-only run books what the CPU run does."""
+    if type(g) is not _ndarray and type(g) is not _meta_ndarray:
         return None
     base = g.base
     return g if base is None else base

@@ -575,9 +575,9 @@ def _new_grad_array(param, g, owned):
     """A fresh ``.grad`` array laid out like ``param``; ``g`` itself when it is ``owned``
     and already has that layout: all of its memory (a transposed matmul result is a view
     covering all of its base), writeable, with ``param``'s strides."""
-    if owned and type(g) is numpy.ndarray and g.flags.writeable and g.strides == param.strides:
+    if owned and type(g) is type(param) and g.flags.writeable and g.strides == param.strides:
         base = g.base
-        if base is None or (type(base) is numpy.ndarray and base.base is None
+        if base is None or (type(base) is type(param) and base.base is None
                             and base.nbytes == g.nbytes):
             return g
     out = _grad_layout(param)

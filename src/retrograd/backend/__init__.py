@@ -9,7 +9,7 @@ import math
 
 import numpy
 
-from . import emulated
+from . import emulated, meta
 
 __all__ = ["Device", "device", "cpu", "get_array_module", "device_of", "erf",
            "set_default_device", "get_default_device", "to_device", "emulate_cuda",
@@ -60,6 +60,7 @@ class Device:
 
 device = Device
 cpu = Device("cpu")
+_META = Device("meta")
 
 
 def get_array_module(array):
@@ -68,6 +69,8 @@ def get_array_module(array):
     t = type(array)
     if t is emulated.ndarray:
         return emulated.namespace
+    if t is meta.ndarray:
+        return meta.namespace
     if t.__module__.startswith("cupy"):
         import cupy
         return cupy
@@ -78,6 +81,8 @@ def device_of(array):
     t = type(array)
     if t is emulated.ndarray:
         return Device("cuda", array._dev)
+    if t is meta.ndarray:
+        return _META
     if t.__module__.startswith("cupy"):
         return Device("cuda", array.device.id)
     return cpu
@@ -100,7 +105,13 @@ def emulating_cuda():
 
 
 def to_device(array, dev):
-    """``array`` (host or device) as an array on device ``dev`` (itself when it is there)."""
+    """``array`` (host or device) as an array on device ``dev`` (itself when it is there).
+    Moving to ``meta`` keeps the shape and dtype only; out of it there is nothing to copy."""
+    if dev.type == "meta":
+        return meta.namespace.asarray(array if type(array) is meta.ndarray
+                                      else meta.ndarray(array.shape, array.dtype))
+    if type(array) is meta.ndarray:
+        raise NotImplementedError(meta.NO_DATA)
     if dev.type == "cpu":
         return array.get() if type(array) is emulated.ndarray else array
     index = emulated._current if dev.index is None else dev.index
@@ -158,6 +169,8 @@ def _available(dev):
         if dev.index is not None and not 0 <= dev.index < emulated.DEVICES:
             raise RuntimeError("CUDA error: invalid device ordinal")
         return Device("cuda", emulated._current if dev.index is None else dev.index)
+    if dev.type == "meta":
+        return _META
     if dev.type != "cpu":
         raise NotImplementedError(
             f"Could not run 'aten::empty.memory_format' with arguments from the "

@@ -13,7 +13,7 @@ by the arrays' module.
 import numpy
 
 from .._dtype import is_float, is_low
-from . import emulated, erf
+from . import emulated, erf, meta
 
 __all__ = ["functions", "register_functions", "scipy_linalg", "facade", "register_facade"]
 
@@ -42,6 +42,8 @@ def scipy_linalg(xp):
     emulator's for its arrays, SciPy's for NumPy."""
     if xp is emulated.namespace:
         return emulated.scipy_linalg
+    if xp is meta.namespace:
+        return meta.namespace.scipy_linalg
     if getattr(xp, "__name__", "") == "cupy":
         import cupyx.scipy.linalg
         return cupyx.scipy.linalg
@@ -57,6 +59,16 @@ class ArrayFunctions:
 
     def where(self, cond, a, b):
         return self.xp.where(cond, a, b)
+
+    def any_true(self, mask):
+        """Whether any element of boolean ``mask`` holds: the argument checks on values
+        (indices and targets in bounds) ask here, so they need no values where none exist."""
+        return bool(mask.any())
+
+    def draw(self, rng, name, args, shape):
+        """``rng.<name>(*args, shape)``: random values for an initializer to write into an
+        array of ``shape`` (drawn on the host)."""
+        return getattr(rng, name)(*args, shape)
 
     def call(self, op, values, attrs=()):
         """Op ``op`` run from inside a rule: its forward on these arrays (the facade records
@@ -142,6 +154,11 @@ class ArrayFunctions:
     def address(self, a):
         """The memory address of ``a``'s first element (where a view lies in its base)."""
         return a.__array_interface__["data"][0]
+
+    def bincount(self, index, weights, length):
+        """The sums of ``weights`` per value of ``index``, whose values the caller knows
+        lie in ``[0, length)``: a result of ``length`` elements."""
+        return self.xp.bincount(index, weights=weights, minlength=length)
 
     def index_add(self, a, index, values):
         """``a`` with ``values``' rows added into its rows ``index`` (repeats accumulate);
@@ -274,7 +291,28 @@ class _CupyFunctions(ArrayFunctions):
         return out.astype(a.dtype, copy=False).reshape(a.shape[:-2] + out.shape[-2:])
 
 
-_BY_MODULE = {numpy: _NumpyFunctions}  # CuPy and the emulator: _CupyFunctions
+class _MetaFunctions(ArrayFunctions):
+    """The meta device's: an address is its storage's identity plus the byte offset (no
+    memory lies behind it)."""
+
+    def address(self, a):
+        return meta.address(a)
+
+    def any_true(self, mask):
+        """No values to check: PyTorch's meta kernels skip the checks on values too."""
+        return False
+
+    def bincount(self, index, weights, length):
+        """The length is known without the values (the caller bounds them)."""
+        return meta.ndarray((length,), numpy.result_type(weights.dtype, numpy.float64))
+
+    def draw(self, rng, name, args, shape):
+        """No values to draw (the generator is left as it was, as on PyTorch's meta)."""
+        return meta.ndarray(shape, numpy.float64)
+
+
+# CuPy and the emulator: _CupyFunctions
+_BY_MODULE = {numpy: _NumpyFunctions, meta.namespace: _MetaFunctions}
 
 
 def functions(xp):

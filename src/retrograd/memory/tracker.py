@@ -39,6 +39,7 @@ import numpy
 
 from .. import _observe
 from ..nn.modules._paths import PATHS
+from ..backend.meta import ndarray as _meta_ndarray
 # Roles (bits) stick to a storage until it is freed; saved-by-the-graph is counted apart.
 from .._observe import COMM_BUCKET as ROLE_COMM_BUCKET
 from .._observe import GRADIENT as ROLE_GRADIENT
@@ -71,7 +72,7 @@ def _storage_array(g):
     """The array holding gradient ``g`` (an array, a Tensor under create_graph, or None);
     None for a NumPy scalar (``0-d array * 0.5`` gives one): a value, not a storage, which
     becomes one only when it is copied into a ``.grad`` (seen there)."""
-    if g is None or type(g) is _ndarray:
+    if g is None or type(g) is _ndarray or type(g) is _meta_ndarray:
         return g
     if isinstance(g, numpy.generic):
         return None
@@ -216,7 +217,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         roles in ``state``."""
         root = arr
         base = arr.base
-        while type(base) is _ndarray:
+        while type(base) is _ndarray or type(base) is _meta_ndarray:  # (meta: no data)
             root = base
             base = base.base
         key = id(root)

@@ -11,6 +11,8 @@ import warnings
 import numpy
 
 from .._random import default_generator
+from ..backend import get_array_module
+from ..backend.functions import functions
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_", "eye_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
@@ -19,6 +21,13 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones
 
 def _rng(generator):
     return (generator or default_generator)._rng
+
+
+def _draw(tensor, generator, name, *args, shape=None):
+    """Random values for ``tensor`` from ``generator`` (its array module's functions draw
+    them: none on the meta device)."""
+    return functions(get_array_module(tensor._data)).draw(
+        _rng(generator), name, args, tensor.shape if shape is None else shape)
 
 
 def _fill(tensor, values):
@@ -59,11 +68,11 @@ def _fans(tensor):
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    return _fill(tensor, _rng(generator).uniform(a, b, tensor.shape))
+    return _fill(tensor, _draw(tensor, generator, "uniform", a, b))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
-    return _fill(tensor, _rng(generator).normal(mean, std, tensor.shape))
+    return _fill(tensor, _draw(tensor, generator, "normal", mean, std))
 
 
 def constant_(tensor, val):
@@ -120,11 +129,11 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Normal(mean, std) conditioned on [a, b]: out-of-range draws are redrawn."""
-    rng = _rng(generator)
-    out = rng.normal(mean, std, tensor.shape)
+    out = _draw(tensor, generator, "normal", mean, std)
+    check = functions(get_array_module(out)).any_true
     bad = (out < a) | (out > b)
-    while bad.any():
-        out[bad] = rng.normal(mean, std, int(bad.sum()))
+    while check(bad):
+        out[bad] = _draw(tensor, generator, "normal", mean, std, shape=int(bad.sum()))
         bad = (out < a) | (out > b)
     return _fill(tensor, out)
 

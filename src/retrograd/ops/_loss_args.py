@@ -6,6 +6,8 @@ nothing half-written; an index is never allowed to wrap around as NumPy's would.
 import numpy
 
 from .._dtype import can_cast, is_float, is_inexact, result_type
+from ..backend import get_array_module
+from ..backend.functions import functions
 from ._registry import _broadcast_error, _pretty
 from .._dtype import legacy_type_name
 
@@ -22,7 +24,7 @@ def check_targets(target, classes, ignore_index):
     [0, classes); the first that does not (in memory order) is named."""
     t = target._data
     bad = (t != ignore_index) & ((t < 0) | (t >= classes))
-    if bad.any():
+    if functions(get_array_module(t)).any_true(bad):
         raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
 
 
@@ -102,13 +104,13 @@ def check_embedding(indices, weight, max_norm):
         if not is_inexact(weight._data.dtype):
             raise RuntimeError(f"norm(): input dtype should be either floating point or "
                                f"complex. Got {_pretty(weight._data.dtype)} instead.")
-        outside = idx[(idx < -n) | (idx >= n)]
-        if outside.size:
-            raise IndexError(f"select(): index {int(outside.min())} out of range for tensor "
+        outside = (idx < -n) | (idx >= n)
+        if functions(get_array_module(idx)).any_true(outside):
+            raise IndexError(f"select(): index {int(idx[outside].min())} out of range for tensor "
                              f"of size {_dims(weight.shape)} at dimension 0")
     if n == 0:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
-    if ((idx < 0) | (idx >= n)).any():
+    if functions(get_array_module(idx)).any_true((idx < 0) | (idx >= n)):
         raise IndexError("index out of range in self")
 
 
@@ -150,7 +152,7 @@ def check_bce(input, target, weight):
         check_output(input, input, weight)
     for name, x in (("input", input), ("target", target)):
         a = x._data
-        if not ((a >= 0) & (a <= 1)).all():
+        if functions(get_array_module(a)).any_true(~((a >= 0) & (a <= 1))):
             raise RuntimeError(f"all elements of {name} should be between 0 and 1")
 
 

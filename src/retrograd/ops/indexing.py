@@ -27,6 +27,7 @@ from .._dtype import is_float, is_inexact, np_finfo
 from .._tensor import Tensor, _wrap_dim, wrap
 from ..backend import get_array_module
 from ..autograd.node import sum_acc
+from ..backend.functions import functions
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .shape import call
 
@@ -41,6 +42,11 @@ __all__ = ["select", "narrow", "index_put", "index_put_", "index_select", "index
 
 
 # ---- x[index] ---------------------------------------------------------------------------------
+
+
+def _outside(i, lo, hi):
+    """Whether an index of ``i`` lies outside ``[lo, hi)`` (a check on values)."""
+    return functions(get_array_module(i)).any_true((i < lo) | (i >= hi))
 
 def _index_put_into(xp, out, values, indices, accumulate):
     if accumulate:
@@ -441,7 +447,7 @@ def _vector_index(input, dim, index, fn, check_range=True):
         raise IndexError(f"{fn}(): Index is supposed to be a vector")
     d = _wrap_dim(dim, input._data.ndim)
     n = input._data.shape[d] if input._data.ndim else 1
-    if check_range and i.size and (int(i.min()) < 0 or int(i.max()) >= n):
+    if check_range and i.size and _outside(i, 0, n):
         raise IndexError("index out of range in self")
     return d, index.reshape(-1) if i.ndim == 0 else index
 
@@ -503,7 +509,7 @@ def _index_fill_args(self, dim, index, value):
     d, index = _vector_index(self, dim, index, "index_fill_", check_range=False)
     n = self._data.shape[d] if self._data.ndim else 1
     i = index._data
-    if i.size and (int(i.min()) < -n or int(i.max()) >= n):
+    if i.size and _outside(i, -n, n):
         bad = int(i.min()) if int(i.min()) < -n else int(i.max())
         raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}")
     if isinstance(value, Tensor):
@@ -531,7 +537,7 @@ def _index_copy_args(self, dim, index, source):
     d, index = _vector_index(self, dim, index, "index_copy_", check_range=False)
     n = self._data.shape[d] if self._data.ndim else 1
     i = index._data
-    if i.size and (int(i.min()) < 0 or int(i.max()) >= n):
+    if i.size and _outside(i, 0, n):
         bad = int(i.min()) if int(i.min()) < 0 else int(i.max())
         raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {d} with "
                          f"size {n}")
@@ -762,7 +768,7 @@ def _flat_index(input, index, fn):
         raise RuntimeError(f"{fn}(): Expected a long tensor for index, but got "
                            f"{_pretty(i.dtype)}")
     n = input._data.size
-    if i.size:
+    if i.size and _outside(i, -n, n):
         lo, hi = int(i.min()), int(i.max())
         if lo < -n or hi >= n:
             raise IndexError(f"out of range: tried to access index {lo if lo < -n else hi} on "

@@ -810,9 +810,8 @@ def _embedding_grad(xp, grad, indices, weight_shape, padding_idx, scale_grad_by_
     if scale_grad_by_freq:  # each row's gradient over the number of times it was looked up
         counts = xp.bincount(idx, minlength=n)
         g = g / xp.expand_dims(counts[idx], 1)
-    if padding_idx is not None:  # its row gets nothing
-        keep = xp.not_equal(idx, padding_idx)
-        idx, g = idx[keep], g[keep]
+    if padding_idx is not None:  # its row gets nothing (a mask, not a filter: no values
+        g = xp.where(xp.expand_dims(xp.not_equal(idx, padding_idx), 1), g, 0)  # needed)
     return functions(xp).index_add(xp.zeros((n, d), dtype=grad.dtype), idx, g)
 
 

@@ -19,6 +19,7 @@ from .._dtype import is_float
 from .._tensor import Tensor, wrap
 from ..autograd._batched import Batched
 from ..backend import get_array_module, to_device
+from ..backend.functions import functions
 from ._registry import FUNCTIONS, _pretty, apply, defop, register
 from .convolution import _tuple
 from .im2col import col2im, out_sizes
@@ -175,7 +176,7 @@ def _max_pool_2x2(xp, x):
     m = xp.maximum(x0, x1)
     m0, m1 = m[..., 0::2, :], m[..., 1::2, :]
     out = xp.maximum(m0, m1)
-    if out.size and bool(xp.isnan(out.max())):
+    if out.size and functions(xp).any_true(xp.isnan(out.max())):
         return None
     r0, r1 = right[..., 0::2, :], right[..., 1::2, :]
     down = (m1 > m0).view(xp.int8)
@@ -228,7 +229,7 @@ def _max_pool_fwd(xp, self, kernel, stride, pads, dilation):
     indices = base + xp.take(table, code)
     empty = _grid_index(xp, outs, [_outside(xp, outs[i], stride[i], pads[i][0], kernel[i],
                                             dilation[i], size[i]) for i in range(nd)])
-    if bool(xp.any(empty)):  # windows wholly in padding: no input, index -1
+    if functions(xp).any_true(empty):  # windows wholly in padding: no input, index -1
         indices[..., empty.astype(bool)] = -1
     return out, indices
 
@@ -238,7 +239,7 @@ def _scatter_grad(xp, grad, indices, self_shape, nd, overlap):
     under create_graph, by the differentiable scatter_add)."""
     plane = math.prod(self_shape[len(self_shape) - nd:])
     b = math.prod(self_shape[:len(self_shape) - nd])
-    if bool(xp.any(indices < 0)):  # windows wholly in padding (index -1): no gradient
+    if functions(xp).any_true(indices < 0):  # windows wholly in padding (index -1): no grad
         grad = xp.where(indices < 0, 0, grad)
         indices = xp.where(indices < 0, 0, indices)
     shape = (b, math.prod(grad.shape[grad.ndim - nd:]))  # explicit: b may be 0
@@ -248,8 +249,8 @@ def _scatter_grad(xp, grad, indices, self_shape, nd, overlap):
         return xp.reshape(out, tuple(self_shape))
     flat = xp.reshape(idx + xp.reshape(xp.arange(b) * plane, (b, 1)), (-1,))
     if overlap:
-        out = xp.bincount(flat, weights=xp.reshape(g, (-1,)),
-                          minlength=b * plane).astype(grad.dtype)
+        out = functions(xp).bincount(flat, xp.reshape(g, (-1,)),
+                                     b * plane).astype(grad.dtype)
     else:  # each input receives at most one gradient
         out = xp.zeros(b * plane, dtype=grad.dtype)
         out[flat] = xp.reshape(g, (-1,))
@@ -497,7 +498,7 @@ def _adaptive_avg_fwd(xp, self, *mats):
     """Averaging GEMMs; where a non-finite input turns their ``0 * inf`` outside a bin into
     NaN, the bins' own means instead (PyTorch sums each window)."""
     out = _apply_mats(xp, self, mats)
-    if bool(xp.all(xp.isfinite(out))):
+    if not functions(xp).any_true(~xp.isfinite(out)):
         return out
     nd = len(mats)
     for i, m in enumerate(mats):

@@ -400,7 +400,7 @@ def _check_along(self, dim, index, fn, src=None):
         raise RuntimeError(f"Expected index {list(i.shape)} to be no larger than self "
                            f"{list(a.shape)} apart from dimension {d} and to be no larger "
                            f"size than src {list(src._data.shape)}")
-    if i.size:
+    if i.size and functions(get_array_module(i)).any_true((i < 0) | (i >= ashape[d])):
         lo, hi = int(i.min()), int(i.max())
         if lo < 0 or hi >= ashape[d]:
             bad = lo if lo < 0 else hi

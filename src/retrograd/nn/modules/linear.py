@@ -11,8 +11,8 @@ from .module import Module
 __all__ = ["Identity", "Linear", "Bilinear"]
 
 
-def _param(*shape, dtype=None):
-    return Parameter(_creation.empty(*shape, dtype=dtype))
+def _param(*shape, dtype=None, device=None):
+    return Parameter(_creation.empty(*shape, dtype=dtype, device=device))
 
 
 class Identity(Module):
@@ -30,9 +30,9 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = _param(out_features, in_features, dtype=dtype)
+        self.weight = _param(out_features, in_features, dtype=dtype, device=device)
         if bias:
-            self.bias = _param(out_features, dtype=dtype)
+            self.bias = _param(out_features, dtype=dtype, device=device)
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

@@ -1,0 +1,131 @@
+"""Op-database entries that do not run on the meta device, each with where it
+fails (regenerate with ``python tests/device/meta_run.py --write``; a test fails
+when a listed entry starts to pass, so the list only shrinks)."""
+
+NOT_ON_META = {
+    '__setitem__.index':
+        'ops/indexing.py _indexed_shape: NotImplementedError: Cannot copy out of meta tensor; n',
+    'index_put':
+        'ops/indexing.py <lambda>: NotImplementedError: The register_meta function for torch.no',
+    'index_put_':
+        'ops/indexing.py <lambda>: NotImplementedError: The register_meta function for torch.no',
+    'scatter_reduce.prod':
+        'ops/scatter.py _prod_src_grad: RuntimeError: Tensor.item() cannot be called on meta te',
+    'scatter_reduce.prod_zeros':
+        'ops/scatter.py _prod_src_grad: RuntimeError: Tensor.item() cannot be called on meta te',
+    'scatter_reduce_.prod':
+        'ops/scatter.py _prod_src_grad: RuntimeError: Tensor.item() cannot be called on meta te',
+    'index_select':
+        'ops/indexing.py index_select: NotImplementedError: The register_meta function for torc',
+    'index_fill':
+        'NotImplementedError: aten::_unique: attempted to run this operator with Meta tensors, ',
+    'index_fill_':
+        'NotImplementedError: aten::_unique: attempted to run this operator with Meta tensors, ',
+    'masked_fill':
+        'ops/indexing.py _masked_fill_args: RuntimeError: Tensor.item() cannot be called on met',
+    'masked_fill_':
+        'ops/indexing.py _masked_fill_args: RuntimeError: Tensor.item() cannot be called on met',
+    'masked_scatter':
+        'ops/indexing.py _masked_scatter_forward: RuntimeError: Tensor.item() cannot be called ',
+    'masked_scatter_':
+        'ops/indexing.py _masked_scatter_forward: RuntimeError: Tensor.item() cannot be called ',
+    'linalg.det':
+        'ops/linalg_decomp.py _regular: RuntimeError: Tensor.item() cannot be called on meta te',
+    'linalg.cond':
+        'RuntimeError: one of the variables needed for gradient computation has been modified b',
+    'linalg.vander':
+        'ops/reduction.py _cumprod_rule: RuntimeError: Tensor.item() cannot be called on meta t',
+    'det': 'ops/linalg_decomp.py _regular: RuntimeError: Tensor.item() cannot be called on meta te',
+    'det.method':
+        'ops/linalg_decomp.py _regular: RuntimeError: Tensor.item() cannot be called on meta te',
+    'linalg.lstsq':
+        "AssertionError: sample 1: RuntimeError('Tensor.item() cannot be called on meta tensors",
+    'linalg.lu_factor':
+        'backend/__init__.py to_device: NotImplementedError: Cannot copy out of meta tensor; no',
+    'multi_margin_loss':
+        'ops/losses.py multi_margin_loss: RuntimeError: Tensor.item() cannot be called on meta ',
+    'multilabel_margin_loss':
+        'ops/losses.py multilabel_margin_loss: RuntimeError: Tensor.item() cannot be called on ',
+    'ctc_loss':
+        'NotImplementedError: aten::_ctc_loss_backward: attempted to run this operator with Met',
+    'median':
+        'ops/sorting.py _median_all_fwd: RuntimeError: Tensor.item() cannot be called on meta t',
+    'nanmedian':
+        'ops/sorting.py _median_all_fwd: NotImplementedError: The register_meta function for to',
+    'quantile.linear':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'quantile.lower':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'quantile.higher':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'quantile.midpoint':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'quantile.nearest':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'nanquantile.linear':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'nanquantile.lower':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'nanquantile.higher':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'nanquantile.midpoint':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'nanquantile.nearest':
+        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'lgamma':
+        'ops/special.py _lgamma_fwd: RuntimeError: Tensor.item() cannot be called on meta tenso',
+    'digamma':
+        'ops/special.py _special: NotImplementedError: Cannot copy out of meta tensor; no data!',
+    'lgamma_.inplace':
+        'ops/special.py _lgamma_fwd: RuntimeError: Tensor.item() cannot be called on meta tenso',
+    'digamma_.inplace':
+        'ops/special.py _special: NotImplementedError: Cannot copy out of meta tensor; no data!',
+    'polygamma':
+        'ops/special.py _special: NotImplementedError: Cannot copy out of meta tensor; no data!',
+    'polygamma.method':
+        'ops/special.py _special: NotImplementedError: Cannot copy out of meta tensor; no data!',
+    'polygamma_.inplace':
+        'ops/special.py _special: NotImplementedError: Cannot copy out of meta tensor; no data!',
+    'repeat_interleave':
+        'ops/rearrange.py repeat_interleave: RuntimeError: Tensor.item() cannot be called on me',
+    'histc':
+        'ops/statistics.py histc: RuntimeError: Tensor.item() cannot be called on meta tensors',
+    'bincount':
+        "AssertionError: sample 0: RuntimeError('Tensor.item() cannot be called on meta tensors",
+    'tril_indices': 'AssertionError: sample 0 output 0 is on cpu, not on meta',
+    'triu_indices': 'AssertionError: sample 0 output 0 is on cpu, not on meta',
+    'as_strided_.inplace':
+        'ops/shape.py _restride_forward: NotImplementedError: aten::bincount: attempted to run ',
+    'cov': "AssertionError: sample 3: RuntimeError('Tensor.item() cannot be called on meta tensors",
+    'vander':
+        'ops/reduction.py _cumprod_rule: RuntimeError: Tensor.item() cannot be called on meta t',
+    'adaptive_max_pool1d':
+        'ops/pooling.py _adaptive_max_fwd: RuntimeError: Tensor.item() cannot be called on meta',
+    'adaptive_max_pool2d':
+        'ops/pooling.py _adaptive_max_fwd: RuntimeError: Tensor.item() cannot be called on meta',
+    'adaptive_max_pool3d':
+        'ops/pooling.py _adaptive_max_fwd: RuntimeError: Tensor.item() cannot be called on meta',
+    'max_unpool1d':
+        'ops/pooling.py _max_unpool_nd: RuntimeError: Tensor.item() cannot be called on meta te',
+    'max_unpool2d':
+        'ops/pooling.py _max_unpool_nd: RuntimeError: Tensor.item() cannot be called on meta te',
+    'max_unpool3d':
+        'ops/pooling.py _max_unpool_nd: RuntimeError: Tensor.item() cannot be called on meta te',
+    'prod':
+        'ops/reduction.py _prod_rule: RuntimeError: Tensor.item() cannot be called on meta tens',
+    'var': 'ops/reduction.py _mean_in_range: RuntimeError: Tensor.item() cannot be called on meta ',
+    'std': 'ops/reduction.py _mean_in_range: RuntimeError: Tensor.item() cannot be called on meta ',
+    'cumprod':
+        'ops/reduction.py _cumprod_rule: RuntimeError: Tensor.item() cannot be called on meta t',
+    'cumprod_':
+        'ops/reduction.py _cumprod_rule: RuntimeError: Tensor.item() cannot be called on meta t',
+    'grid_sample':
+        'ops/sampling.py _input_grad: NotImplementedError: aten::bincount: attempted to run thi',
+    'pad_sequence':
+        'ops/indexing.py index_select: NotImplementedError: The register_meta function for torc',
+    'pad_packed_sequence':
+        'ops/indexing.py index_select: NotImplementedError: The register_meta function for torc',
+    'as_strided':
+        'ops/shape.py _restride_forward: NotImplementedError: aten::bincount: attempted to run ',
+    'type': "AssertionError: sample 0 output 0: 'torch.DoubleTensor' != 'torch.meta.DoubleTensor'",
+}
