@@ -9,7 +9,7 @@ import warnings
 
 import numpy
 
-from .. import _autocast
+from .. import _autocast, _observe
 from ..ops import nn_ops as _nn
 from ..ops._registry import _broadcast_error, _pretty
 from ..ops.losses import legacy_reduction
@@ -107,7 +107,8 @@ def _warn_size(input, target):
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({target.size()}) that is different to the input "
                       f"size ({input.size()}). This will likely lead to incorrect results due "
-                      f"to broadcasting. Please ensure they have the same size.", stacklevel=3)
+                      f"to broadcasting. Please ensure they have the same size.",
+                      stacklevel=_observe.user_stacklevel())
 
 
 def _broadcast(input, target):

@@ -6,7 +6,7 @@ import math
 import numbers
 import warnings
 
-from .. import _autocast
+from .. import _autocast, _observe
 from ..ops import resample as _rs
 from ..ops import sampling as _sampling
 from ..ops._registry import _pretty
@@ -164,6 +164,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_CORNERS_WARNING, stacklevel=2)
+        warnings.warn(_CORNERS_WARNING, stacklevel=_observe.user_stacklevel())
         align_corners = False
     return _sampling.grid_sample(input, grid, mode, padding_mode, align_corners)

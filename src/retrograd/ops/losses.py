@@ -12,7 +12,7 @@ import warnings
 
 import numpy
 
-from .. import _autocast
+from .. import _autocast, _observe
 from .._creation import full_like, ones_like, zeros, zeros_like
 from .._dtype import int64, result_type
 from .._tensor import wrap
@@ -45,7 +45,7 @@ def legacy_reduction(size_average, reduce, reduction="mean"):
     reduce = True if reduce is None else reduce
     ret = "mean" if size_average and reduce else "sum" if reduce else "none"
     warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                  f"reduction='{ret}' instead.", stacklevel=3)
+                  f"reduction='{ret}' instead.", stacklevel=_observe.user_stacklevel())
     return ret
 
 
@@ -387,7 +387,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
                       "support size.'batchmean' divides only by the batch size, and aligns "
                       "with the KL div math definition.'mean' will be changed to behave the "
-                      "same as 'batchmean' in the next major release.", stacklevel=2)
+                      "same as 'batchmean' in the next major release.",
+                      stacklevel=_observe.user_stacklevel())
     if reduction != "batchmean":
         _check_reduction(reduction)
     if not input.is_floating_point() or not target.is_floating_point():
@@ -409,7 +410,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({target.size()}) that is different to the input "
                       f"size ({input.size()}). This will likely lead to incorrect results due "
-                      f"to broadcasting. Please ensure they have the same size.", stacklevel=2)
+                      f"to broadcasting. Please ensure they have the same size.",
+                      stacklevel=_observe.user_stacklevel())
     input, target = FUNCTIONS["broadcast_tensors"](input, target)
     if not (input.is_floating_point() and target.is_floating_point()
             and result_type(input, target) != input.dtype):  # a wider target stays wide
