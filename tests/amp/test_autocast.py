@@ -73,6 +73,9 @@ CASES = {
                                                                dtype="bfloat16"), 2),
     "linalg_inv": lambda L: L.linalg.inv(_x(L, "bfloat16") + 4 * L.eye(4)),
     "quantile": lambda L: L.quantile(_x(L, "bfloat16"), 0.5),
+    "legacy_svd": lambda L: L.svd(_x(L, "bfloat16"))[1],
+    "cholesky_solve": lambda L: L.cholesky_solve(_x(L, "bfloat16"), L.eye(4)),
+    "inverse": lambda L: L.inverse(_x(L, "bfloat16") + 4 * L.eye(4)),
     # widest input
     "cat_mixed": lambda L: L.cat([_x(L), _x(L, "bfloat16")]),
     "cat_low": lambda L: L.cat([_x(L, "bfloat16"), _x(L, "bfloat16")]),

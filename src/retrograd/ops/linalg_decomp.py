@@ -954,7 +954,6 @@ _lu_solve = defop("linalg_lu_solve", lambda xp, LU, B, P, left, adjoint:
                   vjp={"LU": _lu_solve_grad_LU, "B": _lu_solve_grad_B}, jvp="transpose")
 
 
-@_autocast.policy("lu_solve")
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """``X`` with ``A X = B`` from ``lu_factor(A)`` (``A^T`` with adjoint; ``X A = B``
     with ``left=False``)."""
@@ -1426,6 +1425,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
 
 # ---- legacy top-level forms --------------------------------------------------------------
 
+@_autocast.policy("svd")
 def _legacy_svd(input, some=True, compute_uv=True):
     """``torch.svd``: ``(U, S, V)`` with V (not Vh); ``some=False`` gives square U and V;
     without ``compute_uv`` U and V are square zeros."""
@@ -1442,10 +1442,12 @@ def _legacy_svd(input, some=True, compute_uv=True):
     return rt.svd((u, s, vh.mT))
 
 
+@_autocast.policy("qr")
 def _legacy_qr(input, some=True):
     return rt.qr(qr(input, "reduced" if some else "complete"))
 
 
+@_autocast.policy("cholesky")
 def _legacy_cholesky(input, upper=False):
     _check_square(input, "cholesky", dtype=False)
     _check_float(input, "cholesky")
@@ -1473,6 +1475,7 @@ _cholesky_solve = defop("cholesky_solve", _cholesky_solve_fwd,
                              "input2": _cholesky_solve_grad_L}, jvp="transpose")
 
 
+@_autocast.policy("cholesky_solve")
 def _legacy_cholesky_solve(input, input2, upper=False, *, out=None):
     """``torch.cholesky_solve(B, L)``: ``X`` with ``L L^T X = B`` (``U^T U`` if upper)."""
     _no_out(out, "cholesky_solve")
@@ -1498,6 +1501,7 @@ _cholesky_inverse = defop("cholesky_inverse", _cholesky_inverse_fwd,
                           vjp={"self": _cholesky_inverse_grad}, jvp="transpose")
 
 
+@_autocast.policy("cholesky_inverse")
 def _legacy_cholesky_inverse(input, upper=False, *, out=None):
     """``(L L^T)^{-1}`` from the Cholesky factor L (``(U^T U)^{-1}`` if upper)."""
     _no_out(out, "cholesky_inverse")
@@ -1531,6 +1535,7 @@ _triangular_solve = defop("triangular_solve", _triangular_solve_fwd,
                                "A": _triangular_solve_grad_A}, jvp="transpose")
 
 
+@_autocast.policy("triangular_solve")
 def _legacy_triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *,
                              out=None):
     """``torch.triangular_solve(b, A)``: ``(X, A)`` with ``A X = b`` (``A^T X = b``)."""
