@@ -282,3 +282,33 @@ def test_off_path_leaves_ops_unchanged():
     with retrograd.autocast("cpu"):
         assert retrograd._autocast.threads_on == 1
     assert retrograd._autocast.threads_on == 0
+
+
+def test_transformer_loss_under_bfloat16_within_torchs_distance(torch, to_torch):
+    """A small transformer layer and a linear head: the cross-entropy loss under bfloat16
+    autocast is as far from its float32 loss as PyTorch's is (same weights and input),
+    and the gradients of the float32 parameters stay float32."""
+    def build(lib):
+        return lib.nn.Sequential(lib.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0,
+                                                                batch_first=True),
+                                 lib.nn.Linear(16, 5))
+    model, theirs = build(retrograd), build(torch)
+    theirs.load_state_dict(to_torch(dict(model.state_dict())))
+    x = _rand(retrograd, 3, 7, 16)
+    target = retrograd.tensor(numpy.arange(21).reshape(3, 7) % 5)
+
+    def losses(lib, m, x, target):
+        def loss():
+            return lib.nn.functional.cross_entropy(m(x).flatten(0, 1), target.flatten())
+        full = loss()
+        with lib.autocast("cpu"):
+            low = loss()
+        low.backward()
+        grads = {str(p.grad.dtype).split(".")[-1] for p in m.parameters()}
+        return (float(full.detach()), float(low.detach()), str(low.dtype).split(".")[-1],
+                grads)
+    ours = losses(retrograd, model, x, target)
+    ref = losses(torch, theirs, *to_torch(x, target))
+    assert ours[0] == pytest.approx(ref[0], rel=1e-5)
+    assert ours[2:] == ref[2:] == ("float32", {"float32"})
+    assert 0 < abs(ours[1] - ours[0]) <= 2 * abs(ref[1] - ref[0])
