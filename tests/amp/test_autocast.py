@@ -3,6 +3,7 @@ down, ops forced to float32, ops promoting to their widest input, ops on no list
 bfloat16 and float16, nested regions, the decorator form, the weight-cast cache,
 gradients reaching float32 leaves in float32, custom_fwd/custom_bwd, and the warnings."""
 
+import threading
 import warnings
 
 import numpy
@@ -312,3 +313,13 @@ def test_transformer_loss_under_bfloat16_within_torchs_distance(torch, to_torch)
     assert ours[0] == pytest.approx(ref[0], rel=1e-5)
     assert ours[2:] == ref[2:] == ("float32", {"float32"})
     assert 0 < abs(ours[1] - ours[0]) <= 2 * abs(ref[1] - ref[0])
+
+
+def test_autocast_state_is_per_thread():
+    seen = []
+    with retrograd.autocast("cpu"):
+        t = threading.Thread(target=lambda: seen.append(retrograd.is_autocast_enabled("cpu")))
+        t.start()
+        t.join()
+        seen.append(retrograd.is_autocast_enabled("cpu"))
+    assert seen == [False, True]

@@ -223,3 +223,27 @@ def test_fused_optimizer_refused():
     with pytest.raises(RuntimeError, match="fused into backward"):
         scaler.step(opt)
     handle.remove()
+
+
+def test_two_optimizers_skip_independently_and_update_once(torch):
+    """Each optimizer skips only on its own gradients' infs; update() backs off if any did."""
+    def scenario(lib):
+        a, b = lib.nn.Linear(2, 1), lib.nn.Linear(2, 1)
+        oa, ob = lib.optim.SGD(a.parameters(), lr=0.1), lib.optim.SGD(b.parameters(), lr=0.1)
+        scaler = lib.amp.GradScaler("cpu", init_scale=4.0, growth_interval=1)
+        log = []
+        for step in range(4):
+            oa.zero_grad()
+            ob.zero_grad()
+            x = lib.ones(1, 2)
+            loss = a(x).sum() * (math.inf if step == 1 else 1.0) + b(x).sum()
+            wa, wb = a.weight.detach().clone(), b.weight.detach().clone()
+            scaler.scale(loss).backward()
+            scaler.step(oa)
+            scaler.step(ob)
+            scaler.update()
+            log.append((bool((a.weight == wa).all()), bool((b.weight == wb).all()),
+                        scaler.get_scale()))
+        return log
+    assert scenario(retrograd) == scenario(torch)
+
