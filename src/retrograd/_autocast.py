@@ -117,11 +117,12 @@ def policy(name):
             if device_type is None or not state.enabled.get(device_type):
                 return fn(*args, **kwargs)
             args, kwargs = _cast_all(kind, device_type, args, kwargs)
-            set_enabled(device_type, False)  # the body runs as PyTorch's kernels: excluded
+            enabled = state.enabled  # the body runs as PyTorch's kernels do: excluded
+            enabled[device_type] = False
             try:
                 return fn(*args, **kwargs)
             finally:
-                set_enabled(device_type, True)
+                enabled[device_type] = True
         autocast_entry.autocast_policy = kind
         return autocast_entry
     return deco
