@@ -323,3 +323,13 @@ def test_autocast_state_is_per_thread():
         t.join()
         seen.append(retrograd.is_autocast_enabled("cpu"))
     assert seen == [False, True]
+
+
+def test_cuda_amp_custom_fwd_bwd_deprecated_as_torch(torch):
+    def scenario(lib):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            fwd = lib.cuda.amp.custom_fwd(lambda ctx, x: x, cast_inputs=lib.float32)
+            bwd = lib.cuda.amp.custom_bwd(lambda ctx, g: g)
+        return [(w.category.__name__, str(w.message)) for w in rec], callable(fwd), callable(bwd)
+    assert scenario(retrograd) == scenario(torch)
