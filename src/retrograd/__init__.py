@@ -49,6 +49,14 @@ globals().update(_tensor_types.cpu_types)  # FloatTensor, LongTensor, ...
 from . import nn  # noqa: E402 (needs the ops above)
 from . import optim  # noqa: E402 (retrograd.optim; swa_utils needs nn)
 from . import futures  # noqa: E402 (retrograd.futures, as torch.futures)
+from . import amp, cpu  # noqa: E402 (torch.amp, torch.cpu; GradScaler needs optim)
+from .cuda import amp as _cuda_amp  # noqa: E402,F401 (torch.cuda.amp)
+from .amp import autocast  # noqa: E402
+from .amp.autocast_mode import (autocast_decrement_nesting,  # noqa: E402,F401
+                                autocast_increment_nesting, clear_autocast_cache,
+                                get_autocast_dtype, is_autocast_cache_enabled,
+                                is_autocast_enabled, set_autocast_cache_enabled,
+                                set_autocast_dtype, set_autocast_enabled)
 from . import distributed  # noqa: E402 (retrograd.distributed, as torch.distributed)
 from . import linalg  # noqa: E402 (retrograd.linalg, as torch.linalg)
 from .torch_version import __version__  # noqa: E402 (also retrograd.version, as torch's)

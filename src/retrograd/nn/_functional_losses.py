@@ -9,6 +9,7 @@ import warnings
 
 import numpy
 
+from .. import _autocast, _observe
 from ..ops import nn_ops as _nn
 from ..ops._registry import _broadcast_error, _pretty
 from ..ops.losses import legacy_reduction
@@ -17,12 +18,14 @@ __all__ = ["nll_loss", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits"]
 
 
+@_autocast.policy("nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     reduction = legacy_reduction(size_average, reduce, reduction)
     return _nn.nll_loss(input, target, weight, ignore_index, reduction)
 
 
+@_autocast.policy("cross_entropy_loss")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
     """log_softmax over dim 1 (0 for a single sample), then nll_loss. A target of the
@@ -104,7 +107,8 @@ def _warn_size(input, target):
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({target.size()}) that is different to the input "
                       f"size ({input.size()}). This will likely lead to incorrect results due "
-                      f"to broadcasting. Please ensure they have the same size.", stacklevel=3)
+                      f"to broadcasting. Please ensure they have the same size.",
+                      stacklevel=_observe.user_stacklevel())
 
 
 def _broadcast(input, target):
@@ -133,6 +137,7 @@ def _weighted(loss, input, weight, reduction):
                      f"'sum'.")
 
 
+@_autocast.policy("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error, ``(input - target) ** 2`` reduced (weighted: the weighted sum
     over the weights' sum)."""
@@ -144,6 +149,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _nn.mse_loss(ei, et, reduction)
 
 
+@_autocast.policy("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error: ATen's composite ``(input - target).abs()``, reduced."""
     _warn_size(input, target)
@@ -160,6 +166,7 @@ def _l1(input, target, reduction):
     return d.mean() if reduction == "mean" else d.sum() if reduction == "sum" else d
 
 
+@_autocast.policy("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """Squared below ``beta``, absolute above; ``beta == 0`` is l1_loss."""
     _warn_size(input, target)
@@ -184,6 +191,7 @@ def _broadcast_weight(weight, target):
     return weight if shape == ws else weight.expand(shape)
 
 
+@_autocast.policy("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     """``-(t log x + (1 - t) log(1 - x))`` of probabilities, log terms clamped at -100."""
@@ -197,6 +205,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _nn.binary_cross_entropy(input, target, weight, reduction)
 
 
+@_autocast.policy("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
                                      reduce=None, reduction="mean", pos_weight=None):
     """binary_cross_entropy of ``sigmoid(input)``, computed from the logits stably."""

@@ -6,6 +6,7 @@ import math
 import numbers
 import warnings
 
+from .. import _autocast, _observe
 from ..ops import resample as _rs
 from ..ops import sampling as _sampling
 from ..ops._registry import _pretty
@@ -154,6 +155,7 @@ def affine_grid(theta, size, align_corners=None):
     return _sampling.affine_grid(theta, size, align_corners)
 
 
+@_autocast.policy("grid_sampler")
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
@@ -162,6 +164,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_CORNERS_WARNING, stacklevel=2)
+        warnings.warn(_CORNERS_WARNING, stacklevel=_observe.user_stacklevel())
         align_corners = False
     return _sampling.grid_sample(input, grid, mode, padding_mode, align_corners)

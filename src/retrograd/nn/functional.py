@@ -12,7 +12,7 @@ import warnings
 
 import numpy
 
-from .. import _dtype
+from .. import _autocast, _dtype
 from .._tensor import wrap
 from .._dtype import is_inexact, is_low
 from ..autograd.grad_mode import no_grad
@@ -79,6 +79,7 @@ __all__ = ["linear", "bilinear", "conv1d", "conv2d", "conv_transpose2d", "max_po
            "lp_pool1d", "lp_pool2d", "lp_pool3d", "conv3d", "conv_transpose1d", "conv_transpose3d"]
 
 
+@_autocast.policy("linear")
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``, taking ATen's paths: one addmm on the rows of a
     contiguous input when the bias is a vector (AddmmBackward0, ViewBackward0), else
@@ -336,6 +337,7 @@ def one_hot(tensor, num_classes=-1):
     return wrap((data[..., None] == xp.arange(num_classes)).astype(numpy.int64))
 
 
+@_autocast.policy("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(q k^T * scale + mask) v, PyTorch's math reference."""

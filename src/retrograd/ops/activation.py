@@ -14,6 +14,7 @@ exposes as ``torch.<name>`` / ``Tensor.<name>`` are registered there.
 
 import numpy
 
+from .. import _autocast
 from .._dtype import bfloat16, float16, float32, float64, is_float, np_finfo
 from .._tensor import Tensor, _wrap_dim, wrap
 from . import nn_ops as _nn
@@ -413,6 +414,7 @@ _prelu_kernel = defop(
 
 
 @register
+@_autocast.policy("prelu")
 def prelu(input, weight):
     """``max(0, x) + weight * min(0, x)``, one weight per channel (dim 1) or one for all."""
     _floating(input, "prelu_cpu")

@@ -14,6 +14,7 @@ import math
 
 import numpy
 
+from .. import _autocast
 from .._tensor import warn_once
 from . import _conv_numpy
 from ._registry import apply, defop, register
@@ -301,30 +302,36 @@ def _same_padding(mode, kernel, dilation, stride):
 
 
 # ---- PyTorch's functions ------------------------------------------------------------------
+@_autocast.policy("conv1d")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return convolution(input, weight, bias, stride, padding, dilation, False, 0, groups)
 
 
+@_autocast.policy("conv2d")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return convolution(input, weight, bias, stride, padding, dilation, False, 0, groups)
 
 
+@_autocast.policy("conv3d")
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return convolution(input, weight, bias, stride, padding, dilation, False, 0, groups)
 
 
+@_autocast.policy("conv_transpose1d")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups=1, dilation=1):
     return convolution(input, weight, bias, stride, padding, dilation, True, output_padding,
                        groups)
 
 
+@_autocast.policy("conv_transpose2d")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups=1, dilation=1):
     return convolution(input, weight, bias, stride, padding, dilation, True, output_padding,
                        groups)
 
 
+@_autocast.policy("conv_transpose3d")
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
                      groups=1, dilation=1):
     return convolution(input, weight, bias, stride, padding, dilation, True, output_padding,

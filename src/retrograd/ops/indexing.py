@@ -23,6 +23,7 @@ import warnings
 
 import numpy
 
+from .. import _autocast
 from .._dtype import is_float, is_inexact, np_finfo
 from .._tensor import Tensor, _wrap_dim, wrap
 from ..backend import get_array_module
@@ -548,6 +549,7 @@ def _index_copy_args(self, dim, index, source):
 
 
 @register
+@_autocast.policy("index_copy")
 def index_copy(input, dim, index, source):
     """A copy with the slices ``index`` names replaced by those of ``source``."""
     d, index = _index_copy_args(input, dim, index, source)

@@ -12,7 +12,7 @@ import operator
 import numpy
 
 from .._dtype import is_inexact
-from .. import _dtype, _observe
+from .. import _autocast, _dtype, _observe
 from ..backend import get_array_module
 from .._tensor import Tensor, _wrap_dim, wrap
 from ..autograd import forward_ad, grad_mode
@@ -194,6 +194,7 @@ def _legacy_empty(a):
 
 @register(aliases=("concat", "concatenate"))
 @_profiled("cat")
+@_autocast.policy("cat")
 def cat(tensors, dim=0, *, out=None):
     """Join tensors along an existing dim (dtypes promote as in PyTorch).
 
@@ -246,6 +247,7 @@ concat = concatenate = cat
 
 @register
 @_profiled("stack")
+@_autocast.policy("stack")
 def stack(tensors, dim=0, *, out=None):
     """Join same-shaped tensors along a new dim ``dim``."""
     tensors = _tensor_list(tensors, "stack")

@@ -21,6 +21,7 @@ import string
 
 import numpy
 
+from .. import _autocast
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .._dtype import legacy_type_name
@@ -186,6 +187,7 @@ def _tensor_arg(x, name, pos, fn):
 
 
 @register
+@_autocast.policy("matmul")
 def matmul(input, other, *, out=None):
     """Matrix product with NumPy/PyTorch broadcasting: 1-D operands are vectors, leading
     dims are batch dims.
@@ -226,6 +228,7 @@ def _transposed_fold(a, b):
 
 
 @register
+@_autocast.policy("mm")
 def mm(input, mat2, *, out=None):
     """Product of two matrices."""
     _no_out(out, "mm")
@@ -251,6 +254,7 @@ def _check_bmm(b1, b2):
 
 
 @register
+@_autocast.policy("bmm")
 def bmm(input, mat2, *, out=None):
     """Batched matrix product of two 3-D tensors with equal batch sizes."""
     _no_out(out, "bmm")
@@ -395,6 +399,7 @@ def _scalars(mat, beta, alpha):
 
 
 @register
+@_autocast.policy("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product."""
     _no_out(out, "addmm")
@@ -415,6 +420,7 @@ def _baddbmm_args(input, batch1, batch2):
 
 
 @register
+@_autocast.policy("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
     _no_out(out, "baddbmm")
@@ -436,6 +442,7 @@ _trace = defop("trace", lambda xp, self: xp.trace(self, dtype=numpy.int64)
 
 
 @register
+@_autocast.policy("trace")
 def trace(input):
     """Sum of the main diagonal of a matrix (int64 for integer input)."""
     if input._data.ndim != 2:

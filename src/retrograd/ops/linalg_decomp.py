@@ -17,7 +17,7 @@ import warnings
 
 import numpy
 
-from .. import _dtype, _observe
+from .. import _autocast, _dtype, _observe
 from .._dtype import is_float, kind_of, np_finfo
 from .. import return_types as rt
 from .._creation import eye, ones, zeros
@@ -233,6 +233,7 @@ _inv_ex = defop("linalg_inv_ex", _inv_fwd, outputs=("inverse", "info"), nondiff_
                 (-xp.matmul(xp.matmul(inverse, A_t), inverse), None))
 
 
+@_autocast.policy("linalg_inv_ex")
 def inv_ex(A, *, check_errors=False, out=None):
     """``(inverse, info)``: info > 0 marks a singular matrix instead of raising."""
     _no_out(out, "linalg.inv_ex")
@@ -240,6 +241,7 @@ def inv_ex(A, *, check_errors=False, out=None):
     return rt.linalg_inv_ex(apply(_inv_ex, (A,), (check_errors,)))
 
 
+@_autocast.policy("linalg_inv")
 def inv(A, *, out=None):
     """Inverse of a (batch of) square matrices; :class:`LinAlgError` when singular."""
     _no_out(out, "linalg.inv")
@@ -324,6 +326,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     return rt.linalg_solve_ex(apply(_solve_ex, (A, B), (left, vector, check_errors)))
 
 
+@_autocast.policy("linalg_solve")
 def solve(A, B, *, left=True, out=None):
     """``X`` with ``A X = B`` (``X A = B`` when ``left=False``); B may be a vector (batch);
     batch dims broadcast.
@@ -384,6 +387,7 @@ _cholesky_ex = _chol_op(None)
 _cholesky_legacy = _chol_op("CholeskyBackward0")
 
 
+@_autocast.policy("linalg_cholesky_ex")
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """``(L, info)``: info > 0 (the failing minor's order) instead of raising."""
     _no_out(out, "linalg.cholesky_ex")
@@ -392,6 +396,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
                                        (upper, check_errors, "linalg.cholesky")))
 
 
+@_autocast.policy("linalg_cholesky")
 def cholesky(A, *, upper=False, out=None):
     """Cholesky factor of a symmetric positive-definite matrix (its lower triangle is read):
     ``A = L L^T`` (``U^T U`` with ``upper=True``)."""
@@ -445,6 +450,7 @@ _qr = defop("linalg_qr", _qr_fwd, outputs=("Q", "R"), vjp={"A": _qr_grad}, jvp="
 _QR_MODES = ("reduced", "complete", "r")
 
 
+@_autocast.policy("linalg_qr")
 def qr(A, mode="reduced", *, out=None):
     """``(Q, R)`` with ``A = Q R``; ``mode='r'`` leaves Q empty (and not differentiable)."""
     _no_out(out, "linalg.qr")
@@ -488,6 +494,7 @@ def _eigh_args(A, UPLO):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
 
 
+@_autocast.policy("linalg_eigh")
 def eigh(A, UPLO="L", *, out=None):
     """``(eigenvalues, eigenvectors)`` of a symmetric matrix, eigenvalues ascending; only
     the ``UPLO`` triangle is read."""
@@ -496,6 +503,7 @@ def eigh(A, UPLO="L", *, out=None):
     return rt.linalg_eigh(apply(_eigh, (A,), (UPLO,)))
 
 
+@_autocast.policy("linalg_eigvalsh")
 def eigvalsh(A, UPLO="L", *, out=None):
     """Eigenvalues of a symmetric matrix, ascending."""
     _no_out(out, "linalg.eigvalsh")
@@ -547,6 +555,7 @@ _svdvals = defop("linalg_svd", lambda xp, A: tuple(xp.linalg.svd(A, False)),
                  node="LinalgSvdBackward0")
 
 
+@_autocast.policy("linalg_svd")
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, S descending. The gradient through U and
     Vh is defined for distinct singular values only, as in PyTorch."""
@@ -556,6 +565,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     return rt.linalg_svd(apply(_svd, (A,), (bool(full_matrices),)))
 
 
+@_autocast.policy("linalg_svdvals")
 def svdvals(A, *, driver=None, out=None):
     """Singular values, descending."""
     _no_out(out, "linalg.svdvals")
@@ -627,6 +637,7 @@ def _tolerances(A, atol, rtol):
     return (0.0 if atol is None else arr(atol)), arr(rtol)
 
 
+@_autocast.policy("pinverse")
 def pinverse(input, rcond=1e-15):
     """``linalg.pinv(input, rtol=rcond)`` (PyTorch's older name)."""
     return pinv(input, rtol=rcond)
@@ -692,6 +703,7 @@ _lstsq = defop("linalg_lstsq", _lstsq_fwd,
                vjp={"A": _lstsq_grad_A, "B": _lstsq_grad_B}, jvp="transpose")
 
 
+@_autocast.policy("linalg_lstsq")
 def lstsq(A, B, rcond=None, *, driver=None):
     """``(solution, residuals, rank, singular_values)`` of ``min ||A X - B||``: the
     minimum-norm solution for every driver (computed by SVD); ``driver`` picks which of
@@ -1055,6 +1067,7 @@ _householder_product = defop(
     jvp="transpose")
 
 
+@_autocast.policy("linalg_householder_product")
 def householder_product(A, tau, *, out=None):
     """The first n columns of ``H_1 ... H_k`` with ``H_i = I - tau_i v_i v_i^T`` (``v_i``:
     1 then the entries of A's column i below the diagonal), as LAPACK's orgqr."""
@@ -1218,6 +1231,7 @@ def _legacy_cross(input, other, dim=None, *, out=None):
     return cross(input, other, dim=dim)
 
 
+@_autocast.policy("linalg_vecdot")
 def vecdot(x, y, *, dim=-1, out=None):
     """``sum(x * y, dim)`` (the conjugate of x for complex input, not supported here)."""
     _no_out(out, "linalg.vecdot")
@@ -1377,6 +1391,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
                        f"1D or 2D. Got {nd}D.")
 
 
+@_autocast.policy("linalg_cond")
 def cond(A, p=None, *, out=None):
     """Condition number: ``s_max / s_min`` for p in (None, 2), its inverse for -2, else
     ``norm(A, p) * norm(inv(A), p)``."""
@@ -1391,6 +1406,7 @@ def cond(A, p=None, *, out=None):
     return matrix_norm(A, p) * matrix_norm(inv(A), p)
 
 
+@_autocast.policy("linalg_matrix_rank")
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """Number of singular values (eigenvalue magnitudes when ``hermitian``) above
     ``max(atol, rtol * s_max)``, as int64."""
@@ -1409,6 +1425,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
 
 # ---- legacy top-level forms --------------------------------------------------------------
 
+@_autocast.policy("svd")
 def _legacy_svd(input, some=True, compute_uv=True):
     """``torch.svd``: ``(U, S, V)`` with V (not Vh); ``some=False`` gives square U and V;
     without ``compute_uv`` U and V are square zeros."""
@@ -1425,10 +1442,12 @@ def _legacy_svd(input, some=True, compute_uv=True):
     return rt.svd((u, s, vh.mT))
 
 
+@_autocast.policy("qr")
 def _legacy_qr(input, some=True):
     return rt.qr(qr(input, "reduced" if some else "complete"))
 
 
+@_autocast.policy("cholesky")
 def _legacy_cholesky(input, upper=False):
     _check_square(input, "cholesky", dtype=False)
     _check_float(input, "cholesky")
@@ -1456,6 +1475,7 @@ _cholesky_solve = defop("cholesky_solve", _cholesky_solve_fwd,
                              "input2": _cholesky_solve_grad_L}, jvp="transpose")
 
 
+@_autocast.policy("cholesky_solve")
 def _legacy_cholesky_solve(input, input2, upper=False, *, out=None):
     """``torch.cholesky_solve(B, L)``: ``X`` with ``L L^T X = B`` (``U^T U`` if upper)."""
     _no_out(out, "cholesky_solve")
@@ -1481,6 +1501,7 @@ _cholesky_inverse = defop("cholesky_inverse", _cholesky_inverse_fwd,
                           vjp={"self": _cholesky_inverse_grad}, jvp="transpose")
 
 
+@_autocast.policy("cholesky_inverse")
 def _legacy_cholesky_inverse(input, upper=False, *, out=None):
     """``(L L^T)^{-1}`` from the Cholesky factor L (``(U^T U)^{-1}`` if upper)."""
     _no_out(out, "cholesky_inverse")
@@ -1514,6 +1535,7 @@ _triangular_solve = defop("triangular_solve", _triangular_solve_fwd,
                                "A": _triangular_solve_grad_A}, jvp="transpose")
 
 
+@_autocast.policy("triangular_solve")
 def _legacy_triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *,
                              out=None):
     """``torch.triangular_solve(b, A)``: ``(X, A)`` with ``A X = b`` (``A^T X = b``)."""
@@ -1547,6 +1569,7 @@ def vander(x, N=None):
     return cat([first, col.expand(*col.shape[:-1], n - 1).cumprod(-1)], -1)
 
 
+@_autocast.policy("linalg_tensorinv")
 def tensorinv(A, ind=2, *, out=None):
     """The inverse of A as a map from its first ``ind`` dims to the rest."""
     _no_out(out, "linalg.tensorinv")
@@ -1561,6 +1584,7 @@ def tensorinv(A, ind=2, *, out=None):
     return inv(A.reshape(rows, cols)).reshape(*shape[ind:], *shape[:ind])
 
 
+@_autocast.policy("linalg_tensorsolve")
 def tensorsolve(A, B, dims=None, *, out=None):
     """``X`` with ``tensordot(A, X, X.ndim) = B``."""
     _no_out(out, "linalg.tensorsolve")

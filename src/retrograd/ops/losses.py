@@ -12,6 +12,7 @@ import warnings
 
 import numpy
 
+from .. import _autocast, _observe
 from .._creation import full_like, ones_like, zeros, zeros_like
 from .._dtype import int64, result_type
 from .._tensor import wrap
@@ -44,7 +45,7 @@ def legacy_reduction(size_average, reduce, reduction="mean"):
     reduce = True if reduce is None else reduce
     ret = "mean" if size_average and reduce else "sum" if reduce else "none"
     warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                  f"reduction='{ret}' instead.", stacklevel=3)
+                  f"reduction='{ret}' instead.", stacklevel=_observe.user_stacklevel())
     return ret
 
 
@@ -171,6 +172,7 @@ _CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dis
 
 
 @register(method=False)
+@_autocast.policy("cdist")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """p-norm distance between each row of ``x1`` and each row of ``x2`` (batched). For
     p = 2 with more than 25 rows (or when asked), PyTorch's one-matmul Euclidean form."""
@@ -375,6 +377,7 @@ _multilabel_margin = defop("multilabel_margin_loss", _mlm_fwd, inputs=("self", "
 
 
 # ---- public losses ------------------------------------------------------------------------
+@_autocast.policy("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """ATen's composite: ``xlogy(t, t) - t * input`` (``exp(t) * (t - input)`` for log
     targets), reduced; 'batchmean' is the sum over the batch size."""
@@ -384,7 +387,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
                       "support size.'batchmean' divides only by the batch size, and aligns "
                       "with the KL div math definition.'mean' will be changed to behave the "
-                      "same as 'batchmean' in the next major release.", stacklevel=2)
+                      "same as 'batchmean' in the next major release.",
+                      stacklevel=_observe.user_stacklevel())
     if reduction != "batchmean":
         _check_reduction(reduction)
     if not input.is_floating_point() or not target.is_floating_point():
@@ -399,13 +403,15 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _apply_reduction(out, reduction)
 
 
+@_autocast.policy("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({target.size()}) that is different to the input "
                       f"size ({input.size()}). This will likely lead to incorrect results due "
-                      f"to broadcasting. Please ensure they have the same size.", stacklevel=2)
+                      f"to broadcasting. Please ensure they have the same size.",
+                      stacklevel=_observe.user_stacklevel())
     input, target = FUNCTIONS["broadcast_tensors"](input, target)
     if not (input.is_floating_point() and target.is_floating_point()
             and result_type(input, target) != input.dtype):  # a wider target stays wide
@@ -433,6 +439,7 @@ def _in_input_dtype(kernel, input, target):
     return target if target.dtype == input.dtype else target.to(input.dtype)
 
 
+@_autocast.policy("soft_margin_loss")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """``log1p(exp(-input * target))``, in the input's dtype and shape (ATen computes it in
     place in a tensor like the input)."""
@@ -446,6 +453,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     return apply(_soft_margin, (input, target), (reduction,))
 
 
+@_autocast.policy("margin_ranking_loss")
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                         reduction="mean"):
     reduction = _check_reduction(legacy_reduction(size_average, reduce, reduction))
@@ -456,6 +464,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     return _apply_reduction((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
+@_autocast.policy("hinge_embedding_loss")
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     reduction = _check_reduction(legacy_reduction(size_average, reduce, reduction))
@@ -467,6 +476,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _apply_reduction(out, reduction)
 
 
+@_autocast.policy("cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                           reduction="mean"):
     reduction = _check_reduction(legacy_reduction(size_average, reduce, reduction))
@@ -497,6 +507,7 @@ def _check_triplet_dims(anchor, positive, negative):
                            f"{p}D, and negative {n}D inputs")
 
 
+@_autocast.policy("triplet_margin_loss")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     reduction = _check_reduction(legacy_reduction(size_average, reduce, reduction))
@@ -559,6 +570,7 @@ def _check_margin_dtypes(kernel, input, target, weight):
                                f"{_pretty(x._data.dtype)}")
 
 
+@_autocast.policy("multi_margin_loss")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
     reduction = _check_reduction(legacy_reduction(size_average, reduce, reduction))
@@ -584,6 +596,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return apply(_multi_margin, (input, target, weight), (p, margin, reduction))
 
 
+@_autocast.policy("multilabel_margin_loss")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _check_reduction(legacy_reduction(size_average, reduce, reduction))
     _check_margin_input(input)
@@ -603,6 +616,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     return apply(_multilabel_margin, (input, target), (reduction,))
 
 
+@_autocast.policy("poisson_nll_loss")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -826,6 +840,7 @@ def _check_ctc(log_probs, targets, input_lengths, target_lengths, blank):
                                f"got value {il}{where}")
 
 
+@_autocast.policy("ctc_loss")
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):
     """Connectionist temporal classification loss of (T, N, C) (or unbatched (T, C)) log

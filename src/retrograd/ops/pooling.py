@@ -15,6 +15,7 @@ import math
 
 import numpy
 
+from .. import _autocast
 from .._dtype import is_float
 from .._tensor import Tensor, wrap
 from ..autograd._batched import Batched
@@ -293,6 +294,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                         return_indices)
 
 
+@_autocast.policy("max_pool3d")
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     return _max_pool_nd(input, 3, kernel_size, stride, padding, dilation, ceil_mode,
@@ -427,6 +429,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                         divisor_override)
 
 
+@_autocast.policy("avg_pool3d")
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     if divisor_override is not None and divisor_override == 0:
@@ -544,6 +547,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _adaptive_avg_nd(input, output_size, 2)
 
 
+@_autocast.policy("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input, output_size):
     if input.ndim not in (4, 5):
         raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
@@ -642,6 +646,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return _adaptive_max_nd(input, output_size, 2, return_indices)
 
 
+@_autocast.policy("adaptive_max_pool3d")
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     return _adaptive_max_nd(input, output_size, 3, return_indices)
 
@@ -737,6 +742,7 @@ def _max_unpool_nd(input, indices, out_size, nd):
     return apply(_max_unpool[nd], (input, indices), (out_size,))
 
 
+@_autocast.policy("max_unpool2d")
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     k = _tuple(kernel_size)
     s = _tuple(stride) if stride is not None else k
@@ -744,6 +750,7 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool_nd(input, indices, size, 2)
 
 
+@_autocast.policy("max_unpool3d")
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     k = _tuple(kernel_size, 3)
     s = _tuple(stride, 3) if stride is not None else k

@@ -14,7 +14,7 @@ import warnings
 
 import numpy
 
-from .. import _observe, return_types
+from .. import _autocast, _observe, return_types
 from .._dtype import bfloat16, is_float, is_inexact, is_low
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
@@ -249,6 +249,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 @register
+@_autocast.policy("prod")
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product of all elements, or along one ``dim``; the gradient is exact with zeros.
 

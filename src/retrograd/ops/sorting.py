@@ -12,7 +12,7 @@ import operator
 import numpy
 
 from .._dtype import is_float, is_inexact, is_low
-from .. import return_types
+from .. import _autocast, return_types
 from .._tensor import Tensor, wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
@@ -434,12 +434,14 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
 
 
 @register
+@_autocast.policy("quantile")
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """The ``q``-th quantiles (scalar or 1-D ``q``) over ``dim`` (all elements when None)."""
     return _quantile(input, q, dim, keepdim, interpolation, False)
 
 
 @register
+@_autocast.policy("nanquantile")
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """:func:`quantile` ignoring NaN (NaN where a slice is all NaN)."""
     return _quantile(input, q, dim, keepdim, interpolation, True)
