@@ -15,6 +15,7 @@ import numpy
 from ..backend import special_functions
 from ._registry import _broadcast_error, _pretty, apply, apply_inplace, defop, register
 from .binary import _NYI, _check_tensor, _no_derivative, _refuse_bool_sub
+from .pointwise import _rounded, _times
 from .shape import call
 
 __all__ = ["logaddexp", "logaddexp2", "erfc", "erfinv", "lgamma", "digamma", "polygamma",
@@ -43,10 +44,16 @@ def _unary(name, forward, rule, node=None, upcast=True):
                  jvp="elementwise", upcast=upcast)
 
 
+# PyTorch's backward of these is a composite of half ops for float16, each step rounded
+# (the number multiplied in float32), as erf's
 _erfc = _unary("erfc", lambda xp, self: _special(xp, "erfc", self),
-               lambda xp, grad, self: grad * -1.1283791670955126 * xp.exp(-self * self))
+               lambda xp, grad, self:
+               _times(xp, _rounded(xp, xp.exp, -(self * self)), -1.1283791670955126) * grad,
+               upcast="forward")
 _erfinv = _unary("erfinv", lambda xp, self: _special(xp, "erfinv", self),
-                 lambda xp, grad, result: grad * 0.886226925452758 * xp.exp(result * result))
+                 lambda xp, grad, result:
+                 _times(xp, _rounded(xp, xp.exp, result * result), 0.886226925452758) * grad,
+                 upcast="forward")
 _digamma = _unary("digamma", lambda xp, self: _special(xp, "psi", self),
                   lambda xp, grad, self: grad * call(xp, _polygamma, self, attrs=(1,)))
 def _lgamma_fwd(xp, self):
