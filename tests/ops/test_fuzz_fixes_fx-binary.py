@@ -354,3 +354,13 @@ def test_xlogy_gradient_beside_a_wider_0d_other(torch):
                 numpy.array(2.2250738585072014e-308))
     _same_grads(torch, lambda lib, x, y: lib.xlogy(x, y) * -0.5, x32.astype("float16"),
                 numpy.array(1e6, dtype="float32"))
+
+
+@pytest.mark.torch
+def test_logaddexp_gradient_of_a_wider_operand(torch):
+    """A float32 0-d operand beside float16: the result rounds to 34176, far from 34183.9;
+    x's share is PyTorch's 1 / (1 + exp(other - x)), not exp(x - result) (2800 times)."""
+    a = numpy.array(34183.9375, dtype="float32")
+    b = numpy.array([-0.343], dtype="float16")
+    _same_grads(torch, lambda lib, x, y: lib.logaddexp(x, y), a, b)
+    _same_grads(torch, lambda lib, x, y: lib.logaddexp2(x, y), a, b)

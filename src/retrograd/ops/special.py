@@ -13,6 +13,8 @@ import math
 import numpy
 
 from ..backend import special_functions
+from ..backend.functions import functions
+from . import _tensor_xp
 from ._registry import _broadcast_error, _pretty, apply, apply_inplace, defop, register
 from .binary import _NYI, _check_tensor, _no_derivative, _refuse_bool_sub
 from .pointwise import _rounded, _times
@@ -107,26 +109,33 @@ _deg2rad = _unary("deg2rad", lambda xp, self: self * (math.pi / 180),
 _rad2deg = _unary("rad2deg", lambda xp, self: self * (180 / math.pi),
                   lambda grad: grad * (180 / math.pi), node="Rad2DegBackward0")
 
-def _share(xp, x, other, result, base_log=1):
-    """``exp(x - result)`` (``2**`` for logaddexp2), x's share of the sum: at most 1, so no
-    overflow in the gradient or its derivatives. It is 1 where x alone is +inf, as PyTorch's
-    ``grad / (1 + exp(other - x))``, and a bool operand fails as PyTorch's subtraction."""
+
+def _share(xp, grad, x, other, base2=False):
+    """x's share of the gradient, PyTorch's ``grad / (1 + exp(other - x))`` (``2 **`` for
+    logaddexp2): all of it where x alone is +inf, none where exp overflows, each step
+    rounded in float16 as PyTorch's composite. Not ``exp(x - result)``: a result rounded
+    to float16 is far from a wider x (34176 for 34183.9, and exp(7.9) is no share). On
+    the facade (create_graph) ``grad * sigmoid((x - other) * ln b)``, the same value,
+    whose derivatives do not overflow (PyTorch's give NaN for |x - other| > 710). A bool
+    operand fails as PyTorch's subtraction."""
     _refuse_bool_sub(x.dtype == bool, other.dtype == bool)
-    return xp.where((x == math.inf) & (other < math.inf), 1, xp.exp((x - result) * base_log))
+    if xp is _tensor_xp:
+        return grad * functions(xp).sigmoid((x - other) * _LN2 if base2 else x - other)
+    return grad / (1 + _rounded(xp, (lambda d: 2.0 ** d) if base2 else xp.exp, other - x))
 
 
 _logaddexp = defop("logaddexp", lambda xp, self, other: xp.logaddexp(self, other),
-                   vjp={"self": lambda xp, grad, self, other, result:
-                        grad * _share(xp, self, other, result),
-                        "other": lambda xp, grad, self, other, result:
-                        grad * _share(xp, other, self, result)},
-                   promote=_BOTH, jvp="elementwise")
+                   vjp={"self": lambda xp, grad, self, other:
+                        _share(xp, grad, self, other),
+                        "other": lambda xp, grad, self, other:
+                        _share(xp, grad, other, self)},
+                   promote=_BOTH, jvp="elementwise", upcast="forward")
 _logaddexp2 = defop("logaddexp2", lambda xp, self, other: xp.logaddexp2(self, other),
-                    vjp={"self": lambda xp, grad, self, other, result:
-                         grad * _share(xp, self, other, result, _LN2),
-                         "other": lambda xp, grad, self, other, result:
-                         grad * _share(xp, other, self, result, _LN2)},
-                    promote=_BOTH, jvp="elementwise")
+                    vjp={"self": lambda xp, grad, self, other:
+                         _share(xp, grad, self, other, True),
+                         "other": lambda xp, grad, self, other:
+                         _share(xp, grad, other, self, True)},
+                    promote=_BOTH, jvp="elementwise", upcast="forward")
 
 
 def _copysign_rule(xp, grad, self, result):
