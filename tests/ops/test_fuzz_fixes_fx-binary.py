@@ -357,6 +357,14 @@ def test_xlogy_gradient_beside_a_wider_0d_other(torch):
 
 
 @pytest.mark.torch
+def test_xlogy_gradient_beside_a_wider_0d_self(torch):
+    """A float32 0-d ``self`` beside float16: ``grad * self`` is a float16 product (in
+    float32, rounded), so 66295 times 1.2 overflows to inf before the division."""
+    _same_grads(torch, lambda lib, x, y: lib.xlogy(x, y) * 1.2, numpy.array(66295.13, "float32"),
+                numpy.array([0.0704, -0.2364, 1.299], dtype="float16"))
+
+
+@pytest.mark.torch
 def test_logaddexp_gradient_of_a_wider_operand(torch):
     """A float32 0-d operand beside float16: the result rounds to 34176, far from 34183.9;
     x's share is PyTorch's 1 / (1 + exp(other - x)), not exp(x - result) (2800 times)."""

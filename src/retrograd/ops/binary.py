@@ -468,9 +468,12 @@ def _xlogy_self_rule(xp, grad, self, other):
 
 def _xlogy_other_rule(xp, grad, self, other):
     """``grad * self / other``, each step a half op for float16 as in PyTorch's composite
-    (so ``grad * self`` overflows to inf where PyTorch's does); the division takes a wider
-    0-d ``other`` as its kernel does (see :func:`_in_result_dtype`)."""
+    (so ``grad * self`` overflows to inf where PyTorch's does, a wider 0-d ``self`` too);
+    the division takes a wider 0-d ``other`` as its kernel does (see
+    :func:`_in_result_dtype`)."""
     num = grad * self
+    if hasattr(self, "dtype") and self.dtype != grad.dtype:  # rounded as PyTorch's mul
+        num = xp.astype(grad * _in_result_dtype(xp, grad, self)[0], grad.dtype, copy=False)
     if not hasattr(other, "dtype") or other.dtype == grad.dtype:
         return num / other
     return xp.astype(num / _in_result_dtype(xp, grad, other)[0], grad.dtype, copy=False)
