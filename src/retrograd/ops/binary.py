@@ -264,8 +264,11 @@ _pow_scalar_base = defop(
 def _pow_exponent_rule(xp, grad, self, exponent, result):
     """PyTorch's pow_backward_exponent: result * log(self), but 0 where the base is 0 and
     the exponent >= 0 (so 0 ** -1 still gives -inf, and a negative base NaN). The
-    unselected branch stays in the graph, so second derivatives carry its NaNs as PyTorch's."""
-    return grad * xp.where((self == 0) & (exponent >= 0), 0, result * xp.log(self))
+    unselected branch stays in the graph, so second derivatives carry its NaNs as PyTorch's.
+    The log takes self in the result's dtype, as PyTorch's (a float32 -1.4e-45 beside a
+    float16 exponent is -0.0 there: log -inf, not NaN); the mask, self as given."""
+    base = xp.astype(self, result.dtype, copy=False) if self.dtype != result.dtype else self
+    return grad * xp.where((self == 0) & (exponent >= 0), 0, result * xp.log(base))
 
 
 def _check_int_pow(input, exponent):

@@ -139,9 +139,14 @@ _logaddexp2 = defop("logaddexp2", lambda xp, self, other: xp.logaddexp2(self, ot
 
 
 def _copysign_rule(xp, grad, self, result):
-    """d|x| sign(y)/dx = result / self, 0 at self == 0 (PyTorch's choice)."""
+    """d|x| sign(y)/dx = result / self, 0 at self == 0 (PyTorch's choice). The division
+    takes self in the result's dtype, as PyTorch's (a float64 2.2e-308 beside float32 is
+    0 there: 0 / 0, NaN); the mask, self as given."""
     zero = self == 0
-    return grad * xp.where(zero, 0, result / xp.where(zero, 1, self))
+    nonzero = xp.where(zero, 1, self)
+    if nonzero.dtype != result.dtype:
+        nonzero = xp.astype(nonzero, result.dtype, copy=False)
+    return grad * xp.where(zero, 0, result / nonzero)
 
 
 def _zero(xp, grad):
