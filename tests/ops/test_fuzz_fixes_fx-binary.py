@@ -372,3 +372,14 @@ def test_logaddexp_gradient_of_a_wider_operand(torch):
     b = numpy.array([-0.343], dtype="float16")
     _same_grads(torch, lambda lib, x, y: lib.logaddexp(x, y), a, b)
     _same_grads(torch, lambda lib, x, y: lib.logaddexp2(x, y), a, b)
+
+
+@pytest.mark.torch
+def test_pow_and_copysign_gradients_beside_a_wider_0d_self(torch):
+    """The 0-d self is read in the result's dtype: -1.4e-45 is -0.0 in float16 (log -inf,
+    so pow's exponent gradient is inf, not NaN); 2.2e-308 is 0 in float32 (copysign's
+    result / self is 0 / 0, NaN, while its mask sees a nonzero self)."""
+    _same_grads(torch, lambda lib, x, y: lib.pow(x, y), numpy.array(-1.4e-45, "float32"),
+                numpy.array([-0.6577, -0.4104, 1.28], dtype="float16"))
+    _same_grads(torch, lambda lib, x, y: lib.copysign(x, y),
+                numpy.array(2.2250738585072014e-308), numpy.array([-0.917, 0.32], "float32"))
