@@ -56,18 +56,23 @@ def _huge_or_nonfinite(c):
 
 
 def _products_overflow_both_ways(c):
-    """dot's products, in the inputs' dtype, overflow to both +inf and -inf."""
+    """dot's products, in the inputs' dtype, summed by sign, overflow to both +inf and -inf
+    (a product itself, or a partial sum of finite products)."""
     x, y = (t.array for t in c.tensors)
     if x.shape != y.shape or x.dtype != y.dtype or x.dtype.kind != "f":
         return False
     with numpy.errstate(over="ignore", invalid="ignore"):
         p = x * y
-    over = numpy.isinf(p) & numpy.isfinite(x) & numpy.isfinite(y)
-    return bool((p[over] > 0).any() and (p[over] < 0).any())
+        return bool(numpy.isinf(p[p > 0].sum()) and numpy.isinf(p[p < 0].sum()))
 
 
 def _has_nan(c):
     return any(t.array.dtype.kind == "f" and numpy.isnan(t.array).any() for t in c.tensors)
+
+
+def _nan_with_eps(c):
+    """logit given eps (so its gradient masks [eps, 1 - eps]) of an input holding NaN."""
+    return c.kwargs.get("eps") is not None and _has_nan(c)
 
 
 def _quotient_overflows(c):
@@ -157,8 +162,16 @@ def _sum_overflows(c):
             and float(numpy.abs(a.astype("float64")).sum()) > float(numpy.finfo(a.dtype).max))
 
 
-def _f16_strided_input(c):
-    return _f16(c) and c.tensors[0].view != "contiguous"
+def _f16_strided(c):
+    """A float16 case with some non-contiguous tensor (input, weight or bias)."""
+    return _f16(c) and any(t.view != "contiguous" for t in c.tensors)
+
+
+def _constant_slice_without_eps(c):
+    """layer_norm with eps = 0 of a slice of equal values (variance 0: 0 * inf)."""
+    s = _slices(c)
+    return (c.kwargs.get("eps") == 0 and s is not None
+            and any(r.size and numpy.unique(r).size == 1 for r in s))
 
 
 LANES = "PyTorch's answer depends on the element's position"
@@ -173,7 +186,9 @@ DEVIATIONS = [
     *(Deviation(LANES, ("relu6",), cls, _nonfinite)
       for cls in ("grad: values differ (float32)", "grad: values differ (float64)")),
     Deviation(LANES, ("logit",), "grad: infinity differs", _neg_zero),
-    Deviation(LANES, ("dot",), "NaN where torch gives a number", _products_overflow_both_ways),
+    Deviation(LANES, ("logit",), "grad: NaN where torch gives a number", _nan_with_eps),
+    *(Deviation(LANES, ("dot",), cls, _products_overflow_both_ways)
+      for cls in ("NaN where torch gives a number", "a number where torch gives NaN")),
     Deviation(LANES, ("selu", "hardswish", "elu"), "grad: a number where torch gives NaN",
               _has_nan),
     *(Deviation(LANES, ("softshrink", "hardshrink"), f"grad: values differ ({dt})", _has_nan)
@@ -185,22 +200,26 @@ DEVIATIONS = [
     Deviation(LANES, CONV, "grad: a number where torch gives NaN",
               _onednn_strided_nonfinite_weight),
     *(Deviation(LANES, CONV, cls, _conv_products_overflow)
-      for cls in ("NaN where torch gives a number", "infinity differs",
-                  "grad: NaN where torch gives a number", "grad: infinity differs")),
+      for cls in ("NaN where torch gives a number", "a number where torch gives NaN",
+                  "infinity differs",
+                  "grad: NaN where torch gives a number", "grad: infinity differs",
+                  "grad: a number where torch gives NaN")),
     Deviation(LANES, ("bmm",), "a number where torch gives NaN", _bmm_overflow_meets_inf),
     *(Deviation(OVERFLOW, (op,), cls, _huge_or_nonfinite)
       for op in ("batch_norm", "layer_norm", "group_norm")
       for cls in ("a number where torch gives NaN", "NaN where torch gives a number",
                   "infinity differs")),
     *(Deviation(OVERFLOW, (op,), cls, _huge_or_nonfinite)
-      for op in ("batch_norm", "group_norm")
+      for op in ("batch_norm", "layer_norm", "group_norm")
       for cls in ("grad: a number where torch gives NaN", "grad: NaN where torch gives a number",
                   "grad: infinity differs")),
-    *(Deviation(OVERFLOW, ("batch_norm",), cls, _f16_strided_input)
+    *(Deviation(OVERFLOW, ("batch_norm",), cls, _f16_strided)
       for cls in ("infinity differs", "grad: values differ (float16)", "grad: infinity differs")),
     *(Deviation(CANCEL, ("layer_norm", "group_norm", "batch_norm"), cls, _two_values_per_slice)
       for cls in ("grad: values differ (float32)", "grad: values differ (float64)",
                   "values differ (float32)")),
+    *(Deviation(CANCEL, ("layer_norm",), cls, _constant_slice_without_eps)
+      for cls in ("a number where torch gives NaN", "grad: a number where torch gives NaN")),
     *(Deviation(LANES, ("mean",), cls, _sum_overflows)
       for cls in ("NaN where torch gives a number", "a number where torch gives NaN",
                   "infinity differs")),

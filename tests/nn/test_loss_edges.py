@@ -220,6 +220,18 @@ def test_huber_loss_in_the_common_dtype(reduction):
     assert_same_outcome(run, atol=0, rtol=1e-3)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("target_dtype", ["float16", "float32", "float64"])
+def test_huber_loss_of_float16_overflows_before_the_reduction(reduction, target_dtype):
+    """A float16 loss past 65504 is written as inf, and the mean of it is inf, as PyTorch's
+    (not 2.2e4, the mean taken before rounding)."""
+    def run(T):
+        x = T.tensor([[4636.0, 2814.0], [-236.6, 20.08]], dtype=T.float16)
+        t = T.tensor([[-9.82, 5344.6], [-60000.0, 66.26]], dtype=getattr(T, target_dtype))
+        return [T.nn.functional.huber_loss(x, t, delta=2.0, reduction=reduction)]
+    assert_same_outcome(run, atol=0, rtol=1e-3)
+
+
 @pytest.mark.parametrize("name", _POINTWISE + ["binary_cross_entropy",
                                                "binary_cross_entropy_with_logits"])
 @pytest.mark.parametrize("shape", [(0, 3), ()])
@@ -502,3 +514,14 @@ def test_bce_with_logits_steps_in_each_dtype(torch, case):
     for (da, a), (db, b) in zip(ours, theirs, strict=True):
         assert da == db
         numpy.testing.assert_allclose(a, b, rtol=2e-3, atol=0)  # inf and NaN where torch's
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_cross_entropy_of_float16_rounds_each_weighted_loss(reduction):
+    """PyTorch computes ``-x[t] * w[t]`` in half: with a subnormal weight the product
+    rounds (1.19e-7 for 5.96e-8 * 2.03), and the weighted mean is 2.0, not 2.033."""
+    def run(T):
+        x = T.tensor([0.5962, -0.8359, -1.082], dtype=T.float16)
+        w = T.tensor([1.202, 0.3584, 5.96e-8], dtype=T.float16)
+        return [T.nn.functional.cross_entropy(x, T.tensor(2), weight=w, reduction=reduction)]
+    assert_same_outcome(run, atol=0, rtol=1e-3)

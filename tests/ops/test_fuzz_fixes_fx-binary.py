@@ -354,3 +354,32 @@ def test_xlogy_gradient_beside_a_wider_0d_other(torch):
                 numpy.array(2.2250738585072014e-308))
     _same_grads(torch, lambda lib, x, y: lib.xlogy(x, y) * -0.5, x32.astype("float16"),
                 numpy.array(1e6, dtype="float32"))
+
+
+@pytest.mark.torch
+def test_xlogy_gradient_beside_a_wider_0d_self(torch):
+    """A float32 0-d ``self`` beside float16: ``grad * self`` is a float16 product (in
+    float32, rounded), so 66295 times 1.2 overflows to inf before the division."""
+    _same_grads(torch, lambda lib, x, y: lib.xlogy(x, y) * 1.2, numpy.array(66295.13, "float32"),
+                numpy.array([0.0704, -0.2364, 1.299], dtype="float16"))
+
+
+@pytest.mark.torch
+def test_logaddexp_gradient_of_a_wider_operand(torch):
+    """A float32 0-d operand beside float16: the result rounds to 34176, far from 34183.9;
+    x's share is PyTorch's 1 / (1 + exp(other - x)), not exp(x - result) (2800 times)."""
+    a = numpy.array(34183.9375, dtype="float32")
+    b = numpy.array([-0.343], dtype="float16")
+    _same_grads(torch, lambda lib, x, y: lib.logaddexp(x, y), a, b)
+    _same_grads(torch, lambda lib, x, y: lib.logaddexp2(x, y), a, b)
+
+
+@pytest.mark.torch
+def test_pow_and_copysign_gradients_beside_a_wider_0d_self(torch):
+    """The 0-d self is read in the result's dtype: -1.4e-45 is -0.0 in float16 (log -inf,
+    so pow's exponent gradient is inf, not NaN); 2.2e-308 is 0 in float32 (copysign's
+    result / self is 0 / 0, NaN, while its mask sees a nonzero self)."""
+    _same_grads(torch, lambda lib, x, y: lib.pow(x, y), numpy.array(-1.4e-45, "float32"),
+                numpy.array([-0.6577, -0.4104, 1.28], dtype="float16"))
+    _same_grads(torch, lambda lib, x, y: lib.copysign(x, y),
+                numpy.array(2.2250738585072014e-308), numpy.array([-0.917, 0.32], "float32"))

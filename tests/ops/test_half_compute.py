@@ -270,6 +270,22 @@ def test_reductions_accumulate_in_float(torch):
 
 
 @pytest.mark.torch
+def test_gradients_summed_over_broadcast_dims_add_in_float(torch):
+    """The gradient of an expanded (or broadcast) float16 input adds its rows in float32
+    and rounds once, as PyTorch's sum: -14.36 - 0.2118 - 15.66 + 30.92 is 0.6943, not
+    0.703 (added in half), and two rows of 40000 give 80000 -> inf only at the end."""
+    g = numpy.array([[-14.36, 1.0], [-0.2118, 1.0], [-15.66, 1.0], [30.92, 1.0]],
+                    dtype=numpy.float16)
+    big = numpy.array([[40000.0, 1.0], [40000.0, 1.0], [-30000.0, 1.0]], dtype=numpy.float16)
+
+    def run(lib, grad):
+        x = lib.tensor([[1.0, 2.0]], dtype=lib.float16, requires_grad=True)
+        return lib.autograd.grad(x.expand(len(grad), 2), x, lib.tensor(grad))[0]
+    for grad in (g, big):
+        _same(run(retrograd, grad), run(torch, grad), torch)
+
+
+@pytest.mark.torch
 def test_matmul_linear_conv_in_half(torch):
     rng = numpy.random.default_rng(1)
     a = rng.standard_normal((8, 512)).astype(numpy.float16)

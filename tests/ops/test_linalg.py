@@ -181,6 +181,28 @@ def test_einsum_gradients_and_second_order(torch, eq, shapes):
 
 
 @pytest.mark.torch
+@pytest.mark.parametrize("eq, a, b", [
+    ("i,i->", [-numpy.inf], []),  # broadcast against an empty operand: -inf * 0
+    ("i,i->", [numpy.inf], [1.0, -1.0]),  # inf * sum(b): NaN
+    ("bij,jk->bik", [[[numpy.inf]], [[-0.77]]], [[numpy.inf, -1.0], [-1.0, 18.6],
+                                                [0.046, -737.5]]),  # inf * sum: -inf
+    ("i,j->", [1.0, numpy.inf], [2.0, -numpy.inf]),
+    ("bij,jk->bik", [[[0.109, 7.6e-4, -7.8e-5]]], "expanded")])  # products, not x * sum(y)
+def test_einsum_sums_a_label_first_as_pytorch(torch, eq, a, b):
+    """PyTorch sums a contracted label out of the one operand that has it at a size other
+    than 1 before multiplying, and multiplies an expanded operand pair by pair (NumPy's
+    einsum would factor it out of the sum): the two differ at infinities."""
+    def run(lib):
+        x = lib.tensor(a, dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([[-numpy.inf, -0.0]], dtype=lib.float64).expand(3, 2) \
+            if b == "expanded" else lib.tensor(b, dtype=lib.float64)
+        out = lib.einsum(eq, x, y)
+        return out.detach().numpy(), lib.autograd.grad(out.sum(), x)[0].numpy()
+    for r, t in zip(run(retrograd), run(torch), strict=True):
+        numpy.testing.assert_array_equal(r, t)
+
+
+@pytest.mark.torch
 def test_einsum_argument_forms(torch):
     (ra, rb), (ta, tb) = _both(torch, (5, 2, 3), (3, 4))
     _close(retrograd.einsum(ra, [..., 0, 1], rb, [1, 2], [..., 0, 2]),

@@ -20,7 +20,7 @@ from .._tensor import Tensor, _wrap_dim, wrap
 from . import nn_ops as _nn
 from . import pointwise as _pw
 from ._registry import _pretty, apply, apply_inplace, defop, register
-from ..backend import to_device
+from ..backend import get_array_module, to_device
 from ..backend.functions import functions
 from .nn_ops import _max_scalar
 from .shape import call
@@ -291,11 +291,31 @@ def mish(input, inplace=False):
     return apply_inplace(_mish, input, ()) if inplace else apply(_mish, (input,))
 
 
+def _log_sigmoid_rule(xp, grad, self):
+    """PyTorch's log_sigmoid_backward kernel: its forward's buffer b = exp(-|x|), kept in the
+    input's dtype (rounded to half for float16), then ``1 - b / (1 + b)`` below 0 and
+    ``b / (1 + b)`` above, times grad, in float32 rounded once. On the facade
+    (create_graph) the smooth grad * sigmoid(-x), whose derivative is PyTorch's
+    log_sigmoid_double_backward."""
+    return functions(xp).kernel_or_composite(
+        _log_sigmoid_kernel, lambda grad, self: grad * _sigmoid(xp, -self), grad, self)
+
+
+def _log_sigmoid_kernel(grad, self):
+    xp = get_array_module(self)
+    b = _pw._rounded(xp, lambda a: xp.exp(-xp.abs(a)), self)
+    half = _pw._is_half(self)
+    if half:
+        b, grad = xp.astype(b, "float32"), xp.astype(grad, "float32")
+    q = b / (1 + b)
+    d = _where(xp, self < 0, 1 - q, q) * grad
+    return xp.astype(d, "float16") if half else d
+
+
 _log_sigmoid = defop(
     "log_sigmoid",
     lambda xp, self: xp.minimum(self, 0) - xp.log1p(xp.exp(-xp.abs(self))),
-    vjp={"self": lambda xp, grad, self: grad * _sigmoid(xp, -self)},
-    jvp="elementwise")
+    vjp={"self": _log_sigmoid_rule}, jvp="elementwise", upcast="forward")
 
 
 def logsigmoid(input):

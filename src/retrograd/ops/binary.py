@@ -273,8 +273,11 @@ _pow_scalar_base = defop(
 def _pow_exponent_rule(xp, grad, self, exponent, result):
     """PyTorch's pow_backward_exponent: result * log(self), but 0 where the base is 0 and
     the exponent >= 0 (so 0 ** -1 still gives -inf, and a negative base NaN). The
-    unselected branch stays in the graph, so second derivatives carry its NaNs as PyTorch's."""
-    return grad * xp.where((self == 0) & (exponent >= 0), 0, result * xp.log(self))
+    unselected branch stays in the graph, so second derivatives carry its NaNs as PyTorch's.
+    The log takes self in the result's dtype, as PyTorch's (a float32 -1.4e-45 beside a
+    float16 exponent is -0.0 there: log -inf, not NaN); the mask, self as given."""
+    base = xp.astype(self, result.dtype, copy=False) if self.dtype != result.dtype else self
+    return grad * xp.where((self == 0) & (exponent >= 0), 0, result * xp.log(base))
 
 
 def _check_int_pow(input, exponent):
@@ -477,9 +480,12 @@ def _xlogy_self_rule(xp, grad, self, other):
 
 def _xlogy_other_rule(xp, grad, self, other):
     """``grad * self / other``, each step a half op for float16 as in PyTorch's composite
-    (so ``grad * self`` overflows to inf where PyTorch's does); the division takes a wider
-    0-d ``other`` as its kernel does (see :func:`_in_result_dtype`)."""
+    (so ``grad * self`` overflows to inf where PyTorch's does, a wider 0-d ``self`` too);
+    the division takes a wider 0-d ``other`` as its kernel does (see
+    :func:`_in_result_dtype`)."""
     num = grad * self
+    if hasattr(self, "dtype") and self.dtype != grad.dtype:  # rounded as PyTorch's mul
+        num = xp.astype(grad * _in_result_dtype(xp, grad, self)[0], grad.dtype, copy=False)
     if not hasattr(other, "dtype") or other.dtype == grad.dtype:
         return num / other
     return xp.astype(num / _in_result_dtype(xp, grad, other)[0], grad.dtype, copy=False)

@@ -694,7 +694,7 @@ def _einsum_op(n):
     op = _EINSUM_OPS.get(n)
     if op is None:
         names = [f"operand{i}" for i in range(n)]
-        fwd = _signed(lambda xp, *a: xp.einsum(a[-1].equation, *a[:-1],
+        fwd = _signed(lambda xp, *a: xp.einsum(a[-1].equation, *map(_unstretched, a[:-1]),
                                                optimize=a[-1].optimize, dtype=a[-1].dtype),
                       ["xp", *names, "spec"])
         vjp = {names[k]: _signed(_einsum_grad(k), ["xp", "grad", *names[:k], *names[k + 1:],
@@ -702,6 +702,43 @@ def _einsum_op(n):
                for k in range(n)}
         op = _EINSUM_OPS[n] = defop("einsum", fwd, vjp=vjp, jvp="multilinear")
     return op
+
+
+def _unstretched(a):
+    """An operand with a stride-0 (expanded) dim as a copy: NumPy's einsum factors such an
+    operand out of the sum (``x * sum(y)`` for ``sum(x * y)``), which differs at
+    infinities (-inf where the products' sum is NaN); PyTorch multiplies each pair."""
+    strides = getattr(a, "strides", ())
+    if 0 in strides and a.size > 1:
+        return a.copy()
+    return a
+
+
+def _sum_early(inputs, output, operands):
+    """PyTorch's einsum sums a contracted label out of the one floating operand that has it
+    at a size other than 1 before multiplying (it reaches the others at size 1, or at
+    none): ``einsum('i,i->', [inf], [1., -1.])`` is ``inf * sum([1., -1.])``, 0 * inf =
+    NaN, where the sum of products is NaN as well but ``'bij,jk'`` with a size-1 ``j``
+    gives ``x * sum(y)`` (inf, not NaN); a broadcast against an empty operand gives its
+    empty sum, 0, times the other (NaN at inf). The labels go from the equation."""
+    if len(operands) < 2 or operands[0]._data.dtype.kind != "f":
+        return inputs, operands
+    inputs, operands = list(inputs), list(operands)
+    done = False
+    while not done:
+        done = True
+        for k, labels in enumerate(inputs):
+            shape = operands[k].shape
+            drop = tuple(i for i, c in enumerate(labels)
+                         if c not in output and labels.count(c) == 1
+                         and all(operands[j].shape[inputs[j].index(c)] == 1
+                                 for j in range(len(inputs)) if j != k and c in inputs[j])
+                         and (shape[i] != 1 or sum(c in t for t in inputs) == 1))
+            if drop:
+                operands[k] = operands[k].sum(dim=drop)
+                inputs[k] = "".join(c for i, c in enumerate(labels) if i not in drop)
+                done = False
+    return tuple(inputs), tuple(operands)
 
 
 def _sublist_equation(args):
@@ -746,6 +783,7 @@ def einsum(*args):
             raise RuntimeError(f"expected scalar type {_pretty(operands[0]._data.dtype)} but "
                                f"found {_pretty(t._data.dtype)}")
     inputs, output = _parse(equation, operands)
+    inputs, operands = _sum_early(inputs, output, operands)
     optimize = _optimize([t._data for t in operands])
     dtype = _integer_einsum_dtype(inputs, output, operands) if operands and \
         operands[0]._data.dtype.kind in "biu" else None

@@ -259,14 +259,19 @@ def dist(input, other, p=2):
 
 
 # ---- losses with their own kernel ---------------------------------------------------------
-def _huber_fwd(xp, self, target, reduction, delta):
+def _huber_fwd(xp, self, target, reduction, delta, input_dtype):
     """ATen's huber kernel computes each loss in the common dtype of a float target and
-    input, writes it in the input's dtype, then reduces: a float32 target beyond float16's
-    range gives a finite float16 loss. (huber_loss casts a target no wider than the input
-    to it, exactly.)"""
+    input, writes it in the input's dtype (``input_dtype``: float16 arrives here in
+    float32), then reduces: a float32 target beyond float16's range gives a finite
+    float16 loss, and a float16 loss past 65504 is inf before the mean, as PyTorch's.
+    (huber_loss casts a target no wider than the input to it, exactly.)"""
     d = xp.abs(self - target)
     loss = xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
-    return _reduce(xp, loss.astype(self.dtype, copy=False), reduction)
+    written = xp.astype(loss, input_dtype, copy=False)
+    if written.dtype != numpy.float16 or reduction == "none":
+        return _reduce(xp, written, reduction)
+    # summed in float32 and rounded once, as PyTorch's mean and sum of float16
+    return xp.astype(_reduce(xp, xp.astype(written, numpy.float32), reduction), written.dtype)
 
 
 def _huber_d(xp, grad, self, target, reduction, delta):
@@ -417,10 +422,11 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
             and result_type(input, target) != input.dtype):  # a wider target stays wide
         target = _in_input_dtype("huber_cpu", input, target)
     if weight is None:
-        return apply(_huber, (input, target), (_check_reduction(reduction), delta))
+        return apply(_huber, (input, target), (_check_reduction(reduction), delta,
+                                               input._data.dtype))
     if weight.shape != input.shape:
         raise ValueError("Weights and input must have the same size.")
-    loss = apply(_huber, (input, target), ("none", delta)) * weight
+    loss = apply(_huber, (input, target), ("none", delta, input._data.dtype)) * weight
     if reduction not in _REDUCTIONS:
         raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', "
                          f"'mean', 'sum'.")

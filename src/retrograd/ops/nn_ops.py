@@ -360,9 +360,13 @@ def log_softmax(input, dim):
 _REDUCTIONS = ("none", "mean", "sum")
 
 
-def _nll_fwd(xp, self, target, weight, reduction, ignore_index):
+def _nll_fwd(xp, self, target, weight, reduction, ignore_index, input_dtype):
+    """Each weighted loss is rounded to the input's dtype (``input_dtype``: float16 arrives
+    in float32), as PyTorch's kernel computes it in half (a subnormal product rounds:
+    1.19e-7 for 5.96e-8 * 2.03), then summed in float32 (see docs/deviations.md)."""
     if self.ndim == 1:  # one sample
-        out, total = _nll_fwd(xp, self[None], target[None], weight, reduction, ignore_index)
+        out, total = _nll_fwd(xp, self[None], target[None], weight, reduction, ignore_index,
+                              input_dtype)
         return (out[0] if reduction == "none" else out), total
     valid = target != ignore_index
     safe = numpy.where(valid, target, 0)
@@ -371,6 +375,8 @@ def _nll_fwd(xp, self, target, weight, reduction, ignore_index):
     losses = xp.where(valid, -picked * coef, 0)  # an ignored NaN counts as 0, as PyTorch
     if reduction == "none":
         return losses, xp.zeros((), self.dtype)
+    if input_dtype != self.dtype:
+        losses = xp.astype(xp.astype(losses, input_dtype), self.dtype)
     total = xp.sum(coef, dtype=self.dtype)
     loss = xp.sum(losses, dtype=self.dtype)
     if reduction == "mean":
@@ -416,7 +422,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     if input.ndim == 1 and target.ndim == 1:  # one sample's target of size 1
         target = target.reshape(())
     op = _nll if input.ndim <= 2 else _nll2d
-    return apply(op, (input, target, weight), (reduction, ignore_index))[0]
+    return apply(op, (input, target, weight), (reduction, ignore_index, input._data.dtype))[0]
 
 
 # ---- layer norm, group norm, batch norm ---------------------------------------------------

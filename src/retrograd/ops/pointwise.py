@@ -105,6 +105,15 @@ def _times(xp, a, number):
     return a * number
 
 
+def _rounded(xp, fn, a):
+    """``fn(a)`` as PyTorch's float16 kernel computes it inside a backward composite: in
+    float32, rounded once (NumPy's own float16 sin, cos, exp and log are an ulp off at a
+    few values)."""
+    if _is_half(a):
+        return xp.astype(fn(xp.astype(a, "float32")), "float16")
+    return fn(a)
+
+
 def _pow_op(xp, self, exponent):
     """PyTorch's ``self.pow(exponent)`` in a rule: the kernel on arrays; on the facade
     (create_graph) the recorded pow op, whose derivative is pow's, where the kernel's products
@@ -112,12 +121,20 @@ def _pow_op(xp, self, exponent):
     return self ** exponent if isinstance(self, Tensor) else _pow_number(xp, self, exponent)
 
 
+# PyTorch's backward of most ops below is a composite of float16 ops for float16, each
+# rounded to half (derivatives.yaml's formula, step by step): upcast="forward" hands the
+# rules the float16 arrays, and each rule is written in that formula's order, so that
+# intermediate squares overflow to inf as PyTorch's do (tan's gradient past |tan x| = 256,
+# reciprocal's below |x| = 0.0039). A number multiplies in float32 (``_times``), as
+# PyTorch's tensor-by-Scalar mul.
+
 # Exact in any dtype (upcast=False: float16 in float32 would only cost time and memory).
 _neg = _unary("neg", _negate, lambda grad: -grad, upcast=False)
 _abs = _unary("abs", _no_bool("abs_cpu", lambda xp, self: xp.abs(self)),
               lambda xp, grad, self: grad * _torch_sign(xp, self), upcast=False)
 _reciprocal = _unary("reciprocal", lambda xp, self: 1 / self,
-                     lambda grad, result: -grad * result * result, to_float=True)
+                     lambda grad, result: -grad * (result * result), to_float=True,
+                     upcast="forward")
 _exp = _unary("exp", lambda xp, self: xp.exp(self), lambda grad, result: grad * result,
               to_float=True)
 # PyTorch's backward of these is a composite of float16 ops, each rounded to half, where
@@ -134,31 +151,39 @@ _log10 = _unary("log10", lambda xp, self: xp.log10(self),
                 lambda xp, grad, self: grad / _times(xp, self, 2.302585092994046),
                 to_float=True, upcast="forward")
 _log1p = _unary("log1p", lambda xp, self: xp.log1p(self), lambda grad, self: grad / (self + 1),
-                to_float=True, node="Log1PBackward0")
+                to_float=True, node="Log1PBackward0", upcast="forward")
 _expm1 = _unary("expm1", lambda xp, self: xp.expm1(self),
-                lambda grad, result: grad * (result + 1), to_float=True)
+                lambda grad, result: grad * (result + 1), to_float=True, upcast="forward")
 _sqrt = _unary("sqrt", lambda xp, self: xp.sqrt(self), lambda grad, result: grad / (2 * result),
                to_float=True)
 # PyTorch's rsqrt backward, -0.5 * grad * result.pow(3), is a composite of half ops for
-# float16: the cube overflows to inf where rsqrt's result is above 40.
+# float16: the cube overflows to inf where rsqrt's result is above 40. Its float16 kernel
+# (the scalar loop every small tensor takes) is 1 / sqrt(x) with sqrt rounded to half
+# first, so the forward is two half ops too (upcast=False).
 _rsqrt = _unary("rsqrt", lambda xp, self: 1 / xp.sqrt(self),
                 lambda xp, grad, result: -0.5 * grad * _pow_op(xp, result, 3),
-                to_float=True, upcast="forward")
+                to_float=True, upcast=False)
 # square is PyTorch's pow(self, 2), with pow's backward: 2 * self first, in float16 too
 _square = _unary("square", _square_fwd, lambda grad, self: grad * (2 * self),
                  node="PowBackward0", upcast="forward")
-_sin = _unary("sin", lambda xp, self: xp.sin(self), lambda xp, grad, self: grad * xp.cos(self),
-              to_float=True)
-_cos = _unary("cos", lambda xp, self: xp.cos(self), lambda xp, grad, self: -grad * xp.sin(self),
-              to_float=True)
+_sin = _unary("sin", lambda xp, self: xp.sin(self),
+              lambda xp, grad, self: grad * _rounded(xp, xp.cos, self), to_float=True,
+              upcast="forward")
+_cos = _unary("cos", lambda xp, self: xp.cos(self),
+              lambda xp, grad, self: grad * -_rounded(xp, xp.sin, self), to_float=True,
+              upcast="forward")
 _tan = _unary("tan", lambda xp, self: xp.tan(self),
-              lambda grad, result: grad * (1 + result * result), to_float=True)
+              lambda grad, result: grad * (1 + result * result), to_float=True,
+              upcast="forward")
+# rsqrt inside these is 1 / sqrt, each rounded (PyTorch's rsqrt kernel, above)
 _asin = _unary("asin", lambda xp, self: xp.arcsin(self),
-               lambda xp, grad, self: grad / xp.sqrt(1 - self * self), to_float=True)
+               lambda xp, grad, self: grad * (1 / xp.sqrt(1 - self * self)), to_float=True,
+               upcast="forward")
 _acos = _unary("acos", lambda xp, self: xp.arccos(self),
-               lambda xp, grad, self: -grad / xp.sqrt(1 - self * self), to_float=True)
+               lambda xp, grad, self: grad * -(1 / xp.sqrt(1 - self * self)), to_float=True,
+               upcast="forward")
 _atan = _unary("atan", lambda xp, self: xp.arctan(self),
-               lambda grad, self: grad / (1 + self * self), to_float=True)
+               lambda grad, self: grad / (self * self + 1), to_float=True, upcast="forward")
 # PyTorch's backward multiplies by a float16 cosh/sinh tensor: inf from |x| > 11.8, so an
 # inf gradient even where grad * cosh(x) would fit in float16.
 _sinh = _unary("sinh", lambda xp, self: xp.sinh(self),
@@ -167,34 +192,35 @@ _cosh = _unary("cosh", lambda xp, self: xp.cosh(self),
                lambda xp, grad, self: grad * xp.sinh(self), to_float=True, upcast="forward")
 _tanh = _unary("tanh", lambda xp, self: xp.tanh(self),
                lambda grad, result: grad * (1 - result * result), to_float=True)
-# PyTorch's backward of these is a composite of half ops for float16: x * x overflows to
-# inf (so a zero gradient) from |x| > 256, and rounds in half below that.
+# x * x overflows to inf in float16 (so a zero gradient) from |x| > 256
 _asinh = _unary("asinh", lambda xp, self: xp.arcsinh(self),
-                lambda xp, grad, self: grad / xp.sqrt(self * self + 1), to_float=True,
+                lambda xp, grad, self: grad * (1 / xp.sqrt(self * self + 1)), to_float=True,
                 upcast="forward")
 _acosh = _unary("acosh", lambda xp, self: xp.arccosh(self),
-                lambda xp, grad, self: grad / xp.sqrt(self * self - 1), to_float=True,
+                lambda xp, grad, self: grad * (1 / xp.sqrt(self * self - 1)), to_float=True,
                 upcast="forward")
 _atanh = _unary("atanh", lambda xp, self: xp.arctanh(self),
                 lambda grad, self: grad / (1 - self * self), to_float=True, upcast="forward")
 
 
 def _sigmoid_fwd(xp, self):
-    # exp of a non-positive argument only: no overflow for large |x|
-    e = xp.exp(-xp.abs(self))
-    return xp.where(self >= 0, 1 / (1 + e), e / (1 + e))
+    """PyTorch's kernel, 1 / (1 + exp(-x)): exp's overflow to inf gives 0 (exp(x) / (1 +
+    exp(x)) below 0 would round differently at a few float16 values near 0.5)."""
+    return 1 / (1 + xp.exp(-self))
 
 
-_sigmoid = _unary("sigmoid", _sigmoid_fwd, lambda grad, result: grad * result * (1 - result),
-                  to_float=True)
+# PyTorch's sigmoid_backward kernel: grad * (1 - result) * result, in half for float16
+_sigmoid = _unary("sigmoid", _sigmoid_fwd, lambda grad, result: grad * (1 - result) * result,
+                  to_float=True, upcast="forward")
 # grad * mask, not where(mask, grad, 0): 15x faster on NumPy for random signs; differs
 # from PyTorch only for an inf/nan gradient at a clipped element (nan, not 0). The mask is
 # PyTorch's threshold_backward's "not result <= 0", so a NaN input passes its gradient.
 _relu = _unary("relu", _relu_fwd,
                lambda xp, grad, result: grad * xp.logical_not(result <= 0), upcast=False)
 _erf = _unary("erf", lambda xp, self: backend.erf(xp, self),
-              lambda xp, grad, self: grad * 1.1283791670955126 * xp.exp(-self * self),
-              to_float=True)
+              lambda xp, grad, self:
+              _times(xp, _rounded(xp, xp.exp, -(self * self)), 1.1283791670955126) * grad,
+              to_float=True, upcast="forward")
 
 
 def _logit_fwd(xp, self, bounds):
@@ -214,7 +240,8 @@ def _logit_rule(xp, grad, self, bounds):
     return xp.where(out, outside, grad / d)
 
 
-_logit = _unary("logit", _logit_fwd, _logit_rule, to_float=True)
+# PyTorch's float16 logit and logit_backward kernels compute in half, each step rounded
+_logit = _unary("logit", _logit_fwd, _logit_rule, to_float=True, upcast=False)
 _sign = _unary("sign", _sign_fwd, None, upcast=False)
 _sgn = _unary("sgn", _sign_fwd, None, upcast=False)
 _floor = _unary("floor", _no_bool("floor_vml_cpu", lambda xp, self: xp.floor(self)), None,

@@ -13,9 +13,11 @@ import math
 import numpy
 
 from .._dtype import is_inexact
-from ..backend import special_functions
+from ..backend import get_array_module, special_functions
+from ..backend.functions import functions
 from ._registry import _broadcast_error, _pretty, apply, apply_inplace, defop, register
 from .binary import _NYI, _check_tensor, _no_derivative, _refuse_bool_sub
+from .pointwise import _rounded, _times
 from .shape import call
 
 __all__ = ["logaddexp", "logaddexp2", "erfc", "erfinv", "lgamma", "digamma", "polygamma",
@@ -44,10 +46,16 @@ def _unary(name, forward, rule, node=None, upcast=True):
                  jvp="elementwise", upcast=upcast)
 
 
+# PyTorch's backward of these is a composite of half ops for float16, each step rounded
+# (the number multiplied in float32), as erf's
 _erfc = _unary("erfc", lambda xp, self: _special(xp, "erfc", self),
-               lambda xp, grad, self: grad * -1.1283791670955126 * xp.exp(-self * self))
+               lambda xp, grad, self:
+               _times(xp, _rounded(xp, xp.exp, -(self * self)), -1.1283791670955126) * grad,
+               upcast="forward")
 _erfinv = _unary("erfinv", lambda xp, self: _special(xp, "erfinv", self),
-                 lambda xp, grad, result: grad * 0.886226925452758 * xp.exp(result * result))
+                 lambda xp, grad, result:
+                 _times(xp, _rounded(xp, xp.exp, result * result), 0.886226925452758) * grad,
+                 upcast="forward")
 _digamma = _unary("digamma", lambda xp, self: _special(xp, "psi", self),
                   lambda xp, grad, self: grad * call(xp, _polygamma, self, attrs=(1,)))
 def _lgamma_fwd(xp, self):
@@ -101,32 +109,53 @@ _deg2rad = _unary("deg2rad", lambda xp, self: self * (math.pi / 180),
 _rad2deg = _unary("rad2deg", lambda xp, self: self * (180 / math.pi),
                   lambda grad: grad * (180 / math.pi), node="Rad2DegBackward0")
 
-def _share(xp, x, other, result, base_log=1):
-    """``exp(x - result)`` (``2**`` for logaddexp2), x's share of the sum: at most 1, so no
-    overflow in the gradient or its derivatives. It is 1 where x alone is +inf, as PyTorch's
-    ``grad / (1 + exp(other - x))``, and a bool operand fails as PyTorch's subtraction."""
+
+def _share(xp, grad, x, other, base2=False):
+    """x's share of the gradient, PyTorch's ``grad / (1 + exp(other - x))`` (``2 **`` for
+    logaddexp2): all of it where x alone is +inf, none where exp overflows, each step
+    rounded in float16 as PyTorch's composite. Not ``exp(x - result)``: a result rounded
+    to float16 is far from a wider x (34176 for 34183.9, and exp(7.9) is no share). On
+    the facade (create_graph) ``grad * sigmoid((x - other) * ln b)``, the same value,
+    whose derivatives do not overflow (PyTorch's give NaN for |x - other| > 710). A bool
+    operand fails as PyTorch's subtraction."""
     _refuse_bool_sub(x.dtype == bool, other.dtype == bool)
-    return xp.where((x == math.inf) & (other < math.inf), 1, xp.exp((x - result) * base_log))
+    return functions(xp).kernel_or_composite(
+        _share_kernel2 if base2 else _share_kernel,
+        lambda g, a, b: g * functions(xp).sigmoid((a - b) * _LN2 if base2 else a - b),
+        grad, x, other)
+
+
+def _share_kernel(grad, x, other):
+    return grad / (1 + _rounded(get_array_module(x), get_array_module(x).exp, other - x))
+
+
+def _share_kernel2(grad, x, other):
+    return grad / (1 + _rounded(get_array_module(x), lambda d: 2.0 ** d, other - x))
 
 
 _logaddexp = defop("logaddexp", lambda xp, self, other: xp.logaddexp(self, other),
-                   vjp={"self": lambda xp, grad, self, other, result:
-                        grad * _share(xp, self, other, result),
-                        "other": lambda xp, grad, self, other, result:
-                        grad * _share(xp, other, self, result)},
-                   promote=_BOTH, jvp="elementwise")
+                   vjp={"self": lambda xp, grad, self, other:
+                        _share(xp, grad, self, other),
+                        "other": lambda xp, grad, self, other:
+                        _share(xp, grad, other, self)},
+                   promote=_BOTH, jvp="elementwise", upcast="forward")
 _logaddexp2 = defop("logaddexp2", lambda xp, self, other: xp.logaddexp2(self, other),
-                    vjp={"self": lambda xp, grad, self, other, result:
-                         grad * _share(xp, self, other, result, _LN2),
-                         "other": lambda xp, grad, self, other, result:
-                         grad * _share(xp, other, self, result, _LN2)},
-                    promote=_BOTH, jvp="elementwise")
+                    vjp={"self": lambda xp, grad, self, other:
+                         _share(xp, grad, self, other, True),
+                         "other": lambda xp, grad, self, other:
+                         _share(xp, grad, other, self, True)},
+                    promote=_BOTH, jvp="elementwise", upcast="forward")
 
 
 def _copysign_rule(xp, grad, self, result):
-    """d|x| sign(y)/dx = result / self, 0 at self == 0 (PyTorch's choice)."""
+    """d|x| sign(y)/dx = result / self, 0 at self == 0 (PyTorch's choice). The division
+    takes self in the result's dtype, as PyTorch's (a float64 2.2e-308 beside float32 is
+    0 there: 0 / 0, NaN); the mask, self as given."""
     zero = self == 0
-    return grad * xp.where(zero, 0, result / xp.where(zero, 1, self))
+    nonzero = xp.where(zero, 1, self)
+    if nonzero.dtype != result.dtype:
+        nonzero = xp.astype(nonzero, result.dtype, copy=False)
+    return grad * xp.where(zero, 0, result / nonzero)
 
 
 def _zero(xp, grad):
