@@ -38,11 +38,17 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(autouse=True)
 def _clean_state():
-    """Each test starts seeded, in grad mode, with float32 as the default dtype."""
+    """Each test starts seeded, in grad mode, with float32 as the default dtype, on the
+    CPU by default, and leaves no memory accounting running that it started (a query such
+    as ``memory_allocated`` starts it: it would watch every later test in the worker)."""
     retrograd.manual_seed(0)
+    accounting = retrograd._observe.alloc is not None
     yield
     retrograd.set_default_dtype(retrograd.float32)
+    retrograd.set_default_device(None)
     retrograd.autograd.grad_mode.state.enabled = True
+    if not accounting and retrograd._observe.alloc is not None:
+        retrograd.memory.stop_accounting()
 
 
 @pytest.fixture(scope="session")

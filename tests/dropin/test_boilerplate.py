@@ -179,14 +179,17 @@ def test_default_device(both):
     both(scenario)
 
 
-def test_meta_device_is_refused():
-    """retrograd has no meta tensors: the device parses, making a tensor there fails."""
+def test_default_device_meta_and_mps():
+    """The default device becomes meta (shape-only tensors); MPS parses but is refused."""
     retrograd.set_default_device("meta")
-    assert retrograd.get_default_device() == retrograd.device("meta")
-    with pytest.raises(NotImplementedError, match="'Meta' backend"):
-        retrograd.zeros(2)
-    with pytest.raises(NotImplementedError, match="'MPS' backend"):
-        retrograd.zeros(2, device="mps")
+    try:
+        assert retrograd.get_default_device() == retrograd.device("meta")
+        assert retrograd.zeros(2).is_meta
+        with pytest.raises(NotImplementedError, match="'MPS' backend"):
+            retrograd.zeros(2, device="mps")
+    finally:
+        retrograd.set_default_device(None)
+    assert not retrograd.zeros(2).is_meta
 
 
 def test_deterministic_mode_fills_empty():

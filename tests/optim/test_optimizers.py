@@ -625,3 +625,19 @@ def test_training_loop_matches_torch(torch, name):
             losses.append(loss.item())
         return losses + w.detach().flatten().tolist() + b.tolist()
     numpy.testing.assert_allclose(run(retrograd), run(torch), rtol=1e-11)
+
+
+@pytest.mark.parametrize("kw", [{"maximize": True}, {"weight_decay": 0.1}])
+def test_zero_dim_parameter_state_under_memory_accounting(kw):
+    """A 0-d parameter's directed gradient stays an array (a NumPy scalar cannot be booked:
+    the memory tracker holds weak references)."""
+    retrograd.memory._record_memory_history()
+    try:
+        p = retrograd.tensor(1.0, requires_grad=True)
+        opt = retrograd.optim.SGD([p], lr=0.1, momentum=0.9, **kw)
+        (p * p).backward()
+        opt.step()
+    finally:
+        retrograd.memory._record_memory_history(None)
+    expected = 1.0 + 0.2 if kw.get("maximize") else 1.0 - 0.1 * 2.1
+    assert abs(p.item() - expected) < 1e-6

@@ -123,10 +123,11 @@ def _count_step(state):
 def _directed_grad(p, g, maximize, weight_decay):
     """The gradient every update starts from: negated for ``maximize``, then plus
     ``weight_decay * p`` (L2). A new array when either applies, else ``g`` itself."""
+    xp = get_array_module(g)  # (out=: a 0-d array stays an array, not a NumPy scalar)
     if maximize:
-        g = numpy.negative(g)
+        g = xp.negative(g, out=xp.empty_like(g))
     if weight_decay != 0:
-        t = numpy.multiply(p, weight_decay)
+        t = xp.multiply(p, weight_decay, out=xp.empty_like(p))
         t += g
         g = t
     return g
