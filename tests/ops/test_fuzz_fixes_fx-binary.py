@@ -383,3 +383,19 @@ def test_pow_and_copysign_gradients_beside_a_wider_0d_self(torch):
                 numpy.array([-0.6577, -0.4104, 1.28], dtype="float16"))
     _same_grads(torch, lambda lib, x, y: lib.copysign(x, y),
                 numpy.array(2.2250738585072014e-308), numpy.array([-0.917, 0.32], "float32"))
+
+
+_BIG = numpy.array([65024.0, -0.0086, 0.04608, -38944.0], dtype="float16")
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("a, b", [
+    (_BIG, numpy.array(-0.000731, "float16")), (numpy.array(1.5, "float16"), _BIG),
+    (_BIG, numpy.array(-0.000731, "float32")), (numpy.array(3.0, "float64"), _BIG),
+    (_BIG.reshape(2, 2), _BIG.reshape(2, 2).T), (_BIG.reshape(4, 1), _BIG[:3]),
+    (_BIG.astype("float32"), numpy.array(1.5, "float16"))])
+def test_mul_gradient_rounds_each_float16_product_before_the_sum(torch, a, b):
+    """mul_tensor_backward is a half mul, so a float16 ``grad * self`` overflows to inf per
+    element before the broadcast operand's sum, as in PyTorch (not a finite float32 sum);
+    a 0-d operand of another dtype as its kernel takes it."""
+    _same_grads(torch, lambda lib, x, y: lib.mul(x, y) * 2, a, b)

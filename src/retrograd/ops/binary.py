@@ -117,11 +117,22 @@ _rsub = defop("rsub", lambda xp, self, other, alpha: other - self * alpha,
 _rsub_scalar = defop("rsub", lambda xp, self, other, alpha: other - self * alpha,
                      vjp={"self": lambda grad, alpha: -grad * alpha}, inputs=_BOTH,
                      promote=_BOTH, node="RsubBackward1", jvp="elementwise")
+def _times(xp, grad, factor):
+    """PyTorch's mul_tensor_backward, ``grad * factor`` as its mul computes it: a float16
+    product is rounded per element before the engine sums it for a broadcast input (65024 *
+    1.5 is inf there, not a finite float32 sum); a factor of another dtype is taken as
+    :func:`_in_result_dtype` says."""
+    d = getattr(factor, "dtype", None)
+    if d is None or d == grad.dtype:
+        return grad * factor
+    return grad * _in_result_dtype(xp, grad, factor)[0]
+
+
 _mul = defop("mul", lambda xp, self, other: self * other,
-             vjp={"self": lambda grad, other: grad * other,
-                  "other": lambda grad, self: grad * self},
+             vjp={"self": lambda xp, grad, other: _times(xp, grad, other),
+                  "other": lambda xp, grad, self: _times(xp, grad, self)},
              promote=_BOTH, into=lambda xp, out, self, other: xp.multiply(self, other, out=out),
-             jvp="elementwise")
+             jvp="elementwise", upcast="forward")
 def _div_other_rule(xp, grad, self, other):
     """PyTorch's ``-grad * ((self / other) / other)``, each step rounded to the result's
     dtype (so float16 overflows where PyTorch's does)."""
