@@ -224,8 +224,8 @@ _erf = _unary("erf", lambda xp, self: backend.erf(xp, self),
 
 
 def _logit_fwd(xp, self, bounds):
-    if bounds is not None:
-        self = xp.clip(self, *bounds)
+    if bounds is not None:  # (bounds are numbers: ml_dtypes' clip would widen bfloat16)
+        self = xp.astype(xp.clip(self, *bounds), self.dtype)
     return xp.log(self / (1 - self))
 
 
