@@ -19,7 +19,8 @@ import numpy
 import pytest
 
 import retrograd
-from opdb import op_db, reseed
+import _low_precision as low
+from opdb import op_db
 
 _GRAD_TOLS = (5e-2, 5e-2)
 _BF16 = retrograd.bfloat16.np
@@ -69,25 +70,6 @@ _TOLS = {
 }
 
 
-def _entries():
-    return [op for op in op_db if "float32" in op.dtypes and not op.skip_torch]
-
-
-def _samples(op, requires_grad):
-    reseed(zlib.crc32(f"{op.id}/bfloat16/{requires_grad}".encode()))
-    return list(op.sample_inputs("bfloat16", requires_grad))
-
-
-def _params(requires_grad, keep=lambda op: True):
-    return [pytest.param(op, i, id=f"{op.id}-{i}-{s.name}")
-            for op in _entries() if keep(op)
-            for i, s in enumerate(_samples(op, requires_grad))]
-
-
-def _flat(out):
-    return list(out) if isinstance(out, (tuple, list)) else [out]
-
-
 _REFUSED = object()
 
 
@@ -109,11 +91,11 @@ def _torch_result(op, sample, to_torch, *leaves):
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("op, i", _params(False))
+@pytest.mark.parametrize("op, i", low.params("bfloat16", False))
 def test_bfloat16_forward_matches_torch(op, i, to_torch, assert_matches_torch):
     if op.id in _TORCH_DIFFERS:
         pytest.skip(_TORCH_DIFFERS[op.id])
-    sample = _samples(op, False)[i]
+    sample = low.samples(op, "bfloat16", False)[i]
     expected, _ = _torch_result(op, sample, to_torch)
     if expected is _REFUSED:
         return
@@ -122,40 +104,24 @@ def test_bfloat16_forward_matches_torch(op, i, to_torch, assert_matches_torch):
     assert_matches_torch(actual, expected, lambda name: tols)
 
 
-def _leaves(sample):
-    seen = {}
-
-    def visit(x):
-        if isinstance(x, retrograd.Tensor):
-            seen.setdefault(id(x), x)
-        elif isinstance(x, (list, tuple)):
-            for e in x:
-                visit(e)
-        elif isinstance(x, dict):
-            for e in x.values():
-                visit(e)
-    visit((sample.input, sample.args, sample.kwargs))
-    return [t for t in seen.values() if t.requires_grad]
-
-
 @pytest.mark.torch
-@pytest.mark.parametrize("op, i", _params(True, lambda op: op.supports_grad
+@pytest.mark.parametrize("op, i", low.params("bfloat16", True, lambda op: op.supports_grad
                                           and op.compare_grad_with_torch))
 def test_bfloat16_grad_matches_torch(op, i, torch, to_torch, assert_matches_torch):
     """Backward rules run in float32; gradients come back as bfloat16, as PyTorch's."""
     if op.id in _TORCH_DIFFERS:
         pytest.skip(_TORCH_DIFFERS[op.id])
-    sample = _samples(op, True)[i]
+    sample = low.samples(op, "bfloat16", True)[i]
     if sample.nondifferentiable:
         pytest.skip("not differentiable at this point")
     if (op.id, sample.name) in _TORCH_GRAD_DIFFERS:
         pytest.skip(_TORCH_GRAD_DIFFERS[op.id, sample.name])
-    leaves = _leaves(sample)
+    leaves = low.leaves(sample)
     t_outs, t_leaves = _torch_result(op, sample, to_torch, *leaves)
     if t_outs is _REFUSED:
         return
-    outs = _flat(op.op(sample.input, *sample.args, **sample.kwargs))
-    t_outs = _flat(t_outs)
+    outs = low.flat(op.op(sample.input, *sample.args, **sample.kwargs))
+    t_outs = low.flat(t_outs)
     diff = [k for k, o in enumerate(outs) if isinstance(o, retrograd.Tensor) and o.requires_grad]
     if not diff or not leaves:
         pytest.skip("no differentiable output")
@@ -238,9 +204,9 @@ def test_grads_closer_to_float64_than_torch(oid, i):
     """The entries of _TORCH_GRAD_DIFFERS: rounded once, our gradients stay within a few
     bfloat16 ulps of float64's on the same values."""
     op = next(o for o in op_db if o.id == oid)
-    sample = _samples(op, True)[i]
+    sample = low.samples(op, "bfloat16", True)[i]
     assert (oid, sample.name) in _TORCH_GRAD_DIFFERS
-    leaves = _leaves(sample)
+    leaves = low.leaves(sample)
     wide = {id(x): retrograd.from_numpy(x.detach().float().numpy().astype(numpy.float64))
             .requires_grad_() for x in leaves}
 

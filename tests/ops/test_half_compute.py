@@ -21,7 +21,7 @@ import pytest
 import retrograd
 from retrograd import memory
 from retrograd.autograd import forward_ad as fwAD
-from opdb import op_db, reseed
+import _low_precision as low
 
 F = retrograd.nn.functional
 _GRAD_TOLS = (1e-2, 1e-2)
@@ -74,25 +74,6 @@ _TOLS = {
 }
 
 
-def _half_entries():
-    return [op for op in op_db if "float32" in op.dtypes and not op.skip_torch]
-
-
-def _samples(op, requires_grad):
-    reseed(zlib.crc32(f"{op.id}/float16/{requires_grad}".encode()))
-    return list(op.sample_inputs("float16", requires_grad))
-
-
-def _params(requires_grad, keep=lambda op: True):
-    return [pytest.param(op, i, id=f"{op.id}-{i}-{s.name}")
-            for op in _half_entries() if keep(op)
-            for i, s in enumerate(_samples(op, requires_grad))]
-
-
-def _flat(out):
-    return list(out) if isinstance(out, (tuple, list)) else [out]
-
-
 def _torch_result(op, sample, to_torch, *leaves):
     """PyTorch's result, or a skip for an op PyTorch does not run in Half (listed)."""
     converted = to_torch(sample.input, sample.args, sample.kwargs, list(leaves))
@@ -105,49 +86,33 @@ def _torch_result(op, sample, to_torch, *leaves):
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("op, i", _params(False))
+@pytest.mark.parametrize("op, i", low.params("float16", False))
 def test_half_forward_matches_torch(op, i, to_torch, assert_matches_torch):
     if op.id in _TORCH_DIFFERS:
         pytest.skip(_TORCH_DIFFERS[op.id])
-    sample = _samples(op, False)[i]
+    sample = low.samples(op, "float16", False)[i]
     expected, _ = _torch_result(op, sample, to_torch)
     actual = op.op(sample.input, *sample.args, **sample.kwargs)
     tols = _TOLS.get(op.id, op.tols("float16"))
     assert_matches_torch(actual, expected, lambda name: tols)
 
 
-def _leaves(sample):
-    seen = {}
-
-    def visit(x):
-        if isinstance(x, retrograd.Tensor):
-            seen.setdefault(id(x), x)
-        elif isinstance(x, (list, tuple)):
-            for e in x:
-                visit(e)
-        elif isinstance(x, dict):
-            for e in x.values():
-                visit(e)
-    visit((sample.input, sample.args, sample.kwargs))
-    return [t for t in seen.values() if t.requires_grad]
-
-
 @pytest.mark.torch
-@pytest.mark.parametrize("op, i", _params(True, lambda op: op.supports_grad
+@pytest.mark.parametrize("op, i", low.params("float16", True, lambda op: op.supports_grad
                                           and op.compare_grad_with_torch))
 def test_half_grad_matches_torch(op, i, torch, to_torch, assert_matches_torch):
     """Backward rules run in float32; gradients come back as float16, as PyTorch's."""
     if op.id in _TORCH_DIFFERS:
         pytest.skip(_TORCH_DIFFERS[op.id])
-    sample = _samples(op, True)[i]
+    sample = low.samples(op, "float16", True)[i]
     if sample.nondifferentiable:
         pytest.skip("not differentiable at this point")
     if (op.id, sample.name) in _TORCH_GRAD_DIFFERS:
         pytest.skip(_TORCH_GRAD_DIFFERS[op.id, sample.name])
-    leaves = _leaves(sample)
+    leaves = low.leaves(sample)
     t_outs, t_leaves = _torch_result(op, sample, to_torch, *leaves)
-    outs = _flat(op.op(sample.input, *sample.args, **sample.kwargs))
-    t_outs = _flat(t_outs)
+    outs = low.flat(op.op(sample.input, *sample.args, **sample.kwargs))
+    t_outs = low.flat(t_outs)
     diff = [k for k, o in enumerate(outs) if isinstance(o, retrograd.Tensor) and o.requires_grad]
     if not diff or not leaves:
         pytest.skip("no differentiable output")
