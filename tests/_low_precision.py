@@ -9,6 +9,31 @@ import retrograd
 from opdb import op_db, reseed
 
 
+# Ops PyTorch's CPU build refuses for Half and for BFloat16 alike (NotImplementedError
+# "... not implemented for 'Half'", or a RuntimeError naming the dtype): their samples
+# are skipped where PyTorch raises. retrograd computes them (in float32, rounded once).
+TORCH_REFUSES = frozenset((
+    "cdist", "pdist", "multi_margin_loss", "multilabel_margin_loss", "ctc_loss",
+    "local_response_norm",  # its 3-D form: avg_pool3d
+    "avg_pool3d", "lp_pool3d", "interpolate.bilinear", "interpolate.bicubic",  # antialias
+    "affine_grid",  # 3-D
+    "histogram", "quantile.linear", "quantile.lower", "quantile.higher", "quantile.midpoint",
+    "quantile.nearest", "nanquantile.linear", "nanquantile.lower", "nanquantile.higher",
+    "nanquantile.midpoint", "nanquantile.nearest",
+    # linear algebra (LAPACK kernels): float and double only
+    "linalg.det", "linalg.slogdet", "linalg.inv", "linalg.inv_ex", "linalg.solve",
+    "linalg.solve_ex", "linalg.cholesky", "linalg.cholesky_ex", "linalg.qr", "linalg.eigh",
+    "linalg.eigvalsh", "linalg.svd", "linalg.svdvals", "linalg.pinv", "linalg.pinv.hermitian",
+    "linalg.solve_triangular", "linalg.matrix_power", "linalg.matrix_norm", "linalg.norm",
+    "linalg.cond", "linalg.matrix_rank", "linalg.vander", "linalg.tensorinv",
+    "linalg.tensorsolve", "det", "det.method", "logdet", "slogdet", "inverse",
+    "inverse.method", "pinverse", "svd", "qr", "cholesky", "cholesky_solve",
+    "cholesky_inverse", "triangular_solve", "matrix_power", "linalg.lstsq", "linalg.lu",
+    "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu_solve", "norm.nuc",
+    "linalg.householder_product", "orgqr",
+))
+
+
 def entries():
     """Op-database entries compared with PyTorch in float32 (and so in half precision)."""
     return [op for op in op_db if "float32" in op.dtypes and not op.skip_torch]

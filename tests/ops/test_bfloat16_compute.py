@@ -25,29 +25,6 @@ from opdb import op_db
 _GRAD_TOLS = (5e-2, 5e-2)
 _BF16 = retrograd.bfloat16.np
 
-# Ops PyTorch's CPU backend refuses for BFloat16 (NotImplementedError "... not implemented
-# for 'BFloat16'", or a RuntimeError naming the dtype): those samples are skipped when
-# PyTorch raises. retrograd computes them (in float32, rounded once).
-_TORCH_NO_BF16 = frozenset((
-    "cdist", "pdist", "ctc_loss", "histogram", "multi_margin_loss", "multilabel_margin_loss",
-    "local_response_norm",  # its 3-D form: avg_pool3d
-    "avg_pool3d", "lp_pool3d", "interpolate.bilinear", "interpolate.bicubic",  # antialias
-    "affine_grid",  # 3-D
-    "quantile.linear", "quantile.lower", "quantile.higher", "quantile.midpoint",
-    "quantile.nearest", "nanquantile.linear", "nanquantile.lower", "nanquantile.higher",
-    "nanquantile.midpoint", "nanquantile.nearest",
-    # linear algebra (LAPACK kernels): float and double only
-    "linalg.det", "linalg.slogdet", "linalg.inv", "linalg.inv_ex", "linalg.solve",
-    "linalg.solve_ex", "linalg.cholesky", "linalg.cholesky_ex", "linalg.qr", "linalg.eigh",
-    "linalg.eigvalsh", "linalg.svd", "linalg.svdvals", "linalg.pinv", "linalg.pinv.hermitian",
-    "linalg.solve_triangular", "linalg.matrix_power", "linalg.matrix_norm", "linalg.norm",
-    "linalg.cond", "linalg.matrix_rank", "linalg.vander", "linalg.tensorinv",
-    "linalg.tensorsolve", "det", "det.method", "logdet", "slogdet", "inverse",
-    "inverse.method", "pinverse", "svd", "qr", "cholesky", "cholesky_solve",
-    "cholesky_inverse", "triangular_solve", "matrix_power", "linalg.lstsq", "linalg.lu",
-    "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu_solve", "norm.nuc",
-    "linalg.householder_product", "orgqr",
-))
 
 # Where PyTorch's bfloat16 result is itself off: compared elsewhere, or not at all.
 _TORCH_DIFFERS = {
@@ -81,7 +58,7 @@ def _torch_result(op, sample, to_torch, *leaves):
     try:
         return op.torch_op(t_input, *t_args, **t_kwargs), t_leaves
     except (NotImplementedError, RuntimeError) as e:
-        assert op.id in _TORCH_NO_BF16, f"PyTorch refuses {op.id} in BFloat16: {e}"
+        assert op.id in low.TORCH_REFUSES, f"PyTorch refuses {op.id} in BFloat16: {e}"
         try:
             op.op(sample.input, *sample.args, **sample.kwargs)
         except type(e) as ours:
@@ -134,7 +111,7 @@ def test_bfloat16_grad_matches_torch(op, i, torch, to_torch, assert_matches_torc
                                       to_torch([retrograd.from_numpy(c) for c in cots]),
                                       allow_unused=True)
     except NotImplementedError as e:
-        assert op.id in _TORCH_NO_BF16, f"PyTorch refuses {op.id}'s backward in BFloat16: {e}"
+        assert op.id in low.TORCH_REFUSES, f"PyTorch refuses {op.id}'s backward in BFloat16: {e}"
         pytest.skip(f"PyTorch: {e}")
     for x, gr, tx, tg in zip(leaves, grads, t_leaves, t_grads, strict=True):
         gr = gr if gr is not None else retrograd.zeros_like(x)

@@ -26,29 +26,6 @@ import _low_precision as low
 F = retrograd.nn.functional
 _GRAD_TOLS = (1e-2, 1e-2)
 
-# Ops PyTorch's CPU backend refuses for Half (NotImplementedError "... not implemented for
-# 'Half'", or a RuntimeError naming low precision): some or all of their samples are
-# skipped when PyTorch raises. retrograd computes them (in float32, rounded once).
-_TORCH_NO_HALF = frozenset((
-    "cdist", "pdist", "multi_margin_loss", "multilabel_margin_loss", "ctc_loss",
-    "local_response_norm",  # its 3-D form: avg_pool3d
-    "avg_pool3d", "lp_pool3d", "interpolate.bilinear", "interpolate.bicubic",  # antialias
-    "affine_grid",  # 3-D
-    "histogram", "quantile.linear", "quantile.lower", "quantile.higher", "quantile.midpoint",
-    "quantile.nearest", "nanquantile.linear", "nanquantile.lower", "nanquantile.higher",
-    "nanquantile.midpoint", "nanquantile.nearest",
-    # linear algebra (LAPACK kernels): float and double only
-    "linalg.det", "linalg.slogdet", "linalg.inv", "linalg.inv_ex", "linalg.solve",
-    "linalg.solve_ex", "linalg.cholesky", "linalg.cholesky_ex", "linalg.qr", "linalg.eigh",
-    "linalg.eigvalsh", "linalg.svd", "linalg.svdvals", "linalg.pinv", "linalg.pinv.hermitian",
-    "linalg.solve_triangular", "linalg.matrix_power", "linalg.matrix_norm", "linalg.norm",
-    "linalg.cond", "linalg.matrix_rank", "linalg.vander", "linalg.tensorinv",
-    "linalg.tensorsolve", "det", "det.method", "logdet", "slogdet", "inverse",
-    "inverse.method", "pinverse", "svd", "qr", "cholesky", "cholesky_solve",
-    "cholesky_inverse", "triangular_solve", "matrix_power", "linalg.lstsq", "linalg.lu",
-    "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu_solve", "norm.nuc",
-    "linalg.householder_product", "orgqr",
-))
 
 # Where PyTorch's half result is itself off: compared elsewhere, or not at all.
 _TORCH_DIFFERS = {
@@ -81,7 +58,7 @@ def _torch_result(op, sample, to_torch, *leaves):
     try:
         return op.torch_op(t_input, *t_args, **t_kwargs), t_leaves
     except (NotImplementedError, RuntimeError) as e:
-        assert op.id in _TORCH_NO_HALF, f"PyTorch refuses {op.id} in Half: {e}"
+        assert op.id in low.TORCH_REFUSES, f"PyTorch refuses {op.id} in Half: {e}"
         pytest.skip(f"PyTorch: {e}")
 
 
@@ -124,7 +101,7 @@ def test_half_grad_matches_torch(op, i, torch, to_torch, assert_matches_torch):
         t_grads = torch.autograd.grad([t_outs[k] for k in diff], t_leaves,
                                       [torch.from_numpy(c) for c in cots], allow_unused=True)
     except NotImplementedError as e:  # pdist of one row: pdist_backward
-        assert op.id in _TORCH_NO_HALF, f"PyTorch refuses {op.id}'s backward in Half: {e}"
+        assert op.id in low.TORCH_REFUSES, f"PyTorch refuses {op.id}'s backward in Half: {e}"
         pytest.skip(f"PyTorch: {e}")
     for x, gr, tx, tg in zip(leaves, grads, t_leaves, t_grads, strict=True):
         gr = gr if gr is not None else retrograd.zeros_like(x)
