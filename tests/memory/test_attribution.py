@@ -11,13 +11,7 @@ from retrograd.optim.in_backward import fuse_into_backward
 from retrograd.utils.checkpoint import checkpoint
 
 
-@pytest.fixture(autouse=True)
-def fresh_books():
-    memory.stop_accounting()
-    gc.collect()
-    yield
-    memory._record_memory_history(None)
-    memory.stop_accounting()
+pytestmark = pytest.mark.usefixtures("fresh_books")
 
 
 class Block(nn.Module):

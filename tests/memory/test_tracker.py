@@ -1,6 +1,5 @@
 """Memory accounting by category, history and snapshots (retrograd.memory)."""
 
-import gc
 import pickle
 
 import numpy
@@ -13,13 +12,7 @@ from retrograd.memory.tracker import TRACKER
 MiB = 1 << 20
 
 
-@pytest.fixture(autouse=True)
-def fresh_books():
-    memory.stop_accounting()
-    gc.collect()
-    yield
-    memory._record_memory_history(None)
-    memory.stop_accounting()
+pytestmark = pytest.mark.usefixtures("fresh_books")
 
 
 def _stats():
