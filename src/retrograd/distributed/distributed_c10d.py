@@ -202,7 +202,13 @@ def _abort_on_exception(kind, value, tb):
     rank = mpi().COMM_WORLD.Get_rank()
     print(f"[rank {rank}] uncaught {kind.__name__}: aborting all ranks", file=sys.stderr,
           flush=True)
+    # MPI_Abort makes mpiexec kill every rank at once, dropping output its forwarders have
+    # not passed on yet: the report above could reach the user cut off mid-traceback.
+    time.sleep(_ABORT_GRACE_S)
     mpi().COMM_WORLD.Abort(1)
+
+
+_ABORT_GRACE_S = 0.5
 
 
 def _world():
