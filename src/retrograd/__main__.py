@@ -2,13 +2,15 @@
 
 import sys
 
-_USAGE = """usage: python -m retrograd {run,demo,memory-viz} [options]
+_USAGE = """usage: python -m retrograd {run,demo,memory-viz,plan} [options]
 
   run         [--device-map cuda=cpu] [--random-weights] script.py [args]: a PyTorch
               script, unchanged, with `import torch` giving retrograd (run -h: details)
   demo        seed 000 on the CPU: 3 steps with the usual loop, 3 with the optimizer
               fused into backward; memory snapshots, an HTML report and a peak table
   memory-viz  SNAPSHOT.pickle -o timeline.html: the offline memory timeline page
+  plan        --model vit_b_16 --batch 8 --budget 1.5GiB: the fastest plan that fits a
+              memory budget, predicted on meta, verified on real steps, HTML report
 """
 
 
@@ -24,6 +26,8 @@ def main(argv=None):
         from .demo import main as run
     elif cmd == "memory-viz":
         from .memory.viz import main as run
+    elif cmd == "plan":
+        from .memory.planner.cli import main as run
     else:
         print(_USAGE, end="", file=sys.stderr)
         print(f"python -m retrograd: unknown command {cmd!r}", file=sys.stderr)

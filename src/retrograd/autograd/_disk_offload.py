@@ -23,7 +23,7 @@ import weakref
 import numpy
 
 from .._tensor import wrap
-from ..backend import device_of
+from ..backend import device_of, meta
 
 _DIR_PREFIX = "retrograd-saved-"
 _DIR_NAME = re.compile(r"retrograd-saved-(\d+)-(\d+)-(\d+)-[0-9a-f]{12}\Z")
@@ -174,7 +174,9 @@ def _write(path, host):
 class DiskTensor:
     """One saved tensor written to a file once; read back on every unpack; the file is
     deleted when this object dies (the node freed what it saved), by ``discard()``, or at
-    interpreter exit."""
+    interpreter exit. A meta tensor has no bytes to write: it keeps its shape and dtype
+    and reads back as a new meta array, so a shape-only run books what the real one
+    allocates (the memory planner prices disk offload that way)."""
 
     __slots__ = ("path", "shape", "dtype", "device", "_dir", "_finalizer", "__weakref__")
 
@@ -184,6 +186,8 @@ class DiskTensor:
         self._dir = directory  # the directory lives while this file does
         self.path = os.path.join(directory.path, f"retrograd-{uuid.uuid4().hex}.bin")
         self._finalizer = weakref.finalize(self, _unlink, self.path, os.getpid())
+        if self.device.type == "meta":
+            return
         host = data if type(data) is numpy.ndarray else data.get()
         try:
             _write(self.path, numpy.ascontiguousarray(host))
@@ -197,6 +201,8 @@ class DiskTensor:
         if not self._finalizer.alive:
             raise RuntimeError("a tensor saved by save_on_disk was deleted: the forward that "
                                "saved it raised an exception, so its graph cannot be used")
+        if self.device.type == "meta":
+            return wrap(meta.namespace.empty(self.shape, dtype=self.dtype), meta.namespace)
         arr = numpy.fromfile(self.path, dtype=self.dtype).reshape(self.shape)
         t = wrap(arr)
         return t if self.device.type == "cpu" else t.to(self.device)

@@ -5,7 +5,9 @@ module returned by :func:`get_array_module`) so a CuPy backend can slot in by
 adding its module here. CuPy is imported lazily and only if installed.
 """
 
+import contextlib
 import math
+import threading
 
 import numpy
 
@@ -13,7 +15,7 @@ from . import emulated, meta
 
 __all__ = ["Device", "device", "cpu", "get_array_module", "device_of", "erf",
            "set_default_device", "get_default_device", "to_device", "emulate_cuda",
-           "emulating_cuda", "special_functions"]
+           "emulating_cuda", "special_functions", "host_joins_meta", "joined_device"]
 
 # The device types torch.device parses (in its order, which its error message prints).
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
@@ -102,6 +104,35 @@ def emulate_cuda(on=True):
 
 def emulating_cuda():
     return _emulating
+
+
+class _Joining(threading.local):
+    meta = False
+
+
+_joining = _Joining()
+
+
+@contextlib.contextmanager
+def host_joins_meta():
+    """Inside, a CPU tensor in one op with meta tensors joins the meta device, so a
+    shape-only dry run can call code that closes over host tensors (a loss function's
+    targets). Outside, mixing them is PyTorch's error. Per thread."""
+    prev, _joining.meta = _joining.meta, True
+    try:
+        yield
+    finally:
+        _joining.meta = prev
+
+
+def joined_device(devices):
+    """The device an op over tensors on ``devices`` (distinct, at least two) runs on:
+    meta when CPU tensors join it (:func:`host_joins_meta`), else PyTorch's error."""
+    if _joining.meta and {d.type for d in devices} == {"cpu", "meta"}:
+        return next(d for d in devices if d.type == "meta")
+    a, b = devices[:2]
+    raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
+                       f"two devices, {a} and {b}!")
 
 
 def to_device(array, dev):

@@ -211,7 +211,8 @@ def _strided(a):
     functions that only rewrite headers. Its address minus ``_ORIGIN`` is the offset."""
     iface = {"shape": a.shape, "typestr": a.dtype.str, "descr": a.dtype.descr,
              "data": (_ORIGIN + a._offset, False), "strides": a.strides, "version": 3}
-    return numpy.asarray(_Header(iface, _BUFFER))
+    out = numpy.asarray(_Header(iface, _BUFFER))
+    return out if out.dtype == a.dtype else out.view(a.dtype)  # (bfloat16 reads as 'V2')
 
 
 def _standins(obj, strided=False, make=_standin):
@@ -443,6 +444,15 @@ def copy(a, *args, **kwargs):
     return ndarray(a.shape, a.dtype)
 
 
+def ascontiguousarray(a, dtype=None, **kwargs):
+    """As NumPy's: ``a`` itself when row-major, else a new storage (as the real call
+    allocates); at least one dimension."""
+    a = asarray(a, dtype)
+    if not a.ndim:
+        return ndarray((1,), a.dtype)
+    return a if a.flags.c_contiguous else copy(a)
+
+
 def where(condition, x=None, y=None):
     if x is None and y is None:
         raise NotImplementedError(_NONZERO)
@@ -608,9 +618,10 @@ for _name in ("empty_like", "zeros_like", "ones_like"):
     setattr(namespace, _name, _like)
 for _name, _stack in (("concatenate", False), ("concat", False), ("stack", True)):
     setattr(namespace, _name, _joined(getattr(numpy, _name), _stack))
-for _f in (matmul, full, full_like, asarray, astype, copy, where, reshape, ravel):
+for _f in (matmul, full, full_like, asarray, astype, copy, ascontiguousarray, where, reshape,
+           ravel):
     setattr(namespace, _f.__name__, _f)
-namespace.array = namespace.asanyarray = namespace.ascontiguousarray = asarray
+namespace.array = namespace.asanyarray = asarray
 namespace.linalg = _Namespace(numpy.linalg, _eye_standin)
 namespace.linalg.matmul = matmul
 namespace.fft = _Namespace(numpy.fft)

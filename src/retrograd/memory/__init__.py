@@ -20,11 +20,13 @@ from collections import OrderedDict
 
 from ..backend import Device
 from . import snapshot as _snap
+from .planner import plan
 from .tracker import CATEGORIES, TRACKER
 
 __all__ = ["memory_allocated", "max_memory_allocated", "memory_reserved",
            "max_memory_reserved", "reset_peak_memory_stats", "reset_max_memory_allocated",
-           "memory_stats", "memory_summary", "empty_cache", "stop_accounting", "CATEGORIES"]
+           "memory_stats", "memory_summary", "empty_cache", "stop_accounting", "CATEGORIES",
+           "plan"]
 
 
 def _books(device=None):

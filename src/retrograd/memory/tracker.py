@@ -66,6 +66,9 @@ _TEMPORARY_MIN = 64 * 1024
 _TEMPORARY_BASE = 1 << 62
 
 _ndarray = numpy.ndarray
+# What ``as_strided`` (an expand's stride-0 view) hangs between a view and its array: the
+# view's storage is that array's, found through it.
+_Strided = type(numpy.lib.stride_tricks.as_strided(numpy.zeros(1)).base)
 
 
 def _storage_array(g):
@@ -217,8 +220,12 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         roles in ``state``."""
         root = arr
         base = arr.base
-        while type(base) is _ndarray or type(base) is _meta_ndarray:  # (meta: no data)
-            root = base
+        while base is not None:
+            t = type(base)
+            if t is _ndarray or t is _meta_ndarray:  # (meta: no data)
+                root = base
+            elif t is not _Strided:  # not an array: the storage is ``root``'s own
+                break
             base = base.base
         key = id(root)
         b = self.live.get(key)
@@ -608,9 +615,13 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
 def _root(arr):
     """The array owning ``arr``'s memory (a view's base, followed down)."""
     base = arr.base
-    while type(base) is _ndarray:
-        arr = base
-        base = arr.base
+    while base is not None:
+        t = type(base)
+        if t is _ndarray:
+            arr = base
+        elif t is not _Strided:
+            break
+        base = base.base
     return arr
 
 

@@ -136,7 +136,8 @@ def conv(x, w, bias, stride, padding, dilation, groups, ohw=None):
 
 def conv_dx(g, w, x_shape, stride, padding, dilation, groups):
     """The input gradient: per chunk of images a GEMM to columns, then one strided add per
-    kernel offset into a (C, N, padded H, W) buffer; returned as an (N, C, H, W) view."""
+    kernel offset into a (C, N, padded H, W) buffer; returned as a compact (N, C, H, W)
+    copy, as PyTorch's (a view would keep the padded buffer alive as the gradient)."""
     if _depthwise(w.shape, groups):
         return _dw_conv_dx(g, w, x_shape, stride, padding, dilation)
     n, o, oh, ow = g.shape
@@ -163,12 +164,13 @@ def conv_dx(g, w, x_shape, stride, padding, dilation, groups):
                 at = as_strided(flat[a * r * hb + i * dh * r + j * dw:], (c, b - a, oh, wq),
                                 (s0, s1, s2 * sh, s3 * sw))
                 at += cols[:, i, j]
-    return out[:, :, ph:ph + h, pw:pw + wd].transpose(1, 0, 2, 3)
+    return numpy.ascontiguousarray(out[:, :, ph:ph + h, pw:pw + wd].transpose(1, 0, 2, 3))
 
 
 def conv_dw(g, x, w_shape, stride, padding, dilation, groups):
     """The weight gradient: per chunk of images, (cols @ rows.T).T summed (OpenBLAS's
-    faster orientation for these long, thin operands)."""
+    faster orientation for these long, thin operands), returned row-major as PyTorch's
+    (AccumulateGrad then keeps it instead of copying it into the weight's layout)."""
     if _depthwise(w_shape, groups, 2):
         return _dw_conv_dw(g, x, w_shape, stride, padding, dilation)
     view, _, _, wq = _windows(x, w_shape[2:], stride, padding, dilation, _gridded(w_shape),
@@ -193,7 +195,7 @@ def conv_dw(g, x, w_shape, stride, padding, dilation, groups):
             dw = d
         else:
             dw += d
-    return dw.reshape(w_shape)
+    return numpy.ascontiguousarray(dw).reshape(w_shape)
 
 
 # Depthwise convolutions (one input channel per group, a weight of (C*M, 1, kh, kw)): the

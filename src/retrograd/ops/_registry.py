@@ -71,7 +71,7 @@ from .._dtype import (FLOAT, LOW, OPMATH, bfloat16, get_default_dtype, is_inexac
                       result_type)
 from ..autograd import forward_ad, grad_mode
 from ..autograd.node import OpNode, SavedTensor, grad_accumulator, on_inplace_write
-from ..backend import get_array_module, to_device
+from ..backend import get_array_module, joined_device, to_device
 from . import _out, _views
 
 __all__ = ["defop", "apply", "apply_inplace", "register", "FUNCTIONS", "kernel", "KERNELS"]
@@ -343,9 +343,7 @@ def _one_device(values, arrays):
     devices = list(dict.fromkeys(v.device for v in values if isinstance(v, Tensor) and
                                  (v._data.ndim or v.device.type != "cpu")))
     if len(devices) > 1:
-        a, b = devices[:2]
-        raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
-                           f"least two devices, {a} and {b}!")
+        devices = [joined_device(devices)]
     if not devices:  # CPU 0-d tensors only
         return arrays, numpy
     (dev,) = devices

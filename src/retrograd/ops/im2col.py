@@ -63,8 +63,11 @@ def col2im_kernel(xp, cols, shape, kernel, stride, pads, dilation):
     for off in itertools.product(*(range(k) for k in kernel)):
         at = _window(off, stride, dilation, outs)
         out[at] += cols[(Ellipsis,) + off + rest]
-    return out[(Ellipsis,) + tuple(slice(a, a + n) for n, (a, _) in zip(sizes, pads,
-                                                                         strict=True))]
+    if not any(a or b for a, b in pads):
+        return out
+    # a compact copy of the crop: a view would keep the padded buffer alive as the result
+    return xp.ascontiguousarray(out[(Ellipsis,) + tuple(
+        slice(a, a + n) for n, (a, _) in zip(sizes, pads, strict=True))])
 
 
 def _unfold_kernel(xp, x, kernel, stride, pads, dilation, outs):
