@@ -157,3 +157,20 @@ def test_op_database_second_order_on_the_device(op):
                                  f"from tests/device/not_on_device.py")
         return
     assert got is None, got
+
+
+@pytest.mark.parametrize("fn", [lambda x: retrograd.nn.functional.dropout(x, 0.3),
+                                lambda x: retrograd.nn.functional.dropout2d(x, 0.3),
+                                lambda x: retrograd.nn.functional.alpha_dropout(x, 0.3, True)])
+def test_dropout_masks_the_device_tensor_as_the_host_one(cuda, fn):
+    """The mask is drawn on the host from the same generator, then moved: the same seed
+    drops the same elements on both devices, and the gradient stays on the device."""
+    x = retrograd.randn(2, 3, 4, 4)
+    retrograd.manual_seed(5)
+    host = fn(x)
+    retrograd.manual_seed(5)
+    xd = x.cuda().requires_grad_()
+    dev = fn(xd)
+    dev.sum().backward()
+    assert dev.device.type == "cuda" and xd.grad.device.type == "cuda"
+    numpy.testing.assert_array_equal(dev.detach().cpu().numpy(), host.numpy())

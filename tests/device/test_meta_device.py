@@ -189,3 +189,15 @@ def test_a_model_too_big_for_the_host_is_measured_on_meta():
     assert s["allocated_bytes.parameter.current"] >= weights
     assert s["allocated_bytes.optimizer_state.current"] >= 2 * weights
     assert s["allocated_bytes.all.peak"] >= 4 * weights  # parameters, grads, two moments
+
+
+def test_dropout_on_meta_draws_nothing():
+    """Dropout on meta gives a meta tensor and its gradient, and leaves the CPU
+    generator where it was (PyTorch's meta tensors draw no values)."""
+    x = retrograd.randn(8, 4, 5, 5, device="meta", requires_grad=True)
+    state = retrograd.get_rng_state()
+    for fn in (nn.functional.dropout, nn.functional.dropout2d, nn.functional.alpha_dropout):
+        y = fn(x, 0.25, True)
+        assert y.is_meta and y.shape == x.shape
+        y.sum().backward()
+    assert x.grad.is_meta and retrograd.equal(retrograd.get_rng_state(), state)

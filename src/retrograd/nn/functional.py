@@ -162,9 +162,8 @@ def _dropout(input, p, training, inplace, feature, alpha):
                            f"{_pretty(input._data.dtype)}")
     if p == 1:
         return input.mul_(0) if inplace else input * 0
-    from .._random import default_generator
     shape = input.shape[:2] + (1,) * (input.ndim - 2) if feature else input.shape
-    keep = default_generator._rng.random(shape, dtype=numpy.float32) >= p
+    keep = _kept(tuple(shape), p, input.device)
     dtype = input._data.dtype
     if not alpha:
         mask = wrap((keep * (1 / (1 - p))).astype(dtype))
@@ -174,6 +173,16 @@ def _dropout(input, p, training, inplace, feature, alpha):
     mask = wrap((keep * a).astype(dtype))
     shift = wrap(((keep - 1.0) * (sat * a) + sat * a * p).astype(dtype))
     return input.mul_(mask).add_(shift) if inplace else input * mask + shift
+
+
+def _kept(shape, p, device):
+    """Where dropout keeps elements, on ``device``: drawn on the host from the default
+    generator, then moved; on meta nothing is drawn (no values, and PyTorch's meta
+    tensors leave the CPU generator alone)."""
+    if device.type == "meta":
+        return to_device(numpy.broadcast_to(numpy.True_, shape), device)
+    from .._random import default_generator
+    return to_device(default_generator._rng.random(shape, dtype=numpy.float32) >= p, device)
 
 
 def _check_p(p):
