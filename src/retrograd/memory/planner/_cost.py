@@ -84,7 +84,8 @@ def machine(directory=None):
     bandwidth = 3 * x.nbytes / _best(lambda: numpy.add(x, x, out=out))
     s = tensor([1.0])
     overhead = _best(lambda: [s + s for _ in range(100)]) / 100
-    return Machine(flops, bandwidth, overhead, _disk_rate(directory or tempfile.gettempdir()))
+    where = directory if directory is not None and os.path.isdir(directory) else None
+    return Machine(flops, bandwidth, overhead, _disk_rate(where or tempfile.gettempdir()))
 
 
 def _nbytes(v):

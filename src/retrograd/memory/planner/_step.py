@@ -9,7 +9,7 @@ import gc
 import time
 
 from ...backend import host_joins_meta
-from ..tracker import CATEGORIES, TRACKER, _category
+from ..tracker import ALLOC, CATEGORIES, FREE, TRACKER, _category
 from ._shadow import map_tensors
 
 __all__ = ["train_step", "measure", "on_device"]
@@ -30,26 +30,17 @@ def train_step(model, inputs, loss_fn, optimizer):
     optimizer.zero_grad()
 
 
-def _roots(model, optimizer, inputs):
-    """The arrays behind the training state and the batch, one per storage."""
+def _resident(model, optimizer, inputs):
+    """Bytes per category of the training state and the batch, one count per storage,
+    as the books have them."""
     arrays = [t._data for t in (*model.parameters(), *model.buffers())]
     arrays += [p.grad._data for p in model.parameters() if p.grad is not None]
     for state in optimizer.state.values():
         arrays += [v._data for v in state.values() if hasattr(v, "_data")]
     map_tensors(inputs, lambda t: arrays.append(t._data))
-    roots = {}
-    for a in arrays:
-        while getattr(a, "base", None) is not None:
-            a = a.base
-        roots[id(a)] = a
-    return roots.values()
-
-
-def _resident(model, optimizer, inputs):
-    """Bytes per category of the training state and the batch, as the books have them."""
+    blocks = {b.key: b for b in map(TRACKER.see, arrays)}
     per = [0] * len(CATEGORIES)
-    for a in _roots(model, optimizer, inputs):
-        b = TRACKER.see(a)
+    for b in blocks.values():
         per[_category(b.state)] += b.size
     return per
 
@@ -66,9 +57,9 @@ class Measured:
 def _timeline(start, events):
     total, points = start, [start]
     for action, _key, size, *_ in events:
-        if action == 0:      # tracker.ALLOC
+        if action == ALLOC:
             total += size
-        elif action == 1:    # tracker.FREE
+        elif action == FREE:
             total -= size
         else:
             continue
