@@ -39,10 +39,11 @@ def _chart(timelines, budget):
     parts.append(f'<line x1="{_PAD}" x2="{_W - 10}" y1="{y:.1f}" y2="{y:.1f}" stroke="#c2283b" '
                  f'stroke-dasharray="6 4"/><text x="{_W - 12}" y="{y - 5:.1f}" '
                  f'text-anchor="end" font-size="11" fill="#c2283b">budget</text>')
-    for name, points in timelines.items():
+    for name, points in timelines.items():  # predicted wide and pale, measured on top
         if points:
-            parts.append(f'<polyline fill="none" stroke="{_COLORS[name]}" stroke-width="1.5" '
-                         f'points="{_path(points, top)}"/>')
+            width, alpha = (4, 0.45) if name == "predicted" else (1.5, 1)
+            parts.append(f'<polyline fill="none" stroke="{_COLORS[name]}" stroke-width='
+                         f'"{width}" stroke-opacity="{alpha}" points="{_path(points, top)}"/>')
     parts.append(f'<text x="{(_W + _PAD) / 2}" y="{_H - 8}" text-anchor="middle" '
                  f'font-size="11">through the step (allocations and frees) &#8594;</text>')
     return "".join(parts) + "</svg>"
@@ -67,7 +68,7 @@ def render(plan, report=None, title="retrograd memory plan"):
                      f"({report.error:+.2%} from predicted); measured step "
                      f"{report.seconds:.3g} s.</p>")
     keys = "".join(f'<span class="k" style="background:{_COLORS[k]}"></span>{k}'
-                   for k in timelines)
+                   for k in timelines)  # (where the two agree, one line shows)
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>'
             f'{html.escape(title)}</title><style>{_STYLE}</style></head><body>'
             f'<h1>{html.escape(title)}</h1>{"".join(lines)}<p>{keys}</p>'
