@@ -7,8 +7,10 @@ weights for all outputs, computed with PyTorch's CPU arithmetic (the scale in th
 math type, ``floorf``, the clamps), so indices agree with PyTorch's to the last rounding.
 The forward is one gather (``take``) and multiply-add per tap and dim, last dim first as
 PyTorch nests its loops (so non-finite inputs spread as in PyTorch); the backward adds the
-gradients back through the same taps without a scatter (:func:`_adjoint_groups`). Forward
-and backward are each other's vjp, so both are differentiable.
+gradients back through the taps without a scatter (:func:`_adjoint_groups`). Forward and
+backward are each other's vjp, so both are differentiable. The taps are the forward's but
+in the nearest modes, whose backward has its own indices as PyTorch's does
+(:func:`_nearest_taps`).
 """
 
 import math
@@ -34,11 +36,15 @@ def _scale(ft, n_in, n_out, align_corners, scale):
 
 
 def _source(ft, scale, n_out, align_corners, cubic=False):
-    """area_pixel_compute_source_index for every output index."""
-    i = numpy.arange(n_out, dtype=ft)
+    """area_pixel_compute_source_index for every output index. In float32 PyTorch's build
+    fuses ``scale * (i + 0.5) - 0.5`` into one multiply-add (one rounding): computed
+    exactly in float64 (a float32 times a half-integer), then rounded once."""
     if align_corners:
-        return scale * i
-    src = scale * (i + ft(0.5)) - ft(0.5)
+        return scale * numpy.arange(n_out, dtype=ft)
+    if ft is numpy.float32:
+        src = (numpy.float64(scale) * (numpy.arange(n_out) + 0.5) - 0.5).astype(ft)
+    else:
+        src = scale * (numpy.arange(n_out, dtype=ft) + ft(0.5)) - ft(0.5)
     return src if cubic else numpy.maximum(src, ft(0))
 
 
@@ -47,19 +53,55 @@ def _floorf(x):
     return numpy.floor(x.astype(numpy.float32)).astype(numpy.int64)
 
 
-def _nearest_taps(ft, n_in, n_out, scale, exact, shortcut):
-    """``shortcut``: PyTorch's 2-D nearest kernel (nearest_idx) copies equal sizes, halves
-    for doubled ones and takes the scale in float32 otherwise."""
-    if shortcut:
-        if n_out in (n_in, 2 * n_in):
-            return (numpy.arange(n_out) >> (n_out != n_in))[None], None
-        ft = numpy.float32
+def _nearest_idx(n_in, n_out, scale, exact):
+    """PyTorch's nearest_idx / nearest_exact_idx, used by its channels-last nearest kernel
+    and by every nearest backward: the scale in float32 whatever the dtype; plain nearest
+    copies equal sizes and halves doubled ones (``i >> 1``) before any scale is looked at."""
+    i = numpy.arange(n_out)
+    if not exact and n_out in (n_in, 2 * n_in):
+        return i >> (n_out != n_in)
+    s = _scale(numpy.float32, n_in, n_out, False, scale)
+    src = (i + 0.5) * numpy.float64(s) if exact else i.astype(numpy.float32) * s
+    return numpy.minimum(_floorf(src), n_in - 1)
+
+
+def _nearest_generic(ft, n_in, n_out, scale, exact):
+    """PyTorch's generic (TensorIterator) nearest kernel: the scale in the opmath type and
+    no shortcut for equal or doubled sizes."""
     s = _scale(ft, n_in, n_out, False, scale)
     if exact:
         src = _floorf(_source(ft, s, n_out, False).astype(numpy.float64) + 0.5)
     else:
         src = _floorf(s * numpy.arange(n_out, dtype=ft))
-    return numpy.minimum(src, n_in - 1)[None], None
+    return numpy.minimum(src, n_in - 1)
+
+
+def _channels_last_kernel(shape, strides, out_sizes):
+    """Whether PyTorch's nearest forward takes its channels-last kernel (nearest_idx's
+    indices) rather than the generic one: for a channels-last contiguous input of more
+    than 3 channels, and in 2-D also for any output with height + width <= 128
+    (_use_channels_last_kernel_2d)."""
+    k = len(out_sizes)
+    if k == 2 and out_sizes[0] + out_sizes[1] <= 128:
+        return True
+    if k == 1 or shape[1] <= 3:
+        return False
+    expected = 1  # channels-last contiguity: C, then the spatial dims innermost first, N
+    for d in (1, *range(len(shape) - 1, 1, -1), 0):
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
+def _nearest_taps(ft, n_in, n_out, scale, exact, channels_last_kernel):
+    """Forward indices and the backward's: PyTorch's backward always uses nearest_idx, its
+    forward only in the channels-last kernel, so they can differ (a user scale of 2.01
+    doubling a size: the forward floors by the scale, the backward halves)."""
+    bwd = _nearest_idx(n_in, n_out, scale, exact)
+    fwd = bwd if channels_last_kernel else _nearest_generic(ft, n_in, n_out, scale, exact)
+    return fwd[None], bwd[None]
 
 
 def _linear_taps(ft, n_in, n_out, align_corners, scale):
@@ -152,20 +194,24 @@ def _adjoint_groups(idx, w):
     return tuple(groups)
 
 
-def _plan(mode, dtype, in_sizes, out_sizes, align_corners, scales, antialias):
+def _plan(mode, dtype, in_sizes, out_sizes, align_corners, scales, antialias,
+          channels_last_kernel=False):
     """One entry per resized dim, last dim first: ``(axis, index, weight, n_in, groups)``
     with ``index``/``weight`` (taps, n_out) (weight None for the nearest modes) and the
-    backward's ``groups`` (see :func:`_adjoint_groups`)."""
+    backward's ``groups`` (see :func:`_adjoint_groups`; the nearest modes' backward reads
+    its own indices, see :func:`_nearest_taps`)."""
     ft = numpy.float64 if dtype == numpy.float64 else numpy.float32
     plan = []
     k_dims = len(in_sizes)
     for d in reversed(range(k_dims)):
         n_in, n_out, s = in_sizes[d], out_sizes[d], scales[d]
+        back = None  # the backward's indices where they are not the forward's
         if antialias:
             taps = None if n_in == n_out else _aa_taps(mode, ft, n_in, n_out, align_corners, s)
         elif mode in ("nearest", "nearest-exact"):
-            taps = _nearest_taps(ft, n_in, n_out, s, mode == "nearest-exact",
-                                 mode == "nearest" and k_dims == 2)
+            idx, back = _nearest_taps(ft, n_in, n_out, s, mode == "nearest-exact",
+                                      channels_last_kernel)
+            taps = idx, None
         elif mode == "bicubic":
             taps = _cubic_taps(ft, n_in, n_out, align_corners, s)
         else:
@@ -173,10 +219,12 @@ def _plan(mode, dtype, in_sizes, out_sizes, align_corners, scales, antialias):
         if taps is None:
             continue
         idx, w = taps
-        if w is None and n_in == n_out and (idx[0] == numpy.arange(n_out)).all():
+        back = idx if back is None else back
+        if w is None and n_in == n_out and (idx[0] == numpy.arange(n_out)).all() and (
+                back[0] == idx[0]).all():
             continue
         w = None if w is None else w.astype(dtype)
-        plan.append((d - k_dims, idx, w, n_in, _adjoint_groups(idx, w)))
+        plan.append((d - k_dims, idx, w, n_in, _adjoint_groups(back, w)))
     return tuple(plan)
 
 
@@ -288,7 +336,9 @@ def upsample(input, mode, out_sizes, scales, align_corners=False, antialias=Fals
     dt = input._data.dtype
     if not is_inexact(dt) and not (dt == numpy.uint8 and mode in ("nearest", "nearest-exact")):
         _unsupported(input, mode, k, antialias)
+    strides = tuple(n // input._data.itemsize for n in input._data.strides)
     plan = _plan(mode, dt, tuple(input.shape[2:]), tuple(out_sizes), align_corners,
-                 tuple(scales), antialias)
+                 tuple(scales), antialias,
+                 _channels_last_kernel(tuple(input.shape), strides, tuple(out_sizes)))
     key = (mode + "-aa" if antialias else mode, k)
     return apply(_OPS[key], (input,), (plan,))
