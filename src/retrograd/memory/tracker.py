@@ -56,9 +56,17 @@ _TOTAL, _OWN_PEAK, _PATH = len(CATEGORIES), len(CATEGORIES) + 1, len(CATEGORIES)
 # The machinery between an op and the tracker: a stack starts at the first frame outside
 # these modules (the op's function, or the caller of a creation function).
 _PKG = _observe.__name__.rpartition(".")[0]
-_PLUMBING = frozenset({__name__, _observe.__name__, *(f"{_PKG}.{m}" for m in (
+_PLUMBING_NAMES = (__name__, _observe.__name__, *(f"{_PKG}.{m}" for m in (
     "_tensor", "ops._registry", "autograd.node", "autograd.anomaly_mode",
-    "autograd.profiler"))})
+    "autograd.profiler")))
+_PLUMBING = frozenset(_PLUMBING_NAMES)
+
+
+def _plumbing():
+    """The plumbing's names as its loaded modules' own ``__name__`` strings: a frame's
+    module name (``f_globals["__name__"]``) is then found by identity, not compared
+    character by character."""
+    return frozenset(getattr(sys.modules.get(n), "__name__", n) for n in _PLUMBING_NAMES)
 # Exact mode reports a kernel's transient peak as a temporary block when it is at least
 # this big (smaller ones are Python objects, not array temporaries).
 _TEMPORARY_MIN = 64 * 1024
@@ -161,9 +169,10 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         """Attach to the hooks and take the storages alive now onto the books."""
         if self.started:
             return
-        global _Tensor
+        global _Tensor, _PLUMBING
         from .._tensor import Tensor
         _Tensor = Tensor
+        _PLUMBING = _plumbing()
         if not self._atexit:  # no books to keep while the interpreter tears objects down
             atexit.register(self.stop)
             self._atexit = True
@@ -245,7 +254,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
             self.peak = total
             self._at_peak = True
         if self.stacks:
-            frames = b.frames = self.node_frames or self._stack(_getframe().f_back)
+            frames = b.frames = self.node_frames or self._stack(_getframe(1))
             if self.record:
                 self.events.append((ALLOC, key, size, _now(), cat, frames, books[_PATH]))
         elif self.record:
@@ -431,11 +440,14 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         what it allocates, and what the engine frees after it, carry its name and the
         stack of the forward op that made it; what it allocates is booked to the module
         whose forward made it."""
+        try:  # (slots read directly: getattr with a default is the slow generic path)
+            path = node._mpath
+            stack = node._mstack
+        except AttributeError:  # a node made before accounting started
+            path, stack = "", ()
         # The node's class and forward stack, until the next node: the engine frees what
-        # this one left. (No _mstack, no _mpath: made before accounting started.)
-        frames = self.node_frames = (type(node), getattr(node, "_mstack", ())) \
-            if self.stacks else None
-        path = getattr(node, "_mpath", "")
+        # this one left.
+        frames = self.node_frames = (type(node), stack) if self.stacks else None
         books = self._node_books
         if books[_PATH] is not path:  # (nodes keep their books' own path string)
             books = self._node_books = self.by_path.get(path) or self._module_books(path)
@@ -533,6 +545,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         output (``apply``: outputs first, then the node), else a fresh one."""
         node._mpath = self.books[_PATH]
         if not self.stacks:
+            node._mstack = ()
             return
         try:  # the first frame above Node.__new__ (or the fanout) outside the plumbing
             f = _getframe(2)
