@@ -88,6 +88,7 @@ def _storage_array(g):
 
 
 _Tensor = None  # retrograd.Tensor, set when accounting starts (this module loads first)
+_AT_EXIT = []   # the trackers' stop methods registered with atexit
 _getframe = sys._getframe
 _now = time.perf_counter_ns
 
@@ -131,7 +132,15 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
     module the path of the block's module.
     """
 
-    _atexit = False
+    # Slots: the hot methods read and write these on every event (an instance dict of more
+    # than 30 keys is no longer shared, and every attribute access takes the slow path).
+    __slots__ = ("live", "total", "peak", "_at_peak", "_peak_cats", "_peak_mods", "by_path",
+                 "books", "_node_books", "_mstack", "_owned", "n_free", "bytes_freed",
+                 "n_peak", "started", "events", "record", "stacks", "free_stacks",
+                 "node_frames", "_outer", "exact", "_started_tracemalloc", "_last",
+                 "_last_traced", "_temp_addr", "_free_cb", "_release_cb")
+    nodes = True    # shown new nodes (their module, and stacks)
+    modules = True  # shown module calls and optimizer steps
 
     def __init__(self):
         self.live = {}            # id(storage array) -> _Block
@@ -154,8 +163,6 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         self.free_stacks = False  # ... and for frees (context="all")
         self.node_frames = None   # in backward: the frames its events carry (see run_node)
         self._outer = []          # (node_frames, books) of the backward passes this one is in
-        self.nodes = True         # shown new nodes (their module, and stacks)
-        self.modules = True       # shown module calls and optimizer steps
         self.exact = False
         self._started_tracemalloc = False
         self._last = None         # (id, code, stack) of the frame above the last stack
@@ -173,9 +180,9 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         from .._tensor import Tensor
         _Tensor = Tensor
         _PLUMBING = _plumbing()
-        if not self._atexit:  # no books to keep while the interpreter tears objects down
+        if self.stop not in _AT_EXIT:  # no books to keep while the interpreter tears down
             atexit.register(self.stop)
-            self._atexit = True
+            _AT_EXIT.append(self.stop)
         self.started = True
         gc.collect()  # garbage in reference cycles would be booked, then freed at random
         self._scan()
