@@ -52,6 +52,7 @@ _LIBRARY = __name__.partition(".")[0]  # "retrograd", by module name (never by f
 class AllocObserver:
     """What an allocation observer is told; each method does nothing here."""
 
+    __slots__ = ()  # (a subclass may keep its state in slots)
     rank = 0
 
     def made(self, arr, role=0):
@@ -73,6 +74,7 @@ class AllocObserver:
 class EngineObserver:
     """What an engine observer is told; each method passes the work straight on here."""
 
+    __slots__ = ()  # (a subclass may keep its state in slots)
     rank = 0
     nodes = False    # wants node_created
     ops = False      # wants run_op and run_call

@@ -97,6 +97,61 @@ def test_random_sizes_match_torch(k, data):
     _check(x, {"mode": mode, **kw})
 
 
+def _nearest_pair(x, kw):
+    """Output and input gradient (of a fixed random output gradient) of both libraries."""
+    g = numpy.random.default_rng(0).standard_normal(
+        TF.interpolate(torch.from_numpy(x), **kw).shape).astype(x.dtype)
+    out = []
+    for lib, f in ((retrograd, F.interpolate), (torch, TF.interpolate)):
+        t = lib.from_numpy(x.copy() if x.flags.c_contiguous else x).requires_grad_()
+        y = f(t, **kw)
+        y.backward(lib.from_numpy(g))
+        out.append((y.detach().numpy(), t.grad.numpy()))
+    return out
+
+
+@pytest.mark.parametrize("shape, kw", [
+    # Output doubled by a user scale other than 2: PyTorch's forward takes the channels-last
+    # kernel (its >>1 shortcut) only for height + width <= 128, its generic one (floor by
+    # the float32 scale) above; its backward always halves.
+    ((1, 1, 32, 32), {"scale_factor": 2.01, "recompute_scale_factor": False}),
+    ((1, 1, 32, 33), {"scale_factor": 2.01, "recompute_scale_factor": False}),
+    ((1, 1, 33, 33), {"scale_factor": 2.0000001}),
+    ((1, 1, 20, 50), {"scale_factor": 2.01}),
+    ((1, 1, 1, 63), {"scale_factor": 2.01}),
+    ((1, 2, 40), {"scale_factor": 2.01}),
+    ((1, 1, 3, 30, 40), {"scale_factor": 2.01}),
+    # Equal sizes under a scale other than 1: generic floors by it, nearest_idx copies.
+    ((1, 2, 40, 90), {"scale_factor": 1.001}),
+    # Sizes alone, doubled: both kernels agree.
+    ((1, 1, 20, 50), {"size": (40, 100)}),
+    # nearest-exact in float32: (i + 0.5) * scale - 0.5 is one fused multiply-add.
+    ((1, 1, 2), {"size": 83, "mode": "nearest-exact"}),
+    ((1, 3, 4, 6), {"size": (82, 123), "mode": "nearest-exact"}),
+])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nearest_kernels_indices_match_torch(shape, kw, dtype):
+    """PyTorch's nearest forward has two kernels with different index arithmetic and its
+    backward a third; every output and gradient element agrees."""
+    kw = {"mode": "nearest", **kw}
+    x = numpy.random.default_rng(1).standard_normal(shape).astype(dtype)
+    (got, got_g), (want, want_g) = _nearest_pair(x, kw)
+    numpy.testing.assert_array_equal(got, want)
+    numpy.testing.assert_allclose(got_g, want_g, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_nearest_channels_last_input_takes_its_kernel(exact):
+    """A channels-last input of more than 3 channels takes PyTorch's channels-last kernel
+    (nearest_idx) whatever the output size; the same values channels-first do not."""
+    nhwc = numpy.random.default_rng(2).standard_normal((1, 70, 80, 4)).astype("float32")
+    kw = {"scale_factor": 2.01, "mode": "nearest-exact" if exact else "nearest"}
+    for x in (nhwc.transpose(0, 3, 1, 2), numpy.ascontiguousarray(nhwc.transpose(0, 3, 1, 2))):
+        (got, got_g), (want, want_g) = _nearest_pair(x, kw)
+        numpy.testing.assert_array_equal(got, want)
+        numpy.testing.assert_allclose(got_g, want_g, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("mode, shape", [("nearest", (2, 3, 6, 5)), ("bilinear", (2, 3, 6, 5)),
                                          ("bicubic", (1, 2, 5, 7)), ("trilinear", (1, 2, 3, 4, 5)),
                                          ("linear", (2, 3, 7))])

@@ -396,8 +396,11 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
             if (node._extra is None and buf[0] is not None and node._fresh_grads
                     and (own is None or not own.shared)):  # a library rule, no hooks: the
                 obs = _observe.engine                     # common case, observed or not
-                outs = (node.apply(buf, create_graph) if obs is None else
-                        obs.run_node(_call if obs.applies else _apply, node, buf, create_graph))
+                if obs is None:
+                    outs = node.apply(buf, create_graph)
+                else:  # (its class's apply itself: no Python frame between)
+                    outs = obs.run_node(_call if obs.applies else type(node).apply, node,
+                                        buf, create_graph)
             else:
                 outs = _run_node(node, buf, create_graph, own)
             buf = None

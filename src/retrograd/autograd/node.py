@@ -107,7 +107,7 @@ class Node:
     """Base of every grad_fn (``torch.autograd.graph.Node``)."""
 
     # While memory accounting is on: _mpath, the path of the nn.Module whose forward made
-    # the node; _mstack, the forward stack when history records stacks (unset otherwise)
+    # the node; _mstack, the forward stack when history records stacks (else empty)
     __slots__ = ("next_functions", "_seq", "_extra", "_mpath", "_mstack", "__weakref__")
     # Whether apply returns only arrays it made or its input gradients (and views of
     # them), as the library's rules do; a user's backward may return arrays it keeps.

@@ -56,9 +56,17 @@ _TOTAL, _OWN_PEAK, _PATH = len(CATEGORIES), len(CATEGORIES) + 1, len(CATEGORIES)
 # The machinery between an op and the tracker: a stack starts at the first frame outside
 # these modules (the op's function, or the caller of a creation function).
 _PKG = _observe.__name__.rpartition(".")[0]
-_PLUMBING = frozenset({__name__, _observe.__name__, *(f"{_PKG}.{m}" for m in (
+_PLUMBING_NAMES = (__name__, _observe.__name__, *(f"{_PKG}.{m}" for m in (
     "_tensor", "ops._registry", "autograd.node", "autograd.anomaly_mode",
-    "autograd.profiler"))})
+    "autograd.profiler")))
+_PLUMBING = frozenset(_PLUMBING_NAMES)
+
+
+def _plumbing():
+    """The plumbing's names as its loaded modules' own ``__name__`` strings: a frame's
+    module name (``f_globals["__name__"]``) is then found by identity, not compared
+    character by character."""
+    return frozenset(getattr(sys.modules.get(n), "__name__", n) for n in _PLUMBING_NAMES)
 # Exact mode reports a kernel's transient peak as a temporary block when it is at least
 # this big (smaller ones are Python objects, not array temporaries).
 _TEMPORARY_MIN = 64 * 1024
@@ -83,16 +91,18 @@ def _storage_array(g):
 
 
 _Tensor = None  # retrograd.Tensor, set when accounting starts (this module loads first)
+_AT_EXIT = []   # the trackers' stop methods registered with atexit
 _getframe = sys._getframe
 _now = time.perf_counter_ns
 
 
 class _Block(weakref.ref):
     """A live storage: a weak reference to its array plus what the books need. ``state``
-    packs the roles (low bits) and the number of saved tensors holding it (above them);
-    ``frames`` is set only when a stack was recorded; ``books`` are its module's."""
+    packs the roles (low bits) and the number of saved tensors holding it (above them),
+    ``cat`` is the category they make; ``frames`` is set only when a stack was recorded;
+    ``books`` are its module's."""
 
-    __slots__ = ("key", "size", "state", "frames", "books")
+    __slots__ = ("key", "size", "state", "cat", "frames", "books")
 
 
 # Category of a block from its state: the highest role, else held by the graph, else other.
@@ -125,11 +135,18 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
     module the path of the block's module.
     """
 
-    _atexit = False
+    # Slots: the hot methods read and write these on every event (an instance dict of more
+    # than 30 keys is no longer shared, and every attribute access takes the slow path).
+    __slots__ = ("live", "total", "peak", "_at_peak", "_peak_cats", "_peak_mods", "by_path",
+                 "books", "_node_books", "_mstack", "_owned", "n_free", "bytes_freed",
+                 "n_peak", "started", "events", "record", "stacks", "free_stacks",
+                 "node_frames", "_outer", "exact", "_started_tracemalloc", "_last",
+                 "_last_traced", "_temp_addr", "_free_cb", "_release_cb")
+    nodes = True    # shown new nodes (their module, and stacks)
+    modules = True  # shown module calls and optimizer steps
 
     def __init__(self):
         self.live = {}            # id(storage array) -> _Block
-        self.current = [0] * len(CATEGORIES)
         self.total = 0
         self.peak = 0
         self._at_peak = True      # the books now are those at the peak (no copy kept)
@@ -147,10 +164,8 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         self.record = False
         self.stacks = False       # capture Python stacks for allocations
         self.free_stacks = False  # ... and for frees (context="all")
-        self.node = None          # the node backward is running (its forward stack)
-        self._outer = []          # (node, books) of the backward passes this one is in
-        self.nodes = True         # shown new nodes (their module, and stacks)
-        self.modules = True       # shown module calls and optimizer steps
+        self.node_frames = None   # in backward: the frames its events carry (see run_node)
+        self._outer = []          # (node_frames, books) of the backward passes this one is in
         self.exact = False
         self._started_tracemalloc = False
         self._last = None         # (id, code, stack) of the frame above the last stack
@@ -164,12 +179,13 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         """Attach to the hooks and take the storages alive now onto the books."""
         if self.started:
             return
-        global _Tensor
+        global _Tensor, _PLUMBING
         from .._tensor import Tensor
         _Tensor = Tensor
-        if not self._atexit:  # no books to keep while the interpreter tears objects down
+        _PLUMBING = _plumbing()
+        if self.stop not in _AT_EXIT:  # no books to keep while the interpreter tears down
             atexit.register(self.stop)
-            self._atexit = True
+            _AT_EXIT.append(self.stop)
         self.started = True
         gc.collect()  # garbage in reference cycles would be booked, then freed at random
         self._scan()
@@ -228,7 +244,8 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
                 break
             base = base.base
         key = id(root)
-        b = self.live.get(key)
+        live = self.live
+        b = live.get(key)
         if b is not None:
             if state and state & ~b.state:
                 self._add_role(b, state)
@@ -238,23 +255,29 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         b.size = size = root.nbytes
         b.state = state
         books = b.books = self.books
-        cat = _category(state) if state else OTHER
-        live = self.live
+        cat = b.cat = _category(state) if state else OTHER
         live[key] = b
         if len(live) > self.n_peak:
             self.n_peak = len(live)
-        self._add(cat, size, books)
-        if self.record:
-            frames = b.frames = self._frames() if self.stacks else ()
-            self.events.append((ALLOC, key, size, _now(), cat, frames, books[_PATH]))
-        elif self.stacks:
-            b.frames = self._frames()
+        books[cat] += size  # (_add, inline)
+        own = books[_TOTAL] = books[_TOTAL] + size
+        if own > books[_OWN_PEAK]:
+            books[_OWN_PEAK] = own
+        total = self.total = self.total + size
+        if total > self.peak:
+            self.peak = total
+            self._at_peak = True
+        if self.stacks:
+            frames = b.frames = self.node_frames or self._stack(_getframe(1))
+            if self.record:
+                self.events.append((ALLOC, key, size, _now(), cat, frames, books[_PATH]))
+        elif self.record:
+            self.events.append((ALLOC, key, size, _now(), cat, (), books[_PATH]))
         if self.exact:
             self._probe()
         return b
 
     def _add(self, cat, size, books):
-        self.current[cat] += size
         books[cat] += size
         own = books[_TOTAL] = books[_TOTAL] + size
         if own > books[_OWN_PEAK]:
@@ -264,9 +287,20 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
             self.peak = total
             self._at_peak = True
 
+    @property
+    def current(self):
+        """Bytes per category now: the sum of the modules' books (each storage is booked
+        to one module, so the device's own table need not be kept up to date)."""
+        cur = [0] * len(CATEGORIES)
+        for books in self.by_path.values():
+            if books[_TOTAL]:
+                for i in range(_TOTAL):
+                    cur[i] += books[i]
+        return cur
+
     def _keep_peak(self):
         """The total is about to fall from the peak: copy the tables at the peak."""
-        self._peak_cats = self.current[:]
+        self._peak_cats = self.current
         self._peak_mods = {path: b[:_TOTAL] for path, b in self.by_path.items()
                            if b[_TOTAL]}
         self._at_peak = False
@@ -274,7 +308,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
     @property
     def peak_breakdown(self):
         """Bytes per category at the peak."""
-        return self.current[:] if self._at_peak else self._peak_cats[:]
+        return self.current if self._at_peak else self._peak_cats[:]
 
     def peak_by_module(self):
         """Module path -> bytes per category at the peak (modules with none left out)."""
@@ -306,15 +340,14 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
 
     def _on_free(self, b):
         key = b.key
-        if self.live.get(key) is not b:  # a block of books closed by stop()
+        live = self.live
+        if live.get(key) is not b:  # a block of books closed by stop()
             return
-        del self.live[key]
+        del live[key]
         if self._at_peak:
             self._keep_peak()
         size = b.size
-        state = b.state
-        cat = _BY_ROLES[state & _ROLES] if state & _ROLES or state < _SAVED else ACTIVATION
-        self.current[cat] -= size
+        cat = b.cat
         books = b.books
         books[cat] -= size
         books[_TOTAL] -= size
@@ -322,31 +355,27 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         self.n_free += 1
         self.bytes_freed += size
         if self.record:
-            frames = self._frames() if self.free_stacks else ()
-            self.events.append((FREE, key, size, _now(), cat, frames, books[_PATH]))
+            self.events.append((FREE, key, size, _now(), cat, (
+                self.node_frames or self._stack(_getframe().f_back)) if self.free_stacks
+                else (), books[_PATH]))
 
-    def _change(self, b, old_state):
-        """``b.state`` was ``old_state``: move its bytes if its category changed."""
-        old, cat = _category(old_state), _category(b.state)
+    def _move(self, b):
+        """Move ``b``'s bytes to the category of its state, if that changed it."""
+        old, cat = b.cat, _category(b.state)
         if cat != old:
-            self._move(b, old, cat)
-
-    def _move(self, b, old, cat):
-        size = b.size
-        cur = self.current
-        cur[old] -= size
-        cur[cat] += size
-        books = b.books
-        books[old] -= size
-        books[cat] += size
-        if self.record:
-            self.events.append((CHANGE, b.key, size, _now(), cat, old, books[_PATH]))
+            b.cat = cat
+            size = b.size
+            books = b.books
+            books[old] -= size
+            books[cat] += size
+            if self.record:
+                self.events.append((CHANGE, b.key, size, _now(), cat, old, books[_PATH]))
 
     def _add_role(self, b, role):
         state = b.state
         if not state & role:
             b.state = state | role
-            self._change(b, state)
+            self._move(b)
 
     # ---- the allocation hook: roles, told where they change -----------------------------
     made = see  # (optimizer state comes with its role: booked so from its first byte)
@@ -391,20 +420,33 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
             state = b.state
             b.state = state + _SAVED
             if not state:  # other -> activation, the common case, inline
-                self._move(b, OTHER, ACTIVATION)
+                b.cat = ACTIVATION
+                size = b.size
+                books = b.books
+                books[OTHER] -= size
+                books[ACTIVATION] += size
+                if self.record:
+                    self.events.append((CHANGE, b.key, size, _now(), ACTIVATION, OTHER,
+                                        books[_PATH]))
             elif state < _SAVED:
-                self._change(b, state)
+                self._move(b)
 
     def _on_release(self, h):
         live = self.live
         for b in h.blocks:
-            state = b.state
-            b.state = state - _SAVED
-            if state == _SAVED:  # activation -> other, the common case
+            state = b.state = b.state - _SAVED
+            if state == 0:  # activation -> other, the common case, inline
                 if live.get(b.key) is b:
-                    self._move(b, ACTIVATION, OTHER)
-            elif state < 2 * _SAVED and live.get(b.key) is b:
-                self._change(b, state)
+                    b.cat = OTHER
+                    size = b.size
+                    books = b.books
+                    books[ACTIVATION] -= size
+                    books[OTHER] += size
+                    if self.record:
+                        self.events.append((CHANGE, b.key, size, _now(), OTHER, ACTIVATION,
+                                            books[_PATH]))
+            elif state < _SAVED and live.get(b.key) is b:
+                self._move(b)
 
     # ---- the engine hook ------------------------------------------------------------------
     def run_node(self, call, node, buf, create_graph):
@@ -412,34 +454,50 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         what it allocates, and what the engine frees after it, carry its name and the
         stack of the forward op that made it; what it allocates is booked to the module
         whose forward made it."""
-        self.node = node  # until the next node: the engine frees what this one left
-        path = getattr(node, "_mpath", "")  # (none: made before accounting started)
+        try:  # (slots read directly: getattr with a default is the slow generic path)
+            path = node._mpath
+            stack = node._mstack
+        except AttributeError:  # a node made before accounting started
+            path, stack = "", ()
+        # The node's class and forward stack, until the next node: the engine frees what
+        # this one left.
+        frames = self.node_frames = (type(node), stack) if self.stacks else None
         books = self._node_books
         if books[_PATH] is not path:  # (nodes keep their books' own path string)
             books = self._node_books = self.by_path.get(path) or self._module_books(path)
         self.books = books
         live = self.live
+        see = self.see
         for g in buf:
-            g = _storage_array(g)
-            if g is not None and (g.base is not None or id(g) not in live):
-                self.see(g)
+            if g is None:
+                continue
+            if type(g) is not _ndarray:
+                g = _storage_array(g)
+                if g is None:
+                    continue
+            if g.base is not None or id(g) not in live:
+                see(g)
         outs = call(node, buf, create_graph)
-        self.node = node  # (a backward nested in a hook restored its own)
+        self.node_frames = frames  # (a backward nested in a hook restored its own)
         self.books = books
         for g in outs:
-            g = _storage_array(g)
-            if g is not None:
-                self.see(g)
+            if g is None:
+                continue
+            if type(g) is not _ndarray:
+                g = _storage_array(g)
+                if g is None:
+                    continue
+            see(g)
         return outs
 
     def backward_begin(self):
-        self._outer.append((self.node, self.books))
+        self._outer.append((self.node_frames, self.books))
 
     def backward_end(self):
         if self._outer:
-            self.node, self.books = self._outer.pop()
+            self.node_frames, self.books = self._outer.pop()
         else:
-            self.node, self.books = None, self._module_books("")
+            self.node_frames, self.books = None, self._module_books("")
 
     def run_module(self, call, module, args, kwargs):
         """Book what ``module`` allocates (and its nodes) to its path while it runs."""
@@ -485,7 +543,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
                     self._rebook(b, books)
 
     def _rebook(self, b, books):
-        cat, size, old = _category(b.state), b.size, b.books
+        cat, size, old = b.cat, b.size, b.books
         old[cat] -= size
         old[_TOTAL] -= size
         books[cat] += size
@@ -501,6 +559,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         output (``apply``: outputs first, then the node), else a fresh one."""
         node._mpath = self.books[_PATH]
         if not self.stacks:
+            node._mstack = ()
             return
         try:  # the first frame above Node.__new__ (or the fanout) outside the plumbing
             f = _getframe(2)
@@ -521,12 +580,18 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
     # allocation's at the op's function or Tensor method (the caller of ``apply``), as
     # PyTorch's show the Python caller of its C++ op; a free's at the frame that dropped
     # the storage. Frames are materialized (the most of a stack's cost) only from there up.
+    # In backward an event carries its node's frames instead (``node_frames``).
     def _stack(self, f):
-        """(code, instruction offset, ...) from frame ``f`` outwards; lines are looked up
-        only when a snapshot is taken. Remembers the first frame, which ``node_created``
-        looks for."""
-        if f is None:
+        """(code, instruction offset, ...) from the first frame at or above ``f`` outside
+        the plumbing, outwards; lines are looked up only when a snapshot is taken.
+        Remembers that first frame, which ``node_created`` looks for."""
+        try:
+            while f.f_globals["__name__"] in _PLUMBING:
+                f = f.f_back
+        except AttributeError:  # the stack ended first (a free at interpreter teardown)
             return ()
+        except KeyError:  # exec'd code without a module name: the user's
+            pass
         first = f
         st = []
         append = st.append
@@ -537,20 +602,6 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         st = tuple(st)
         self._last = (id(first), first.f_code, st)
         return st
-
-    def _frames(self):
-        node = self.node
-        if node is not None:  # in backward: the node's class, then its forward op's stack
-            return (type(node), getattr(node, "_mstack", ()))
-        try:  # the first frame above the tracker's method outside the plumbing
-            f = _getframe(2)
-            while f.f_globals["__name__"] in _PLUMBING:
-                f = f.f_back
-        except (ValueError, AttributeError):  # (a free at interpreter teardown)
-            return ()
-        except KeyError:  # exec'd code without a module name: the user's
-            pass
-        return self._stack(f)
 
     # ---- exact mode ---------------------------------------------------------------------
     def set_exact(self, on):
@@ -579,13 +630,13 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         self._add(TEMPORARY, transient, books)
         if self._at_peak:
             self._keep_peak()
-        self.current[TEMPORARY] -= transient
         books[TEMPORARY] -= transient
         books[_TOTAL] -= transient
         self.total -= transient
         if self.record:
             t, path = _now(), books[_PATH]
-            frames = self._frames() if self.stacks else ()
+            frames = (self.node_frames or self._stack(_getframe().f_back)) if self.stacks \
+                else ()
             self.events.append((ALLOC, self._temp_addr, transient, t, TEMPORARY, frames, path))
             self.events.append((FREE, self._temp_addr, transient, t, TEMPORARY, (), path))
 

@@ -2,182 +2,23 @@
 their antialiased forms) and the adaptive average pooling of its "area" mode.
 
 Every mode but "area" is separable: along each resized dim, output ``o`` is a weighted sum
-of a few input elements (taps). A dim's plan holds, per tap, the input indices and
-weights for all outputs, computed with PyTorch's CPU arithmetic (the scale in the op's
-math type, ``floorf``, the clamps), so indices agree with PyTorch's to the last rounding.
-The forward is one gather (``take``) and multiply-add per tap and dim, last dim first as
-PyTorch nests its loops (so non-finite inputs spread as in PyTorch); the backward adds the
-gradients back through the same taps without a scatter (:func:`_adjoint_groups`). Forward
-and backward are each other's vjp, so both are differentiable.
-"""
-
-import math
+of a few input elements (taps). A dim's plan (:mod:`retrograd.backend.resample_plan`,
+host-side tables computed with PyTorch's CPU arithmetic) holds, per tap, the input indices
+and weights for all outputs. The forward is one gather (``take``) and multiply-add per tap
+and dim, last dim first as PyTorch nests its loops (so non-finite inputs spread as in
+PyTorch); the backward adds the gradients back through the taps without a scatter (the
+plan's groups). Forward and backward are each other's vjp, so both are differentiable.
+The taps are the forward's but in the nearest modes, whose backward has its own indices as
+PyTorch's does."""
 
 import numpy
 
 from ._kernels import run_kernel
 from .._dtype import is_inexact
+from ..backend import resample_plan
 from ._registry import _pretty, apply, defop
 
 __all__ = ["upsample"]
-
-
-# ---- index and weight arithmetic ----------------------------------------------------------
-# ``ft`` is PyTorch's opmath type: float32 for float16/float32 inputs, float64 for float64.
-def _scale(ft, n_in, n_out, align_corners, scale):
-    """area_pixel_compute_scale: input units per output unit."""
-    if align_corners:
-        return ft(n_in - 1) / ft(n_out - 1) if n_out > 1 else ft(0)
-    if scale is not None and scale > 0:
-        return ft(1.0 / scale)
-    return ft(n_in) / ft(n_out)
-
-
-def _source(ft, scale, n_out, align_corners, cubic=False):
-    """area_pixel_compute_source_index for every output index."""
-    i = numpy.arange(n_out, dtype=ft)
-    if align_corners:
-        return scale * i
-    src = scale * (i + ft(0.5)) - ft(0.5)
-    return src if cubic else numpy.maximum(src, ft(0))
-
-
-def _floorf(x):
-    """C's ``floorf`` of an opmath value (a double argument is rounded to float first)."""
-    return numpy.floor(x.astype(numpy.float32)).astype(numpy.int64)
-
-
-def _nearest_taps(ft, n_in, n_out, scale, exact, shortcut):
-    """``shortcut``: PyTorch's 2-D nearest kernel (nearest_idx) copies equal sizes, halves
-    for doubled ones and takes the scale in float32 otherwise."""
-    if shortcut:
-        if n_out in (n_in, 2 * n_in):
-            return (numpy.arange(n_out) >> (n_out != n_in))[None], None
-        ft = numpy.float32
-    s = _scale(ft, n_in, n_out, False, scale)
-    if exact:
-        src = _floorf(_source(ft, s, n_out, False).astype(numpy.float64) + 0.5)
-    else:
-        src = _floorf(s * numpy.arange(n_out, dtype=ft))
-    return numpy.minimum(src, n_in - 1)[None], None
-
-
-def _linear_taps(ft, n_in, n_out, align_corners, scale):
-    if n_in == n_out:
-        return None
-    real = _source(ft, _scale(ft, n_in, n_out, align_corners, scale), n_out, align_corners)
-    i0 = numpy.minimum(_floorf(real), n_in - 1)
-    l1 = numpy.clip(real - i0.astype(ft), ft(0), ft(1))
-    i1 = i0 + (i0 < n_in - 1)
-    return numpy.stack((i0, i1)), numpy.stack((ft(1) - l1, l1))
-
-
-def _cubic_coefficients(ft, t):
-    a = ft(-0.75)
-
-    def conv1(x):
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    def conv2(x):
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-
-    x2 = ft(1) - t
-    return numpy.stack((conv2(t + ft(1)), conv1(t), conv1(x2), conv2(x2 + ft(1))))
-
-
-def _cubic_taps(ft, n_in, n_out, align_corners, scale):
-    real = _source(ft, _scale(ft, n_in, n_out, align_corners, scale), n_out, align_corners,
-                   cubic=True)
-    i0 = numpy.minimum(_floorf(real), n_in - 1)
-    t = numpy.clip(real - i0.astype(ft), ft(0), ft(1))
-    idx = numpy.clip(i0 + numpy.arange(-1, 3)[:, None], 0, n_in - 1)
-    return idx, _cubic_coefficients(ft, t)
-
-
-def _aa_filter(mode, ft, x):
-    x = numpy.abs(x)
-    if mode == "bilinear":
-        return numpy.where(x < 1, ft(1) - x, ft(0))
-    a = ft(-0.5)
-    w1 = ((a + 2) * x - (a + 3)) * x * x + 1
-    w2 = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-    return numpy.where(x < 1, w1, numpy.where(x < 2, w2, ft(0)))
-
-
-def _aa_taps(mode, ft, n_in, n_out, align_corners, scale):
-    """The antialiased kernels' taps: the filter widened by the scale when downsampling,
-    normalized to sum 1 (PyTorch's _compute_indices_min_size_weights_aa)."""
-    s = _scale(ft, n_in, n_out, align_corners, scale)
-    half = ft(1 if mode == "bilinear" else 2)
-    support = half * s if s >= 1 else half
-    width = int(math.ceil(support)) * 2 + 1
-    center = s * (numpy.arange(n_out, dtype=numpy.float64) + 0.5).astype(ft)
-    lo = numpy.maximum((center - support + ft(0.5)).astype(numpy.int64), 0)
-    size = numpy.clip(numpy.minimum((center + support + ft(0.5)).astype(numpy.int64), n_in)
-                      - lo, 0, width)
-    j = numpy.arange(width)[:, None]
-    invscale = ft(1) / s if s >= 1 else ft(1)
-    w = _aa_filter(mode, ft, ((j + lo).astype(ft) - center + ft(0.5)) * invscale)
-    w = numpy.where(j < size, w, ft(0))
-    total = numpy.sum(w, axis=0)
-    w = numpy.where(total != 0, w / numpy.where(total != 0, total, ft(1)), w)
-    # Taps past a window's end read a later element (kept in range) with weight 0: every
-    # tap's indices stay nondecreasing.
-    return numpy.minimum(j + lo, n_in - 1), w
-
-
-def _selector(a):
-    """An increasing index array as a slice when it is evenly spaced (a view, not a copy)."""
-    if len(a) == 1 or len(a) > 1 and a[1] > a[0] and (numpy.diff(a) == a[1] - a[0]).all():
-        step = int(a[1] - a[0]) if len(a) > 1 else 1
-        return slice(int(a[0]), int(a[-1]) + 1, step)
-    return a
-
-
-def _adjoint_groups(idx, w):
-    """The backward of each tap as scatter-free adds: a tap's indices never decrease, so
-    the outputs that read one input are a run; the ``r``-th outputs of all runs read
-    distinct inputs, so each ``r`` is one add of (weighted) gradients into the inputs they
-    read. Returns ``(inputs, outputs, weights)`` per tap and ``r``, index sets as slices
-    where evenly spaced (the common scales make every one a strided view)."""
-    groups = []
-    for k, row in enumerate(idx):
-        starts = numpy.flatnonzero(numpy.diff(row, prepend=-1))
-        lengths = numpy.diff(starts, append=len(row))
-        for r in range(int(lengths.max())):
-            runs = lengths > r
-            outs = starts[runs] + r
-            groups.append((_selector(row[outs]), _selector(outs),
-                           None if w is None else w[k][outs]))
-    return tuple(groups)
-
-
-def _plan(mode, dtype, in_sizes, out_sizes, align_corners, scales, antialias):
-    """One entry per resized dim, last dim first: ``(axis, index, weight, n_in, groups)``
-    with ``index``/``weight`` (taps, n_out) (weight None for the nearest modes) and the
-    backward's ``groups`` (see :func:`_adjoint_groups`)."""
-    ft = numpy.float64 if dtype == numpy.float64 else numpy.float32
-    plan = []
-    k_dims = len(in_sizes)
-    for d in reversed(range(k_dims)):
-        n_in, n_out, s = in_sizes[d], out_sizes[d], scales[d]
-        if antialias:
-            taps = None if n_in == n_out else _aa_taps(mode, ft, n_in, n_out, align_corners, s)
-        elif mode in ("nearest", "nearest-exact"):
-            taps = _nearest_taps(ft, n_in, n_out, s, mode == "nearest-exact",
-                                 mode == "nearest" and k_dims == 2)
-        elif mode == "bicubic":
-            taps = _cubic_taps(ft, n_in, n_out, align_corners, s)
-        else:
-            taps = _linear_taps(ft, n_in, n_out, align_corners, s)
-        if taps is None:
-            continue
-        idx, w = taps
-        if w is None and n_in == n_out and (idx[0] == numpy.arange(n_out)).all():
-            continue
-        w = None if w is None else w.astype(dtype)
-        plan.append((d - k_dims, idx, w, n_in, _adjoint_groups(idx, w)))
-    return tuple(plan)
 
 
 # ---- kernels ------------------------------------------------------------------------------
@@ -206,7 +47,7 @@ def _resample(xp, x, plan):
 
 
 def _resample_t(xp, g, plan):
-    """The adjoint of :func:`_resample`, dim by dim (see :func:`_adjoint_groups`)."""
+    """The adjoint of :func:`_resample`, dim by dim (through the plan's groups)."""
     if not plan:
         return g.copy()
     for axis, _, _, n_in, groups in reversed(plan):
@@ -288,7 +129,9 @@ def upsample(input, mode, out_sizes, scales, align_corners=False, antialias=Fals
     dt = input._data.dtype
     if not is_inexact(dt) and not (dt == numpy.uint8 and mode in ("nearest", "nearest-exact")):
         _unsupported(input, mode, k, antialias)
-    plan = _plan(mode, dt, tuple(input.shape[2:]), tuple(out_sizes), align_corners,
-                 tuple(scales), antialias)
+    strides = tuple(n // input._data.itemsize for n in input._data.strides)
+    cl = resample_plan.channels_last_kernel(tuple(input.shape), strides, tuple(out_sizes))
+    plan = resample_plan.plan(mode, dt, tuple(input.shape[2:]), tuple(out_sizes),
+                              align_corners, tuple(scales), antialias, cl)
     key = (mode + "-aa" if antialias else mode, k)
     return apply(_OPS[key], (input,), (plan,))
