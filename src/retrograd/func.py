@@ -7,8 +7,7 @@ the function sees ordinary tensors. A transform builds a differentiable result o
 something outside can use it: when an argument already requires grad (an enclosing
 transform's alias, or a user's leaf) or when the function's graph reaches tensors it did
 not get as arguments (a closure over parameters); otherwise the result is plain, as in
-PyTorch. ``vmap`` is not provided: it needs tensors that carry a batch dim through every
-op, which retrograd does not have (its batched autograd batches the rules, not user code).
+PyTorch. ``vmap`` lives in :mod:`._vmap` (tensors over batched arrays).
 """
 
 import weakref
@@ -21,8 +20,9 @@ from ._tensor import Tensor
 from .autograd import forward_ad
 from .autograd import functional as _functional
 from .autograd.grad_mode import enable_grad
+from ._vmap import vmap
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
+__all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
            "functional_call"]
 
 

@@ -11,6 +11,12 @@ shapes, indices) broadcast over the batch. The ``xp`` a rule gets is
 :class:`BatchedNumpy`: NumPy, except that buffers it allocates (``xp.zeros``...) are
 batched, so a rule may write into them. A NumPy function with no batching rule here
 raises NotImplementedError naming it.
+
+Batches nest (``vmap`` of ``vmap``, a batched backward inside ``vmap``): each
+:class:`Batched` has a *level*, and a batch of a higher level holds, as its data, values
+of the lower levels. A NumPy call is handled by its innermost (highest) level first: values
+of lower levels among its operands are broadcast over that level's batch, and the call on
+the data then dispatches to the next level down. :func:`new_level` hands out levels.
 """
 
 import math
@@ -20,9 +26,39 @@ import types
 import numpy
 from numpy.lib.stride_tricks import as_strided
 
+from ..backend import get_array_module
 from ..backend.functions import ArrayFunctions
 
-__all__ = ["Batched", "BatchedNumpy"]
+__all__ = ["Batched", "BatchedNumpy", "new_level", "shape_of", "unbatch"]
+
+
+DATA_DEPENDENT = ("vmap: It looks like you're attempting to use a Tensor in some "
+                  "data-dependent control flow. We don't support that yet, please file an "
+                  "issue at https://github.com/pytorch/pytorch/issues .")
+ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
+        "calling .item() on a Tensor, please try to rewrite what you're doing with other "
+        "operations. If error is occurring somewhere inside PyTorch internals, please file a "
+        "bug report.")
+
+
+class _State:
+    level = 0  # the level the NumPy call being handled runs at: what rules construct
+    top = 0  # the highest level handed out and not released
+
+
+_state = _State()
+
+
+class new_level:
+    """A context giving a fresh level, above every level in use (``with new_level() as lv``)."""
+
+    def __enter__(self):
+        self.prev = _state.top
+        _state.top += 1
+        return _state.top
+
+    def __exit__(self, *exc):
+        _state.top = self.prev
 
 
 # ---- the batched array ----------------------------------------------------------------------
@@ -74,13 +110,46 @@ def _full_batch(x, batch):
     return numpy.broadcast_to(x, (batch,) + x.shape)
 
 
+class BatchShape(tuple):
+    """The shape of one element of a batch of level ``level``: what a node records for a
+    batched input, so that a gradient of a higher level is summed over that level."""
+
+
+def shape_of(a):
+    """``a.shape``; a :class:`BatchShape` for a batch."""
+    if type(a) is not Batched:
+        return a.shape
+    s = BatchShape(a.shape)
+    s.level = a.level
+    return s
+
+
+def unbatch(g, shape):
+    """Gradient ``g`` summed over the batches of levels that ``shape``'s input lacked (an
+    unbatched tensor used inside vmap gets the sum over the batch)."""
+    level = getattr(shape, "level", 0)
+    while type(g) is Batched and g.level > level:
+        g = numpy.sum(g.data, axis=0)
+    return g
+
+
 class Batched:
-    """A batch of arrays along axis 0 of ``data``, seen as one array of ``data.shape[1:]``."""
+    """A batch of arrays along axis 0 of ``data``, seen as one array of ``data.shape[1:]``;
+    ``level``: which batch (by default the level of the call being handled)."""
 
-    __slots__ = ("data",)
+    __slots__ = ("data", "level")
 
-    def __init__(self, data):
+    def __init__(self, data, level=None):
         self.data = data
+        self.level = _state.level if level is None else level
+
+    def like(self, data):
+        """``data`` as a batch of this one's level."""
+        return Batched(data, self.level)
+
+    def batched_namespace(self):
+        """The ``xp`` of rules run on this batch (``backend.get_array_module``)."""
+        return BatchedNumpy(self.data.shape[0], self.level, get_array_module(self.data))
 
     shape = property(lambda self: self.data.shape[1:])
     ndim = property(lambda self: self.data.ndim - 1)
@@ -88,19 +157,25 @@ class Batched:
     size = property(lambda self: math.prod(self.data.shape[1:]))
     itemsize = property(lambda self: self.data.itemsize)
     strides = property(lambda self: self.data.strides[1:])
-    real = property(lambda self: Batched(self.data.real))
-    imag = property(lambda self: Batched(self.data.imag))
+    real = property(lambda self: self.like(self.data.real))
+    imag = property(lambda self: self.like(self.data.imag))
     T = property(lambda self: _transpose(self))
 
     def __repr__(self):
-        return f"Batched({self.data!r})"
+        return f"Batched({self.data!r}, level={self.level})"
 
     def __len__(self):
         return self.data.shape[1]
 
+    # A value that differs across the batch cannot become one Python value (PyTorch's
+    # messages; NotImplementedError, a RuntimeError, lets an op fall back to a loop).
     def __bool__(self):
-        raise NotImplementedError("batched: a rule branches on the value of a batched "
-                                  "gradient")
+        raise NotImplementedError(DATA_DEPENDENT)
+
+    def item(self, *args):
+        raise NotImplementedError(ITEM)
+
+    __float__ = __int__ = __complex__ = __index__ = tolist = item
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError("batched: a batched gradient was converted to a plain array "
@@ -231,16 +306,16 @@ class Batched:
     __hash__ = None
 
     def __neg__(self):
-        return Batched(-self.data)
+        return self.like(-self.data)
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        return Batched(abs(self.data))
+        return self.like(abs(self.data))
 
     def __invert__(self):
-        return Batched(~self.data)
+        return self.like(~self.data)
 
     def _inplace(self, ufunc, o):
         ufunc(self.data, _lift(o, self.ndim), out=self.data)
@@ -755,14 +830,20 @@ def _as_strided(x, shape=None, strides=None, subok=False, writeable=True):
 
 class BatchedNumpy:
     """The ``xp`` of batched rules: NumPy (calls dispatch on :class:`Batched` arguments),
-    with batched buffers from ``zeros``/``empty``/``full``/``*_like``."""
+    with batched buffers from ``zeros``/``empty``/``full``/``*_like`` (of level ``level``,
+    made by ``inner``, the namespace of the batch's data, so that they hold lower levels)."""
 
     batched = True  # rules that branch on NumPy vs Tensors take the array branch
     lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(as_strided=_as_strided))
 
-    def __init__(self, batch):
-        self.batch = batch
-        self.functions = BatchedFunctions(self)  # backend.functions' for this namespace
+    def __new__(cls, batch, level=0, inner=numpy):
+        key = (batch, level, inner)
+        xp = _NAMESPACES.get(key)
+        if xp is None:
+            xp = _NAMESPACES[key] = super().__new__(cls)
+            xp.batch, xp.level, xp.inner = batch, level, inner
+            xp.functions = BatchedFunctions(xp)  # backend.functions' for this namespace
+        return xp
 
     def __getattr__(self, name):
         return getattr(numpy, name)
@@ -770,46 +851,52 @@ class BatchedNumpy:
     # NumPy's array constructors do not dispatch: xp's pass batched arrays through.
     def array(self, a, dtype=None, *, copy=True, **kwargs):
         if type(a) is Batched:
-            return Batched(numpy.array(a.data, dtype, copy=copy))
+            return a.like(self.inner.array(a.data, dtype, copy=copy))
         return numpy.array(a, dtype, copy=copy, **kwargs)
 
     def asarray(self, a, dtype=None, **kwargs):
         if type(a) is Batched:
-            return a if dtype is None else Batched(a.data.astype(dtype, copy=False))
+            return a if dtype is None else a.like(a.data.astype(dtype, copy=False))
         return numpy.asarray(a, dtype, **kwargs)
 
     def ascontiguousarray(self, a, dtype=None, **kwargs):
         if type(a) is Batched:
-            return Batched(numpy.ascontiguousarray(a.data, dtype))
+            return a.like(self.inner.ascontiguousarray(a.data, dtype))
         return numpy.ascontiguousarray(a, dtype, **kwargs)
 
     def zeros(self, shape, dtype=float, order="C", **kwargs):
         shape = _shape_tuple(shape)
-        return Batched(numpy.zeros((self.batch,) + shape, dtype))
+        return Batched(self.inner.zeros((self.batch,) + shape, dtype), self.level)
 
     def empty(self, shape, dtype=float, order="C", **kwargs):
         shape = _shape_tuple(shape)
-        return Batched(numpy.empty((self.batch,) + shape, dtype))
+        return Batched(self.inner.empty((self.batch,) + shape, dtype), self.level)
 
     def full(self, shape, fill_value, dtype=None, order="C", **kwargs):
         shape = _shape_tuple(shape)
-        return Batched(numpy.full((self.batch,) + shape, fill_value, dtype))
+        return Batched(self.inner.full((self.batch,) + shape, fill_value, dtype), self.level)
 
-    def _like(self, np_fn, a, dtype, shape, *args):
-        if type(a) is Batched:
-            return _FUNCS[np_fn](a, *args, dtype=dtype, shape=shape)
-        a = numpy.asarray(a)
+    def _like(self, name, a, dtype, shape, *args):
+        if type(a) is Batched and a.level == self.level:
+            return getattr(numpy, name)(a, *args, dtype=dtype, shape=shape)
+        if type(a) is not Batched:
+            a = numpy.asarray(a)
         shape = a.shape if shape is None else _shape_tuple(shape)
-        return Batched(np_fn(a, *args, dtype=dtype, shape=(self.batch,) + shape))
+        if name == "full_like":
+            return self.full(shape, args[0], a.dtype if dtype is None else dtype)
+        return getattr(self, name[:-5])(shape, a.dtype if dtype is None else dtype)
 
     def zeros_like(self, a, dtype=None, order="K", subok=True, shape=None):
-        return self._like(numpy.zeros_like, a, dtype, shape)
+        return self._like("zeros_like", a, dtype, shape)
 
     def empty_like(self, a, dtype=None, order="K", subok=True, shape=None):
-        return self._like(numpy.empty_like, a, dtype, shape)
+        return self._like("empty_like", a, dtype, shape)
 
     def full_like(self, a, fill_value, dtype=None, order="K", subok=True, shape=None):
-        return self._like(numpy.full_like, a, dtype, shape, fill_value)
+        return self._like("full_like", a, dtype, shape, fill_value)
+
+
+_NAMESPACES = {}  # (batch, level, inner) -> its BatchedNumpy
 
 
 class BatchedFunctions(ArrayFunctions):
@@ -817,9 +904,10 @@ class BatchedFunctions(ArrayFunctions):
     once per batch element."""
 
     def kernel_or_composite(self, kernel, composite, *args):
-        rows = range(next(a.data.shape[0] for a in args if type(a) is Batched))
-        return Batched(numpy.stack([kernel(*(a.data[i] if type(a) is Batched else a
-                                             for a in args)) for i in rows]))
+        lv = self.xp.level
+        rows = range(self.xp.batch)
+        return Batched(numpy.stack([kernel(*(a.data[i] if type(a) is Batched and a.level == lv
+                                             else a for a in args)) for i in rows]), lv)
 
 
 # ---- numpy.linalg: gufuncs over the last two dims (the decompositions' rules) -----------------
@@ -844,3 +932,57 @@ def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     nd = max(_ndim(a), _ndim(b))
     ax = operator.index(-1 if axis is None else axis) % nd - nd  # counted from the end
     return Batched(numpy.cross(_lift(a, nd), _lift(b, nd), axis=ax))
+
+
+# ---- levels: every entry point handles its innermost level ------------------------------------
+
+def _levels(args, found):
+    for a in args:
+        t = type(a)
+        if t is Batched:
+            found.append(a)
+        elif t is list or t is tuple:
+            _levels(a, found)
+    return found
+
+
+def _promote(x, top, batch):
+    """A value of a lower level (or none) as a batch of level ``top``: broadcast over it."""
+    t = type(x)
+    if t is Batched and x.level < top:
+        return Batched(numpy.broadcast_to(numpy.expand_dims(x, 0), (batch,) + x.shape), top)
+    if t is list or t is tuple:
+        return t(_promote(e, top, batch) for e in x)
+    return x
+
+
+def _entry(f):
+    """``f`` run at the innermost level among its Batched arguments, those of lower levels
+    promoted to it."""
+    def run(*args, **kwargs):
+        found = _levels(args, [])
+        if kwargs:
+            _levels(kwargs.values(), found)
+        if not found:
+            return f(*args, **kwargs)
+        top = max(a.level for a in found)
+        if any(a.level != top for a in found):
+            batch = next(a.data.shape[0] for a in found if a.level == top)
+            args = _promote(args, top, batch)
+            kwargs = {k: _promote(v, top, batch) for k, v in kwargs.items()}
+        prev = _state.level
+        _state.level = top
+        try:
+            return f(*args, **kwargs)
+        finally:
+            _state.level = prev
+    run.__name__ = run.__qualname__ = f.__name__
+    run.__doc__ = f.__doc__
+    return run
+
+
+for _name, _f in list(vars(Batched).items()):
+    if callable(_f) and _name not in ("__init__", "like", "batched_namespace", "__repr__",
+                                      "__len__", "__bool__", "__array__", "__hash__"):
+        setattr(Batched, _name, _entry(_f))
+Batched.T = property(_entry(lambda self: _transpose(self)))

@@ -20,6 +20,7 @@ from .._dtype import LOW, OPMATH, opmath_arrays
 from ..backend import get_array_module
 from ..backend.functions import facade
 from . import grad_mode
+from ._batched import unbatch
 
 __all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle", "DelayedError"]
 
@@ -428,6 +429,8 @@ class OpNode(Node):
                 continue
             gi = rule[0](rule[2](env)) if rule[3] else rule[0](*rule[2](env))
             if gi is not None:
+                if type(gi) is not numpy.ndarray and not create_graph:  # under vmap
+                    gi = unbatch(gi, shapes[i])
                 if gi.shape != shapes[i]:
                     gi = sum_to(xp, gi, shapes[i])
                 if create_graph:

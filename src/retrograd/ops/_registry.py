@@ -70,6 +70,7 @@ from .._tensor import Tensor, wrap, _ndarray
 from .._dtype import (FLOAT, LOW, OPMATH, bfloat16, get_default_dtype, is_inexact, opmath_arrays,
                       result_type)
 from ..autograd import forward_ad, grad_mode
+from ..autograd._batched import shape_of
 from ..autograd.node import OpNode, SavedTensor, grad_accumulator, on_inplace_write
 from ..backend import get_array_module, to_device
 from . import _out, _views
@@ -351,8 +352,10 @@ def _one_device(values, arrays):
     (dev,) = devices
     arrays = [to_device(a, dev) if isinstance(v, Tensor) else a
               for v, a in zip(values, arrays, strict=True)]
-    return arrays, get_array_module(next(a for v, a in zip(values, arrays, strict=True)
-                                         if isinstance(v, Tensor)))
+    # (the innermost batch among the arrays, under vmap: its namespace makes the buffers)
+    first = max((a for v, a in zip(values, arrays, strict=True) if isinstance(v, Tensor)),
+                key=lambda a: getattr(a, "level", -1))
+    return arrays, get_array_module(first)
 
 
 def _inputs(op, values, attrs):
@@ -457,14 +460,15 @@ def _record(op, values, attrs, outs):
         node = op.node_cls()
         node.next_functions = ((fn, v._output_nr) if fn is not None
                                else (grad_accumulator(v), 0),)
-        shapes, dtypes, mask = (d.shape,), (d.dtype,), 1
+        shapes = (d.shape if type(d) is _ndarray else shape_of(d),)
+        dtypes, mask = (d.dtype,), 1
     else:
         shapes, dtypes, nexts = [], [], []
         mask, bit = 0, 1
         for v, is_edge in zip(values, op.edge_mask, strict=True):
             if isinstance(v, Tensor):
                 d = v._data
-                shapes.append(d.shape)
+                shapes.append(d.shape if type(d) is _ndarray else shape_of(d))
                 dtypes.append(d.dtype)
                 if v._requires_grad:
                     mask |= bit
