@@ -52,7 +52,7 @@ def _node(tree):
         return t, list(tree), list(tree.values())
     if tree is None:
         return type(None), None, []
-    if isinstance(tree, tuple) and hasattr(t, "_fields"):
+    if isinstance(tree, tuple) and (hasattr(t, "_fields") or hasattr(t, "n_fields")):
         return t, t, list(tree)
     return None
 
@@ -89,7 +89,7 @@ def _build(spec, it):
         return None
     if t is tuple or t is list:
         return t(children)
-    return t(*children)  # a namedtuple
+    return t._make(children) if hasattr(t, "_make") else t(children)  # a named tuple
 
 
 def broadcast_prefix(prefix, spec):

@@ -8,8 +8,10 @@ nest levels.
 """
 
 import functools
+from contextlib import nullcontext
 
 from .._tensor import Tensor
+from ..ops.joining import cat
 from ..autograd._batched import new_level
 from . import _random
 from ._batch_dim import add_batch_dim, remove_batch_dim
@@ -98,12 +100,23 @@ def _inputs(in_dims, args, func):
     return sizes[0], flat_dims, flat_args, spec
 
 
-def _run(func, flat_dims, flat_args, spec, kwargs, batch, out_dims, randomness):
-    with new_level() as level, _random.mode(level, batch, randomness):
-        ins = [a if d is None else add_batch_dim(a, d, level)
-               for a, d in zip(flat_args, flat_dims, strict=True)]
-        out = func(*tree_unflatten(ins, spec), **kwargs)
-        return _outputs(out, out_dims, level, batch, func)
+def _run(func, flat_dims, flat_args, spec, kwargs, batch, out_dims, randomness, level=None):
+    with new_level() if level is None else nullcontext(level) as level:
+        with _random.mode(level, batch, randomness):
+            ins = [a if d is None else add_batch_dim(a, d, level)
+                   for a, d in zip(flat_args, flat_dims, strict=True)]
+            out = func(*tree_unflatten(ins, spec), **kwargs)
+            return _outputs(out, out_dims, level, batch, func)
+
+
+def vmap_at(level, func):
+    """``vmap(func)`` (in and out on dim 0) at a level its caller reserved with
+    :func:`~..autograd._batched.new_level` (a transform whose batch must nest below the
+    vmaps its function runs: jacrev's basis)."""
+    def wrapped(*args):
+        batch, flat_dims, flat_args, spec = _inputs(0, args, func)
+        return _run(func, flat_dims, flat_args, spec, {}, batch, 0, "error", level)
+    return wrapped
 
 
 def _outputs(out, out_dims, level, batch, func):
@@ -144,7 +157,6 @@ def _level_of(t):
 
 def _chunked(func, flat_dims, flat_args, spec, kwargs, batch, out_dims, randomness, size):
     """``chunk_size``: vmap over consecutive chunks of the batch, outputs concatenated."""
-    from ..ops.joining import cat
     starts = range(0, batch, size)
     parts = []
     for s in starts:

@@ -41,6 +41,14 @@ ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't suppor
         "bug report.")
 
 
+INPLACE = ("vmap: inplace arithmetic(self, *extra_args) is not possible because there exists "
+           "a Tensor `other` in extra_args that has more elements than `self`. This happened "
+           "due to `other` being vmapped over but `self` not being vmapped over in a vmap. "
+           "Please try to use out-of-place operators instead of inplace arithmetic. If said "
+           "operator is being called inside the PyTorch framework, please file a bug report "
+           "instead.")
+
+
 class _State:
     level = 0  # the level the NumPy call being handled runs at: what rules construct
     top = 0  # the highest level handed out and not released
@@ -102,6 +110,11 @@ def _batch_of(values):
     return None
 
 
+def _batch(x, batch):
+    """``x`` as a batch (a plain array broadcast over it)."""
+    return x if type(x) is Batched else Batched(_full_batch(x, batch))
+
+
 def _full_batch(x, batch):
     """Batched data of ``x`` (a plain array is broadcast over the batch)."""
     if type(x) is Batched:
@@ -125,9 +138,11 @@ def shape_of(a):
 
 
 def unbatch(g, shape):
-    """Gradient ``g`` summed over the batches of levels that ``shape``'s input lacked (an
-    unbatched tensor used inside vmap gets the sum over the batch)."""
-    level = getattr(shape, "level", 0)
+    """Gradient ``g`` summed over the batches that ``shape``'s input lacked, of levels that
+    have ended (a tensor used unbatched inside a vmap that a backward outside
+    differentiates: the sum over the batch). Inside a running vmap the gradient of an
+    unbatched tensor stays batched: each element's own (per-sample gradients)."""
+    level = max(getattr(shape, "level", 0), _state.top)
     while type(g) is Batched and g.level > level:
         g = numpy.sum(g.data, axis=0)
     return g
@@ -157,6 +172,7 @@ class Batched:
     size = property(lambda self: math.prod(self.data.shape[1:]))
     itemsize = property(lambda self: self.data.itemsize)
     strides = property(lambda self: self.data.strides[1:])
+    flags = property(lambda self: self.data.flags)
     real = property(lambda self: self.like(self.data.real))
     imag = property(lambda self: self.like(self.data.imag))
     T = property(lambda self: _transpose(self))
@@ -335,11 +351,19 @@ class Batched:
 
     # Indexing: the index applies past the batch dim.
     def __getitem__(self, index):
+        if _varies(index):
+            full, k, p = _batched_index(index, self.ndim, self.data.shape[0])
+            r = self.data[full]
+            return Batched(numpy.moveaxis(r, range(1, 1 + k), range(1 + p, 1 + p + k)))
         bidx, nadv, _ = _index_plan(index, self.ndim)
         r = self.data[bidx]
         return Batched(r if nadv is None else numpy.moveaxis(r, nadv, 0))
 
     def __setitem__(self, index, value):
+        if _varies(index):
+            full, k, p, v = _batched_write(index, self.ndim, self.data.shape[0], value)
+            self.data[full] = v
+            return
         bidx, nadv, out_nd = _index_plan(index, self.ndim)
         self.data[bidx] = _index_value(value, nadv, out_nd)
 
@@ -399,6 +423,15 @@ class Batched:
 
     def clip(self, *args, **kwargs):
         return _FUNCS[numpy.clip](self, *args, **kwargs)
+
+    def argmax(self, *args, **kwargs):
+        return _FUNCS[numpy.argmax](self, *args, **kwargs)
+
+    def argmin(self, *args, **kwargs):
+        return _FUNCS[numpy.argmin](self, *args, **kwargs)
+
+    def view(self, dtype):
+        return Batched(self.data.view(dtype))
 
 
 # ---- indices ----------------------------------------------------------------------------------
@@ -462,10 +495,63 @@ def _index_value(value, nadv, out_nd):
     return v if nadv is None else numpy.moveaxis(v, 0, nadv)
 
 
+def _varies(index):
+    """Whether an index holds a batch (an index array that differs across the batch)."""
+    if type(index) is Batched:
+        return True
+    return type(index) is tuple and any(type(i) is Batched for i in index)
+
+
+def _batched_index(index, nd, batch):
+    """An index with batched index arrays as one advanced index of the data: the batch's
+    own ``arange`` first, broadcast against them. Returns it, the number ``k`` of
+    advanced dims and where ``p`` they belong in one element's result (NumPy puts them
+    first, after the batch dim, since the arange makes them non-adjacent)."""
+    items = list(index) if type(index) is tuple else [index]
+    if any(type(i) is Batched and i.dtype.kind == "b" for i in items):
+        raise NotImplementedError("batched: a boolean mask that varies over the batch")
+    consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
+    e = next((j for j, i in enumerate(items) if i is Ellipsis), None)
+    if e is not None:
+        items[e:e + 1] = [slice(None)] * (nd - consumed)
+    adv = [j for j, i in enumerate(items) if not isinstance(i, slice) and i is not None]
+    k = max((i.ndim for i in (items[j] for j in adv) if hasattr(i, "ndim")), default=0)
+    for j in adv:
+        i = items[j]
+        if type(i) is Batched:
+            d = i.data
+            items[j] = d.reshape(d.shape[:1] + (1,) * (k - i.ndim) + d.shape[1:])
+        elif not isinstance(i, (int, numpy.integer)):
+            i = numpy.asarray(i)
+            items[j] = i.reshape((1,) * (k + 1 - i.ndim) + i.shape)
+    ar = numpy.arange(batch).reshape((batch,) + (1,) * k)
+    together = adv[-1] - adv[0] + 1 == len(adv)
+    p = sum(1 for i in items[:adv[0]] if isinstance(i, slice) or i is None) if together else 0
+    return (ar, *items), k, p
+
+
+def _batched_write(index, nd, batch, value):
+    """``_batched_index`` for a write, with ``value`` laid out as the data it replaces."""
+    full, k, p = _batched_index(index, nd, batch)
+    out_nd = k + sum(1 for i in full[1:] if isinstance(i, slice) or i is None)
+    v = _full_batch(value, batch) if type(value) is Batched else numpy.asarray(value)
+    if type(value) is Batched:
+        v = v.reshape(v.shape[:1] + (1,) * (out_nd - value.ndim) + v.shape[1:])
+        v = numpy.moveaxis(v, range(1 + p, 1 + p + k), range(1, 1 + k))
+    elif v.ndim:
+        v = v.reshape((1,) * (out_nd + 1 - v.ndim) + v.shape)
+        v = numpy.moveaxis(v, range(1 + p, 1 + p + k), range(1, 1 + k))
+    return full, k, p, v
+
+
 def _ufunc_at(ufunc, a, index, b=None):
     if type(a) is not Batched:
         raise TypeError(f"batched: numpy.{ufunc.__name__}.at writes a batched value "
                         "into an unbatched array")
+    if _varies(index):
+        full, _, _, v = _batched_write(index, a.ndim, a.data.shape[0], 0 if b is None else b)
+        ufunc.at(a.data, full, *(() if b is None else (v,)))
+        return
     bidx, nadv, out_nd = _index_plan(index, a.ndim)
     if b is None:
         ufunc.at(a.data, bidx)
@@ -501,6 +587,35 @@ for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "any", "all",
     _FUNCS[getattr(numpy, _name)] = _reduction(_name)
 
 
+def _arg_reduction(np_fn):
+    def reduce(a, axis=None, out=None, *, keepdims=False):
+        d = a.data
+        if axis is None:
+            r = np_fn(d.reshape(d.shape[0], -1), 1)
+            return Batched(r.reshape((-1,) + (1,) * a.ndim) if keepdims else r)
+        return Batched(np_fn(d, _norm(axis, a.ndim), keepdims=keepdims))
+    return reduce
+
+
+_FUNCS[numpy.argmax] = _arg_reduction(numpy.argmax)
+_FUNCS[numpy.argmin] = _arg_reduction(numpy.argmin)
+
+
+def _along(np_fn):
+    """A function along one axis (sort, argsort, partition): the axis past the batch dim."""
+    def fn(a, *args, axis=-1, **kwargs):
+        if args and not isinstance(args[0], str):
+            axis, args = args[0], args[1:]
+        if axis is None:
+            return Batched(np_fn(a.data.reshape(a.data.shape[0], -1), *args, axis=1, **kwargs))
+        return Batched(np_fn(a.data, *args, axis=_norm(axis, a.ndim), **kwargs))
+    return fn
+
+
+for _fn in (numpy.sort, numpy.argsort):
+    _FUNCS[_fn] = _along(_fn)
+
+
 def _scan(np_fn):
     def scan(a, axis=None, dtype=None, out=None):
         if axis is None:
@@ -519,7 +634,8 @@ def _elementwise(np_fn):
     return fn
 
 
-for _fn in (numpy.where, numpy.clip):
+for _fn in (numpy.where, numpy.clip, numpy.round, numpy.around, numpy.isreal, numpy.isposinf,
+            numpy.isneginf, numpy.sinc, numpy.nan_to_num, numpy.real_if_close):
     _FUNCS[_fn] = _elementwise(_fn)
 
 
@@ -662,7 +778,14 @@ _FUNCS[numpy.triu] = _tri_rule(numpy.triu)
 @_rule(numpy.take)
 def _take(a, indices, axis=None, out=None, mode="raise"):
     if type(indices) is Batched:
-        raise NotImplementedError("batched: an index that varies over the batch")
+        if mode != "raise":
+            raise NotImplementedError(f"batched: numpy.take with mode={mode!r}")
+        if type(a) is not Batched:
+            a = Batched(_full_batch(a, indices.data.shape[0]))
+        if axis is None:
+            return _reshape(a, (-1,))[indices]
+        nd = a.ndim
+        return a[(slice(None),) * _norm(axis, nd) + (indices,)] if nd else a[indices]
     d = a.data
     if axis is None:
         return Batched(numpy.take(d.reshape(d.shape[0], -1), indices, 1, mode=mode))
@@ -672,7 +795,13 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
 @_rule(numpy.take_along_axis)
 def _take_along_axis(arr, indices, axis=-1):
     if type(indices) is Batched:
-        raise NotImplementedError("batched: an index that varies over the batch")
+        batch = indices.data.shape[0]
+        if axis is None:
+            return numpy.take_along_axis(_reshape(_batch(arr, batch), (-1,)),
+                                         _reshape(indices, (-1,)), 0)
+        nd = _ndim(arr)
+        return Batched(numpy.take_along_axis(_full_batch(arr, batch), _lift(indices, nd),
+                                             _norm(axis, nd)))
     d = arr.data
     if axis is None:
         d, axis, indices = d.reshape(d.shape[0], -1), 0, numpy.ravel(indices)
@@ -681,10 +810,11 @@ def _take_along_axis(arr, indices, axis=-1):
 
 @_rule(numpy.put_along_axis)
 def _put_along_axis(arr, indices, values, axis):
-    if type(indices) is Batched or type(arr) is not Batched:
-        raise NotImplementedError("batched: numpy.put_along_axis on unbatched data")
+    if type(arr) is not Batched:
+        raise RuntimeError(INPLACE)
     nd = arr.ndim
-    numpy.put_along_axis(arr.data, indices[None], _lift(values, nd), _norm(axis, nd))
+    idx = _lift(indices, nd) if type(indices) is Batched else indices[None]
+    numpy.put_along_axis(arr.data, idx, _lift(values, nd), _norm(axis, nd))
 
 
 def _matmul(a, b):
@@ -903,6 +1033,13 @@ class BatchedFunctions(ArrayFunctions):
     """The backend functions on batched arrays: NumPy's, and a rule's array kernel run
     once per batch element."""
 
+    def any_true(self, mask):
+        """Whether any element of any batch element holds (value checks: an index out of
+        range in one element fails the call, as in PyTorch)."""
+        while type(mask) is Batched:
+            mask = mask.data
+        return bool(mask.any())
+
     def kernel_or_composite(self, kernel, composite, *args):
         lv = self.xp.level
         rows = range(self.xp.batch)
@@ -923,8 +1060,20 @@ def _linalg_rule(np_fn):
 
 
 for _fn in (numpy.linalg.solve, numpy.linalg.inv, numpy.linalg.det, numpy.linalg.slogdet,
-            numpy.linalg.svd, numpy.linalg.eigh, numpy.linalg.pinv):
+            numpy.linalg.svd, numpy.linalg.eigh, numpy.linalg.pinv, numpy.linalg.cholesky,
+            numpy.linalg.eigvalsh, numpy.linalg.eigvals, numpy.linalg.eig, numpy.linalg.qr,
+            numpy.linalg.matrix_power):
     _FUNCS[_fn] = _linalg_rule(_fn)
+
+
+@_rule(numpy.copyto)
+def _copyto(dst, src, casting="same_kind", where=True):
+    """An in-place write: into a batch only (a batched value cannot be written into a
+    tensor that vmap does not map)."""
+    if type(dst) is not Batched:
+        raise RuntimeError(INPLACE)
+    nd = dst.ndim
+    numpy.copyto(dst.data, _lift(src, nd), casting=casting, where=_lift(where, nd))
 
 
 @_rule(numpy.cross)

@@ -70,7 +70,8 @@ from .._tensor import Tensor, wrap, _ndarray
 from .._dtype import (FLOAT, LOW, OPMATH, bfloat16, get_default_dtype, is_inexact, opmath_arrays,
                       result_type)
 from ..autograd import forward_ad, grad_mode
-from ..autograd._batched import shape_of
+from ..autograd._batched import INPLACE, BatchedNumpy, shape_of
+from ..autograd._batched_loop import NO_RULE, per_element, top_batch
 from ..autograd.node import OpNode, SavedTensor, grad_accumulator, on_inplace_write
 from ..backend import get_array_module, to_device
 from . import _out, _views
@@ -422,6 +423,11 @@ def apply(op, values, attrs=(), _observed=False):
         out = op.forward(xp, *arrays, *attrs)
     except ValueError as e:
         raise _broadcast_error(values, e) from None
+    except NO_RULE:  # under vmap: the op once per batch element, if its rule cannot batch
+        top = top_batch((arrays, attrs))
+        if top is None:
+            raise
+        out = per_element(op.name, op.forward, (xp, *arrays, *attrs), *top)
     if low:
         out = _round(out, low)
     if type(out) is tuple:
@@ -544,6 +550,8 @@ def apply_inplace(op, self, values, attrs=(), _observed=False):
                            "tensor refers to a single memory location. Please clone() the "
                            "tensor before performing the operation.")
     arrays, xp, grad, low = _inputs(op, values, attrs)
+    if type(xp) is BatchedNumpy and xp.level > getattr(dst, "level", 0):
+        raise RuntimeError(INPLACE)  # under vmap: a batched value into an unbatched tensor
     record = grad and op.differentiable and gm
     if _fw_state.level is not None:  # the tangent of the result, from the pre-write values
         tangent = forward_ad.inplace_tangent(op, values, attrs)
