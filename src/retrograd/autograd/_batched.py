@@ -208,7 +208,7 @@ class Batched:
         if method == "outer":
             a, b = args
             nb = _ndim(b)
-            a = (a.data.reshape(a.data.shape + (1,) * nb) if type(a) is Batched
+            a = (a.like(a.data.reshape(a.data.shape + (1,) * nb)) if type(a) is Batched
                  else numpy.reshape(a, numpy.shape(a) + (1,) * nb))
             return _ufunc_call(ufunc, (a, b), kwargs)
         if method != "__call__":
@@ -354,7 +354,8 @@ class Batched:
         if _varies(index):
             full, k, p = _batched_index(index, self.ndim, self.data.shape[0])
             r = self.data[full]
-            return Batched(numpy.moveaxis(r, range(1, 1 + k), range(1 + p, 1 + p + k)))
+            return Batched(numpy.moveaxis(r, tuple(range(1, 1 + k)),
+                                          tuple(range(1 + p, 1 + p + k))))
         bidx, nadv, _ = _index_plan(index, self.ndim)
         r = self.data[bidx]
         return Batched(r if nadv is None else numpy.moveaxis(r, nadv, 0))
@@ -537,10 +538,10 @@ def _batched_write(index, nd, batch, value):
     v = _full_batch(value, batch) if type(value) is Batched else numpy.asarray(value)
     if type(value) is Batched:
         v = v.reshape(v.shape[:1] + (1,) * (out_nd - value.ndim) + v.shape[1:])
-        v = numpy.moveaxis(v, range(1 + p, 1 + p + k), range(1, 1 + k))
+        v = numpy.moveaxis(v, tuple(range(1 + p, 1 + p + k)), tuple(range(1, 1 + k)))
     elif v.ndim:
         v = v.reshape((1,) * (out_nd + 1 - v.ndim) + v.shape)
-        v = numpy.moveaxis(v, range(1 + p, 1 + p + k), range(1, 1 + k))
+        v = numpy.moveaxis(v, tuple(range(1 + p, 1 + p + k)), tuple(range(1, 1 + k)))
     return full, k, p, v
 
 
@@ -954,8 +955,8 @@ def _as_strided(x, shape=None, strides=None, subok=False, writeable=True):
     if type(x) is not Batched:
         return as_strided(x, shape, strides, subok, writeable)
     d = x.data
-    return Batched(as_strided(d, d.shape[:1] + tuple(shape), d.strides[:1] + tuple(strides),
-                              subok, writeable))
+    return x.like(as_strided(d, d.shape[:1] + tuple(shape), d.strides[:1] + tuple(strides),
+                             subok, writeable))
 
 
 class BatchedNumpy:

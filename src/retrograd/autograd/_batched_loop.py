@@ -52,8 +52,20 @@ def per_element(name, fn, args, level, batch):
     warnings.warn(f"There is a performance drop because we have not yet implemented the "
                   f"batching rule for aten::{name}. Please file us an issue on GitHub so "
                   f"that we can prioritize its implementation.", stacklevel=3)
-    rows = [fn(*_row(list(args), level, i)) for i in range(batch)]
+    rows = [_attempt(name, fn, _row(list(args), level, i)) for i in range(batch)]
     return _stack(rows, level)
+
+
+def _attempt(name, fn, args):
+    """``fn(*args)``, per element of the next batch down where that cannot batch either
+    (nested vmaps)."""
+    try:
+        return fn(*args)
+    except NO_RULE:
+        top = top_batch(args)
+        if top is None:
+            raise
+        return per_element(name, fn, args, *top)
 
 
 def _stack(rows, level):
