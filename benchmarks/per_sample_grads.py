@@ -85,7 +85,11 @@ def _runs(T, model):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--torch-threads", type=int, default=None,
+                    help="torch.set_num_threads (on a shared machine, 1 avoids oversubscription)")
     args = ap.parse_args(argv)
+    if torch is not None and args.torch_threads:
+        torch.set_num_threads(args.torch_threads)
     libs = [("retrograd", retrograd)] + ([("torch", torch)] if torch is not None else [])
     print(f"{'model':<6}{'library':<11}{'vmap ms':>9}{'loop ms':>9}{'loop/vmap':>11}")
     for name, model in (("mlp", mlp), ("cnn", cnn)):

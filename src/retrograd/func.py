@@ -18,7 +18,6 @@ from ._creation import eye
 from ._creation import zeros_like
 from ._tensor import Tensor
 from .autograd import forward_ad
-from .autograd import functional as _functional
 from .autograd.grad_mode import enable_grad
 from ._vmap import vmap
 from ._vmap.api import vmap_at
@@ -392,8 +391,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             aux_box.append(build_out)
             return tuple(flat_out)
 
-        jac = _functional.jacobian(flat_func, inputs, vectorize=True,
-                                   strategy="forward-mode")
+        jac = _forward_jacobian(flat_func, inputs, randomness)
         build_out = aux_box[1]
         per_out = []
         for row in jac:
@@ -405,6 +403,33 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         result = build_out(per_out)
         return (result, _detach_tree(aux_box[0])) if has_aux else result
     return wrapper
+
+
+def _forward_jacobian(func, inputs, randomness):
+    """d output / d input for every output and input of ``func`` (``[out][in]``, shaped
+    ``out.shape + in.shape``): one jvp, vmapped over the basis of all inputs' directions."""
+    sizes = [x.numel() for x in inputs]
+    n = sum(sizes)
+    with new_level() as level:
+        basis, start = [], 0
+        for x, k in zip(inputs, sizes, strict=True):
+            rows = eye(n, dtype=x.dtype)[:, start:start + k]
+            basis.append(rows.reshape((n,) + tuple(x.shape)))
+            start += k
+
+        def push(*tangents):
+            return tuple(jvp(func, inputs, tangents)[1])
+        columns = vmap_at(level, push, randomness)(*basis)
+    jac = []
+    for col in columns:
+        per_in, start = [], 0
+        for x, k in zip(inputs, sizes, strict=True):
+            part = col[start:start + k].reshape(tuple(x.shape) + tuple(col.shape[1:]))
+            nx = x.dim()
+            per_in.append(part.permute(*range(nx, part.dim()), *range(nx)))
+            start += k
+        jac.append(tuple(per_in))
+    return jac
 
 
 def _jacobian_needs_graph(func, args, kwargs, inputs, has_aux):

@@ -260,3 +260,30 @@ def test_stack_module_state_errors_are_pytorchs():
             lib.func.stack_module_state([a, b])
         with pytest.raises(RuntimeError, match="same class"):
             lib.func.stack_module_state([a, lib.nn.Identity()])
+
+
+def _net(lib, w):
+    return lambda a: (lib.tanh(a @ w) ** 2).sum()
+
+
+@pytest.mark.parametrize("case", ["vmap(hessian)", "hessian(vmap)", "vmap(jacfwd)",
+                                  "vmap(jacrev)", "jacfwd(vmap)", "vmap(jvp)",
+                                  "vmap(vmap(grad))", "vmap(grad(grad))"])
+def test_jacobians_and_hessians_compose_with_vmap(case):
+    (rx, tx), (rw, tw) = _pair(4, 3), _pair(3, 3, seed=1)
+
+    def build(lib, x, w):
+        fl = lib.func
+        return {
+            "vmap(hessian)": lambda: fl.vmap(fl.hessian(_net(lib, w)))(x),
+            "hessian(vmap)": lambda: fl.hessian(lambda v: fl.vmap(_net(lib, v))(x).sum())(w),
+            "vmap(jacfwd)": lambda: fl.vmap(fl.jacfwd(lambda a: a.sin() * a.sum()))(x),
+            "vmap(jacrev)": lambda: fl.vmap(fl.jacrev(lambda a: lib.tanh(a @ w)))(x),
+            "jacfwd(vmap)": lambda: fl.jacfwd(lambda v: fl.vmap(lambda a: a @ v)(x))(w),
+            "vmap(jvp)": lambda: fl.vmap(lambda a: fl.jvp(lambda b: b.sin(), (a,),
+                                                          (a.cos(),))[1])(x),
+            "vmap(vmap(grad))": lambda: fl.vmap(fl.vmap(fl.grad(lambda a: a.sin().sum())))(
+                x[None].expand(2, 4, 3)),
+            "vmap(grad(grad))": lambda: fl.vmap(fl.grad(fl.grad(lambda a: a.sin())))(x[:, 0]),
+        }[case]()
+    _close(build(retrograd, rx, rw), build(torch, tx, tw))

@@ -147,7 +147,8 @@ def _close(a, b, op, what):
     atol, rtol = op.tols(str(a.dtype).split(".")[-1])
     x, y = a.detach().numpy(), b.detach().numpy()
     if not numpy.allclose(x, y, atol=max(atol, 1e-6), rtol=max(rtol, 1e-5), equal_nan=True):
-        raise AssertionError(f"{what}: values differ by {numpy.max(numpy.abs(x - y))}")
+        d = numpy.abs(x.astype(float) - y.astype(float))
+        raise AssertionError(f"{what}: values differ by {numpy.nanmax(d)}")
 
 
 def run(op):

@@ -109,13 +109,13 @@ def _run(func, flat_dims, flat_args, spec, kwargs, batch, out_dims, randomness, 
             return _outputs(out, out_dims, level, batch, func)
 
 
-def vmap_at(level, func):
+def vmap_at(level, func, randomness="error"):
     """``vmap(func)`` (in and out on dim 0) at a level its caller reserved with
     :func:`~..autograd._batched.new_level` (a transform whose batch must nest below the
     vmaps its function runs: jacrev's basis)."""
     def wrapped(*args):
         batch, flat_dims, flat_args, spec = _inputs(0, args, func)
-        return _run(func, flat_dims, flat_args, spec, {}, batch, 0, "error", level)
+        return _run(func, flat_dims, flat_args, spec, {}, batch, 0, randomness, level)
     return wrapped
 
 

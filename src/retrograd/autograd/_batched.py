@@ -223,7 +223,8 @@ class Batched:
                 raise TypeError(f"batched: numpy.{ufunc.__name__} writes a batched "
                                 "result into an unbatched array")
             kwargs["out"] = (dst.data,)
-            _ufunc_call(ufunc, args, kwargs)
+            nd = max(dst.ndim, *(_ndim(a) for a in args))
+            ufunc(*(_lift(a, nd) for a in args), **kwargs)
             return dst
         return _ufunc_call(ufunc, args, kwargs)
 
@@ -955,8 +956,9 @@ def _as_strided(x, shape=None, strides=None, subok=False, writeable=True):
     if type(x) is not Batched:
         return as_strided(x, shape, strides, subok, writeable)
     d = x.data
-    return x.like(as_strided(d, d.shape[:1] + tuple(shape), d.strides[:1] + tuple(strides),
-                             subok, writeable))
+    inner = _as_strided if type(d) is Batched else as_strided  # (a nested batch's data)
+    return x.like(inner(d, d.shape[:1] + tuple(shape), d.strides[:1] + tuple(strides),
+                        subok, writeable))
 
 
 class BatchedNumpy:
