@@ -287,3 +287,15 @@ def test_jacobians_and_hessians_compose_with_vmap(case):
             "vmap(grad(grad))": lambda: fl.vmap(fl.grad(fl.grad(lambda a: a.sin())))(x[:, 0]),
         }[case]()
     _close(build(retrograd, rx, rw), build(torch, tx, tw))
+
+
+def test_a_batched_tensor_prints_as_pytorchs():
+    for nested in (False, True):
+        seen = {}
+        for lib in (retrograd, torch):
+            def show(x, lib=lib, seen=seen):
+                seen[lib.__name__] = repr(x)
+                return x
+            f = lib.vmap(lib.vmap(show)) if nested else lib.vmap(show)
+            f(lib.arange(6.0).reshape(2, 3))
+        assert seen["retrograd"] == seen["torch"]

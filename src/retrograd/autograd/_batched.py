@@ -354,7 +354,7 @@ class Batched:
     def __getitem__(self, index):
         if _varies(index):
             full, k, p = _batched_index(index, self.ndim, self.data.shape[0])
-            r = self.data[full]
+            r = _lower(self.data, full)[full]
             return Batched(numpy.moveaxis(r, tuple(range(1, 1 + k)),
                                           tuple(range(1 + p, 1 + p + k))))
         bidx, nadv, _ = _index_plan(index, self.ndim)
@@ -530,6 +530,16 @@ def _batched_index(index, nd, batch):
     together = adv[-1] - adv[0] + 1 == len(adv)
     p = sum(1 for i in items[:adv[0]] if isinstance(i, slice) or i is None) if together else 0
     return (ar, *items), k, p
+
+
+def _lower(data, full):
+    """``data`` as a batch of the lower level its index arrays carry (nested vmap: an index
+    batched at both levels into a value batched at the outer one only)."""
+    inner = _levels(full, [])
+    if type(data) is Batched or not inner:
+        return data
+    b = inner[0]
+    return Batched(numpy.broadcast_to(data, (b.data.shape[0],) + data.shape), b.level)
 
 
 def _batched_write(index, nd, batch, value):
@@ -1008,6 +1018,12 @@ class BatchedNumpy:
     def full(self, shape, fill_value, dtype=None, order="C", **kwargs):
         shape = _shape_tuple(shape)
         return Batched(self.inner.full((self.batch,) + shape, fill_value, dtype), self.level)
+
+    def take(self, a, indices, axis=None, out=None, mode="raise"):
+        """NumPy dispatches ``take`` on ``a`` only: batched indices need this."""
+        if type(indices) is Batched:
+            return _entry(_take)(a, indices, axis, mode=mode)
+        return numpy.take(a, indices, axis, out, mode)
 
     def _like(self, name, a, dtype, shape, *args):
         if type(a) is Batched and a.level == self.level:
