@@ -952,13 +952,14 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **k
 
 @_rule(numpy.bincount)
 def _bincount(x, weights=None, minlength=0):
-    """Per batch element: the bins are offset by the element's index times their count."""
-    if type(x) is Batched or type(weights) is not Batched:
-        raise NotImplementedError("batched: numpy.bincount of batched indices")
-    n = max(minlength, int(x.max()) + 1 if x.size else 0)
-    b = weights.data.shape[0]
-    ids = (numpy.arange(b)[:, None] * n + numpy.ravel(x)).ravel()
-    return Batched(numpy.bincount(ids, weights.data.reshape(-1), b * n).reshape(b, n))
+    """Per batch element: the bins are offset by the element's index times their count
+    (every element gets the bins of the largest index in the batch)."""
+    b = (x if type(x) is Batched else weights).data.shape[0]
+    xd = _full_batch(x, b).reshape(b, -1)
+    n = max(minlength, int(xd.max()) + 1 if xd.size else 0)
+    ids = (numpy.arange(b)[:, None] * n + xd).ravel()
+    w = None if weights is None else _full_batch(weights, b).reshape(-1)
+    return Batched(numpy.bincount(ids, w, b * n).reshape(b, n))
 
 
 def _as_strided(x, shape=None, strides=None, subok=False, writeable=True):
