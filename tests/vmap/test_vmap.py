@@ -299,3 +299,63 @@ def test_a_batched_tensor_prints_as_pytorchs():
             f = lib.vmap(lib.vmap(show)) if nested else lib.vmap(show)
             f(lib.arange(6.0).reshape(2, 3))
         assert seen["retrograd"] == seen["torch"]
+
+
+def _functions(lib, generate, rule):
+    class Exp(lib.autograd.Function):
+        generate_vmap_rule = generate
+
+        @staticmethod
+        def forward(x):
+            return x.exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(output)
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors
+            return g * y
+
+    class Old(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    if rule is not None:
+        Exp.vmap = staticmethod(rule)
+    return Exp, Old
+
+
+def test_autograd_function_with_generate_vmap_rule():
+    rx, tx = _pair(3, 4)
+    r = rf.vmap(rf.grad(lambda a: _functions(retrograd, True, None)[0].apply(a).sum()))(rx)
+    t = tf.vmap(tf.grad(lambda a: _functions(torch, True, None)[0].apply(a).sum()))(tx)
+    _close(r, t)
+
+
+def test_autograd_function_vmap_staticmethod():
+    calls = []
+
+    def rule(info, in_dims, x):
+        calls.append((info.batch_size, info.randomness, in_dims))
+        return x.exp(), in_dims[0]
+    rx, tx = _pair(3, 4)
+    _close(retrograd.vmap(_functions(retrograd, False, rule)[0].apply)(rx), tx.exp())
+    assert calls == [(3, "error", (0,))]
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_autograd_function_errors_under_vmap_are_pytorchs(which):
+    msgs = []
+    for lib in (retrograd, torch):
+        fn = _functions(lib, False, None)[which]
+        with pytest.raises(RuntimeError) as e:
+            lib.vmap(fn.apply)(lib.ones(2, 3))
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import numpy
 
 from .. import _random
-from ..autograd._batched import Batched
+from ..autograd._batched import RANDOMNESS, Batched
 
 __all__ = ["check_randomness", "mode"]
 
@@ -32,11 +32,13 @@ def check_randomness(randomness):
 def mode(level, batch, randomness):
     """Draws inside this vmap level follow ``randomness``."""
     _levels.append((level, batch, randomness))
+    RANDOMNESS[level] = randomness
     prev, _random.draw_hook[0] = _random.draw_hook[0], _draws
     try:
         yield
     finally:
         _levels.pop()
+        RANDOMNESS.pop(level, None)
         _random.draw_hook[0] = prev
 
 

@@ -49,6 +49,9 @@ INPLACE = ("vmap: inplace arithmetic(self, *extra_args) is not possible because 
            "instead.")
 
 
+RANDOMNESS = {}  # vmap level -> its randomness ("error", "same", "different"), while it runs
+
+
 class _State:
     level = 0  # the level the NumPy call being handled runs at: what rules construct
     top = 0  # the highest level handed out and not released
