@@ -359,3 +359,32 @@ def test_autograd_function_errors_under_vmap_are_pytorchs(which):
             lib.vmap(fn.apply)(lib.ones(2, 3))
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1]
+
+
+def test_functorch_alias_module():
+    import functorch
+
+    from retrograd import _functorch
+    assert _functorch.vmap is rf.vmap and _functorch.jacrev is rf.jacrev
+    rm, tm = _models(retrograd, 1)[0], _models(torch, 1)[0]
+    for rp, tp in zip(rm.parameters(), tm.parameters(), strict=True):
+        with torch.no_grad():
+            tp.copy_(torch.from_numpy(rp.detach().numpy()))
+    rx, tx = _pair(5, 3)
+    with pytest.warns(FutureWarning, match="`functorch.make_functional` is deprecated"):
+        rf_, rparams = _functorch.make_functional(rm, disable_autograd_tracking=True)
+    with pytest.warns(FutureWarning):
+        tf_, tparams = functorch.make_functional(tm, disable_autograd_tracking=True)
+    assert not any(p.requires_grad for p in rparams)
+    _close(rf_(rparams, rx.float()), tf_(tparams, tx.float()), atol=1e-6)
+    bn = retrograd.nn.BatchNorm1d(3)
+    with pytest.warns(FutureWarning):
+        fm, params, buffers = _functorch.make_functional_with_buffers(bn)
+    assert (len(params), len(buffers)) == (2, 3)
+    with pytest.raises(RuntimeError, match="has buffers. Please use make_functional_with"):
+        with pytest.warns(FutureWarning):
+            _functorch.make_functional(bn)
+    with pytest.warns(FutureWarning):
+        fm, params, buffers = _functorch.combine_state_for_ensemble(_models(retrograd, 4))
+    out = rf.vmap(fm, in_dims=(0, 0, None))(params, buffers, rx.float())
+    assert tuple(out.shape) == (4, 5, 2)
