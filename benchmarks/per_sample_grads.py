@@ -3,6 +3,9 @@ one ``grad`` per sample, in retrograd and in PyTorch (torch.func), in one proces
 
     python benchmarks/per_sample_grads.py [--repeat 5]
 
+Both libraries run single-threaded unless OPENBLAS_NUM_THREADS / OMP_NUM_THREADS say
+otherwise (a shared machine makes multi-threaded BLAS calls wait for their threads).
+
 Each model is written once against a module ``T`` (retrograd or torch). Times are the
 median of ``--repeat`` runs after a warm-up; "loop/vmap" is how much faster vmap is than
 the loop in the same library; the last line of each model is retrograd's vmap time over
@@ -10,12 +13,18 @@ torch.func's.
 """
 
 import argparse
+import os
 import statistics
 import time
 
-import numpy as np
+# One BLAS thread for both libraries unless the caller says otherwise: on a shared machine
+# a multi-threaded GEMM waits for its threads to be scheduled (tens of ms per call).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import retrograd
+import numpy as np  # noqa: E402 (after the thread settings, which BLAS reads at load)
+
+import retrograd  # noqa: E402
 
 try:
     import torch
@@ -85,10 +94,11 @@ def _runs(T, model):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--torch-threads", type=int, default=None,
-                    help="torch.set_num_threads (on a shared machine, 1 avoids oversubscription)")
+    ap.add_argument("--torch-threads", type=int, default=int(os.environ["OMP_NUM_THREADS"]),
+                    help="torch.set_num_threads (default: OMP_NUM_THREADS, 1 if unset, as "
+                         "retrograd's BLAS)")
     args = ap.parse_args(argv)
-    if torch is not None and args.torch_threads:
+    if torch is not None:
         torch.set_num_threads(args.torch_threads)
     libs = [("retrograd", retrograd)] + ([("torch", torch)] if torch is not None else [])
     print(f"{'model':<6}{'library':<11}{'vmap ms':>9}{'loop ms':>9}{'loop/vmap':>11}")
