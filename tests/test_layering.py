@@ -26,6 +26,7 @@ LAYERS = (  # (name, module prefixes); a module belongs to its longest matching 
                        "retrograd.autograd.engine", "retrograd.autograd.graph",
                        "retrograd.autograd.anomaly_mode", "retrograd.autograd.forward_ad",
                        "retrograd.autograd._disk_offload", "retrograd.autograd._batched",
+                       "retrograd.autograd._batched_loop", "retrograd.autograd._batched_rules",
                        "retrograd.autograd._ownership")),
     ("op registry", ("retrograd.ops._registry",
                      "retrograd.ops._views", "retrograd.ops._tensor_xp", "retrograd.ops._out",

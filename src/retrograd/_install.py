@@ -6,10 +6,10 @@ retrograd's do not mix ("must be Tensor, not Tensor"). :func:`install_as_torch` 
 finder first on ``sys.meta_path`` that answers every ``torch`` name with retrograd's
 module of that name, the same module object (``sys.modules["torch"] is retrograd``), so
 isinstance checks, module state and pickles agree whichever name the code used;
-``torchvision.models`` is :mod:`retrograd.models`. A name retrograd lacks raises
-ModuleNotFoundError naming it (``No module named 'torch.foo'``): the finder has no spec
-for it, and the path other finders search for ``torch.*`` is retrograd's own, so it
-never falls through to the installed PyTorch.
+``torchvision.models`` is :mod:`retrograd.models`, ``functorch`` :mod:`retrograd._functorch`.
+A name retrograd lacks raises ModuleNotFoundError naming it (``No module named
+'torch.foo'``): the finder has no spec for it, and the path other finders search for
+``torch.*`` is retrograd's own, so it never falls through to the installed PyTorch.
 """
 
 import importlib
@@ -22,6 +22,7 @@ from .backend import set_device_map
 # alias prefix -> retrograd module, longest first
 _ALIASES = (("torchvision.models", "retrograd.models"),
             ("torchvision", "retrograd._torchvision"),
+            ("functorch", "retrograd._functorch"),
             ("torch", "retrograd"))
 
 

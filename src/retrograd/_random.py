@@ -21,6 +21,17 @@ class Generator:
         self._seed = _DEFAULT_SEED
         self._rng = numpy.random.Generator(numpy.random.PCG64(self._seed))
 
+    @property
+    def _rng(self):
+        """The NumPy generator ops draw from (under vmap, as its ``randomness`` says: see
+        :data:`draw_hook`)."""
+        hook = draw_hook[0]
+        return self._numpy if hook is None else hook(self._numpy)
+
+    @_rng.setter
+    def _rng(self, rng):
+        self._numpy = rng
+
     def manual_seed(self, seed):
         self._seed = int(seed)
         self._rng = numpy.random.Generator(numpy.random.PCG64(self._seed & (2 ** 64 - 1)))
@@ -37,7 +48,7 @@ class Generator:
     def get_state(self):
         """The PCG64 state as a ``uint8`` tensor of ``STATE_SIZE`` bytes (fixed fields, no
         pickle: a state read from someone's checkpoint is only data)."""
-        st = self._rng.bit_generator.state
+        st = self._numpy.bit_generator.state
         fields = (st["state"]["state"].to_bytes(16, "little"),
                   st["state"]["inc"].to_bytes(16, "little"),
                   st["has_uint32"].to_bytes(4, "little"), st["uinteger"].to_bytes(4, "little"))
@@ -51,7 +62,7 @@ class Generator:
             raise RuntimeError(f"Expected a CPUGeneratorImplState of size {STATE_SIZE} but "
                                f"found the input RNG state size to be {data.size}")
         raw = numpy.ascontiguousarray(data).reshape(-1).tobytes()
-        self._rng.bit_generator.state = {
+        self._numpy.bit_generator.state = {
             "bit_generator": "PCG64",
             "state": {"state": int.from_bytes(raw[:16], "little"),
                       "inc": int.from_bytes(raw[16:32], "little")},
@@ -59,6 +70,9 @@ class Generator:
             "uinteger": int.from_bytes(raw[36:40], "little")}
         return self
 
+
+# ``hook(rng)``: what ops draw from instead of ``rng`` (set by vmap while it runs).
+draw_hook = [None]
 
 STATE_SIZE = 40  # PCG64's 128-bit state and increment, and its buffered 32-bit half
 

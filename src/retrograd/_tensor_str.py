@@ -211,7 +211,11 @@ def tensor_repr(t, *, tensor_contents=None):
     tensor([[ 1.0000e+00,  2.5000e+00],
             [-3.0000e+00,  1.0000e-05]], requires_grad=True)
     """
-    from ._tensor import Tensor
+    from ._tensor import Tensor, wrap
+    level = getattr(t._data, "level", None)
+    if level is not None:  # inside vmap: the batch it holds, as PyTorch's BatchedTensor
+        inner = repr(wrap(t._data.data)).replace("\n", "\n    ")
+        return f"BatchedTensor(lvl={level}, bdim=0, value=\n    {inner}\n)"
     cls = type(t)
     # Tensor and nn.Parameter print as ``tensor(``; other subclasses under their own name.
     param = getattr(sys.modules.get("retrograd.nn"), "Parameter", None)

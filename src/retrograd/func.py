@@ -7,8 +7,7 @@ the function sees ordinary tensors. A transform builds a differentiable result o
 something outside can use it: when an argument already requires grad (an enclosing
 transform's alias, or a user's leaf) or when the function's graph reaches tensors it did
 not get as arguments (a closure over parameters); otherwise the result is plain, as in
-PyTorch. ``vmap`` is not provided: it needs tensors that carry a batch dim through every
-op, which retrograd does not have (its batched autograd batches the rules, not user code).
+PyTorch. ``vmap`` lives in :mod:`._vmap` (tensors over batched arrays).
 """
 
 import weakref
@@ -19,10 +18,14 @@ from ._creation import eye
 from ._creation import zeros_like
 from ._tensor import Tensor
 from .autograd import forward_ad
-from .autograd import functional as _functional
 from .autograd.grad_mode import enable_grad
+from ._vmap import vmap
+from ._vmap.api import vmap_at
+from .autograd._batched import new_level
+from .ops.joining import stack
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
+__all__ = ["vmap", "stack_module_state", "grad", "grad_and_value", "vjp", "jvp", "jacrev",
+           "jacfwd", "hessian",
            "functional_call"]
 
 
@@ -281,12 +284,14 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
     def wrapper(*args, **kwargs):
-        with enable_grad():
+        # (the level of the basis batch, taken before func runs: vmaps inside func nest
+        # above it, as jacrev(vmap(f)) nests vmap inside the Jacobian's batch)
+        with enable_grad(), new_level() as level:
             diff = _Diff(args, argnums, "jacrev")
             out, aux = _split_aux(func(*diff.args, **kwargs), has_aux, "jacrev")
             flat_out, build_out = _flatten(out)
             graph = diff.needs_graph(flat_out)
-            jacs = [diff.pack(_jacobian_rows(o, diff, graph)) for o in flat_out]
+            jacs = [diff.pack(_jacobian_rows(o, diff, graph, level)) for o in flat_out]
         jac = build_out(jacs)
         if has_aux:
             return jac, aux if graph else _detach_tree(aux)
@@ -294,15 +299,24 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     return wrapper
 
 
-def _jacobian_rows(out, diff, graph):
-    """d out / d leaf for every alias leaf, shaped ``out.shape + leaf.shape``."""
+def _jacobian_rows(out, diff, graph, level):
+    """d out / d leaf for every alias leaf, shaped ``out.shape + leaf.shape``: one backward
+    over the batch of basis vectors (vmap at ``level``; batched gradients when the
+    Jacobian must be differentiable)."""
     n = out.nelement()
     if n == 0 or not out.requires_grad:  # nothing to differentiate: zeros, as PyTorch's
         return [zeros_like(x).expand(n, *x.shape).reshape(tuple(out.shape) + tuple(x.shape))
                 for x in diff.leaves]
     basis = eye(n, dtype=out.dtype).reshape((n,) + tuple(out.shape))
-    rows = autograd.grad([out], diff.leaves, [basis], retain_graph=True, create_graph=graph,
-                         allow_unused=True, is_grads_batched=True)
+    if graph:
+        rows = autograd.grad([out], diff.leaves, [basis], retain_graph=True,
+                             create_graph=True, allow_unused=True, is_grads_batched=True)
+    else:
+        def row(ct):
+            gs = autograd.grad([out], diff.leaves, [ct], retain_graph=True, allow_unused=True)
+            return [zeros_like(x) if g is None else g
+                    for g, x in zip(gs, diff.leaves, strict=True)]
+        rows = vmap_at(level, row)(basis)
     return [(zeros_like(x).expand(n, *x.shape) if g is None else g).reshape(
         tuple(out.shape) + tuple(x.shape)) for g, x in zip(rows, diff.leaves, strict=True)]
 
@@ -377,8 +391,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             aux_box.append(build_out)
             return tuple(flat_out)
 
-        jac = _functional.jacobian(flat_func, inputs, vectorize=True,
-                                   strategy="forward-mode")
+        jac = _forward_jacobian(flat_func, inputs, randomness)
         build_out = aux_box[1]
         per_out = []
         for row in jac:
@@ -390,6 +403,33 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         result = build_out(per_out)
         return (result, _detach_tree(aux_box[0])) if has_aux else result
     return wrapper
+
+
+def _forward_jacobian(func, inputs, randomness):
+    """d output / d input for every output and input of ``func`` (``[out][in]``, shaped
+    ``out.shape + in.shape``): one jvp, vmapped over the basis of all inputs' directions."""
+    sizes = [x.numel() for x in inputs]
+    n = sum(sizes)
+    with new_level() as level:
+        basis, start = [], 0
+        for x, k in zip(inputs, sizes, strict=True):
+            rows = eye(n, dtype=x.dtype)[:, start:start + k]
+            basis.append(rows.reshape((n,) + tuple(x.shape)))
+            start += k
+
+        def push(*tangents):
+            return tuple(jvp(func, inputs, tangents)[1])
+        columns = vmap_at(level, push, randomness)(*basis)
+    jac = []
+    for col in columns:
+        per_in, start = [], 0
+        for x, k in zip(inputs, sizes, strict=True):
+            part = col[start:start + k].reshape(tuple(x.shape) + tuple(col.shape[1:]))
+            nx = x.dim()
+            per_in.append(part.permute(*range(nx, part.dim()), *range(nx)))
+            start += k
+        jac.append(tuple(per_in))
+    return jac
 
 
 def _jacobian_needs_graph(func, args, kwargs, inputs, has_aux):
@@ -491,3 +531,32 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
         args = (args,)
     with _swapped(module, values, tie_weights, strict):
         return module(*args, **(kwargs or {}))
+
+
+def stack_module_state(models):
+    """The parameters and buffers of ``models`` (one class, one mode) stacked by name, for
+    ``vmap`` over ``functional_call``: ``(params, buffers)``. Stacked parameters are new
+    leaves (an optimizer can take them).
+
+    >>> params, buffers = stack_module_state([nn.Linear(3, 3) for _ in range(5)])
+    """
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({m.training for m in models}) != 1:
+        raise RuntimeError("stack_module_state: Expected all models to have the same "
+                           "training/eval mode.")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+    named = [dict(m.named_parameters()) for m in models]
+    params = {k: _stacked_leaf([p[k] for p in named], k) for k in named[0]}
+    named = [dict(m.named_buffers()) for m in models]
+    buffers = {k: _stacked_leaf([b[k] for b in named], k) for k in named[0]}
+    return params, buffers
+
+
+def _stacked_leaf(tensors, name):
+    grads = {t.requires_grad for t in tensors}
+    if len(grads) > 1:
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    out = stack(tensors)
+    return out.detach().requires_grad_() if grads == {True} else out

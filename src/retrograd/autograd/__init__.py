@@ -4,6 +4,7 @@ from .._tensor import Tensor, warn_once, wrap
 from .._dtype import is_inexact
 from ..backend import get_array_module
 from . import forward_ad, function, functional, graph
+from . import _batched_rules  # noqa: F401 (the NumPy function rules batched arrays dispatch to)
 from .function import Function
 from . import anomaly_mode, profiler, profiler_util
 from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,

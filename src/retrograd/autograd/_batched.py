@@ -9,8 +9,15 @@ rules, and the op forwards they call, run unchanged and once: each NumPy call ma
 axes, shapes and indices past the batch dim. Values that are not batched (saved tensors,
 shapes, indices) broadcast over the batch. The ``xp`` a rule gets is
 :class:`BatchedNumpy`: NumPy, except that buffers it allocates (``xp.zeros``...) are
-batched, so a rule may write into them. A NumPy function with no batching rule here
-raises NotImplementedError naming it.
+batched, so a rule may write into them. The rules of NumPy's other functions live in
+:mod:`._batched_rules`; a NumPy function with no batching rule raises
+NotImplementedError naming it.
+
+Batches nest (``vmap`` of ``vmap``, a batched backward inside ``vmap``): each
+:class:`Batched` has a *level*, and a batch of a higher level holds, as its data, values
+of the lower levels. A NumPy call is handled by its innermost (highest) level first: values
+of lower levels among its operands are broadcast over that level's batch, and the call on
+the data then dispatches to the next level down. :func:`new_level` hands out levels.
 """
 
 import math
@@ -20,9 +27,50 @@ import types
 import numpy
 from numpy.lib.stride_tricks import as_strided
 
+from ..backend import get_array_module
 from ..backend.functions import ArrayFunctions
 
-__all__ = ["Batched", "BatchedNumpy"]
+__all__ = ["Batched", "BatchedNumpy", "new_level", "shape_of", "unbatch"]
+
+
+DATA_DEPENDENT = ("vmap: It looks like you're attempting to use a Tensor in some "
+                  "data-dependent control flow. We don't support that yet, please file an "
+                  "issue at https://github.com/pytorch/pytorch/issues .")
+ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
+        "calling .item() on a Tensor, please try to rewrite what you're doing with other "
+        "operations. If error is occurring somewhere inside PyTorch internals, please file a "
+        "bug report.")
+
+
+INPLACE = ("vmap: inplace arithmetic(self, *extra_args) is not possible because there exists "
+           "a Tensor `other` in extra_args that has more elements than `self`. This happened "
+           "due to `other` being vmapped over but `self` not being vmapped over in a vmap. "
+           "Please try to use out-of-place operators instead of inplace arithmetic. If said "
+           "operator is being called inside the PyTorch framework, please file a bug report "
+           "instead.")
+
+
+RANDOMNESS = {}  # vmap level -> its randomness ("error", "same", "different"), while it runs
+
+
+class _State:
+    level = 0  # the level the NumPy call being handled runs at: what rules construct
+    top = 0  # the highest level handed out and not released
+
+
+_state = _State()
+
+
+class new_level:
+    """A context giving a fresh level, above every level in use (``with new_level() as lv``)."""
+
+    def __enter__(self):
+        self.prev = _state.top
+        _state.top += 1
+        return _state.top
+
+    def __exit__(self, *exc):
+        _state.top = self.prev
 
 
 # ---- the batched array ----------------------------------------------------------------------
@@ -66,6 +114,11 @@ def _batch_of(values):
     return None
 
 
+def _batch(x, batch):
+    """``x`` as a batch (a plain array broadcast over it)."""
+    return x if type(x) is Batched else Batched(_full_batch(x, batch))
+
+
 def _full_batch(x, batch):
     """Batched data of ``x`` (a plain array is broadcast over the batch)."""
     if type(x) is Batched:
@@ -74,13 +127,48 @@ def _full_batch(x, batch):
     return numpy.broadcast_to(x, (batch,) + x.shape)
 
 
+class BatchShape(tuple):
+    """The shape of one element of a batch of level ``level``: what a node records for a
+    batched input, so that a gradient of a higher level is summed over that level."""
+
+
+def shape_of(a):
+    """``a.shape``; a :class:`BatchShape` for a batch."""
+    if type(a) is not Batched:
+        return a.shape
+    s = BatchShape(a.shape)
+    s.level = a.level
+    return s
+
+
+def unbatch(g, shape):
+    """Gradient ``g`` summed over the batches that ``shape``'s input lacked, of levels that
+    have ended (a tensor used unbatched inside a vmap that a backward outside
+    differentiates: the sum over the batch). Inside a running vmap the gradient of an
+    unbatched tensor stays batched: each element's own (per-sample gradients)."""
+    level = max(getattr(shape, "level", 0), _state.top)
+    while type(g) is Batched and g.level > level:
+        g = numpy.sum(g.data, axis=0)
+    return g
+
+
 class Batched:
-    """A batch of arrays along axis 0 of ``data``, seen as one array of ``data.shape[1:]``."""
+    """A batch of arrays along axis 0 of ``data``, seen as one array of ``data.shape[1:]``;
+    ``level``: which batch (by default the level of the call being handled)."""
 
-    __slots__ = ("data",)
+    __slots__ = ("data", "level")
 
-    def __init__(self, data):
+    def __init__(self, data, level=None):
         self.data = data
+        self.level = _state.level if level is None else level
+
+    def like(self, data):
+        """``data`` as a batch of this one's level."""
+        return Batched(data, self.level)
+
+    def batched_namespace(self):
+        """The ``xp`` of rules run on this batch (``backend.get_array_module``)."""
+        return BatchedNumpy(self.data.shape[0], self.level, get_array_module(self.data))
 
     shape = property(lambda self: self.data.shape[1:])
     ndim = property(lambda self: self.data.ndim - 1)
@@ -88,19 +176,26 @@ class Batched:
     size = property(lambda self: math.prod(self.data.shape[1:]))
     itemsize = property(lambda self: self.data.itemsize)
     strides = property(lambda self: self.data.strides[1:])
-    real = property(lambda self: Batched(self.data.real))
-    imag = property(lambda self: Batched(self.data.imag))
+    flags = property(lambda self: self.data.flags)
+    real = property(lambda self: self.like(self.data.real))
+    imag = property(lambda self: self.like(self.data.imag))
     T = property(lambda self: _transpose(self))
 
     def __repr__(self):
-        return f"Batched({self.data!r})"
+        return f"Batched({self.data!r}, level={self.level})"
 
     def __len__(self):
         return self.data.shape[1]
 
+    # A value that differs across the batch cannot become one Python value (PyTorch's
+    # messages; NotImplementedError, a RuntimeError, lets an op fall back to a loop).
     def __bool__(self):
-        raise NotImplementedError("batched: a rule branches on the value of a batched "
-                                  "gradient")
+        raise NotImplementedError(DATA_DEPENDENT)
+
+    def item(self, *args):
+        raise NotImplementedError(ITEM)
+
+    __float__ = __int__ = __complex__ = __index__ = tolist = item
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError("batched: a batched gradient was converted to a plain array "
@@ -117,7 +212,7 @@ class Batched:
         if method == "outer":
             a, b = args
             nb = _ndim(b)
-            a = (a.data.reshape(a.data.shape + (1,) * nb) if type(a) is Batched
+            a = (a.like(a.data.reshape(a.data.shape + (1,) * nb)) if type(a) is Batched
                  else numpy.reshape(a, numpy.shape(a) + (1,) * nb))
             return _ufunc_call(ufunc, (a, b), kwargs)
         if method != "__call__":
@@ -132,7 +227,8 @@ class Batched:
                 raise TypeError(f"batched: numpy.{ufunc.__name__} writes a batched "
                                 "result into an unbatched array")
             kwargs["out"] = (dst.data,)
-            _ufunc_call(ufunc, args, kwargs)
+            nd = max(dst.ndim, *(_ndim(a) for a in args))
+            ufunc(*(_lift(a, nd) for a in args), **kwargs)
             return dst
         return _ufunc_call(ufunc, args, kwargs)
 
@@ -231,16 +327,16 @@ class Batched:
     __hash__ = None
 
     def __neg__(self):
-        return Batched(-self.data)
+        return self.like(-self.data)
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        return Batched(abs(self.data))
+        return self.like(abs(self.data))
 
     def __invert__(self):
-        return Batched(~self.data)
+        return self.like(~self.data)
 
     def _inplace(self, ufunc, o):
         ufunc(self.data, _lift(o, self.ndim), out=self.data)
@@ -260,11 +356,20 @@ class Batched:
 
     # Indexing: the index applies past the batch dim.
     def __getitem__(self, index):
+        if _varies(index):
+            full, k, p = _batched_index(index, self.ndim, self.data.shape[0])
+            r = _lower(self.data, full)[full]
+            return Batched(numpy.moveaxis(r, tuple(range(1, 1 + k)),
+                                          tuple(range(1 + p, 1 + p + k))))
         bidx, nadv, _ = _index_plan(index, self.ndim)
         r = self.data[bidx]
         return Batched(r if nadv is None else numpy.moveaxis(r, nadv, 0))
 
     def __setitem__(self, index, value):
+        if _varies(index):
+            full, k, p, v = _batched_write(index, self.ndim, self.data.shape[0], value)
+            self.data[full] = v
+            return
         bidx, nadv, out_nd = _index_plan(index, self.ndim)
         self.data[bidx] = _index_value(value, nadv, out_nd)
 
@@ -324,6 +429,15 @@ class Batched:
 
     def clip(self, *args, **kwargs):
         return _FUNCS[numpy.clip](self, *args, **kwargs)
+
+    def argmax(self, *args, **kwargs):
+        return _FUNCS[numpy.argmax](self, *args, **kwargs)
+
+    def argmin(self, *args, **kwargs):
+        return _FUNCS[numpy.argmin](self, *args, **kwargs)
+
+    def view(self, dtype):
+        return Batched(self.data.view(dtype))
 
 
 # ---- indices ----------------------------------------------------------------------------------
@@ -387,10 +501,73 @@ def _index_value(value, nadv, out_nd):
     return v if nadv is None else numpy.moveaxis(v, 0, nadv)
 
 
+def _varies(index):
+    """Whether an index holds a batch (an index array that differs across the batch)."""
+    if type(index) is Batched:
+        return True
+    return type(index) is tuple and any(type(i) is Batched for i in index)
+
+
+def _batched_index(index, nd, batch):
+    """An index with batched index arrays as one advanced index of the data: the batch's
+    own ``arange`` first, broadcast against them. Returns it, the number ``k`` of
+    advanced dims and where ``p`` they belong in one element's result (NumPy puts them
+    first, after the batch dim, since the arange makes them non-adjacent)."""
+    items = list(index) if type(index) is tuple else [index]
+    if any(type(i) is Batched and i.dtype.kind == "b" for i in items):
+        raise NotImplementedError("batched: a boolean mask that varies over the batch")
+    consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
+    e = next((j for j, i in enumerate(items) if i is Ellipsis), None)
+    if e is not None:
+        items[e:e + 1] = [slice(None)] * (nd - consumed)
+    adv = [j for j, i in enumerate(items) if not isinstance(i, slice) and i is not None]
+    k = max((i.ndim for i in (items[j] for j in adv) if hasattr(i, "ndim")), default=0)
+    for j in adv:
+        i = items[j]
+        if type(i) is Batched:
+            d = i.data
+            items[j] = d.reshape(d.shape[:1] + (1,) * (k - i.ndim) + d.shape[1:])
+        elif not isinstance(i, (int, numpy.integer)):
+            i = numpy.asarray(i)
+            items[j] = i.reshape((1,) * (k + 1 - i.ndim) + i.shape)
+    ar = numpy.arange(batch).reshape((batch,) + (1,) * k)
+    together = adv[-1] - adv[0] + 1 == len(adv)
+    p = sum(1 for i in items[:adv[0]] if isinstance(i, slice) or i is None) if together else 0
+    return (ar, *items), k, p
+
+
+def _lower(data, full):
+    """``data`` as a batch of the lower level its index arrays carry (nested vmap: an index
+    batched at both levels into a value batched at the outer one only)."""
+    inner = _levels(full, [])
+    if type(data) is Batched or not inner:
+        return data
+    b = inner[0]
+    return Batched(numpy.broadcast_to(data, (b.data.shape[0],) + data.shape), b.level)
+
+
+def _batched_write(index, nd, batch, value):
+    """``_batched_index`` for a write, with ``value`` laid out as the data it replaces."""
+    full, k, p = _batched_index(index, nd, batch)
+    out_nd = k + sum(1 for i in full[1:] if isinstance(i, slice) or i is None)
+    v = _full_batch(value, batch) if type(value) is Batched else numpy.asarray(value)
+    if type(value) is Batched:
+        v = v.reshape(v.shape[:1] + (1,) * (out_nd - value.ndim) + v.shape[1:])
+        v = numpy.moveaxis(v, tuple(range(1 + p, 1 + p + k)), tuple(range(1, 1 + k)))
+    elif v.ndim:
+        v = v.reshape((1,) * (out_nd + 1 - v.ndim) + v.shape)
+        v = numpy.moveaxis(v, tuple(range(1 + p, 1 + p + k)), tuple(range(1, 1 + k)))
+    return full, k, p, v
+
+
 def _ufunc_at(ufunc, a, index, b=None):
     if type(a) is not Batched:
         raise TypeError(f"batched: numpy.{ufunc.__name__}.at writes a batched value "
                         "into an unbatched array")
+    if _varies(index):
+        full, _, _, v = _batched_write(index, a.ndim, a.data.shape[0], 0 if b is None else b)
+        ufunc.at(a.data, full, *(() if b is None else (v,)))
+        return
     bidx, nadv, out_nd = _index_plan(index, a.ndim)
     if b is None:
         ufunc.at(a.data, bidx)
@@ -409,43 +586,6 @@ def _rule(*funcs):
             _FUNCS[fn] = f
         return f
     return deco
-
-
-def _reduction(name):
-    np_fn = getattr(numpy, name)
-
-    def reduce(a, axis=None, *args, keepdims=False, **kwargs):
-        nd = a.ndim
-        ax = tuple(range(1, nd + 1)) if axis is None else _norm(axis, nd)
-        return Batched(np_fn(a.data, ax, *args, keepdims=keepdims, **kwargs))
-    return reduce
-
-
-for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "any", "all", "nansum",
-              "nanmean", "nanmax", "nanmin", "var", "std", "count_nonzero"):
-    _FUNCS[getattr(numpy, _name)] = _reduction(_name)
-
-
-def _scan(np_fn):
-    def scan(a, axis=None, dtype=None, out=None):
-        if axis is None:
-            return Batched(np_fn(a.data.reshape(a.data.shape[0], -1), 1, dtype))
-        return Batched(np_fn(a.data, _norm(axis, a.ndim), dtype))
-    return scan
-
-
-_FUNCS[numpy.cumsum] = _scan(numpy.cumsum)
-_FUNCS[numpy.cumprod] = _scan(numpy.cumprod)
-
-
-def _elementwise(np_fn):
-    def fn(*args, **kwargs):
-        return _ufunc_call(np_fn, args, kwargs)
-    return fn
-
-
-for _fn in (numpy.where, numpy.clip):
-    _FUNCS[_fn] = _elementwise(_fn)
 
 
 @_rule(numpy.reshape)
@@ -491,125 +631,21 @@ def _swapaxes(a, axis1, axis2):
     return Batched(numpy.swapaxes(a.data, _norm(axis1, a.ndim), _norm(axis2, a.ndim)))
 
 
-@_rule(numpy.moveaxis)
-def _moveaxis(a, source, destination):
-    return Batched(numpy.moveaxis(a.data, _norm(source, a.ndim), _norm(destination, a.ndim)))
-
-
-@_rule(numpy.flip)
-def _flip(m, axis=None):
-    nd = m.ndim
-    return Batched(numpy.flip(m.data, tuple(range(1, nd + 1)) if axis is None
-                              else _norm(axis, nd)))
-
-
-@_rule(numpy.roll)
-def _roll(a, shift, axis=None):
-    if axis is None:
-        d = a.data
-        return Batched(numpy.roll(d.reshape(d.shape[0], -1), shift, 1).reshape(d.shape))
-    return Batched(numpy.roll(a.data, shift, _norm(axis, a.ndim)))
-
-
-@_rule(numpy.concatenate, numpy.concat)
-def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    batch = _batch_of(arrays)
-    if axis is None:
-        arrays = [_ravel(a) if type(a) is Batched else numpy.ravel(a) for a in arrays]
-        axis = 0
-    nd = max(_ndim(a) for a in arrays)
-    return Batched(numpy.concatenate([_full_batch(a, batch) for a in arrays], _norm(axis, nd),
-                                     dtype=dtype, casting=casting))
-
-
-@_rule(numpy.stack)
-def _stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    batch = _batch_of(arrays)
-    nd = max(_ndim(a) for a in arrays)
-    return Batched(numpy.stack([_full_batch(a, batch) for a in arrays], _norm(axis, nd + 1),
-                               dtype=dtype, casting=casting))
-
-
-@_rule(numpy.tile)
-def _tile(A, reps):
-    reps = _shape_tuple(reps)
-    nd = max(A.ndim, len(reps))
-    reps = (1,) * (nd - len(reps)) + reps
-    return Batched(numpy.tile(_lift(A, nd), (1,) + reps))
-
-
-def _splitter(np_fn):
-    def split(ary, indices_or_sections, axis=0):
-        return [Batched(p) for p in np_fn(ary.data, indices_or_sections, _norm(axis, ary.ndim))]
-    return split
-
-
-_FUNCS[numpy.split] = _splitter(numpy.split)
-_FUNCS[numpy.array_split] = _splitter(numpy.array_split)
-
-
-@_rule(numpy.diag)
-def _diag(v, k=0):
-    """A vector's diagonal matrix, or a matrix's diagonal."""
-    if v.ndim == 2:
-        return _diagonal(v, k)
-    d = v.data
-    n = d.shape[1] + abs(k)
-    out = numpy.zeros((d.shape[0], n, n), d.dtype)
-    i = numpy.arange(d.shape[1])
-    out[:, i + max(-k, 0), i + max(k, 0)] = d
-    return Batched(out)
-
-
-@_rule(numpy.trace)
-def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    return Batched(numpy.trace(a.data, offset, _norm(axis1, a.ndim), _norm(axis2, a.ndim),
-                               dtype))
-
-
-@_rule(numpy.diagonal)
-def _diagonal(a, offset=0, axis1=0, axis2=1):
-    return Batched(numpy.diagonal(a.data, offset, _norm(axis1, a.ndim), _norm(axis2, a.ndim)))
-
-
-def _tri_rule(np_fn):
-    def fn(m, k=0):
-        if m.ndim < 2:
-            raise NotImplementedError(f"batched: numpy.{np_fn.__name__} of a 1-d array")
-        return Batched(np_fn(m.data, k))
-    return fn
-
-
-_FUNCS[numpy.tril] = _tri_rule(numpy.tril)
-_FUNCS[numpy.triu] = _tri_rule(numpy.triu)
-
-
 @_rule(numpy.take)
 def _take(a, indices, axis=None, out=None, mode="raise"):
     if type(indices) is Batched:
-        raise NotImplementedError("batched: an index that varies over the batch")
+        if mode != "raise":
+            raise NotImplementedError(f"batched: numpy.take with mode={mode!r}")
+        if type(a) is not Batched:
+            a = Batched(_full_batch(a, indices.data.shape[0]))
+        if axis is None:
+            return _reshape(a, (-1,))[indices]
+        nd = a.ndim
+        return a[(slice(None),) * _norm(axis, nd) + (indices,)] if nd else a[indices]
     d = a.data
     if axis is None:
         return Batched(numpy.take(d.reshape(d.shape[0], -1), indices, 1, mode=mode))
     return Batched(numpy.take(d, indices, _norm(axis, a.ndim), mode=mode))
-
-
-@_rule(numpy.take_along_axis)
-def _take_along_axis(arr, indices, axis=-1):
-    if type(indices) is Batched:
-        raise NotImplementedError("batched: an index that varies over the batch")
-    d = arr.data
-    if axis is None:
-        d, axis, indices = d.reshape(d.shape[0], -1), 0, numpy.ravel(indices)
-    return Batched(numpy.take_along_axis(d, indices[None], _norm(axis, arr.ndim)))
-
-
-@_rule(numpy.put_along_axis)
-def _put_along_axis(arr, indices, values, axis):
-    if type(indices) is Batched or type(arr) is not Batched:
-        raise NotImplementedError("batched: numpy.put_along_axis on unbatched data")
-    nd = arr.ndim
-    numpy.put_along_axis(arr.data, indices[None], _lift(values, nd), _norm(axis, nd))
 
 
 def _matmul(a, b):
@@ -652,117 +688,32 @@ def _matmul(a, b):
     return Batched(r)
 
 
-@_rule(numpy.outer)
-def _outer(a, b, out=None):
-    a = _ravel(a) if type(a) is Batched else numpy.ravel(a)
-    b = _ravel(b) if type(b) is Batched else numpy.ravel(b)
-    return _ufunc_call(numpy.multiply, (_expand_dims(a, 1) if type(a) is Batched
-                                        else a[:, None], b), {})
-
-
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
-@_rule(numpy.einsum)
-def _einsum(subscripts, *operands, **kwargs):
-    if "->" in subscripts:
-        ins, out = subscripts.replace(" ", "").split("->")
-    else:  # NumPy's implicit output: the letters seen once, in order, after any ellipsis
-        ins = subscripts.replace(" ", "")
-        letters = ins.replace(",", "").replace(".", "")
-        out = ("..." if "..." in ins else "") + "".join(
-            sorted(c for c in set(letters) if letters.count(c) == 1))
-    z = next(c for c in _LETTERS if c not in subscripts)
-    terms = [z + t if type(o) is Batched else t
-             for t, o in zip(ins.split(","), operands, strict=True)]
-    data = [o.data if type(o) is Batched else o for o in operands]
-    return Batched(numpy.einsum(",".join(terms) + "->" + z + out, *data, **kwargs))
-
-
-@_rule(numpy.tensordot)
-def _tensordot(a, b, axes=2):
-    na, nb = _ndim(a), _ndim(b)
-    if isinstance(axes, int):
-        ax_a, ax_b = tuple(range(na - axes, na)), tuple(range(axes))
-    else:
-        ax_a, ax_b = axes
-        ax_a = (ax_a,) if isinstance(ax_a, int) else tuple(ax_a)
-        ax_b = (ax_b,) if isinstance(ax_b, int) else tuple(ax_b)
-    ax_a = tuple(x % na for x in ax_a)
-    ax_b = tuple(x % nb for x in ax_b)
-    la, lb = _LETTERS[:na], _LETTERS[na:na + nb]
-    lb = "".join(la[ax_a[ax_b.index(i)]] if i in ax_b else c for i, c in enumerate(lb))
-    out = ("".join(c for i, c in enumerate(la) if i not in ax_a)
-           + "".join(c for i, c in enumerate(lb) if i not in ax_b))
-    return _einsum(f"{la},{lb}->{out}", a, b)
-
-
-@_rule(numpy.pad)
-def _pad(array, pad_width, mode="constant", **kwargs):
-    nd = array.ndim
-    pw = numpy.broadcast_to(numpy.asarray(pad_width), (nd, 2)).tolist()
-    return Batched(numpy.pad(array.data, [(0, 0)] + pw, mode, **kwargs))
-
-
-@_rule(numpy.copy)
-def _copy(a, order="K", subok=False):
-    return Batched(numpy.copy(a.data, order))
-
-
-@_rule(numpy.astype)
-def _astype(x, dtype, /, *, copy=True, device=None):
-    return Batched(x.data.astype(dtype, copy=copy))
-
-
-def _like_shape(d, shape):
-    return d.shape if shape is None else d.shape[:1] + _shape_tuple(shape)
-
-
-def _like(np_fn):
-    def fn(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
-        return Batched(np_fn(a.data, dtype, shape=_like_shape(a.data, shape)))
-    return fn
-
-
-for _fn in (numpy.zeros_like, numpy.ones_like, numpy.empty_like):
-    _FUNCS[_fn] = _like(_fn)
-
-
-@_rule(numpy.full_like)
-def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
-    return Batched(numpy.full_like(a.data, fill_value, dtype, shape=_like_shape(a.data, shape)))
-
-
-@_rule(numpy.bincount)
-def _bincount(x, weights=None, minlength=0):
-    """Per batch element: the bins are offset by the element's index times their count."""
-    if type(x) is Batched or type(weights) is not Batched:
-        raise NotImplementedError("batched: numpy.bincount of batched indices")
-    n = max(minlength, int(x.max()) + 1 if x.size else 0)
-    b = weights.data.shape[0]
-    ids = (numpy.arange(b)[:, None] * n + numpy.ravel(x)).ravel()
-    return Batched(numpy.bincount(ids, weights.data.reshape(-1), b * n).reshape(b, n))
-
-
 def _as_strided(x, shape=None, strides=None, subok=False, writeable=True):
     """``as_strided`` on each batch element: the batch keeps its own stride."""
     if type(x) is not Batched:
         return as_strided(x, shape, strides, subok, writeable)
     d = x.data
-    return Batched(as_strided(d, d.shape[:1] + tuple(shape), d.strides[:1] + tuple(strides),
-                              subok, writeable))
+    inner = _as_strided if type(d) is Batched else as_strided  # (a nested batch's data)
+    return x.like(inner(d, d.shape[:1] + tuple(shape), d.strides[:1] + tuple(strides),
+                        subok, writeable))
 
 
 class BatchedNumpy:
     """The ``xp`` of batched rules: NumPy (calls dispatch on :class:`Batched` arguments),
-    with batched buffers from ``zeros``/``empty``/``full``/``*_like``."""
+    with batched buffers from ``zeros``/``empty``/``full``/``*_like`` (of level ``level``,
+    made by ``inner``, the namespace of the batch's data, so that they hold lower levels)."""
 
     batched = True  # rules that branch on NumPy vs Tensors take the array branch
     lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(as_strided=_as_strided))
 
-    def __init__(self, batch):
-        self.batch = batch
-        self.functions = BatchedFunctions(self)  # backend.functions' for this namespace
+    def __new__(cls, batch, level=0, inner=numpy):
+        key = (batch, level, inner)
+        xp = _NAMESPACES.get(key)
+        if xp is None:
+            xp = _NAMESPACES[key] = super().__new__(cls)
+            xp.batch, xp.level, xp.inner = batch, level, inner
+            xp.functions = BatchedFunctions(xp)  # backend.functions' for this namespace
+        return xp
 
     def __getattr__(self, name):
         return getattr(numpy, name)
@@ -770,77 +721,127 @@ class BatchedNumpy:
     # NumPy's array constructors do not dispatch: xp's pass batched arrays through.
     def array(self, a, dtype=None, *, copy=True, **kwargs):
         if type(a) is Batched:
-            return Batched(numpy.array(a.data, dtype, copy=copy))
+            return a.like(self.inner.array(a.data, dtype, copy=copy))
         return numpy.array(a, dtype, copy=copy, **kwargs)
 
     def asarray(self, a, dtype=None, **kwargs):
         if type(a) is Batched:
-            return a if dtype is None else Batched(a.data.astype(dtype, copy=False))
+            return a if dtype is None else a.like(a.data.astype(dtype, copy=False))
         return numpy.asarray(a, dtype, **kwargs)
 
     def ascontiguousarray(self, a, dtype=None, **kwargs):
         if type(a) is Batched:
-            return Batched(numpy.ascontiguousarray(a.data, dtype))
+            return a.like(self.inner.ascontiguousarray(a.data, dtype))
         return numpy.ascontiguousarray(a, dtype, **kwargs)
 
     def zeros(self, shape, dtype=float, order="C", **kwargs):
         shape = _shape_tuple(shape)
-        return Batched(numpy.zeros((self.batch,) + shape, dtype))
+        return Batched(self.inner.zeros((self.batch,) + shape, dtype), self.level)
 
     def empty(self, shape, dtype=float, order="C", **kwargs):
         shape = _shape_tuple(shape)
-        return Batched(numpy.empty((self.batch,) + shape, dtype))
+        return Batched(self.inner.empty((self.batch,) + shape, dtype), self.level)
 
     def full(self, shape, fill_value, dtype=None, order="C", **kwargs):
         shape = _shape_tuple(shape)
-        return Batched(numpy.full((self.batch,) + shape, fill_value, dtype))
+        return Batched(self.inner.full((self.batch,) + shape, fill_value, dtype), self.level)
 
-    def _like(self, np_fn, a, dtype, shape, *args):
-        if type(a) is Batched:
-            return _FUNCS[np_fn](a, *args, dtype=dtype, shape=shape)
-        a = numpy.asarray(a)
+    def take(self, a, indices, axis=None, out=None, mode="raise"):
+        """NumPy dispatches ``take`` on ``a`` only: batched indices need this."""
+        if type(indices) is Batched:
+            return _entry(_take)(a, indices, axis, mode=mode)
+        return numpy.take(a, indices, axis, out, mode)
+
+    def _like(self, name, a, dtype, shape, *args):
+        if type(a) is Batched and a.level == self.level:
+            return getattr(numpy, name)(a, *args, dtype=dtype, shape=shape)
+        if type(a) is not Batched:
+            a = numpy.asarray(a)
         shape = a.shape if shape is None else _shape_tuple(shape)
-        return Batched(np_fn(a, *args, dtype=dtype, shape=(self.batch,) + shape))
+        if name == "full_like":
+            return self.full(shape, args[0], a.dtype if dtype is None else dtype)
+        return getattr(self, name[:-5])(shape, a.dtype if dtype is None else dtype)
 
     def zeros_like(self, a, dtype=None, order="K", subok=True, shape=None):
-        return self._like(numpy.zeros_like, a, dtype, shape)
+        return self._like("zeros_like", a, dtype, shape)
 
     def empty_like(self, a, dtype=None, order="K", subok=True, shape=None):
-        return self._like(numpy.empty_like, a, dtype, shape)
+        return self._like("empty_like", a, dtype, shape)
 
     def full_like(self, a, fill_value, dtype=None, order="K", subok=True, shape=None):
-        return self._like(numpy.full_like, a, dtype, shape, fill_value)
+        return self._like("full_like", a, dtype, shape, fill_value)
+
+
+_NAMESPACES = {}  # (batch, level, inner) -> its BatchedNumpy
 
 
 class BatchedFunctions(ArrayFunctions):
     """The backend functions on batched arrays: NumPy's, and a rule's array kernel run
     once per batch element."""
 
+    def any_true(self, mask):
+        """Whether any element of any batch element holds (value checks: an index out of
+        range in one element fails the call, as in PyTorch)."""
+        while type(mask) is Batched:
+            mask = mask.data
+        return bool(mask.any())
+
     def kernel_or_composite(self, kernel, composite, *args):
-        rows = range(next(a.data.shape[0] for a in args if type(a) is Batched))
-        return Batched(numpy.stack([kernel(*(a.data[i] if type(a) is Batched else a
-                                             for a in args)) for i in rows]))
+        lv = self.xp.level
+        rows = range(self.xp.batch)
+        return Batched(numpy.stack([kernel(*(a.data[i] if type(a) is Batched and a.level == lv
+                                             else a for a in args)) for i in rows]), lv)
 
 
-# ---- numpy.linalg: gufuncs over the last two dims (the decompositions' rules) -----------------
+# ---- levels: every entry point handles its innermost level ------------------------------------
 
-def _linalg_rule(np_fn):
-    def f(*args, **kwargs):
-        nd = max(_ndim(a) for a in args)
-        out = np_fn(*(_lift(a, nd) for a in args), **kwargs)
-        if isinstance(out, tuple):  # a named result (svd, eigh, slogdet)
-            return type(out)(*(Batched(o) for o in out))
-        return Batched(out)
-    return f
-
-
-for _fn in (numpy.linalg.solve, numpy.linalg.inv, numpy.linalg.det, numpy.linalg.slogdet,
-            numpy.linalg.svd, numpy.linalg.eigh, numpy.linalg.pinv):
-    _FUNCS[_fn] = _linalg_rule(_fn)
+def _levels(args, found):
+    for a in args:
+        t = type(a)
+        if t is Batched:
+            found.append(a)
+        elif t is list or t is tuple:
+            _levels(a, found)
+    return found
 
 
-@_rule(numpy.cross)
-def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    nd = max(_ndim(a), _ndim(b))
-    ax = operator.index(-1 if axis is None else axis) % nd - nd  # counted from the end
-    return Batched(numpy.cross(_lift(a, nd), _lift(b, nd), axis=ax))
+def _promote(x, top, batch):
+    """A value of a lower level (or none) as a batch of level ``top``: broadcast over it."""
+    t = type(x)
+    if t is Batched and x.level < top:
+        return Batched(numpy.broadcast_to(numpy.expand_dims(x, 0), (batch,) + x.shape), top)
+    if t is list or t is tuple:
+        return t(_promote(e, top, batch) for e in x)
+    return x
+
+
+def _entry(f):
+    """``f`` run at the innermost level among its Batched arguments, those of lower levels
+    promoted to it."""
+    def run(*args, **kwargs):
+        found = _levels(args, [])
+        if kwargs:
+            _levels(kwargs.values(), found)
+        if not found:
+            return f(*args, **kwargs)
+        top = max(a.level for a in found)
+        if any(a.level != top for a in found):
+            batch = next(a.data.shape[0] for a in found if a.level == top)
+            args = _promote(args, top, batch)
+            kwargs = {k: _promote(v, top, batch) for k, v in kwargs.items()}
+        prev = _state.level
+        _state.level = top
+        try:
+            return f(*args, **kwargs)
+        finally:
+            _state.level = prev
+    run.__name__ = run.__qualname__ = f.__name__
+    run.__doc__ = f.__doc__
+    return run
+
+
+for _name, _f in list(vars(Batched).items()):
+    if callable(_f) and _name not in ("__init__", "like", "batched_namespace", "__repr__",
+                                      "__len__", "__bool__", "__array__", "__hash__"):
+        setattr(Batched, _name, _entry(_f))
+Batched.T = property(_entry(lambda self: _transpose(self)))

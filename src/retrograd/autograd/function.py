@@ -26,6 +26,7 @@ import numpy
 from .._tensor import Tensor, wrap
 from .._dtype import is_inexact
 from . import forward_ad, grad_mode
+from ._function_vmap import NO_VMAP_STATICMETHOD, batch_level, dispatch
 from .node import _FREED, DelayedError, Node, SavedTensor, collect_next
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable",
@@ -245,6 +246,12 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
     vjp = backward
 
     @staticmethod
+    def vmap(info, in_dims, *args):
+        """A batching rule: ``args`` with their batch at ``in_dims`` (0 here, or None for
+        an unbatched argument); returns ``(outputs, out_dims)``."""
+        raise NotImplementedError(NO_VMAP_STATICMETHOD)
+
+    @staticmethod
     def jvp(ctx, *grad_inputs):
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
@@ -258,6 +265,11 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad and grad_on
                                      for a in args)
         separate = cls.setup_context is not Function.setup_context
+        level = batch_level(args)
+        if level is not None:  # under vmap
+            out = dispatch(cls, Function, args, level, grad_on and any(ctx.needs_input_grad))
+            if out is not NotImplemented:
+                return out
         with grad_mode.no_grad():
             if separate:
                 outputs = cls.forward(*args)

@@ -20,6 +20,8 @@ from .._dtype import LOW, OPMATH, opmath_arrays
 from ..backend import get_array_module
 from ..backend.functions import facade
 from . import grad_mode
+from ._batched import unbatch
+from ._batched_loop import NO_RULE, per_element, top_batch
 
 __all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle", "DelayedError"]
 
@@ -426,8 +428,13 @@ class OpNode(Node):
             if fn is None or rule is None:
                 out.append(None)
                 continue
-            gi = rule[0](rule[2](env)) if rule[3] else rule[0](*rule[2](env))
+            try:
+                gi = rule[0](rule[2](env)) if rule[3] else rule[0](*rule[2](env))
+            except NO_RULE as e:
+                gi = self._per_element(rule, env, e)
             if gi is not None:
+                if type(gi) is not numpy.ndarray and not create_graph:  # under vmap
+                    gi = unbatch(gi, shapes[i])
                 if gi.shape != shapes[i]:
                     gi = sum_to(xp, gi, shapes[i])
                 if create_graph:
@@ -437,6 +444,16 @@ class OpNode(Node):
                     gi = gi.astype(dtypes[i], copy=False)
             out.append(gi)
         return out
+
+    def _per_element(self, rule, env, error):
+        """A vjp rule that cannot run on batched arrays (under vmap): once per element."""
+        top = top_batch(env)
+        if top is None:
+            raise error
+
+        def run(*row):
+            return rule[0](rule[2](row)) if rule[3] else rule[0](*rule[2](row))
+        return per_element(self.name(), run, env, *top)
 
     def _saved_arrays(self, env):
         """Append what the node saved to ``env``, tensors as their (version-checked)

@@ -67,7 +67,8 @@ _META = Device("meta")
 
 def get_array_module(array):
     """numpy; the emulator's namespace for its arrays; cupy for CuPy arrays (checked by
-    type name so CuPy stays optional)."""
+    type name so CuPy stays optional); a batch's own namespace for batched arrays (vmap,
+    batched gradients: ``autograd._batched``)."""
     t = type(array)
     if t is emulated.ndarray:
         return emulated.namespace
@@ -76,6 +77,8 @@ def get_array_module(array):
     if t.__module__.startswith("cupy"):
         import cupy
         return cupy
+    if t is not numpy.ndarray and hasattr(t, "batched_namespace"):
+        return array.batched_namespace()
     return numpy
 
 

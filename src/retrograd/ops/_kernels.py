@@ -16,5 +16,5 @@ def run_kernel(xp, kernel, op, a, *attrs):
     if isinstance(a, Tensor):
         return apply(op, (a,), attrs)
     if type(a) is Batched:
-        return Batched(kernel(get_array_module(a.data), a.data, *attrs))
+        return a.like(kernel(get_array_module(a.data), a.data, *attrs))
     return kernel(xp, a, *attrs)

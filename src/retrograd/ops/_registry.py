@@ -70,6 +70,8 @@ from .._tensor import Tensor, wrap, _ndarray
 from .._dtype import (FLOAT, LOW, OPMATH, bfloat16, get_default_dtype, is_inexact, opmath_arrays,
                       result_type)
 from ..autograd import forward_ad, grad_mode
+from ..autograd._batched import INPLACE, BatchedNumpy, shape_of
+from ..autograd._batched_loop import NO_RULE, per_element, top_batch
 from ..autograd.node import OpNode, SavedTensor, grad_accumulator, on_inplace_write
 from ..backend import get_array_module, joined_device, to_device
 from . import _out, _views
@@ -349,8 +351,10 @@ def _one_device(values, arrays):
     (dev,) = devices
     arrays = [to_device(a, dev) if isinstance(v, Tensor) else a
               for v, a in zip(values, arrays, strict=True)]
-    return arrays, get_array_module(next(a for v, a in zip(values, arrays, strict=True)
-                                         if isinstance(v, Tensor)))
+    # (the innermost batch among the arrays, under vmap: its namespace makes the buffers)
+    first = max((a for v, a in zip(values, arrays, strict=True) if isinstance(v, Tensor)),
+                key=lambda a: getattr(a, "level", -1))
+    return arrays, get_array_module(first)
 
 
 def _inputs(op, values, attrs):
@@ -417,6 +421,11 @@ def apply(op, values, attrs=(), _observed=False):
         out = op.forward(xp, *arrays, *attrs)
     except ValueError as e:
         raise _broadcast_error(values, e) from None
+    except NO_RULE:  # under vmap: the op once per batch element, if its rule cannot batch
+        top = top_batch((arrays, attrs))
+        if top is None:
+            raise
+        out = per_element(op.name, op.forward, (xp, *arrays, *attrs), *top)
     if low:
         out = _round(out, low)
     if type(out) is tuple:
@@ -455,14 +464,15 @@ def _record(op, values, attrs, outs):
         node = op.node_cls()
         node.next_functions = ((fn, v._output_nr) if fn is not None
                                else (grad_accumulator(v), 0),)
-        shapes, dtypes, mask = (d.shape,), (d.dtype,), 1
+        shapes = (d.shape if type(d) is _ndarray else shape_of(d),)
+        dtypes, mask = (d.dtype,), 1
     else:
         shapes, dtypes, nexts = [], [], []
         mask, bit = 0, 1
         for v, is_edge in zip(values, op.edge_mask, strict=True):
             if isinstance(v, Tensor):
                 d = v._data
-                shapes.append(d.shape)
+                shapes.append(d.shape if type(d) is _ndarray else shape_of(d))
                 dtypes.append(d.dtype)
                 if v._requires_grad:
                     mask |= bit
@@ -538,6 +548,8 @@ def apply_inplace(op, self, values, attrs=(), _observed=False):
                            "tensor refers to a single memory location. Please clone() the "
                            "tensor before performing the operation.")
     arrays, xp, grad, low = _inputs(op, values, attrs)
+    if type(xp) is BatchedNumpy and xp.level > getattr(dst, "level", 0):
+        raise RuntimeError(INPLACE)  # under vmap: a batched value into an unbatched tensor
     record = grad and op.differentiable and gm
     if _fw_state.level is not None:  # the tangent of the result, from the pre-write values
         tangent = forward_ad.inplace_tangent(op, values, attrs)

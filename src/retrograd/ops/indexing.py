@@ -159,7 +159,7 @@ def _parse(a, index, setting=False):
             arr = _index_array(it)
             if arr.dtype.kind == "b":
                 parts.append(("mask", arr, arr.ndim))
-            elif arr.ndim == 0 and not isinstance(it, list):
+            elif arr.ndim == 0 and not isinstance(it, list) and type(arr) is numpy.ndarray:
                 parts.append(("int", int(arr), 1))
             else:
                 parts.append(("adv", arr, 1))

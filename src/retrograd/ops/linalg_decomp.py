@@ -1102,7 +1102,7 @@ def _expm(xp, a):
     Tensors; on the data of a batch of gradients or tangents, whose batch is one more
     leading dim)."""
     if isinstance(a, Batched):
-        return Batched(functions(numpy).expm(a.data))
+        return a.like(functions(get_array_module(a.data)).expm(a.data))
     return functions(xp).expm(a)
 
 

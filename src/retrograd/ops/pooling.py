@@ -44,7 +44,7 @@ def _unbatch(xp, t):
     """A batch of tangents (vectorized forward mode) as its data with the batch as one more
     leading dim, its namespace, and how to wrap the result back."""
     if type(t) is Batched:
-        return t.data, get_array_module(t.data), Batched
+        return t.data, get_array_module(t.data), t.like
     return t, xp, None
 
 

@@ -394,7 +394,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
                            f"midpoint or nearest, but got {interpolation}")
-    if qs.size and not ((qs >= 0) & (qs <= 1)).all():
+    if qs.size and functions(get_array_module(qs)).any_true(~((qs >= 0) & (qs <= 1))):
         bad = qs.reshape(-1)[~((qs.reshape(-1) >= 0) & (qs.reshape(-1) <= 1))][0]
         raise RuntimeError(f"{name}() q values must be in the range [0, 1]" if not scalar
                            else f"{name}() q must be in the range [0, 1] but got {bad.item()}")

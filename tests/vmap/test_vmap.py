@@ -1,0 +1,390 @@
+"""retrograd.vmap against torch.vmap: in_dims and out_dims over pytrees, None and negative
+dims, nesting, chunks, PyTorch's errors, randomness, in-place writes, the loop fallback,
+and composition with grad, vjp, jacrev and functional_call (per-sample gradients,
+ensembles)."""
+
+import warnings
+
+import numpy
+import pytest
+
+import retrograd
+from retrograd import func as rf
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+tf = torch.func
+
+
+def _pair(*shape, seed=0):
+    a = numpy.random.default_rng(seed).standard_normal(shape)
+    return retrograd.from_numpy(a.copy()), torch.from_numpy(a.copy())
+
+
+def _close(r, t, atol=1e-10):
+    if isinstance(t, (tuple, list)):
+        assert type(r) is type(t) and len(r) == len(t)
+        for a, b in zip(r, t, strict=True):
+            _close(a, b, atol)
+    elif isinstance(t, dict):
+        assert list(r) == list(t)
+        for k in t:
+            _close(r[k], t[k], atol)
+    else:
+        assert isinstance(r, retrograd.Tensor)
+        assert tuple(r.shape) == tuple(t.shape), (tuple(r.shape), tuple(t.shape))
+        numpy.testing.assert_allclose(r.detach().numpy(), t.detach().numpy(), atol=atol)
+
+
+def _both(fn, *shapes, **vmap_kwargs):
+    """``vmap(fn(lib))`` on the same random inputs in both libraries."""
+    pairs = [_pair(*s, seed=i) for i, s in enumerate(shapes)]
+    r = retrograd.vmap(fn(retrograd), **vmap_kwargs)(*(p[0] for p in pairs))
+    t = torch.vmap(fn(torch), **vmap_kwargs)(*(p[1] for p in pairs))
+    _close(r, t)
+    return r
+
+
+def test_dot_of_rows():
+    _both(lambda lib: lib.dot, (5, 3), (5, 3))
+
+
+@pytest.mark.parametrize("in_dims", [0, 1, -1, (1, None), (None, -2), (0, 1)])
+def test_in_dims_placements(in_dims):
+    shapes = {0: [(4, 3), (4, 3)], 1: [(3, 4), (3, 4)], -1: [(3, 4), (3, 4)],
+              (1, None): [(3, 4), (3,)], (None, -2): [(3,), (4, 3)], (0, 1): [(4, 3), (3, 4)]}
+    _both(lambda lib: lambda x, y: lib.sin(x) * y + (x * y).sum(), *shapes[in_dims],
+          in_dims=in_dims)
+
+
+@pytest.mark.parametrize("out_dims", [0, 1, -1, (1, 0)])
+def test_out_dims(out_dims):
+    _both(lambda lib: lambda x: (x.exp(), x.sum(0)), (4, 3, 2), out_dims=out_dims)
+
+
+def test_pytrees_in_and_out():
+    (rx, tx), (ry, ty) = _pair(4, 3), _pair(3, seed=1)
+
+    def f(d, pair):
+        return {"s": d["x"] * pair[0], "t": [pair[1] + d["x"].sum()]}
+    r = retrograd.vmap(f, in_dims=({"x": 0}, (None, 0)))({"x": rx}, (ry, rx))
+    t = torch.vmap(f, in_dims=({"x": 0}, (None, 0)))({"x": tx}, (ty, tx))
+    _close(r, t)
+
+
+def test_none_out_dim_passes_a_value_through():
+    rx, tx = _pair(4, 3)
+    r = retrograd.vmap(lambda x: (x * 2, 7), out_dims=(0, None))(rx)
+    t = torch.vmap(lambda x: (x * 2, 7), out_dims=(0, None))(tx)
+    _close(r[0], t[0])
+    assert r[1] == t[1] == 7
+
+
+def test_unbatched_output_is_expanded():
+    (rx, tx), (rw, tw) = _pair(4, 3), _pair(3, seed=1)
+    _close(retrograd.vmap(lambda x: rw * 2)(rx), torch.vmap(lambda x: tw * 2)(tx))
+
+
+def test_nested_vmap_and_closures_over_outer_batches():
+    (rx, tx), (ry, ty) = _pair(4, 3), _pair(5, 3, seed=1)
+
+    def outer(lib):
+        return lambda x: lib.vmap(lambda y: (x * y).sum() + y.max())(ry if lib is retrograd
+                                                                    else ty)
+    _close(retrograd.vmap(outer(retrograd))(rx), torch.vmap(outer(torch))(tx))
+    _both(lambda lib: lib.vmap(lambda a, b: a @ b), (2, 3, 4, 5), (2, 3, 5, 2))
+
+
+def test_chunk_size_gives_the_same_result():
+    r = _both(lambda lib: lambda x: (x.softmax(0), x.norm()), (7, 3), chunk_size=3)
+    assert tuple(r[0].shape) == (7, 3)
+
+
+def test_matmul_with_a_shared_weight_and_a_module():
+    rx, tx = _pair(6, 4)
+    lin = retrograd.nn.Linear(4, 3)
+    tlin = torch.nn.Linear(4, 3)
+    with torch.no_grad():
+        tlin.weight.copy_(torch.from_numpy(lin.weight.detach().numpy()))
+        tlin.bias.copy_(torch.from_numpy(lin.bias.detach().numpy()))
+    _close(retrograd.vmap(lin)(rx.float()), torch.vmap(tlin)(tx.float()), atol=1e-6)
+
+
+def _error(call, lib):
+    with pytest.raises(Exception) as e:
+        call(lib)
+    return type(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.vmap(lambda x: x, in_dims=[0])(lib.ones(2)),
+    lambda lib: lib.vmap(lambda x: x, in_dims=(0.5,))(lib.ones(2)),
+    lambda lib: lib.vmap(lambda x, y: x, in_dims=(0, 0))(lib.ones(2), 3),
+    lambda lib: lib.vmap(lambda x: x, in_dims=2)(lib.ones(2)),
+    lambda lib: lib.vmap(lambda x: x, in_dims=-2)(lib.ones(2)),
+    lambda lib: lib.vmap(lambda x: x)(),
+    lambda lib: lib.vmap(lambda x, y: x + y)(lib.ones(2), lib.ones(3)),
+    lambda lib: lib.vmap(lambda x: x, in_dims=None)(lib.ones(2)),
+    lambda lib: lib.vmap(lambda x, y: x, in_dims=(None, None))(lib.ones(2), lib.ones(2)),
+    lambda lib: lib.vmap(lambda x, y: x, in_dims=(0,))(lib.ones(2), lib.ones(2)),
+    lambda lib: lib.vmap(lambda x: x, in_dims=({"a": 0},))({"b": lib.ones(2)}),
+    lambda lib: lib.vmap(lambda x: x, out_dims=None)(lib.ones(2)),
+    lambda lib: lib.vmap(lambda x: (x, x), out_dims=(0, 0, 0))(lib.ones(2)),
+    lambda lib: lib.vmap(lambda x: x, out_dims="a")(lib.ones(2)),
+    lambda lib: lib.vmap(lambda x: 3)(lib.ones(2)),
+    lambda lib: lib.vmap(lambda x: x, randomness="x")(lib.ones(2)),
+    lambda lib: lib.vmap(lambda x: x, chunk_size=0)(lib.ones(2)),
+    lambda lib: lib.vmap(lambda x: x, out_dims=3)(lib.ones(2)),
+    lambda lib: lib.vmap(lambda x: x.sum().item())(lib.ones(2, 3)),
+    lambda lib: lib.vmap(lambda x: x if x.sum() > 0 else -x)(lib.ones(2, 3)),
+    lambda lib: lib.vmap(lambda x: x + lib.rand(3))(lib.ones(2, 3)),
+    lambda lib: lib.vmap(lambda x: lib.zeros(3).mul_(x))(lib.ones(2, 3)),
+    lambda lib: lib.vmap(lambda x: lib.zeros(3).copy_(x))(lib.ones(2, 3)),
+    lambda lib: lib.func.stack_module_state([]),
+])
+def test_errors_are_pytorchs(call):
+    rtype, rmsg = _error(call, retrograd)
+    ttype, tmsg = _error(call, torch)
+    assert rmsg == tmsg
+    assert issubclass(rtype, ttype)  # (vmap's value errors: NotImplementedError, see deviations)
+
+
+def test_randomness_same_and_different():
+    x = retrograd.ones(4, 3)
+    same = retrograd.vmap(lambda a: a * retrograd.rand(3), randomness="same")(x)
+    assert numpy.all(same.numpy() == same.numpy()[0])
+    diff = retrograd.vmap(lambda a: a * retrograd.rand(3), randomness="different")(x)
+    assert len({tuple(r) for r in diff.numpy()}) == 4
+    drop = retrograd.vmap(lambda a: retrograd.nn.functional.dropout(a, 0.5),
+                          randomness="different")(retrograd.ones(8, 50))
+    assert len({tuple(r) for r in drop.numpy()}) == 8
+
+
+def test_inplace_on_a_mapped_input_writes_it():
+    (rx, tx), (ry, ty) = _pair(4, 3), _pair(4, 3, seed=1)
+    retrograd.vmap(lambda a, b: a.add_(b))(rx, ry)
+    torch.vmap(lambda a, b: a.add_(b))(tx, ty)
+    _close(rx, tx)
+
+
+def test_an_op_without_a_batching_rule_loops_with_a_warning():
+    (rx, tx), (ry, ty) = _pair(4, 6), _pair(4, 6, seed=1)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        r = retrograd.vmap(retrograd.isin)(rx, ry[:, :3])
+    _close(r, torch.vmap(torch.isin)(tx, ty[:, :3]))
+    assert any("batching rule for aten::isin" in str(w.message) for w in seen)
+
+
+# ---- composition ------------------------------------------------------------------------------
+
+def test_per_sample_gradients_of_an_mlp():
+    (rx, tx), (rw1, tw1), (rw2, tw2) = _pair(8, 5), _pair(5, 6, seed=1), _pair(6, 2, seed=2)
+    ry = retrograd.tensor([0, 1, 1, 0, 1, 0, 0, 1])
+    ty = torch.tensor([0, 1, 1, 0, 1, 0, 0, 1])
+
+    def loss(lib):
+        def f(params, x, y):
+            w1, w2 = params
+            logits = lib.tanh(x @ w1) @ w2
+            return lib.nn.functional.cross_entropy(logits[None], y[None])
+        return f
+    r = rf.vmap(rf.grad(loss(retrograd)), in_dims=(None, 0, 0))((rw1, rw2), rx, ry)
+    t = tf.vmap(tf.grad(loss(torch)), in_dims=(None, 0, 0))((tw1, tw2), tx, ty)
+    _close(r, t)
+
+
+def test_grad_vjp_and_jacrev_over_vmap():
+    (rx, tx), (rw, tw) = _pair(4, 3), _pair(3, 3, seed=1)
+
+    def f(lib):
+        return lambda w: lib.vmap(lambda x: lib.tanh(x @ w).sum())(rx if lib is retrograd
+                                                                   else tx)
+    _close(rf.grad(lambda w: f(retrograd)(w).sum())(rw),
+           tf.grad(lambda w: f(torch)(w).sum())(tw))
+    _close(rf.jacrev(f(retrograd))(rw), tf.jacrev(f(torch))(tw))
+    ro, rfn = rf.vjp(f(retrograd), rw)
+    to, tfn = tf.vjp(f(torch), tw)
+    _close(rfn(ro.cos()), tfn(to.cos()))
+
+
+def test_vmap_of_jacrev_and_of_vjp():
+    rx, tx = _pair(4, 3)
+    _close(rf.vmap(rf.jacrev(lambda x: x.sin() * x.sum()))(rx),
+           tf.vmap(tf.jacrev(lambda x: x.sin() * x.sum()))(tx))
+
+    def rvjp(x):
+        return rf.vjp(lambda a: a.exp() * 2, x)[1](x.cos())[0]
+
+    def tvjp(x):
+        return tf.vjp(lambda a: a.exp() * 2, x)[1](x.cos())[0]
+    _close(rf.vmap(rvjp)(rx), tf.vmap(tvjp)(tx))
+
+
+def _models(lib, n):
+    lib.manual_seed(0)
+    return [lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
+            for _ in range(n)]
+
+
+def test_ensemble_with_stacked_module_state():
+    rms, tms = _models(retrograd, 3), _models(torch, 3)
+    for rm, tm in zip(rms, tms, strict=True):
+        for rp, tp in zip(rm.parameters(), tm.parameters(), strict=True):
+            with torch.no_grad():
+                tp.copy_(torch.from_numpy(rp.detach().numpy()))
+    rx, tx = _pair(5, 3)
+    rp, rb = rf.stack_module_state(rms)
+    tp, tb = tf.stack_module_state(tms)
+    assert list(rp) == list(tp) and all(p.requires_grad and p.is_leaf for p in rp.values())
+    base_r, base_t = rms[0], tms[0]
+
+    def rcall(p, b, x):
+        return rf.functional_call(base_r, (p, b), (x.float(),))
+
+    def tcall(p, b, x):
+        return tf.functional_call(base_t, (p, b), (x.float(),))
+    r = rf.vmap(rcall, in_dims=(0, 0, None))(rp, rb, rx)
+    t = tf.vmap(tcall, in_dims=(0, 0, None))(tp, tb, tx)
+    _close(r, t, atol=1e-6)
+    r.sum().backward()
+    t.sum().backward()
+    _close({k: v.grad for k, v in rp.items()}, {k: v.grad for k, v in tp.items()}, atol=1e-5)
+
+
+def test_stack_module_state_errors_are_pytorchs():
+    for lib in (retrograd, torch):
+        a, b = lib.nn.Linear(2, 2), lib.nn.Linear(2, 2)
+        b.eval()
+        with pytest.raises(RuntimeError, match="same training/eval mode"):
+            lib.func.stack_module_state([a, b])
+        with pytest.raises(RuntimeError, match="same class"):
+            lib.func.stack_module_state([a, lib.nn.Identity()])
+
+
+def _net(lib, w):
+    return lambda a: (lib.tanh(a @ w) ** 2).sum()
+
+
+@pytest.mark.parametrize("case", ["vmap(hessian)", "hessian(vmap)", "vmap(jacfwd)",
+                                  "vmap(jacrev)", "jacfwd(vmap)", "vmap(jvp)",
+                                  "vmap(vmap(grad))", "vmap(grad(grad))"])
+def test_jacobians_and_hessians_compose_with_vmap(case):
+    (rx, tx), (rw, tw) = _pair(4, 3), _pair(3, 3, seed=1)
+
+    def build(lib, x, w):
+        fl = lib.func
+        return {
+            "vmap(hessian)": lambda: fl.vmap(fl.hessian(_net(lib, w)))(x),
+            "hessian(vmap)": lambda: fl.hessian(lambda v: fl.vmap(_net(lib, v))(x).sum())(w),
+            "vmap(jacfwd)": lambda: fl.vmap(fl.jacfwd(lambda a: a.sin() * a.sum()))(x),
+            "vmap(jacrev)": lambda: fl.vmap(fl.jacrev(lambda a: lib.tanh(a @ w)))(x),
+            "jacfwd(vmap)": lambda: fl.jacfwd(lambda v: fl.vmap(lambda a: a @ v)(x))(w),
+            "vmap(jvp)": lambda: fl.vmap(lambda a: fl.jvp(lambda b: b.sin(), (a,),
+                                                          (a.cos(),))[1])(x),
+            "vmap(vmap(grad))": lambda: fl.vmap(fl.vmap(fl.grad(lambda a: a.sin().sum())))(
+                x[None].expand(2, 4, 3)),
+            "vmap(grad(grad))": lambda: fl.vmap(fl.grad(fl.grad(lambda a: a.sin())))(x[:, 0]),
+        }[case]()
+    _close(build(retrograd, rx, rw), build(torch, tx, tw))
+
+
+def test_a_batched_tensor_prints_as_pytorchs():
+    for nested in (False, True):
+        seen = {}
+        for lib in (retrograd, torch):
+            def show(x, lib=lib, seen=seen):
+                seen[lib.__name__] = repr(x)
+                return x
+            f = lib.vmap(lib.vmap(show)) if nested else lib.vmap(show)
+            f(lib.arange(6.0).reshape(2, 3))
+        assert seen["retrograd"] == seen["torch"]
+
+
+def _functions(lib, generate, rule):
+    class Exp(lib.autograd.Function):
+        generate_vmap_rule = generate
+
+        @staticmethod
+        def forward(x):
+            return x.exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(output)
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors
+            return g * y
+
+    class Old(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    if rule is not None:
+        Exp.vmap = staticmethod(rule)
+    return Exp, Old
+
+
+def test_autograd_function_with_generate_vmap_rule():
+    rx, tx = _pair(3, 4)
+    r = rf.vmap(rf.grad(lambda a: _functions(retrograd, True, None)[0].apply(a).sum()))(rx)
+    t = tf.vmap(tf.grad(lambda a: _functions(torch, True, None)[0].apply(a).sum()))(tx)
+    _close(r, t)
+
+
+def test_autograd_function_vmap_staticmethod():
+    calls = []
+
+    def rule(info, in_dims, x):
+        calls.append((info.batch_size, info.randomness, in_dims))
+        return x.exp(), in_dims[0]
+    rx, tx = _pair(3, 4)
+    _close(retrograd.vmap(_functions(retrograd, False, rule)[0].apply)(rx), tx.exp())
+    assert calls == [(3, "error", (0,))]
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_autograd_function_errors_under_vmap_are_pytorchs(which):
+    msgs = []
+    for lib in (retrograd, torch):
+        fn = _functions(lib, False, None)[which]
+        with pytest.raises(RuntimeError) as e:
+            lib.vmap(fn.apply)(lib.ones(2, 3))
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+def test_functorch_alias_module():
+    import functorch
+
+    from retrograd import _functorch
+    assert _functorch.vmap is rf.vmap and _functorch.jacrev is rf.jacrev
+    rm, tm = _models(retrograd, 1)[0], _models(torch, 1)[0]
+    for rp, tp in zip(rm.parameters(), tm.parameters(), strict=True):
+        with torch.no_grad():
+            tp.copy_(torch.from_numpy(rp.detach().numpy()))
+    rx, tx = _pair(5, 3)
+    with pytest.warns(FutureWarning, match="`functorch.make_functional` is deprecated"):
+        rf_, rparams = _functorch.make_functional(rm, disable_autograd_tracking=True)
+    with pytest.warns(FutureWarning):
+        tf_, tparams = functorch.make_functional(tm, disable_autograd_tracking=True)
+    assert not any(p.requires_grad for p in rparams)
+    _close(rf_(rparams, rx.float()), tf_(tparams, tx.float()), atol=1e-6)
+    bn = retrograd.nn.BatchNorm1d(3)
+    with pytest.warns(FutureWarning):
+        fm, params, buffers = _functorch.make_functional_with_buffers(bn)
+    assert (len(params), len(buffers)) == (2, 3)
+    with pytest.raises(RuntimeError, match="has buffers. Please use make_functional_with"):
+        with pytest.warns(FutureWarning):
+            _functorch.make_functional(bn)
+    with pytest.warns(FutureWarning):
+        fm, params, buffers = _functorch.combine_state_for_ensemble(_models(retrograd, 4))
+    out = rf.vmap(fm, in_dims=(0, 0, None))(params, buffers, rx.float())
+    assert tuple(out.shape) == (4, 5, 2)
