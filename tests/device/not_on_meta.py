@@ -15,16 +15,10 @@ NOT_ON_META = {
         'ops/scatter.py _prod_src_grad: RuntimeError: Tensor.item() cannot be called on meta te',
     'scatter_reduce_.prod':
         'ops/scatter.py _prod_src_grad: RuntimeError: Tensor.item() cannot be called on meta te',
-    'index_select':
-        'ops/indexing.py index_select: NotImplementedError: The register_meta function for torc',
     'index_fill':
         'NotImplementedError: aten::_unique: attempted to run this operator with Meta tensors, ',
     'index_fill_':
         'NotImplementedError: aten::_unique: attempted to run this operator with Meta tensors, ',
-    'masked_fill':
-        'ops/indexing.py _masked_fill_args: RuntimeError: Tensor.item() cannot be called on met',
-    'masked_fill_':
-        'ops/indexing.py _masked_fill_args: RuntimeError: Tensor.item() cannot be called on met',
     'masked_scatter':
         'ops/indexing.py _masked_scatter_forward: RuntimeError: Tensor.item() cannot be called ',
     'masked_scatter_':
@@ -33,8 +27,6 @@ NOT_ON_META = {
         'ops/linalg_decomp.py _regular: RuntimeError: Tensor.item() cannot be called on meta te',
     'linalg.cond':
         'RuntimeError: one of the variables needed for gradient computation has been modified b',
-    'linalg.vander':
-        'ops/reduction.py _cumprod_rule: RuntimeError: Tensor.item() cannot be called on meta t',
     'det': 'ops/linalg_decomp.py _regular: RuntimeError: Tensor.item() cannot be called on meta te',
     'det.method':
         'ops/linalg_decomp.py _regular: RuntimeError: Tensor.item() cannot be called on meta te',
@@ -92,8 +84,6 @@ NOT_ON_META = {
         'ops/statistics.py histc: RuntimeError: Tensor.item() cannot be called on meta tensors',
     'bincount':
         "AssertionError: sample 0: RuntimeError('Tensor.item() cannot be called on meta tensors",
-    'tril_indices': 'AssertionError: sample 0 output 0 is on cpu, not on meta',
-    'triu_indices': 'AssertionError: sample 0 output 0 is on cpu, not on meta',
     'as_strided_.inplace':
         'ops/shape.py _restride_forward: NotImplementedError: aten::bincount: attempted to run ',
     'cov': "AssertionError: sample 3: RuntimeError('Tensor.item() cannot be called on meta tensors",
@@ -111,20 +101,8 @@ NOT_ON_META = {
         'ops/pooling.py _max_unpool_nd: RuntimeError: Tensor.item() cannot be called on meta te',
     'max_unpool3d':
         'ops/pooling.py _max_unpool_nd: RuntimeError: Tensor.item() cannot be called on meta te',
-    'prod':
-        'ops/reduction.py _prod_rule: RuntimeError: Tensor.item() cannot be called on meta tens',
-    'var': 'ops/reduction.py _mean_in_range: RuntimeError: Tensor.item() cannot be called on meta ',
-    'std': 'ops/reduction.py _mean_in_range: RuntimeError: Tensor.item() cannot be called on meta ',
-    'cumprod':
-        'ops/reduction.py _cumprod_rule: RuntimeError: Tensor.item() cannot be called on meta t',
-    'cumprod_':
-        'ops/reduction.py _cumprod_rule: RuntimeError: Tensor.item() cannot be called on meta t',
     'grid_sample':
         'ops/sampling.py _input_grad: NotImplementedError: aten::bincount: attempted to run thi',
-    'pad_sequence':
-        'ops/indexing.py index_select: NotImplementedError: The register_meta function for torc',
-    'pad_packed_sequence':
-        'ops/indexing.py index_select: NotImplementedError: The register_meta function for torc',
     'as_strided':
         'ops/shape.py _restride_forward: NotImplementedError: aten::bincount: attempted to run ',
     'type': "AssertionError: sample 0 output 0: 'torch.DoubleTensor' != 'torch.meta.DoubleTensor'",

@@ -468,11 +468,12 @@ def index_select(input, dim, index, *, out=None):
     kernel_check = a.ndim > 1 and (a.size == 0 or d == 1)
     if kernel_check and i.size and n == 0:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
-    bad = get_array_module(i).flatnonzero((i < 0) | (i >= n))
-    if bad.size and kernel_check:
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(i[bad[0]])} "
-                           f"axis_dim={n}")
-    if bad.size:
+    outside = (i < 0) | (i >= n)
+    if functions(get_array_module(i)).any_true(outside):
+        if kernel_check:
+            first = i.reshape(-1)[get_array_module(i).flatnonzero(outside)[0]]
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(first)} "
+                               f"axis_dim={n}")
         raise IndexError("index out of range in self")
     return apply(_index_select, (input, index), (d,))
 
@@ -693,7 +694,9 @@ def _masked_fill_args(input, mask, value):
         if value._data.ndim:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value._data.ndim} dimension(s).")
-        _fill_scalar(value._data.item(), input._data.dtype)
+        v = functions(get_array_module(value._data)).checked_value(value._data)
+        if v is not None:
+            _fill_scalar(v, input._data.dtype)
         return _masked_fill_tensor, (mask, value), ()
     return _masked_fill, (mask,), (_fill_scalar(value, input._data.dtype),)
 
