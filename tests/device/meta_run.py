@@ -4,10 +4,11 @@ Shared by the test and by ``python tests/device/meta_run.py`` (a pass/fail table
 ``--write`` to regenerate ``not_on_meta.py``). Each sample (float64 where the entry is
 differentiable) is copied to ``meta`` in retrograd and in PyTorch; the outputs must have
 PyTorch's shapes and dtypes and live on ``meta``, and for differentiable entries the
-gradients of a meta cotangent must too. Where PyTorch's meta kernel refuses a sample
-(an op whose result depends on the values), retrograd must refuse it with the same
-exception type, or run it with the shapes and dtypes of retrograd's own CPU result (as
-entries PyTorch cannot run at all, ``skip_torch``, are compared).
+gradients of a meta cotangent must too, and lie on PyTorch's device (``meta``, or the
+host for what PyTorch keeps there). Where PyTorch's meta kernel refuses a sample or its
+backward (an op whose result depends on the values), retrograd must refuse it with the
+same exception type, or run it with the shapes and dtypes of retrograd's own CPU result
+(as entries PyTorch cannot run at all, ``skip_torch``, are compared).
 """
 
 import collections
@@ -111,6 +112,7 @@ def run(op):
         except Exception:  # noqa: BLE001 - a sample the CPU refuses is not a meta question
             continue
         ref_sample = (s.input, s.args, s.kwargs)
+        cpu = (ref, _leaves(ref_sample))
         if not op.skip_torch:
             t = _map((s.input, s.args, s.kwargs), _converter(True))
             try:
@@ -124,22 +126,39 @@ def run(op):
         for j, (a, b) in enumerate(zip(outs, ref, strict=True)):
             _same(a, b, f"sample {k} output {j}")
         if op.supports_grad:
-            _grads(outs, ref, _leaves(m), _leaves(ref_sample), f"sample {k} grad")
+            _grads(outs, ref, _leaves(m), _leaves(ref_sample), f"sample {k} grad", cpu)
 
 
-def _grads(outs, ref, leaves, ref_leaves, what):
+def _grads(outs, ref, leaves, ref_leaves, what, cpu):
     """Gradients of a meta cotangent of the differentiable outputs, against the
-    reference's (PyTorch's meta gradients, or retrograd's CPU ones)."""
+    reference's (PyTorch's meta gradients, or retrograd's CPU ones). Where PyTorch's meta
+    refuses the backward, retrograd's must refuse it alike or give the shapes and dtypes
+    of its CPU gradients (``cpu``: the CPU outputs and leaves)."""
     diff = [j for j, o in enumerate(outs)
             if isinstance(o, retrograd.Tensor) and o.requires_grad]
     if not diff or not leaves:
         return
-    g = retrograd.autograd.grad([outs[j] for j in diff], leaves,
-                                [retrograd.ones_like(outs[j]) for j in diff],
-                                allow_unused=True)
+    try:
+        g = retrograd.autograd.grad([outs[j] for j in diff], leaves,
+                                    [retrograd.ones_like(outs[j]) for j in diff],
+                                    allow_unused=True)
+    except (NotImplementedError, RuntimeError) as e:  # alike when PyTorch's refuses too
+        g = e
     lib = torch if isinstance(ref[diff[0]], torch.Tensor) else retrograd
-    rg = lib.autograd.grad([ref[j] for j in diff], ref_leaves,
-                           [lib.ones_like(ref[j]) for j in diff], allow_unused=True)
+    try:
+        rg = lib.autograd.grad([ref[j] for j in diff], ref_leaves,
+                               [lib.ones_like(ref[j]) for j in diff], allow_unused=True)
+    except (NotImplementedError, RuntimeError) as e:  # PyTorch's meta refuses the backward
+        if lib is not torch or isinstance(g, Exception) and type(g) is not type(e):
+            raise
+        if isinstance(g, Exception):  # refused alike
+            return
+        ref, ref_leaves = cpu  # retrograd runs it: as its CPU gradients
+        lib = retrograd
+        rg = lib.autograd.grad([ref[j] for j in diff], ref_leaves,
+                               [lib.ones_like(ref[j]) for j in diff], allow_unused=True)
+    if isinstance(g, Exception):
+        raise g
     for j, (a, b, x) in enumerate(zip(g, rg, ref_leaves, strict=True)):
         _same(retrograd.zeros_like(leaves[j]) if a is None else a,
               lib.zeros_like(x) if b is None else b, f"{what} {j}")

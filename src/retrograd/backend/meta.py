@@ -131,10 +131,10 @@ class ndarray:
         return _getitem(self, key)
 
     def __setitem__(self, key, value):
-        if _has_mask(key):
-            raise NotImplementedError(_NONZERO)
-        target = _standin(self)[_standins(key)[0]]
-        numpy.broadcast_shapes(_shape(value), target.shape)
+        target = _standin(self)[_standins(key)[0]].shape
+        if _has_mask(key):  # the count of True elements is unknown: any count fits, as
+            target = tuple(n or 1 for n in target)  # on PyTorch's meta
+        numpy.broadcast_shapes(_shape(value), target)
 
     def __copy__(self):
         return namespace.copy(self)
