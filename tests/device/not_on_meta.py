@@ -73,18 +73,6 @@ NOT_ON_META = {
     'as_strided_.inplace':
         'ops/shape.py _restride_forward: NotImplementedError: aten::bincount: attempted to run ',
     'cov': "AssertionError: sample 3: RuntimeError('Tensor.item() cannot be called on meta tensors",
-    'adaptive_max_pool1d':
-        'ops/pooling.py _adaptive_max_fwd: RuntimeError: Tensor.item() cannot be called on meta',
-    'adaptive_max_pool2d':
-        'ops/pooling.py _adaptive_max_fwd: RuntimeError: Tensor.item() cannot be called on meta',
-    'adaptive_max_pool3d':
-        'ops/pooling.py _adaptive_max_fwd: RuntimeError: Tensor.item() cannot be called on meta',
-    'max_unpool1d':
-        'ops/pooling.py _max_unpool_nd: RuntimeError: Tensor.item() cannot be called on meta te',
-    'max_unpool2d':
-        'ops/pooling.py _max_unpool_nd: RuntimeError: Tensor.item() cannot be called on meta te',
-    'max_unpool3d':
-        'ops/pooling.py _max_unpool_nd: RuntimeError: Tensor.item() cannot be called on meta te',
     'grid_sample':
         'ops/sampling.py _input_grad: NotImplementedError: aten::bincount: attempted to run thi',
     'as_strided':
