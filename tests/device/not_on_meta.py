@@ -3,21 +3,10 @@ fails (regenerate with ``python tests/device/meta_run.py --write``; a test fails
 when a listed entry starts to pass, so the list only shrinks)."""
 
 NOT_ON_META = {
-    'scatter_reduce.prod':
-        'ops/scatter.py _prod_src_grad: RuntimeError: Tensor.item() cannot be called on meta te',
-    'scatter_reduce.prod_zeros':
-        'ops/scatter.py _prod_src_grad: RuntimeError: Tensor.item() cannot be called on meta te',
-    'scatter_reduce_.prod':
-        'ops/scatter.py _prod_src_grad: RuntimeError: Tensor.item() cannot be called on meta te',
     'masked_scatter':
         'ops/indexing.py _masked_scatter_forward: RuntimeError: Tensor.item() cannot be called ',
     'masked_scatter_':
         'ops/indexing.py _masked_scatter_forward: RuntimeError: Tensor.item() cannot be called ',
-    'linalg.det':
-        'ops/linalg_decomp.py _regular: RuntimeError: Tensor.item() cannot be called on meta te',
-    'det': 'ops/linalg_decomp.py _regular: RuntimeError: Tensor.item() cannot be called on meta te',
-    'det.method':
-        'ops/linalg_decomp.py _regular: RuntimeError: Tensor.item() cannot be called on meta te',
     'linalg.lstsq':
         "AssertionError: sample 1: RuntimeError('Tensor.item() cannot be called on meta tensors",
     'linalg.lu_factor':
@@ -72,7 +61,6 @@ NOT_ON_META = {
         "AssertionError: sample 0: RuntimeError('Tensor.item() cannot be called on meta tensors",
     'as_strided_.inplace':
         'ops/shape.py _restride_forward: NotImplementedError: aten::bincount: attempted to run ',
-    'cov': "AssertionError: sample 3: RuntimeError('Tensor.item() cannot be called on meta tensors",
     'grid_sample':
         'ops/sampling.py _input_grad: NotImplementedError: aten::bincount: attempted to run thi',
     'as_strided':

@@ -7,7 +7,10 @@ import numpy
 from .._dtype import is_float
 from .. import _dtype, return_types
 from .._tensor import Tensor, wrap
+from ..backend import get_array_module
+from ..backend.functions import functions
 from ._registry import _pretty, register
+from .binary import where
 
 __all__ = ["histc", "histogram", "bincount", "cov", "corrcoef"]
 
@@ -76,6 +79,11 @@ def bincount(input, weights=None, minlength=0):
     return wrap(numpy.bincount(a, w, minlength=minlength).astype(dt))
 
 
+def _few_degrees():
+    warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                  "than the number of observations.", UserWarning, stacklevel=3)
+
+
 @register
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """Covariance of the variables in the rows of ``input`` (observations in columns),
@@ -103,10 +111,13 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
             norm = w_sum - correction
         else:
             norm = w_sum - correction * (w * aweights).sum() / w_sum
-    norm_value = float(norm.item() if isinstance(norm, Tensor) else norm)
-    if norm_value <= 0:
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the number of observations.", UserWarning, stacklevel=2)
+    if isinstance(norm, Tensor):  # the weights' count: a value, none on meta
+        nonpositive = norm <= 0
+        if functions(get_array_module(nonpositive._data)).any_true(nonpositive._data):
+            _few_degrees()
+        norm = where(nonpositive, 0, norm)
+    elif norm <= 0:
+        _few_degrees()
         norm = 0
     x = x - avg.unsqueeze(1)
     c = x.mm((x if w is None else x * w).t())
