@@ -15,30 +15,6 @@ NOT_ON_META = {
         'ops/losses.py multi_margin_loss: RuntimeError: Tensor.item() cannot be called on meta ',
     'multilabel_margin_loss':
         'ops/losses.py multilabel_margin_loss: RuntimeError: Tensor.item() cannot be called on ',
-    'median':
-        'ops/sorting.py _median_all_fwd: RuntimeError: Tensor.item() cannot be called on meta t',
-    'nanmedian':
-        'ops/sorting.py _median_all_fwd: NotImplementedError: The register_meta function for to',
-    'quantile.linear':
-        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
-    'quantile.lower':
-        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
-    'quantile.higher':
-        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
-    'quantile.midpoint':
-        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
-    'quantile.nearest':
-        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
-    'nanquantile.linear':
-        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
-    'nanquantile.lower':
-        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
-    'nanquantile.higher':
-        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
-    'nanquantile.midpoint':
-        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
-    'nanquantile.nearest':
-        'ops/sorting.py _quantile: RuntimeError: Tensor.item() cannot be called on meta tensors',
     'lgamma':
         'ops/special.py _lgamma_fwd: RuntimeError: Tensor.item() cannot be called on meta tenso',
     'digamma':
