@@ -15,20 +15,6 @@ NOT_ON_META = {
         'ops/losses.py multi_margin_loss: RuntimeError: Tensor.item() cannot be called on meta ',
     'multilabel_margin_loss':
         'ops/losses.py multilabel_margin_loss: RuntimeError: Tensor.item() cannot be called on ',
-    'lgamma':
-        'ops/special.py _lgamma_fwd: RuntimeError: Tensor.item() cannot be called on meta tenso',
-    'digamma':
-        'ops/special.py _special: NotImplementedError: Cannot copy out of meta tensor; no data!',
-    'lgamma_.inplace':
-        'ops/special.py _lgamma_fwd: RuntimeError: Tensor.item() cannot be called on meta tenso',
-    'digamma_.inplace':
-        'ops/special.py _special: NotImplementedError: Cannot copy out of meta tensor; no data!',
-    'polygamma':
-        'ops/special.py _special: NotImplementedError: Cannot copy out of meta tensor; no data!',
-    'polygamma.method':
-        'ops/special.py _special: NotImplementedError: Cannot copy out of meta tensor; no data!',
-    'polygamma_.inplace':
-        'ops/special.py _special: NotImplementedError: Cannot copy out of meta tensor; no data!',
     'repeat_interleave':
         'ops/rearrange.py repeat_interleave: RuntimeError: Tensor.item() cannot be called on me',
     'histc':
