@@ -3,10 +3,6 @@ fails (regenerate with ``python tests/device/meta_run.py --write``; a test fails
 when a listed entry starts to pass, so the list only shrinks)."""
 
 NOT_ON_META = {
-    'masked_scatter':
-        'ops/indexing.py _masked_scatter_forward: RuntimeError: Tensor.item() cannot be called ',
-    'masked_scatter_':
-        'ops/indexing.py _masked_scatter_forward: RuntimeError: Tensor.item() cannot be called ',
     'linalg.lstsq':
         "AssertionError: sample 1: RuntimeError('Tensor.item() cannot be called on meta tensors",
     'linalg.lu_factor':

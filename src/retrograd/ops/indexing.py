@@ -587,22 +587,30 @@ def _masked_scatter_into(xp, out, mask, source):
 
 
 def _masked_scatter_forward(xp, self, mask, source):
+    """The k-th True element of the mask takes ``source``'s k-th: gathered by the running
+    count of True elements, so no step needs to know that count (meta has none)."""
     shape = numpy.broadcast_shapes(self.shape, mask.shape)
-    out = xp.broadcast_to(self, shape).copy()
-    m = xp.broadcast_to(mask, shape)
-    k = int(m.sum())
-    if k > source.size:
+    m = xp.reshape(xp.broadcast_to(mask, shape), (-1,))
+    if functions(xp).any_true(xp.sum(m) > source.size):
         raise RuntimeError("Number of elements of source < number of ones in mask")
-    out[m] = source.reshape(-1)[:k]
-    return out
+    out = xp.broadcast_to(self, shape)
+    if not source.size:  # (then no element is True)
+        return out.copy()
+    taken = xp.take(xp.reshape(source, (-1,)), xp.maximum(xp.cumsum(m) - 1, 0))
+    return xp.where(xp.reshape(m, shape), xp.reshape(taken, shape).astype(self.dtype), out)
 
 
 def _source_grad_forward(xp, self, mask, size):
-    """The gradient of masked_scatter's source: the masked elements, then zeros."""
-    picked = self[xp.broadcast_to(mask, self.shape)]
-    out = xp.zeros(numpy.prod(size, dtype=int), dtype=self.dtype)
-    out[:picked.size] = picked
-    return out.reshape(size)
+    """The gradient of masked_scatter's source: the masked elements in order, then zeros
+    (the k-th lies where the running count of True elements first reaches k)."""
+    n = math.prod(size)
+    flat = xp.reshape(self, (-1,))
+    if not n or not flat.size:
+        return xp.zeros(size, dtype=self.dtype)
+    count = xp.cumsum(xp.reshape(xp.broadcast_to(mask, self.shape), (-1,)))
+    at = xp.searchsorted(count, xp.arange(1, n + 1))  # flat.size: fewer than k are True
+    picked = xp.take(flat, xp.minimum(at, flat.size - 1))
+    return xp.reshape(xp.where(at < flat.size, picked, 0).astype(self.dtype), size)
 
 
 _masked_fill = defop("masked_fill", _masked_fill_forward, inputs=("self", "mask"),
