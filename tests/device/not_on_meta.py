@@ -15,10 +15,4 @@ NOT_ON_META = {
         'ops/statistics.py histc: RuntimeError: Tensor.item() cannot be called on meta tensors',
     'bincount':
         "AssertionError: sample 0: RuntimeError('Tensor.item() cannot be called on meta tensors",
-    'as_strided_.inplace':
-        'ops/shape.py _restride_forward: NotImplementedError: aten::bincount: attempted to run ',
-    'grid_sample':
-        'ops/sampling.py _input_grad: NotImplementedError: aten::bincount: attempted to run thi',
-    'as_strided':
-        'ops/shape.py _restride_forward: NotImplementedError: aten::bincount: attempted to run ',
 }
