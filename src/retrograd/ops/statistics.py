@@ -29,23 +29,29 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
                            f"dimension 0")
     if min > max:
         raise RuntimeError("torch.histc: max must be larger than min")
+    xp = get_array_module(a)
     lo, hi = float(min), float(max)
-    if lo == hi and a.size:
-        lo, hi = float(a.min()), float(a.max())
-    if lo == hi:
+    if lo == hi and a.size:  # the data's range, as arrays (no values on meta)
+        lo, hi = a.min().astype(numpy.float64), a.max().astype(numpy.float64)
+        same = lo == hi
+        lo, hi = xp.where(same, lo - 1, lo), xp.where(same, hi + 1, hi)
+    elif lo == hi:
         lo, hi = lo - 1, hi + 1
-    return wrap(_linear_bins(a, bins, lo, hi).astype(a.dtype))
+    return wrap(_linear_bins(xp, a, bins, lo, hi).astype(a.dtype))
 
 
-def _linear_bins(a, bins, lo, hi):
+def _linear_bins(xp, a, bins, lo, hi):
     """Counts of ``a`` in ``bins`` equal bins over [lo, hi] as PyTorch's histc kernel bins
     them: ``(x - lo) * bins / (hi - lo)`` in the input's dtype, each step rounded (NumPy's
-    histogram, in float64, puts values near a bin edge into the other bin)."""
-    t = a.dtype.type
-    lo, hi = t(lo), t(hi)
-    a = a[(a >= lo) & (a <= hi)]
-    pos = numpy.floor(((a - lo) * bins / (hi - lo)).astype(numpy.float64)).astype(numpy.int64)
-    return numpy.bincount(numpy.minimum(pos, bins - 1), minlength=bins)
+    histogram, in float64, puts values near a bin edge into the other bin). Elements
+    outside count 0 in bin 0, so the counts' length needs no values."""
+    lo, hi = xp.asarray(lo).astype(a.dtype), xp.asarray(hi).astype(a.dtype)
+    inside = (a >= lo) & (a <= hi)
+    with numpy.errstate(invalid="ignore"):  # (a NaN range: nothing inside)
+        pos = xp.floor(((a - lo) * bins / (hi - lo)).astype(numpy.float64)).astype(numpy.int64)
+    pos = xp.where(inside, xp.minimum(pos, bins - 1), 0)
+    return functions(xp).bincount(pos.reshape(-1), inside.reshape(-1).astype(numpy.float64),
+                                  bins)
 
 
 @register
