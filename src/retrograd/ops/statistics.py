@@ -76,13 +76,14 @@ def bincount(input, weights=None, minlength=0):
     a = input._data
     if a.dtype.kind not in "iub":
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_pretty(a.dtype)}'")
-    if a.ndim != 1 or (a.size and a.min() < 0):
+    xp = get_array_module(a)
+    if a.ndim != 1 or functions(xp).any_true(a < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    if weights is None:
-        return wrap(numpy.bincount(a, minlength=minlength).astype(_INT64))
+    if weights is None:  # (the length is the largest value's: meta refuses, as PyTorch's)
+        return wrap(xp.bincount(a, minlength=minlength).astype(_INT64))
     w = weights._data
     dt = w.dtype if is_float(w.dtype) else numpy.dtype(numpy.float64)
-    return wrap(numpy.bincount(a, w, minlength=minlength).astype(dt))
+    return wrap(xp.bincount(a, w, minlength=minlength).astype(dt))
 
 
 def _few_degrees():
