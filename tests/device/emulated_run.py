@@ -80,6 +80,8 @@ def _same(a, b, what):
     if isinstance(a, retrograd.Tensor) != isinstance(b, retrograd.Tensor):
         raise AssertionError(f"{what}: a Tensor on one device only")
     if not isinstance(a, retrograd.Tensor):
+        if isinstance(b, str):  # a legacy type name names the device (torch.cuda.XTensor)
+            b = b.replace("torch.cuda.", "torch.", 1)
         if a != b and not (a != a and b != b):
             raise AssertionError(f"{what}: {a!r} != {b!r}")
         return

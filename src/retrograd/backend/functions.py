@@ -65,6 +65,11 @@ class ArrayFunctions:
         (indices and targets in bounds) ask here, so they need no values where none exist."""
         return bool(mask.any())
 
+    def checked_value(self, a):
+        """The value of 0-d array ``a`` for an argument check (does a fill value fit the
+        dtype?); None where there are no values to check."""
+        return a.item()
+
     def draw(self, rng, name, args, shape):
         """``rng.<name>(*args, shape)``: random values for an initializer to write into an
         array of ``shape`` (drawn on the host)."""
@@ -301,6 +306,10 @@ class _MetaFunctions(ArrayFunctions):
     def any_true(self, mask):
         """No values to check: PyTorch's meta kernels skip the checks on values too."""
         return False
+
+    def checked_value(self, a):
+        """No value to check: PyTorch's meta kernels skip the checks on values too."""
+        return None
 
     def bincount(self, index, weights, length):
         """The length is known without the values (the caller bounds them)."""

@@ -131,10 +131,10 @@ class ndarray:
         return _getitem(self, key)
 
     def __setitem__(self, key, value):
-        if _has_mask(key):
-            raise NotImplementedError(_NONZERO)
-        target = _standin(self)[_standins(key)[0]]
-        numpy.broadcast_shapes(_shape(value), target.shape)
+        target = _standin(self)[_standins(key)[0]].shape
+        if _has_mask(key):  # the count of True elements is unknown: any count fits, as
+            target = tuple(n or 1 for n in target)  # on PyTorch's meta
+        numpy.broadcast_shapes(_shape(value), target)
 
     def __copy__(self):
         return namespace.copy(self)
@@ -543,6 +543,16 @@ def ravel(a, order="C"):
     return reshape(a, -1, order)
 
 
+_repeat = _fallback(numpy.repeat)
+
+
+def repeat(a, repeats, axis=None):
+    """Repeat counts given as an array have values: the length needs them."""
+    if isinstance(repeats, ndarray):
+        raise RuntimeError(ITEM)
+    return _repeat(a, repeats, axis)
+
+
 def _basic(key):
     keys = key if isinstance(key, tuple) else (key,)
     return all(k is None or k is Ellipsis or isinstance(k, (int, numpy.integer, slice))
@@ -619,7 +629,7 @@ for _name in ("empty_like", "zeros_like", "ones_like"):
 for _name, _stack in (("concatenate", False), ("concat", False), ("stack", True)):
     setattr(namespace, _name, _joined(getattr(numpy, _name), _stack))
 for _f in (matmul, full, full_like, asarray, astype, copy, ascontiguousarray, where, reshape,
-           ravel):
+           ravel, repeat):
     setattr(namespace, _f.__name__, _f)
 namespace.array = namespace.asanyarray = asarray
 namespace.linalg = _Namespace(numpy.linalg, _eye_standin)

@@ -125,10 +125,11 @@ for _name, _dt in (("float", _dtype.float32), ("double", _dtype.float64),
 
 @register(function=False, name="type")
 def type_(self, dtype=None, non_blocking=False, **kwargs):
-    """The legacy type name (``'torch.FloatTensor'``) or, given a dtype or such a name,
-    the cast."""
+    """The legacy type name (``'torch.FloatTensor'``, ``'torch.cuda.FloatTensor'`` off the
+    CPU) or, given a dtype or such a name, the cast."""
     if dtype is None:
-        return legacy_type_name(self.dtype)
+        name, device = legacy_type_name(self.dtype), self.device.type
+        return name if device == "cpu" else name.replace("torch.", f"torch.{device}.", 1)
     if isinstance(dtype, tensortype):
         dtype = f"{dtype.__module__}.{dtype.__name__}"
     if isinstance(dtype, str):

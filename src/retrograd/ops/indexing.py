@@ -468,11 +468,12 @@ def index_select(input, dim, index, *, out=None):
     kernel_check = a.ndim > 1 and (a.size == 0 or d == 1)
     if kernel_check and i.size and n == 0:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
-    bad = get_array_module(i).flatnonzero((i < 0) | (i >= n))
-    if bad.size and kernel_check:
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(i[bad[0]])} "
-                           f"axis_dim={n}")
-    if bad.size:
+    outside = (i < 0) | (i >= n)
+    if functions(get_array_module(i)).any_true(outside):
+        if kernel_check:
+            first = i.reshape(-1)[get_array_module(i).flatnonzero(outside)[0]]
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(first)} "
+                               f"axis_dim={n}")
         raise IndexError("index out of range in self")
     return apply(_index_select, (input, index), (d,))
 
@@ -586,22 +587,30 @@ def _masked_scatter_into(xp, out, mask, source):
 
 
 def _masked_scatter_forward(xp, self, mask, source):
+    """The k-th True element of the mask takes ``source``'s k-th: gathered by the running
+    count of True elements, so no step needs to know that count (meta has none)."""
     shape = numpy.broadcast_shapes(self.shape, mask.shape)
-    out = xp.broadcast_to(self, shape).copy()
-    m = xp.broadcast_to(mask, shape)
-    k = int(m.sum())
-    if k > source.size:
+    m = xp.reshape(xp.broadcast_to(mask, shape), (-1,))
+    if functions(xp).any_true(xp.sum(m) > source.size):
         raise RuntimeError("Number of elements of source < number of ones in mask")
-    out[m] = source.reshape(-1)[:k]
-    return out
+    out = xp.broadcast_to(self, shape)
+    if not source.size:  # (then no element is True)
+        return out.copy()
+    taken = xp.take(xp.reshape(source, (-1,)), xp.maximum(xp.cumsum(m) - 1, 0))
+    return xp.where(xp.reshape(m, shape), xp.reshape(taken, shape).astype(self.dtype), out)
 
 
 def _source_grad_forward(xp, self, mask, size):
-    """The gradient of masked_scatter's source: the masked elements, then zeros."""
-    picked = self[xp.broadcast_to(mask, self.shape)]
-    out = xp.zeros(numpy.prod(size, dtype=int), dtype=self.dtype)
-    out[:picked.size] = picked
-    return out.reshape(size)
+    """The gradient of masked_scatter's source: the masked elements in order, then zeros
+    (the k-th lies where the running count of True elements first reaches k)."""
+    n = math.prod(size)
+    flat = xp.reshape(self, (-1,))
+    if not n or not flat.size:
+        return xp.zeros(size, dtype=self.dtype)
+    count = xp.cumsum(xp.reshape(xp.broadcast_to(mask, self.shape), (-1,)))
+    at = xp.searchsorted(count, xp.arange(1, n + 1))  # flat.size: fewer than k are True
+    picked = xp.take(flat, xp.minimum(at, flat.size - 1))
+    return xp.reshape(xp.where(at < flat.size, picked, 0).astype(self.dtype), size)
 
 
 _masked_fill = defop("masked_fill", _masked_fill_forward, inputs=("self", "mask"),
@@ -693,7 +702,9 @@ def _masked_fill_args(input, mask, value):
         if value._data.ndim:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value._data.ndim} dimension(s).")
-        _fill_scalar(value._data.item(), input._data.dtype)
+        v = functions(get_array_module(value._data)).checked_value(value._data)
+        if v is not None:
+            _fill_scalar(v, input._data.dtype)
         return _masked_fill_tensor, (mask, value), ()
     return _masked_fill, (mask,), (_fill_scalar(value, input._data.dtype),)
 

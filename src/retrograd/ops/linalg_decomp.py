@@ -163,7 +163,7 @@ def _det_grad(xp, grad, A, result):
 def _regular(xp, A, det):
     """A with its singular matrices (det == 0) replaced by I: their terms are 0 anyway."""
     singular = det == 0
-    if not xp.any(singular):
+    if not functions(xp).any_true(singular):  # (the where below would give A itself)
         return A
     return xp.where(xp.expand_dims(xp.expand_dims(singular, -1), -1),
                     xp.eye(A.shape[-1], dtype=A.dtype), A)
@@ -893,8 +893,8 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
 
 
 def _lu_factor_error(A, info):
-    bad = numpy.flatnonzero(info.cpu().numpy())
-    if bad.size:
+    if functions(get_array_module(info._data)).any_true(info._data != 0):
+        bad = numpy.flatnonzero(info.cpu().numpy())
         i = int(info._data.reshape(-1)[bad[0]])
         raise LinAlgError(f"torch.linalg.lu_factor: {_batch_prefix(A._data.shape, bad[0])}"
                           f"U[{i},{i}] is zero and using it on lu_solve would result in a "

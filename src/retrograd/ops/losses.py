@@ -597,7 +597,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                            f"{list(weight.shape)}")
     _check_margin_dtypes("multi_margin_loss_cpu_kernel", input, target, weight)
     t = target._data
-    if t.size and (t.min() < 0 or t.max() >= c):
+    if functions(get_array_module(t)).any_true((t < 0) | (t >= c)):
         raise RuntimeError("target out of range")
     return apply(_multi_margin, (input, target, weight), (p, margin, reduction))
 
@@ -616,7 +616,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     am = get_array_module(target._data)
     t = am.reshape(target._data, (-1, max(target.shape[-1:] or (1,))))
     listed = am.cumprod(t >= 0, axis=1) > 0
-    if (listed & (t >= (input.shape[-1] if input.ndim else 1))).any():
+    if functions(am).any_true(listed & (t >= (input.shape[-1] if input.ndim else 1))):
         raise RuntimeError("argument #2 'target' is out of range")
     _check_margin_dtypes("multilabel_margin_loss_forward_out_frame", input, target, None)
     return apply(_multilabel_margin, (input, target), (reduction,))

@@ -591,7 +591,8 @@ def _adaptive_max_fwd(xp, self, tables):
     x = xp.reshape(xp.transpose(x, perm), x.shape[:lead] + outs + (math.prod(ks),))
     code = xp.argmax(x, axis=-1)
     out = xp.take_along_axis(x, code[..., None], -1)[..., 0]
-    if bool(xp.any(xp.isnan(out))):  # PyTorch's kernel keeps the last NaN (argmax the first)
+    # PyTorch's kernel keeps the last NaN (argmax the first): only the indices change
+    if functions(xp).any_true(xp.isnan(out)):
         nan = xp.isnan(x)
         last = x.shape[-1] - 1 - xp.argmax(nan[..., ::-1], axis=-1)
         code = xp.where(xp.any(nan, axis=-1), last, code)
@@ -735,7 +736,7 @@ def _max_unpool_nd(input, indices, out_size, nd):
     out_size = tuple(int(v) for v in out_size)
     idx = indices._data.reshape(-1)
     bad = (idx < 0) | (idx >= math.prod(out_size))
-    if bad.any():  # (PyTorch's threads report one of them; here the first)
+    if functions(get_array_module(idx)).any_true(bad):  # PyTorch reports one: the first
         value = idx[bad.argmax()]
         raise RuntimeError(f"Found an invalid max index: {value} (output volumes "
                            f"are of size {'x'.join(str(v) for v in out_size)})")

@@ -14,6 +14,7 @@ import operator
 import numpy
 
 from ..backend import get_array_module
+from ..backend.functions import functions
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._registry import apply, defop, register
 from ._kernels import run_kernel
@@ -220,13 +221,17 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         if r.shape[0] != n:
             raise RuntimeError("repeats must have the same size as input along dim, but got "
                                f"repeats.size(0) = {r.shape[0]} and input.size({d}) = {n}")
-        if (r < 0).any():
-            raise RuntimeError("repeats can not be negative")
         xp = get_array_module(r)
-        index = xp.repeat(xp.arange(n, dtype=_INT64), r)
-        if output_size is not None and index.shape[0] != output_size:
-            raise RuntimeError("allocated size does not match required size")
-        return input.index_select(d, wrap(index))
+        if functions(xp).any_true(r < 0):
+            raise RuntimeError("repeats can not be negative")
+        if output_size is None:
+            index = xp.repeat(xp.arange(n, dtype=_INT64), r)
+        else:  # output j repeats the first input whose running count of repeats passes
+            # j: a length known without the values (meta has none)
+            if functions(xp).any_true(xp.sum(r) != output_size):
+                raise RuntimeError("allocated size does not match required size")
+            index = xp.searchsorted(xp.cumsum(r), xp.arange(output_size), side="right")
+        return input.index_select(d, wrap(index.astype(_INT64, copy=False)))
     k = operator.index(repeats)
     if k < 0:
         raise RuntimeError("Repeats must be non-negative")

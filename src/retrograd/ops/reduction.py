@@ -17,6 +17,8 @@ import numpy
 from .. import _autocast, _observe, return_types
 from .._dtype import bfloat16, is_float, is_inexact, is_low
 from .._tensor import Tensor
+from ..backend import get_array_module
+from ..backend.functions import functions
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .binary import maximum, minimum
 from .pointwise import _torch_sign
@@ -170,18 +172,18 @@ def _prod_rule(xp, grad, self, result):
     exactly 0 (its plain backward returns zeros, so a NaN beside them gives no NaN)."""
     if self.ndim == 0:
         return grad
-    zeros = xp.sum(self == 0)
-    if not zeros:
+    zero = self == 0
+    if not functions(xp).any_true(zero):  # a formula choice: meta takes the zero-free one
         return grad * (result / self)
     others = xp.reshape(_prod_others(xp, xp.reshape(self, (-1,)), 0), self.shape)
-    return grad * (xp.where(others != others, 0, others) if zeros > 1 else others)
+    return grad * (xp.where(others != others, 0, others) if xp.sum(zero) > 1 else others)
 
 
 def _prod_dim_rule(xp, grad, self, result, dim, keepdim):
     if self.ndim == 0:
         return grad
     grad = _unreduce(xp, grad, dim, keepdim)
-    if not xp.any(self == 0):
+    if not functions(xp).any_true(self == 0):
         return grad * (_unreduce(xp, result, dim, keepdim) / self)
     return grad * _prod_others(xp, self, dim[0])
 
@@ -440,7 +442,7 @@ def _zero_if_equal(x, dim, m, ss, n):
     Only such outputs are checked (rarely), so common data pays nothing. (Float32 values
     sum exactly in float64: their mean is exact already.)"""
     near = ss <= n * (n * 2.220446049250313e-16 * numpy.abs(m)) ** 2  # eps|m|: >= m's ulp
-    if not near.any():
+    if not functions(get_array_module(near)).any_true(near):
         return ss
     first = x[tuple(slice(0, 1) if i in dim else slice(None) for i in range(x.ndim))]
     return numpy.where(near & (x == first).all(axis=dim, keepdims=True), 0.0, ss)
@@ -450,7 +452,7 @@ def _mean_in_range(x, dim, n):
     """The mean along ``dim``; where the sum overflows, the mean of ``x`` scaled by its
     largest magnitude, scaled back (exact for equal values, as Welford's running mean)."""
     m = x.sum(axis=dim, keepdims=True) / n
-    if numpy.isfinite(m).all():
+    if not functions(get_array_module(m)).any_true(~numpy.isfinite(m)):
         return m
     top = numpy.abs(x).max(axis=dim, keepdims=True)
     return numpy.where(numpy.isfinite(m), m, (x / top).sum(axis=dim, keepdims=True) / n * top)
@@ -700,7 +702,7 @@ def _cumprod_rule(xp, grad, self, result, dim):
     if self.ndim == 0 or self.shape[dim] == 1:
         return grad
     w = result * grad
-    if not xp.any(self == 0):
+    if not functions(xp).any_true(self == 0):
         return _rcumsum(xp, w, dim) / self
     if isinstance(self, Tensor):
         return _cumprod_grad_exact(xp, grad, self, dim)

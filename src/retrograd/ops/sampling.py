@@ -194,7 +194,7 @@ def _input_grad(grad, input_shape, grid, mode, padding_mode, align_corners):
     base = (xp.arange(n * c) * size).reshape(n, c, 1)
     idx = xp.concatenate([(base + flat[:, None, :]).reshape(-1) for flat, _, _ in corners])
     wts = xp.concatenate([(g * wt[:, None, :]).reshape(-1) for _, wt, _ in corners])
-    out = xp.bincount(idx, weights=wts, minlength=n * c * size)
+    out = functions(xp).bincount(idx, wts, n * c * size)
     return out.astype(grad.dtype, copy=False).reshape(input_shape)
 
 

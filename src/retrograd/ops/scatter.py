@@ -252,7 +252,7 @@ def _prod_src_grad(xp, grad, self, index, src, result, dim, include_self, src_sh
                  / xp.where(_const(xp, zero), 1, s))
     if tuple(g.shape) != tuple(src_shape):
         g = call(xp, _corner, g, attrs=(src_shape,))
-    if (n_zeros > 1).any():  # the rule's graph would give a wrong second derivative
+    if functions(am).any_true(n_zeros > 1):  # a wrong second derivative in the graph
         g = functions(xp).once_differentiable(
             g, "scatter_reduce(): Double backward is unsupported for src when >1 zeros in src "
                "are scattered to the same position in self")

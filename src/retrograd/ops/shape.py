@@ -227,7 +227,7 @@ def _restride_forward(xp, x, src, dst, numel):
     """Scatter-add ``x`` (laid out as geometry ``src`` of a storage) into the storage, then
     read geometry ``dst``: the gradient of an as_strided view, and its own adjoint."""
     s = _strided_ids(xp, numel, src).reshape(-1)
-    storage = xp.bincount(s, weights=x.reshape(-1), minlength=numel)
+    storage = functions(xp).bincount(s, x.reshape(-1), numel)
     return storage[_strided_ids(xp, numel, dst)].astype(x.dtype)
 
 

@@ -107,14 +107,16 @@ _kthvalue = defop("kthvalue", _kth_fwd, vjp=_SELECT_VJP, outputs=_VI, nondiff_ou
 
 
 def _median_all_fwd(xp, self, ignore_nan):
+    """The lower median of all elements; nanmedian's takes the flattened input's along its
+    one dim (how many values are not NaN is a count on values, none on meta)."""
     flat = xp.reshape(self, (-1,))
-    if ignore_nan:
-        flat = flat[flat == flat]
-    elif flat.size and xp.isnan(flat).any():
-        return xp.array(xp.nan, dtype=self.dtype)
     if flat.size == 0:  # NaN, cast to the dtype as C casts it (int64's minimum), as PyTorch
         with numpy.errstate(invalid="ignore"):
             return xp.asarray(numpy.asarray(numpy.nan).astype(self.dtype))
+    if ignore_nan:
+        return _median_dim_fwd(xp, flat, 0, False, True)[0]
+    if functions(xp).any_true(xp.isnan(flat)):
+        return xp.array(xp.nan, dtype=self.dtype)
     mid = (flat.size - 1) // 2
     return xp.asarray(xp.partition(flat, mid)[mid])
 
@@ -394,8 +396,11 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
                            f"midpoint or nearest, but got {interpolation}")
-    if qs.size and functions(get_array_module(qs)).any_true(~((qs >= 0) & (qs <= 1))):
-        bad = qs.reshape(-1)[~((qs.reshape(-1) >= 0) & (qs.reshape(-1) <= 1))][0]
+    # a number is checked on the host (on meta too); a tensor where it has values
+    check = qs if isinstance(q, Tensor) else numpy.asarray(q, dtype=a.dtype)
+    outside = ~((check >= 0) & (check <= 1))
+    if check.size and functions(get_array_module(check)).any_true(outside):
+        bad = check.reshape(-1)[outside.reshape(-1)][0]
         raise RuntimeError(f"{name}() q values must be in the range [0, 1]" if not scalar
                            else f"{name}() q must be in the range [0, 1] but got {bad.item()}")
     qs = qs.reshape(-1)

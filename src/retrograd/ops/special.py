@@ -64,7 +64,7 @@ def _lgamma_fwd(xp, self):
     r = _special(xp, "gammaln", self)
     a = xp.abs(self)
     sub = (a < numpy.finfo(self.dtype).tiny) & (a > 0)
-    if sub.any():
+    if functions(xp).any_true(sub):
         r = xp.where(sub, -xp.log(xp.where(sub, a, 1)), r)
     return xp.where(self == -math.inf, math.inf, r)
 
@@ -73,8 +73,19 @@ def _lgamma_fwd(xp, self):
 # tiny input overflows to inf there.
 _lgamma = _unary("lgamma", _lgamma_fwd,
                  lambda xp, grad, self: grad * call(xp, _digamma, self), upcast="forward")
-_polygamma = defop("polygamma", lambda xp, self, n: _special(xp, "polygamma", n, self)
-                   if n else _special(xp, "psi", self),
+def _polygamma_fwd(xp, self, n):
+    """SciPy's polygamma in its own steps, ``(-1)^(n+1) n! zeta(n + 1, x)`` (psi at n = 0),
+    on the arrays' ufuncs: its Python function takes the arguments to host arrays."""
+    if not n:
+        return _special(xp, "psi", self)
+    sp = special_functions(xp)
+    if sp is None:  # pragma: no cover - exercised only without SciPy
+        return _special(xp, "polygamma", n, self)
+    coef = (-1.0) ** (n + 1) * sp.gamma(n + 1.0)
+    return xp.asarray(coef * sp.zeta(xp.asarray(n + 1), self), dtype=self.dtype)
+
+
+_polygamma = defop("polygamma", _polygamma_fwd,
                    vjp={"self": lambda xp, grad, self, n:
                         grad * call(xp, _polygamma, self, attrs=(n + 1,))},
                    promote=_S, to_float=True, jvp="elementwise")

@@ -7,7 +7,10 @@ import numpy
 from .._dtype import is_float
 from .. import _dtype, return_types
 from .._tensor import Tensor, wrap
+from ..backend import get_array_module
+from ..backend.functions import functions
 from ._registry import _pretty, register
+from .binary import where
 
 __all__ = ["histc", "histogram", "bincount", "cov", "corrcoef"]
 
@@ -26,23 +29,29 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
                            f"dimension 0")
     if min > max:
         raise RuntimeError("torch.histc: max must be larger than min")
+    xp = get_array_module(a)
     lo, hi = float(min), float(max)
-    if lo == hi and a.size:
-        lo, hi = float(a.min()), float(a.max())
-    if lo == hi:
+    if lo == hi and a.size:  # the data's range, as arrays (no values on meta)
+        lo, hi = a.min().astype(numpy.float64), a.max().astype(numpy.float64)
+        same = lo == hi
+        lo, hi = xp.where(same, lo - 1, lo), xp.where(same, hi + 1, hi)
+    elif lo == hi:
         lo, hi = lo - 1, hi + 1
-    return wrap(_linear_bins(a, bins, lo, hi).astype(a.dtype))
+    return wrap(_linear_bins(xp, a, bins, lo, hi).astype(a.dtype))
 
 
-def _linear_bins(a, bins, lo, hi):
+def _linear_bins(xp, a, bins, lo, hi):
     """Counts of ``a`` in ``bins`` equal bins over [lo, hi] as PyTorch's histc kernel bins
     them: ``(x - lo) * bins / (hi - lo)`` in the input's dtype, each step rounded (NumPy's
-    histogram, in float64, puts values near a bin edge into the other bin)."""
-    t = a.dtype.type
-    lo, hi = t(lo), t(hi)
-    a = a[(a >= lo) & (a <= hi)]
-    pos = numpy.floor(((a - lo) * bins / (hi - lo)).astype(numpy.float64)).astype(numpy.int64)
-    return numpy.bincount(numpy.minimum(pos, bins - 1), minlength=bins)
+    histogram, in float64, puts values near a bin edge into the other bin). Elements
+    outside count 0 in bin 0, so the counts' length needs no values."""
+    lo, hi = xp.asarray(lo).astype(a.dtype), xp.asarray(hi).astype(a.dtype)
+    inside = (a >= lo) & (a <= hi)
+    with numpy.errstate(invalid="ignore"):  # (a NaN range: nothing inside)
+        pos = xp.floor(((a - lo) * bins / (hi - lo)).astype(numpy.float64)).astype(numpy.int64)
+    pos = xp.where(inside, xp.minimum(pos, bins - 1), 0)
+    return functions(xp).bincount(pos.reshape(-1), inside.reshape(-1).astype(numpy.float64),
+                                  bins)
 
 
 @register
@@ -67,13 +76,19 @@ def bincount(input, weights=None, minlength=0):
     a = input._data
     if a.dtype.kind not in "iub":
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_pretty(a.dtype)}'")
-    if a.ndim != 1 or (a.size and a.min() < 0):
+    xp = get_array_module(a)
+    if a.ndim != 1 or functions(xp).any_true(a < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    if weights is None:
-        return wrap(numpy.bincount(a, minlength=minlength).astype(_INT64))
+    if weights is None:  # (the length is the largest value's: meta refuses, as PyTorch's)
+        return wrap(xp.bincount(a, minlength=minlength).astype(_INT64))
     w = weights._data
     dt = w.dtype if is_float(w.dtype) else numpy.dtype(numpy.float64)
-    return wrap(numpy.bincount(a, w, minlength=minlength).astype(dt))
+    return wrap(xp.bincount(a, w, minlength=minlength).astype(dt))
+
+
+def _few_degrees():
+    warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                  "than the number of observations.", UserWarning, stacklevel=3)
 
 
 @register
@@ -103,10 +118,13 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
             norm = w_sum - correction
         else:
             norm = w_sum - correction * (w * aweights).sum() / w_sum
-    norm_value = float(norm.item() if isinstance(norm, Tensor) else norm)
-    if norm_value <= 0:
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the number of observations.", UserWarning, stacklevel=2)
+    if isinstance(norm, Tensor):  # the weights' count: a value, none on meta
+        nonpositive = norm <= 0
+        if functions(get_array_module(nonpositive._data)).any_true(nonpositive._data):
+            _few_degrees()
+        norm = where(nonpositive, 0, norm)
+    elif norm <= 0:
+        _few_degrees()
         norm = 0
     x = x - avg.unsqueeze(1)
     c = x.mm((x if w is None else x * w).t())
