@@ -82,7 +82,7 @@ BFLOAT16 = """
     from ddp_prelude import DDP, make, mine, nn
     x, y = retrograd.randn(8, 5).to(bf), retrograd.randn(8, 3).to(bf)
 
-    def shard_grads(model, k):
+    def shard_grads(model, k, x=x, y=y):
         model.zero_grad()
         rows = slice(k * 8 // n, (k + 1) * 8 // n)
         nn.functional.mse_loss(model(x[rows]), y[rows]).backward()
@@ -108,6 +108,18 @@ BFLOAT16 = """
         for p, q in zip(ddp.parameters(), local.parameters(), strict=True):
             same_everywhere(p.detach())
             equal(p.detach(), q.detach())
+
+    # bf16_compress_hook on a float32 model: each rank's gradient rounded to bfloat16 and
+    # divided by n there, the sum rounded to bfloat16 once, then widened to float32
+    from retrograd.distributed.algorithms.ddp_comm_hooks import default_hooks
+    hooked, local = DDP(make(0).float(), bucket_cap_mb=0.0001), make(0).float()
+    hooked.register_comm_hook(None, default_hooks.bf16_compress_hook)
+    xf, yf = x.float(), y.float()
+    shards = [shard_grads(local, k, xf, yf) for k in range(n)]
+    nn.functional.mse_loss(hooked(xf[mine]), yf[mine]).backward()
+    for i, p in enumerate(hooked.parameters()):
+        e = sum((s[i].to(bf) / n).float() for s in shards).to(bf).float()
+        assert p.grad.dtype == retrograd.float32 and retrograd.equal(p.grad, e), (r, i)
     done()
 """
 
