@@ -244,3 +244,52 @@ def test_exact_ops_sum_their_gradients_in_float(torch, to_torch, dtype):
         assert str(actual.dtype) == str(expected.dtype)
         numpy.testing.assert_allclose(actual.float().numpy(), expected.float().numpy(),
                                       rtol=8e-3)
+
+
+def _second_order(T, make, x, dtype):
+    """``make``'s gradient with create_graph, and the gradient of its square's sum."""
+    t = T.tensor(x).to(getattr(T, dtype)).requires_grad_()
+    (g,) = T.autograd.grad(make(T, t).sum(), t, create_graph=True)
+    (gg,) = T.autograd.grad((g * g).sum(), t)
+    return g, gg
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name, make, shape", [
+    # std's rule rounds its steps to the low dtype (casts the facade lacked as methods)
+    ("std", lambda T, t: T.std(t, dim=1), (3, 4)),
+    ("std_all", lambda T, t: T.std(t) * t, (3, 4)),
+    # affine_grid's base grid is an attribute in theta's dtype, its rule computes in float32
+    ("affine_grid", lambda T, t: T.nn.functional.affine_grid(t, (2, 1, 3, 4), False) ** 2,
+     (2, 2, 3)),
+])
+def test_second_order_in_half_precision_as_torch(torch, name, make, shape, dtype):
+    x = numpy.random.default_rng(3).standard_normal(shape).astype(numpy.float32)
+    ours, theirs = _second_order(retrograd, make, x, dtype), _second_order(torch, make, x, dtype)
+    for a, b in zip(ours, theirs, strict=True):
+        assert str(a.dtype) == str(b.dtype) == f"torch.{dtype}"
+        numpy.testing.assert_allclose(a.detach().float().numpy(), b.detach().float().numpy(),
+                                      rtol=_GRAD_TOLS[0], atol=_GRAD_TOLS[1])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_lu_solve_second_order_in_half_precision(dtype):
+    """PyTorch refuses lu_solve in half precision; ours computes it in float32 (its rule's
+    permutation matrix, made in LU's dtype, joins the float32 values): against float64."""
+    rng = numpy.random.default_rng(0)
+    a = rng.standard_normal((3, 3)) + 3 * numpy.eye(3)
+    b = rng.standard_normal((3, 2))
+
+    def run(d):
+        LU, piv = retrograd.linalg.lu_factor(retrograd.tensor(a, dtype=d))
+        B = retrograd.tensor(b, dtype=d, requires_grad=True)
+        (g,) = retrograd.autograd.grad(retrograd.linalg.lu_solve(LU, piv, B).pow(2).sum(), B,
+                                       create_graph=True)
+        (gg,) = retrograd.autograd.grad(g.pow(2).sum(), B)
+        return g, gg
+
+    for half, wide in zip(run(getattr(retrograd, dtype)), run(retrograd.float64), strict=True):
+        assert half.dtype == getattr(retrograd, dtype)
+        numpy.testing.assert_allclose(half.detach().double().numpy(), wide.detach().numpy(),
+                                      rtol=_GRAD_TOLS[0], atol=_GRAD_TOLS[1])
