@@ -293,3 +293,41 @@ def test_lu_solve_second_order_in_half_precision(dtype):
         assert half.dtype == getattr(retrograd, dtype)
         numpy.testing.assert_allclose(half.detach().double().numpy(), wide.detach().numpy(),
                                       rtol=_GRAD_TOLS[0], atol=_GRAD_TOLS[1])
+
+
+_SCALAR_OPS = {
+    "add": lambda T, x, s: T.add(x, s), "sub": lambda T, x, s: T.sub(x, s),
+    "radd": lambda T, x, s: s + x, "rsub": lambda T, x, s: s - x,
+    "mul": lambda T, x, s: T.mul(x, s), "rmul": lambda T, x, s: s * x,
+    "div": lambda T, x, s: T.div(x, s), "rdiv": lambda T, x, s: s / x,
+    "div_trunc": lambda T, x, s: T.div(x, s, rounding_mode="trunc"),
+    "div_floor": lambda T, x, s: T.div(x, s, rounding_mode="floor"),
+    "remainder": lambda T, x, s: T.remainder(x, s), "fmod": lambda T, x, s: T.fmod(x, s),
+    "mul_": lambda T, x, s: x.clone().mul_(s), "div_": lambda T, x, s: x.clone().div_(s),
+    "add_": lambda T, x, s: x.clone().add_(s),
+}
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("scalar", ["number", "float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("name", list(_SCALAR_OPS))
+def test_half_tensor_with_a_scalar_as_torch(torch, dtype, scalar, name):
+    """A half tensor with a number or a 0-d tensor: PyTorch casts it to the half dtype
+    before computing in float32, except the second operand of mul and div (and div's
+    rounding modes), which their kernels read at its own value: bit for bit."""
+    rng = numpy.random.default_rng(zlib.crc32(f"{dtype}/{scalar}/{name}".encode()))
+    xs = rng.uniform(-4, 4, 64)
+    if name.startswith("div") or name in ("remainder", "fmod", "rdiv"):
+        xs = numpy.where(numpy.abs(xs) < 0.1, 0.5, xs)
+    for v in rng.uniform(-4, 4, 12):
+        v = float(v) if abs(v) > 0.1 else 0.75
+        outs = []
+        for T in (torch, retrograd):
+            x = T.tensor(xs).to(getattr(T, dtype))
+            s = v if scalar == "number" else T.tensor(v, dtype=getattr(T, scalar))
+            outs.append(_SCALAR_OPS[name](T, x, s))
+        ours, theirs = outs
+        assert str(ours.dtype) == str(theirs.dtype)
+        numpy.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy(),
+                                         err_msg=f"{name} with {v!r}")
