@@ -9,6 +9,7 @@ after a warm-up; ratios are retrograd / PyTorch from the same run.
 """
 
 import argparse
+import contextlib
 import gc
 import statistics
 import sys
@@ -134,15 +135,15 @@ def w3(T):
 
 
 # ---- w4: pre-LN transformer, 4 blocks, batch 32, seq 64, dim 192, Adam (hand-written) -----
-def w4(T):
+def w4(T, dtype="float32", amp=False):
     T.manual_seed(0)
     nn = T.nn
     layer = nn.TransformerEncoderLayer(192, 4, 4 * 192, dropout=0.0, batch_first=True,
                                        norm_first=True, activation="gelu")
     model = nn.Sequential(nn.TransformerEncoder(layer, 4, enable_nested_tensor=False),
-                          nn.LayerNorm(192), nn.Linear(192, 10))
+                          nn.LayerNorm(192), nn.Linear(192, 10)).to(getattr(T, dtype))
     rng = np.random.default_rng(0)
-    x = T.from_numpy(rng.standard_normal((32, 64, 192)).astype(np.float32))
+    x = T.from_numpy(rng.standard_normal((32, 64, 192)).astype(np.float32)).to(getattr(T, dtype))
     y = T.from_numpy(rng.integers(0, 10, (32, 64)))
     params = list(model.parameters())
     m = [T.zeros_like(p) for p in params]
@@ -151,8 +152,9 @@ def w4(T):
     lr, b1, b2, eps = 1e-3, 0.9, 0.999, 1e-8
 
     def step():
-        out = model(x)
-        loss = nn.functional.cross_entropy(out.reshape(-1, 10), y.reshape(-1))
+        with T.autocast("cpu", dtype=T.bfloat16) if amp else contextlib.nullcontext():
+            out = model(x)
+            loss = nn.functional.cross_entropy(out.reshape(-1, 10), y.reshape(-1))
         loss.backward()
         state["t"] += 1
         t = state["t"]
@@ -191,6 +193,10 @@ WORKLOADS = {
                 "foreach=True", "ms/step", 1e3),
     "w3": (w3, "CNN b64 3x32x32, 2x(conv3x3+ReLU+maxpool), linear, SGD", "ms/step", 1e3),
     "w4": (w4, "pre-LN transformer 4 blocks b32 seq64 d192, Adam", "ms/step", 1e3),
+    # parameters, activations, gradients and Adam's moments all in bfloat16
+    "w4-bf16": (lambda T: w4(T, "bfloat16"), "w4 in bfloat16", "ms/step", 1e3),
+    # float32 parameters and Adam, the forward under CPU autocast to bfloat16
+    "w4-amp": (lambda T: w4(T, amp=True), "w4 under bfloat16 autocast", "ms/step", 1e3),
 }
 
 

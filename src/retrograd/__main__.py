@@ -8,6 +8,7 @@ _USAGE = """usage: python -m retrograd {run,demo,memory-viz,plan} [options]
               script, unchanged, with `import torch` giving retrograd (run -h: details)
   demo        seed 000 on the CPU: 3 steps with the usual loop, 3 with the optimizer
               fused into backward; memory snapshots, an HTML report and a peak table
+              (--dtype bfloat16: those in bfloat16, beside the usual loop in float32)
   memory-viz  SNAPSHOT.pickle -o timeline.html: the offline memory timeline page
   plan        --model vit_b_16 --batch 8 --budget 1.5GiB: the fastest plan that fits a
               memory budget, predicted on meta, verified on real steps, HTML report

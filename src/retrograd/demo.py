@@ -10,6 +10,10 @@ end of backward or in the step, with every gradient alive: about P + G + 2P. Fus
 gradient outlives its update, and the peak moves to the start of backward, where the
 activations A are alive: about P + 2P + A. The saving is G less what the activations
 add at the new peak (the tutorial's observation too).
+
+With ``--dtype bfloat16`` the model, the images and so the activations, gradients and
+Adam's state are bfloat16 (half of every category's bytes), and a usual-loop run in
+float32 beside them shows what the lower precision saves.
 """
 
 import argparse
@@ -19,13 +23,14 @@ import pickle
 import sys
 import time
 
-from . import memory, models, optim
+from . import _dtype, memory, models, optim
 from ._creation import rand
 from ._random import manual_seed
 from .memory import viz
 
 _MODELS = ("vit_b_16", "vit_l_16", "vit_tiny")
 _ROWS = ("parameter", "gradient", "optimizer_state", "activation", "other")
+_DTYPES = ("float32", "bfloat16")
 
 
 class _Progress:
@@ -59,7 +64,7 @@ def _blocks(model):
     return list(model.encoder.layers) if hasattr(model, "encoder") else [model]
 
 
-def _train_step(model, optimizer, image_size, progress):
+def _train_step(model, optimizer, image_size, progress, dtype):
     """The tutorial's ``train``: a fake image, forward, ``.sum().backward()``, step."""
     handles = []
 
@@ -71,7 +76,7 @@ def _train_step(model, optimizer, image_size, progress):
     for block in _blocks(model):
         handles.append(block.register_forward_hook(forward_tick))
     try:
-        fake_image = rand(1, 3, image_size, image_size)
+        fake_image = rand(1, 3, image_size, image_size, dtype=dtype)
         loss = model.forward(fake_image)
         loss.sum().backward()
         optimizer.step()
@@ -83,14 +88,16 @@ def _train_step(model, optimizer, image_size, progress):
 
 
 def _run(label, model, optimizer, steps, image_size, exact):
-    """``steps`` training steps with memory history recorded; the snapshot and stats."""
+    """``steps`` training steps with memory history recorded, in the model's dtype; the
+    snapshot and stats."""
+    dtype = next(model.parameters()).dtype
     gc.collect()
     memory._record_memory_history(clear_history=True, exact=exact)
     memory.reset_peak_memory_stats()
     per_step = 2 * len(_blocks(model)) + 1
     for i in range(steps):
         progress = _Progress(f"{label}, step {i + 1}/{steps}", per_step)
-        _train_step(model, optimizer, image_size, progress)
+        _train_step(model, optimizer, image_size, progress, dtype)
     snapshot = memory._snapshot()
     stats = memory.memory_stats()
     memory._record_memory_history(None)
@@ -116,6 +123,10 @@ def _table(results, grad_bytes, exact):
     act = results[1][2]["allocated_bytes.activation.at_peak"]
     lines.append(f"  the fused peak holds {_fmt(act)} of activations: saving = gradients "
                  f"- what the activations add at the new peak")
+    if len(results) > 2:  # a lower-precision run beside float32's usual loop
+        saved = peaks[2] - peaks[0]
+        lines.append(f"  {names[0].split(', ')[1]} saved {_fmt(saved)} of the usual loop's "
+                     f"float32 peak ({100 * saved / peaks[2]:.1f}%)")
     return "\n".join(lines)
 
 
@@ -137,6 +148,9 @@ def main(argv=None):
     ap.add_argument("--exact", action="store_true",
                     help="also book kernel temporaries (the optimizer's intermediates); "
                          "slower")
+    ap.add_argument("--dtype", default="float32", choices=_DTYPES,
+                    help="the model's and the images' dtype (default float32); bfloat16 "
+                         "also runs the usual loop in float32, to show what it saves")
     args = ap.parse_args(argv)
     if args.steps < 1:
         ap.error("--steps must be at least 1")
@@ -147,36 +161,51 @@ def main(argv=None):
     memory._record_memory_history(enabled="state")  # the parameters' stacks, for the report
     model = getattr(models, args.model)(weights=None, **kwargs)
     image_size = model.image_size
+    dtype = getattr(_dtype, args.dtype)
     params = list(model.parameters())
-    P = sum(p._data.nbytes for p in params)
+    P = sum(p.numel() for p in params) * dtype.itemsize
+    low = f" in {args.dtype}" if dtype is not _dtype.float32 else ""
     print(f"{args.model}: {sum(p.numel() for p in params) / 1e6:.1f}M parameters "
-          f"({_fmt(P)}), Adam, fake {image_size}x{image_size} images, batch 1; "
+          f"({_fmt(P)}{low}), Adam, fake {image_size}x{image_size} images, batch 1; "
           f"{args.steps} steps each way")
 
+    runs = []  # (column, page title, (snapshot, stats))
+    if low:
+        optimizer = optim.Adam(model.parameters())
+        runs.append(("usual, float32", "usual loop in float32",
+                     _run("usual loop, float32", model, optimizer, args.steps, image_size,
+                          args.exact)))
+        del optimizer
+        model.to(dtype)
+    usual, fused = (f"usual, {args.dtype}", f"fused, {args.dtype}") if low else \
+        ("usual loop", "fused into backward")
     optimizer = optim.Adam(model.parameters())
-    usual = _run("usual loop", model, optimizer, args.steps, image_size, args.exact)
+    runs.insert(0, (usual, f"usual loop{low}: step() after backward",
+                    _run(f"usual loop{low}", model, optimizer, args.steps, image_size,
+                         args.exact)))
     del optimizer  # as the tutorial: a clean slate for the second run
     optimizer = optim.Adam(model.parameters())
     handle = optim.fuse_into_backward(optimizer)
-    fused = _run("optimizer fused into backward", model, optimizer, args.steps, image_size,
-                 args.exact)
+    runs.insert(1, (fused, f"optimizer fused into backward{low}",
+                    _run(f"fused into backward, {args.dtype}" if low else
+                         "optimizer fused into backward", model, optimizer, args.steps,
+                         image_size, args.exact)))
     handle.remove()
 
     paths = []
-    for name, (snap, _) in (("snapshot.pickle", usual), ("snapshot-opt-in-bwd.pickle", fused)):
+    names = ("snapshot.pickle", "snapshot-opt-in-bwd.pickle", "snapshot-float32.pickle")
+    for name, (_, _, (snap, _)) in zip(names, runs, strict=False):
         path = os.path.join(args.out, name)
         with open(path, "wb") as f:
             pickle.dump(snap, f, protocol=pickle.HIGHEST_PROTOCOL)
         paths.append(path)
     report = os.path.join(args.out, "memory-report.html")
-    viz.write_html(report, [("usual loop: step() after backward", usual[0]),
-                            ("optimizer fused into backward", fused[0])],
-                   page_title=f"retrograd demo: {args.model} + Adam, memory by category")
-    results = [("usual loop", *usual), ("fused into backward", *fused)]
+    viz.write_html(report, [(title, snap) for _, title, (snap, _) in runs],
+                   page_title=f"retrograd demo: {args.model} + Adam{low}, memory by category")
     print()
-    print(_table(results, P, args.exact))
+    print(_table([(column, *run) for column, _, run in runs], P, args.exact))
     print()
-    print(f"snapshots: {paths[0]}, {paths[1]} (PyTorch's snapshot layout)")
+    print(f"snapshots: {', '.join(paths)} (PyTorch's snapshot layout)")
     print(f"report:    {report}")
     print(f"done in {time.perf_counter() - t0:.0f}s")
     memory.stop_accounting()

@@ -1,7 +1,8 @@
 """Run one op-database entry on the emulated CUDA device and compare with the CPU.
 
-Shared by the test and by ``python tests/device/emulated_run.py`` (a pass/fail table).
-Each sample (float64 where the entry has it) runs forward on the CPU and on ``cuda``
+Shared by the test and by ``python tests/device/emulated_run.py`` (a pass/fail table;
+``--bfloat16``: in bfloat16). Each sample (float64 where the entry has it, or bfloat16
+for the entries PyTorch runs in float32) runs forward on the CPU and on ``cuda``
 (the CuPy-shaped emulator); values must be equal, outputs must live on the device (a
 sample the CPU refuses must be refused alike), and, for differentiable entries, the
 gradients of a random cotangent must be equal and live where their leaves do.
@@ -13,6 +14,7 @@ import pathlib
 import traceback
 import zlib
 
+import ml_dtypes
 import numpy
 
 import retrograd
@@ -37,9 +39,18 @@ def _dtype(op):
     return op.dtypes[0]
 
 
-def _samples(op, requires_grad):
-    reseed(zlib.crc32(f"{op.id}/emulated/{requires_grad}".encode()))
-    return list(op.sample_inputs(_dtype(op), requires_grad))
+def low_precision(op):
+    """Whether ``op`` runs in bfloat16: PyTorch's float32 entries (the half-precision
+    policy's: they compute in float32 and round once, on any device)."""
+    return "float32" in op.dtypes
+
+
+def _samples(op, requires_grad, dtype):
+    if dtype is None:
+        reseed(zlib.crc32(f"{op.id}/emulated/{requires_grad}".encode()))
+        return list(op.sample_inputs(_dtype(op), requires_grad))
+    reseed(zlib.crc32(f"{op.id}/emulated/{dtype}/{requires_grad}".encode()))
+    return list(op.sample_inputs(dtype, requires_grad))
 
 
 def _map(obj, fn):
@@ -90,17 +101,23 @@ def _same(a, b, what):
     x, y = _host(a), _host(b)
     if x.shape != y.shape or x.dtype != y.dtype:
         raise AssertionError(f"{what}: {x.shape} {x.dtype} vs {y.shape} {y.dtype}")
-    numpy.testing.assert_allclose(y, x, rtol=1e-12, atol=1e-12, equal_nan=True, err_msg=what)
+    tol = 1e-12
+    if x.dtype in (numpy.float16, retrograd.bfloat16.np):  # one unit in the last place: a
+        # kernel of the other device sums in float32 in another order, then rounds
+        tol = float(ml_dtypes.finfo(x.dtype).eps)
+        x, y = x.astype(numpy.float32), y.astype(numpy.float32)
+    numpy.testing.assert_allclose(y, x, rtol=tol, atol=tol, equal_nan=True, err_msg=what)
 
 
-def run(op, order=1):
+def run(op, order=1, dtype=None):
     """Compare every sample of ``op`` on the two devices; raise on the first difference.
     ``order=2``: the gradients are taken with ``create_graph=True`` (the rules then run
-    on the differentiable facade's device Tensors) and differentiated once more."""
+    on the differentiable facade's device Tensors) and differentiated once more.
+    ``dtype``: the samples' dtype (a name) instead of the entry's widest."""
     grad = op.supports_grad
-    cpu_samples, dev_samples = _samples(op, grad), None
+    cpu_samples, dev_samples = _samples(op, grad, dtype), None
     with emulating():
-        dev_samples = [_map(s, lambda t: t) for s in _samples(op, grad)]
+        dev_samples = [_map(s, lambda t: t) for s in _samples(op, grad, dtype)]
         for k, (s, d) in enumerate(zip(cpu_samples, dev_samples, strict=True)):
             s = _Sample(*_map((s.input, s.args, s.kwargs), _copier("cpu")))
             d_in, d_args, d_kwargs = _map((d.input, d.args, d.kwargs), _copier("cuda"))
@@ -135,12 +152,12 @@ def run(op, order=1):
 
 def _grads(outs, d_outs, leaves, d_leaves, rng, what, create_graph):
     """The gradients of a random cotangent of ``outs`` on the CPU and of ``d_outs`` on the
-    device, compared."""
-    cots = [rng.standard_normal(o.shape) for o in outs]
-    g = retrograd.autograd.grad(outs, leaves, [retrograd.tensor(c) for c in cots],
+    device, compared (a low-precision output's cotangent in its dtype)."""
+    cots = [(rng.standard_normal(o.shape), o.dtype if o.dtype in _LOW else None) for o in outs]
+    g = retrograd.autograd.grad(outs, leaves, [retrograd.tensor(c, dtype=d) for c, d in cots],
                                 allow_unused=True, create_graph=create_graph)
     dg = retrograd.autograd.grad(d_outs, d_leaves,
-                                 [retrograd.tensor(c, device="cuda") for c in cots],
+                                 [retrograd.tensor(c, dtype=d, device="cuda") for c, d in cots],
                                  allow_unused=True, create_graph=create_graph)
     for j, (a, b) in enumerate(zip(g, dg, strict=True)):
         if (a is None) != (b is None):
@@ -148,6 +165,9 @@ def _grads(outs, d_outs, leaves, d_leaves, rng, what, create_graph):
         if a is not None:
             _same(a, b, f"{what} {j}")
     return g, dg
+
+
+_LOW = (retrograd.float16, retrograd.bfloat16)
 
 
 def _same_error(e, fn, args, kwargs, what):
@@ -182,11 +202,11 @@ _SHORT = {"Implicit conversion to a NumPy array": "implicit copy to the host",
           "can't convert cuda": "a device tensor read as NumPy"}
 
 
-def outcome(op, order=1):
+def outcome(op, order=1, dtype=None):
     """None when ``op`` runs alike on both devices, else the first failure in one line:
     where in retrograd it happened, and the exception."""
     try:
-        run(op, order)
+        run(op, order, dtype)
     except Exception as e:  # noqa: BLE001 - the table reports every kind of failure
         frames = [f for f in traceback.extract_tb(e.__traceback__)
                   if "/retrograd/" in f.filename and "/backend/emulated" not in f.filename]

@@ -244,3 +244,90 @@ def test_exact_ops_sum_their_gradients_in_float(torch, to_torch, dtype):
         assert str(actual.dtype) == str(expected.dtype)
         numpy.testing.assert_allclose(actual.float().numpy(), expected.float().numpy(),
                                       rtol=8e-3)
+
+
+def _second_order(T, make, x, dtype):
+    """``make``'s gradient with create_graph, and the gradient of its square's sum."""
+    t = T.tensor(x).to(getattr(T, dtype)).requires_grad_()
+    (g,) = T.autograd.grad(make(T, t).sum(), t, create_graph=True)
+    (gg,) = T.autograd.grad((g * g).sum(), t)
+    return g, gg
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name, make, shape", [
+    # std's rule rounds its steps to the low dtype (casts the facade lacked as methods)
+    ("std", lambda T, t: T.std(t, dim=1), (3, 4)),
+    ("std_all", lambda T, t: T.std(t) * t, (3, 4)),
+    # affine_grid's base grid is an attribute in theta's dtype, its rule computes in float32
+    ("affine_grid", lambda T, t: T.nn.functional.affine_grid(t, (2, 1, 3, 4), False) ** 2,
+     (2, 2, 3)),
+])
+def test_second_order_in_half_precision_as_torch(torch, name, make, shape, dtype):
+    x = numpy.random.default_rng(3).standard_normal(shape).astype(numpy.float32)
+    ours, theirs = _second_order(retrograd, make, x, dtype), _second_order(torch, make, x, dtype)
+    for a, b in zip(ours, theirs, strict=True):
+        assert str(a.dtype) == str(b.dtype) == f"torch.{dtype}"
+        numpy.testing.assert_allclose(a.detach().float().numpy(), b.detach().float().numpy(),
+                                      rtol=_GRAD_TOLS[0], atol=_GRAD_TOLS[1])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_lu_solve_second_order_in_half_precision(dtype):
+    """PyTorch refuses lu_solve in half precision; ours computes it in float32 (its rule's
+    permutation matrix, made in LU's dtype, joins the float32 values): against float64."""
+    rng = numpy.random.default_rng(0)
+    a = rng.standard_normal((3, 3)) + 3 * numpy.eye(3)
+    b = rng.standard_normal((3, 2))
+
+    def run(d):
+        LU, piv = retrograd.linalg.lu_factor(retrograd.tensor(a, dtype=d))
+        B = retrograd.tensor(b, dtype=d, requires_grad=True)
+        (g,) = retrograd.autograd.grad(retrograd.linalg.lu_solve(LU, piv, B).pow(2).sum(), B,
+                                       create_graph=True)
+        (gg,) = retrograd.autograd.grad(g.pow(2).sum(), B)
+        return g, gg
+
+    for half, wide in zip(run(getattr(retrograd, dtype)), run(retrograd.float64), strict=True):
+        assert half.dtype == getattr(retrograd, dtype)
+        numpy.testing.assert_allclose(half.detach().double().numpy(), wide.detach().numpy(),
+                                      rtol=_GRAD_TOLS[0], atol=_GRAD_TOLS[1])
+
+
+_SCALAR_OPS = {
+    "add": lambda T, x, s: T.add(x, s), "sub": lambda T, x, s: T.sub(x, s),
+    "radd": lambda T, x, s: s + x, "rsub": lambda T, x, s: s - x,
+    "mul": lambda T, x, s: T.mul(x, s), "rmul": lambda T, x, s: s * x,
+    "div": lambda T, x, s: T.div(x, s), "rdiv": lambda T, x, s: s / x,
+    "div_trunc": lambda T, x, s: T.div(x, s, rounding_mode="trunc"),
+    "div_floor": lambda T, x, s: T.div(x, s, rounding_mode="floor"),
+    "remainder": lambda T, x, s: T.remainder(x, s), "fmod": lambda T, x, s: T.fmod(x, s),
+    "mul_": lambda T, x, s: x.clone().mul_(s), "div_": lambda T, x, s: x.clone().div_(s),
+    "add_": lambda T, x, s: x.clone().add_(s),
+}
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("scalar", ["number", "float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("name", list(_SCALAR_OPS))
+def test_half_tensor_with_a_scalar_as_torch(torch, dtype, scalar, name):
+    """A half tensor with a number or a 0-d tensor: PyTorch casts it to the half dtype
+    before computing in float32, except the second operand of mul and div (and div's
+    rounding modes), which their kernels read at its own value: bit for bit."""
+    rng = numpy.random.default_rng(zlib.crc32(f"{dtype}/{scalar}/{name}".encode()))
+    xs = rng.uniform(-4, 4, 64)
+    if name.startswith("div") or name in ("remainder", "fmod", "rdiv"):
+        xs = numpy.where(numpy.abs(xs) < 0.1, 0.5, xs)
+    for v in rng.uniform(-4, 4, 12):
+        v = float(v) if abs(v) > 0.1 else 0.75
+        outs = []
+        for T in (torch, retrograd):
+            x = T.tensor(xs).to(getattr(T, dtype))
+            s = v if scalar == "number" else T.tensor(v, dtype=getattr(T, scalar))
+            outs.append(_SCALAR_OPS[name](T, x, s))
+        ours, theirs = outs
+        assert str(ours.dtype) == str(theirs.dtype)
+        numpy.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy(),
+                                         err_msg=f"{name} with {v!r}")

@@ -5,12 +5,17 @@ In-place semantics are PyTorch's: ``all_reduce``, ``broadcast`` and the outputs 
 gathers write into the given tensors' memory, whether or not they require grad, without
 recording anything for autograd. A non-contiguous tensor goes through a contiguous copy
 that is written back when the operation completes.
+
+MPI has no bfloat16: its tensors travel as their 16-bit patterns, and reductions run on
+float32 copies rounded once at the end (gloo adds bfloat16 pairwise, rounding every sum:
+see docs/deviations.md), so they equal the same reduction computed in one process.
 """
 
 import pickle
 
 import numpy
 
+from .._dtype import bfloat16, kind_of
 from .._tensor import Tensor
 from ..autograd.node import _LEGACY
 from ._mpi import mpi
@@ -99,9 +104,17 @@ def _describe(fingerprint):
 
 # ---- buffers --------------------------------------------------------------------------
 
+_BFLOAT16 = bfloat16.np
+
+
+def _wire(a):
+    """``a`` as MPI can move it: a bfloat16 array as its bit patterns (same memory)."""
+    return a.view(numpy.uint16) if a.dtype is _BFLOAT16 else a
+
+
 def _send(t):
     """The tensor's data as a contiguous array MPI reads."""
-    return numpy.ascontiguousarray(t._data)
+    return _wire(numpy.ascontiguousarray(t._data))
 
 
 def _recv(t, keep):
@@ -109,8 +122,27 @@ def _recv(t, keep):
     (``keep``: the copy starts with the tensor's values, for in-place reductions)."""
     a = t._data
     if a.flags.c_contiguous and a.flags.writeable:
-        return a, None
+        return _wire(a), None
     buf = numpy.array(a, order="C") if keep else numpy.empty(a.shape, a.dtype)
+
+    def write_back():
+        a[...] = buf
+
+    return _wire(buf), write_back
+
+
+def _reduce_send(a):
+    """An array MPI reduces from: bfloat16 widened to float32, which MPI can add."""
+    return a.astype(numpy.float32) if a.dtype is _BFLOAT16 else numpy.ascontiguousarray(a)
+
+
+def _reduce_recv(t, keep):
+    """``_recv`` for a reduction's result: a bfloat16 tensor's is a float32 array, rounded
+    into the tensor when the operation completes."""
+    a = t._data
+    if a.dtype is not _BFLOAT16:
+        return _recv(t, keep)
+    buf = a.astype(numpy.float32) if keep else numpy.empty(a.shape, numpy.float32)
 
     def write_back():
         a[...] = buf
@@ -136,7 +168,7 @@ def _mpi_op(op, t, name):
     if not isinstance(op, ReduceOp.RedOpType):
         raise TypeError(f"{name}(): op must be a ReduceOp, got {op!r}")
     MPI = mpi()
-    kind = t._data.dtype.kind
+    kind = kind_of(t._data.dtype)
     if op is ReduceOp.AVG and kind not in "fc":
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_LEGACY[t._data.dtype.name]}")
@@ -179,7 +211,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     if g is None:
         return None
     mop = _mpi_op(op, tensor, "all_reduce")
-    buf, back = _recv(tensor, keep=True)
+    buf, back = _reduce_recv(tensor, keep=True)
     _same_call(g, "all_reduce", tensor)
     req = g.comm.Iallreduce(mpi().IN_PLACE, buf, op=mop)
     work = Work(g, "all_reduce", [req], _then(_average(op, buf, g.size()), back), [tensor])
@@ -196,11 +228,12 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     mop = _mpi_op(op, tensor, "reduce")
     _same_call(g, "reduce", tensor)
     if g.rank() == root:
-        buf, back = _recv(tensor, keep=True)
+        buf, back = _reduce_recv(tensor, keep=True)
         req = g.comm.Ireduce(mpi().IN_PLACE, buf, op=mop, root=root)
         finish = _then(_average(op, buf, g.size()), back)
     else:
-        req, finish = g.comm.Ireduce(_send(tensor), None, op=mop, root=root), None
+        req = g.comm.Ireduce(_reduce_send(tensor._data), None, op=mop, root=root)
+        finish = None
     return _started(Work(g, "reduce", [req], finish, [tensor]), async_op)
 
 
@@ -215,8 +248,8 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     _check_dtypes([output, *input_list])
     _check_shapes("reduce_scatter", input_list, output.shape)
     mop = _mpi_op(op, output, "reduce_scatter")
-    send = numpy.stack([t._data for t in input_list])
-    buf, back = _recv(output, keep=False)
+    send = _reduce_send(numpy.stack([t._data for t in input_list]))
+    buf, back = _reduce_recv(output, keep=False)
     _same_call(g, "reduce_scatter", output)
     req = g.comm.Ireduce_scatter_block(send, buf, op=mop)
     work = Work(g, "reduce_scatter", [req], _then(_average(op, buf, g.size()), back), [output])
@@ -236,9 +269,10 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
                          f"({g.size()}) times the output's size: got input "
                          f"{tuple(input.shape)}, output {tuple(output.shape)}")
     mop = _mpi_op(op, output, "reduce_scatter_tensor")
-    buf, back = _recv(output, keep=False)
+    buf, back = _reduce_recv(output, keep=False)
     _same_call(g, "reduce_scatter_tensor", output)
-    req = g.comm.Ireduce_scatter_block(_send(input).reshape(-1), buf.reshape(-1), op=mop)
+    req = g.comm.Ireduce_scatter_block(_reduce_send(input._data).reshape(-1), buf.reshape(-1),
+                                       op=mop)
     work = Work(g, "reduce_scatter_tensor", [req],
                 _then(_average(op, buf, g.size()), back), [output])
     return _started(work, async_op)
@@ -279,7 +313,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     _check_shapes("all_gather", tensor_list, tensor.shape)
     recv = numpy.empty((g.size(), *tensor.shape), tensor._data.dtype)
     _same_call(g, "all_gather", tensor)
-    req = g.comm.Iallgather(_send(tensor), recv)
+    req = g.comm.Iallgather(_send(tensor), _wire(recv))
     return _started(Work(g, "all_gather", [req], _copy_slots(tensor_list, recv), tensor_list),
                     async_op)
 
@@ -332,7 +366,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     else:
         recv, finish = None, None
     _same_call(g, "gather", tensor)
-    req = g.comm.Igather(_send(tensor), recv, root=root)
+    req = g.comm.Igather(_send(tensor), recv if recv is None else _wire(recv), root=root)
     return _started(Work(g, "gather", [req], finish, gather_list or []), async_op)
 
 
@@ -345,7 +379,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     root = _root(g, src, group_src, "src")
     if _root_list(g, root, scatter_list, "scatter_list", "scatter", "input tensor", "source",
                   tensor):
-        send = numpy.stack([t._data for t in scatter_list])
+        send = _wire(numpy.stack([t._data for t in scatter_list]))
     else:
         send = None
     buf, back = _recv(tensor, keep=False)
@@ -369,7 +403,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     send_counts = [t.numel() for t in input_tensor_list]
     recv_counts = [t.numel() for t in output_tensor_list]
     recv = numpy.empty(sum(recv_counts), send.dtype)
-    req = g.comm.Ialltoallv([send, send_counts], [recv, recv_counts])
+    req = g.comm.Ialltoallv([_wire(send), send_counts], [_wire(recv), recv_counts])
     parts = numpy.split(recv, numpy.cumsum(recv_counts)[:-1])
     return _started(Work(g, "all_to_all", [req], _copy_slots(output_tensor_list, parts),
                          output_tensor_list), async_op)

@@ -151,7 +151,7 @@ class OpDef:
                  "promote", "to_float", "view", "differentiable", "nondiff_outputs",
                  "saved_names", "_save_plan", "_rules", "_has_grads", "edges",
                  "edge_mask", "unary", "wants_strides", "into", "batched", "upcast",
-                 "upcast_rules", "dtype_attr")
+                 "upcast_rules", "dtype_attr", "scalar_other")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -163,7 +163,7 @@ def _camel(name):
 
 def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=("result",),
           scalars=(), into=None, batched=None, promote=None, to_float=False, view=False,
-          nondiff_outputs=(), upcast=True):
+          nondiff_outputs=(), upcast=True, scalar_other=False):
     """Declare an op; see the module docstring for the conventions.
 
     node:      the grad_fn class name (default ``<Name>Backward0``).
@@ -183,6 +183,12 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
                kernel and PyTorch's backward is a composite of half ops (its rules then see
                the rounded values they compare with ``result``). Views never upcast; nor does a
                call given a ``dtype`` attribute (``sum(dtype=...)`` computes in that dtype).
+               A number among the promoted inputs of an upcast op is rounded to a half
+               result's dtype first, as PyTorch casts it to the common dtype (``x + 0.1``
+               adds bfloat16's 0.1), and a 0-d tensor of another dtype with it, except:
+    scalar_other: the second input, a number or a 0-d tensor, enters a half op's float32
+               compute at its own value (PyTorch's mul and div kernels read such a CPU
+               scalar in the compute type: ``x * 0.1`` multiplies by float32's 0.1).
     """
     op = OpDef()
     op.name = name
@@ -212,6 +218,7 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
     op.upcast = bool(upcast) and not view
     op.upcast_rules = upcast is True and not view  # vjp and jvp rules too
     op.dtype_attr = op.attrs.index("dtype") if "dtype" in op.attrs else None
+    op.scalar_other = 1 if scalar_other else None
     # Names a rule may ask for, and where the engine finds them (see OpNode.apply).
     saveable = set(op.inputs) | set(op.outputs)
     saved, rules = [], []
@@ -327,7 +334,11 @@ def _promote(op, values, arrays):
         a = arrays[i]
         if isinstance(values[i], Tensor):
             if a.dtype != target:
-                arrays[i] = a.astype(target)
+                if i == op.scalar_other and a.ndim == 0 and target in LOW:
+                    target_i = OPMATH[target]  # read at its own value (see defop)
+                    arrays[i] = a if a.dtype == target_i else a.astype(target_i)
+                else:
+                    arrays[i] = a.astype(target)
         elif isinstance(a, numpy.generic):  # NumPy scalars are weak, like Python numbers
             arrays[i] = a.item()
     return arrays
@@ -389,12 +400,29 @@ def _inputs(op, values, attrs):
     if low:  # the float32 path pays the one identity check above
         low = None
         if op.upcast and (op.dtype_attr is None or attrs[op.dtype_attr] is None):
+            if op.promote is not None:
+                arrays = _half_numbers(op, arrays)
             up = opmath_arrays(arrays)
             if up is not None:
                 arrays, low = up
         elif not op.upcast:
             arrays = _bfloat16_numbers(arrays)
     return arrays, xp or numpy, grad, low
+
+
+def _half_numbers(op, arrays):
+    """The numbers among ``op``'s promoted inputs rounded to a half result's dtype, as
+    PyTorch's kernels see them (see ``defop``'s ``scalar_other``)."""
+    low = next((arrays[i].dtype for i in op.promote
+                if getattr(arrays[i], "dtype", None) in LOW), None)
+    if low is None:
+        return arrays
+    arrays = list(arrays)
+    for i in op.promote:
+        a = arrays[i]
+        if (type(a) is float or type(a) is int) and i != op.scalar_other:
+            arrays[i] = float(low.type(a))
+    return arrays
 
 
 def _bfloat16_numbers(arrays):

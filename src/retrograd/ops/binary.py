@@ -132,7 +132,7 @@ _mul = defop("mul", lambda xp, self, other: self * other,
              vjp={"self": lambda xp, grad, other: _times(xp, grad, other),
                   "other": lambda xp, grad, self: _times(xp, grad, self)},
              promote=_BOTH, into=lambda xp, out, self, other: xp.multiply(self, other, out=out),
-             jvp="elementwise", upcast="forward")
+             jvp="elementwise", upcast="forward", scalar_other=True)
 def _div_other_rule(xp, grad, self, other):
     """PyTorch's ``-grad * ((self / other) / other)``, each step rounded to the result's
     dtype (so float16 overflows where PyTorch's does)."""
@@ -146,7 +146,7 @@ _div = defop("div", lambda xp, self, other: self / other,
                   "other": _div_other_rule},
              promote=_BOTH, to_float=True,
              into=lambda xp, out, self, other: xp.divide(self, other, out=out), jvp="elementwise",
-             upcast="forward")
+             upcast="forward", scalar_other=True)
 def _div_rounding_fwd(xp, self, other, rounding_mode):
     self, other = _kernel(f"div_{rounding_mode}_cpu", self, other)
     if rounding_mode == "floor":
@@ -160,12 +160,12 @@ _div_rounding = defop(
     _div_rounding_fwd,
     vjp={"self": lambda xp, grad: xp.zeros_like(grad),
          "other": lambda xp, grad: xp.zeros_like(grad)},
-    promote=_BOTH, node="DivBackward2", jvp="elementwise")
+    promote=_BOTH, node="DivBackward2", jvp="elementwise", scalar_other=True)
 _floor_divide = defop("floor_divide",
                       lambda xp, self, other: _div_rounding_fwd(xp, self, other, "floor"),
                       vjp={"self": _no_derivative("floor_divide"),
                            "other": _no_derivative("floor_divide")},
-                      promote=_BOTH, node=_NYI, jvp="elementwise")
+                      promote=_BOTH, node=_NYI, jvp="elementwise", scalar_other=True)
 
 
 def _in_result_dtype(xp, grad, *arrays):

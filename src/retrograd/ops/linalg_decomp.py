@@ -946,7 +946,11 @@ def _lu_solve_grad_LU(xp, grad, LU, result, P, left, adjoint):
 
 
 def _perm_const(xp, P, like):
-    return wrap(P) if isinstance(like, Tensor) else P
+    """The permutation matrix (an attribute, made in LU's dtype) as the rule's values are:
+    a Tensor on the facade, in ``like``'s dtype (a low-precision LU's rules compute in
+    float32, where its 0s and 1s are exact)."""
+    P = wrap(P) if isinstance(like, Tensor) else P
+    return P if P.dtype == like.dtype else xp.astype(P, like.dtype)
 
 
 _lu_solve = defop("linalg_lu_solve", lambda xp, LU, B, P, left, adjoint:

@@ -475,8 +475,9 @@ def _var_rule(xp, grad, self, dim, correction, keepdim):
     n = _count(self.shape, _all_dims(self, dim))
     half = is_low(self.dtype)
     if half:  # std's rule runs in float16 as PyTorch's half ops: sum, then div_ by n
-        mean = (xp.sum(self, axis=dim, keepdims=True, dtype=numpy.float32)
-                .astype(self.dtype).astype(numpy.float32) / n).astype(self.dtype)
+        total = xp.astype(xp.sum(self, axis=dim, keepdims=True, dtype=numpy.float32),
+                          self.dtype)
+        mean = xp.astype(xp.astype(total, numpy.float32) / n, self.dtype)
     else:
         mean = xp.sum(self, axis=dim, keepdims=True) / n
     grad = _unreduce(xp, grad, dim, keepdim)
@@ -484,7 +485,7 @@ def _var_rule(xp, grad, self, dim, correction, keepdim):
         return grad * xp.where(self == mean, math.nan, math.inf)
     factor = 2 / (n - correction) if n != correction else math.inf
     if half:  # a Python number times float16 is taken in float32 (mul_kernel's opmath)
-        return (factor * grad.astype(numpy.float32)).astype(self.dtype) * (self - mean)
+        return xp.astype(factor * xp.astype(grad, numpy.float32), self.dtype) * (self - mean)
     return factor * grad * (self - mean)
 
 

@@ -41,21 +41,23 @@ def _base_grid(spatial, align_corners, dtype):
     return numpy.stack(cols, axis=1)
 
 
-def _const(xp, a):
+def _const(xp, a, like):
     """The host base grid as the rule's values are: on their device, a Tensor on the
-    facade."""
-    return functions(xp).constant(a)
+    facade, in ``like``'s dtype (a low-precision grid's values are exact in float32,
+    where the rules compute)."""
+    c = functions(xp).constant(a)
+    return c if c.dtype == like.dtype else xp.astype(c, like.dtype)
 
 
 def _affine_fwd(xp, theta, base, out_shape):
-    return xp.reshape(xp.matmul(_const(xp, base), xp.swapaxes(theta, -1, -2)),
+    return xp.reshape(xp.matmul(_const(xp, base, theta), xp.swapaxes(theta, -1, -2)),
                       tuple(theta.shape[:-2]) + out_shape)
 
 
 def _affine_grad(xp, grad, base, out_shape):
     k = len(out_shape) - 1
     g = xp.reshape(grad, tuple(grad.shape[:-k - 1]) + (-1, out_shape[-1]))
-    return xp.matmul(xp.swapaxes(g, -1, -2), _const(xp, base))
+    return xp.matmul(xp.swapaxes(g, -1, -2), _const(xp, base, g))
 
 
 _affine_grid = defop("affine_grid_generator", _affine_fwd, vjp={"theta": _affine_grad},
