@@ -14,8 +14,6 @@ torch.func's.
 
 import argparse
 import os
-import statistics
-import time
 
 # One BLAS thread for both libraries unless the caller says otherwise: on a shared machine
 # a multi-threaded GEMM waits for its threads to be scheduled (tens of ms per call).
@@ -25,6 +23,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402 (after the thread settings, which BLAS reads at load)
 
 import retrograd  # noqa: E402
+from run import _median_time  # noqa: E402 (benchmarks/run.py: warm-up, then the median)
 
 try:
     import torch
@@ -32,16 +31,6 @@ except ImportError:  # pragma: no cover - the table then shows retrograd alone
     torch = None
 
 BATCH = 64
-
-
-def _median_time(fn, repeat):
-    fn()  # warm-up
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def _param(T, rng, *shape):

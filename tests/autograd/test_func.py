@@ -1,34 +1,16 @@
 """retrograd.func against torch.func: grad, grad_and_value, vjp, jvp, jacrev, jacfwd,
 hessian, their compositions, and functional_call."""
 
-import numpy
 import pytest
 
 import retrograd
 from retrograd import func as rf
+from _func_pairs import close, pair
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 tf = torch.func
-
-
-def _pair(*shape, seed=0):
-    a = numpy.random.default_rng(seed).standard_normal(shape)
-    return retrograd.from_numpy(a.copy()), torch.from_numpy(a.copy())
-
-
-def _close(r, t, atol=1e-10):
-    if isinstance(t, (tuple, list)):
-        assert isinstance(r, (tuple, list)) and len(r) == len(t)
-        for a, b in zip(r, t, strict=True):
-            _close(a, b, atol)
-    elif isinstance(t, dict):
-        assert list(r) == list(t)
-        for k in t:
-            _close(r[k], t[k], atol)
-    else:
-        assert tuple(r.shape) == tuple(t.shape)
-        numpy.testing.assert_allclose(r.detach().numpy(), t.detach().numpy(), atol=atol)
+_pair, _close = pair, close
 
 
 def _f(lib):

@@ -10,30 +10,12 @@ import pytest
 
 import retrograd
 from retrograd import func as rf
+from _func_pairs import close, pair
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 tf = torch.func
-
-
-def _pair(*shape, seed=0):
-    a = numpy.random.default_rng(seed).standard_normal(shape)
-    return retrograd.from_numpy(a.copy()), torch.from_numpy(a.copy())
-
-
-def _close(r, t, atol=1e-10):
-    if isinstance(t, (tuple, list)):
-        assert type(r) is type(t) and len(r) == len(t)
-        for a, b in zip(r, t, strict=True):
-            _close(a, b, atol)
-    elif isinstance(t, dict):
-        assert list(r) == list(t)
-        for k in t:
-            _close(r[k], t[k], atol)
-    else:
-        assert isinstance(r, retrograd.Tensor)
-        assert tuple(r.shape) == tuple(t.shape), (tuple(r.shape), tuple(t.shape))
-        numpy.testing.assert_allclose(r.detach().numpy(), t.detach().numpy(), atol=atol)
+_pair, _close = pair, close
 
 
 def _both(fn, *shapes, **vmap_kwargs):
