@@ -20,13 +20,11 @@ from collections import OrderedDict
 
 from ..backend import Device
 from . import snapshot as _snap
-from .planner import plan
 from .tracker import CATEGORIES, TRACKER
 
 __all__ = ["memory_allocated", "max_memory_allocated", "memory_reserved",
            "max_memory_reserved", "reset_peak_memory_stats", "reset_max_memory_allocated",
-           "memory_stats", "memory_summary", "empty_cache", "stop_accounting", "CATEGORIES",
-           "plan"]
+           "memory_stats", "memory_summary", "empty_cache", "stop_accounting", "CATEGORIES"]
 
 
 def _books(device=None):
@@ -157,3 +155,12 @@ def _snapshot(device=None):
 
 def _dump_snapshot(filename="dump_snapshot.pickle"):
     _snap.dump(_books(), filename)
+
+
+def __getattr__(name):
+    """``plan`` (the planner, :mod:`.planner`) is imported on first use: it needs
+    ``retrograd.utils``, which ``import retrograd`` leaves unimported to stay fast."""
+    if name == "plan":
+        from .planner import plan
+        return plan
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
