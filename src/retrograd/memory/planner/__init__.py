@@ -10,8 +10,8 @@ it fit a budget, answered before the run and checked against it.
 How a plan is predicted: every candidate (the optimizer fused into backward or not;
 none to all of the model's repeated blocks checkpointed, those whose activations weigh
 most per second of recompute first; the other saved activations offloaded to disk or
-not) is installed on a copy of the model and optimizer on the ``meta`` device, which
-steps twice (the optimizer's state exists from the first); the second step's peak,
+not) is installed on a copy, on the ``meta`` device, of the model and optimizer after
+one step (so the optimizer's state exists), which steps once more; that step's peak,
 booked by the memory tracker from shapes and dtypes, is the prediction, since the real
 step allocates the same storages. Step times are estimated from one traced forward
 (``_cost``): they rank the plans.
