@@ -201,3 +201,22 @@ def test_dropout_on_meta_draws_nothing():
         assert y.is_meta and y.shape == x.shape
         y.sum().backward()
     assert x.grad.is_meta and retrograd.equal(retrograd.get_rng_state(), state)
+
+
+def test_a_device_as_context_manager_is_the_default_inside():
+    """``with device:`` as PyTorch's: the default inside, nested, restored after (also
+    after an exception, and an explicit default set before stays)."""
+    for lib in (retrograd, torch):
+        with lib.device("meta") as d:
+            assert d == lib.device("meta") and lib.empty(2).device.type == "meta"
+            with lib.device("cpu"):
+                assert lib.empty(1).device.type == "cpu"
+            assert lib.get_default_device().type == "meta"
+        assert lib.empty(1).device.type == "cpu"
+        lib.set_default_device("meta")
+        try:
+            with pytest.raises(ValueError), lib.device("cpu"):
+                raise ValueError
+            assert lib.get_default_device().type == "meta"
+        finally:
+            lib.set_default_device(None)

@@ -59,6 +59,17 @@ class Device:
     def __hash__(self):
         return hash((self.type, self.index))
 
+    def __enter__(self):
+        """``with device:`` makes it the default device inside, as PyTorch's."""
+        global _default_device
+        _entered.append(_default_device)
+        _default_device = self
+        return self
+
+    def __exit__(self, *exc):
+        global _default_device
+        _default_device = _entered.pop()
+
 
 device = Device
 cpu = Device("cpu")
@@ -211,6 +222,9 @@ def _available(dev):
             f"'{dev.type.upper() if len(dev.type) <= 3 else dev.type.capitalize()}' backend: "
             f"retrograd has only the CPU backend")
     return dev
+
+
+_entered = []  # the default devices that ``with device:`` blocks replaced, innermost last
 
 
 def set_default_device(device):

@@ -1,8 +1,10 @@
 """The plan's objects: the candidates' table, the chosen plan, its installation and its
 verification against a real step."""
 
+import contextlib
+
 from ..._tensor import Tensor
-from ...backend import get_default_device, set_default_device
+from ...backend import Device
 from ..viz import format_bytes
 from ._install import Choice, install, is_installed
 from ._shadow import shadow
@@ -144,13 +146,8 @@ class MemoryPlan:
         model, _, _, optimizer = self._step
 
         def peak(n):
-            prev = get_default_device()
-            if self._trace == "meta":
-                set_default_device("meta")
-            try:
+            with Device("meta") if self._trace == "meta" else contextlib.nullcontext():
                 inputs, loss_fn = make_batch(n)
-            finally:
-                set_default_device(prev)
             return dry_run(self.choice, model, optimizer, inputs_tuple(inputs), loss_fn,
                            self._trace, self._offload_dir).peak
 

@@ -10,19 +10,15 @@ from ... import _observe
 from ...nn.parameter import Parameter
 from ...optim.optimizer import Optimizer
 from ..._tensor import Tensor
+from ..._vmap._pytree import tree_flatten, tree_unflatten
 
 __all__ = ["shadow", "map_tensors"]
 
 
 def map_tensors(tree, fn):
-    """``tree`` (tensors in tuples, lists and dicts) with ``fn`` applied to each tensor."""
-    if isinstance(tree, Tensor):
-        return fn(tree)
-    if isinstance(tree, (tuple, list)):
-        return type(tree)(map_tensors(v, fn) for v in tree)
-    if isinstance(tree, dict):
-        return {k: map_tensors(v, fn) for k, v in tree.items()}
-    return tree
+    """``tree`` (a pytree, as vmap's) with ``fn`` applied to each tensor."""
+    leaves, spec = tree_flatten(tree)
+    return tree_unflatten([fn(x) if isinstance(x, Tensor) else x for x in leaves], spec)
 
 
 def _converter(where):

@@ -8,9 +8,10 @@ import contextlib
 import gc
 import time
 
+from ..._tensor import Tensor
+from ..._vmap._pytree import tree_flatten
 from ...backend import host_joins_meta
 from ..tracker import ALLOC, CATEGORIES, FREE, TRACKER, _category
-from ._shadow import map_tensors
 
 __all__ = ["train_step", "measure", "on_device"]
 
@@ -37,7 +38,7 @@ def _resident(model, optimizer, inputs):
     arrays += [p.grad._data for p in model.parameters() if p.grad is not None]
     for state in optimizer.state.values():
         arrays += [v._data for v in state.values() if hasattr(v, "_data")]
-    map_tensors(inputs, lambda t: arrays.append(t._data))
+    arrays += [x._data for x in tree_flatten(inputs)[0] if isinstance(x, Tensor)]
     blocks = {b.key: b for b in map(TRACKER.see, arrays)}
     per = [0] * len(CATEGORIES)
     for b in blocks.values():

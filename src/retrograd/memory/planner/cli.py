@@ -8,7 +8,7 @@ import time
 
 from ... import _dtype, optim
 from ..._random import manual_seed
-from ...backend import get_default_device, set_default_device
+from ...backend import Device
 from ..viz import format_bytes
 from . import plan
 from ._budget import parse_bytes
@@ -20,13 +20,9 @@ _OPTIMIZERS = {"adam": optim.Adam, "adamw": optim.AdamW, "sgd": optim.SGD}
 
 
 def _model(args, device):
-    prev = get_default_device()
-    set_default_device(device)
-    try:
+    with Device(device):
         manual_seed(args.seed)
         model, inputs, loss_fn = build(args.model, args.batch)
-    finally:
-        set_default_device(prev)
     if args.dtype != "float32":
         dtype = getattr(_dtype, args.dtype)
         model.to(dtype)
