@@ -11,7 +11,6 @@ gradients of a random cotangent must be equal and live where their leaves do.
 import collections
 import contextlib
 import pathlib
-import traceback
 import zlib
 
 import ml_dtypes
@@ -20,6 +19,7 @@ import numpy
 import retrograd
 from retrograd import backend
 from opdb import op_db, reseed
+from _failure_line import failure_line
 
 
 
@@ -208,17 +208,7 @@ def outcome(op, order=1, dtype=None):
     try:
         run(op, order, dtype)
     except Exception as e:  # noqa: BLE001 - the table reports every kind of failure
-        frames = [f for f in traceback.extract_tb(e.__traceback__)
-                  if "/retrograd/" in f.filename and "/backend/emulated" not in f.filename]
-        where = ""
-        if frames:
-            f = frames[-1]
-            where = f"{f.filename.split('/retrograd/')[-1]} {f.name}: "
-        msg = str(e).splitlines()[0] if str(e) else ""
-        for long, short in _SHORT.items():
-            if long in msg:
-                msg = short
-        return f"{where}{type(e).__name__}: {msg}"[:86]
+        return failure_line(e, "/backend/emulated", _SHORT)
     return None
 
 

@@ -13,13 +13,13 @@ same exception type, or run it with the shapes and dtypes of retrograd's own CPU
 
 import collections
 import pathlib
-import traceback
 import zlib
 
 import torch
 
 import retrograd
 from opdb import op_db, reseed
+from _failure_line import failure_line
 
 
 def _dtype(op):
@@ -184,14 +184,7 @@ def outcome(op):
     try:
         run(op)
     except Exception as e:  # noqa: BLE001 - the table reports every kind of failure
-        frames = [f for f in traceback.extract_tb(e.__traceback__)
-                  if "/retrograd/" in f.filename and "/backend/meta" not in f.filename]
-        where = ""
-        if frames:
-            f = frames[-1]
-            where = f"{f.filename.split('/retrograd/')[-1]} {f.name}: "
-        msg = str(e).splitlines()[0] if str(e) else ""
-        return f"{where}{type(e).__name__}: {msg}"[:86]
+        return failure_line(e, "/backend/meta")
     return None
 
 

@@ -13,7 +13,6 @@ when all of that matches and no op fell back to a loop over the batch.
 import collections
 import pathlib
 import sys
-import traceback
 import warnings
 import zlib
 
@@ -22,6 +21,7 @@ import torch
 
 import retrograd
 from opdb import op_db, reseed
+from _failure_line import failure_line
 
 BATCH = 3
 _FALLBACK = "There is a performance drop because we have not yet implemented the batching " \
@@ -218,14 +218,7 @@ def outcome(op):
     except Skip:
         return "skip"
     except Exception as e:  # noqa: BLE001 - the table reports every kind of failure
-        frames = [f for f in traceback.extract_tb(e.__traceback__)
-                  if "/retrograd/" in f.filename and "/_vmap/" not in f.filename]
-        where = ""
-        if frames:
-            f = frames[-1]
-            where = f"{f.filename.split('/retrograd/')[-1]} {f.name}: "
-        msg = str(e).splitlines()[0] if str(e) else ""
-        return f"{where}{type(e).__name__}: {msg}"[:86]
+        return failure_line(e, "/_vmap/")
     return f"loops: {', '.join(sorted(loops))}"[:86] if loops else None
 
 
