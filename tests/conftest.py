@@ -27,13 +27,21 @@ except ImportError:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skip ``@pytest.mark.torch`` tests cleanly when PyTorch is missing."""
-    if _torch is not None:
-        return
-    skip = pytest.mark.skip(reason="PyTorch is not installed")
+    """Skip ``@pytest.mark.torch`` tests cleanly when PyTorch is missing,
+    ``@pytest.mark.cuda`` tests when there is no GPU (CuPy's runtime sees none), and
+    ``@pytest.mark.cpu_build`` tests (PyTorch's CPU-only behaviour) when there is one."""
+    skips = {}
+    if _torch is None:
+        skips["torch"] = pytest.mark.skip(reason="PyTorch is not installed")
+    if not retrograd.cuda.is_available():
+        skips["cuda"] = pytest.mark.skip(
+            reason=f"no GPU: {retrograd.backend.gpu.absent()}")
+    else:
+        skips["cpu_build"] = pytest.mark.skip(reason="a GPU is present")
     for item in items:
-        if item.get_closest_marker("torch") is not None:
-            item.add_marker(skip)
+        for marker, skip in skips.items():
+            if item.get_closest_marker(marker) is not None:
+                item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)

@@ -27,7 +27,7 @@ import numpy
 
 from . import _dtype
 from ._tensor import Size, Tensor, wrap
-from .backend import Device
+from .backend import Device, gpu
 
 # Legacy storage class names PyTorch pickles, by NumPy dtype (bfloat16: ml_dtypes').
 STORAGE = {"float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
@@ -164,20 +164,23 @@ class StorageType:
 
 
 class Storage:
-    """A storage read from the file: its elements and the entry they came from."""
+    """A storage read from the file: its elements, the entry they came from, and the GPU
+    its tensors go back to (None: they stay on the CPU)."""
 
-    __slots__ = ("array", "name")
+    __slots__ = ("array", "name", "device")
 
-    def __init__(self, array, name):
-        self.array, self.name = array, name
+    def __init__(self, array, name, device=None):
+        self.array, self.name, self.device = array, name, device
 
 
 class StorageReader:
     """``persistent_load``: each ``("storage", type, key, location, numel)`` id becomes a
-    ``Storage``, every entry read once (storages of one key share its memory)."""
+    ``Storage``, every entry read once (storages of one key share its memory). With
+    ``restore`` (no map_location), a storage saved on a GPU goes back to it where there is
+    one, as PyTorch's load does."""
 
-    def __init__(self, archive, map_fn):
-        self.archive, self.map_fn = archive, map_fn
+    def __init__(self, archive, map_fn, restore=False):
+        self.archive, self.map_fn, self.restore = archive, map_fn, restore
         self.byteorder = archive.byteorder()
         self.raw = {}    # key -> bytearray
         self.typed = {}  # (key, NumPy dtype) -> Storage
@@ -206,6 +209,8 @@ class StorageReader:
             if moved is not None and moved is not storage.array:
                 raise NotImplementedError("a map_location callable may only keep each storage "
                                           "on the CPU (as `lambda storage, loc: storage` does)")
+            if self.restore and location.startswith("cuda") and gpu.cupy() is not None:
+                storage.device = Device(location)
         elif storage.array.size != numel:
             raise RuntimeError(f"storage {self.archive.prefix}{name} is declared with "
                                f"{numel} and {storage.array.size} elements")
@@ -296,7 +301,8 @@ def _requires_grad(t, requires_grad):
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks,
                        metadata=None):
     """A tensor viewing ``storage`` (so tensors of one storage share memory)."""
-    return _requires_grad(wrap(_view(storage, storage_offset, size, stride)), requires_grad)
+    t = wrap(_view(storage, storage_offset, size, stride))
+    return _requires_grad(t if storage.device is None else t.to(storage.device), requires_grad)
 
 
 def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks,
@@ -309,7 +315,8 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
                         f"{_short(dtype)}")
     raw = storage.array
     typed = raw[:raw.size - raw.size % dtype.itemsize].view(dtype.np)
-    return _rebuild_tensor_v2(Storage(typed, storage.name), storage_offset, size, stride,
+    return _rebuild_tensor_v2(Storage(typed, storage.name, storage.device), storage_offset,
+                              size, stride,
                               requires_grad, backward_hooks)
 
 

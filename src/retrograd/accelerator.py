@@ -1,9 +1,11 @@
-"""``torch.accelerator``: the device-generic API, as on a machine without an accelerator.
-
-The CPU is not an accelerator, so ``is_available()`` is False, ``current_accelerator()``
-None and ``device_count()`` 0; every call that needs a device raises PyTorch's
+"""``torch.accelerator``: the device-generic API. With a GPU (CuPy) the accelerator is
+CUDA and each call is ``torch.cuda``'s; without one there is no accelerator (the CPU is
+not one): ``is_available()`` is False, ``current_accelerator()`` None and
+``device_count()`` 0, and every call that needs a device raises PyTorch's
 ``RuntimeError``, which portable code guards with ``is_available()``.
 """
+
+from . import cuda as _cuda
 
 __all__ = ["is_available", "current_accelerator", "device_count", "current_device_index",
            "set_device_index", "synchronize", "empty_cache", "current_stream", "set_stream",
@@ -15,42 +17,74 @@ _NONE = "Cannot access accelerator device when none is available."
 
 
 def is_available():
-    return False
+    return _cuda.is_available()
 
 
 def current_accelerator(check_available=False):
-    """The accelerator's device type: None, there is none."""
-    return None
+    """The accelerator's device type: CUDA's with a GPU, else None."""
+    if not _cuda.is_available():
+        return None
+    from .backend import Device
+    return Device("cuda")
 
 
 def device_count():
-    return 0
+    return _cuda.device_count()
 
 
-def _needs_device(name):
-    def needs_device(*args, **kwargs):
-        raise RuntimeError(_NONE)
-    needs_device.__name__ = needs_device.__qualname__ = name
-    needs_device.__doc__ = f"``torch.accelerator.{name}``: raises, there is no accelerator."
-    return needs_device
+def _on_gpu(name, doc, call):
+    """``torch.accelerator.<name>``: ``call`` with a GPU, else PyTorch's error."""
+
+    def fn(*args, **kwargs):
+        if not _cuda.is_available():
+            raise RuntimeError(_NONE)
+        return call(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``torch.accelerator.{name}``: {doc}; raises without an accelerator."
+    return fn
 
 
-current_device_index = _needs_device("current_device_index")
-set_device_index = _needs_device("set_device_index")
-synchronize = _needs_device("synchronize")
-empty_cache = _needs_device("empty_cache")
-current_stream = _needs_device("current_stream")
-set_stream = _needs_device("set_stream")
-get_device_capability = _needs_device("get_device_capability")
-get_memory_info = _needs_device("get_memory_info")
-memory_allocated = _needs_device("memory_allocated")
-max_memory_allocated = _needs_device("max_memory_allocated")
-memory_reserved = _needs_device("memory_reserved")
-max_memory_reserved = _needs_device("max_memory_reserved")
-memory_stats = _needs_device("memory_stats")
-reset_peak_memory_stats = _needs_device("reset_peak_memory_stats")
-reset_accumulated_memory_stats = _needs_device("reset_accumulated_memory_stats")
-empty_host_cache = _needs_device("empty_host_cache")
+def _index(device_index=None):
+    return _cuda._device_index(device_index)
+
+
+current_device_index = _on_gpu("current_device_index", "the current GPU's index",
+                               _cuda.current_device)
+set_device_index = _on_gpu("set_device_index", "select a GPU", _cuda.set_device)
+synchronize = _on_gpu("synchronize", "wait for a GPU's work", _cuda.synchronize)
+empty_cache = _on_gpu("empty_cache", "release the pool's cached blocks", _cuda.empty_cache)
+current_stream = _on_gpu("current_stream", "the stream ops queue work on",
+                         _cuda.current_stream)
+def _use(stream):
+    stream._cupy.use()
+
+
+set_stream = _on_gpu("set_stream", "make a stream the current one", _use)
+get_device_capability = _on_gpu("get_device_capability", "a GPU's compute capability",
+                                _cuda.get_device_capability)
+get_memory_info = _on_gpu("get_memory_info", "a GPU's free and total bytes",
+                          lambda device_index=None: _cuda.mem_get_info(device_index))
+memory_allocated = _on_gpu("memory_allocated", "bytes of its live storages",
+                           lambda device_index=None: _cuda.memory_allocated(_index(device_index)))
+max_memory_allocated = _on_gpu(
+    "max_memory_allocated", "the peak of memory_allocated",
+    lambda device_index=None: _cuda.max_memory_allocated(_index(device_index)))
+memory_reserved = _on_gpu("memory_reserved", "bytes of its memory pool",
+                          lambda device_index=None: _cuda.memory_reserved(_index(device_index)))
+max_memory_reserved = _on_gpu(
+    "max_memory_reserved", "the peak of memory_reserved",
+    lambda device_index=None: _cuda.max_memory_reserved(_index(device_index)))
+memory_stats = _on_gpu("memory_stats", "PyTorch's memory counters",
+                       lambda device_index=None: _cuda.memory_stats(_index(device_index)))
+reset_peak_memory_stats = _on_gpu(
+    "reset_peak_memory_stats", "restart the peaks",
+    lambda device_index=None: _cuda.reset_peak_memory_stats(_index(device_index)))
+reset_accumulated_memory_stats = _on_gpu(
+    "reset_accumulated_memory_stats", "nothing is accumulated beyond the peaks",
+    lambda device_index=None: None)
+empty_host_cache = _on_gpu("empty_host_cache", "release CuPy's pinned-memory pool",
+                           lambda: _cuda._cupy().get_default_pinned_memory_pool()
+                           .free_all_blocks())
 
 
 class device_index:
@@ -58,10 +92,18 @@ class device_index:
 
     def __init__(self, device, /):
         self.idx = device
+        self._inner = None
 
     def __enter__(self):
-        if self.idx is not None:
+        if self.idx is None:
+            return
+        if not _cuda.is_available():
             raise RuntimeError(_NONE)
+        self._inner = _cuda.device(self.idx)
+        self._inner.__enter__()
 
     def __exit__(self, *exc):
+        if self._inner is not None:
+            self._inner.__exit__(*exc)
+            self._inner = None
         return False

@@ -279,11 +279,11 @@ def _load_non_zip(fh):
                        "retrograd.load reads only PyTorch's zip format")
 
 
-def _load_zip(fh, weights_only, map_fn):
+def _load_zip(fh, weights_only, map_fn, restore):
     archive = _checkpoint_reader.Archive(fh)
     try:
         data = archive.read("data.pkl")
-        storages = _checkpoint_reader.StorageReader(archive, map_fn)
+        storages = _checkpoint_reader.StorageReader(archive, map_fn, restore)
         return _unpickle(data, weights_only, storages)
     finally:
         archive.close()
@@ -326,7 +326,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         start = fh.tell()
         is_zip = fh.read(4) == b"PK\x03\x04"  # as torch: the magic at the start, only
         fh.seek(start)
-        obj = _load_zip(fh, weights_only, map_fn) if is_zip else _load_non_zip(fh)
+        obj = _load_zip(fh, weights_only, map_fn, map_location is None) if is_zip \
+            else _load_non_zip(fh)
     except _BAD_FILE as e:
         if type(e) not in _BAD_FILE:  # a subclass (NotImplementedError...) stays as it is
             raise

@@ -204,6 +204,7 @@ def test_disabled_scaler_is_transparent():
         retrograd.amp.GradScaler("cpu").load_state_dict({})
 
 
+@pytest.mark.cpu_build
 def test_cuda_scaler_disables_itself_with_torchs_warnings(torch):
     def warned(lib):
         with warnings.catch_warnings(record=True) as rec:

@@ -1,11 +1,14 @@
-"""Run one op-database entry on the emulated CUDA device and compare with the CPU.
+"""Run one op-database entry on device ``cuda`` and compare with the CPU.
 
-Shared by the test and by ``python tests/device/emulated_run.py`` (a pass/fail table;
-``--bfloat16``: in bfloat16). Each sample (float64 where the entry has it, or bfloat16
-for the entries PyTorch runs in float32) runs forward on the CPU and on ``cuda``
-(the CuPy-shaped emulator); values must be equal, outputs must live on the device (a
-sample the CPU refuses must be refused alike), and, for differentiable entries, the
-gradients of a random cotangent must be equal and live where their leaves do.
+Shared by the tests and by ``python tests/device/emulated_run.py`` (a pass/fail table;
+``--gpu``: on the real GPU, every failure listed). Each sample (float64 where the
+entry has it, or bfloat16 for the entries PyTorch runs in float32) runs forward on the
+CPU and on ``cuda`` (the CuPy-shaped emulator, or with ``gpu=True`` CuPy on a GPU);
+values must be equal, outputs must live on the device (a sample the CPU refuses must be
+refused alike), and, for differentiable entries, the gradients of a random cotangent
+must be equal and live where their leaves do. On a real GPU "equal" is PyTorch's own
+CPU-against-CUDA tolerance (``assert_close``'s defaults): its kernels sum in another
+order and its math library rounds differently.
 """
 
 import collections
@@ -24,12 +27,20 @@ from _failure_line import failure_line
 
 
 @contextlib.contextmanager
-def emulating():
-    prev = backend.emulate_cuda(True)
+def emulating(on=True):
+    prev = backend.emulate_cuda(on)
     try:
         yield
     finally:
         backend.emulate_cuda(prev)
+
+
+# assert_close's default (rtol, atol) per dtype, for CPU-against-GPU comparisons
+_GPU_TOL = {numpy.dtype(d): tol for d, tol in (
+    (numpy.float64, (1e-7, 1e-7)), (numpy.float32, (1.3e-6, 1e-5)), (numpy.float16, (1e-3, 1e-5)),
+    (ml_dtypes.bfloat16, (1.6e-2, 1e-5)), (numpy.complex128, (1e-7, 1e-7)),
+    (numpy.complex64, (1.3e-6, 1e-5)))}
+_gpu = [False]  # whether the device compared is a real GPU (set by run)
 
 
 def _dtype(op):
@@ -101,22 +112,27 @@ def _same(a, b, what):
     x, y = _host(a), _host(b)
     if x.shape != y.shape or x.dtype != y.dtype:
         raise AssertionError(f"{what}: {x.shape} {x.dtype} vs {y.shape} {y.dtype}")
-    tol = 1e-12
-    if x.dtype in (numpy.float16, retrograd.bfloat16.np):  # one unit in the last place: a
+    rtol = atol = 1e-12
+    if _gpu[0]:
+        rtol, atol = _GPU_TOL.get(x.dtype, (0, 0))
+    elif x.dtype in (numpy.float16, retrograd.bfloat16.np):  # one unit in the last place: a
         # kernel of the other device sums in float32 in another order, then rounds
-        tol = float(ml_dtypes.finfo(x.dtype).eps)
+        rtol = atol = float(ml_dtypes.finfo(x.dtype).eps)
+    if x.dtype in (numpy.float16, retrograd.bfloat16.np):
         x, y = x.astype(numpy.float32), y.astype(numpy.float32)
-    numpy.testing.assert_allclose(y, x, rtol=tol, atol=tol, equal_nan=True, err_msg=what)
+    numpy.testing.assert_allclose(y, x, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
 
 
-def run(op, order=1, dtype=None):
+def run(op, order=1, dtype=None, gpu=False):
     """Compare every sample of ``op`` on the two devices; raise on the first difference.
     ``order=2``: the gradients are taken with ``create_graph=True`` (the rules then run
     on the differentiable facade's device Tensors) and differentiated once more.
-    ``dtype``: the samples' dtype (a name) instead of the entry's widest."""
+    ``dtype``: the samples' dtype (a name) instead of the entry's widest. ``gpu``: on
+    CuPy's GPU instead of the emulator."""
     grad = op.supports_grad
     cpu_samples, dev_samples = _samples(op, grad, dtype), None
-    with emulating():
+    _gpu[0] = gpu
+    with emulating(not gpu):
         dev_samples = [_map(s, lambda t: t) for s in _samples(op, grad, dtype)]
         for k, (s, d) in enumerate(zip(cpu_samples, dev_samples, strict=True)):
             s = _Sample(*_map((s.input, s.args, s.kwargs), _copier("cpu")))
@@ -202,11 +218,11 @@ _SHORT = {"Implicit conversion to a NumPy array": "implicit copy to the host",
           "can't convert cuda": "a device tensor read as NumPy"}
 
 
-def outcome(op, order=1, dtype=None):
+def outcome(op, order=1, dtype=None, gpu=False):
     """None when ``op`` runs alike on both devices, else the first failure in one line:
     where in retrograd it happened, and the exception."""
     try:
-        run(op, order, dtype)
+        run(op, order, dtype, gpu)
     except Exception as e:  # noqa: BLE001 - the table reports every kind of failure
         return failure_line(e, "/backend/emulated", _SHORT)
     return None
@@ -245,14 +261,24 @@ if __name__ == "__main__":
     import sys
     if "--write" in sys.argv:
         _write(pathlib.Path(__file__).with_name("not_on_device.py"))
+    gpu = "--gpu" in sys.argv
+    where = "the GPU" if gpu else "the emulated device"
     n = len(op_db) - len(HOST_BY_DESIGN)
     fails = {op.id: r for op in op_db
-             if op.id not in HOST_BY_DESIGN and (r := outcome(op)) is not None}
-    print(f"{n - len(fails)} / {n} entries pass on the emulated device "
+             if op.id not in HOST_BY_DESIGN and (r := outcome(op, gpu=gpu)) is not None}
+    print(f"{n - len(fails)} / {n} entries pass on {where} "
           f"({len(HOST_BY_DESIGN)} stay on the host by design)")
     twice = [op for op in op_db if _twice(op) and op.id not in fails]
-    fails2 = {op.id: r for op in twice if (r := outcome(op, 2)) is not None}
+    fails2 = {op.id: r for op in twice if (r := outcome(op, 2, gpu=gpu)) is not None}
     print(f"{len(twice) - len(fails2)} / {len(twice)} twice-differentiable entries pass "
-          f"second order on the device")
-    for reason, n in collections.Counter({**fails, **fails2}.values()).most_common(60):
+          f"second order on {where}")
+    low = [op for op in op_db if low_precision(op) and op.id not in HOST_BY_DESIGN]
+    fails3 = {op.id: r for op in low if (r := outcome(op, dtype="bfloat16", gpu=gpu))}
+    print(f"{len(low) - len(fails3)} / {len(low)} float32 entries pass in bfloat16 on {where}")
+    for reason, n in collections.Counter({**fails, **fails2, **fails3}.values()).most_common(60):
         print(f"{n:4d}  {reason}")
+    if gpu:
+        for name, table in (("first order", fails), ("second order", fails2),
+                            ("bfloat16", fails3)):
+            for op_id, r in table.items():
+                print(f"{name}: {op_id}: {r}")

@@ -111,6 +111,7 @@ def test_cpu_build_libraries_are_not_claimed():
     assert b.mkldnn.enabled is True
 
 
+@pytest.mark.cpu_build
 def test_cuda_on_a_cpu_only_build(both):
     def scenario(T):
         c = T.cuda
@@ -134,12 +135,14 @@ def test_cuda_on_a_cpu_only_build(both):
     both(scenario)
 
 
+@pytest.mark.cpu_build
 def test_cuda_memory_is_the_memory_accounting():
     """``retrograd.cuda.memory`` stays retrograd.memory (the device the tensors are on)."""
     assert retrograd.cuda.memory.memory_allocated is retrograd.memory.memory_allocated
     retrograd.cuda.empty_cache()
 
 
+@pytest.mark.cpu_build
 def test_accelerator_absent(both):
     def scenario(T):
         a = T.accelerator

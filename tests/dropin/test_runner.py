@@ -24,7 +24,12 @@ def _write(path, code):
     return path
 
 
-@pytest.mark.parametrize("script", SCRIPTS, ids=[s.stem for s in SCRIPTS])
+_CPU_BUILD_SCRIPTS = ("boilerplate", "imports")  # they assert the CPU-only build
+
+
+@pytest.mark.parametrize("script", [
+    pytest.param(s, marks=pytest.mark.cpu_build) if s.stem in _CPU_BUILD_SCRIPTS else s
+    for s in SCRIPTS], ids=[s.stem for s in SCRIPTS])
 def test_every_script_in_the_scripts_folder_runs(script, python_run, tmp_path):
     """The plain ``import torch`` scripts beside this file (their asserts are the test)."""
     r = python_run(*RUN, script, cwd=tmp_path)
@@ -130,6 +135,7 @@ def _cpu_only_error():
     return f"{type(e.value).__name__}: {e.value}"
 
 
+@pytest.mark.cpu_build
 def test_without_a_device_map_cuda_fails_as_on_a_cpu_build(python_run, tmp_path):
     script = _write(tmp_path / "gpu.py", _GPU_SCRIPT)
     r = python_run(*RUN, script, cwd=tmp_path)

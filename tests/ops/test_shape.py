@@ -176,6 +176,7 @@ def test_to_argument_forms(torch, args, kwargs):
         numpy.testing.assert_array_equal(r.grad.numpy(), t.grad.numpy())
 
 
+@pytest.mark.cpu_build
 def test_to_other_tensor_and_cuda():
     x = retrograd.ones(2)
     assert x.to(retrograd.zeros(1, dtype=retrograd.int64)).dtype is retrograd.int64

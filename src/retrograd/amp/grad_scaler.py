@@ -9,9 +9,11 @@ the trajectory match it step for step.
 
 With the optimizer fused into backward (:func:`retrograd.optim.fuse_into_backward`),
 each parameter is updated inside backward, before the last gradient, and so the
-inf/NaN verdict, exists: the step cannot be skipped in time. :meth:`GradScaler.unscale_`
-and :meth:`GradScaler.step` therefore refuse a fused optimizer with a RuntimeError
-(docs/deviations.md) rather than apply an update computed from overflowed gradients.
+inf/NaN verdict, exists. Fused with ``grad_scaler=scaler``, the handle runs a check pass
+first (each gradient unscaled and tested) and then updates or skips every parameter;
+:meth:`GradScaler.step` then records the step as taken and :meth:`update` reads the
+verdict. An optimizer fused without the scaler is refused with a RuntimeError rather
+than updated from overflowed gradients.
 """
 
 import collections
@@ -122,13 +124,28 @@ class GradScaler:
                     grad.mul_(inv_scale.to(device=dev))
         return found
 
-    def _refuse_fused(self, optimizer):
-        if any(h.optimizer is optimizer for h in active_handles()):
-            raise RuntimeError(
-                "GradScaler cannot unscale or skip the step of an optimizer fused into "
-                "backward: its parameters were already updated during backward, before "
-                "the inf/NaN check could run. Remove the fusing (handle.remove()) to use "
-                "GradScaler, or train in bfloat16, which needs no gradient scaling.")
+    def _fused(self, optimizer):
+        """Whether ``optimizer`` is fused into backward with this scaler; one fused
+        without it is refused (its updates ran before any inf/NaN check)."""
+        for h in active_handles():
+            if h.optimizer is optimizer:
+                if h.grad_scaler is self:
+                    return True
+                raise RuntimeError(
+                    "GradScaler cannot unscale or skip the step of an optimizer fused into "
+                    "backward without it: its parameters were already updated during "
+                    "backward, before the inf/NaN check could run. Fuse with "
+                    "fuse_into_backward(optimizer, grad_scaler=scaler), or train in "
+                    "bfloat16, which needs no gradient scaling.")
+        return False
+
+    def _fused_checked(self, optimizer, found_inf, device):
+        """The fused handle's check pass is over: ``optimizer``'s gradients were unscaled
+        and checked (``found_inf``), and its stepping pass updates or skips."""
+        state = self._per_optimizer_states[id(optimizer)]
+        state["found_inf_per_device"] = {
+            device: _creation.full((), float(found_inf), dtype=float32, device=device)}
+        state["stage"] = OptState.UNSCALED
 
     def unscale_(self, optimizer):
         """Divide ``optimizer``'s gradients by the scale in place and note infs/NaNs;
@@ -136,13 +153,16 @@ class GradScaler:
         if not self._enabled:
             return
         self._check_scale_growth_tracker("unscale_")
+        if self._fused(optimizer):
+            raise RuntimeError("unscale_() has nothing to unscale for an optimizer fused "
+                               "into backward: its handle unscales each gradient in "
+                               "backward (clip with fuse_into_backward(clip_grad_norm=...))")
         state = self._per_optimizer_states[id(optimizer)]
         if state["stage"] is OptState.UNSCALED:
             raise RuntimeError("unscale_() has already been called on this optimizer since "
                                "the last update().")
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
-        self._refuse_fused(optimizer)
         inv_scale = self._scale.double().reciprocal().float()
         state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale, False)
         state["stage"] = OptState.UNSCALED
@@ -159,6 +179,12 @@ class GradScaler:
         state = self._per_optimizer_states[id(optimizer)]
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("step() has already been called since the last update().")
+        if self._fused(optimizer):  # updated, or skipped, in backward
+            if state["stage"] is OptState.READY:
+                raise RuntimeError("step() of an optimizer fused into backward came before "
+                                   "the backward pass that steps it")
+            state["stage"] = OptState.STEPPED
+            return None
         if state["stage"] is OptState.READY:
             self.unscale_(optimizer)
         if not state["found_inf_per_device"]:

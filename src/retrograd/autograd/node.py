@@ -18,7 +18,7 @@ import numpy
 from .. import _observe
 from .._dtype import LOW, OPMATH, opmath_arrays
 from ..backend import get_array_module
-from ..backend.functions import facade
+from ..backend.functions import facade, functions
 from . import grad_mode
 from ._batched import unbatch
 from ._batched_loop import NO_RULE, per_element, top_batch
@@ -642,6 +642,8 @@ def sum_acc(xp, g, axis=None, keepdims=False):
     round once (NumPy's half and ml_dtypes' bfloat16 sums stall: 2048, 256)."""
     up = OPMATH.get(g.dtype)
     if up is None:
+        if keepdims and isinstance(axis, tuple):
+            return functions(xp).sum_kept(g, axis)
         return xp.sum(g, axis=axis, keepdims=keepdims)
     return xp.astype(xp.sum(g, axis=axis, keepdims=keepdims, dtype=up), g.dtype)
 

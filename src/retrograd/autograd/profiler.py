@@ -20,7 +20,8 @@ outside ops are not counted.
 The profiler records from every thread while it is on (PyTorch's is thread local).
 It is an engine observer (``retrograd._observe``): the registry's ops, the list ops
 (``cat``, ``stack``, ``split``, ``unbind``, ...) and the engine's nodes reach it
-through that hook. ``emit_nvtx`` and ``emit_itt`` are no-ops on the CPU.
+through that hook. ``emit_nvtx`` emits NVTX ranges on a GPU (CuPy's bindings); it and
+``emit_itt`` are no-ops on the CPU.
 """
 
 import functools
@@ -330,9 +331,40 @@ class record_function(ContextDecorator):
         return False
 
 
+class _NvtxRanges(_observe.EngineObserver):
+    """An NVTX range around each forward op (``aten::<name>``, as PyTorch's) and each
+    backward node (its name), pushed and popped through CuPy's NVTX bindings."""
+
+    __slots__ = ("push", "pop", "shapes")
+    ops = True
+    rank = 2  # inside memory accounting and the profiler
+
+    def __init__(self, nvtx, record_shapes):
+        self.push, self.pop, self.shapes = nvtx.RangePush, nvtx.RangePop, record_shapes
+
+    def _range(self, name, values, call, *args):
+        if self.shapes:
+            name += f", sizes = {_shapes(values)}"
+        self.push(name)
+        try:
+            return call(*args)
+        finally:
+            self.pop()
+
+    def run_op(self, call, op, values, attrs, self_):
+        return self._range(f"aten::{op.name}", values, call, op, values, attrs, self_)
+
+    def run_call(self, call, name, args, kwargs):
+        return self._range(f"aten::{name}", args, call, name, args, kwargs)
+
+    def run_node(self, call, node, buf, create_graph):
+        return self._range(node.name(), (), call, node, buf, create_graph)
+
+
 class emit_nvtx:
-    """NVTX ranges for every autograd op (nvprof / Nsight). On the CPU there is no NVTX
-    to emit to: this is a documented no-op that keeps code written for CUDA running."""
+    """NVTX ranges for every autograd op, forward and backward, for Nsight Systems (or
+    nvprof): with a GPU, through CuPy's NVTX bindings. Without one there is no NVTX to
+    emit to, and it is a no-op that keeps code written for CUDA running."""
 
     _kind = "NVTX"
 
@@ -340,6 +372,7 @@ class emit_nvtx:
         self.enabled = enabled
         self.entered = False
         self.record_shapes = record_shapes
+        self._observer = None
 
     def __enter__(self):
         if not self.enabled:
@@ -347,12 +380,29 @@ class emit_nvtx:
         if self.entered:
             raise RuntimeError(f"{self._kind} annotation context manager is not reentrant")
         self.entered = True
+        nvtx = self._nvtx()
+        if nvtx is not None:
+            self._observer = _NvtxRanges(nvtx, self.record_shapes)
+            _observe.attach("engine", self._observer)
         return self
 
     def __exit__(self, *exc):
         if self.enabled:
             self.entered = False
+            if self._observer is not None:
+                _observe.detach("engine", self._observer)
+                self._observer = None
         return False
+
+    @staticmethod
+    def _nvtx():
+        """CuPy's NVTX module where there is a GPU, else None."""
+        from ..backend import gpu
+        cp = gpu.cupy()
+        if cp is None:
+            return None
+        from cupy.cuda import nvtx
+        return nvtx
 
 
 class emit_itt(emit_nvtx):
@@ -360,6 +410,10 @@ class emit_itt(emit_nvtx):
     does not link the ITT API."""
 
     _kind = "ITT"
+
+    @staticmethod
+    def _nvtx():
+        return None
 
 
 # ---- nvprof traces -----------------------------------------------------------------------

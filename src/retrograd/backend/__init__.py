@@ -11,7 +11,7 @@ import threading
 
 import numpy
 
-from . import emulated, meta
+from . import emulated, gpu, meta
 
 __all__ = ["Device", "device", "cpu", "get_array_module", "device_of", "erf",
            "set_default_device", "get_default_device", "to_device", "emulate_cuda",
@@ -158,7 +158,9 @@ def to_device(array, dev):
     if type(array) is meta.ndarray:
         raise NotImplementedError(meta.NO_DATA)
     if dev.type == "cpu":
-        return array.get() if type(array) is emulated.ndarray else array
+        return array.get() if type(array) is emulated.ndarray or gpu.is_array(array) else array
+    if not _emulating:
+        return gpu.from_host(array, gpu.current() if dev.index is None else dev.index)
     index = emulated._current if dev.index is None else dev.index
     if type(array) is emulated.ndarray:
         if array._dev == index:
@@ -190,8 +192,9 @@ def is_mapped(device_type):
 
 
 def check_device(dev):
-    """Normalise a device argument (None: the default device; then the device map);
-    only the CPU backend exists, and other devices fail as on PyTorch's CPU-only build."""
+    """Normalise a device argument (None: the default device; then the device map).
+    Devices are the CPU, meta and cuda (CuPy's GPUs, or the emulator when it is on);
+    asking for cuda without either fails as on PyTorch's CPU-only build."""
     global _on_first_mapping
     if dev is None:
         dev = _default_device
@@ -209,11 +212,17 @@ def check_device(dev):
 
 def _available(dev):
     if dev.type == "cuda":
-        if not _emulating:
+        if _emulating:
+            n, current = emulated.DEVICES, emulated._current
+        elif gpu.cupy() is not None:
+            n, current = gpu.count(), None
+        else:
             raise AssertionError("Torch not compiled with CUDA enabled")
-        if dev.index is not None and not 0 <= dev.index < emulated.DEVICES:
+        if dev.index is not None and not 0 <= dev.index < n:
             raise RuntimeError("CUDA error: invalid device ordinal")
-        return Device("cuda", emulated._current if dev.index is None else dev.index)
+        if dev.index is not None:
+            return dev
+        return Device("cuda", gpu.current() if current is None else current)
     if dev.type == "meta":
         return _META
     if dev.type != "cpu":

@@ -12,11 +12,14 @@ by the arrays' module.
 
 import numpy
 
+import ml_dtypes
+
 from .._dtype import is_float, is_low
 from . import emulated, erf, meta
 
 __all__ = ["functions", "register_functions", "scipy_linalg", "facade", "register_facade"]
 
+bfloat16 = numpy.dtype(ml_dtypes.bfloat16)
 _known = {}  # namespace -> its functions (registered, or made on first use)
 _facade = []  # the differentiable facade's namespace finder, once registered
 
@@ -54,8 +57,22 @@ def scipy_linalg(xp):
 class ArrayFunctions:
     """The functions on arrays of module ``xp`` (NumPy's, CuPy's, the emulator's)."""
 
+    # Fused kernels (``gpu_kernels``' functions) where the module has them, else None:
+    # the caller then runs the chain of array operations they fuse.
+    fused_adam = None
+
     def __init__(self, xp):
         self.xp = xp
+
+    def sum_kept(self, a, axes):
+        """``a`` summed over the tuple ``axes``, dims kept (gradients reduced to a
+        broadcast input's shape)."""
+        return self.xp.sum(a, axis=axes, keepdims=True)
+
+    def solve(self, a, b):
+        """``a^{-1} b`` with NumPy 2's rules: ``b`` is a vector only when 1-D, batch dims
+        broadcast."""
+        return self.xp.linalg.solve(a, b)
 
     def where(self, cond, a, b):
         return self.xp.where(cond, a, b)
@@ -247,6 +264,16 @@ class _CupyFunctions(ArrayFunctions):
     def address(self, a):
         return a.data.ptr
 
+    def solve(self, a, b):
+        """CuPy's solve reads a ``b`` of one dim fewer than ``a`` as vectors (NumPy 1's
+        rule) and broadcasts no batch dims: NumPy 2's rules, by hand."""
+        xp = self.xp
+        if b.ndim == 1:
+            return self.solve(a, b[:, None])[..., 0]
+        batch = numpy.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        return xp.linalg.solve(xp.broadcast_to(a, batch + a.shape[-2:]),
+                               xp.broadcast_to(b, batch + b.shape[-2:]))
+
     def ufunc_at(self, name, a, at, b):
         """CuPy's ``at`` exists for add, subtract, maximum, minimum and the bitwise ufuncs;
         the others (multiply) in rounds: the ``r``-th value for each target in round
@@ -320,7 +347,33 @@ class _MetaFunctions(ArrayFunctions):
         return meta.ndarray(shape, numpy.float64)
 
 
-# CuPy and the emulator: _CupyFunctions
+class _GpuFunctions(_CupyFunctions):
+    """CuPy on a GPU: the fused kernels (:mod:`.gpu_kernels`)."""
+
+    @property
+    def fused_adam(self):
+        from .gpu_kernels import adam_step
+        return adam_step
+
+    def ufunc_at(self, name, a, at, b):
+        """CuPy's ``at`` takes no bfloat16: such an ``a`` is updated in float32 and
+        rounded back once."""
+        if a.dtype != bfloat16:
+            return super().ufunc_at(name, a, at, b)
+        up = a.astype(numpy.float32)
+        super().ufunc_at(name, up, at, b.astype(numpy.float32) if hasattr(b, "astype") else b)
+        a[...] = up.astype(a.dtype)
+
+    def sum_kept(self, a, axes):
+        """Over leading axes (a bias's gradient) as a product with ones: CuPy's reduction
+        over leading axes is slow."""
+        from . import gpu_kernels
+        if axes == tuple(range(len(axes))) and a.flags.c_contiguous and gpu_kernels.floats(a):
+            return gpu_kernels.sum_leading(a, len(axes))
+        return self.xp.sum(a, axis=axes, keepdims=True)
+
+
+# the emulator: _CupyFunctions
 _BY_MODULE = {numpy: _NumpyFunctions, meta.namespace: _MetaFunctions}
 
 
@@ -332,5 +385,7 @@ def functions(xp):
         return f
     if getattr(xp, "batched", False):  # a namespace per call: not kept
         return xp.functions
-    f = _known[xp] = _BY_MODULE.get(xp, _CupyFunctions)(xp)
+    kind = _BY_MODULE.get(xp) or (_GpuFunctions if getattr(xp, "__name__", "") == "cupy"
+                                  else _CupyFunctions)
+    f = _known[xp] = kind(xp)
     return f

@@ -1,15 +1,20 @@
-"""``retrograd.cuda``: ``torch.cuda`` as PyTorch's CPU-only build has it.
+"""``retrograd.cuda``: ``torch.cuda`` on CuPy's GPUs, or as PyTorch's CPU-only build has it.
 
-What needs no GPU answers (``is_available()`` is False, ``device_count()`` 0, seeding is
-accepted and kept for a GPU that never comes, as PyTorch queues it); what needs one
-raises PyTorch's ``AssertionError: Torch not compiled with CUDA enabled``.
+With a GPU (CuPy installed and its runtime seeing a device) the calls answer from CuPy's
+runtime. Without one, what needs no GPU answers (``is_available()`` is False,
+``device_count()`` 0, seeding is accepted and kept for a GPU that never comes, as
+PyTorch queues it); what needs one raises PyTorch's ``AssertionError: Torch not
+compiled with CUDA enabled``.
 ``retrograd.cuda.memory`` is :mod:`retrograd.memory` (the accounting of the device the
 tensors are on), so code written for ``torch.cuda.memory`` (the tutorials' snapshots)
 runs unchanged.
 """
 
 from .. import _tensor_types
+from ..backend import gpu
 from . import memory
+from ._index import current_device, cupy_or_raise as _cupy, device_index as _device_index
+from .streams import Event, Stream, StreamContext, current_stream, default_stream, stream
 from .memory import (max_memory_allocated, max_memory_reserved, memory_allocated,
                      memory_reserved, memory_stats, memory_summary, reset_max_memory_allocated,
                      reset_peak_memory_stats, empty_cache)
@@ -20,7 +25,8 @@ __all__ = ["memory", "is_available", "device_count", "is_initialized", "init",
            "current_stream", "default_stream", "manual_seed", "manual_seed_all", "seed",
            "seed_all", "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all",
            "set_rng_state_all", "is_bf16_supported", "is_tf32_supported", "get_arch_list",
-           "get_gencode_flags", "device", "Stream", "Event", "max_memory_allocated",
+           "get_gencode_flags", "device", "Stream", "Event", "stream", "StreamContext",
+           "max_memory_allocated",
            "max_memory_reserved", "memory_allocated", "memory_reserved", "memory_stats",
            "memory_summary", "reset_max_memory_allocated", "reset_peak_memory_stats",
            "empty_cache", *_tensor_types.cuda_types]
@@ -28,61 +34,93 @@ __all__ = ["memory", "is_available", "device_count", "is_initialized", "init",
 globals().update(_tensor_types.cuda_types)  # torch.cuda.FloatTensor, ...: not callable here
 
 
-def _not_compiled(*args, **kwargs):
-    raise AssertionError("Torch not compiled with CUDA enabled")
-
-
-def _needs_cuda(name, doc):
-    """A function that needs a GPU: PyTorch's CPU-only build raises on the call."""
-
-    def needs_cuda(*args, **kwargs):
-        _not_compiled()
-    needs_cuda.__name__ = needs_cuda.__qualname__ = name
-    needs_cuda.__doc__ = doc + " Raises: there is no GPU."
-    return needs_cuda
-
-
-init = _needs_cuda("init", "Initialize CUDA's state.")
-current_device = _needs_cuda("current_device", "The selected GPU's index.")
-get_device_name = _needs_cuda("get_device_name", "A GPU's name.")
-get_device_capability = _needs_cuda("get_device_capability", "A GPU's compute capability.")
-get_device_properties = _needs_cuda("get_device_properties", "A GPU's properties.")
-synchronize = _needs_cuda("synchronize", "Wait for a GPU's kernels to finish.")
-ipc_collect = _needs_cuda("ipc_collect", "Free GPU memory shared with other processes.")
-mem_get_info = _needs_cuda("mem_get_info", "A GPU's free and total memory.")
-current_stream = _needs_cuda("current_stream", "The stream a GPU runs kernels on.")
-default_stream = _needs_cuda("default_stream", "A GPU's default stream.")
-initial_seed = _needs_cuda("initial_seed", "The seed of the current GPU's generator.")
-get_rng_state = _needs_cuda("get_rng_state", "A GPU generator's state.")
-
-
 def is_available():
-    return False
+    return gpu.cupy() is not None
 
 
 def device_count():
-    return 0
+    return gpu.count()
 
 
 def is_initialized():
-    return False
+    return gpu.cupy() is not None
 
 
-def _device_index(device):
-    """A device argument as an index; 'cpu' is refused as PyTorch refuses it."""
-    if isinstance(device, int) or device is None:
-        return device
-    from ..backend import Device
-    dev = Device(device)
-    if dev.type != "cuda":
-        raise ValueError(f"Expected a cuda device, but got: {dev}")
-    return -1 if dev.index is None else dev.index
+def init():
+    """Initialize CUDA's state (CuPy's runtime starts on first use)."""
+    _cupy()
+
+
+def _checked_index(device):
+    index = _device_index(device)
+    if not 0 <= index < device_count():
+        raise RuntimeError("CUDA error: invalid device ordinal")
+    return index
 
 
 def set_device(device):
     """Select a GPU; a negative index is a no-op, as in PyTorch."""
-    if _device_index(device) >= 0:
-        _not_compiled()
+    index = _device_index(device, optional=False)
+    if index is not None and index >= 0:
+        _cupy()
+        gpu.select(_checked_index(index))
+
+
+class _DeviceProperties:
+    """``torch.cuda.get_device_properties``'s answer (the fields code reads)."""
+
+    def __init__(self, props, index):
+        name = props["name"]
+        self.name = name.decode() if isinstance(name, bytes) else str(name)
+        self.major, self.minor = props["major"], props["minor"]
+        self.total_memory = props["totalGlobalMem"]
+        self.multi_processor_count = props["multiProcessorCount"]
+        self.is_integrated = props.get("integrated", 0)
+        self.is_multi_gpu_board = props.get("isMultiGpuBoard", 0)
+        self.L2_cache_size = props.get("l2CacheSize", 0)
+        self.index = index
+
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, "
+                f"minor={self.minor}, total_memory={self.total_memory // 2**20}MB, "
+                f"multi_processor_count={self.multi_processor_count}, "
+                f"L2_cache_size={self.L2_cache_size // 2**20}MB)")
+
+
+def get_device_properties(device=None):
+    cp = _cupy()
+    index = _checked_index(device)
+    return _DeviceProperties(cp.cuda.runtime.getDeviceProperties(index), index)
+
+
+def get_device_name(device=None):
+    """A GPU's name."""
+    return get_device_properties(device).name
+
+
+def get_device_capability(device=None):
+    """A GPU's compute capability, ``(major, minor)``."""
+    p = get_device_properties(device)
+    return p.major, p.minor
+
+
+def synchronize(device=None):
+    """Wait for every kernel queued on a GPU to finish."""
+    cp = _cupy()
+    with cp.cuda.Device(_checked_index(device)):
+        cp.cuda.runtime.deviceSynchronize()
+
+
+def ipc_collect():
+    """Nothing is shared with other processes here: nothing to free."""
+    _cupy()
+
+
+def mem_get_info(device=None):
+    """A GPU's free and total memory in bytes, as its driver reports them."""
+    cp = _cupy()
+    with cp.cuda.Device(_checked_index(device)):
+        return cp.cuda.runtime.memGetInfo()
 
 
 def _check_seed(seed):
@@ -91,29 +129,55 @@ def _check_seed(seed):
 
 
 def manual_seed(seed):
-    """Accepted and dropped: there is no GPU generator to seed."""
-    _check_seed(seed)
+    """Seed the generator GPU tensors draw from. Their values are drawn on the host by
+    the CPU generator and copied, so this seeds that one, as ``torch.manual_seed``
+    does; without a GPU it is accepted and dropped."""
+    seed = _check_seed(seed)
+    if is_available():
+        from .. import _random
+        _random.default_generator.manual_seed(seed)
 
 
 def manual_seed_all(seed):
-    _check_seed(seed)
+    manual_seed(seed)
 
 
 def seed():
-    """Nothing to seed without a GPU."""
+    """Seed GPU tensors' generator (the CPU's: see manual_seed) from entropy."""
+    if is_available():
+        from .. import _random
+        _random.default_generator.seed()
 
 
 def seed_all():
-    """Nothing to seed without a GPU."""
+    seed()
+
+
+def initial_seed():
+    """The seed of the generator GPU tensors draw from (the CPU's: see manual_seed)."""
+    _cupy()
+    from .. import _random
+    return _random.default_generator.initial_seed()
+
+
+def get_rng_state(device="cuda"):
+    """The state of the generator GPU tensors draw from (the CPU's: see manual_seed)."""
+    _cupy()
+    from .. import _random
+    return _random.default_generator.get_state()
 
 
 def set_rng_state(new_state, device="cuda"):
-    """Accepted: PyTorch queues it until CUDA is initialized, which never happens here."""
+    """Without a GPU accepted (PyTorch queues it until CUDA is initialized); with one,
+    the state of the generator GPU tensors draw from (the CPU's: see manual_seed)."""
+    if is_available():
+        from .. import _random
+        _random.default_generator.set_state(new_state)
 
 
 def get_rng_state_all():
-    """One state per GPU: none."""
-    return []
+    """One state per GPU."""
+    return [get_rng_state(i) for i in range(device_count())]
 
 
 def set_rng_state_all(new_states):
@@ -122,42 +186,44 @@ def set_rng_state_all(new_states):
 
 
 def is_bf16_supported(including_emulation=True):
-    return False
+    return is_available() and get_device_capability()[0] >= 8
 
 
 def is_tf32_supported():
-    return False
+    return is_available() and get_device_capability()[0] >= 8
 
 
 def get_arch_list():
-    return []
+    if not is_available():
+        return []
+    major, minor = get_device_capability()
+    return [f"sm_{major}{minor}"]
 
 
 def get_gencode_flags():
-    return ""
+    return " ".join(f"-gencode compute={a.replace('sm', 'compute')},code={a}"
+                    for a in get_arch_list())
 
 
 class device:
-    """``with torch.cuda.device(i):``; entering a real index fails as on PyTorch's
-    CPU-only build, index -1 (no device) is a no-op."""
+    """``with torch.cuda.device(i):`` selects GPU ``i`` inside and restores the previous
+    one after; index -1 (no device) is a no-op. Without a GPU, entering a real index
+    fails as on PyTorch's CPU-only build."""
 
     def __init__(self, device):
-        self.idx = _device_index(device)
+        self.idx = _device_index(device, optional=False)
         self.prev_idx = -1
 
     def __enter__(self):
-        if self.idx is not None and self.idx >= 0:
+        if self.idx is None or self.idx < 0:
+            return
+        if not is_available():
             raise RuntimeError("PyTorch was compiled without CUDA support")
+        self.prev_idx = current_device()
+        if self.prev_idx != self.idx:
+            set_device(self.idx)
 
     def __exit__(self, *exc):
+        if self.idx is not None and self.idx >= 0 and self.prev_idx != self.idx:
+            set_device(self.prev_idx)
         return False
-
-
-class Stream:
-    def __new__(cls, *args, **kwargs):
-        raise RuntimeError("torch.cuda.Stream requires CUDA support")
-
-
-class Event:
-    def __new__(cls, *args, **kwargs):
-        raise RuntimeError("Tried to instantiate dummy base class Event")

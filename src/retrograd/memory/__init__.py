@@ -18,7 +18,7 @@ traces every Python allocation).
 import sys
 from collections import OrderedDict
 
-from ..backend import Device
+from ..backend import Device, gpu
 from . import snapshot as _snap
 from .tracker import CATEGORIES, TRACKER
 
@@ -29,35 +29,80 @@ __all__ = ["memory_allocated", "max_memory_allocated", "memory_reserved",
 
 def _books(device=None):
     """The tracker (started on first use) after checking ``device``."""
-    if device is not None and not isinstance(device, int):
-        d = device if isinstance(device, Device) else Device(device)
-        if d.type not in ("cpu", "cuda"):
-            raise ValueError(f"Expected a cpu or cuda device, but got: {device}")
+    _on_gpu(device)
     TRACKER.start()
     return TRACKER
 
 
+def _on_gpu(device):
+    """Whether ``device`` names CuPy's GPU: a cuda device, an index, or None while a GPU
+    is present (PyTorch's default is the current CUDA device)."""
+    if device is not None and not isinstance(device, int):
+        d = device if isinstance(device, Device) else Device(device)
+        if d.type not in ("cpu", "cuda"):
+            raise ValueError(f"Expected a cpu or cuda device, but got: {device}")
+        return d.type == "cuda" and gpu.cupy() is not None
+    return gpu.cupy() is not None
+
+
+class _Pool:
+    """CuPy's memory pool's reserved bytes, and their peak: the pool only grows until
+    ``empty_cache`` (``free_all_blocks``) hands its free blocks back, so the peak is
+    the largest of its size now and its sizes before each release or reset."""
+
+    peak = 0
+
+    @staticmethod
+    def reserved():
+        return gpu.cupy().get_default_memory_pool().total_bytes()
+
+    def max_reserved(self):
+        self.peak = max(self.peak, self.reserved())
+        return self.peak
+
+    def release(self):
+        self.max_reserved()
+        gpu.cupy().get_default_memory_pool().free_all_blocks()
+
+    def reset(self):
+        self.peak = self.reserved()
+
+
+_POOL = _Pool()
+
+
 def memory_allocated(device=None):
-    """Bytes held by live storages now."""
-    return _books(device).total
+    """Bytes held by live storages now (on a GPU: its storages; on the CPU: the host's)."""
+    t = _books(device)
+    return t.gpu_total if _on_gpu(device) else t.total - t.gpu_total
 
 
 def max_memory_allocated(device=None):
     """The largest ``memory_allocated`` since accounting began or the last reset."""
-    return _books(device).peak
+    t = _books(device)
+    return t.gpu_peak if _on_gpu(device) else t.host_peak
 
 
 def memory_reserved(device=None):
-    """Equal to ``memory_allocated``: NumPy's arrays are not served from a cache."""
-    return _books(device).total
+    """On a GPU, the bytes CuPy's pool holds (allocated, and cached for reuse); on the
+    CPU equal to ``memory_allocated``: NumPy's arrays are not served from a cache."""
+    if _on_gpu(device):
+        _books(device)
+        return _POOL.reserved()
+    return memory_allocated(device)
 
 
 def max_memory_reserved(device=None):
-    return _books(device).peak
+    if _on_gpu(device):
+        _books(device)
+        return _POOL.max_reserved()
+    return max_memory_allocated(device)
 
 
 def reset_peak_memory_stats(device=None):
     _books(device).reset_peak()
+    if _on_gpu(device):
+        _POOL.reset()
 
 
 def reset_max_memory_allocated(device=None):
@@ -65,8 +110,11 @@ def reset_max_memory_allocated(device=None):
 
 
 def empty_cache():
-    """Nothing to release: freed arrays go straight back to the system allocator."""
+    """On a GPU, hand the pool's cached free blocks back to the driver; on the CPU nothing
+    to release: freed arrays go straight back to the system allocator."""
     _books()
+    if gpu.cupy() is not None:
+        _POOL.release()
 
 
 def memory_stats(device=None):
@@ -93,6 +141,12 @@ def memory_stats(device=None):
     for prefix in ("active_bytes", "reserved_bytes", "requested_bytes"):
         for k in ("current", "peak", "allocated", "freed"):
             s[f"{prefix}.all.{k}"] = s[f"allocated_bytes.all.{k}"]
+    if _on_gpu(device):  # the device's own totals, and its pool
+        for prefix in ("allocated_bytes", "active_bytes", "requested_bytes"):
+            s[f"{prefix}.all.current"] = t.gpu_total
+            s[f"{prefix}.all.peak"] = t.gpu_peak
+        s["reserved_bytes.all.current"] = _POOL.reserved()
+        s["reserved_bytes.all.peak"] = _POOL.max_reserved()
     at_peak = t.peak_breakdown
     for i, name in enumerate(CATEGORIES):
         s[f"allocated_bytes.{name}.current"] = t.current[i]

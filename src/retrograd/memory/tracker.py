@@ -74,6 +74,13 @@ _TEMPORARY_MIN = 64 * 1024
 _TEMPORARY_BASE = 1 << 62
 
 _ndarray = numpy.ndarray
+
+
+class _NoDeviceArray:
+    """Stands for CuPy's array type while no GPU is in use (no array has this type)."""
+
+
+_device_ndarray = _NoDeviceArray  # CuPy's ndarray once accounting starts with a GPU
 # What ``as_strided`` (an expand's stride-0 view) hangs between a view and its array: the
 # view's storage is that array's, found through it.
 _Strided = type(numpy.lib.stride_tricks.as_strided(numpy.zeros(1)).base)
@@ -83,7 +90,8 @@ def _storage_array(g):
     """The array holding gradient ``g`` (an array, a Tensor under create_graph, or None);
     None for a NumPy scalar (``0-d array * 0.5`` gives one): a value, not a storage, which
     becomes one only when it is copied into a ``.grad`` (seen there)."""
-    if g is None or type(g) is _ndarray or type(g) is _meta_ndarray:
+    t = type(g)
+    if g is None or t is _ndarray or t is _meta_ndarray or t is _device_ndarray:
         return g
     if isinstance(g, numpy.generic):
         return None
@@ -102,7 +110,7 @@ class _Block(weakref.ref):
     ``cat`` is the category they make; ``frames`` is set only when a stack was recorded;
     ``books`` are its module's."""
 
-    __slots__ = ("key", "size", "state", "cat", "frames", "books")
+    __slots__ = ("key", "size", "state", "cat", "frames", "books", "gpu")
 
 
 # Category of a block from its state: the highest role, else held by the graph, else other.
@@ -141,6 +149,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
                  "books", "_node_books", "_mstack", "_owned", "n_free", "bytes_freed",
                  "n_peak", "started", "events", "record", "stacks", "free_stacks",
                  "node_frames", "_outer", "exact", "_started_tracemalloc", "_last",
+                 "gpu_total", "gpu_peak", "host_peak",
                  "_last_traced", "_temp_addr", "_free_cb", "_release_cb")
     nodes = True    # shown new nodes (their module, and stacks)
     modules = True  # shown module calls and optimizer steps
@@ -158,6 +167,8 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         self._mstack = []         # (module, path) of the modules running, outermost first
         self._owned = {}          # id(module) -> its path, once it took its parameters
         self.n_free = self.bytes_freed = self.n_peak = 0
+        self.gpu_total = self.gpu_peak = 0  # the part of total in GPU storages, its peak
+        self.host_peak = 0                  # the peak of the rest (total - gpu_total)
         self.started = False
         # history
         self.events = None        # deque of event tuples (see the class docstring)
@@ -179,9 +190,12 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         """Attach to the hooks and take the storages alive now onto the books."""
         if self.started:
             return
-        global _Tensor, _PLUMBING
+        global _Tensor, _PLUMBING, _device_ndarray
         from .._tensor import Tensor
+        from ..backend import gpu
         _Tensor = Tensor
+        if gpu.cupy() is not None:
+            _device_ndarray = gpu.cupy().ndarray
         _PLUMBING = _plumbing()
         if self.stop not in _AT_EXIT:  # no books to keep while the interpreter tears down
             atexit.register(self.stop)
@@ -238,7 +252,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         base = arr.base
         while base is not None:
             t = type(base)
-            if t is _ndarray or t is _meta_ndarray:  # (meta: no data)
+            if t is _ndarray or t is _meta_ndarray or t is _device_ndarray:  # (meta: no data)
                 root = base
             elif t is not _Strided:  # not an array: the storage is ``root``'s own
                 break
@@ -254,6 +268,16 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         b.key = key
         b.size = size = root.nbytes
         b.state = state
+        if type(root) is _device_ndarray:
+            b.gpu = True
+            gpu = self.gpu_total = self.gpu_total + size
+            if gpu > self.gpu_peak:
+                self.gpu_peak = gpu
+        else:
+            b.gpu = False
+            host = self.total + size - self.gpu_total
+            if host > self.host_peak:
+                self.host_peak = host
         books = b.books = self.books
         cat = b.cat = _category(state) if state else OTHER
         live[key] = b
@@ -278,6 +302,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         return b
 
     def _add(self, cat, size, books):
+        """Book ``size`` host bytes (exact mode's kernel temporaries)."""
         books[cat] += size
         own = books[_TOTAL] = books[_TOTAL] + size
         if own > books[_OWN_PEAK]:
@@ -286,6 +311,8 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         if total > self.peak:
             self.peak = total
             self._at_peak = True
+        if total - self.gpu_total > self.host_peak:
+            self.host_peak = total - self.gpu_total
 
     @property
     def current(self):
@@ -352,6 +379,8 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         books[cat] -= size
         books[_TOTAL] -= size
         self.total -= size
+        if b.gpu:
+            self.gpu_total -= size
         self.n_free += 1
         self.bytes_freed += size
         if self.record:
@@ -657,6 +686,8 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
 
     def reset_peak(self):
         self.peak = self.total
+        self.gpu_peak = self.gpu_total
+        self.host_peak = self.total - self.gpu_total
         self._at_peak = True
         self.n_peak = len(self.live)
         for books in self.by_path.values():
@@ -668,7 +699,7 @@ def _root(arr):
     base = arr.base
     while base is not None:
         t = type(base)
-        if t is _ndarray:
+        if t is _ndarray or t is _device_ndarray:
             arr = base
         elif t is not _Strided:
             break

@@ -25,7 +25,7 @@ def check_targets(target, classes, ignore_index):
     t = target._data
     bad = (t != ignore_index) & ((t < 0) | (t >= classes))
     if functions(get_array_module(t)).any_true(bad):
-        raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
+        raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
 
 
 def check_nll(input, target, weight, ignore_index):

@@ -76,7 +76,8 @@ from ..autograd.node import OpNode, SavedTensor, grad_accumulator, on_inplace_wr
 from ..backend import get_array_module, joined_device, to_device
 from . import _out, _views
 
-__all__ = ["defop", "apply", "apply_inplace", "register", "FUNCTIONS", "kernel", "KERNELS"]
+__all__ = ["defop", "apply", "apply_inplace", "register", "FUNCTIONS", "kernel", "KERNELS",
+           "GPU_KERNELS"]
 
 _fw_state = forward_ad.state  # one flag check per op when forward AD is off
 
@@ -115,6 +116,7 @@ def register(fn=None, *, method=True, function=True, name=None, aliases=()):
 
 
 KERNELS = []  # every kernel() declaration, for the tests that pin each to its rule
+GPU_KERNELS = []  # ... those for CuPy on a GPU
 
 
 class Kernel:
@@ -130,19 +132,28 @@ def kernel(rule, fast, when, module=numpy):
     """``rule`` (a forward, vjp or jvp taking ``xp`` first), computed by ``fast`` (same
     arguments) when ``xp`` is ``module`` and ``when(*arguments after xp)`` holds: a BLAS
     path or an in-place NumPy pass for a rule that stays written once for every
-    namespace. The rule keeps its signature (what the node saves is read from it)."""
+    namespace. The rule keeps its signature (what the node saves is read from it).
+    ``module="cupy"``: CuPy on a GPU (a fused kernel), named so that CuPy stays optional;
+    such kernels are listed in ``GPU_KERNELS``, the others in ``KERNELS``."""
     if next(iter(inspect.signature(rule).parameters)) != "xp":
         raise TypeError(f"kernel for {rule.__qualname__}: the rule must take xp first")
     k = Kernel()
     k.rule, k.fast, k.when, k.module, k.op = rule, fast, when, module, None
 
-    def run(xp, *args):
-        if xp is module and k.when(*args):
-            return fast(xp, *args)
-        return rule(xp, *args)
+    if module == "cupy":
+        def run(xp, *args):
+            if getattr(xp, "__name__", None) == "cupy" and k.when(*args):
+                return fast(xp, *args)
+            return rule(xp, *args)
+        GPU_KERNELS.append(k)
+    else:
+        def run(xp, *args):
+            if xp is module and k.when(*args):
+                return fast(xp, *args)
+            return rule(xp, *args)
+        KERNELS.append(k)
     functools.update_wrapper(run, rule)
     run.kernel = k
-    KERNELS.append(k)
     return run
 
 
@@ -267,8 +278,9 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
             for k in sorted(slots)))
     op._save_plan = tuple(op._save_plan)
     for rule in (forward, *vjp.values(), jvp):
-        if hasattr(rule, "kernel"):  # declared with kernel(): name its op for the tests
-            rule.kernel.op = name
+        while hasattr(rule, "kernel"):  # declared with kernel(): name its op for the tests
+            rule.kernel.op = name         # (a GPU kernel may wrap a NumPy one)
+            rule = rule.kernel.rule
     op.node_cls = type(node or f"{_camel(name)}Backward0", (OpNode,),
                        {"__slots__": (), "_op": op})
     return op

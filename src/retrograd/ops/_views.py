@@ -148,7 +148,7 @@ class AsStridedBackward0(Node):
         flat, out = r.like_base()
         if _may_overlap(r.shape, r.strides):  # (expand, as_strided): sum duplicates
             ids = r.view_of(r.xp.arange(r.numel))
-            r.xp.add.at(flat, ids.ravel(), r.xp.ravel(grads[0]))
+            functions(r.xp).ufunc_at("add", flat, ids.ravel(), r.xp.ravel(grads[0]))
         else:
             r.view_of(flat)[...] = grads[0]
         return [out]

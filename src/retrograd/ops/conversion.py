@@ -14,7 +14,7 @@ from .. import _creation, _dtype
 from .._tensor import Tensor
 from .._dtype import LEGACY_NAMES, legacy_type_name
 from .._tensor_types import tensortype
-from ..backend import Device, check_device, emulating_cuda, is_mapped, to_device
+from ..backend import Device, check_device, emulating_cuda, gpu, is_mapped, to_device
 from ..autograd.node import sum_acc
 from ._registry import apply, apply_inplace, defop, register
 
@@ -155,10 +155,11 @@ def cpu(self, memory_format=None):
 
 @register(function=False)
 def cuda(self, device=None, non_blocking=False, memory_format=None):
-    """``self.to('cuda')``, which fails as on PyTorch's CPU-only build (an index asks for
-    an accelerator, of which there is none) unless the device map runs cuda elsewhere."""
+    """``self.to('cuda')``; without a GPU it fails as on PyTorch's CPU-only build (an
+    index asks for an accelerator, of which there is none) unless the device map runs
+    cuda elsewhere."""
     if isinstance(device, int):
-        if not is_mapped("cuda") and not emulating_cuda():
+        if not (is_mapped("cuda") or emulating_cuda() or gpu.cupy() is not None):
             raise RuntimeError("Cannot access accelerator device when none is available.")
         device = Device("cuda", device)
     return to(self, Device("cuda") if device is None else device)

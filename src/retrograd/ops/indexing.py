@@ -51,7 +51,7 @@ def _outside(i, lo, hi):
 
 def _index_put_into(xp, out, values, indices, accumulate):
     if accumulate:
-        xp.add.at(out, indices, values)
+        functions(xp).ufunc_at("add", out, indices, values)
     else:
         out[indices] = values
     return out
@@ -380,7 +380,7 @@ def narrow(input, dim, start, length):
 # ---- index_* ----------------------------------------------------------------------------------
 
 def _index_add_into(xp, out, index, source, dim):
-    xp.add.at(out, (slice(None),) * dim + (index,), source)
+    functions(xp).ufunc_at("add", out, (slice(None),) * dim + (index,), source)
     return out
 
 
@@ -746,10 +746,12 @@ def masked_scatter_(self, mask, source):
 
 def _put_into(xp, out, index, source, accumulate):
     flat = out.reshape(-1)
+    if not isinstance(source, (int, float)):  # (a number: put_'s gradient zeroes with 0)
+        source = xp.reshape(source, -1)
     if accumulate:
-        xp.add.at(flat, index.reshape(-1), xp.reshape(source, -1))
+        functions(xp).ufunc_at("add", flat, index.reshape(-1), source)
     else:
-        flat[index.reshape(-1)] = xp.reshape(source, -1)
+        flat[index.reshape(-1)] = source
     return out
 
 

@@ -455,20 +455,25 @@ def trace(input):
 
 # ---- tensordot ----------------------------------------------------------------------------
 
+def _tdot(xp, a, b, axes):
+    """``tensordot`` over the axis lists ``axes``; none is the outer product, asked for as
+    ``axes=0`` (CuPy refuses empty lists with a 0-d input)."""
+    return xp.tensordot(a, b, axes=axes if len(axes[0]) else 0)
+
+
 def _tensordot_grad_self(xp, grad, other, plan):
     free_a, free_b, inv_a, _ = plan
-    g = xp.tensordot(grad, other, axes=(list(range(len(free_a), grad.ndim)), free_b))
+    g = _tdot(xp, grad, other, (list(range(len(free_a), grad.ndim)), free_b))
     return xp.transpose(g, inv_a)
 
 
 def _tensordot_grad_other(xp, grad, self, plan):
     free_a, _, _, inv_b = plan
-    g = xp.tensordot(self, grad, axes=(free_a, list(range(len(free_a)))))
+    g = _tdot(xp, self, grad, (free_a, list(range(len(free_a)))))
     return xp.transpose(g, inv_b)
 
 
-_tensordot = defop("tensordot", lambda xp, self, other, dims, plan:
-                   xp.tensordot(self, other, axes=dims),
+_tensordot = defop("tensordot", lambda xp, self, other, dims, plan: _tdot(xp, self, other, dims),
                    vjp={"self": _tensordot_grad_self, "other": _tensordot_grad_other},
                    node="ViewBackward0", jvp="multilinear")
 

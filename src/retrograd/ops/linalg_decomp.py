@@ -52,13 +52,13 @@ def _trace(xp, x):
 
 
 def _solve(xp, a, b):
-    """``a^{-1} b`` for a matrix (batch) ``b``: NumPy's solve, or the facade's."""
-    return xp.linalg.solve(a, b)
+    """``a^{-1} b``, batches broadcast (NumPy 2's solve, by the backend's functions)."""
+    return functions(xp).solve(a, b)
 
 
 def _rsolve(xp, a, b):
     """``b a^{-1}``."""
-    return _mT(xp, xp.linalg.solve(_mT(xp, a), _mT(xp, b)))
+    return _mT(xp, _solve(xp, _mT(xp, a), _mT(xp, b)))
 
 
 def _need_dims(t, fn, name="A", prefix=""):
@@ -255,7 +255,7 @@ def _solve_fwd(xp, A, B, left, vector, check_errors):
     if vector:
         B = xp.expand_dims(B, -1)
     try:
-        x = xp.linalg.solve(A, B) if left else _rsolve(xp, A, B)
+        x = _solve(xp, A, B) if left else _rsolve(xp, A, B)
         info = xp.zeros(x.shape[:-2], dtype=numpy.int32)
     except numpy.linalg.LinAlgError:
         full = numpy.broadcast_to(A, numpy.broadcast_shapes(A.shape[:-2], B.shape[:-2])
@@ -272,7 +272,7 @@ def _solve_fwd(xp, A, B, left, vector, check_errors):
 
 def _solve_grad_B(xp, grad, A, left, vector):
     g = xp.expand_dims(grad, -1) if vector else grad
-    gb = xp.linalg.solve(_mT(xp, A), g) if left else _rsolve(xp, _mT(xp, A), g)
+    gb = _solve(xp, _mT(xp, A), g) if left else _rsolve(xp, _mT(xp, A), g)
     return gb[..., 0] if vector else gb
 
 
@@ -291,7 +291,7 @@ def _solve_jvp(xp, A_t, B_t, A, result, left, vector):
     if A_t is not None:
         d = xp.matmul(A_t, x) if left else xp.matmul(x, A_t)
         rhs = -d if rhs is None else rhs - d
-    t = xp.linalg.solve(A, rhs) if left else _rsolve(xp, A, rhs)
+    t = _solve(xp, A, rhs) if left else _rsolve(xp, A, rhs)
     return (t[..., 0] if vector else t), None
 
 
@@ -365,14 +365,14 @@ def _chol_grad(xp, grad, L, upper):
         L, grad = _mT(xp, L), _mT(xp, grad)
     p = xp.tril(xp.matmul(_mT(xp, L), grad))
     p = 0.5 * (p + _mT(xp, xp.tril(p, -1)))
-    return _rsolve(xp, L, xp.linalg.solve(_mT(xp, L), p))
+    return _rsolve(xp, L, _solve(xp, _mT(xp, L), p))
 
 
 def _chol_jvp(xp, A_t, L, upper):
     """``dL = L phi(L^{-1} dA L^{-T})``, phi the lower triangle with half the diagonal."""
     if upper:
         L = _mT(xp, L)
-    y = _rsolve(xp, _mT(xp, L), xp.linalg.solve(L, A_t))
+    y = _rsolve(xp, _mT(xp, L), _solve(xp, L, A_t))
     phi = xp.tril(y) - 0.5 * y * _eye(xp, y.shape[-1], y)
     t = xp.matmul(L, phi)
     return (_mT(xp, t) if upper else t), None
@@ -778,7 +778,7 @@ def _perm_matrix(perm, dtype, like=None):
 def _lu_square_grad(xp, L, U, gL, gU):
     """Unpivoted square LU: ``L^{-T} [tril(L^T gL, -1) + triu(gU U^T)] U^{-T}``."""
     inner = xp.tril(xp.matmul(_mT(xp, L), gL), -1) + xp.triu(xp.matmul(gU, _mT(xp, U)))
-    return _rsolve(xp, _mT(xp, U), xp.linalg.solve(_mT(xp, L), inner))
+    return _rsolve(xp, _mT(xp, U), _solve(xp, _mT(xp, L), inner))
 
 
 def _lu_grad_core(xp, P, L, U, gL, gU):
@@ -789,7 +789,7 @@ def _lu_grad_core(xp, P, L, U, gL, gU):
         return xp.matmul(P, _lu_square_grad(xp, L, U, gL, gU))
     if m < n:
         u2 = U[..., m:]
-        g2 = xp.linalg.solve(_mT(xp, L), gU[..., m:])  # gA2 before P: L^{-T} gU2
+        g2 = _solve(xp, _mT(xp, L), gU[..., m:])  # gA2 before P: L^{-T} gU2
         g1 = _lu_square_grad(xp, L, U[..., :m], gL - xp.matmul(g2, _mT(xp, u2)), gU[..., :m])
         return xp.matmul(P, xp.concatenate([g1, g2], -1))
     l2 = L[..., n:, :]
@@ -922,14 +922,14 @@ def _lu_solve_fwd(xp, LU, B, P, left, adjoint):
     a = _lu_solve_A(xp, LU, P)
     if adjoint:
         a = _mT(xp, a)
-    return xp.linalg.solve(a, B) if left else _rsolve(xp, a, B)
+    return _solve(xp, a, B) if left else _rsolve(xp, a, B)
 
 
 def _lu_solve_grad_B(xp, grad, LU, P, left, adjoint):
     a = _lu_solve_A(xp, LU, _perm_const(xp, P, LU))
     if not adjoint:
         a = _mT(xp, a)
-    return xp.linalg.solve(a, grad) if left else _rsolve(xp, a, grad)
+    return _solve(xp, a, grad) if left else _rsolve(xp, a, grad)
 
 
 def _lu_solve_grad_LU(xp, grad, LU, result, P, left, adjoint):
@@ -1142,12 +1142,12 @@ def _tri(xp, A, upper, unitriangular):
 
 def _tri_solve_fwd(xp, A, B, upper, left, unitriangular):
     t = _tri(xp, A, upper, unitriangular)
-    return xp.linalg.solve(t, B) if left else _rsolve(xp, t, B)
+    return _solve(xp, t, B) if left else _rsolve(xp, t, B)
 
 
 def _tri_grad_B(xp, grad, A, upper, left, unitriangular):
     t = _tri(xp, A, upper, unitriangular)
-    return xp.linalg.solve(_mT(xp, t), grad) if left else _rsolve(xp, _mT(xp, t), grad)
+    return _solve(xp, _mT(xp, t), grad) if left else _rsolve(xp, _mT(xp, t), grad)
 
 
 def _tri_grad_A(xp, grad, A, result, upper, left, unitriangular):
@@ -1166,7 +1166,7 @@ def _tri_jvp(xp, A_t, B_t, A, result, upper, left, unitriangular):
             dt = dt * (1 - _eye(xp, dt.shape[-1], dt))
         d = xp.matmul(dt, result) if left else xp.matmul(result, dt)
         rhs = -d if rhs is None else rhs - d
-    return xp.linalg.solve(t, rhs) if left else _rsolve(xp, t, rhs)
+    return _solve(xp, t, rhs) if left else _rsolve(xp, t, rhs)
 
 
 _solve_triangular = defop("linalg_solve_triangular", _tri_solve_fwd,
@@ -1460,7 +1460,7 @@ def _legacy_cholesky(input, upper=False):
 
 def _cholesky_solve_fwd(xp, self, input2, upper):
     L = _mT(xp, input2) if upper else input2
-    return xp.linalg.solve(_mT(xp, L), xp.linalg.solve(L, self))
+    return _solve(xp, _mT(xp, L), _solve(xp, L, self))
 
 
 def _cholesky_solve_grad_self(xp, grad, input2, upper):
@@ -1515,13 +1515,13 @@ def _legacy_cholesky_inverse(input, upper=False, *, out=None):
 
 def _triangular_solve_fwd(xp, self, A, upper, transpose, unitriangular):
     t = _tri(xp, A, upper, unitriangular)
-    x = xp.linalg.solve(_mT(xp, t) if transpose else t, self)
+    x = _solve(xp, _mT(xp, t) if transpose else t, self)
     return x, xp.copy(xp.broadcast_to(A, x.shape[:-2] + A.shape[-2:]))
 
 
 def _triangular_solve_grad_self(xp, grads, A, upper, transpose, unitriangular):
     t = _tri(xp, A, upper, unitriangular)
-    return xp.linalg.solve(t if transpose else _mT(xp, t), grads[0])
+    return _solve(xp, t if transpose else _mT(xp, t), grads[0])
 
 
 def _triangular_solve_grad_A(xp, grads, A, solution, upper, transpose, unitriangular):

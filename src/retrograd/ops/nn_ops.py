@@ -14,7 +14,7 @@ import numpy
 
 from .._dtype import OPMATH, is_inexact, kind_of
 from .._tensor import wrap
-from ..backend import get_array_module
+from ..backend import get_array_module, gpu_kernels
 from ..backend.functions import functions
 from ._loss_args import (check_bce, check_bce_logits, check_embedding, check_float_kernel,
                          check_nll)
@@ -314,10 +314,16 @@ def _log_softmax_fwd(xp, self, dim):
     return s
 
 
+def _softmax_grad(xp, grad, result, dim):
+    return result * (grad - xp.sum(grad * result, axis=dim, keepdims=True))
+
+
 _softmax = defop(
-    "softmax", _softmax_fwd,
-    vjp={"self": lambda xp, grad, result, dim:
-         result * (grad - xp.sum(grad * result, axis=dim, keepdims=True))},
+    "softmax", kernel(_softmax_fwd, lambda xp, self, dim: gpu_kernels.softmax(self, dim),
+                      lambda self, dim: gpu_kernels.floats(self), "cupy"),
+    vjp={"self": kernel(_softmax_grad,
+                        lambda xp, grad, result, dim: gpu_kernels.softmax_grad(grad, result, dim),
+                        lambda grad, result, dim: gpu_kernels.floats(grad, result), "cupy")},
     jvp=lambda xp, self_t, result, dim:
     result * (self_t - xp.sum(self_t * result, axis=dim, keepdims=True)),
     to_float=True, node="SoftmaxBackward0")
@@ -485,9 +491,40 @@ def _ln_dw(xp, grad, input, mean, rstd, axes, eps):
     return grad * ((input - mean) * rstd)
 
 
+def _ln_gpu(input, axes, *others):
+    """Layer norm of float32 or float64 arrays over non-empty axes: fused CuPy kernels."""
+    return gpu_kernels.floats(input, *others) and all(input.shape[a] for a in axes)
+
+
+def _ln_fwd_gpu(xp, input, weight, bias, axes, eps):
+    mean, sq_sum = gpu_kernels.layer_norm(input, axes)
+    out, rstd = gpu_kernels.layer_norm_out(input, mean, sq_sum,
+                                           math.prod(input.shape[a] for a in axes), eps,
+                                           weight, bias)
+    return out, mean, rstd
+
+
+def _ln_dx_gpu(xp, grad, input, weight, mean, rstd, axes, eps):
+    """``_ln_dx`` with the two row sums and the result each one pass."""
+    n = math.prod(input.shape[a] for a in axes)
+    ds, db = gpu_kernels.layer_norm_sums(grad, weight, input, axes)
+    b = _fused_mul_sub(xp, db, mean, ds) * rstd * rstd * rstd / n
+    return gpu_kernels.layer_norm_dx(grad, weight, input, rstd, b,
+                                     _fused_mul_sub(xp, -b, mean, db * rstd / n))
+
+
 _layer_norm = defop(
-    "layer_norm", _ln_fwd, inputs=("input", "weight", "bias"),
-    vjp={"input": _ln_dx, "weight": _ln_dw,
+    "layer_norm", kernel(_ln_fwd, _ln_fwd_gpu,
+                         lambda input, weight, bias, axes, eps: _ln_gpu(input, axes, weight,
+                                                                        bias), "cupy"),
+    inputs=("input", "weight", "bias"),
+    vjp={"input": kernel(_ln_dx, _ln_dx_gpu,
+                         lambda grad, input, weight, mean, rstd, axes, eps:
+                         _ln_gpu(input, axes, grad, weight, mean, rstd), "cupy"),
+         "weight": kernel(_ln_dw, lambda xp, grad, input, mean, rstd, axes, eps:
+                          gpu_kernels.layer_norm_dw(grad, input, mean, rstd),
+                          lambda grad, input, mean, rstd, axes, eps:
+                          _ln_gpu(input, axes, grad, mean, rstd), "cupy"),
          "bias": lambda grad: grad},
     jvp="transpose", outputs=("result", "mean", "rstd"), nondiff_outputs=("mean", "rstd"),
     node="NativeLayerNormBackward0")
@@ -764,9 +801,18 @@ def _erf_gelu32(*args):
     return approximate != "tanh" and self.dtype == numpy.float32 and self.ndim
 
 
-_gelu = defop("gelu", kernel(_gelu_fwd, lambda xp, self, approximate: _gelu32(self),
-                             _erf_gelu32),
-              vjp={"self": kernel(_gelu_grad, _gelu32_grad, _erf_gelu32)},
+def _erf_gelu_gpu(*args):
+    """The exact GELU in float32 or float64: one fused CuPy kernel each way."""
+    return args[-1] != "tanh" and gpu_kernels.floats(*args[:-1])
+
+
+_gelu = defop("gelu", kernel(kernel(_gelu_fwd, lambda xp, self, approximate: _gelu32(self),
+                                    _erf_gelu32),
+                             lambda xp, self, approximate: gpu_kernels.gelu(self),
+                             _erf_gelu_gpu, "cupy"),
+              vjp={"self": kernel(kernel(_gelu_grad, _gelu32_grad, _erf_gelu32),
+                                  lambda xp, grad, self, approximate:
+                                  gpu_kernels.gelu_grad(grad, self), _erf_gelu_gpu, "cupy")},
               jvp="elementwise", to_float=True)
 
 

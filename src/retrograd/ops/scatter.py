@@ -61,7 +61,7 @@ def _scatter_into(xp, out, index, src, dim, reduce):
     if reduce is None:
         flat[at] = src
     elif reduce == "add":
-        xp.add.at(flat, at, src)
+        functions(xp).ufunc_at("add", flat, at, src)
     else:
         functions(xp).ufunc_at("multiply", flat, at, src)
     return out if flat is out else flat.reshape(out.shape)
@@ -170,7 +170,7 @@ def _counts(xp, index, shape, dim, include_self, dtype):
     """How many values each position of the result reduces (at least 1)."""
     n = xp.full(shape, 1 if include_self else 0, dtype=dtype)
     flat, at, _ = _targets(xp, n, index, None, dim)
-    xp.add.at(flat, at, 1)
+    functions(xp).ufunc_at("add", flat, at, 1)
     return xp.maximum(flat.reshape(shape), 1)
 
 

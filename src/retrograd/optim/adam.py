@@ -3,6 +3,8 @@
 import numpy
 
 from .._tensor import Tensor
+from ..backend import get_array_module
+from ..backend.functions import functions
 from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _count_step, _directed_grad,
                         _real, _scalar, _step_tensor, _zeros_like)
 
@@ -24,9 +26,11 @@ def adam_update(param, grad, state, group):
     beta1, beta2 = _scalar(beta1), _scalar(beta2)
     lr = _scalar(group["lr"])
     step = float(_count_step(state)._data)
-    p, _, m, v, tmp = _adam_moments(param, grad, state, group, lr, beta1, beta2)
     step_size = lr / (1 - beta1 ** step)
     bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+    if _fused(param, grad, state, group, lr, beta1, beta2, step_size, bias_correction2_sqrt):
+        return
+    p, _, m, v, tmp = _adam_moments(param, grad, state, group, lr, beta1, beta2)
     if group["amsgrad"]:
         vmax_t = state["max_exp_avg_sq"]
         vmax = _real(vmax_t._data)
@@ -40,6 +44,23 @@ def adam_update(param, grad, state, group):
     tmp *= -step_size
     p += tmp
     _bump(param, state["exp_avg"], state["exp_avg_sq"])
+
+
+def _fused(param, grad, state, group, lr, beta1, beta2, step_size, bc2_sqrt):
+    """The whole update as one kernel where the arrays' module has one (CuPy: a launch
+    costs more than the arithmetic), for the plain case: real floats, no AMSGrad, no
+    maximize. Its order of operations is this module's, so the results are the same."""
+    p, g = param._data, grad._data
+    fused = functions(get_array_module(p)).fused_adam
+    if (fused is None or group["amsgrad"] or group["maximize"] or p.dtype.kind != "f"
+            or g.dtype != p.dtype or g.shape != p.shape):
+        return False
+    wd, decoupled = group["weight_decay"], group["decoupled_weight_decay"]
+    fused(p, g, state["exp_avg"]._data, state["exp_avg_sq"]._data,
+          decay=1 - lr * wd if decoupled else 1, wd=0 if decoupled else wd, weight=1 - beta1,
+          beta2=beta2, bc2_sqrt=bc2_sqrt, eps=group["eps"], step_size=step_size)
+    _bump(param, state["exp_avg"], state["exp_avg_sq"])
+    return True
 
 
 def _adam_moments(param, grad, state, group, lr, beta1, beta2):

@@ -14,9 +14,8 @@ import math
 import types
 import weakref
 
-import numpy
-
 from ..autograd import grad_mode
+from ..backend import get_array_module
 from ..autograd.engine import current_graph_task
 from .optimizer import Optimizer
 
@@ -56,18 +55,25 @@ class FusedBackwardHandle:
     knows better when a gradient is final (DDP: once averaged over the ranks) takes
     parameters over with ``hand_over(params)`` and calls ``grad_ready(p)`` itself."""
 
-    def __init__(self, optimizer, accumulate_steps, clip_grad_norm):
+    def __init__(self, optimizer, accumulate_steps, clip_grad_norm, grad_scaler):
         self.optimizer = optimizer
         self.accumulate_steps = accumulate_steps
         self.clip_grad_norm = clip_grad_norm
-        # Backward passes of one optimizer step: the micro-batches, and with clipping one
-        # more pass (the last micro-batch's norm pass, then its stepping pass).
-        self._cycle = accumulate_steps + (clip_grad_norm is not None)
+        self.grad_scaler = grad_scaler if grad_scaler is not None and \
+            grad_scaler.is_enabled() else None
+        # Backward passes of one optimizer step: the micro-batches, and with clipping or
+        # a scaler one more pass (the last micro-batch's check pass, then its stepping
+        # pass).
+        self._checks = clip_grad_norm is not None or self.grad_scaler is not None
+        self._cycle = accumulate_steps + self._checks
         self._pass = 0        # passes seen in the current cycle
         self._task_id = None  # the backward those passes were last counted in
-        self._sq_norms = []   # squared gradient norms of the norm pass
+        self._sq_norms = []   # squared norms of the (unscaled) gradients of the check pass
+        self._found_inf = False  # the check pass met an inf or NaN gradient
+        self._inv_scale = None   # the scaler's 1/scale (float32 0-d array) for this step
+        self._grad_device = None
         self._clip_coef = 1.0
-        self._stash = {}      # param -> gradient accumulated before the norm pass
+        self._stash = {}      # param -> gradient accumulated before the check pass
         d = optimizer.__dict__
         self._saved = {name: d[name] for name in ("step", "zero_grad") if name in d}
         self._group_of = {p: i for i, g in enumerate(optimizer.param_groups)
@@ -75,7 +81,7 @@ class FusedBackwardHandle:
         self._handles = []
         self._post_handles = {}  # param -> its post-accumulate hook, until handed over
         for p in self._group_of:
-            if clip_grad_norm is not None:
+            if self._checks:
                 self._handles.append(p.register_hook(self._pre_hook(p)))
             h = self._post_handles[p] = p.register_post_accumulate_grad_hook(self.grad_ready)
             self._handles.append(h)
@@ -100,7 +106,7 @@ class FusedBackwardHandle:
 
     # ---- which pass is this -----------------------------------------------------------
     def _phase(self):
-        """``"accumulate"``, ``"norm"`` or ``"step"`` for the running backward (the first
+        """``"accumulate"``, ``"check"`` or ``"step"`` for the running backward (the first
         hook of a new backward advances the count)."""
         task = current_graph_task()
         if task is None:
@@ -110,45 +116,67 @@ class FusedBackwardHandle:
         if tid != self._task_id:
             self._task_id = tid
             self._pass = self._pass % self._cycle + 1
-            if self._pass == self._cycle - 1 and self.clip_grad_norm is not None:
-                self._sq_norms = []
-            elif self._pass == self._cycle and self.clip_grad_norm is not None:
-                total = math.sqrt(math.fsum(self._sq_norms))
-                self._clip_coef = min(self.clip_grad_norm / (total + 1e-6), 1.0)
+            if self._pass == self._cycle - 1 and self._checks:
+                self._begin_checks()
+            elif self._pass == self._cycle and self._checks:
+                self._end_checks()
         if self._pass == self._cycle:
             return "step"
-        if self._pass == self._cycle - 1 and self.clip_grad_norm is not None:
-            return "norm"
+        if self._pass == self._cycle - 1 and self._checks:
+            return "check"
         return "accumulate"
+
+    def _begin_checks(self):
+        self._sq_norms = []
+        self._found_inf = False
+        self._grad_device = None
+        if self.grad_scaler is not None:
+            scale, _ = self.grad_scaler._check_scale_growth_tracker("step")
+            self._inv_scale = scale.double().reciprocal().float()._data
+
+    def _end_checks(self):
+        """The check pass is over: the clip coefficient, and the scaler's inf verdict
+        (the optimizer counts as unscaled, so ``scaler.step`` and ``update`` read it)."""
+        if self.clip_grad_norm is not None:
+            total = math.sqrt(math.fsum(self._sq_norms))
+            self._clip_coef = min(self.clip_grad_norm / (total + 1e-6), 1.0)
+        if self.grad_scaler is not None:
+            self.grad_scaler._fused_checked(self.optimizer, self._found_inf,
+                                            self._grad_device)
 
     def _pre_hook(self, p):
         def hook(grad):
-            if self._phase() == "norm":  # measure this pass's sum apart from the earlier ones
+            if self._phase() == "check":  # check this pass's sum apart from the earlier ones
                 self._stash[p] = p._grad
                 p._grad = None
         return hook
 
     def grad_ready(self, p):
         """``p``'s gradient for this backward is in ``.grad``: update ``p`` now (in the
-        pass that steps), or note it (accumulation, the norm pass). Called inside that
+        pass that steps), or note it (accumulation, the check pass). Called inside that
         backward (a hook, or an engine callback at its end)."""
         phase = self._phase()
         if phase == "accumulate":
             return
         g = p._grad
-        if phase == "norm":
+        if phase == "check":
             earlier = self._stash.pop(p, None)
-            if g is not None or earlier is not None:  # else no gradient reached p
-                a = (g._data if earlier is None else earlier._data if g is None
-                     else earlier._data + g._data)
-                n = float(numpy.linalg.norm(a.ravel()))
-                self._sq_norms.append(n * n)
+            parts = [t for t in (earlier, g) if t is not None]  # none: no gradient reached p
+            if parts:
+                self._check(parts[0]._data if len(parts) == 1 else
+                            parts[0]._data + parts[1]._data, parts[0].device)
             p._grad = earlier
             return
         if g is None:  # no gradient reached p (step() too skips it)
             return
+        if self._found_inf:  # the scaler skips this step: the gradient is dropped
+            p._grad = None
+            return
+        a = g._data
+        if self._inv_scale is not None:  # unscale, as GradScaler.unscale_ (its dtype)
+            a *= self._inv_scale.astype(a.dtype)
+            g._vc[0] += 1
         if self._clip_coef < 1.0:
-            a = g._data
             a *= a.dtype.type(self._clip_coef)
             g._vc[0] += 1
         opt = self.optimizer
@@ -163,12 +191,25 @@ class FusedBackwardHandle:
         opt._opt_called = True
         p._grad = None
 
+    def _check(self, a, device):
+        """One parameter's full gradient in the check pass: unscaled (a copy), tested for
+        infs and NaNs, and its squared norm kept for clipping."""
+        self._grad_device = self._grad_device or device
+        xp = get_array_module(a)
+        if self._inv_scale is not None:
+            a = a * self._inv_scale.astype(a.dtype)
+            if not bool(xp.isfinite(a).all()):
+                self._found_inf = True
+        if self.clip_grad_norm is not None and not self._found_inf:
+            n = float(xp.linalg.norm(a.ravel()))
+            self._sq_norms.append(n * n)
+
     # ---- the user's side ----------------------------------------------------------------
     def backward(self, loss, gradient=None, inputs=None):
-        """``loss.backward()`` for one micro-batch: with clipping, the micro-batch that
-        ends an accumulation runs it twice (a norm pass keeping the graph, then the
-        stepping pass)."""
-        if self.clip_grad_norm is not None and self._pass % self._cycle == self._cycle - 2:
+        """``loss.backward()`` for one micro-batch: with clipping or a scaler, the
+        micro-batch that ends an accumulation runs it twice (a check pass keeping the
+        graph, then the stepping pass)."""
+        if self._checks and self._pass % self._cycle == self._cycle - 2:
             loss.backward(gradient, retain_graph=True, inputs=inputs)
         loss.backward(gradient, inputs=inputs)
 
@@ -191,7 +232,8 @@ class FusedBackwardHandle:
         del opt._fused_into_backward
 
 
-def fuse_into_backward(optimizer, *, accumulate_steps=1, clip_grad_norm=None):
+def fuse_into_backward(optimizer, *, accumulate_steps=1, clip_grad_norm=None,
+                       grad_scaler=None):
     r"""Make ``optimizer``'s step run inside backward, one parameter at a time, as soon as
     that parameter's gradient is accumulated; the gradient is then freed (``.grad`` is
     None), so gradients of the whole model are never held at once.
@@ -219,6 +261,14 @@ def fuse_into_backward(optimizer, *, accumulate_steps=1, clip_grad_norm=None):
     the micro-batch ending an accumulation needs ``loss.backward(retain_graph=True)`` then
     ``loss.backward()`` on the same loss (passes are counted, so a lone backward there is
     taken as the norm pass and the next micro-batch's as the stepping pass).
+
+    ``grad_scaler=scaler`` (an ``amp.GradScaler``): mixed-precision loss scaling. Whether
+    a step must be skipped (an inf or NaN gradient) is only known once every gradient
+    exists, so it takes the same two passes: the first unscales a copy of each gradient
+    and checks it (and measures the norm, with clipping), the second updates with the
+    unscaled gradients, or, when the first met an inf or NaN, drops every gradient and
+    updates nothing. ``scaler.step(optimizer)`` and ``scaler.update()`` then work as in
+    the usual loop (the step has happened, or been skipped, in backward).
 
     Returns a handle whose ``remove()`` restores normal behaviour.
 
@@ -250,4 +300,7 @@ def fuse_into_backward(optimizer, *, accumulate_steps=1, clip_grad_norm=None):
         raise ValueError(f"clip_grad_norm must be positive, got {clip_grad_norm!r}")
     for group in optimizer.param_groups:
         optimizer._check_group(group)
-    return FusedBackwardHandle(optimizer, accumulate_steps, clip_grad_norm)
+    if grad_scaler is not None and not hasattr(grad_scaler, "_fused_checked"):
+        raise TypeError(f"grad_scaler must be an amp.GradScaler, got "
+                        f"{type(grad_scaler).__name__}")
+    return FusedBackwardHandle(optimizer, accumulate_steps, clip_grad_norm, grad_scaler)

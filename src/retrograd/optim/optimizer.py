@@ -198,6 +198,8 @@ def _use_threads(params):
     PyTorch then updates it twice, one update after the other)."""
     if len(params) < 2 or (os.cpu_count() or 1) < 2 or _observe.alloc is not None:
         return False  # (an allocation observer keeps its books without locks: one thread)
+    if type(params[0]._data) is not numpy.ndarray:
+        return False  # a device's kernels run asynchronously: threads only add contention
     n = 0
     for p in params:
         n += p._data.size
