@@ -1,4 +1,5 @@
-"""``python -m retrograd demo``: PyTorch's "optimizer step in backward" tutorial on the CPU.
+"""``python -m retrograd demo``: PyTorch's "optimizer step in backward" tutorial, on the
+CPU or (``--device cuda``) a GPU.
 
 Trains a ViT on fake images for a few steps the usual way (``step()`` after backward)
 and as many with the same optimizer fused into backward (``optim.fuse_into_backward``),
@@ -13,7 +14,8 @@ add at the new peak (the tutorial's observation too).
 
 With ``--dtype bfloat16`` the model, the images and so the activations, gradients and
 Adam's state are bfloat16 (half of every category's bytes), and a usual-loop run in
-float32 beside them shows what the lower precision saves.
+float32 beside them shows what the lower precision saves. With ``--device cuda`` the
+model and the images live on the GPU and the peaks are the GPU's.
 """
 
 import argparse
@@ -23,7 +25,8 @@ import pickle
 import sys
 import time
 
-from . import _dtype, memory, models, optim
+from . import _dtype, backend, memory, models, optim
+from .backend import gpu
 from ._creation import rand
 from ._random import manual_seed
 from .memory import viz
@@ -64,7 +67,7 @@ def _blocks(model):
     return list(model.encoder.layers) if hasattr(model, "encoder") else [model]
 
 
-def _train_step(model, optimizer, image_size, progress, dtype):
+def _train_step(model, optimizer, image_size, progress, dtype, device):
     """The tutorial's ``train``: a fake image, forward, ``.sum().backward()``, step."""
     handles = []
 
@@ -76,7 +79,7 @@ def _train_step(model, optimizer, image_size, progress, dtype):
     for block in _blocks(model):
         handles.append(block.register_forward_hook(forward_tick))
     try:
-        fake_image = rand(1, 3, image_size, image_size, dtype=dtype)
+        fake_image = rand(1, 3, image_size, image_size, dtype=dtype, device=device)
         loss = model.forward(fake_image)
         loss.sum().backward()
         optimizer.step()
@@ -90,16 +93,17 @@ def _train_step(model, optimizer, image_size, progress, dtype):
 def _run(label, model, optimizer, steps, image_size, exact):
     """``steps`` training steps with memory history recorded, in the model's dtype; the
     snapshot and stats."""
-    dtype = next(model.parameters()).dtype
+    first = next(model.parameters())
+    dtype, device = first.dtype, first.device
     gc.collect()
     memory._record_memory_history(clear_history=True, exact=exact)
     memory.reset_peak_memory_stats()
     per_step = 2 * len(_blocks(model)) + 1
     for i in range(steps):
         progress = _Progress(f"{label}, step {i + 1}/{steps}", per_step)
-        _train_step(model, optimizer, image_size, progress, dtype)
+        _train_step(model, optimizer, image_size, progress, dtype, device)
     snapshot = memory._snapshot()
-    stats = memory.memory_stats()
+    stats = memory.memory_stats(device)
     memory._record_memory_history(None)
     return snapshot, stats
 
@@ -148,18 +152,23 @@ def main(argv=None):
     ap.add_argument("--exact", action="store_true",
                     help="also book kernel temporaries (the optimizer's intermediates); "
                          "slower")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                    help="where the model and the images live (default cpu; cuda: a GPU "
+                         "through CuPy)")
     ap.add_argument("--dtype", default="float32", choices=_DTYPES,
                     help="the model's and the images' dtype (default float32); bfloat16 "
                          "also runs the usual loop in float32, to show what it saves")
     args = ap.parse_args(argv)
     if args.steps < 1:
         ap.error("--steps must be at least 1")
+    if args.device == "cuda" and not (gpu.cupy() is not None or backend.emulating_cuda()):
+        ap.error(f"--device cuda needs a GPU through CuPy ({gpu.absent()})")
     os.makedirs(args.out, exist_ok=True)
     manual_seed(args.seed)
     t0 = time.perf_counter()
     kwargs = {} if args.image_size is None else {"image_size": args.image_size}
     memory._record_memory_history(enabled="state")  # the parameters' stacks, for the report
-    model = getattr(models, args.model)(weights=None, **kwargs)
+    model = getattr(models, args.model)(weights=None, **kwargs).to(args.device)
     image_size = model.image_size
     dtype = getattr(_dtype, args.dtype)
     params = list(model.parameters())
@@ -167,7 +176,7 @@ def main(argv=None):
     low = f" in {args.dtype}" if dtype is not _dtype.float32 else ""
     print(f"{args.model}: {sum(p.numel() for p in params) / 1e6:.1f}M parameters "
           f"({_fmt(P)}{low}), Adam, fake {image_size}x{image_size} images, batch 1; "
-          f"{args.steps} steps each way")
+          f"{args.steps} steps each way, on {model.parameters().__next__().device}")
 
     runs = []  # (column, page title, (snapshot, stats))
     if low:

@@ -18,7 +18,7 @@ traces every Python allocation).
 import sys
 from collections import OrderedDict
 
-from ..backend import Device, gpu
+from ..backend import Device, emulating_cuda, gpu
 from . import snapshot as _snap
 from .tracker import CATEGORIES, TRACKER
 
@@ -35,13 +35,14 @@ def _books(device=None):
 
 
 def _on_gpu(device):
-    """Whether ``device`` names CuPy's GPU: a cuda device, an index, or None while a GPU
-    is present (PyTorch's default is the current CUDA device)."""
+    """Whether ``device`` names the GPU's books: a cuda device (CuPy's, or the emulated
+    one), or an index or None while a GPU is present (PyTorch's default is the current
+    CUDA device)."""
     if device is not None and not isinstance(device, int):
         d = device if isinstance(device, Device) else Device(device)
         if d.type not in ("cpu", "cuda"):
             raise ValueError(f"Expected a cpu or cuda device, but got: {device}")
-        return d.type == "cuda" and gpu.cupy() is not None
+        return d.type == "cuda" and (gpu.cupy() is not None or emulating_cuda())
     return gpu.cupy() is not None
 
 
@@ -86,14 +87,14 @@ def max_memory_allocated(device=None):
 def memory_reserved(device=None):
     """On a GPU, the bytes CuPy's pool holds (allocated, and cached for reuse); on the
     CPU equal to ``memory_allocated``: NumPy's arrays are not served from a cache."""
-    if _on_gpu(device):
+    if _on_gpu(device) and gpu.cupy() is not None:
         _books(device)
         return _POOL.reserved()
     return memory_allocated(device)
 
 
 def max_memory_reserved(device=None):
-    if _on_gpu(device):
+    if _on_gpu(device) and gpu.cupy() is not None:
         _books(device)
         return _POOL.max_reserved()
     return max_memory_allocated(device)
@@ -101,7 +102,7 @@ def max_memory_reserved(device=None):
 
 def reset_peak_memory_stats(device=None):
     _books(device).reset_peak()
-    if _on_gpu(device):
+    if _on_gpu(device) and gpu.cupy() is not None:
         _POOL.reset()
 
 
@@ -145,8 +146,12 @@ def memory_stats(device=None):
         for prefix in ("allocated_bytes", "active_bytes", "requested_bytes"):
             s[f"{prefix}.all.current"] = t.gpu_total
             s[f"{prefix}.all.peak"] = t.gpu_peak
-        s["reserved_bytes.all.current"] = _POOL.reserved()
-        s["reserved_bytes.all.peak"] = _POOL.max_reserved()
+        if gpu.cupy() is not None:
+            s["reserved_bytes.all.current"] = _POOL.reserved()
+            s["reserved_bytes.all.peak"] = _POOL.max_reserved()
+        else:  # the emulator has no pool
+            s["reserved_bytes.all.current"] = t.gpu_total
+            s["reserved_bytes.all.peak"] = t.gpu_peak
     at_peak = t.peak_breakdown
     for i, name in enumerate(CATEGORIES):
         s[f"allocated_bytes.{name}.current"] = t.current[i]

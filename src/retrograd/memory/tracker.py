@@ -39,6 +39,7 @@ import numpy
 
 from .. import _observe
 from ..nn.modules._paths import PATHS
+from ..backend.emulated import ndarray as _emulated_ndarray
 from ..backend.meta import ndarray as _meta_ndarray
 # Roles (bits) stick to a storage until it is freed; saved-by-the-graph is counted apart.
 from .._observe import COMM_BUCKET as ROLE_COMM_BUCKET
@@ -91,7 +92,8 @@ def _storage_array(g):
     None for a NumPy scalar (``0-d array * 0.5`` gives one): a value, not a storage, which
     becomes one only when it is copied into a ``.grad`` (seen there)."""
     t = type(g)
-    if g is None or t is _ndarray or t is _meta_ndarray or t is _device_ndarray:
+    if g is None or t is _ndarray or t is _meta_ndarray or t is _device_ndarray or \
+            t is _emulated_ndarray:
         return g
     if isinstance(g, numpy.generic):
         return None
@@ -248,6 +250,9 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
     def see(self, arr, state=0):
         """The block of ``arr``'s storage, opened (an allocation) if it is new, with the
         roles in ``state``."""
+        gpu = type(arr) is _emulated_ndarray
+        if gpu:  # the emulated GPU's array: its NumPy storage, booked to the device
+            arr = arr._a
         root = arr
         base = arr.base
         while base is not None:
@@ -268,7 +273,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         b.key = key
         b.size = size = root.nbytes
         b.state = state
-        if type(root) is _device_ndarray:
+        if gpu or type(root) is _device_ndarray:
             b.gpu = True
             gpu = self.gpu_total = self.gpu_total + size
             if gpu > self.gpu_peak:
@@ -696,6 +701,8 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
 
 def _root(arr):
     """The array owning ``arr``'s memory (a view's base, followed down)."""
+    if type(arr) is _emulated_ndarray:
+        arr = arr._a
     base = arr.base
     while base is not None:
         t = type(base)
