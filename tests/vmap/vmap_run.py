@@ -8,6 +8,12 @@ the first batched on its last dim, the others unbatched (``None``); and all batc
 under a nested vmap. For differentiable entries the gradients of the first placement's
 outputs (a fixed cotangent) reach the batched inputs as PyTorch's do. An entry passes
 when all of that matches and no op fell back to a loop over the batch.
+
+Where torch.vmap's result is not what torch's own calls give sample by sample (the
+definition of vmap: a 0-d tensor batched into 1-d promoting, ``argmax(keepdim=True)``
+and ``all(dim=())`` reducing otherwise, ties sharing a gradient otherwise), retrograd's
+is compared with that loop of torch calls instead, and the entry is reported as one
+where torch.vmap differs (``TORCH_VMAP_DIFFERS`` in ``not_batched.py``).
 """
 
 import collections
@@ -136,6 +142,46 @@ def _flat(out):
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
+def _loop_run(op, pos, kwargs, batched, nested, grad_leaves=None):
+    """torch's own per-sample results, stacked as vmap stacks them (out_dims 0): what
+    vmap means, for the placements where torch.vmap gives something else."""
+    ts = []
+    for a, _ in batched:
+        t = torch.from_numpy(numpy.ascontiguousarray(a))
+        if grad_leaves is not None and t.is_floating_point():
+            t.requires_grad_(True)
+            grad_leaves.append(t)
+        ts.append(t)
+    f = _call(op, torch, _to_torch(kwargs))
+
+    def at(idx):
+        vals = []
+        for t, (_, d) in zip(ts, batched, strict=True):
+            for i in idx if d is not None else ():
+                t = t.select(d, i)
+            vals.append(t)
+        return _flat(f(*_replace(pos, iter(vals))))
+    idxs = [(i, j) for i in range(2) for j in range(BATCH)] if nested else \
+        [(i,) for i in range(BATCH)]
+    rows = [at(i) for i in idxs]
+    outs = []
+    for k in range(len(rows[0])):
+        col = [r[k] for r in rows]
+        if not all(isinstance(c, torch.Tensor) for c in col):
+            outs.append(col[0])
+            continue
+        st = torch.stack(col)
+        outs.append(st.reshape(2, BATCH, *st.shape[1:]) if nested else st)
+    return outs
+
+
+def _compare(outs, ref, op, what):
+    if len(outs) != len(ref):
+        raise AssertionError(f"{what}: {len(outs)} vs {len(ref)} outputs")
+    for j, (a, b) in enumerate(zip(outs, ref, strict=True)):
+        _close(a, b, op, f"{what} output {j}")
+
+
 def _close(a, b, op, what):
     if isinstance(a, retrograd.Tensor) != isinstance(b, torch.Tensor):
         raise AssertionError(f"{what}: {type(a).__name__} vs {type(b).__name__}")
@@ -154,7 +200,7 @@ def _close(a, b, op, what):
 def run(op):
     """Compare ``op`` under vmap with torch.vmap; raise on a difference. Returns the ops
     that fell back to a loop over the batch."""
-    fallbacks = set()
+    fallbacks, differs = set(), set()
     compared = 0
     for k, s, pos, stacks in _batches(op):
         for name, batched, nested in _placements(pos, stacks):
@@ -165,18 +211,34 @@ def run(op):
             with warnings.catch_warnings(record=True) as seen:
                 warnings.simplefilter("always")
                 outs = _flat(_run(retrograd, op, pos, s.kwargs, batched, nested))
-                if len(outs) != len(ref):
-                    raise AssertionError(f"sample {k} {name}: {len(outs)} vs {len(ref)} outputs")
-                for j, (a, b) in enumerate(zip(outs, ref, strict=True)):
-                    _close(a, b, op, f"sample {k} {name} output {j}")
-                if op.supports_grad and name == "dim 0":
-                    _grads(op, pos, s.kwargs, batched, f"sample {k} grad")
+                try:
+                    _compare(outs, ref, op, f"sample {k} {name}")
+                except AssertionError as e:  # against torch's own loop: raises e if not it
+                    _against_loop(e, _compare_loop, outs, op, pos, s.kwargs, batched, nested,
+                                  f"sample {k} {name}")
+                    differs.add("values")
+                if op.supports_grad and name == "dim 0" and \
+                        _grads(op, pos, s.kwargs, batched, f"sample {k} grad"):
+                    differs.add("gradients")
             compared += 1
             fallbacks |= {str(w.message)[len(_FALLBACK):].split(".")[0] for w in seen
                           if str(w.message).startswith(_FALLBACK) and _ours(w)}
     if not compared:
         raise Skip("torch.vmap runs no sample")
-    return fallbacks
+    return fallbacks, differs
+
+
+def _against_loop(error, compare, *args):
+    """``compare(*args)`` retrograd's result with torch's loop of calls; ``error`` (the
+    difference from torch.vmap) stands if that differs too."""
+    try:
+        compare(*args)
+    except AssertionError:
+        raise error from None
+
+
+def _compare_loop(outs, op, pos, kwargs, batched, nested, what):
+    _compare(outs, _loop_run(op, pos, kwargs, batched, nested), op, what)
 
 
 def _ours(warning):
@@ -185,53 +247,94 @@ def _ours(warning):
 
 
 def _grads(op, pos, kwargs, batched, what):
-    leaves, ref_leaves = [], []
+    """Compare the gradients of a fixed cotangent with torch.vmap's, or where torch.vmap's
+    outputs or gradients are not those of torch's own loop of calls, with the loop's.
+    Returns True in that case."""
+    ref_leaves = []
     try:
         ref = _flat(_run(torch, op, pos, kwargs, batched, False, ref_leaves))
     except RuntimeError:  # torch.vmap refuses inputs that require grad: nothing to compare
-        return
+        return False
     diff = [j for j, o in enumerate(ref) if isinstance(o, torch.Tensor) and o.requires_grad]
     if not diff or not ref_leaves:
-        return
+        return False
+    leaves = []
+    outs = _flat(_run(retrograd, op, pos, kwargs, batched, False, leaves))
+    differs = any(tuple(outs[j].shape) != tuple(ref[j].shape) for j in diff)
+    if differs:  # torch.vmap's shapes are not the loop's (the values' check saw it)
+        ref_leaves = []
+        ref = _loop_run(op, pos, kwargs, batched, False, ref_leaves)
     cts = [numpy.cos(numpy.arange(ref[j].numel()).reshape(tuple(ref[j].shape)) + 1.0)
            .astype(ref[j].detach().numpy().dtype) for j in diff]
     try:
-        rg = torch.autograd.grad([ref[j] for j in diff], ref_leaves,
-                                 [torch.from_numpy(c) for c in cts], allow_unused=True)
-        rg = [None if b is None else b.detach().numpy() for b in rg]
+        rg = _torch_grads([ref[j] for j in diff], ref_leaves, cts)
     except RuntimeError:  # torch.vmap's backward refuses it: nothing to compare
-        return
-    outs = _flat(_run(retrograd, op, pos, kwargs, batched, False, leaves))
+        return False
     g = retrograd.autograd.grad([outs[j] for j in diff], leaves,
                                 [retrograd.from_numpy(c) for c in cts], allow_unused=True)
-    for j, (a, b, x) in enumerate(zip(g, rg, ref_leaves, strict=True)):
-        _close(retrograd.zeros_like(leaves[j]) if a is None else a,
-               torch.zeros_like(x) if b is None else torch.from_numpy(b), op, f"{what} {j}")
+
+    def compare(rg):
+        for j, (a, b, x) in enumerate(zip(g, rg, leaves, strict=True)):
+            _close(retrograd.zeros_like(x) if a is None else a,
+                   torch.zeros(tuple(x.shape), dtype=getattr(torch, x.dtype.name))
+                   if b is None else torch.from_numpy(b), op, f"{what} {j}")
+    try:
+        compare(rg)
+    except AssertionError as e:
+        if differs:
+            raise
+        loop_leaves = []
+        lo = _loop_run(op, pos, kwargs, batched, False, loop_leaves)
+        _against_loop(e, compare, _torch_grads([lo[j] for j in diff], loop_leaves, cts))
+        return True
+    return differs
+
+
+def _torch_grads(outs, leaves, cts):
+    g = torch.autograd.grad(outs, leaves, [torch.from_numpy(c) for c in cts],
+                            allow_unused=True)
+    return [None if b is None else b.detach().numpy() for b in g]
 
 
 def outcome(op):
     """None when ``op`` batches as torch.vmap does without a loop; "skip" when torch.vmap
-    runs none of its samples; else one line: the ops that fell back, or the first
-    failure (where in retrograd, and the exception)."""
+    runs none of its samples; "torch.vmap differs: ..." when it batches without a loop
+    and matches torch's loop of calls where torch.vmap gives something else; else one
+    line: the ops that fell back, or the first failure (where in retrograd, and the
+    exception)."""
     try:
-        loops = run(op)
+        loops, differs = run(op)
     except Skip:
         return "skip"
     except Exception as e:  # noqa: BLE001 - the table reports every kind of failure
         return failure_line(e, "/_vmap/")
-    return f"loops: {', '.join(sorted(loops))}"[:86] if loops else None
+    if loops:
+        return f"loops: {', '.join(sorted(loops))}"[:86]
+    if differs:
+        return f"{DIFFERS}{' and '.join(sorted(differs, reverse=True))}"
+    return None
+
+
+DIFFERS = "torch.vmap differs (retrograd's matches torch's loop of calls): "
 
 
 def _write(path, results):
     lines = ['"""Op-database entries that do not batch under vmap as under torch.vmap without a',
              "loop, each with why: the ops that fall back to a loop over the batch, or the",
              "first failure (regenerate with ``python tests/vmap/vmap_run.py --write``; a test",
-             'fails when a listed entry starts to pass, so the list only shrinks)."""', "",
+             'fails when a listed entry starts to pass, so the list only shrinks). Entries',
+             "where torch.vmap's result differs from torch's own calls sample by sample,",
+             'and retrograd\'s matches those calls, are in ``TORCH_VMAP_DIFFERS``."""', "",
              "NOT_BATCHED = {"]
     for op_id, r in results.items():
-        if r is not None and r != "skip":
+        if r is not None and r != "skip" and not r.startswith(DIFFERS):
             line = f"    {op_id!r}: {r!r},"
             lines.append(line if len(line) <= 100 else f"    {op_id!r}:\n        {r!r},")
+    lines += ["}", "", "# torch.vmap differs from torch's own calls sample by sample; retrograd "
+              "matches them", "TORCH_VMAP_DIFFERS = {"]
+    for op_id, r in results.items():
+        if r is not None and r.startswith(DIFFERS):
+            lines.append(f"    {op_id!r}: {r[len(DIFFERS):]!r},")
     lines.append("}")
     pathlib.Path(path).write_text("\n".join(lines) + "\n")
 

@@ -640,8 +640,9 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
             a = Batched(_full_batch(a, indices.data.shape[0]))
         if axis is None:
             return _reshape(a, (-1,))[indices]
-        nd = a.ndim
-        return a[(slice(None),) * _norm(axis, nd) + (indices,)] if nd else a[indices]
+        nd = a.ndim  # (a logical index: the logical axis, not the data's)
+        return a[(slice(None),) * (operator.index(axis) % nd) + (indices,)] if nd \
+            else a[indices]
     d = a.data
     if axis is None:
         return Batched(numpy.take(d.reshape(d.shape[0], -1), indices, 1, mode=mode))

@@ -58,6 +58,19 @@ for _fn in (numpy.sort, numpy.argsort):
     _FUNCS[_fn] = _along(_fn)
 
 
+def _partition(np_fn):
+    """partition and argpartition: ``kth`` first, then the axis."""
+    def fn(a, kth, axis=-1, **kwargs):
+        if axis is None:
+            return Batched(np_fn(a.data.reshape(a.data.shape[0], -1), kth, axis=1, **kwargs))
+        return Batched(np_fn(a.data, kth, axis=_norm(axis, a.ndim), **kwargs))
+    return fn
+
+
+for _fn in (numpy.partition, numpy.argpartition):
+    _FUNCS[_fn] = _partition(_fn)
+
+
 def _scan(np_fn):
     def scan(a, axis=None, dtype=None, out=None):
         if axis is None:

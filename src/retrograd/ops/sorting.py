@@ -115,10 +115,14 @@ def _median_all_fwd(xp, self, ignore_nan):
             return xp.asarray(numpy.asarray(numpy.nan).astype(self.dtype))
     if ignore_nan:
         return _median_dim_fwd(xp, flat, 0, False, True)[0]
-    if functions(xp).any_true(xp.isnan(flat)):
-        return xp.array(xp.nan, dtype=self.dtype)
     mid = (flat.size - 1) // 2
-    return xp.asarray(xp.partition(flat, mid)[mid])
+    lower = xp.asarray(xp.partition(flat, mid)[mid])
+    if self.dtype.kind not in "fc":
+        return lower
+    # NaN where any is (a choice per value, not a branch: one batch member's NaN under
+    # vmap must not decide the others')
+    return functions(xp).where(xp.any(xp.isnan(flat)), xp.asarray(xp.nan, dtype=self.dtype),
+                               lower)
 
 
 def _median_dim_fwd(xp, self, dim, keepdim, ignore_nan):
@@ -432,10 +436,29 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     if interpolation in ("linear", "midpoint"):
         above = xp.ceil(ranks).astype(_INT64)
         weights = xp.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below
-        out = out.lerp(values.gather(-1, wrap(above)), wrap(weights.astype(a.dtype)))
+        weights = wrap(weights.astype(a.dtype))
+        if interpolation == "linear" and isinstance(q, Tensor) and q.requires_grad:
+            weights = _rank_weights(q, nan, n, ignore_nan, below, a.dtype)
+        out = out.lerp(values.gather(-1, wrap(above)), weights)
     out = out.movedim(-1, 0)  # (Q, ...)
     q_shape = () if scalar else (qs.size,)
     return out.reshape(q_shape + out_shape)
+
+
+def _rank_weights(q, nan, n, ignore_nan, below, dtype):
+    """The linear weights ``rank - below`` as PyTorch's ops on ``q`` (the same values),
+    so that ``q`` gets PyTorch's gradient: the slope of the ranks times the gap between
+    neighbours, none where a mask fixes the rank."""
+    q = q.reshape(-1)
+    if ignore_nan:  # all NaN: the rank -q, masked to 0
+        count = wrap((n - 1 - nan.sum(-1, keepdims=True)).astype(dtype))
+        rank = q * count
+        rank = rank.masked_fill(rank < 0, 0)
+    else:  # a slice with NaN: the last position
+        has_nan = nan.any(-1, keepdims=True)
+        rank = (q * (n - 1)).expand(*has_nan.shape[:-1], q.shape[0])
+        rank = rank.masked_fill(wrap(has_nan), n - 1)
+    return rank - wrap(below.astype(dtype))
 
 
 @register
