@@ -54,8 +54,12 @@ def _matmul_grad_self(xp, grad, other, self_shape):
 
 def _matmul_grad_other(xp, grad, self, other_shape, other_strides):
     if self.ndim == 1:
-        return grad * self if len(other_shape) == 1 else \
-            xp.expand_dims(self, -1) * xp.expand_dims(grad, -2)
+        if len(other_shape) == 1:
+            return grad * self
+        if len(other_shape) == 2 and other_strides[0] < other_strides[1]:
+            # an outer product for a transposed matrix (x @ w.t()): in w's own layout
+            return xp.swapaxes(xp.expand_dims(grad, -1) * xp.expand_dims(self, -2), -1, -2)
+        return xp.expand_dims(self, -1) * xp.expand_dims(grad, -2)
     if len(other_shape) <= 2 and self.ndim > 2:  # batch folded into rows: one GEMM
         rows = math.prod(self.shape[:-1])
         a = xp.reshape(self, (rows, self.shape[-1]))
