@@ -23,12 +23,6 @@ NOT_BATCHED = {
     'masked_scatter_': 'loops: aten::MaskedScatterBackward0',
     'argwhere':
         'autograd/_batched.py __array_function__: NotImplementedError: batched: no batching rul',
-    'addmm': 'loops: aten::addmm',
-    'addmm_':
-        'autograd/_batched.py __array_ufunc__: TypeError: batched: numpy.add writes a batched r',
-    'baddbmm': 'loops: aten::baddbmm',
-    'baddbmm_':
-        'autograd/_batched.py __array_ufunc__: TypeError: batched: numpy.add writes a batched r',
     'linalg.matrix_exp': 'loops: aten::linalg_matrix_exp',
     'linalg.matrix_exp.gradgrad': 'loops: aten::linalg_matrix_exp',
     'matrix_exp': 'loops: aten::linalg_matrix_exp',
@@ -59,12 +53,6 @@ NOT_BATCHED = {
         'autograd/_batched.py __array_function__: NotImplementedError: batched: no batching rul',
     'frexp':
         "autograd/_batched.py <lambda>: AttributeError: 'tuple' object has no attribute 'ndim'",
-    'embedding': 'loops: aten::embedding',
-    'nll_loss': 'loops: aten::NllLoss2DBackward0, aten::nll_loss',
-    'cross_entropy': 'loops: aten::NllLoss2DBackward0, aten::nll_loss',
-    'adaptive_max_pool1d': 'loops: aten::adaptive_max_pool2d',
-    'adaptive_max_pool2d': 'loops: aten::adaptive_max_pool2d',
-    'adaptive_max_pool3d': 'loops: aten::adaptive_max_pool3d',
     'max_unpool1d':
         'autograd/_batched_rules.py _put_along_axis: RuntimeError: vmap: inplace arithmetic(sel',
     'max_unpool2d':
@@ -88,6 +76,7 @@ TORCH_VMAP_DIFFERS = {
     '__gt__': 'values',
     'index_select': 'values and gradients',
     'median': 'gradients',
+    'embedding': 'gradients',
     'max': 'gradients',
     'min': 'gradients',
     'argmax': 'values',

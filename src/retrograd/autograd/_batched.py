@@ -787,6 +787,15 @@ class BatchedFunctions(ArrayFunctions):
             mask = mask.data
         return bool(mask.any())
 
+    def index_add(self, a, index, values):
+        """As the arrays', into a batch of copies of ``a`` where ``a`` is one array (a
+        gradient's zeros) and the rows added vary over the batch."""
+        if type(a) is not Batched and _levels((index, values), []):
+            a = Batched(numpy.repeat(numpy.expand_dims(a, 0), self.xp.batch, 0),
+                        self.xp.level)
+        self.ufunc_at("add", a, index, values)
+        return a
+
     def kernel_or_composite(self, kernel, composite, *args):
         lv = self.xp.level
         rows = range(self.xp.batch)

@@ -71,6 +71,12 @@ for _fn in (numpy.partition, numpy.argpartition):
     _FUNCS[_fn] = _partition(_fn)
 
 
+@_rule(numpy.unravel_index)
+def _unravel_index(indices, shape, order="C"):
+    """Elementwise on the flat indices (the shape is one for the whole batch)."""
+    return tuple(Batched(a) for a in numpy.unravel_index(indices.data, shape, order=order))
+
+
 def _scan(np_fn):
     def scan(a, axis=None, dtype=None, out=None):
         if axis is None:

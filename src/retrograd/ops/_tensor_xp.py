@@ -219,8 +219,13 @@ def split(x, indices, axis=0):
 
 
 def take(x, index, axis):
-    """An integer ``index`` along ``axis``: that slice, as ``select``."""
-    return F["select"](x, axis, index)
+    """NumPy's take along ``axis``: an integer ``index`` selects that slice; an index
+    tensor gathers the slices it names, in its shape (``index_select``)."""
+    if not isinstance(index, Tensor):
+        return F["select"](x, axis, index)
+    axis %= x.ndim
+    out = F["index_select"](x, axis, index.reshape(-1))
+    return out.reshape(*x.shape[:axis], *index.shape, *x.shape[axis + 1:])
 
 
 def tile(x, reps):

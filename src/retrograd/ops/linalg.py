@@ -324,11 +324,11 @@ ger = outer
 
 
 def _addmm_fwd(xp, self, mat1, mat2, beta, alpha):
-    r = xp.matmul(mat1, mat2)  # a fresh array: scaled and accumulated in place
+    r = xp.matmul(mat1, mat2)  # a fresh array: scaled in place
     if alpha != 1:
         r *= alpha
     if beta != 0:  # PyTorch ignores ``input`` (even NaN) when beta is 0
-        r += self if beta == 1 else self * beta
+        r = r + (self if beta == 1 else self * beta)  # (self may vary where r does not)
     return r
 
 

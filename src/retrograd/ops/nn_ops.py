@@ -366,6 +366,12 @@ def log_softmax(input, dim):
 _REDUCTIONS = ("none", "mean", "sum")
 
 
+def _class_weight(xp, weight, target):
+    """``weight[target]``, as a take: a function, so that a target batched under vmap
+    indexes an unbatched weight."""
+    return xp.take(weight, target, 0)
+
+
 def _nll_fwd(xp, self, target, weight, reduction, ignore_index, input_dtype):
     """Each weighted loss is rounded to the input's dtype (``input_dtype``: float16 arrives
     in float32), as PyTorch's kernel computes it in half (a subnormal product rounds:
@@ -377,7 +383,8 @@ def _nll_fwd(xp, self, target, weight, reduction, ignore_index, input_dtype):
     valid = target != ignore_index
     safe = numpy.where(valid, target, 0)
     picked = xp.squeeze(xp.take_along_axis(self, xp.expand_dims(safe, 1), 1), 1)
-    coef = (valid if weight is None else xp.where(valid, weight[safe], 0)).astype(self.dtype)
+    coef = (valid if weight is None else xp.where(valid, _class_weight(xp, weight, safe), 0)) \
+        .astype(self.dtype)
     losses = xp.where(valid, -picked * coef, 0)  # an ignored NaN counts as 0, as PyTorch
     if reduction == "none":
         return losses, xp.zeros((), self.dtype)
@@ -401,7 +408,7 @@ def _nll_grad(xp, grad, self, target, weight, reduction, ignore_index, total_wei
     valid = xp.not_equal(target, ignore_index)
     g = -grad / total_weight if reduction == "mean" else -grad
     if weight is not None:
-        g = g * weight[xp.where(valid, target, 0)]
+        g = g * _class_weight(xp, weight, xp.where(valid, target, 0))
     g = xp.where(valid, g, 0)
     classes = xp.reshape(xp.arange(self.shape[1]), (1, -1) + (1,) * (self.ndim - 2))
     onehot = xp.equal(classes, xp.expand_dims(target, 1))
@@ -868,7 +875,8 @@ def _embedding_grad(xp, grad, indices, weight_shape, padding_idx, scale_grad_by_
 
 
 _embedding = defop("embedding",
-                   lambda xp, weight, indices, padding_idx, scale_grad_by_freq: weight[indices],
+                   lambda xp, weight, indices, padding_idx, scale_grad_by_freq:
+                   xp.take(weight, indices, 0),  # (a function: batched indices index a weight)
                    inputs=("weight", "indices"), vjp={"weight": _embedding_grad},
                    jvp="linear")
 

@@ -600,7 +600,8 @@ def _adaptive_max_fwd(xp, self, tables):
     idx = 0
     for i, (t, p) in enumerate(zip(tables, parts, strict=True)):
         rows = xp.reshape(xp.arange(outs[i]), (outs[i],) + (1,) * (nd - 1 - i))
-        idx = idx * sp[i] + t[rows, p]
+        # t[rows, p], as a take: a batched p indexes the table
+        idx = idx * sp[i] + xp.take(xp.reshape(t, (-1,)), rows * t.shape[1] + p, 0)
     return out, xp.astype(idx, xp.int64)
 
 
