@@ -2,50 +2,12 @@
 op-database entries of its op run with the kernel and with the rule alone, and forward
 values and gradients agree (the kernel must also have run, so the pin is not vacuous)."""
 
-import numpy
 import pytest
 
-import retrograd
 from retrograd.ops._registry import KERNELS
-from opdb import op_db, reseed
-
-
-def _run(entry, dtype):
-    """Outputs and input gradients of every sample, as NumPy arrays."""
-    reseed(0)
-    got = []
-    for s in entry.sample_inputs(dtype, True):
-        out = entry.op(s.input, *s.args, **s.kwargs)
-        outs = list(out) if isinstance(out, (tuple, list)) else [out]
-        got += [o.detach().numpy() for o in outs]
-        leaves = [t for t in (s.input, *s.args) if isinstance(t, retrograd.Tensor)
-                  and t.requires_grad]
-        diff = [o for o in outs if o.requires_grad]
-        if leaves and diff:
-            grads = retrograd.autograd.grad(diff, leaves, [retrograd.ones_like(o) for o in diff],
-                                            allow_unused=True)
-            got += [g.numpy() for g in grads if g is not None]
-    return got
+from _kernel_pins import check_kernel
 
 
 @pytest.mark.parametrize("k", KERNELS, ids=repr)
 def test_kernel_agrees_with_its_rule(k, monkeypatch):
-    entries = [e for e in op_db if e.name.split(".")[-1] == k.op]
-    assert entries, f"no op-database entry runs op {k.op}"
-    hits = []
-    when = k.when
-
-    def counted(*args):
-        ok = when(*args)
-        hits.append(bool(ok))
-        return ok
-    for e in entries:
-        for dtype in [d for d in e.dtypes if d in ("float16", "float32")]:
-            monkeypatch.setattr(k, "when", counted)
-            fast = _run(e, dtype)
-            monkeypatch.setattr(k, "when", lambda *a: False)
-            plain = _run(e, dtype)
-            atol, rtol = e.tols(dtype)
-            for a, b in zip(fast, plain, strict=True):
-                numpy.testing.assert_allclose(a, b, atol=atol, rtol=rtol)
-    assert any(hits), f"{k}: no sample of op {k.op} ran the kernel"
+    check_kernel(k, ("float16", "float32"), monkeypatch)

@@ -19,7 +19,7 @@ from . import emulated, erf, meta
 
 __all__ = ["functions", "register_functions", "scipy_linalg", "facade", "register_facade"]
 
-bfloat16 = numpy.dtype(ml_dtypes.bfloat16)
+_BFLOAT16 = numpy.dtype(ml_dtypes.bfloat16)
 _known = {}  # namespace -> its functions (registered, or made on first use)
 _facade = []  # the differentiable facade's namespace finder, once registered
 
@@ -358,7 +358,7 @@ class _GpuFunctions(_CupyFunctions):
     def ufunc_at(self, name, a, at, b):
         """CuPy's ``at`` takes no bfloat16: such an ``a`` is updated in float32 and
         rounded back once."""
-        if a.dtype != bfloat16:
+        if a.dtype != _BFLOAT16:
             return super().ufunc_at(name, a, at, b)
         up = a.astype(numpy.float32)
         super().ufunc_at(name, up, at, b.astype(numpy.float32) if hasattr(b, "astype") else b)

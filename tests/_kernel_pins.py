@@ -1,0 +1,61 @@
+"""Pinning a fast kernel declared with ``kernel()`` to its rule: the op-database entries
+of its op run with the kernel and with the rule alone, and forward values and input
+gradients agree to the entry's tolerance; the kernel must have run, so the pin is not
+vacuous. Shared by the NumPy kernels' test and the GPU kernels' test."""
+
+import numpy
+
+import retrograd
+from opdb import op_db, reseed
+
+
+def _map(x, move):
+    if isinstance(x, retrograd.Tensor):
+        return move(x)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_map(e, move) for e in x)
+    if isinstance(x, dict):
+        return {k: _map(v, move) for k, v in x.items()}
+    return x
+
+
+def _run(entry, dtype, move):
+    """Outputs and input gradients of every sample (its tensors through ``move``), as
+    NumPy arrays."""
+    reseed(0)
+    got = []
+    for s in entry.sample_inputs(dtype, True):
+        inp, args, kwargs = _map((s.input, s.args, s.kwargs), move)
+        out = entry.op(inp, *args, **kwargs)
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        got += [o.detach().cpu().numpy() for o in outs if isinstance(o, retrograd.Tensor)]
+        leaves = [t for t in (inp, *args) if isinstance(t, retrograd.Tensor) and t.requires_grad]
+        diff = [o for o in outs if isinstance(o, retrograd.Tensor) and o.requires_grad]
+        if leaves and diff:
+            grads = retrograd.autograd.grad(diff, leaves, [retrograd.ones_like(o) for o in diff],
+                                            allow_unused=True)
+            got += [g.cpu().numpy() for g in grads if g is not None]
+    return got
+
+
+def check_kernel(k, dtypes, monkeypatch, move=lambda t: t):
+    """Kernel ``k`` against its rule on the entries of its op, in ``dtypes``."""
+    entries = [e for e in op_db if e.name.split(".")[-1] == k.op]
+    assert entries, f"no op-database entry runs op {k.op}"
+    hits = []
+    when = k.when
+
+    def counted(*args):
+        ok = when(*args)
+        hits.append(bool(ok))
+        return ok
+    for e in entries:
+        for dtype in [d for d in e.dtypes if d in dtypes]:
+            monkeypatch.setattr(k, "when", counted)
+            fast = _run(e, dtype, move)
+            monkeypatch.setattr(k, "when", lambda *a: False)
+            plain = _run(e, dtype, move)
+            atol, rtol = e.tols(dtype)
+            for a, b in zip(fast, plain, strict=True):
+                numpy.testing.assert_allclose(a, b, atol=atol, rtol=rtol)
+    assert any(hits), f"{k}: no sample of op {k.op} ran the kernel"
