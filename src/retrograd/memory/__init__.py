@@ -81,7 +81,9 @@ def memory_allocated(device=None):
 def max_memory_allocated(device=None):
     """The largest ``memory_allocated`` since accounting began or the last reset."""
     t = _books(device)
-    return t.gpu_peak if _on_gpu(device) else t.host_peak
+    if _on_gpu(device):
+        return t.gpu_peak
+    return t.host_peak if t.devices else t.peak
 
 
 def memory_reserved(device=None):

@@ -155,6 +155,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
                  "_last_traced", "_temp_addr", "_free_cb", "_release_cb")
     nodes = True    # shown new nodes (their module, and stacks)
     modules = True  # shown module calls and optimizer steps
+    devices = False  # books per device (DeviceTracker): here every storage is the host's
 
     def __init__(self):
         self.live = {}            # id(storage array) -> _Block
@@ -169,8 +170,8 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         self._mstack = []         # (module, path) of the modules running, outermost first
         self._owned = {}          # id(module) -> its path, once it took its parameters
         self.n_free = self.bytes_freed = self.n_peak = 0
-        self.gpu_total = self.gpu_peak = 0  # the part of total in GPU storages, its peak
-        self.host_peak = 0                  # the peak of the rest (total - gpu_total)
+        self.gpu_total = self.gpu_peak = 0  # the GPU's part of total, its peak (DeviceTracker)
+        self.host_peak = 0                  # the peak of the rest, while the GPU holds some
         self.started = False
         # history
         self.events = None        # deque of event tuples (see the class docstring)
@@ -194,10 +195,15 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
             return
         global _Tensor, _PLUMBING, _device_ndarray
         from .._tensor import Tensor
-        from ..backend import gpu
+        from ..backend import emulating_cuda, gpu
         _Tensor = Tensor
         if gpu.cupy() is not None:
             _device_ndarray = gpu.cupy().ndarray
+        # a GPU's storages need books of their own: the device tracker, chosen now so that
+        # a CPU-only process pays nothing for them
+        self.__class__ = DeviceTracker if gpu.cupy() is not None or emulating_cuda() \
+            else Tracker
+        self._free_cb = self._on_free
         _PLUMBING = _plumbing()
         if self.stop not in _AT_EXIT:  # no books to keep while the interpreter tears down
             atexit.register(self.stop)
@@ -250,9 +256,6 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
     def see(self, arr, state=0):
         """The block of ``arr``'s storage, opened (an allocation) if it is new, with the
         roles in ``state``."""
-        gpu = type(arr) is _emulated_ndarray
-        if gpu:  # the emulated GPU's array: its NumPy storage, booked to the device
-            arr = arr._a
         root = arr
         base = arr.base
         while base is not None:
@@ -273,16 +276,6 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         b.key = key
         b.size = size = root.nbytes
         b.state = state
-        if gpu or type(root) is _device_ndarray:
-            b.gpu = True
-            gpu = self.gpu_total = self.gpu_total + size
-            if gpu > self.gpu_peak:
-                self.gpu_peak = gpu
-        else:
-            b.gpu = False
-            host = self.total + size - self.gpu_total
-            if host > self.host_peak:
-                self.host_peak = host
         books = b.books = self.books
         cat = b.cat = _category(state) if state else OTHER
         live[key] = b
@@ -316,8 +309,6 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         if total > self.peak:
             self.peak = total
             self._at_peak = True
-        if total - self.gpu_total > self.host_peak:
-            self.host_peak = total - self.gpu_total
 
     @property
     def current(self):
@@ -384,8 +375,6 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         books[cat] -= size
         books[_TOTAL] -= size
         self.total -= size
-        if b.gpu:
-            self.gpu_total -= size
         self.n_free += 1
         self.bytes_freed += size
         if self.record:
@@ -697,6 +686,48 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         self.n_peak = len(self.live)
         for books in self.by_path.values():
             books[_OWN_PEAK] = books[_TOTAL]
+
+
+class DeviceTracker(Tracker):
+    """The books of a process with a GPU (CuPy's, or the emulated one): each storage is
+    also booked to its device, so the GPU's total and peak and the host's peak are kept
+    apart (``memory_allocated("cuda")``, ``"cpu"``). ``Tracker.start`` chooses it."""
+
+    __slots__ = ()
+    devices = True
+
+    def see(self, arr, state=0):
+        emulated = type(arr) is _emulated_ndarray
+        if emulated:  # the emulated GPU's array: its NumPy storage, booked to the device
+            arr = arr._a
+        n = len(self.live)
+        b = Tracker.see(self, arr, state)
+        if len(self.live) > n:  # a new storage
+            size = b.size
+            b.gpu = emulated or type(b()) is _device_ndarray
+            if b.gpu:
+                gpu = self.gpu_total = self.gpu_total + size
+                if gpu > self.gpu_peak:
+                    self.gpu_peak = gpu
+            else:
+                self._host_peak()
+        return b
+
+    made = see
+
+    def _host_peak(self):
+        host = self.total - self.gpu_total
+        if host > self.host_peak:
+            self.host_peak = host
+
+    def _add(self, cat, size, books):
+        Tracker._add(self, cat, size, books)
+        self._host_peak()
+
+    def _on_free(self, b):
+        if b.gpu and self.live.get(b.key) is b:
+            self.gpu_total -= b.size
+        Tracker._on_free(self, b)
 
 
 def _root(arr):
