@@ -15,10 +15,6 @@ NOT_BATCHED = {
         'autograd/_batched.py __setitem__: ValueError: shape mismatch: value array of shape (3,',
     'index_fill_':
         'autograd/_batched.py __setitem__: ValueError: shape mismatch: value array of shape (3,',
-    'masked_fill':
-        "autograd/_batched.py item: NotImplementedError: vmap: It looks like you're calling .it",
-    'masked_fill_':
-        "autograd/_batched.py item: NotImplementedError: vmap: It looks like you're calling .it",
     'masked_scatter': 'loops: aten::MaskedScatterBackward0',
     'masked_scatter_': 'loops: aten::MaskedScatterBackward0',
     'argwhere':

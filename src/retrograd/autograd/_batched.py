@@ -787,6 +787,12 @@ class BatchedFunctions(ArrayFunctions):
             mask = mask.data
         return bool(mask.any())
 
+    def checked_values(self, a):
+        """Every batch member's value (each is checked, as each call would check it)."""
+        while type(a) is Batched:
+            a = a.data
+        return a.reshape(-1).tolist()
+
     def index_add(self, a, index, values):
         """As the arrays', into a batch of copies of ``a`` where ``a`` is one array (a
         gradient's zeros) and the rows added vary over the batch."""

@@ -82,10 +82,10 @@ class ArrayFunctions:
         (indices and targets in bounds) ask here, so they need no values where none exist."""
         return bool(mask.any())
 
-    def checked_value(self, a):
-        """The value of 0-d array ``a`` for an argument check (does a fill value fit the
-        dtype?); None where there are no values to check."""
-        return a.item()
+    def checked_values(self, a):
+        """The values of 0-d array ``a`` for an argument check (does a fill value fit the
+        dtype?): one here, one per batch member under vmap, none on meta."""
+        return [a.item()]
 
     def draw(self, rng, name, args, shape):
         """``rng.<name>(*args, shape)``: random values for an initializer to write into an
@@ -334,9 +334,9 @@ class _MetaFunctions(ArrayFunctions):
         """No values to check: PyTorch's meta kernels skip the checks on values too."""
         return False
 
-    def checked_value(self, a):
+    def checked_values(self, a):
         """No value to check: PyTorch's meta kernels skip the checks on values too."""
-        return None
+        return []
 
     def bincount(self, index, weights, length):
         """The length is known without the values (the caller bounds them)."""

@@ -702,8 +702,7 @@ def _masked_fill_args(input, mask, value):
         if value._data.ndim:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value._data.ndim} dimension(s).")
-        v = functions(get_array_module(value._data)).checked_value(value._data)
-        if v is not None:
+        for v in functions(get_array_module(value._data)).checked_values(value._data):
             _fill_scalar(v, input._data.dtype)
         return _masked_fill_tensor, (mask, value), ()
     return _masked_fill, (mask,), (_fill_scalar(value, input._data.dtype),)
