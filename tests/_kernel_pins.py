@@ -6,17 +6,8 @@ vacuous. Shared by the NumPy kernels' test and the GPU kernels' test."""
 import numpy
 
 import retrograd
+from device.emulated_run import _map
 from opdb import op_db, reseed
-
-
-def _map(x, move):
-    if isinstance(x, retrograd.Tensor):
-        return move(x)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_map(e, move) for e in x)
-    if isinstance(x, dict):
-        return {k: _map(v, move) for k, v in x.items()}
-    return x
 
 
 def _run(entry, dtype, move):

@@ -8,10 +8,11 @@ on first use (CuPy caches them on disk).
 """
 
 import functools
+import math
 
 from . import gpu
 
-__all__ = ["adam_step", "floats", "gelu", "gelu_grad", "layer_norm", "layer_norm_out",
+__all__ = ["adam_step", "floats", "gelu", "gelu_grad", "layer_norm",
            "layer_norm_sums", "layer_norm_dx", "layer_norm_dw", "softmax", "softmax_grad",
            "sum_leading"]
 
@@ -108,24 +109,17 @@ def _one(x):
     return x.dtype.type(1)
 
 
-def layer_norm(x, axes):
-    """Layer norm's mean and sum of squared deviations over ``axes`` (kept dims), one
-    pass each; :func:`layer_norm_out` makes the output from them."""
+def layer_norm(x, axes, eps, weight, bias):
+    """Layer norm's ``(out, mean, rstd)`` over ``axes`` (kept dims): the mean, the sum of
+    squared deviations and the scaled and shifted output one pass each."""
     cp, k = gpu.cupy(), _kernels()
-    mean = cp.mean(x, axis=axes, keepdims=True)
-    return mean, k["sq_dev_sum"](x, mean, axis=axes, keepdims=True)
-
-
-def layer_norm_out(x, mean, sq_sum, n, eps, weight, bias):
-    """``(out, rstd)``: ``rstd = 1 / sqrt(sq_sum / n + eps)`` and the normalized, scaled
-    and shifted output in one pass."""
-    k = _kernels()
     t = x.dtype.type
-    rstd = k["rstd"](sq_sum, t(n), t(eps))
-    one = _one(x)
-    out = k["ln_out"](x, mean, rstd, one if weight is None else weight,
+    mean = cp.mean(x, axis=axes, keepdims=True)
+    n = math.prod(x.shape[a] for a in axes)
+    rstd = k["rstd"](k["sq_dev_sum"](x, mean, axis=axes, keepdims=True), t(n), t(eps))
+    out = k["ln_out"](x, mean, rstd, _one(x) if weight is None else weight,
                       t(0) if bias is None else bias)
-    return out, rstd
+    return out, mean, rstd
 
 
 def layer_norm_sums(grad, weight, x, axes):

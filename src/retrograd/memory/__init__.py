@@ -46,6 +46,12 @@ def _on_gpu(device):
     return gpu.cupy() is not None
 
 
+def _pooled(device):
+    """Whether ``device`` names a GPU whose memory CuPy's pool serves (the emulator has
+    no pool: its reserved bytes are its allocated ones)."""
+    return _on_gpu(device) and gpu.cupy() is not None
+
+
 class _Pool:
     """CuPy's memory pool's reserved bytes, and their peak: the pool only grows until
     ``empty_cache`` (``free_all_blocks``) hands its free blocks back, so the peak is
@@ -89,14 +95,14 @@ def max_memory_allocated(device=None):
 def memory_reserved(device=None):
     """On a GPU, the bytes CuPy's pool holds (allocated, and cached for reuse); on the
     CPU equal to ``memory_allocated``: NumPy's arrays are not served from a cache."""
-    if _on_gpu(device) and gpu.cupy() is not None:
+    if _pooled(device):
         _books(device)
         return _POOL.reserved()
     return memory_allocated(device)
 
 
 def max_memory_reserved(device=None):
-    if _on_gpu(device) and gpu.cupy() is not None:
+    if _pooled(device):
         _books(device)
         return _POOL.max_reserved()
     return max_memory_allocated(device)
@@ -104,7 +110,7 @@ def max_memory_reserved(device=None):
 
 def reset_peak_memory_stats(device=None):
     _books(device).reset_peak()
-    if _on_gpu(device) and gpu.cupy() is not None:
+    if _pooled(device):
         _POOL.reset()
 
 

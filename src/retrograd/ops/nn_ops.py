@@ -504,11 +504,7 @@ def _ln_gpu(input, axes, *others):
 
 
 def _ln_fwd_gpu(xp, input, weight, bias, axes, eps):
-    mean, sq_sum = gpu_kernels.layer_norm(input, axes)
-    out, rstd = gpu_kernels.layer_norm_out(input, mean, sq_sum,
-                                           math.prod(input.shape[a] for a in axes), eps,
-                                           weight, bias)
-    return out, mean, rstd
+    return gpu_kernels.layer_norm(input, axes, eps, weight, bias)
 
 
 def _ln_dx_gpu(xp, grad, input, weight, mean, rstd, axes, eps):
