@@ -14,7 +14,7 @@ import numpy
 
 from .._dtype import OPMATH, is_inexact, kind_of
 from .._tensor import wrap
-from ..backend import get_array_module, gpu_kernels
+from ..backend import cpu_kernels, get_array_module, gpu_kernels
 from ..backend.functions import functions
 from ._loss_args import (check_bce, check_bce_logits, check_embedding, check_float_kernel,
                          check_nll)
@@ -318,10 +318,19 @@ def _softmax_grad(xp, grad, result, dim):
     return result * (grad - xp.sum(grad * result, axis=dim, keepdims=True))
 
 
+def _compiled_last(dim, *arrays):
+    """The compiled CPU kernels take float32 rows over the last axis."""
+    return arrays[0].ndim and dim in (-1, arrays[0].ndim - 1) and cpu_kernels.takes(*arrays)
+
+
 _softmax = defop(
-    "softmax", kernel(_softmax_fwd, lambda xp, self, dim: gpu_kernels.softmax(self, dim),
+    "softmax", kernel(kernel(_softmax_fwd, lambda xp, self, dim: cpu_kernels.softmax(self),
+                             lambda self, dim: _compiled_last(dim, self)),
+                      lambda xp, self, dim: gpu_kernels.softmax(self, dim),
                       lambda self, dim: gpu_kernels.floats(self), "cupy"),
-    vjp={"self": kernel(_softmax_grad,
+    vjp={"self": kernel(kernel(_softmax_grad, lambda xp, grad, result, dim:
+                               cpu_kernels.softmax_grad(grad, result),
+                               lambda grad, result, dim: _compiled_last(dim, result, grad)),
                         lambda xp, grad, result, dim: gpu_kernels.softmax_grad(grad, result, dim),
                         lambda grad, result, dim: gpu_kernels.floats(grad, result), "cupy")},
     jvp=lambda xp, self_t, result, dim:
@@ -516,15 +525,45 @@ def _ln_dx_gpu(xp, grad, input, weight, mean, rstd, axes, eps):
                                      _fused_mul_sub(xp, -b, mean, db * rstd / n))
 
 
+def _ln_compiled(input, axes, *others):
+    """Layer norm of float32 C-contiguous arrays: the compiled CPU kernels (the normalized
+    axes are always the trailing ones)."""
+    return cpu_kernels.takes(input, *others)
+
+
+def _ln_fwd_compiled(xp, input, weight, bias, axes, eps):
+    out, mean, rstd = cpu_kernels.layer_norm(input, _ln_count(input, axes), eps, weight, bias)
+    kept = input.shape[:axes[0]] + (1,) * len(axes)
+    return out, mean.reshape(kept), rstd.reshape(kept)
+
+
+def _ln_count(input, axes):
+    return math.prod(input.shape[a] for a in axes)
+
+
 _layer_norm = defop(
-    "layer_norm", kernel(_ln_fwd, _ln_fwd_gpu,
+    "layer_norm", kernel(kernel(_ln_fwd, _ln_fwd_compiled,
+                                lambda input, weight, bias, axes, eps:
+                                _ln_compiled(input, axes, weight, bias)),
+                         _ln_fwd_gpu,
                          lambda input, weight, bias, axes, eps: _ln_gpu(input, axes, weight,
                                                                         bias), "cupy"),
     inputs=("input", "weight", "bias"),
-    vjp={"input": kernel(_ln_dx, _ln_dx_gpu,
+    vjp={"input": kernel(kernel(_ln_dx, lambda xp, grad, input, weight, mean, rstd, axes, eps:
+                                cpu_kernels.layer_norm_dx(grad, input, weight, mean, rstd,
+                                                          _ln_count(input, axes)),
+                                lambda grad, input, weight, mean, rstd, axes, eps:
+                                _ln_compiled(input, axes, grad, weight, mean, rstd)),
+                         _ln_dx_gpu,
                          lambda grad, input, weight, mean, rstd, axes, eps:
                          _ln_gpu(input, axes, grad, weight, mean, rstd), "cupy"),
-         "weight": kernel(_ln_dw, lambda xp, grad, input, mean, rstd, axes, eps:
+         "weight": kernel(kernel(_ln_dw, lambda xp, grad, input, mean, rstd, axes, eps:
+                                 cpu_kernels.layer_norm_dw(
+                                     grad, input, mean, rstd, _ln_count(input, axes)).reshape(
+                                         input.shape[axes[0]:]),
+                                 lambda grad, input, mean, rstd, axes, eps:
+                                 _ln_compiled(input, axes, grad, mean, rstd)),
+                          lambda xp, grad, input, mean, rstd, axes, eps:
                           gpu_kernels.layer_norm_dw(grad, input, mean, rstd),
                           lambda grad, input, mean, rstd, axes, eps:
                           _ln_gpu(input, axes, grad, mean, rstd), "cupy"),
@@ -809,11 +848,20 @@ def _erf_gelu_gpu(*args):
     return args[-1] != "tanh" and gpu_kernels.floats(*args[:-1])
 
 
-_gelu = defop("gelu", kernel(kernel(_gelu_fwd, lambda xp, self, approximate: _gelu32(self),
-                                    _erf_gelu32),
+def _erf_gelu_compiled(*args):
+    """The exact GELU of float32 arrays: the compiled CPU kernels."""
+    return args[-1] != "tanh" and cpu_kernels.takes(*args[:-1])
+
+
+_gelu = defop("gelu", kernel(kernel(kernel(_gelu_fwd, lambda xp, self, approximate:
+                                           _gelu32(self), _erf_gelu32),
+                                    lambda xp, self, approximate: cpu_kernels.gelu(self),
+                                    _erf_gelu_compiled),
                              lambda xp, self, approximate: gpu_kernels.gelu(self),
                              _erf_gelu_gpu, "cupy"),
-              vjp={"self": kernel(kernel(_gelu_grad, _gelu32_grad, _erf_gelu32),
+              vjp={"self": kernel(kernel(kernel(_gelu_grad, _gelu32_grad, _erf_gelu32),
+                                         lambda xp, grad, self, approximate:
+                                         cpu_kernels.gelu_grad(grad, self), _erf_gelu_compiled),
                                   lambda xp, grad, self, approximate:
                                   gpu_kernels.gelu_grad(grad, self), _erf_gelu_gpu, "cupy")},
               jvp="elementwise", to_float=True)

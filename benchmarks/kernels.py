@@ -1,0 +1,91 @@
+"""The hot kernels of w4's step, per call, retrograd beside PyTorch.
+
+    python benchmarks/kernels.py --repeat 3
+
+At w4's shapes (a 4-layer, 192-wide transformer encoder on a (32, 64) batch, float32):
+GELU on the (32, 64, 768) feed-forward activations, LayerNorm over 192 features, softmax
+over the (32, 4, 64, 64) attention scores. Each figure is the median of ``--repeat``
+blocks of calls of one library (blocks, not alternating calls: the two libraries'
+thread pools slow each other when interleaved); "fwd+bwd" is one forward and one
+backward with a gradient of ones.
+"""
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import retrograd
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - the table then shows retrograd alone
+    torch = None
+
+CALLS = 20
+
+
+def _inputs(T, shape, seed):
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return T.from_numpy(x)
+
+
+def _gelu(T):
+    return [_inputs(T, (32, 64, 768), 0)], T.nn.functional.gelu
+
+
+def _layer_norm(T):
+    x = _inputs(T, (32, 64, 192), 1)
+    w, b = _inputs(T, (192,), 2), _inputs(T, (192,), 3)
+    return [x, w, b], lambda x, w, b: T.nn.functional.layer_norm(x, (192,), w, b)
+
+
+def _softmax(T):
+    return [_inputs(T, (32, 4, 64, 64), 4)], lambda x: T.softmax(x, -1)
+
+
+KERNELS = {"gelu": _gelu, "layer_norm": _layer_norm, "softmax": _softmax}
+
+
+def _block_ms(fn, repeat):
+    fn()  # warm-up (and any compilation)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(CALLS):
+            fn()
+        times.append((time.perf_counter() - t0) / CALLS * 1e3)
+    return statistics.median(times)
+
+
+def _timed(T, make, repeat):
+    args, f = make(T)
+    fwd = _block_ms(lambda: f(*args), repeat)
+    leaves = [a.requires_grad_() for a in args]
+    ones = T.ones_like(f(*leaves))
+
+    def both():
+        T.autograd.grad(f(*leaves), leaves, ones)
+    return fwd, _block_ms(both, repeat)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("kernels", nargs="*", default=list(KERNELS))
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    libs = [("retrograd", retrograd)] + ([("torch", torch)] if torch is not None else [])
+    print(f"{'kernel':<12}{'pass':<9}{'retrograd ms':>13}{'torch ms':>10}{'ratio':>8}")
+    for name in args.kernels:
+        res = {lib: _timed(mod, KERNELS[name], args.repeat) for lib, mod in libs}
+        for i, part in enumerate(("fwd", "fwd+bwd")):
+            r = res["retrograd"][i]
+            t = res["torch"][i] if torch is not None else None
+            ratio = f"{r / t:7.2f}x" if t else "      -"
+            print(f"{name:<12}{part:<9}{r:>13.3f}{(f'{t:.3f}' if t else '-'):>10}{ratio}",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()

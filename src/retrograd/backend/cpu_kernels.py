@@ -1,0 +1,272 @@
+"""Compiled CPU kernels (numba, an optional extra) for the float32 passes of a training
+step that NumPy can only write as chains of whole-array passes: GELU, layer norm and
+softmax over the last axis, each way.
+
+A NumPy chain reads and writes every element once per operation (GELU's is fifteen
+passes); these loops do each element's arithmetic in registers, one pass over memory,
+vectorized by LLVM. NumPy stays the default and the fallback: without numba,
+:func:`ready` is false and the ops run their NumPy kernels. The kernels compile on
+first use and numba caches them on disk.
+
+``erf`` is the rational approximation of Eigen and XLA (exact in float32 outside
+[-4, 4]); ``exp`` is Cephes' polynomial after Cody-Waite reduction, with the power of
+two built from its bits. Both are written out because numba's ``math.erf`` and
+``math.exp`` are calls that stop vectorization. No fast-math flag assumes away NaN or
+infinity: a NaN propagates, and ``exp(-inf)`` is 0, as masked attention needs.
+"""
+
+import functools
+import importlib.util
+import os
+
+import numpy
+
+__all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
+           "layer_norm_dw", "softmax", "softmax_grad"]
+
+# Reassociation (vectorized sums), contraction into FMAs, reciprocal division, no signed
+# zeros; not 'nnan'/'ninf', which would let LLVM drop the NaN and infinity handling.
+_FLAGS = {"reassoc", "contract", "arcp", "nsz", "afn"}
+
+
+@functools.cache
+def ready():
+    """Whether numba is installed and compiling (``NUMBA_DISABLE_JIT=1``, set to step
+    through code in a debugger, turns these kernels off: they need the compiler). Its
+    import is deferred to the first kernel call."""
+    return (importlib.util.find_spec("numba") is not None
+            and os.environ.get("NUMBA_DISABLE_JIT", "0") in ("", "0"))
+
+
+def takes(*arrays):
+    """Whether the kernels take these arrays (None: absent): non-empty, float32,
+    C-contiguous."""
+    a = [x for x in arrays if x is not None]
+    return ready() and a[0].size > 0 and all(
+        x.dtype.char == "f" and x.flags.c_contiguous for x in a)
+
+
+_f = numpy.float32
+# erf(z) = z P(z^2) / Q(z^2) on [-4, 4], highest degree first
+_ERF_P = tuple(_f(c) for c in (-2.72614225801306e-10, 2.77068142495902e-08,
+                               -2.10102402082508e-06, -5.69250639462346e-05,
+                               -7.34990630326855e-04, -2.95459980854025e-03,
+                               -1.60960333262415e-02))
+_ERF_Q = tuple(_f(c) for c in (-1.45660718464996e-05, -2.13374055278905e-04,
+                               -1.68282697438203e-03, -7.37332916720468e-03,
+                               -1.42647390514189e-02))
+# exp(r) = 1 + r + r^2 E(r) on |r| <= ln(2)/2, highest degree first
+_EXP_E = tuple(_f(c) for c in (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
+                               4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1))
+_LOG2E, _LN2_HI, _LN2_LO = _f(1.4426950408889634), _f(0.693359375), _f(-2.12194440e-4)
+_EXP_MIN = _f(-120.0)  # exp(t) rounds to 0 in float32 from t = -104 down
+_HALF, _ONE, _FOUR, _ZERO, _INF = _f(0.5), _f(1.0), _f(4.0), _f(0.0), _f(numpy.inf)
+_SQRT1_2, _INV_SQRT_2PI = _f(0.7071067811865476), _f(0.3989422804014327)
+
+
+@functools.cache
+def _kernels():
+    """Compile (or load from numba's cache) every kernel: {name: function}."""
+    from llvmlite import ir
+    from numba import njit, types
+    from numba.extending import intrinsic
+
+    jit = njit(fastmath=_FLAGS, error_model="numpy", cache=True, nogil=True)
+    inline = njit(fastmath=_FLAGS, error_model="numpy", inline="always")
+    p0, p1, p2, p3, p4, p5, p6 = _ERF_P
+    q0, q1, q2, q3, q4 = _ERF_Q
+    e0, e1, e2, e3, e4, e5 = _EXP_E
+
+    @intrinsic
+    def as_float32(typingctx, bits):
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], ir.FloatType())
+        return types.float32(types.int32), codegen
+
+    @inline
+    def exp_neg(t):
+        """``exp(t)`` for t <= 0 or NaN; below float32's normal range the power of two is
+        applied in two halves, so the result rounds gradually to 0 as NumPy's does."""
+        t = _EXP_MIN if t < _EXP_MIN else t
+        n = numpy.floor(t * _LOG2E + _HALF)
+        r = t - n * _LN2_HI - n * _LN2_LO
+        e = ((((e0 * r + e1) * r + e2) * r + e3) * r + e4) * r + e5
+        e = e * r * r + r + _ONE
+        half = numpy.int32(n) >> numpy.int32(1)
+        rest = numpy.int32(n) - half
+        return (e * as_float32((half + numpy.int32(127)) << numpy.int32(23))
+                * as_float32((rest + numpy.int32(127)) << numpy.int32(23)))
+
+    @inline
+    def erf(z):
+        """erf; a NaN passes through the clamp."""
+        z = _FOUR if z > _FOUR else z
+        z = -_FOUR if z < -_FOUR else z
+        z2 = z * z
+        p = (((((p0 * z2 + p1) * z2 + p2) * z2 + p3) * z2 + p4) * z2 + p5) * z2 + p6
+        q = (((q0 * z2 + q1) * z2 + q2) * z2 + q3) * z2 + q4
+        return z * p / q
+
+    @jit
+    def gelu(x, out):
+        for i in range(x.size):
+            v = x[i]
+            y = _HALF * v * (_ONE + erf(v * _SQRT1_2))
+            out[i] = y if v < _INF else v - v  # NaN at +inf, as PyTorch's float32 GELU
+
+    @jit
+    def gelu_grad(g, x, out):
+        for i in range(x.size):
+            v = x[i]
+            d = _HALF * (_ONE + erf(v * _SQRT1_2)) + v * _INV_SQRT_2PI * exp_neg(-_HALF * v * v)
+            # inf * exp(-inf) is NaN, as in PyTorch; reassociation could keep the inf
+            out[i] = g[i] * (d if abs(v) < _INF else v - v)
+
+    @jit
+    def layer_norm(x, w, b, eps, out, mean, rstd):
+        rows, n = x.shape
+        for r in range(rows):
+            s = 0.0  # the statistics accumulate in float64: rows may be long
+            for j in range(n):
+                s += x[r, j]
+            m = numpy.float32(s / n)
+            v = 0.0
+            for j in range(n):
+                d = x[r, j] - m
+                v += d * d
+            rs = _ONE / numpy.sqrt(numpy.float32(v / n) + eps)
+            for j in range(n):
+                y = (x[r, j] - m) * rs
+                if w is not None:
+                    y *= w[j]
+                if b is not None:
+                    y += b[j]
+                out[r, j] = y
+            mean[r] = m
+            rstd[r] = rs
+
+    @jit
+    def layer_norm_dx(g, x, w, mean, rstd, out):
+        rows, n = x.shape
+        for r in range(rows):
+            ds = 0.0
+            db = 0.0
+            for j in range(n):
+                gj = g[r, j] if w is None else g[r, j] * w[j]
+                ds += gj * x[r, j]
+                db += gj
+            ds, db = numpy.float32(ds), numpy.float32(db)
+            m, rs = mean[r], rstd[r]
+            k = (db * m - ds) * rs * rs * rs / n
+            c = -k * m - db * rs / n
+            for j in range(n):
+                gj = g[r, j] if w is None else g[r, j] * w[j]
+                out[r, j] = rs * gj + k * x[r, j] + c
+
+    @jit
+    def layer_norm_dw(g, x, mean, rstd, out):
+        rows, n = x.shape
+        out[:] = _ZERO
+        for r in range(rows):
+            m, rs = mean[r], rstd[r]
+            for j in range(n):
+                out[j] += g[r, j] * ((x[r, j] - m) * rs)
+
+    @jit
+    def softmax(x, out):
+        rows, n = x.shape
+        for r in range(rows):
+            m = x[r, 0]
+            for j in range(1, n):
+                m = x[r, j] if x[r, j] > m else m
+            s = _ZERO
+            for j in range(n):
+                e = exp_neg(x[r, j] - m)
+                out[r, j] = e
+                s += e
+            s = _ONE / s
+            for j in range(n):
+                out[r, j] *= s
+
+    @jit
+    def softmax_grad(g, y, out):
+        rows, n = y.shape
+        for r in range(rows):
+            s = _ZERO
+            for j in range(n):
+                s += g[r, j] * y[r, j]
+            for j in range(n):
+                out[r, j] = y[r, j] * (g[r, j] - s)
+
+    return {"gelu": gelu, "gelu_grad": gelu_grad, "layer_norm": layer_norm,
+            "layer_norm_dx": layer_norm_dx, "layer_norm_dw": layer_norm_dw,
+            "softmax": softmax, "softmax_grad": softmax_grad}
+
+
+def _flat(x):
+    return x.reshape(-1)
+
+
+def _rows(x, n):
+    """A C-contiguous array as rows of its last ``n`` elements (a view)."""
+    return x.reshape(-1, n)
+
+
+def gelu(x):
+    """The exact (erf) GELU, ``x (1 + erf(x / sqrt 2)) / 2``, in one pass."""
+    out = numpy.empty_like(x)
+    _kernels()["gelu"](_flat(x), _flat(out))
+    return out
+
+
+def gelu_grad(grad, x):
+    """``grad * (Phi(x) + x phi(x))``, in one pass."""
+    out = numpy.empty_like(x)
+    _kernels()["gelu_grad"](_flat(grad), _flat(x), _flat(out))
+    return out
+
+
+def layer_norm(x, n, eps, weight, bias):
+    """Layer norm of each run of the last ``n`` elements of ``x``, and the rows' means
+    and reciprocal deviations (flat): one read for each statistic, one write."""
+    out = numpy.empty_like(x)
+    rows = x.size // n
+    mean, rstd = numpy.empty(rows, x.dtype), numpy.empty(rows, x.dtype)
+    _kernels()["layer_norm"](_rows(x, n), weight if weight is None else _flat(weight),
+                             bias if bias is None else _flat(bias), _f(eps),
+                             _rows(out, n), mean, rstd)
+    return out, mean, rstd
+
+
+def layer_norm_dx(grad, x, weight, mean, rstd, n):
+    """The input gradient of :func:`layer_norm` (PyTorch's form, as the rule's): both row
+    sums in one pass, the result in another."""
+    out = numpy.empty_like(x)
+    _kernels()["layer_norm_dx"](_rows(grad, n), _rows(x, n),
+                                weight if weight is None else _flat(weight), _flat(mean),
+                                _flat(rstd), _rows(out, n))
+    return out
+
+
+def layer_norm_dw(grad, x, mean, rstd, n):
+    """``sum over rows of grad * (x - mean) * rstd``: the weight's gradient, reduced."""
+    out = numpy.empty(n, x.dtype)
+    _kernels()["layer_norm_dw"](_rows(grad, n), _rows(x, n), _flat(mean), _flat(rstd), out)
+    return out
+
+
+def softmax(x):
+    """Softmax over the last axis: the maximum, the exponentials and their sum, the
+    scaling, each row in cache."""
+    out = numpy.empty_like(x)
+    n = x.shape[-1]
+    _kernels()["softmax"](_rows(x, n), _rows(out, n))
+    return out
+
+
+def softmax_grad(grad, y):
+    """``y * (grad - sum(grad * y))`` over the last axis."""
+    out = numpy.empty_like(y)
+    n = y.shape[-1]
+    _kernels()["softmax_grad"](_rows(grad, n), _rows(y, n), _rows(out, n))
+    return out
