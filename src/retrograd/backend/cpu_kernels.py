@@ -24,9 +24,10 @@ import numpy
 __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "layer_norm_dw", "softmax", "softmax_grad"]
 
-# Reassociation (vectorized sums), contraction into FMAs, reciprocal division, no signed
-# zeros; not 'nnan'/'ninf', which would let LLVM drop the NaN and infinity handling.
-_FLAGS = {"reassoc", "contract", "arcp", "nsz", "afn"}
+# Reassociation (vectorized sums), contraction into FMAs, no signed zeros. Not 'nnan' or
+# 'ninf' (LLVM would drop the NaN and infinity handling), nor 'afn'/'arcp' (square roots
+# and divisions by Newton steps from estimates: 1/sqrt(inf) would be NaN, not 0).
+_FLAGS = {"reassoc", "contract", "nsz"}
 
 
 @functools.cache
