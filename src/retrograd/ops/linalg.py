@@ -34,7 +34,11 @@ __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", 
 # ---- matmul and its special cases ---------------------------------------------------------
 
 def _fold_matmul(xp, a, b):
-    """``a @ b``; a batched ``a`` times a matrix or vector is one GEMM over stacked rows."""
+    """``a @ b``; a batched ``a`` times a matrix or vector is one GEMM over stacked rows;
+    over one contracted element, a broadcast product (NumPy's matmul takes 4x as long
+    for that outer product: a batch-1 weight gradient)."""
+    if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1:
+        return a * b
     if a.ndim > 2 and b.ndim <= 2:
         rows = math.prod(a.shape[:-1])
         out = xp.matmul(xp.reshape(a, (rows, a.shape[-1])), b)
@@ -71,8 +75,8 @@ def _matmul_grad_other(xp, grad, self, other_shape, other_strides):
     if len(other_shape) == 2 and other_strides[0] < other_strides[1]:
         # A transposed matrix (x @ w.t()): compute its gradient in its layout, as
         # PyTorch's mm_mat2_backward, so it reaches w's .grad without a copy.
-        return xp.swapaxes(xp.matmul(xp.swapaxes(grad, -1, -2), self), -1, -2)
-    return xp.matmul(xp.swapaxes(self, -1, -2), grad)
+        return xp.swapaxes(_fold_matmul(xp, xp.swapaxes(grad, -1, -2), self), -1, -2)
+    return _fold_matmul(xp, xp.swapaxes(self, -1, -2), grad)
 
 
 _MATMUL_VJP = {"self": _matmul_grad_self, "other": _matmul_grad_other}
