@@ -1,6 +1,6 @@
-"""Compiled CPU kernels (numba, an optional extra) for the float32 passes of a training
-step that NumPy can only write as chains of whole-array passes: GELU, layer norm and
-softmax over the last axis, each way.
+"""Compiled CPU kernels (numba, an optional extra) for the passes of a training step that
+NumPy can only write as chains of whole-array passes: GELU, layer norm and softmax over
+the last axis, each way, in float32; Adam's update, in float32 and float64.
 
 A NumPy chain reads and writes every element once per operation (GELU's is fifteen
 passes); these loops do each element's arithmetic in registers, one pass over memory,
@@ -22,7 +22,7 @@ import os
 import numpy
 
 __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
-           "layer_norm_dw", "softmax", "softmax_grad"]
+           "layer_norm_dw", "softmax", "softmax_grad", "adam_step"]
 
 # Reassociation (vectorized sums), contraction into FMAs, no signed zeros. Not 'nnan' or
 # 'ninf' (LLVM would drop the NaN and infinity handling), nor 'afn'/'arcp' (square roots
@@ -199,7 +199,21 @@ def _kernels():
             for j in range(n):
                 out[r, j] = y[r, j] * (g[r, j] - s)
 
-    return {"gelu": gelu, "gelu_grad": gelu_grad, "layer_norm": layer_norm,
+    @njit(cache=True, nogil=True, error_model="numpy")
+    def adam(p, g, m, v, decay, wd, w, one_minus_w, small_w, beta2, one_minus_beta2,
+             bc2_sqrt, eps, neg_step_size):
+        """No fast-math: each operation rounds as the NumPy chain's does, in its order."""
+        for i in range(p.size):
+            pi = p[i] * decay if decay != 1 else p[i]
+            gi = pi * wd + g[i] if wd != 0 else g[i]
+            diff = gi - m[i]
+            mi = m[i] + diff * w if small_w else gi - diff * one_minus_w
+            vi = v[i] * beta2 + gi * one_minus_beta2 * gi
+            p[i] = pi + mi / (numpy.sqrt(vi) / bc2_sqrt + eps) * neg_step_size
+            m[i] = mi
+            v[i] = vi
+
+    return {"adam": adam, "gelu": gelu, "gelu_grad": gelu_grad, "layer_norm": layer_norm,
             "layer_norm_dx": layer_norm_dx, "layer_norm_dw": layer_norm_dw,
             "softmax": softmax, "softmax_grad": softmax_grad}
 
@@ -271,3 +285,18 @@ def softmax_grad(grad, y):
     n = y.shape[-1]
     _kernels()["softmax_grad"](_rows(grad, n), _rows(y, n), _rows(out, n))
     return out
+
+
+def adam_step(p, g, m, v, *, decay, wd, weight, beta2, bc2_sqrt, eps, step_size):
+    """One Adam update of ``p``, ``m``, ``v`` (in place) from gradient ``g``, all of one
+    real float dtype and shape, in ``optim.adam``'s order of operations, so the result is
+    its chain's bit for bit (the GPU's ``gpu_kernels.adam_step`` has the same contract).
+    Arrays not C-contiguous are updated through contiguous copies."""
+    t = p.dtype.type
+    arrays = (p, g, m, v)
+    flat = [a if a.flags.c_contiguous else numpy.ascontiguousarray(a) for a in arrays]
+    _kernels()["adam"](*(_flat(a) for a in flat), t(decay), t(wd), t(weight), t(1 - weight),
+                       weight < 0.5, t(beta2), t(1 - beta2), t(bc2_sqrt), t(eps), t(-step_size))
+    for a, c in zip(arrays, flat, strict=True):
+        if a is not c:
+            a[...] = c

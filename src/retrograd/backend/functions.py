@@ -213,6 +213,13 @@ _BIT_SELECT_MIN = 1 << 15  # elements: below, numpy.where measured faster
 class _NumpyFunctions(ArrayFunctions):
     """NumPy's fast kernels."""
 
+    @property
+    def fused_adam(self):
+        """Adam's update in one compiled pass where numba is installed (NumPy's chain is
+        ten passes over the parameter and its moments)."""
+        from . import cpu_kernels
+        return cpu_kernels.adam_step if cpu_kernels.ready() else None
+
     def matmul_tn(self, a, b):
         """OpenBLAS is up to 6x slower on a transposed-A product with fewer output rows
         than columns: the transposed product is then computed and laid out back."""
