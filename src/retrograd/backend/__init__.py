@@ -81,6 +81,8 @@ def get_array_module(array):
     type name so CuPy stays optional); a batch's own namespace for batched arrays (vmap,
     batched gradients: ``autograd._batched``)."""
     t = type(array)
+    if t is numpy.ndarray:  # (first: the hot loops ask for the CPU's arrays)
+        return numpy
     if t is emulated.ndarray:
         return emulated.namespace
     if t is meta.ndarray:
@@ -88,7 +90,7 @@ def get_array_module(array):
     if t.__module__.startswith("cupy"):
         import cupy
         return cupy
-    if t is not numpy.ndarray and hasattr(t, "batched_namespace"):
+    if hasattr(t, "batched_namespace"):
         return array.batched_namespace()
     return numpy
 

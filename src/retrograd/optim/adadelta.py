@@ -20,7 +20,7 @@ def adadelta_update(param, grad, state, group):
     rho, eps = group["rho"], group["eps"]
     lr = _scalar(group["lr"])
     p, g = param._data, grad._data
-    xp = get_array_module(param._data)
+    xp = get_array_module(p)
     _count_step(state)
     g = _directed_grad(p, g, group["maximize"], group["weight_decay"])
     square_avg, acc_delta = state["square_avg"], state["acc_delta"]

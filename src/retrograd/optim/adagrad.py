@@ -16,7 +16,7 @@ def adagrad_update(param, grad, state, group):
     """
     lr, wd = _scalar(group["lr"]), group["weight_decay"]
     p, g = param._data, grad._data
-    xp = get_array_module(param._data)
+    xp = get_array_module(p)
     step_t = _count_step(state)
     g = _directed_grad(p, g, group["maximize"], wd)
     clr = lr / (1 + (float(step_t._data) - 1) * group["lr_decay"])

@@ -22,7 +22,7 @@ def adamax_update(param, grad, state, group):
     beta1, beta2 = _scalar(beta1), _scalar(beta2)
     lr = _scalar_keep_dtype(group["lr"])
     p, g = param._data, grad._data
-    xp = get_array_module(param._data)
+    xp = get_array_module(p)
     step = float(_count_step(state)._data)
     g = _directed_grad(p, g, group["maximize"], group["weight_decay"])
     exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]

@@ -26,7 +26,7 @@ def asgd_update(param, grad, state, group):
     step_t = _count_step(state)
     eta_t, mu_t, ax_t = state["eta"], state["mu"], state["ax"]
     p = param._data
-    xp = get_array_module(param._data)
+    xp = get_array_module(p)
     g = _real(_directed_grad(p, grad._data, group["maximize"], group["weight_decay"]))
     p, ax = _real(p), _real(ax_t._data)
     eta, mu = float(eta_t._data), float(mu_t._data)
@@ -48,7 +48,7 @@ def asgd_update(param, grad, state, group):
     step = float(step_t._data)
     if foreach:  # eta in the step's dtype, as PyTorch's ``lr / tensor`` (``1 / t * lr``)
         eta_t._data[()] = xp.reciprocal((1 + lambd * lr * step_t._data[()])
-                                           ** group["alpha"]) * lr
+                                        ** group["alpha"]) * lr
     else:  # in Python floats, made a tensor of the default dtype, then copied
         eta_t._data[()] = _as_default(lr / ((1 + lambd * lr * step) ** group["alpha"]))
     mu_t._data[()] = _as_default(1 / max(1, step - group["t0"]))

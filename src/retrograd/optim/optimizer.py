@@ -573,8 +573,8 @@ def _typename(obj):
 
 def _cast(param, value, key=None):
     """A loaded state value for ``param``: tensors and arrays become tensors on the
-    parameter's device, of its dtype (``step`` keeps its own of both, on the CPU as
-    PyTorch keeps it), containers are converted through."""
+    parameter's device, of its dtype (``step`` keeps its own dtype and device, as in
+    PyTorch), containers are converted through."""
     if isinstance(value, Tensor) or _is_array(value):
         t = value if isinstance(value, Tensor) else wrap(numpy.array(value))  # (interop)
         if key == "step":

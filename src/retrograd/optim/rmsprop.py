@@ -21,7 +21,7 @@ def rmsprop_update(param, grad, state, group):
     alpha, momentum, wd = group["alpha"], group["momentum"], group["weight_decay"]
     lr = _scalar(group["lr"])
     p, g = param._data, grad._data
-    xp = get_array_module(param._data)
+    xp = get_array_module(p)
     _count_step(state)
     g = _directed_grad(p, g, group["maximize"], wd)
     square_avg = state["square_avg"]

@@ -15,7 +15,7 @@ def sgd_update(param, grad, state, group):
         g = g + momentum * buf (nesterov) or buf;  param -= lr * g
     """
     p, g = param._data, grad._data
-    xp = get_array_module(param._data)
+    xp = get_array_module(p)
     wd, momentum = group["weight_decay"], group["momentum"]
     lr = _scalar(group["lr"])
     g = _directed_grad(p, g, group["maximize"], wd)
