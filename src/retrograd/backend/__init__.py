@@ -13,8 +13,8 @@ import numpy
 
 from . import emulated, gpu, meta
 
-__all__ = ["Device", "device", "cpu", "get_array_module", "device_of", "erf",
-           "set_default_device", "get_default_device", "to_device", "emulate_cuda",
+__all__ = ["Device", "device", "cpu", "get_array_module", "host_array_module", "device_of",
+           "erf", "set_default_device", "get_default_device", "to_device", "emulate_cuda",
            "emulating_cuda", "special_functions", "host_joins_meta", "joined_device"]
 
 # The device types torch.device parses (in its order, which its error message prints).
@@ -81,6 +81,8 @@ def get_array_module(array):
     type name so CuPy stays optional); a batch's own namespace for batched arrays (vmap,
     batched gradients: ``autograd._batched``)."""
     t = type(array)
+    if t is numpy.ndarray:  # (first: the hot loops ask for the CPU's arrays)
+        return numpy
     if t is emulated.ndarray:
         return emulated.namespace
     if t is meta.ndarray:
@@ -88,8 +90,15 @@ def get_array_module(array):
     if t.__module__.startswith("cupy"):
         import cupy
         return cupy
-    if t is not numpy.ndarray and hasattr(t, "batched_namespace"):
+    if hasattr(t, "batched_namespace"):
         return array.batched_namespace()
+    return numpy
+
+
+def host_array_module():
+    """The array module of CPU tensors' data, for what PyTorch keeps on the host whatever
+    the device computes on (an optimizer's step count, a packed sequence's lengths and
+    batch sizes)."""
     return numpy
 
 

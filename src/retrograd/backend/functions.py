@@ -89,8 +89,9 @@ class ArrayFunctions:
 
     def draw(self, rng, name, args, shape):
         """``rng.<name>(*args, shape)``: random values for an initializer to write into an
-        array of ``shape`` (drawn on the host)."""
-        return getattr(rng, name)(*args, shape)
+        array of ``shape`` (drawn on the host, so a device's values are the CPU's, then
+        copied to the module's device)."""
+        return self.xp.asarray(getattr(rng, name)(*args, shape))
 
     def call(self, op, values, attrs=()):
         """Op ``op`` run from inside a rule: its forward on these arrays (the facade records

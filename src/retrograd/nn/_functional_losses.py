@@ -7,12 +7,11 @@ The kernels (and their argument checks) are ``ops/nn_ops.py``'s.
 import math
 import warnings
 
-import numpy
-
 from .. import _autocast, _observe
 from ..ops import nn_ops as _nn
 from ..ops._registry import _broadcast_error, _pretty
 from ..ops.losses import legacy_reduction
+from ..ops.shape import broadcast_shapes
 
 __all__ = ["nll_loss", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits"]
@@ -116,8 +115,8 @@ def _broadcast(input, target):
     if input.shape == target.shape:
         return input, target
     try:
-        shape = numpy.broadcast_shapes(input.shape, target.shape)
-    except ValueError as e:
+        shape = broadcast_shapes(input.shape, target.shape)
+    except RuntimeError as e:
         raise _broadcast_error((input, target), e) from None
     return (x if x.shape == shape else x.expand(shape) for x in (input, target))
 

@@ -8,8 +8,6 @@ rules. Random streams are retrograd's (seed with ``retrograd.manual_seed``), not
 import math
 import warnings
 
-import numpy
-
 from .._random import default_generator
 from ..backend import get_array_module
 from ..backend.functions import functions
@@ -90,7 +88,7 @@ def ones_(tensor):
 def eye_(tensor):
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    return _fill(tensor, numpy.eye(*tensor.shape))
+    return _fill(tensor, get_array_module(tensor._data).eye(*tensor.shape))
 
 
 def xavier_uniform_(tensor, gain=1.0, generator=None):
@@ -145,11 +143,12 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = _rng(generator).normal(0, 1, (rows, cols))
+    flat = _draw(tensor, generator, "normal", 0, 1, shape=(rows, cols))
     if rows < cols:
         flat = flat.T
-    q, r = numpy.linalg.qr(flat)
-    q *= numpy.sign(numpy.diag(r))
+    xp = get_array_module(flat)
+    q, r = xp.linalg.qr(flat)
+    q *= xp.sign(xp.diag(r))
     if rows < cols:
         q = q.T
     return _fill(tensor, gain * q.reshape(tensor.shape))

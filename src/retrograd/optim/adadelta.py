@@ -1,7 +1,6 @@
 """Adadelta, with weight decay and maximize."""
 
-import numpy
-
+from ..backend import get_array_module
 from .optimizer import (Optimizer, _bump, _check_lr, _count_step, _directed_grad, _real,
                         _scalar, _step_tensor, _zeros_like)
 
@@ -21,22 +20,23 @@ def adadelta_update(param, grad, state, group):
     rho, eps = group["rho"], group["eps"]
     lr = _scalar(group["lr"])
     p, g = param._data, grad._data
+    xp = get_array_module(p)
     _count_step(state)
     g = _directed_grad(p, g, group["maximize"], group["weight_decay"])
     square_avg, acc_delta = state["square_avg"], state["acc_delta"]
     sq, acc, p, g = _real(square_avg._data), _real(acc_delta._data), _real(p), _real(g)
     sq *= rho
-    std = numpy.multiply(g, 1 - rho, out=numpy.empty_like(sq))  # (0-d inputs give no array)
+    std = xp.multiply(g, 1 - rho, out=xp.empty_like(sq))  # (0-d inputs give no array)
     std *= g
     sq += std
-    numpy.add(sq, eps, out=std)
-    numpy.sqrt(std, out=std)
-    delta = numpy.add(acc, eps, out=numpy.empty_like(acc))
-    numpy.sqrt(delta, out=delta)
+    xp.add(sq, eps, out=std)
+    xp.sqrt(std, out=std)
+    delta = xp.add(acc, eps, out=xp.empty_like(acc))
+    xp.sqrt(delta, out=delta)
     delta /= std
     delta *= g
     acc *= rho
-    numpy.multiply(delta, 1 - rho, out=std)
+    xp.multiply(delta, 1 - rho, out=std)
     std *= delta
     acc += std
     delta *= -lr

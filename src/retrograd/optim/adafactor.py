@@ -2,8 +2,7 @@
 more dimensions (memory O(rows + cols) instead of O(rows * cols)), with the relative step
 size, update clipping and decoupled weight decay of PyTorch's version."""
 
-import numpy
-
+from .. import _dtype
 from .._tensor import Tensor
 from ..backend import get_array_module
 from .adam import _lerp_into
@@ -29,38 +28,39 @@ def adafactor_update(param, grad, state, group):
     lr = _scalar(group["lr"])
     eps1, eps2 = group["eps"]
     p, g = param._data, grad._data
+    xp = get_array_module(p)
     if eps1 is None:
-        eps1 = float(numpy.finfo(p.dtype).eps)
+        eps1 = float(_dtype.np_finfo(p.dtype).eps)
     if group["maximize"]:
-        g = numpy.negative(g)
+        g = xp.negative(g)
     step = float(_count_step(state)._data)
     beta2_t = step ** group["beta2_decay"]
     rho_t = min(lr, 1 / (step ** 0.5))
-    alpha = max(eps2, float(numpy.linalg.norm(p.ravel())) / (p.size ** 0.5)) * rho_t
+    alpha = max(eps2, float(xp.linalg.norm(p.ravel())) / (p.size ** 0.5)) * rho_t
     wd = group["weight_decay"]
     if wd != 0:
         p *= 1 - lr * wd
-    sq = numpy.multiply(g, g, out=numpy.empty_like(p))
+    sq = xp.multiply(g, g, out=xp.empty_like(p))
     if g.ndim > 1:
         row_t, col_t = state["row_var"], state["col_var"]
         row, col = row_t._data, col_t._data
         for var_t, axis in ((row_t, -1), (col_t, -2)):
-            mean = numpy.sum(sq, axis=axis, keepdims=True)
+            mean = xp.sum(sq, axis=axis, keepdims=True)
             mean /= g.shape[axis]
-            _lerp_into(var_t._data, mean, numpy.subtract(mean, var_t._data), beta2_t)
-        var = numpy.matmul(row, col, out=sq)
-        var /= numpy.maximum(numpy.mean(row, axis=-2, keepdims=True), eps1)
+            _lerp_into(xp, var_t._data, mean, xp.subtract(mean, var_t._data), beta2_t)
+        var = xp.matmul(row, col, out=sq)
+        var /= xp.maximum(xp.mean(row, axis=-2, keepdims=True), eps1)
         _bump(row_t, col_t)
     else:
         v_t = state["variance"]
         v = v_t._data
-        _lerp_into(v, sq, numpy.subtract(sq, v), beta2_t)
-        var = numpy.copy(v)
+        _lerp_into(xp, v, sq, xp.subtract(sq, v), beta2_t)
+        var = xp.copy(v)
         _bump(v_t)
-    numpy.maximum(var, eps1 * eps1, out=var)
-    numpy.sqrt(var, out=var)
-    update = numpy.divide(g, var, out=var)
-    denom = max(1.0, float(numpy.linalg.norm(update.ravel())) / ((update.size ** 0.5)
+    xp.maximum(var, eps1 * eps1, out=var)
+    xp.sqrt(var, out=var)
+    update = xp.divide(g, var, out=var)
+    denom = max(1.0, float(xp.linalg.norm(update.ravel())) / ((update.size ** 0.5)
                                                                   * group["d"]))
     update *= -alpha / denom
     p += update
@@ -106,8 +106,8 @@ class Adafactor(Optimizer):
             shape = p._grad.shape
             if len(shape) > 1:
                 dt, xp = p._data.dtype, get_array_module(p._data)
-                state["row_var"] = _new_state(xp.zeros(shape[:-1] + (1,), dt), xp)
-                state["col_var"] = _new_state(xp.zeros(shape[:-2] + (1,) + shape[-1:], dt), xp)
+                state["row_var"] = _new_state(xp.zeros(shape[:-1] + (1,), dt))
+                state["col_var"] = _new_state(xp.zeros(shape[:-2] + (1,) + shape[-1:], dt))
             else:
                 state["variance"] = _zeros_like(p)
         return state

@@ -1,7 +1,5 @@
 """Adagrad, with learning-rate decay, weight decay and maximize."""
 
-import numpy
-
 from ..backend import get_array_module
 from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _count_step, _directed_grad,
                         _new_state, _real, _scalar, _step_tensor)
@@ -18,16 +16,17 @@ def adagrad_update(param, grad, state, group):
     """
     lr, wd = _scalar(group["lr"]), group["weight_decay"]
     p, g = param._data, grad._data
+    xp = get_array_module(p)
     step_t = _count_step(state)
     g = _directed_grad(p, g, group["maximize"], wd)
     clr = lr / (1 + (float(step_t._data) - 1) * group["lr_decay"])
     state_sum = state["sum"]
     s, p, g = _real(state_sum._data), _real(p), _real(g)
-    tmp = numpy.multiply(g, g, out=numpy.empty_like(s))
+    tmp = xp.multiply(g, g, out=xp.empty_like(s))
     s += tmp
-    numpy.sqrt(s, out=tmp)
+    xp.sqrt(s, out=tmp)
     tmp += group["eps"]
-    numpy.divide(g, tmp, out=tmp)
+    xp.divide(g, tmp, out=tmp)
     tmp *= -clr
     p += tmp
     _bump(param, state_sum)
@@ -38,7 +37,7 @@ def _full_like(p, value):
     if d.dtype.kind == "c":
         value = complex(value, value)
     xp = get_array_module(d)
-    return _new_state(xp.full_like(d, value), xp)
+    return _new_state(xp.full_like(d, value))
 
 
 class Adagrad(Optimizer):

@@ -1,7 +1,5 @@
 """Adam (and, with decoupled weight decay, AdamW), with AMSGrad and maximize."""
 
-import numpy
-
 from .._tensor import Tensor
 from ..backend import get_array_module
 from ..backend.functions import functions
@@ -30,17 +28,18 @@ def adam_update(param, grad, state, group):
     bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
     if _fused(param, grad, state, group, lr, beta1, beta2, step_size, bias_correction2_sqrt):
         return
-    p, _, m, v, tmp = _adam_moments(param, grad, state, group, lr, beta1, beta2)
+    xp = get_array_module(param._data)
+    p, _, m, v, tmp = _adam_moments(xp, param, grad, state, group, lr, beta1, beta2)
     if group["amsgrad"]:
         vmax_t = state["max_exp_avg_sq"]
         vmax = _real(vmax_t._data)
-        numpy.maximum(vmax, v, out=vmax)
+        xp.maximum(vmax, v, out=vmax)
         _bump(vmax_t)
         v = vmax
-    numpy.sqrt(v, out=tmp)
+    xp.sqrt(v, out=tmp)
     tmp /= bias_correction2_sqrt
     tmp += group["eps"]
-    numpy.divide(m, tmp, out=tmp)
+    xp.divide(m, tmp, out=tmp)
     tmp *= -step_size
     p += tmp
     _bump(param, state["exp_avg"], state["exp_avg_sq"])
@@ -63,11 +62,12 @@ def _fused(param, grad, state, group, lr, beta1, beta2, step_size, bc2_sqrt):
     return True
 
 
-def _adam_moments(param, grad, state, group, lr, beta1, beta2):
-    """What the Adam family's steps share, in PyTorch's order: weight decay (into the
-    gradient, or decoupled onto the parameter), then ``exp_avg.lerp_(g, 1 - beta1)`` and
-    ``exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) * g * g``. Returns the real views of
-    the parameter, gradient and moments, and a temporary the size of the moments."""
+def _adam_moments(xp, param, grad, state, group, lr, beta1, beta2):
+    """What the Adam family's steps share (on array module ``xp``), in PyTorch's order:
+    weight decay (into the gradient, or decoupled onto the parameter), then
+    ``exp_avg.lerp_(g, 1 - beta1)`` and ``exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) *
+    g * g``. Returns the real views of the parameter, gradient and moments, and a
+    temporary the size of the moments."""
     wd, decoupled = group["weight_decay"], group["decoupled_weight_decay"]
     p, g = param._data, grad._data
     g = _directed_grad(p, g, group["maximize"], 0 if decoupled else wd)
@@ -75,24 +75,24 @@ def _adam_moments(param, grad, state, group, lr, beta1, beta2):
         p *= 1 - lr * wd
     m, v = _real(state["exp_avg"]._data), _real(state["exp_avg_sq"]._data)
     p, g = _real(p), _real(g)
-    tmp = numpy.subtract(g, m, out=numpy.empty_like(m))  # (0-d inputs give no array)
-    _lerp_into(m, g, tmp, 1 - beta1)
+    tmp = xp.subtract(g, m, out=xp.empty_like(m))  # (0-d inputs give no array)
+    _lerp_into(xp, m, g, tmp, 1 - beta1)
     v *= beta2
-    numpy.multiply(g, 1 - beta2, out=tmp)
+    xp.multiply(g, 1 - beta2, out=tmp)
     tmp *= g
     v += tmp
     return p, g, m, v, tmp
 
 
-def _lerp_into(m, g, diff, weight):
-    """``m.lerp_(g, weight)`` given ``diff = g - m`` (overwritten), with PyTorch's two
-    formulas (the one that is exact at its end of the interval)."""
+def _lerp_into(xp, m, g, diff, weight):
+    """``m.lerp_(g, weight)`` given ``diff = g - m`` (overwritten), arrays of module ``xp``,
+    with PyTorch's two formulas (the one that is exact at its end of the interval)."""
     if weight < 0.5:
         diff *= weight
         m += diff
     else:
         diff *= 1 - weight
-        numpy.subtract(g, diff, out=m)
+        xp.subtract(g, diff, out=m)
 
 
 class Adam(Optimizer):

@@ -1,7 +1,6 @@
 """Adamax (Adam with the infinity norm), with weight decay and maximize."""
 
-import numpy
-
+from ..backend import get_array_module
 from .adam import _lerp_into
 from .optimizer import (Optimizer, _bump, _check_adam_args, _check_lr, _count_step,
                         _directed_grad, _real, _scalar, _scalar_keep_dtype, _step_tensor,
@@ -23,17 +22,18 @@ def adamax_update(param, grad, state, group):
     beta1, beta2 = _scalar(beta1), _scalar(beta2)
     lr = _scalar_keep_dtype(group["lr"])
     p, g = param._data, grad._data
+    xp = get_array_module(p)
     step = float(_count_step(state)._data)
     g = _directed_grad(p, g, group["maximize"], group["weight_decay"])
     exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
     m, u, p, g = _real(exp_avg._data), _real(exp_inf._data), _real(p), _real(g)
-    tmp = numpy.subtract(g, m, out=numpy.empty_like(m))  # (0-d inputs give no array)
-    _lerp_into(m, g, tmp, 1 - beta1)
+    tmp = xp.subtract(g, m, out=xp.empty_like(m))  # (0-d inputs give no array)
+    _lerp_into(xp, m, g, tmp, 1 - beta1)
     u *= beta2
-    numpy.abs(g, out=tmp)
+    xp.abs(g, out=tmp)
     tmp += group["eps"]
-    numpy.maximum(u, tmp, out=u)
-    numpy.divide(m, u, out=tmp)
+    xp.maximum(u, tmp, out=u)
+    xp.divide(m, u, out=tmp)
     tmp *= -lr / (1 - beta1 ** step)
     p += tmp
     _bump(param, exp_avg, exp_inf)

@@ -1,9 +1,8 @@
 """ASGD (averaged stochastic gradient descent), with weight decay and maximize."""
 
-import numpy
-
 from .. import _dtype
 from .._tensor import Tensor
+from ..backend import get_array_module
 from .optimizer import (Optimizer, _bump, _check_lr, _count_step, _directed_grad, _real,
                         _scalar, _step_tensor, _zeros_like)
 
@@ -27,28 +26,29 @@ def asgd_update(param, grad, state, group):
     step_t = _count_step(state)
     eta_t, mu_t, ax_t = state["eta"], state["mu"], state["ax"]
     p = param._data
+    xp = get_array_module(p)
     g = _real(_directed_grad(p, grad._data, group["maximize"], group["weight_decay"]))
     p, ax = _real(p), _real(ax_t._data)
     eta, mu = float(eta_t._data), float(mu_t._data)
     foreach = group["foreach"]
     if foreach:  # PyTorch's multi-tensor arithmetic: param -= eta * (g + lambd * param)
-        t = numpy.multiply(p, lambd, out=numpy.empty_like(p))
+        t = xp.multiply(p, lambd, out=xp.empty_like(p))
         t += g
         t *= eta
         p -= t
     else:
         p *= 1 - lambd * eta
-        p -= numpy.multiply(g, eta)
+        p -= xp.multiply(g, eta)
     if foreach or mu != 1:
-        t = numpy.subtract(p, ax, out=numpy.empty_like(ax))
+        t = xp.subtract(p, ax, out=xp.empty_like(ax))
         t *= mu
         ax += t
     else:
-        numpy.copyto(ax, p)
+        xp.copyto(ax, p)
     step = float(step_t._data)
     if foreach:  # eta in the step's dtype, as PyTorch's ``lr / tensor`` (``1 / t * lr``)
-        eta_t._data[()] = numpy.reciprocal((1 + lambd * lr * step_t._data[()])
-                                           ** group["alpha"]) * lr
+        eta_t._data[()] = xp.reciprocal((1 + lambd * lr * step_t._data[()])
+                                        ** group["alpha"]) * lr
     else:  # in Python floats, made a tensor of the default dtype, then copied
         eta_t._data[()] = _as_default(lr / ((1 + lambd * lr * step) ** group["alpha"]))
     mu_t._data[()] = _as_default(1 / max(1, step - group["t0"]))
@@ -58,8 +58,9 @@ def asgd_update(param, grad, state, group):
 def _as_default(x):
     """``x`` rounded as ``torch.as_tensor(x)`` rounds it (to the default dtype): a state
     loaded in float64 still gets values of that precision, as PyTorch's does."""
-    return numpy.float64(x) if _dtype.get_default_dtype() is _dtype.float64 \
-        else numpy.float32(x)
+    dt = (_dtype.float64 if _dtype.get_default_dtype() is _dtype.float64
+          else _dtype.float32).np
+    return dt.type(x)
 
 
 class ASGD(Optimizer):
@@ -90,14 +91,14 @@ class ASGD(Optimizer):
                 p_state = self.state.get(p, [])
                 for key in ("eta", "mu") if len(p_state) != 0 else ():
                     if not isinstance(p_state[key], Tensor):
-                        p_state[key] = _step_tensor(float(p_state[key]))
+                        p_state[key] = _step_tensor(float(p_state[key]), device=p.device)
 
     def _init_state(self, p, group):
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = _step_tensor()
-            state["eta"] = _step_tensor(_scalar(group["lr"]))
-            state["mu"] = _step_tensor(1.0)
+            state["step"] = _step_tensor(device=p.device)
+            state["eta"] = _step_tensor(_scalar(group["lr"]), device=p.device)
+            state["mu"] = _step_tensor(1.0, device=p.device)
             state["ax"] = _zeros_like(p)
         return state
 

@@ -2,16 +2,16 @@
 of curvature pairs, and optionally a strong-Wolfe line search. Each step re-evaluates the
 loss through the closure, several times.
 
-The arithmetic runs on NumPy arrays; the scalars PyTorch keeps as 0-d tensors (``t``,
-``ro``, ``H_diag``, ``al`` after a dot product) are NumPy scalars here, which round in
-the parameters' dtype as those tensors do, and become 0-d tensors again in the state, so
-the state has PyTorch's keys, types and values (and loads into it and back).
+The arithmetic runs on the parameters' arrays; the scalars PyTorch keeps as 0-d tensors
+(``t``, ``ro``, ``H_diag``, ``al`` after a dot product) are what a dot product of those
+arrays returns (NumPy scalars on the CPU, 0-d arrays on a GPU), which round in the
+parameters' dtype as those tensors do, and become 0-d tensors again in the state, so the
+state has PyTorch's keys, types and values (and loads into it and back).
 """
-
-import numpy
 
 from .._tensor import Tensor
 from ..autograd import grad_mode
+from ..backend import get_array_module
 from .optimizer import Optimizer, _bump, _new_state, _scalar
 
 __all__ = ["LBFGS"]
@@ -26,7 +26,7 @@ def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
     d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
     d2_square = d1 ** 2 - g1 * g2
     if d2_square >= 0:
-        d2 = numpy.sqrt(d2_square)
+        d2 = get_array_module(d2_square).sqrt(d2_square)
         if x1 <= x2:
             min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
         else:
@@ -39,7 +39,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
                   max_ls=25):
     """PyTorch's line search (after minFunc): bracket a step satisfying the strong Wolfe
     conditions, then zoom in by cubic interpolation. Returns ``f, g, t, evaluations``."""
-    d_norm = numpy.abs(d).max()
+    d_norm = abs(d).max()
     g = g.copy()
     f_new, g_new = obj_func(x, t, d)
     ls_func_evals = 1
@@ -115,11 +115,10 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
 
 
 def _to_state(v):
-    """A value for the state: arrays and NumPy scalars as tensors, lists through."""
-    if isinstance(v, numpy.ndarray):
-        return _new_state(v)
-    if isinstance(v, numpy.generic):
-        return _new_state(numpy.array(v))
+    """A value for the state: arrays and array scalars (what has a dtype) as tensors, lists
+    through."""
+    if hasattr(v, "dtype"):
+        return _new_state(get_array_module(v).asarray(v))
     if isinstance(v, list):
         return [_to_state(x) for x in v]
     return v
@@ -178,25 +177,30 @@ class LBFGS(Optimizer):
                                     for p in self._params)
         return self._numel_cache
 
+    def _xp(self):
+        return get_array_module(self._params[0]._data)
+
     def _gather_flat_grad(self):
         """The gradients as one new vector (zeros for a parameter without one; complex
         ones as interleaved real and imaginary parts)."""
+        xp = self._xp()
         views = []
         for p in self._params:
             a = p._data if p._grad is None else p._grad._data
             if a.dtype.kind == "c":
                 a = a.view(a.real.dtype)
-            views.append(numpy.zeros(a.size, a.dtype) if p._grad is None else a.ravel())
-        return numpy.concatenate(views)
+            views.append(xp.zeros(a.size, a.dtype) if p._grad is None else a.ravel())
+        return xp.concatenate(views)
 
     def _add_grad(self, step_size, update):
+        xp = self._xp()
         offset = 0
         for p in self._params:
             a = p._data
             if a.dtype.kind == "c":
                 a = a.view(a.real.dtype)
             n = a.size
-            a += numpy.multiply(update[offset:offset + n].reshape(a.shape), step_size)
+            a += xp.multiply(update[offset:offset + n].reshape(a.shape), step_size)
             _bump(p)
             offset += n
         if offset != self._numel():
@@ -206,8 +210,9 @@ class LBFGS(Optimizer):
         return [p._data.copy() for p in self._params]
 
     def _set_param(self, params_data):
+        xp = self._xp()
         for p, pdata in zip(self._params, params_data, strict=True):
-            numpy.copyto(p._data, pdata)
+            xp.copyto(p._data, pdata)
             _bump(p)
 
     def _directional_evaluate(self, closure, x, t, d):
@@ -250,8 +255,9 @@ class LBFGS(Optimizer):
         loss = float(orig_loss)
         current_evals = 1
         state["func_evals"] += 1
+        xp = self._xp()
         flat_grad = self._gather_flat_grad()
-        if numpy.abs(flat_grad).max() <= tolerance_grad:  # already optimal
+        if xp.abs(flat_grad).max() <= tolerance_grad:  # already optimal
             return orig_loss
 
         d, t = _from_state(state.get("d")), _from_state(state.get("t"))
@@ -267,13 +273,13 @@ class LBFGS(Optimizer):
             state["n_iter"] += 1
             # The descent direction.
             if state["n_iter"] == 1:
-                d = numpy.negative(flat_grad)
+                d = xp.negative(flat_grad)
                 old_dirs, old_stps, ro = [], [], []
                 h_diag = 1
             else:
                 # Update the memory with the new curvature pair, if it is one.
-                y = numpy.subtract(flat_grad, prev_flat_grad)
-                s = numpy.multiply(d, t)
+                y = xp.subtract(flat_grad, prev_flat_grad)
+                s = xp.multiply(d, t)
                 ys = y.dot(s)
                 if ys > 1e-10:
                     if len(old_dirs) == history_size:
@@ -288,24 +294,24 @@ class LBFGS(Optimizer):
                 num_old = len(old_dirs)
                 if al is None:
                     al = _from_state(state.setdefault("al", [None] * history_size))
-                q = numpy.negative(flat_grad)
+                q = xp.negative(flat_grad)
                 for i in range(num_old - 1, -1, -1):
                     al[i] = old_stps[i].dot(q) * ro[i]
-                    q += numpy.multiply(old_dirs[i], -al[i])
-                d = r = numpy.multiply(q, h_diag)
+                    q += xp.multiply(old_dirs[i], -al[i])
+                d = r = xp.multiply(q, h_diag)
                 for i in range(num_old):
                     be_i = old_dirs[i].dot(r) * ro[i]
-                    r += numpy.multiply(old_stps[i], al[i] - be_i)
+                    r += xp.multiply(old_stps[i], al[i] - be_i)
 
             if prev_flat_grad is None:
                 prev_flat_grad = flat_grad.copy()
             else:
-                numpy.copyto(prev_flat_grad, flat_grad)
+                xp.copyto(prev_flat_grad, flat_grad)
             prev_loss = loss
 
             # The step length.
             if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / numpy.abs(flat_grad).sum()) * lr
+                t = min(1.0, 1.0 / xp.abs(flat_grad).sum()) * lr
             else:
                 t = lr
             gtd = flat_grad.dot(d)
@@ -325,13 +331,13 @@ class LBFGS(Optimizer):
                     obj_func, x_init, t, d, loss, flat_grad, gtd,
                     max_ls=max_eval - current_evals)
                 self._add_grad(t, d)
-                opt_cond = numpy.abs(flat_grad).max() <= tolerance_grad
+                opt_cond = xp.abs(flat_grad).max() <= tolerance_grad
             else:
                 self._add_grad(t, d)
                 if n_iter != max_iter:
                     loss = float(self._closure(closure))
                     flat_grad = self._gather_flat_grad()
-                    opt_cond = numpy.abs(flat_grad).max() <= tolerance_grad
+                    opt_cond = xp.abs(flat_grad).max() <= tolerance_grad
                     ls_func_evals = 1
             current_evals += ls_func_evals
             state["func_evals"] += ls_func_evals
@@ -339,7 +345,7 @@ class LBFGS(Optimizer):
             # The stopping conditions.
             if n_iter == max_iter or current_evals >= max_eval or opt_cond:
                 break
-            if numpy.abs(numpy.multiply(d, t)).max() <= tolerance_change:
+            if xp.abs(xp.multiply(d, t)).max() <= tolerance_change:
                 break
             if abs(loss - prev_loss) < tolerance_change:
                 break

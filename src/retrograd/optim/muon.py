@@ -9,8 +9,7 @@ accumulations. Results agree with PyTorch's to bfloat16's precision.
 
 import math
 
-import numpy
-
+from .. import _dtype
 from .._tensor import Tensor
 from ..backend import get_array_module
 from .adam import _lerp_into
@@ -41,13 +40,15 @@ def _zeropower_via_newtonschulz(grad, ns_coefficients, ns_steps, eps):
         raise ValueError("Input tensor gradient must be a 2D matrix")
     if len(ns_coefficients) != 3:
         raise ValueError("Coefficients must be a tuple of exactly 3 values")
-    a, b, c = (numpy.float32(v) for v in ns_coefficients)
+    f32 = _dtype.float32.np
+    a, b, c = (f32.type(v) for v in ns_coefficients)
+    xp = get_array_module(grad)
     x = _bf16(grad)
     tall = grad.shape[0] > grad.shape[1]
     if tall:
         x = x.T
-    norm = _bf16(numpy.float32(numpy.sqrt(numpy.sum(numpy.square(x, dtype=numpy.float32)))))
-    x = _bf16(x / max(norm, _bf16(numpy.float32(eps))))
+    norm = _bf16(xp.sqrt(xp.sum(xp.square(x))))
+    x = _bf16(x / xp.maximum(norm, _bf16(f32.type(eps))))
     for _ in range(ns_steps):
         gram = _bf16(x @ x.T)
         gram_update = _bf16(b * gram + c * (gram @ gram))
@@ -76,21 +77,22 @@ def muon_update(param, grad, state, group):
     """
     lr, momentum = _scalar(group["lr"]), group["momentum"]
     p, g = param._data, grad._data
+    xp = get_array_module(p)
     if g.ndim != 2:
         raise ValueError("Param gradient must be a 2D matrix")
     buf_t = state["momentum_buffer"]
     buf = buf_t._data
-    _lerp_into(buf, g, numpy.subtract(g, buf), 1 - momentum)
+    _lerp_into(xp, buf, g, xp.subtract(g, buf), 1 - momentum)
     if group["nesterov"]:
         update = g.copy()
-        _lerp_into(update, buf, numpy.subtract(buf, update), momentum)
+        _lerp_into(xp, update, buf, xp.subtract(buf, update), momentum)
     else:
         update = buf
     update = _zeropower_via_newtonschulz(update, group["ns_coefficients"], group["ns_steps"],
                                          group["eps"])
     adjusted_lr = _adjust_lr(lr, group["adjust_lr_fn"], p.shape)
     p *= 1 - lr * group["weight_decay"]
-    p -= numpy.multiply(update, adjusted_lr, dtype=p.dtype)
+    p -= xp.multiply(update, adjusted_lr, dtype=p.dtype)
     _bump(param, buf_t)
 
 
@@ -133,7 +135,7 @@ class Muon(Optimizer):
         if "momentum_buffer" not in state:
             g = p._grad._data
             xp = get_array_module(g)
-            state["momentum_buffer"] = _new_state(xp.zeros_like(g), xp)
+            state["momentum_buffer"] = _new_state(xp.zeros_like(g))
         return state
 
     def step(self, closure=None):

@@ -1,9 +1,8 @@
 """NAdam (Adam with Nesterov momentum), with momentum decay, decoupled weight decay and
 maximize."""
 
-import numpy
-
 from .._tensor import Tensor
+from ..backend import get_array_module
 from .adam import _adam_moments
 from .optimizer import (Optimizer, _bump, _check_adam_args, _check_lr, _count_step,
                         _scalar, _scalar_keep_dtype, _step_tensor,
@@ -33,14 +32,15 @@ def nadam_update(param, grad, state, group):
     mu_product_t = state["mu_product"]
     mu_product_t._data *= mu
     mu_product = float(mu_product_t._data)
-    p, g, m, v, denom = _adam_moments(param, grad, state, group, lr, beta1, beta2)
-    numpy.divide(v, 1 - beta2 ** step, out=denom)
-    numpy.sqrt(denom, out=denom)
+    xp = get_array_module(param._data)
+    p, g, m, v, denom = _adam_moments(xp, param, grad, state, group, lr, beta1, beta2)
+    xp.divide(v, 1 - beta2 ** step, out=denom)
+    xp.sqrt(denom, out=denom)
     denom += group["eps"]
-    tmp = numpy.multiply(g, -lr * (1.0 - mu) / (1.0 - mu_product), out=numpy.empty_like(m))
+    tmp = xp.multiply(g, -lr * (1.0 - mu) / (1.0 - mu_product), out=xp.empty_like(m))
     tmp /= denom
     p += tmp
-    numpy.multiply(m, -lr * mu_next / (1.0 - mu_product * mu_next), out=tmp)
+    xp.multiply(m, -lr * mu_next / (1.0 - mu_product * mu_next), out=tmp)
     tmp /= denom
     p += tmp
     _bump(param, state["exp_avg"], state["exp_avg_sq"], mu_product_t)

@@ -30,7 +30,7 @@ from .. import _dtype, _observe
 from .._tensor import Tensor, wrap
 from ..autograd import grad_mode
 from ..autograd.node import RemovableHandle
-from ..backend import get_array_module
+from ..backend import get_array_module, host_array_module, to_device
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -82,26 +82,28 @@ def _update_param(optimizer, args, kwargs):
     optimizer._update_one(*args, **kwargs)
 
 
-def _new_state(arr, xp=numpy):
+def _new_state(arr):
     """A Tensor of new optimizer state: memory accounting books it so from the start."""
     if _observe.alloc is not None:
         _observe.alloc.made(arr, _observe.OPTIMIZER_STATE)
-    return wrap(arr, xp)
+    return wrap(arr)
 
 
 def _zeros_like(p):
     """Optimizer state: zeros with the parameter's dtype and memory layout."""
     d = p._data
     xp = get_array_module(d)
-    return _new_state(xp.zeros_like(d), xp)
+    return _new_state(xp.zeros_like(d))
 
 
-def _step_tensor(value=0.0, fused=False):
+def _step_tensor(value=0.0, fused=False, device=None):
     """The ``step`` counter as PyTorch keeps it: a 0-d float tensor (float32, or float64
-    when that is the default dtype; float32 always for fused)."""
-    dt = numpy.float32 if fused or _dtype.get_default_dtype() is not _dtype.float64 \
-        else numpy.float64
-    return _new_state(numpy.array(value, dtype=dt))
+    when that is the default dtype; float32 always for fused), on the CPU unless
+    ``device`` is given (ASGD keeps its counters with the parameter)."""
+    dt = _dtype.float32 if fused or _dtype.get_default_dtype() is not _dtype.float64 \
+        else _dtype.float64
+    a = host_array_module().array(value, dtype=dt.np)
+    return _new_state(a if device is None else to_device(a, device))
 
 
 def _steps_as_tensors(optimizer, group, fused=False):
@@ -198,7 +200,7 @@ def _use_threads(params):
     PyTorch then updates it twice, one update after the other)."""
     if len(params) < 2 or (os.cpu_count() or 1) < 2 or _observe.alloc is not None:
         return False  # (an allocation observer keeps its books without locks: one thread)
-    if type(params[0]._data) is not numpy.ndarray:
+    if get_array_module(params[0]._data) is not host_array_module():
         return False  # a device's kernels run asynchronously: threads only add contention
     n = 0
     for p in params:
@@ -570,11 +572,16 @@ def _typename(obj):
 
 
 def _cast(param, value, key=None):
-    """A loaded state value for ``param``: tensors and arrays become tensors of the
-    parameter's dtype (``step`` keeps its own), containers are converted through."""
+    """A loaded state value for ``param``: tensors and arrays become tensors on the
+    parameter's device, of its dtype (``step`` keeps its own dtype and device, as in
+    PyTorch), containers are converted through."""
     if isinstance(value, Tensor) or _is_array(value):
-        t = value if isinstance(value, Tensor) else wrap(numpy.array(value))
-        if key == "step" or not param.is_floating_point():
+        t = value if isinstance(value, Tensor) else wrap(numpy.array(value))  # (interop)
+        if key == "step":
+            return t
+        if t.device != param.device:
+            t = t.to(param.device)
+        if not param.is_floating_point():
             return t
         dt = param._data.dtype
         return t if t._data.dtype == dt else wrap(t._data.astype(dt))
@@ -586,6 +593,5 @@ def _cast(param, value, key=None):
 
 
 def _is_array(value):
-    """A foreign array (NumPy's, PyTorch's, ...): readable by ``numpy.array``."""
-    return isinstance(value, (numpy.ndarray, numpy.generic)) or (
-        hasattr(value, "__array__") and hasattr(value, "shape") and hasattr(value, "dtype"))
+    """A foreign array (NumPy's, PyTorch's, ...): readable through ``__array__``."""
+    return hasattr(value, "__array__") and hasattr(value, "shape") and hasattr(value, "dtype")

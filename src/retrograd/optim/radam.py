@@ -1,8 +1,7 @@
 """RAdam (Adam with the variance of the adaptive rate rectified), with decoupled weight
 decay and maximize."""
 
-import numpy
-
+from ..backend import get_array_module
 from .adam import _adam_moments
 from .optimizer import (Optimizer, _bump, _check_adam_args, _check_lr, _count_step,
                         _scalar, _step_tensor, _zeros_like)
@@ -28,7 +27,8 @@ def radam_update(param, grad, state, group):
     beta1, beta2 = _scalar(beta1), _scalar(beta2)
     lr = _scalar(group["lr"])
     step = float(_count_step(state)._data)
-    p, _, m, v, tmp = _adam_moments(param, grad, state, group, lr, beta1, beta2)
+    xp = get_array_module(param._data)
+    p, _, m, v, tmp = _adam_moments(xp, param, grad, state, group, lr, beta1, beta2)
     bias_correction1 = 1 - beta1 ** step
     bias_correction2 = 1 - beta2 ** step
     rho_inf = 2 / (1 - beta2) - 1
@@ -36,12 +36,12 @@ def radam_update(param, grad, state, group):
     if rho_t > 5.0:
         rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
                 / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-        numpy.sqrt(v, out=tmp)
+        xp.sqrt(v, out=tmp)
         tmp += group["eps"]
-        numpy.divide(m, tmp, out=tmp)
+        xp.divide(m, tmp, out=tmp)
         tmp *= -lr * bias_correction2 ** 0.5 * rect / bias_correction1
     else:
-        numpy.multiply(m, -lr / bias_correction1, out=tmp)
+        xp.multiply(m, -lr / bias_correction1, out=tmp)
     p += tmp
     _bump(param, state["exp_avg"], state["exp_avg_sq"])
 

@@ -1,7 +1,6 @@
 """RMSprop, with momentum, centering, weight decay and maximize."""
 
-import numpy
-
+from ..backend import get_array_module
 from .adam import _lerp_into
 from .optimizer import (Optimizer, _bump, _check_lr, _count_step, _directed_grad, _real, _scalar,
                         _step_tensor, _zeros_like)
@@ -22,35 +21,36 @@ def rmsprop_update(param, grad, state, group):
     alpha, momentum, wd = group["alpha"], group["momentum"], group["weight_decay"]
     lr = _scalar(group["lr"])
     p, g = param._data, grad._data
+    xp = get_array_module(p)
     _count_step(state)
     g = _directed_grad(p, g, group["maximize"], wd)
     square_avg = state["square_avg"]
     sq, p, g = _real(square_avg._data), _real(p), _real(g)
     sq *= alpha
-    tmp = numpy.multiply(g, 1 - alpha, out=numpy.empty_like(sq))
+    tmp = xp.multiply(g, 1 - alpha, out=xp.empty_like(sq))
     tmp *= g
     sq += tmp
     written = [param, square_avg]
     if group["centered"]:
         grad_avg = state["grad_avg"]
         ga = _real(grad_avg._data)
-        numpy.subtract(g, ga, out=tmp)
-        _lerp_into(ga, g, tmp, 1 - alpha)
-        numpy.negative(ga, out=tmp)
+        xp.subtract(g, ga, out=tmp)
+        _lerp_into(xp, ga, g, tmp, 1 - alpha)
+        xp.negative(ga, out=tmp)
         tmp *= ga
         tmp += sq
-        numpy.sqrt(tmp, out=tmp)
+        xp.sqrt(tmp, out=tmp)
         written.append(grad_avg)
     else:
-        numpy.sqrt(sq, out=tmp)
+        xp.sqrt(sq, out=tmp)
     tmp += group["eps"]
-    numpy.divide(g, tmp, out=tmp)
+    xp.divide(g, tmp, out=tmp)
     if momentum > 0:
         buf_t = state["momentum_buffer"]
         buf = _real(buf_t._data)
         buf *= momentum
         buf += tmp
-        numpy.multiply(buf, -lr, out=tmp)
+        xp.multiply(buf, -lr, out=tmp)
         written.append(buf_t)
     else:
         tmp *= -lr

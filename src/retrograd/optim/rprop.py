@@ -1,8 +1,7 @@
 """Rprop (resilient backpropagation): per-element step sizes adapted by the sign of the
 gradient, with maximize."""
 
-import numpy
-
+from ..backend import get_array_module
 from .optimizer import (Optimizer, _bump, _check_lr, _count_step, _real, _scalar,
                         _step_tensor, _zeros_like)
 
@@ -21,19 +20,20 @@ def rprop_update(param, grad, state, group):
     size_min, size_max = group["step_sizes"]
     _count_step(state)
     g = grad._data
+    xp = get_array_module(param._data)
     if group["maximize"]:
-        g = numpy.negative(g)
+        g = xp.negative(g)
     prev_t, size_t = state["prev"], state["step_size"]
     p, g, prev, size = _real(param._data), _real(g), _real(prev_t._data), _real(size_t._data)
-    sign = numpy.multiply(g, prev, out=numpy.empty_like(prev))  # (0-d inputs give no array)
-    numpy.sign(sign, out=sign)
+    sign = xp.multiply(g, prev, out=xp.empty_like(prev))  # (0-d inputs give no array)
+    xp.sign(sign, out=sign)
     down = sign < 0
     # (a NaN product keeps its NaN factor, as in PyTorch)
-    size *= numpy.select([sign > 0, down, sign == 0], [etaplus, etaminus, 1.0], sign)
-    numpy.clip(size, size_min, size_max, out=size)
-    numpy.copyto(prev, g)
+    size *= xp.select([sign > 0, down, sign == 0], [etaplus, etaminus, 1.0], sign)
+    xp.clip(size, size_min, size_max, out=size)
+    xp.copyto(prev, g)
     prev[down] = 0
-    numpy.sign(prev, out=sign)
+    xp.sign(prev, out=sign)
     sign *= size
     p -= sign
     _bump(param, prev_t, size_t)

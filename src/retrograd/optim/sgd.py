@@ -1,7 +1,6 @@
 """Stochastic gradient descent, with momentum, dampening, Nesterov momentum, weight decay."""
 
-import numpy
-
+from ..backend import get_array_module
 from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _directed_grad, _new_state,
                         _scalar)
 
@@ -16,6 +15,7 @@ def sgd_update(param, grad, state, group):
         g = g + momentum * buf (nesterov) or buf;  param -= lr * g
     """
     p, g = param._data, grad._data
+    xp = get_array_module(p)
     wd, momentum = group["weight_decay"], group["momentum"]
     lr = _scalar(group["lr"])
     g = _directed_grad(p, g, group["maximize"], wd)
@@ -30,12 +30,12 @@ def sgd_update(param, grad, state, group):
             b *= momentum
             dampening = group["dampening"]
             if dampening != 0:
-                b += numpy.multiply(g, 1 - dampening)
+                b += xp.multiply(g, 1 - dampening)
             else:
                 b += g
             _bump(buf)
         if group["nesterov"]:
-            t = numpy.multiply(buf._data, momentum)
+            t = xp.multiply(buf._data, momentum)
             t += g
             g, owned = t, True
         else:
@@ -43,7 +43,7 @@ def sgd_update(param, grad, state, group):
     if owned:
         g *= -lr
     else:
-        g = numpy.multiply(g, -lr)
+        g = xp.multiply(g, -lr)
     p += g
     _bump(param)
 

@@ -10,7 +10,7 @@ from ... import _observe
 from ..._dtype import bfloat16, float16, float32, float64
 from ..._creation import empty_like
 from ..._tensor import Tensor, wrap
-from ...backend import Device
+from ...backend import Device, device_of, to_device
 from ...compiler import compile
 from ...autograd import grad_mode
 from ...ops._registry import apply, defop
@@ -318,18 +318,18 @@ class Module:
                 continue
             cur = getattr(m, store)[k]
             src = state_dict[key]
-            data = src._data if isinstance(src, Tensor) else numpy.asarray(src)
+            data = src._data if isinstance(src, Tensor) else numpy.asarray(src)  # (interop)
             if tuple(data.shape) != tuple(cur.shape):
                 errors.append(f"size mismatch for {key}: copying a param with shape "
                               f"torch.Size({list(data.shape)}) from checkpoint, the shape in "
                               f"current model is torch.Size({list(cur.shape)}).")
                 continue
             if assign:
-                t = wrap(numpy.array(data, dtype=data.dtype))
+                t = wrap(data.copy(order="K"))
                 getattr(m, store)[k] = Parameter(t, cur.requires_grad) \
                     if store == "_parameters" else t
             else:
-                cur._data[...] = data
+                cur._data[...] = to_device(data, device_of(cur._data))  # (copy_ moves it)
                 cur._vc[0] += 1
         if strict:
             if unexpected:

@@ -279,7 +279,7 @@ class RNNBase(Module):
 
     def _zeros(self, batch, size, input):
         return _creation.zeros(self.num_layers * (2 if self.bidirectional else 1), batch, size,
-                               dtype=input.dtype)
+                               dtype=input.dtype, device=input.device)
 
     def _prepare(self, input, hx):
         """Unpack or batch ``input``; returns (x, hx, batch_sizes, sorted, unsorted,
@@ -493,7 +493,8 @@ class RNNCellBase(Module):
                                    f"expected {self.hidden_size}")
 
     def _zeros(self, input):
-        return _creation.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
+        return _creation.zeros(input.size(0), self.hidden_size, dtype=input.dtype,
+                               device=input.device)
 
     def _step(self, mode, input, states):
         self._check_sizes(input, states)

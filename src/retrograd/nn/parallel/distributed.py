@@ -18,18 +18,18 @@ same order (``_DDPJoinHook``), on zero gradients.
 
 import contextlib
 import inspect
+import itertools
 import warnings
 import weakref
 
-import numpy
-
-from ... import _observe
+from ... import _dtype, _observe
 from ... import distributed as dist
 from ..._creation import tensor
 from ..._tensor import Tensor, wrap
 from ...autograd.engine import queue_callback
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...autograd.node import AccumulateGrad
+from ...backend import get_array_module, host_array_module
 from ...distributed.algorithms.join import Join, Joinable, JoinHook
 from ...distributed.distributed_c10d import _group
 from ...distributed.optim.apply_optimizer_in_backward import param_to_optim_hook_handle_map
@@ -59,6 +59,11 @@ def _bucket_indices(params, limits):
     return sorted(buckets, key=lambda b: b[0])
 
 
+def _used_flags(used):
+    """Which parameters this rank used, as int32 flags on the host (reduced with MAX)."""
+    return host_array_module().array(used, dtype=_dtype.int32.np)
+
+
 class _Bucket:
     """Parameters reduced together: a flat buffer of their gradients (booked by memory
     accounting as a communication bucket) and the future of its reduction."""
@@ -67,8 +72,9 @@ class _Bucket:
 
     def __init__(self, params):
         self.params = params
-        self.offsets = numpy.cumsum([0] + [p.numel() for p in params]).tolist()
-        self.flat = numpy.zeros(self.offsets[-1], params[0]._data.dtype)
+        self.offsets = list(itertools.accumulate((p.numel() for p in params), initial=0))
+        data = params[0]._data
+        self.flat = get_array_module(data).zeros(self.offsets[-1], data.dtype)
         if _observe.alloc is not None:  # booked as a bucket from its allocation
             _observe.alloc.made(self.flat, _observe.COMM_BUCKET)
         self.buffer = wrap(self.flat)
@@ -134,7 +140,7 @@ class _Reducer:
         self.divisor = self.size
         if self.find_unused:  # a parameter no rank used keeps its gradient (None)
             skipped = {id(p) for p in unused}
-            self.used_flags = numpy.array([id(p) not in skipped for p in params], numpy.int32)
+            self.used_flags = _used_flags([id(p) not in skipped for p in params])
             self.used_work = self._reduce_used(self.used_flags)
             self.used_ids = [id(p) for p in params]
 
@@ -170,8 +176,9 @@ class _Reducer:
         part = b.flat[b.offsets[k]:b.offsets[k + 1]].reshape(p._data.shape)
         if p.grad is None:
             part[...] = 0
-        elif self.comm_hook is None:  # divided before the sum, as PyTorch's reducer: one
-            numpy.divide(p.grad._data, self.divisor, out=part)  # pass for copy and mean
+        elif self.comm_hook is None:
+            # divided before the sum, as PyTorch's reducer: one pass copies and divides
+            get_array_module(part).divide(p.grad._data, self.divisor, out=part)
         else:  # a hook gets the gradients as they are
             part[...] = p.grad._data
         b.pending -= 1
@@ -274,7 +281,7 @@ class _Reducer:
         """The collectives one synchronized backward runs, on zero gradients: the used
         flags (find_unused), then each bucket's reduction, in order."""
         if self.find_unused:
-            self._reduce_used(numpy.zeros(len(self.params), numpy.int32)).wait()
+            self._reduce_used(_used_flags([False] * len(self.params))).wait()
         futures = []
         for i, b in enumerate(self.buckets):
             b.flat[...] = 0

@@ -2,7 +2,8 @@
 
 A packed sequence stores the steps time-major, each step holding only the sequences
 still running (``batch_sizes[t]`` rows, longest sequences first). The index bookkeeping
-is done on host integers once per call; the tensor data moves through one gather, so
+is done on host integers once per call (the host's array module: PyTorch keeps lengths
+and batch sizes on the CPU); the tensor data moves through one gather on its device, so
 gradients flow back through a single node.
 
 >>> from retrograd.nn.utils.rnn import pack_sequence
@@ -13,11 +14,10 @@ tensor([2, 2, 1])
 from collections.abc import Iterable
 from typing import NamedTuple
 
-import numpy
-
 from ... import _creation
 from ... import _dtype as _dt
 from ..._tensor import Tensor
+from ...backend import host_array_module
 from ...ops._registry import apply, defop
 from ...ops.indexing import _index_select_backward
 from ...ops.joining import cat
@@ -117,27 +117,28 @@ class PackedSequence(PackedSequence_):
 
 def _long(values, device=None):
     """Host indices as an int64 tensor on ``device`` (the CPU by default)."""
-    return _creation.tensor(numpy.asarray(values, dtype=numpy.int64), device=device)
+    return _creation.tensor(values, dtype=_dt.int64, device=device)
 
 
 def invert_permutation(permutation):
-    """The inverse of a permutation (None stays None)."""
+    """The inverse of a permutation (None stays None), on its device."""
     if permutation is None:
         return None
-    return _long(numpy.argsort(permutation.cpu().numpy(), kind="stable"), permutation.device)
+    return permutation.argsort()
 
 
 def _sorted_desc(lengths):
     """Indices sorting ``lengths`` in decreasing order, ties in their given order
     (PyTorch's stable CPU sort)."""
-    return numpy.argsort(-lengths, kind="stable")
+    return host_array_module().argsort(-lengths, kind="stable")
 
 
 def _packed_rows(batch_sizes, stride_t, stride_b):
     """For each packed row, the flat (t * stride_t + b * stride_b) position it comes from."""
-    steps = numpy.repeat(numpy.arange(len(batch_sizes)), batch_sizes)
-    starts = numpy.repeat(numpy.cumsum(batch_sizes) - batch_sizes, batch_sizes)
-    return steps * stride_t + (numpy.arange(len(steps)) - starts) * stride_b
+    xp = host_array_module()
+    steps = xp.repeat(xp.arange(len(batch_sizes)), batch_sizes)
+    starts = xp.repeat(xp.cumsum(batch_sizes) - batch_sizes, batch_sizes)
+    return steps * stride_t + (xp.arange(len(steps)) - starts) * stride_b
 
 
 def _type_name(t):
@@ -155,8 +156,9 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     if isinstance(lengths, Tensor) and (lengths.ndim != 1 or lengths.device.type != "cpu"):
         raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got "
                            f"{lengths.ndim}D {lengths.device} {_type_name(lengths)} tensor")
-    lens = (lengths.numpy() if isinstance(lengths, Tensor) else numpy.asarray(lengths))
-    lens = lens.astype(numpy.int64).reshape(-1)
+    xp = host_array_module()
+    lens = xp.asarray(lengths.numpy() if isinstance(lengths, Tensor) else lengths)
+    lens = lens.astype(_dt.int64.np).reshape(-1)
     batch_dim = 0 if batch_first else 1
     sorted_indices = None
     if not enforce_sorted:
@@ -173,7 +175,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     if lens[-1] <= 0:
         raise RuntimeError("Length of all samples has to be greater than 0, but found an "
                            "element in 'lengths' that is <= 0")
-    if numpy.any(lens[1:] > lens[:-1]):
+    if (lens[1:] > lens[:-1]).any():
         raise RuntimeError("`lengths` array must be sorted in decreasing order when "
                            "`enforce_sorted` is True. You can pass `enforce_sorted=False` to "
                            "pack_padded_sequence and/or pack_sequence to sidestep this "
@@ -182,7 +184,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     if lens[0] > steps:
         raise RuntimeError(f"Expected the longest length to be at most the padded length "
                            f"{steps}, but got {lens[0]}")
-    batch_sizes = (lens[None, :] > numpy.arange(lens[0])[:, None]).sum(1)
+    batch_sizes = (lens[None, :] > xp.arange(lens[0])[:, None]).sum(1)
     index = _packed_rows(batch_sizes, *((1, steps) if batch_first else (batch, 1)))
     data = apply(_pack_padded, (input, _long(index, input.device)))
     return PackedSequence(data, _long(batch_sizes), sorted_indices, None)
@@ -205,7 +207,8 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     tensor([2, 1])
     """
     data, batch_sizes, _, unsorted_indices = sequence
-    sizes = batch_sizes.numpy().astype(numpy.int64)
+    xp = host_array_module()
+    sizes = batch_sizes.numpy().astype(_dt.int64.np)
     max_len = len(sizes)
     if total_length is not None:
         if total_length < max_len:
@@ -216,11 +219,11 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
         max_len = total_length
     batch = int(sizes[0])
     rows = _packed_rows(sizes, *((1, max_len) if batch_first else (batch, 1)))
-    index = numpy.full(max_len * batch, data.shape[0], dtype=numpy.int64)
-    index[rows] = numpy.arange(len(rows))
+    index = xp.full(max_len * batch, data.shape[0], dtype=_dt.int64.np)
+    index[rows] = xp.arange(len(rows))
     shape = ((batch, max_len) if batch_first else (max_len, batch)) + tuple(data.shape[1:])
     padded = _gather_padded(data, padding_value, index, shape)
-    lengths = (sizes[None, :] > numpy.arange(batch)[:, None]).sum(1)
+    lengths = (sizes[None, :] > xp.arange(batch)[:, None]).sum(1)
     if unsorted_indices is not None:
         padded = padded.index_select(0 if batch_first else 1, unsorted_indices)
         lengths = lengths[unsorted_indices.cpu().numpy()]
@@ -254,14 +257,15 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
             raise RuntimeError(f"The size of tensor a ({trailing[dim]}) must match the size "
                                f"of tensor b ({s.shape[dim + 1]}) at non-singleton dimension "
                                f"{dim + 1}")
-    lens = numpy.array([s.shape[0] for s in sequences], dtype=numpy.int64)
+    xp = host_array_module()
+    lens = xp.array([s.shape[0] for s in sequences], dtype=_dt.int64.np)
     batch, max_len = len(sequences), int(lens.max())
-    starts = numpy.cumsum(lens) - lens
+    starts = xp.cumsum(lens) - lens
     total = int(lens.sum())
-    step = numpy.arange(max_len)[None, :]
+    step = xp.arange(max_len)[None, :]
     offset = step if padding_side == "right" else step - (max_len - lens)[:, None]
     valid = (offset >= 0) & (offset < lens[:, None])
-    index = numpy.where(valid, starts[:, None] + offset, total)  # (B, max L)
+    index = xp.where(valid, starts[:, None] + offset, total)  # (B, max L)
     if not batch_first:
         index = index.T
     shape = ((batch, max_len) if batch_first else (max_len, batch)) + trailing
@@ -279,8 +283,8 @@ def unpad_sequence(padded_sequences, lengths, batch_first=False):
         padded_sequences = padded_sequences.transpose(0, 1)
     lens = lengths.tolist() if isinstance(lengths, Tensor) else list(lengths)
     # indexed, not sliced: copies (IndexBackward0), so writes stay out of the padded batch
-    return [seq[_long(numpy.arange(n))] for seq, n in zip(padded_sequences.unbind(0), lens,
-                                                          strict=True)]
+    return [seq[_creation.arange(n, device=seq.device)]
+            for seq, n in zip(padded_sequences.unbind(0), lens, strict=True)]
 
 
 def pack_sequence(sequences, enforce_sorted=True):
