@@ -33,6 +33,7 @@ def _run(f, arrays, grad):
 CASES = {
     "gelu": (lambda x: retrograd.nn.functional.gelu(x), 1),
     "softmax": (lambda x: retrograd.softmax(x, -1), 1),
+    "log_softmax": (lambda x: retrograd.log_softmax(x, -1), 1),
     "layer_norm": (lambda x, w, b: retrograd.nn.functional.layer_norm(x, (x.shape[-1],), w, b), 3),
     "layer_norm_no_affine": (lambda x: retrograd.nn.functional.layer_norm(x, (x.shape[-1],)), 1),
 }

@@ -1,6 +1,7 @@
 """Compiled CPU kernels (numba, an optional extra) for the passes of a training step that
-NumPy can only write as chains of whole-array passes: GELU, layer norm and softmax over
-the last axis, each way, in float32; Adam's update, in float32 and float64.
+NumPy can only write as chains of whole-array passes: GELU, layer norm, softmax and
+log-softmax over the last axis, each way, in float32; Adam's update, in float32 and
+float64.
 
 A NumPy chain reads and writes every element once per operation (GELU's is fifteen
 passes); these loops do each element's arithmetic in registers, one pass over memory,
@@ -22,7 +23,8 @@ import os
 import numpy
 
 __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
-           "layer_norm_dw", "softmax", "softmax_grad", "adam_step"]
+           "layer_norm_dw", "softmax", "softmax_grad", "log_softmax", "log_softmax_grad",
+           "adam_step"]
 
 # Reassociation (vectorized sums), contraction into FMAs, no signed zeros. Not 'nnan' or
 # 'ninf' (LLVM would drop the NaN and infinity handling), nor 'afn'/'arcp' (square roots
@@ -199,6 +201,40 @@ def _kernels():
             for j in range(n):
                 out[r, j] = y[r, j] * (g[r, j] - s)
 
+    @jit
+    def row_sum(a, r):
+        """Row ``r``'s sum, vectorized (a function of its own: its flags stay its own)."""
+        s = _ZERO
+        for j in range(a.shape[1]):
+            s += a[r, j]
+        return s
+
+    @njit(fastmath={"contract", "nsz"}, error_model="numpy", cache=True, nogil=True)
+    def log_softmax(x, out):
+        """``(x - max) - log(sum)`` as written: reassociated into ``x - (max + log(sum))``
+        it loses the log where the maximum is huge. So no 'reassoc' here; the sum of the
+        exponentials is a function of its own that may reassociate."""
+        rows, n = x.shape
+        for r in range(rows):
+            m = x[r, 0]
+            for j in range(1, n):
+                m = x[r, j] if x[r, j] > m else m
+            for j in range(n):
+                out[r, j] = exp_neg(x[r, j] - m)
+            lse = numpy.log(row_sum(out, r))
+            for j in range(n):
+                out[r, j] = (x[r, j] - m) - lse
+
+    @jit
+    def log_softmax_grad(g, y, out):
+        rows, n = y.shape
+        for r in range(rows):
+            s = _ZERO
+            for j in range(n):
+                s += g[r, j]
+            for j in range(n):
+                out[r, j] = g[r, j] - exp_neg(y[r, j]) * s
+
     @njit(cache=True, nogil=True, error_model="numpy")
     def adam(p, g, m, v, decay, wd, w, one_minus_w, small_w, beta2, one_minus_beta2,
              bc2_sqrt, eps, neg_step_size):
@@ -215,7 +251,8 @@ def _kernels():
 
     return {"adam": adam, "gelu": gelu, "gelu_grad": gelu_grad, "layer_norm": layer_norm,
             "layer_norm_dx": layer_norm_dx, "layer_norm_dw": layer_norm_dw,
-            "softmax": softmax, "softmax_grad": softmax_grad}
+            "softmax": softmax, "softmax_grad": softmax_grad, "log_softmax": log_softmax,
+            "log_softmax_grad": log_softmax_grad}
 
 
 def _flat(x):
@@ -284,6 +321,22 @@ def softmax_grad(grad, y):
     out = numpy.empty_like(y)
     n = y.shape[-1]
     _kernels()["softmax_grad"](_rows(grad, n), _rows(y, n), _rows(out, n))
+    return out
+
+
+def log_softmax(x):
+    """Log-softmax over the last axis: the maximum, the sum of exponentials, the shift."""
+    out = numpy.empty_like(x)
+    n = x.shape[-1]
+    _kernels()["log_softmax"](_rows(x, n), _rows(out, n))
+    return out
+
+
+def log_softmax_grad(grad, y):
+    """``grad - exp(y) * sum(grad)`` over the last axis."""
+    out = numpy.empty_like(y)
+    n = y.shape[-1]
+    _kernels()["log_softmax_grad"](_rows(grad, n), _rows(y, n), _rows(out, n))
     return out
 
 

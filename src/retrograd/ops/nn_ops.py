@@ -336,10 +336,16 @@ _softmax = defop(
     jvp=lambda xp, self_t, result, dim:
     result * (self_t - xp.sum(self_t * result, axis=dim, keepdims=True)),
     to_float=True, node="SoftmaxBackward0")
+def _log_softmax_grad(xp, grad, result, dim):
+    return grad - xp.exp(result) * xp.sum(grad, axis=dim, keepdims=True)
+
+
 _log_softmax = defop(
-    "log_softmax", _log_softmax_fwd,
-    vjp={"self": lambda xp, grad, result, dim:
-         grad - xp.exp(result) * xp.sum(grad, axis=dim, keepdims=True)},
+    "log_softmax", kernel(_log_softmax_fwd, lambda xp, self, dim: cpu_kernels.log_softmax(self),
+                          lambda self, dim: _compiled_last(dim, self)),
+    vjp={"self": kernel(_log_softmax_grad, lambda xp, grad, result, dim:
+                        cpu_kernels.log_softmax_grad(grad, result),
+                        lambda grad, result, dim: _compiled_last(dim, result, grad))},
     jvp=lambda xp, self_t, result, dim:
     self_t - xp.sum(xp.exp(result) * self_t, axis=dim, keepdims=True),
     to_float=True, node="LogSoftmaxBackward0")
