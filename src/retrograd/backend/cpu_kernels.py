@@ -176,12 +176,26 @@ def _kernels():
                 out[j] += g[r, j] * ((x[r, j] - m) * rs)
 
     @jit
+    def row_sum(a, r):
+        """Row ``r``'s sum, vectorized (a function of its own: its flags stay its own)."""
+        s = _ZERO
+        for j in range(a.shape[1]):
+            s += a[r, j]
+        return s
+
+    @inline
+    def row_max(x, r):
+        """Row ``r``'s maximum, NaNs passed over (they make the row NaN through exp)."""
+        m = x[r, 0]
+        for j in range(1, x.shape[1]):
+            m = x[r, j] if x[r, j] > m else m
+        return m
+
+    @jit
     def softmax(x, out):
         rows, n = x.shape
         for r in range(rows):
-            m = x[r, 0]
-            for j in range(1, n):
-                m = x[r, j] if x[r, j] > m else m
+            m = row_max(x, r)
             s = _ZERO
             for j in range(n):
                 e = exp_neg(x[r, j] - m)
@@ -201,14 +215,6 @@ def _kernels():
             for j in range(n):
                 out[r, j] = y[r, j] * (g[r, j] - s)
 
-    @jit
-    def row_sum(a, r):
-        """Row ``r``'s sum, vectorized (a function of its own: its flags stay its own)."""
-        s = _ZERO
-        for j in range(a.shape[1]):
-            s += a[r, j]
-        return s
-
     @njit(fastmath={"contract", "nsz"}, error_model="numpy", cache=True, nogil=True)
     def log_softmax(x, out):
         """``(x - max) - log(sum)`` as written: reassociated into ``x - (max + log(sum))``
@@ -216,9 +222,7 @@ def _kernels():
         exponentials is a function of its own that may reassociate."""
         rows, n = x.shape
         for r in range(rows):
-            m = x[r, 0]
-            for j in range(1, n):
-                m = x[r, j] if x[r, j] > m else m
+            m = row_max(x, r)
             for j in range(n):
                 out[r, j] = exp_neg(x[r, j] - m)
             lse = numpy.log(row_sum(out, r))
@@ -229,9 +233,7 @@ def _kernels():
     def log_softmax_grad(g, y, out):
         rows, n = y.shape
         for r in range(rows):
-            s = _ZERO
-            for j in range(n):
-                s += g[r, j]
+            s = row_sum(g, r)
             for j in range(n):
                 out[r, j] = g[r, j] - exp_neg(y[r, j]) * s
 
@@ -307,37 +309,34 @@ def layer_norm_dw(grad, x, mean, rstd, n):
     return out
 
 
+def _rowwise(name, *arrays):
+    """Kernel ``name`` on the rows (last axis) of ``arrays`` and of a new output shaped
+    as the last of them."""
+    out = numpy.empty_like(arrays[-1])
+    n = out.shape[-1]
+    _kernels()[name](*(_rows(a, n) for a in arrays), _rows(out, n))
+    return out
+
+
 def softmax(x):
     """Softmax over the last axis: the maximum, the exponentials and their sum, the
     scaling, each row in cache."""
-    out = numpy.empty_like(x)
-    n = x.shape[-1]
-    _kernels()["softmax"](_rows(x, n), _rows(out, n))
-    return out
+    return _rowwise("softmax", x)
 
 
 def softmax_grad(grad, y):
     """``y * (grad - sum(grad * y))`` over the last axis."""
-    out = numpy.empty_like(y)
-    n = y.shape[-1]
-    _kernels()["softmax_grad"](_rows(grad, n), _rows(y, n), _rows(out, n))
-    return out
+    return _rowwise("softmax_grad", grad, y)
 
 
 def log_softmax(x):
     """Log-softmax over the last axis: the maximum, the sum of exponentials, the shift."""
-    out = numpy.empty_like(x)
-    n = x.shape[-1]
-    _kernels()["log_softmax"](_rows(x, n), _rows(out, n))
-    return out
+    return _rowwise("log_softmax", x)
 
 
 def log_softmax_grad(grad, y):
     """``grad - exp(y) * sum(grad)`` over the last axis."""
-    out = numpy.empty_like(y)
-    n = y.shape[-1]
-    _kernels()["log_softmax_grad"](_rows(grad, n), _rows(y, n), _rows(out, n))
-    return out
+    return _rowwise("log_softmax_grad", grad, y)
 
 
 def adam_step(p, g, m, v, *, decay, wd, weight, beta2, bc2_sqrt, eps, step_size):
