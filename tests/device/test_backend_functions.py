@@ -105,3 +105,33 @@ def test_the_facade_records_ops():
     assert f.sigmoid(x).grad_fn.name() == "SigmoidBackward0"
     assert f.clamp_max(x, 0).grad_fn.name() == "ClampMaxBackward0"
     assert f.matmul_tn(x[None], x[None]).shape == (2, 2)  # the array form, on Tensors
+
+
+def test_factor_info_names_each_failing_matrix_on_both_modules():
+    a = numpy.stack([numpy.eye(3), [[1.0, 2, 3], [2, 4, 6], [0, 0, 1]], -numpy.eye(3)])
+    a = a.reshape(3, 1, 3, 3)
+    lu, chol = functions(numpy).factor_info(a, "lu"), functions(numpy).factor_info(a, "cholesky")
+    assert lu.dtype == numpy.int32 and lu.shape == (3, 1)
+    assert lu[:, 0].tolist() == [0, 2, 0] and chol[:, 0].tolist() == [0, 2, 1]
+    for kind, want in (("lu", lu), ("cholesky", chol)):
+        got = functions(dev).factor_info(_on(a), kind)
+        assert type(got) is emulated.ndarray
+        numpy.testing.assert_array_equal(got.get(), want)
+
+
+@pytest.mark.parametrize("name", ["erfc", "gammaln", "psi", "i0"])
+def test_special_keeps_the_dtype_and_agrees_across_modules(name):
+    x = numpy.linspace(0.25, 4, 7, dtype=numpy.float32)
+    want = functions(numpy).special(name, x)
+    assert want.dtype == numpy.float32
+    got = functions(dev).special(name, _on(x))
+    assert type(got) is emulated.ndarray
+    numpy.testing.assert_array_equal(got.get(), want)
+
+
+def test_draw_reads_device_arguments_on_the_host():
+    rates = numpy.array([[0.5, 3.0], [10.0, 0.0]])
+    want = functions(numpy).draw(numpy.random.default_rng(4), "poisson", (rates,), (2, 2))
+    got = functions(dev).draw(numpy.random.default_rng(4), "poisson", (_on(rates),), (2, 2))
+    assert type(got) is numpy.ndarray  # on the host: the caller moves it (constant)
+    numpy.testing.assert_array_equal(got, want)

@@ -59,6 +59,23 @@ def _conv_t_samples(dtype, requires_grad):
                       name="groups")
 
 
+def _convolution_samples(dtype, requires_grad):
+    """``torch.convolution``'s own arguments (stride, padding, dilation, transposed,
+    output_padding, groups): each layout the NumPy kernels take, and a 3-D one they do not."""
+    t = _maker(dtype, requires_grad)
+    one, zero = (1, 1), (0, 0)
+    yield SampleInput(t(2, 2, 5, 5), (t(3, 2, 3, 3), t(3), one, one, one, False, zero, 1),
+                      name="2d")
+    yield SampleInput(t(2, 4, 6, 6), (t(4, 1, 3, 3), None, (2, 2), one, one, False, zero, 4),
+                      name="depthwise")
+    yield SampleInput(t(1, 2, 3, 4), (t(2, 3, 3, 3), t(3), (2, 2), one, one, True, one, 1),
+                      name="transposed")
+    yield SampleInput(t(2, 4, 7), (t(4, 2, 3), t(4), (2,), (1,), (2,), False, (0,), 2),
+                      name="1d_groups")
+    yield SampleInput(t(1, 2, 3, 3, 3), (t(2, 2, 2, 2, 2), None, (1, 1, 1), (0, 0, 0),
+                                         (1, 1, 1), False, (0, 0, 0), 1), name="3d")
+
+
 def _pool_samples(dtype, requires_grad):
     t = _maker(dtype, requires_grad)
     yield SampleInput(t(2, 2, 4, 4), (2,), name="k2")
@@ -309,6 +326,7 @@ OPS = [
            error_inputs=_conv_errors),
     _entry("conv1d", _conv1d_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),
     _entry("conv_transpose2d", _conv_t_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),
+    OpInfo("convolution", _convolution_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),
     _entry("max_pool2d", _max_pool_samples, dtypes=_FLOAT),
     _entry("avg_pool2d", _avg_pool_samples, dtypes=_FLOAT),
     _entry("adaptive_avg_pool2d", _adaptive_samples, dtypes=_FLOAT),

@@ -10,16 +10,19 @@ those. The array versions reach SciPy through :func:`scipy_linalg` and
 by the arrays' module.
 """
 
+import math
+
 import numpy
 
 import ml_dtypes
 
 from .._dtype import is_float, is_low
-from . import emulated, erf, meta
+from . import emulated, erf, meta, special_functions
 
 __all__ = ["functions", "register_functions", "scipy_linalg", "facade", "register_facade"]
 
 _BFLOAT16 = numpy.dtype(ml_dtypes.bfloat16)
+_MATH = {"erfc": math.erfc, "gammaln": math.lgamma}  # what special() has without SciPy
 _known = {}  # namespace -> its functions (registered, or made on first use)
 _facade = []  # the differentiable facade's namespace finder, once registered
 
@@ -88,9 +91,9 @@ class ArrayFunctions:
         return [a.item()]
 
     def draw(self, rng, name, args, shape):
-        """``rng.<name>(*args, shape)``: random values for an initializer to write into an
-        array of ``shape`` (drawn on the host, so a device's values are the CPU's, then
-        copied to the module's device)."""
+        """``rng.<name>(*args, shape)``: random values of ``shape`` for an initializer or a
+        sampler, drawn on the host from NumPy's generator (so a device's values are the
+        CPU's), as an array of this module."""
         return self.xp.asarray(getattr(rng, name)(*args, shape))
 
     def call(self, op, values, attrs=()):
@@ -130,6 +133,19 @@ class ArrayFunctions:
 
     def erf(self, x):
         return erf(self.xp, x)
+
+    def special(self, name, *args):
+        """``scipy.special.<name>(*args)`` of the arrays' module (``cupyx.scipy.special``
+        for CuPy's), in the dtype of the last argument (SciPy computes some in float64).
+        Without SciPy (NumPy only: CuPy always has cupyx), erfc and gammaln elementwise
+        with ``math``'s, the others refused."""
+        x = args[-1]
+        sp = special_functions(self.xp)
+        if sp is None:  # pragma: no cover - exercised only without SciPy
+            if name not in _MATH:
+                raise NotImplementedError(f"{name} needs SciPy (pip install scipy)")
+            return numpy.frompyfunc(_MATH[name], 1, 1)(x).astype(x.dtype)
+        return self.xp.asarray(getattr(sp, name)(*args), dtype=x.dtype)
 
     def matmul_tn(self, a, b):
         """``a.T @ b`` for matrices."""
@@ -204,6 +220,27 @@ class ArrayFunctions:
         ``p_indices``: ``P[i, p[i]] = 1``)."""
         return scipy_linalg(self.xp).lu(a, p_indices=True)
 
+    def factor_info(self, a, kind):
+        """LAPACK's info for each matrix of batch ``a`` factored alone (``kind`` "lu":
+        getrf's, "cholesky": potrf's), int32 of the batch shape: the error path of a
+        batched factorization that failed, to name the matrix and pivot."""
+        return _factor_info(numpy.asarray(a), kind)
+
+
+def _factor_info(arr, kind):
+    """``factor_info`` of a host array, with SciPy's LAPACK."""
+    from scipy.linalg import lapack
+    mats = arr.reshape((-1,) + arr.shape[-2:])
+    out = numpy.zeros(len(mats), dtype=numpy.int32)
+    for i, m in enumerate(mats):
+        if kind == "lu":
+            getrf, = lapack.get_lapack_funcs(("getrf",), (m,))
+            out[i] = max(getrf(m)[2], 0)
+        else:
+            potrf, = lapack.get_lapack_funcs(("potrf",), (m,))
+            out[i] = max(potrf(m, lower=1, clean=1)[1], 0)
+    return out.reshape(arr.shape[:-2])
+
 
 _CUPY_AT = frozenset({"add", "subtract", "maximum", "minimum", "bitwise_and", "bitwise_or",
                       "bitwise_xor"})
@@ -272,6 +309,12 @@ class _CupyFunctions(ArrayFunctions):
     def address(self, a):
         return a.data.ptr
 
+    def draw(self, rng, name, args, shape):
+        """Drawn on the host, from its generator: array arguments (poisson's rates) are
+        read there, the values copied to the device."""
+        return self.xp.asarray(getattr(rng, name)(
+            *(self.xp.asnumpy(a) if hasattr(a, "shape") else a for a in args), shape))
+
     def solve(self, a, b):
         """CuPy's solve reads a ``b`` of one dim fewer than ``a`` as vectors (NumPy 1's
         rule) and broadcasts no batch dims: NumPy 2's rules, by hand."""
@@ -308,6 +351,10 @@ class _CupyFunctions(ArrayFunctions):
 
     def expm(self, a):
         return self._per_matrix(scipy_linalg(self.xp).expm, a)
+
+    def factor_info(self, a, kind):
+        """On the host (the error path only; cupyx has no per-matrix info), copied back."""
+        return self.xp.asarray(_factor_info(self.xp.asnumpy(a), kind))
 
     def lu(self, a):
         """cupyx's lu returns P as a matrix: its row indices are where each row's one is."""

@@ -12,11 +12,9 @@ The functions have the signatures of ``torch.nn.functional``; the ones PyTorch a
 exposes as ``torch.<name>`` / ``Tensor.<name>`` are registered there.
 """
 
-import numpy
-
 from .. import _autocast
 from .._dtype import bfloat16, float16, float32, float64, is_float, np_finfo
-from .._tensor import Tensor, _wrap_dim, wrap
+from .._tensor import _wrap_dim, wrap
 from . import nn_ops as _nn
 from . import pointwise as _pw
 from ._registry import _pretty, apply, apply_inplace, defop, register
@@ -39,9 +37,10 @@ _SIXTH32 = 0.1666666716337204
 
 
 def _num(v):
-    """A scalar argument as a Python number: a NumPy scalar or 0-d tensor would otherwise
-    promote the result's dtype (float32 input, float64 slope -> float64 output)."""
-    return v.item() if isinstance(v, (numpy.generic, Tensor)) else v
+    """A scalar argument as a Python number: a NumPy scalar or 0-d tensor (whatever has
+    ``item()``, which Python's numbers lack) would otherwise promote the result's dtype
+    (float32 input, float64 slope -> float64 output)."""
+    return v.item() if hasattr(v, "item") else v
 
 
 def _expose(fn, name):

@@ -9,9 +9,7 @@ import cmath
 import math
 import numbers
 
-import numpy
-
-from .._dtype import FLOAT, is_float, is_inexact, is_low, kind_of, result_type
+from .._dtype import BOOL, FLOAT, is_float, is_inexact, is_low, kind_of, result_type
 from .._tensor import Tensor
 from ._registry import (_broadcast_conflict, _broadcast_error, _pretty, apply, apply_inplace,
                         defop, register)
@@ -47,7 +45,7 @@ def _check_alpha(input, other, alpha):
     if type(alpha) is float and rt.category < FLOAT:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
-    return builtins.bool(alpha) if rt.np.kind == "b" else alpha
+    return builtins.bool(alpha) if rt.category == BOOL else alpha
 
 
 def _check_sub(input, other):
@@ -79,12 +77,12 @@ def _kernel(name, *operands, refuse="b"):
     "biu" every integer): the promoted operands' dtype decides, as PyTorch's dispatch."""
     d = next(a.dtype for a in operands if hasattr(a, "dtype"))
     if kind_of(d) in refuse:
-        raise (_broadcast_conflict([numpy.shape(a) for a in operands]) or
+        raise (_broadcast_conflict([getattr(a, "shape", ()) for a in operands]) or
                NotImplementedError(f'"{name}" not implemented for \'{_pretty(d)}\''))
     return operands
 
 
-def _int_divisor(self, other):
+def _int_divisor(xp, self, other):
     """``other``, checked: integer division by zero raises in PyTorch (NumPy gives 0), in
     its kernel's loop, so not where the broadcast result is empty."""
     d = getattr(other, "dtype", None)
@@ -92,7 +90,7 @@ def _int_divisor(self, other):
         zero = d.kind in "iu" and not other.all()
     else:
         zero = type(other) is int and other == 0 and self.dtype.kind in "iu"
-    if zero and math.prod(numpy.broadcast_shapes(numpy.shape(self), numpy.shape(other))):
+    if zero and math.prod(xp.broadcast_shapes(*(getattr(a, "shape", ()) for a in (self, other)))):
         raise RuntimeError("ZeroDivisionError")
     return other
 
@@ -150,7 +148,7 @@ _div = defop("div", lambda xp, self, other: self / other,
 def _div_rounding_fwd(xp, self, other, rounding_mode):
     self, other = _kernel(f"div_{rounding_mode}_cpu", self, other)
     if rounding_mode == "floor":
-        return xp.floor_divide(self, _int_divisor(self, other))
+        return xp.floor_divide(self, _int_divisor(xp, self, other))
     return (xp.trunc(self / other) if is_inexact(self.dtype)
             else _int_trunc_div(xp, self, other))
 
@@ -181,7 +179,7 @@ def _remainder_fwd(xp, self, other):
     """PyTorch's kernel is fmod plus ``other`` where the signs differ, so a zero result has
     self's sign (NumPy's has other's: remainder(-4., 2.) is -0.0 in PyTorch)."""
     self, other = _kernel("remainder_cpu", self, other)
-    out = xp.remainder(self, _int_divisor(self, other))
+    out = xp.remainder(self, _int_divisor(xp, self, other))
     if not is_float(out.dtype):
         return out
     return xp.where(out == 0, xp.copysign(out, self), out)
@@ -189,7 +187,7 @@ def _remainder_fwd(xp, self, other):
 
 def _fmod_fwd(xp, self, other):
     self, other = _kernel("fmod_cpu", self, other)
-    return xp.fmod(self, _int_divisor(self, other))
+    return xp.fmod(self, _int_divisor(xp, self, other))
 
 
 def _remainder_other_rule(xp, grad, self, other):
@@ -297,7 +295,7 @@ def _check_int_pow(input, exponent):
 
 
 def _int_trunc_div(xp, a, b):
-    q = xp.floor_divide(a, _int_divisor(a, b))
+    q = xp.floor_divide(a, _int_divisor(xp, a, b))
     return q + ((q < 0) & (q * b != a))
 
 

@@ -4,15 +4,14 @@ and kron, composites of existing ops as in PyTorch (their grad_fn shows the inne
 import itertools
 import warnings
 
-import numpy
-
+from .._dtype import int64
 from .._tensor import wrap
+from ..backend import get_array_module
 from ._registry import apply, register
 from .joining import _tensor_list, stack
 from .shape import _unsafe_view
 
 __all__ = ["meshgrid", "cartesian_prod", "combinations", "kron"]
-_INT64 = numpy.dtype(numpy.int64)
 
 
 def _tensors_arg(tensors, fn):
@@ -69,8 +68,9 @@ def combinations(input, r=2, with_replacement=False):
         return input.new_empty((0,))
     pick = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
-    idx = numpy.array(list(pick(range(input._data.shape[0]), r)), dtype=_INT64).reshape(-1, r)
-    return stack([input[wrap(numpy.ascontiguousarray(idx[:, k]))] for k in range(r)], 1)
+    xp = get_array_module(input._data)
+    idx = xp.asarray(list(pick(range(input._data.shape[0]), r)), dtype=int64.np).reshape(-1, r)
+    return stack([input[wrap(xp.ascontiguousarray(idx[:, k]))] for k in range(r)], 1)
 
 
 @register

@@ -14,7 +14,7 @@ as in PyTorch): every op here is declared ``upcast=False``.
 import functools
 import numbers
 
-import numpy
+import ml_dtypes
 
 from .._dtype import is_inexact, kind_of
 from .. import _dtype
@@ -32,8 +32,8 @@ _BOTH = ("self", "other")
 
 # Python ints reach PyTorch kernels through int64/uint64 and are then cast (wrapping)
 # to the integer dtype computed in; NumPy would raise for out-of-range ints instead.
-_INT_RANGE = {numpy.dtype(n): (int(numpy.iinfo(n).min), int(numpy.iinfo(n).max))
-              for n in ("int8", "int16", "int32", "int64", "uint8")}
+_INT_RANGE = {d.np: (int(ml_dtypes.iinfo(d.np).min), int(ml_dtypes.iinfo(d.np).max))
+              for d in (_dtype.int8, _dtype.int16, _dtype.int32, _dtype.int64, _dtype.uint8)}
 _ANY_RANGE = (-2 ** 63, 2 ** 64 - 1)
 
 
@@ -54,7 +54,8 @@ def _not_implemented(name, dtype):
 
 
 def _binary_forward(ufunc, name, reject):
-    """Forward of a promoted binary op: ints wrapped as PyTorch does, dtype kinds checked.
+    """Forward of a promoted binary op (``xp.<ufunc>``): ints wrapped as PyTorch does,
+    dtype kinds checked.
 
     ``self`` is the promoted array (its dtype is the result type), ``other`` an
     array or a Python number.
@@ -64,7 +65,7 @@ def _binary_forward(ufunc, name, reject):
             raise _not_implemented(name, self.dtype)
         if type(other) is int:
             other = _fit_int(other, self.dtype)
-        return ufunc(self, other)
+        return getattr(xp, ufunc)(self, other)
     forward.__name__ = name
     return forward
 
@@ -84,18 +85,18 @@ def _comparison(name, ufunc, reject=""):
                   node=node + "1", jvp="elementwise"))
 
 
-_eq = _comparison("eq", numpy.equal)
-_ne = _comparison("ne", numpy.not_equal)
-_lt = _comparison("lt", numpy.less, "c")
-_le = _comparison("le", numpy.less_equal, "c")
-_gt = _comparison("gt", numpy.greater, "c")
-_ge = _comparison("ge", numpy.greater_equal, "c")
+_eq = _comparison("eq", "equal")
+_ne = _comparison("ne", "not_equal")
+_lt = _comparison("lt", "less", "c")
+_le = _comparison("le", "less_equal", "c")
+_gt = _comparison("gt", "greater", "c")
+_ge = _comparison("ge", "greater_equal", "c")
 
-_bitwise_and = defop("bitwise_and", _binary_forward(numpy.bitwise_and, "bitwise_and", "fc"),
+_bitwise_and = defop("bitwise_and", _binary_forward("bitwise_and", "bitwise_and", "fc"),
                      inputs=_BOTH, promote=_BOTH)
-_bitwise_or = defop("bitwise_or", _binary_forward(numpy.bitwise_or, "bitwise_or", "fc"),
+_bitwise_or = defop("bitwise_or", _binary_forward("bitwise_or", "bitwise_or", "fc"),
                     inputs=_BOTH, promote=_BOTH)
-_bitwise_xor = defop("bitwise_xor", _binary_forward(numpy.bitwise_xor, "bitwise_xor", "fc"),
+_bitwise_xor = defop("bitwise_xor", _binary_forward("bitwise_xor", "bitwise_xor", "fc"),
                      inputs=_BOTH, promote=_BOTH)
 
 
@@ -125,12 +126,12 @@ def _signed_inf(name, ufunc):
     def forward(xp, self):
         if self.dtype.kind == "c":
             raise RuntimeError(f"{name} does not support complex inputs.")
-        return ufunc(self)
+        return getattr(xp, ufunc)(self)
     return defop(name, forward, inputs=("self",))
 
 
-_isposinf = _signed_inf("isposinf", numpy.isposinf)
-_isneginf = _signed_inf("isneginf", numpy.isneginf)
+_isposinf = _signed_inf("isposinf", "isposinf")
+_isneginf = _signed_inf("isneginf", "isneginf")
 
 
 def _isclose_fwd(xp, self, other, rtol, atol, equal_nan):

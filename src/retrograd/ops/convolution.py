@@ -7,31 +7,21 @@ other way, then col2im: the input gradient, and a transposed convolution's forwa
 its adjoint in the weight. Under ``create_graph`` they run on Tensors, im2col and col2im
 being differentiable ops (:mod:`.im2col`), so double backward works. On NumPy arrays the
 1-D and 2-D maps run as the NumPy-only kernels of :mod:`._conv_numpy` (a 1-D convolution
-as a 2-D one of height 1): the row-grid GEMMs and the depthwise multiply-adds.
+as a 2-D one of height 1): the row-grid GEMMs and the depthwise multiply-adds, declared
+with ``kernel()`` beside the rules they stand in for.
 """
 
 import math
-
-import numpy
 
 from .. import _autocast
 from .._tensor import warn_once
 from . import _conv_numpy
 from ._registry import apply, defop, register
+from ._registry import kernel as declare_kernel
 from .im2col import col2im, im2col, out_sizes
 
 __all__ = ["convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
            "conv_transpose2d", "conv_transpose3d"]
-
-# The NumPy-only kernels declared beside the rules, by the namespace they run on (pinned to
-# the rules by tests/ops/test_conv_kernels.py).
-_KERNELS = {numpy: _conv_numpy}
-
-
-def _kernels(xp, nd):
-    """The fast kernels for a convolution of ``nd`` spatial dims on ``xp``'s arrays, or
-    None (the rules' own maps)."""
-    return _KERNELS.get(xp) if nd <= 2 else None
 
 
 def _pads(padding):
@@ -63,11 +53,6 @@ def _conv(xp, x, w, bias, stride, padding, dilation, groups, outs=None):
     """(N, C, *S) conv (O, C/g, *K) -> (N, O, *outs) (``outs`` crops the output: the input
     gradient of a transposed convolution with output_padding)."""
     nd = w.ndim - 2
-    fast = _kernels(xp, nd)
-    if fast is not None:
-        geo = _up_geometry(nd, stride, padding, dilation)
-        ohw = None if outs is None else _up_shape((0, 0) + tuple(outs), nd)[2:]
-        return _down(fast.conv(_up(x, nd), _up(w, nd), bias, *geo, groups, ohw), nd)
     kernel, pads = tuple(w.shape[2:]), _pads(padding)
     if outs is None:
         outs = out_sizes(x.shape[2:], kernel, stride, pads, dilation)
@@ -81,12 +66,6 @@ def _conv(xp, x, w, bias, stride, padding, dilation, groups, outs=None):
 
 def _conv_t(xp, g, w, x_shape, stride, padding, dilation, groups):
     """The adjoint of :func:`_conv` in its input: (N, O, *O) -> (N, C, *x_shape[2:])."""
-    nd = w.ndim - 2
-    fast = _kernels(xp, nd)
-    if fast is not None and fast.finite(w):
-        geo = _up_geometry(nd, stride, padding, dilation)
-        return _down(fast.conv_dx(_up(g, nd), _up(w, nd), _up_shape(x_shape, nd), *geo,
-                                  groups), nd)
     n, o = g.shape[:2]
     outs, kernel = tuple(g.shape[2:]), tuple(w.shape[2:])
     k = w.shape[1] * math.prod(kernel)
@@ -98,12 +77,6 @@ def _conv_t(xp, g, w, x_shape, stride, padding, dilation, groups):
 
 def _conv_w(xp, g, x, w_shape, stride, padding, dilation, groups):
     """The adjoint of :func:`_conv` in its weight: the sum over images of g @ cols(x).T."""
-    nd = len(w_shape) - 2
-    fast = _kernels(xp, nd)
-    if fast is not None and fast.finite(x):
-        geo = _up_geometry(nd, stride, padding, dilation)
-        return _down(fast.conv_dw(_up(g, nd), _up(x, nd), _up_shape(w_shape, nd), *geo,
-                                  groups), nd)
     kernel, outs = tuple(w_shape[2:]), tuple(g.shape[2:])
     cols = im2col(xp, x, kernel, stride, _pads(padding), dilation, outs)
     n, o, p = g.shape[0], g.shape[1], math.prod(outs)
@@ -128,11 +101,6 @@ def _forward(xp, input, weight, bias, stride, padding, dilation, transposed, out
     nd = weight.ndim - 2
     shape = _transposed_shape(input.shape, weight.shape, stride, padding, dilation,
                               output_padding, groups)
-    fast = _kernels(xp, nd)
-    if fast is not None and fast.finite(weight):
-        geo = _up_geometry(nd, stride, padding, dilation)
-        return _down(fast.conv_transpose(_up(input, nd), _up(weight, nd), _up_shape(shape, nd),
-                                         *geo, groups, bias), nd)
     out = _conv_t(xp, input, weight, shape, stride, padding, dilation, groups)
     return out if bias is None else out + xp.reshape(bias, (-1,) + (1,) * nd)
 
@@ -151,10 +119,66 @@ def _weight_grad(xp, grad, input, weight_shape, stride, padding, dilation, trans
 
 
 def _bias_grad(xp, grad):
-    fast = _KERNELS.get(xp)
-    if fast is not None:
-        return fast.bias_grad(grad)
     return xp.sum(grad, axis=(0,) + tuple(range(2, grad.ndim)))
+
+
+# ---- the NumPy kernels, beside the rules they stand in for ---------------------------------
+# 1-D and 2-D maps, a 1-D one as the 2-D one of height 1; an input gradient, a weight
+# gradient or a transposed forward takes them only when the factor it multiplies by is
+# finite (``_conv_numpy.finite``). Pinned to the rules by tests/ops/test_kernels.py (the
+# op database's ``convolution`` entry) and tests/ops/test_conv_kernels.py.
+def _forward_np(xp, input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                groups):
+    nd = weight.ndim - 2
+    geo = _up_geometry(nd, stride, padding, dilation)
+    if not transposed:
+        return _down(_conv_numpy.conv(_up(input, nd), _up(weight, nd), bias, *geo, groups), nd)
+    shape = _transposed_shape(input.shape, weight.shape, stride, padding, dilation,
+                              output_padding, groups)
+    return _down(_conv_numpy.conv_transpose(_up(input, nd), _up(weight, nd), _up_shape(shape, nd),
+                                            *geo, groups, bias), nd)
+
+
+def _forward_np_when(input, weight, bias, stride, padding, dilation, transposed,
+                     output_padding, groups):
+    return weight.ndim <= 4 and (not transposed or _conv_numpy.finite(weight))
+
+
+def _input_grad_np(xp, grad, weight, input_shape, stride, padding, dilation, transposed,
+                   groups):
+    nd = weight.ndim - 2
+    geo = _up_geometry(nd, stride, padding, dilation)
+    if transposed:
+        ohw = _up_shape((0, 0) + tuple(input_shape[2:]), nd)[2:]
+        return _down(_conv_numpy.conv(_up(grad, nd), _up(weight, nd), None, *geo, groups, ohw),
+                     nd)
+    return _down(_conv_numpy.conv_dx(_up(grad, nd), _up(weight, nd),
+                                     _up_shape(input_shape, nd), *geo, groups), nd)
+
+
+def _input_grad_np_when(grad, weight, input_shape, stride, padding, dilation, transposed,
+                        groups):
+    return weight.ndim <= 4 and (transposed or _conv_numpy.finite(weight))
+
+
+def _weight_grad_np(xp, grad, input, weight_shape, stride, padding, dilation, transposed,
+                    groups):
+    g, x = (input, grad) if transposed else (grad, input)
+    nd = len(weight_shape) - 2
+    return _down(_conv_numpy.conv_dw(_up(g, nd), _up(x, nd), _up_shape(weight_shape, nd),
+                                     *_up_geometry(nd, stride, padding, dilation), groups), nd)
+
+
+def _weight_grad_np_when(grad, input, weight_shape, stride, padding, dilation, transposed,
+                         groups):
+    return len(weight_shape) <= 4 and _conv_numpy.finite(grad if transposed else input)
+
+
+_forward = declare_kernel(_forward, _forward_np, _forward_np_when)  # (the jvp calls it too)
+_input_grad = declare_kernel(_input_grad, _input_grad_np, _input_grad_np_when)
+_weight_grad = declare_kernel(_weight_grad, _weight_grad_np, _weight_grad_np_when)
+_bias_grad = declare_kernel(_bias_grad, lambda xp, grad: _conv_numpy.bias_grad(grad),
+                            lambda grad: True)
 
 
 def _jvp(xp, input_t, weight_t, bias_t, input, weight, stride, padding, dilation, transposed,
@@ -183,6 +207,7 @@ def _tuple(v, n=2):
     return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
 
 
+@register(method=False)
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                 groups):
     """``torch.convolution`` for 3-D/4-D (un)batched inputs; returns ConvolutionBackward0."""

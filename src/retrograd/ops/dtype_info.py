@@ -2,7 +2,6 @@
 
 
 import ml_dtypes
-import numpy
 
 from .. import _dtype
 from ._registry import register
@@ -23,7 +22,7 @@ class finfo:
         if not _dtype.is_inexact(dt.np):
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
-        info = ml_dtypes.finfo(dt.np)  # numpy.finfo, and bfloat16
+        info = _dtype.np_finfo(dt.np)  # bfloat16 included
         self.bits = info.bits
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
@@ -47,14 +46,14 @@ class iinfo:
     """``torch.iinfo``: the limits of an integer dtype."""
 
     def __init__(self, type):
-        if type.np.kind == "b":
+        if type.category == _dtype.BOOL:
             raise TypeError("torch.bool is not supported by torch.iinfo")
-        if type.np.kind not in "iu":
+        if type.category != _dtype.INT:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
                             "to handle 'torch.iinfo'")
-        info = numpy.iinfo(type.np)
+        info = ml_dtypes.iinfo(type.np)
         self.bits, self.max, self.min = info.bits, int(info.max), int(info.min)
-        self.dtype = type.np.name
+        self.dtype = type.name
 
     def __eq__(self, other):
         return isinstance(other, iinfo) and other.dtype == self.dtype

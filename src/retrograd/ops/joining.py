@@ -7,9 +7,8 @@ and SplitBackward0 do; split/chunk/unbind outputs are views of their input.
 """
 
 import functools
+import itertools
 import operator
-
-import numpy
 
 from .._dtype import is_inexact
 from .. import _autocast, _dtype, _observe
@@ -47,7 +46,7 @@ class _ListNode(Node):
         if create_graph:
             xp = _tensor_xp.of(g)
         else:
-            xp = numpy if g is None or type(g) is numpy.ndarray else get_array_module(g)
+            xp = get_array_module(g)
         meta = self._out_meta
         if meta is not None:
             grads = [g if g is not None else xp.zeros(s, dtype=d)
@@ -74,7 +73,7 @@ def _list_node(name, vjp, jvp):
 
 def _record_list(node_cls, inputs, out, attrs, view=False):
     """Wrap a list op's output array(s) and, when some input requires grad, its node."""
-    multi = type(out) is not numpy.ndarray and isinstance(out, (list, tuple))
+    multi = isinstance(out, (list, tuple))
     outs = tuple(wrap(o) for o in out) if multi else wrap(out)
     if view:
         _views.mark_view(inputs[0], outs)
@@ -120,7 +119,7 @@ def _stack_vjp(xp, grads, shapes, dim):
 
 
 def _split_jvp(xp, tangents, outs, dim):
-    ends = numpy.cumsum([o.shape[dim] for o in outs])[:-1]
+    ends = list(itertools.accumulate(o.shape[dim] for o in outs))[:-1]
     return xp.split(tangents[0], ends, axis=dim)
 
 
@@ -371,7 +370,7 @@ def _split_points(input, indices_or_sections):
     ios = indices_or_sections
     if isinstance(ios, Tensor):
         a = ios._data
-        if a.dtype != numpy.int64:
+        if a.dtype != _dtype.int64.np:
             raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have "
                                f"dtype of long, but got {_pretty(a.dtype)}")
         if a.ndim > 1:

@@ -1,7 +1,7 @@
 """Matrix products: matmul (``@``), mm, bmm, mv, dot, vdot, outer, addmm, baddbmm, trace,
 tensordot and einsum.
 
-Every product is one ``numpy.matmul`` (or tensordot/einsum) call forward and one per
+Every product is one ``xp.matmul`` (or tensordot/einsum) call forward and one per
 input backward. When a batched operand meets a plain matrix, its batch dims are folded
 into the rows, so ``(B, T, n) @ (n, p)`` and the weight's gradient are each a single
 GEMM instead of B of them (and no (B, n, p) intermediate to sum). Gradients of operands
@@ -19,12 +19,10 @@ import inspect
 import math
 import string
 
-import numpy
-
 from .. import _autocast
 from .._tensor import Tensor
 from ._registry import _pretty, apply, apply_inplace, defop, register
-from .._dtype import legacy_type_name
+from .._dtype import int64, legacy_type_name
 from .reduction import _dim1, _no_out
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
@@ -442,7 +440,7 @@ def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     return apply_inplace(_baddbmm, self, (batch1, batch2), _scalars(batch1, beta, alpha))
 
 
-_trace = defop("trace", lambda xp, self: xp.trace(self, dtype=numpy.int64)
+_trace = defop("trace", lambda xp, self: xp.trace(self, dtype=int64.np)
                if self.dtype.kind in "iu" else xp.trace(self),
                vjp={"self": lambda xp, grad, self_shape:
                     xp.where(xp.eye(self_shape[0], self_shape[1], dtype=bool), grad, 0)},
@@ -680,7 +678,7 @@ def _einsum_grad(k):
             return g
         if repeats:
             g = xp.expand_dims(g, repeats)
-        g = xp.broadcast_to(g, numpy.broadcast_shapes(tuple(g.shape), tuple(shape)))
+        g = xp.broadcast_to(g, tuple(shape))  # each of g's dims is shape's or 1
         for i in repeats:
             j = mine.index(mine[i])
             diag = [1] * len(shape)
@@ -815,7 +813,7 @@ def _integer_einsum_dtype(inputs, output, operands):
             summed = True
     if contracted and operands[0]._data.dtype.kind == "b":
         raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
-    return numpy.dtype(numpy.int64) if summed and not contracted else None
+    return int64.np if summed and not contracted else None
 
 
 Tensor.__matmul__ = lambda self, other: matmul(self, other) if isinstance(other, Tensor) \

@@ -15,8 +15,6 @@ element and pivot in PyTorch's :class:`LinAlgError` message.
 import math
 import warnings
 
-import numpy
-
 from .. import _autocast, _dtype, _observe
 from .._dtype import is_float, kind_of, np_finfo
 from .. import return_types as rt
@@ -93,27 +91,11 @@ def _batch_prefix(shape, flat_index):
     return f"(Batch element {flat_index}): "
 
 
-def _first_failure(a, kind):
+def _first_failure(xp, a, kind):
     """(flat batch index, LAPACK info) of the first matrix ``kind`` ('lu' or 'cholesky')
     fails on: the error path only, one matrix at a time."""
-    from scipy.linalg import lapack
-    arr = numpy.asarray(a)
-    mats = arr.reshape((-1,) + arr.shape[-2:])
-    infos = _infos(mats, kind, lapack)
-    bad = numpy.flatnonzero(infos)
-    return (int(bad[0]), int(infos[bad[0]])) if bad.size else (None, 0)
-
-
-def _infos(mats, kind, lapack):
-    out = numpy.zeros(len(mats), dtype=numpy.int32)
-    for i, m in enumerate(mats):
-        if kind == "lu":
-            getrf, = lapack.get_lapack_funcs(("getrf",), (m,))
-            out[i] = max(getrf(m)[2], 0)
-        else:
-            potrf, = lapack.get_lapack_funcs(("potrf",), (m,))
-            out[i] = max(potrf(m, lower=1, clean=1)[1], 0)
-    return out
+    infos = functions(xp).factor_info(a, kind).reshape(-1).tolist()
+    return next(((i, v) for i, v in enumerate(infos) if v), (None, 0))
 
 
 def _singular_error(fn, shape, idx, info):
@@ -125,16 +107,8 @@ def _singular_error(fn, shape, idx, info):
                        f"because the input matrix is singular.")
 
 
-def _info_array(xp, a, kind):
-    """Per-matrix LAPACK info (int32, the batch shape)."""
-    from scipy.linalg import lapack
-    arr = numpy.asarray(a)
-    mats = arr.reshape((-1,) + arr.shape[-2:])
-    return xp.asarray(_infos(mats, kind, lapack).reshape(arr.shape[:-2]))
-
-
 def _no_info(xp, a):
-    return xp.zeros(a.shape[:-2], dtype=numpy.int32)
+    return xp.zeros(a.shape[:-2], dtype=_dtype.int32.np)
 
 
 # ---- det, slogdet -----------------------------------------------------------------------------
@@ -215,11 +189,11 @@ def logdet(input):
 def _inv_fwd(xp, A, check_errors):
     try:
         return xp.linalg.inv(A), _no_info(xp, A)
-    except numpy.linalg.LinAlgError:
-        idx, info = _first_failure(A, "lu")
+    except xp.linalg.LinAlgError:
+        idx, info = _first_failure(xp, A, "lu")
         if check_errors:
             raise _singular_error("linalg.inv", A.shape, idx, info) from None
-        return xp.full(A.shape, math.nan, dtype=A.dtype), _info_array(xp, A, "lu")
+        return xp.full(A.shape, math.nan, dtype=A.dtype), functions(xp).factor_info(A, "lu")
 
 
 def _inv_grad(xp, grad, inverse):
@@ -256,17 +230,17 @@ def _solve_fwd(xp, A, B, left, vector, check_errors):
         B = xp.expand_dims(B, -1)
     try:
         x = _solve(xp, A, B) if left else _rsolve(xp, A, B)
-        info = xp.zeros(x.shape[:-2], dtype=numpy.int32)
-    except numpy.linalg.LinAlgError:
-        full = numpy.broadcast_to(A, numpy.broadcast_shapes(A.shape[:-2], B.shape[:-2])
-                                  + A.shape[-2:])
-        idx, info = _first_failure(full, "lu")
+        info = xp.zeros(x.shape[:-2], dtype=_dtype.int32.np)
+    except xp.linalg.LinAlgError:
+        full = xp.broadcast_to(A, xp.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+                               + A.shape[-2:])
+        idx, info = _first_failure(xp, full, "lu")
         if check_errors:
             raise _singular_error("linalg.solve", full.shape, idx, info) from None
         n = A.shape[-1]
         x = xp.full(full.shape[:-2] + ((n, B.shape[-1]) if left else (B.shape[-2], n)),
                     math.nan, dtype=A.dtype)
-        info = _info_array(xp, full, "lu")
+        info = functions(xp).factor_info(full, "lu")
     return (x[..., 0] if vector else x), info
 
 
@@ -346,15 +320,15 @@ def _chol_fwd(xp, A, upper, check_errors, fn):
     try:
         L = xp.linalg.cholesky(src)
         info = _no_info(xp, A)
-    except numpy.linalg.LinAlgError:
-        idx, order = _first_failure(src, "cholesky")
+    except xp.linalg.LinAlgError:
+        idx, order = _first_failure(xp, src, "cholesky")
         if check_errors:
             raise LinAlgError(f"{fn}: {_batch_prefix(A.shape, idx)}The factorization could "
                               f"not be completed because the input is not positive-definite "
                               f"(the leading minor of order {order} is not "
                               f"positive-definite).") from None
         L = xp.full(A.shape, math.nan, dtype=A.dtype)
-        info = _info_array(xp, A, "cholesky")
+        info = functions(xp).factor_info(A, "cholesky")
     return (_mT(xp, L) if upper else L), info
 
 
@@ -628,7 +602,7 @@ def _tolerances(A, atol, rtol):
     Tensor tolerances broadcast over the batch (``(..., 1)`` against the singular values)."""
     def arr(x):
         if isinstance(x, Tensor):
-            return numpy.expand_dims(x._data, -1)
+            return x._data[..., None]
         return x
     if rtol is None:
         given_atol = atol is not None and (isinstance(atol, Tensor) or atol > 0)
@@ -659,7 +633,7 @@ def _lstsq_fwd(xp, A, B, rcond, driver, vector):
     keep = s > rcond * s[..., :1]
     inv = xp.where(keep, 1 / xp.where(keep, s, 1), 0)
     x = xp.matmul(_mT(xp, vh) * xp.expand_dims(inv, -2), xp.matmul(_mT(xp, u), B))
-    rank = xp.sum(keep, -1).astype(numpy.int64)
+    rank = xp.sum(keep, -1).astype(_dtype.int64.np)
     empty = xp.zeros((0,), dtype=A.dtype)
     if driver != "gelsy" and m > n and bool(xp.all(rank == n)):
         r = xp.matmul(A, x) - B
@@ -667,7 +641,7 @@ def _lstsq_fwd(xp, A, B, rcond, driver, vector):
     else:
         residuals = empty
     return ((x[..., 0] if vector else x), residuals,
-            rank if driver != "gels" else xp.zeros((0,), dtype=numpy.int64),
+            rank if driver != "gels" else xp.zeros((0,), dtype=_dtype.int64.np),
             s if driver in ("gelsd", "gelss") else empty)
 
 
@@ -755,7 +729,7 @@ def _pivots_from_perm(perm, k):
     cur = xp.broadcast_to(xp.arange(m), flat.shape).copy()
     loc = cur.copy()  # loc[row] = where that row of A sits now
     rows = xp.arange(len(flat))
-    piv = xp.empty((len(flat), k), dtype=numpy.int32)
+    piv = xp.empty((len(flat), k), dtype=_dtype.int32.np)
     for i in range(k):
         j = loc[rows, flat[:, i]]
         piv[:, i] = j + 1
@@ -858,7 +832,7 @@ def _lu_factor_fwd(xp, A):
     k = min(A.shape[-2:])
     piv = _pivots_from_perm(xp.argsort(perm_inv, -1), k)
     diag = xp.diagonal(U, 0, -2, -1) == 0
-    info = xp.where(diag.any(-1), diag.argmax(-1) + 1, 0).astype(numpy.int32)
+    info = xp.where(diag.any(-1), diag.argmax(-1) + 1, 0).astype(_dtype.int32.np)
     return _pack(xp, L, U), piv, info
 
 
@@ -894,9 +868,9 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
 
 def _lu_factor_error(A, info):
     if functions(get_array_module(info._data)).any_true(info._data != 0):
-        bad = numpy.flatnonzero(info.cpu().numpy())
-        i = int(info._data.reshape(-1)[bad[0]])
-        raise LinAlgError(f"torch.linalg.lu_factor: {_batch_prefix(A._data.shape, bad[0])}"
+        infos = info._data.reshape(-1).tolist()
+        bad, i = next((j, v) for j, v in enumerate(infos) if v)
+        raise LinAlgError(f"torch.linalg.lu_factor: {_batch_prefix(A._data.shape, bad)}"
                           f"U[{i},{i}] is zero and using it on lu_solve would result in a "
                           f"division by zero. If you still want to perform the factorization, "
                           f"consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
@@ -1424,7 +1398,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     atol_v, rtol_v = _tolerances(A, atol, rtol)
     top = s.max(axis=-1, keepdims=True) if s.shape[-1] else s
     thr = xp.maximum(atol_v, rtol_v * top)
-    return wrap(xp.asarray((s > thr).sum(-1), dtype=numpy.int64), xp)
+    return wrap(xp.asarray((s > thr).sum(-1), dtype=_dtype.int64.np), xp)
 
 
 # ---- legacy top-level forms --------------------------------------------------------------
@@ -1627,7 +1601,7 @@ register(lu_unpack, name="lu_unpack", method=False)
 register(householder_product, name="orgqr")
 
 
-_tensor_xp.register_linalg(  # numpy.linalg's names on the facade, with NumPy's signatures
+_tensor_xp.register_linalg(  # NumPy's linalg names on the facade, with NumPy's signatures
     solve=solve, inv=inv, det=det, pinv=pinv,
     svd=lambda a, full_matrices=True: tuple(svd(a, full_matrices)),
     eigh=lambda a, UPLO="L": tuple(eigh(a, UPLO)))  # noqa: N803 (NumPy's argument name)

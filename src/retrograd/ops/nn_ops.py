@@ -9,10 +9,9 @@ PyTorch's signatures live in :mod:`retrograd.nn.functional`.
 """
 
 import math
+import struct
 
-import numpy
-
-from .._dtype import OPMATH, is_inexact, kind_of
+from .._dtype import OPMATH, float32, is_inexact, kind_of
 from .._tensor import wrap
 from ..backend import cpu_kernels, get_array_module, gpu_kernels
 from ..backend.functions import functions
@@ -109,7 +108,7 @@ def constant_pad(input, pad, value=0):
 
 
 # ---- reflection, replication and circular padding -----------------------------------------
-# Each is numpy.pad (reflect / edge / wrap) of the positive pads and a cut of the negative
+# Each is ``xp.pad`` (reflect / edge / wrap) of the positive pads and a cut of the negative
 # ones: PyTorch's reflection and replication kernels index the fully padded input (pad,
 # then cut), its circular pad cuts first and wraps what is left. The vjp folds the padded
 # borders back onto the input (the adjoint); it is itself an op whose vjp is the pad.
@@ -117,7 +116,7 @@ _NP_MODE = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
 
 def _pad_widths(ndim, pad, f):
-    """numpy.pad widths for the last ``len(pad) // 2`` dims, each pad mapped by ``f``."""
+    """``xp.pad`` widths for the last ``len(pad) // 2`` dims, each pad mapped by ``f``."""
     w = [(0, 0)] * ndim
     for i in range(len(pad) // 2):
         w[ndim - 1 - i] = (f(pad[2 * i]), f(pad[2 * i + 1]))
@@ -141,7 +140,7 @@ def _cut(x, pad):
 
 
 def _mode_pad_np(xp, x, pad, mode):
-    """The forward on arrays (NumPy's, or batched ones): one numpy.pad call."""
+    """The forward on arrays (NumPy's, or batched ones): one ``xp.pad`` call."""
     grow = _pad_widths(x.ndim, pad, lambda p: max(p, 0))
     if mode == "circular":
         cut = _cut(x, pad)
@@ -396,7 +395,7 @@ def _nll_fwd(xp, self, target, weight, reduction, ignore_index, input_dtype):
                               input_dtype)
         return (out[0] if reduction == "none" else out), total
     valid = target != ignore_index
-    safe = numpy.where(valid, target, 0)
+    safe = xp.where(valid, target, 0)
     picked = xp.squeeze(xp.take_along_axis(self, xp.expand_dims(safe, 1), 1), 1)
     coef = (valid if weight is None else xp.where(valid, _class_weight(xp, weight, safe), 0)) \
         .astype(self.dtype)
@@ -784,15 +783,15 @@ _AS_C = tuple(-0.5 * c for c in (1.061405429, -1.453152027, 1.421413741, -0.2844
                                  0.254829592))
 
 
-def _gelu_tail32(x):
+def _gelu_tail32(xp, x):
     """``(|x|, -erfc(|x|/sqrt 2)/2, exp(-x*x/2))`` for a float32 array."""
-    a = numpy.abs(x)
+    a = xp.abs(x)
     e = a * a
     e *= -0.5
-    numpy.exp(e, out=e)
+    xp.exp(e, out=e)
     t = a * _AS_K
     t += 1
-    numpy.reciprocal(t, out=t)
+    xp.reciprocal(t, out=t)
     p = t * _AS_C[0]
     for c in _AS_C[1:]:
         p += c
@@ -801,20 +800,20 @@ def _gelu_tail32(x):
     return a, p, e
 
 
-def _gelu32(x):
+def _gelu32(xp, self, approximate):
     """``x Phi(x)`` as ``relu(x) - |x| erfc(|x|/sqrt 2)/2``: no sign select, no copysign."""
-    a, p, _ = _gelu_tail32(x)
+    a, p, _ = _gelu_tail32(xp, self)
     p *= a
-    p += numpy.maximum(x, 0, out=a)
+    p += xp.maximum(self, 0, out=a)
     return p
 
 
-def _gelu32_d(x):
+def _gelu32_d(xp, x):
     """``Phi(x) + x phi(x)``; ``Phi(x)`` is ``|H(x) - erfc(|x|/sqrt 2)/2|`` (H the step)."""
-    cdf, p, e = _gelu_tail32(x)
-    numpy.greater_equal(x, 0, out=cdf)
+    cdf, p, e = _gelu_tail32(xp, x)
+    xp.greater_equal(x, 0, out=cdf)
     cdf += p
-    numpy.abs(cdf, out=cdf)
+    xp.abs(cdf, out=cdf)
     e *= x
     e *= 0.3989422804014327
     cdf += e
@@ -838,7 +837,7 @@ def _gelu_grad(xp, grad, self, approximate):
 
 
 def _gelu32_grad(xp, grad, self, approximate):
-    d = _gelu32_d(self)
+    d = _gelu32_d(xp, self)
     d *= grad
     return d
 
@@ -846,7 +845,7 @@ def _gelu32_grad(xp, grad, self, approximate):
 def _erf_gelu32(*args):
     """The exact (erf) GELU of a float32 array with dims: the in-place NumPy kernels."""
     self, approximate = args[-2:]
-    return approximate != "tanh" and self.dtype == numpy.float32 and self.ndim
+    return approximate != "tanh" and self.dtype == float32.np and self.ndim
 
 
 def _erf_gelu_gpu(*args):
@@ -859,8 +858,7 @@ def _erf_gelu_compiled(*args):
     return args[-1] != "tanh" and cpu_kernels.takes(*args[:-1])
 
 
-_gelu = defop("gelu", kernel(kernel(kernel(_gelu_fwd, lambda xp, self, approximate:
-                                           _gelu32(self), _erf_gelu32),
+_gelu = defop("gelu", kernel(kernel(kernel(_gelu_fwd, _gelu32, _erf_gelu32),
                                     lambda xp, self, approximate: cpu_kernels.gelu(self),
                                     _erf_gelu_compiled),
                              lambda xp, self, approximate: gpu_kernels.gelu(self),
@@ -1001,7 +999,12 @@ _mse = defop(
 
 
 def _size(a, b):
-    return math.prod(numpy.broadcast_shapes(a.shape, b.shape))
+    """The number of elements of ``a`` and ``b`` broadcast together (shapes the forward
+    accepted; arrays or the facade's Tensors)."""
+    n = max(len(a.shape), len(b.shape))
+    sa = (1,) * (n - len(a.shape)) + tuple(a.shape)
+    sb = (1,) * (n - len(b.shape)) + tuple(b.shape)
+    return math.prod(y if x == 1 else x for x, y in zip(sa, sb, strict=True))
 
 
 def _sl1_fwd(xp, self, target, reduction, beta):
@@ -1039,7 +1042,7 @@ def _bce_fwd(xp, self, target, weight, reduction):
 
 
 # ATen's EPSILON is a float constant: its double kernel clamps at 1e-12 rounded to float32.
-_BCE_EPS = float(numpy.float32(1e-12))
+_BCE_EPS = struct.unpack("f", struct.pack("f", 1e-12))[0]
 
 
 def _bce_grad(xp, grad, self, target, weight, reduction):

@@ -1,11 +1,9 @@
 """Number decomposition and integer arithmetic: frexp, gcd, lcm, and nan_to_num_."""
 
-
-import numpy
-
-from .._dtype import is_float
+from .._dtype import int32, is_float
 from .. import return_types
 from .._tensor import Tensor, wrap
+from ..backend import get_array_module
 from ._registry import _pretty, apply_inplace, register
 from .pointwise import _nan_to_num
 
@@ -19,8 +17,8 @@ def frexp(input, *, out=None):
     a = input._data
     if not is_float(a.dtype):
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    m, e = numpy.frexp(a)
-    return return_types.frexp((wrap(m), wrap(e.astype(numpy.int32))))
+    m, e = get_array_module(a).frexp(a)
+    return return_types.frexp((wrap(m), wrap(e.astype(int32.np))))
 
 
 @register
@@ -37,11 +35,10 @@ def _int_binary(name, ufunc):
 
     def fn(input, other, *, out=None):
         check(input, other)
-        return wrap(getattr(numpy, ufunc)(input._data, other._data))
+        return wrap(getattr(get_array_module(input._data), ufunc)(input._data, other._data))
 
     def fn_(self, other):
-        check(self, other)
-        return self.copy_(wrap(getattr(numpy, ufunc)(self._data, other._data)))
+        return self.copy_(fn(self, other))
     fn.__name__ = fn.__qualname__ = name
     fn_.__name__ = fn_.__qualname__ = name + "_"
     fn.__doc__ = f"Elementwise ``{name}`` of integer tensors."

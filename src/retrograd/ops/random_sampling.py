@@ -1,34 +1,47 @@
 """Random sampling from a tensor's values or into it: bernoulli, poisson, multinomial
 and the in-place samplers (exponential_, geometric_, log_normal_, cauchy_), drawn from
 a ``Generator``; bernoulli and poisson record a node whose gradient is zero, as
-PyTorch's."""
+PyTorch's. The generator is NumPy's, on the host (``functions(xp).draw``), so a device
+draws the values the CPU draws; the arithmetic on them runs where the tensor lives."""
 
 
-import numpy
+import math
 
-from .._dtype import is_float
+from .._dtype import float64, int64, is_float
 from .. import _random
 from .._tensor import Tensor, wrap
+from ..backend import get_array_module
+from ..backend.functions import functions
 from ._registry import _pretty, apply, defop, register
 
 __all__ = ["bernoulli", "bernoulli_", "poisson", "multinomial", "exponential_", "geometric_",
            "log_normal_", "cauchy_"]
 
 
-_INT64 = numpy.dtype(numpy.int64)
-
 def _gen(generator):
     return (generator or _random.default_generator)._rng
+
+
+def _drawn(xp, rng, name, args, shape):
+    """``rng.<name>(*args, shape)`` as an array of ``xp`` (drawn on the host)."""
+    f = functions(xp)
+    return f.constant(f.draw(rng, name, args, shape))
 
 
 def _zero(xp, grad):
     return xp.zeros_like(grad)
 
 
-_bernoulli = defop("bernoulli", lambda xp, self, rng:
-                   (rng.random(self.shape) < self).astype(self.dtype),
+def _below(xp, rng, p, like):
+    """1 where a uniform draw is below probability ``p`` (a number or an array), else 0,
+    in the dtype of array ``like``."""
+    return xp.astype(_drawn(xp, rng, "random", (), like.shape) < p, like.dtype)
+
+
+_bernoulli = defop("bernoulli", lambda xp, self, rng: _below(xp, rng, self, self),
                    vjp={"self": _zero}, jvp="elementwise")
-_poisson = defop("poisson", lambda xp, self, rng: rng.poisson(self).astype(self.dtype),
+_poisson = defop("poisson", lambda xp, self, rng:
+                 xp.astype(_drawn(xp, rng, "poisson", (self,), self.shape), self.dtype),
                  vjp={"self": _zero}, jvp="elementwise")
 
 
@@ -37,15 +50,15 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     """1 with probability ``input`` (or ``p``) elementwise, else 0, in input's dtype."""
     rng = _gen(generator)
     if p is not None:
-        return wrap((rng.random(input._data.shape) < p).astype(input._data.dtype))
+        return wrap(_below(get_array_module(input._data), rng, p, input._data))
     return apply(_bernoulli, (input,), (rng,))
 
 
 @register(function=False)
 def bernoulli_(self, p=0.5, *, generator=None):
-    rng = _gen(generator)
     prob = p._data if isinstance(p, Tensor) else p
-    return self.copy_(wrap((rng.random(self._data.shape) < prob).astype(self._data.dtype)))
+    return self.copy_(wrap(_below(get_array_module(self._data), _gen(generator), prob,
+                                  self._data)))
 
 
 @register(method=False)
@@ -69,42 +82,47 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if not replacement and num_samples > a.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
-    if not numpy.isfinite(a).all() or (a < 0).any():
+    xp = get_array_module(a)
+    f = functions(xp)
+    if f.any_true(~xp.isfinite(a) | (a < 0)):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    rows = a.reshape(-1, a.shape[-1]).astype(numpy.float64)
-    total = rows.sum(-1, keepdims=True)
-    if (total <= 0).any():
+    rows = xp.astype(xp.reshape(a, (-1, a.shape[-1])), float64.np)
+    total = xp.sum(rows, -1, keepdims=True)
+    if f.any_true(total <= 0):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     rng = _gen(generator)
     if replacement:
-        cdf = numpy.cumsum(rows / total, -1)
-        u = rng.random((rows.shape[0], num_samples))
-        out = numpy.stack([numpy.searchsorted(c, x, side="right") for c, x in zip(cdf, u,
-                                                                                     strict=True)])
-        out = numpy.minimum(out, rows.shape[1] - 1)
+        cdf = xp.cumsum(rows / total, -1)
+        u = _drawn(xp, rng, "random", (), (rows.shape[0], num_samples))
+        out = xp.stack([xp.searchsorted(c, x, side="right") for c, x in zip(cdf, u,
+                                                                               strict=True)])
+        out = xp.minimum(out, rows.shape[1] - 1)
     else:  # Gumbel top-k: the order of exponential races, weights as rates
-        keys = rng.exponential(size=rows.shape) / numpy.where(rows > 0, rows, numpy.nan)
-        out = numpy.argsort(numpy.where(numpy.isnan(keys), numpy.inf, keys), -1,
-                            kind="stable")[:, :num_samples]
-    return wrap(out.reshape(a.shape[:-1] + (num_samples,)).astype(_INT64))
+        keys = _drawn(xp, rng, "exponential", (1.0,), rows.shape) / xp.where(rows > 0, rows,
+                                                                             math.nan)
+        out = xp.argsort(xp.where(xp.isnan(keys), math.inf, keys), -1,
+                         kind="stable")[:, :num_samples]
+    return wrap(xp.astype(xp.reshape(out, a.shape[:-1] + (num_samples,)), int64.np))
 
 
 def _sampler(name, draw, doc):
     def fn(self, *args, generator=None):
-        return self.copy_(wrap(numpy.asarray(draw((generator or _random.default_generator)._rng,
-                                                  self._data.shape, *args))))
+        xp = get_array_module(self._data)
+        return self.copy_(wrap(draw(lambda *a: _drawn(xp, _gen(generator), *a),
+                                    self._data.shape, *args)))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return register(fn, function=False)
 
 
-exponential_ = _sampler("exponential_", lambda g, shape, lambd=1.0:
-                        g.exponential(1 / lambd, shape), "Fill with Exp(lambd) samples.")
-geometric_ = _sampler("geometric_", lambda g, shape, p: g.geometric(p, shape),
+# each draw(d, shape, *args): d(name, args, shape) draws rng.<name>(*args, shape)
+exponential_ = _sampler("exponential_", lambda d, shape, lambd=1.0:
+                        d("exponential", (1 / lambd,), shape), "Fill with Exp(lambd) samples.")
+geometric_ = _sampler("geometric_", lambda d, shape, p: d("geometric", (p,), shape),
                       "Fill with Geometric(p) samples (trials to the first success).")
-log_normal_ = _sampler("log_normal_", lambda g, shape, mean=1.0, std=2.0:
-                       g.lognormal(mean, std, shape),
+log_normal_ = _sampler("log_normal_", lambda d, shape, mean=1.0, std=2.0:
+                       d("lognormal", (mean, std), shape),
                        "Fill with samples whose log is N(mean, std**2).")
-cauchy_ = _sampler("cauchy_", lambda g, shape, median=0.0, sigma=1.0:
-                   median + sigma * g.standard_cauchy(shape),
+cauchy_ = _sampler("cauchy_", lambda d, shape, median=0.0, sigma=1.0:
+                   median + sigma * d("standard_cauchy", (), shape),
                    "Fill with Cauchy(median, sigma) samples.")

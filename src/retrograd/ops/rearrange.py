@@ -11,10 +11,9 @@ import functools
 import math
 import operator
 
-import numpy
-
 from ..backend import get_array_module
 from ..backend.functions import functions
+from .._dtype import int64
 from .._tensor import Tensor, _wrap_dim, wrap
 from ._registry import apply, defop, register
 from ._kernels import run_kernel
@@ -26,9 +25,6 @@ defop = functools.partial(defop, upcast=False)
 
 __all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "unfold", "fold", "rot90",
            "repeat_interleave"]
-
-_INT64 = numpy.dtype(numpy.int64)
-
 
 # ---- pixel shuffle ------------------------------------------------------------------------
 def _shuffle(xp, x, r):
@@ -204,7 +200,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         if r.ndim != 1:
             raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
         xp = get_array_module(r)
-        return wrap(xp.repeat(xp.arange(r.shape[0], dtype=_INT64), r))
+        return wrap(xp.repeat(xp.arange(r.shape[0], dtype=int64.np), r))
     if dim is None:
         input, d = input.reshape(-1), 0
     else:
@@ -225,13 +221,13 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         if functions(xp).any_true(r < 0):
             raise RuntimeError("repeats can not be negative")
         if output_size is None:
-            index = xp.repeat(xp.arange(n, dtype=_INT64), r)
+            index = xp.repeat(xp.arange(n, dtype=int64.np), r)
         else:  # output j repeats the first input whose running count of repeats passes
             # j: a length known without the values (meta has none)
             if functions(xp).any_true(xp.sum(r) != output_size):
                 raise RuntimeError("allocated size does not match required size")
             index = xp.searchsorted(xp.cumsum(r), xp.arange(output_size), side="right")
-        return input.index_select(d, wrap(index.astype(_INT64, copy=False)))
+        return input.index_select(d, wrap(index.astype(int64.np, copy=False)))
     k = operator.index(repeats)
     if k < 0:
         raise RuntimeError("Repeats must be non-negative")

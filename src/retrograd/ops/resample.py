@@ -11,10 +11,8 @@ plan's groups). Forward and backward are each other's vjp, so both are different
 The taps are the forward's but in the nearest modes, whose backward has its own indices as
 PyTorch's does."""
 
-import numpy
-
 from ._kernels import run_kernel
-from .._dtype import is_inexact
+from .._dtype import is_inexact, uint8
 from ..backend import resample_plan
 from ._registry import _pretty, apply, defop
 
@@ -107,7 +105,7 @@ def _check_sizes(input, out_sizes, k):
 def _unsupported(input, mode, k, antialias):
     """PyTorch's error for integer inputs, naming the kernel that rejects them (its uint8
     kernels for bilinear and bicubic round differently and are not reproduced)."""
-    if input._data.dtype == numpy.uint8:
+    if input._data.dtype == uint8.np:
         raise NotImplementedError(f"interpolate: uint8 input in mode {mode!r} is not supported")
     if antialias:
         name = "compute_index_ranges_weights"
@@ -127,7 +125,7 @@ def upsample(input, mode, out_sizes, scales, align_corners=False, antialias=Fals
     k = len(out_sizes)
     _check_sizes(input, out_sizes, k)
     dt = input._data.dtype
-    if not is_inexact(dt) and not (dt == numpy.uint8 and mode in ("nearest", "nearest-exact")):
+    if not is_inexact(dt) and not (dt == uint8.np and mode in ("nearest", "nearest-exact")):
         _unsupported(input, mode, k, antialias)
     strides = tuple(n // input._data.itemsize for n in input._data.strides)
     cl = resample_plan.channels_last_kernel(tuple(input.shape), strides, tuple(out_sizes))

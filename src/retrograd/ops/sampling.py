@@ -12,8 +12,8 @@ second-order graph is those ops, where PyTorch has one GridSampler2DBackwardBack
 import itertools
 import math
 
-import numpy
-
+from .. import _creation
+from .._dtype import int64
 from .._tensor import wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
@@ -26,24 +26,27 @@ _PADDINGS = ("zeros", "border", "reflection")
 
 
 # ---- affine_grid --------------------------------------------------------------------------
-def _linspace(n, align_corners, dtype):
+def _linspace(n, align_corners, dtype, device):
+    """One axis of the base grid, on ``device``: PyTorch's linspace(-1, 1, n), scaled by
+    (n - 1) / n in ``dtype`` unless ``align_corners``."""
     if n <= 1:
-        return numpy.zeros(1, dtype=dtype)
-    r = numpy.linspace(-1, 1, n, dtype=dtype)
-    return r if align_corners else r * dtype.type((n - 1) / n)
+        return _creation.zeros(1, dtype=dtype, device=device)._data
+    r = _creation.linspace(-1, 1, n, dtype=dtype, device=device)._data
+    return r if align_corners else r * r.dtype.type((n - 1) / n)
 
 
-def _base_grid(spatial, align_corners, dtype):
+def _base_grid(spatial, align_corners, dtype, device):
     """(prod(spatial), k + 1) rows of (x, y[, z], 1): x along the last dim."""
-    axes = [_linspace(n, align_corners, dtype) for n in spatial]
-    mesh = numpy.meshgrid(*axes, indexing="ij")
-    cols = [m.reshape(-1) for m in reversed(mesh)] + [numpy.ones(mesh[0].size, dtype=dtype)]
-    return numpy.stack(cols, axis=1)
+    axes = [_linspace(n, align_corners, dtype, device) for n in spatial]
+    xp = get_array_module(axes[0])
+    mesh = xp.meshgrid(*axes, indexing="ij")
+    cols = [xp.reshape(m, -1) for m in reversed(mesh)]
+    return xp.stack(cols + [xp.ones(cols[0].shape, dtype=cols[0].dtype)], axis=1)
 
 
 def _const(xp, a, like):
-    """The host base grid as the rule's values are: on their device, a Tensor on the
-    facade, in ``like``'s dtype (a low-precision grid's values are exact in float32,
+    """The base grid as the rule's values are: a Tensor on the facade (a constant of the
+    graph), in ``like``'s dtype (a low-precision grid's values are exact in float32,
     where the rules compute)."""
     c = functions(xp).constant(a)
     return c if c.dtype == like.dtype else xp.astype(c, like.dtype)
@@ -69,7 +72,7 @@ def affine_grid(theta, size, align_corners):
     if size[0] != theta.shape[0]:  # PyTorch's bmm of the base grid and theta rejects it
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{size[0]}, {k + 1}] but got: [{theta.shape[0]}, {k + 1}].")
-    base = _base_grid(tuple(size[2:]), align_corners, theta._data.dtype)
+    base = _base_grid(tuple(size[2:]), align_corners, theta.dtype, theta.device)
     return apply(_affine_grid, (theta,), (base, tuple(size[2:]) + (k,)))
 
 
@@ -145,7 +148,7 @@ def _corners(spatial, grid, mode, padding_mode, align_corners):
         flat = 0
         for d, (pos, _, _) in enumerate(combo):
             inside &= (pos >= 0) & (pos < sizes[d])
-            flat = flat + xp.clip(pos, 0, sizes[d] - 1).astype(numpy.intp) * strides[d]
+            flat = flat + xp.clip(pos, 0, sizes[d] - 1).astype(int64.np) * strides[d]
         factors = [f for _, f, _ in combo]
         wt = math.prod(factors[1:], start=factors[0]) * inside
         dws = None if mode == "nearest" else [
@@ -238,7 +241,7 @@ def _tensor_corners(spatial, grid, mode, padding_mode, align_corners):
         flat = 0
         for d, (pos, _, _) in enumerate(combo):
             inside &= (pos >= 0) & (pos < sizes[d])
-            flat = flat + xp.clip(pos, 0, sizes[d] - 1).astype(numpy.intp) * strides[d]
+            flat = flat + xp.clip(pos, 0, sizes[d] - 1).astype(int64.np) * strides[d]
         mask = wrap(inside.astype(dt))
         if mode == "nearest":
             out.append((flat, mask, None))
@@ -255,7 +258,7 @@ def _index(flat, c):
     xp = get_array_module(flat)
     n, p = flat.shape
     return wrap(xp.ascontiguousarray(xp.broadcast_to(flat[:, None, :], (n, c, p)),
-                                        dtype=numpy.int64))
+                                        dtype=int64.np))
 
 
 def _input_grad_t(grad, input_shape, grid, mode, padding_mode, align_corners):

@@ -10,9 +10,7 @@ The gamma family, erfinv and the Bessel functions come from SciPy (CuPy's
 
 import math
 
-import numpy
-
-from .._dtype import is_inexact
+from .._dtype import is_inexact, np_finfo
 from ..backend import get_array_module, special_functions
 from ..backend.functions import functions
 from ._registry import _broadcast_error, _pretty, apply, apply_inplace, defop, register
@@ -26,19 +24,6 @@ __all__ = ["logaddexp", "logaddexp2", "erfc", "erfinv", "lgamma", "digamma", "po
 _S = ("self",)
 _BOTH = ("self", "other")
 _LN2 = 0.6931471805599453
-_MATH = {"erfc": math.erfc, "gammaln": math.lgamma}
-
-
-def _special(xp, name, *args):
-    """``scipy.special.<name>`` of the arrays' module (``cupyx`` for CuPy's), in the dtype of
-    the last argument (SciPy computes some in float64)."""
-    x = args[-1]
-    sp = special_functions(xp)
-    if sp is None:  # pragma: no cover - exercised only without SciPy
-        if name not in _MATH:
-            raise NotImplementedError(f"{name} needs SciPy (pip install scipy)")
-        return numpy.frompyfunc(_MATH[name], 1, 1)(x).astype(x.dtype)
-    return xp.asarray(getattr(sp, name)(*args), dtype=x.dtype)
 
 
 def _unary(name, forward, rule, node=None, upcast=True):
@@ -48,22 +33,22 @@ def _unary(name, forward, rule, node=None, upcast=True):
 
 # PyTorch's backward of these is a composite of half ops for float16, each step rounded
 # (the number multiplied in float32), as erf's
-_erfc = _unary("erfc", lambda xp, self: _special(xp, "erfc", self),
+_erfc = _unary("erfc", lambda xp, self: functions(xp).special("erfc", self),
                lambda xp, grad, self:
                _times(xp, _rounded(xp, xp.exp, -(self * self)), -1.1283791670955126) * grad,
                upcast="forward")
-_erfinv = _unary("erfinv", lambda xp, self: _special(xp, "erfinv", self),
+_erfinv = _unary("erfinv", lambda xp, self: functions(xp).special("erfinv", self),
                  lambda xp, grad, result:
                  _times(xp, _rounded(xp, xp.exp, result * result), 0.886226925452758) * grad,
                  upcast="forward")
-_digamma = _unary("digamma", lambda xp, self: _special(xp, "psi", self),
+_digamma = _unary("digamma", lambda xp, self: functions(xp).special("psi", self),
                   lambda xp, grad, self: grad * call(xp, _polygamma, self, attrs=(1,)))
 def _lgamma_fwd(xp, self):
     """SciPy's gammaln, but inf at -inf (SciPy: -inf) and -log|x| at subnormals (SciPy:
     inf, its 1/x overflowing), as PyTorch."""
-    r = _special(xp, "gammaln", self)
+    r = functions(xp).special("gammaln", self)
     a = xp.abs(self)
-    sub = (a < numpy.finfo(self.dtype).tiny) & (a > 0)
+    sub = (a < np_finfo(self.dtype).tiny) & (a > 0)
     if functions(xp).any_true(sub):
         r = xp.where(sub, -xp.log(xp.where(sub, a, 1)), r)
     return xp.where(self == -math.inf, math.inf, r)
@@ -77,10 +62,10 @@ def _polygamma_fwd(xp, self, n):
     """SciPy's polygamma in its own steps, ``(-1)^(n+1) n! zeta(n + 1, x)`` (psi at n = 0),
     on the arrays' ufuncs: its Python function takes the arguments to host arrays."""
     if not n:
-        return _special(xp, "psi", self)
+        return functions(xp).special("psi", self)
     sp = special_functions(xp)
     if sp is None:  # pragma: no cover - exercised only without SciPy
-        return _special(xp, "polygamma", n, self)
+        return functions(xp).special("polygamma", n, self)
     coef = (-1.0) ** (n + 1) * sp.gamma(n + 1.0)
     return xp.asarray(coef * sp.zeta(xp.asarray(n + 1), self), dtype=self.dtype)
 
@@ -100,9 +85,9 @@ def _i1_rule(xp, grad, self, result):
                            - result / xp.where(zero, 1, self))
 
 
-_i0 = _unary("i0", lambda xp, self: _special(xp, "i0", self),
+_i0 = _unary("i0", lambda xp, self: functions(xp).special("i0", self),
              lambda xp, grad, self: grad * call(xp, _i1, self))
-_i1 = _unary("i1", lambda xp, self: _special(xp, "i1", self), _i1_rule,
+_i1 = _unary("i1", lambda xp, self: functions(xp).special("i1", self), _i1_rule,
              node="SpecialI1Backward0")
 
 
