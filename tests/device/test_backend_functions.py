@@ -133,5 +133,5 @@ def test_draw_reads_device_arguments_on_the_host():
     rates = numpy.array([[0.5, 3.0], [10.0, 0.0]])
     want = functions(numpy).draw(numpy.random.default_rng(4), "poisson", (rates,), (2, 2))
     got = functions(dev).draw(numpy.random.default_rng(4), "poisson", (_on(rates),), (2, 2))
-    assert type(got) is numpy.ndarray  # on the host: the caller moves it (constant)
-    numpy.testing.assert_array_equal(got, want)
+    assert type(got) is type(_on(rates))  # drawn on the host, returned on the device
+    numpy.testing.assert_array_equal(got.get(), want)
