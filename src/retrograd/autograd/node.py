@@ -11,12 +11,12 @@ import itertools
 import sys
 import threading
 import weakref
-from collections import OrderedDict
 
 import numpy
 
 from .. import _observe
-from .._dtype import LOW, OPMATH, opmath_arrays
+from .._hooks import RemovableHandle, add_hook
+from .._dtype import LEGACY_NAMES, LOW, OPMATH, opmath_arrays
 from ..backend import get_array_module
 from ..backend.functions import facade, functions
 from . import grad_mode
@@ -30,36 +30,6 @@ _seq = itertools.count()
 _HANDWRITTEN = frozenset(("AccumulateGrad", "CopySlices", "CopyBackwards", "GraphRoot", "Error",
                           "DelayedError", "UndefinedGradBackward"))
 _ACC_SEQ = sys.maxsize  # AccumulateGrad runs as soon as it is ready, as in PyTorch
-
-
-class RemovableHandle:
-    """Returned by every ``register_*hook``; ``remove()`` is safe during backward."""
-
-    __slots__ = ("_ref", "id")
-    _ids = itertools.count()
-
-    def __init__(self, hooks_dict):
-        self._ref = weakref.ref(hooks_dict)
-        self.id = next(RemovableHandle._ids)
-
-    def remove(self):
-        d = self._ref()
-        if d is not None:
-            d.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
-def _add_hook(d, fn):
-    if d is None:
-        d = OrderedDict()
-    h = RemovableHandle(d)
-    d[h.id] = fn
-    return d, h
 
 
 class _SavedHooks(threading.local):
@@ -152,12 +122,12 @@ class Node:
 
     def register_hook(self, fn):
         """``fn(grad_inputs, grad_outputs)`` runs after the node; may return new grad_inputs."""
-        self._post_hooks, h = _add_hook(self._post_hooks, fn)
+        self._post_hooks, h = add_hook(self._post_hooks, fn)
         return h
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` runs before the node; may return new grad_outputs."""
-        self._pre_hooks, h = _add_hook(self._pre_hooks, fn)
+        self._pre_hooks, h = add_hook(self._pre_hooks, fn)
         return h
 
     def _register_tensor_prehook(self, output_nr, fn):
@@ -165,7 +135,7 @@ class Node:
         the output that got one first run first, each output's in registration order."""
         if self._tensor_pre_hooks is None:
             self._tensor_pre_hooks = {}
-        d, h = _add_hook(self._tensor_pre_hooks.get(output_nr), fn)
+        d, h = add_hook(self._tensor_pre_hooks.get(output_nr), fn)
         self._tensor_pre_hooks[output_nr] = d
         return h
 
@@ -316,11 +286,6 @@ class SavedTensor:
         return "<retrograd SavedTensor>"
 
 
-_LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-           "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-           "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bfloat16": "BFloat16"}
-
-
 def _version_error(saved, node):
     """PyTorch's message. It names the history of the saved tensor: the saving node for
     an op's own output, else the tensor's grad_fn now (after the in-place write)."""
@@ -329,7 +294,7 @@ def _version_error(saved, node):
     fn, nr = (node, saved._output_nr) if t is None else (t.grad_fn, t._output_nr)
     where = f", which is output {nr} of {_forward_name(fn.name())}," if fn is not None else ""
     return (f"one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [torch.{_LEGACY[data.dtype.name]}Tensor {list(data.shape)}]"
+            f"inplace operation: [torch.{LEGACY_NAMES[data.dtype.name]} {list(data.shape)}]"
             f"{where} is at version {saved._vc[0]}; expected version {saved._version} "
             f"instead. Hint: enable anomaly detection to find the operation that failed to "
             f"compute its gradient, with torch.autograd.set_detect_anomaly(True, "

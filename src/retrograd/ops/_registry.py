@@ -67,8 +67,8 @@ import numpy
 
 from .. import _observe
 from .._tensor import Tensor, wrap, _ndarray
-from .._dtype import (FLOAT, LOW, OPMATH, bfloat16, get_default_dtype, is_inexact, opmath_arrays,
-                      result_type)
+from .._dtype import (FLOAT, LOW, OPMATH, SCALAR_NAMES, bfloat16, get_default_dtype, is_inexact,
+                      opmath_arrays, result_type)
 from ..autograd import forward_ad, grad_mode
 from ..autograd._batched import INPLACE, BatchedNumpy, shape_of
 from ..autograd._batched_loop import NO_RULE, per_element, top_batch
@@ -166,6 +166,11 @@ class OpDef:
 
     def __repr__(self):
         return f"<op {self.name}>"
+
+    def apply(self, values, attrs=()):
+        """:func:`apply` of this op: how forward AD, below the registry, records the ops
+        of a differentiable tangent."""
+        return apply(self, values, attrs)
 
 
 def _camel(name):
@@ -668,10 +673,7 @@ def _same_kind(src, dst):
 
 
 def _pretty(np_dtype):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-            "bfloat16": "BFloat16"}[np_dtype.name]
+    return SCALAR_NAMES[np_dtype.name]
 
 
 def _broadcast_error(values, error):

@@ -5,14 +5,15 @@ written in place, the base's history becomes ``CopySlices`` (apply the
 in-place op's node to the view's region of the base's gradient) and the
 view's becomes ``AsStridedBackward0`` of the base. Other views of the same
 base notice the version change and rebuild their grad_fn the same way the
-next time an op uses them. Regions are recorded as element geometry inside the
+next time an op uses them or reads their ``grad_fn`` or ``requires_grad`` (Tensor
+attributes this module installs). Regions are recorded as element geometry inside the
 base's memory (any dense layout: C, F or permuted), which gradients of the
 base reproduce by taking the base's strides.
 """
 
 import numpy
 
-from .._tensor import Tensor, wrap
+from .._tensor import Tensor, _set_requires_grad, wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
 from ..autograd.node import Node, collect_next
@@ -51,6 +52,25 @@ def requires_grad(v):
             v._output_nr = 0
             v._requires_grad = True
     return v._requires_grad
+
+
+def _requires_grad_attr(t):
+    return t._requires_grad if t._base is None else requires_grad(t)
+
+
+def _set_requires_grad_attr(t, flag):
+    _set_requires_grad(t, flag, "only Tensors of floating point and complex dtype")
+
+
+def _grad_fn_attr(t):
+    if t._base is not None:
+        requires_grad(t)
+    return t._grad_fn
+
+
+# The Tensor's autograd attributes, as a view sees them (PyTorch's VariableHooks::grad_fn).
+Tensor.requires_grad = property(_requires_grad_attr, _set_requires_grad_attr)
+Tensor.grad_fn = property(_grad_fn_attr)
 
 
 def _element_strides(a):
