@@ -49,9 +49,6 @@ UPWARD = {
 # Groups of modules of one layer that import each other, still to untangle.
 CYCLES = {
     frozenset({"retrograd.ops._out", "retrograd.ops._registry", "retrograd.ops._views"}),
-    frozenset({"retrograd.nn._functional_resample", "retrograd.nn._mha",
-               "retrograd.nn.functional"}),
-    frozenset({"retrograd.backends", "retrograd.backends.cudnn", "retrograd.backends.mkldnn"}),
 }
 
 
