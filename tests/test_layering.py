@@ -29,7 +29,7 @@ LAYERS = (  # (name, module prefixes); a module belongs to its longest matching 
                        "retrograd.autograd._batched",
                        "retrograd.autograd._batched_loop", "retrograd.autograd._batched_rules",
                        "retrograd.autograd._ownership")),
-    ("op registry", ("retrograd.ops._registry",
+    ("op registry", ("retrograd.ops._registry", "retrograd.ops._opdef",
                      "retrograd.ops._views", "retrograd.ops._tensor_xp", "retrograd.ops._out",
                      "retrograd.ops._loss_args")),
     ("op families", ("retrograd.ops", "retrograd._creation", "retrograd._tensor_types")),
@@ -42,14 +42,11 @@ LAYERS = (  # (name, module prefixes); a module belongs to its longest matching 
 UPWARD = {
     ("retrograd.autograd.forward_ad", "retrograd.autograd"),
     ("retrograd.ops._tensor_xp", "retrograd._creation"),
-    ("retrograd.ops._views", "retrograd.ops.shape"),
     ("retrograd.utils.benchmark._timer", "retrograd"),
 }
 
 # Groups of modules of one layer that import each other, still to untangle.
-CYCLES = {
-    frozenset({"retrograd.ops._out", "retrograd.ops._registry", "retrograd.ops._views"}),
-}
+CYCLES = set()
 
 
 def _modules():

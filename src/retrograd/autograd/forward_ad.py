@@ -19,7 +19,7 @@ import numpy
 
 from .._dtype import is_inexact, opmath_arrays
 from .._tensor import Tensor, wrap
-from ..backend.functions import facade
+from ..backend.functions import facade, functions
 from . import grad_mode
 from ._batched import Batched, BatchedNumpy, _broadcast_to
 
@@ -216,7 +216,7 @@ def inplace_tangent(op, values, attrs):
     if grad_mode.state.enabled and any(isinstance(v, Tensor) and v.requires_grad
                                        for v in values):
         values = (values[0].clone(), *values[1:])
-    return tangent_of(op.apply(values, attrs))
+    return tangent_of(_record(op, values, attrs))
 
 
 def _env(op, xp, ins, res, attrs, values):
@@ -325,10 +325,19 @@ def _linear(op, values, ins, tangents, attrs, diff, xp):
 
 
 def _run(op, args, attrs, diff, xp):
-    """``op``'s forward on ``args``: recorded (differentiable) in diff mode."""
+    """``op``'s forward on ``args``: recorded (differentiable) in diff mode, where ``xp``
+    is the facade."""
     if diff:
-        return op.apply(args, attrs)
+        return functions(xp).call(op, args, attrs)
     return op.forward(xp, *args, *attrs)
+
+
+def _record(op, values, attrs):
+    """``op`` run on Tensors ``values`` and recorded by autograd, the way a rule under
+    ``create_graph`` runs an op: through the differentiable facade (the registry, which
+    calls forward AD, is above it)."""
+    first = next((v for v in values if isinstance(v, Tensor)), None)
+    return functions(facade(first)).call(op, values, attrs)
 
 
 def propagate_list(node_cls, inputs, outs, attrs):
@@ -385,7 +394,7 @@ def _transpose(op, values, tangents, attrs, outs, batch=None):
         ins = [v if t is None else v.view_as(v) if again and v.requires_grad
                else v.detach().requires_grad_(True) for v, t in zip(values, tangents,
                                                                     strict=True)]
-        res = op.apply(ins, attrs)
+        res = _record(op, ins, attrs)
         res = res if type(res) is tuple else (res,)
         keep = [k for k, o in enumerate(res) if o.requires_grad]
         us = [wrap(numpy.zeros_like(res[k]._data)).requires_grad_(True) for k in keep]

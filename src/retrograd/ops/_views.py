@@ -15,8 +15,9 @@ import numpy
 
 from .._tensor import Tensor, _set_requires_grad, wrap
 from ..backend import get_array_module
-from ..backend.functions import functions
+from ..backend.functions import facade, functions
 from ..autograd.node import Node, collect_next
+from ._opdef import defop
 
 __all__ = ["xp_of", "mark_view", "requires_grad", "rebase_view"]
 
@@ -136,16 +137,38 @@ class _Region:
 
     def geometry(self):
         """(view, base, numel): the view's and the base's (sizes, element strides, element
-        offset) inside the base's memory, for ``shape._as_strided_backward``."""
+        offset) inside the base's memory, for ``_as_strided_backward``."""
         return ((self.shape, self.strides, self.offset), (self.base_shape, self.base_strides, 0),
                 self.numel)
 
 
+def _strided_ids(xp, numel, geometry):
+    size, stride, offset = geometry
+    ids = xp.arange(numel)
+    return xp.lib.stride_tricks.as_strided(ids[offset:], size,
+                                           tuple(s * ids.itemsize for s in stride))
+
+
+def _restride_forward(xp, x, src, dst, numel):
+    """Scatter-add ``x`` (laid out as geometry ``src`` of a storage) into the storage, then
+    read geometry ``dst``: the gradient of an as_strided view, and its own adjoint."""
+    s = _strided_ids(xp, numel, src).reshape(-1)
+    storage = functions(xp).bincount(s, x.reshape(-1), numel)
+    return storage[_strided_ids(xp, numel, dst)].astype(x.dtype)
+
+
+_as_strided_backward = defop(
+    "as_strided_backward", _restride_forward,
+    vjp={"x": lambda xp, grad, src, dst, numel:
+         functions(xp).call(_as_strided_backward, (grad,), (dst, src, numel))},
+    jvp="transpose")
+
+
 def _restride(g, src, dst, numel):
     """Differentiably move gradient ``g`` from geometry ``src`` of the base's storage to
-    geometry ``dst`` (summing elements that meet): the create_graph path."""
-    from . import _registry, shape
-    return _registry.apply(shape._as_strided_backward, (g,), (src, dst, numel))
+    geometry ``dst`` (summing elements that meet): the create_graph path, recorded through
+    the differentiable facade as a rule's op is."""
+    return functions(facade(g)).call(_as_strided_backward, (g,), (src, dst, numel))
 
 
 class AsStridedBackward0(Node):
