@@ -30,8 +30,7 @@ LAYERS = (  # (name, module prefixes); a module belongs to its longest matching 
                        "retrograd.autograd._batched_loop", "retrograd.autograd._batched_rules",
                        "retrograd.autograd._ownership")),
     ("op registry", ("retrograd.ops._registry", "retrograd.ops._opdef",
-                     "retrograd.ops._views", "retrograd.ops._tensor_xp", "retrograd.ops._out",
-                     "retrograd.ops._loss_args")),
+                     "retrograd.ops._views", "retrograd.ops._out", "retrograd.ops._loss_args")),
     ("op families", ("retrograd.ops", "retrograd._creation", "retrograd._tensor_types")),
     ("autograd API", ("retrograd.autograd",)),
     ("libraries", ("retrograd.",)),
@@ -41,7 +40,6 @@ LAYERS = (  # (name, module prefixes); a module belongs to its longest matching 
 # Upward imports still to remove: (importer, imported).
 UPWARD = {
     ("retrograd.autograd.forward_ad", "retrograd.autograd"),
-    ("retrograd.ops._tensor_xp", "retrograd._creation"),
     ("retrograd.utils.benchmark._timer", "retrograd"),
 }
 
