@@ -17,11 +17,13 @@ import numpy
 from .. import _observe
 from .._hooks import RemovableHandle, add_hook
 from .._dtype import LEGACY_NAMES, LOW, OPMATH, opmath_arrays
+from .._tensor import Tensor, wrap
 from ..backend import get_array_module
 from ..backend.functions import facade, functions
 from . import grad_mode
 from ._batched import unbatch
 from ._batched_loop import NO_RULE, per_element, top_batch
+from .forward_ad import state as _fw_state
 
 __all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle", "DelayedError"]
 
@@ -150,7 +152,6 @@ class Node:
 
     def __call__(self, *grads):
         """Run the node on gradients, as PyTorch's ``grad_fn(*grads)``."""
-        from .._tensor import wrap
         create = grad_mode.state.enabled
         vals = [g if create else (g._data if g is not None else None) for g in grads]
         out = self.apply(vals, create)
@@ -247,7 +248,6 @@ class SavedTensor:
 
     def unpack(self, node):
         """The saved tensor; ``node`` becomes the grad_fn of a saved output."""
-        from .._tensor import Tensor, wrap
         if self._packed is not _NOT_PACKED:
             u = self._unpack(self._packed)
             if not isinstance(u, Tensor):
@@ -330,7 +330,6 @@ _new_acc_lock = threading.Lock()
 
 def collect_next(values, input_names):
     """Edges to the inputs' histories, and which inputs need a gradient."""
-    from .._tensor import Tensor
     nexts, needs = [], []
     for v in values:
         if isinstance(v, Tensor) and v._requires_grad:
@@ -534,7 +533,6 @@ def accumulate(var, g, create_graph, owned=False):
     """``var.grad += g`` following PyTorch's default gradient layouts: a new ``.grad`` is
     laid out like ``var``; an existing one is added into in place (keeping its layout)
     unless ``create_graph``, which replaces it by ``.grad + g`` with its graph."""
-    from .._tensor import Tensor, wrap
     if isinstance(g, Tensor) and not create_graph:
         g = g._data
     old = var._grad
@@ -611,7 +609,3 @@ def sum_acc(xp, g, axis=None, keepdims=False):
             return functions(xp).sum_kept(g, axis)
         return xp.sum(g, axis=axis, keepdims=keepdims)
     return xp.astype(xp.sum(g, axis=axis, keepdims=keepdims, dtype=up), g.dtype)
-
-
-# Last: the ops package imports this module, so it can only be imported once the above exists.
-from .forward_ad import state as _fw_state  # noqa: E402
