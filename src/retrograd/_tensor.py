@@ -2,7 +2,11 @@
 
 Ops and their methods are attached by ``retrograd.ops`` (each op module
 registers its own functions, methods and operators), so this file holds only
-what is not an op: attributes, conversions, grad bookkeeping and hooks.
+what is not an op: attributes, conversions, grad bookkeeping and hooks. What
+needs a layer above the Tensor is installed by the module that holds it, as the
+ops are: the legacy constructor (``_creation``), ``__repr__`` (``_tensor_str``),
+``backward`` (``autograd._backward``), ``requires_grad`` and ``grad_fn``
+(``ops._views``).
 """
 
 import warnings
@@ -403,7 +407,7 @@ class Tensor:
         self._post_acc_hooks, h = add_hook(self._post_acc_hooks, hook)
         return h
 
-    # ``backward`` is installed by ``retrograd.autograd``, beside the function it calls.
+    # ``backward`` is installed by ``autograd._backward``, beside the function it calls.
 
 
 _warned = set()

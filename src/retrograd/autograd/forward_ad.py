@@ -387,7 +387,9 @@ def _transpose(op, values, tangents, attrs, outs, batch=None):
     When grad mode is on and a primal or tangent requires grad, both backwards build
     graphs from the primals themselves, so the tangent can be differentiated again
     (reverse-over-forward), as the other jvp forms allow."""
-    from . import grad as _grad  # (the batched backward is above the op families)
+    # Still upward (tests/test_layering.py): grad's batched backward (is_grads_batched)
+    # special-cases view and list nodes, so it sits above the op families.
+    from . import grad as _grad
     again = batch is None and grad_mode.state.enabled and any(
         isinstance(v, Tensor) and v.requires_grad for v in (*values, *tangents))
     with grad_mode.enable_grad():
