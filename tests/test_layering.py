@@ -19,7 +19,7 @@ SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "retrograd"
 LAYERS = (  # (name, module prefixes); a module belongs to its longest matching prefix
     ("base", ("retrograd._dtype", "retrograd.backend", "retrograd._grad_state",
               "retrograd.return_types", "retrograd.version", "retrograd.torch_version",
-              "retrograd._deterministic", "retrograd._observe")),
+              "retrograd._deterministic", "retrograd._observe", "retrograd._hooks")),
     ("tensor", ("retrograd._tensor", "retrograd._tensor_str", "retrograd._random",
                 "retrograd._autocast")),
     ("autograd core", ("retrograd.autograd.grad_mode", "retrograd.autograd.node",
@@ -29,9 +29,8 @@ LAYERS = (  # (name, module prefixes); a module belongs to its longest matching 
                        "retrograd.autograd._batched",
                        "retrograd.autograd._batched_loop", "retrograd.autograd._batched_rules",
                        "retrograd.autograd._ownership")),
-    ("op registry", ("retrograd.ops._registry",
-                     "retrograd.ops._views", "retrograd.ops._tensor_xp", "retrograd.ops._out",
-                     "retrograd.ops._loss_args")),
+    ("op registry", ("retrograd.ops._registry", "retrograd.ops._opdef",
+                     "retrograd.ops._views", "retrograd.ops._out", "retrograd.ops._loss_args")),
     ("op families", ("retrograd.ops", "retrograd._creation", "retrograd._tensor_types")),
     ("autograd API", ("retrograd.autograd",)),
     ("libraries", ("retrograd.",)),
@@ -40,28 +39,12 @@ LAYERS = (  # (name, module prefixes); a module belongs to its longest matching 
 
 # Upward imports still to remove: (importer, imported).
 UPWARD = {
-    ("retrograd._tensor", "retrograd._creation"),
-    ("retrograd._tensor", "retrograd.autograd"),
-    ("retrograd._tensor", "retrograd.autograd.node"),
-    ("retrograd._tensor", "retrograd.ops._views"),
-    ("retrograd.autograd.forward_ad", "retrograd"),
     ("retrograd.autograd.forward_ad", "retrograd.autograd"),
-    ("retrograd.autograd.forward_ad", "retrograd.ops._registry"),
-    ("retrograd.ops._tensor_xp", "retrograd._creation"),
-    ("retrograd.ops._views", "retrograd.ops.shape"),
     ("retrograd.utils.benchmark._timer", "retrograd"),
 }
 
 # Groups of modules of one layer that import each other, still to untangle.
-CYCLES = {
-    frozenset({"retrograd._tensor", "retrograd._tensor_str"}),
-    frozenset({"retrograd.ops._out", "retrograd.ops._registry", "retrograd.ops._views"}),
-    frozenset({"retrograd.autograd", "retrograd.autograd.functional",
-               "retrograd.autograd.gradcheck"}),
-    frozenset({"retrograd.nn._functional_resample", "retrograd.nn._mha",
-               "retrograd.nn.functional"}),
-    frozenset({"retrograd.backends", "retrograd.backends.cudnn", "retrograd.backends.mkldnn"}),
-}
+CYCLES = set()
 
 
 def _modules():

@@ -8,7 +8,7 @@ import numpy
 from . import _dtype
 from ._deterministic import fill_uninitialized
 from ._dtype import get_default_dtype
-from ._tensor import Tensor, _set_requires_grad, wrap
+from ._tensor import Size, Tensor, _init, _set_requires_grad, wrap
 from .backend import check_device, cpu, meta, to_device
 from . import _random
 
@@ -376,5 +376,20 @@ def _uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
     return self.copy_(wrap(g._rng.uniform(from_, to, self._data.shape)))
 
 
+def _legacy_init(self, *args, dtype=None, device=None):
+    """Legacy constructor: ``Tensor(data)`` (float32), ``Tensor(*sizes)`` or
+    ``Tensor(size)``; ``Tensor(tensor)`` shares the tensor's memory, as in PyTorch.
+    It ignores ``set_default_device``, as PyTorch's does."""
+    device = device or "cpu"
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        data = args[0]._data
+    elif len(args) == 1 and not isinstance(args[0], (int, Size)):
+        data = tensor(args[0], dtype=dtype or _dtype.float32, device=device)._data
+    else:
+        data = empty(*args or (0,), dtype=dtype or _dtype.float32, device=device)._data
+    _init(self, data)
+
+
+Tensor.__init__ = _legacy_init
 Tensor.normal_ = _normal_
 Tensor.uniform_ = _uniform_

@@ -227,13 +227,14 @@ def can_cast(from_, to):
     return from_.category <= to.category
 
 
+# dtype name -> PyTorch's C++ ScalarType name, as its messages print a dtype ("Float").
+SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+                "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
 # dtype name -> legacy type name: what Tensor.type() prints and the legacy constructors
 # (torch.FloatTensor, ...) are named.
-LEGACY_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-                "bfloat16": "BFloat16Tensor",
-                "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
-                "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
-                "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
+LEGACY_NAMES = {k: v + "Tensor" for k, v in SCALAR_NAMES.items()}
 
 
 def legacy_type_name(dtype):

@@ -2,7 +2,11 @@
 
 Ops and their methods are attached by ``retrograd.ops`` (each op module
 registers its own functions, methods and operators), so this file holds only
-what is not an op: attributes, conversions, grad bookkeeping and hooks.
+what is not an op: attributes, conversions, grad bookkeeping and hooks. What
+needs a layer above the Tensor is installed by the module that holds it, as the
+ops are: the legacy constructor (``_creation``), ``__repr__`` (``_tensor_str``),
+``backward`` (``autograd._backward``), ``requires_grad`` and ``grad_fn``
+(``ops._views``).
 """
 
 import warnings
@@ -12,6 +16,7 @@ import numpy
 
 from . import _dtype, _observe
 from . import _grad_state
+from ._hooks import add_hook
 from .backend import device_of, get_array_module
 from .backend.functions import functions
 
@@ -55,19 +60,8 @@ class Tensor:
     __array_priority__ = 1000  # numpy scalars/arrays defer to our reflected operators
     _inference = False  # made under inference_mode (then set on the instance by wrap)
 
-    def __init__(self, *args, dtype=None, device=None):
-        """Legacy constructor: ``Tensor(data)`` (float32), ``Tensor(*sizes)`` or
-        ``Tensor(size)``; ``Tensor(tensor)`` shares the tensor's memory, as in PyTorch.
-        It ignores ``set_default_device``, as PyTorch's does."""
-        from ._creation import tensor, empty
-        device = device or "cpu"
-        if len(args) == 1 and isinstance(args[0], Tensor):
-            data = args[0]._data
-        elif len(args) == 1 and not isinstance(args[0], (int, Size)):
-            data = tensor(args[0], dtype=dtype or _dtype.float32, device=device)._data
-        else:
-            data = empty(*args or (0,), dtype=dtype or _dtype.float32, device=device)._data
-        _init(self, data)
+    # ``Tensor(data)``, the legacy constructor, is installed by ``_creation`` (it parses
+    # data as ``tensor()`` does).
 
     # ---- basic attributes -------------------------------------------------------------
     @property
@@ -264,9 +258,7 @@ class Tensor:
                             "index")
         return int(self.item())
 
-    def __repr__(self, *, tensor_contents=None):
-        from ._tensor_str import tensor_repr
-        return tensor_repr(self)
+    # ``__repr__`` is installed by ``_tensor_str``, which holds PyTorch's printing rules.
 
     def __format__(self, spec):
         if self._data.ndim == 0 and spec:
@@ -290,26 +282,11 @@ class Tensor:
         return t
 
     # ---- autograd state ---------------------------------------------------------------
-    @property
-    def requires_grad(self):
-        if self._base is not None:
-            from .ops._views import requires_grad
-            return requires_grad(self)
-        return self._requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, flag):
-        _set_requires_grad(self, flag, "only Tensors of floating point and complex dtype")
+    # ``requires_grad`` and ``grad_fn`` are installed by ``ops._views``: a view's grad_fn
+    # is rebuilt when read after an in-place write through its base.
 
     def requires_grad_(self, requires_grad=True):
         return _set_requires_grad(self, requires_grad, "only Tensors of floating point dtype")
-
-    @property
-    def grad_fn(self):
-        if self._base is not None:
-            from .ops._views import requires_grad
-            requires_grad(self)
-        return self._grad_fn
 
     @property
     def is_leaf(self):
@@ -348,16 +325,15 @@ class Tensor:
                                    f"'{list(self._data.shape)}'. Please ensure that the "
                                    f"gradient and the tensor are the same size")
             if value._data.dtype != self._data.dtype:
-                from .autograd.node import _LEGACY
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype "
                     f"'{_CPP_TYPE.get(value._data.dtype.name, value._data.dtype.name)}' to a "
-                    f"tensor with grad_dtype '{_LEGACY[self._data.dtype.name]}'. The gradient "
-                    f"must match the tensor's grad_dtype (defaults to the tensor's dtype). You "
-                    f"can set the tensor's grad_dtype attribute with a specific dtype, or None "
-                    f"to allow any dtype. Set grad_dtype with caution. Diverging the dtypes of "
-                    f"a tensor and its gradient may break downstream systems that assume they "
-                    f"match.")
+                    f"tensor with grad_dtype '{_dtype.SCALAR_NAMES[self._data.dtype.name]}'. "
+                    f"The gradient must match the tensor's grad_dtype (defaults to the tensor's "
+                    f"dtype). You can set the tensor's grad_dtype attribute with a specific "
+                    f"dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging "
+                    f"the dtypes of a tensor and its gradient may break downstream systems that "
+                    f"assume they match.")
             if _observe.alloc is not None:
                 _observe.alloc.role(value._data, _observe.GRADIENT)
         self._grad = value
@@ -416,8 +392,7 @@ class Tensor:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require "
                                "gradient")
         if self._grad_fn is None:
-            from .autograd.node import _add_hook
-            self._hooks, h = _add_hook(self._hooks, hook)
+            self._hooks, h = add_hook(self._hooks, hook)
             return h
         return self.grad_fn._register_tensor_prehook(self._output_nr, hook)
 
@@ -429,14 +404,10 @@ class Tensor:
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require "
                                "gradient")
-        from .autograd.node import _add_hook
-        self._post_acc_hooks, h = _add_hook(self._post_acc_hooks, hook)
+        self._post_acc_hooks, h = add_hook(self._post_acc_hooks, hook)
         return h
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Accumulate d(self)/d(leaf) into each leaf's ``.grad``."""
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+    # ``backward`` is installed by ``autograd._backward``, beside the function it calls.
 
 
 _warned = set()

@@ -9,7 +9,8 @@ elements are summarized to ``edgeitems`` per edge. The suffixes (dtype when
 it cannot be inferred from the values, grad_fn or requires_grad) are added
 the way PyTorch adds them, so ``repr`` of the same values is identical and
 evaluates back (``inf``/``nan``/``tensor``/``torch.float64`` all resolve in
-the ``retrograd`` namespace when it is imported as ``torch``).
+the ``retrograd`` namespace when it is imported as ``torch``). This module installs
+``Tensor.__repr__``.
 """
 
 import math
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 import numpy
 
 from . import _dtype
+from ._tensor import Tensor, wrap
 
 __all__ = ["set_printoptions", "tensor_repr"]
 
@@ -211,7 +213,6 @@ def tensor_repr(t, *, tensor_contents=None):
     tensor([[ 1.0000e+00,  2.5000e+00],
             [-3.0000e+00,  1.0000e-05]], requires_grad=True)
     """
-    from ._tensor import Tensor, wrap
     level = getattr(t._data, "level", None)
     if level is not None:  # inside vmap: the batch it holds, as PyTorch's BatchedTensor
         inner = repr(wrap(t._data.data)).replace("\n", "\n    ")
@@ -263,3 +264,6 @@ def _finish_repr(t, cls, prefix, body, suffixes, indent, param, plain):
     if param is not None and not plain and isinstance(t, param):
         out = f"Parameter({out})"
     return out
+
+
+Tensor.__repr__ = tensor_repr

@@ -27,10 +27,11 @@ import itertools
 import threading
 
 from .. import _observe
+from .._dtype import LEGACY_NAMES
 from .._tensor import Tensor, wrap
 from . import grad_mode
 from ._ownership import Owners
-from .node import _LEGACY, AccumulateGrad, grad_accumulator
+from .node import AccumulateGrad, grad_accumulator
 
 __all__ = ["run_backward", "GraphTask", "current_graph_task", "queue_callback"]
 
@@ -218,8 +219,8 @@ def _checked(hook, new, old, create_graph):
             raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
         if a.dtype != b.dtype:
             raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
-                               f"torch.{_LEGACY[b.dtype.name]}Tensor got "
-                               f"torch.{_LEGACY[a.dtype.name]}Tensor)")
+                               f"torch.{LEGACY_NAMES[b.dtype.name]} got "
+                               f"torch.{LEGACY_NAMES[a.dtype.name]})")
     return new if create_graph else new._data
 
 

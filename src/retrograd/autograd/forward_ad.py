@@ -11,12 +11,17 @@ as PyTorch supports today.
 ...     jvp = unpack_dual(y).tangent      # cos(x) * v
 """
 
+import inspect
 import threading
 from collections import namedtuple
 
+import numpy
+
 from .._dtype import is_inexact, opmath_arrays
-from .._tensor import Tensor
-from ..backend.functions import facade
+from .._tensor import Tensor, wrap
+from ..backend.functions import facade, functions
+from . import grad_mode
+from ._batched import Batched, BatchedNumpy, _broadcast_to
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_dual_level",
            "UnpackedDualTensor"]
@@ -146,7 +151,6 @@ _SIGS = {}
 def _params(fn):
     p = _SIGS.get(fn)
     if p is None:
-        import inspect
         p = _SIGS[fn] = tuple(inspect.signature(fn).parameters)
     return p
 
@@ -191,7 +195,6 @@ def _batched(op, jvp, values, arrays, attrs, outs_t, tangents, single):
     """Tangents with a leading batch dim (one forward pass for every direction): the jvp
     rule runs once on :class:`~._batched.Batched` tangents, which map each NumPy call
     past the batch dim, as ``vmap`` does. They are not differentiable again."""
-    from ._batched import Batched, BatchedNumpy
     if jvp == "transpose":
         return _transpose(op, values, tangents, attrs, outs_t, state.batch)
     ts = [None if t is None else Batched(t._data) for t in tangents]
@@ -210,12 +213,10 @@ def inplace_tangent(op, values, attrs):
     as it was for the tangent's backward."""
     if all(not isinstance(v, Tensor) or tangent_of(v) is None for v in values):
         return None
-    from . import grad_mode
-    from ..ops._registry import apply
     if grad_mode.state.enabled and any(isinstance(v, Tensor) and v.requires_grad
                                        for v in values):
         values = (values[0].clone(), *values[1:])
-    return tangent_of(apply(op, values, attrs))
+    return tangent_of(_record(op, values, attrs))
 
 
 def _env(op, xp, ins, res, attrs, values):
@@ -246,8 +247,6 @@ def _elementwise(op, env, tangents):
 def _tangents(op, jvp, values, arrays, attrs, outs_t, tangents, single, bxp=None):
     """The outputs' tangents by ``op``'s jvp rule; ``bxp``: the ``xp`` of batched
     tangents (see :func:`_batched`), whose rules run on arrays."""
-    from . import grad_mode
-    from .._tensor import wrap
     diff = bxp is None and grad_mode.state.enabled and any(
         isinstance(v, Tensor) and v.requires_grad for v in (*values, *tangents))
     if diff:
@@ -255,7 +254,7 @@ def _tangents(op, jvp, values, arrays, attrs, outs_t, tangents, single, bxp=None
         ins = list(values)
         res = outs_t
     else:
-        import numpy as xp
+        xp = numpy
         ins = arrays  # in their compute dtype (see _dtype.OPMATH): so are the tangents
         if bxp is None:
             tangents = [None if t is None else t._data for t in tangents]
@@ -303,8 +302,6 @@ def _tangents(op, jvp, values, arrays, attrs, outs_t, tangents, single, bxp=None
 def _settle(bxp, t, o):
     """A batched rule's result as data of the batch of ``o``-shaped, ``o``-typed tangents
     (a result that does not depend on the tangents is the same for every direction)."""
-    import numpy
-    from ._batched import Batched, _broadcast_to
     if type(t) is not Batched:
         t = numpy.asarray(t)
         t = Batched(numpy.broadcast_to(t, (bxp.batch,) + t.shape))
@@ -328,11 +325,19 @@ def _linear(op, values, ins, tangents, attrs, diff, xp):
 
 
 def _run(op, args, attrs, diff, xp):
-    """``op``'s forward on ``args``: recorded (differentiable) in diff mode."""
+    """``op``'s forward on ``args``: recorded (differentiable) in diff mode, where ``xp``
+    is the facade."""
     if diff:
-        from ..ops._registry import apply
-        return apply(op, args, attrs)
+        return functions(xp).call(op, args, attrs)
     return op.forward(xp, *args, *attrs)
+
+
+def _record(op, values, attrs):
+    """``op`` run on Tensors ``values`` and recorded by autograd, the way a rule under
+    ``create_graph`` runs an op: through the differentiable facade (the registry, which
+    calls forward AD, is above it)."""
+    first = next((v for v in values if isinstance(v, Tensor)), None)
+    return functions(facade(first)).call(op, values, attrs)
 
 
 def propagate_list(node_cls, inputs, outs, attrs):
@@ -343,8 +348,6 @@ def propagate_list(node_cls, inputs, outs, attrs):
     tangents = [tangent_of(v) for v in inputs]
     if all(t is None for t in tangents):
         return
-    import numpy
-    from .._tensor import wrap
     batch = state.batch
     multi = type(outs) is tuple
     out_list = outs if multi else (outs,)
@@ -362,7 +365,6 @@ def propagate_list(node_cls, inputs, outs, attrs):
               for v, t in zip(inputs, tangents, strict=True)]
         res = node_cls._jvp(numpy, ts, primals, *attrs)
     else:  # once for every direction, on Batched tangents (see _batched)
-        from ._batched import Batched, BatchedNumpy
         xp = BatchedNumpy(batch)
         ts = [numpy.zeros_like(v._data) if t is None else Batched(t._data)
               for v, t in zip(inputs, tangents, strict=True)]
@@ -385,18 +387,16 @@ def _transpose(op, values, tangents, attrs, outs, batch=None):
     When grad mode is on and a primal or tangent requires grad, both backwards build
     graphs from the primals themselves, so the tangent can be differentiated again
     (reverse-over-forward), as the other jvp forms allow."""
-    import numpy
+    # Still upward (tests/test_layering.py): grad's batched backward (is_grads_batched)
+    # special-cases view and list nodes, so it sits above the op families.
     from . import grad as _grad
-    from . import grad_mode
-    from .._tensor import wrap
-    from ..ops._registry import apply
     again = batch is None and grad_mode.state.enabled and any(
         isinstance(v, Tensor) and v.requires_grad for v in (*values, *tangents))
     with grad_mode.enable_grad():
         ins = [v if t is None else v.view_as(v) if again and v.requires_grad
                else v.detach().requires_grad_(True) for v, t in zip(values, tangents,
                                                                     strict=True)]
-        res = apply(op, ins, attrs)
+        res = _record(op, ins, attrs)
         res = res if type(res) is tuple else (res,)
         keep = [k for k, o in enumerate(res) if o.requires_grad]
         us = [wrap(numpy.zeros_like(res[k]._data)).requires_grad_(True) for k in keep]
@@ -419,20 +419,18 @@ def _transpose(op, values, tangents, attrs, outs, batch=None):
 
 def _differentiable(*tangents):
     """Grad mode is on and a tangent requires grad: it must be built as a graph."""
-    from . import grad_mode
     return grad_mode.state.enabled and any(t is not None and t.requires_grad for t in tangents)
 
 
 def _write_view_tangent_graph(base, view, t, bt):
     """As :func:`write_view_tangent`, recorded by autograd (reverse-over-forward): the
     base's tangent is copied and the view's region of the copy overwritten."""
-    from .. import zeros_like
     bd, vd = base._data, view._data
     size = bd.itemsize
     offset = (vd.__array_interface__["data"][0] - bd.__array_interface__["data"][0]) // size
-    new = (zeros_like(base) if bt is None else bt).clone()
+    new = (base.new_zeros(bd.shape) if bt is None else bt).clone()
     region = new.as_strided(vd.shape, tuple(st // size for st in vd.strides), offset)
-    region.copy_(zeros_like(view) if t is None else t)
+    region.copy_(view.new_zeros(vd.shape) if t is None else t)
     set_tangent(base, new)
 
 
@@ -441,8 +439,6 @@ def write_view_tangent(view):
     gets a zero tangent first if it had none), at the view's place in memory: the
     tangent arrays mirror the memory layout of the arrays they describe (each direction
     of a batch of tangents in its own copy of that memory)."""
-    import numpy
-    from .._tensor import wrap
     base, t = view._base, tangent_of(view)
     bd = base._data
     root = bd

@@ -15,6 +15,7 @@ import numpy
 
 from .._tensor import Tensor, wrap
 from . import forward_ad, grad_mode
+from ._backward import grad as _grad
 from ._batched_grad import batched_grad as _batched_grad
 from ..ops.joining import stack
 
@@ -116,7 +117,6 @@ def _check_requires_grad(inputs, input_type, strict):
 def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None,
                    is_grads_batched=False):
     """``autograd.grad`` over the outputs that require grad; None for unused inputs."""
-    from . import grad as _grad
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     new_outputs, new_grads = [], []

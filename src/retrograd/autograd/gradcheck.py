@@ -17,7 +17,8 @@ import numpy
 
 from .. import _dtype
 from .._tensor import Size, Tensor, wrap
-from .. import autograd
+from . import forward_ad as fwAD
+from ._backward import grad
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
@@ -109,7 +110,7 @@ def _numerical_jacobians(func, inputs, diff_idx, n_outs, eps):
 
 
 def _vjp(output, diff, cotangent):
-    return autograd.grad(output, diff, wrap(cotangent), retain_graph=True, allow_unused=True)
+    return grad(output, diff, wrap(cotangent), retain_graph=True, allow_unused=True)
 
 
 def _stack_rows(rows, diff, n_out, check_grad_dtypes):
@@ -240,7 +241,7 @@ def _slow_mode_report(func, inputs, diff_idx, out_mask, in_idx, out_idx, eps, rt
 
 def _check_zero_grad_output(outputs, diff, masked):
     """A zero cotangent must give zero gradients of the inputs' dtypes and shapes."""
-    grads = autograd.grad(outputs, diff, [wrap(numpy.zeros_like(o._data)) for o in outputs],
+    grads = grad(outputs, diff, [wrap(numpy.zeros_like(o._data)) for o in outputs],
                           allow_unused=True)
     for g, x in zip(grads, diff, strict=True):
         if g is None:
@@ -264,7 +265,7 @@ def _check_undefined_grad(func, inputs, diff):
         outs = [o for o in _as_tuple(func(*inputs)) if _is_diff(o)]
         rest = [o for k, o in enumerate(outs) if k != skip]
         try:
-            grads = autograd.grad(rest, diff, [wrap(numpy.zeros_like(o._data)) for o in rest],
+            grads = grad(rest, diff, [wrap(numpy.zeros_like(o._data)) for o in rest],
                                   allow_unused=True)
         except RuntimeError as e:
             raise GradcheckError("Expected backward function to handle undefined output "
@@ -338,7 +339,6 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
 def _forward_ad_check(func, inputs, eps, atol, rtol, fast_mode):
     """Forward-mode Jacobians (one dual pass per input element, or one random direction ``u``
     in fast mode) against central differences, shown side by side on a mismatch."""
-    from . import forward_ad as fwAD
     _check_inputs(inputs)
     diff_idx = [i for i, x in enumerate(inputs) if _is_diff(x)]
     func_out = _as_tuple(func(*inputs))
@@ -419,7 +419,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         ins = tuple(x.requires_grad_() if i in diff_in and not x.requires_grad else x
                     for i, x in enumerate(ins))
         outs = [o for o in _as_tuple(func(*ins)) if _is_diff(o)]
-        grads = autograd.grad(outs, [x for i, x in enumerate(ins) if i in diff_in], gos,
+        grads = grad(outs, [x for i, x in enumerate(ins) if i in diff_in], gos,
                               create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
 

@@ -11,17 +11,19 @@ import itertools
 import sys
 import threading
 import weakref
-from collections import OrderedDict
 
 import numpy
 
 from .. import _observe
-from .._dtype import LOW, OPMATH, opmath_arrays
+from .._hooks import RemovableHandle, add_hook
+from .._dtype import LEGACY_NAMES, LOW, OPMATH, opmath_arrays
+from .._tensor import Tensor, wrap
 from ..backend import get_array_module
 from ..backend.functions import facade, functions
 from . import grad_mode
 from ._batched import unbatch
 from ._batched_loop import NO_RULE, per_element, top_batch
+from .forward_ad import state as _fw_state
 
 __all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle", "DelayedError"]
 
@@ -30,36 +32,6 @@ _seq = itertools.count()
 _HANDWRITTEN = frozenset(("AccumulateGrad", "CopySlices", "CopyBackwards", "GraphRoot", "Error",
                           "DelayedError", "UndefinedGradBackward"))
 _ACC_SEQ = sys.maxsize  # AccumulateGrad runs as soon as it is ready, as in PyTorch
-
-
-class RemovableHandle:
-    """Returned by every ``register_*hook``; ``remove()`` is safe during backward."""
-
-    __slots__ = ("_ref", "id")
-    _ids = itertools.count()
-
-    def __init__(self, hooks_dict):
-        self._ref = weakref.ref(hooks_dict)
-        self.id = next(RemovableHandle._ids)
-
-    def remove(self):
-        d = self._ref()
-        if d is not None:
-            d.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
-def _add_hook(d, fn):
-    if d is None:
-        d = OrderedDict()
-    h = RemovableHandle(d)
-    d[h.id] = fn
-    return d, h
 
 
 class _SavedHooks(threading.local):
@@ -152,12 +124,12 @@ class Node:
 
     def register_hook(self, fn):
         """``fn(grad_inputs, grad_outputs)`` runs after the node; may return new grad_inputs."""
-        self._post_hooks, h = _add_hook(self._post_hooks, fn)
+        self._post_hooks, h = add_hook(self._post_hooks, fn)
         return h
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` runs before the node; may return new grad_outputs."""
-        self._pre_hooks, h = _add_hook(self._pre_hooks, fn)
+        self._pre_hooks, h = add_hook(self._pre_hooks, fn)
         return h
 
     def _register_tensor_prehook(self, output_nr, fn):
@@ -165,7 +137,7 @@ class Node:
         the output that got one first run first, each output's in registration order."""
         if self._tensor_pre_hooks is None:
             self._tensor_pre_hooks = {}
-        d, h = _add_hook(self._tensor_pre_hooks.get(output_nr), fn)
+        d, h = add_hook(self._tensor_pre_hooks.get(output_nr), fn)
         self._tensor_pre_hooks[output_nr] = d
         return h
 
@@ -180,7 +152,6 @@ class Node:
 
     def __call__(self, *grads):
         """Run the node on gradients, as PyTorch's ``grad_fn(*grads)``."""
-        from .._tensor import wrap
         create = grad_mode.state.enabled
         vals = [g if create else (g._data if g is not None else None) for g in grads]
         out = self.apply(vals, create)
@@ -277,7 +248,6 @@ class SavedTensor:
 
     def unpack(self, node):
         """The saved tensor; ``node`` becomes the grad_fn of a saved output."""
-        from .._tensor import Tensor, wrap
         if self._packed is not _NOT_PACKED:
             u = self._unpack(self._packed)
             if not isinstance(u, Tensor):
@@ -316,11 +286,6 @@ class SavedTensor:
         return "<retrograd SavedTensor>"
 
 
-_LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-           "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-           "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bfloat16": "BFloat16"}
-
-
 def _version_error(saved, node):
     """PyTorch's message. It names the history of the saved tensor: the saving node for
     an op's own output, else the tensor's grad_fn now (after the in-place write)."""
@@ -329,7 +294,7 @@ def _version_error(saved, node):
     fn, nr = (node, saved._output_nr) if t is None else (t.grad_fn, t._output_nr)
     where = f", which is output {nr} of {_forward_name(fn.name())}," if fn is not None else ""
     return (f"one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [torch.{_LEGACY[data.dtype.name]}Tensor {list(data.shape)}]"
+            f"inplace operation: [torch.{LEGACY_NAMES[data.dtype.name]} {list(data.shape)}]"
             f"{where} is at version {saved._vc[0]}; expected version {saved._version} "
             f"instead. Hint: enable anomaly detection to find the operation that failed to "
             f"compute its gradient, with torch.autograd.set_detect_anomaly(True, "
@@ -365,7 +330,6 @@ _new_acc_lock = threading.Lock()
 
 def collect_next(values, input_names):
     """Edges to the inputs' histories, and which inputs need a gradient."""
-    from .._tensor import Tensor
     nexts, needs = [], []
     for v in values:
         if isinstance(v, Tensor) and v._requires_grad:
@@ -569,7 +533,6 @@ def accumulate(var, g, create_graph, owned=False):
     """``var.grad += g`` following PyTorch's default gradient layouts: a new ``.grad`` is
     laid out like ``var``; an existing one is added into in place (keeping its layout)
     unless ``create_graph``, which replaces it by ``.grad + g`` with its graph."""
-    from .._tensor import Tensor, wrap
     if isinstance(g, Tensor) and not create_graph:
         g = g._data
     old = var._grad
@@ -646,7 +609,3 @@ def sum_acc(xp, g, axis=None, keepdims=False):
             return functions(xp).sum_kept(g, axis)
         return xp.sum(g, axis=axis, keepdims=keepdims)
     return xp.astype(xp.sum(g, axis=axis, keepdims=keepdims, dtype=up), g.dtype)
-
-
-# Last: the ops package imports this module, so it can only be imported once the above exists.
-from .forward_ad import state as _fw_state  # noqa: E402

@@ -2,7 +2,7 @@
 
 import sys
 
-from . import Flag, FlagModule
+from ._flags import Flag, FlagModule
 
 __all__ = ["is_available", "flags"]
 

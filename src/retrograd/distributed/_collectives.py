@@ -15,9 +15,8 @@ import pickle
 
 import numpy
 
-from .._dtype import bfloat16, kind_of
+from .._dtype import SCALAR_NAMES, bfloat16, kind_of
 from .._tensor import Tensor
-from ..autograd.node import _LEGACY
 from ._mpi import mpi
 from .distributed_c10d import ReduceOp, Work, _group, _State
 
@@ -171,7 +170,7 @@ def _mpi_op(op, t, name):
     kind = kind_of(t._data.dtype)
     if op is ReduceOp.AVG and kind not in "fc":
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                           f"{_LEGACY[t._data.dtype.name]}")
+                           f"{SCALAR_NAMES[t._data.dtype.name]}")
     if kind == "c" and op in (ReduceOp.MIN, ReduceOp.MAX):
         raise ValueError(f"{name} does not support {op} on complex tensors")
     if kind == "b":  # MPI defines only logical reductions on booleans

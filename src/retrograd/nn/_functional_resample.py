@@ -8,6 +8,7 @@ import warnings
 
 from .. import _autocast, _observe
 from ..ops import resample as _rs
+from ..ops.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from ..ops import sampling as _sampling
 from ..ops._registry import _pretty
 
@@ -94,11 +95,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 
 def _area(input, output_size, dim):
-    from . import functional as F
     if dim < 3 and not input.is_floating_point():
         raise NotImplementedError(f"\"adaptive_avg_pool2d\" not implemented for "
                                   f"'{_pretty(input._data.dtype)}'")
-    pool = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[dim - 1]
+    pool = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1]
     return pool(input, output_size)
 
 

@@ -10,7 +10,8 @@ import math
 from .. import _creation, _dtype
 from ..ops import nn_ops as _nn
 from ..ops.joining import cat
-from . import functional as F  # (a cycle: functional re-exports this module's function)
+from ._functional_dropout import dropout
+from ._functional_linear import linear
 
 
 def _float_mask(mask, dtype, name):
@@ -84,7 +85,6 @@ def attention(query, key, value, num_heads, in_proj_weight, in_proj_bias, out_pr
     hd = e // num_heads
     if hd * num_heads != e:
         raise AssertionError(f"embed_dim {e} not divisible by num_heads {num_heads}")
-    linear = F.linear
     if q_proj_weight is not None:
         bq, bk, bv = in_proj_bias.chunk(3) if in_proj_bias is not None else (None,) * 3
         q = linear(query, q_proj_weight, bq)
@@ -141,7 +141,7 @@ def attention(query, key, value, num_heads, in_proj_weight, in_proj_bias, out_pr
         scores = scores + mask
     attn = _nn.softmax(scores, -1)
     if dropout_p > 0 and training:
-        attn = F.dropout(attn, dropout_p)
+        attn = dropout(attn, dropout_p)
     out = (attn @ v).transpose(1, 2).reshape(n, tl, e)
     out = linear(out, out_proj_weight, out_proj_bias)
     if not need_weights:

@@ -14,6 +14,7 @@ import functools
 import inspect
 import warnings
 
+from .._dtype import SCALAR_NAMES, can_cast, from_numpy_dtype
 from .._tensor import Tensor
 from .._tensor import wrap as _wrap
 from ..autograd import grad_mode
@@ -22,7 +23,6 @@ from ..backend import get_array_module
 
 def write(name, result, out):
     """Copy ``result`` (a Tensor, or a tuple of them) into ``out``; returns ``out``."""
-    from ._registry import _pretty, _same_kind
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"{name}(): argument 'out' must be tuple of {len(result)} Tensors")
@@ -35,9 +35,9 @@ def write(name, result, out):
                            "automatic differentiation, but one of the arguments requires "
                            "grad.")
     src, dst = result._data, out._data
-    if not _same_kind(src.dtype, dst.dtype):
-        raise RuntimeError(f"result type {_pretty(src.dtype)} can't be cast to the desired "
-                           f"output type {_pretty(dst.dtype)}")
+    if not can_cast(from_numpy_dtype(src.dtype), from_numpy_dtype(dst.dtype)):
+        raise RuntimeError(f"result type {SCALAR_NAMES[src.dtype.name]} can't be cast to the "
+                           f"desired output type {SCALAR_NAMES[dst.dtype.name]}")
     if dst.shape != src.shape:
         if dst.size:
             warnings.warn(f"An output with one or more elements was resized since it had shape "

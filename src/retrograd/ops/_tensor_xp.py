@@ -6,7 +6,9 @@ like any forward. NumPy names that are retrograd ops taking the same arguments
 come from the name map (``_SAME``, ``_RENAMED``); the functions below adapt the
 others' signatures. A rule that needs a new NumPy name adds it to the map, or
 an adapter here. ``on(device)`` is this namespace for Tensors on a device (its
-factories create there); the engine picks it by the gradients' device.
+factories create there); the engine picks it by the gradients' device. Being made of
+the op families' functions and the creation functions, it sits with them; the registry,
+forward AD and the view nodes below reach it through ``backend.functions.facade``.
 """
 
 import sys

@@ -5,17 +5,19 @@ written in place, the base's history becomes ``CopySlices`` (apply the
 in-place op's node to the view's region of the base's gradient) and the
 view's becomes ``AsStridedBackward0`` of the base. Other views of the same
 base notice the version change and rebuild their grad_fn the same way the
-next time an op uses them. Regions are recorded as element geometry inside the
+next time an op uses them or reads their ``grad_fn`` or ``requires_grad`` (Tensor
+attributes this module installs). Regions are recorded as element geometry inside the
 base's memory (any dense layout: C, F or permuted), which gradients of the
 base reproduce by taking the base's strides.
 """
 
 import numpy
 
-from .._tensor import Tensor, wrap
+from .._tensor import Tensor, _set_requires_grad, wrap
 from ..backend import get_array_module
-from ..backend.functions import functions
+from ..backend.functions import facade, functions
 from ..autograd.node import Node, collect_next
+from ._opdef import defop
 
 __all__ = ["xp_of", "mark_view", "requires_grad", "rebase_view"]
 
@@ -51,6 +53,25 @@ def requires_grad(v):
             v._output_nr = 0
             v._requires_grad = True
     return v._requires_grad
+
+
+def _requires_grad_attr(t):
+    return t._requires_grad if t._base is None else requires_grad(t)
+
+
+def _set_requires_grad_attr(t, flag):
+    _set_requires_grad(t, flag, "only Tensors of floating point and complex dtype")
+
+
+def _grad_fn_attr(t):
+    if t._base is not None:
+        requires_grad(t)
+    return t._grad_fn
+
+
+# The Tensor's autograd attributes, as a view sees them (PyTorch's VariableHooks::grad_fn).
+Tensor.requires_grad = property(_requires_grad_attr, _set_requires_grad_attr)
+Tensor.grad_fn = property(_grad_fn_attr)
 
 
 def _element_strides(a):
@@ -116,16 +137,38 @@ class _Region:
 
     def geometry(self):
         """(view, base, numel): the view's and the base's (sizes, element strides, element
-        offset) inside the base's memory, for ``shape._as_strided_backward``."""
+        offset) inside the base's memory, for ``_as_strided_backward``."""
         return ((self.shape, self.strides, self.offset), (self.base_shape, self.base_strides, 0),
                 self.numel)
 
 
+def _strided_ids(xp, numel, geometry):
+    size, stride, offset = geometry
+    ids = xp.arange(numel)
+    return xp.lib.stride_tricks.as_strided(ids[offset:], size,
+                                           tuple(s * ids.itemsize for s in stride))
+
+
+def _restride_forward(xp, x, src, dst, numel):
+    """Scatter-add ``x`` (laid out as geometry ``src`` of a storage) into the storage, then
+    read geometry ``dst``: the gradient of an as_strided view, and its own adjoint."""
+    s = _strided_ids(xp, numel, src).reshape(-1)
+    storage = functions(xp).bincount(s, x.reshape(-1), numel)
+    return storage[_strided_ids(xp, numel, dst)].astype(x.dtype)
+
+
+_as_strided_backward = defop(
+    "as_strided_backward", _restride_forward,
+    vjp={"x": lambda xp, grad, src, dst, numel:
+         functions(xp).call(_as_strided_backward, (grad,), (dst, src, numel))},
+    jvp="transpose")
+
+
 def _restride(g, src, dst, numel):
     """Differentiably move gradient ``g`` from geometry ``src`` of the base's storage to
-    geometry ``dst`` (summing elements that meet): the create_graph path."""
-    from . import _registry, shape
-    return _registry.apply(shape._as_strided_backward, (g,), (src, dst, numel))
+    geometry ``dst`` (summing elements that meet): the create_graph path, recorded through
+    the differentiable facade as a rule's op is."""
+    return functions(facade(g)).call(_as_strided_backward, (g,), (src, dst, numel))
 
 
 class AsStridedBackward0(Node):

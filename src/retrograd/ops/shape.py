@@ -17,6 +17,7 @@ from .. import _dtype
 from .._tensor import Size, _wrap_dim, wrap
 from ..backend.functions import functions
 from . import _views
+from ._views import _as_strided_backward
 from ..autograd.node import sum_acc
 from ._registry import _broadcast_error, _pretty, apply, defop, register
 from .._dtype import legacy_type_name
@@ -216,25 +217,6 @@ _contiguous = defop("contiguous", lambda xp, self: xp.ascontiguousarray(self),
 
 # ---- as_strided -------------------------------------------------------------------------------
 
-def _strided_ids(xp, numel, geometry):
-    size, stride, offset = geometry
-    ids = xp.arange(numel)
-    return xp.lib.stride_tricks.as_strided(ids[offset:], size,
-                                           tuple(s * ids.itemsize for s in stride))
-
-
-def _restride_forward(xp, x, src, dst, numel):
-    """Scatter-add ``x`` (laid out as geometry ``src`` of a storage) into the storage, then
-    read geometry ``dst``: the gradient of an as_strided view, and its own adjoint."""
-    s = _strided_ids(xp, numel, src).reshape(-1)
-    storage = functions(xp).bincount(s, x.reshape(-1), numel)
-    return storage[_strided_ids(xp, numel, dst)].astype(x.dtype)
-
-
-_as_strided_backward = defop(
-    "as_strided_backward", _restride_forward,
-    vjp={"x": lambda xp, grad, src, dst, numel:
-         call(xp, _as_strided_backward, grad, attrs=(dst, src, numel))}, jvp="transpose")
 _as_strided = defop(
     "as_strided",
     lambda xp, self, storage, view_geometry, self_geometry: xp.lib.stride_tricks.as_strided(

@@ -24,7 +24,7 @@ from .._tensor import Tensor
 from ..autograd import forward_ad, grad_mode
 from ..autograd._disk_offload import DiskPacker
 from ..autograd.graph import save_on_cpu
-from ..ops._registry import OpDef
+from ..ops._opdef import OpDef
 
 __all__ = ["CheckpointPolicy", "SelectiveCheckpointContext",
            "create_selective_checkpoint_contexts"]

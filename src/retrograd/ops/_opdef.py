@@ -1,0 +1,265 @@
+"""One entry per op: PyTorch's derivatives.yaml in plain Python.
+
+An op is declared once with :func:`defop`::
+
+    mul = defop("mul", lambda xp, self, other: self * other,
+                vjp={"self": lambda grad, other: grad * other,
+                     "other": lambda grad, self: grad * self},
+                promote=("self", "other"))
+
+``forward(xp, *tensors, *attrs)`` computes on backend arrays: its parameters
+after ``xp`` are the op's tensor inputs (``inputs=``, by default the keys of
+``vjp``) followed by its non-tensor attributes. Each vjp rule names what it
+needs and gets exactly that: ``grad`` (the output's gradient; ``grads`` for
+all outputs of a multi-output op), ``xp``, any input, ``result`` (or the names
+given by ``outputs=``), any attribute, and ``<input>_shape``. What the rules
+of the inputs that require grad name is what the node saves, in that order
+(so an op never keeps more than its backward needs, and pack hooks see saved
+tensors in PyTorch's order).
+
+Rules are written once against the namespace ``xp`` they receive and never ask which
+it is: backend arrays (NumPy, a device's), the differentiable facade over Tensors
+(:mod:`._tensor_xp`, under ``create_graph=True``, so every rule is itself
+differentiable), or batched arrays (``autograd._batched``, for ``is_grads_batched``).
+Rules therefore use only ``xp.<function>`` calls, Python operators and
+``.shape``/``.ndim``, never array methods; a buffer a rule writes gradients into
+comes from ``xp`` (``xp.zeros``) or is made like the gradient. What differs between
+namespaces is a backend function (``backend.functions.functions(xp)``: running an op
+from a rule, constants, recomputed statistics, kernel-or-composite rules, ...). A
+NumPy-only fast path is declared with :func:`kernel` beside the rule it stands in for,
+and ``tests/ops/test_kernels.py`` pins the two together.
+
+Broadcasting is undone by the engine (``autograd.node.sum_to``), never by a rule;
+a rule may return a gradient of the broadcast shape.
+
+Low precision is one policy here, not in rules (``_dtype.OPMATH``): when an op's float
+inputs are float16 or bfloat16, its forward, vjp and jvp rules get them as float32 arrays,
+and its results (and the gradients, in ``OpNode.apply``) are rounded back once, as
+PyTorch's CPU kernels compute half and bfloat16 in float (NumPy's own bfloat16 loops are
+slow or accumulate in bfloat16). What a node saves stays in the low dtype. Ops that are
+exact in any dtype or that PyTorch computes natively in half declare ``upcast=False``.
+
+Forward mode (``jvp=``) sits beside the vjp rules, in one of five forms:
+
+- ``"elementwise"``: the output tangent is the sum over inputs with a tangent of
+  that input's vjp rule with ``grad`` replaced by the tangent (right when each
+  vjp rule multiplies ``grad`` by the local derivative, as for exp or mul);
+- ``"linear"``: the op is linear in its tensor inputs jointly (sum, reshape,
+  cat, neg, getitem): the tangent is ``forward`` applied to the tangents
+  (zeros for inputs without one);
+- ``"multilinear"``: the op is linear in each tensor input separately (matmul,
+  outer, einsum): the tangent is the sum over inputs with a tangent of ``forward``
+  with that input replaced by its tangent;
+- ``"transpose"``: the tangent is found by differentiating the vjp rules with
+  respect to ``grad`` (the double-backward trick): right for any op whose rules are
+  differentiable, at the cost of two backward passes (prod, norm, var, ...);
+- a callable naming what it needs: ``<input>_t`` (that input's tangent, None
+  when it has none), ``xp``, inputs, ``result`` (or the ``outputs=`` names),
+  attributes, ``<input>_shape``; it returns the output tangent (a tuple for a
+  multi-output op, None for an output without one).
+"""
+
+import functools
+import inspect
+import operator
+
+import numpy
+
+from ..autograd.node import OpNode
+
+__all__ = ["defop", "kernel", "OpDef", "Kernel", "KERNELS", "GPU_KERNELS"]
+
+KERNELS = []  # every kernel() declaration, for the tests that pin each to its rule
+GPU_KERNELS = []  # ... those for CuPy on a GPU
+
+
+class Kernel:
+    """A fast kernel for one array module, declared beside the rule it stands in for."""
+
+    __slots__ = ("rule", "fast", "when", "module", "op")
+
+    def __repr__(self):
+        return f"<kernel for {self.rule.__qualname__} of op {self.op}>"
+
+
+def kernel(rule, fast, when, module=numpy):
+    """``rule`` (a forward, vjp or jvp taking ``xp`` first), computed by ``fast`` (same
+    arguments) when ``xp`` is ``module`` and ``when(*arguments after xp)`` holds: a BLAS
+    path or an in-place NumPy pass for a rule that stays written once for every
+    namespace. The rule keeps its signature (what the node saves is read from it).
+    ``module="cupy"``: CuPy on a GPU (a fused kernel), named so that CuPy stays optional;
+    such kernels are listed in ``GPU_KERNELS``, the others in ``KERNELS``."""
+    if next(iter(inspect.signature(rule).parameters)) != "xp":
+        raise TypeError(f"kernel for {rule.__qualname__}: the rule must take xp first")
+    k = Kernel()
+    k.rule, k.fast, k.when, k.module, k.op = rule, fast, when, module, None
+
+    if module == "cupy":
+        def run(xp, *args):
+            if getattr(xp, "__name__", None) == "cupy" and k.when(*args):
+                return fast(xp, *args)
+            return rule(xp, *args)
+        GPU_KERNELS.append(k)
+    else:
+        def run(xp, *args):
+            if xp is module and k.when(*args):
+                return fast(xp, *args)
+            return rule(xp, *args)
+        KERNELS.append(k)
+    functools.update_wrapper(run, rule)
+    run.kernel = k
+    return run
+
+
+class OpDef:
+    __slots__ = ("name", "forward", "inputs", "attrs", "outputs", "vjp", "jvp", "node_cls",
+                 "promote", "to_float", "view", "differentiable", "nondiff_outputs",
+                 "saved_names", "_save_plan", "_rules", "_has_grads", "edges",
+                 "edge_mask", "unary", "wants_strides", "into", "batched", "upcast",
+                 "upcast_rules", "dtype_attr", "scalar_other")
+
+    def __repr__(self):
+        return f"<op {self.name}>"
+
+
+def _camel(name):
+    return "".join(p.capitalize() for p in name.strip("_").split("_"))
+
+
+def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=("result",),
+          scalars=(), into=None, batched=None, promote=None, to_float=False, view=False,
+          nondiff_outputs=(), upcast=True, scalar_other=False):
+    """Declare an op; see the module docstring for the conventions.
+
+    node:      the grad_fn class name (default ``<Name>Backward0``).
+    promote:   input names promoted together by PyTorch's type rules.
+    to_float:  integer/bool results become the default float dtype (exp, div, ...).
+    view:      the output is a view of the first input (shares memory and version).
+    into:      ``into(xp, out, *tensors, *attrs)`` computes the op into ``out``: the in-place
+               form writes straight into ``self`` with it (no temporary, no copy back).
+    batched:   per input, a vjp rule for a batch of gradients (``is_grads_batched``), for
+               rules that cannot run on ``autograd._batched``'s arrays: named like the vjp
+               rule, with ``grad`` a plain array whose axis 0 is the batch (``batch`` its
+               size), returning the gradients with that axis.
+    upcast:    float16 and bfloat16 inputs compute in float32, results rounded once (the
+               default, as PyTorch's CPU kernels); False for an op PyTorch computes natively
+               in half or that is exact anyway (copies, selections, comparisons), where
+               upcasting only costs memory and time; "forward" when only the forward is one
+               kernel and PyTorch's backward is a composite of half ops (its rules then see
+               the rounded values they compare with ``result``). Views never upcast; nor does a
+               call given a ``dtype`` attribute (``sum(dtype=...)`` computes in that dtype).
+               A number among the promoted inputs of an upcast op is rounded to a half
+               result's dtype first, as PyTorch casts it to the common dtype (``x + 0.1``
+               adds bfloat16's 0.1), and a 0-d tensor of another dtype with it, except:
+    scalar_other: the second input, a number or a 0-d tensor, enters a half op's float32
+               compute at its own value (PyTorch's mul and div kernels read such a CPU
+               scalar in the compute type: ``x * 0.1`` multiplies by float32's 0.1).
+    """
+    op = OpDef()
+    op.name = name
+    op.forward = forward
+    vjp = dict(vjp or {})
+    params = list(inspect.signature(forward).parameters)[1:]
+    inputs = tuple(inputs if inputs is not None else vjp)
+    for n in inputs:
+        if n not in params:
+            raise TypeError(f"op {name}: input {n!r} is not a parameter of forward")
+    op.inputs = tuple(p for p in params if p in inputs)
+    # Graph edges: the differentiable inputs (PyTorch makes none for index tensors, masks
+    # or Scalar-overload operands such as pow's exponent).
+    op.edges = tuple(i for i, n in enumerate(op.inputs) if n in vjp and n not in scalars)
+    op.edge_mask = tuple(i in op.edges for i in range(len(op.inputs)))
+    op.unary = op.edges == (0,) and len(op.inputs) == 1
+    op.attrs = tuple(p for p in params if p not in inputs)
+    op.outputs = tuple(outputs)
+    op.vjp = vjp
+    op.jvp = jvp
+    op.differentiable = bool(vjp)
+    op.nondiff_outputs = frozenset(nondiff_outputs)
+    op.promote = tuple(op.inputs.index(n) for n in promote) if promote else None
+    op.to_float = to_float
+    op.view = view
+    op.into = into
+    op.upcast = bool(upcast) and not view
+    op.upcast_rules = upcast is True and not view  # vjp and jvp rules too
+    op.dtype_attr = op.attrs.index("dtype") if "dtype" in op.attrs else None
+    op.scalar_other = 1 if scalar_other else None
+    # Names a rule may ask for, and where the engine finds them (see OpNode.apply).
+    saveable = set(op.inputs) | set(op.outputs)
+    saved, rules = [], []
+    for inp in op.inputs:
+        rule = vjp.get(inp)
+        if rule is None:
+            rules.append(None)
+            continue
+        args = list(inspect.signature(rule).parameters)
+        for a in args:
+            if a in saveable and a not in saved:
+                saved.append(a)
+        rules.append((rule, args))
+    op.saved_names = tuple(saved)
+    env_names = ["grad", "grads", "xp", *saved, *op.attrs, *(f"{n}_shape" for n in op.inputs),
+                 *(f"{n}_strides" for n in op.inputs)]
+    op._rules = []
+    for i, r in enumerate(rules):
+        if r is None:
+            op._rules.append(None)
+            continue
+        rule, args = r
+        bad = [a for a in args if a not in env_names]
+        if bad:
+            raise TypeError(f"op {name}: vjp rule for {op.inputs[i]!r} asks for unknown {bad}")
+        idx = tuple(env_names.index(a) for a in args)
+        # (rule, env indices, a C-speed getter of its arguments, whether it takes one)
+        op._rules.append((rule, idx, operator.itemgetter(*idx) if idx else (lambda env: ()),
+                          len(idx) == 1))
+    op._rules = tuple(op._rules)
+    op._has_grads = any(r is not None and 1 in r[1] for r in op._rules)
+    # Input strides (for layout-aware rules) are kept only by the ops whose rules ask.
+    first_stride = len(env_names) - len(op.inputs)
+    op.wants_strides = any(r is not None and max(r[1], default=0) >= first_stride
+                           for r in op._rules)
+    op.batched = _batched_rules(op, batched, rules, env_names) if batched else None
+    # What to save for each set of inputs needing grad (bit i = input i): the saved names
+    # that those inputs' rules use, each as (slot, is_output, index).
+    needed = [{saved.index(a) for a in r[1] if a in saved} if r else set() for r in rules]
+    op._save_plan = []
+    for mask in range(1 << len(op.inputs)):
+        slots = set().union(*(needed[i] for i in range(len(op.inputs)) if mask >> i & 1))
+        op._save_plan.append(tuple(
+            (k, saved[k] in op.outputs,
+             op.outputs.index(saved[k]) if saved[k] in op.outputs else op.inputs.index(saved[k]))
+            for k in sorted(slots)))
+    op._save_plan = tuple(op._save_plan)
+    for rule in (forward, *vjp.values(), jvp):
+        while hasattr(rule, "kernel"):  # declared with kernel(): name its op for the tests
+            rule.kernel.op = name         # (a GPU kernel may wrap a NumPy one)
+            rule = rule.kernel.rule
+    op.node_cls = type(node or f"{_camel(name)}Backward0", (OpNode,),
+                       {"__slots__": (), "_op": op})
+    return op
+
+
+def _batched_rules(op, batched, rules, env_names):
+    """``(rule, argument getter, takes one)`` per input: the env of the vjp rules (strides
+    always in it), plus ``batch``; a batched rule may use only what the vjp rules keep."""
+    unknown = set(batched) - {n for n, r in zip(op.inputs, rules, strict=True) if r}
+    if unknown:
+        raise TypeError(f"op {op.name}: batched rules for {sorted(unknown)}, which have no "
+                        "vjp rule")
+    names = [*env_names, "batch"]
+    out = []
+    for inp, r in zip(op.inputs, rules, strict=True):
+        rule = batched.get(inp)
+        if rule is None:
+            out.append(None)
+            continue
+        args = list(inspect.signature(rule).parameters)
+        bad = [a for a in args if a not in names or a in op.saved_names and a not in r[1]
+               or a.endswith("_strides") and not op.wants_strides]
+        if bad:
+            raise TypeError(f"op {op.name}: batched rule for {inp!r} asks for {bad}, which its "
+                            "vjp rule does not keep")
+        out.append((rule, operator.itemgetter(*(names.index(a) for a in args)) if args
+                    else (lambda env: ()), len(args) == 1))
+    return tuple(out)
