@@ -7,14 +7,6 @@ and retrograd's matches those calls, are in ``TORCH_VMAP_DIFFERS``."""
 
 NOT_BATCHED = {
     'isin': 'loops: aten::isin',
-    '__setitem__.view':
-        "backend/functions.py address: AttributeError: 'Batched' object has no attribute '__arr",
-    '__setitem__.index':
-        'autograd/_batched.py __array__: TypeError: batched: a batched gradient was converted t',
-    'index_fill':
-        'autograd/_batched.py __setitem__: ValueError: shape mismatch: value array of shape (3,',
-    'index_fill_':
-        'autograd/_batched.py __setitem__: ValueError: shape mismatch: value array of shape (3,',
     'masked_scatter': 'loops: aten::MaskedScatterBackward0',
     'masked_scatter_': 'loops: aten::MaskedScatterBackward0',
     'argwhere':
@@ -33,12 +25,6 @@ NOT_BATCHED = {
     'multi_margin_loss': 'loops: aten::MultiMarginLossBackward0, aten::multi_margin_loss',
     'ctc_loss':
         "autograd/_batched.py item: NotImplementedError: vmap: It looks like you're calling .it",
-    'repeat_interleave':
-        'autograd/_batched.py __array__: TypeError: batched: a batched gradient was converted t',
-    'searchsorted':
-        'autograd/_batched.py __array_function__: NotImplementedError: batched: no batching rul',
-    'bucketize':
-        'autograd/_batched.py __array_function__: NotImplementedError: batched: no batching rul',
     'histc':
         "autograd/_batched.py item: NotImplementedError: vmap: It looks like you're calling .it",
     'bincount':
@@ -47,8 +33,6 @@ NOT_BATCHED = {
         'ops/shape.py as_strided: NotImplementedError: as_strided needs a tensor whose storage ',
     'histogram':
         'autograd/_batched.py __array_function__: NotImplementedError: batched: no batching rul',
-    'frexp':
-        "autograd/_batched.py <lambda>: AttributeError: 'tuple' object has no attribute 'ndim'",
     'max_unpool1d':
         'autograd/_batched_rules.py _put_along_axis: RuntimeError: vmap: inplace arithmetic(sel',
     'max_unpool2d':

@@ -28,7 +28,7 @@ import numpy
 from numpy.lib.stride_tricks import as_strided
 
 from ..backend import get_array_module
-from ..backend.functions import ArrayFunctions
+from ..backend.functions import ArrayFunctions, functions
 
 __all__ = ["Batched", "BatchedNumpy", "new_level", "shape_of", "unbatch"]
 
@@ -97,7 +97,8 @@ def _lift(x, nd):
 
 def _ufunc_call(ufunc, args, kwargs):
     nd = max(_ndim(a) for a in args)
-    return Batched(ufunc(*(_lift(a, nd) for a in args), **kwargs))
+    out = ufunc(*(_lift(a, nd) for a in args), **kwargs)
+    return tuple(Batched(o) for o in out) if type(out) is tuple else Batched(out)
 
 
 def _shape_tuple(shape):
@@ -549,7 +550,8 @@ def _lower(data, full):
 def _batched_write(index, nd, batch, value):
     """``_batched_index`` for a write, with ``value`` laid out as the data it replaces."""
     full, k, p = _batched_index(index, nd, batch)
-    out_nd = k + sum(1 for i in full[1:] if isinstance(i, slice) or i is None)
+    used = sum(1 for i in full[1:] if i is not None)  # the dims indexed; the rest follow
+    out_nd = k + sum(1 for i in full[1:] if isinstance(i, slice) or i is None) + nd - used
     v = _full_batch(value, batch) if type(value) is Batched else numpy.asarray(value)
     if type(value) is Batched:
         v = v.reshape(v.shape[:1] + (1,) * (out_nd - value.ndim) + v.shape[1:])
@@ -753,6 +755,12 @@ class BatchedNumpy:
             return _entry(_take)(a, indices, axis, mode=mode)
         return numpy.take(a, indices, axis, out, mode)
 
+    def repeat(self, a, repeats, axis=None):
+        """NumPy dispatches ``repeat`` on ``a`` only: batched repeats need this."""
+        if type(repeats) is Batched:
+            return _entry(_FUNCS[numpy.repeat])(a, repeats, axis)
+        return numpy.repeat(a, repeats, axis)
+
     def _like(self, name, a, dtype, shape, *args):
         if type(a) is Batched and a.level == self.level:
             return getattr(numpy, name)(a, *args, dtype=dtype, shape=shape)
@@ -792,6 +800,11 @@ class BatchedFunctions(ArrayFunctions):
         while type(a) is Batched:
             a = a.data
         return a.reshape(-1).tolist()
+
+    def address(self, a):
+        """Where one batch element's data starts: views of a batch keep its batch dim, so
+        a view's offset inside its base is that of every element's."""
+        return functions(self.xp.inner).address(a.data)
 
     def index_add(self, a, index, values):
         """As the arrays', into a batch of copies of ``a`` where ``a`` is one array (a

@@ -345,3 +345,69 @@ def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     nd = max(_ndim(a), _ndim(b))
     ax = operator.index(-1 if axis is None else axis) % nd - nd  # counted from the end
     return Batched(numpy.cross(_lift(a, nd), _lift(b, nd), axis=ax))
+
+
+# ---- searching sorted rows, and repeats that vary over the batch -------------------------------
+
+def _search_rows(s, v, side):
+    """``numpy.searchsorted(s[i], v[i], side)`` for every row ``i`` at once (``s``: sorted
+    rows, ``v``: a row of values each): PyTorch's binary search, every value's step taken
+    together (a sequence that is not sorted gives what PyTorch's gives)."""
+    n = s.shape[-1]
+    start = numpy.zeros(v.shape, numpy.int64)
+    end = numpy.full(v.shape, n, numpy.int64)
+    for _ in range(n.bit_length()):
+        mid = start + (end - start) // 2
+        at = numpy.take_along_axis(s, numpy.minimum(mid, n - 1), -1)
+        stop = at >= v if side == "left" else at > v
+        go = start < end
+        start = numpy.where(go & ~stop, mid + 1, start)
+        end = numpy.where(go & stop, mid, end)
+    return start
+
+
+@_rule(numpy.searchsorted)
+def _searchsorted(a, v, side="left", sorter=None):
+    if sorter is not None:
+        raise NotImplementedError("batched: numpy.searchsorted with a sorter")
+    if type(a) is not Batched:  # one sequence for the whole batch
+        return Batched(numpy.searchsorted(a, v.data, side))
+    d = a.data
+    vd = _full_batch(v, d.shape[0])
+    return Batched(_search_rows(d, vd.reshape(d.shape[0], -1), side).reshape(vd.shape))
+
+
+def _values(x):
+    """The values of a batch (of any depth), as one plain array."""
+    while type(x) is Batched:
+        x = x.data
+    return x
+
+
+def _repeat(a, repeats, axis=None):
+    """``numpy.repeat`` with ``repeats`` varying over the batch: each element's indices,
+    the boundaries of its running counts searched, then gathered. Their number must be one
+    for the whole batch (PyTorch stacks the elements' results)."""
+    if type(repeats) is not Batched:
+        if axis is None:
+            return Batched(numpy.repeat(a.data.reshape(a.data.shape[0], -1), repeats, 1))
+        return Batched(numpy.repeat(a.data, repeats, _norm(axis, a.ndim)))
+    if axis is None:
+        a, axis = (_ravel(a) if type(a) is Batched else numpy.ravel(a)), 0
+    shape = list(numpy.shape(a) if type(a) is not Batched else a.shape)
+    r = repeats.data
+    b = r.shape[0]
+    r = numpy.broadcast_to(r.reshape(b, -1), (b, shape[axis]))
+    totals = _values(numpy.sum(r, -1)).reshape(-1)
+    odd = numpy.flatnonzero(totals != totals[0])
+    if odd.size:
+        got = [shape[:axis] + [int(totals[i])] + shape[axis + 1:] for i in (0, odd[0])]
+        raise RuntimeError(f"stack expects each tensor to be equal size, but got {got[0]} at "
+                           f"entry 0 and {got[1]} at entry {odd[0]}")
+    total = int(totals[0]) if totals.size else 0
+    index = _search_rows(numpy.cumsum(r, -1),
+                         numpy.broadcast_to(numpy.arange(total), (b, total)), "right")
+    return _FUNCS[numpy.take](a, Batched(index), axis)
+
+
+_FUNCS[numpy.repeat] = _repeat

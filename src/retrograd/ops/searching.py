@@ -39,7 +39,7 @@ def _search(seq, values, right, side, sorter, out_int32, name="torch.searchsorte
         rows_v = v.reshape(-1, v.shape[-1])
         out = xp.stack([xp.searchsorted(a, b, side=how)
                            for a, b in zip(rows_s, rows_v, strict=True)]).reshape(v.shape)
-    return wrap(xp.asarray(out, numpy.int32 if out_int32 else _INT64))
+    return wrap(out.astype(numpy.int32 if out_int32 else _INT64, copy=False))
 
 
 @register(method=False)
