@@ -18,10 +18,6 @@ NOT_BATCHED = {
     'linalg.lu': 'loops: aten::linalg_lu',
     'linalg.lu_factor': 'loops: aten::LinalgLuFactorExBackward0, aten::linalg_lu_factor_ex',
     'linalg.lu_factor_ex': 'loops: aten::LinalgLuFactorExBackward0, aten::linalg_lu_factor_ex',
-    'linalg.lu_solve':
-        'autograd/_batched.py __array__: TypeError: batched: a batched gradient was converted t',
-    'lu_unpack':
-        'autograd/_batched.py __array__: TypeError: batched: a batched gradient was converted t',
     'multi_margin_loss': 'loops: aten::MultiMarginLossBackward0, aten::multi_margin_loss',
     'ctc_loss':
         "autograd/_batched.py item: NotImplementedError: vmap: It looks like you're calling .it",
@@ -33,12 +29,6 @@ NOT_BATCHED = {
         'ops/shape.py as_strided: NotImplementedError: as_strided needs a tensor whose storage ',
     'histogram':
         'autograd/_batched.py __array_function__: NotImplementedError: batched: no batching rul',
-    'max_unpool1d':
-        'autograd/_batched_rules.py _put_along_axis: RuntimeError: vmap: inplace arithmetic(sel',
-    'max_unpool2d':
-        'autograd/_batched_rules.py _put_along_axis: RuntimeError: vmap: inplace arithmetic(sel',
-    'max_unpool3d':
-        'autograd/_batched_rules.py _put_along_axis: RuntimeError: vmap: inplace arithmetic(sel',
     'prod': 'loops: aten::ProdBackward0',
     'grid_sample': 'loops: aten::grid_sampler_2d, aten::grid_sampler_3d',
     'pack_padded_sequence':

@@ -738,7 +738,7 @@ def _perm_from_pivots(piv, m):
     piv = piv._data if isinstance(piv, Tensor) else piv
     xp = get_array_module(piv)
     batch = piv.shape[:-1]
-    cur = xp.broadcast_to(xp.arange(m), batch + (m,)).reshape(-1, m).copy()
+    cur = (xp.zeros(batch + (m,), dtype=numpy.int64) + xp.arange(m)).reshape(-1, m)
     flat = piv.reshape(-1, piv.shape[-1]) - 1
     rows = xp.arange(len(cur))
     for i in range(flat.shape[1]):
