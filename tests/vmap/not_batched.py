@@ -6,34 +6,14 @@ where torch.vmap's result differs from torch's own calls sample by sample,
 and retrograd's matches those calls, are in ``TORCH_VMAP_DIFFERS``."""
 
 NOT_BATCHED = {
-    'isin': 'loops: aten::isin',
-    'masked_scatter': 'loops: aten::MaskedScatterBackward0',
-    'masked_scatter_': 'loops: aten::MaskedScatterBackward0',
-    'argwhere':
-        'autograd/_batched.py __array_function__: NotImplementedError: batched: no batching rul',
-    'linalg.matrix_exp': 'loops: aten::linalg_matrix_exp',
-    'linalg.matrix_exp.gradgrad': 'loops: aten::linalg_matrix_exp',
-    'matrix_exp': 'loops: aten::linalg_matrix_exp',
-    'linalg.lstsq': 'loops: aten::linalg_lstsq',
-    'linalg.lu': 'loops: aten::linalg_lu',
-    'linalg.lu_factor': 'loops: aten::LinalgLuFactorExBackward0, aten::linalg_lu_factor_ex',
-    'linalg.lu_factor_ex': 'loops: aten::LinalgLuFactorExBackward0, aten::linalg_lu_factor_ex',
-    'multi_margin_loss': 'loops: aten::MultiMarginLossBackward0, aten::multi_margin_loss',
     'ctc_loss':
-        "autograd/_batched.py item: NotImplementedError: vmap: It looks like you're calling .it",
-    'histc':
-        "autograd/_batched.py item: NotImplementedError: vmap: It looks like you're calling .it",
-    'bincount':
         "autograd/_batched.py item: NotImplementedError: vmap: It looks like you're calling .it",
     'as_strided_.inplace':
         'ops/shape.py as_strided: NotImplementedError: as_strided needs a tensor whose storage ',
     'histogram':
         'autograd/_batched.py __array_function__: NotImplementedError: batched: no batching rul',
-    'prod': 'loops: aten::ProdBackward0',
-    'grid_sample': 'loops: aten::grid_sampler_2d, aten::grid_sampler_3d',
     'pack_padded_sequence':
         "_tensor.py _not_on_host: TypeError: can't convert cpu device type tensor to numpy. Use",
-    'diag': 'loops: aten::diag',
     'as_strided':
         'ops/shape.py as_strided: NotImplementedError: as_strided needs a tensor whose storage ',
 }

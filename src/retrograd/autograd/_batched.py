@@ -703,8 +703,9 @@ def _as_strided(x, shape=None, strides=None, subok=False, writeable=True):
 
 class BatchedNumpy:
     """The ``xp`` of batched rules: NumPy (calls dispatch on :class:`Batched` arguments),
-    with batched buffers from ``zeros``/``empty``/``full``/``*_like`` (of level ``level``,
-    made by ``inner``, the namespace of the batch's data, so that they hold lower levels)."""
+    with batched buffers from ``zeros``/``ones``/``empty``/``full``/``*_like`` (of level
+    ``level``, made by ``inner``, the namespace of the batch's data, so that they hold lower
+    levels)."""
 
     batched = True  # rules that branch on NumPy vs Tensors take the array branch
     lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(as_strided=_as_strided))
@@ -740,6 +741,10 @@ class BatchedNumpy:
     def zeros(self, shape, dtype=float, order="C", **kwargs):
         shape = _shape_tuple(shape)
         return Batched(self.inner.zeros((self.batch,) + shape, dtype), self.level)
+
+    def ones(self, shape, dtype=float, order="C", **kwargs):
+        shape = _shape_tuple(shape)
+        return Batched(self.inner.ones((self.batch,) + shape, dtype), self.level)
 
     def empty(self, shape, dtype=float, order="C", **kwargs):
         shape = _shape_tuple(shape)
@@ -795,6 +800,12 @@ class BatchedFunctions(ArrayFunctions):
             mask = mask.data
         return bool(mask.any())
 
+    def all_true(self, mask):
+        """Whether every element of every batch element holds."""
+        while type(mask) is Batched:
+            mask = mask.data
+        return bool(mask.all())
+
     def checked_values(self, a):
         """Every batch member's value (each is checked, as each call would check it)."""
         while type(a) is Batched:
@@ -805,6 +816,14 @@ class BatchedFunctions(ArrayFunctions):
         """Where one batch element's data starts: views of a batch keep its batch dim, so
         a view's offset inside its base is that of every element's."""
         return functions(self.xp.inner).address(a.data)
+
+    def expm(self, a):
+        """SciPy's takes stacks of matrices: the batch is one more stack dim."""
+        return a.like(functions(self.xp.inner).expm(a.data))
+
+    def lu(self, a):
+        """As :meth:`expm`: SciPy's LU takes stacks of matrices."""
+        return tuple(a.like(x) for x in functions(self.xp.inner).lu(a.data))
 
     def index_add(self, a, index, values):
         """As the arrays', into a batch of copies of ``a`` where ``a`` is one array (a

@@ -164,7 +164,7 @@ def _diag(v, k=0):
         return _diagonal(v, k)
     d = v.data
     n = d.shape[1] + abs(k)
-    out = numpy.zeros((d.shape[0], n, n), d.dtype)
+    out = numpy.zeros_like(d, shape=(d.shape[0], n, n))  # (a batch itself when nested)
     i = numpy.arange(d.shape[1])
     out[:, i + max(-k, 0), i + max(k, 0)] = d
     return Batched(out)
@@ -299,13 +299,20 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **k
     return Batched(numpy.full_like(a.data, fill_value, dtype, shape=_like_shape(a.data, shape)))
 
 
+def _values(x):
+    """The values of a batch (of any depth), as one plain array."""
+    while type(x) is Batched:
+        x = x.data
+    return x
+
+
 @_rule(numpy.bincount)
 def _bincount(x, weights=None, minlength=0):
     """Per batch element: the bins are offset by the element's index times their count
     (every element gets the bins of the largest index in the batch)."""
     b = (x if type(x) is Batched else weights).data.shape[0]
     xd = _full_batch(x, b).reshape(b, -1)
-    n = max(minlength, int(xd.max()) + 1 if xd.size else 0)
+    n = max(minlength, int(_values(xd).max()) + 1 if xd.size else 0)
     ids = (numpy.arange(b)[:, None] * n + xd).ravel()
     w = None if weights is None else _full_batch(weights, b).reshape(-1)
     return Batched(numpy.bincount(ids, w, b * n).reshape(b, n))
@@ -377,13 +384,6 @@ def _searchsorted(a, v, side="left", sorter=None):
     return Batched(_search_rows(d, vd.reshape(d.shape[0], -1), side).reshape(vd.shape))
 
 
-def _values(x):
-    """The values of a batch (of any depth), as one plain array."""
-    while type(x) is Batched:
-        x = x.data
-    return x
-
-
 def _repeat(a, repeats, axis=None):
     """``numpy.repeat`` with ``repeats`` varying over the batch: each element's indices,
     the boundaries of its running counts searched, then gathered. Their number must be one
@@ -398,16 +398,52 @@ def _repeat(a, repeats, axis=None):
     r = repeats.data
     b = r.shape[0]
     r = numpy.broadcast_to(r.reshape(b, -1), (b, shape[axis]))
-    totals = _values(numpy.sum(r, -1)).reshape(-1)
-    odd = numpy.flatnonzero(totals != totals[0])
-    if odd.size:
-        got = [shape[:axis] + [int(totals[i])] + shape[axis + 1:] for i in (0, odd[0])]
-        raise RuntimeError(f"stack expects each tensor to be equal size, but got {got[0]} at "
-                           f"entry 0 and {got[1]} at entry {odd[0]}")
-    total = int(totals[0]) if totals.size else 0
+    total = _equal_sizes(numpy.sum(r, -1), lambda t: shape[:axis] + [t] + shape[axis + 1:])
     index = _search_rows(numpy.cumsum(r, -1),
                          numpy.broadcast_to(numpy.arange(total), (b, total)), "right")
     return _FUNCS[numpy.take](a, Batched(index), axis)
 
 
 _FUNCS[numpy.repeat] = _repeat
+
+
+@_rule(numpy.isin)
+def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    """Against test elements that vary over the batch: each element's sorted row of them
+    searched."""
+    if type(test_elements) is not Batched:
+        return Batched(numpy.isin(element.data, test_elements, invert=invert))
+    t = test_elements.data
+    b = t.shape[0]
+    t = numpy.sort(t.reshape(b, -1), -1)
+    e = _full_batch(element, b)
+    v = e.reshape(b, -1)
+    k = t.shape[-1]
+    if k:
+        i = _search_rows(t, v, "left")
+        found = (i < k) & (numpy.take_along_axis(t, numpy.minimum(i, k - 1), -1) == v)
+    else:
+        found = numpy.zeros_like(v, dtype=bool)
+    return Batched((found != invert).reshape(e.shape))
+
+
+def _equal_sizes(counts, shape):
+    """PyTorch's error where the elements' results differ in size (it stacks them):
+    ``counts`` per element (any depth), ``shape(count)`` one element's result shape."""
+    counts = _values(counts).reshape(-1)
+    odd = numpy.flatnonzero(counts != counts[0])
+    if odd.size:
+        raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                           f"{shape(int(counts[0]))} at entry 0 and "
+                           f"{shape(int(counts[odd[0]]))} at entry {odd[0]}")
+    return int(counts[0]) if counts.size else 0
+
+
+@_rule(numpy.argwhere)
+def _argwhere(a):
+    """The indices of every element's nonzeros (their number must be one for the batch):
+    the batch's own, its index column dropped."""
+    d = a.data
+    b = d.shape[0]
+    c = _equal_sizes(numpy.count_nonzero(d.reshape(b, -1), axis=1), lambda c: [c, a.ndim])
+    return Batched(numpy.argwhere(d).reshape(b, c, 1 + a.ndim)[..., 1:])

@@ -82,6 +82,11 @@ class ArrayFunctions:
         (indices and targets in bounds) ask here, so they need no values where none exist."""
         return bool(mask.any())
 
+    def all_true(self, mask):
+        """Whether every element of boolean ``mask`` holds, for a result whose form depends
+        on it (lstsq's residuals: under vmap, on the whole batch's, as in PyTorch)."""
+        return bool(mask.all())
+
     def checked_values(self, a):
         """The values of 0-d array ``a`` for an argument check (does a fill value fit the
         dtype?): one here, one per batch member under vmap, none on meta."""

@@ -661,7 +661,7 @@ def _lstsq_fwd(xp, A, B, rcond, driver, vector):
     x = xp.matmul(_mT(xp, vh) * xp.expand_dims(inv, -2), xp.matmul(_mT(xp, u), B))
     rank = xp.sum(keep, -1).astype(numpy.int64)
     empty = xp.zeros((0,), dtype=A.dtype)
-    if driver != "gelsy" and m > n and bool(xp.all(rank == n)):
+    if driver != "gelsy" and m > n and functions(xp).all_true(rank == n):
         r = xp.matmul(A, x) - B
         residuals = xp.sum(r * r, -2)
     else:
@@ -752,7 +752,7 @@ def _pivots_from_perm(perm, k):
     xp = get_array_module(perm)
     m = perm.shape[-1]
     flat = perm.reshape(-1, m)
-    cur = xp.broadcast_to(xp.arange(m), flat.shape).copy()
+    cur = xp.zeros(flat.shape, dtype=numpy.int64) + xp.arange(m)
     loc = cur.copy()  # loc[row] = where that row of A sits now
     rows = xp.arange(len(flat))
     piv = xp.empty((len(flat), k), dtype=numpy.int32)

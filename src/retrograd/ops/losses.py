@@ -311,7 +311,8 @@ def _mm_terms(xp, self, target, margin, weight):
     z = margin - xp.take_along_axis(x, t, 1) + x
     active = xp.logical_and(z > 0, xp.not_equal(xp.arange(x.shape[1]), t))
     z = xp.where(active, z, 0)
-    w = None if weight is None else xp.reshape(weight[xp.reshape(target, (-1,))], (-1, 1))
+    w = None if weight is None else xp.reshape(xp.take(weight, xp.reshape(target, (-1,)), 0),
+                                               (-1, 1))
     return z, active, w
 
 
