@@ -10,8 +10,6 @@ NOT_BATCHED = {
         "autograd/_batched.py item: NotImplementedError: vmap: It looks like you're calling .it",
     'as_strided_.inplace':
         'ops/shape.py as_strided: NotImplementedError: as_strided needs a tensor whose storage ',
-    'histogram':
-        'autograd/_batched.py __array_function__: NotImplementedError: batched: no batching rul',
     'pack_padded_sequence':
         "_tensor.py _not_on_host: TypeError: can't convert cpu device type tensor to numpy. Use",
     'as_strided':

@@ -447,3 +447,66 @@ def _argwhere(a):
     b = d.shape[0]
     c = _equal_sizes(numpy.count_nonzero(d.reshape(b, -1), axis=1), lambda c: [c, a.ndim])
     return Batched(numpy.argwhere(d).reshape(b, c, 1 + a.ndim)[..., 1:])
+
+
+@_rule(numpy.histogram)
+def _histogram(a, bins=10, range=None, density=None, weights=None):
+    """NumPy's histogram of every element at once: its edges (equal bins over its own
+    range, computed as NumPy computes them, or given edges that may vary over the batch),
+    each value's bin, and one bincount over the batch's bins side by side."""
+    b = _batch_of((a, bins, weights))
+    x = _full_batch(a, b).reshape(b, -1)
+    if type(bins) is not Batched and numpy.ndim(bins) == 0:
+        k = operator.index(bins)
+        edges, idx = _equal_bins(x, k, range)
+    else:
+        edges = _full_batch(bins, b)
+        k = edges.shape[-1] - 1
+        if _values(edges[:, :-1] > edges[:, 1:]).any():
+            raise ValueError("`bins` must increase monotonically, when an array")
+        idx = numpy.minimum(_search_rows(edges, x, "right") - 1, k - 1)
+    keep = (x >= edges[:, :1]) & (x <= edges[:, -1:])
+    w = 1.0 if weights is None else _full_batch(weights, b).reshape(b, -1)
+    ids = numpy.where(keep, idx, 0) + numpy.arange(b)[:, None] * k
+    n = numpy.bincount(numpy.ravel(ids), numpy.ravel(numpy.where(keep, w, 0)), b * k)
+    n = n.reshape(b, k).astype(numpy.intp if weights is None else w.dtype)
+    if density:
+        db = (edges[:, 1:] - edges[:, :-1]).astype(float)
+        return Batched(n / db / numpy.sum(n, 1, keepdims=True)), Batched(edges)
+    return Batched(n), Batched(edges)
+
+
+def _equal_bins(x, k, range):
+    """Each row's ``k`` equal bins over ``range`` (its own range when None) and its
+    values' bins, as NumPy's histogram computes both."""
+    b = x.shape[0]
+    if range is not None:
+        if range[0] > range[1]:
+            raise ValueError("max must be larger than min in range parameter.")
+        lo, hi = numpy.full(b, float(range[0])), numpy.full(b, float(range[1]))
+    elif x.shape[1] == 0:
+        lo, hi = numpy.zeros(b), numpy.ones(b)
+    else:
+        lo, hi = numpy.min(x, 1), numpy.max(x, 1)
+    bad = ~(numpy.isfinite(_values(lo)) & numpy.isfinite(_values(hi)))
+    if bad.any():
+        i = numpy.flatnonzero(bad.reshape(-1))[0]
+        what = "supplied" if range is not None else "autodetected"
+        raise ValueError(f"{what} range of [{_values(lo).reshape(-1)[i]}, "
+                         f"{_values(hi).reshape(-1)[i]}] is not finite")
+    same = lo == hi
+    lo, hi = numpy.where(same, lo - 0.5, lo), numpy.where(same, hi + 0.5, hi)
+    dt = x.dtype if x.dtype.kind in "fc" else numpy.dtype(float)  # (a range's floats: weak)
+    step = (hi - lo) / k  # (numpy.linspace's steps; a batch has no rule for it)
+    edges = numpy.arange(k + 1, dtype=step.dtype) * step[:, None] + lo[:, None]
+    edges[:, -1] = hi
+    edges = edges.astype(dt, copy=False)
+    if _values(edges[:, :-1] >= edges[:, 1:]).any():
+        raise ValueError(f"Too many bins for data range. Cannot create {k} finite-sized bins.")
+    xs = x.astype(dt, copy=False)
+    first, span = lo.astype(dt)[:, None], (hi - lo).astype(dt)[:, None]
+    idx = ((xs - first) / span * k).astype(numpy.intp)
+    idx = numpy.where(idx == k, k - 1, idx)
+    idx = numpy.where(xs < numpy.take_along_axis(edges, numpy.clip(idx, 0, k), 1), idx - 1, idx)
+    up = (xs >= numpy.take_along_axis(edges, numpy.clip(idx + 1, 0, k), 1)) & (idx != k - 1)
+    return edges, numpy.where(up, idx + 1, idx)
