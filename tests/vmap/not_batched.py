@@ -6,8 +6,6 @@ where torch.vmap's result differs from torch's own calls sample by sample,
 and retrograd's matches those calls, are in ``TORCH_VMAP_DIFFERS``."""
 
 NOT_BATCHED = {
-    'ctc_loss':
-        "autograd/_batched.py item: NotImplementedError: vmap: It looks like you're calling .it",
     'as_strided_.inplace':
         'ops/shape.py as_strided: NotImplementedError: as_strided needs a tensor whose storage ',
     'pack_padded_sequence':
