@@ -10,8 +10,6 @@ NOT_BATCHED = {
         'ops/shape.py as_strided: NotImplementedError: as_strided needs a tensor whose storage ',
     'pack_padded_sequence':
         "_tensor.py _not_on_host: TypeError: can't convert cpu device type tensor to numpy. Use",
-    'as_strided':
-        'ops/shape.py as_strided: NotImplementedError: as_strided needs a tensor whose storage ',
 }
 
 # torch.vmap differs from torch's own calls sample by sample; retrograd matches them

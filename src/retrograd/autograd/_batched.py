@@ -817,6 +817,23 @@ class BatchedFunctions(ArrayFunctions):
         a view's offset inside its base is that of every element's."""
         return functions(self.xp.inner).address(a.data)
 
+    def storage(self, a):
+        """Each element's memory as one run of as many elements, from its first: as
+        PyTorch's batching rule reads as_strided's storage (element ``i``'s at ``i`` times
+        the batch's stride, in the memory under the whole batch). None where that memory
+        is not one dense block."""
+        d = a
+        while type(d) is Batched:
+            d = d.data
+        laid = sorted((s // d.itemsize, n) for s, n in zip(d.strides, d.shape, strict=True)
+                      if n != 1)
+        run = 1
+        for s, n in laid:
+            if s != run:
+                return None
+            run *= n
+        return _as_strided(a, (a.size,), (a.itemsize,))
+
     def expm(self, a):
         """SciPy's takes stacks of matrices: the batch is one more stack dim."""
         return a.like(functions(self.xp.inner).expm(a.data))

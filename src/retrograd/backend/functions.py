@@ -82,6 +82,11 @@ class ArrayFunctions:
         (indices and targets in bounds) ask here, so they need no values where none exist."""
         return bool(mask.any())
 
+    def storage(self, a):
+        """The memory under ``a`` as one run of its elements (``as_strided``'s storage);
+        None where that run is not ``a`` read in C order."""
+        return a.reshape(-1) if a.flags.c_contiguous else None
+
     def all_true(self, mask):
         """Whether every element of boolean ``mask`` holds, for a result whose form depends
         on it (lstsq's residuals: under vmap, on the whole batch's, as in PyTorch)."""
