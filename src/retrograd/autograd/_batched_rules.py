@@ -308,11 +308,14 @@ def _values(x):
 
 @_rule(numpy.bincount)
 def _bincount(x, weights=None, minlength=0):
-    """Per batch element: the bins are offset by the element's index times their count
-    (every element gets the bins of the largest index in the batch)."""
+    """Per batch element: the bins are offset by the element's index times their count,
+    which must be one for the batch (``minlength`` or each element's largest value past
+    it: PyTorch stacks the elements' results)."""
     b = (x if type(x) is Batched else weights).data.shape[0]
     xd = _full_batch(x, b).reshape(b, -1)
-    n = max(minlength, int(_values(xd).max()) + 1 if xd.size else 0)
+    n = minlength
+    if xd.shape[1]:
+        n = _equal_sizes(numpy.maximum(numpy.max(xd, 1) + 1, minlength), lambda c: [c])
     ids = (numpy.arange(b)[:, None] * n + xd).ravel()
     w = None if weights is None else _full_batch(weights, b).reshape(-1)
     return Batched(numpy.bincount(ids, w, b * n).reshape(b, n))
