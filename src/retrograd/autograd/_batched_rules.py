@@ -8,6 +8,7 @@ import operator
 
 import numpy
 
+from ..backend.functions import functions
 from ._batched import (INPLACE, _FUNCS, Batched, _batch, _batch_of, _expand_dims,
                        _full_batch, _lift, _ndim, _norm, _ravel, _reshape, _rule,
                        _shape_tuple, _ufunc_call)
@@ -360,20 +361,9 @@ def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 # ---- searching sorted rows, and repeats that vary over the batch -------------------------------
 
 def _search_rows(s, v, side):
-    """``numpy.searchsorted(s[i], v[i], side)`` for every row ``i`` at once (``s``: sorted
-    rows, ``v``: a row of values each): PyTorch's binary search, every value's step taken
-    together (a sequence that is not sorted gives what PyTorch's gives)."""
-    n = s.shape[-1]
-    start = numpy.zeros(v.shape, numpy.int64)
-    end = numpy.full(v.shape, n, numpy.int64)
-    for _ in range(n.bit_length()):
-        mid = start + (end - start) // 2
-        at = numpy.take_along_axis(s, numpy.minimum(mid, n - 1), -1)
-        stop = at >= v if side == "left" else at > v
-        go = start < end
-        start = numpy.where(go & ~stop, mid + 1, start)
-        end = numpy.where(go & stop, mid, end)
-    return start
+    """``numpy.searchsorted(s[i], v[i], side)`` for every row ``i`` at once, by PyTorch's
+    binary search (the backend's)."""
+    return functions(numpy).search_sorted(s, v, side == "right")
 
 
 @_rule(numpy.searchsorted)

@@ -82,6 +82,24 @@ class ArrayFunctions:
         (indices and targets in bounds) ask here, so they need no values where none exist."""
         return bool(mask.any())
 
+    def search_sorted(self, s, v, right):
+        """PyTorch's binary search of each row of ``v`` in the same row of ``s`` (sorted
+        rows; the leading dims match): where each value would be inserted, after equal
+        boundaries if ``right``. Every value's step is taken together, so an unsorted
+        row or a NaN gives what PyTorch's gives."""
+        xp = self.xp
+        n = s.shape[-1]
+        start = xp.zeros(v.shape, dtype=numpy.int64)
+        end = xp.full(v.shape, n, dtype=numpy.int64)
+        for _ in range(n.bit_length()):
+            mid = start + (end - start) // 2
+            at = xp.take_along_axis(s, xp.minimum(mid, n - 1), -1)
+            stop = at > v if right else at >= v
+            go = start < end
+            start = xp.where(go & ~stop, mid + 1, start)
+            end = xp.where(go & stop, mid, end)
+        return start
+
     def storage(self, a):
         """The memory under ``a`` as one run of its elements (``as_strided``'s storage);
         None where that run is not ``a`` read in C order."""
