@@ -371,7 +371,9 @@ def _searchsorted(a, v, side="left", sorter=None):
     if sorter is not None:
         raise NotImplementedError("batched: numpy.searchsorted with a sorter")
     if type(a) is not Batched:  # one sequence for the whole batch
-        return Batched(numpy.searchsorted(a, v.data, side))
+        vd = v.data
+        return Batched(_search_rows(numpy.reshape(a, (1, -1)), vd.reshape(1, -1),
+                                    side).reshape(vd.shape))
     d = a.data
     vd = _full_batch(v, d.shape[0])
     return Batched(_search_rows(d, vd.reshape(d.shape[0], -1), side).reshape(vd.shape))
