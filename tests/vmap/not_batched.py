@@ -1,67 +1,16 @@
 """Op-database entries that do not batch under vmap as under torch.vmap without a
 loop, each with why: the ops that fall back to a loop over the batch, or the
-first failure (regenerate with ``python tests/vmap/vmap_run.py --write``; a test
-fails when a listed entry starts to pass, so the list only shrinks). Entries
+first failure (regenerate with ``PYTHONPATH=src:tests python
+tests/vmap/vmap_run.py --write``; a test fails when a listed entry starts to
+pass, so the list only shrinks). Entries
 where torch.vmap's result differs from torch's own calls sample by sample,
 and retrograd's matches those calls, are in ``TORCH_VMAP_DIFFERS``."""
 
 NOT_BATCHED = {
-    'isin': 'loops: aten::isin',
-    '__setitem__.view':
-        "backend/functions.py address: AttributeError: 'Batched' object has no attribute '__arr",
-    '__setitem__.index':
-        'autograd/_batched.py __array__: TypeError: batched: a batched gradient was converted t',
-    'index_fill':
-        'autograd/_batched.py __setitem__: ValueError: shape mismatch: value array of shape (3,',
-    'index_fill_':
-        'autograd/_batched.py __setitem__: ValueError: shape mismatch: value array of shape (3,',
-    'masked_scatter': 'loops: aten::MaskedScatterBackward0',
-    'masked_scatter_': 'loops: aten::MaskedScatterBackward0',
-    'argwhere':
-        'autograd/_batched.py __array_function__: NotImplementedError: batched: no batching rul',
-    'linalg.matrix_exp': 'loops: aten::linalg_matrix_exp',
-    'linalg.matrix_exp.gradgrad': 'loops: aten::linalg_matrix_exp',
-    'matrix_exp': 'loops: aten::linalg_matrix_exp',
-    'linalg.lstsq': 'loops: aten::linalg_lstsq',
-    'linalg.lu': 'loops: aten::linalg_lu',
-    'linalg.lu_factor': 'loops: aten::LinalgLuFactorExBackward0, aten::linalg_lu_factor_ex',
-    'linalg.lu_factor_ex': 'loops: aten::LinalgLuFactorExBackward0, aten::linalg_lu_factor_ex',
-    'linalg.lu_solve':
-        'autograd/_batched.py __array__: TypeError: batched: a batched gradient was converted t',
-    'lu_unpack':
-        'autograd/_batched.py __array__: TypeError: batched: a batched gradient was converted t',
-    'multi_margin_loss': 'loops: aten::MultiMarginLossBackward0, aten::multi_margin_loss',
-    'ctc_loss':
-        "autograd/_batched.py item: NotImplementedError: vmap: It looks like you're calling .it",
-    'repeat_interleave':
-        'autograd/_batched.py __array__: TypeError: batched: a batched gradient was converted t',
-    'searchsorted':
-        'autograd/_batched.py __array_function__: NotImplementedError: batched: no batching rul',
-    'bucketize':
-        'autograd/_batched.py __array_function__: NotImplementedError: batched: no batching rul',
-    'histc':
-        "autograd/_batched.py item: NotImplementedError: vmap: It looks like you're calling .it",
-    'bincount':
-        "autograd/_batched.py item: NotImplementedError: vmap: It looks like you're calling .it",
     'as_strided_.inplace':
-        'ops/shape.py as_strided: NotImplementedError: as_strided needs a tensor whose storage ',
-    'histogram':
-        'autograd/_batched.py __array_function__: NotImplementedError: batched: no batching rul',
-    'frexp':
-        "autograd/_batched.py <lambda>: AttributeError: 'tuple' object has no attribute 'ndim'",
-    'max_unpool1d':
-        'autograd/_batched_rules.py _put_along_axis: RuntimeError: vmap: inplace arithmetic(sel',
-    'max_unpool2d':
-        'autograd/_batched_rules.py _put_along_axis: RuntimeError: vmap: inplace arithmetic(sel',
-    'max_unpool3d':
-        'autograd/_batched_rules.py _put_along_axis: RuntimeError: vmap: inplace arithmetic(sel',
-    'prod': 'loops: aten::ProdBackward0',
-    'grid_sample': 'loops: aten::grid_sampler_2d, aten::grid_sampler_3d',
+        'AssertionError: sample 0 last dim / None output 0: (3, 2, 2) torch.float64 vs (3, 3, 4',
     'pack_padded_sequence':
         "_tensor.py _not_on_host: TypeError: can't convert cpu device type tensor to numpy. Use",
-    'diag': 'loops: aten::diag',
-    'as_strided':
-        'ops/shape.py as_strided: NotImplementedError: as_strided needs a tensor whose storage ',
 }
 
 # torch.vmap differs from torch's own calls sample by sample; retrograd matches them

@@ -1,13 +1,14 @@
 """Run one op-database entry under ``retrograd.vmap`` and compare with ``torch.vmap``.
 
-Shared by the test and by ``python tests/vmap/vmap_run.py`` (a table of outcomes, and
-``--write`` to regenerate ``not_batched.py``). A batch is made of one entry's samples
-drawn with different seeds (the same shapes, other values); every positional tensor is
-mapped. Three placements are compared with PyTorch's values: all inputs batched on dim 0;
-the first batched on its last dim, the others unbatched (``None``); and all batched twice,
-under a nested vmap. For differentiable entries the gradients of the first placement's
-outputs (a fixed cotangent) reach the batched inputs as PyTorch's do. An entry passes
-when all of that matches and no op fell back to a loop over the batch.
+Shared by the test and by ``PYTHONPATH=src:tests python tests/vmap/vmap_run.py`` (a table
+of outcomes, ``--write`` to regenerate ``not_batched.py``, or entry ids to see only
+theirs). A batch is made of one entry's samples drawn with different seeds (the same
+shapes, other values); every positional tensor is mapped. Three placements are compared
+with PyTorch's values: all inputs batched on dim 0; the first batched on its last dim,
+the others unbatched (``None``); and all batched twice, under a nested vmap. For
+differentiable entries the gradients of the first placement's outputs (a fixed
+cotangent) reach the batched inputs as PyTorch's do. An entry passes when all of that
+matches and no op fell back to a loop over the batch.
 
 Where torch.vmap's result is not what torch's own calls give sample by sample (the
 definition of vmap: a 0-d tensor batched into 1-d promoting, ``argmax(keepdim=True)``
@@ -321,8 +322,9 @@ DIFFERS = "torch.vmap differs (retrograd's matches torch's loop of calls): "
 def _write(path, results):
     lines = ['"""Op-database entries that do not batch under vmap as under torch.vmap without a',
              "loop, each with why: the ops that fall back to a loop over the batch, or the",
-             "first failure (regenerate with ``python tests/vmap/vmap_run.py --write``; a test",
-             'fails when a listed entry starts to pass, so the list only shrinks). Entries',
+             "first failure (regenerate with ``PYTHONPATH=src:tests python",
+             "tests/vmap/vmap_run.py --write``; a test fails when a listed entry starts to",
+             "pass, so the list only shrinks). Entries",
              "where torch.vmap's result differs from torch's own calls sample by sample,",
              'and retrograd\'s matches those calls, are in ``TORCH_VMAP_DIFFERS``."""', "",
              "NOT_BATCHED = {"]
@@ -339,7 +341,13 @@ def _write(path, results):
     pathlib.Path(path).write_text("\n".join(lines) + "\n")
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # [--write] | ID ... (those entries' outcomes only)
+    ids = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if ids:
+        known = {op.id: op for op in op_db}
+        for i in ids:
+            print(f"{i}: {outcome(known[i]) or 'batches as torch.vmap'}")
+        sys.exit()
     results = {op.id: outcome(op) for op in op_db}
     if "--write" in sys.argv:
         _write(pathlib.Path(__file__).with_name("not_batched.py"), results)

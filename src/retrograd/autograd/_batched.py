@@ -28,7 +28,7 @@ import numpy
 from numpy.lib.stride_tricks import as_strided
 
 from ..backend import get_array_module
-from ..backend.functions import ArrayFunctions
+from ..backend.functions import ArrayFunctions, functions
 
 __all__ = ["Batched", "BatchedNumpy", "new_level", "shape_of", "unbatch"]
 
@@ -97,7 +97,8 @@ def _lift(x, nd):
 
 def _ufunc_call(ufunc, args, kwargs):
     nd = max(_ndim(a) for a in args)
-    return Batched(ufunc(*(_lift(a, nd) for a in args), **kwargs))
+    out = ufunc(*(_lift(a, nd) for a in args), **kwargs)
+    return tuple(Batched(o) for o in out) if type(out) is tuple else Batched(out)
 
 
 def _shape_tuple(shape):
@@ -549,7 +550,8 @@ def _lower(data, full):
 def _batched_write(index, nd, batch, value):
     """``_batched_index`` for a write, with ``value`` laid out as the data it replaces."""
     full, k, p = _batched_index(index, nd, batch)
-    out_nd = k + sum(1 for i in full[1:] if isinstance(i, slice) or i is None)
+    used = sum(1 for i in full[1:] if i is not None)  # the dims indexed; the rest follow
+    out_nd = k + sum(1 for i in full[1:] if isinstance(i, slice) or i is None) + nd - used
     v = _full_batch(value, batch) if type(value) is Batched else numpy.asarray(value)
     if type(value) is Batched:
         v = v.reshape(v.shape[:1] + (1,) * (out_nd - value.ndim) + v.shape[1:])
@@ -701,8 +703,9 @@ def _as_strided(x, shape=None, strides=None, subok=False, writeable=True):
 
 class BatchedNumpy:
     """The ``xp`` of batched rules: NumPy (calls dispatch on :class:`Batched` arguments),
-    with batched buffers from ``zeros``/``empty``/``full``/``*_like`` (of level ``level``,
-    made by ``inner``, the namespace of the batch's data, so that they hold lower levels)."""
+    with batched buffers from ``zeros``/``ones``/``empty``/``full``/``*_like`` (of level
+    ``level``, made by ``inner``, the namespace of the batch's data, so that they hold lower
+    levels)."""
 
     batched = True  # rules that branch on NumPy vs Tensors take the array branch
     lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(as_strided=_as_strided))
@@ -739,6 +742,10 @@ class BatchedNumpy:
         shape = _shape_tuple(shape)
         return Batched(self.inner.zeros((self.batch,) + shape, dtype), self.level)
 
+    def ones(self, shape, dtype=float, order="C", **kwargs):
+        shape = _shape_tuple(shape)
+        return Batched(self.inner.ones((self.batch,) + shape, dtype), self.level)
+
     def empty(self, shape, dtype=float, order="C", **kwargs):
         shape = _shape_tuple(shape)
         return Batched(self.inner.empty((self.batch,) + shape, dtype), self.level)
@@ -752,6 +759,12 @@ class BatchedNumpy:
         if type(indices) is Batched:
             return _entry(_take)(a, indices, axis, mode=mode)
         return numpy.take(a, indices, axis, out, mode)
+
+    def repeat(self, a, repeats, axis=None):
+        """NumPy dispatches ``repeat`` on ``a`` only: batched repeats need this."""
+        if type(repeats) is Batched:
+            return _entry(_FUNCS[numpy.repeat])(a, repeats, axis)
+        return numpy.repeat(a, repeats, axis)
 
     def _like(self, name, a, dtype, shape, *args):
         if type(a) is Batched and a.level == self.level:
@@ -787,11 +800,47 @@ class BatchedFunctions(ArrayFunctions):
             mask = mask.data
         return bool(mask.any())
 
+    def all_true(self, mask):
+        """Whether every element of every batch element holds."""
+        while type(mask) is Batched:
+            mask = mask.data
+        return bool(mask.all())
+
     def checked_values(self, a):
         """Every batch member's value (each is checked, as each call would check it)."""
         while type(a) is Batched:
             a = a.data
         return a.reshape(-1).tolist()
+
+    def address(self, a):
+        """Where one batch element's data starts: views of a batch keep its batch dim, so
+        a view's offset inside its base is that of every element's."""
+        return functions(self.xp.inner).address(a.data)
+
+    def storage(self, a):
+        """Each element's memory as one run of as many elements, from its first: as
+        PyTorch's batching rule reads as_strided's storage (element ``i``'s at ``i`` times
+        the batch's stride, in the memory under the whole batch). None where that memory
+        is not one dense block."""
+        d = a
+        while type(d) is Batched:
+            d = d.data
+        laid = sorted((s // d.itemsize, n) for s, n in zip(d.strides, d.shape, strict=True)
+                      if n != 1)
+        run = 1
+        for s, n in laid:
+            if s != run:
+                return None
+            run *= n
+        return _as_strided(a, (a.size,), (a.itemsize,))
+
+    def expm(self, a):
+        """SciPy's takes stacks of matrices: the batch is one more stack dim."""
+        return a.like(functions(self.xp.inner).expm(a.data))
+
+    def lu(self, a):
+        """As :meth:`expm`: SciPy's LU takes stacks of matrices."""
+        return tuple(a.like(x) for x in functions(self.xp.inner).lu(a.data))
 
     def index_add(self, a, index, values):
         """As the arrays', into a batch of copies of ``a`` where ``a`` is one array (a

@@ -8,6 +8,7 @@ import operator
 
 import numpy
 
+from ..backend.functions import functions
 from ._batched import (INPLACE, _FUNCS, Batched, _batch, _batch_of, _expand_dims,
                        _full_batch, _lift, _ndim, _norm, _ravel, _reshape, _rule,
                        _shape_tuple, _ufunc_call)
@@ -164,7 +165,7 @@ def _diag(v, k=0):
         return _diagonal(v, k)
     d = v.data
     n = d.shape[1] + abs(k)
-    out = numpy.zeros((d.shape[0], n, n), d.dtype)
+    out = numpy.zeros_like(d, shape=(d.shape[0], n, n))  # (a batch itself when nested)
     i = numpy.arange(d.shape[1])
     out[:, i + max(-k, 0), i + max(k, 0)] = d
     return Batched(out)
@@ -299,13 +300,23 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **k
     return Batched(numpy.full_like(a.data, fill_value, dtype, shape=_like_shape(a.data, shape)))
 
 
+def _values(x):
+    """The values of a batch (of any depth), as one plain array."""
+    while type(x) is Batched:
+        x = x.data
+    return x
+
+
 @_rule(numpy.bincount)
 def _bincount(x, weights=None, minlength=0):
-    """Per batch element: the bins are offset by the element's index times their count
-    (every element gets the bins of the largest index in the batch)."""
+    """Per batch element: the bins are offset by the element's index times their count,
+    which must be one for the batch (``minlength`` or each element's largest value past
+    it: PyTorch stacks the elements' results)."""
     b = (x if type(x) is Batched else weights).data.shape[0]
     xd = _full_batch(x, b).reshape(b, -1)
-    n = max(minlength, int(xd.max()) + 1 if xd.size else 0)
+    n = minlength
+    if xd.shape[1]:
+        n = _equal_sizes(numpy.maximum(numpy.max(xd, 1) + 1, minlength), lambda c: [c])
     ids = (numpy.arange(b)[:, None] * n + xd).ravel()
     w = None if weights is None else _full_batch(weights, b).reshape(-1)
     return Batched(numpy.bincount(ids, w, b * n).reshape(b, n))
@@ -345,3 +356,152 @@ def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     nd = max(_ndim(a), _ndim(b))
     ax = operator.index(-1 if axis is None else axis) % nd - nd  # counted from the end
     return Batched(numpy.cross(_lift(a, nd), _lift(b, nd), axis=ax))
+
+
+# ---- searching sorted rows, and repeats that vary over the batch -------------------------------
+
+def _search_rows(s, v, side):
+    """``numpy.searchsorted(s[i], v[i], side)`` for every row ``i`` at once, by PyTorch's
+    binary search (the backend's)."""
+    return functions(numpy).search_sorted(s, v, side == "right")
+
+
+@_rule(numpy.searchsorted)
+def _searchsorted(a, v, side="left", sorter=None):
+    if sorter is not None:
+        raise NotImplementedError("batched: numpy.searchsorted with a sorter")
+    if type(a) is not Batched:  # one sequence for the whole batch
+        vd = v.data
+        return Batched(_search_rows(numpy.reshape(a, (1, -1)), vd.reshape(1, -1),
+                                    side).reshape(vd.shape))
+    d = a.data
+    vd = _full_batch(v, d.shape[0])
+    return Batched(_search_rows(d, vd.reshape(d.shape[0], -1), side).reshape(vd.shape))
+
+
+def _repeat(a, repeats, axis=None):
+    """``numpy.repeat`` with ``repeats`` varying over the batch: each element's indices,
+    the boundaries of its running counts searched, then gathered. Their number must be one
+    for the whole batch (PyTorch stacks the elements' results)."""
+    if type(repeats) is not Batched:
+        if axis is None:
+            return Batched(numpy.repeat(a.data.reshape(a.data.shape[0], -1), repeats, 1))
+        return Batched(numpy.repeat(a.data, repeats, _norm(axis, a.ndim)))
+    if axis is None:
+        a, axis = (_ravel(a) if type(a) is Batched else numpy.ravel(a)), 0
+    shape = list(numpy.shape(a) if type(a) is not Batched else a.shape)
+    r = repeats.data
+    b = r.shape[0]
+    r = numpy.broadcast_to(r.reshape(b, -1), (b, shape[axis]))
+    total = _equal_sizes(numpy.sum(r, -1), lambda t: shape[:axis] + [t] + shape[axis + 1:])
+    index = _search_rows(numpy.cumsum(r, -1),
+                         numpy.broadcast_to(numpy.arange(total), (b, total)), "right")
+    return _FUNCS[numpy.take](a, Batched(index), axis)
+
+
+_FUNCS[numpy.repeat] = _repeat
+
+
+@_rule(numpy.isin)
+def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    """Against test elements that vary over the batch: each element's sorted row of them
+    searched."""
+    if type(test_elements) is not Batched:
+        return Batched(numpy.isin(element.data, test_elements, invert=invert))
+    t = test_elements.data
+    b = t.shape[0]
+    t = numpy.sort(t.reshape(b, -1), -1)
+    e = _full_batch(element, b)
+    v = e.reshape(b, -1)
+    k = t.shape[-1]
+    if k:
+        i = _search_rows(t, v, "left")
+        found = (i < k) & (numpy.take_along_axis(t, numpy.minimum(i, k - 1), -1) == v)
+    else:
+        found = numpy.zeros_like(v, dtype=bool)
+    return Batched((found != invert).reshape(e.shape))
+
+
+def _equal_sizes(counts, shape):
+    """PyTorch's error where the elements' results differ in size (it stacks them):
+    ``counts`` per element (any depth), ``shape(count)`` one element's result shape."""
+    counts = _values(counts).reshape(-1)
+    odd = numpy.flatnonzero(counts != counts[0])
+    if odd.size:
+        raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                           f"{shape(int(counts[0]))} at entry 0 and "
+                           f"{shape(int(counts[odd[0]]))} at entry {odd[0]}")
+    return int(counts[0]) if counts.size else 0
+
+
+@_rule(numpy.argwhere)
+def _argwhere(a):
+    """The indices of every element's nonzeros (their number must be one for the batch):
+    the batch's own, its index column dropped."""
+    d = a.data
+    b = d.shape[0]
+    c = _equal_sizes(numpy.count_nonzero(d.reshape(b, -1), axis=1), lambda c: [c, a.ndim])
+    return Batched(numpy.argwhere(d).reshape(b, c, 1 + a.ndim)[..., 1:])
+
+
+@_rule(numpy.histogram)
+def _histogram(a, bins=10, range=None, density=None, weights=None):
+    """NumPy's histogram of every element at once: its edges (equal bins over its own
+    range, computed as NumPy computes them, or given edges that may vary over the batch),
+    each value's bin, and one bincount over the batch's bins side by side."""
+    b = _batch_of((a, bins, weights))
+    x = _full_batch(a, b).reshape(b, -1)
+    if type(bins) is not Batched and numpy.ndim(bins) == 0:
+        k = operator.index(bins)
+        edges, idx = _equal_bins(x, k, range)
+    else:
+        edges = _full_batch(bins, b)
+        k = edges.shape[-1] - 1
+        if _values(edges[:, :-1] > edges[:, 1:]).any():
+            raise ValueError("`bins` must increase monotonically, when an array")
+        idx = numpy.minimum(_search_rows(edges, x, "right") - 1, k - 1)
+    keep = (x >= edges[:, :1]) & (x <= edges[:, -1:])
+    w = 1.0 if weights is None else _full_batch(weights, b).reshape(b, -1)
+    ids = numpy.where(keep, idx, 0) + numpy.arange(b)[:, None] * k
+    n = numpy.bincount(numpy.ravel(ids), numpy.ravel(numpy.where(keep, w, 0)), b * k)
+    n = n.reshape(b, k).astype(numpy.intp if weights is None else w.dtype)
+    if density:
+        db = (edges[:, 1:] - edges[:, :-1]).astype(float)
+        return Batched(n / db / numpy.sum(n, 1, keepdims=True)), Batched(edges)
+    return Batched(n), Batched(edges)
+
+
+def _equal_bins(x, k, range):
+    """Each row's ``k`` equal bins over ``range`` (its own range when None) and its
+    values' bins, as NumPy's histogram computes both."""
+    b = x.shape[0]
+    if range is not None:
+        if range[0] > range[1]:
+            raise ValueError("max must be larger than min in range parameter.")
+        lo, hi = numpy.full(b, float(range[0])), numpy.full(b, float(range[1]))
+    elif x.shape[1] == 0:
+        lo, hi = numpy.zeros(b), numpy.ones(b)
+    else:
+        lo, hi = numpy.min(x, 1), numpy.max(x, 1)
+    bad = ~(numpy.isfinite(_values(lo)) & numpy.isfinite(_values(hi)))
+    if bad.any():
+        i = numpy.flatnonzero(bad.reshape(-1))[0]
+        what = "supplied" if range is not None else "autodetected"
+        raise ValueError(f"{what} range of [{_values(lo).reshape(-1)[i]}, "
+                         f"{_values(hi).reshape(-1)[i]}] is not finite")
+    same = lo == hi
+    lo, hi = numpy.where(same, lo - 0.5, lo), numpy.where(same, hi + 0.5, hi)
+    dt = x.dtype if x.dtype.kind in "fc" else numpy.dtype(float)  # (a range's floats: weak)
+    step = (hi - lo) / k  # (numpy.linspace's steps; a batch has no rule for it)
+    edges = numpy.arange(k + 1, dtype=step.dtype) * step[:, None] + lo[:, None]
+    edges[:, -1] = hi
+    edges = edges.astype(dt, copy=False)
+    if _values(edges[:, :-1] >= edges[:, 1:]).any():
+        raise ValueError(f"Too many bins for data range. Cannot create {k} finite-sized bins.")
+    xs = x.astype(dt, copy=False)
+    first, span = lo.astype(dt)[:, None], (hi - lo).astype(dt)[:, None]
+    idx = ((xs - first) / span * k).astype(numpy.intp)
+    idx = numpy.where(idx == k, k - 1, idx)
+    idx = numpy.where(xs < numpy.take_along_axis(edges, numpy.clip(idx, 0, k), 1), idx - 1, idx)
+    up = (xs >= numpy.take_along_axis(edges, numpy.clip(idx + 1, 0, k), 1)) & (idx != k - 1)
+    return edges, numpy.where(up, idx + 1, idx)

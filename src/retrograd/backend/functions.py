@@ -85,6 +85,34 @@ class ArrayFunctions:
         (indices and targets in bounds) ask here, so they need no values where none exist."""
         return bool(mask.any())
 
+    def search_sorted(self, s, v, right):
+        """PyTorch's binary search of each row of ``v`` in the same row of ``s`` (sorted
+        rows; the leading dims match): where each value would be inserted, after equal
+        boundaries if ``right``. Every value's step is taken together, so an unsorted
+        row or a NaN gives what PyTorch's gives."""
+        xp = self.xp
+        n = s.shape[-1]
+        start = xp.zeros(v.shape, dtype=numpy.int64)
+        end = xp.full(v.shape, n, dtype=numpy.int64)
+        for _ in range(n.bit_length()):
+            mid = start + (end - start) // 2
+            at = xp.take_along_axis(s, xp.minimum(mid, n - 1), -1)
+            stop = at > v if right else at >= v
+            go = start < end
+            start = xp.where(go & ~stop, mid + 1, start)
+            end = xp.where(go & stop, mid, end)
+        return start
+
+    def storage(self, a):
+        """The memory under ``a`` as one run of its elements (``as_strided``'s storage);
+        None where that run is not ``a`` read in C order."""
+        return a.reshape(-1) if a.flags.c_contiguous else None
+
+    def all_true(self, mask):
+        """Whether every element of boolean ``mask`` holds, for a result whose form depends
+        on it (lstsq's residuals: under vmap, on the whole batch's, as in PyTorch)."""
+        return bool(mask.all())
+
     def checked_values(self, a):
         """The values of 0-d array ``a`` for an argument check (does a fill value fit the
         dtype?): one here, one per batch member under vmap, none on meta."""

@@ -9,6 +9,8 @@ views of it.
 """
 
 from .._tensor import Tensor, _wrap_dim
+from ..backend import get_array_module
+from ..backend.functions import functions
 from ..autograd import grad_mode
 from . import shape
 from ._registry import FUNCTIONS, apply, defop, register
@@ -104,7 +106,8 @@ def as_strided_(input, size, stride, storage_offset=None):
     geometry = (tuple(size), tuple(stride), offset)
     self_geometry = (a.shape, tuple(s // a.itemsize for s in a.strides),
                      input.storage_offset())
-    return _inplace_view(input, _as_strided1, (base._data, geometry, self_geometry))
+    storage = functions(get_array_module(base._data)).storage(base._data)
+    return _inplace_view(input, _as_strided1, (storage, geometry, self_geometry))
 
 
 # PyTorch's top-level in-place functions: ``torch.exp_(x)`` is ``x.exp_()``.

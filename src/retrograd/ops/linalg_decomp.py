@@ -635,7 +635,7 @@ def _lstsq_fwd(xp, A, B, rcond, driver, vector):
     x = xp.matmul(_mT(xp, vh) * xp.expand_dims(inv, -2), xp.matmul(_mT(xp, u), B))
     rank = xp.sum(keep, -1).astype(_dtype.int64.np)
     empty = xp.zeros((0,), dtype=A.dtype)
-    if driver != "gelsy" and m > n and bool(xp.all(rank == n)):
+    if driver != "gelsy" and m > n and functions(xp).all_true(rank == n):
         r = xp.matmul(A, x) - B
         residuals = xp.sum(r * r, -2)
     else:
@@ -712,7 +712,7 @@ def _perm_from_pivots(piv, m):
     piv = piv._data if isinstance(piv, Tensor) else piv
     xp = get_array_module(piv)
     batch = piv.shape[:-1]
-    cur = xp.broadcast_to(xp.arange(m), batch + (m,)).reshape(-1, m).copy()
+    cur = (xp.zeros(batch + (m,), dtype=_dtype.int64.np) + xp.arange(m)).reshape(-1, m)
     flat = piv.reshape(-1, piv.shape[-1]) - 1
     rows = xp.arange(len(cur))
     for i in range(flat.shape[1]):
@@ -726,7 +726,7 @@ def _pivots_from_perm(perm, k):
     xp = get_array_module(perm)
     m = perm.shape[-1]
     flat = perm.reshape(-1, m)
-    cur = xp.broadcast_to(xp.arange(m), flat.shape).copy()
+    cur = xp.zeros(flat.shape, dtype=_dtype.int64.np) + xp.arange(m)
     loc = cur.copy()  # loc[row] = where that row of A sits now
     rows = xp.arange(len(flat))
     piv = xp.empty((len(flat), k), dtype=_dtype.int32.np)

@@ -15,7 +15,7 @@ import numpy
 from .. import _autocast, _observe
 from .._creation import full_like, ones_like, zeros, zeros_like
 from .._dtype import int64, result_type
-from .._tensor import wrap
+from .._tensor import Tensor, wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
 from ._loss_args import check_cast, check_output
@@ -311,7 +311,8 @@ def _mm_terms(xp, self, target, margin, weight):
     z = margin - xp.take_along_axis(x, t, 1) + x
     active = xp.logical_and(z > 0, xp.not_equal(xp.arange(x.shape[1]), t))
     z = xp.where(active, z, 0)
-    w = None if weight is None else xp.reshape(weight[xp.reshape(target, (-1,))], (-1, 1))
+    w = None if weight is None else xp.reshape(xp.take(weight, xp.reshape(target, (-1,)), 0),
+                                               (-1, 1))
     return z, active, w
 
 
@@ -683,25 +684,34 @@ def _shift(a, k, fill):
     return out
 
 
-def _ctc_labels(targets, target_lengths, blank):
+def _ctc_labels(xp, targets, target_lengths, blank):
     """Each sample's extended label sequence (blank, l1, blank, l2, ..., blank), padded with
-    blanks to (N, 2 max_len + 1), and where a transition may skip the previous label."""
-    xp = get_array_module(targets)
-    n = len(target_lengths)
-    labels = xp.full((n, 2 * max(target_lengths, default=0) + 1), blank, dtype=numpy.int64)
-    pos = 0
-    for i, tl in enumerate(target_lengths):
-        row = targets[pos:pos + tl] if targets.ndim == 1 else targets[i, :tl]
-        pos += tl
-        labels[i, 1:2 * tl:2] = row
+    blanks to (N, 2 max_len + 1), and where a transition may skip the previous label. The
+    lengths are an array (under vmap, a batch: the longest of all sets the width)."""
+    n = target_lengths.shape[0]
+    longest = functions(get_array_module(target_lengths)).checked_values(
+        target_lengths.max()) if n else [0]
+    if not longest:  # (meta lengths: the labels' width needs their values, as PyTorch's)
+        raise NotImplementedError("ctc_loss: the target lengths have no values to size the "
+                                  "labels by")
+    width = max(longest)
+    tl = xp.asarray(target_lengths)
+    j = xp.arange(width)
+    if targets.ndim == 1:  # concatenated: sample i's labels start after the earlier ones
+        at = xp.cumsum(tl) - tl
+        rows = xp.take(targets, xp.minimum(at[:, None] + j, max(targets.shape[0] - 1, 0)), 0) \
+            if targets.shape[0] else xp.zeros((n, width), dtype=numpy.int64)
+    else:
+        rows = targets[:, :width]
+    labels = xp.full((n, 2 * width + 1), blank, dtype=numpy.int64)
+    labels[:, 1::2] = xp.where(j < tl[:, None], rows, blank)
     skip = (labels != blank) & (labels != _shift(labels, 2, blank))
     skip[:, :2] = False
     return labels, skip
 
 
-def _ctc_setup(log_probs, targets, target_lengths, blank):
-    xp = get_array_module(log_probs)
-    labels, skip = _ctc_labels(targets, target_lengths, blank)
+def _ctc_setup(xp, log_probs, targets, target_lengths, blank):
+    labels, skip = _ctc_labels(xp, targets, target_lengths, blank)
     lp = xp.take_along_axis(log_probs, labels[None], 2)  # (T, N, L)
     valid = xp.arange(labels.shape[1]) < 2 * xp.asarray(target_lengths)[:, None] + 1
     return labels, skip, lp, valid
@@ -710,27 +720,25 @@ def _ctc_setup(log_probs, targets, target_lengths, blank):
 def _ctc_fwd(xp, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
     """The forward (alpha) recursion of Graves et al. in log space, over all samples at
     once; the loss is read at each sample's last frame."""
-    labels, skip, lp, valid = _ctc_setup(log_probs, targets, target_lengths, blank)
+    labels, skip, lp, valid = _ctc_setup(xp, log_probs, targets, target_lengths, blank)
     t_max, n, length = lp.shape
+    tl = xp.asarray(target_lengths)
     alpha = xp.full((t_max, n, length), -math.inf, dtype=log_probs.dtype)
-    if t_max:
-        alpha[0, :, 0] = lp[0, :, 0]
-        if length > 1:
-            alpha[0, :, 1] = xp.where(xp.asarray(target_lengths) > 0, lp[0, :, 1],
-                                         -math.inf)
+    alpha[0, :, 0] = lp[0, :, 0]
+    if length > 1:
+        alpha[0, :, 1] = xp.where(tl > 0, lp[0, :, 1], -math.inf)
     for t in range(1, t_max):
         a = alpha[t - 1]
         step = _lse3(a, _shift(a, 1, -math.inf),
                      xp.where(skip, _shift(a, 2, -math.inf), -math.inf)) + lp[t]
         alpha[t] = xp.where(valid, step, -math.inf)
-    nll = xp.empty(n, dtype=log_probs.dtype)
-    for i, (il, tl) in enumerate(zip(input_lengths, target_lengths, strict=True)):
-        if il == 0:
-            nll[i] = 0 if tl == 0 else math.inf
-            continue
-        last = alpha[il - 1, i]
-        nll[i] = -(xp.logaddexp(last[2 * tl], last[2 * tl - 1]) if tl else last[0])
-    return nll, alpha
+    il = xp.asarray(input_lengths)
+    last = alpha[xp.maximum(il - 1, 0), xp.arange(n)]  # (N, L): each sample's last frame
+    end = xp.take_along_axis(last, xp.minimum(2 * tl, length - 1)[:, None], 1)[:, 0]
+    before = xp.take_along_axis(last, xp.maximum(2 * tl - 1, 0)[:, None], 1)[:, 0]
+    ll = xp.where(tl > 0, xp.logaddexp(end, before), last[:, 0])
+    nll = xp.where(il == 0, xp.where(tl == 0, 0.0, math.inf), -ll)
+    return nll.astype(log_probs.dtype, copy=False), alpha
 
 
 def _ctc_unit_grad(log_probs, targets, nll, alpha, input_lengths, target_lengths, blank,
@@ -738,7 +746,7 @@ def _ctc_unit_grad(log_probs, targets, nll, alpha, input_lengths, target_lengths
     """PyTorch's ctc_loss_backward for a unit gradient: ``exp(lp) - exp(lcab + nll - lp)``
     (the gradient through a log_softmax folded in), 0 past each input's length."""
     xp = get_array_module(log_probs)
-    labels, skip, lp, valid = _ctc_setup(log_probs, targets, target_lengths, blank)
+    labels, skip, lp, valid = _ctc_setup(xp, log_probs, targets, target_lengths, blank)
     t_max, n, length = lp.shape
     il = xp.asarray(input_lengths)[:, None]
     tl = xp.asarray(target_lengths)[:, None]
@@ -810,13 +818,25 @@ _ctc = defop("ctc_loss", _ctc_fwd, inputs=("log_probs", "targets"),
 
 
 def _lengths(x):
-    if hasattr(x, "tolist"):
-        x = x.tolist()
-    return tuple(int(v) for v in (x if isinstance(x, (list, tuple)) else [x]))
+    """Lengths as an int64 array: a tensor's own (under vmap, a batch of them), or the
+    given numbers'."""
+    if isinstance(x, Tensor):
+        return get_array_module(x._data).reshape(x._data, (-1,)).astype(numpy.int64)
+    return numpy.asarray(x, dtype=numpy.int64).reshape(-1)
+
+
+def _first(a, bad):
+    """The first value of ``a`` where ``bad`` holds (under vmap: in the first batch element
+    where one does), for an error message."""
+    f = functions(get_array_module(a))
+    a, bad = a.reshape(-1), bad.reshape(-1)
+    return next(v for v, b in zip(f.checked_values(a[bad.argmax()]),
+                                  f.checked_values(bad.any()), strict=True) if b)
 
 
 def _check_ctc(log_probs, targets, input_lengths, target_lengths, blank):
-    """ctc_loss_allocate_outputs' checks, in its order and words."""
+    """ctc_loss_allocate_outputs' checks, in its order and words (each batch element's
+    lengths under vmap)."""
     t_max, n, c = log_probs.shape
     where = " (while checking arguments for ctc_loss_allocate_outputs)"
     if not 0 <= blank < c:
@@ -825,25 +845,32 @@ def _check_ctc(log_probs, targets, input_lengths, target_lengths, blank):
         raise RuntimeError("input_lengths must be of size batch_size")
     if len(target_lengths) != n:
         raise RuntimeError("target_lengths must be of size batch_size")
-    for tl in target_lengths:
-        if tl < 0:
-            raise RuntimeError(f"Expected target_lengths to have value at least 0, but got "
-                               f"value {tl}{where}")
-    size = sum(target_lengths) if targets.ndim == 1 else n
-    if targets.shape[0] != size:
+    tl, il = target_lengths, input_lengths
+    any_true = functions(get_array_module(tl)).any_true
+    if any_true(tl < 0):
+        raise RuntimeError(f"Expected target_lengths to have value at least 0, but got "
+                           f"value {_first(tl, tl < 0)}{where}")
+    if targets.ndim == 1 and any_true(tl.sum() != targets.shape[0]):
+        total = tl.sum()
+        size = _first(total, total != targets.shape[0])
         raise RuntimeError(f"Expected tensor to have size {size} at dimension 0, but got size "
                            f"{targets.shape[0]} for argument #2 'targets'{where}")
-    longest = max(target_lengths, default=0)
-    if targets.ndim == 2 and targets.shape[1] < longest:
-        raise RuntimeError(f"Expected tensor to have size at least {longest} at dimension 1, "
+    if targets.ndim == 2 and targets.shape[0] != n:
+        raise RuntimeError(f"Expected tensor to have size {n} at dimension 0, but got size "
+                           f"{targets.shape[0]} for argument #2 'targets'{where}")
+    if targets.ndim == 2 and any_true(tl > targets.shape[1]):
+        longest = tl.max()
+        raise RuntimeError(f"Expected tensor to have size at least "
+                           f"{_first(longest, longest > targets.shape[1])} at dimension 1, "
                            f"but got size {targets.shape[1]} for argument #2 'targets'{where}")
-    for il in input_lengths:
-        if il < 0:
-            raise RuntimeError(f"Expected input_lengths to have value at least 0, but got "
-                               f"value {il}{where}")
-        if il > t_max:
-            raise RuntimeError(f"Expected input_lengths to have value at most {t_max}, but "
-                               f"got value {il}{where}")
+    any_true = functions(get_array_module(il)).any_true
+    bad = (il < 0) | (il > t_max)
+    if any_true(bad):
+        v = _first(il, bad)
+        raise RuntimeError(f"Expected input_lengths to have value at least 0, but got value "
+                           f"{v}{where}" if v < 0 else
+                           f"Expected input_lengths to have value at most {t_max}, but got "
+                           f"value {v}{where}")
 
 
 @_autocast.policy("ctc_loss")

@@ -675,16 +675,12 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
 # ---- max unpooling -------------------------------------------------------------------------
 def _unpool_fwd(xp, self, indices, out_size):
     """Each value written at its flat index of a zeroed output volume."""
-    x, xp, back = _unbatch(xp, self)
     nd = len(out_size)
-    extra = x.shape[:x.ndim - indices.ndim]  # a batch of tangents
-    rows = (math.prod(indices.shape[:indices.ndim - nd]), math.prod(indices.shape[-nd:]))
-    vals = xp.reshape(x, extra + rows)
-    idx = xp.reshape(indices, (1,) * len(extra) + rows)
-    out = xp.zeros(vals.shape[:-1] + (math.prod(out_size),), dtype=x.dtype)
-    xp.put_along_axis(out, xp.broadcast_to(idx, vals.shape), vals, -1)
-    out = xp.reshape(out, extra + tuple(indices.shape[:indices.ndim - nd]) + tuple(out_size))
-    return back(out) if back else out
+    lead = tuple(indices.shape[:indices.ndim - nd])
+    rows = (math.prod(lead), math.prod(indices.shape[-nd:]))
+    out = xp.zeros((rows[0], math.prod(out_size)), dtype=self.dtype)
+    xp.put_along_axis(out, xp.reshape(indices, rows), xp.reshape(self, rows), -1)
+    return xp.reshape(out, lead + tuple(out_size))
 
 
 def _unpool_grad(xp, grad, indices, self_shape, out_size):

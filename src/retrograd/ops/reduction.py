@@ -176,7 +176,7 @@ def _prod_rule(xp, grad, self, result):
     if not functions(xp).any_true(zero):  # a formula choice: meta takes the zero-free one
         return grad * (result / self)
     others = xp.reshape(_prod_others(xp, xp.reshape(self, (-1,)), 0), self.shape)
-    return grad * (xp.where(others != others, 0, others) if xp.sum(zero) > 1 else others)
+    return grad * xp.where((xp.sum(zero) > 1) & (others != others), 0, others)
 
 
 def _prod_dim_rule(xp, grad, self, result, dim, keepdim):

@@ -1,11 +1,14 @@
-"""Searching sorted sequences: searchsorted and bucketize (NumPy's searchsorted,
-with PyTorch's argument checks and int64/int32 results)."""
+"""Searching sorted sequences: searchsorted and bucketize (PyTorch's binary search, a
+backend function, with PyTorch's argument checks and int64/int32 results)."""
 
+
+import math
 
 import numpy
 
 from .._tensor import Tensor, wrap
 from ..backend import get_array_module
+from ..backend.functions import functions
 from ._registry import register
 
 __all__ = ["searchsorted", "bucketize"]
@@ -26,20 +29,18 @@ def _search(seq, values, right, side, sorter, out_int32, name="torch.searchsorte
     v = values._data if isinstance(values, Tensor) else xp.asarray(values)  # (no cast)
     if sorter is not None:
         s = xp.take_along_axis(s, sorter._data, -1)
-    how = "right" if right else "left"
-    if s.ndim <= 1:
-        out = xp.searchsorted(s, v, side=how)
+    if s.ndim > 1 and s.shape[:-1] != v.shape[:-1]:
+        raise RuntimeError(f"{name}(): boundaries tensor should be 1 dimension or the first "
+                           f"N-1 dimensions of boundaries tensor and input value tensor "
+                           f"must match, but we got boundaries tensor {list(s.shape)} and "
+                           f"input value tensor {list(v.shape)}")
+    if s.ndim <= 1:  # one sequence for every value
+        s_rows, v_rows = s.reshape(1, -1), v.reshape(1, -1)
     else:
-        if s.shape[:-1] != v.shape[:-1]:
-            raise RuntimeError(f"{name}(): boundaries tensor should be 1 dimension or the first "
-                               f"N-1 dimensions of boundaries tensor and input value tensor "
-                               f"must match, but we got boundaries tensor {list(s.shape)} and "
-                               f"input value tensor {list(v.shape)}")
-        rows_s = s.reshape(-1, s.shape[-1])
-        rows_v = v.reshape(-1, v.shape[-1])
-        out = xp.stack([xp.searchsorted(a, b, side=how)
-                           for a, b in zip(rows_s, rows_v, strict=True)]).reshape(v.shape)
-    return wrap(xp.asarray(out, numpy.int32 if out_int32 else _INT64))
+        rows = math.prod(s.shape[:-1])
+        s_rows, v_rows = s.reshape(rows, s.shape[-1]), v.reshape(rows, v.shape[-1])
+    out = functions(xp).search_sorted(s_rows, v_rows, right)
+    return wrap(out.reshape(v.shape).astype(numpy.int32 if out_int32 else _INT64, copy=False))
 
 
 @register(method=False)

@@ -15,6 +15,7 @@ import numpy
 
 from .. import _dtype
 from .._tensor import Size, _wrap_dim, wrap
+from ..backend import get_array_module
 from ..backend.functions import functions
 from . import _views
 from ._views import _as_strided_backward
@@ -217,15 +218,23 @@ _contiguous = defop("contiguous", lambda xp, self: xp.ascontiguousarray(self),
 
 # ---- as_strided -------------------------------------------------------------------------------
 
+def _extent(size, stride, offset):
+    """How many elements of a storage a geometry reaches into (a batch element's own
+    geometry may reach past its run: its elements lie among the other elements')."""
+    return offset + 1 + sum((n - 1) * s for n, s in zip(size, stride, strict=True)) \
+        if all(size) else 0
+
+
 _as_strided = defop(
     "as_strided",
     lambda xp, self, storage, view_geometry, self_geometry: xp.lib.stride_tricks.as_strided(
-        storage.reshape(-1)[view_geometry[2]:], view_geometry[0],
+        storage[view_geometry[2]:], view_geometry[0],
         tuple(s * storage.itemsize for s in view_geometry[1])),
     inputs=("self",),
     vjp={"self": lambda xp, grad, storage, view_geometry, self_geometry:
          call(xp, _as_strided_backward, grad,
-              attrs=(view_geometry, self_geometry, storage.size))},
+              attrs=(view_geometry, self_geometry,
+                     max(storage.size, _extent(*self_geometry))))},
     view=True, jvp="transpose")
 
 
@@ -707,17 +716,15 @@ def as_strided(input, size, stride, storage_offset=None):
     """A view of the tensor's storage with the given sizes, strides (in elements) and
     offset; gradients of elements the view reads more than once add up."""
     base = input._base if input._base is not None else input
-    storage = base._data
-    if not storage.flags.c_contiguous:
+    storage = functions(get_array_module(base._data)).storage(base._data)
+    if storage is None:
         raise NotImplementedError("as_strided needs a tensor whose storage (its base "
                                   "tensor) is contiguous")
     size, stride = _ints((size,), "as_strided"), _ints((stride,), "as_strided", "stride")
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     offset = input.storage_offset() if storage_offset is None else storage_offset
-    need = 0
-    if all(size):
-        need = offset + 1 + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
+    need = _extent(size, stride, offset)
     if need > storage.size:
         item = storage.itemsize
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
