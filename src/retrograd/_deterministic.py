@@ -6,9 +6,9 @@ memory they return (NaN for floating types, the largest value for integers, True
 bool) instead of leaving it uninitialized, so results never depend on stale memory.
 """
 
-import numpy
+import math
 
-from ._dtype import kind_of
+from ._dtype import kind_of, np_iinfo
 
 __all__ = ["use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
@@ -65,6 +65,6 @@ def fill_uninitialized(array):
     """Fill a new ``empty`` array as PyTorch does in deterministic mode (else leave it)."""
     if _enabled:
         kind = kind_of(array.dtype)
-        array.fill(numpy.nan if kind in "fc" else True if kind == "b"
-                   else numpy.iinfo(array.dtype).max)
+        array.fill(math.nan if kind in "fc" else True if kind == "b"
+                   else np_iinfo(array.dtype).max)
     return array

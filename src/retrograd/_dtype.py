@@ -109,6 +109,7 @@ def kind_of(np_dtype):
 
 
 np_finfo = ml_dtypes.finfo  # numpy.finfo that also knows bfloat16
+np_iinfo = ml_dtypes.iinfo  # numpy.iinfo, for any array module's integer dtypes
 
 
 def is_low(d):

@@ -1,9 +1,8 @@
 """Entering and leaving a vmap level: two ops, each the other's vjp, so that gradients
 flow through ``vmap`` in both directions (``grad(vmap(f))`` and ``vmap(grad(f))``)."""
 
-import numpy
-
 from ..autograd._batched import Batched
+from ..backend import get_array_module
 from ..backend.functions import functions
 from ..ops._registry import apply, defop
 
@@ -22,10 +21,10 @@ def _out_of(xp, self, level, batch, out_dim):
     it."""
     if type(self) is Batched and self.level == level:
         data = self.data
+        xp = get_array_module(data)  # (a lower level's batch, or the device's array)
     else:
-        data = numpy.copy(numpy.broadcast_to(numpy.expand_dims(self, 0),
-                                             (batch,) + tuple(self.shape)))
-    return numpy.moveaxis(data, 0, out_dim)
+        data = xp.copy(xp.broadcast_to(xp.expand_dims(self, 0), (batch,) + tuple(self.shape)))
+    return xp.moveaxis(data, 0, out_dim)
 
 
 _add = defop("_add_batch_dim", _into,
