@@ -152,13 +152,12 @@ def _kernels():
     def layer_norm_dx(g, x, w, mean, rstd, out):
         rows, n = x.shape
         for r in range(rows):
-            ds = 0.0
-            db = 0.0
+            ds = _ZERO  # float32 sums, as PyTorch's backward kernel (vectorized: many lanes)
+            db = _ZERO
             for j in range(n):
                 gj = g[r, j] if w is None else g[r, j] * w[j]
                 ds += gj * x[r, j]
                 db += gj
-            ds, db = numpy.float32(ds), numpy.float32(db)
             m, rs = mean[r], rstd[r]
             k = (db * m - ds) * rs * rs * rs / n
             c = -k * m - db * rs / n
