@@ -335,6 +335,8 @@ _softmax = defop(
     jvp=lambda xp, self_t, result, dim:
     result * (self_t - xp.sum(self_t * result, axis=dim, keepdims=True)),
     to_float=True, node="SoftmaxBackward0")
+
+
 def _log_softmax_grad(xp, grad, result, dim):
     return grad - xp.exp(result) * xp.sum(grad, axis=dim, keepdims=True)
 
