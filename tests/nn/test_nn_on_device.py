@@ -144,3 +144,51 @@ def test_recurrent_modules_start_from_zeros_on_the_inputs_device(name):
     with emulating():
         for d, c in zip(run("cuda"), cpu, strict=True):
             _equal(d, c)
+
+
+MODULES = {
+    "Linear": lambda **kw: nn.Linear(3, 4, **kw),
+    "Bilinear": lambda **kw: nn.Bilinear(3, 2, 4, **kw),
+    "Conv2d": lambda **kw: nn.Conv2d(3, 4, 3, **kw),
+    "ConvTranspose1d": lambda **kw: nn.ConvTranspose1d(3, 4, 3, **kw),
+    "BatchNorm1d": lambda **kw: nn.BatchNorm1d(3, **kw),
+    "InstanceNorm2d": lambda **kw: nn.InstanceNorm2d(3, affine=True, track_running_stats=True,
+                                                     **kw),
+    "LayerNorm": lambda **kw: nn.LayerNorm((2, 3), **kw),
+    "GroupNorm": lambda **kw: nn.GroupNorm(1, 3, **kw),
+    "RMSNorm": lambda **kw: nn.RMSNorm(3, **kw),
+    "PReLU": lambda **kw: nn.PReLU(3, **kw),
+    "Embedding": lambda **kw: nn.Embedding(5, 3, **kw),
+    "MultiheadAttention": lambda **kw: nn.MultiheadAttention(4, 2, kdim=3, vdim=5,
+                                                             add_bias_kv=True, **kw),
+    "LSTM": lambda **kw: nn.LSTM(3, 4, num_layers=2, **kw),
+    "GRUCell": lambda **kw: nn.GRUCell(3, 4, **kw),
+    "Transformer": lambda **kw: nn.Transformer(4, 2, 1, 1, 8, **kw),
+}
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_module_constructors_honour_device(name):
+    """``device=`` places every parameter and buffer on that device, as PyTorch's factory
+    kwargs do, with the values the same seed gives on the CPU (drawn on the host)."""
+    def build(**kw):
+        retrograd.manual_seed(0)
+        return dict(MODULES[name](dtype=retrograd.float64, **kw).state_dict())
+    cpu = build()
+    with emulating():
+        dev = build(device="cuda")
+        assert dev.keys() == cpu.keys()
+        for k, t in dev.items():
+            if t.dtype.is_floating_point:
+                _equal(t, cpu[k])
+            else:
+                assert t.device.type == "cuda", k
+                assert t.item() == cpu[k].item(), k
+
+
+def test_square_subsequent_mask_on_device():
+    with emulating():
+        m = nn.Transformer.generate_square_subsequent_mask(3, device="cuda")
+        assert m.device.type == "cuda"
+        numpy.testing.assert_array_equal(
+            _host(m), _host(nn.Transformer.generate_square_subsequent_mask(3)))

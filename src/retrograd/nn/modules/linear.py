@@ -57,9 +57,9 @@ class Bilinear(Module):
         super().__init__()
         self.in1_features, self.in2_features = in1_features, in2_features
         self.out_features = out_features
-        self.weight = _param(out_features, in1_features, in2_features, dtype=dtype)
+        self.weight = _param(out_features, in1_features, in2_features, dtype=dtype, device=device)
         if bias:
-            self.bias = _param(out_features, dtype=dtype)
+            self.bias = _param(out_features, dtype=dtype, device=device)
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

@@ -24,18 +24,20 @@ class _BatchNorm(Module):
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
-            self.weight = Parameter(_creation.ones(num_features, dtype=dtype))
+            self.weight = Parameter(_creation.ones(num_features, dtype=dtype, device=device))
             if bias:
-                self.bias = Parameter(_creation.zeros(num_features, dtype=dtype))
+                self.bias = Parameter(_creation.zeros(num_features, dtype=dtype, device=device))
             else:
                 self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", _creation.zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", _creation.ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", _creation.tensor(0, dtype=int64))
+            stats = {"dtype": dtype, "device": device}
+            self.register_buffer("running_mean", _creation.zeros(num_features, **stats))
+            self.register_buffer("running_var", _creation.ones(num_features, **stats))
+            self.register_buffer("num_batches_tracked",
+                                 _creation.tensor(0, dtype=int64, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -129,14 +131,14 @@ class InstanceNorm3d(_InstanceNorm):
     _ndims = (4, 5)
 
 
-def _affine_params(module, shape, affine, bias, dtype):
+def _affine_params(module, shape, affine, bias, dtype, device):
     """``weight`` (ones) and ``bias`` (zeros) of ``shape``, or None where switched off."""
     if affine:
-        module.weight = Parameter(_creation.ones(*shape, dtype=dtype))
+        module.weight = Parameter(_creation.ones(*shape, dtype=dtype, device=device))
     else:
         module.register_parameter("weight", None)
     if affine and bias:
-        module.bias = Parameter(_creation.zeros(*shape, dtype=dtype))
+        module.bias = Parameter(_creation.zeros(*shape, dtype=dtype, device=device))
     else:
         module.register_parameter("bias", None)
 
@@ -149,7 +151,7 @@ class LayerNorm(Module):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        _affine_params(self, self.normalized_shape, elementwise_affine, bias, dtype)
+        _affine_params(self, self.normalized_shape, elementwise_affine, bias, dtype, device)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -167,7 +169,7 @@ class GroupNorm(Module):
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels = num_groups, num_channels
         self.eps, self.affine = eps, affine
-        _affine_params(self, (num_channels,), affine, bias, dtype)
+        _affine_params(self, (num_channels,), affine, bias, dtype, device)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -186,7 +188,8 @@ class RMSNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(_creation.ones(*self.normalized_shape, dtype=dtype))
+            self.weight = Parameter(_creation.ones(*self.normalized_shape, dtype=dtype,
+                                                   device=device))
         else:
             self.register_parameter("weight", None)
 

@@ -196,7 +196,8 @@ class RNNBase(Module):
                 names = []
                 for base, shape in shapes:
                     name = f"{base}_l{layer}{suffix}"
-                    setattr(self, name, Parameter(_creation.empty(*shape, dtype=dtype)))
+                    setattr(self, name, Parameter(
+                        _creation.empty(*shape, dtype=dtype, device=device)))
                     names.append(name)
                 self._flat_weights_names.extend(names)
                 self._all_weights.append(names)
@@ -443,12 +444,13 @@ class RNNCellBase(Module):
         self.hidden_size = hidden_size
         self.bias = bias
         self.weight_ih = Parameter(_creation.empty(num_chunks * hidden_size, input_size,
-                                                   dtype=dtype))
+                                                   dtype=dtype, device=device))
         self.weight_hh = Parameter(_creation.empty(num_chunks * hidden_size, hidden_size,
-                                                   dtype=dtype))
+                                                   dtype=dtype, device=device))
         if bias:
-            self.bias_ih = Parameter(_creation.empty(num_chunks * hidden_size, dtype=dtype))
-            self.bias_hh = Parameter(_creation.empty(num_chunks * hidden_size, dtype=dtype))
+            n = num_chunks * hidden_size
+            self.bias_ih = Parameter(_creation.empty(n, dtype=dtype, device=device))
+            self.bias_hh = Parameter(_creation.empty(n, dtype=dtype, device=device))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)

@@ -25,7 +25,8 @@ class Embedding(Module):
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
-            self.weight = Parameter(_creation.empty(num_embeddings, embedding_dim, dtype=dtype),
+            self.weight = Parameter(_creation.empty(num_embeddings, embedding_dim, dtype=dtype,
+                                                    device=device),
                                     requires_grad=not _freeze)
             self.reset_parameters()
         else:
