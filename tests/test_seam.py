@@ -86,9 +86,6 @@ ALLOWED = {
     "retrograd.ops.sorting": (
         3, "interop: an empty median's NaN cast on the host as C casts it; a Python q "
         "checked on the host"),
-    "retrograd.ops.statistics": (
-        1, "to do: NumPy's error state around histc's bin positions (the backend's, with "
-        "the import's seterr)"),
     "retrograd.optim.optimizer": (1, "interop: load_state_dict takes plain numbers"),
     "retrograd.serialization": (4, "interop: a storage's bytes, written to the file from the host"),
     "retrograd.testing._comparison": (

@@ -2,8 +2,6 @@
 
 import warnings
 
-import numpy
-
 from .._dtype import is_float
 from .. import _dtype, return_types
 from .._tensor import Tensor, wrap
@@ -47,7 +45,7 @@ def _linear_bins(xp, a, bins, lo, hi):
     outside count 0 in bin 0, so the counts' length needs no values."""
     lo, hi = xp.asarray(lo).astype(a.dtype), xp.asarray(hi).astype(a.dtype)
     inside = (a >= lo) & (a <= hi)
-    with numpy.errstate(invalid="ignore"):  # (a NaN range: nothing inside)
+    with functions(xp).errstate(invalid="ignore"):  # (a NaN range: nothing inside)
         pos = xp.floor(((a - lo) * bins / (hi - lo)).astype(_dtype.float64.np)).astype(_INT64)
     pos = xp.where(inside, xp.minimum(pos, bins - 1), 0)
     return functions(xp).bincount(pos.reshape(-1), inside.reshape(-1).astype(_dtype.float64.np),
