@@ -10,10 +10,10 @@ indices and place the result's dims differently). A write with both kinds of
 parts goes through the view, so the base's history becomes CopySlices, as in
 PyTorch.
 
-Gradients of gathering ops scatter back with ``numpy.add.at``, so repeated
-indices accumulate. Scatter-style ops are written once as ``_*_into(xp, out,
-...)`` functions that write into ``out``: the op runs them on a copy of its
-input, its gradient's gradient on fresh zeros.
+Gradients of gathering ops scatter back with the backend's unbuffered add
+(``functions(xp).ufunc_at``), so repeated indices accumulate. Scatter-style ops are
+written once as ``_*_into(xp, out, ...)`` functions that write into ``out``: the op
+runs them on a copy of its input, its gradient's gradient on fresh zeros.
 """
 
 import functools

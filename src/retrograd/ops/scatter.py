@@ -1,9 +1,9 @@
 """The gather/scatter family: gather, scatter, scatter_add, scatter_reduce, take_along_dim.
 
-Gradients of gathering ops scatter back with ``numpy.add.at``, so repeated
-indices accumulate. Scatter-style ops are written once as ``_*_into(xp, out,
-...)`` functions that write into ``out``: the op runs them on a copy of its
-input, its gradient's gradient on fresh zeros.
+Gradients of gathering ops scatter back with the backend's unbuffered add
+(``functions(xp).ufunc_at``), so repeated indices accumulate. Scatter-style ops are
+written once as ``_*_into(xp, out, ...)`` functions that write into ``out``: the op
+runs them on a copy of its input, its gradient's gradient on fresh zeros.
 """
 
 import functools
