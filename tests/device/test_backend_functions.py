@@ -135,3 +135,12 @@ def test_draw_reads_device_arguments_on_the_host():
     got = functions(dev).draw(numpy.random.default_rng(4), "poisson", (_on(rates),), (2, 2))
     assert type(got) is type(_on(rates))  # drawn on the host, returned on the device
     numpy.testing.assert_array_equal(got.get(), want)
+
+
+@pytest.mark.parametrize("xp", [numpy, dev], ids=["numpy", "emulated"])
+def test_errstate_governs_the_arrays_of_the_module(xp):
+    nan = xp.asarray(numpy.full(3, numpy.nan))
+    with functions(xp).errstate(invalid="raise"), pytest.raises(FloatingPointError):
+        nan.astype(numpy.int64)
+    with functions(xp).errstate(invalid="ignore"):
+        nan.astype(numpy.int64)

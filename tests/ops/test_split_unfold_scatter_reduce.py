@@ -96,3 +96,15 @@ def test_scatter_reduce_inplace_records_its_node():
         y.sum().backward()
         grads.append(x.grad.tolist())
     assert grads[0] == grads[1]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("reduce", ["add", "multiply"])
+def test_scatter_of_a_number_with_reduce_stays_on_the_inputs_device(reduce):
+    torch = pytest.importorskip("torch")
+    ours = retrograd.zeros(3, 4, device="meta").scatter(
+        0, retrograd.tensor([[0, 1, 2, 0]], device="meta"), 2.0, reduce=reduce)
+    ref = torch.zeros(3, 4, device="meta").scatter(
+        0, torch.tensor([[0, 1, 2, 0]], device="meta"), 2.0, reduce=reduce)
+    assert str(ours.device) == str(ref.device) == "meta"
+    assert tuple(ours.shape) == tuple(ref.shape) and str(ours.dtype) == str(ref.dtype)

@@ -254,6 +254,12 @@ class ArrayFunctions:
         batched factorization that failed, to name the matrix and pivot."""
         return _factor_info(numpy.asarray(a), kind)
 
+    def errstate(self, **kinds):
+        """A context in which the floating-point errors ``kinds`` name (``invalid="ignore"``)
+        are handled so: NumPy's error state, which governs NumPy's arrays and those computed
+        through NumPy (the emulator's, the batched ones); CuPy's kernels report none."""
+        return numpy.errstate(**kinds)
+
 
 def _factor_info(arr, kind):
     """``factor_info`` of a host array, with SciPy's LAPACK."""

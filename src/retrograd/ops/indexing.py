@@ -10,10 +10,10 @@ indices and place the result's dims differently). A write with both kinds of
 parts goes through the view, so the base's history becomes CopySlices, as in
 PyTorch.
 
-Gradients of gathering ops scatter back with ``numpy.add.at``, so repeated
-indices accumulate. Scatter-style ops are written once as ``_*_into(xp, out,
-...)`` functions that write into ``out``: the op runs them on a copy of its
-input, its gradient's gradient on fresh zeros.
+Gradients of gathering ops scatter back with the backend's unbuffered add
+(``functions(xp).ufunc_at``), so repeated indices accumulate. Scatter-style ops are
+written once as ``_*_into(xp, out, ...)`` functions that write into ``out``: the op
+runs them on a copy of its input, its gradient's gradient on fresh zeros.
 """
 
 import functools
@@ -24,7 +24,7 @@ import warnings
 import numpy
 
 from .. import _autocast
-from .._dtype import is_float, is_inexact, np_finfo
+from .._dtype import int64, is_float, is_inexact, np_finfo, np_iinfo
 from .._tensor import Tensor, _wrap_dim, wrap
 from ..backend import get_array_module
 from ..autograd.node import sum_acc
@@ -103,7 +103,7 @@ def _index_array(it):
     elif isinstance(it, (list, tuple, numpy.ndarray)):
         arr = numpy.asarray(it)
         if arr.size == 0 and is_float(arr.dtype):
-            arr = arr.astype(numpy.int64)
+            arr = arr.astype(int64.np)
     else:
         raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                          f"Variables are valid indices (got {type(it).__name__})")
@@ -275,7 +275,8 @@ def _drop_leading_ones(value):
 
 
 def _indexed_shape(a, index):
-    return numpy.broadcast_to(numpy.zeros((), a.dtype), a.shape)[index].shape
+    xp = get_array_module(a)
+    return xp.broadcast_to(xp.zeros((), a.dtype), a.shape)[index].shape
 
 
 @register(function=False, name="__setitem__")
@@ -682,7 +683,7 @@ def _fill_scalar(value, dtype):
     elif isinstance(value, float) and math.isnan(value):
         fits = False
     else:
-        info = numpy.iinfo(dtype)
+        info = np_iinfo(dtype)
         lo, hi = (-info.max if info.min == 0 else info.min), info.max
         if isinstance(value, float):
             lo, hi = float(lo), float(hi)
@@ -778,7 +779,7 @@ def _flat_index(input, index, fn):
     if not isinstance(index, Tensor):
         raise TypeError(f"{fn}(): argument 'index' must be Tensor, not {type(index).__name__}")
     i = index._data
-    if i.dtype != numpy.int64:
+    if i.dtype != int64.np:
         raise RuntimeError(f"{fn}(): Expected a long tensor for index, but got "
                            f"{_pretty(i.dtype)}")
     n = input._data.size

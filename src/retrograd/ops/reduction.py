@@ -12,12 +12,10 @@ import math
 import operator
 import warnings
 
-import numpy
-
 from .. import _autocast, _observe, return_types
-from .._dtype import bfloat16, is_float, is_inexact, is_low
+from .._dtype import (bfloat16, float16, float32, float64, int64, is_float, is_inexact, is_low,
+                      uint8)
 from .._tensor import Tensor
-from ..backend import get_array_module
 from ..backend.functions import functions
 from ._registry import _pretty, apply, apply_inplace, defop, register
 from .binary import maximum, minimum
@@ -27,7 +25,7 @@ __all__ = ["sum", "mean", "nansum", "nanmean", "prod", "max", "min", "amax", "am
            "argmin", "aminmax", "var", "std", "var_mean", "std_mean", "logsumexp",
            "cumsum", "cumprod", "all", "any", "count_nonzero"]
 
-_INT64 = numpy.dtype(numpy.int64)
+_INT64 = int64.np
 _S = ("self",)
 
 
@@ -410,7 +408,7 @@ argmin = _arg("argmin", _argmin)
 
 # ---- var, std, var_mean, std_mean ---------------------------------------------------------
 
-def _var_wide(self, dim, correction, keepdim):
+def _var_wide(xp, self, dim, correction, keepdim):
     """The variance as PyTorch's CPU kernels take it, in float64. A float32/float64 input
     reduced to one element takes its mean in the input's dtype (std_var_all_cpu); any other
     reduction is Welford's, whose float64 running mean never overflows: huge equal values
@@ -425,41 +423,41 @@ def _var_wide(self, dim, correction, keepdim):
         m = self.sum(axis=dim, keepdims=True) / n
         d = self - m
     elif self.size == n:
-        d = self.astype(numpy.float64) - self.sum(axis=dim, keepdims=True) / n
+        d = self.astype(float64.np) - self.sum(axis=dim, keepdims=True) / n
     else:
-        wide = self.astype(numpy.float64)
-        m = _mean_in_range(wide, dim, n)
+        wide = self.astype(float64.np)
+        m = _mean_in_range(xp, wide, dim, n)
         d = wide - m
-        if self.dtype == numpy.float64:
-            ss = _zero_if_equal(wide, dim, m, (d * d).sum(axis=dim, keepdims=True), n)
+        if self.dtype == float64.np:
+            ss = _zero_if_equal(xp, wide, dim, m, (d * d).sum(axis=dim, keepdims=True), n)
             return (ss if keepdim else ss.squeeze(dim)) / builtins.max(n - correction, 0)
     return (d * d).sum(axis=dim, keepdims=keepdim) / builtins.max(n - correction, 0)
 
 
-def _zero_if_equal(x, dim, m, ss, n):
+def _zero_if_equal(xp, x, dim, m, ss, n):
     """Welford's running mean is exact for equal values (variance 0, so std's gradient is
     0); a float64 sum / n may be ulps off, leaving a sum of squares of a few ulps squared.
     Only such outputs are checked (rarely), so common data pays nothing. (Float32 values
     sum exactly in float64: their mean is exact already.)"""
-    near = ss <= n * (n * 2.220446049250313e-16 * numpy.abs(m)) ** 2  # eps|m|: >= m's ulp
-    if not functions(get_array_module(near)).any_true(near):
+    near = ss <= n * (n * 2.220446049250313e-16 * xp.abs(m)) ** 2  # eps|m|: >= m's ulp
+    if not functions(xp).any_true(near):
         return ss
     first = x[tuple(slice(0, 1) if i in dim else slice(None) for i in range(x.ndim))]
-    return numpy.where(near & (x == first).all(axis=dim, keepdims=True), 0.0, ss)
+    return xp.where(near & (x == first).all(axis=dim, keepdims=True), 0.0, ss)
 
 
-def _mean_in_range(x, dim, n):
+def _mean_in_range(xp, x, dim, n):
     """The mean along ``dim``; where the sum overflows, the mean of ``x`` scaled by its
     largest magnitude, scaled back (exact for equal values, as Welford's running mean)."""
     m = x.sum(axis=dim, keepdims=True) / n
-    if not functions(get_array_module(m)).any_true(~numpy.isfinite(m)):
+    if not functions(xp).any_true(~xp.isfinite(m)):
         return m
-    top = numpy.abs(x).max(axis=dim, keepdims=True)
-    return numpy.where(numpy.isfinite(m), m, (x / top).sum(axis=dim, keepdims=True) / n * top)
+    top = xp.abs(x).max(axis=dim, keepdims=True)
+    return xp.where(xp.isfinite(m), m, (x / top).sum(axis=dim, keepdims=True) / n * top)
 
 
 def _var_fwd(xp, self, dim, correction, keepdim):
-    return _var_wide(self, dim, correction, keepdim).astype(self.real.dtype, copy=False)
+    return _var_wide(xp, self, dim, correction, keepdim).astype(self.real.dtype, copy=False)
 
 
 def _all_dims(self, dim):
@@ -475,9 +473,9 @@ def _var_rule(xp, grad, self, dim, correction, keepdim):
     n = _count(self.shape, _all_dims(self, dim))
     half = is_low(self.dtype)
     if half:  # std's rule runs in float16 as PyTorch's half ops: sum, then div_ by n
-        total = xp.astype(xp.sum(self, axis=dim, keepdims=True, dtype=numpy.float32),
+        total = xp.astype(xp.sum(self, axis=dim, keepdims=True, dtype=float32.np),
                           self.dtype)
-        mean = xp.astype(xp.astype(total, numpy.float32) / n, self.dtype)
+        mean = xp.astype(xp.astype(total, float32.np) / n, self.dtype)
     else:
         mean = xp.sum(self, axis=dim, keepdims=True) / n
     grad = _unreduce(xp, grad, dim, keepdim)
@@ -485,7 +483,7 @@ def _var_rule(xp, grad, self, dim, correction, keepdim):
         return grad * xp.where(self == mean, math.nan, math.inf)
     factor = 2 / (n - correction) if n != correction else math.inf
     if half:  # a Python number times float16 is taken in float32 (mul_kernel's opmath)
-        return xp.astype(factor * xp.astype(grad, numpy.float32), self.dtype) * (self - mean)
+        return xp.astype(factor * xp.astype(grad, float32.np), self.dtype) * (self - mean)
     return factor * grad * (self - mean)
 
 
@@ -498,7 +496,7 @@ def _std_rule(xp, grad, self, result, dim, correction, keepdim):
 
 _var = defop("var", _var_fwd, vjp={"self": _var_rule}, jvp="transpose")
 _std = defop("std", lambda xp, self, dim, correction, keepdim:
-             xp.sqrt(_var_wide(self, dim, correction, keepdim)).astype(self.real.dtype,
+             xp.sqrt(_var_wide(xp, self, dim, correction, keepdim)).astype(self.real.dtype,
                                                                        copy=False),
              vjp={"self": _std_rule}, jvp="transpose", upcast="forward")
 
@@ -666,8 +664,7 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
 # PyTorch's CPU scans accumulate in the dtype's acc_type and round each output: float32 in
 # float64, float16 in float32. Their backward formulas are composites of ops in the
 # input's dtype, so the scans do not upcast float16: the rules see it as PyTorch's do.
-_SCAN_ACC = {numpy.dtype(numpy.float32): numpy.float64, numpy.dtype(numpy.float16): numpy.float32,
-             bfloat16.np: numpy.float32}
+_SCAN_ACC = {float32.np: float64.np, float16.np: float32.np, bfloat16.np: float32.np}
 
 
 def _scan(name):
@@ -675,7 +672,7 @@ def _scan(name):
         out = dtype if dtype is not None else self.dtype
         if self.ndim == 0:
             return xp.array(self, dtype=out)
-        acc = _SCAN_ACC.get(numpy.dtype(out), out)
+        acc = _SCAN_ACC.get(out, out)
         return getattr(self.astype(out, copy=False), name)(axis=dim, dtype=acc).astype(
             out, copy=False)
     return forward
@@ -729,7 +726,7 @@ def _sum_acc(xp, x, dim):
     """A sum along ``dim`` (kept) as PyTorch's: float16 accumulates in float32."""
     if not is_low(x.dtype):
         return xp.sum(x, axis=dim, keepdims=True)
-    return xp.astype(xp.sum(x, axis=dim, keepdims=True, dtype=numpy.float32), x.dtype)
+    return xp.astype(xp.sum(x, axis=dim, keepdims=True, dtype=float32.np), x.dtype)
 
 
 def _cumprod_grad_exact(xp, grad, self, dim):
@@ -790,7 +787,7 @@ def cumprod_(self, dim, *, dtype=None):
 def _logical(name):
     def forward(xp, self, dim, keepdim):
         r = getattr(self, name)(axis=dim, keepdims=keepdim)
-        return r.astype(numpy.uint8) if self.dtype == numpy.uint8 else r
+        return r.astype(uint8.np) if self.dtype == uint8.np else r
     return forward
 
 

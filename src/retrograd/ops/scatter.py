@@ -1,17 +1,18 @@
 """The gather/scatter family: gather, scatter, scatter_add, scatter_reduce, take_along_dim.
 
-Gradients of gathering ops scatter back with ``numpy.add.at``, so repeated
-indices accumulate. Scatter-style ops are written once as ``_*_into(xp, out,
-...)`` functions that write into ``out``: the op runs them on a copy of its
-input, its gradient's gradient on fresh zeros.
+Gradients of gathering ops scatter back with the backend's unbuffered add
+(``functions(xp).ufunc_at``), so repeated indices accumulate. Scatter-style ops are
+written once as ``_*_into(xp, out, ...)`` functions that write into ``out``: the op
+runs them on a copy of its input, its gradient's gradient on fresh zeros.
 """
 
 import functools
+import math
 import warnings
 
 import numpy
 
-from .._dtype import is_float
+from .._dtype import float64, is_float, np_iinfo
 from .._tensor import Tensor, _wrap_dim, wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
@@ -158,10 +159,10 @@ def _identity(reduce, dtype):
         return 1
     if reduce in ("amax", "amin"):
         if is_float(dtype):
-            return -numpy.inf if reduce == "amax" else numpy.inf
+            return -math.inf if reduce == "amax" else math.inf
         if dtype.kind == "b":
             return reduce == "amin"
-        info = numpy.iinfo(dtype)
+        info = np_iinfo(dtype)
         return info.min if reduce == "amax" else info.max
     return 0
 
@@ -217,13 +218,13 @@ def _src_part(xp, g, index, dim, src_shape, factor=None):
 
 def _mean_self_grad(xp, grad, index, self_shape, dim, include_self):
     i = _array(index)
-    n = _counts(get_array_module(i), i, self_shape, dim, include_self, numpy.dtype(float))
+    n = _counts(get_array_module(i), i, self_shape, dim, include_self, float64.np)
     return _self_part(xp, grad, index, dim, include_self) * _const(xp, 1 / n)
 
 
 def _mean_src_grad(xp, grad, index, self_shape, src_shape, dim, include_self):
     i = _array(index)
-    n = _counts(get_array_module(i), i, self_shape, dim, include_self, numpy.dtype(float))
+    n = _counts(get_array_module(i), i, self_shape, dim, include_self, float64.np)
     return _src_part(xp, grad * _const(xp, 1 / n), index, dim, src_shape)
 
 
@@ -434,7 +435,8 @@ def _scatter_args(self, dim, index, src, value, reduce):
                           "torch.scatter_reduce instead for more reduction options.",
                           UserWarning, stacklevel=3)
         else:
-            src = wrap(numpy.full(index._data.shape, src, dtype=self._data.dtype))
+            a = self._data
+            src = wrap(get_array_module(a).full(index._data.shape, src, dtype=a.dtype))
         return _scatter_reduce, (index, src), (d, reduce)
     if isinstance(src, Tensor):
         return _scatter, (index, src), (d,)

@@ -7,11 +7,12 @@ PyTorch's stable sort does), then ``take_along_axis``. Gradients go back to the 
 positions with the scatter-add of ``gather``'s backward, so they are differentiable again.
 """
 
+import math
 import operator
 
 import numpy
 
-from .._dtype import is_float, is_inexact, is_low
+from .._dtype import int64, is_float, is_inexact, is_low
 from .. import _autocast, return_types
 from .._tensor import Tensor, wrap
 from ..backend import get_array_module
@@ -25,7 +26,7 @@ __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian"
            "quantile", "nanquantile", "unique", "unique_consecutive", "cummax", "cummin",
            "logcumsumexp"]
 
-_INT64 = numpy.dtype(numpy.int64)
+_INT64 = int64.np
 
 
 def _order(xp, a, dim, descending):
@@ -112,7 +113,7 @@ def _median_all_fwd(xp, self, ignore_nan):
     flat = xp.reshape(self, (-1,))
     if flat.size == 0:  # NaN, cast to the dtype as C casts it (int64's minimum), as PyTorch
         with numpy.errstate(invalid="ignore"):
-            return xp.asarray(numpy.asarray(numpy.nan).astype(self.dtype))
+            return xp.asarray(numpy.asarray(math.nan).astype(self.dtype))
     if ignore_nan:
         return _median_dim_fwd(xp, flat, 0, False, True)[0]
     mid = (flat.size - 1) // 2
@@ -232,7 +233,7 @@ def _logcumsumexp_rule(xp, grad, self, result, dim):
     for sign in (1, -1):
         g = sign * grad
         pos = g > 0
-        log_g = xp.where(pos, xp.log(xp.where(pos, g, 1)), -numpy.inf)
+        log_g = xp.where(pos, xp.log(xp.where(pos, g, 1)), -math.inf)
         out = out + sign * xp.exp(_rev_lcse(xp, log_g - result, dim) + self)
     return out
 
@@ -241,7 +242,7 @@ def _logcumsumexp_grad_exact(xp, grad, self, result, dim):
     x, r, g = (xp.moveaxis(a, dim, -1) for a in (self, result, grad))
     pos = xp.arange(x.shape[-1])
     upper = xp.expand_dims(pos, -1) <= pos  # j >= i
-    w = xp.exp(xp.where(upper, xp.expand_dims(x, -1) - xp.expand_dims(r, -2), -numpy.inf))
+    w = xp.exp(xp.where(upper, xp.expand_dims(x, -1) - xp.expand_dims(r, -2), -math.inf))
     return xp.moveaxis(xp.sum(w * xp.expand_dims(g, -2), axis=-1), -1, dim)
 
 

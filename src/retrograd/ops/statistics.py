@@ -2,8 +2,6 @@
 
 import warnings
 
-import numpy
-
 from .._dtype import is_float
 from .. import _dtype, return_types
 from .._tensor import Tensor, wrap
@@ -15,7 +13,7 @@ from .binary import where
 __all__ = ["histc", "histogram", "bincount", "cov", "corrcoef"]
 
 
-_INT64 = numpy.dtype(numpy.int64)
+_INT64 = _dtype.int64.np
 
 @register
 def histc(input, bins=100, min=0, max=0, *, out=None):
@@ -32,7 +30,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     xp = get_array_module(a)
     lo, hi = float(min), float(max)
     if lo == hi and a.size:  # the data's range, as arrays (no values on meta)
-        lo, hi = a.min().astype(numpy.float64), a.max().astype(numpy.float64)
+        lo, hi = a.min().astype(_dtype.float64.np), a.max().astype(_dtype.float64.np)
         same = lo == hi
         lo, hi = xp.where(same, lo - 1, lo), xp.where(same, hi + 1, hi)
     elif lo == hi:
@@ -47,10 +45,10 @@ def _linear_bins(xp, a, bins, lo, hi):
     outside count 0 in bin 0, so the counts' length needs no values."""
     lo, hi = xp.asarray(lo).astype(a.dtype), xp.asarray(hi).astype(a.dtype)
     inside = (a >= lo) & (a <= hi)
-    with numpy.errstate(invalid="ignore"):  # (a NaN range: nothing inside)
-        pos = xp.floor(((a - lo) * bins / (hi - lo)).astype(numpy.float64)).astype(numpy.int64)
+    with functions(xp).errstate(invalid="ignore"):  # (a NaN range: nothing inside)
+        pos = xp.floor(((a - lo) * bins / (hi - lo)).astype(_dtype.float64.np)).astype(_INT64)
     pos = xp.where(inside, xp.minimum(pos, bins - 1), 0)
-    return functions(xp).bincount(pos.reshape(-1), inside.reshape(-1).astype(numpy.float64),
+    return functions(xp).bincount(pos.reshape(-1), inside.reshape(-1).astype(_dtype.float64.np),
                                   bins)
 
 
@@ -65,8 +63,8 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     if not isinstance(bins, Tensor) and bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
                            f"dimension 0")
-    hist, edges = numpy.histogram(a, bins=edges, range=range, density=density,
-                                  weights=None if weight is None else weight._data)
+    hist, edges = get_array_module(a).histogram(a, bins=edges, range=range, density=density,
+                                                weights=None if weight is None else weight._data)
     return return_types.histogram((wrap(hist.astype(a.dtype)), wrap(edges.astype(a.dtype))))
 
 
@@ -82,7 +80,7 @@ def bincount(input, weights=None, minlength=0):
     if weights is None:  # (the length is the largest value's: meta refuses, as PyTorch's)
         return wrap(xp.bincount(a, minlength=minlength).astype(_INT64))
     w = weights._data
-    dt = w.dtype if is_float(w.dtype) else numpy.dtype(numpy.float64)
+    dt = w.dtype if is_float(w.dtype) else _dtype.float64.np
     return wrap(xp.bincount(a, w, minlength=minlength).astype(dt))
 
 
