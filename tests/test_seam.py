@@ -48,7 +48,6 @@ ALLOWED = {
     "retrograd.autograd._function_vmap": (1, "to do"),
     "retrograd.autograd._ownership": (1, "to do"),
     "retrograd.autograd.forward_ad": (13, "to do"),
-    "retrograd.autograd.function": (2, "to do"),
     "retrograd.autograd.node": (3, "to do"),
     "retrograd.autograd.profiler": (2, "to do"),
     "retrograd.backends.cpu": (1, "interop: the host CPU's features, as NumPy detected them"),

@@ -107,3 +107,34 @@ def test_hessian_and_products_equal_the_cpus_on_the_device(name):
     expected = call("cpu")
     with emulating():
         _same_on_device(call("cuda"), expected)
+
+
+class _Two(retrograd.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2, x * 3
+
+    @staticmethod
+    def backward(ctx, a, b):
+        assert a.device == b.device == retrograd.device("cuda", 0)
+        return a * 2 + b * 3
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t * 2, t * 3
+
+
+def test_a_functions_unused_output_gets_zeros_on_the_device():
+    with emulating():
+        x = retrograd.ones(3, device="cuda", requires_grad=True)
+        p, _ = _Two.apply(x)
+        p.sum().backward()
+        _same_on_device(x.grad, retrograd.full((3,), 2.0))
+
+
+def test_a_functions_jvp_runs_per_direction_on_the_device():
+    expected = functional.jacobian(_Two.apply, _inputs([(3,)], "cpu"), vectorize=True,
+                                   strategy="forward-mode")
+    with emulating():
+        _same_on_device(functional.jacobian(_Two.apply, _inputs([(3,)], "cuda"),
+                                            vectorize=True, strategy="forward-mode"), expected)
