@@ -42,17 +42,18 @@ ALLOWED = {
     "retrograd.amp.autocast_mode": (1, "interop: NumPy arrays pass autocast uncast"),
     "retrograd.autograd._batched": (113, "to do"),
     "retrograd.autograd._batched_grad": (9, "to do"),
-    "retrograd.autograd._batched_loop": (1, "to do"),
     "retrograd.autograd._batched_rules": (187, "to do"),
-    "retrograd.autograd._disk_offload": (4, "to do"),
-    "retrograd.autograd._function_vmap": (1, "to do"),
-    "retrograd.autograd._ownership": (1, "to do"),
+    "retrograd.autograd._disk_offload": (
+        4, "interop: a saved tensor's bytes, written to its file and read back on the host"),
+    "retrograd.autograd._ownership": (
+        1, "interop: only host arrays (NumPy's type) and meta's have memory the engine "
+        "steals and books"),
     "retrograd.autograd.forward_ad": (13, "to do"),
-    "retrograd.autograd.function": (2, "to do"),
-    "retrograd.autograd.functional": (12, "to do"),
-    "retrograd.autograd.gradcheck": (38, "to do"),
-    "retrograd.autograd.node": (3, "to do"),
-    "retrograd.autograd.profiler": (2, "to do"),
+    "retrograd.autograd.node": (
+        3, "seam: the engine's hot path tells the CPU's gradients by NumPy's type first, as "
+        "get_array_module does"),
+    "retrograd.autograd.profiler": (
+        2, "interop: self_cpu_memory_usage counts host arrays (NumPy's type) only"),
     "retrograd.backends.cpu": (1, "interop: the host CPU's features, as NumPy detected them"),
     "retrograd.distributed._collectives": (
         44, "interop: MPI send and receive buffers, pickled objects' bytes"),

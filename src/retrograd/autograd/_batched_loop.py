@@ -4,8 +4,7 @@ results, with PyTorch's performance warning naming the op."""
 
 import warnings
 
-import numpy
-
+from ..backend import get_array_module
 from ._batched import Batched, BatchedNumpy
 
 __all__ = ["NO_RULE", "top_batch", "per_element"]
@@ -74,4 +73,4 @@ def _stack(rows, level):
         return None
     if type(first) is tuple or type(first) is list:
         return type(first)(_stack([r[k] for r in rows], level) for k in range(len(first)))
-    return Batched(numpy.stack(rows), level)
+    return Batched(get_array_module(first).stack(rows), level)

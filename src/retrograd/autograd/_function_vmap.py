@@ -6,9 +6,8 @@ as a leading dim (``in_dims`` 0, or None for an unbatched argument) and returns
 
 import types
 
-import numpy
-
 from .._tensor import Tensor, wrap
+from ..backend import get_array_module
 from ._batched import RANDOMNESS, Batched
 
 __all__ = ["batch_level", "dispatch", "NO_VMAP_STATICMETHOD"]
@@ -61,6 +60,7 @@ def _run_rule(cls, args, level):
     single = not isinstance(out, tuple)
     outs = (out,) if single else out
     dims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(outs)
-    batched = tuple(o if d is None else wrap(Batched(numpy.moveaxis(o._data, d, 0), level))
+    batched = tuple(o if d is None else
+                    wrap(Batched(get_array_module(o._data).moveaxis(o._data, d, 0), level))
                     for o, d in zip(outs, dims, strict=True))
     return batched[0] if single else batched

@@ -21,10 +21,9 @@ version check apply to them as to any op.
 
 import functools
 
-import numpy
-
 from .._tensor import Tensor, wrap
 from .._dtype import is_inexact
+from ..backend import get_array_module
 from . import forward_ad, grad_mode
 from ._function_vmap import NO_VMAP_STATICMETHOD, batch_level, dispatch
 from .node import _FREED, DelayedError, Node, SavedTensor, collect_next
@@ -106,10 +105,12 @@ class BackwardCFunction(Node, FunctionCtx):
         cls = self._forward_cls
         meta = self._out_meta
         args = []
+        xp = None
         for g, (shape, dtype) in zip(grads, meta, strict=True):
             if g is None:
                 if self.materialize_grads and dtype is not None:  # not for non-tensor outputs
-                    g = wrap(numpy.zeros(shape, dtype=dtype))
+                    xp = xp or _grads_module(grads)
+                    g = wrap(xp.zeros(shape, dtype=dtype))
             elif not isinstance(g, Tensor):
                 g = wrap(g)
             args.append(g)
@@ -167,6 +168,13 @@ def _expandable(shape, gshape):
         return False
     lead = len(gshape) - len(shape)
     return all(n == m or n == 1 for n, m in zip(shape, gshape[lead:], strict=True))
+
+
+def _grads_module(grads):
+    """The array module of the gradients that arrived (the outputs' device), for zeros of
+    those that did not."""
+    g = next((g for g in grads if g is not None), None)
+    return get_array_module(g._data if isinstance(g, Tensor) else g)
 
 
 def _dtype_of(np_dtype):
@@ -340,7 +348,7 @@ def _forward(cls, ctx, args, outs):
                    for k in range(forward_ad.state.batch)]
             per = [p if isinstance(p, tuple) else (p,) for p in per]
             res = tuple(None if per[0][i] is None else
-                        wrap(numpy.stack([p[i]._data for p in per]))
+                        wrap(get_array_module(per[0][i]._data).stack([p[i]._data for p in per]))
                         for i in range(len(per[0])))
     finally:
         ctx._in_forward_jvp = False

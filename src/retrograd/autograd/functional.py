@@ -11,9 +11,8 @@ Batched backward (:mod:`._batched`) runs each node once on gradients with a lead
 batch dim; it does not run hooks.
 """
 
-import numpy
-
 from .._tensor import Tensor, wrap
+from ..backend import get_array_module
 from . import forward_ad, grad_mode
 from ._backward import grad as _grad
 from ._batched_grad import batched_grad as _batched_grad
@@ -23,6 +22,22 @@ __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
 
 # ---- helpers ------------------------------------------------------------------------------
+
+def _zeros(shape, like):
+    """A tensor of zeros of ``shape`` with the dtype and device of tensor ``like``."""
+    a = like._data
+    return wrap(get_array_module(a).zeros(shape, dtype=a.dtype))
+
+
+def _identity_block(total, n, start, like):
+    """Rows ``start:start + n`` of the (total, total) identity, its columns of one tensor
+    of n elements: that tensor's share of every cotangent or tangent, in the dtype and
+    device of tensor ``like``."""
+    a = like._data
+    xp = get_array_module(a)
+    eye = xp.zeros((total, n), dtype=a.dtype)
+    eye[start:start + n] = xp.eye(n, dtype=a.dtype)
+    return eye
 
 def _as_tuple(x, arg_name, fn_name):
     is_tuple = isinstance(x, tuple)
@@ -152,7 +167,7 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
                                    f"of entry {i} in the grad_jacobian. This is not allowed in "
                                    "strict mode as it prevents from using the double backward "
                                    "trick to replace forward mode AD.")
-            g = wrap(numpy.zeros(r.shape, dtype=r._data.dtype))
+            g = _zeros(r.shape, r)
         res.append(g)
     return tuple(res)
 
@@ -203,8 +218,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
                                               "jvp")
         _check_requires_grad(outputs, "outputs", strict)
-        grad_outputs = tuple(wrap(numpy.zeros(o.shape, dtype=o._data.dtype))
-                             .requires_grad_(True) for o in outputs)
+        grad_outputs = tuple(_zeros(o.shape, o).requires_grad_(True) for o in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
         grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
@@ -244,8 +258,7 @@ def _hessian_vector(func, inputs, v, create_graph, strict, name, transpose):
         _check_requires_grad(jac, "jacobian", strict)
         enable = create_graph or grad_mode.is_grad_enabled()
         if transpose:
-            grad_jac = tuple(wrap(numpy.zeros(x.shape, dtype=x._data.dtype))
-                             .requires_grad_(True) for x in inputs)
+            grad_jac = tuple(_zeros(x.shape, x).requires_grad_(True) for x in inputs)
             double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
             _check_requires_grad(jac, "hessian", strict)
             with grad_mode.set_grad_enabled(enable):
@@ -316,10 +329,10 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                             raise RuntimeError(f"Output {i} of the user-provided function is "
                                                f"independent of input {k}. This is not "
                                                "allowed in strict mode.")
-                        g = wrap(numpy.zeros(x.shape, dtype=x._data.dtype))
+                        g = _zeros(x.shape, x)
                     rows[k].append(g)
             jac.append(tuple(stack(r).view(out.shape + x.shape) if r else
-                             wrap(numpy.zeros(out.shape + x.shape, dtype=out._data.dtype))
+                             _zeros(out.shape + x.shape, out)
                              for r, x in zip(rows, inputs, strict=True)))
         jac = _grad_postprocess(tuple(jac), create_graph)
         return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
@@ -332,8 +345,7 @@ def _jacrev_batched(outputs, inputs, create_graph):
     total = sum(sizes)
     grads, start = [], 0
     for o, n in zip(outputs, sizes, strict=True):
-        eye = numpy.zeros((total, n), dtype=o._data.dtype)
-        eye[start:start + n] = numpy.eye(n, dtype=o._data.dtype)
+        eye = _identity_block(total, n, start, o)
         grads.append(wrap(eye.reshape((total,) + tuple(o.shape))))
         start += n
     diff = [(o, g) for o, g in zip(outputs, grads, strict=True) if o.requires_grad]
@@ -348,8 +360,7 @@ def _jacrev_batched(outputs, inputs, create_graph):
         row = []
         for g, x in zip(res, inputs, strict=True):
             if g is None:
-                row.append(wrap(numpy.zeros(tuple(o.shape) + tuple(x.shape),
-                                            dtype=o._data.dtype)))
+                row.append(_zeros(tuple(o.shape) + tuple(x.shape), o))
             else:  # (a Tensor with its graph under create_graph, else an array)
                 g = g[start:start + n].reshape(tuple(o.shape) + tuple(x.shape))
                 row.append(g if isinstance(g, Tensor) else wrap(g))
@@ -369,8 +380,7 @@ def _jacfwd(func, inputs):
         try:
             duals, start = [], 0
             for x, n in zip(inputs, sizes, strict=True):
-                eye = numpy.zeros((total, n), dtype=x._data.dtype)
-                eye[start:start + n] = numpy.eye(n, dtype=x._data.dtype)
+                eye = _identity_block(total, n, start, x)
                 d = x.detach().view_as(x)
                 forward_ad.set_tangent(d, wrap(eye.reshape((total,) + tuple(x.shape))))
                 duals.append(d)
@@ -386,10 +396,11 @@ def _jacfwd(func, inputs):
         for x, n in zip(inputs, sizes, strict=True):
             shape = tuple(o.shape) + tuple(x.shape)
             if t is None:
-                row.append(wrap(numpy.zeros(shape, dtype=o._data.dtype)))
+                row.append(_zeros(shape, o))
             else:
                 block = t._data[start:start + n].reshape(n, -1)
-                row.append(wrap(numpy.ascontiguousarray(block.T).reshape(shape)))
+                xp = get_array_module(block)
+                row.append(wrap(xp.ascontiguousarray(block.T).reshape(shape)))
             start += n
         jac.append(tuple(row))
     return tuple(jac)

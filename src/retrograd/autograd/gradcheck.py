@@ -4,19 +4,23 @@ The numerical Jacobian perturbs each element of every input that requires grad
 by +-eps in its array (central differences); the analytical one comes from
 ``autograd.grad`` with one-hot cotangents, row by row (slow mode), or both are
 reduced to one random projection ``v^T J u`` (fast mode). Jacobians are float64
-NumPy arrays laid out as PyTorch's: (input numel, output numel).
+arrays of the input's array module (on its device, as PyTorch's), laid out as
+PyTorch's: (input numel, output numel); the random vectors are drawn on the host,
+from a generator seeded 0, so a device checks the CPU's projections.
 
 >>> x = retrograd.randn(3, dtype=retrograd.float64, requires_grad=True)
 >>> gradcheck(retrograd.sin, (x,))
 True
 """
 
+import itertools
 import warnings
 
-import numpy
-
 from .. import _dtype
+from .._random import Generator
 from .._tensor import Size, Tensor, wrap
+from ..backend import get_array_module
+from ..backend.functions import functions
 from . import forward_ad as fwAD
 from ._backward import grad
 
@@ -61,10 +65,26 @@ def _check_inputs(inputs):
                          "but none of them have requires_grad=True.")
 
 
-def _eval(func, inputs):
-    """The outputs' arrays, copied (an output may be a view of a perturbed input)."""
-    return [o._data.copy() if isinstance(o, Tensor) else numpy.asarray(o)
+def _eval(func, inputs, xp):
+    """The outputs' arrays, copied (an output may be a view of a perturbed input); other
+    outputs (numbers) as arrays of ``xp``."""
+    return [o._data.copy() if isinstance(o, Tensor) else xp.asarray(o)
             for o in _as_tuple(func(*inputs))]
+
+
+def _numels(func_out, xp):
+    return [o._data.size if isinstance(o, Tensor) else xp.asarray(o).size for o in func_out]
+
+
+def _indices(shape):
+    """Every index of an array of ``shape``, in C order."""
+    return itertools.product(*(range(n) for n in shape))
+
+
+def _host_rng():
+    """The generator of fast mode's random vectors: NumPy's default_rng(0), on the host
+    whatever the device."""
+    return Generator().manual_seed(0)._rng
 
 
 def _check_same(a, b, eps, idx=None):
@@ -83,17 +103,18 @@ def _check_same(a, b, eps, idx=None):
 def _central_diff(func, inputs, x, delta, eps, idx=None):
     """(f(x + delta) - f(x - delta)) / (2 eps) for every output, flattened; ``x`` is the
     perturbed input's array, ``delta`` a scalar at ``idx`` or an array over all of x."""
+    xp = get_array_module(x)
     where = idx if idx is not None else Ellipsis
     orig = x[where].copy()
     x[where] = orig - delta
-    outa = _eval(func, inputs)
+    outa = _eval(func, inputs, xp)
     x[where] = orig + delta
-    outb = _eval(func, inputs)
+    outb = _eval(func, inputs, xp)
     x[where] = orig
     res = []
     for a, b in zip(outa, outb, strict=True):
         _check_same(a, b, eps, idx)
-        res.append(numpy.subtract(b, a, dtype=numpy.float64).reshape(-1) / (2 * eps))
+        res.append(xp.subtract(b, a, dtype=_dtype.float64.np).reshape(-1) / (2 * eps))
     return res
 
 
@@ -102,10 +123,10 @@ def _numerical_jacobians(func, inputs, diff_idx, n_outs, eps):
     jacs = []
     for i in diff_idx:
         x = inputs[i]._data
-        cols = [_central_diff(func, inputs, x, eps, eps, idx)
-                for idx in numpy.ndindex(x.shape)]
-        jacs.append([numpy.stack([c[k] for c in cols]) if cols
-                     else numpy.zeros((0, n_outs[k])) for k in range(len(n_outs))])
+        xp = get_array_module(x)
+        cols = [_central_diff(func, inputs, x, eps, eps, idx) for idx in _indices(x.shape)]
+        jacs.append([xp.stack([c[k] for c in cols]) if cols
+                     else xp.zeros((0, n_outs[k])) for k in range(len(n_outs))])
     return jacs
 
 
@@ -116,7 +137,7 @@ def _vjp(output, diff, cotangent):
 def _stack_rows(rows, diff, n_out, check_grad_dtypes):
     """Place ``rows[j][i]`` (the gradient of input i for cotangent j) in column j of the
     input's Jacobian, checking sizes and dtypes as PyTorch does."""
-    jacs = [numpy.zeros((t._data.size, n_out)) for t in diff]
+    jacs = [get_array_module(t._data).zeros((t._data.size, n_out)) for t in diff]
     for j, grads in enumerate(rows):
         for i, g in enumerate(grads):
             if g is None:
@@ -140,13 +161,14 @@ def _analytical_jacobians(output, diff, nondet_tol, check_grad_dtypes, v=None):
     backward that is not reentrant."""
     shape, dt = output._data.shape, output._data.dtype
     n = output._data.size
+    xp = get_array_module(output._data)
 
     def rows():
         if v is not None:
             return [_vjp(output, diff, v.reshape(shape).astype(dt))]
         res = []
         for j in range(n):
-            e = numpy.zeros(n, dtype=dt)
+            e = xp.zeros(n, dtype=dt)
             e[j] = 1
             res.append(_vjp(output, diff, e.reshape(shape)))
         return res
@@ -155,7 +177,7 @@ def _analytical_jacobians(output, diff, nondet_tol, check_grad_dtypes, v=None):
     j1 = _stack_rows(rows(), diff, n_cols, check_grad_dtypes)
     j2 = _stack_rows(rows(), diff, n_cols, check_grad_dtypes)
     for a, b in zip(j1, j2, strict=True):
-        if a.size and numpy.abs(a - b).max() > nondet_tol:
+        if a.size and xp.abs(a - b).max() > nondet_tol:
             raise GradcheckError(_NONDET.format(nondet_tol))
     return j1
 
@@ -167,10 +189,10 @@ def _mismatch(analytical, numerical, out_idx, in_idx):
 
 def _slow_gradcheck(func, func_out, inputs, diff_idx, out_mask, eps, rtol, atol, nondet_tol,
                     check_grad_dtypes):
-    n_outs = [o._data.size if isinstance(o, Tensor) else numpy.size(o) for o in func_out]
-    numerical = _numerical_jacobians(func, inputs, diff_idx, n_outs, eps)
+    xp = get_array_module(inputs[diff_idx[0]]._data)
+    numerical = _numerical_jacobians(func, inputs, diff_idx, _numels(func_out, xp), eps)
     if not any(out_mask):
-        if any(numpy.any(j != 0) for per_in in numerical for j in per_in):
+        if any(xp.any(j != 0) for per_in in numerical for j in per_in):
             raise GradcheckError("Numerical gradient for function expected to be zero")
         return
     diff = [inputs[i] for i in diff_idx]
@@ -180,30 +202,31 @@ def _slow_gradcheck(func, func_out, inputs, diff_idx, out_mask, eps, rtol, atol,
         analytical = _analytical_jacobians(o, diff, nondet_tol, check_grad_dtypes)
         for j, a in enumerate(analytical):
             n = numerical[j][i]
-            if not numpy.allclose(a, n, rtol=rtol, atol=atol):
+            if not xp.allclose(a, n, rtol=rtol, atol=atol):
                 raise GradcheckError(_mismatch(wrap(a), wrap(n), i, j))
 
 
-def _unit(rng, n):
-    u = rng.random(n)
-    norm = numpy.sqrt(u @ u)
+def _unit(rng, n, xp):
+    """A random unit vector of ``n`` elements, drawn on the host, as an array of ``xp``."""
+    u = functions(xp).draw(rng, "random", (), n)
+    norm = xp.sqrt(u @ u)
     return u / norm if norm else u
 
 
 def _fast_gradcheck(func, func_out, inputs, diff_idx, out_mask, eps, rtol, atol, nondet_tol,
                     check_grad_dtypes):
     """PyTorch's fast mode: compare ``v^T J u`` for random unit vectors u, v."""
-    rng = numpy.random.default_rng(0)
+    rng = _host_rng()
     diff = [inputs[i] for i in diff_idx]
-    all_u = [_unit(rng, t._data.size) for t in diff]
+    all_u = [_unit(rng, t._data.size, get_array_module(t._data)) for t in diff]
     outputs = [o for o, m in zip(func_out, out_mask, strict=True) if m]
-    all_v = [_unit(rng, o._data.size) for o in outputs]
+    all_v = [_unit(rng, o._data.size, get_array_module(o._data)) for o in outputs]
     numerical = []  # [input][output] of v^T (J u)
     for t, u in zip(diff, all_u, strict=True):
         x = t._data
         ju = _central_diff(func, inputs, x, eps * u.reshape(x.shape), eps)
         if not outputs:
-            if any(j.size and numpy.abs(j).max() > nondet_tol for j in ju):
+            if any(j.size and get_array_module(j).abs(j).max() > nondet_tol for j in ju):
                 raise GradcheckError("Numerical gradient for function expected to be zero")
             continue
         ju = [j for j, m in zip(ju, out_mask, strict=True) if m]
@@ -213,7 +236,7 @@ def _fast_gradcheck(func, func_out, inputs, diff_idx, out_mask, eps, rtol, atol,
         for i, u in enumerate(all_u):
             a, n = vj[i][:, 0] @ u, numerical[i][k]
             tol = atol * u.sum() * v.sum()
-            if not numpy.allclose(a, n, rtol=rtol, atol=tol):
+            if not get_array_module(a).allclose(a, n, rtol=rtol, atol=tol):
                 raise GradcheckError(
                     _mismatch(float(a), float(n), k, i)
                     + _slow_mode_report(func, inputs, diff_idx, out_mask, i, k, eps, rtol,
@@ -223,8 +246,9 @@ def _fast_gradcheck(func, func_out, inputs, diff_idx, out_mask, eps, rtol, atol,
 def _slow_mode_report(func, inputs, diff_idx, out_mask, in_idx, out_idx, eps, rtol, atol):
     """Fast mode failed: the full Jacobians of the failing pair, to show where."""
     func_out = _as_tuple(func(*inputs))
-    n_outs = [o._data.size if isinstance(o, Tensor) else numpy.size(o) for o in func_out]
-    numerical = _numerical_jacobians(func, inputs, diff_idx[in_idx:in_idx + 1], n_outs, eps)
+    xp = get_array_module(inputs[diff_idx[in_idx]]._data)
+    numerical = _numerical_jacobians(func, inputs, diff_idx[in_idx:in_idx + 1],
+                                     _numels(func_out, xp), eps)
     n = [j for j, m in zip(numerical[0], out_mask, strict=True) if m][out_idx]
     output = [o for o, m in zip(func_out, out_mask, strict=True) if m][out_idx]
     a = _analytical_jacobians(output, [inputs[diff_idx[in_idx]]], float("inf"), False)[0]
@@ -232,8 +256,8 @@ def _slow_mode_report(func, inputs, diff_idx, out_mask, in_idx, out_idx, eps, rt
            "computed \nin fast mode. See: https://github.com/pytorch/pytorch/issues/53876 for "
            "more background \nabout fast mode. Below, we recompute numerical and analytical "
            f"jacobians in slow mode:\n\nNumerical:\n {wrap(n)}\nAnalytical:\n{wrap(a)}\n\n"
-           f"The max per-element difference (slow mode) is: {numpy.abs(n - a).max()}.\n")
-    if numpy.allclose(a, n, rtol=rtol, atol=atol):
+           f"The max per-element difference (slow mode) is: {xp.abs(n - a).max()}.\n")
+    if xp.allclose(a, n, rtol=rtol, atol=atol):
         msg += ("Fast gradcheck failed but element-wise differences are small. This means "
                 "that the test might've passed in slow_mode!")
     return msg
@@ -241,12 +265,13 @@ def _slow_mode_report(func, inputs, diff_idx, out_mask, in_idx, out_idx, eps, rt
 
 def _check_zero_grad_output(outputs, diff, masked):
     """A zero cotangent must give zero gradients of the inputs' dtypes and shapes."""
-    grads = grad(outputs, diff, [wrap(numpy.zeros_like(o._data)) for o in outputs],
+    grads = grad(outputs, diff, [wrap(get_array_module(o._data).zeros_like(o._data))
+                                 for o in outputs],
                           allow_unused=True)
     for g, x in zip(grads, diff, strict=True):
         if g is None:
             continue
-        zero = numpy.allclose(g._data, 0) if masked else not g._data.any()
+        zero = get_array_module(g._data).allclose(g._data, 0) if masked else not g._data.any()
         if not zero:
             raise GradcheckError("backward not multiplied by grad_output")
         if g._data.dtype != x._data.dtype:
@@ -265,7 +290,8 @@ def _check_undefined_grad(func, inputs, diff):
         outs = [o for o in _as_tuple(func(*inputs)) if _is_diff(o)]
         rest = [o for k, o in enumerate(outs) if k != skip]
         try:
-            grads = grad(rest, diff, [wrap(numpy.zeros_like(o._data)) for o in rest],
+            grads = grad(rest, diff, [wrap(get_array_module(o._data).zeros_like(o._data))
+                                      for o in rest],
                                   allow_unused=True)
         except RuntimeError as e:
             raise GradcheckError("Expected backward function to handle undefined output "
@@ -343,41 +369,44 @@ def _forward_ad_check(func, inputs, eps, atol, rtol, fast_mode):
     diff_idx = [i for i, x in enumerate(inputs) if _is_diff(x)]
     func_out = _as_tuple(func(*inputs))
     out_mask = [isinstance(o, Tensor) and _dtype.is_inexact(o._data.dtype) for o in func_out]
-    n_outs = [o._data.size if isinstance(o, Tensor) else numpy.size(o) for o in func_out]
+    xp = get_array_module(inputs[diff_idx[0]]._data)
+    n_outs = _numels(func_out, xp)
 
     def tangents_for(i, t):
         with fwAD.dual_level():
             duals = [fwAD.make_dual(x.detach(), wrap(t if k == i else
-                                                     numpy.zeros_like(x._data)))
+                                                     get_array_module(x._data).zeros_like(
+                                                         x._data)))
                      if k in diff_idx else x for k, x in enumerate(inputs)]
             outs = _as_tuple(func(*duals))
             res = []
             for o, n in zip(outs, n_outs, strict=True):
                 tan = fwAD.unpack_dual(o).tangent if isinstance(o, Tensor) else None
-                res.append(numpy.zeros(n) if tan is None else
-                           tan._data.astype(numpy.float64).reshape(-1))
+                res.append(xp.zeros(n) if tan is None else
+                           tan._data.astype(_dtype.float64.np).reshape(-1))
             return res
 
-    rng = numpy.random.default_rng(0)
+    rng = _host_rng()
     for j, i in enumerate(diff_idx):
         x = inputs[i]._data
+        xp = get_array_module(x)
         if fast_mode:
-            u = _unit(rng, x.size).reshape(x.shape)
+            u = _unit(rng, x.size, xp).reshape(x.shape)
             numerical = [_central_diff(func, inputs, x, eps * u, eps)]
             analytical = [tangents_for(i, u.astype(x.dtype))]
         else:
             numerical, analytical = [], []
-            for idx in numpy.ndindex(x.shape):
+            for idx in _indices(x.shape):
                 numerical.append(_central_diff(func, inputs, x, eps, eps, idx))
-                e = numpy.zeros_like(x)
+                e = xp.zeros_like(x)
                 e[idx] = 1
                 analytical.append(tangents_for(i, e))
         for k, m in enumerate(out_mask):
             if not m:
                 continue
-            a = numpy.stack([c[k] for c in analytical]) if analytical else numpy.zeros((0,))
-            n = numpy.stack([c[k] for c in numerical]) if numerical else numpy.zeros((0,))
-            if not numpy.allclose(a, n, rtol=rtol, atol=atol):
+            a = xp.stack([c[k] for c in analytical]) if analytical else xp.zeros((0,))
+            n = xp.stack([c[k] for c in numerical]) if numerical else xp.zeros((0,))
+            if not xp.allclose(a, n, rtol=rtol, atol=atol):
                 raise GradcheckError("While considering the forward AD: "
                                      + _mismatch(wrap(a), wrap(n), k, j))
 
@@ -434,13 +463,14 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 def _random_grad_output(out, non_contiguous):
     """Uniform in [-1, 1) like PyTorch's make_tensor, from retrograd's generator."""
     from .._random import default_generator
-    dt = out._data.dtype if _dtype.is_inexact(out._data.dtype) else numpy.dtype(numpy.float64)
+    xp = get_array_module(out._data)
+    dt = out._data.dtype if _dtype.is_inexact(out._data.dtype) else _dtype.float64.np
     shape = out._data.shape
     if non_contiguous and out._data.size > 1:
-        a = numpy.empty(shape + (2,), dtype=dt)[..., 0]
+        a = xp.empty(shape + (2,), dtype=dt)[..., 0]
     else:
-        a = numpy.empty(shape, dtype=dt)
-    a[...] = default_generator._rng.uniform(-1.0, 1.0, shape)
+        a = xp.empty(shape, dtype=dt)
+    a[...] = functions(xp).draw(default_generator._rng, "uniform", (-1.0, 1.0), shape)
     g = wrap(a)
     g.requires_grad_(True)
     return g
