@@ -41,7 +41,6 @@ ALLOWED = {
         1, "interop: stacks the host generator's draws, one per batch element"),
     "retrograd.amp.autocast_mode": (1, "interop: NumPy arrays pass autocast uncast"),
     "retrograd.autograd._batched": (113, "to do"),
-    "retrograd.autograd._batched_grad": (9, "to do"),
     "retrograd.autograd._batched_loop": (1, "to do"),
     "retrograd.autograd._batched_rules": (187, "to do"),
     "retrograd.autograd._disk_offload": (4, "to do"),
