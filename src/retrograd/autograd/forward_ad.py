@@ -387,8 +387,9 @@ def _transpose(op, values, tangents, attrs, outs, batch=None):
     When grad mode is on and a primal or tangent requires grad, both backwards build
     graphs from the primals themselves, so the tangent can be differentiated again
     (reverse-over-forward), as the other jvp forms allow."""
-    # Still upward (tests/test_layering.py): grad's batched backward (is_grads_batched)
-    # special-cases view and list nodes, so it sits above the op families.
+    # Still a function-level import (tests/test_layering.py's UPWARD): the engine imports
+    # autograd.node, which imports this module for ``state``; once that state lives below
+    # node, ``from ._backward import grad`` (the autograd core) goes to the module's top.
     from . import grad as _grad
     again = batch is None and grad_mode.state.enabled and any(
         isinstance(v, Tensor) and v.requires_grad for v in (*values, *tangents))
