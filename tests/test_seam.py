@@ -41,14 +41,12 @@ ALLOWED = {
         1, "interop: stacks the host generator's draws, one per batch element"),
     "retrograd.amp.autocast_mode": (1, "interop: NumPy arrays pass autocast uncast"),
     "retrograd.autograd._batched": (113, "to do"),
-    "retrograd.autograd._batched_grad": (9, "to do"),
     "retrograd.autograd._batched_rules": (187, "to do"),
     "retrograd.autograd._disk_offload": (
         4, "interop: a saved tensor's bytes, written to its file and read back on the host"),
     "retrograd.autograd._ownership": (
         1, "interop: only host arrays (NumPy's type) and meta's have memory the engine "
         "steals and books"),
-    "retrograd.autograd.forward_ad": (13, "to do"),
     "retrograd.autograd.node": (
         3, "seam: the engine's hot path tells the CPU's gradients by NumPy's type first, as "
         "get_array_module does"),

@@ -4,15 +4,15 @@ The graph is walked once with cotangents that carry a leading batch dim, each no
 running its rules once on the whole batch of :class:`~._batched.Batched` gradients
 (see ``_batched``). Nodes of custom ``autograd.Function`` classes (Python backward code
 on Tensors) and AccumulateGrad cannot run batched; batched backward runs no hooks.
+Nodes other than op nodes (views rewritten in place, list ops) carry their batched form
+as a ``_batched_apply(walk, grads)`` method, so this walk knows no op family.
 """
 
-import numpy
-from numpy.lib.stride_tricks import as_strided
-
+from ..backend import get_array_module
+from ..backend.functions import facade
 from . import grad_mode
 from ._batched import Batched, BatchedNumpy
-from .engine import _dependencies, _exec_plan, _pop, _push, _root_edge
-from .function import BackwardCFunction
+from .engine import _dependencies, _exec_plan, _pop, _push, _root_edge, run_backward
 from .node import AccumulateGrad, DelayedError, OpNode, sum_to
 
 __all__ = ["batched_grad"]
@@ -22,13 +22,12 @@ def _rows(outputs, inputs, grad_outputs, retain_graph, batch):
     """``create_graph`` with a batch of cotangents: the batched walk runs rules on arrays,
     a graph of the gradients needs them run on Tensors, so this is one differentiable
     backward per row, stacked (not vectorized)."""
-    from .engine import run_backward
     per = []
     for b in range(batch):
         per.append(run_backward(outputs, [g[b] for g in grad_outputs],
                                 retain_graph or b < batch - 1, True, inputs=inputs,
                                 accumulate_into=False))
-    return [None if per[0][i] is None else stack([p[i] for p in per])
+    return [None if per[0][i] is None else facade(per[0][i]).stack([p[i] for p in per])
             for i in range(len(inputs))]
 
 
@@ -70,7 +69,7 @@ def batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph):
         pending[fn] -= 1
         if not pending[fn] and fn not in deps:
             _push(heap, (fn._seq, fn))
-    walk = _Walk(batch, run, captures)
+    walk = _Walk(batch, run, captures, get_array_module(grad_outputs[0]._data))
     prev = grad_mode.state.enabled
     grad_mode.state.enabled = False
     try:
@@ -107,14 +106,15 @@ def _owned(a):
     """A gradient handed to the caller: its own writable memory (not a broadcast view)."""
     if a is None or a.flags.writeable and a.base is None:
         return a
-    return numpy.array(a)
+    return get_array_module(a).array(a)
 
 
 class _Walk:
-    """Runs nodes on batched gradients (data arrays with the batch on axis 0)."""
+    """Runs nodes on batched gradients (data arrays with the batch on axis 0, of array
+    module ``arrays``)."""
 
-    def __init__(self, batch, run, captures):
-        self.batch, self.run, self.captures = batch, run, captures
+    def __init__(self, batch, run, captures, arrays):
+        self.batch, self.run, self.captures, self.arrays = batch, run, captures, arrays
         self.xp = BatchedNumpy(batch)
 
     def needed(self, fn):
@@ -126,15 +126,12 @@ class _Walk:
             return [None] * len(node.next_functions)
         if isinstance(node, OpNode):
             return self._op(node, buf, every_edge)
-        if isinstance(node, _ListNode):
-            return self._list(node, buf)
-        if isinstance(node, AsStridedBackward0):
-            return self._as_strided(node, buf[0])
-        if isinstance(node, CopySlices):
-            return self._copy_slices(node, buf[0])
+        batched = getattr(node, "_batched_apply", None)
+        if batched is not None:
+            return batched(self, buf)
         if type(node) is AccumulateGrad:
             raise RuntimeError("is_grads_batched=True cannot accumulate into .grad")
-        if isinstance(node, BackwardCFunction):
+        if getattr(node, "_forward_cls", None) is not None:  # a custom Function's node
             raise NotImplementedError(
                 f"is_grads_batched=True: {node.name()} is the node of a custom "
                 f"autograd.Function, whose backward is Python code on Tensors that retrograd "
@@ -143,18 +140,20 @@ class _Walk:
             return node.apply(buf, False)
         raise NotImplementedError(f"is_grads_batched=True: {node.name()} cannot run batched")
 
-    def _grads(self, buf, meta):
+    def grads(self, buf, meta):
+        """``buf`` as :class:`Batched` gradients; with ``meta`` (the outputs' shapes and
+        dtypes), zeros for the outputs that received none."""
         grads = [None if g is None else Batched(g) for g in buf]
-        if meta is not None:  # outputs that received no gradient: zeros
+        if meta is not None:
             grads = [g if g is not None else self.xp.zeros(m[0], dtype=m[1])
                      for g, m in zip(grads, meta, strict=True)]
         return grads
 
-    def _settle(self, g, shape, dtype):
+    def settle(self, g, shape, dtype):
         """A rule's result as batched data of the input's ``shape`` and ``dtype``."""
         if type(g) is not Batched:  # a result that does not depend on the gradient
-            g = numpy.asarray(g)
-            g = Batched(numpy.broadcast_to(g, (self.batch,) + g.shape))
+            g = self.arrays.asarray(g)
+            g = Batched(self.arrays.broadcast_to(g, (self.batch,) + g.shape))
         if g.shape != shape:
             g = sum_to(self.xp, g, shape)
         d = g.data
@@ -163,7 +162,7 @@ class _Walk:
     def _op(self, node, buf, every_edge):
         """An op node: its vjp rules, run on :class:`Batched` gradients (see OpNode.apply)."""
         op = node._op
-        grads = self._grads(buf, node._out_meta)
+        grads = self.grads(buf, node._out_meta)
         env = [grads[0], grads, self.xp]
         if op.saved_names:
             node._saved_arrays(env)
@@ -184,53 +183,14 @@ class _Walk:
                 if env_b is None:
                     raw = [g.data for g in grads]
                     pad = () if op.wants_strides else (None,) * len(op.inputs)
-                    env_b = [raw[0], raw, numpy, *env[3:], *pad, self.batch]
+                    env_b = [raw[0], raw, self.arrays, *env[3:], *pad, self.batch]
                 gi = rule[0](rule[1](env_b)) if rule[2] else rule[0](*rule[1](env_b))
-                out.append(self._settle(Batched(gi), shapes[i], dtypes[i]))
+                out.append(self.settle(Batched(gi), shapes[i], dtypes[i]))
                 continue
             try:
                 gi = rule[0](rule[2](env)) if rule[3] else rule[0](*rule[2](env))
             except (TypeError, AttributeError, NotImplementedError) as e:  # no batching rule
                 raise NotImplementedError(f"is_grads_batched=True: {node.name()} cannot run "
                                           f"batched ({e})") from e
-            out.append(None if gi is None else self._settle(gi, shapes[i], dtypes[i]))
+            out.append(None if gi is None else self.settle(gi, shapes[i], dtypes[i]))
         return out
-
-    def _list(self, node, buf):
-        """cat, stack, split, unbind...: the node's ``_vjp`` on Batched gradients."""
-        grads = node._vjp(self.xp, self._grads(buf, node._out_meta), node._shapes, *node._attrs)
-        return [self._settle(g, s, dt) if g is not None and self.needed(fn) else None
-                for (fn, _), g, s, dt in zip(node.next_functions, grads, node._shapes,
-                                             node._dtypes, strict=True)]
-
-    def _ids(self, region):
-        """Where each element of the view, and of the base, lies in the base's memory."""
-        ar = numpy.arange(region.numel)
-        base = as_strided(ar, region.base_shape, tuple(s * ar.itemsize
-                                                       for s in region.base_strides))
-        return region.view_of(ar), base
-
-    def _as_strided(self, node, g):
-        """A rewritten view's gradient scattered into its base's memory (summing overlaps)."""
-        r = node._region
-        view, base = self._ids(r)
-        flat = numpy.zeros((self.batch, r.numel), g.dtype)
-        if _may_overlap(r.shape, r.strides):
-            numpy.add.at(flat, (slice(None), view.ravel()), g.reshape(self.batch, -1))
-        else:
-            flat[:, view] = g
-        return [flat[:, base]]
-
-    def _copy_slices(self, node, g):
-        """The base's gradient, with the written view's region run through the in-place op."""
-        r = node._region
-        view, base = self._ids(r)
-        flat = numpy.empty((self.batch, r.numel), g.dtype)
-        flat[:, base] = g
-        res = self.apply(node.fn, [flat[:, view]], every_edge=True)
-        flat[:, view] = 0 if res[0] is None else res[0]
-        return [flat[:, base], *res[1:]]
-
-
-from ..ops._views import AsStridedBackward0, CopySlices, _may_overlap  # noqa: E402
-from ..ops.joining import _ListNode, stack  # noqa: E402

@@ -15,10 +15,9 @@ import inspect
 import threading
 from collections import namedtuple
 
-import numpy
-
 from .._dtype import is_inexact, opmath_arrays
 from .._tensor import Tensor, wrap
+from ..backend import get_array_module
 from ..backend.functions import facade, functions
 from . import grad_mode
 from ._batched import Batched, BatchedNumpy, _broadcast_to
@@ -158,7 +157,7 @@ def _params(fn):
 def propagate(op, values, arrays, attrs, outs):
     """Set the tangents of ``outs`` from the inputs' tangents with ``op``'s jvp rule.
 
-    Rules run on arrays (``xp = numpy``), or on Tensors through the differentiable
+    Rules run on arrays (``xp``: their array module), or on Tensors through the differentiable
     facade when grad mode is on and a primal or tangent requires grad, so tangents
     can be differentiated again (forward-over-reverse). They run with the level off:
     a tangent has no tangent of its own.
@@ -254,9 +253,9 @@ def _tangents(op, jvp, values, arrays, attrs, outs_t, tangents, single, bxp=None
         ins = list(values)
         res = outs_t
     else:
-        xp = numpy
         ins = arrays  # in their compute dtype (see _dtype.OPMATH): so are the tangents
         if bxp is None:
+            xp = get_array_module(outs_t[0]._data)
             tangents = [None if t is None else t._data for t in tangents]
             if op.upcast_rules:
                 up = opmath_arrays(tangents)
@@ -303,8 +302,9 @@ def _settle(bxp, t, o):
     """A batched rule's result as data of the batch of ``o``-shaped, ``o``-typed tangents
     (a result that does not depend on the tangents is the same for every direction)."""
     if type(t) is not Batched:
-        t = numpy.asarray(t)
-        t = Batched(numpy.broadcast_to(t, (bxp.batch,) + t.shape))
+        xp = get_array_module(o)
+        t = xp.asarray(t)
+        t = Batched(xp.broadcast_to(t, (bxp.batch,) + t.shape))
     if t.shape != o.shape:
         t = _broadcast_to(t, o.shape)
     d = t.data
@@ -353,7 +353,7 @@ def propagate_list(node_cls, inputs, outs, attrs):
     out_list = outs if multi else (outs,)
     primals = [o._data for o in out_list]
     if batch is None and _differentiable(*tangents):
-        ts = [wrap(numpy.zeros_like(v._data)) if t is None else t
+        ts = [wrap(_zeros_like(v._data)) if t is None else t
               for v, t in zip(inputs, tangents, strict=True)]
         res = node_cls._jvp(facade(out_list[0]), ts, primals, *attrs)
         for o, t in zip(out_list, res if multi else (res,), strict=True):
@@ -361,12 +361,12 @@ def propagate_list(node_cls, inputs, outs, attrs):
                 set_tangent(o, t if t.dtype is o.dtype else t.to(o.dtype))
         return
     if batch is None:
-        ts = [numpy.zeros_like(v._data) if t is None else t._data
+        ts = [_zeros_like(v._data) if t is None else t._data
               for v, t in zip(inputs, tangents, strict=True)]
-        res = node_cls._jvp(numpy, ts, primals, *attrs)
+        res = node_cls._jvp(get_array_module(primals[0]), ts, primals, *attrs)
     else:  # once for every direction, on Batched tangents (see _batched)
         xp = BatchedNumpy(batch)
-        ts = [numpy.zeros_like(v._data) if t is None else Batched(t._data)
+        ts = [_zeros_like(v._data) if t is None else Batched(t._data)
               for v, t in zip(inputs, tangents, strict=True)]
         try:
             res = node_cls._jvp(xp, ts, primals, *attrs)
@@ -376,7 +376,7 @@ def propagate_list(node_cls, inputs, outs, attrs):
         res = [r.data for r in res] if multi else res.data
     for o, t in zip(out_list, res if multi else (res,), strict=True):
         if is_inexact(o._data.dtype):
-            set_tangent(o, wrap(numpy.asarray(t, dtype=o._data.dtype)))
+            set_tangent(o, wrap(get_array_module(o._data).asarray(t, dtype=o._data.dtype)))
 
 
 def _transpose(op, values, tangents, attrs, outs, batch=None):
@@ -387,8 +387,9 @@ def _transpose(op, values, tangents, attrs, outs, batch=None):
     When grad mode is on and a primal or tangent requires grad, both backwards build
     graphs from the primals themselves, so the tangent can be differentiated again
     (reverse-over-forward), as the other jvp forms allow."""
-    # Still upward (tests/test_layering.py): grad's batched backward (is_grads_batched)
-    # special-cases view and list nodes, so it sits above the op families.
+    # Still a function-level import (tests/test_layering.py's UPWARD): the engine imports
+    # autograd.node, which imports this module for ``state``; once that state lives below
+    # node, ``from ._backward import grad`` (the autograd core) goes to the module's top.
     from . import grad as _grad
     again = batch is None and grad_mode.state.enabled and any(
         isinstance(v, Tensor) and v.requires_grad for v in (*values, *tangents))
@@ -399,7 +400,7 @@ def _transpose(op, values, tangents, attrs, outs, batch=None):
         res = _record(op, ins, attrs)
         res = res if type(res) is tuple else (res,)
         keep = [k for k, o in enumerate(res) if o.requires_grad]
-        us = [wrap(numpy.zeros_like(res[k]._data)).requires_grad_(True) for k in keep]
+        us = [wrap(_zeros_like(res[k]._data)).requires_grad_(True) for k in keep]
         diff = [x for x, t in zip(ins, tangents, strict=True) if t is not None]
         vs = [t if again else t.detach() for t in tangents if t is not None]
         g = _grad([res[k] for k in keep], diff, us, create_graph=True, allow_unused=True)
@@ -412,9 +413,14 @@ def _transpose(op, values, tangents, attrs, outs, batch=None):
     out = [None] * len(outs)
     for k, t in zip(keep, jv, strict=True):
         if t is None:
-            t = wrap(numpy.zeros(lead + outs[k]._data.shape, outs[k]._data.dtype))
+            d = outs[k]._data
+            t = wrap(get_array_module(d).zeros(lead + d.shape, d.dtype))
         out[k] = t if again else t.detach()
     return out
+
+
+def _zeros_like(a):
+    return get_array_module(a).zeros_like(a)
 
 
 def _differentiable(*tangents):
@@ -427,7 +433,8 @@ def _write_view_tangent_graph(base, view, t, bt):
     base's tangent is copied and the view's region of the copy overwritten."""
     bd, vd = base._data, view._data
     size = bd.itemsize
-    offset = (vd.__array_interface__["data"][0] - bd.__array_interface__["data"][0]) // size
+    address = functions(get_array_module(bd)).address
+    offset = (address(vd) - address(bd)) // size
     new = (base.new_zeros(bd.shape) if bt is None else bt).clone()
     region = new.as_strided(vd.shape, tuple(st // size for st in vd.strides), offset)
     region.copy_(view.new_zeros(vd.shape) if t is None else t)
@@ -441,8 +448,9 @@ def write_view_tangent(view):
     of a batch of tangents in its own copy of that memory)."""
     base, t = view._base, tangent_of(view)
     bd = base._data
+    xp = get_array_module(bd)
     root = bd
-    while isinstance(root.base, numpy.ndarray):
+    while isinstance(root.base, xp.ndarray):
         root = root.base
     if not root.flags.contiguous:
         raise NotImplementedError("forward AD of an in-place op on a view whose memory is not "
@@ -453,12 +461,13 @@ def write_view_tangent(view):
         _write_view_tangent_graph(base, view, t, bt)
         return
     lead = () if state.batch is None else (state.batch,)
-    buf = numpy.zeros(lead + root.shape, dtype=bd.dtype)
+    buf = xp.zeros(lead + (root.size,), dtype=bd.dtype)
+    address = functions(xp).address
 
     def like(a):  # ``a``'s place in root's memory, in buf (in each direction's copy)
-        off = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-        return numpy.ndarray(lead + a.shape, dtype=bd.dtype, buffer=buf, offset=off,
-                             strides=buf.strides[:len(lead)] + a.strides)
+        off = (address(a) - address(root)) // a.itemsize
+        return xp.lib.stride_tricks.as_strided(buf[..., off:], lead + a.shape,
+                                               buf.strides[:len(lead)] + a.strides)
     out = like(bd)
     if bt is not None:
         out[...] = bt._data

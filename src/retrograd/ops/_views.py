@@ -135,6 +135,12 @@ class _Region:
         return _as_strided(flat[self.offset:], self.shape,
                            tuple(s * flat.itemsize for s in self.strides))
 
+    def ids(self):
+        """Where each element of the view, and of the base, lies in the base's memory."""
+        ids = self.xp.arange(self.numel)
+        return self.view_of(ids), _as_strided(ids, self.base_shape, tuple(
+            s * ids.itemsize for s in self.base_strides))
+
     def geometry(self):
         """(view, base, numel): the view's and the base's (sizes, element strides, element
         offset) inside the base's memory, for ``_as_strided_backward``."""
@@ -196,6 +202,19 @@ class AsStridedBackward0(Node):
             r.view_of(flat)[...] = grads[0]
         return [out]
 
+    def _batched_apply(self, walk, grads):
+        """``apply`` on a batch of gradients (the batch on axis 0), for
+        ``grad(..., is_grads_batched=True)``'s ``walk``."""
+        r, g, n = self._region, grads[0], walk.batch
+        view, base = r.ids()
+        flat = r.xp.zeros((n, r.numel), g.dtype)
+        if _may_overlap(r.shape, r.strides):
+            functions(r.xp).ufunc_at("add", flat, (slice(None), view.ravel()),
+                                     g.reshape(n, -1))
+        else:
+            flat[:, view] = g
+        return [flat[:, base]]
+
 
 class CopySlices(Node):
     """grad_fn of a base after an in-place op on one of its views."""
@@ -213,6 +232,17 @@ class CopySlices(Node):
         res = self.fn.apply([region.copy()], False)
         region[...] = 0 if res[0] is None else res[0]
         return [result, *res[1:]]
+
+    def _batched_apply(self, walk, grads):
+        """``apply`` on a batch of gradients (the batch on axis 0), for
+        ``grad(..., is_grads_batched=True)``'s ``walk``, which runs the in-place op's node."""
+        r, g = self._region, grads[0]
+        view, base = r.ids()
+        flat = r.xp.empty((walk.batch, r.numel), g.dtype)
+        flat[:, base] = g
+        res = walk.apply(self.fn, [flat[:, view]], every_edge=True)
+        flat[:, view] = 0 if res[0] is None else res[0]
+        return [flat[:, base], *res[1:]]
 
     def _apply_graph(self, g):
         """The same on Tensors, recorded: the region read out of ``g``, run through the

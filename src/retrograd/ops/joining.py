@@ -63,6 +63,15 @@ class _ListNode(Node):
             res.append(g if fn is not None else None)
         return res
 
+    def _batched_apply(self, walk, grads):
+        """``_vjp`` on :class:`~retrograd.autograd._batched.Batched` gradients (the batch on
+        axis 0), for ``grad(..., is_grads_batched=True)``'s ``walk``."""
+        grads = self._vjp(walk.xp, walk.grads(grads, self._out_meta), self._shapes,
+                          *self._attrs)
+        return [walk.settle(g, s, dt) if g is not None and walk.needed(fn) else None
+                for (fn, _), g, s, dt in zip(self.next_functions, grads, self._shapes,
+                                             self._dtypes, strict=True)]
+
 
 def _list_node(name, vjp, jvp):
     """``jvp(xp, tangents, outs, *attrs)``: the outputs' tangents from every input's
