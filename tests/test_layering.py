@@ -27,7 +27,7 @@ LAYERS = (  # (name, module prefixes); a module belongs to its longest matching 
                        "retrograd.autograd.anomaly_mode", "retrograd.autograd.forward_ad",
                        "retrograd.autograd._disk_offload", "retrograd.autograd._pinned_offload",
                        "retrograd.autograd._batched", "retrograd.autograd._batched_grad",
-                       "retrograd.autograd._backward",
+                       "retrograd.autograd._backward", "retrograd.autograd._forward_state",
                        "retrograd.autograd._batched_loop", "retrograd.autograd._batched_rules",
                        "retrograd.autograd._ownership")),
     ("op registry", ("retrograd.ops._registry", "retrograd.ops._opdef",
@@ -40,7 +40,6 @@ LAYERS = (  # (name, module prefixes); a module belongs to its longest matching 
 
 # Upward imports still to remove: (importer, imported).
 UPWARD = {
-    ("retrograd.autograd.forward_ad", "retrograd.autograd"),
     ("retrograd.utils.benchmark._timer", "retrograd"),
 }
 

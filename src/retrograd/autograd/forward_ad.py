@@ -12,7 +12,6 @@ as PyTorch supports today.
 """
 
 import inspect
-import threading
 from collections import namedtuple
 
 from .._dtype import is_inexact, opmath_arrays
@@ -20,21 +19,12 @@ from .._tensor import Tensor, wrap
 from ..backend import get_array_module
 from ..backend.functions import facade, functions
 from . import grad_mode
+from ._backward import grad as _grad
 from ._batched import Batched, BatchedNumpy, _broadcast_to
+from ._forward_state import state
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_dual_level",
            "UnpackedDualTensor"]
-
-
-class _State(threading.local):
-    level = None  # the active level's token (an object), None outside dual_level
-    # (node, output_nr) -> the _fw of that op output, for saved outputs rebuilt in a
-    # create_graph backward (forward-over-reverse); emptied when the level exits
-    output_tangents = None
-    batch = None  # functional.jacobian's forward mode: tangents carry a leading batch dim
-
-
-state = _State()
 
 
 class _Level:
@@ -387,10 +377,6 @@ def _transpose(op, values, tangents, attrs, outs, batch=None):
     When grad mode is on and a primal or tangent requires grad, both backwards build
     graphs from the primals themselves, so the tangent can be differentiated again
     (reverse-over-forward), as the other jvp forms allow."""
-    # Still a function-level import (tests/test_layering.py's UPWARD): the engine imports
-    # autograd.node, which imports this module for ``state``; once that state lives below
-    # node, ``from ._backward import grad`` (the autograd core) goes to the module's top.
-    from . import grad as _grad
     again = batch is None and grad_mode.state.enabled and any(
         isinstance(v, Tensor) and v.requires_grad for v in (*values, *tangents))
     with grad_mode.enable_grad():

@@ -23,7 +23,7 @@ from ..backend.functions import facade, functions
 from . import grad_mode
 from ._batched import unbatch
 from ._batched_loop import NO_RULE, per_element, top_batch
-from .forward_ad import state as _fw_state
+from ._forward_state import state as _fw_state
 
 __all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle", "DelayedError"]
 
