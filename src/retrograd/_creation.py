@@ -245,7 +245,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     if dtype is None:
         dtype = (_dtype.int64 if all(isinstance(v, (int, numpy.integer)) for v in vals)
                  else get_default_dtype())
-    return _finish(numpy.arange(*vals, dtype=numpy.float64 if dtype.is_floating_point
+    return _finish(numpy.arange(*vals, dtype=_dtype.float64.np if dtype.is_floating_point
                                 else None).astype(dtype.np), requires_grad, dev)
 
 
