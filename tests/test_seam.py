@@ -30,11 +30,11 @@ ALLOWED = {
     "retrograd._checkpoint_reader": (
         6, "interop: bytes read from a checkpoint file, as host arrays"),
     "retrograd._creation": (
-        23, "to do: zeros, ones, empty, full, arange, linspace, logspace, eye and "
+        20, "to do: zeros, ones, empty, full, arange, linspace, logspace, eye and "
         "scalar_tensor make host arrays that are copied to the device (the backend has no "
         "device -> array module function yet); interop: data parsed on the host (Python "
         "sequences, NumPy arrays and scalars, from_numpy and as_tensor sharing a NumPy array, "
-        "NumPy ints as sizes) and normal's draws from the host generator"),
+        "NumPy ints as sizes)"),
     "retrograd._dtype": (18, "seam: the dtype layer; every array module's dtypes are NumPy's"),
     "retrograd._random": (
         9, "interop: the host generator (NumPy's PCG64) and its state's bytes; devices draw "
