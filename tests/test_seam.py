@@ -29,12 +29,20 @@ ALLOWED = {
         1, "to do: NumPy's floating-point error state, set at import; belongs to the backend"),
     "retrograd._checkpoint_reader": (
         6, "interop: bytes read from a checkpoint file, as host arrays"),
-    "retrograd._creation": (24, "to do"),
+    "retrograd._creation": (
+        20, "to do: zeros, ones, empty, full, arange, linspace, logspace, eye and "
+        "scalar_tensor make host arrays that are copied to the device (the backend has no "
+        "device -> array module function yet); interop: data parsed on the host (Python "
+        "sequences, NumPy arrays and scalars, from_numpy and as_tensor sharing a NumPy array, "
+        "NumPy ints as sizes)"),
     "retrograd._dtype": (18, "seam: the dtype layer; every array module's dtypes are NumPy's"),
     "retrograd._random": (
         9, "interop: the host generator (NumPy's PCG64) and its state's bytes; devices draw "
         "there too"),
-    "retrograd._tensor": (6, "to do"),
+    "retrograd._tensor": (
+        6, "interop: .numpy() and __array__ hand out the host array, wrap makes NumPy "
+        "scalars 0-d arrays; the checks against NumPy's ndarray type are fast paths that only "
+        "skip work"),
     "retrograd._tensor_str": (6, "interop: printing formats host values"),
     "retrograd._tensor_types": (1, "interop: legacy constructors take NumPy arrays as data"),
     "retrograd._vmap._random": (
@@ -67,21 +75,34 @@ ALLOWED = {
         3, "interop: the mask is drawn from the host generator (devices draw there too)"),
     "retrograd.nn.functional": (4, "to do"),
     "retrograd.nn.modules.module": (1, "interop: load_state_dict takes NumPy arrays"),
-    "retrograd.ops._loss_args": (1, "to do"),
     "retrograd.ops._opdef": (2, "seam: kernel() declares a NumPy kernel by its module"),
-    "retrograd.ops._registry": (4, "to do"),
-    "retrograd.ops._tensor_xp": (4, "to do"),
-    "retrograd.ops._views": (1, "to do"),
+    "retrograd.ops._registry": (
+        2, "interop: NumPy scalars given as arguments are weak, like Python numbers; the "
+        "CPU's arrays skip get_array_module (a fast path that only skips work)"),
+    "retrograd.ops._tensor_xp": (
+        4, "seam: the NumPy-named namespace over Tensors reads NumPy's dtype-likes and host "
+        "sequences as NumPy's functions do; of() checks NumPy's ndarray type first (a fast "
+        "path that only skips work)"),
     "retrograd.ops.indexing": (
         14, "interop: a Python index (lists, NumPy arrays and scalars) parsed on the host; "
         "Python values made 0-d host tensors (setitem) or cast as C casts them (fill "
         "values); shape arithmetic on tuples"),
-    "retrograd.ops.losses": (10, "to do"),
-    "retrograd.ops.matrices": (5, "to do"),
-    "retrograd.ops.pooling": (11, "to do"),
+    "retrograd.ops.losses": (
+        2, "interop: ctc_loss's lengths given as Python ints (an IntArrayRef: host data in "
+        "PyTorch too); to do: NumPy's floating-point error state around ctc's log of zero "
+        "(the backend's errstate)"),
+    "retrograd.ops.matrices": (
+        4, "to do: tril_indices and triu_indices are computed on the host and copied to the "
+        "device (the backend has no device -> array module function yet); interop: "
+        "block_diag() of nothing is a CPU tensor, as PyTorch's"),
+    "retrograd.ops.pooling": (
+        10, "to do: the average pools' divisors, the adaptive averaging matrices and the "
+        "adaptive max tables are built on the host from shapes and copied to the input's "
+        "device, once per call"),
     "retrograd.ops.scatter": (1, "interop: shape arithmetic on tuples (broadcast_shapes)"),
-    "retrograd.ops.searching": (3, "to do"),
-    "retrograd.ops.shape": (3, "to do"),
+    "retrograd.ops.shape": (
+        1, "interop: broadcast_shapes takes shapes alone (host ints, no array whose module to "
+        "ask)"),
     "retrograd.ops.sorting": (
         3, "interop: an empty median's NaN cast on the host as C casts it; a Python q "
         "checked on the host"),

@@ -9,7 +9,8 @@ from . import _dtype
 from ._deterministic import fill_uninitialized
 from ._dtype import get_default_dtype
 from ._tensor import Size, Tensor, _init, _set_requires_grad, wrap
-from .backend import check_device, cpu, meta, to_device
+from .backend import check_device, cpu, get_array_module, meta, to_device
+from .backend.functions import functions
 from . import _random
 
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
@@ -245,7 +246,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     if dtype is None:
         dtype = (_dtype.int64 if all(isinstance(v, (int, numpy.integer)) for v in vals)
                  else get_default_dtype())
-    return _finish(numpy.arange(*vals, dtype=numpy.float64 if dtype.is_floating_point
+    return _finish(numpy.arange(*vals, dtype=_dtype.float64.np if dtype.is_floating_point
                                 else None).astype(dtype.np), requires_grad, dev)
 
 
@@ -325,8 +326,10 @@ def normal(mean, std, size=None, *, generator=None, out=None):
     m = mean._data if isinstance(mean, Tensor) else mean
     s = std._data if isinstance(std, Tensor) else std
     ref = mean if isinstance(mean, Tensor) else std
-    return wrap(g._rng.normal(m, s, numpy.broadcast_shapes(numpy.shape(m), numpy.shape(s)))
-                .astype(ref._data.dtype))
+    xp = get_array_module(ref._data)
+    shape = xp.broadcast_shapes(getattr(m, "shape", ()), getattr(s, "shape", ()))
+    # drawn on the host from the tensors' values, on their device (nothing drawn on meta)
+    return wrap(functions(xp).draw(g._rng, "normal", (m, s), shape).astype(ref._data.dtype))
 
 
 def _like(fn):

@@ -3,8 +3,6 @@ and words. They run before any work (or in-place renorm) is done, so bad input l
 nothing half-written; an index is never allowed to wrap around as NumPy's would.
 """
 
-import numpy
-
 from .._dtype import can_cast, is_float, is_inexact, result_type
 from ..backend import get_array_module
 from ..backend.functions import functions
@@ -125,7 +123,8 @@ def check_output(out, *operands):
     """An in-place write into ``out``: the operands (tensors, in the order the op names
     them) must broadcast, and not to a shape wider than ``out``'s."""
     try:
-        full = numpy.broadcast_shapes(out.shape, *(x.shape for x in operands))
+        full = get_array_module(out._data).broadcast_shapes(out.shape,
+                                                            *(x.shape for x in operands))
     except ValueError as e:
         raise _broadcast_error(operands, e) from None
     if tuple(full) != tuple(out.shape):

@@ -14,7 +14,7 @@ from ..autograd import forward_ad, grad_mode
 from ..autograd._batched import INPLACE, BatchedNumpy, shape_of
 from ..autograd._batched_loop import NO_RULE, per_element, top_batch
 from ..autograd.node import SavedTensor, grad_accumulator, on_inplace_write
-from ..backend import get_array_module, joined_device, to_device
+from ..backend import get_array_module, host_array_module, joined_device, to_device
 from . import _out, _views
 from ._opdef import GPU_KERNELS, KERNELS, defop, kernel
 
@@ -116,7 +116,7 @@ def _one_device(values, arrays):
     if len(devices) > 1:
         devices = [joined_device(devices)]
     if not devices:  # CPU 0-d tensors only
-        return arrays, numpy
+        return arrays, host_array_module()
     (dev,) = devices
     arrays = [to_device(a, dev) if isinstance(v, Tensor) else a
               for v, a in zip(values, arrays, strict=True)]
@@ -165,7 +165,7 @@ def _inputs(op, values, attrs):
                 arrays, low = up
         elif not op.upcast:
             arrays = _bfloat16_numbers(arrays)
-    return arrays, xp or numpy, grad, low
+    return arrays, xp or host_array_module(), grad, low
 
 
 def _half_numbers(op, arrays):

@@ -123,7 +123,12 @@ def _factories(dev):
     def full(shape, fill_value, dtype=float):
         return _creation.full(tuple(shape), fill_value, dtype=_dt(dtype), device=dev)
 
-    return {"zeros": zeros, "arange": arange, "eye": eye, "full": full, "device": dev}
+    def triu_indices(n, k=0, m=None):
+        rows_cols = F["triu_indices"](n, n if m is None else m, k, device=dev)
+        return rows_cols[0], rows_cols[1]
+
+    return {"zeros": zeros, "arange": arange, "eye": eye, "full": full,
+            "triu_indices": triu_indices, "device": dev}
 
 
 def astype(x, dtype, copy=True):

@@ -11,10 +11,8 @@ base's memory (any dense layout: C, F or permuted), which gradients of the
 base reproduce by taking the base's strides.
 """
 
-import numpy
-
 from .._tensor import Tensor, _set_requires_grad, wrap
-from ..backend import get_array_module
+from ..backend import get_array_module, host_array_module
 from ..backend.functions import facade, functions
 from ..autograd.node import Node, collect_next
 from ._opdef import defop
@@ -26,7 +24,7 @@ def xp_of(values):
     for v in values:
         if isinstance(v, Tensor):
             return get_array_module(v._data)
-    return numpy
+    return host_array_module()
 
 
 def _root(t):

@@ -14,7 +14,7 @@ import numpy
 
 from .. import _autocast, _observe
 from .._creation import full_like, ones_like, zeros, zeros_like
-from .._dtype import int64, result_type
+from .._dtype import float16, float32, int64, result_type
 from .._tensor import Tensor, wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
@@ -194,7 +194,8 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     r1, r2 = x1.shape[-2], x2.shape[-2]
-    batch = numpy.broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+    batch = get_array_module(x1._data).broadcast_shapes(tuple(x1.shape[:-2]),
+                                                        tuple(x2.shape[:-2]))
     nb = math.prod(batch)
     use_mm = p == 2 and (mode == 1 or mode == 0 and (r1 > 25 or r2 > 25))
     if not use_mm or x1.numel() == 0 or x2.numel() == 0 or c1 == 0:
@@ -205,12 +206,8 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return apply(_euclid, (x1, x2)).view(*batch, r1, r2)
 
 
-def _triu(n):
-    return numpy.triu_indices(n, 1)
-
-
 def _pdist_fwd(xp, self, p):
-    i, j = _triu(self.shape[0])
+    i, j = xp.triu_indices(self.shape[0], 1)
     diff = self[i] - self[j]
     if self.shape[1] == 0:
         return xp.zeros(diff.shape[:1], dtype=diff.dtype)
@@ -218,7 +215,7 @@ def _pdist_fwd(xp, self, p):
 
 
 def _pdist_grad(xp, grad, self, result, p):
-    i, j = _triu(self.shape[0])
+    i, j = xp.triu_indices(self.shape[0], 1)
     c = xp.expand_dims(grad, -1) * _dist_d(xp, self[i] - self[j], xp.expand_dims(result, -1),
                                            p)
     index_add = functions(xp).index_add
@@ -268,10 +265,10 @@ def _huber_fwd(xp, self, target, reduction, delta, input_dtype):
     d = xp.abs(self - target)
     loss = xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
     written = xp.astype(loss, input_dtype, copy=False)
-    if written.dtype != numpy.float16 or reduction == "none":
+    if written.dtype != float16.np or reduction == "none":
         return _reduce(xp, written, reduction)
     # summed in float32 and rounded once, as PyTorch's mean and sum of float16
-    return xp.astype(_reduce(xp, xp.astype(written, numpy.float32), reduction), written.dtype)
+    return xp.astype(_reduce(xp, xp.astype(written, float32.np), reduction), written.dtype)
 
 
 def _huber_d(xp, grad, self, target, reduction, delta):
@@ -700,10 +697,10 @@ def _ctc_labels(xp, targets, target_lengths, blank):
     if targets.ndim == 1:  # concatenated: sample i's labels start after the earlier ones
         at = xp.cumsum(tl) - tl
         rows = xp.take(targets, xp.minimum(at[:, None] + j, max(targets.shape[0] - 1, 0)), 0) \
-            if targets.shape[0] else xp.zeros((n, width), dtype=numpy.int64)
+            if targets.shape[0] else xp.zeros((n, width), dtype=int64.np)
     else:
         rows = targets[:, :width]
-    labels = xp.full((n, 2 * width + 1), blank, dtype=numpy.int64)
+    labels = xp.full((n, 2 * width + 1), blank, dtype=int64.np)
     labels[:, 1::2] = xp.where(j < tl[:, None], rows, blank)
     skip = (labels != blank) & (labels != _shift(labels, 2, blank))
     skip[:, :2] = False
@@ -821,8 +818,8 @@ def _lengths(x):
     """Lengths as an int64 array: a tensor's own (under vmap, a batch of them), or the
     given numbers'."""
     if isinstance(x, Tensor):
-        return get_array_module(x._data).reshape(x._data, (-1,)).astype(numpy.int64)
-    return numpy.asarray(x, dtype=numpy.int64).reshape(-1)
+        return get_array_module(x._data).reshape(x._data, (-1,)).astype(int64.np)
+    return numpy.asarray(x, dtype=int64.np).reshape(-1)
 
 
 def _first(a, bad):

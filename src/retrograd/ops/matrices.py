@@ -96,7 +96,7 @@ def vander(x, N=None, increasing=False):
     n = x._data.shape[0] if N is None else N
     if n < 0:
         raise RuntimeError("N must be non-negative.")
-    if x._data.dtype.kind in "biu" and x._data.dtype != numpy.int64:
+    if x._data.dtype.kind in "biu" and x._data.dtype != _dtype.int64.np:
         x = x.to(_dtype.int64)
     cols = [x.new_ones((x._data.shape[0], min(n, 1)))]
     if n > 1:

@@ -16,7 +16,7 @@ import math
 import numpy
 
 from .. import _autocast
-from .._dtype import is_float
+from .._dtype import is_float, np_iinfo
 from .._tensor import Tensor, wrap
 from ..autograd._batched import Batched
 from ..backend import get_array_module, to_device
@@ -203,7 +203,7 @@ def _max_pool_fwd(xp, self, kernel, stride, pads, dilation):
     x, size = self, self.shape[self.ndim - nd:]
     padded = any(p for pr in pads for p in pr)
     if padded:
-        low = -math.inf if is_float(x.dtype) else numpy.iinfo(x.dtype).min
+        low = -math.inf if is_float(x.dtype) else np_iinfo(x.dtype).min
         x = xp.pad(x, ((0, 0),) * (x.ndim - nd) + tuple(pads), constant_values=low)
     outs = out_sizes(x.shape[x.ndim - nd:], kernel, stride, ((0, 0),) * nd, dilation)
     offsets = list(itertools.product(*(range(k) for k in kernel)))

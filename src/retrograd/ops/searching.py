@@ -4,8 +4,7 @@ backend function, with PyTorch's argument checks and int64/int32 results)."""
 
 import math
 
-import numpy
-
+from .._dtype import int32, int64
 from .._tensor import Tensor, wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
@@ -13,8 +12,6 @@ from ._registry import register
 
 __all__ = ["searchsorted", "bucketize"]
 
-
-_INT64 = numpy.dtype(numpy.int64)
 
 def _search(seq, values, right, side, sorter, out_int32, name="torch.searchsorted"):
     if side is not None:
@@ -40,7 +37,7 @@ def _search(seq, values, right, side, sorter, out_int32, name="torch.searchsorte
         rows = math.prod(s.shape[:-1])
         s_rows, v_rows = s.reshape(rows, s.shape[-1]), v.reshape(rows, v.shape[-1])
     out = functions(xp).search_sorted(s_rows, v_rows, right)
-    return wrap(out.reshape(v.shape).astype(numpy.int32 if out_int32 else _INT64, copy=False))
+    return wrap(out.reshape(v.shape).astype(int32.np if out_int32 else int64.np, copy=False))
 
 
 @register(method=False)

@@ -121,7 +121,7 @@ _unsqueeze = defop("unsqueeze",
                    vjp=_SHAPE_ONLY, view=True, jvp="linear")
 _permute = defop("permute", lambda xp, self, dims: xp.transpose(self, dims),
                  vjp={"self": lambda xp, grad, dims:
-                      xp.transpose(grad, tuple(numpy.argsort(dims).tolist()))},
+                      xp.transpose(grad, tuple(sorted(range(len(dims)), key=dims.__getitem__)))},
                  view=True, jvp="linear")
 _transpose = defop("transpose",
                    lambda xp, self, dim0, dim1: xp.swapaxes(self, dim0, dim1) if self.ndim
@@ -547,7 +547,8 @@ def broadcast_shapes(*shapes):
 def broadcast_tensors(*tensors):
     """Views of the tensors expanded to their common shape."""
     try:
-        shape = numpy.broadcast_shapes(*(t._data.shape for t in tensors))
+        shape = get_array_module(tensors[0]._data).broadcast_shapes(
+            *(t._data.shape for t in tensors)) if tensors else ()
     except ValueError as e:  # PyTorch's RuntimeError naming the first conflict
         raise _broadcast_error(tensors, e) from None
     return tuple(expand(t, shape) for t in tensors)
