@@ -88,9 +88,8 @@ ALLOWED = {
         "Python values made 0-d host tensors (setitem) or cast as C casts them (fill "
         "values); shape arithmetic on tuples"),
     "retrograd.ops.losses": (
-        2, "interop: ctc_loss's lengths given as Python ints (an IntArrayRef: host data in "
-        "PyTorch too); to do: NumPy's floating-point error state around ctc's log of zero "
-        "(the backend's errstate)"),
+        1, "interop: ctc_loss's lengths given as Python ints (an IntArrayRef: host data in "
+        "PyTorch too)"),
     "retrograd.ops.matrices": (
         4, "to do: tril_indices and triu_indices are computed on the host and copied to the "
         "device (the backend has no device -> array module function yet); interop: "

@@ -765,7 +765,7 @@ def _ctc_unit_grad(log_probs, targets, nll, alpha, input_lengths, target_lengths
     m = xp.max(ab, axis=2, keepdims=True) if length else xp.zeros((t_max, n, 1))
     m = xp.where(xp.isinf(m), 0, m)
     onehot = (labels[:, :, None] == xp.arange(log_probs.shape[2])).astype(log_probs.dtype)
-    with numpy.errstate(divide="ignore"):
+    with functions(xp).errstate(divide="ignore"):
         lcab = xp.log(xp.einsum("tnl,nlc->tnc", xp.exp(ab - m), onehot)) + m
     g = xp.exp(log_probs) - xp.exp(lcab + nll[None, :, None] - log_probs)
     keep = xp.arange(t_max)[:, None] < il.T
