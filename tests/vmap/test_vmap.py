@@ -142,6 +142,16 @@ def test_randomness_same_and_different():
     assert len({tuple(r) for r in drop.numpy()}) == 8
 
 
+@pytest.mark.parametrize("draw", ["normal", "poisson"])
+def test_randomness_same_refuses_batched_parameters_as_torch(draw):
+    def call(lib):
+        f = (lambda m: lib.normal(m, 1.0)) if draw == "normal" else lib.poisson
+        with pytest.raises(RuntimeError) as e:
+            lib.vmap(f, randomness="same")(lib.ones(3, 2))
+        return str(e.value)
+    assert call(retrograd) == call(torch)
+
+
 def test_inplace_on_a_mapped_input_writes_it():
     (rx, tx), (ry, ty) = _pair(4, 3), _pair(4, 3, seed=1)
     retrograd.vmap(lambda a, b: a.add_(b))(rx, ry)

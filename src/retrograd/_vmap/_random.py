@@ -1,6 +1,7 @@
 """vmap's ``randomness``: what a random op inside ``func`` draws.
 
-``"error"`` refuses any draw; ``"same"`` draws one sample's values, shared by the batch;
+``"error"`` refuses any draw; ``"same"`` draws one sample's values, shared by the batch
+(and refuses parameters that vary over it, as PyTorch does);
 ``"different"`` draws each batch element's own (one draw per element, stacked as a batch
 of the level). Ops reach their NumPy generator through ``Generator._rng``, which hands
 out :class:`_Draws` while a vmap runs (``_random.draw_hook``).
@@ -18,6 +19,9 @@ __all__ = ["check_randomness", "mode"]
 _ERROR = ("vmap: called random operation while in randomness error mode. Please either use "
           "the 'same' or 'different' randomness flags on vmap or perform the randomness "
           "operation out of vmap")
+
+_SAME_BATCHED = ("Vmap does not currently support same randomness with a batched tensor "
+                 "input. Please file an issue with functorch")
 
 _levels = []  # (level, batch, randomness) of the running vmaps, outermost first
 
@@ -63,7 +67,9 @@ class _Draws:
         level = self._level
 
         def draw(*args, **kwargs):
-            if self._mode == "same" and not _batched(args, kwargs, level):
+            if self._mode == "same":
+                if _batched(args, kwargs, level):
+                    raise RuntimeError(_SAME_BATCHED)
                 return method(*args, **kwargs)
             rows = [method(*_row(args, level, i), **_row(kwargs, level, i))
                     for i in range(self._batch)]
