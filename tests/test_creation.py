@@ -233,24 +233,3 @@ def test_in_place_random_fills():
     with retrograd.no_grad():
         leaf.normal_()  # as nn.init does
     assert leaf._version == 1
-
-
-def _normals(device):
-    g = retrograd.Generator()
-    mean = retrograd.tensor([[0.0, 1.0, 2.0]], device=device)
-    std = retrograd.tensor([[0.5], [2.0]], dtype=retrograd.float64, device=device)
-    g.manual_seed(3)
-    return [retrograd.normal(mean, std[:1].float(), generator=g),
-            retrograd.normal(mean, 2.0, generator=g), retrograd.normal(1.0, std, generator=g)]
-
-
-def test_normal_of_tensors_draws_the_cpus_values_where_they_live():
-    from device.emulated_run import emulating
-    want = _normals("cpu")
-    with emulating():
-        got = _normals("cuda")
-    for a, b in zip(want, got, strict=True):
-        assert b.device.type == "cuda" and b.dtype == a.dtype
-        numpy.testing.assert_array_equal(b.cpu().numpy(), a.numpy())
-    meta = retrograd.normal(retrograd.zeros(2, 3, device="meta"), retrograd.ones(3, device="meta"))
-    assert meta.device.type == "meta" and meta.shape == (2, 3)

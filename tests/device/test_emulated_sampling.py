@@ -13,7 +13,12 @@ def _sampled(device):
     g = retrograd.Generator()
     p = retrograd.tensor([[0.1, 0.5, 0.9], [0.3, 0.0, 1.0]], device=device)
     w = retrograd.tensor([[1.0, 2.0, 3.0, 0.0], [1.0, 1.0, 1.0, 1.0]], device=device)
-    draws = [lambda: retrograd.bernoulli(p, generator=g),
+    mean = retrograd.tensor([[0.0, 1.0, 2.0]], device=device)
+    std = retrograd.tensor([[0.5], [2.0]], dtype=retrograd.float64, device=device)
+    draws = [lambda: retrograd.normal(mean, std[:1].float(), generator=g),
+             lambda: retrograd.normal(mean, 2.0, generator=g),
+             lambda: retrograd.normal(1.0, std, generator=g),
+             lambda: retrograd.bernoulli(p, generator=g),
              lambda: retrograd.bernoulli(p, 0.3, generator=g),
              lambda: p.clone().bernoulli_(p, generator=g),
              lambda: retrograd.poisson(p * 10, generator=g),
@@ -37,6 +42,11 @@ def test_samplers_give_the_cpus_values_on_the_device():
         for a, b in zip(want, got, strict=True):
             assert b.device.type == "cuda" and b.dtype == a.dtype
             numpy.testing.assert_array_equal(b.cpu().numpy(), a.numpy())
+
+
+def test_normal_of_tensors_on_meta_draws_nothing():
+    meta = retrograd.normal(retrograd.zeros(2, 3, device="meta"), retrograd.ones(3, device="meta"))
+    assert meta.device.type == "meta" and meta.shape == (2, 3)
 
 
 _SINGULAR = [[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 4.0]]]
