@@ -11,12 +11,11 @@ backward with a gradient of ones.
 """
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 
 import retrograd
+from run import _median_time  # benchmarks/run.py: warm-up, then the median
 
 try:
     import torch
@@ -49,14 +48,8 @@ KERNELS = {"gelu": _gelu, "layer_norm": _layer_norm, "softmax": _softmax}
 
 
 def _block_ms(fn, repeat):
-    fn()  # warm-up (and any compilation)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(CALLS):
-            fn()
-        times.append((time.perf_counter() - t0) / CALLS * 1e3)
-    return statistics.median(times)
+    """Milliseconds per call: the median of ``repeat`` blocks of CALLS calls."""
+    return _median_time(lambda: [fn() for _ in range(CALLS)], repeat) / CALLS * 1e3
 
 
 def _timed(T, make, repeat):

@@ -265,18 +265,22 @@ def _rows(x, n):
     return x.reshape(-1, n)
 
 
+def _elementwise(name, *arrays):
+    """Kernel ``name`` on ``arrays`` and a new output shaped as the last of them, all
+    flat."""
+    out = numpy.empty_like(arrays[-1])
+    _kernels()[name](*(_flat(a) for a in arrays), _flat(out))
+    return out
+
+
 def gelu(x):
     """The exact (erf) GELU, ``x (1 + erf(x / sqrt 2)) / 2``, in one pass."""
-    out = numpy.empty_like(x)
-    _kernels()["gelu"](_flat(x), _flat(out))
-    return out
+    return _elementwise("gelu", x)
 
 
 def gelu_grad(grad, x):
     """``grad * (Phi(x) + x phi(x))``, in one pass."""
-    out = numpy.empty_like(x)
-    _kernels()["gelu_grad"](_flat(grad), _flat(x), _flat(out))
-    return out
+    return _elementwise("gelu_grad", grad, x)
 
 
 def layer_norm(x, n, eps, weight, bias):

@@ -17,7 +17,7 @@ import numpy
 import ml_dtypes
 
 from .._dtype import is_float, is_low
-from . import emulated, erf, meta, special_functions
+from . import cpu_kernels, emulated, erf, meta, special_functions
 
 __all__ = ["functions", "register_functions", "scipy_linalg", "facade", "register_facade"]
 
@@ -289,7 +289,6 @@ class _NumpyFunctions(ArrayFunctions):
     def fused_adam(self):
         """Adam's update in one compiled pass where numba is installed (NumPy's chain is
         ten passes over the parameter and its moments)."""
-        from . import cpu_kernels
         return cpu_kernels.adam_step if cpu_kernels.ready() else None
 
     def matmul_tn(self, a, b):

@@ -532,13 +532,9 @@ def _ln_dx_gpu(xp, grad, input, weight, mean, rstd, axes, eps):
                                      _fused_mul_sub(xp, -b, mean, db * rstd / n))
 
 
-def _ln_compiled(input, axes, *others):
-    """Layer norm of float32 C-contiguous arrays: the compiled CPU kernels (the normalized
-    axes are always the trailing ones)."""
-    return cpu_kernels.takes(input, *others)
-
-
 def _ln_fwd_compiled(xp, input, weight, bias, axes, eps):
+    """The compiled forward (float32 C-contiguous arrays; the normalized axes are always
+    the trailing ones, the kernels' rows)."""
     out, mean, rstd = cpu_kernels.layer_norm(input, _ln_count(input, axes), eps, weight, bias)
     kept = input.shape[:axes[0]] + (1,) * len(axes)
     return out, mean.reshape(kept), rstd.reshape(kept)
@@ -551,7 +547,7 @@ def _ln_count(input, axes):
 _layer_norm = defop(
     "layer_norm", kernel(kernel(_ln_fwd, _ln_fwd_compiled,
                                 lambda input, weight, bias, axes, eps:
-                                _ln_compiled(input, axes, weight, bias)),
+                                cpu_kernels.takes(input, weight, bias)),
                          _ln_fwd_gpu,
                          lambda input, weight, bias, axes, eps: _ln_gpu(input, axes, weight,
                                                                         bias), "cupy"),
@@ -560,7 +556,7 @@ _layer_norm = defop(
                                 cpu_kernels.layer_norm_dx(grad, input, weight, mean, rstd,
                                                           _ln_count(input, axes)),
                                 lambda grad, input, weight, mean, rstd, axes, eps:
-                                _ln_compiled(input, axes, grad, weight, mean, rstd)),
+                                cpu_kernels.takes(input, grad, weight, mean, rstd)),
                          _ln_dx_gpu,
                          lambda grad, input, weight, mean, rstd, axes, eps:
                          _ln_gpu(input, axes, grad, weight, mean, rstd), "cupy"),
@@ -569,7 +565,7 @@ _layer_norm = defop(
                                      grad, input, mean, rstd, _ln_count(input, axes)).reshape(
                                          input.shape[axes[0]:]),
                                  lambda grad, input, mean, rstd, axes, eps:
-                                 _ln_compiled(input, axes, grad, mean, rstd)),
+                                 cpu_kernels.takes(input, grad, mean, rstd)),
                           lambda xp, grad, input, mean, rstd, axes, eps:
                           gpu_kernels.layer_norm_dw(grad, input, mean, rstd),
                           lambda grad, input, mean, rstd, axes, eps:
