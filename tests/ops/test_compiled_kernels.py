@@ -40,7 +40,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", CASES)
-@pytest.mark.parametrize("shape", [(1,), (7, 33), (4, 3, 64), (2, 1, 200)])
+@pytest.mark.parametrize("shape", [(1,), (7, 33), (4, 3, 64), (2, 1, 200), (3, 700)])
 def test_compiled_kernel_matches_numpy_path(name, shape, monkeypatch):
     f, n_inputs = CASES[name]
     x, grad = _inputs(shape, len(name) + len(shape))
@@ -68,3 +68,23 @@ def test_compiled_exp_underflows_gradually_and_masks():
     want = (e / (1 + e)).astype(numpy.float32)
     assert got[0] == 0
     numpy.testing.assert_allclose(got, want, rtol=1e-6, atol=2e-45)
+
+
+def test_compiled_row_max_orders_as_floats():
+    """softmax's row maximum, taken on the floats' bits: signed zeros, infinities, NaNs
+    with either sign anywhere in the row, subnormals; rows against the NumPy kernel."""
+    neg_nan = numpy.float32(-numpy.nan)
+    assert numpy.signbit(neg_nan)
+    rows = numpy.float32([
+        [-0.0, 0.0, -1e-40, 1e-40], [-3.0, -2.0, -1e-30, -1e30], [numpy.inf, 1.0, 2.0, 3.0],
+        [-numpy.inf] * 4, [-numpy.inf, -5.0, -numpy.inf, -6.0], [numpy.nan, 1.0, 2.0, 3.0],
+        [1.0, 2.0, 3.0, numpy.nan], [neg_nan, 1.0, 2.0, 3.0], [1.0, neg_nan, -2.0, 3.0],
+        [neg_nan] * 4, [-1e-40, -2e-40, -3e-40, -4e-40], [3e38, -3e38, 1.0, 3e38]])
+    x = numpy.repeat(rows, 3, axis=0)  # more rows than a block, with a partial one
+    x = numpy.concatenate([x, x[:5]])
+    want = retrograd.softmax(retrograd.from_numpy(x).double(), -1).float().numpy()
+    numpy.testing.assert_allclose(cpu_kernels.softmax(x), want, rtol=2e-6, atol=0,
+                                  equal_nan=True)
+    want = retrograd.log_softmax(retrograd.from_numpy(x).double(), -1).float().numpy()
+    numpy.testing.assert_allclose(cpu_kernels.log_softmax(x), want, rtol=2e-6, atol=0,
+                                  equal_nan=True)

@@ -23,8 +23,8 @@ import os
 import numpy
 
 __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
-           "layer_norm_dw", "softmax", "softmax_grad", "log_softmax", "log_softmax_grad",
-           "adam_step"]
+           "layer_norm_dw", "column_sum", "softmax", "softmax_grad", "log_softmax",
+           "log_softmax_grad", "adam_step"]
 
 # Reassociation (vectorized sums), contraction into FMAs, no signed zeros. Not 'nnan' or
 # 'ninf' (LLVM would drop the NaN and infinity handling), nor 'afn'/'arcp' (square roots
@@ -65,6 +65,9 @@ _LOG2E, _LN2_HI, _LN2_LO = _f(1.4426950408889634), _f(0.693359375), _f(-2.121944
 _EXP_MIN = _f(-120.0)  # exp(t) rounds to 0 in float32 from t = -104 down
 _HALF, _ONE, _FOUR, _ZERO, _INF = _f(0.5), _f(1.0), _f(4.0), _f(0.0), _f(numpy.inf)
 _SQRT1_2, _INV_SQRT_2PI = _f(0.7071067811865476), _f(0.3989422804014327)
+_INT_MIN, _31, _MAGNITUDE = numpy.int32(-2**31), numpy.int32(31), numpy.int32(2**31 - 1)
+_BLOCK = 16  # rows a row-wise kernel takes a step at a time
+_CHUNK = 256  # elements a float32 partial sum adds
 
 
 @functools.cache
@@ -125,18 +128,37 @@ def _kernels():
             # inf * exp(-inf) is NaN, as in PyTorch; reassociation could keep the inf
             out[i] = g[i] * (d if abs(v) < _INF else v - v)
 
+    @inline
+    def chunk_sum(a):
+        s = _ZERO
+        for j in range(a.size):
+            s += a[j]
+        return s
+
+    @inline
+    def chunk_squares(a, m):
+        """The sum of ``(a - m)**2`` (each square in float32: one that overflows is inf,
+        as in the NumPy path)."""
+        s = _ZERO
+        for j in range(a.size):
+            d = a[j] - m
+            s += d * d
+        return s
+
     @jit
     def layer_norm(x, w, b, eps, out, mean, rstd):
+        """The statistics add float32 sums of chunks of a row (vectorized: many lanes, each
+        a few elements) in float64: a long row loses no more than a short one."""
         rows, n = x.shape
         for r in range(rows):
-            s = 0.0  # the statistics accumulate in float64: rows may be long
-            for j in range(n):
-                s += x[r, j]
+            row = x[r]
+            s = 0.0
+            for j in range(0, n, _CHUNK):
+                s += chunk_sum(row[j:j + _CHUNK])
             m = numpy.float32(s / n)
             v = 0.0
-            for j in range(n):
-                d = x[r, j] - m
-                v += d * d
+            for j in range(0, n, _CHUNK):
+                v += chunk_squares(row[j:j + _CHUNK], m)
             rs = _ONE / numpy.sqrt(numpy.float32(v / n) + eps)
             for j in range(n):
                 y = (x[r, j] - m) * rs
@@ -151,6 +173,7 @@ def _kernels():
     @jit
     def layer_norm_dx(g, x, w, mean, rstd, out):
         rows, n = x.shape
+        nf = numpy.float32(n)
         for r in range(rows):
             ds = _ZERO  # float32 sums, as PyTorch's backward kernel (vectorized: many lanes)
             db = _ZERO
@@ -159,8 +182,8 @@ def _kernels():
                 ds += gj * x[r, j]
                 db += gj
             m, rs = mean[r], rstd[r]
-            k = (db * m - ds) * rs * rs * rs / n
-            c = -k * m - db * rs / n
+            k = (db * m - ds) * rs * rs * rs / nf  # float32, as the rule (n would be float64)
+            c = -k * m - db * rs / nf
             for j in range(n):
                 gj = g[r, j] if w is None else g[r, j] * w[j]
                 out[r, j] = rs * gj + k * x[r, j] + c
@@ -175,6 +198,13 @@ def _kernels():
                 out[j] += g[r, j] * ((x[r, j] - m) * rs)
 
     @jit
+    def column_sum(g, out):
+        out[:] = _ZERO
+        for r in range(g.shape[0]):
+            for j in range(g.shape[1]):
+                out[j] += g[r, j]
+
+    @jit
     def row_sum(a, r):
         """Row ``r``'s sum, vectorized (a function of its own: its flags stay its own)."""
         s = _ZERO
@@ -183,26 +213,42 @@ def _kernels():
         return s
 
     @inline
-    def row_max(x, r):
-        """Row ``r``'s maximum, NaNs passed over (they make the row NaN through exp)."""
-        m = x[r, 0]
-        for j in range(1, x.shape[1]):
-            m = x[r, j] if x[r, j] > m else m
-        return m
+    def row_max(bits, r):
+        """Row ``r``'s maximum, from the float32 values' bits (``bits``, an int32 view):
+        with the magnitude bits of the negatives flipped they order as the floats do, and
+        an integer maximum vectorizes where a float one (NaN-aware) stays scalar. A NaN is
+        either the maximum or passed over: either way it makes the row NaN through exp."""
+        m = _INT_MIN
+        for j in range(bits.shape[1]):
+            b = bits[r, j]
+            k = b ^ ((b >> _31) & _MAGNITUDE)
+            m = k if k > m else m
+        return as_float32(m ^ ((m >> _31) & _MAGNITUDE))
 
     @jit
     def softmax(x, out):
+        """A block of rows at a time, each step for all its rows before the next: a row
+        is short, and its maximum, sum and reciprocal are each a chain of dependent
+        operations that the next row's work can overlap only when it does not wait on it."""
         rows, n = x.shape
-        for r in range(rows):
-            m = row_max(x, r)
-            s = _ZERO
-            for j in range(n):
-                e = exp_neg(x[r, j] - m)
-                out[r, j] = e
-                s += e
-            s = _ONE / s
-            for j in range(n):
-                out[r, j] *= s
+        bits = x.view(numpy.int32)
+        per_row = numpy.empty(_BLOCK, numpy.float32)
+        for r0 in range(0, rows, _BLOCK):
+            r1 = min(r0 + _BLOCK, rows)
+            for r in range(r0, r1):
+                per_row[r - r0] = row_max(bits, r)
+            for r in range(r0, r1):
+                m = per_row[r - r0]
+                s = _ZERO
+                for j in range(n):
+                    e = exp_neg(x[r, j] - m)
+                    out[r, j] = e
+                    s += e
+                per_row[r - r0] = _ONE / s
+            for r in range(r0, r1):
+                s = per_row[r - r0]
+                for j in range(n):
+                    out[r, j] *= s
 
     @jit
     def softmax_grad(g, y, out):
@@ -220,8 +266,9 @@ def _kernels():
         it loses the log where the maximum is huge. So no 'reassoc' here; the sum of the
         exponentials is a function of its own that may reassociate."""
         rows, n = x.shape
+        bits = x.view(numpy.int32)
         for r in range(rows):
-            m = row_max(x, r)
+            m = row_max(bits, r)
             for j in range(n):
                 out[r, j] = exp_neg(x[r, j] - m)
             lse = numpy.log(row_sum(out, r))
@@ -252,6 +299,7 @@ def _kernels():
 
     return {"adam": adam, "gelu": gelu, "gelu_grad": gelu_grad, "layer_norm": layer_norm,
             "layer_norm_dx": layer_norm_dx, "layer_norm_dw": layer_norm_dw,
+            "column_sum": column_sum,
             "softmax": softmax, "softmax_grad": softmax_grad, "log_softmax": log_softmax,
             "log_softmax_grad": log_softmax_grad}
 
@@ -309,6 +357,13 @@ def layer_norm_dw(grad, x, mean, rstd, n):
     """``sum over rows of grad * (x - mean) * rstd``: the weight's gradient, reduced."""
     out = numpy.empty(n, x.dtype)
     _kernels()["layer_norm_dw"](_rows(grad, n), _rows(x, n), _flat(mean), _flat(rstd), out)
+    return out
+
+
+def column_sum(grad, n):
+    """The sum of the runs of the last ``n`` elements of ``grad`` (a bias's gradient)."""
+    out = numpy.empty(n, grad.dtype)
+    _kernels()["column_sum"](_rows(grad, n), out)
     return out
 
 

@@ -514,6 +514,11 @@ def _ln_dw(xp, grad, input, mean, rstd, axes, eps):
     return grad * ((input - mean) * rstd)
 
 
+def _ln_db(xp, grad, axes):
+    """The bias's gradient: the engine sums it over the leading axes."""
+    return grad
+
+
 def _ln_gpu(input, axes, *others):
     """Layer norm of float32 or float64 arrays over non-empty axes: fused CuPy kernels."""
     return gpu_kernels.floats(input, *others) and all(input.shape[a] for a in axes)
@@ -570,7 +575,9 @@ _layer_norm = defop(
                           gpu_kernels.layer_norm_dw(grad, input, mean, rstd),
                           lambda grad, input, mean, rstd, axes, eps:
                           _ln_gpu(input, axes, grad, mean, rstd), "cupy"),
-         "bias": lambda grad: grad},
+         "bias": kernel(_ln_db, lambda xp, grad, axes: cpu_kernels.column_sum(
+             grad, _ln_count(grad, axes)).reshape(grad.shape[axes[0]:]),
+                        lambda grad, axes: cpu_kernels.takes(grad))},
     jvp="transpose", outputs=("result", "mean", "rstd"), nondiff_outputs=("mean", "rstd"),
     node="NativeLayerNormBackward0")
 
