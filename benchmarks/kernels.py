@@ -1,13 +1,15 @@
 """The hot kernels of w4's step, per call, retrograd beside PyTorch.
 
     python benchmarks/kernels.py --repeat 3
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/kernels.py --threads 1
 
 At w4's shapes (a 4-layer, 192-wide transformer encoder on a (32, 64) batch, float32):
 GELU on the (32, 64, 768) feed-forward activations, LayerNorm over 192 features, softmax
 over the (32, 4, 64, 64) attention scores. Each figure is the median of ``--repeat``
 blocks of calls of one library (blocks, not alternating calls: the two libraries'
 thread pools slow each other when interleaved); "fwd+bwd" is one forward and one
-backward with a gradient of ones.
+backward with a gradient of ones. ``--threads`` sets PyTorch's intra-op threads (its
+default: the machine's cores); retrograd's compiled kernels run on one.
 """
 
 import argparse
@@ -67,7 +69,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("kernels", nargs="*", default=list(KERNELS))
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--threads", type=int, help="PyTorch's intra-op threads")
     args = ap.parse_args(argv)
+    if args.threads and torch is not None:
+        torch.set_num_threads(args.threads)
     libs = [("retrograd", retrograd)] + ([("torch", torch)] if torch is not None else [])
     print(f"{'kernel':<12}{'pass':<9}{'retrograd ms':>13}{'torch ms':>10}{'ratio':>8}")
     for name in args.kernels:
