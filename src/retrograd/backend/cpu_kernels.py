@@ -41,12 +41,15 @@ def ready():
             and os.environ.get("NUMBA_DISABLE_JIT", "0") in ("", "0"))
 
 
-def takes(*arrays):
-    """Whether the kernels take these arrays (None: absent): non-empty, float32,
-    C-contiguous."""
-    a = [x for x in arrays if x is not None]
-    return ready() and a[0].size > 0 and all(
-        x.dtype.char == "f" and x.flags.c_contiguous for x in a)
+def takes(first, *others):
+    """Whether the kernels take these arrays (None: an absent optional one): non-empty,
+    float32, C-contiguous. A loop, not a generator: it runs on every call of the ops."""
+    if not (ready() and first.size):
+        return False
+    for x in (first, *others):
+        if x is not None and (x.dtype.char != "f" or not x.flags.c_contiguous):
+            return False
+    return True
 
 
 _f = numpy.float32
