@@ -27,7 +27,7 @@ import math
 import numpy
 from numpy.lib import stride_tricks
 
-__all__ = ["ndarray", "namespace", "NO_DATA", "ITEM"]
+__all__ = ["ndarray", "namespace", "NO_DATA", "ITEM", "on_device"]
 
 NO_DATA = "Cannot copy out of meta tensor; no data!"
 ITEM = "Tensor.item() cannot be called on meta tensors"
@@ -755,3 +755,11 @@ for _dunder, _uf in (("neg", "negative"), ("pos", "positive"), ("abs", "absolute
     setattr(ndarray, f"__{_dunder}__", _method(_uf))
 ndarray.__divmod__ = _binary("divmod")[0]
 ndarray.__hash__ = None
+
+
+# ---- creation on a device (issue 13) -------------------------------------------------------
+
+def on_device(make):
+    """``make(namespace)``: the meta device is one, always current; what it allocates has a
+    shape and a dtype, no memory."""
+    return make(namespace)
