@@ -30,11 +30,10 @@ ALLOWED = {
     "retrograd._checkpoint_reader": (
         6, "interop: bytes read from a checkpoint file, as host arrays"),
     "retrograd._creation": (
-        20, "to do: zeros, ones, empty, full, arange, linspace, logspace, eye and "
-        "scalar_tensor make host arrays that are copied to the device (the backend has no "
-        "device -> array module function yet); interop: data parsed on the host (Python "
-        "sequences, NumPy arrays and scalars, from_numpy and as_tensor sharing a NumPy array, "
-        "NumPy ints as sizes)"),
+        11, "interop: data parsed on the host (Python sequences, NumPy arrays and scalars, "
+        "from_numpy and as_tensor sharing a NumPy array, NumPy ints as sizes and range "
+        "ends); the filled and range functions make their arrays on the device "
+        "(backend.on_device)"),
     "retrograd._dtype": (18, "seam: the dtype layer; every array module's dtypes are NumPy's"),
     "retrograd._random": (
         9, "interop: the host generator (NumPy's PCG64) and its state's bytes; devices draw "
@@ -90,14 +89,6 @@ ALLOWED = {
     "retrograd.ops.losses": (
         1, "interop: ctc_loss's lengths given as Python ints (an IntArrayRef: host data in "
         "PyTorch too)"),
-    "retrograd.ops.matrices": (
-        4, "to do: tril_indices and triu_indices are computed on the host and copied to the "
-        "device (the backend has no device -> array module function yet); interop: "
-        "block_diag() of nothing is a CPU tensor, as PyTorch's"),
-    "retrograd.ops.pooling": (
-        10, "to do: the average pools' divisors, the adaptive averaging matrices and the "
-        "adaptive max tables are built on the host from shapes and copied to the input's "
-        "device, once per call"),
     "retrograd.ops.scatter": (1, "interop: shape arithmetic on tuples (broadcast_shapes)"),
     "retrograd.ops.shape": (
         1, "interop: broadcast_shapes takes shapes alone (host ints, no array whose module to "
