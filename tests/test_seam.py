@@ -25,8 +25,6 @@ FREE = ("retrograd.backend", "retrograd.ops._conv_numpy")
 # module: (uses, why); why starts "interop" (host data by nature), "seam" (the layer that
 # maps retrograd to NumPy's vocabulary) or "to do".
 ALLOWED = {
-    "retrograd": (
-        1, "to do: NumPy's floating-point error state, set at import; belongs to the backend"),
     "retrograd._checkpoint_reader": (
         6, "interop: bytes read from a checkpoint file, as host arrays"),
     "retrograd._creation": (
@@ -44,8 +42,6 @@ ALLOWED = {
         "skip work"),
     "retrograd._tensor_str": (6, "interop: printing formats host values"),
     "retrograd._tensor_types": (1, "interop: legacy constructors take NumPy arrays as data"),
-    "retrograd._vmap._random": (
-        1, "interop: stacks the host generator's draws, one per batch element"),
     "retrograd.amp.autocast_mode": (1, "interop: NumPy arrays pass autocast uncast"),
     "retrograd.autograd._batched": (113, "to do"),
     "retrograd.autograd._batched_rules": (187, "to do"),
@@ -72,7 +68,6 @@ ALLOWED = {
         79, "interop: snapshot rendering: a snapshot's numbers laid out for the viewer"),
     "retrograd.nn._functional_dropout": (
         3, "interop: the mask is drawn from the host generator (devices draw there too)"),
-    "retrograd.nn.functional": (4, "to do"),
     "retrograd.nn.modules.module": (1, "interop: load_state_dict takes NumPy arrays"),
     "retrograd.ops._opdef": (2, "seam: kernel() declares a NumPy kernel by its module"),
     "retrograd.ops._registry": (

@@ -71,3 +71,22 @@ def test_random_ops_draw_on_the_device_as_on_the_cpu(make, randomness):
     rows = got.cpu().numpy()
     numpy.testing.assert_array_equal(rows, host.numpy())
     assert (len({r.tobytes() for r in rows}) == 3) == (randomness == "different")
+
+
+@pytest.mark.parametrize("f", [
+    lambda t, q, k, v: retrograd.nn.functional.one_hot(t, 4),
+    lambda t, q, k, v: retrograd.nn.functional.scaled_dot_product_attention(q, k, v,
+                                                                          is_causal=True)],
+    ids=["one_hot", "causal_attention"])
+def test_what_ops_make_from_shapes_is_made_on_the_device(f):
+    """one_hot's classes and attention's causal mask, under vmap too."""
+    g = retrograd.Generator().manual_seed(0)
+    q, k, v = (retrograd.randn(2, 3, n, 5, generator=g, dtype=retrograd.float64)
+               for n in (4, 6, 6))
+    t = retrograd.tensor([[0, 2], [1, 3]])
+    host = retrograd.vmap(f)(t, q, k, v)
+    with emulating():
+        on = [a.to("cuda") for a in (t, q, k, v)]
+        for got in (f(*on), retrograd.vmap(f)(*on)):
+            assert got.device == retrograd.device("cuda", 0)
+        numpy.testing.assert_allclose(got.cpu().numpy(), host.numpy(), rtol=1e-12)

@@ -331,6 +331,15 @@ def _keep_freed_blocks():
 _keep_freed_blocks()
 
 
+# ---- the NumPy backend's floating-point error state (issue 13: NumPy named here only) -----
+
+# PyTorch does not warn on inf/nan results (log(0), x/0); neither do NumPy's arrays here
+# (CuPy's never warn). Set at import, for the importing thread (NumPy keeps it per
+# context), as ``import retrograd`` did; the ops that must see one kind of error (an
+# integer cast of NaN) ask with ``functions(xp).errstate``.
+numpy.seterr(all="ignore")
+
+
 # ---- creation on a device (issue 13): a device's array module, with the device current ----
 
 def on_device(dev, make):
