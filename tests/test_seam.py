@@ -57,7 +57,9 @@ ALLOWED = {
         2, "interop: self_cpu_memory_usage counts host arrays (NumPy's type) only"),
     "retrograd.backends.cpu": (1, "interop: the host CPU's features, as NumPy detected them"),
     "retrograd.distributed._collectives": (
-        44, "interop: MPI send and receive buffers, pickled objects' bytes"),
+        44, "interop: MPI send and receive buffers (host memory, as a non-CUDA-aware MPI's: "
+        "device tensors are staged through them by explicit copies), pickled objects' "
+        "bytes"),
     "retrograd.memory.planner._cost": (
         10, "interop: measures the host's disk, matmul and memory rates on host buffers (a "
         "device's rates are not measured)"),
