@@ -103,3 +103,37 @@ DEVICE_COLLECTIVES = """
 
 def test_collectives_on_device_tensors(mpirun):
     mpirun(DEVICE_COLLECTIVES, n=2, env={"TORCH_DISTRIBUTED_DEBUG": "DETAIL"})
+
+
+DEVICE_DDP = """
+    import numpy
+    from retrograd import backend
+
+    backend.emulate_cuda(True)
+    from ddp_prelude import DDP, done, make, mine, nn, r, torch
+
+    dev = torch.device("cuda", r % 2)
+    backend.emulated.Device(dev.index).__enter__()  # as torch.cuda.set_device(local_rank)
+    ref = make(0)  # one process on the host, the whole batch
+    ddp = DDP(make(0 if r == 0 else 7).to(dev))  # rank 0's parameters win
+    torch.manual_seed(3)
+    X, Y = torch.randn(8, 5), torch.randn(8, 3)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+    for step in range(2):
+        ref_opt.zero_grad()
+        nn.functional.mse_loss(ref(X), Y).backward()
+        ref_opt.step()
+        opt.zero_grad()
+        nn.functional.mse_loss(ddp(X[mine].to(dev)), Y[mine].to(dev)).backward()
+        opt.step()
+    for p, q in zip(ddp.module.parameters(), ref.parameters(), strict=True):
+        assert p.device == dev and p.grad.device == dev
+        numpy.testing.assert_allclose(p.detach().cpu().numpy(), q.detach().numpy(),
+                                      rtol=1e-6, atol=1e-12)
+    done()
+"""
+
+
+def test_ddp_on_device_tensors_equals_one_process_on_the_host(mpirun):
+    mpirun(DEVICE_DDP, n=2)
