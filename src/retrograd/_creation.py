@@ -287,8 +287,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     if isinstance(start, Tensor) or isinstance(end, Tensor):
         start, end = _number(start), _number(end)
     dt = _dt(dtype)
-    return _made(dev, lambda xp: xp.linspace(start, end, steps).astype(dt, copy=False),
-                 requires_grad)
+    return _made(dev, lambda xp: xp.linspace(start, end, steps).astype(dt), requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
@@ -296,8 +295,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     dev = check_device(device)
     _no_out(out)
     start, end, dt = _number(start), _number(end), _dt(dtype)
-    return _made(dev, lambda xp: xp.logspace(start, end, steps, base=base)
-                 .astype(dt, copy=False),
+    return _made(dev, lambda xp: xp.logspace(start, end, steps, base=base).astype(dt),
                  requires_grad)
 
 
