@@ -71,3 +71,34 @@ def test_no_host_array_is_staged(make):
         assert t.device.type == "cuda"
         nbytes = t.numel() * t.element_size()
         assert peak < 1.5 * nbytes, (peak, nbytes)
+
+
+@pytest.mark.parametrize("name, args, kwargs", [
+    ("arange", (10,), {}), ("arange", (1, 10, 3), {}), ("arange", (10, 0, -3), {}),
+    ("arange", (5, 1), {}), ("arange", (0.0, 1.0, 0.1), {}), ("arange", (2.5,), {}),
+    ("arange", (-3.5, 7.25, 0.3), {}), ("arange", (0, 1, 1e-6), {}),
+    ("arange", (0, 10, 3), {"dtype": "float32"}), ("arange", (numpy.int32(3),), {}),
+    ("arange", (0, 1j, 0.5), {}), ("linspace", (0, 1, 5), {}), ("linspace", (0, 1, 0), {}),
+    ("linspace", (0, 1), {}), ("linspace", (0, 1j, 3), {}),
+    ("linspace", (0, 1, 4), {"dtype": "float32", "endpoint": False}),
+    ("logspace", (0, 2, 3), {"base": 2.0}), ("eye", (3,), {}),
+    ("eye", (3, 4, 1), {"dtype": bool}), ("eye", (0,), {})])
+def test_meta_ranges_have_numpys_shapes_and_dtypes(name, args, kwargs):
+    from retrograd.backend import meta
+    got, want = (getattr(m, name)(*args, **kwargs) for m in (meta.namespace, numpy))
+    assert type(got) is meta.ndarray and (got.shape, got.dtype) == (want.shape, want.dtype)
+
+
+@pytest.mark.parametrize("make", [lambda: retrograd.arange(1 << 20, device="meta"),
+                                  lambda: retrograd.arange(0, 1, 1e-6, device="meta"),
+                                  lambda: retrograd.linspace(0, 1, 1 << 20, device="meta"),
+                                  lambda: retrograd.logspace(0, 1, 1 << 20, device="meta"),
+                                  lambda: retrograd.eye(1 << 10, device="meta")])
+def test_meta_ranges_take_no_memory(make):
+    tracemalloc.start()
+    try:
+        t = make()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert t.device.type == "meta" and t.numel() >= 10**6 and peak < 1 << 16, peak
