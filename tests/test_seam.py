@@ -25,16 +25,13 @@ FREE = ("retrograd.backend", "retrograd.ops._conv_numpy")
 # module: (uses, why); why starts "interop" (host data by nature), "seam" (the layer that
 # maps retrograd to NumPy's vocabulary) or "to do".
 ALLOWED = {
-    "retrograd": (
-        1, "to do: NumPy's floating-point error state, set at import; belongs to the backend"),
     "retrograd._checkpoint_reader": (
         6, "interop: bytes read from a checkpoint file, as host arrays"),
     "retrograd._creation": (
-        20, "to do: zeros, ones, empty, full, arange, linspace, logspace, eye and "
-        "scalar_tensor make host arrays that are copied to the device (the backend has no "
-        "device -> array module function yet); interop: data parsed on the host (Python "
-        "sequences, NumPy arrays and scalars, from_numpy and as_tensor sharing a NumPy array, "
-        "NumPy ints as sizes)"),
+        11, "interop: data parsed on the host (Python sequences, NumPy arrays and scalars, "
+        "from_numpy and as_tensor sharing a NumPy array, NumPy ints as sizes and range "
+        "ends); the filled and range functions make their arrays on the device "
+        "(backend.on_device)"),
     "retrograd._dtype": (18, "seam: the dtype layer; every array module's dtypes are NumPy's"),
     "retrograd._random": (
         9, "interop: the host generator (NumPy's PCG64) and its state's bytes; devices draw "
@@ -45,8 +42,6 @@ ALLOWED = {
         "skip work"),
     "retrograd._tensor_str": (6, "interop: printing formats host values"),
     "retrograd._tensor_types": (1, "interop: legacy constructors take NumPy arrays as data"),
-    "retrograd._vmap._random": (
-        1, "interop: stacks the host generator's draws, one per batch element"),
     "retrograd.amp.autocast_mode": (1, "interop: NumPy arrays pass autocast uncast"),
     "retrograd.autograd._batched": (113, "to do"),
     "retrograd.autograd._batched_rules": (187, "to do"),
@@ -62,7 +57,9 @@ ALLOWED = {
         2, "interop: self_cpu_memory_usage counts host arrays (NumPy's type) only"),
     "retrograd.backends.cpu": (1, "interop: the host CPU's features, as NumPy detected them"),
     "retrograd.distributed._collectives": (
-        44, "interop: MPI send and receive buffers, pickled objects' bytes"),
+        44, "interop: MPI send and receive buffers (host memory, as a non-CUDA-aware MPI's: "
+        "device tensors are staged through them by explicit copies), pickled objects' "
+        "bytes"),
     "retrograd.memory.planner._cost": (
         10, "interop: measures the host's disk, matmul and memory rates on host buffers (a "
         "device's rates are not measured)"),
@@ -73,7 +70,6 @@ ALLOWED = {
         79, "interop: snapshot rendering: a snapshot's numbers laid out for the viewer"),
     "retrograd.nn._functional_dropout": (
         3, "interop: the mask is drawn from the host generator (devices draw there too)"),
-    "retrograd.nn.functional": (4, "to do"),
     "retrograd.nn.modules.module": (1, "interop: load_state_dict takes NumPy arrays"),
     "retrograd.ops._opdef": (2, "seam: kernel() declares a NumPy kernel by its module"),
     "retrograd.ops._registry": (
@@ -90,14 +86,6 @@ ALLOWED = {
     "retrograd.ops.losses": (
         1, "interop: ctc_loss's lengths given as Python ints (an IntArrayRef: host data in "
         "PyTorch too)"),
-    "retrograd.ops.matrices": (
-        4, "to do: tril_indices and triu_indices are computed on the host and copied to the "
-        "device (the backend has no device -> array module function yet); interop: "
-        "block_diag() of nothing is a CPU tensor, as PyTorch's"),
-    "retrograd.ops.pooling": (
-        10, "to do: the average pools' divisors, the adaptive averaging matrices and the "
-        "adaptive max tables are built on the host from shapes and copied to the input's "
-        "device, once per call"),
     "retrograd.ops.scatter": (1, "interop: shape arithmetic on tuples (broadcast_shapes)"),
     "retrograd.ops.shape": (
         1, "interop: broadcast_shapes takes shapes alone (host ints, no array whose module to "

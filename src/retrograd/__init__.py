@@ -7,8 +7,6 @@
 tensor([36., 81.])
 """
 
-import numpy as _np
-
 from . import _dtype
 from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype, float,  # noqa: A004
                      float16, float32, float64, get_default_dtype, half, int, int8, int16,
@@ -40,9 +38,6 @@ from . import accelerator, backends, compiler, _dynamo  # noqa: F401
 from .compiler import compile  # noqa: F401,A004 (torch.compile: runs eagerly)
 from ._tensor_str import set_printoptions  # noqa: F401
 from math import inf, nan  # noqa: F401 (reprs print them bare: tensor([inf, nan]))
-
-# PyTorch does not warn on inf/nan results (log(0), x/0); neither does retrograd.
-_np.seterr(all="ignore")
 
 globals().update(_ops.FUNCTIONS)
 globals().update(_tensor_types.cpu_types)  # FloatTensor, LongTensor, ...

@@ -9,7 +9,8 @@ from . import _dtype
 from ._deterministic import fill_uninitialized
 from ._dtype import get_default_dtype
 from ._tensor import Size, Tensor, _init, _set_requires_grad, wrap
-from .backend import check_device, cpu, get_array_module, meta, to_device
+from .backend import (check_device, cpu, get_array_module, host_array_module, meta, on_device,
+                      to_device)
 from .backend.functions import functions
 from . import _random
 
@@ -108,17 +109,31 @@ def _unwrap(x):
     return x
 
 
-def _filled(dev, shape, dtype, make):
-    """``make()``'s host array, or for the meta device an array of ``shape`` and
-    ``dtype`` made without memory (a model too big for the host can be built there)."""
+def _drawn(dev, shape, dtype, draw):
+    """``draw()``'s host array (the host generator's), or for the meta device an array of
+    ``shape`` and ``dtype`` made without memory (a model too big for the host can be
+    built there)."""
     if dev.type == "meta":
         return meta.namespace.empty(shape, dtype)
-    return make()
+    return draw()
 
 
 def _finish(arr, requires_grad=False, dev=cpu):
-    """The tensor of host array ``arr``, moved to ``dev``."""
+    """The tensor of ``arr``, moved to ``dev`` (a host array of parsed data or of the host
+    generator's draws; the filled and range functions make theirs on ``dev``)."""
     t = wrap(arr if dev is cpu else to_device(arr, dev))
+    if requires_grad:
+        _set_requires_grad(t, True, "Only Tensors of floating point and complex dtype")
+    return t
+
+
+_HOST = host_array_module()  # the CPU's, asked once: the default device's fast path
+
+
+def _made(dev, make, requires_grad):
+    """The tensor of ``make(xp)``'s array, made on ``dev`` by its array module ``xp``
+    (:func:`..backend.on_device`)."""
+    t = wrap(make(_HOST) if dev is cpu else on_device(dev, make))
     if requires_grad:
         _set_requires_grad(t, True, "Only Tensors of floating point and complex dtype")
     return t
@@ -185,20 +200,26 @@ def _dt(dtype):
     return (dtype or get_default_dtype()).np
 
 
+def _number(v):
+    """A range's end or step given as a 0-d tensor, as the Python number the device
+    builds from."""
+    return v.item() if isinstance(v, Tensor) else v
+
+
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """>>> zeros(2, 3).shape
     torch.Size([2, 3])"""
     dev = check_device(device)
     _no_out(out)
     shape, dt = _size(size, "zeros"), _dt(dtype)
-    return _finish(_filled(dev, shape, dt, lambda: numpy.zeros(shape, dt)), requires_grad, dev)
+    return _made(dev, lambda xp: xp.zeros(shape, dt), requires_grad)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     dev = check_device(device)
     _no_out(out)
     shape, dt = _size(size, "ones"), _dt(dtype)
-    return _finish(_filled(dev, shape, dt, lambda: numpy.ones(shape, dt)), requires_grad, dev)
+    return _made(dev, lambda xp: xp.ones(shape, dt), requires_grad)
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -206,8 +227,7 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     dev = check_device(device)
     _no_out(out)
     shape, dt = _size(size, "empty"), _dt(dtype)
-    return _finish(_filled(dev, shape, dt, lambda: fill_uninitialized(numpy.empty(shape, dt))),
-                   requires_grad, dev)
+    return _made(dev, lambda xp: fill_uninitialized(xp.empty(shape, dt)), requires_grad)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
@@ -215,20 +235,24 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     """Filled with ``fill_value``; the dtype is inferred from it as PyTorch does."""
     dev = check_device(device)
     _no_out(out)
+    if isinstance(fill_value, Tensor):  # a Python scalar, whatever device builds from it
+        fill_value = fill_value.item()
     if dtype is None:
-        dtype = _infer_dtype(fill_value.item() if isinstance(fill_value, Tensor)
-                             else fill_value)
+        dtype = _infer_dtype(fill_value)
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
     shape = _size((size,), "full")
-    return _finish(_filled(dev, shape, dtype.np, lambda: numpy.full(shape, fill_value, dtype.np)),
-                   requires_grad, dev)
+    dt = dtype.np
+    return _made(dev, lambda xp: xp.full(shape, fill_value, dt), requires_grad)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     dev = check_device(device)
-    return _finish(numpy.array(s, _dt(dtype)), requires_grad, dev)
+    dt = (dtype or get_default_dtype()).np
+    if isinstance(s, Tensor):
+        s = s.item()
+    return _made(dev, lambda xp: xp.array(s, dt), requires_grad)
 
 
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
@@ -238,16 +262,20 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     _no_out(out)
     if end is None:
         start, end = 0, start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if isinstance(start, Tensor) or isinstance(end, Tensor) or isinstance(step, Tensor):
+        start, end, step = (_number(v) for v in (start, end, step))
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    if (vals[1] - vals[0]) * vals[2] < 0:
+    if (end - start) * step < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
-        dtype = (_dtype.int64 if all(isinstance(v, (int, numpy.integer)) for v in vals)
-                 else get_default_dtype())
-    return _finish(numpy.arange(*vals, dtype=_dtype.float64.np if dtype.is_floating_point
-                                else None).astype(dtype.np), requires_grad, dev)
+        ints = (int, numpy.integer)
+        dtype = (_dtype.int64 if isinstance(start, ints) and isinstance(end, ints)
+                 and isinstance(step, ints) else get_default_dtype())
+    wide = _dtype.float64.np if dtype.is_floating_point else None  # steps in float64
+    dt = dtype.np
+    return _made(dev, lambda xp: xp.arange(start, end, step, dtype=wide)
+                 .astype(dt, copy=False), requires_grad)
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
@@ -256,24 +284,29 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     _no_out(out)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    return _finish(numpy.linspace(start, end, steps).astype(_dt(dtype)), requires_grad, dev)
+    if isinstance(start, Tensor) or isinstance(end, Tensor):
+        start, end = _number(start), _number(end)
+    dt = _dt(dtype)
+    return _made(dev, lambda xp: xp.linspace(start, end, steps).astype(dt), requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
     dev = check_device(device)
     _no_out(out)
-    return _finish(numpy.logspace(start, end, steps, base=base).astype(_dt(dtype)),
-                   requires_grad, dev)
+    start, end, dt = _number(start), _number(end), _dt(dtype)
+    return _made(dev, lambda xp: xp.logspace(start, end, steps, base=base).astype(dt),
+                 requires_grad)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     dev = check_device(device)
     _no_out(out)
-    for name, v in (("n", n), ("m", m)):
-        if v is not None and v < 0:
-            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
-    return _finish(numpy.eye(n, m, dtype=_dt(dtype)), requires_grad, dev)
+    if n < 0 or m is not None and m < 0:
+        name, v = ("n", n) if n < 0 else ("m", m)
+        raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    dt = _dt(dtype)
+    return _made(dev, lambda xp: xp.eye(n, m, dtype=dt), requires_grad)
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -283,7 +316,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     _no_out(out)
     g = generator or _random.default_generator
     shape, dt = _size(size, "rand"), _dt(dtype)
-    return _finish(_filled(dev, shape, dt, lambda: g._rng.random(shape).astype(dt)),
+    return _finish(_drawn(dev, shape, dt, lambda: g._rng.random(shape).astype(dt)),
                    requires_grad, dev)
 
 
@@ -294,7 +327,7 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     _no_out(out)
     g = generator or _random.default_generator
     shape, dt = _size(size, "randn"), _dt(dtype)
-    return _finish(_filled(dev, shape, dt, lambda: g._rng.standard_normal(shape).astype(dt)),
+    return _finish(_drawn(dev, shape, dt, lambda: g._rng.standard_normal(shape).astype(dt)),
                    requires_grad, dev)
 
 

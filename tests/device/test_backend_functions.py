@@ -7,9 +7,11 @@ import pytest
 import scipy.linalg
 
 import retrograd
-from retrograd.backend import emulated
+from retrograd import backend
+from retrograd.backend import emulated, meta
 from retrograd.backend.functions import functions, scipy_linalg
 from retrograd.ops import _tensor_xp
+from device.emulated_run import emulating
 
 dev = emulated.namespace
 
@@ -144,3 +146,28 @@ def test_errstate_governs_the_arrays_of_the_module(xp):
         nan.astype(numpy.int64)
     with functions(xp).errstate(invalid="ignore"):
         nan.astype(numpy.int64)
+
+
+# ---- creation on a device (backend.on_device) ----------------------------------------------
+
+@pytest.mark.parametrize("device, kind, index", [("cpu", numpy.ndarray, None),
+                                                 ("meta", meta.ndarray, None),
+                                                 ("cuda:0", emulated.ndarray, 0),
+                                                 ("cuda:1", emulated.ndarray, 1)])
+def test_on_device_makes_with_the_devices_module_there(device, kind, index):
+    with emulating():
+        seen = []
+        got = backend.on_device(retrograd.device(device),
+                                lambda xp: seen.append(xp) or xp.arange(3) * 2)
+        assert type(got) is kind and backend.device_of(got) == retrograd.device(device)
+        assert seen == [backend.get_array_module(got)]
+        if index is not None:
+            assert got._dev == index
+            assert emulated.Device().id == 0  # the current device is given back
+            numpy.testing.assert_array_equal(got.get(), [0, 2, 4])
+
+
+def test_on_device_gives_the_current_device_back_on_error():
+    with emulating(), pytest.raises(ZeroDivisionError):
+        backend.on_device(retrograd.device("cuda:1"), lambda xp: 1 / 0)
+    assert emulated.Device().id == 0

@@ -13,6 +13,7 @@ import pytest
 
 import retrograd
 from device.emulated_run import HOST_BY_DESIGN, _twice, low_precision, outcome
+from device.test_emulated_creation import CASES as CREATION
 from gpu.not_on_gpu import NOT_IN_BFLOAT16_ON_GPU, NOT_ON_GPU
 from opdb import op_db
 
@@ -209,3 +210,16 @@ def test_the_accelerator_is_cuda():
         x = retrograd.ones(256, device="cuda")
     acc.synchronize()
     assert acc.memory_allocated() >= x.nbytes and acc.get_memory_info()[1] > 0
+
+
+@pytest.mark.parametrize("name", list(CREATION))
+def test_creation_makes_cupy_arrays_on_the_gpu(name):
+    """The filled and range functions allocate with CuPy on the device (backend.on_device),
+    with the CPU's values, dtypes and shapes."""
+    import cupy
+    host = CREATION[name]("cpu")
+    got = CREATION[name]("cuda")
+    assert isinstance(got._data, cupy.ndarray) and got.device == retrograd.device("cuda", 0)
+    assert (got.dtype, got.shape) == (host.dtype, host.shape)
+    if name != "empty":
+        numpy.testing.assert_array_equal(got.cpu().numpy(), host.numpy())

@@ -9,10 +9,9 @@ out :class:`_Draws` while a vmap runs (``_random.draw_hook``).
 
 from contextlib import contextmanager
 
-import numpy
-
 from .. import _random
 from ..autograd._batched import RANDOMNESS, Batched
+from ..backend import host_array_module
 
 __all__ = ["check_randomness", "mode"]
 
@@ -73,7 +72,7 @@ class _Draws:
                 return method(*args, **kwargs)
             rows = [method(*_row(args, level, i), **_row(kwargs, level, i))
                     for i in range(self._batch)]
-            return Batched(numpy.stack(rows), level)
+            return Batched(host_array_module().stack(rows), level)  # the host's draws
         return draw
 
 

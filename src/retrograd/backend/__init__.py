@@ -15,7 +15,8 @@ from . import emulated, gpu, meta
 
 __all__ = ["Device", "device", "cpu", "get_array_module", "host_array_module", "device_of",
            "erf", "set_default_device", "get_default_device", "to_device", "emulate_cuda",
-           "emulating_cuda", "special_functions", "host_joins_meta", "joined_device"]
+           "emulating_cuda", "special_functions", "host_joins_meta", "joined_device",
+           "on_device"]
 
 # The device types torch.device parses (in its order, which its error message prints).
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
@@ -103,13 +104,18 @@ def host_array_module():
 
 
 def device_of(array):
+    """The device holding ``array``; a batch's (vmap's), the device of its data."""
     t = type(array)
+    if t is numpy.ndarray:
+        return cpu
     if t is emulated.ndarray:
         return Device("cuda", array._dev)
     if t is meta.ndarray:
         return _META
     if t.__module__.startswith("cupy"):
         return Device("cuda", array.device.id)
+    if hasattr(t, "batched_namespace"):
+        return device_of(array.data)
     return cpu
 
 
@@ -160,7 +166,12 @@ def joined_device(devices):
 
 def to_device(array, dev):
     """``array`` (host or device) as an array on device ``dev`` (itself when it is there).
-    Moving to ``meta`` keeps the shape and dtype only; out of it there is nothing to copy."""
+    Moving to ``meta`` keeps the shape and dtype only; out of it there is nothing to copy.
+    A batch of arrays (vmap's, as :func:`get_array_module` tells them) moves its data and
+    stays a batch of the same level."""
+    t = type(array)
+    if t is not numpy.ndarray and hasattr(t, "batched_namespace"):
+        return array.like(to_device(array.data, dev))
     if dev.type == "meta":
         return meta.namespace.asarray(array if type(array) is meta.ndarray
                                       else meta.ndarray(array.shape, array.dtype))
@@ -318,3 +329,29 @@ def _keep_freed_blocks():
 
 
 _keep_freed_blocks()
+
+
+# ---- the NumPy backend's floating-point error state (issue 13: NumPy named here only) -----
+
+# PyTorch does not warn on inf/nan results (log(0), x/0); neither do NumPy's arrays here
+# (CuPy's never warn). Set at import, for the importing thread (NumPy keeps it per
+# context), as ``import retrograd`` did; the ops that must see one kind of error (an
+# integer cast of NaN) ask with ``functions(xp).errstate``.
+numpy.seterr(all="ignore")
+
+
+# ---- creation on a device (issue 13): a device's array module, with the device current ----
+
+def on_device(dev, make):
+    """``make(xp)`` with ``xp`` the array module of device ``dev``, run with ``dev``
+    current, so that what ``make`` allocates (``xp.zeros``, ``xp.arange``, ...) lands on
+    ``dev`` with no host array copied there: CuPy and the emulator allocate on their
+    current device, the meta device without memory, the CPU with NumPy."""
+    kind = dev.type
+    if kind == "cpu":
+        return make(numpy)
+    if kind == "meta":
+        return meta.on_device(make)
+    if _emulating:
+        return emulated.on_device(dev.index, make)
+    return gpu.on_device(dev.index, make)

@@ -17,7 +17,7 @@ import numpy
 
 from . import _cupy_names
 
-__all__ = ["ndarray", "namespace", "Device", "asnumpy", "DEVICES"]
+__all__ = ["ndarray", "namespace", "Device", "asnumpy", "DEVICES", "on_device"]
 
 DEVICES = 2  # emulated device ids: 0 and 1
 
@@ -409,3 +409,12 @@ for _form in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__neg
               "__pos__", "__abs__", "__invert__"):
     setattr(ndarray, _form, _method(_form))
 ndarray.__hash__ = None
+
+
+# ---- creation on a device (issue 13) -------------------------------------------------------
+
+def on_device(index, make):
+    """``make(namespace)`` with device ``index`` current (None: the current one), as
+    ``with cupy.cuda.Device(index)`` runs it: what it allocates lands there."""
+    with Device(index):
+        return make(namespace)

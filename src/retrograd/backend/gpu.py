@@ -8,7 +8,8 @@ the runtime asks ``cupy()`` first.
 
 import functools
 
-__all__ = ["cupy", "absent", "count", "current", "select", "is_array", "to_host", "from_host"]
+__all__ = ["cupy", "absent", "count", "current", "select", "is_array", "to_host", "from_host",
+           "on_device"]
 
 
 @functools.cache
@@ -66,3 +67,13 @@ def from_host(array, index):
         return array
     with cp.cuda.Device(index):
         return cp.array(array, copy=True)
+
+
+# ---- creation on a device (issue 13) -------------------------------------------------------
+
+def on_device(index, make):
+    """``make(cupy)`` with GPU ``index`` current (None: the current one): CuPy allocates
+    on its current device (``cupy.cuda.Device`` as a context manager)."""
+    cp = cupy()
+    with cp.cuda.Device(index):
+        return make(cp)

@@ -27,7 +27,7 @@ import math
 import numpy
 from numpy.lib import stride_tricks
 
-__all__ = ["ndarray", "namespace", "NO_DATA", "ITEM"]
+__all__ = ["ndarray", "namespace", "NO_DATA", "ITEM", "on_device"]
 
 NO_DATA = "Cannot copy out of meta tensor; no data!"
 ITEM = "Tensor.item() cannot be called on meta tensors"
@@ -755,3 +755,48 @@ for _dunder, _uf in (("neg", "negative"), ("pos", "positive"), ("abs", "absolute
     setattr(ndarray, f"__{_dunder}__", _method(_uf))
 ndarray.__divmod__ = _binary("divmod")[0]
 ndarray.__hash__ = None
+
+
+# ---- creation on a device (issue 13) -------------------------------------------------------
+
+def on_device(make):
+    """``make(namespace)``: the meta device is one, always current; what it allocates has a
+    shape and a dtype, no memory."""
+    return make(namespace)
+
+
+# Ranges without data (the fallback would compute the whole range on the host): their
+# length from the arguments; linspace's and logspace's dtype from a one-element range.
+
+def arange(start, stop=None, step=1, dtype=None, **kwargs):
+    """``numpy.arange``'s shape and dtype, for bounds that are Python ints and floats (the
+    others, NumPy's rules on the whole range)."""
+    if stop is None:
+        start, stop = 0, start
+    kinds = {type(v) for v in (start, stop, step)}
+    if not kinds <= {int, float} or step == 0:
+        return _fallback(numpy.arange)(start, stop, step, dtype=dtype, **kwargs)
+    if kinds == {int}:
+        n, default = len(range(start, stop, step)), numpy.int64
+    else:
+        n, default = max(math.ceil((stop - start) / step), 0), numpy.float64  # in doubles
+    return ndarray((n,), numpy.dtype(default if dtype is None else dtype))
+
+
+def _counted(f):
+    """``f`` (linspace, logspace) whose third argument is the length, for scalar bounds."""
+    def fn(start, stop, num=50, *args, **kwargs):
+        if _is_array(start) or _is_array(stop) or kwargs.get("retstep") or num < 0:
+            return _fallback(f)(start, stop, num, *args, **kwargs)
+        return ndarray((int(num),), f(start, stop, 1, *args, **kwargs).dtype)
+    fn.__name__ = fn.__qualname__ = f.__name__
+    return fn
+
+
+def eye(N, M=None, k=0, dtype=float, order="C", **kwargs):
+    """``numpy.eye``'s shape and dtype."""
+    return namespace.empty((N, N if M is None else M), dtype, order)
+
+
+namespace.arange, namespace.eye = arange, eye
+namespace.linspace, namespace.logspace = _counted(numpy.linspace), _counted(numpy.logspace)

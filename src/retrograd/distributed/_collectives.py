@@ -9,6 +9,10 @@ that is written back when the operation completes.
 MPI has no bfloat16: its tensors travel as their 16-bit patterns, and reductions run on
 float32 copies rounded once at the end (gloo adds bfloat16 pairwise, rounding every sum:
 see docs/deviations.md), so they equal the same reduction computed in one process.
+
+MPI's buffers are host memory (as a non-CUDA-aware MPI's are): a device tensor's values
+are copied to the host explicitly before they are sent, and what is received is copied
+back to its device when the operation completes.
 """
 
 import pickle
@@ -17,6 +21,7 @@ import numpy
 
 from .._dtype import SCALAR_NAMES, bfloat16, kind_of
 from .._tensor import Tensor
+from ..backend import cpu, device_of, to_device
 from ._mpi import mpi
 from .distributed_c10d import ReduceOp, Work, _group, _State
 
@@ -111,27 +116,39 @@ def _wire(a):
     return a.view(numpy.uint16) if a.dtype is _BFLOAT16 else a
 
 
+def _host(a):
+    """``a``'s values on the host: a device array's explicit copy, a host array itself."""
+    return to_device(a, cpu)
+
+
+def _store(a, values):
+    """Host array ``values`` written into ``a`` (copied to a device array's device first)."""
+    dev = device_of(a)
+    a[...] = values if dev is cpu else to_device(values, dev)
+
+
 def _send(t):
-    """The tensor's data as a contiguous array MPI reads."""
-    return _wire(numpy.ascontiguousarray(t._data))
+    """The tensor's data as a contiguous host array MPI reads."""
+    return _wire(numpy.ascontiguousarray(_host(t._data)))
 
 
 def _recv(t, keep):
-    """An array MPI may write into for ``t``, and what writes it back when it is a copy
+    """A host array MPI may write into for ``t``, and what writes it back when it is a copy
     (``keep``: the copy starts with the tensor's values, for in-place reductions)."""
     a = t._data
-    if a.flags.c_contiguous and a.flags.writeable:
+    host = device_of(a) is cpu
+    if host and a.flags.c_contiguous and a.flags.writeable:
         return _wire(a), None
-    buf = numpy.array(a, order="C") if keep else numpy.empty(a.shape, a.dtype)
-
-    def write_back():
-        a[...] = buf
-
-    return _wire(buf), write_back
+    if keep:
+        buf = numpy.array(a, order="C") if host else _host(a)
+    else:
+        buf = numpy.empty(a.shape, a.dtype)
+    return _wire(buf), lambda: _store(a, buf)
 
 
 def _reduce_send(a):
-    """An array MPI reduces from: bfloat16 widened to float32, which MPI can add."""
+    """A host array MPI reduces from: bfloat16 widened to float32, which MPI can add."""
+    a = _host(a)
     return a.astype(numpy.float32) if a.dtype is _BFLOAT16 else numpy.ascontiguousarray(a)
 
 
@@ -141,12 +158,8 @@ def _reduce_recv(t, keep):
     a = t._data
     if a.dtype is not _BFLOAT16:
         return _recv(t, keep)
-    buf = a.astype(numpy.float32) if keep else numpy.empty(a.shape, numpy.float32)
-
-    def write_back():
-        a[...] = buf
-
-    return buf, write_back
+    buf = _host(a).astype(numpy.float32) if keep else numpy.empty(a.shape, numpy.float32)
+    return buf, lambda: _store(a, buf)
 
 
 def _then(*steps):
@@ -247,7 +260,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     _check_dtypes([output, *input_list])
     _check_shapes("reduce_scatter", input_list, output.shape)
     mop = _mpi_op(op, output, "reduce_scatter")
-    send = _reduce_send(numpy.stack([t._data for t in input_list]))
+    send = _reduce_send(numpy.stack([_host(t._data) for t in input_list]))
     buf, back = _reduce_recv(output, keep=False)
     _same_call(g, "reduce_scatter", output)
     req = g.comm.Ireduce_scatter_block(send, buf, op=mop)
@@ -295,7 +308,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
 def _copy_slots(outputs, recv):
     def copy():
         for t, part in zip(outputs, recv, strict=True):
-            t._data[...] = part.reshape(t._data.shape)
+            _store(t._data, part.reshape(t._data.shape))
 
     return copy
 
@@ -378,7 +391,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     root = _root(g, src, group_src, "src")
     if _root_list(g, root, scatter_list, "scatter_list", "scatter", "input tensor", "source",
                   tensor):
-        send = _wire(numpy.stack([t._data for t in scatter_list]))
+        send = _wire(numpy.stack([_host(t._data) for t in scatter_list]))
     else:
         send = None
     buf, back = _recv(tensor, keep=False)
@@ -398,7 +411,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     _check_count("all_to_all", "input tensor", input_tensor_list, g.size())
     _check_dtypes([*output_tensor_list, *input_tensor_list])
     _same_call(g, "all_to_all", input_tensor_list[0], shape=False)
-    send = numpy.concatenate([t._data.reshape(-1) for t in input_tensor_list])
+    send = numpy.concatenate([_host(t._data).reshape(-1) for t in input_tensor_list])
     send_counts = [t.numel() for t in input_tensor_list]
     recv_counts = [t.numel() for t in output_tensor_list]
     recv = numpy.empty(sum(recv_counts), send.dtype)

@@ -10,13 +10,11 @@ tensor([0., 2.])
 import math
 import warnings
 
-import numpy
-
 from .. import _autocast, _dtype
 from .._tensor import wrap
 from .._dtype import is_low
 from ..autograd.grad_mode import no_grad
-from ..backend import get_array_module, to_device
+from ..backend import on_device
 from ..ops import nn_ops as _nn
 from ..ops.nn_ops import (batch_norm, embedding, gelu, group_norm,  # noqa: F401 (re-exports)
                           layer_norm)
@@ -154,7 +152,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
                            f"input of size{input.shape}")
     x = input.float() if is_low(input.dtype) else input  # float32 sums, as torch
     if eps is None:
-        eps = float(numpy.finfo(x._data.dtype).eps)
+        eps = float(_dtype.np_finfo(x._data.dtype).eps)
     out = x * (x.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
     if x is not input:
         out = out.to(input.dtype)
@@ -212,9 +210,8 @@ def one_hot(tensor, num_classes=-1):
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:
         num_classes = int(tensor.max()) + 1 if tensor.numel() else 0
-    data = tensor._data
-    xp = get_array_module(data)
-    return wrap((data[..., None] == xp.arange(num_classes)).astype(numpy.int64))
+    classes = on_device(tensor.device, lambda xp: xp.arange(num_classes))
+    return wrap((tensor._data[..., None] == classes).astype(_dtype.int64.np))
 
 
 @_autocast.policy("scaled_dot_product_attention")
@@ -225,7 +222,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = (query * scale) @ key.transpose(-2, -1)
     if is_causal:
-        causal = to_device(numpy.triu(numpy.ones((L, S), dtype=bool), 1), query.device)
+        causal = on_device(query.device, lambda xp: xp.triu(xp.ones((L, S), dtype=bool), 1))
         scores = scores.masked_fill(wrap(causal), -math.inf)
     if attn_mask is not None:
         if attn_mask.dtype == _dtype.bool:

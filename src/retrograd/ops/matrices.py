@@ -1,12 +1,9 @@
 """Building matrices: tril_indices/triu_indices, block_diag (a primitive with its own
 BlockDiagBackward0, as in PyTorch), diagflat and vander."""
 
-
-import numpy
-
 from .. import _dtype
 from .._tensor import Tensor, wrap
-from ..backend import check_device, get_array_module, to_device
+from ..backend import check_device, cpu, get_array_module, on_device
 from ._registry import register
 from .joining import _list_node, _record_list, cat
 
@@ -17,9 +14,13 @@ def _tri_indices(row, col, offset, dtype, upper, device):
     if dtype not in (_dtype.int64, _dtype.int32):
         raise RuntimeError(f"\"tri{'u' if upper else 'l'}_indices\" not implemented for "
                            f"'{dtype}'")
-    dev = check_device(device)
-    i, j = (numpy.triu_indices if upper else numpy.tril_indices)(row, offset, col)
-    return wrap(to_device(numpy.stack([i, j]).astype(dtype.np).reshape(2, -1), dev))
+    dt = dtype.np
+
+    def make(xp):
+        i, j = (xp.triu_indices if upper else xp.tril_indices)(row, offset, col)
+        return xp.stack([i, j]).astype(dt)
+
+    return wrap(on_device(check_device(device), make))
 
 
 @register(method=False)
@@ -74,7 +75,8 @@ def block_diag(*tensors):
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
                                f"dimensions. Input {i} has {t._data.ndim} dimensions")
     if not tensors:
-        return wrap(numpy.zeros((1, 0), _dtype.get_default_dtype().np))
+        dt = _dtype.get_default_dtype().np
+        return wrap(on_device(cpu, lambda xp: xp.zeros((1, 0), dt)))  # on the CPU, as PyTorch's
     dtype = _dtype.result_type(*tensors).np  # PyTorch's promotion, not NumPy's
     arrays = [t._data for t in tensors]
     out = _block_diag_arrays(get_array_module(arrays[0]), arrays, dtype)

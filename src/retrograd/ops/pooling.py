@@ -13,13 +13,11 @@ SqueezeBackward1 over the 2-D node).
 import itertools
 import math
 
-import numpy
-
 from .. import _autocast
 from .._dtype import is_float, np_iinfo
 from .._tensor import Tensor, wrap
 from ..autograd._batched import Batched
-from ..backend import get_array_module, to_device
+from ..backend import get_array_module, on_device
 from ..backend.functions import functions
 from ._registry import FUNCTIONS, _pretty, apply, defop, register
 from .convolution import _tuple
@@ -32,12 +30,6 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
            "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d",
            "lp_pool1d", "lp_pool2d", "lp_pool3d"]
-
-
-def _on_device(a, like):
-    """A host array of metadata (divisors, averaging matrices) as a Tensor on ``like``'s
-    device."""
-    return wrap(to_device(a, like.device))
 
 
 def _unbatch(xp, t):
@@ -359,21 +351,22 @@ def _avg_divisor(input, kernel, stride, pads, count_include_pad, override):
     if override:
         return float(override)
     nd = len(kernel)
-    counts = []
-    for i in range(nd):
-        n, k, s = input.shape[input.ndim - nd + i], kernel[i], stride[i]
-        p, right = pads[i]
-        start = numpy.arange((n + p + right - k) // s + 1) * s - p
-        end = numpy.minimum(start + k, n + p)  # the ceil_mode overhang never counts
-        if not count_include_pad:
-            start, end = numpy.maximum(start, 0), numpy.minimum(end, n)
-        counts.append(end - start)
-    div = counts[0]
-    for c in counts[1:]:
-        div = numpy.multiply.outer(div, c)
-    if input.is_floating_point():
-        div = div.astype(input._data.dtype)
-    return _on_device(div, input)
+    dims = [(input.shape[input.ndim - nd + i], kernel[i], stride[i], *pads[i])
+            for i in range(nd)]
+    dt = input._data.dtype if input.is_floating_point() else None
+
+    def make(xp):
+        div = None
+        for n, k, s, p, right in dims:
+            start = xp.arange((n + p + right - k) // s + 1) * s - p
+            end = xp.minimum(start + k, n + p)  # the ceil_mode overhang never counts
+            if not count_include_pad:
+                start, end = xp.maximum(start, 0), xp.minimum(end, n)
+            count = end - start
+            div = count if div is None else xp.reshape(div, div.shape + (1,)) * count
+        return div if dt is None else div.astype(dt)
+
+    return wrap(on_device(input.device, make))
 
 
 def _avg_pool_fwd(xp, self, divisor, kernel, stride, pads):
@@ -476,12 +469,18 @@ def _bins(n, o):
     return [((i * n) // o, -(-((i + 1) * n) // o)) for i in range(o)]
 
 
-def _adaptive_matrix(n, o):
+def _bin_ends(xp, n, o):
+    """:func:`_bins`' starts and ends, as arrays of module ``xp``."""
+    i = xp.arange(o)
+    return (i * n) // o, -((-(i + 1) * n) // o)
+
+
+def _adaptive_matrix(xp, n, o, dtype):
     """(o, n) averaging matrix of the adaptive bins."""
-    m = numpy.zeros((o, n))
-    for i, (a, b) in enumerate(_bins(n, o)):
-        m[i, a:b] = 1 / (b - a)
-    return m
+    a, b = _bin_ends(xp, n, o)
+    j = xp.arange(n)
+    inside = (j >= a[:, None]) & (j < b[:, None])
+    return (inside / (b - a)[:, None]).astype(dtype)
 
 
 def _apply_mats(xp, x, mats, transpose=False):
@@ -533,8 +532,9 @@ def _adaptive_avg_nd(input, output_size, nd):
     _adaptive_nonempty(input, nd, f"adaptive_avg_pool{nd}d")
     size = _adaptive_size(input, output_size, nd)
     dt = input._data.dtype
-    mats = tuple(_on_device(_adaptive_matrix(n, o).astype(dt), input)
-                 for n, o in zip(input.shape[-nd:], size, strict=True))
+    sizes = tuple(zip(input.shape[-nd:], size, strict=True))
+    mats = tuple(wrap(m) for m in on_device(
+        input.device, lambda xp: [_adaptive_matrix(xp, n, o, dt) for n, o in sizes]))
     return apply(_adaptive_avg[nd], (input,) + mats)
 
 
@@ -565,13 +565,12 @@ def adaptive_avg_pool1d(input, output_size):
     return adaptive_avg_pool2d(input.unsqueeze(-2), (1, o)).squeeze(-2)
 
 
-def _adaptive_table(n, o):
+def _adaptive_table(xp, n, o):
     """(o, kmax) input positions of each adaptive bin, the short bins padded with their
     last position (a repeat never changes a maximum, nor its first position)."""
-    a = (numpy.arange(o) * n) // o
-    b = -(-((numpy.arange(o) + 1) * n) // o)
-    k = int((b - a).max()) if o else 1
-    return numpy.minimum(a[:, None] + numpy.arange(k), b[:, None] - 1)
+    k = max((b - a for a, b in _bins(n, o)), default=1)
+    a, b = _bin_ends(xp, n, o)
+    return xp.minimum(a[:, None] + xp.arange(k), b[:, None] - 1)
 
 
 def _adaptive_max_fwd(xp, self, tables):
@@ -579,7 +578,6 @@ def _adaptive_max_fwd(xp, self, tables):
     nd = len(tables)
     lead = self.ndim - nd
     sp = self.shape[lead:]
-    tables = [xp.asarray(t) for t in tables]  # shape metadata, onto the input's device
     x = self
     for i, t in enumerate(tables):
         x = xp.take(x, xp.reshape(t, (-1,)), axis=lead + i)
@@ -639,7 +637,9 @@ def _adaptive_max_nd(input, output_size, nd, return_indices):
         raise RuntimeError(f"Trying to create tensor with negative dimension "
                            f"{min(size)}: {shape}")
     _float_only(input, "adaptive_max_pool2d" if nd == 2 else "adaptive_max_pool3d_cpu")
-    tables = tuple(_adaptive_table(n, o) for n, o in zip(input.shape[-nd:], size, strict=True))
+    sizes = tuple(zip(input.shape[-nd:], size, strict=True))
+    tables = on_device(input.device,
+                       lambda xp: tuple(_adaptive_table(xp, n, o) for n, o in sizes))
     out, idx = apply(_adaptive_max[nd], (input,), (tables,))
     return (out, idx) if return_indices else out
 
