@@ -110,6 +110,8 @@ def device_of(array):
         return _META
     if t.__module__.startswith("cupy"):
         return Device("cuda", array.device.id)
+    if hasattr(t, "batched_namespace"):  # a batch (vmap, batched gradients): its data's
+        return device_of(array.data)
     return cpu
 
 
@@ -161,6 +163,8 @@ def joined_device(devices):
 def to_device(array, dev):
     """``array`` (host or device) as an array on device ``dev`` (itself when it is there).
     Moving to ``meta`` keeps the shape and dtype only; out of it there is nothing to copy."""
+    if hasattr(type(array), "batched_namespace") and device_of(array) == dev:
+        return array  # a batch (vmap) of arrays already there
     if dev.type == "meta":
         return meta.namespace.asarray(array if type(array) is meta.ndarray
                                       else meta.ndarray(array.shape, array.dtype))
