@@ -48,8 +48,6 @@ ALLOWED = {
     "retrograd._vmap._random": (
         1, "interop: stacks the host generator's draws, one per batch element"),
     "retrograd.amp.autocast_mode": (1, "interop: NumPy arrays pass autocast uncast"),
-    "retrograd.autograd._batched": (113, "to do"),
-    "retrograd.autograd._batched_rules": (187, "to do"),
     "retrograd.autograd._disk_offload": (
         4, "interop: a saved tensor's bytes, written to its file and read back on the host"),
     "retrograd.autograd._ownership": (

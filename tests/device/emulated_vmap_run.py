@@ -30,7 +30,7 @@ def _run(device, op, pos, kwargs, batched, nested, grad_leaves=None):
     """``vmap_run``'s call of ``op`` under vmap, its tensors made on ``device``."""
     ts = []
     for a, _ in batched:
-        t = retrograd.from_numpy(numpy.ascontiguousarray(a)).to(device)
+        t = retrograd.from_numpy(numpy.array(a)).to(device)  # (a copy: in-place entries)
         if grad_leaves is not None and t.is_floating_point():
             t.requires_grad_(True)
             grad_leaves.append(t)

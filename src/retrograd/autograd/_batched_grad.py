@@ -115,7 +115,7 @@ class _Walk:
 
     def __init__(self, batch, run, captures, arrays):
         self.batch, self.run, self.captures, self.arrays = batch, run, captures, arrays
-        self.xp = BatchedNumpy(batch)
+        self.xp = BatchedNumpy(batch, 0, arrays)
 
     def needed(self, fn):
         return fn is not None and (fn in self.run or fn in self.captures)
