@@ -80,8 +80,8 @@ def _compare(fn, args, what):
     with emulating():
         d_outs, d_loops = _recorded(fn, "cuda", *args)
     if d_loops - loops:
-        raise AssertionError(f"{what}: loops over the batch on the device only: "
-                             f"{', '.join(sorted(d_loops - loops))}")
+        raise AssertionError(f"loops on the device only: {', '.join(sorted(d_loops - loops))} "
+                             f"({what})")
     outs, d_outs = _flat(outs), _flat(d_outs)
     if len(outs) != len(d_outs):
         raise AssertionError(f"{what}: {len(outs)} vs {len(d_outs)} outputs")

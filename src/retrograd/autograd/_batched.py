@@ -984,6 +984,11 @@ class BatchedFunctions(ArrayFunctions):
             run *= n
         return _as_strided(a, (a.size,), (a.itemsize,))
 
+    def accumulate(self, name, a, axis):
+        """The data's module's running ``name`` along the axis past the batch dim (CuPy's
+        ufuncs accumulate for add and multiply only: the backend's scan for the others)."""
+        return a.like(functions(self.xp.inner).accumulate(name, a.data, _norm(axis, a.ndim)))
+
     def expm(self, a):
         """SciPy's takes stacks of matrices: the batch is one more stack dim."""
         return a.like(functions(self.xp.inner).expm(a.data))
