@@ -7,9 +7,10 @@ theirs). The batches and placements are ``vmap_run``'s (all inputs batched on di
 first on its last dim, the others unbatched; all batched twice under a nested vmap). Per
 placement the device's outputs must equal the CPU's and live on the device (a placement
 the CPU refuses must be refused alike), and no op may fall back to a loop over the batch
-where the CPU's does not; on dim 0, the gradients of ``vmap_run``'s cotangent must equal
-the CPU's and live on the device. A batched array computes with the module of its data,
-so this is the proof that the batching rules name no array module of their own.
+where the CPU's does not (the error that made it fall back is the failure); on dim 0,
+the gradients of ``vmap_run``'s cotangent must equal the CPU's and live on the device. A
+batched array computes with the module of its data, so this is the proof that the
+batching rules name no array module of their own.
 """
 
 import collections
@@ -23,7 +24,7 @@ import retrograd
 from _failure_line import failure_line
 from device.emulated_run import _map, _same, _same_error, emulating
 from opdb import op_db
-from vmap.vmap_run import _FALLBACK, _batches, _dims, _flat, _ours, _placements, _replace
+from vmap.vmap_run import _FALLBACK, _batches, _dims, _flat, _placements, _replace
 
 
 def _run(device, op, pos, kwargs, batched, nested, grad_leaves=None):
@@ -45,17 +46,21 @@ def _run(device, op, pos, kwargs, batched, nested, grad_leaves=None):
     return g(*args)
 
 
-def _loops(seen):
-    return {str(w.message)[len(_FALLBACK):].split(".")[0] for w in seen
-            if str(w.message).startswith(_FALLBACK) and _ours(w)}
-
-
 def _recorded(fn, *args):
-    """``fn(*args)`` and the ops that fell back to a loop over the batch on the way."""
-    with warnings.catch_warnings(record=True) as seen:
+    """``fn(*args)`` and the ops that fell back to a loop over the batch on the way, each
+    with the error that made it fall back (the fallback warns while handling it)."""
+    loops = {}
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = str(message)
+        if text.startswith(_FALLBACK) and "/retrograd/" in filename.replace("\\", "/"):
+            loops.setdefault(text[len(_FALLBACK):].split(".")[0], sys.exc_info()[1])
+
+    with warnings.catch_warnings():
         warnings.simplefilter("always")
+        warnings.showwarning = show
         out = fn(*args)
-    return out, _loops(seen)
+    return out, loops
 
 
 def run(op):
@@ -79,9 +84,10 @@ def _compare(fn, args, what):
         return
     with emulating():
         d_outs, d_loops = _recorded(fn, "cuda", *args)
-    if d_loops - loops:
-        raise AssertionError(f"loops on the device only: {', '.join(sorted(d_loops - loops))} "
-                             f"({what})")
+    only = sorted(set(d_loops) - set(loops))
+    if only:  # the error that made the first fall back, where it was raised
+        raise d_loops[only[0]] or AssertionError(f"{what}: loops on the device only: "
+                                                 f"{', '.join(only)}")
     outs, d_outs = _flat(outs), _flat(d_outs)
     if len(outs) != len(d_outs):
         raise AssertionError(f"{what}: {len(outs)} vs {len(d_outs)} outputs")
@@ -108,8 +114,12 @@ def outcome(op):
     try:
         run(op)
     except Exception as e:  # noqa: BLE001 - the table reports every kind of failure
-        return failure_line(e, "/_vmap/")
+        return failure_line(e, "/backend/emulated", _SHORT)
     return None
+
+
+_SHORT = {"Unsupported type <class 'retrograd.autograd._batched.Batched'>":
+          "a batch given to a device operator or function"}  # (no dispatch there, as on CuPy)
 
 
 def _write(path, results):

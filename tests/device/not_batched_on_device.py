@@ -5,98 +5,87 @@ starts to pass, so the list only shrinks)."""
 
 NOT_BATCHED_ON_DEVICE = {
     'prelu':
-        'AssertionError: loops on the device only: aten::_prelu_kernel (sample 0 last dim / Non',
+        'ops/activation.py <lambda>: TypeError: a batch given to a device operator or function',
     'prelu.torch':
-        'AssertionError: loops on the device only: aten::_prelu_kernel (sample 0 last dim / Non',
+        'ops/activation.py <lambda>: TypeError: a batch given to a device operator or function',
     'prelu.method':
-        'AssertionError: loops on the device only: aten::_prelu_kernel (sample 0 last dim / Non',
-    'rsub': 'AssertionError: loops on the device only: aten::rsub (sample 0 last dim / None)',
-    'lerp': 'AssertionError: loops on the device only: aten::lerp (sample 0 last dim / None)',
-    'lerp_':
-        "backend/emulated.py _unwrap: TypeError: Unsupported type <class 'retrograd.autograd._b",
-    'xlogy.scalar_self': 'AssertionError: loops on the device only: aten::xlogy (sample 0 dim 0)',
-    'scatter.reduce':
-        'AssertionError: loops on the device only: aten::scatter_reduce (sample 1 last dim / No',
-    'scatter_reduce.prod':
-        'AssertionError: loops on the device only: aten::scatter_reduce (sample 0 last dim / No',
+        'ops/activation.py <lambda>: TypeError: a batch given to a device operator or function',
+    'rsub': 'ops/binary.py <lambda>: TypeError: a batch given to a device operator or function',
+    'lerp': 'ops/binary.py _lerp_fwd: TypeError: a batch given to a device operator or function',
+    'lerp_': 'ops/binary.py _lerp_fwd: TypeError: a batch given to a device operator or function',
+    'xlogy.scalar_self':
+        'ops/binary.py _xlogy_fwd: TypeError: a batch given to a device operator or function',
+    'scatter.reduce': 'backend/functions.py ufunc_at: TypeError: only int indices permitted',
+    'scatter_reduce.prod': 'backend/functions.py ufunc_at: TypeError: only int indices permitted',
     'scatter_reduce.prod_zeros':
-        'AssertionError: loops on the device only: aten::scatter_reduce (sample 0 last dim / No',
-    'scatter_reduce_.prod': 'backend/emulated.py _call: TypeError: only int indices permitted',
-    'nonzero':
-        "backend/emulated.py _unwrap: TypeError: Unsupported type <class 'retrograd.autograd._b",
-    'addmm': 'AssertionError: loops on the device only: aten::addmm (sample 0 last dim / None)',
-    'addmm_':
-        "backend/emulated.py _unwrap: TypeError: Unsupported type <class 'retrograd.autograd._b",
-    'baddbmm': 'AssertionError: loops on the device only: aten::baddbmm (sample 0 last dim / None)',
+        'backend/functions.py ufunc_at: TypeError: only int indices permitted',
+    'scatter_reduce_.prod': 'backend/functions.py ufunc_at: TypeError: only int indices permitted',
+    'addmm': 'ops/linalg.py _addmm_fwd: TypeError: a batch given to a device operator or function',
+    'addmm_': 'ops/linalg.py _addmm_fwd: TypeError: a batch given to a device operator or function',
+    'baddbmm':
+        'ops/linalg.py _addmm_fwd: TypeError: a batch given to a device operator or function',
     'baddbmm_':
-        "backend/emulated.py _unwrap: TypeError: Unsupported type <class 'retrograd.autograd._b",
-    'linalg.vander':
-        "backend/emulated.py _unwrap: TypeError: Unsupported type <class 'retrograd.autograd._b",
+        'ops/linalg.py _addmm_fwd: TypeError: a batch given to a device operator or function',
     'linalg.householder_product':
-        'AssertionError: loops on the device only: aten::linalg_householder_product (sample 0 d',
+        'ops/linalg_decomp.py _hh_apply: TypeError: a batch given to a device operator or funct',
     'orgqr':
-        'AssertionError: loops on the device only: aten::linalg_householder_product (sample 0 d',
-    'kl_div':
-        'AssertionError: loops on the device only: aten::mul, aten::sub (sample 0 last dim / No',
+        'ops/linalg_decomp.py _hh_apply: TypeError: a batch given to a device operator or funct',
+    'kl_div': 'ops/binary.py <lambda>: TypeError: a batch given to a device operator or function',
     'margin_ranking_loss':
-        'AssertionError: loops on the device only: aten::mul (sample 0 last dim / None)',
-    'hinge_embedding_loss': 'AssertionError: loops on the device only: aten::sub (sample 0 dim 0)',
-    'cosine_embedding_loss': 'AssertionError: loops on the device only: aten::sub (sample 0 dim 0)',
+        'ops/binary.py <lambda>: TypeError: a batch given to a device operator or function',
+    'hinge_embedding_loss':
+        'ops/binary.py <lambda>: TypeError: a batch given to a device operator or function',
+    'cosine_embedding_loss':
+        'ops/binary.py <lambda>: TypeError: a batch given to a device operator or function',
     'multilabel_soft_margin_loss':
-        'AssertionError: loops on the device only: aten::mul (sample 0 last dim / None)',
+        'ops/binary.py <lambda>: TypeError: a batch given to a device operator or function',
     'poisson_nll_loss':
-        'AssertionError: loops on the device only: aten::mul (sample 0 last dim / None)',
+        'ops/binary.py <lambda>: TypeError: a batch given to a device operator or function',
     'gaussian_nll_loss':
-        'AssertionError: loops on the device only: aten::add (sample 0 last dim / None)',
-    'ctc_loss': 'AssertionError: loops on the device only: aten::ctc_loss (sample 3 dim 0)',
-    'median': 'AssertionError: loops on the device only: aten::MedianBackward0 (sample 4 grad)',
+        'ops/binary.py <lambda>: TypeError: a batch given to a device operator or function',
+    'ctc_loss':
+        'ops/losses.py _ctc_labels: TypeError: a batch given to a device operator or function',
+    'median':
+        'ops/reduction.py _evenly_distribute: TypeError: a batch given to a device operator or ',
     'nanmedian':
-        'AssertionError: loops on the device only: aten::NanmedianBackward0 (sample 4 grad)',
-    'digamma': 'AssertionError: loops on the device only: aten::DigammaBackward0 (sample 0 grad)',
+        'ops/reduction.py _evenly_distribute: TypeError: a batch given to a device operator or ',
+    'digamma':
+        'ops/special.py _polygamma_fwd: TypeError: a batch given to a device operator or functi',
     'digamma_.inplace':
-        'AssertionError: loops on the device only: aten::DigammaBackward0 (sample 0 grad)',
+        'ops/special.py _polygamma_fwd: TypeError: a batch given to a device operator or functi',
     'polygamma':
-        'AssertionError: loops on the device only: aten::PolygammaBackward0 (sample 0 grad)',
+        'ops/special.py _polygamma_fwd: TypeError: a batch given to a device operator or functi',
     'polygamma.method':
-        'AssertionError: loops on the device only: aten::PolygammaBackward0 (sample 0 grad)',
+        'ops/special.py _polygamma_fwd: TypeError: a batch given to a device operator or functi',
     'polygamma_.inplace':
-        'AssertionError: loops on the device only: aten::PolygammaBackward1 (sample 0 grad)',
-    'bucketize':
-        "backend/emulated.py _unwrap: TypeError: Unsupported type <class 'retrograd.autograd._b",
-    'diff':
-        "backend/emulated.py _unwrap: TypeError: Unsupported type <class 'retrograd.autograd._b",
-    'histc':
-        "backend/emulated.py _unwrap: TypeError: Unsupported type <class 'retrograd.autograd._b",
-    'bincount':
-        "backend/emulated.py _unwrap: TypeError: Unsupported type <class 'retrograd.autograd._b",
-    'vander':
-        "backend/emulated.py _unwrap: TypeError: Unsupported type <class 'retrograd.autograd._b",
-    'histogram':
-        "backend/emulated.py _unwrap: TypeError: Unsupported type <class 'retrograd.autograd._b",
-    'max_pool2d': 'AssertionError: loops on the device only: aten::max_pool2d (sample 0 dim 0)',
+        'ops/special.py _polygamma_fwd: TypeError: a batch given to a device operator or functi',
+    'max_pool2d':
+        'ops/pooling.py _max_pool_2x2: TypeError: a batch given to a device operator or functio',
     'binary_cross_entropy':
-        'AssertionError: loops on the device only: aten::binary_cross_entropy (sample 0 last di',
+        'ops/nn_ops.py _bce_fwd: TypeError: a batch given to a device operator or function',
     'binary_cross_entropy_with_logits':
-        'AssertionError: loops on the device only: aten::binary_cross_entropy_with_logits (samp',
-    'max_pool1d': 'AssertionError: loops on the device only: aten::max_pool2d (sample 0 dim 0)',
+        'ops/nn_ops.py _bcel_fwd: TypeError: a batch given to a device operator or function',
+    'max_pool1d':
+        'ops/pooling.py _max_pool_fwd: TypeError: a batch given to a device operator or functio',
     'max_pool1d_with_indices':
-        'AssertionError: loops on the device only: aten::max_pool2d (sample 0 dim 0)',
+        'ops/pooling.py _max_pool_fwd: TypeError: a batch given to a device operator or functio',
     'max_pool2d_with_indices':
-        'AssertionError: loops on the device only: aten::max_pool2d (sample 0 dim 0)',
-    'max_pool3d': 'AssertionError: loops on the device only: aten::max_pool3d (sample 0 dim 0)',
+        'ops/pooling.py _max_pool_2x2: TypeError: a batch given to a device operator or functio',
+    'max_pool3d':
+        'ops/pooling.py _max_pool_fwd: TypeError: a batch given to a device operator or functio',
     'max_pool3d_with_indices':
-        'AssertionError: loops on the device only: aten::max_pool3d (sample 0 dim 0)',
+        'ops/pooling.py _max_pool_fwd: TypeError: a batch given to a device operator or functio',
     'adaptive_max_pool1d':
-        'AssertionError: loops on the device only: aten::adaptive_max_pool2d (sample 0 dim 0)',
+        'ops/pooling.py _adaptive_max_fwd: TypeError: a batch given to a device operator or fun',
     'adaptive_max_pool2d':
-        'AssertionError: loops on the device only: aten::adaptive_max_pool2d (sample 0 dim 0)',
+        'ops/pooling.py _adaptive_max_fwd: TypeError: a batch given to a device operator or fun',
     'adaptive_max_pool3d':
-        'AssertionError: loops on the device only: aten::adaptive_max_pool3d (sample 0 dim 0)',
+        'ops/pooling.py _adaptive_max_fwd: TypeError: a batch given to a device operator or fun',
     'max_pool2d.integer':
-        'AssertionError: loops on the device only: aten::max_pool2d (sample 0 dim 0)',
+        'ops/pooling.py _max_pool_2x2: TypeError: a batch given to a device operator or functio',
     'pack_padded_sequence':
         "nn/utils/rnn.py pack_padded_sequence: RuntimeError: 'lengths' argument should be a 1D ",
     'pad_packed_sequence': 'AssertionError: sample 0 dim 0 output 1 is on cpu, not on the device',
     '_weight_norm':
-        'AssertionError: loops on the device only: aten::weight_norm_interface (sample 0 last d',
+        'ops/weight_norm.py _wn_fwd: TypeError: a batch given to a device operator or function',
 }

@@ -778,13 +778,20 @@ def _elementwise(name):
 
 def _entry_or(name, plain, rule):
     """Function ``name`` of the batched namespace: batching ``rule`` where an operand is
-    batched (of any level), ``plain`` (the inner module's) otherwise."""
+    batched (of any level), ``plain`` (the inner module's) otherwise. Without a rule, a
+    batch ``plain`` refuses (a device module's TypeError) is NumPy's protocol's refusal:
+    no batching rule."""
     rule = _entry(rule) if rule is not None else None
 
     def fn(*args, **kwargs):
-        if rule is not None and (_levels(args, []) or kwargs and _levels(kwargs.values(), [])):
+        if not (_levels(args, []) or kwargs and _levels(kwargs.values(), [])):
+            return plain(*args, **kwargs)
+        if rule is not None:
             return rule(*args, **kwargs)
-        return plain(*args, **kwargs)
+        try:
+            return plain(*args, **kwargs)
+        except TypeError as e:
+            raise NotImplementedError(f"batched: no batching rule for numpy.{name}") from e
     fn.__name__ = fn.__qualname__ = name.rpartition(".")[2]
     return fn
 

@@ -333,7 +333,7 @@ def _bincount(x, weights=None, minlength=0):
     n = minlength
     if xd.shape[1]:
         n = _equal_sizes(xp.maximum(xp.max(xd, 1) + 1, minlength), lambda c: [c])
-    ids = (xp.arange(b)[:, None] * n + xd).ravel()
+    ids = (xd + xp.arange(b)[:, None] * n).ravel()  # (a lower level's batch on the left)
     w = None if weights is None else _full_batch(weights, like).reshape(-1)
     return Batched(xp.bincount(ids, w, b * n).reshape(b, n))
 
@@ -378,7 +378,8 @@ def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 def _search_rows(s, v, side):
     """``searchsorted(s[i], v[i], side)`` for every row ``i`` at once, by PyTorch's
     binary search (the backend's)."""
-    return functions(get_array_module(s)).search_sorted(s, v, side == "right")
+    return functions(get_array_module(v if type(v) is Batched else s)).search_sorted(
+        s, v, side == "right")  # (a lower level's batch of values: its namespace searches)
 
 
 @_rule("searchsorted")
@@ -511,7 +512,7 @@ def _equal_bins(xp, x, k, range):
     lo, hi = xp.where(same, lo - 0.5, lo), xp.where(same, hi + 0.5, hi)
     dt = x.dtype if x.dtype.kind in "fc" else xp.dtype(float)  # (a range's floats: weak)
     step = (hi - lo) / k  # (linspace's steps; a batch has no rule for it)
-    edges = xp.arange(k + 1, dtype=step.dtype) * step[:, None] + lo[:, None]
+    edges = step[:, None] * xp.arange(k + 1, dtype=step.dtype) + lo[:, None]
     edges[:, -1] = hi
     edges = edges.astype(dt, copy=False)
     if _values(edges[:, :-1] >= edges[:, 1:]).any():
