@@ -15,11 +15,6 @@ NOT_BATCHED_ON_DEVICE = {
     'lerp_': 'ops/binary.py _lerp_fwd: TypeError: a batch given to a device operator or function',
     'xlogy.scalar_self':
         'ops/binary.py _xlogy_fwd: TypeError: a batch given to a device operator or function',
-    'scatter.reduce': 'backend/functions.py ufunc_at: TypeError: only int indices permitted',
-    'scatter_reduce.prod': 'backend/functions.py ufunc_at: TypeError: only int indices permitted',
-    'scatter_reduce.prod_zeros':
-        'backend/functions.py ufunc_at: TypeError: only int indices permitted',
-    'scatter_reduce_.prod': 'backend/functions.py ufunc_at: TypeError: only int indices permitted',
     'addmm': 'ops/linalg.py _addmm_fwd: TypeError: a batch given to a device operator or function',
     'addmm_': 'ops/linalg.py _addmm_fwd: TypeError: a batch given to a device operator or function',
     'baddbmm':
