@@ -13,9 +13,10 @@ that are not batched (saved tensors, shapes, indices) broadcast over the batch; 
 ``xp`` allocates (``xp.zeros``...) are batched, so a rule may write into them. The rules
 are keyed by name (``"reshape"``, ``"linalg.inv"``, ufuncs by theirs); those of
 reductions, joins, gathers and linear algebra live in :mod:`._batched_rules`. A batched
-value handed to another module's function (NumPy's or CuPy's, which dispatch through
-NumPy's protocols ``__array_function__``/``__array_ufunc__``) reaches the same rule by the
-function's name; a function with no batching rule raises NotImplementedError naming it.
+value handed to NumPy's functions reaches the same rule by the function's name, through
+NumPy's protocols (``__array_function__``/``__array_ufunc__``); a device module's
+functions and operators refuse it, as CuPy's refuse objects not their own, so a rule
+calls ``xp``'s. A function with no batching rule raises NotImplementedError naming it.
 
 Batches nest (``vmap`` of ``vmap``, a batched backward inside ``vmap``): each
 :class:`Batched` has a *level*, and a batch of a higher level holds, as its data, values
