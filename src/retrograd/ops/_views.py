@@ -26,7 +26,10 @@ def xp_of(values):
     arrays = [v._data for v in values if isinstance(v, Tensor)]
     if not arrays:
         return host_array_module()
-    return get_array_module(max(arrays, key=lambda a: getattr(a, "level", -1)))
+    first = arrays[0]
+    if any(type(a) is not type(first) for a in arrays):  # (mixed: a batch among them?)
+        first = max(arrays, key=lambda a: getattr(a, "level", -1))
+    return get_array_module(first)
 
 
 def _root(t):
