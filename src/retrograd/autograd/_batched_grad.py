@@ -11,7 +11,8 @@ as a ``_batched_apply(walk, grads)`` method, so this walk knows no op family.
 from ..backend import get_array_module
 from ..backend.functions import facade
 from . import grad_mode
-from ._batched import Batched, BatchedNumpy
+from ._batched import Batched
+from ._batched_xp import BatchedNumpy
 from .engine import _dependencies, _exec_plan, _pop, _push, _root_edge, run_backward
 from .node import AccumulateGrad, DelayedError, OpNode, sum_to
 

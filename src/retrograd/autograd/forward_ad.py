@@ -20,7 +20,8 @@ from ..backend import get_array_module
 from ..backend.functions import facade, functions
 from . import grad_mode
 from ._backward import grad as _grad
-from ._batched import Batched, BatchedNumpy, _broadcast_to
+from ._batched import Batched, _broadcast_to
+from ._batched_xp import BatchedNumpy
 from ._forward_state import state
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_dual_level",
