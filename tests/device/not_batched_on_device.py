@@ -4,40 +4,14 @@ tests/device/emulated_vmap_run.py --write``; a test fails when a listed entry
 starts to pass, so the list only shrinks)."""
 
 NOT_BATCHED_ON_DEVICE = {
-    'prelu':
-        'ops/activation.py <lambda>: TypeError: a batch given to a device operator or function',
-    'prelu.torch':
-        'ops/activation.py <lambda>: TypeError: a batch given to a device operator or function',
-    'prelu.method':
-        'ops/activation.py <lambda>: TypeError: a batch given to a device operator or function',
-    'rsub': 'ops/binary.py <lambda>: TypeError: a batch given to a device operator or function',
     'lerp': 'ops/binary.py _lerp_fwd: TypeError: a batch given to a device operator or function',
     'lerp_': 'ops/binary.py _lerp_fwd: TypeError: a batch given to a device operator or function',
     'xlogy.scalar_self':
         'ops/binary.py _xlogy_fwd: TypeError: a batch given to a device operator or function',
-    'addmm': 'ops/linalg.py _addmm_fwd: TypeError: a batch given to a device operator or function',
-    'addmm_': 'ops/linalg.py _addmm_fwd: TypeError: a batch given to a device operator or function',
-    'baddbmm':
-        'ops/linalg.py _addmm_fwd: TypeError: a batch given to a device operator or function',
-    'baddbmm_':
-        'ops/linalg.py _addmm_fwd: TypeError: a batch given to a device operator or function',
     'linalg.householder_product':
         'ops/linalg_decomp.py _hh_apply: TypeError: a batch given to a device operator or funct',
     'orgqr':
         'ops/linalg_decomp.py _hh_apply: TypeError: a batch given to a device operator or funct',
-    'kl_div': 'ops/binary.py <lambda>: TypeError: a batch given to a device operator or function',
-    'margin_ranking_loss':
-        'ops/binary.py <lambda>: TypeError: a batch given to a device operator or function',
-    'hinge_embedding_loss':
-        'ops/binary.py <lambda>: TypeError: a batch given to a device operator or function',
-    'cosine_embedding_loss':
-        'ops/binary.py <lambda>: TypeError: a batch given to a device operator or function',
-    'multilabel_soft_margin_loss':
-        'ops/binary.py <lambda>: TypeError: a batch given to a device operator or function',
-    'poisson_nll_loss':
-        'ops/binary.py <lambda>: TypeError: a batch given to a device operator or function',
-    'gaussian_nll_loss':
-        'ops/binary.py <lambda>: TypeError: a batch given to a device operator or function',
     'ctc_loss':
         'ops/losses.py _ctc_labels: TypeError: a batch given to a device operator or function',
     'median':
