@@ -29,7 +29,7 @@ LAYERS = (  # (name, module prefixes); a module belongs to its longest matching 
                        "retrograd.autograd._batched", "retrograd.autograd._batched_grad",
                        "retrograd.autograd._backward", "retrograd.autograd._forward_state",
                        "retrograd.autograd._batched_loop", "retrograd.autograd._batched_rules",
-                       "retrograd.autograd._ownership")),
+                       "retrograd.autograd._batched_xp", "retrograd.autograd._ownership")),
     ("op registry", ("retrograd.ops._registry", "retrograd.ops._opdef",
                      "retrograd.ops._views", "retrograd.ops._out", "retrograd.ops._loss_args")),
     ("op families", ("retrograd.ops", "retrograd._creation", "retrograd._tensor_types")),

@@ -43,8 +43,6 @@ ALLOWED = {
     "retrograd._tensor_str": (6, "interop: printing formats host values"),
     "retrograd._tensor_types": (1, "interop: legacy constructors take NumPy arrays as data"),
     "retrograd.amp.autocast_mode": (1, "interop: NumPy arrays pass autocast uncast"),
-    "retrograd.autograd._batched": (113, "to do"),
-    "retrograd.autograd._batched_rules": (187, "to do"),
     "retrograd.autograd._disk_offload": (
         4, "interop: a saved tensor's bytes, written to its file and read back on the host"),
     "retrograd.autograd._ownership": (

@@ -307,7 +307,7 @@ def _jacobian_rows(out, diff, graph, level):
     if n == 0 or not out.requires_grad:  # nothing to differentiate: zeros, as PyTorch's
         return [zeros_like(x).expand(n, *x.shape).reshape(tuple(out.shape) + tuple(x.shape))
                 for x in diff.leaves]
-    basis = eye(n, dtype=out.dtype).reshape((n,) + tuple(out.shape))
+    basis = eye(n, dtype=out.dtype, device=out.device).reshape((n,) + tuple(out.shape))
     if graph:
         rows = autograd.grad([out], diff.leaves, [basis], retain_graph=True,
                              create_graph=True, allow_unused=True, is_grads_batched=True)
@@ -413,7 +413,7 @@ def _forward_jacobian(func, inputs, randomness):
     with new_level() as level:
         basis, start = [], 0
         for x, k in zip(inputs, sizes, strict=True):
-            rows = eye(n, dtype=x.dtype)[:, start:start + k]
+            rows = eye(n, dtype=x.dtype, device=x.device)[:, start:start + k]
             basis.append(rows.reshape((n,) + tuple(x.shape)))
             start += k
 

@@ -16,7 +16,7 @@ import retrograd
 from _compare import tensors_in
 from retrograd.autograd import forward_ad as fwAD
 from retrograd.autograd import functional as F
-from retrograd.autograd._batched import BatchedNumpy
+from retrograd.autograd._batched_xp import BatchedNumpy
 from retrograd.ops.joining import _ListNode
 from opdb import op_db, reseed
 

@@ -60,6 +60,11 @@ def test_multiply_at_in_rounds_matches_numpy(dtype):
     flat = _on(a.reshape(-1))
     functions(dev).ufunc_at("multiply", flat, _on(rows), 2)
     numpy.testing.assert_array_equal(flat.get(), want)
+    want = a.copy()  # slices beside the index arrays (a batched scatter's index)
+    numpy.multiply.at(want, (slice(None), cols[:3]), b[:3])
+    got = _on(a)
+    functions(dev).ufunc_at("multiply", got, (slice(None), _on(cols[:3])), _on(b[:3]))
+    numpy.testing.assert_array_equal(got.get(), want)
 
 
 def test_lu_per_matrix_matches_scipys_batched_lu():

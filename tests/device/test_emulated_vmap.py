@@ -90,3 +90,36 @@ def test_what_ops_make_from_shapes_is_made_on_the_device(f):
         for got in (f(*on), retrograd.vmap(f)(*on)):
             assert got.device == retrograd.device("cuda", 0)
         numpy.testing.assert_allclose(got.cpu().numpy(), host.numpy(), rtol=1e-12)
+
+
+def _on_both(fn):
+    """``fn(device)`` on the CPU and on device "cuda": the device's result is there and
+    equal to the CPU's."""
+    want = fn("cpu")
+    with emulating():
+        got = fn("cuda")
+        _on_device(got, want.numpy())
+
+
+def test_batched_gradients_run_on_the_device():
+    """``is_grads_batched`` walks the graph once with the batch of cotangents on the device
+    (a select's backward writes into a batched buffer made by the data's module)."""
+    def grads(device):
+        x = retrograd.arange(6.0, device=device).reshape(2, 3).requires_grad_()
+        w = retrograd.linspace(-1.0, 1.0, 12, device=device).reshape(3, 4)
+        y = (x[1] * 2 + (x @ w).sum(0)[:3]).sin()
+        return retrograd.autograd.grad(y, x, retrograd.eye(3, device=device),
+                                       is_grads_batched=True)[0]
+    _on_both(grads)
+
+
+def test_jacobians_run_on_the_device():
+    """jacrev (a batched backward) and jacfwd (batched tangents) over a gather, a product
+    and a reduction."""
+    def f(x):
+        return (x[[2, 0]] * x.cumsum(0)[:2]).exp()
+
+    def jac(device, transform):
+        return transform(f)(retrograd.tensor([0.5, -1.0, 2.0], device=device))
+    _on_both(lambda device: jac(device, retrograd.func.jacrev))
+    _on_both(lambda device: jac(device, retrograd.func.jacfwd))

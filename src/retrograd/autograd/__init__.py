@@ -2,7 +2,7 @@
 
 from .._tensor import Tensor
 from . import forward_ad, function, functional, graph
-from . import _batched_rules  # noqa: F401 (the NumPy function rules batched arrays dispatch to)
+from . import _batched_rules  # noqa: F401 (the batching rules of reductions, joins, ...)
 from .function import Function
 from . import anomaly_mode, profiler, profiler_util
 from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,

@@ -3,34 +3,37 @@ and vectorized forward mode (``forward_ad``).
 
 A rule sees a batch of gradients (or tangents) as a :class:`Batched` array, whose
 ``shape``/``ndim`` are those of one batch element (what the rule was written for) while
-its data holds them all on a leading axis, as ``vmap`` does. It implements NumPy's
-dispatch protocols (``__array_ufunc__``, ``__array_function__``), so the vjp and jvp
-rules, and the op forwards they call, run unchanged and once: each NumPy call maps its
-axes, shapes and indices past the batch dim. Values that are not batched (saved tensors,
-shapes, indices) broadcast over the batch. The ``xp`` a rule gets is
-:class:`BatchedNumpy`: NumPy, except that buffers it allocates (``xp.zeros``...) are
-batched, so a rule may write into them. The rules of NumPy's other functions live in
-:mod:`._batched_rules`; a NumPy function with no batching rule raises
-NotImplementedError naming it.
+its data holds them all on a leading axis, as ``vmap`` does. The ``xp`` a rule gets is
+:class:`~._batched_xp.BatchedNumpy`, whose functions (NumPy's names, the array module's
+vocabulary) run a *batching rule* where an operand is batched: it maps the call's axes,
+shapes and indices past the batch dim and calls the same function once on the whole
+batch, in the module of the batch's data (NumPy's, the device's, or a lower level's
+batched namespace). So the vjp and jvp rules, and the op forwards they call, run
+unchanged and once. Values that are not batched (saved tensors, shapes, indices)
+broadcast over the batch; buffers ``xp`` allocates (``xp.zeros``...) are batched, so a
+rule may write into them. The rules are keyed by name (``"reshape"``, ``"linalg.inv"``,
+ufuncs by theirs); those of reductions, joins, gathers and linear algebra live in
+:mod:`._batched_rules`. A batched value handed to NumPy's functions reaches the same rule
+by the function's name, through NumPy's protocols (``__array_function__``,
+``__array_ufunc__``); a device module's functions and operators refuse it, as CuPy's
+refuse objects not their own, so a rule calls ``xp``'s. A function with no batching rule
+raises NotImplementedError naming it.
 
 Batches nest (``vmap`` of ``vmap``, a batched backward inside ``vmap``): each
 :class:`Batched` has a *level*, and a batch of a higher level holds, as its data, values
-of the lower levels. A NumPy call is handled by its innermost (highest) level first: values
-of lower levels among its operands are broadcast over that level's batch, and the call on
-the data then dispatches to the next level down. :func:`new_level` hands out levels.
+of the lower levels. A call is handled by its innermost (highest) level first: values of
+lower levels among its operands are broadcast over that level's batch, and the call on the
+data then goes to the next level down (the data's module is that level's namespace).
+:func:`new_level` hands out levels.
 """
 
 import math
 import operator
-import types
 
-import numpy
-from numpy.lib.stride_tricks import as_strided
+from ..backend import get_array_module, special_functions
+from ..backend.functions import functions
 
-from ..backend import get_array_module
-from ..backend.functions import ArrayFunctions, functions
-
-__all__ = ["Batched", "BatchedNumpy", "new_level", "shape_of", "unbatch"]
+__all__ = ["Batched", "new_level", "register_namespace", "shape_of", "unbatch"]
 
 
 DATA_DEPENDENT = ("vmap: It looks like you're attempting to use a Tensor in some "
@@ -54,7 +57,7 @@ RANDOMNESS = {}  # vmap level -> its randomness ("error", "same", "different"), 
 
 
 class _State:
-    level = 0  # the level the NumPy call being handled runs at: what rules construct
+    level = 0  # the level the call being handled runs at: what rules construct
     top = 0  # the highest level handed out and not released
 
 
@@ -83,7 +86,30 @@ def _norm(axis, nd):
 
 
 def _ndim(x):
-    return x.ndim if isinstance(x, Batched) else numpy.ndim(x)
+    """The ndim of an operand: an array's, a (nested) sequence's depth, 0 for a number."""
+    if type(x) is Batched:
+        return x.ndim
+    n = 0
+    while type(x) is list or type(x) is tuple:
+        n += 1
+        if not x:
+            return n
+        x = x[0]
+    return n + getattr(x, "ndim", 0)
+
+
+def _xp(x):
+    """The array module of batch ``x``'s data: the device's (NumPy's on the CPU), or the
+    batched namespace of the lower level it holds."""
+    return get_array_module(x.data)
+
+
+def _first(values):
+    """The first batch among ``values``."""
+    for v in values:
+        if type(v) is Batched:
+            return v
+    return None
 
 
 def _lift(x, nd):
@@ -95,9 +121,21 @@ def _lift(x, nd):
     return d.reshape(d.shape[:1] + (1,) * k + d.shape[1:]) if k > 0 else d
 
 
-def _ufunc_call(ufunc, args, kwargs):
+def _function(xp, name):
+    """Function ``name`` of array module ``xp``: ``"linalg.inv"`` of its ``linalg``,
+    ``"special.erf"`` (or a ufunc only SciPy has, handed over by NumPy's protocol) of its
+    ``scipy.special`` (``backend.special_functions``)."""
+    head, _, rest = name.partition(".")
+    if rest:
+        return getattr(special_functions(xp) if head == "special" else getattr(xp, head), rest)
+    f = getattr(xp, name, None)
+    return f if f is not None else getattr(special_functions(xp), name)
+
+
+def _ufunc_call(name, args, kwargs):
+    """Elementwise function ``name`` of the batch's module on the lifted operands."""
     nd = max(_ndim(a) for a in args)
-    out = ufunc(*(_lift(a, nd) for a in args), **kwargs)
+    out = _function(_xp(_first(args)), name)(*(_lift(a, nd) for a in args), **kwargs)
     return tuple(Batched(o) for o in out) if type(out) is tuple else Batched(out)
 
 
@@ -108,24 +146,19 @@ def _shape_tuple(shape):
         return tuple(shape)
 
 
-def _batch_of(values):
-    for v in values:
-        if type(v) is Batched:
-            return v.data.shape[0]
-    return None
+def _batch(x, like):
+    """``x`` as a batch like ``like`` (a plain array broadcast over it)."""
+    return x if type(x) is Batched else Batched(_full_batch(x, like))
 
 
-def _batch(x, batch):
-    """``x`` as a batch (a plain array broadcast over it)."""
-    return x if type(x) is Batched else Batched(_full_batch(x, batch))
-
-
-def _full_batch(x, batch):
-    """Batched data of ``x`` (a plain array is broadcast over the batch)."""
+def _full_batch(x, like):
+    """Batched data of ``x`` (a plain array is broadcast over the batch of ``like``, in
+    the module of its data)."""
     if type(x) is Batched:
         return x.data
-    x = numpy.asarray(x)
-    return numpy.broadcast_to(x, (batch,) + x.shape)
+    xp = _xp(like)
+    x = xp.asarray(x)
+    return xp.broadcast_to(x, like.data.shape[:1] + x.shape)
 
 
 class BatchShape(tuple):
@@ -149,7 +182,7 @@ def unbatch(g, shape):
     unbatched tensor stays batched: each element's own (per-sample gradients)."""
     level = max(getattr(shape, "level", 0), _state.top)
     while type(g) is Batched and g.level > level:
-        g = numpy.sum(g.data, axis=0)
+        g = g.data.sum(axis=0)
     return g
 
 
@@ -168,8 +201,9 @@ class Batched:
         return Batched(data, self.level)
 
     def batched_namespace(self):
-        """The ``xp`` of rules run on this batch (``backend.get_array_module``)."""
-        return BatchedNumpy(self.data.shape[0], self.level, get_array_module(self.data))
+        """The ``xp`` of rules run on this batch (``backend.get_array_module``): a
+        :class:`~._batched_xp.BatchedNumpy` over its data's module."""
+        return _NAMESPACE[0](self.data.shape[0], self.level, get_array_module(self.data))
 
     shape = property(lambda self: self.data.shape[1:])
     ndim = property(lambda self: self.data.ndim - 1)
@@ -202,86 +236,60 @@ class Batched:
         raise TypeError("batched: a batched gradient was converted to a plain array "
                         "(written into an array not made by the rule's xp?)")
 
-    # NumPy's protocols: ufuncs, then every other function with a rule in _FUNCS.
+    # NumPy's protocols (the functions of NumPy and CuPy dispatch on them): the rule of
+    # the function's name.
     def __array_ufunc__(self, ufunc, method, *args, **kwargs):
-        if method == "at":
-            return _ufunc_at(ufunc, *args)
-        if method in ("reduce", "accumulate") and type(args[0]) is Batched:
-            a, axis = args[0], kwargs.pop("axis", args[1] if len(args) > 1 else 0)
-            axis = tuple(range(1, a.ndim + 1)) if axis is None else _norm(axis, a.ndim)
-            return Batched(getattr(ufunc, method)(a.data, axis, *args[2:], **kwargs))
-        if method == "outer":
-            a, b = args
-            nb = _ndim(b)
-            a = (a.like(a.data.reshape(a.data.shape + (1,) * nb)) if type(a) is Batched
-                 else numpy.reshape(a, numpy.shape(a) + (1,) * nb))
-            return _ufunc_call(ufunc, (a, b), kwargs)
-        if method != "__call__":
-            raise NotImplementedError(f"batched: no batching rule for "
-                                      f"numpy.{ufunc.__name__}.{method}")
-        if ufunc is numpy.matmul:
-            return _matmul(*args)
-        out = kwargs.get("out")
-        if out is not None:
-            (dst,) = out
-            if type(dst) is not Batched:
-                raise TypeError(f"batched: numpy.{ufunc.__name__} writes a batched "
-                                "result into an unbatched array")
-            kwargs["out"] = (dst.data,)
-            nd = max(dst.ndim, *(_ndim(a) for a in args))
-            ufunc(*(_lift(a, nd) for a in args), **kwargs)
-            return dst
-        return _ufunc_call(ufunc, args, kwargs)
+        return _ufunc(ufunc.__name__, method, args, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        impl = _FUNCS.get(func)
+        name = _name_of(func)
+        impl = _FUNCS.get(name)
         if impl is None:
-            raise NotImplementedError(f"batched: no batching rule for "
-                                      f"numpy.{func.__name__}")
+            raise NotImplementedError(f"batched: no batching rule for numpy.{name}")
         return impl(*args, **kwargs)
 
     # Operators: the ufuncs' batching rule (Python numbers and arrays broadcast).
     def __add__(self, o):
-        return _ufunc_call(numpy.add, (self, o), {})
+        return _ufunc_call("add", (self, o), {})
 
     def __radd__(self, o):
-        return _ufunc_call(numpy.add, (o, self), {})
+        return _ufunc_call("add", (o, self), {})
 
     def __sub__(self, o):
-        return _ufunc_call(numpy.subtract, (self, o), {})
+        return _ufunc_call("subtract", (self, o), {})
 
     def __rsub__(self, o):
-        return _ufunc_call(numpy.subtract, (o, self), {})
+        return _ufunc_call("subtract", (o, self), {})
 
     def __mul__(self, o):
-        return _ufunc_call(numpy.multiply, (self, o), {})
+        return _ufunc_call("multiply", (self, o), {})
 
     def __rmul__(self, o):
-        return _ufunc_call(numpy.multiply, (o, self), {})
+        return _ufunc_call("multiply", (o, self), {})
 
     def __truediv__(self, o):
-        return _ufunc_call(numpy.true_divide, (self, o), {})
+        return _ufunc_call("true_divide", (self, o), {})
 
     def __rtruediv__(self, o):
-        return _ufunc_call(numpy.true_divide, (o, self), {})
+        return _ufunc_call("true_divide", (o, self), {})
 
     def __floordiv__(self, o):
-        return _ufunc_call(numpy.floor_divide, (self, o), {})
+        return _ufunc_call("floor_divide", (self, o), {})
 
     def __rfloordiv__(self, o):
-        return _ufunc_call(numpy.floor_divide, (o, self), {})
+        return _ufunc_call("floor_divide", (o, self), {})
 
     def __mod__(self, o):
-        return _ufunc_call(numpy.remainder, (self, o), {})
+        return _ufunc_call("remainder", (self, o), {})
 
     def __rmod__(self, o):
-        return _ufunc_call(numpy.remainder, (o, self), {})
+        return _ufunc_call("remainder", (o, self), {})
 
     def __pow__(self, o):
-        return _ufunc_call(numpy.power, (self, o), {})
+        return _ufunc_call("power", (self, o), {})
 
     def __rpow__(self, o):
-        return _ufunc_call(numpy.power, (o, self), {})
+        return _ufunc_call("power", (o, self), {})
 
     def __matmul__(self, o):
         return _matmul(self, o)
@@ -290,40 +298,40 @@ class Batched:
         return _matmul(o, self)
 
     def __and__(self, o):
-        return _ufunc_call(numpy.bitwise_and, (self, o), {})
+        return _ufunc_call("bitwise_and", (self, o), {})
 
     def __rand__(self, o):
-        return _ufunc_call(numpy.bitwise_and, (o, self), {})
+        return _ufunc_call("bitwise_and", (o, self), {})
 
     def __or__(self, o):
-        return _ufunc_call(numpy.bitwise_or, (self, o), {})
+        return _ufunc_call("bitwise_or", (self, o), {})
 
     def __ror__(self, o):
-        return _ufunc_call(numpy.bitwise_or, (o, self), {})
+        return _ufunc_call("bitwise_or", (o, self), {})
 
     def __xor__(self, o):
-        return _ufunc_call(numpy.bitwise_xor, (self, o), {})
+        return _ufunc_call("bitwise_xor", (self, o), {})
 
     def __rxor__(self, o):
-        return _ufunc_call(numpy.bitwise_xor, (o, self), {})
+        return _ufunc_call("bitwise_xor", (o, self), {})
 
     def __eq__(self, o):
-        return _ufunc_call(numpy.equal, (self, o), {})
+        return _ufunc_call("equal", (self, o), {})
 
     def __ne__(self, o):
-        return _ufunc_call(numpy.not_equal, (self, o), {})
+        return _ufunc_call("not_equal", (self, o), {})
 
     def __lt__(self, o):
-        return _ufunc_call(numpy.less, (self, o), {})
+        return _ufunc_call("less", (self, o), {})
 
     def __le__(self, o):
-        return _ufunc_call(numpy.less_equal, (self, o), {})
+        return _ufunc_call("less_equal", (self, o), {})
 
     def __gt__(self, o):
-        return _ufunc_call(numpy.greater, (self, o), {})
+        return _ufunc_call("greater", (self, o), {})
 
     def __ge__(self, o):
-        return _ufunc_call(numpy.greater_equal, (self, o), {})
+        return _ufunc_call("greater_equal", (self, o), {})
 
     __hash__ = None
 
@@ -339,40 +347,42 @@ class Batched:
     def __invert__(self):
         return self.like(~self.data)
 
-    def _inplace(self, ufunc, o):
-        ufunc(self.data, _lift(o, self.ndim), out=self.data)
+    def _inplace(self, name, o):
+        getattr(_xp(self), name)(self.data, _lift(o, self.ndim), out=self.data)
         return self
 
     def __iadd__(self, o):
-        return self._inplace(numpy.add, o)
+        return self._inplace("add", o)
 
     def __isub__(self, o):
-        return self._inplace(numpy.subtract, o)
+        return self._inplace("subtract", o)
 
     def __imul__(self, o):
-        return self._inplace(numpy.multiply, o)
+        return self._inplace("multiply", o)
 
     def __itruediv__(self, o):
-        return self._inplace(numpy.true_divide, o)
+        return self._inplace("true_divide", o)
 
     # Indexing: the index applies past the batch dim.
     def __getitem__(self, index):
+        xp = _xp(self)
         if _varies(index):
-            full, k, p = _batched_index(index, self.ndim, self.data.shape[0])
+            full, k, p = _batched_index(index, self.ndim, self.data.shape[0], xp)
             r = _lower(self.data, full)[full]
-            return Batched(numpy.moveaxis(r, tuple(range(1, 1 + k)),
-                                          tuple(range(1 + p, 1 + p + k))))
-        bidx, nadv, _ = _index_plan(index, self.ndim)
+            return Batched(get_array_module(r).moveaxis(r, tuple(range(1, 1 + k)),
+                                                        tuple(range(1 + p, 1 + p + k))))
+        bidx, nadv, _ = _index_plan(index, self.ndim, xp)
         r = self.data[bidx]
-        return Batched(r if nadv is None else numpy.moveaxis(r, nadv, 0))
+        return Batched(r if nadv is None else xp.moveaxis(r, nadv, 0))
 
     def __setitem__(self, index, value):
+        xp = _xp(self)
         if _varies(index):
-            full, k, p, v = _batched_write(index, self.ndim, self.data.shape[0], value)
+            full, k, p, v = _batched_write(index, self.ndim, self, value)
             self.data[full] = v
             return
-        bidx, nadv, out_nd = _index_plan(index, self.ndim)
-        self.data[bidx] = _index_value(value, nadv, out_nd)
+        bidx, nadv, out_nd = _index_plan(index, self.ndim, xp)
+        self.data[bidx] = _index_value(value, nadv, out_nd, xp)
 
     # The ndarray methods rules and forwards use, as NumPy's functions.
     def reshape(self, *shape, order="C"):
@@ -402,40 +412,40 @@ class Batched:
         return Batched(self.data.conj())
 
     def sum(self, *args, **kwargs):
-        return _FUNCS[numpy.sum](self, *args, **kwargs)
+        return _FUNCS["sum"](self, *args, **kwargs)
 
     def mean(self, *args, **kwargs):
-        return _FUNCS[numpy.mean](self, *args, **kwargs)
+        return _FUNCS["mean"](self, *args, **kwargs)
 
     def prod(self, *args, **kwargs):
-        return _FUNCS[numpy.prod](self, *args, **kwargs)
+        return _FUNCS["prod"](self, *args, **kwargs)
 
     def max(self, *args, **kwargs):
-        return _FUNCS[numpy.max](self, *args, **kwargs)
+        return _FUNCS["max"](self, *args, **kwargs)
 
     def min(self, *args, **kwargs):
-        return _FUNCS[numpy.min](self, *args, **kwargs)
+        return _FUNCS["min"](self, *args, **kwargs)
 
     def any(self, *args, **kwargs):
-        return _FUNCS[numpy.any](self, *args, **kwargs)
+        return _FUNCS["any"](self, *args, **kwargs)
 
     def all(self, *args, **kwargs):
-        return _FUNCS[numpy.all](self, *args, **kwargs)
+        return _FUNCS["all"](self, *args, **kwargs)
 
     def cumsum(self, *args, **kwargs):
-        return _FUNCS[numpy.cumsum](self, *args, **kwargs)
+        return _FUNCS["cumsum"](self, *args, **kwargs)
 
     def cumprod(self, *args, **kwargs):
-        return _FUNCS[numpy.cumprod](self, *args, **kwargs)
+        return _FUNCS["cumprod"](self, *args, **kwargs)
 
     def clip(self, *args, **kwargs):
-        return _FUNCS[numpy.clip](self, *args, **kwargs)
+        return _FUNCS["clip"](self, *args, **kwargs)
 
     def argmax(self, *args, **kwargs):
-        return _FUNCS[numpy.argmax](self, *args, **kwargs)
+        return _FUNCS["argmax"](self, *args, **kwargs)
 
     def argmin(self, *args, **kwargs):
-        return _FUNCS[numpy.argmin](self, *args, **kwargs)
+        return _FUNCS["argmin"](self, *args, **kwargs)
 
     def view(self, dtype):
         return Batched(self.data.view(dtype))
@@ -443,11 +453,12 @@ class Batched:
 
 # ---- indices ----------------------------------------------------------------------------------
 
-def _index_plan(index, nd):
+def _index_plan(index, nd, xp):
     """``(data index, nadv, logical result ndim)`` for ``index`` on an ``nd``-dim value.
 
     ``nadv`` is set when NumPy puts the advanced-index dims first (advanced indices not
-    next to each other): the batch dim then lands after them, at ``nadv``.
+    next to each other): the batch dim then lands after them, at ``nadv``. ``xp``: the
+    module of the indexed data (a list becomes its array).
     """
     items = index if type(index) is tuple else (index,)
     arrays, adv_pos, adv_nd, consumed, basic = False, [], 0, 0, 0
@@ -456,7 +467,7 @@ def _index_plan(index, nd):
         if type(it) is Batched:
             raise NotImplementedError("batched: an index that varies over the batch")
         if isinstance(it, list):
-            it = numpy.asarray(it)
+            it = xp.asarray(it)
         conv.append(it)
         if it is None:
             basic += 1
@@ -465,11 +476,11 @@ def _index_plan(index, nd):
         elif isinstance(it, slice):
             consumed += 1
             basic += 1
-        elif isinstance(it, (bool, numpy.bool_)):
+        elif isinstance(it, bool) or getattr(it, "ndim", None) == 0 and it.dtype.kind == "b":
             arrays = True
             adv_pos.append(k)
             adv_nd = max(adv_nd, 1)
-        elif isinstance(it, numpy.ndarray):
+        elif getattr(it, "ndim", 0):  # an index array
             arrays = True
             adv_pos.append(k)
             if it.dtype.kind == "b":
@@ -478,7 +489,7 @@ def _index_plan(index, nd):
             else:
                 consumed += 1
                 adv_nd = max(adv_nd, it.ndim)
-        else:  # an int
+        else:  # an int (a 0-d integer array indexes as one)
             consumed += 1
             adv_pos.append(k)
     if not arrays:
@@ -490,16 +501,17 @@ def _index_plan(index, nd):
     return (slice(None), *conv), nadv, out_nd
 
 
-def _index_value(value, nadv, out_nd):
-    """A value written through an index: laid out like the indexed data."""
+def _index_value(value, nadv, out_nd, xp):
+    """A value written through an index: laid out like the indexed data (of module
+    ``xp``)."""
     if type(value) is Batched:
         v = _lift(value, out_nd)
-    elif nadv is None or not numpy.ndim(value):
+    elif nadv is None or not _ndim(value):
         return value
     else:
-        v = numpy.asarray(value)
+        v = xp.asarray(value)
         v = v.reshape((1,) * (out_nd - v.ndim + 1) + v.shape)
-    return v if nadv is None else numpy.moveaxis(v, 0, nadv)
+    return v if nadv is None else get_array_module(v).moveaxis(v, 0, nadv)
 
 
 def _varies(index):
@@ -509,11 +521,12 @@ def _varies(index):
     return type(index) is tuple and any(type(i) is Batched for i in index)
 
 
-def _batched_index(index, nd, batch):
+def _batched_index(index, nd, batch, xp):
     """An index with batched index arrays as one advanced index of the data: the batch's
     own ``arange`` first, broadcast against them. Returns it, the number ``k`` of
     advanced dims and where ``p`` they belong in one element's result (NumPy puts them
-    first, after the batch dim, since the arange makes them non-adjacent)."""
+    first, after the batch dim, since the arange makes them non-adjacent). ``xp``: the
+    module of the indexed data."""
     items = list(index) if type(index) is tuple else [index]
     if any(type(i) is Batched and i.dtype.kind == "b" for i in items):
         raise NotImplementedError("batched: a boolean mask that varies over the batch")
@@ -528,10 +541,10 @@ def _batched_index(index, nd, batch):
         if type(i) is Batched:
             d = i.data
             items[j] = d.reshape(d.shape[:1] + (1,) * (k - i.ndim) + d.shape[1:])
-        elif not isinstance(i, (int, numpy.integer)):
-            i = numpy.asarray(i)
+        elif not isinstance(i, int):
+            i = xp.asarray(i)
             items[j] = i.reshape((1,) * (k + 1 - i.ndim) + i.shape)
-    ar = numpy.arange(batch).reshape((batch,) + (1,) * k)
+    ar = xp.arange(batch).reshape((batch,) + (1,) * k)
     together = adv[-1] - adv[0] + 1 == len(adv)
     p = sum(1 for i in items[:adv[0]] if isinstance(i, slice) or i is None) if together else 0
     return (ar, *items), k, p
@@ -544,111 +557,173 @@ def _lower(data, full):
     if type(data) is Batched or not inner:
         return data
     b = inner[0]
-    return Batched(numpy.broadcast_to(data, (b.data.shape[0],) + data.shape), b.level)
+    return Batched(get_array_module(data).broadcast_to(data, (b.data.shape[0],) + data.shape),
+                   b.level)
 
 
-def _batched_write(index, nd, batch, value):
-    """``_batched_index`` for a write, with ``value`` laid out as the data it replaces."""
-    full, k, p = _batched_index(index, nd, batch)
+def _batched_write(index, nd, dst, value):
+    """``_batched_index`` for a write into batch ``dst``, with ``value`` laid out as the
+    data it replaces."""
+    xp = _xp(dst)
+    full, k, p = _batched_index(index, nd, dst.data.shape[0], xp)
     used = sum(1 for i in full[1:] if i is not None)  # the dims indexed; the rest follow
     out_nd = k + sum(1 for i in full[1:] if isinstance(i, slice) or i is None) + nd - used
-    v = _full_batch(value, batch) if type(value) is Batched else numpy.asarray(value)
+    v = value.data if type(value) is Batched else xp.asarray(value)
     if type(value) is Batched:
         v = v.reshape(v.shape[:1] + (1,) * (out_nd - value.ndim) + v.shape[1:])
-        v = numpy.moveaxis(v, tuple(range(1 + p, 1 + p + k)), tuple(range(1, 1 + k)))
     elif v.ndim:
         v = v.reshape((1,) * (out_nd + 1 - v.ndim) + v.shape)
-        v = numpy.moveaxis(v, tuple(range(1 + p, 1 + p + k)), tuple(range(1, 1 + k)))
+    if type(value) is Batched or v.ndim:
+        v = get_array_module(v).moveaxis(v, tuple(range(1 + p, 1 + p + k)),
+                                         tuple(range(1, 1 + k)))
     return full, k, p, v
 
 
-def _ufunc_at(ufunc, a, index, b=None):
+def _ufunc_at(name, a, index, b=None):
+    """``<name>.at(a, index, b)``, unbuffered: the backend's ``ufunc_at`` on the data."""
     if type(a) is not Batched:
-        raise TypeError(f"batched: numpy.{ufunc.__name__}.at writes a batched value "
+        raise TypeError(f"batched: numpy.{name}.at writes a batched value "
                         "into an unbatched array")
+    xp = _xp(a)
     if _varies(index):
-        full, _, _, v = _batched_write(index, a.ndim, a.data.shape[0], 0 if b is None else b)
-        ufunc.at(a.data, full, *(() if b is None else (v,)))
-        return
-    bidx, nadv, out_nd = _index_plan(index, a.ndim)
-    if b is None:
-        ufunc.at(a.data, bidx)
+        full, _, _, v = _batched_write(index, a.ndim, a, 0 if b is None else b)
     else:
-        ufunc.at(a.data, bidx, _index_value(b, nadv, out_nd))
+        full, nadv, out_nd = _index_plan(index, a.ndim, xp)
+        v = None if b is None else _index_value(b, nadv, out_nd, xp)
+    if b is None:
+        getattr(xp, name).at(a.data, full)
+    else:
+        functions(xp).ufunc_at(name, a.data, full, v)
+
+
+# ---- the protocol's functions, by name ----------------------------------------------------
+
+_SUBMODULES = ("linalg", "fft")
+
+
+def _name_of(func):
+    """The name a batching rule is keyed by: a function's NumPy name (``"reshape"``), with
+    its submodule (``"linalg.inv"``), whichever module (NumPy's, CuPy's) handed it over."""
+    sub = (getattr(func, "__module__", None) or "").split(".")
+    return f"{sub[1]}.{func.__name__}" if len(sub) > 1 and sub[1] in _SUBMODULES \
+        else func.__name__
+
+
+def _ufunc(name, method, args, kwargs):
+    """Ufunc ``name``'s ``method`` (``__call__``, ``reduce``, ``accumulate``, ``outer``,
+    ``at``) with a batched operand."""
+    if method == "at":
+        return _ufunc_at(name, *args, **kwargs)
+    if method in ("reduce", "accumulate") and type(args[0]) is Batched:
+        a, axis = args[0], kwargs.pop("axis", args[1] if len(args) > 1 else 0)
+        axis = tuple(range(1, a.ndim + 1)) if axis is None else _norm(axis, a.ndim)
+        return Batched(getattr(getattr(_xp(a), name), method)(a.data, axis, *args[2:],
+                                                              **kwargs))
+    if method == "outer":
+        a, b = args
+        nb = _ndim(b)
+        if type(a) is Batched:
+            a = a.like(a.data.reshape(a.data.shape + (1,) * nb))
+        else:
+            a = _xp(b).asarray(a)
+            a = a.reshape(a.shape + (1,) * nb)
+        return _ufunc_call(name, (a, b), kwargs)
+    if method != "__call__":
+        raise NotImplementedError(f"batched: no batching rule for numpy.{name}.{method}")
+    if name == "matmul":
+        return _matmul(*args)
+    out = kwargs.get("out")
+    if out is not None:
+        dst = out[0] if type(out) is tuple else out
+        if type(dst) is not Batched:
+            raise TypeError(f"batched: numpy.{name} writes a batched result into an "
+                            "unbatched array")
+        kwargs["out"] = dst.data
+        nd = max(dst.ndim, *(_ndim(a) for a in args))
+        getattr(_xp(dst), name)(*(_lift(a, nd) for a in args), **kwargs)
+        return dst
+    return _ufunc_call(name, args, kwargs)
 
 
 # ---- functions ------------------------------------------------------------------------------
 
-_FUNCS = {}
+_FUNCS = {}  # a function's name (see _name_of) -> its batching rule
+_NAMESPACE = []  # the class of the batches' namespaces (``_batched_xp`` registers it)
 
 
-def _rule(*funcs):
+def register_namespace(cls):
+    """Make ``cls(batch, level, inner)`` the ``xp`` of rules run on batches."""
+    _NAMESPACE[:] = [cls]
+
+
+def _rule(*names):
     def deco(f):
-        for fn in funcs:
-            _FUNCS[fn] = f
+        for name in names:
+            _FUNCS[name] = f
         return f
     return deco
 
 
-@_rule(numpy.reshape)
+@_rule("reshape")
 def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     shape = _shape_tuple(newshape if shape is None else shape)
     return Batched(a.data.reshape(a.data.shape[:1] + shape, order=order))
 
 
-@_rule(numpy.ravel)
+@_rule("ravel")
 def _ravel(a, order="C"):
     return _reshape(a, (-1,))
 
 
-@_rule(numpy.broadcast_to)
+@_rule("broadcast_to")
 def _broadcast_to(array, shape, subok=False):
     shape = _shape_tuple(shape)
     d = _lift(array, len(shape))
-    return Batched(numpy.broadcast_to(d, d.shape[:1] + shape))
+    return Batched(_xp(array).broadcast_to(d, d.shape[:1] + shape))
 
 
-@_rule(numpy.expand_dims)
+@_rule("expand_dims")
 def _expand_dims(a, axis):
     n = len(axis) if isinstance(axis, (tuple, list)) else 1
-    return Batched(numpy.expand_dims(a.data, _norm(axis, a.ndim + n)))
+    return Batched(_xp(a).expand_dims(a.data, _norm(axis, a.ndim + n)))
 
 
-@_rule(numpy.squeeze)
+@_rule("squeeze")
 def _squeeze(a, axis=None):
     if axis is None:
         axis = tuple(i for i, n in enumerate(a.shape) if n == 1)
-    return Batched(numpy.squeeze(a.data, _norm(axis, a.ndim)))
+    return Batched(_xp(a).squeeze(a.data, _norm(axis, a.ndim)))
 
 
-@_rule(numpy.transpose, numpy.permute_dims)
+@_rule("transpose", "permute_dims")
 def _transpose(a, axes=None):
     nd = a.ndim
     axes = range(nd - 1, -1, -1) if axes is None else axes
-    return Batched(numpy.transpose(a.data, (0, *_norm(tuple(axes), nd))))
+    return Batched(_xp(a).transpose(a.data, (0, *_norm(tuple(axes), nd))))
 
 
-@_rule(numpy.swapaxes)
+@_rule("swapaxes")
 def _swapaxes(a, axis1, axis2):
-    return Batched(numpy.swapaxes(a.data, _norm(axis1, a.ndim), _norm(axis2, a.ndim)))
+    return Batched(_xp(a).swapaxes(a.data, _norm(axis1, a.ndim), _norm(axis2, a.ndim)))
 
 
-@_rule(numpy.take)
+@_rule("take")
 def _take(a, indices, axis=None, out=None, mode="raise"):
     if type(indices) is Batched:
         if mode != "raise":
             raise NotImplementedError(f"batched: numpy.take with mode={mode!r}")
         if type(a) is not Batched:
-            a = Batched(_full_batch(a, indices.data.shape[0]))
+            a = _batch(a, indices)
         if axis is None:
             return _reshape(a, (-1,))[indices]
         nd = a.ndim  # (a logical index: the logical axis, not the data's)
         return a[(slice(None),) * (operator.index(axis) % nd) + (indices,)] if nd \
             else a[indices]
-    d = a.data
+    d, xp = a.data, _xp(a)
+    kw = {} if mode == "raise" else {"mode": mode}  # (CuPy's take has no mode: it wraps)
     if axis is None:
-        return Batched(numpy.take(d.reshape(d.shape[0], -1), indices, 1, mode=mode))
-    return Batched(numpy.take(d, indices, _norm(axis, a.ndim), mode=mode))
+        return Batched(xp.take(d.reshape(d.shape[0], -1), indices, 1, **kw))
+    return Batched(xp.take(d, indices, _norm(axis, a.ndim), **kw))
 
 
 def _matmul(a, b):
@@ -658,19 +733,19 @@ def _matmul(a, b):
     vector, the batch folds into the rows of one GEMM (NumPy would loop over it)."""
     ba, bb = type(a) is Batched, type(b) is Batched
     na, nb = _ndim(a), _ndim(b)
+    xp = _xp(a if ba else b)
     if ba and not bb and nb <= 2:
         d = a.data
-        r = numpy.matmul(d.reshape(math.prod(d.shape[:-1]), d.shape[-1]), b)
+        r = xp.matmul(d.reshape(math.prod(d.shape[:-1]), d.shape[-1]), b)
         return Batched(r.reshape(d.shape[:-1] + r.shape[1:]))
     if bb and not ba and na <= 2 and nb <= 2:  # a @ b_k as (b_k^T @ a^T)^T
         d = b.data
         at = a.T if na == 2 else a
         if nb == 1:
-            return Batched(numpy.matmul(d, at))
-        r = numpy.matmul(numpy.swapaxes(d, 1, 2).reshape(d.shape[0] * d.shape[2], d.shape[1]),
-                         at)
+            return Batched(xp.matmul(d, at))
+        r = xp.matmul(xp.swapaxes(d, 1, 2).reshape(d.shape[0] * d.shape[2], d.shape[1]), at)
         r = r.reshape(d.shape[:1] + d.shape[2:] + r.shape[1:])
-        return Batched(numpy.swapaxes(r, 1, 2) if na == 2 else r)
+        return Batched(xp.swapaxes(r, 1, 2) if na == 2 else r)
     da = a.data if ba else a
     db = b.data if bb else b
     row, col = ba and na == 1, bb and nb == 1
@@ -683,7 +758,7 @@ def _matmul(a, b):
         da = da.reshape(da.shape[:1] + (1,) * (nd - na) + da.shape[1:])
     if bb and nb < nd:
         db = db.reshape(db.shape[:1] + (1,) * (nd - nb) + db.shape[1:])
-    r = numpy.matmul(da, db)
+    r = xp.matmul(da, db)
     if col:
         r = r[..., 0]
     if row:
@@ -691,171 +766,20 @@ def _matmul(a, b):
     return Batched(r)
 
 
-def _as_strided(x, shape=None, strides=None, subok=False, writeable=True):
+def _as_strided(x, shape=None, strides=None):
     """``as_strided`` on each batch element: the batch keeps its own stride."""
     if type(x) is not Batched:
-        return as_strided(x, shape, strides, subok, writeable)
-    d = x.data
-    inner = _as_strided if type(d) is Batched else as_strided  # (a nested batch's data)
-    return x.like(inner(d, d.shape[:1] + tuple(shape), d.strides[:1] + tuple(strides),
-                        subok, writeable))
+        return get_array_module(x).lib.stride_tricks.as_strided(x, shape, strides)
+    d = x.data  # (a lower level's batch, whose namespace's as_strided is this one)
+    return x.like(_xp(x).lib.stride_tricks.as_strided(
+        d, d.shape[:1] + tuple(shape), d.strides[:1] + tuple(strides)))
 
 
-class BatchedNumpy:
-    """The ``xp`` of batched rules: NumPy (calls dispatch on :class:`Batched` arguments),
-    with batched buffers from ``zeros``/``ones``/``empty``/``full``/``*_like`` (of level
-    ``level``, made by ``inner``, the namespace of the batch's data, so that they hold lower
-    levels)."""
-
-    batched = True  # rules that branch on NumPy vs Tensors take the array branch
-    lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(as_strided=_as_strided))
-
-    def __new__(cls, batch, level=0, inner=numpy):
-        key = (batch, level, inner)
-        xp = _NAMESPACES.get(key)
-        if xp is None:
-            xp = _NAMESPACES[key] = super().__new__(cls)
-            xp.batch, xp.level, xp.inner = batch, level, inner
-            xp.functions = BatchedFunctions(xp)  # backend.functions' for this namespace
-        return xp
-
-    def __getattr__(self, name):
-        return getattr(numpy, name)
-
-    # NumPy's array constructors do not dispatch: xp's pass batched arrays through.
-    def array(self, a, dtype=None, *, copy=True, **kwargs):
-        if type(a) is Batched:
-            return a.like(self.inner.array(a.data, dtype, copy=copy))
-        return numpy.array(a, dtype, copy=copy, **kwargs)
-
-    def asarray(self, a, dtype=None, **kwargs):
-        if type(a) is Batched:
-            return a if dtype is None else a.like(a.data.astype(dtype, copy=False))
-        return numpy.asarray(a, dtype, **kwargs)
-
-    def ascontiguousarray(self, a, dtype=None, **kwargs):
-        if type(a) is Batched:
-            return a.like(self.inner.ascontiguousarray(a.data, dtype))
-        return numpy.ascontiguousarray(a, dtype, **kwargs)
-
-    def zeros(self, shape, dtype=float, order="C", **kwargs):
-        shape = _shape_tuple(shape)
-        return Batched(self.inner.zeros((self.batch,) + shape, dtype), self.level)
-
-    def ones(self, shape, dtype=float, order="C", **kwargs):
-        shape = _shape_tuple(shape)
-        return Batched(self.inner.ones((self.batch,) + shape, dtype), self.level)
-
-    def empty(self, shape, dtype=float, order="C", **kwargs):
-        shape = _shape_tuple(shape)
-        return Batched(self.inner.empty((self.batch,) + shape, dtype), self.level)
-
-    def full(self, shape, fill_value, dtype=None, order="C", **kwargs):
-        shape = _shape_tuple(shape)
-        return Batched(self.inner.full((self.batch,) + shape, fill_value, dtype), self.level)
-
-    def take(self, a, indices, axis=None, out=None, mode="raise"):
-        """NumPy dispatches ``take`` on ``a`` only: batched indices need this."""
-        if type(indices) is Batched:
-            return _entry(_take)(a, indices, axis, mode=mode)
-        return numpy.take(a, indices, axis, out, mode)
-
-    def repeat(self, a, repeats, axis=None):
-        """NumPy dispatches ``repeat`` on ``a`` only: batched repeats need this."""
-        if type(repeats) is Batched:
-            return _entry(_FUNCS[numpy.repeat])(a, repeats, axis)
-        return numpy.repeat(a, repeats, axis)
-
-    def _like(self, name, a, dtype, shape, *args):
-        if type(a) is Batched and a.level == self.level:
-            return getattr(numpy, name)(a, *args, dtype=dtype, shape=shape)
-        if type(a) is not Batched:
-            a = numpy.asarray(a)
-        shape = a.shape if shape is None else _shape_tuple(shape)
-        if name == "full_like":
-            return self.full(shape, args[0], a.dtype if dtype is None else dtype)
-        return getattr(self, name[:-5])(shape, a.dtype if dtype is None else dtype)
-
-    def zeros_like(self, a, dtype=None, order="K", subok=True, shape=None):
-        return self._like("zeros_like", a, dtype, shape)
-
-    def empty_like(self, a, dtype=None, order="K", subok=True, shape=None):
-        return self._like("empty_like", a, dtype, shape)
-
-    def full_like(self, a, fill_value, dtype=None, order="K", subok=True, shape=None):
-        return self._like("full_like", a, dtype, shape, fill_value)
-
-
-_NAMESPACES = {}  # (batch, level, inner) -> its BatchedNumpy
-
-
-class BatchedFunctions(ArrayFunctions):
-    """The backend functions on batched arrays: NumPy's, and a rule's array kernel run
-    once per batch element."""
-
-    def any_true(self, mask):
-        """Whether any element of any batch element holds (value checks: an index out of
-        range in one element fails the call, as in PyTorch)."""
-        while type(mask) is Batched:
-            mask = mask.data
-        return bool(mask.any())
-
-    def all_true(self, mask):
-        """Whether every element of every batch element holds."""
-        while type(mask) is Batched:
-            mask = mask.data
-        return bool(mask.all())
-
-    def checked_values(self, a):
-        """Every batch member's value (each is checked, as each call would check it)."""
-        while type(a) is Batched:
-            a = a.data
-        return a.reshape(-1).tolist()
-
-    def address(self, a):
-        """Where one batch element's data starts: views of a batch keep its batch dim, so
-        a view's offset inside its base is that of every element's."""
-        return functions(self.xp.inner).address(a.data)
-
-    def storage(self, a):
-        """Each element's memory as one run of as many elements, from its first: as
-        PyTorch's batching rule reads as_strided's storage (element ``i``'s at ``i`` times
-        the batch's stride, in the memory under the whole batch). None where that memory
-        is not one dense block."""
-        d = a
-        while type(d) is Batched:
-            d = d.data
-        laid = sorted((s // d.itemsize, n) for s, n in zip(d.strides, d.shape, strict=True)
-                      if n != 1)
-        run = 1
-        for s, n in laid:
-            if s != run:
-                return None
-            run *= n
-        return _as_strided(a, (a.size,), (a.itemsize,))
-
-    def expm(self, a):
-        """SciPy's takes stacks of matrices: the batch is one more stack dim."""
-        return a.like(functions(self.xp.inner).expm(a.data))
-
-    def lu(self, a):
-        """As :meth:`expm`: SciPy's LU takes stacks of matrices."""
-        return tuple(a.like(x) for x in functions(self.xp.inner).lu(a.data))
-
-    def index_add(self, a, index, values):
-        """As the arrays', into a batch of copies of ``a`` where ``a`` is one array (a
-        gradient's zeros) and the rows added vary over the batch."""
-        if type(a) is not Batched and _levels((index, values), []):
-            a = Batched(numpy.repeat(numpy.expand_dims(a, 0), self.xp.batch, 0),
-                        self.xp.level)
-        self.ufunc_at("add", a, index, values)
-        return a
-
-    def kernel_or_composite(self, kernel, composite, *args):
-        lv = self.xp.level
-        rows = range(self.xp.batch)
-        return Batched(numpy.stack([kernel(*(a.data[i] if type(a) is Batched and a.level == lv
-                                             else a for a in args)) for i in rows]), lv)
+def _elementwise(name):
+    """The batching rule of elementwise function ``name``."""
+    def fn(*args, **kwargs):
+        return _ufunc_call(name, args, kwargs)
+    return fn
 
 
 # ---- levels: every entry point handles its innermost level ------------------------------------
@@ -867,6 +791,8 @@ def _levels(args, found):
             found.append(a)
         elif t is list or t is tuple:
             _levels(a, found)
+        elif t is dict:
+            _levels(a.values(), found)
     return found
 
 
@@ -874,7 +800,8 @@ def _promote(x, top, batch):
     """A value of a lower level (or none) as a batch of level ``top``: broadcast over it."""
     t = type(x)
     if t is Batched and x.level < top:
-        return Batched(numpy.broadcast_to(numpy.expand_dims(x, 0), (batch,) + x.shape), top)
+        xp = x.batched_namespace()
+        return Batched(xp.broadcast_to(xp.expand_dims(x, 0), (batch,) + x.shape), top)
     if t is list or t is tuple:
         return t(_promote(e, top, batch) for e in x)
     return x
@@ -905,6 +832,7 @@ def _entry(f):
     return run
 
 
+_ufunc_entry = _entry(_ufunc)
 for _name, _f in list(vars(Batched).items()):
     if callable(_f) and _name not in ("__init__", "like", "batched_namespace", "__repr__",
                                       "__len__", "__bool__", "__array__", "__hash__"):

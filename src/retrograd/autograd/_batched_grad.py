@@ -11,7 +11,8 @@ as a ``_batched_apply(walk, grads)`` method, so this walk knows no op family.
 from ..backend import get_array_module
 from ..backend.functions import facade
 from . import grad_mode
-from ._batched import Batched, BatchedNumpy
+from ._batched import Batched
+from ._batched_xp import BatchedNumpy
 from .engine import _dependencies, _exec_plan, _pop, _push, _root_edge, run_backward
 from .node import AccumulateGrad, DelayedError, OpNode, sum_to
 
@@ -115,7 +116,7 @@ class _Walk:
 
     def __init__(self, batch, run, captures, arrays):
         self.batch, self.run, self.captures, self.arrays = batch, run, captures, arrays
-        self.xp = BatchedNumpy(batch)
+        self.xp = BatchedNumpy(batch, 0, arrays)
 
     def needed(self, fn):
         return fn is not None and (fn in self.run or fn in self.captures)

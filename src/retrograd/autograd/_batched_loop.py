@@ -5,7 +5,8 @@ results, with PyTorch's performance warning naming the op."""
 import warnings
 
 from ..backend import get_array_module
-from ._batched import Batched, BatchedNumpy
+from ._batched import Batched
+from ._batched_xp import BatchedNumpy
 
 __all__ = ["NO_RULE", "top_batch", "per_element"]
 

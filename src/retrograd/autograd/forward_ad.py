@@ -20,7 +20,8 @@ from ..backend import get_array_module
 from ..backend.functions import facade, functions
 from . import grad_mode
 from ._backward import grad as _grad
-from ._batched import Batched, BatchedNumpy, _broadcast_to
+from ._batched import Batched, _broadcast_to
+from ._batched_xp import BatchedNumpy
 from ._forward_state import state
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_dual_level",
@@ -180,6 +181,12 @@ def propagate(op, values, arrays, attrs, outs):
                 state.output_tangents[(o._grad_fn, o._output_nr)] = o._fw
 
 
+def _namespace(tangents, batch):
+    """The ``xp`` of jvp rules on batched ``tangents``: over their data's module."""
+    first = next((t for t in tangents if type(t) is Batched), None)
+    return BatchedNumpy(batch) if first is None else first.batched_namespace()
+
+
 def _batched(op, jvp, values, arrays, attrs, outs_t, tangents, single):
     """Tangents with a leading batch dim (one forward pass for every direction): the jvp
     rule runs once on :class:`~._batched.Batched` tangents, which map each NumPy call
@@ -189,7 +196,7 @@ def _batched(op, jvp, values, arrays, attrs, outs_t, tangents, single):
     ts = [None if t is None else Batched(t._data) for t in tangents]
     try:
         return _tangents(op, jvp, values, arrays, attrs, outs_t, ts, single,
-                         BatchedNumpy(state.batch))
+                         _namespace(ts, state.batch))
     except (TypeError, AttributeError, NotImplementedError) as e:  # no batching rule
         raise NotImplementedError(f"vectorized forward mode: the jvp of {op.name} cannot run "
                                   f"batched ({e})") from e
@@ -355,9 +362,9 @@ def propagate_list(node_cls, inputs, outs, attrs):
               for v, t in zip(inputs, tangents, strict=True)]
         res = node_cls._jvp(get_array_module(primals[0]), ts, primals, *attrs)
     else:  # once for every direction, on Batched tangents (see _batched)
-        xp = BatchedNumpy(batch)
         ts = [_zeros_like(v._data) if t is None else Batched(t._data)
               for v, t in zip(inputs, tangents, strict=True)]
+        xp = _namespace(ts, batch)
         try:
             res = node_cls._jvp(xp, ts, primals, *attrs)
         except (TypeError, AttributeError, NotImplementedError) as e:

@@ -281,10 +281,12 @@ def get_default_device():
 
 def special_functions(xp):
     """The ``scipy.special`` of array module ``xp``: ``cupyx.scipy.special`` for CuPy, the
-    emulator's for its arrays, SciPy's for NumPy and namespaces of arrays that dispatch
-    NumPy calls (None without SciPy)."""
+    emulator's for its arrays, SciPy's for NumPy, a batched namespace's own (None without
+    SciPy)."""
     if xp is emulated.namespace:
         return emulated.special
+    if getattr(xp, "batched", False):  # a batched namespace: over its data's module's
+        return xp.special
     if getattr(xp, "__name__", "") == "cupy":
         import cupyx.scipy.special
         return cupyx.scipy.special

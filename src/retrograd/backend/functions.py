@@ -361,15 +361,16 @@ class _CupyFunctions(ArrayFunctions):
     def ufunc_at(self, name, a, at, b):
         """CuPy's ``at`` exists for add, subtract, maximum, minimum and the bitwise ufuncs;
         the others (multiply) in rounds: the ``r``-th value for each target in round
-        ``r`` (targets distinct within a round, values in their given order)."""
+        ``r`` (targets distinct within a round, values in their given order). The targets
+        are the flat positions ``at`` picks (any index: arrays, slices, both)."""
         xp = self.xp
         f = getattr(xp, name)
         if name in _CUPY_AT:
             f.at(a, at, b)
             return
-        idx = xp.broadcast_arrays(*(at if isinstance(at, tuple) else (at,)))
-        lin = xp.ravel_multi_index(tuple(i.reshape(-1) for i in idx), a.shape)
-        b = xp.broadcast_to(xp.asarray(b, dtype=a.dtype), idx[0].shape).reshape(-1)
+        lin = xp.arange(a.size).reshape(a.shape)[at]
+        b = xp.broadcast_to(xp.asarray(b, dtype=a.dtype), lin.shape).reshape(-1)
+        lin = lin.reshape(-1)
         order = xp.argsort(lin, kind="stable")
         s = lin[order]
         pos = xp.arange(s.size)

@@ -11,7 +11,8 @@ from .._tensor import Tensor, wrap, _ndarray
 from .._dtype import (FLOAT, LOW, OPMATH, SCALAR_NAMES, bfloat16, get_default_dtype, is_inexact,
                       opmath_arrays, result_type)
 from ..autograd import forward_ad, grad_mode
-from ..autograd._batched import INPLACE, BatchedNumpy, shape_of
+from ..autograd._batched import INPLACE, shape_of
+from ..autograd._batched_xp import BatchedNumpy
 from ..autograd._batched_loop import NO_RULE, per_element, top_batch
 from ..autograd.node import SavedTensor, grad_accumulator, on_inplace_write
 from ..backend import get_array_module, host_array_module, joined_device, to_device

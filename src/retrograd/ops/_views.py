@@ -21,10 +21,15 @@ __all__ = ["xp_of", "mark_view", "requires_grad", "rebase_view"]
 
 
 def xp_of(values):
-    for v in values:
-        if isinstance(v, Tensor):
-            return get_array_module(v._data)
-    return host_array_module()
+    """The array module of the tensors among ``values``: the first one's, or under vmap the
+    innermost batch's namespace (a device array's module cannot take a batch)."""
+    arrays = [v._data for v in values if isinstance(v, Tensor)]
+    if not arrays:
+        return host_array_module()
+    first = arrays[0]
+    if any(type(a) is not type(first) for a in arrays):  # (mixed: a batch among them?)
+        first = max(arrays, key=lambda a: getattr(a, "level", -1))
+    return get_array_module(first)
 
 
 def _root(t):

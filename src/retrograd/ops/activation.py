@@ -426,7 +426,7 @@ def tanhshrink(input):
 
 # ---- prelu --------------------------------------------------------------------------------
 _prelu_kernel = defop(
-    "_prelu_kernel", lambda xp, self, weight: _where(xp, self > 0, self, weight * self),
+    "_prelu_kernel", lambda xp, self, weight: _where(xp, self > 0, self, self * weight),
     vjp={"self": lambda xp, grad, self, weight: _where(xp, self > 0, grad, weight * grad),
          "weight": lambda xp, grad, self: _where(xp, self > 0, 0, grad * self)},
     jvp="elementwise")

@@ -95,21 +95,21 @@ def _int_divisor(xp, self, other):
     return other
 
 
-_add = defop("add", lambda xp, self, other, alpha: self + other * alpha if alpha != 1
-             else self + other,
+_add = defop("add", lambda xp, self, other, alpha: xp.add(self, other * alpha if alpha != 1
+                                                         else other),
              vjp={"self": lambda grad: grad,
                   "other": lambda grad, alpha: grad * alpha if alpha != 1 else grad},
              promote=_BOTH,
              into=lambda xp, out, self, other, alpha:
              xp.add(self, other if alpha == 1 else other * alpha, out=out), jvp="elementwise")
-_sub = defop("sub", lambda xp, self, other, alpha: self - other * alpha if alpha != 1
-             else self - other,
+_sub = defop("sub", lambda xp, self, other, alpha: xp.subtract(self, other * alpha
+                                                              if alpha != 1 else other),
              vjp={"self": lambda grad: grad,
                   "other": lambda grad, alpha: -grad * alpha if alpha != 1 else -grad},
              promote=_BOTH,
              into=lambda xp, out, self, other, alpha:
              xp.subtract(self, other if alpha == 1 else other * alpha, out=out), jvp="elementwise")
-_rsub = defop("rsub", lambda xp, self, other, alpha: other - self * alpha,
+_rsub = defop("rsub", lambda xp, self, other, alpha: xp.subtract(other, self * alpha),
               vjp={"self": lambda grad, alpha: -grad * alpha, "other": lambda grad: grad},
               promote=_BOTH, jvp="elementwise")
 _rsub_scalar = defop("rsub", lambda xp, self, other, alpha: other - self * alpha,
@@ -126,7 +126,7 @@ def _times(xp, grad, factor):
     return grad * _in_result_dtype(xp, grad, factor)[0]
 
 
-_mul = defop("mul", lambda xp, self, other: self * other,
+_mul = defop("mul", lambda xp, self, other: xp.multiply(self, other),
              vjp={"self": lambda xp, grad, other: _times(xp, grad, other),
                   "other": lambda xp, grad, self: _times(xp, grad, self)},
              promote=_BOTH, into=lambda xp, out, self, other: xp.multiply(self, other, out=out),

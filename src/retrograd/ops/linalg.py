@@ -330,7 +330,7 @@ def _addmm_fwd(xp, self, mat1, mat2, beta, alpha):
     if alpha != 1:
         r *= alpha
     if beta != 0:  # PyTorch ignores ``input`` (even NaN) when beta is 0
-        r = r + (self if beta == 1 else self * beta)  # (self may vary where r does not)
+        r = xp.add(r, self if beta == 1 else self * beta)  # (self may vary where r does not)
     return r
 
 

@@ -6,9 +6,9 @@ import math
 
 from .._dtype import int32, int64
 from .._tensor import Tensor, wrap
-from ..backend import get_array_module
 from ..backend.functions import functions
 from ._registry import register
+from ._views import xp_of
 
 __all__ = ["searchsorted", "bucketize"]
 
@@ -22,7 +22,7 @@ def _search(seq, values, right, side, sorter, out_int32, name="torch.searchsorte
                                f"of left while right was True")
         right = side == "right"
     s = seq._data
-    xp = get_array_module(s)
+    xp = xp_of((seq, values))  # (under vmap: the innermost batch's namespace)
     v = values._data if isinstance(values, Tensor) else xp.asarray(values)  # (no cast)
     if sorter is not None:
         s = xp.take_along_axis(s, sorter._data, -1)

@@ -1,0 +1,261 @@
+"""The ``xp`` of rules run on batched arrays (:class:`BatchedNumpy`) and their backend
+functions (:class:`BatchedFunctions`): the array module of the batch's data, whose
+functions run the batching rule of their name (``_batched._FUNCS``) where an operand is
+batched, and the module's own otherwise."""
+
+import types
+
+from ..backend import host_array_module, special_functions
+from ..backend.functions import ArrayFunctions, functions
+from ._batched import (_FUNCS, _SUBMODULES, Batched, _as_strided, _elementwise, _entry,
+                       _levels, _norm, _shape_tuple, _ufunc_entry, register_namespace)
+
+__all__ = ["BatchedNumpy", "BatchedFunctions"]
+
+
+def _entry_or(name, plain, rule):
+    """Function ``name`` of the batched namespace: batching ``rule`` where an operand is
+    batched (of any level), ``plain`` (the inner module's) otherwise. Without a rule, a
+    batch ``plain`` refuses (a device module's TypeError) is NumPy's protocol's refusal:
+    no batching rule."""
+    rule = _entry(rule) if rule is not None else None
+
+    def fn(*args, **kwargs):
+        if not (_levels(args, []) or kwargs and _levels(kwargs.values(), [])):
+            return plain(*args, **kwargs)
+        if rule is not None:
+            return rule(*args, **kwargs)
+        try:
+            return plain(*args, **kwargs)
+        except TypeError as e:
+            raise NotImplementedError(f"batched: no batching rule for numpy.{name}") from e
+    fn.__name__ = fn.__qualname__ = name.rpartition(".")[2]
+    return fn
+
+
+class _Ufunc:
+    """A ufunc of the batched namespace, with its methods: the batching rule where an
+    operand is batched, the inner module's ufunc otherwise."""
+
+    def __init__(self, name, plain):
+        self.__name__, self._plain = name, plain
+        self.nin, self.nout = plain.nin, plain.nout
+
+    def _run(self, method, args, kwargs):
+        if _levels(args, []) or kwargs and _levels(kwargs.values(), []):
+            return _ufunc_entry(self.__name__, method, args, kwargs)
+        return (self._plain if method == "__call__" else getattr(self._plain, method))(
+            *args, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        return self._run("__call__", args, kwargs)
+
+    def reduce(self, *args, **kwargs):
+        return self._run("reduce", args, kwargs)
+
+    def accumulate(self, *args, **kwargs):
+        return self._run("accumulate", args, kwargs)
+
+    def outer(self, *args, **kwargs):
+        return self._run("outer", args, kwargs)
+
+    def at(self, *args, **kwargs):
+        return self._run("at", args, kwargs)
+
+    def __repr__(self):
+        return f"<batched ufunc '{self.__name__}'>"
+
+
+def _member(name, plain):
+    """The batched namespace's ``name``, given the inner module's member ``plain``."""
+    if hasattr(plain, "nin") and hasattr(plain, "nout"):
+        return _Ufunc(name, plain)
+    if name in _SUBMODULES:
+        return _Submodule(name, plain)
+    if callable(plain) and not isinstance(plain, type):
+        return _entry_or(name, plain, _FUNCS.get(name))
+    return plain
+
+
+class _Submodule:
+    """``xp.linalg``, ``xp.fft``, ``xp.special`` (``scipy.special``) of the batched
+    namespace: the inner module's, their functions' rules keyed ``"linalg.<name>"``;
+    special functions are elementwise."""
+
+    def __init__(self, name, inner):
+        self._name, self._inner = name, inner
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = getattr(self._inner, name)
+        if callable(value) and not isinstance(value, type):
+            full = f"{self._name}.{name}"
+            value = _entry_or(full, value, _elementwise(full) if self._name == "special"
+                              else _FUNCS.get(full))
+        setattr(self, name, value)
+        return value
+
+
+class BatchedNumpy:
+    """The ``xp`` of batched rules: the array module ``inner`` (that of the batch's data:
+    NumPy, the device's, or a lower level's namespace), whose functions run their batching
+    rule where an operand is batched, with batched buffers from
+    ``zeros``/``ones``/``empty``/``full``/``*_like`` (of level ``level``, made by
+    ``inner``, so that they hold lower levels)."""
+
+    batched = True  # rules that branch on NumPy vs Tensors take the array branch
+    lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(as_strided=_as_strided))
+
+    def __new__(cls, batch, level=0, inner=None):
+        inner = host_array_module() if inner is None else inner
+        key = (batch, level, inner)
+        xp = _NAMESPACES.get(key)
+        if xp is None:
+            xp = _NAMESPACES[key] = super().__new__(cls)
+            xp.batch, xp.level, xp.inner = batch, level, inner
+            xp.functions = BatchedFunctions(xp)  # backend.functions' for this namespace
+        return xp
+
+    def __getattr__(self, name):
+        if name.startswith("__"):  # (probes of copy, pickle, ...)
+            raise AttributeError(name)
+        if name == "special":  # (scipy.special: backend.special_functions asks here)
+            sp = special_functions(self.inner)
+            value = None if sp is None else _Submodule(name, sp)
+        else:
+            value = _member(name, getattr(self.inner, name))
+        setattr(self, name, value)  # looked up once per namespace
+        return value
+
+    # The constructors pass batched arrays through.
+    def array(self, a, dtype=None, *, copy=True, **kwargs):
+        if type(a) is Batched:
+            return a.like(self.inner.array(a.data, dtype, copy=copy))
+        return self.inner.array(a, dtype, copy=copy, **kwargs)
+
+    def asarray(self, a, dtype=None, **kwargs):
+        if type(a) is Batched:
+            return a if dtype is None else a.like(a.data.astype(dtype, copy=False))
+        return self.inner.asarray(a, dtype, **kwargs)
+
+    def ascontiguousarray(self, a, dtype=None, **kwargs):
+        if type(a) is Batched:
+            return a.like(self.inner.ascontiguousarray(a.data, dtype))
+        return self.inner.ascontiguousarray(a, dtype, **kwargs)
+
+    def zeros(self, shape, dtype=float, order="C", **kwargs):
+        shape = _shape_tuple(shape)
+        return Batched(self.inner.zeros((self.batch,) + shape, dtype), self.level)
+
+    def ones(self, shape, dtype=float, order="C", **kwargs):
+        shape = _shape_tuple(shape)
+        return Batched(self.inner.ones((self.batch,) + shape, dtype), self.level)
+
+    def empty(self, shape, dtype=float, order="C", **kwargs):
+        shape = _shape_tuple(shape)
+        return Batched(self.inner.empty((self.batch,) + shape, dtype), self.level)
+
+    def full(self, shape, fill_value, dtype=None, order="C", **kwargs):
+        shape = _shape_tuple(shape)
+        return Batched(self.inner.full((self.batch,) + shape, fill_value, dtype), self.level)
+
+    def _like(self, name, a, dtype, shape, *args):
+        if type(a) is Batched and a.level == self.level:
+            return _entry(_FUNCS[name])(a, *args, dtype=dtype, shape=shape)
+        if type(a) is not Batched:
+            a = self.inner.asarray(a)
+        shape = a.shape if shape is None else _shape_tuple(shape)
+        if name == "full_like":
+            return self.full(shape, args[0], a.dtype if dtype is None else dtype)
+        return getattr(self, name[:-5])(shape, a.dtype if dtype is None else dtype)
+
+    def zeros_like(self, a, dtype=None, order="K", subok=True, shape=None):
+        return self._like("zeros_like", a, dtype, shape)
+
+    def empty_like(self, a, dtype=None, order="K", subok=True, shape=None):
+        return self._like("empty_like", a, dtype, shape)
+
+    def full_like(self, a, fill_value, dtype=None, order="K", subok=True, shape=None):
+        return self._like("full_like", a, dtype, shape, fill_value)
+
+
+_NAMESPACES = {}  # (batch, level, inner) -> its BatchedNumpy
+
+
+class BatchedFunctions(ArrayFunctions):
+    """The backend functions on batched arrays: those of the data's module, the batch dim
+    mapped past, and a rule's array kernel run once per batch element."""
+
+    def any_true(self, mask):
+        """Whether any element of any batch element holds (value checks: an index out of
+        range in one element fails the call, as in PyTorch)."""
+        while type(mask) is Batched:
+            mask = mask.data
+        return bool(mask.any())
+
+    def all_true(self, mask):
+        """Whether every element of every batch element holds."""
+        while type(mask) is Batched:
+            mask = mask.data
+        return bool(mask.all())
+
+    def checked_values(self, a):
+        """Every batch member's value (each is checked, as each call would check it)."""
+        while type(a) is Batched:
+            a = a.data
+        return a.reshape(-1).tolist()
+
+    def address(self, a):
+        """Where one batch element's data starts: views of a batch keep its batch dim, so
+        a view's offset inside its base is that of every element's."""
+        return functions(self.xp.inner).address(a.data)
+
+    def storage(self, a):
+        """Each element's memory as one run of as many elements, from its first: as
+        PyTorch's batching rule reads as_strided's storage (element ``i``'s at ``i`` times
+        the batch's stride, in the memory under the whole batch). None where that memory
+        is not one dense block."""
+        d = a
+        while type(d) is Batched:
+            d = d.data
+        laid = sorted((s // d.itemsize, n) for s, n in zip(d.strides, d.shape, strict=True)
+                      if n != 1)
+        run = 1
+        for s, n in laid:
+            if s != run:
+                return None
+            run *= n
+        return _as_strided(a, (a.size,), (a.itemsize,))
+
+    def accumulate(self, name, a, axis):
+        """The data's module's running ``name`` along the axis past the batch dim (CuPy's
+        ufuncs accumulate for add and multiply only: the backend's scan for the others)."""
+        return a.like(functions(self.xp.inner).accumulate(name, a.data, _norm(axis, a.ndim)))
+
+    def expm(self, a):
+        """SciPy's takes stacks of matrices: the batch is one more stack dim."""
+        return a.like(functions(self.xp.inner).expm(a.data))
+
+    def lu(self, a):
+        """As :meth:`expm`: SciPy's LU takes stacks of matrices."""
+        return tuple(a.like(x) for x in functions(self.xp.inner).lu(a.data))
+
+    def index_add(self, a, index, values):
+        """As the arrays', into a batch of copies of ``a`` where ``a`` is one array (a
+        gradient's zeros) and the rows added vary over the batch."""
+        if type(a) is not Batched and _levels((index, values), []):
+            inner = self.xp.inner
+            a = Batched(inner.repeat(inner.expand_dims(a, 0), self.xp.batch, 0), self.xp.level)
+        self.ufunc_at("add", a, index, values)
+        return a
+
+    def kernel_or_composite(self, kernel, composite, *args):
+        lv = self.xp.level
+        rows = range(self.xp.batch)
+        return Batched(self.xp.inner.stack([
+            kernel(*(a.data[i] if type(a) is Batched and a.level == lv else a for a in args))
+            for i in rows]), lv)
+
+
+register_namespace(BatchedNumpy)
