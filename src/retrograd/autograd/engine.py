@@ -408,7 +408,9 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
             if not keep_graph:
                 node.release()
             placed = []
-            for (nxt, nr), g in zip(node.next_functions, outs, strict=True):
+            # (enumerate, not zip(strict=True): zip parses its keyword on every call)
+            for k, (nxt, nr) in enumerate(node.next_functions):
+                g = outs[k]
                 if nxt is None or run is not None and nxt not in run and nxt not in captures:
                     continue
                 b = buffers.get(nxt)

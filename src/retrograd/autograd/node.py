@@ -387,9 +387,10 @@ class OpNode(Node):
         if op.wants_strides:
             env += self._strides
         out = []
-        for (fn, _), i in zip(self.next_functions, op.edges, strict=True):
+        nexts = self.next_functions
+        for k, i in enumerate(op.edges):  # (zip(strict=True) would parse its keyword per node)
             rule = rules[i]
-            if fn is None or rule is None:
+            if nexts[k][0] is None or rule is None:
                 out.append(None)
                 continue
             try:
@@ -442,43 +443,49 @@ class OpNode(Node):
         return [g if g is not None else xp.zeros(meta[i][0], dtype=meta[i][1])
                 for i, g in enumerate(grads)]
 
-    def __getattr__(self, name):
-        op = type(self)._op
-        for prefix, raw in (("_saved_", False), ("_raw_saved_", True)):
-            if name.startswith(prefix):
-                key = name[len(prefix):]
-                return self._lookup_saved(op, key, raw)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+    def __init_subclass__(cls, **kwargs):
+        """An op's node class gets PyTorch's ``_saved_<name>`` and ``_raw_saved_<name>`` as
+        properties, not from a ``__getattr__``: CPython specializes attribute reads only for
+        classes without one, and the engine reads node attributes on every step."""
+        super().__init_subclass__(**kwargs)
+        op = cls.__dict__.get("_op")
+        if op is None:
+            return
+        for key in (*op.attrs, *(f"{n}_sym_sizes" for n in op.inputs), *op.saved_names):
+            setattr(cls, "_saved_" + key, _saved_property(key, False))
+            setattr(cls, "_raw_saved_" + key, _saved_property(key, True))
 
-    def _lookup_saved(self, op, key, raw):
+    def _lookup_saved(self, key, raw):
+        op = type(self)._op
         if key in op.attrs:
             return self._attrs[op.attrs.index(key)]
         if key.endswith("_sym_sizes") and key[:-10] in op.inputs:
             return self._shapes[op.inputs.index(key[:-10])]
-        if key in op.saved_names:
-            saved = self._saved
-            if saved is None:
-                raise RuntimeError(_FREED)
-            s = saved[op.saved_names.index(key)]
-            if type(s) is not SavedTensor:
-                return s
-            if raw:
-                s._node = weakref.ref(self)  # lets register_hooks tell whether it was freed
-                return s
-            return s.unpack(self)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute "
-                             f"'{'_raw_saved_' if raw else '_saved_'}{key}'")
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(_FREED)
+        s = saved[op.saved_names.index(key)]
+        if type(s) is not SavedTensor:
+            return s
+        if raw:
+            s._node = weakref.ref(self)  # lets register_hooks tell whether it was freed
+            return s
+        return s.unpack(self)
 
     def __dir__(self):
         """As PyTorch lists them: ``_saved_<name>`` for what the node saved, and
         ``_raw_saved_<name>`` for the saved tensors (not for saved numbers)."""
         op = type(self)._op
-        names = {n for n in super().__dir__() if not n.startswith("_saved")}
+        names = {n for n in super().__dir__() if not n.startswith(("_saved", "_raw_saved_"))}
         for k in (*op.saved_names, *op.attrs):
             names.add("_saved_" + k)
             if k in op.outputs or k in op.inputs and self._shapes[op.inputs.index(k)] is not None:
                 names.add("_raw_saved_" + k)
         return sorted(names)
+
+
+def _saved_property(key, raw):
+    return property(lambda self: self._lookup_saved(key, raw))
 
 
 def _opmath_env(env, create_graph):

@@ -255,7 +255,9 @@ def _record(op, values, attrs, outs):
     else:
         shapes, dtypes, nexts = [], [], []
         mask, bit = 0, 1
-        for v, is_edge in zip(values, op.edge_mask, strict=True):
+        edge_mask = op.edge_mask
+        for j, v in enumerate(values):  # (zip(strict=True) would parse its keyword per op)
+            is_edge = edge_mask[j]
             if isinstance(v, Tensor):
                 d = v._data
                 shapes.append(d.shape if type(d) is _ndarray else shape_of(d))
