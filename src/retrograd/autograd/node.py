@@ -25,7 +25,10 @@ from ._batched import unbatch
 from ._batched_loop import NO_RULE, per_element, top_batch
 from ._forward_state import state as _fw_state
 
-__all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle", "DelayedError"]
+__all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle", "DelayedError",
+           "new_node"]
+
+_ndarray = numpy.ndarray  # (NumPy's module has a __getattr__: its attributes load slowly)
 
 _seq = itertools.count()
 # Nodes PyTorch writes by hand in C++: their name() carries the namespace.
@@ -87,16 +90,12 @@ class Node:
     # them), as the library's rules do; a user's backward may return arrays it keeps.
     # The engine lets AccumulateGrad steal only gradients such nodes made.
     _fresh_grads = False
+    # Metadata of each output, for a node with several (whose number sizes the engine's
+    # buffer of its gradients); None for one. A slot in the classes that set it.
+    _out_meta = None
 
     def __new__(cls, *args, **kwargs):
-        self = object.__new__(cls)
-        self._seq = next(_seq)
-        self._extra = None
-        self.next_functions = ()
-        obs = _observe.engine
-        if obs is not None and obs.nodes:  # anomaly mode, memory accounting
-            obs.node_created(self)
-        return self
+        return new_node(cls)
 
     _pre_hooks = _extra_attr("pre_hooks")
     _post_hooks = _extra_attr("post_hooks")
@@ -157,6 +156,22 @@ class Node:
         out = self.apply(vals, create)
         res = tuple(None if g is None else (g if create else wrap(g)) for g in out)
         return res if len(res) != 1 else res[0]
+
+
+_new = object.__new__
+
+
+def new_node(cls):
+    """A new node of class ``cls`` (``cls()`` without its arguments): ops call this
+    directly, which skips the type call's slow path into a Python ``__new__``."""
+    self = _new(cls)
+    self._seq = next(_seq)
+    self._extra = None
+    self.next_functions = ()
+    obs = _observe.engine
+    if obs is not None and obs.nodes:  # anomaly mode, memory accounting
+        obs.node_created(self)
+    return self
 
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
@@ -360,7 +375,7 @@ class OpNode(Node):
         g = grads[0]
         if create_graph:  # the facade for the gradients' device
             xp = facade(g if g is not None else next((x for x in grads if x is not None), None))
-        elif type(g) is numpy.ndarray:
+        elif type(g) is _ndarray:
             xp = numpy
         else:  # a device's gradients, or the first is missing
             xp = get_array_module(next((x for x in grads if x is not None), g))
@@ -388,7 +403,9 @@ class OpNode(Node):
             env += self._strides
         out = []
         nexts = self.next_functions
-        for k, i in enumerate(op.edges):  # (zip(strict=True) would parse its keyword per node)
+        k = -1  # (a counter: cheaper than enumerate, and zip(strict=True) parses its keyword)
+        for i in op.edges:
+            k += 1
             rule = rules[i]
             if nexts[k][0] is None or rule is None:
                 out.append(None)
@@ -398,7 +415,7 @@ class OpNode(Node):
             except NO_RULE as e:
                 gi = self._per_element(rule, env, e)
             if gi is not None:
-                if type(gi) is not numpy.ndarray and not create_graph:  # under vmap
+                if type(gi) is not _ndarray and not create_graph:  # under vmap
                     gi = unbatch(gi, shapes[i])
                 if gi.shape != shapes[i]:
                     gi = sum_to(xp, gi, shapes[i])
