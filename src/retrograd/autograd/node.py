@@ -394,7 +394,7 @@ class OpNode(Node):
                 env += [s.unpack(self) if type(s) is SavedTensor else s for s in saved]
             else:
                 self._saved_arrays(env)
-        shapes, dtypes, rules = self._shapes, self._dtypes, op._rules
+        shapes, dtypes = self._shapes, self._dtypes
         if op.upcast_rules and not LOW.isdisjoint(dtypes):
             env = _opmath_env(env, create_graph)
         env += self._attrs
@@ -403,11 +403,8 @@ class OpNode(Node):
             env += self._strides
         out = []
         nexts = self.next_functions
-        k = -1  # (a counter: cheaper than enumerate, and zip(strict=True) parses its keyword)
-        for i in op.edges:
-            k += 1
-            rule = rules[i]
-            if nexts[k][0] is None or rule is None:
+        for k, i, rule in op._edge_rules:
+            if nexts[k][0] is None:
                 out.append(None)
                 continue
             try:

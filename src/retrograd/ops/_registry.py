@@ -247,19 +247,28 @@ def _round(out, low):
 
 
 _NO_EDGE = (None, 0)
+_TWO_EDGES = (True, True)
+_NUMBERS = frozenset((float, int, bool))
 
 
 def _record(op, values, attrs, outs):
     """Create the op's node, connect it to the inputs' histories and save what it needs."""
-    if op.unary:  # one tensor input that requires grad (apply checked): the common case
+    if op.unary or (len(values) == 2 and type(values[1]) in _NUMBERS
+                    and op.edge_mask == _TWO_EDGES):
+        # The common cases: one tensor input (which requires grad: apply checked), or a
+        # tensor and a number (x * 0.5), which has an edge to nothing.
         v = values[0]
         d = v._data
         fn = v._grad_fn
         node = new_node(op.node_cls)
-        node.next_functions = ((fn, v._output_nr) if fn is not None
-                               else (grad_accumulator(v), 0),)
-        shapes = (d.shape if type(d) is _ndarray else shape_of(d),)
-        dtypes, mask = (d.dtype,), 1
+        edge = (fn, v._output_nr) if fn is not None else (grad_accumulator(v), 0)
+        shape = d.shape if type(d) is _ndarray else shape_of(d)
+        if op.unary:
+            node.next_functions, shapes, dtypes = (edge,), (shape,), (d.dtype,)
+        else:
+            node.next_functions = (edge, _NO_EDGE)
+            shapes, dtypes = (shape, None), (d.dtype, None)
+        mask = 1
     else:
         shapes, dtypes, nexts = [], [], []
         mask = 0
