@@ -161,13 +161,13 @@ class Node:
 _new = object.__new__
 
 
-def new_node(cls):
-    """A new node of class ``cls`` (``cls()`` without its arguments): ops call this
-    directly, which skips the type call's slow path into a Python ``__new__``."""
+def new_node(cls, next_functions=()):
+    """A new node of class ``cls`` (``cls()`` without its arguments) with its edges: ops
+    call this directly, which skips the type call's slow path into a Python ``__new__``."""
     self = _new(cls)
     self._seq = next(_seq)
     self._extra = None
-    self.next_functions = ()
+    self.next_functions = next_functions
     obs = _observe.engine
     if obs is not None and obs.nodes:  # anomaly mode, memory accounting
         obs.node_created(self)

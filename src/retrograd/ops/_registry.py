@@ -260,13 +260,13 @@ def _record(op, values, attrs, outs):
         v = values[0]
         d = v._data
         fn = v._grad_fn
-        node = new_node(op.node_cls)
         edge = (fn, v._output_nr) if fn is not None else (grad_accumulator(v), 0)
         shape = d.shape if type(d) is _ndarray else shape_of(d)
         if op.unary:
-            node.next_functions, shapes, dtypes = (edge,), (shape,), (d.dtype,)
+            node = new_node(op.node_cls, (edge,))
+            shapes, dtypes = (shape,), (d.dtype,)
         else:
-            node.next_functions = (edge, _NO_EDGE)
+            node = new_node(op.node_cls, (edge, _NO_EDGE))
             shapes, dtypes = (shape, None), (d.dtype, None)
         mask = 1
     else:
@@ -296,8 +296,7 @@ def _record(op, values, attrs, outs):
                     nexts.append(_NO_EDGE)
         if not mask:
             return None
-        node = new_node(op.node_cls)
-        node.next_functions = tuple(nexts)
+        node = new_node(op.node_cls, tuple(nexts))
     node._attrs = attrs
     node._shapes = shapes
     node._dtypes = dtypes
