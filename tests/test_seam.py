@@ -49,7 +49,7 @@ ALLOWED = {
         1, "interop: only host arrays (NumPy's type) and meta's have memory the engine "
         "steals and books"),
     "retrograd.autograd.node": (
-        3, "seam: the engine's hot path tells the CPU's gradients by NumPy's type first, as "
+        2, "seam: the engine's hot path tells the CPU's gradients by NumPy's type first, as "
         "get_array_module does"),
     "retrograd.autograd.profiler": (
         2, "interop: self_cpu_memory_usage counts host arrays (NumPy's type) only"),

@@ -89,19 +89,21 @@ def _root_edge(t, i):
 
 
 def _dependencies(roots):
-    """For each node reachable from ``roots``: how many edges point at it."""
+    """For each node reachable from ``roots`` (a dict keyed by the root nodes): how many
+    edges point at it; and the set of nodes reachable, roots included."""
     deps = {}
-    seen = set(roots)
-    stack = list(seen)
+    stack = list(roots)
     while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
+        for nxt, _ in stack.pop().next_functions:
             if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
-    return deps, seen
+                n = deps.get(nxt)
+                if n is None:  # first seen (a root is walked from the start)
+                    deps[nxt] = 1
+                    if nxt not in roots:
+                        stack.append(nxt)
+                else:
+                    deps[nxt] = n + 1
+    return deps, roots.keys() | deps.keys()
 
 
 def _should_execute(nodes, targets):
@@ -379,7 +381,8 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
         watcher.backward_begin()
     try:
         while heap:
-            node = _pop(heap)[1]
+            # (a lone ready node, a chain's common case, needs no sifting)
+            node = (heap.pop() if len(heap) == 1 else _pop(heap))[1]
             buf = buffers.pop(node)
             if run is not None:
                 cap = captures.get(node)
@@ -408,12 +411,16 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
             if not keep_graph:
                 node.release()
             placed = []
-            for (nxt, nr), g in zip(node.next_functions, outs, strict=True):
+            k = -1  # (a counter: cheaper than enumerate; zip(strict=True) parses its keyword)
+            for nxt, nr in node.next_functions:
+                k += 1
+                g = outs[k]
                 if nxt is None or run is not None and nxt not in run and nxt not in captures:
                     continue
                 b = buffers.get(nxt)
                 if b is None:
-                    b = buffers[nxt] = [None] * _n_outputs(nxt)
+                    meta = nxt._out_meta
+                    b = buffers[nxt] = [None] * (len(meta) if meta else 1)
                 if g is not None:
                     if b[nr] is None:
                         b[nr] = g
@@ -425,7 +432,10 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if not d:
-                    _push(heap, (nxt._seq, nxt))
+                    if heap:
+                        _push(heap, (nxt._seq, nxt))
+                    else:
+                        heap.append((nxt._seq, nxt))
             if own is not None and (len(placed) > 1 or placed and own.shared):
                 own.place(placed)
             # Gradient buffers die the moment they are consumed: drop the loop's references.
@@ -463,5 +473,5 @@ def _run_node(node, buf, create_graph, own):
 
 
 def _n_outputs(node):
-    meta = getattr(node, "_out_meta", None)
+    meta = node._out_meta
     return len(meta) if meta else 1

@@ -25,7 +25,10 @@ from ._batched import unbatch
 from ._batched_loop import NO_RULE, per_element, top_batch
 from ._forward_state import state as _fw_state
 
-__all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle", "DelayedError"]
+__all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle", "DelayedError",
+           "new_node"]
+
+_ndarray = numpy.ndarray  # (NumPy's module has a __getattr__: its attributes load slowly)
 
 _seq = itertools.count()
 # Nodes PyTorch writes by hand in C++: their name() carries the namespace.
@@ -87,16 +90,12 @@ class Node:
     # them), as the library's rules do; a user's backward may return arrays it keeps.
     # The engine lets AccumulateGrad steal only gradients such nodes made.
     _fresh_grads = False
+    # Metadata of each output, for a node with several (whose number sizes the engine's
+    # buffer of its gradients); None for one. A slot in the classes that set it.
+    _out_meta = None
 
     def __new__(cls, *args, **kwargs):
-        self = object.__new__(cls)
-        self._seq = next(_seq)
-        self._extra = None
-        self.next_functions = ()
-        obs = _observe.engine
-        if obs is not None and obs.nodes:  # anomaly mode, memory accounting
-            obs.node_created(self)
-        return self
+        return new_node(cls)
 
     _pre_hooks = _extra_attr("pre_hooks")
     _post_hooks = _extra_attr("post_hooks")
@@ -157,6 +156,22 @@ class Node:
         out = self.apply(vals, create)
         res = tuple(None if g is None else (g if create else wrap(g)) for g in out)
         return res if len(res) != 1 else res[0]
+
+
+_new = object.__new__
+
+
+def new_node(cls, next_functions=()):
+    """A new node of class ``cls`` (``cls()`` without its arguments) with its edges: ops
+    call this directly, which skips the type call's slow path into a Python ``__new__``."""
+    self = _new(cls)
+    self._seq = next(_seq)
+    self._extra = None
+    self.next_functions = next_functions
+    obs = _observe.engine
+    if obs is not None and obs.nodes:  # anomaly mode, memory accounting
+        obs.node_created(self)
+    return self
 
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
@@ -360,7 +375,7 @@ class OpNode(Node):
         g = grads[0]
         if create_graph:  # the facade for the gradients' device
             xp = facade(g if g is not None else next((x for x in grads if x is not None), None))
-        elif type(g) is numpy.ndarray:
+        elif type(g) is _ndarray:
             xp = numpy
         else:  # a device's gradients, or the first is missing
             xp = get_array_module(next((x for x in grads if x is not None), g))
@@ -379,7 +394,7 @@ class OpNode(Node):
                 env += [s.unpack(self) if type(s) is SavedTensor else s for s in saved]
             else:
                 self._saved_arrays(env)
-        shapes, dtypes, rules = self._shapes, self._dtypes, op._rules
+        shapes, dtypes = self._shapes, self._dtypes
         if op.upcast_rules and not LOW.isdisjoint(dtypes):
             env = _opmath_env(env, create_graph)
         env += self._attrs
@@ -387,9 +402,9 @@ class OpNode(Node):
         if op.wants_strides:
             env += self._strides
         out = []
-        for (fn, _), i in zip(self.next_functions, op.edges, strict=True):
-            rule = rules[i]
-            if fn is None or rule is None:
+        nexts = self.next_functions
+        for k, i, rule in op._edge_rules:
+            if nexts[k][0] is None:
                 out.append(None)
                 continue
             try:
@@ -397,7 +412,7 @@ class OpNode(Node):
             except NO_RULE as e:
                 gi = self._per_element(rule, env, e)
             if gi is not None:
-                if type(gi) is not numpy.ndarray and not create_graph:  # under vmap
+                if type(gi) is not _ndarray and not create_graph:  # under vmap
                     gi = unbatch(gi, shapes[i])
                 if gi.shape != shapes[i]:
                     gi = sum_to(xp, gi, shapes[i])
@@ -442,43 +457,49 @@ class OpNode(Node):
         return [g if g is not None else xp.zeros(meta[i][0], dtype=meta[i][1])
                 for i, g in enumerate(grads)]
 
-    def __getattr__(self, name):
-        op = type(self)._op
-        for prefix, raw in (("_saved_", False), ("_raw_saved_", True)):
-            if name.startswith(prefix):
-                key = name[len(prefix):]
-                return self._lookup_saved(op, key, raw)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+    def __init_subclass__(cls, **kwargs):
+        """An op's node class gets PyTorch's ``_saved_<name>`` and ``_raw_saved_<name>`` as
+        properties, not from a ``__getattr__``: CPython specializes attribute reads only for
+        classes without one, and the engine reads node attributes on every step."""
+        super().__init_subclass__(**kwargs)
+        op = cls.__dict__.get("_op")
+        if op is None:
+            return
+        for key in (*op.attrs, *(f"{n}_sym_sizes" for n in op.inputs), *op.saved_names):
+            setattr(cls, "_saved_" + key, _saved_property(key, False))
+            setattr(cls, "_raw_saved_" + key, _saved_property(key, True))
 
-    def _lookup_saved(self, op, key, raw):
+    def _lookup_saved(self, key, raw):
+        op = type(self)._op
         if key in op.attrs:
             return self._attrs[op.attrs.index(key)]
         if key.endswith("_sym_sizes") and key[:-10] in op.inputs:
             return self._shapes[op.inputs.index(key[:-10])]
-        if key in op.saved_names:
-            saved = self._saved
-            if saved is None:
-                raise RuntimeError(_FREED)
-            s = saved[op.saved_names.index(key)]
-            if type(s) is not SavedTensor:
-                return s
-            if raw:
-                s._node = weakref.ref(self)  # lets register_hooks tell whether it was freed
-                return s
-            return s.unpack(self)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute "
-                             f"'{'_raw_saved_' if raw else '_saved_'}{key}'")
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(_FREED)
+        s = saved[op.saved_names.index(key)]
+        if type(s) is not SavedTensor:
+            return s
+        if raw:
+            s._node = weakref.ref(self)  # lets register_hooks tell whether it was freed
+            return s
+        return s.unpack(self)
 
     def __dir__(self):
         """As PyTorch lists them: ``_saved_<name>`` for what the node saved, and
         ``_raw_saved_<name>`` for the saved tensors (not for saved numbers)."""
         op = type(self)._op
-        names = {n for n in super().__dir__() if not n.startswith("_saved")}
+        names = {n for n in super().__dir__() if not n.startswith(("_saved", "_raw_saved_"))}
         for k in (*op.saved_names, *op.attrs):
             names.add("_saved_" + k)
             if k in op.outputs or k in op.inputs and self._shapes[op.inputs.index(k)] is not None:
                 names.add("_raw_saved_" + k)
         return sorted(names)
+
+
+def _saved_property(key, raw):
+    return property(lambda self: self._lookup_saved(key, raw))
 
 
 def _opmath_env(env, create_graph):

@@ -38,9 +38,14 @@ from collections import deque
 import numpy
 
 from .. import _observe
+from .._tensor import Tensor as _Tensor
+from ..autograd.node import SavedTensor
+from ..backend import emulating_cuda, gpu
 from ..nn.modules._paths import PATHS
+from ..nn.parameter import Parameter
 from ..backend.emulated import ndarray as _emulated_ndarray
 from ..backend.meta import ndarray as _meta_ndarray
+from ..optim.optimizer import Optimizer
 # Roles (bits) stick to a storage until it is freed; saved-by-the-graph is counted apart.
 from .._observe import COMM_BUCKET as ROLE_COMM_BUCKET
 from .._observe import GRADIENT as ROLE_GRADIENT
@@ -100,7 +105,6 @@ def _storage_array(g):
     return g._data
 
 
-_Tensor = None  # retrograd.Tensor, set when accounting starts (this module loads first)
 _AT_EXIT = []   # the trackers' stop methods registered with atexit
 _getframe = sys._getframe
 _now = time.perf_counter_ns
@@ -147,7 +151,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
 
     # Slots: the hot methods read and write these on every event (an instance dict of more
     # than 30 keys is no longer shared, and every attribute access takes the slow path).
-    __slots__ = ("live", "total", "peak", "_at_peak", "_peak_cats", "_peak_mods", "by_path",
+    __slots__ = ("live", "total", "peak", "_at_peak", "_peak_mods", "by_path",
                  "books", "_node_books", "_mstack", "_owned", "n_free", "bytes_freed",
                  "n_peak", "started", "events", "record", "stacks", "free_stacks",
                  "node_frames", "_outer", "exact", "_started_tracemalloc", "_last",
@@ -162,8 +166,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         self.total = 0
         self.peak = 0
         self._at_peak = True      # the books now are those at the peak (no copy kept)
-        self._peak_cats = None    # else: bytes per category at the peak ...
-        self._peak_mods = None    # ... and per module path
+        self._peak_mods = None    # else: bytes per category at the peak, per module path
         self.by_path = {}         # module path -> its books (see _TOTAL)
         self.books = self._module_books("")  # the books of the module running
         self._node_books = self.books  # those of the node backward ran last
@@ -193,10 +196,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         """Attach to the hooks and take the storages alive now onto the books."""
         if self.started:
             return
-        global _Tensor, _PLUMBING, _device_ndarray
-        from .._tensor import Tensor
-        from ..backend import emulating_cuda, gpu
-        _Tensor = Tensor
+        global _PLUMBING, _device_ndarray
         if gpu.cupy() is not None:
             _device_ndarray = gpu.cupy().ndarray
         # a GPU's storages need books of their own: the device tracker, chosen now so that
@@ -226,14 +226,10 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
     def _scan(self):
         """Every storage reachable from live tensors, saved tensors and optimizers, and
         those objects with ``_storage_roles()`` hold (DDP's buckets)."""
-        from .._tensor import Tensor
-        from ..autograd.node import SavedTensor
-        from ..nn.parameter import Parameter
-        from ..optim.optimizer import Optimizer
         optimizers = []
         for o in gc.get_objects():
             t = type(o)  # (not isinstance: some modules' objects warn on __class__)
-            if issubclass(t, Tensor):
+            if issubclass(t, _Tensor):
                 b = self.see(o._data)
                 if issubclass(t, Parameter):
                     self._add_role(b, ROLE_PARAMETER)
@@ -314,16 +310,11 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
     def current(self):
         """Bytes per category now: the sum of the modules' books (each storage is booked
         to one module, so the device's own table need not be kept up to date)."""
-        cur = [0] * len(CATEGORIES)
-        for books in self.by_path.values():
-            if books[_TOTAL]:
-                for i in range(_TOTAL):
-                    cur[i] += books[i]
-        return cur
+        return _category_sums(books for books in self.by_path.values() if books[_TOTAL])
 
     def _keep_peak(self):
-        """The total is about to fall from the peak: copy the tables at the peak."""
-        self._peak_cats = self.current
+        """The total is about to fall from the peak: copy the module tables at the peak
+        (a growing forward does this once per op: the category sums wait until asked)."""
         self._peak_mods = {path: b[:_TOTAL] for path, b in self.by_path.items()
                            if b[_TOTAL]}
         self._at_peak = False
@@ -331,7 +322,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
     @property
     def peak_breakdown(self):
         """Bytes per category at the peak."""
-        return self.current if self._at_peak else self._peak_cats[:]
+        return self.current if self._at_peak else _category_sums(self._peak_mods.values())
 
     def peak_by_module(self):
         """Module path -> bytes per category at the peak (modules with none left out)."""
@@ -408,7 +399,6 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
 
     def retensored(self, t):
         """A tensor whose data may have been replaced (``.data =``, ``Module.to``)."""
-        from ..nn.parameter import Parameter
         if isinstance(t, Parameter):
             self.role(t._data, ROLE_PARAMETER)
         if t._grad is not None:
@@ -728,6 +718,15 @@ class DeviceTracker(Tracker):
         if b.gpu and self.live.get(b.key) is b:
             self.gpu_total -= b.size
         Tracker._on_free(self, b)
+
+
+def _category_sums(tables):
+    """Bytes per category, summed over module tables."""
+    cur = [0] * len(CATEGORIES)
+    for books in tables:
+        for i in range(_TOTAL):
+            cur[i] += books[i]
+    return cur
 
 
 def _root(arr):

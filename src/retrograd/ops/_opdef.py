@@ -114,7 +114,7 @@ def kernel(rule, fast, when, module=numpy):
 class OpDef:
     __slots__ = ("name", "forward", "inputs", "attrs", "outputs", "vjp", "jvp", "node_cls",
                  "promote", "to_float", "view", "differentiable", "nondiff_outputs",
-                 "saved_names", "_save_plan", "_rules", "_has_grads", "edges",
+                 "saved_names", "_save_plan", "_rules", "_edge_rules", "_has_grads", "edges",
                  "edge_mask", "unary", "wants_strides", "into", "batched", "upcast",
                  "upcast_rules", "dtype_attr", "scalar_other")
 
@@ -214,6 +214,8 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
         op._rules.append((rule, idx, operator.itemgetter(*idx) if idx else (lambda env: ()),
                           len(idx) == 1))
     op._rules = tuple(op._rules)
+    # (edge number, input index, its rule) per graph edge, as OpNode.apply walks them
+    op._edge_rules = tuple((k, i, op._rules[i]) for k, i in enumerate(op.edges))
     op._has_grads = any(r is not None and 1 in r[1] for r in op._rules)
     # Input strides (for layout-aware rules) are kept only by the ops whose rules ask.
     first_stride = len(env_names) - len(op.inputs)

@@ -8,13 +8,14 @@ import numpy
 
 from .. import _observe
 from .._tensor import Tensor, wrap, _ndarray
-from .._dtype import (FLOAT, LOW, OPMATH, SCALAR_NAMES, bfloat16, get_default_dtype, is_inexact,
+from .._dtype import (FLOAT, LOW, OPMATH, SCALAR_NAMES, bfloat16, complex64, complex128, float32,
+                      float64, get_default_dtype, is_inexact,
                       opmath_arrays, result_type)
 from ..autograd import forward_ad, grad_mode
 from ..autograd._batched import INPLACE, shape_of
 from ..autograd._batched_xp import BatchedNumpy
 from ..autograd._batched_loop import NO_RULE, per_element, top_batch
-from ..autograd.node import SavedTensor, grad_accumulator, on_inplace_write
+from ..autograd.node import SavedTensor, grad_accumulator, new_node, on_inplace_write
 from ..backend import get_array_module, host_array_module, joined_device, to_device
 from . import _out, _views
 from ._opdef import GPU_KERNELS, KERNELS, defop, kernel
@@ -23,6 +24,9 @@ __all__ = ["defop", "apply", "apply_inplace", "register", "FUNCTIONS", "kernel",
            "GPU_KERNELS"]
 
 _fw_state = forward_ad.state  # one flag check per op when forward AD is off
+# The usual float dtypes, told by one set lookup; the rest (half precision, another byte
+# order) take the slower tests.
+_FLOATING = frozenset(d.np for d in (float32, float64, complex64, complex128))
 
 FUNCTIONS = {}  # the public ``retrograd.<name>`` namespace, filled by @register
 _METHODS = {}  # the Tensor methods @register has set
@@ -68,23 +72,22 @@ def _promote(op, values, arrays):
     Fast exit for the common case: tensors of one dtype, scalars of no higher kind.
     """
     idx = op.promote
-    kind = getattr(arrays[idx[0]], "dtype", None)
-    slow = kind is None or not isinstance(values[idx[0]], Tensor)
-    if not slow:
+    first = values[idx[0]]
+    if isinstance(first, Tensor):
+        kind = first._data.dtype
         rank = _KIND_RANK[kind.kind]
-        for i in idx[1:]:
+        for i in idx:
             v = values[i]
-            if v is None:
+            if v is first or v is None:
                 continue
             if isinstance(v, Tensor):
                 if v._data.dtype != kind:
-                    slow = True
                     break
             elif _SCALAR_RANK.get(type(v), 9) > rank:
-                slow = True
                 break
-        if not slow and (rank >= 2 or not op.to_float):
-            return arrays
+        else:  # nothing of another dtype or a higher kind
+            if rank >= 2 or not op.to_float:
+                return arrays
     rt = result_type(*(values[j] for j in idx if values[j] is not None))
     if op.to_float and rt.category < FLOAT:
         rt = get_default_dtype()
@@ -133,14 +136,18 @@ def _inputs(op, values, attrs):
     low-precision dtype to round results to (None when the op computes in its inputs'
     dtype: see :data:`.._dtype.OPMATH`)."""
     arrays = []
-    grad = low = mixed = False
+    grad = low = mixed = other = False  # other: an input a to_float op may have to convert
     xp = first = None
     for v in values:
         if isinstance(v, Tensor):
             d = v._data
             arrays.append(d)
-            if d.dtype in LOW:
-                low = True
+            dt = d.dtype
+            if dt not in _FLOATING:
+                if dt in LOW:
+                    low = True
+                else:
+                    other = True
             if xp is None:
                 first = type(d)
                 xp = numpy if first is _ndarray else get_array_module(d)
@@ -150,11 +157,12 @@ def _inputs(op, values, attrs):
                 grad = True
         else:
             arrays.append(v)
+            other = True
     if mixed or (first is not _ndarray and xp is not None and len(arrays) > 1):
         arrays, xp = _one_device(values, arrays)
     if op.promote is not None:
         arrays = _promote(op, values, arrays)
-    elif op.to_float:
+    elif op.to_float and other:
         arrays = _float_inputs(arrays)
     if low:  # the float32 path pays the one identity check above
         low = None
@@ -240,29 +248,42 @@ def _round(out, low):
 
 
 _NO_EDGE = (None, 0)
+_TWO_EDGES = (True, True)
+_NUMBERS = frozenset((float, int, bool))
 
 
 def _record(op, values, attrs, outs):
     """Create the op's node, connect it to the inputs' histories and save what it needs."""
-    if op.unary:  # one tensor input that requires grad (apply checked): the common case
+    if op.unary or (len(values) == 2 and type(values[1]) in _NUMBERS
+                    and op.edge_mask == _TWO_EDGES):
+        # The common cases: one tensor input (which requires grad: apply checked), or a
+        # tensor and a number (x * 0.5), which has an edge to nothing.
         v = values[0]
         d = v._data
         fn = v._grad_fn
-        node = op.node_cls()
-        node.next_functions = ((fn, v._output_nr) if fn is not None
-                               else (grad_accumulator(v), 0),)
-        shapes = (d.shape if type(d) is _ndarray else shape_of(d),)
-        dtypes, mask = (d.dtype,), 1
+        edge = (fn, v._output_nr) if fn is not None else (grad_accumulator(v), 0)
+        shape = d.shape if type(d) is _ndarray else shape_of(d)
+        if op.unary:
+            node = new_node(op.node_cls, (edge,))
+            shapes, dtypes = (shape,), (d.dtype,)
+        else:
+            node = new_node(op.node_cls, (edge, _NO_EDGE))
+            shapes, dtypes = (shape, None), (d.dtype, None)
+        mask = 1
     else:
         shapes, dtypes, nexts = [], [], []
-        mask, bit = 0, 1
-        for v, is_edge in zip(values, op.edge_mask, strict=True):
+        mask = 0
+        edge_mask = op.edge_mask
+        j = -1  # (a counter: cheaper than enumerate; zip(strict=True) parses its keyword)
+        for v in values:
+            j += 1
+            is_edge = edge_mask[j]
             if isinstance(v, Tensor):
                 d = v._data
                 shapes.append(d.shape if type(d) is _ndarray else shape_of(d))
                 dtypes.append(d.dtype)
                 if v._requires_grad:
-                    mask |= bit
+                    mask |= 1 << j
                     if is_edge:
                         fn = v._grad_fn
                         nexts.append((fn, v._output_nr) if fn is not None
@@ -274,11 +295,9 @@ def _record(op, values, attrs, outs):
                 dtypes.append(None)
                 if is_edge:
                     nexts.append(_NO_EDGE)
-            bit <<= 1
         if not mask:
             return None
-        node = op.node_cls()
-        node.next_functions = tuple(nexts)
+        node = new_node(op.node_cls, tuple(nexts))
     node._attrs = attrs
     node._shapes = shapes
     node._dtypes = dtypes
@@ -290,7 +309,8 @@ def _record(op, values, attrs, outs):
                 o._grad_fn, o._output_nr, o._requires_grad = node, i, True
         node._out_meta = tuple((o._data.shape, o._data.dtype) for o in outs)
     else:
-        if is_inexact(outs._data.dtype):
+        dt = outs._data.dtype
+        if dt in _FLOATING or is_inexact(dt):
             outs._grad_fn, outs._requires_grad = node, True
         node._out_meta = None
         outs = (outs,)
