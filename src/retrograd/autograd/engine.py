@@ -28,6 +28,7 @@ import threading
 
 from .. import _observe
 from .._dtype import LEGACY_NAMES
+from ..backend import device_guard
 from .._tensor import Tensor, wrap
 from . import grad_mode
 from ._ownership import Owners
@@ -344,6 +345,13 @@ def _hooked(node):
         type(node) is AccumulateGrad and bool(node.variable._hooks))
 
 
+def _root_guard(root_grads):
+    """The device guard of the first root gradient (an array, or a Tensor under
+    create_graph)."""
+    g = root_grads[0] if root_grads else None
+    return device_guard(g._data if isinstance(g, Tensor) else g)
+
+
 def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accumulate_into=True):
     """Run backward from ``roots`` (tensors) seeded with ``root_grads`` (arrays or Tensors).
 
@@ -376,6 +384,11 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
     prev_mode, prev_task = grad_mode.state.enabled, _current.task
     grad_mode.state.enabled = create_graph
     _current.task = GraphTask(run, captures, reachable)
+    # The root gradient's device is current for the pass (PyTorch runs a device's nodes
+    # on that device's thread, its device set): the rules allocate on the current device.
+    guard = _root_guard(root_grads)
+    if guard is not None:
+        guard.__enter__()
     watcher = _observe.engine
     if watcher is not None:
         watcher.backward_begin()
@@ -446,6 +459,8 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
         grad_mode.state.enabled, _current.task = prev_mode, prev_task
         if watcher is not None:
             watcher.backward_end()
+        if guard is not None:
+            guard.__exit__(None, None, None)
     return captured if inputs is not None else None
 
 

@@ -16,7 +16,7 @@ from . import emulated, gpu, meta
 __all__ = ["Device", "device", "cpu", "get_array_module", "host_array_module", "device_of",
            "erf", "set_default_device", "get_default_device", "to_device", "emulate_cuda",
            "emulating_cuda", "special_functions", "host_joins_meta", "joined_device",
-           "on_device"]
+           "on_device", "device_guard"]
 
 # The device types torch.device parses (in its order, which its error message prints).
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
@@ -162,6 +162,21 @@ def joined_device(devices):
     a, b = devices[:2]
     raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
                        f"two devices, {a} and {b}!")
+
+
+def device_guard(array):
+    """A context making ``array``'s device current while an op computes on it, or None
+    where it already is (or is the host's or meta): CuPy allocates and launches on the
+    current device whatever device the inputs are on, so an op on a tensor of another
+    device runs with that device current, as PyTorch's device guard makes it."""
+    t = type(array)
+    if t is emulated.ndarray:
+        return emulated.guard(array._dev)
+    if t.__module__.startswith("cupy"):
+        return gpu.guard(array.device.id)
+    if hasattr(t, "batched_namespace"):
+        return device_guard(array.data)
+    return None
 
 
 def to_device(array, dev):

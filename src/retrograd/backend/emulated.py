@@ -413,6 +413,11 @@ ndarray.__hash__ = None
 
 # ---- creation on a device (issue 13) -------------------------------------------------------
 
+def guard(index):
+    """A context making device ``index`` current, or None where it already is."""
+    return None if index == _current else Device(index)
+
+
 def on_device(index, make):
     """``make(namespace)`` with device ``index`` current (None: the current one), as
     ``with cupy.cuda.Device(index)`` runs it: what it allocates lands there."""

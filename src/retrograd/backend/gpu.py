@@ -44,6 +44,12 @@ def current():
     return cupy().cuda.runtime.getDevice()
 
 
+def guard(index):
+    """A context making GPU ``index`` current, or None where it already is."""
+    cp = cupy()
+    return None if cp.cuda.runtime.getDevice() == index else cp.cuda.Device(index)
+
+
 def select(index):
     """Make GPU ``index`` the current one (``torch.cuda.set_device``)."""
     cupy().cuda.runtime.setDevice(index)

@@ -16,7 +16,8 @@ from ..autograd._batched import INPLACE, shape_of
 from ..autograd._batched_xp import BatchedNumpy
 from ..autograd._batched_loop import NO_RULE, per_element, top_batch
 from ..autograd.node import SavedTensor, grad_accumulator, new_node, on_inplace_write
-from ..backend import get_array_module, host_array_module, joined_device, to_device
+from ..backend import (device_guard, get_array_module, host_array_module, joined_device,
+                       to_device)
 from . import _out, _views
 from ._opdef import GPU_KERNELS, KERNELS, defop, kernel
 
@@ -206,8 +207,19 @@ def apply(op, values, attrs=(), _observed=False):
 
     Returns the output Tensor (a tuple for multi-output ops), recording a node
     when grad mode is on and some input requires grad. (``_observed``: the engine
-    observer's call, already inside its event.)
+    observer's call, already inside its event.) An op on a device that is not the current
+    one runs with its first input's device current (:func:`..backend.device_guard`).
     """
+    first = values[0] if values else None
+    if isinstance(first, Tensor) and type(first._data) is not _ndarray:
+        guard = device_guard(first._data)
+        if guard is not None:
+            with guard:
+                return _apply(op, values, attrs, _observed)
+    return _apply(op, values, attrs, _observed)
+
+
+def _apply(op, values, attrs, _observed):
     obs = _observe.engine
     if obs is not None and obs.ops and not _observed:
         return obs.run_op(_run_observed, op, values, attrs, None)
@@ -333,8 +345,18 @@ def apply_inplace(op, self, values, attrs=(), _observed=False):
     """``self.<op>_(...)``: compute the op, write into ``self``, rebase its history.
 
     The node is the out-of-place op's node (``add_`` records ``AddBackward0``);
-    a saved ``self`` is a copy of the value before the write.
+    a saved ``self`` is a copy of the value before the write. As :func:`apply`, on
+    ``self``'s device made current.
     """
+    if type(self._data) is not _ndarray:
+        guard = device_guard(self._data)
+        if guard is not None:
+            with guard:
+                return _apply_inplace(op, self, values, attrs, _observed)
+    return _apply_inplace(op, self, values, attrs, _observed)
+
+
+def _apply_inplace(op, self, values, attrs, _observed):
     obs = _observe.engine
     if obs is not None and obs.ops and not _observed:
         return obs.run_op(_run_observed, op, values, attrs, self)
