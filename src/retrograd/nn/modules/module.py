@@ -7,7 +7,7 @@ from collections import OrderedDict, namedtuple
 import numpy
 
 from ... import _observe
-from ..._dtype import bfloat16, float16, float32, float64
+from ..._dtype import bfloat16, dtype as _dtype_cls, float16, float32, float64
 from ..._creation import empty_like
 from ..._tensor import Tensor, wrap
 from ...backend import Device, device_of, to_device
@@ -395,7 +395,6 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        from ..._dtype import dtype as _dtype_cls
         dtype = kwargs.get("dtype")
         for a in args:
             if isinstance(a, _dtype_cls):
