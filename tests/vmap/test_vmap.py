@@ -152,6 +152,34 @@ def test_randomness_same_refuses_batched_parameters_as_torch(draw):
     assert call(retrograd) == call(torch)
 
 
+_BERNOULLI = {  # vmapped over p, a (3, 2) batch of probabilities
+    "bernoulli(p)": lambda lib: lib.bernoulli,
+    "p.bernoulli()": lambda lib: lambda p: p.bernoulli(),
+    "bernoulli(p, 0.3)": lambda lib: lambda p: lib.bernoulli(p, 0.3),
+    "zeros.bernoulli_(p)": lambda lib: lambda p: lib.zeros(2).bernoulli_(p),
+    "zeros.bernoulli_(0.5)": lambda lib: lambda p: lib.zeros(2).bernoulli_(0.5),
+    "p.clone().bernoulli_(0.5)": lambda lib: lambda p: p.clone().bernoulli_(0.5),
+    "zeros.exponential_()": lambda lib: lambda p: lib.zeros(2).exponential_(),
+    "nested, p batched outside": lambda lib: lambda p: lib.vmap(
+        lambda q, r: lib.bernoulli(r), in_dims=(0, None), randomness="different")(
+        lib.zeros(4), p),
+}
+
+
+@pytest.mark.parametrize("randomness", ["error", "same", "different"])
+@pytest.mark.parametrize("case", sorted(_BERNOULLI))
+def test_bernoulli_randomness_as_torch(case, randomness):
+    """Batched probabilities cannot share one draw ('same'), and an unbatched tensor
+    cannot hold a draw per element ('different'): PyTorch's errors, or a batch of draws."""
+    def call(lib):
+        try:
+            out = lib.vmap(_BERNOULLI[case](lib), randomness=randomness)(lib.full((3, 2), 0.5))
+        except RuntimeError as e:
+            return str(e)
+        return tuple(out.shape)
+    assert call(retrograd) == call(torch)
+
+
 def test_inplace_on_a_mapped_input_writes_it():
     (rx, tx), (ry, ty) = _pair(4, 3), _pair(4, 3, seed=1)
     retrograd.vmap(lambda a, b: a.add_(b))(rx, ry)
