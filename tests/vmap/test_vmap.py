@@ -410,3 +410,60 @@ def test_functorch_alias_module():
         fm, params, buffers = _functorch.combine_state_for_ensemble(_models(retrograd, 4))
     out = rf.vmap(fm, in_dims=(0, 0, None))(params, buffers, rx.float())
     assert tuple(out.shape) == (4, 5, 2)
+
+
+def _written_through_views(lib):
+    """Functions that write in place through a view of a tensor they made: the tangent
+    (forward AD) and the gradient (CopySlices, AsStridedBackward0) of the base follow."""
+    def row(x):
+        y = x.clone()
+        y[0].mul_(2.0)
+        return y
+
+    def column_by_other(x):
+        y = x.clone()
+        y[:, 1].mul_(x[:, 0])
+        return y * x
+
+    def nested(x):
+        y = x.clone()
+        y[0][1:].mul_(3.0)
+        return y.exp()
+
+    def transposed(x):
+        y = x.clone()
+        y.t()[2].add_(x[:, 0])
+        return y
+
+    def expanded_then_written(x):
+        y = x.clone()
+        e = y[0].expand(3, 3)
+        y[1].mul_(2.0)
+        return e * e + y.sum()
+
+    return {"row": row, "column_by_other": column_by_other, "nested": nested,
+            "transposed": transposed, "expanded_then_written": expanded_then_written}
+
+
+@pytest.mark.parametrize("transform", ["vmap_jvp", "vmap_jvp_unbatched_primal", "jacfwd",
+                                       "vmap_jacfwd", "jacrev_jacrev", "hessian"])
+@pytest.mark.parametrize("name", sorted(_written_through_views(retrograd)))
+def test_in_place_on_a_view_under_transforms_as_torch_func(name, transform):
+    (rx, tx), (rv, tv) = _pair(4, 2, 3), _pair(4, 2, 3, seed=1)
+
+    def run(lib, x, v):
+        f = _written_through_views(lib)[name]
+        if transform == "vmap_jvp":
+            return lib.func.vmap(lambda a, b: lib.func.jvp(f, (a,), (b,)))(x, v)
+        if transform == "vmap_jvp_unbatched_primal":
+            return lib.func.vmap(lambda a, b: lib.func.jvp(f, (a,), (b,)),
+                                 in_dims=(None, 0))(x[0], v)
+        if transform == "jacfwd":
+            return lib.func.jacfwd(f)(x[0])
+        if transform == "vmap_jacfwd":
+            return lib.func.vmap(lib.func.jacfwd(f))(x)
+        scalar = lambda a: f(a).sin().sum()  # noqa: E731
+        if transform == "jacrev_jacrev":
+            return lib.func.jacrev(lib.func.jacrev(scalar))(x[0])
+        return lib.func.hessian(scalar)(x[0])
+    _close(run(retrograd, rx, rv), run(torch, tx, tv))
