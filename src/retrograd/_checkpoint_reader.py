@@ -28,6 +28,7 @@ import numpy
 from . import _dtype
 from ._tensor import Size, Tensor, wrap
 from .backend import Device, gpu
+from .nn.parameter import Parameter
 
 # Legacy storage class names PyTorch pickles, by NumPy dtype (bfloat16: ml_dtypes').
 STORAGE = {"float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
@@ -320,23 +321,12 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
                               requires_grad, backward_hooks)
 
 
-def _parameter_class():
-    try:
-        from .nn import Parameter
-    except ImportError:  # pragma: no cover - only while retrograd.nn is absent
-        return None
-    return Parameter
-
-
 def _rebuild_parameter(data, requires_grad, backward_hooks, state=None):
     if not isinstance(data, Tensor):
         raise TypeError(f"a Parameter's data must be a tensor, got {_short(data)}")
     if type(requires_grad) is not bool:
         raise TypeError(f"requires_grad must be a bool, got {_short(requires_grad)}")
-    cls = _parameter_class()
-    if cls is None:
-        return data.detach().requires_grad_(requires_grad)
-    return cls(data, requires_grad)
+    return Parameter(data, requires_grad)
 
 
 PARAMETER_TYPE = object()  # what torch.nn.parameter.Parameter unpickles to

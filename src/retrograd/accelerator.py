@@ -6,6 +6,7 @@ not one): ``is_available()`` is False, ``current_accelerator()`` None and
 """
 
 from . import cuda as _cuda
+from .backend import Device
 
 __all__ = ["is_available", "current_accelerator", "device_count", "current_device_index",
            "set_device_index", "synchronize", "empty_cache", "current_stream", "set_stream",
@@ -24,7 +25,6 @@ def current_accelerator(check_available=False):
     """The accelerator's device type: CUDA's with a GPU, else None."""
     if not _cuda.is_available():
         return None
-    from .backend import Device
     return Device("cuda")
 
 

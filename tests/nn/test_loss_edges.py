@@ -386,6 +386,23 @@ def test_ctc_loss_dtypes_and_empty(case):
     assert_same_outcome(run)
 
 
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_ctc_loss_infinite_as_torch(torch, reduction, dtype):
+    """zero_infinity off: an impossible alignment's loss is inf and its gradient NaN up to
+    its input length (0 after); an empty input with an empty target costs -0.0."""
+    def run(T):
+        lp = T.from_numpy(numpy.random.default_rng(7).standard_normal((4, 3, 4)))
+        lp = lp.log_softmax(2).to(getattr(T, dtype)).detach().requires_grad_()
+        targets = T.tensor([[1, 1, 1], [2, 1, 0], [3, 0, 0]])
+        loss = T.nn.functional.ctc_loss(lp, targets, [4, 3, 0], [3, 2, 0],
+                                        reduction=reduction)
+        return _grad_of(T, loss, lp)
+    assert_same_outcome(run)
+    signs = [numpy.signbit(run(T)[0].detach().numpy()) for T in (retrograd, torch)]
+    numpy.testing.assert_array_equal(*signs)
+
+
 # ---- PyTorch's kernels step by step: float16 rounding, clamps at singular points ----------
 def _bits(T, fn):
     """``fn(T)``'s tensors as (dtype, array) pairs, to compare bit for bit."""

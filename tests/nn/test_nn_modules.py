@@ -1,6 +1,8 @@
 """nn layers against PyTorch with copied weights: state_dict keys, repr, outputs, and the
 gradients of inputs and parameters under the same cotangent."""
 
+from collections import OrderedDict
+
 import numpy
 import pytest
 
@@ -353,3 +355,50 @@ def test_init_functions():
     v = w._version
     nn.init.zeros_(w)
     assert w._version > v
+
+
+def _hook(module, args, *rest):
+    """A module-level hook: handles pickle with the hook dicts they refer to."""
+
+
+def _handles(lib):
+    """Handles of every kind of hook, with what they refer to."""
+    m = lib.nn.Linear(2, 2)
+    x = lib.ones(2, requires_grad=True)
+    opt = lib.optim.SGD(m.parameters(), lr=0.1)
+    return m, [m.register_forward_pre_hook(_hook, with_kwargs=True),
+               m.register_forward_hook(_hook, with_kwargs=True),
+               m.register_full_backward_hook(_hook),
+               x.register_hook(lambda g: g),
+               (x * 2).grad_fn.register_hook(lambda *a: None),
+               opt.register_step_pre_hook(lambda *a: None)]
+
+
+def test_one_removable_handle_as_torch():
+    import pickle
+
+    import retrograd.utils.hooks
+    import torch.utils.hooks
+    from retrograd.nn.modules import module as rmodule
+    from torch.nn.modules import module as tmodule
+
+    assert rmodule.RemovableHandle is retrograd.utils.hooks.RemovableHandle
+    assert tmodule.RemovableHandle is torch.utils.hooks.RemovableHandle
+    for lib, cls in ((retrograd, retrograd.utils.hooks.RemovableHandle),
+                     (torch, torch.utils.hooks.RemovableHandle)):
+        m, handles = _handles(lib)
+        assert all(type(h) is cls for h in handles)
+        assert [h.id - handles[0].id for h in handles] == list(range(len(handles)))
+        assert (dict(m._forward_pre_hooks_with_kwargs), dict(m._forward_hooks_with_kwargs)) \
+            == ({handles[0].id: True}, {handles[1].id: True})
+        handles[1].remove()  # from the hooks and from the with_kwargs flags
+        assert handles[1].id not in m._forward_hooks
+        assert dict(m._forward_hooks_with_kwargs) == {}
+        m2, copy = pickle.loads(pickle.dumps((m, handles[0])))  # it refers to m2's dicts
+        assert copy.hooks_dict_ref() is m2._forward_pre_hooks
+        copy.remove()
+        assert not m2._forward_pre_hooks and not m2._forward_pre_hooks_with_kwargs
+        assert handles[0].id in m._forward_pre_hooks
+        with cls(OrderedDict(), extra_dict=[OrderedDict(), OrderedDict()]) as h:
+            assert len(h.extra_dict_ref) == 2 and cls.next_id == h.id + 1
+        cls(OrderedDict()).remove()  # its dict already gone: nothing to do

@@ -6,6 +6,8 @@ appear only where the op defines which one wins (stable sort, mode, cummax) and 
 integer samples, compared forward only.
 """
 
+import math
+
 import numpy
 
 import retrograd
@@ -516,6 +518,9 @@ def _histc_errors():
                      name="int")
     yield ErrorInput(SampleInput(make_tensor(3), kwargs={"bins": 0}), name="bins")
     yield ErrorInput(SampleInput(make_tensor(3), kwargs={"min": 2, "max": 1}), name="range")
+    yield ErrorInput(SampleInput(make_tensor(3), kwargs={"min": 0, "max": math.inf}),
+                     name="infinite_range")
+    yield ErrorInput(SampleInput(retrograd.tensor([0.5, -math.inf])), name="infinite_data")
 
 
 def _bincount_samples(dtype, requires_grad):
@@ -619,6 +624,20 @@ def _histogram_samples(dtype, requires_grad):
                                                                   high=1)}, name="weight")
 
 
+def _histogram_errors():
+    x = make_tensor(5)
+    yield ErrorInput(SampleInput(x, args=(4,), kwargs={"range": (0.0, math.inf)}),
+                     name="infinite_range")
+    yield ErrorInput(SampleInput(x, args=(4,), kwargs={"range": (math.nan, 1.5)}),
+                     name="nan_range")
+    yield ErrorInput(SampleInput(x, args=(4,), kwargs={"range": (1.0, 0.25)}),
+                     name="reversed_range")
+    yield ErrorInput(SampleInput(retrograd.tensor([1.0, math.inf]), args=(4,)),
+                     name="infinite_data")
+    yield ErrorInput(SampleInput(retrograd.tensor([1.0, math.nan]), args=(4,)),
+                     name="nan_data")
+
+
 def _frexp_samples(dtype, requires_grad):
     x = make_tensor(3, 4, dtype=dtype, low=-100, high=100)
     x._data[0, :3] = [0.0, 1.0, 0.5]
@@ -716,6 +735,7 @@ OPS = [
     OpInfo("adjoint", _adjoint_samples, dtypes=_WITH_INT),
     *(OpInfo(name, _gcd_samples, dtypes=("int64",), supports_grad=False,
              error_inputs=_gcd_errors) for name in ("gcd", "lcm")),
-    OpInfo("histogram", _histogram_samples, supports_grad=False),
+    OpInfo("histogram", _histogram_samples, supports_grad=False,
+           error_inputs=_histogram_errors),
     OpInfo("frexp", _frexp_samples, supports_grad=False, error_inputs=_frexp_errors),
 ]

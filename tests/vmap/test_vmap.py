@@ -152,6 +152,34 @@ def test_randomness_same_refuses_batched_parameters_as_torch(draw):
     assert call(retrograd) == call(torch)
 
 
+_BERNOULLI = {  # vmapped over p, a (3, 2) batch of probabilities
+    "bernoulli(p)": lambda lib: lib.bernoulli,
+    "p.bernoulli()": lambda lib: lambda p: p.bernoulli(),
+    "bernoulli(p, 0.3)": lambda lib: lambda p: lib.bernoulli(p, 0.3),
+    "zeros.bernoulli_(p)": lambda lib: lambda p: lib.zeros(2).bernoulli_(p),
+    "zeros.bernoulli_(0.5)": lambda lib: lambda p: lib.zeros(2).bernoulli_(0.5),
+    "p.clone().bernoulli_(0.5)": lambda lib: lambda p: p.clone().bernoulli_(0.5),
+    "zeros.exponential_()": lambda lib: lambda p: lib.zeros(2).exponential_(),
+    "nested, p batched outside": lambda lib: lambda p: lib.vmap(
+        lambda q, r: lib.bernoulli(r), in_dims=(0, None), randomness="different")(
+        lib.zeros(4), p),
+}
+
+
+@pytest.mark.parametrize("randomness", ["error", "same", "different"])
+@pytest.mark.parametrize("case", sorted(_BERNOULLI))
+def test_bernoulli_randomness_as_torch(case, randomness):
+    """Batched probabilities cannot share one draw ('same'), and an unbatched tensor
+    cannot hold a draw per element ('different'): PyTorch's errors, or a batch of draws."""
+    def call(lib):
+        try:
+            out = lib.vmap(_BERNOULLI[case](lib), randomness=randomness)(lib.full((3, 2), 0.5))
+        except RuntimeError as e:
+            return str(e)
+        return tuple(out.shape)
+    assert call(retrograd) == call(torch)
+
+
 def test_inplace_on_a_mapped_input_writes_it():
     (rx, tx), (ry, ty) = _pair(4, 3), _pair(4, 3, seed=1)
     retrograd.vmap(lambda a, b: a.add_(b))(rx, ry)
@@ -382,3 +410,60 @@ def test_functorch_alias_module():
         fm, params, buffers = _functorch.combine_state_for_ensemble(_models(retrograd, 4))
     out = rf.vmap(fm, in_dims=(0, 0, None))(params, buffers, rx.float())
     assert tuple(out.shape) == (4, 5, 2)
+
+
+def _written_through_views(lib):
+    """Functions that write in place through a view of a tensor they made: the tangent
+    (forward AD) and the gradient (CopySlices, AsStridedBackward0) of the base follow."""
+    def row(x):
+        y = x.clone()
+        y[0].mul_(2.0)
+        return y
+
+    def column_by_other(x):
+        y = x.clone()
+        y[:, 1].mul_(x[:, 0])
+        return y * x
+
+    def nested(x):
+        y = x.clone()
+        y[0][1:].mul_(3.0)
+        return y.exp()
+
+    def transposed(x):
+        y = x.clone()
+        y.t()[2].add_(x[:, 0])
+        return y
+
+    def expanded_then_written(x):
+        y = x.clone()
+        e = y[0].expand(3, 3)
+        y[1].mul_(2.0)
+        return e * e + y.sum()
+
+    return {"row": row, "column_by_other": column_by_other, "nested": nested,
+            "transposed": transposed, "expanded_then_written": expanded_then_written}
+
+
+@pytest.mark.parametrize("transform", ["vmap_jvp", "vmap_jvp_unbatched_primal", "jacfwd",
+                                       "vmap_jacfwd", "jacrev_jacrev", "hessian"])
+@pytest.mark.parametrize("name", sorted(_written_through_views(retrograd)))
+def test_in_place_on_a_view_under_transforms_as_torch_func(name, transform):
+    (rx, tx), (rv, tv) = _pair(4, 2, 3), _pair(4, 2, 3, seed=1)
+
+    def run(lib, x, v):
+        f = _written_through_views(lib)[name]
+        if transform == "vmap_jvp":
+            return lib.func.vmap(lambda a, b: lib.func.jvp(f, (a,), (b,)))(x, v)
+        if transform == "vmap_jvp_unbatched_primal":
+            return lib.func.vmap(lambda a, b: lib.func.jvp(f, (a,), (b,)),
+                                 in_dims=(None, 0))(x[0], v)
+        if transform == "jacfwd":
+            return lib.func.jacfwd(f)(x[0])
+        if transform == "vmap_jacfwd":
+            return lib.func.vmap(lib.func.jacfwd(f))(x)
+        scalar = lambda a: f(a).sin().sum()  # noqa: E731
+        if transform == "jacrev_jacrev":
+            return lib.func.jacrev(lib.func.jacrev(scalar))(x[0])
+        return lib.func.hessian(scalar)(x[0])
+    _close(run(retrograd, rx, rv), run(torch, tx, tv))

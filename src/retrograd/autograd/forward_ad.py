@@ -16,7 +16,7 @@ from collections import namedtuple
 
 from .._dtype import is_inexact, opmath_arrays
 from .._tensor import Tensor, wrap
-from ..backend import get_array_module
+from ..backend import get_array_module, host_array_module, to_device
 from ..backend.functions import facade, functions
 from . import grad_mode
 from ._backward import grad as _grad
@@ -260,8 +260,10 @@ def _tangents(op, jvp, values, arrays, attrs, outs_t, tangents, single, bxp=None
         else:
             xp = bxp
         res = tuple(o._data for o in outs_t)
-    if jvp == "linear":
-        t_out = _linear(op, values, ins, tangents, attrs, diff, xp)
+    if jvp == "linear":  # (on the tangents alone: theirs is the namespace, batched under
+        # vmap while the primals are not, as jacfwd's)
+        lxp = next((get_array_module(t) for t in tangents if type(t) is Batched), xp)
+        t_out = _linear(op, values, ins, tangents, attrs, diff, xp if diff else lxp)
     elif jvp == "multilinear":  # one term per input with a tangent, the others primal
         t_out = None
         for k, t in enumerate(tangents):
@@ -422,16 +424,22 @@ def _differentiable(*tangents):
 
 
 def _write_view_tangent_graph(base, view, t, bt):
-    """As :func:`write_view_tangent`, recorded by autograd (reverse-over-forward): the
-    base's tangent is copied and the view's region of the copy overwritten."""
+    """As :func:`write_view_tangent`, by out-of-place ops on tensors: recorded by autograd
+    (reverse-over-forward), and batched under vmap whichever of the primal and the
+    tangents is. The view's tangent is scattered into the base's (or zeros) at the
+    places of the view's elements in the base's (C-contiguous) memory."""
     bd, vd = base._data, view._data
     size = bd.itemsize
-    address = functions(get_array_module(bd)).address
-    offset = (address(vd) - address(bd)) // size
-    new = (base.new_zeros(bd.shape) if bt is None else bt).clone()
-    region = new.as_strided(vd.shape, tuple(st // size for st in vd.strides), offset)
-    region.copy_(view.new_zeros(vd.shape) if t is None else t)
-    set_tangent(base, new)
+    offset = (functions(get_array_module(bd)).address(vd) - functions(
+        get_array_module(bd)).address(bd)) // size
+    host = host_array_module()
+    ids = host.lib.stride_tricks.as_strided(
+        host.arange(bd.size)[offset:], vd.shape,
+        tuple(st // size * host.dtype(host.int64).itemsize for st in vd.strides))
+    ids = wrap(to_device(host.ascontiguousarray(ids).reshape(-1), base.device))
+    old = (wrap(_zeros_like(bd)) if bt is None else bt).reshape(-1)
+    src = (view.new_zeros(vd.shape) if t is None else t).reshape(-1)
+    set_tangent(base, old.scatter(0, ids, src).reshape(bd.shape))
 
 
 def write_view_tangent(view):
@@ -441,6 +449,14 @@ def write_view_tangent(view):
     of a batch of tangents in its own copy of that memory)."""
     base, t = view._base, tangent_of(view)
     bd = base._data
+    bt = tangent_of(base)
+    by_ops = state.batch is None and bd.flags.c_contiguous
+    if any(type(a) is Batched for a in (bd, *(x._data for x in (t, bt) if x is not None))):
+        if not by_ops:  # (under vmap, no memory of one batch element to lay it in)
+            raise NotImplementedError("forward AD under vmap of an in-place op on a view of "
+                                      "a tensor that is not contiguous is not supported")
+        _write_view_tangent_graph(base, view, t, bt)
+        return
     xp = get_array_module(bd)
     root = bd
     while isinstance(root.base, xp.ndarray):
@@ -448,9 +464,7 @@ def write_view_tangent(view):
     if not root.flags.contiguous:
         raise NotImplementedError("forward AD of an in-place op on a view whose memory is not "
                                   "contiguous is not supported")
-    bt = tangent_of(base)
-    if (state.batch is None and _differentiable(t, bt) and bd.flags.c_contiguous
-            and min(view._data.strides, default=0) >= 0):  # (as_strided: no negatives)
+    if by_ops and _differentiable(t, bt):
         _write_view_tangent_graph(base, view, t, bt)
         return
     lead = () if state.batch is None else (state.batch,)

@@ -20,9 +20,10 @@ version check apply to them as to any op.
 """
 
 import functools
+import warnings
 
 from .._tensor import Tensor, wrap
-from .._dtype import is_inexact
+from .._dtype import from_numpy_dtype, is_inexact
 from ..backend import get_array_module
 from . import forward_ad, grad_mode
 from ._function_vmap import NO_VMAP_STATICMETHOD, batch_level, dispatch
@@ -157,7 +158,7 @@ class BackwardCFunction(Node, FunctionCtx):
                                        f"{i} - got {list(g._data.shape)} but expected shape "
                                        f"compatible with {list(shape)}")
             if g._data.dtype != dtype:
-                g = g.to(_dtype_of(dtype))
+                g = g.to(from_numpy_dtype(dtype))
             out.append(g if create_graph else g._data)
         return out
 
@@ -175,11 +176,6 @@ def _grads_module(grads):
     those that did not."""
     g = next((g for g in grads if g is not None), None)
     return get_array_module(g._data if isinstance(g, Tensor) else g)
-
-
-def _dtype_of(np_dtype):
-    from .._dtype import from_numpy_dtype
-    return from_numpy_dtype(np_dtype)
 
 
 def once_differentiable(fn):
@@ -224,7 +220,6 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
     generate_vmap_rule = False
 
     def __init__(self, *args, **kwargs):
-        import warnings
         warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions "
                       "are all static, so you should invoke them on the class itself. "
                       "Instantiating an autograd function will raise an error in a future "

@@ -17,7 +17,7 @@ import itertools
 import warnings
 
 from .. import _dtype
-from .._random import Generator
+from .._random import Generator, default_generator
 from .._tensor import Size, Tensor, wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
@@ -462,7 +462,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
 def _random_grad_output(out, non_contiguous):
     """Uniform in [-1, 1) like PyTorch's make_tensor, from retrograd's generator."""
-    from .._random import default_generator
     xp = get_array_module(out._data)
     dt = out._data.dtype if _dtype.is_inexact(out._data.dtype) else _dtype.float64.np
     shape = out._data.shape

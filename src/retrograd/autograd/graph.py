@@ -145,15 +145,18 @@ def increment_version(tensor):
 class _MultiHandle(RemovableHandle):
     """Removes the per-tensor hooks of one ``register_multi_grad_hook``."""
 
-    __slots__ = ("handles",)
-
     def __init__(self, handles):
         self.handles = handles
-        self.id = next(RemovableHandle._ids)
 
     def remove(self):
         for h in self.handles:
             h.remove()
+
+    def __getstate__(self):
+        return self.handles
+
+    def __setstate__(self, state):
+        self.handles = state
 
 
 def _grad_fn_or_acc(t):

@@ -37,6 +37,7 @@ import numpy
 
 from .. import _observe
 from .._tensor import Tensor
+from ..backend import gpu
 from .node import AccumulateGrad
 from .profiler_util import (EventList, FunctionEvent, FunctionEventAvg,  # noqa: F401
                             _format_memory, _format_time)
@@ -397,7 +398,6 @@ class emit_nvtx:
     @staticmethod
     def _nvtx():
         """CuPy's NVTX module where there is a GPU, else None."""
-        from ..backend import gpu
         cp = gpu.cupy()
         if cp is None:
             return None

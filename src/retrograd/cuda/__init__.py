@@ -10,7 +10,7 @@ tensors are on), so code written for ``torch.cuda.memory`` (the tutorials' snaps
 runs unchanged.
 """
 
-from .. import _tensor_types
+from .. import _random, _tensor_types
 from ..backend import gpu
 from . import memory
 from ._index import current_device, cupy_or_raise as _cupy, device_index as _device_index
@@ -134,7 +134,6 @@ def manual_seed(seed):
     does; without a GPU it is accepted and dropped."""
     seed = _check_seed(seed)
     if is_available():
-        from .. import _random
         _random.default_generator.manual_seed(seed)
 
 
@@ -145,7 +144,6 @@ def manual_seed_all(seed):
 def seed():
     """Seed GPU tensors' generator (the CPU's: see manual_seed) from entropy."""
     if is_available():
-        from .. import _random
         _random.default_generator.seed()
 
 
@@ -156,14 +154,12 @@ def seed_all():
 def initial_seed():
     """The seed of the generator GPU tensors draw from (the CPU's: see manual_seed)."""
     _cupy()
-    from .. import _random
     return _random.default_generator.initial_seed()
 
 
 def get_rng_state(device="cuda"):
     """The state of the generator GPU tensors draw from (the CPU's: see manual_seed)."""
     _cupy()
-    from .. import _random
     return _random.default_generator.get_state()
 
 
@@ -171,7 +167,6 @@ def set_rng_state(new_state, device="cuda"):
     """Without a GPU accepted (PyTorch queues it until CUDA is initialized); with one,
     the state of the generator GPU tensors draw from (the CPU's: see manual_seed)."""
     if is_available():
-        from .. import _random
         _random.default_generator.set_state(new_state)
 
 

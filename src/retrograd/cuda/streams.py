@@ -5,7 +5,7 @@ of the ops inside on ``s``, as in PyTorch. Without a GPU, making a stream or an 
 fails with PyTorch's CPU-only build's errors.
 """
 
-from ..backend import gpu
+from ..backend import Device, gpu
 from ._index import cupy_or_raise as _cupy, device_index as _index
 
 __all__ = ["Stream", "Event", "StreamContext", "stream", "current_stream", "default_stream"]
@@ -27,7 +27,6 @@ class Stream:
 
     @property
     def device(self):
-        from ..backend import Device
         return Device("cuda", self._index)
 
     @property

@@ -20,6 +20,7 @@ from collections import OrderedDict
 
 from ..backend import Device, emulating_cuda, gpu
 from . import snapshot as _snap
+from ._bytes import format_bytes as _fmt
 from .tracker import CATEGORIES, TRACKER
 
 __all__ = ["memory_allocated", "max_memory_allocated", "memory_reserved",
@@ -171,19 +172,18 @@ def memory_stats(device=None):
 def memory_summary(device=None, abbreviated=False):
     """A table of bytes by category, now and at the device's peak; then (unless
     ``abbreviated``) the modules holding the most at the peak."""
-    from .viz import format_bytes as fmt
     s = memory_stats(device)
     rows = [f"{'category':<16}{'current':>14}{'at peak':>14}"]
     for name in (*CATEGORIES, "all"):
         at_peak = s["allocated_bytes.all.peak"] if name == "all" else \
             s[f"allocated_bytes.{name}.at_peak"]
-        rows.append(f"{name:<16}{fmt(s[f'allocated_bytes.{name}.current']):>14}"
-                    f"{fmt(at_peak):>14}")
+        rows.append(f"{name:<16}{_fmt(s[f'allocated_bytes.{name}.current']):>14}"
+                    f"{_fmt(at_peak):>14}")
     if not abbreviated:
         held = sorted(((sum(m["at_peak"].values()), path or "(outside modules)", m["peak"])
                        for path, m in s["by_module"].items()), key=lambda r: -r[0])
         rows.append(f"\n{'module (its own storages)':<40}{'at peak':>14}{'own peak':>14}")
-        rows += [f"{path:<40}{fmt(n):>14}{fmt(own):>14}" for n, path, own in held[:10] if n]
+        rows += [f"{path:<40}{_fmt(n):>14}{_fmt(own):>14}" for n, path, own in held[:10] if n]
     return "\n".join(rows) + "\n"
 
 

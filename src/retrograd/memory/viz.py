@@ -27,11 +27,12 @@ import json
 import pickle
 import re
 import sys
-from fractions import Fraction
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
+
+from ._bytes import format_bytes
 
 __all__ = ["format_bytes", "load", "main", "render_html", "timeline", "write_html",
            "write_png"]
@@ -48,27 +49,6 @@ _MAX_FRAMES = 48
 # its frames (``internal``, by module name); for frames without the mark (PyTorch's
 # snapshots) the file's path decides.
 _INTERNAL = re.compile(r"[\\/](?:retrograd|torch)[\\/](?!models[\\/]|demo)|^\?\?$|\.(?:cpp|h|cu)$")
-
-
-def format_bytes(n):
-    """``n`` bytes in binary units with three significant digits: ``"1.23 GiB"``.
-
-    Rounding is half-up on the exact value, as JavaScript's ``toFixed`` does, so the
-    page (which formats the same numbers in JS) always agrees with Python.
-    """
-    n = int(n)
-    if abs(n) < 1024:
-        return f"{n} B"
-    v = Fraction(abs(n))
-    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
-        v /= 1024
-        if v < 1024 or unit == "PiB":
-            break
-    digits = 0 if v >= 100 else 1 if v >= 10 else 2
-    scaled = (v * 10 ** digits + Fraction(1, 2)).__floor__()
-    whole, frac = divmod(scaled, 10 ** digits)
-    text = f"{whole}.{frac:0{digits}d}" if digits else str(whole)
-    return f"{'-' if n < 0 else ''}{text} {unit}"
 
 
 class _SnapshotUnpickler(pickle.Unpickler):

@@ -5,6 +5,8 @@ import enum
 import os
 import warnings
 
+from .. import serialization
+
 
 class WeightsEnum(enum.Enum):
     """torchvision-style weight names; they exist so code naming them runs up to the load,
@@ -54,7 +56,6 @@ def load_weights(model, weights, weights_enum=None):
         return model
     if isinstance(weights, (str, os.PathLike)) and (not isinstance(weights, str)
                                                      or os.path.exists(weights)):
-        from .. import serialization
         model.load_state_dict(serialization.load(weights))
         return model
     if _member(weights, weights_enum) is not None and _random_weights:

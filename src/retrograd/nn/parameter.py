@@ -1,9 +1,9 @@
 """``nn.Parameter`` and ``nn.Buffer``: tensors that a Module registers, as a parameter or a
 buffer, when assigned as its attributes."""
 
-from .. import _observe
+from .. import _creation, _observe
 from .._dtype import is_inexact
-from .._tensor import Tensor, _init
+from .._tensor import Tensor, _init, wrap
 
 
 class Parameter(Tensor):
@@ -16,7 +16,6 @@ class Parameter(Tensor):
     __slots__ = ()
 
     def __new__(cls, data=None, requires_grad=True):
-        from .. import _creation
         if data is None:
             data = _creation.empty(0)
         if requires_grad and not is_inexact(data._data.dtype):
@@ -70,8 +69,7 @@ class Buffer(Tensor, metaclass=_BufferMeta):
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
-            from .._creation import empty
-            data = empty(0)
+            data = _creation.empty(0)
         t = data.detach().requires_grad_(data.requires_grad)
         t.persistent = persistent
         t._is_buffer = True
@@ -79,10 +77,8 @@ class Buffer(Tensor, metaclass=_BufferMeta):
 
 
 def _wrap_copy(t):
-    from .._tensor import wrap
     return wrap(t._data.copy())
 
 
 def _rebuild_parameter(data, requires_grad):
-    from .._tensor import wrap
     return Parameter(wrap(data), requires_grad)

@@ -127,9 +127,10 @@ class _Region:
         self.strides = tuple(s // item for s in v.strides)
         self.offset = (address(v) - address(b)) // item
 
-    def like_base(self, fill=0):
-        """A new array laid out like the base, and the flat memory under it."""
-        flat = self.xp.full(self.numel, fill, self.dtype)
+    def like_base(self, fill=0, xp=None):
+        """A new array laid out like the base, and the flat memory under it (of ``xp``: the
+        gradient's namespace, which under vmap makes a batch of them)."""
+        flat = (xp or self.xp).full(self.numel, fill, self.dtype)
         return flat, _as_strided(flat, self.base_shape,
                                  tuple(s * flat.itemsize for s in self.base_strides))
 
@@ -197,10 +198,11 @@ class AsStridedBackward0(Node):
         if create_graph:
             view, base, n = r.geometry()
             return [_restride(grads[0], view, base, n)]
-        flat, out = r.like_base()
+        xp = get_array_module(grads[0])
+        flat, out = r.like_base(xp=xp)
         if _may_overlap(r.shape, r.strides):  # (expand, as_strided): sum duplicates
             ids = r.view_of(r.xp.arange(r.numel))
-            functions(r.xp).ufunc_at("add", flat, ids.ravel(), r.xp.ravel(grads[0]))
+            functions(xp).ufunc_at("add", flat, ids.ravel(), xp.ravel(grads[0]))
         else:
             r.view_of(flat)[...] = grads[0]
         return [out]
@@ -229,7 +231,7 @@ class CopySlices(Node):
         r = self._region
         if create_graph:
             return self._apply_graph(grads[0])
-        flat, result = r.like_base()
+        flat, result = r.like_base(xp=get_array_module(grads[0]))
         result[...] = grads[0]
         region = r.view_of(flat)
         res = self.fn.apply([region.copy()], False)

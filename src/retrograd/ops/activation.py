@@ -14,6 +14,7 @@ exposes as ``torch.<name>`` / ``Tensor.<name>`` are registered there.
 
 from .. import _autocast
 from .._dtype import bfloat16, float16, float32, float64, is_float, np_finfo
+from .._random import default_generator
 from .._tensor import _wrap_dim, wrap
 from . import nn_ops as _nn
 from . import pointwise as _pw
@@ -535,7 +536,6 @@ def _rrelu_apply(input, lower, upper, training, inplace, generator):
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     noise = None
     if training:
-        from .._random import default_generator
         rng = (generator or default_generator)._rng
         noise = wrap(to_device(rng.uniform(lower, upper, input.shape).astype(input._data.dtype),
                                input.device))

@@ -9,6 +9,7 @@ import cmath
 import math
 import numbers
 
+from .. import _dtype
 from .._dtype import BOOL, FLOAT, is_float, is_inexact, is_low, kind_of, result_type
 from .._tensor import Tensor
 from ._registry import (_broadcast_conflict, _broadcast_error, _pretty, apply, apply_inplace,
@@ -595,7 +596,6 @@ def pow(input, exponent, *, out=None):
 
 @register
 def float_power(input, exponent, *, out=None):
-    from .. import _dtype
     return pow(input.to(_dtype.float64) if isinstance(input, Tensor) else input,
                exponent.to(_dtype.float64) if isinstance(exponent, Tensor) else exponent)
 

@@ -19,6 +19,7 @@ from . import _conv_numpy
 from ._registry import apply, defop, register
 from ._registry import kernel as declare_kernel
 from .im2col import col2im, im2col, out_sizes
+from .nn_ops import constant_pad
 
 __all__ = ["convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
            "conv_transpose2d", "conv_transpose3d"]
@@ -231,7 +232,6 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
         if any(extra):  # an odd total: the extra row/column goes after, in a padded copy
             warn_once("Using padding='same' with even kernel lengths and odd dilation may "
                       "require a zero-padded copy of the input be created")
-            from .nn_ops import constant_pad
             input = constant_pad(input, [p for e in reversed(extra) for p in (0, e)])
     padding = _tuple(padding, nd)
     _check_params(stride, padding, dilation, transposed, output_padding)

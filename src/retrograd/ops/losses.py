@@ -734,7 +734,7 @@ def _ctc_fwd(xp, log_probs, targets, input_lengths, target_lengths, blank, zero_
     end = xp.take_along_axis(last, xp.minimum(2 * tl, length - 1)[:, None], 1)[:, 0]
     before = xp.take_along_axis(last, xp.maximum(2 * tl - 1, 0)[:, None], 1)[:, 0]
     ll = xp.where(tl > 0, xp.logaddexp(end, before), last[:, 0])
-    nll = xp.where(il == 0, xp.where(tl == 0, 0.0, math.inf), -ll)
+    nll = xp.where(il == 0, xp.where(tl == 0, -0.0, math.inf), -ll)  # (-0.0: ATen's -ll)
     return nll.astype(log_probs.dtype, copy=False), alpha
 
 

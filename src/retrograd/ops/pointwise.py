@@ -5,7 +5,7 @@ import math
 
 from .. import backend
 from .._dtype import bfloat16, get_default_dtype, is_float, is_low, np_finfo
-from .._tensor import Tensor
+from .._tensor import Tensor, wrap
 from ._registry import _pretty, apply, apply_inplace, defop, register
 
 __all__ = ["neg", "abs", "reciprocal", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1",
@@ -412,7 +412,6 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
 
 @register
 def signbit(input, *, out=None):
-    from .._tensor import wrap
     return wrap(backend.get_array_module(input._data).signbit(input._data))
 
 

@@ -10,6 +10,7 @@ import math
 from .._dtype import float64, int64, is_float
 from .. import _random
 from .._tensor import Tensor, wrap
+from ..autograd._batched import INPLACE, RANDOMNESS, Batched
 from ..backend import get_array_module
 from ..backend.functions import functions
 from ._registry import _pretty, apply, defop, register
@@ -18,8 +19,42 @@ __all__ = ["bernoulli", "bernoulli_", "poisson", "multinomial", "exponential_", 
            "log_normal_", "cauchy_"]
 
 
+_SAME_BATCHED = ("Vmap does not currently support same randomness with a batched tensor "
+                 "input. Please file an issue with functorch")
+
+
 def _gen(generator):
     return (generator or _random.default_generator)._rng
+
+
+_DIFFERENT_UNBATCHED = ("vmap: Cannot ask for different inplace randomness on an unbatched "
+                        "tensor. This will appear like same randomness. If this is necessary "
+                        "for your usage, please file an issue with functorch.")
+
+
+def _levels(a):
+    """The vmap levels array ``a`` is batched over."""
+    out = set()
+    while type(a) is Batched:
+        out.add(a.level)
+        a = a.data
+    return out
+
+
+def _refuse_same_batched(a):
+    """vmap(randomness='same') draws one batch element's values for all, which cannot
+    follow probabilities that vary over the batch: PyTorch refuses a batched input at any
+    level whose randomness is 'same'."""
+    if any(RANDOMNESS.get(level) == "same" for level in _levels(a)):
+        raise RuntimeError(_SAME_BATCHED)
+
+
+def _refuse_unbatched_fill(a):
+    """vmap(randomness='different') gives each batch element its own values, which an
+    in-place draw cannot write into a tensor without that batch: PyTorch refuses."""
+    levels = _levels(a)
+    if any(r == "different" and level not in levels for level, r in RANDOMNESS.items()):
+        raise RuntimeError(_DIFFERENT_UNBATCHED)
 
 
 def _drawn(xp, rng, name, args, shape):
@@ -48,6 +83,7 @@ _poisson = defop("poisson", lambda xp, self, rng:
 @register
 def bernoulli(input, p=None, *, generator=None, out=None):
     """1 with probability ``input`` (or ``p``) elementwise, else 0, in input's dtype."""
+    _refuse_same_batched(input._data)
     rng = _gen(generator)
     if p is not None:
         return wrap(_below(get_array_module(input._data), rng, p, input._data))
@@ -57,6 +93,10 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 @register(function=False)
 def bernoulli_(self, p=0.5, *, generator=None):
     prob = p._data if isinstance(p, Tensor) else p
+    _refuse_same_batched(prob)
+    if any(RANDOMNESS[level] != "error" for level in _levels(prob) - _levels(self._data)):
+        raise RuntimeError(INPLACE.replace("arithmetic", "bernoulli"))  # ('error': the draw's)
+    _refuse_unbatched_fill(self._data)
     return self.copy_(wrap(_below(get_array_module(self._data), _gen(generator), prob,
                                   self._data)))
 
@@ -107,6 +147,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 
 def _sampler(name, draw, doc):
     def fn(self, *args, generator=None):
+        _refuse_unbatched_fill(self._data)
         xp = get_array_module(self._data)
         return self.copy_(wrap(draw(lambda *a: _drawn(xp, _gen(generator), *a),
                                     self._data.shape, *args)))

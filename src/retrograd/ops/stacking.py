@@ -5,7 +5,7 @@ row_stack, hsplit, vsplit and dsplit (views and cats, as PyTorch's composites)."
 
 from .._tensor import Tensor
 from ._registry import register
-from .joining import _tensor_list, cat, tensor_split
+from .joining import _tensor_list, cat, tensor_split, vstack
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "dstack", "column_stack", "row_stack",
            "hsplit", "vsplit", "dsplit"]
@@ -57,7 +57,6 @@ def column_stack(tensors):
 @register(method=False)
 def row_stack(tensors):
     """Alias of :func:`vstack`."""
-    from .joining import vstack
     return vstack(tensors)
 
 

@@ -1,5 +1,6 @@
 """Counting and statistics: histc, histogram, bincount, cov and corrcoef."""
 
+import math
 import warnings
 
 from .._dtype import is_float
@@ -15,6 +16,29 @@ __all__ = ["histc", "histogram", "bincount", "cov", "corrcoef"]
 
 _INT64 = _dtype.int64.np
 
+
+def _bound(x):
+    """A range bound as PyTorch's messages print it (C++'s ``%g``; a NaN keeps its sign)."""
+    x = float(x)
+    if math.isnan(x):
+        return "-nan" if math.copysign(1.0, x) < 0 else "nan"
+    return f"{x:g}"
+
+
+def _check_finite(message, lows, highs):
+    """PyTorch's RuntimeError for bins over a range with an infinite or NaN end (one pair
+    per batch member under vmap, none on meta)."""
+    for lo, hi in zip(lows, highs, strict=True):
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise RuntimeError(message.format(_bound(lo), _bound(hi)))
+
+
+def _data_range(xp, a):
+    """The smallest and largest values of ``a`` (NaN if any is), as host numbers."""
+    f = functions(xp)
+    return f.checked_values(xp.min(a)), f.checked_values(xp.max(a))
+
+
 @register
 def histc(input, bins=100, min=0, max=0, *, out=None):
     """Histogram of ``bins`` equal bins over [min, max] (the data's range when both are 0);
@@ -29,12 +53,16 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
         raise RuntimeError("torch.histc: max must be larger than min")
     xp = get_array_module(a)
     lo, hi = float(min), float(max)
+    message = "torch.histc: range of [{}, {}] is not finite"
     if lo == hi and a.size:  # the data's range, as arrays (no values on meta)
+        _check_finite(message, *_data_range(xp, a))
         lo, hi = a.min().astype(_dtype.float64.np), a.max().astype(_dtype.float64.np)
         same = lo == hi
         lo, hi = xp.where(same, lo - 1, lo), xp.where(same, hi + 1, hi)
     elif lo == hi:
         lo, hi = lo - 1, hi + 1
+    elif functions(xp).any_true(~xp.isfinite(xp.asarray([lo, hi]))):  # (none on meta)
+        _check_finite(message, [lo], [hi])
     return wrap(_linear_bins(xp, a, bins, lo, hi).astype(a.dtype))
 
 
@@ -63,9 +91,24 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     if not isinstance(bins, Tensor) and bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
                            f"dimension 0")
+    if not isinstance(bins, Tensor):
+        _check_range(get_array_module(a), a, range)
     hist, edges = get_array_module(a).histogram(a, bins=edges, range=range, density=density,
                                                 weights=None if weight is None else weight._data)
     return return_types.histogram((wrap(hist.astype(a.dtype)), wrap(edges.astype(a.dtype))))
+
+
+def _check_range(xp, a, range):
+    """PyTorch's checks of equal bins' range: the given one, else the data's (an empty
+    input's is [0, 1])."""
+    if range is None:
+        lows, highs = _data_range(xp, a) if a.size else ([], [])
+    else:
+        lows, highs = [float(range[0])], [float(range[1])]
+    _check_finite("torch.histogramdd: dimension 0's range [{}, {}] is not finite", lows, highs)
+    if range is not None and lows[0] > highs[0]:
+        raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
+                           f"{_bound(lows[0])} max {_bound(highs[0])} for dimension 0")
 
 
 @register

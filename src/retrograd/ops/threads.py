@@ -2,6 +2,7 @@
 threadpoolctl as torch.get_num_threads / set_num_threads."""
 
 import operator
+import os
 
 
 from ._registry import register
@@ -21,7 +22,6 @@ def _blas_pools():
 def get_num_threads():
     """The threads of NumPy's BLAS (what runs retrograd's dense work), read through
     threadpoolctl; without it, the CPU count (BLAS's default)."""
-    import os
     _, pools = _blas_pools()
     blas = [p["num_threads"] for p in pools or () if p.get("user_api") == "blas"]
     return max(blas) if blas else os.cpu_count() or 1

@@ -16,6 +16,7 @@ run the same arithmetic, so their results are identical. ``foreach=None`` (the d
 ``fused=True`` always run the plain per-parameter loop.
 """
 
+import concurrent.futures
 import os
 import threading
 import warnings
@@ -188,9 +189,9 @@ def _get_pool():
     global _pool, _pool_pid
     with _pool_lock:
         if _pool is None or _pool_pid != os.getpid():
-            from concurrent.futures import ThreadPoolExecutor  # (only when first needed)
-            _pool = ThreadPoolExecutor(min(8, os.cpu_count() or 1),
-                                       thread_name_prefix="retrograd-optim")
+            # (concurrent.futures loads its thread module here, on first use)
+            _pool = concurrent.futures.ThreadPoolExecutor(min(8, os.cpu_count() or 1),
+                                                          thread_name_prefix="retrograd-optim")
             _pool_pid = os.getpid()
         return _pool
 

@@ -1,10 +1,10 @@
-"""``retrograd.utils``: ``data`` (datasets, samplers, DataLoader) and ``checkpoint``
-(activation checkpointing), as ``torch.utils``.
+"""``retrograd.utils``: ``data`` (datasets, samplers, DataLoader), ``checkpoint``
+(activation checkpointing) and ``hooks`` (hook handles), as ``torch.utils``.
 
 Not imported by ``import retrograd``; ``retrograd.utils`` is loaded on first attribute
 access, so the package costs nothing to programs that do not load data.
 """
 
-from . import checkpoint, data  # noqa: F401
+from . import checkpoint, data, hooks  # noqa: F401
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["checkpoint", "data", "hooks"]

@@ -29,7 +29,7 @@ from ... import _random
 from ...nn.modules.module import Module
 from ...optim.optimizer import Optimizer
 from ..tracker import TRACKER
-from ..viz import format_bytes
+from .._bytes import format_bytes
 from ._budget import parse_bytes
 from ._cost import machine
 from ._install import Choice, is_installed

@@ -5,7 +5,7 @@ import contextlib
 
 from ..._tensor import Tensor
 from ...backend import Device
-from ..viz import format_bytes
+from .._bytes import format_bytes
 from ._install import Choice, install, is_installed
 from ._shadow import shadow
 from ._step import measure, on_device, train_step

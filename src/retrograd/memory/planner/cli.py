@@ -9,7 +9,7 @@ import time
 from ... import _dtype, optim
 from ..._random import manual_seed
 from ...backend import Device
-from ..viz import format_bytes
+from .._bytes import format_bytes
 from . import plan
 from ._budget import parse_bytes
 from ._catalog import MODELS, build

@@ -1,6 +1,8 @@
 """Activation modules, and MultiheadAttention (PyTorch keeps it in this file too)."""
 
 
+import warnings
+
 from ... import _creation
 from .. import _mha
 from .. import functional as F
@@ -220,7 +222,6 @@ class Hardtanh(Module):
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None,
                  max_value=None):
         super().__init__()
-        import warnings
         if min_value is not None:
             warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`",
                           FutureWarning, stacklevel=2)

@@ -1,42 +1,22 @@
 """``nn.Module``: parameters, buffers and submodules registered by assignment, with
 PyTorch's traversal order, state_dict key names, hooks and repr."""
 
-import itertools
 from collections import OrderedDict, namedtuple
 
 import numpy
 
 from ... import _observe
-from ..._dtype import bfloat16, float16, float32, float64
+from ..._dtype import bfloat16, dtype as _dtype_cls, float16, float32, float64
 from ..._creation import empty_like
 from ..._tensor import Tensor, wrap
 from ...backend import Device, device_of, to_device
 from ...compiler import compile
+from ..._hooks import RemovableHandle
 from ...autograd import grad_mode
 from ...ops._registry import apply, defop
 from ..parameter import Buffer, Parameter
 
 __all__ = ["Module", "RemovableHandle"]
-
-_hook_ids = itertools.count()
-
-
-class RemovableHandle:
-    """What ``register_*_hook`` returns: ``remove()`` unregisters the hook."""
-
-    def __init__(self, hooks):
-        self._hooks = hooks
-        self.id = next(_hook_ids)
-
-    def remove(self):
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     __slots__ = ()
@@ -86,9 +66,9 @@ class Module:
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = {}
         d["_forward_hooks"] = OrderedDict()
-        d["_forward_hooks_with_kwargs"] = set()
+        d["_forward_hooks_with_kwargs"] = OrderedDict()
         d["_forward_pre_hooks"] = OrderedDict()
-        d["_forward_pre_hooks_with_kwargs"] = set()
+        d["_forward_pre_hooks_with_kwargs"] = OrderedDict()
         d["_backward_hooks"] = OrderedDict()
 
     def forward(self, *input):
@@ -395,7 +375,6 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        from ..._dtype import dtype as _dtype_cls
         dtype = kwargs.get("dtype")
         for a in args:
             if isinstance(a, _dtype_cls):
@@ -450,20 +429,21 @@ class Module:
 
     # ---- hooks and call -----------------------------------------------------------------
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        h = RemovableHandle(self._forward_pre_hooks)
+        h = RemovableHandle(self._forward_pre_hooks,
+                            extra_dict=self._forward_pre_hooks_with_kwargs)
         self._forward_pre_hooks[h.id] = hook
         if with_kwargs:
-            self._forward_pre_hooks_with_kwargs.add(h.id)
+            self._forward_pre_hooks_with_kwargs[h.id] = True
         if prepend:
             self._forward_pre_hooks.move_to_end(h.id, last=False)
         return h
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
                               always_call=False):
-        h = RemovableHandle(self._forward_hooks)
+        h = RemovableHandle(self._forward_hooks, extra_dict=self._forward_hooks_with_kwargs)
         self._forward_hooks[h.id] = hook
         if with_kwargs:
-            self._forward_hooks_with_kwargs.add(h.id)
+            self._forward_hooks_with_kwargs[h.id] = True
         if prepend:
             self._forward_hooks.move_to_end(h.id, last=False)
         return h

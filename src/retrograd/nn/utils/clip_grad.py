@@ -12,6 +12,7 @@ import math
 import types
 import warnings
 
+from ..._creation import tensor
 from ..._tensor import Tensor, wrap
 from ...backend import get_array_module
 
@@ -55,7 +56,6 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     arrays = [t._data for t in _as_list(tensors)]
     p = float(norm_type)
     if not arrays:
-        from ..._creation import tensor
         return tensor(0.0)
     xp = get_array_module(arrays[0])
     norms = [_norm(xp, a, p) for a in arrays]

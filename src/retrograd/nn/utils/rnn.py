@@ -18,7 +18,7 @@ from ... import _creation
 from ... import _dtype as _dt
 from ..._tensor import Tensor
 from ...backend import host_array_module
-from ...ops._registry import apply, defop
+from ...ops._registry import _pretty, apply, defop
 from ...ops.indexing import _index_select_backward
 from ...ops.joining import cat
 from ...ops.shape import call
@@ -142,7 +142,6 @@ def _packed_rows(batch_sizes, stride_t, stride_b):
 
 
 def _type_name(t):
-    from ...ops._registry import _pretty
     return _pretty(t._data.dtype)
 
 

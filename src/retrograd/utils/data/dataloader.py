@@ -4,6 +4,7 @@ while batches still come out in the sampler's order.
 """
 
 import itertools
+import multiprocessing
 import multiprocessing.connection as _connection
 import signal
 import time
@@ -193,7 +194,6 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     results are buffered until their turn, so the order is the sampler's."""
 
     def __init__(self, loader):
-        import multiprocessing
         ctx = loader.multiprocessing_context
         if ctx is None or isinstance(ctx, str):
             ctx = multiprocessing.get_context(ctx)

@@ -6,6 +6,7 @@ import math
 import warnings
 
 from ... import _random
+from ..._creation import randperm
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split"]
@@ -167,7 +168,6 @@ def random_split(dataset, lengths, generator=_random.default_generator):
 
     >>> train, val = random_split(range(10), [0.8, 0.2], retrograd.Generator().manual_seed(0))
     """
-    from ..._creation import randperm
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         sizes = []
         for i, frac in enumerate(lengths):

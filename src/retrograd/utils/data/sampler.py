@@ -9,6 +9,8 @@ import itertools
 import numpy
 
 from ... import _random
+from ..._creation import as_tensor
+from ..._dtype import float64
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
@@ -102,8 +104,6 @@ class WeightedRandomSampler(Sampler):
     """Indices drawn with probabilities proportional to ``weights`` (``multinomial``)."""
 
     def __init__(self, weights, num_samples, replacement=True, generator=None):
-        from ..._creation import as_tensor
-        from ..._dtype import float64
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) \
                 or num_samples <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got "

@@ -9,6 +9,10 @@ import random
 import sys
 import traceback
 
+import numpy
+
+from ...._random import manual_seed
+
 __all__ = ["WorkerInfo", "get_worker_info"]
 
 _worker_info = None
@@ -115,9 +119,6 @@ class IterableDatasetFetcher:
 def seed_worker(seed):
     """Seed what a dataset's random transforms draw from: ``random``, NumPy's global RNG
     and retrograd's default generator."""
-    import numpy
-
-    from ...._random import manual_seed
     random.seed(seed)
     numpy.random.seed(seed % 2 ** 32)
     manual_seed(seed)
