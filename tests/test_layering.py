@@ -61,14 +61,6 @@ DEFERRED = {
         "retrograd.models loads on first use, not with import retrograd",
     ("retrograd.memory", "retrograd.memory.planner"):
         "the planner (and retrograd.utils under it) loads on first use of memory.plan",
-    ("retrograd.backend.functions", "retrograd.backend.gpu_kernels"):
-        "to move to the top: gpu_kernels builds its CuPy kernels on first call anyway",
-    ("retrograd.memory.tracker", "retrograd._tensor"): "to move to the top (no cycle)",
-    ("retrograd.memory.tracker", "retrograd.backend"): "to move to the top (no cycle)",
-    ("retrograd.memory.tracker", "retrograd.backend.gpu"): "to move to the top (no cycle)",
-    ("retrograd.memory.tracker", "retrograd.autograd.node"): "to move to the top (no cycle)",
-    ("retrograd.memory.tracker", "retrograd.nn.parameter"): "to move to the top (no cycle)",
-    ("retrograd.memory.tracker", "retrograd.optim.optimizer"): "to move to the top (no cycle)",
 }
 
 

@@ -10,7 +10,7 @@ out :class:`_Draws` while a vmap runs (``_random.draw_hook``).
 from contextlib import contextmanager
 
 from .. import _random
-from ..autograd._batched import RANDOMNESS, Batched
+from ..autograd._batched import RANDOMNESS, SAME_BATCHED, Batched
 from ..backend import host_array_module
 
 __all__ = ["check_randomness", "mode"]
@@ -18,9 +18,6 @@ __all__ = ["check_randomness", "mode"]
 _ERROR = ("vmap: called random operation while in randomness error mode. Please either use "
           "the 'same' or 'different' randomness flags on vmap or perform the randomness "
           "operation out of vmap")
-
-_SAME_BATCHED = ("Vmap does not currently support same randomness with a batched tensor "
-                 "input. Please file an issue with functorch")
 
 _levels = []  # (level, batch, randomness) of the running vmaps, outermost first
 
@@ -68,7 +65,7 @@ class _Draws:
         def draw(*args, **kwargs):
             if self._mode == "same":
                 if _batched(args, kwargs, level):
-                    raise RuntimeError(_SAME_BATCHED)
+                    raise RuntimeError(SAME_BATCHED)
                 return method(*args, **kwargs)
             rows = [method(*_row(args, level, i), **_row(kwargs, level, i))
                     for i in range(self._batch)]

@@ -53,6 +53,9 @@ INPLACE = ("vmap: inplace arithmetic(self, *extra_args) is not possible because 
            "instead.")
 
 
+SAME_BATCHED = ("Vmap does not currently support same randomness with a batched tensor "
+                "input. Please file an issue with functorch")
+
 RANDOMNESS = {}  # vmap level -> its randomness ("error", "same", "different"), while it runs
 
 

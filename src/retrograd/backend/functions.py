@@ -17,7 +17,7 @@ import numpy
 import ml_dtypes
 
 from .._dtype import is_float, is_low
-from . import cpu_kernels, emulated, erf, meta, special_functions
+from . import cpu_kernels, emulated, erf, gpu_kernels, meta, special_functions
 
 __all__ = ["functions", "register_functions", "scipy_linalg", "facade", "register_facade"]
 
@@ -441,8 +441,7 @@ class _GpuFunctions(_CupyFunctions):
 
     @property
     def fused_adam(self):
-        from .gpu_kernels import adam_step
-        return adam_step
+        return gpu_kernels.adam_step
 
     def ufunc_at(self, name, a, at, b):
         """CuPy's ``at`` takes no bfloat16: such an ``a`` is updated in float32 and
@@ -456,7 +455,6 @@ class _GpuFunctions(_CupyFunctions):
     def sum_kept(self, a, axes):
         """Over leading axes (a bias's gradient) as a product with ones: CuPy's reduction
         over leading axes is slow."""
-        from . import gpu_kernels
         if axes == tuple(range(len(axes))) and a.flags.c_contiguous and gpu_kernels.floats(a):
             return gpu_kernels.sum_leading(a, len(axes))
         return self.xp.sum(a, axis=axes, keepdims=True)

@@ -10,7 +10,7 @@ import math
 from .._dtype import float64, int64, is_float
 from .. import _random
 from .._tensor import Tensor, wrap
-from ..autograd._batched import INPLACE, RANDOMNESS, Batched
+from ..autograd._batched import INPLACE, RANDOMNESS, SAME_BATCHED, Batched
 from ..backend import get_array_module
 from ..backend.functions import functions
 from ._registry import _pretty, apply, defop, register
@@ -18,9 +18,6 @@ from ._registry import _pretty, apply, defop, register
 __all__ = ["bernoulli", "bernoulli_", "poisson", "multinomial", "exponential_", "geometric_",
            "log_normal_", "cauchy_"]
 
-
-_SAME_BATCHED = ("Vmap does not currently support same randomness with a batched tensor "
-                 "input. Please file an issue with functorch")
 
 
 def _gen(generator):
@@ -46,7 +43,7 @@ def _refuse_same_batched(a):
     follow probabilities that vary over the batch: PyTorch refuses a batched input at any
     level whose randomness is 'same'."""
     if any(RANDOMNESS.get(level) == "same" for level in _levels(a)):
-        raise RuntimeError(_SAME_BATCHED)
+        raise RuntimeError(SAME_BATCHED)
 
 
 def _refuse_unbatched_fill(a):
