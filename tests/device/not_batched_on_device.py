@@ -18,16 +18,6 @@ NOT_BATCHED_ON_DEVICE = {
         'ops/reduction.py _evenly_distribute: TypeError: a batch given to a device operator or ',
     'nanmedian':
         'ops/reduction.py _evenly_distribute: TypeError: a batch given to a device operator or ',
-    'digamma':
-        'ops/special.py _polygamma_fwd: TypeError: a batch given to a device operator or functi',
-    'digamma_.inplace':
-        'ops/special.py _polygamma_fwd: TypeError: a batch given to a device operator or functi',
-    'polygamma':
-        'ops/special.py _polygamma_fwd: TypeError: a batch given to a device operator or functi',
-    'polygamma.method':
-        'ops/special.py _polygamma_fwd: TypeError: a batch given to a device operator or functi',
-    'polygamma_.inplace':
-        'ops/special.py _polygamma_fwd: TypeError: a batch given to a device operator or functi',
     'max_pool2d':
         'ops/pooling.py _max_pool_2x2: TypeError: a batch given to a device operator or functio',
     'binary_cross_entropy':
