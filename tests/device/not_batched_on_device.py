@@ -4,10 +4,6 @@ tests/device/emulated_vmap_run.py --write``; a test fails when a listed entry
 starts to pass, so the list only shrinks)."""
 
 NOT_BATCHED_ON_DEVICE = {
-    'lerp': 'ops/binary.py _lerp_fwd: TypeError: a batch given to a device operator or function',
-    'lerp_': 'ops/binary.py _lerp_fwd: TypeError: a batch given to a device operator or function',
-    'xlogy.scalar_self':
-        'ops/binary.py _xlogy_fwd: TypeError: a batch given to a device operator or function',
     'linalg.householder_product':
         'ops/linalg_decomp.py _hh_apply: TypeError: a batch given to a device operator or funct',
     'orgqr':

@@ -394,11 +394,12 @@ def _lerp_fwd(xp, self, end, weight):
     """PyTorch's two-sided formula: from ``end`` when |weight| >= 0.5, which is exact at
     weight 1 and gives NaN, not inf, for an infinite ``end`` there."""
     _lerp_kernel(self, weight)
+    d = xp.subtract(end, self)  # (xp's ufuncs: a plain device array may meet a batch)
     if not hasattr(weight, "dtype"):
-        return (self + weight * (end - self) if builtins.abs(weight) < 0.5
-                else end - (end - self) * (1 - weight))
-    return xp.where(xp.abs(weight) < 0.5, self + weight * (end - self),
-                    end - (end - self) * (1 - weight))
+        return (xp.add(self, weight * d) if builtins.abs(weight) < 0.5
+                else xp.subtract(end, d * (1 - weight)))
+    return xp.where(xp.abs(weight) < 0.5, xp.add(self, xp.multiply(weight, d)),
+                    xp.subtract(end, xp.multiply(d, 1 - weight)))
 
 
 def _lerp_into(xp, out, self, end, weight):
@@ -476,7 +477,8 @@ def _xlogy_fwd(xp, self, other):
         other = xp.asarray(other, dtype=self.dtype)
     elif not hasattr(self, "dtype"):
         self = xp.asarray(self, dtype=other.dtype)
-    return xp.where(self == 0, xp.where(other != other, other, 0), self * xp.log(other))
+    return xp.where(self == 0, xp.where(other != other, other, 0),
+                    xp.multiply(self, xp.log(other)))
 
 
 def _xlogy_self_rule(xp, grad, self, other):
