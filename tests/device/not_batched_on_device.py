@@ -4,16 +4,6 @@ tests/device/emulated_vmap_run.py --write``; a test fails when a listed entry
 starts to pass, so the list only shrinks)."""
 
 NOT_BATCHED_ON_DEVICE = {
-    'linalg.householder_product':
-        'ops/linalg_decomp.py _hh_apply: TypeError: a batch given to a device operator or funct',
-    'orgqr':
-        'ops/linalg_decomp.py _hh_apply: TypeError: a batch given to a device operator or funct',
-    'ctc_loss':
-        'ops/losses.py _ctc_labels: TypeError: a batch given to a device operator or function',
-    'median':
-        'ops/reduction.py _evenly_distribute: TypeError: a batch given to a device operator or ',
-    'nanmedian':
-        'ops/reduction.py _evenly_distribute: TypeError: a batch given to a device operator or ',
     'max_pool2d':
         'ops/pooling.py _max_pool_2x2: TypeError: a batch given to a device operator or functio',
     'binary_cross_entropy':
