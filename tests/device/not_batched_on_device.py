@@ -6,10 +6,6 @@ starts to pass, so the list only shrinks)."""
 NOT_BATCHED_ON_DEVICE = {
     'max_pool2d':
         'ops/pooling.py _max_pool_2x2: TypeError: a batch given to a device operator or functio',
-    'binary_cross_entropy':
-        'ops/nn_ops.py _bce_fwd: TypeError: a batch given to a device operator or function',
-    'binary_cross_entropy_with_logits':
-        'ops/nn_ops.py _bcel_fwd: TypeError: a batch given to a device operator or function',
     'max_pool1d':
         'ops/pooling.py _max_pool_fwd: TypeError: a batch given to a device operator or functio',
     'max_pool1d_with_indices':
@@ -32,6 +28,4 @@ NOT_BATCHED_ON_DEVICE = {
         "nn/utils/rnn.py pack_padded_sequence: RuntimeError: 'lengths' argument should be a 1D ",
     'to': 'by design: a sample moves to the CPU (to("cpu", float64)), as on the CPU without vmap',
     'pad_packed_sequence': 'AssertionError: sample 0 dim 0 output 1 is on cpu, not on the device',
-    '_weight_norm':
-        'ops/weight_norm.py _wn_fwd: TypeError: a batch given to a device operator or function',
 }

@@ -139,7 +139,7 @@ def _div_other_rule(xp, grad, self, other):
     return -grad * xp.astype(q / other, grad.dtype, copy=False)
 
 
-_div = defop("div", lambda xp, self, other: self / other,
+_div = defop("div", lambda xp, self, other: xp.divide(self, other),
              vjp={"self": lambda xp, grad, other: grad / _in_result_dtype(xp, grad, other)[0],
                   "other": _div_other_rule},
              promote=_BOTH, to_float=True,
