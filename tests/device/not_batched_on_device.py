@@ -4,26 +4,6 @@ tests/device/emulated_vmap_run.py --write``; a test fails when a listed entry
 starts to pass, so the list only shrinks)."""
 
 NOT_BATCHED_ON_DEVICE = {
-    'max_pool2d':
-        'ops/pooling.py _max_pool_2x2: TypeError: a batch given to a device operator or functio',
-    'max_pool1d':
-        'ops/pooling.py _max_pool_fwd: TypeError: a batch given to a device operator or functio',
-    'max_pool1d_with_indices':
-        'ops/pooling.py _max_pool_fwd: TypeError: a batch given to a device operator or functio',
-    'max_pool2d_with_indices':
-        'ops/pooling.py _max_pool_2x2: TypeError: a batch given to a device operator or functio',
-    'max_pool3d':
-        'ops/pooling.py _max_pool_fwd: TypeError: a batch given to a device operator or functio',
-    'max_pool3d_with_indices':
-        'ops/pooling.py _max_pool_fwd: TypeError: a batch given to a device operator or functio',
-    'adaptive_max_pool1d':
-        'ops/pooling.py _adaptive_max_fwd: TypeError: a batch given to a device operator or fun',
-    'adaptive_max_pool2d':
-        'ops/pooling.py _adaptive_max_fwd: TypeError: a batch given to a device operator or fun',
-    'adaptive_max_pool3d':
-        'ops/pooling.py _adaptive_max_fwd: TypeError: a batch given to a device operator or fun',
-    'max_pool2d.integer':
-        'ops/pooling.py _max_pool_2x2: TypeError: a batch given to a device operator or functio',
     'pack_padded_sequence':
         "nn/utils/rnn.py pack_padded_sequence: RuntimeError: 'lengths' argument should be a 1D ",
     'to': 'by design: a sample moves to the CPU (to("cpu", float64)), as on the CPU without vmap',
