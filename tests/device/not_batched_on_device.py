@@ -4,58 +4,8 @@ tests/device/emulated_vmap_run.py --write``; a test fails when a listed entry
 starts to pass, so the list only shrinks)."""
 
 NOT_BATCHED_ON_DEVICE = {
-    'lerp': 'ops/binary.py _lerp_fwd: TypeError: a batch given to a device operator or function',
-    'lerp_': 'ops/binary.py _lerp_fwd: TypeError: a batch given to a device operator or function',
-    'xlogy.scalar_self':
-        'ops/binary.py _xlogy_fwd: TypeError: a batch given to a device operator or function',
-    'linalg.householder_product':
-        'ops/linalg_decomp.py _hh_apply: TypeError: a batch given to a device operator or funct',
-    'orgqr':
-        'ops/linalg_decomp.py _hh_apply: TypeError: a batch given to a device operator or funct',
-    'ctc_loss':
-        'ops/losses.py _ctc_labels: TypeError: a batch given to a device operator or function',
-    'median':
-        'ops/reduction.py _evenly_distribute: TypeError: a batch given to a device operator or ',
-    'nanmedian':
-        'ops/reduction.py _evenly_distribute: TypeError: a batch given to a device operator or ',
-    'digamma':
-        'ops/special.py _polygamma_fwd: TypeError: a batch given to a device operator or functi',
-    'digamma_.inplace':
-        'ops/special.py _polygamma_fwd: TypeError: a batch given to a device operator or functi',
-    'polygamma':
-        'ops/special.py _polygamma_fwd: TypeError: a batch given to a device operator or functi',
-    'polygamma.method':
-        'ops/special.py _polygamma_fwd: TypeError: a batch given to a device operator or functi',
-    'polygamma_.inplace':
-        'ops/special.py _polygamma_fwd: TypeError: a batch given to a device operator or functi',
-    'max_pool2d':
-        'ops/pooling.py _max_pool_2x2: TypeError: a batch given to a device operator or functio',
-    'binary_cross_entropy':
-        'ops/nn_ops.py _bce_fwd: TypeError: a batch given to a device operator or function',
-    'binary_cross_entropy_with_logits':
-        'ops/nn_ops.py _bcel_fwd: TypeError: a batch given to a device operator or function',
-    'max_pool1d':
-        'ops/pooling.py _max_pool_fwd: TypeError: a batch given to a device operator or functio',
-    'max_pool1d_with_indices':
-        'ops/pooling.py _max_pool_fwd: TypeError: a batch given to a device operator or functio',
-    'max_pool2d_with_indices':
-        'ops/pooling.py _max_pool_2x2: TypeError: a batch given to a device operator or functio',
-    'max_pool3d':
-        'ops/pooling.py _max_pool_fwd: TypeError: a batch given to a device operator or functio',
-    'max_pool3d_with_indices':
-        'ops/pooling.py _max_pool_fwd: TypeError: a batch given to a device operator or functio',
-    'adaptive_max_pool1d':
-        'ops/pooling.py _adaptive_max_fwd: TypeError: a batch given to a device operator or fun',
-    'adaptive_max_pool2d':
-        'ops/pooling.py _adaptive_max_fwd: TypeError: a batch given to a device operator or fun',
-    'adaptive_max_pool3d':
-        'ops/pooling.py _adaptive_max_fwd: TypeError: a batch given to a device operator or fun',
-    'max_pool2d.integer':
-        'ops/pooling.py _max_pool_2x2: TypeError: a batch given to a device operator or functio',
     'pack_padded_sequence':
         "nn/utils/rnn.py pack_padded_sequence: RuntimeError: 'lengths' argument should be a 1D ",
     'to': 'by design: a sample moves to the CPU (to("cpu", float64)), as on the CPU without vmap',
     'pad_packed_sequence': 'AssertionError: sample 0 dim 0 output 1 is on cpu, not on the device',
-    '_weight_norm':
-        'ops/weight_norm.py _wn_fwd: TypeError: a batch given to a device operator or function',
 }

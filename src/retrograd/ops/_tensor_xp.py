@@ -53,7 +53,7 @@ _SAME = (
     "isfinite", "logical_and", "logical_or", "logical_not", "matmul", "outer",
 )
 _RENAMED = {"power": "pow", "equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": "le",
-            "greater": "gt", "greater_equal": "ge"}
+            "greater": "gt", "greater_equal": "ge", "subtract": "sub", "multiply": "mul"}
 
 
 def _op(name, np_name):

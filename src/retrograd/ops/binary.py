@@ -140,7 +140,7 @@ def _div_other_rule(xp, grad, self, other):
     return -grad * xp.astype(q / other, grad.dtype, copy=False)
 
 
-_div = defop("div", lambda xp, self, other: self / other,
+_div = defop("div", lambda xp, self, other: xp.divide(self, other),
              vjp={"self": lambda xp, grad, other: grad / _in_result_dtype(xp, grad, other)[0],
                   "other": _div_other_rule},
              promote=_BOTH, to_float=True,
@@ -395,11 +395,12 @@ def _lerp_fwd(xp, self, end, weight):
     """PyTorch's two-sided formula: from ``end`` when |weight| >= 0.5, which is exact at
     weight 1 and gives NaN, not inf, for an infinite ``end`` there."""
     _lerp_kernel(self, weight)
+    d = xp.subtract(end, self)  # (xp's ufuncs: a plain device array may meet a batch)
     if not hasattr(weight, "dtype"):
-        return (self + weight * (end - self) if builtins.abs(weight) < 0.5
-                else end - (end - self) * (1 - weight))
-    return xp.where(xp.abs(weight) < 0.5, self + weight * (end - self),
-                    end - (end - self) * (1 - weight))
+        return (xp.add(self, weight * d) if builtins.abs(weight) < 0.5
+                else xp.subtract(end, d * (1 - weight)))
+    return xp.where(xp.abs(weight) < 0.5, xp.add(self, xp.multiply(weight, d)),
+                    xp.subtract(end, xp.multiply(d, 1 - weight)))
 
 
 def _lerp_into(xp, out, self, end, weight):
@@ -477,7 +478,8 @@ def _xlogy_fwd(xp, self, other):
         other = xp.asarray(other, dtype=self.dtype)
     elif not hasattr(self, "dtype"):
         self = xp.asarray(self, dtype=other.dtype)
-    return xp.where(self == 0, xp.where(other != other, other, 0), self * xp.log(other))
+    return xp.where(self == 0, xp.where(other != other, other, 0),
+                    xp.multiply(self, xp.log(other)))
 
 
 def _xlogy_self_rule(xp, grad, self, other):

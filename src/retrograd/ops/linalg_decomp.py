@@ -993,8 +993,8 @@ def _hh_vectors(xp, A, k):
 
 def _hh_apply(xp, v, t, Q):
     """``(I - t v v^T) Q`` for a column v (..., m, 1) and scalars t (...)."""
-    return Q - xp.expand_dims(xp.expand_dims(t, -1), -1) * xp.matmul(v, xp.matmul(_mT(xp, v),
-                                                                                  Q))
+    return xp.subtract(Q, xp.multiply(xp.expand_dims(xp.expand_dims(t, -1), -1),
+                                      xp.matmul(v, xp.matmul(_mT(xp, v), Q))))
 
 
 def _hh_fwd(xp, A, tau):

@@ -701,7 +701,7 @@ def _ctc_labels(xp, targets, target_lengths, blank):
     else:
         rows = targets[:, :width]
     labels = xp.full((n, 2 * width + 1), blank, dtype=int64.np)
-    labels[:, 1::2] = xp.where(j < tl[:, None], rows, blank)
+    labels[:, 1::2] = xp.where(tl[:, None] > j, rows, blank)  # (tl may be a batch)
     skip = (labels != blank) & (labels != _shift(labels, 2, blank))
     skip[:, :2] = False
     return labels, skip
@@ -710,7 +710,7 @@ def _ctc_labels(xp, targets, target_lengths, blank):
 def _ctc_setup(xp, log_probs, targets, target_lengths, blank):
     labels, skip = _ctc_labels(xp, targets, target_lengths, blank)
     lp = xp.take_along_axis(log_probs, labels[None], 2)  # (T, N, L)
-    valid = xp.arange(labels.shape[1]) < 2 * xp.asarray(target_lengths)[:, None] + 1
+    valid = 2 * xp.asarray(target_lengths)[:, None] + 1 > xp.arange(labels.shape[1])
     return labels, skip, lp, valid
 
 
@@ -748,7 +748,7 @@ def _ctc_unit_grad(log_probs, targets, nll, alpha, input_lengths, target_lengths
     il = xp.asarray(input_lengths)[:, None]
     tl = xp.asarray(target_lengths)[:, None]
     pos = xp.arange(length)
-    ends = (pos == 2 * tl) | (pos == 2 * tl - 1)
+    ends = (2 * tl == pos) | (2 * tl - 1 == pos)
     skip2 = _shift(skip, -2, False)
     beta = xp.full_like(alpha, -math.inf)
     for t in range(t_max - 1, -1, -1):
@@ -768,9 +768,9 @@ def _ctc_unit_grad(log_probs, targets, nll, alpha, input_lengths, target_lengths
     with functions(xp).errstate(divide="ignore"):
         lcab = xp.log(xp.einsum("tnl,nlc->tnc", xp.exp(ab - m), onehot)) + m
     g = xp.exp(log_probs) - xp.exp(lcab + nll[None, :, None] - log_probs)
-    keep = xp.arange(t_max)[:, None] < il.T
+    keep = il.T > xp.arange(t_max)[:, None]
     if zero_infinity:
-        keep = keep & ~xp.isinf(nll)[None]
+        keep = ~xp.isinf(nll)[None] & keep
     return xp.where(keep[:, :, None], g, 0).astype(log_probs.dtype)
 
 

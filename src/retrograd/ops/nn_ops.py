@@ -1039,10 +1039,10 @@ _EPS_LOG = -100.0  # PyTorch clamps log terms of binary_cross_entropy at -100
 
 
 def _bce_fwd(xp, self, target, weight, reduction):
-    loss = -(target * xp.maximum(xp.log(self), _EPS_LOG)
-             + (1 - target) * xp.maximum(xp.log(1 - self), _EPS_LOG))
+    loss = -(xp.multiply(target, xp.maximum(xp.log(self), _EPS_LOG))
+             + xp.multiply(1 - target, xp.maximum(xp.log(1 - self), _EPS_LOG)))
     if weight is not None:
-        loss = loss * weight
+        loss = xp.multiply(loss, weight)
     return _reduce(xp, loss, reduction)
 
 
@@ -1108,9 +1108,9 @@ def _bcel_fwd(xp, self, target, weight, pos_weight, reduction):
     [.mul_(weight)]``, reduced."""
     lsi = _once(xp, _log_sigmoid, self)
     if pos_weight is not None:
-        lsi = _into(xp, _mul(xp, lsi, _mul(xp, pos_weight - 1, target) + 1), self)
+        lsi = _into(xp, _mul(xp, lsi, _mul(xp, target, pos_weight - 1) + 1), self)
     # one expression: NumPy reuses its temporaries in place
-    loss = _into(xp, _into(xp, (1 - target) * self, target) - lsi, target)
+    loss = _into(xp, _into(xp, xp.multiply(1 - target, self), target) - lsi, target)
     if weight is not None:
         loss = _into(xp, _mul(xp, loss, weight), target)
     return _reduce(xp, loss, reduction)
@@ -1123,9 +1123,9 @@ def _bcel_grad(xp, grad, self, target, weight, pos_weight, reduction):
     if pos_weight is None:
         g = _into(xp, _once(xp, _sigmoid, self) - target, self)
     else:
-        t = _mul(xp, pos_weight, target)
+        t = _mul(xp, target, pos_weight)
         g = t + 1
-        g = _into(xp, _into(xp, g - target, g) * _once(xp, _sigmoid, self), g)
+        g = _into(xp, xp.multiply(_into(xp, g - target, g), _once(xp, _sigmoid, self)), g)
         g = _into(xp, g - t, g)
     g = _into(xp, _mul(xp, g, grad), g)
     if weight is not None:

@@ -180,7 +180,8 @@ def _max_pool_2x2(xp, x):
     off *= w
     off += col  # the winner's offset in the flat H*W plane from its window's corner
     oh, ow = out.shape[-2:]
-    return out, xp.reshape(xp.arange(oh) * (2 * w), (oh, 1)) + xp.arange(0, 2 * ow, 2) + off
+    # (the offsets, a batch under vmap, on the left: a device array refuses one on its right)
+    return out, off + (xp.reshape(xp.arange(oh) * (2 * w), (oh, 1)) + xp.arange(0, 2 * ow, 2))
 
 
 def _max_pool_fwd(xp, self, kernel, stride, pads, dilation):
@@ -219,7 +220,7 @@ def _max_pool_fwd(xp, self, kernel, stride, pads, dilation):
                                   for i in range(nd)])
     table = xp.asarray([sum(o * d * s for o, d, s in zip(off, dilation, st, strict=True))
                         for off in offsets], dtype=xp.int64)
-    indices = base + xp.take(table, code)
+    indices = xp.take(table, code) + base  # (the batch-capable side on the left)
     empty = _grid_index(xp, outs, [_outside(xp, outs[i], stride[i], pads[i][0], kernel[i],
                                             dilation[i], size[i]) for i in range(nd)])
     if functions(xp).any_true(empty):  # windows wholly in padding: no input, index -1
@@ -599,7 +600,7 @@ def _adaptive_max_fwd(xp, self, tables):
     for i, (t, p) in enumerate(zip(tables, parts, strict=True)):
         rows = xp.reshape(xp.arange(outs[i]), (outs[i],) + (1,) * (nd - 1 - i))
         # t[rows, p], as a take: a batched p indexes the table
-        idx = idx * sp[i] + xp.take(xp.reshape(t, (-1,)), rows * t.shape[1] + p, 0)
+        idx = idx * sp[i] + xp.take(xp.reshape(t, (-1,)), p + rows * t.shape[1], 0)
     return out, xp.astype(idx, xp.int64)
 
 

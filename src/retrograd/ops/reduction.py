@@ -275,7 +275,9 @@ def _even_rule(xp, grad, self, result, dim, keepdim):
 def _evenly_distribute(xp, grad, self, result):
     """max()/min() of everything: shared evenly among the maxima (NaN when the result is)."""
     mask = (self == result) | ((self != self) & (result != result))
-    return xp.where(mask, grad / xp.sum(mask, dtype=grad.dtype), 0)
+    if hasattr(mask, "batched_namespace"):  # (the node's xp is grad's, which may not vary)
+        xp = mask.batched_namespace()
+    return xp.where(mask, grad, 0) / xp.sum(mask, dtype=grad.dtype)  # (the batch on the left)
 
 
 def _select_rule(xp, grad, indices, self_shape, dim, keepdim):

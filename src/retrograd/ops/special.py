@@ -67,7 +67,7 @@ def _polygamma_fwd(xp, self, n):
     if sp is None:  # pragma: no cover - exercised only without SciPy
         return functions(xp).special("polygamma", n, self)
     coef = (-1.0) ** (n + 1) * sp.gamma(n + 1.0)
-    return xp.asarray(coef * sp.zeta(xp.asarray(n + 1), self), dtype=self.dtype)
+    return xp.asarray(sp.zeta(xp.asarray(n + 1), self) * coef, dtype=self.dtype)
 
 
 _polygamma = defop("polygamma", _polygamma_fwd,

@@ -27,7 +27,7 @@ def _norm(xp, v, dim):
 
 
 def _wn_fwd(xp, v, g, dim):
-    return v * (xp.reshape(g, _norm(xp, v, dim).shape) / _norm(xp, v, dim))
+    return xp.multiply(v, xp.divide(xp.reshape(g, _norm(xp, v, dim).shape), _norm(xp, v, dim)))
 
 
 def _wn_dv(xp, grad, v, g, dim):
