@@ -29,6 +29,16 @@ CASES = {
 }
 
 
+
+def _traced(make):
+    """``make()``'s result and the peak of Python-traced memory while it ran."""
+    tracemalloc.start()
+    try:
+        t = make()
+        return t, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
 @pytest.mark.parametrize("device", ["cuda", "cuda:1", "meta"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_made_on_the_device_as_on_the_cpu(name, device):
@@ -62,12 +72,7 @@ def test_no_host_array_is_staged(make):
     """The emulator's memory is the host's: one array's worth at the peak means none was
     made on the host and copied."""
     with emulating():
-        tracemalloc.start()
-        try:
-            t = make()
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+        t, peak = _traced(make)
         assert t.device.type == "cuda"
         nbytes = t.numel() * t.element_size()
         assert peak < 1.5 * nbytes, (peak, nbytes)
@@ -95,10 +100,5 @@ def test_meta_ranges_have_numpys_shapes_and_dtypes(name, args, kwargs):
                                   lambda: retrograd.logspace(0, 1, 1 << 20, device="meta"),
                                   lambda: retrograd.eye(1 << 10, device="meta")])
 def test_meta_ranges_take_no_memory(make):
-    tracemalloc.start()
-    try:
-        t = make()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    t, peak = _traced(make)
     assert t.device.type == "meta" and t.numel() >= 10**6 and peak < 1 << 16, peak
