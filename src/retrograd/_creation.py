@@ -365,9 +365,31 @@ def normal(mean, std, size=None, *, generator=None, out=None):
     return wrap(functions(xp).draw(g._rng, "normal", (m, s), shape).astype(ref._data.dtype))
 
 
-def _like(fn):
+def _batched_like(input, device, dtype, requires_grad, make):
+    """Under vmap, the like of a batched ``input`` is batched too (each element its own
+    buffer, which may then take batched writes), as torch.vmap's: ``make(xp, dtype)``
+    with ``xp`` the namespace of ``input``'s batch, whose buffers are batches. None where
+    ``input`` is not batched or the result goes to another device."""
+    d = input._data
+    if not hasattr(type(d), "batched_namespace") or (
+            device is not None and check_device(device) != input.device):
+        return None
+    t = wrap(make(get_array_module(d), (dtype or input.dtype).np))
+    if requires_grad:
+        _set_requires_grad(t, True, "Only Tensors of floating point and complex dtype")
+    return t
+
+
+def _like(fn, batched=None):
+    """``fn``'s ``*_like``; ``batched(xp, shape, dtype)``: the array of a batched input's."""
     def like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
              memory_format=None, **kw):
+        if batched is not None:
+            shape = tuple(input.shape)
+            t = _batched_like(input, device, dtype, requires_grad,
+                              lambda xp, dt: batched(xp, shape, dt))
+            if t is not None:
+                return t
         return fn(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
                   requires_grad=requires_grad, **kw)
     like.__name__ = fn.__name__ + "_like"
@@ -376,15 +398,22 @@ def _like(fn):
     return like
 
 
-zeros_like = _like(zeros)
-ones_like = _like(ones)
-empty_like = _like(empty)
-rand_like = _like(rand)
+zeros_like = _like(zeros, lambda xp, shape, dt: xp.zeros(shape, dt))
+ones_like = _like(ones, lambda xp, shape, dt: xp.ones(shape, dt))
+empty_like = _like(empty, lambda xp, shape, dt: fill_uninitialized(xp.empty(shape, dt)))
+rand_like = _like(rand)  # (vmap's randomness decides how the draws batch)
 randn_like = _like(randn)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    shape = tuple(input.shape)
+    t = _batched_like(input, device, dtype, requires_grad,
+                      lambda xp, dt: xp.full(shape, fill_value, dt))
+    if t is not None:
+        return t
     return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype,
                 device=device or input.device, requires_grad=requires_grad)
 

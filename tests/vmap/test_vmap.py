@@ -467,3 +467,26 @@ def test_in_place_on_a_view_under_transforms_as_torch_func(name, transform):
             return lib.func.jacrev(lib.func.jacrev(scalar))(x[0])
         return lib.func.hessian(scalar)(x[0])
     _close(run(retrograd, rx, rv), run(torch, tx, tv))
+
+
+@pytest.mark.parametrize("make", [
+    lambda T, x: T.zeros_like(x), lambda T, x: T.ones_like(x),
+    lambda T, x: T.full_like(x, 2.5), lambda T, x: T.empty_like(x).fill_(1.0),
+    lambda T, x: T.zeros_like(x, dtype=T.float32)],
+    ids=["zeros_like", "ones_like", "full_like", "empty_like", "zeros_like_dtype"])
+def test_like_of_a_batched_tensor_is_batched_and_takes_batched_writes(make):
+    """As torch.vmap's: each element gets its own buffer, so a batched value can be
+    written or added into it (an unbatched one refused both)."""
+    def f(T):
+        def g(x):
+            y = make(T, x)
+            y[1] = x[0]
+            return y.add_(x)
+        return g
+    x = numpy.arange(6.0).reshape(3, 2)
+    want = torch.vmap(f(torch))(torch.from_numpy(x))
+    for got in (retrograd.vmap(f(retrograd))(retrograd.from_numpy(x)),
+                retrograd.vmap(retrograd.vmap(f(retrograd)), in_dims=1)(
+                    retrograd.from_numpy(numpy.stack([x, x], 1)))[0]):
+        assert got.dtype.is_floating_point and tuple(got.shape) == tuple(want.shape)
+        numpy.testing.assert_array_equal(got.double().numpy(), want.double().numpy())
