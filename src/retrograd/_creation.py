@@ -120,7 +120,8 @@ def _drawn(dev, shape, dtype, draw):
 
 def _finish(arr, requires_grad=False, dev=cpu):
     """The tensor of ``arr``, moved to ``dev`` (a host array of parsed data or of the host
-    generator's draws; the filled and range functions make theirs on ``dev``)."""
+    generator's draws; the filled and range functions, and a batch's ``*_like``, make
+    theirs where it belongs and pass the default ``dev``)."""
     t = wrap(arr if dev is cpu else to_device(arr, dev))
     if requires_grad:
         _set_requires_grad(t, True, "Only Tensors of floating point and complex dtype")
@@ -133,10 +134,7 @@ _HOST = host_array_module()  # the CPU's, asked once: the default device's fast 
 def _made(dev, make, requires_grad):
     """The tensor of ``make(xp)``'s array, made on ``dev`` by its array module ``xp``
     (:func:`..backend.on_device`)."""
-    t = wrap(make(_HOST) if dev is cpu else on_device(dev, make))
-    if requires_grad:
-        _set_requires_grad(t, True, "Only Tensors of floating point and complex dtype")
-    return t
+    return _finish(make(_HOST) if dev is cpu else on_device(dev, make), requires_grad)
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -367,17 +365,15 @@ def normal(mean, std, size=None, *, generator=None, out=None):
 
 def _batched_like(input, device, dtype, requires_grad, make):
     """Under vmap, the like of a batched ``input`` is batched too (each element its own
-    buffer, which may then take batched writes), as torch.vmap's: ``make(xp, dtype)``
-    with ``xp`` the namespace of ``input``'s batch, whose buffers are batches. None where
-    ``input`` is not batched or the result goes to another device."""
+    buffer, which may then take batched writes), as torch.vmap's: ``make(xp, shape,
+    dtype)`` with ``xp`` the namespace of ``input``'s batch, whose buffers are batches.
+    None where ``input`` is not batched or the result goes to another device."""
     d = input._data
     if not hasattr(type(d), "batched_namespace") or (
             device is not None and check_device(device) != input.device):
         return None
-    t = wrap(make(get_array_module(d), (dtype or input.dtype).np))
-    if requires_grad:
-        _set_requires_grad(t, True, "Only Tensors of floating point and complex dtype")
-    return t
+    xp = get_array_module(d)
+    return _finish(make(xp, tuple(input.shape), (dtype or input.dtype).np), requires_grad)
 
 
 def _like(fn, batched=None):
@@ -385,9 +381,7 @@ def _like(fn, batched=None):
     def like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
              memory_format=None, **kw):
         if batched is not None:
-            shape = tuple(input.shape)
-            t = _batched_like(input, device, dtype, requires_grad,
-                              lambda xp, dt: batched(xp, shape, dt))
+            t = _batched_like(input, device, dtype, requires_grad, batched)
             if t is not None:
                 return t
         return fn(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
@@ -409,9 +403,8 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
               memory_format=None):
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    shape = tuple(input.shape)
     t = _batched_like(input, device, dtype, requires_grad,
-                      lambda xp, dt: xp.full(shape, fill_value, dt))
+                      lambda xp, shape, dt: xp.full(shape, fill_value, dt))
     if t is not None:
         return t
     return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype,

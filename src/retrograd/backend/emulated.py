@@ -17,7 +17,7 @@ import numpy
 
 from . import _cupy_names
 
-__all__ = ["ndarray", "namespace", "Device", "asnumpy", "DEVICES", "on_device"]
+__all__ = ["ndarray", "namespace", "Device", "asnumpy", "DEVICES", "guard", "on_device"]
 
 DEVICES = 2  # emulated device ids: 0 and 1
 

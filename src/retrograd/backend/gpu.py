@@ -9,7 +9,7 @@ the runtime asks ``cupy()`` first.
 import functools
 
 __all__ = ["cupy", "absent", "count", "current", "select", "is_array", "to_host", "from_host",
-           "on_device"]
+           "guard", "on_device"]
 
 
 @functools.cache
