@@ -169,6 +169,13 @@ class BatchShape(tuple):
     batched input, so that a gradient of a higher level is summed over that level."""
 
 
+def _values(x):
+    """The values of a batch (of any depth), as one plain array."""
+    while type(x) is Batched:
+        x = x.data
+    return x
+
+
 def shape_of(a):
     """``a.shape``; a :class:`BatchShape` for a batch."""
     if type(a) is not Batched:

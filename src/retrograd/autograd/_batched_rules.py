@@ -10,7 +10,7 @@ from ..backend import get_array_module
 from ..backend.functions import functions
 from ._batched import (INPLACE, _FUNCS, Batched, _batch, _elementwise, _expand_dims, _first,
                        _full_batch, _lift, _ndim, _norm, _ravel, _reshape, _rule, _shape_tuple,
-                       _take, _ufunc_call, _xp)
+                       _take, _ufunc_call, _values, _xp)
 
 __all__ = []
 
@@ -313,13 +313,6 @@ for _name in ("zeros_like", "ones_like", "empty_like"):
 def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
     return Batched(_xp(a).full_like(a.data, fill_value, dtype,
                                     shape=_like_shape(a.data, shape)))
-
-
-def _values(x):
-    """The values of a batch (of any depth), as one plain array."""
-    while type(x) is Batched:
-        x = x.data
-    return x
 
 
 @_rule("bincount")

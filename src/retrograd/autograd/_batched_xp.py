@@ -8,7 +8,7 @@ import types
 from ..backend import host_array_module, special_functions
 from ..backend.functions import ArrayFunctions, functions
 from ._batched import (_FUNCS, _SUBMODULES, Batched, _as_strided, _elementwise, _entry,
-                       _levels, _norm, _shape_tuple, _ufunc_entry, register_namespace)
+                       _levels, _norm, _shape_tuple, _ufunc_entry, _values, register_namespace)
 
 __all__ = ["BatchedNumpy", "BatchedFunctions"]
 
@@ -190,21 +190,15 @@ class BatchedFunctions(ArrayFunctions):
     def any_true(self, mask):
         """Whether any element of any batch element holds (value checks: an index out of
         range in one element fails the call, as in PyTorch)."""
-        while type(mask) is Batched:
-            mask = mask.data
-        return bool(mask.any())
+        return bool(_values(mask).any())
 
     def all_true(self, mask):
         """Whether every element of every batch element holds."""
-        while type(mask) is Batched:
-            mask = mask.data
-        return bool(mask.all())
+        return bool(_values(mask).all())
 
     def checked_values(self, a):
         """Every batch member's value (each is checked, as each call would check it)."""
-        while type(a) is Batched:
-            a = a.data
-        return a.reshape(-1).tolist()
+        return _values(a).reshape(-1).tolist()
 
     def address(self, a):
         """Where one batch element's data starts: views of a batch keep its batch dim, so
@@ -216,9 +210,7 @@ class BatchedFunctions(ArrayFunctions):
         PyTorch's batching rule reads as_strided's storage (element ``i``'s at ``i`` times
         the batch's stride, in the memory under the whole batch). None where that memory
         is not one dense block."""
-        d = a
-        while type(d) is Batched:
-            d = d.data
+        d = _values(a)
         laid = sorted((s // d.itemsize, n) for s, n in zip(d.strides, d.shape, strict=True)
                       if n != 1)
         run = 1

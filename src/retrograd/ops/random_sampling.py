@@ -19,7 +19,6 @@ __all__ = ["bernoulli", "bernoulli_", "poisson", "multinomial", "exponential_", 
            "log_normal_", "cauchy_"]
 
 
-
 def _gen(generator):
     return (generator or _random.default_generator)._rng
 
