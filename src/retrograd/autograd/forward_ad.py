@@ -430,12 +430,12 @@ def _write_view_tangent_graph(base, view, t, bt):
     places of the view's elements in the base's (C-contiguous) memory."""
     bd, vd = base._data, view._data
     size = bd.itemsize
-    offset = (functions(get_array_module(bd)).address(vd) - functions(
-        get_array_module(bd)).address(bd)) // size
+    address = functions(get_array_module(bd)).address
+    offset = (address(vd) - address(bd)) // size
     host = host_array_module()
+    flat = host.arange(bd.size)[offset:]  # each element's place in the base's memory
     ids = host.lib.stride_tricks.as_strided(
-        host.arange(bd.size)[offset:], vd.shape,
-        tuple(st // size * host.dtype(host.int64).itemsize for st in vd.strides))
+        flat, vd.shape, tuple(st // size * flat.itemsize for st in vd.strides))
     ids = wrap(to_device(host.ascontiguousarray(ids).reshape(-1), base.device))
     old = (wrap(_zeros_like(bd)) if bt is None else bt).reshape(-1)
     src = (view.new_zeros(vd.shape) if t is None else t).reshape(-1)
