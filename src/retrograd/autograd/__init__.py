@@ -3,6 +3,7 @@
 from .._tensor import Tensor
 from . import forward_ad, function, functional, graph
 from . import _batched_rules  # noqa: F401 (the batching rules of reductions, joins, ...)
+from . import _collector  # noqa: F401 (recording spaces out full cyclic collections)
 from .function import Function
 from . import anomaly_mode, profiler, profiler_util
 from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,

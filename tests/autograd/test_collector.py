@@ -1,0 +1,134 @@
+"""Recording spaces out CPython's full cyclic collections (autograd/_collector.py).
+
+The premise: retrograd's graphs and training steps leave no cyclic garbage, so reference
+counting frees them and the collector's full scans find nothing in them. The mechanism:
+a Spacer raises the collector's third threshold after a younger collection that saw nodes
+recorded, restores it after one that saw none, and leaves a program's own thresholds be.
+"""
+
+import gc
+
+import pytest
+
+import retrograd
+from retrograd.autograd import _collector
+
+
+@pytest.fixture
+def collector_state():
+    """Runs a test with the global spacer out of gc.callbacks and the thresholds restored."""
+    saved = gc.get_threshold()
+    gc.callbacks.remove(_collector.SPACER)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*saved)
+        gc.callbacks.append(_collector.SPACER)
+
+
+def _record(n=8):
+    x = retrograd.ones(4, requires_grad=True)
+    for _ in range(n):
+        x = (x * 0.5).sin()
+    return x
+
+
+def _train_steps(n):
+    retrograd.manual_seed(0)
+    nn = retrograd.nn
+    model = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.LayerNorm(16), nn.Linear(16, 3))
+    opt = retrograd.optim.Adam(model.parameters(), lr=1e-3)
+    x, y = retrograd.randn(5, 8), retrograd.tensor([0, 2, 1, 1, 0])
+    for _ in range(n):
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    return model, opt
+
+
+def test_training_steps_leave_no_cyclic_garbage():
+    _train_steps(1)
+    gc.collect()
+    gc.disable()
+    try:
+        kept = _train_steps(3)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+    del kept
+
+
+def test_a_graph_dropped_without_backward_leaves_no_cyclic_garbage():
+    gc.collect()
+    gc.disable()
+    try:
+        y = _record(50)
+        y.sum()
+        del y
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
+def test_the_spacer_is_installed():
+    assert _collector.SPACER in gc.callbacks
+
+
+def test_recording_raises_the_third_threshold_and_idling_restores_it(collector_state):
+    gc.set_threshold(700, 10, 10)
+    spacer = _collector.Spacer()
+    gc.callbacks.append(spacer)
+    try:
+        y = _record()
+        gc.collect(1)
+        assert gc.get_threshold() == (700, 10, _collector.RECORDING_FULL_EVERY)
+        gc.collect(0)  # a generation-0 collection decides nothing
+        assert gc.get_threshold() == (700, 10, _collector.RECORDING_FULL_EVERY)
+        del y
+        gc.collect(1)  # nothing was recorded since the last one
+        assert gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.callbacks.remove(spacer)
+
+
+def test_a_programs_larger_third_threshold_is_kept(collector_state):
+    gc.set_threshold(500, 20, 5000)
+    spacer = _collector.Spacer()
+    gc.callbacks.append(spacer)
+    try:
+        _record()
+        gc.collect(1)
+        assert gc.get_threshold() == (500, 20, 5000)
+    finally:
+        gc.callbacks.remove(spacer)
+
+
+def test_thresholds_the_program_sets_stand(collector_state):
+    gc.set_threshold(700, 10, 10)
+    spacer = _collector.Spacer()
+    gc.callbacks.append(spacer)
+    try:
+        _record()
+        gc.collect(1)
+        assert gc.get_threshold()[2] == _collector.RECORDING_FULL_EVERY
+        gc.set_threshold(300, 3, 3)  # the program tunes the collector while spaced
+        _record()
+        gc.collect(1)
+        gc.collect(1)
+        assert gc.get_threshold() == (300, 3, 3)
+        assert spacer.stopped
+    finally:
+        gc.callbacks.remove(spacer)
+
+
+def test_no_recording_under_no_grad_leaves_thresholds_alone(collector_state):
+    gc.set_threshold(700, 10, 10)
+    spacer = _collector.Spacer()
+    gc.callbacks.append(spacer)
+    try:
+        with retrograd.no_grad():
+            _record()
+        gc.collect(1)
+        assert gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.callbacks.remove(spacer)
