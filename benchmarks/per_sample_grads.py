@@ -1,19 +1,25 @@
 """Per-sample gradients over a batch of 64: ``vmap(grad(loss))`` beside the Python loop of
 one ``grad`` per sample, in retrograd and in PyTorch (torch.func), in one process.
 
-    python benchmarks/per_sample_grads.py [--repeat 5]
+    python benchmarks/per_sample_grads.py [--repeat 5] [--clock cpu]
 
 Both libraries run single-threaded unless OPENBLAS_NUM_THREADS / OMP_NUM_THREADS say
 otherwise (a shared machine makes multi-threaded BLAS calls wait for their threads).
 
 Each model is written once against a module ``T`` (retrograd or torch). Times are the
-median of ``--repeat`` runs after a warm-up; "loop/vmap" is how much faster vmap is than
-the loop in the same library; the last line of each model is retrograd's vmap time over
-torch.func's.
+median of ``--repeat`` runs after a warm-up, on the wall clock or (``--clock cpu``) this
+process's CPU time, which on a shared machine leaves out the time spent waiting for a
+core; "loop/vmap" is how much faster vmap is than the loop in the same library. Each
+model then states its floor: the per-sample gradients' size and how long a fresh array of
+that size takes to be allocated, written once and freed, which any vmap that returns them
+pays (the loop's 64 small buffers are reused memory; one large buffer is fresh pages).
+Its last line is retrograd's vmap time over torch.func's.
 """
 
 import argparse
 import os
+import statistics
+import time
 
 # One BLAS thread for both libraries unless the caller says otherwise: on a shared machine
 # a multi-threaded GEMM waits for its threads to be scheduled (tens of ms per call).
@@ -23,7 +29,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402 (after the thread settings, which BLAS reads at load)
 
 import retrograd  # noqa: E402
-from run import _median_time  # noqa: E402 (benchmarks/run.py: warm-up, then the median)
 
 try:
     import torch
@@ -70,6 +75,31 @@ def cnn(T):
     return loss, params, x, y
 
 
+def _median_time(fn, repeat, clock):
+    """The median of ``repeat`` runs of ``fn`` after a warm-up, in seconds of ``clock``."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = clock()
+        fn()
+        times.append(clock() - t0)
+    return statistics.median(times)
+
+
+def _nbytes(grads):
+    """The bytes of a (nested) dict or sequence of tensors."""
+    if isinstance(grads, dict):
+        return sum(_nbytes(g) for g in grads.values())
+    if isinstance(grads, (tuple, list)):
+        return sum(_nbytes(g) for g in grads)
+    return grads.numel() * grads.element_size()
+
+
+def _fresh_write(nbytes):
+    """A fresh float32 array of ``nbytes``, written once (and freed)."""
+    return lambda: np.full(nbytes // 4, 1.0, np.float32)
+
+
 def _runs(T, model):
     loss, params, x, y = model(T)
     g = T.func.grad(loss)
@@ -86,19 +116,29 @@ def main(argv=None):
     ap.add_argument("--torch-threads", type=int, default=int(os.environ["OMP_NUM_THREADS"]),
                     help="torch.set_num_threads (default: OMP_NUM_THREADS, 1 if unset, as "
                          "retrograd's BLAS)")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="wall: perf_counter; cpu: this process's CPU time (process_time), "
+                         "steadier on a shared machine while both libraries run one thread")
     args = ap.parse_args(argv)
+    clock = time.perf_counter if args.clock == "wall" else time.process_time
     if torch is not None:
         torch.set_num_threads(args.torch_threads)
     libs = [("retrograd", retrograd)] + ([("torch", torch)] if torch is not None else [])
-    print(f"{'model':<6}{'library':<11}{'vmap ms':>9}{'loop ms':>9}{'loop/vmap':>11}")
+    print(f"{'model':<6}{'library':<11}{'vmap ms':>9}{'loop ms':>9}{'loop/vmap':>11}"
+          f"   ({args.clock} clock)")
     for name, model in (("mlp", mlp), ("cnn", cnn)):
         vmapped = {}
         for lib, T in libs:
             fast, loop = _runs(T, model)
-            v = _median_time(fast, args.repeat) * 1e3
-            lp = _median_time(loop, args.repeat) * 1e3
+            v = _median_time(fast, args.repeat, clock) * 1e3
+            lp = _median_time(loop, args.repeat, clock) * 1e3
             vmapped[lib] = v
             print(f"{name:<6}{lib:<11}{v:>9.2f}{lp:>9.2f}{lp / v:>10.1f}x")
+            if lib == "retrograd":
+                nbytes = _nbytes(fast())
+                floor = _median_time(_fresh_write(nbytes), args.repeat, clock) * 1e3
+        print(f"{name:<6}floor: per-sample gradients {nbytes / 1e6:.1f} MB, a fresh array "
+              f"of that size written once {floor:.2f} ms")
         if "torch" in vmapped:
             print(f"{name:<6}retrograd vmap / torch.func vmap: "
                   f"{vmapped['retrograd'] / vmapped['torch']:.2f}x")

@@ -137,8 +137,18 @@ def _function(xp, name):
 
 def _ufunc_call(name, args, kwargs):
     """Elementwise function ``name`` of the batch's module on the lifted operands."""
-    nd = max(_ndim(a) for a in args)
-    out = _function(_xp(_first(args)), name)(*(_lift(a, nd) for a in args), **kwargs)
+    nd, first = 0, None
+    for a in args:  # (one pass: this runs for every elementwise call under vmap)
+        if type(a) is Batched:
+            n = a.data.ndim - 1
+            if first is None:
+                first = a
+        else:
+            n = _ndim(a)
+        if n > nd:
+            nd = n
+    out = _function(get_array_module(first.data), name)(*[_lift(a, nd) for a in args],
+                                                         **kwargs)
     return tuple(Batched(o) for o in out) if type(out) is tuple else Batched(out)
 
 
@@ -817,32 +827,43 @@ def _promote(x, top, batch):
     return x
 
 
-def _entry(f):
-    """``f`` run at the innermost level among its Batched arguments, those of lower levels
-    promoted to it."""
-    def run(*args, **kwargs):
-        found = _levels(args, [])
-        if kwargs:
-            _levels(kwargs.values(), found)
-        if not found:
-            return f(*args, **kwargs)
-        top = max(a.level for a in found)
-        if any(a.level != top for a in found):
-            batch = next(a.data.shape[0] for a in found if a.level == top)
+def _found(args, kwargs):
+    """The Batched values among a call's arguments (in lists, tuples and dicts too)."""
+    found = _levels(args, [])
+    return _levels(kwargs.values(), found) if kwargs else found
+
+
+def _at_level(f, found, args, kwargs):
+    """``f(*args, **kwargs)`` run at the innermost level among ``found`` (the call's
+    Batched arguments, not empty), those of lower levels promoted to it."""
+    top = found[0].level
+    for a in found:
+        if a.level != top:  # mixed levels: the lower ones broadcast over the top one
+            top = max(b.level for b in found)
+            batch = next(b.data.shape[0] for b in found if b.level == top)
             args = _promote(args, top, batch)
             kwargs = {k: _promote(v, top, batch) for k, v in kwargs.items()}
-        prev = _state.level
-        _state.level = top
-        try:
-            return f(*args, **kwargs)
-        finally:
-            _state.level = prev
+            break
+    prev = _state.level
+    if prev == top:  # (a rule's own calls, at the level it runs at)
+        return f(*args, **kwargs)
+    _state.level = top
+    try:
+        return f(*args, **kwargs)
+    finally:
+        _state.level = prev
+
+
+def _entry(f):
+    """``f`` run at the innermost level among its Batched arguments (:func:`_at_level`)."""
+    def run(*args, **kwargs):
+        found = _found(args, kwargs)
+        return _at_level(f, found, args, kwargs) if found else f(*args, **kwargs)
     run.__name__ = run.__qualname__ = f.__name__
     run.__doc__ = f.__doc__
     return run
 
 
-_ufunc_entry = _entry(_ufunc)
 for _name, _f in list(vars(Batched).items()):
     if callable(_f) and _name not in ("__init__", "like", "batched_namespace", "__repr__",
                                       "__len__", "__bool__", "__array__", "__hash__"):

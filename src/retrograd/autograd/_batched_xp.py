@@ -7,8 +7,9 @@ import types
 
 from ..backend import host_array_module, special_functions
 from ..backend.functions import ArrayFunctions, functions
-from ._batched import (_FUNCS, _SUBMODULES, Batched, _as_strided, _elementwise, _entry,
-                       _levels, _norm, _shape_tuple, _ufunc_entry, _values, register_namespace)
+from ._batched import (_FUNCS, _SUBMODULES, Batched, _as_strided, _at_level, _elementwise,
+                       _entry, _found, _levels, _norm, _shape_tuple, _ufunc, _values,
+                       register_namespace)
 
 __all__ = ["BatchedNumpy", "BatchedFunctions"]
 
@@ -18,13 +19,12 @@ def _entry_or(name, plain, rule):
     batched (of any level), ``plain`` (the inner module's) otherwise. Without a rule, a
     batch ``plain`` refuses (a device module's TypeError) is NumPy's protocol's refusal:
     no batching rule."""
-    rule = _entry(rule) if rule is not None else None
-
     def fn(*args, **kwargs):
-        if not (_levels(args, []) or kwargs and _levels(kwargs.values(), [])):
+        found = _found(args, kwargs)
+        if not found:
             return plain(*args, **kwargs)
         if rule is not None:
-            return rule(*args, **kwargs)
+            return _at_level(rule, found, args, kwargs)
         try:
             return plain(*args, **kwargs)
         except TypeError as e:
@@ -42,8 +42,9 @@ class _Ufunc:
         self.nin, self.nout = plain.nin, plain.nout
 
     def _run(self, method, args, kwargs):
-        if _levels(args, []) or kwargs and _levels(kwargs.values(), []):
-            return _ufunc_entry(self.__name__, method, args, kwargs)
+        found = _found(args, kwargs)
+        if found:
+            return _at_level(_ufunc, found, (self.__name__, method, args, kwargs), {})
         return (self._plain if method == "__call__" else getattr(self._plain, method))(
             *args, **kwargs)
 
