@@ -95,6 +95,23 @@ NDARRAY_METHODS = frozenset({
     "transpose", "var", "view"
 })
 
+# cupy.ndarray.flags' attributes: no ``writeable`` (CuPy's arrays always are) and no
+# ``contiguous``; an emulated array's flags should have these only
+NDARRAY_FLAGS = ("c_contiguous", "f_contiguous", "fnc", "forc", "owndata")
+
+# Python protocols cupy.ndarray has ...
+NDARRAY_PROTOCOLS = frozenset({
+    "__array_function__", "__array_ufunc__", "__bool__", "__complex__", "__copy__",
+    "__deepcopy__", "__divmod__", "__float__", "__int__", "__iter__", "__len__",
+    "__matmul__", "__rmatmul__"
+})
+
+# ... and those NumPy's has and it lacks: ``operator.index(a)`` and ``a @= b`` raise
+# TypeError on a CuPy array, even a 0-d integer one
+NDARRAY_NO_PROTOCOLS = frozenset({
+    "__imatmul__", "__index__"
+})
+
 LINALG = frozenset({
     "LinAlgError", "cholesky", "cond", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh",
     "inv", "lstsq", "matmul", "matrix_power", "matrix_rank", "matrix_transpose", "norm",
