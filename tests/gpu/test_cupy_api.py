@@ -91,6 +91,13 @@ def _parameters(f):
     return names, var_kw
 
 
+def test_method_keywords_are_cupys():
+    assert set(_cupy_names.METHOD_KEYWORDS) == _cupy_names.NDARRAY_METHODS
+    for name, keywords in _cupy_names.METHOD_KEYWORDS.items():
+        names, var_kw = _parameters(getattr(cupy.ndarray, name))
+        assert not var_kw and set(keywords) == names - {"self"}, name
+
+
 def test_unsupported_keywords_are_refused_by_cupy():
     for name, refused in _cupy_names.UNSUPPORTED_KEYWORDS.items():
         f = getattr(cupy, name, None)
