@@ -7,7 +7,10 @@ generate (https://docs.cupy.dev/en/latest/reference/comparison.html, regenerated
 against NumPy 2.4.6):
 module-level names, ``ndarray`` methods, ``linalg`` and ``fft``, which ufunc methods
 exist for which ufuncs, and the NumPy keywords CuPy's functions do not accept.
-``cupyx.scipy.special``'s functions are listed from its documentation.
+``cupyx.scipy.special``'s functions are listed from its documentation. The ``ndarray``
+methods' keywords, its flags and protocols are read from the installed CuPy 14.2.0
+(``tests/gpu/test_cupy_api.py`` checks every table here against CuPy where it is
+installed; it imports without a GPU).
 """
 
 # cupy.<name> (functions, ufuncs, dtypes, constants)
@@ -94,6 +97,74 @@ NDARRAY_METHODS = frozenset({
     "sort", "squeeze", "std", "sum", "swapaxes", "take", "tobytes", "tofile", "trace",
     "transpose", "var", "view"
 })
+
+# cupy.ndarray.flags' attributes: no ``writeable`` (CuPy's arrays always are) and no
+# ``contiguous``; an emulated array's flags should have these only
+NDARRAY_FLAGS = ("c_contiguous", "f_contiguous", "fnc", "forc", "owndata")
+
+# Python protocols cupy.ndarray has ...
+NDARRAY_PROTOCOLS = frozenset({
+    "__array_function__", "__array_ufunc__", "__bool__", "__complex__", "__copy__",
+    "__deepcopy__", "__divmod__", "__float__", "__int__", "__iter__", "__len__",
+    "__matmul__", "__rmatmul__"
+})
+
+# ... and those NumPy's has and it lacks: ``operator.index(a)`` and ``a @= b`` raise
+# TypeError on a CuPy array, even a 0-d integer one
+NDARRAY_NO_PROTOCOLS = frozenset({
+    "__imatmul__", "__index__"
+})
+
+# the keywords each cupy.ndarray method takes (its signature): NumPy's others (``initial=``,
+# ``where=``, ``correction=``, ``stable=``, ...) raise TypeError there
+METHOD_KEYWORDS = {
+    "all": ('axis', 'keepdims', 'out'),
+    "any": ('axis', 'keepdims', 'out'),
+    "argmax": ('axis', 'dtype', 'keepdims', 'out'),
+    "argmin": ('axis', 'dtype', 'keepdims', 'out'),
+    "argpartition": ('axis', 'kth'),
+    "argsort": ('axis', 'kind'),
+    "astype": ('casting', 'copy', 'dtype', 'order', 'subok'),
+    "byteswap": ('inplace',),
+    "choose": ('choices', 'mode', 'out'),
+    "clip": ('max', 'min', 'out'),
+    "compress": ('axis', 'condition', 'out'),
+    "conj": (),
+    "conjugate": (),
+    "copy": ('order',),
+    "cumprod": ('axis', 'dtype', 'out'),
+    "cumsum": ('axis', 'dtype', 'out'),
+    "diagonal": ('axis1', 'axis2', 'offset'),
+    "dot": ('b', 'out'),
+    "dump": ('file',),
+    "dumps": (),
+    "fill": ('value',),
+    "flatten": ('order',),
+    "max": ('axis', 'keepdims', 'out'),
+    "mean": ('axis', 'dtype', 'keepdims', 'out'),
+    "min": ('axis', 'keepdims', 'out'),
+    "nonzero": (),
+    "partition": ('axis', 'kth'),
+    "prod": ('axis', 'dtype', 'keepdims', 'out'),
+    "put": ('indices', 'mode', 'values'),
+    "ravel": ('order',),
+    "repeat": ('axis', 'repeats'),
+    "reshape": ('copy', 'order'),
+    "round": ('decimals', 'out'),
+    "searchsorted": ('side', 'sorter', 'v'),
+    "sort": ('axis', 'kind'),
+    "squeeze": ('axis',),
+    "std": ('axis', 'ddof', 'dtype', 'keepdims', 'out'),
+    "sum": ('axis', 'dtype', 'keepdims', 'out'),
+    "swapaxes": ('axis1', 'axis2'),
+    "take": ('axis', 'indices', 'out'),
+    "tobytes": ('order',),
+    "tofile": ('fid', 'format', 'sep'),
+    "trace": ('axis1', 'axis2', 'dtype', 'offset', 'out'),
+    "transpose": (),
+    "var": ('axis', 'ddof', 'dtype', 'keepdims', 'out'),
+    "view": ('dtype', 'type'),
+}
 
 LINALG = frozenset({
     "LinAlgError", "cholesky", "cond", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh",

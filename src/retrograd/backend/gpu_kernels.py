@@ -51,13 +51,16 @@ def adam_step(p, g, m, v, *, decay, wd, weight, beta2, bc2_sqrt, eps, step_size)
 
 
 def _elementwise(name, params, out, body):
-    return gpu.cupy().ElementwiseKernel(params, out, body, f"retrograd_{name}")
+    return gpu.cupy().ElementwiseKernel(params, out, body, f"retrograd_{name}",
+                                        options=_NO_FMA)
 
 
 def _sum_of(name, params, expr):
-    """A reduction summing ``expr`` of the broadcast inputs over the axes it is given."""
-    return gpu.cupy().ReductionKernel(params, "T y", expr, "a + b", "y = a", "0",
-                                      f"retrograd_{name}")
+    """A reduction summing ``expr`` of the broadcast inputs over the axes it is given (its
+    output is named ``total``: a kernel's inputs and outputs share one C parameter list,
+    so an input named as the output does not compile)."""
+    return gpu.cupy().ReductionKernel(params, "T total", expr, "a + b", "total = a", "0",
+                                      f"retrograd_{name}", options=_NO_FMA)
 
 
 @functools.cache
