@@ -105,8 +105,8 @@ def _n_outputs(node):
 
 def _owned(a):
     """A gradient handed to the caller: its own writable memory (not a broadcast view)."""
-    if a is None or a.flags.writeable and a.base is None:
-        return a
+    if a is None or a.base is None and getattr(a.flags, "writeable", True):
+        return a  # (CuPy's flags have no writeable: its arrays all are)
     return get_array_module(a).array(a)
 
 

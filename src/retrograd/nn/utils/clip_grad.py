@@ -30,7 +30,10 @@ def _norm(xp, a, p):
     dtype = a.real.dtype
     if p == math.inf or p == -math.inf:
         a = xp.abs(a)
-        n = a.max(initial=0) if p > 0 else a.min(initial=math.inf)
+        if a.size:
+            n = a.max() if p > 0 else a.min()
+        else:  # (an empty tensor's; CuPy's max and min take no initial=)
+            n = 0 if p > 0 else math.inf
     elif p == 0.0:
         n = xp.count_nonzero(a)
     else:
