@@ -12,8 +12,9 @@ import numbers
 from .. import _dtype
 from .._dtype import BOOL, FLOAT, is_float, is_inexact, is_low, kind_of, result_type
 from .._tensor import Tensor
+from ..backend import cpu_kernels
 from ._registry import (_broadcast_conflict, _broadcast_error, _pretty, apply, apply_inplace,
-                        defop, register)
+                        defop, kernel, register)
 from .pointwise import _is_half, _negate, _pow_number, _pow_op
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide", "remainder",
@@ -96,13 +97,23 @@ def _int_divisor(xp, self, other):
     return other
 
 
+def _add_into(xp, out, self, other, alpha):
+    return xp.add(self, other if alpha == 1 else other * alpha, out=out)
+
+
+# self.add_(other, alpha=a) (an optimizer's update) by the compiled kernel: one pass, where
+# NumPy makes a temporary of other * a and reads it back (2.3x the time)
 _add = defop("add", lambda xp, self, other, alpha: xp.add(self, other * alpha if alpha != 1
                                                          else other),
              vjp={"self": lambda grad: grad,
                   "other": lambda grad, alpha: grad * alpha if alpha != 1 else grad},
              promote=_BOTH,
-             into=lambda xp, out, self, other, alpha:
-             xp.add(self, other if alpha == 1 else other * alpha, out=out), jvp="elementwise")
+             into=kernel(_add_into, lambda xp, out, self, other, alpha:
+                         cpu_kernels.add_scaled(out, other, alpha),
+                         lambda out, self, other, alpha: alpha != 1 and out is self
+                         and getattr(other, "shape", None) == out.shape
+                         and cpu_kernels.takes(out, other)),
+             jvp="elementwise")
 _sub = defop("sub", lambda xp, self, other, alpha: xp.subtract(self, other * alpha
                                                               if alpha != 1 else other),
              vjp={"self": lambda grad: grad,
