@@ -10,7 +10,7 @@ import math
 import numbers
 
 from .. import _dtype
-from .._dtype import BOOL, FLOAT, is_float, is_inexact, is_low, kind_of, result_type
+from .._dtype import BOOL, COMPLEX, FLOAT, is_float, is_inexact, is_low, kind_of, result_type
 from .._tensor import Tensor
 from ..backend import cpu_kernels
 from ._registry import (_broadcast_conflict, _broadcast_error, _pretty, apply, apply_inplace,
@@ -41,12 +41,19 @@ def _check_tensor(x, name, fn):
 
 
 def _check_alpha(input, other, alpha):
-    """``alpha``, checked and cast as PyTorch casts it to the result dtype: for a bool
-    result any nonzero alpha is True, so ``True + True * 2`` stays bool."""
+    """``alpha``, checked in PyTorch's order (a bool alpha for a bool result only, no
+    float for integers, no complex for reals) and cast as PyTorch casts it to the result
+    dtype: for a bool result any nonzero alpha is True, so ``True + True * 2`` stays bool.
+    Called for any alpha but the default int 1."""
     rt = result_type(input, other)
-    if type(alpha) is float and rt.category < FLOAT:
+    if type(alpha) is bool and rt.category != BOOL:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if type(alpha) in (float, complex) and rt.category < FLOAT:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
+    if type(alpha) is complex and rt.category != COMPLEX:
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a "
+                           "complex number.")
     return builtins.bool(alpha) if rt.category == BOOL else alpha
 
 
@@ -529,7 +536,7 @@ _xlogy_scalar_other = defop("xlogy", _xlogy_fwd, vjp={"self": _xlogy_self_rule},
 @register
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
-    if alpha != 1:
+    if alpha != 1 or type(alpha) is not int:
         alpha = _check_alpha(input, other, alpha)
     return apply(_add, (input, _check(other, "other", "add")), (alpha,))
 
@@ -538,7 +545,7 @@ def add(input, other, *, alpha=1, out=None):
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
     _check_sub(input, other)
-    if alpha != 1:
+    if alpha != 1 or type(alpha) is not int:
         _check_alpha(input, other, alpha)
     return apply(_sub, (input, _check(other, "other", "sub")), (alpha,))
 
@@ -719,7 +726,7 @@ clip = clamp
 
 @register(function=False)
 def add_(self, other, *, alpha=1):
-    if alpha != 1:
+    if alpha != 1 or type(alpha) is not int:
         alpha = _check_alpha(self, other, alpha)
     return apply_inplace(_add, self, (other,), (alpha,))
 
@@ -727,7 +734,7 @@ def add_(self, other, *, alpha=1):
 @register(function=False)
 def sub_(self, other, *, alpha=1):
     _check_sub(self, other)
-    if alpha != 1:
+    if alpha != 1 or type(alpha) is not int:
         _check_alpha(self, other, alpha)
     return apply_inplace(_sub, self, (other,), (alpha,))
 
