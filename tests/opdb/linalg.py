@@ -25,6 +25,8 @@ _MATMUL_SHAPES = [
     ((1, 2, 3), (5, 3, 4), "batch_of_one_left"), ((5, 2, 3), (1, 3, 4), "batch_of_one_right"),
     ((1, 1, 2, 3), (2, 5, 3, 4), "4d_broadcast"), ((0, 2, 3), (3, 4), "empty_batch"),
     ((2, 0), (0, 3), "empty_inner"), ((4, 1), (1, 5), "outer"), ((1, 3), (3, 4), "one_row"),
+    ((2, 3), (3, 1), "mat_col"), ((3, 4, 1), (3, 1, 5), "batch_outer"),
+    ((3, 1, 4), (3, 4, 5), "batch_one_row"), ((3, 2, 4), (3, 4, 1), "batch_col"),
 ]
 
 

@@ -102,21 +102,27 @@ def _with_and_without(f, arrays, grad, monkeypatch):
     return compiled, _run(f, arrays, grad)
 
 
-@pytest.mark.parametrize("case", ["row_at_wt", "vec_at_wt", "row_at_w", "col_at_row",
-                                  "linear_row"])
+_OUTER_CASES = {  # (product, shapes of its operands; the second's layout is checked)
+    "row_at_wt": (lambda x, w: x @ w.t(), (1, 40), (30, 40)),
+    "vec_at_wt": (lambda x, w: x @ w.t(), (40,), (30, 40)),
+    "row_at_w": (lambda x, w: x @ w, (1, 40), (40, 30)),
+    "col_at_row": (lambda x, w: x @ w, (40, 1), (1, 40)),
+    "mat_at_col": (lambda x, w: x @ w, (30, 40), (40, 1)),
+    "linear_row": (lambda x, w: retrograd.nn.functional.linear(x, w), (1, 40), (30, 40)),
+    "batch_outer": (lambda x, w: x @ w, (3, 40, 1), (3, 1, 30)),
+    "batch_row": (lambda x, w: x @ w, (3, 1, 40), (3, 40, 30)),
+    "batch_col": (lambda x, w: x @ w, (3, 30, 40), (3, 40, 1)),
+}
+
+
+@pytest.mark.parametrize("case", _OUTER_CASES)
 def test_compiled_outer_products_match_numpy(case, monkeypatch):
     """Products over one contracted element (a batch-1 layer's weight gradient, a column
-    times a row) with special values: the same values, NaN for NaN, and the weight's
-    gradient in the weight's layout."""
-    x, _ = _inputs((1, 40), 3)
-    w, _ = _inputs((30, 40), 4)
-    f, arrays, out_shape = {
-        "row_at_wt": (lambda x, w: x @ w.t(), [x, w], (1, 30)),
-        "vec_at_wt": (lambda x, w: x @ w.t(), [x[0], w], (30,)),
-        "row_at_w": (lambda x, w: x @ w, [x, w.T.copy()], (1, 30)),
-        "col_at_row": (lambda x, w: x @ w, [x.T.copy(), w[:1]], (40, 40)),
-        "linear_row": (lambda x, w: retrograd.nn.functional.linear(x, w), [x, w], (1, 30)),
-    }[case]
+    times a row, batches of them) with special values: the same values, NaN for NaN, and
+    the weight's gradient in the weight's layout."""
+    f, sx, sw = _OUTER_CASES[case]
+    arrays = [_inputs(sx, 3)[0], _inputs(sw, 4)[0]]
+    out_shape = f(*(retrograd.from_numpy(a) for a in arrays)).shape
     grad = numpy.random.default_rng(5).standard_normal(out_shape).astype(numpy.float32)
     compiled, plain = _with_and_without(f, arrays, grad, monkeypatch)
     for a, b in zip(compiled, plain, strict=True):

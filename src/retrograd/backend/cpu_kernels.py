@@ -313,10 +313,11 @@ def _kernels():
 
     @jit
     def outer(a, b, out):
-        for i in range(a.size):
-            ai = a[i]
-            for j in range(b.size):
-                out[i, j] = ai * b[j]
+        for k in range(a.shape[0]):
+            for i in range(a.shape[1]):
+                ai = a[k, i]
+                for j in range(b.shape[1]):
+                    out[k, i, j] = ai * b[k, j]
 
     @jit
     def add_scaled(x, y, alpha):
@@ -452,10 +453,12 @@ def relu_grad(grad, y):
 
 
 def outer(a, b):
-    """``a[:, None] * b[None, :]`` of two 1-D arrays, written row by row at memory speed
-    (NumPy's broadcast product is 4x slower, its K=1 GEMM 15x)."""
-    out = numpy.empty((a.size, b.size), a.dtype)
-    _kernels()["outer"](a, b, out)
+    """``a[..., :, None] * b[..., None, :]`` (outer products of the last axes, a batch of
+    them over equal leading dims), written row by row at memory speed (NumPy's broadcast
+    product is 4x slower, its K=1 GEMM 15x)."""
+    m, n = a.shape[-1], b.shape[-1]
+    out = numpy.empty(a.shape + (n,), a.dtype)
+    _kernels()["outer"](a.reshape(-1, m), b.reshape(-1, n), out.reshape(-1, m, n))
     return out
 
 

@@ -85,30 +85,46 @@ def _matmul_fwd(xp, self, other):
 
 
 # ---- NumPy fast paths: outer products and few-row products --------------------------------
+# A product over one contracted element is an outer product: the compiled kernel's, 4x
+# NumPy's broadcast product and 15x its K=1 GEMM.
 
 def _col_times_row(self, other):
-    return (self.ndim == 2 and other.ndim == 2 and self.shape[1] == 1
-            and cpu_kernels.takes(self, other))
+    """A column times a row, or a batch of them (no batch broadcast)."""
+    return (self.ndim == other.ndim >= 2 and self.shape[-1] == 1 and other.shape[-2] == 1
+            and self.shape[:-2] == other.shape[:-2] and cpu_kernels.takes(self, other))
 
 
 def _outer_fwd(xp, self, other):
-    """A column times a row by the compiled kernel: 4x NumPy's broadcast product, 15x its
-    K=1 GEMM."""
-    return cpu_kernels.outer(xp.reshape(self, (-1,)), xp.reshape(other, (-1,)))
+    return cpu_kernels.outer(xp.squeeze(self, -1), xp.squeeze(other, -2))
+
+
+def _col_other(grad, other, self_shape):
+    """``other`` a column (a batch of them): ``self``'s gradient is ``grad`` (a column)
+    times ``other``'s transpose, an outer product."""
+    return (len(self_shape) == other.ndim >= 2 and other.shape[-1] == 1
+            and tuple(self_shape[:-2]) == other.shape[:-2] and cpu_kernels.takes(grad, other))
+
+
+def _outer_grad_self(xp, grad, other, self_shape):
+    return cpu_kernels.outer(xp.squeeze(grad, -1), xp.squeeze(other, -1))
 
 
 def _one_row(grad, self, other_shape, other_strides):
-    """A vector, or a matrix of one row, times a matrix: the weight gradient is an outer
-    product (a batch of one through a linear layer)."""
-    return (len(other_shape) == 2 and (self.ndim == 1 or self.ndim == 2 and self.shape[0] == 1)
-            and cpu_kernels.takes(grad, self))
+    """``self`` a vector, or a row (a batch of them), times a matrix: ``other``'s gradient
+    is an outer product (a batch of one through a linear layer)."""
+    if self.ndim == 1:
+        one = len(other_shape) == 2
+    else:
+        one = (self.ndim == len(other_shape) and self.shape[-2] == 1
+               and tuple(self.shape[:-2]) == tuple(other_shape[:-2]))
+    return one and cpu_kernels.takes(grad, self)
 
 
 def _outer_grad_other(xp, grad, self, other_shape, other_strides):
-    """The outer product ``self^T grad`` by the compiled kernel, in ``other``'s layout:
-    for ``x @ w.t()``, the transpose of ``outer(grad, x)``, which is ``w``'s own."""
-    g, x = xp.reshape(grad, (-1,)), xp.reshape(self, (-1,))
-    if other_strides[0] < other_strides[1]:
+    """``self^T grad`` by the compiled kernel, in ``other``'s layout: for ``x @ w.t()``,
+    the transpose of ``outer(grad, x)``, which is ``w``'s own."""
+    x, g = (self, grad) if self.ndim == 1 else (xp.squeeze(self, -2), xp.squeeze(grad, -2))
+    if len(other_shape) == 2 and other_strides[0] < other_strides[1]:
         return xp.swapaxes(cpu_kernels.outer(g, x), 0, 1)
     return cpu_kernels.outer(x, g)
 
@@ -130,7 +146,7 @@ def _nt_swapped(xp, self, other):
 
 
 _MATMUL_FWD = kernel(kernel(_matmul_fwd, _outer_fwd, _col_times_row), _nt_swapped, _wide_nt)
-_MATMUL_VJP = {"self": _matmul_grad_self,
+_MATMUL_VJP = {"self": kernel(_matmul_grad_self, _outer_grad_self, _col_other),
                "other": kernel(_matmul_grad_other, _outer_grad_other, _one_row)}
 
 
