@@ -70,12 +70,12 @@ def _cross_entropy(T, logits, target):
     return -logp.gather(1, target.unsqueeze(1)).mean()
 
 
-def w2(T):
+def w2(T, batch=128):
     rng = np.random.default_rng(0)
     params = _mlp_params(T, (784, 1024, 1024, 10), rng)
     bufs = [None] * len(params)
-    x = T.from_numpy(rng.standard_normal((128, 784)).astype(np.float32))
-    y = T.from_numpy(rng.integers(0, 10, 128))
+    x = T.from_numpy(rng.standard_normal((batch, 784)).astype(np.float32))
+    y = T.from_numpy(rng.integers(0, 10, batch))
     lr, momentum = 0.01, 0.9
 
     def step():
@@ -186,6 +186,8 @@ def w5(T):
 WORKLOADS = {
     "w1": (w1, "1000-op elementwise chain, 16 elements, fwd+bwd", "us/op", 1e6 / W1_OPS),
     "w2": (w2, "MLP 784-1024-1024-10 b128 CE + SGD momentum step", "ms/step", 1e3),
+    # batch 1: the weight gradients are outer products
+    "w2b1": (lambda T: w2(T, 1), "w2 at batch 1", "ms/step", 1e3),
     "w5": (w5, "jacobian(vectorize=True) of a 256-256-256 tanh MLP", "ms", 1e3),
     "adam": (lambda T: _adam(T, False), "Adam step, 10M float32 params in 20 tensors, "
              "foreach=False", "ms/step", 1e3),

@@ -31,10 +31,11 @@ def _run(entry, dtype, move):
 
 
 def check_kernel(k, dtypes, monkeypatch, move=lambda t: t):
-    """Kernel ``k`` against its rule on the entries of its op, in ``dtypes``. The op's
-    other kernels are off, so one declared around ``k`` (a compiled kernel before the
-    NumPy one) does not take the samples ``k`` is to be pinned on."""
-    entries = [e for e in op_db if e.name.split(".")[-1] == k.op]
+    """Kernel ``k`` against its rule on the entries of its op and of its in-place form (where
+    an ``into`` kernel runs), in ``dtypes``. The op's other kernels are off, so one declared
+    around ``k`` (a compiled kernel before the NumPy one) does not take the samples ``k`` is
+    to be pinned on."""
+    entries = [e for e in op_db if e.name.split(".")[-1] in (k.op, k.op + "_")]
     assert entries, f"no op-database entry runs op {k.op}"
     for other in KERNELS + GPU_KERNELS:
         if other is not k and other.op == k.op:

@@ -126,6 +126,11 @@ def _add_errors():
     x = make_tensor(2, dtype="int64")
     yield ErrorInput(SampleInput(x, args=(x,), kwargs={"alpha": 0.5}),
                      name="float_alpha_int_tensor")
+    y = make_tensor(2)
+    yield ErrorInput(SampleInput(y, args=(y,), kwargs={"alpha": True}), name="bool_alpha")
+    yield ErrorInput(SampleInput(y, args=(y,), kwargs={"alpha": 1j}), name="complex_alpha")
+    yield ErrorInput(SampleInput(x, args=(x,), kwargs={"alpha": 1j}),
+                     name="complex_alpha_int_tensor")
 
 
 def _sub_errors():
@@ -139,6 +144,12 @@ def _inplace_errors():
                      name="output_shape")
     yield ErrorInput(SampleInput(make_tensor(3, dtype="int64"), args=(make_tensor(3),)),
                      name="cannot_cast")
+
+
+def _add_inplace_errors():
+    yield from _inplace_errors()
+    y = make_tensor(2)
+    yield ErrorInput(SampleInput(y, args=(y,), kwargs={"alpha": 1j}), name="complex_alpha")
 
 
 def _div_errors():
@@ -381,7 +392,8 @@ _DIVISOR_SCALARS = _scalar_samples(1.5, 2, low=0.5, exclude_zero=True)  # number
 
 OPS = [
     OpInfo("add", _alpha_samples(), dtypes=_ALL, error_inputs=_add_errors),
-    OpInfo("add_", _alpha_samples(inplace=True), dtypes=_WITH_INT, error_inputs=_inplace_errors,
+    OpInfo("add_", _alpha_samples(inplace=True), dtypes=_WITH_INT,
+           error_inputs=_add_inplace_errors,
            **_inplace("add_")),
     OpInfo("sub", _alpha_samples(), dtypes=_WITH_INT, error_inputs=_sub_errors),
     OpInfo("subtract", _binary_samples(), dtypes=_FLOAT),

@@ -24,7 +24,9 @@ _MATMUL_SHAPES = [
     ((5, 2, 3), (5, 3, 4), "bmm"), ((2, 1, 2, 3), (4, 3, 5), "broadcast_batch"),
     ((1, 2, 3), (5, 3, 4), "batch_of_one_left"), ((5, 2, 3), (1, 3, 4), "batch_of_one_right"),
     ((1, 1, 2, 3), (2, 5, 3, 4), "4d_broadcast"), ((0, 2, 3), (3, 4), "empty_batch"),
-    ((2, 0), (0, 3), "empty_inner"),
+    ((2, 0), (0, 3), "empty_inner"), ((4, 1), (1, 5), "outer"), ((1, 3), (3, 4), "one_row"),
+    ((2, 3), (3, 1), "mat_col"), ((3, 4, 1), (3, 1, 5), "batch_outer"),
+    ((3, 1, 4), (3, 4, 5), "batch_one_row"), ((3, 2, 4), (3, 4, 1), "batch_col"),
 ]
 
 
@@ -34,6 +36,16 @@ def _matmul_samples(dtype, requires_grad):
         yield SampleInput(t(*sa), args=(t(*sb),), name=name)
     yield SampleInput(t(2, 3, noncontiguous=True), args=(t(3, 4, noncontiguous=True),),
                       name="strided")
+
+
+def _t_other_samples(dtype, requires_grad):
+    """``input @ other.t()``, a linear layer's product: the weight's gradient is laid out
+    as the weight (an outer product for a vector or a row)."""
+    t = _maker(dtype, requires_grad)
+    for sa in ((2, 3), (1, 3), (3,)):
+        yield SampleInput(t(*sa), args=(t(4, 3),), name=f"{len(sa)}d_{sa[0]}")
+    if dtype == "float32":  # few rows, many columns: too many elements for gradcheck
+        yield SampleInput(t(2, 32), args=(t(512, 32),), name="wide")
 
 
 def _matmul_errors():
@@ -289,6 +301,8 @@ def _same(fn):
 OPS = [
     OpInfo("matmul", _matmul_samples, dtypes=_WITH_INT, error_inputs=_matmul_errors),
     OpInfo("matmul", _matmul_samples, variant="method", method=True, dtypes=_FLOAT),
+    OpInfo("matmul", _t_other_samples, variant="t_other", dtypes=_FLOAT,
+           **_same(lambda a, b: a @ b.t())),
     OpInfo("__matmul__", _matmul_samples, dtypes=_FLOAT, **_same(operator.matmul)),
     OpInfo("__rmatmul__", _mm_samples, dtypes=_FLOAT,
            **_same(lambda a, b: b.__rmatmul__(a))),

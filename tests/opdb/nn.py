@@ -163,6 +163,9 @@ def _linear_samples(dtype, requires_grad):
     yield SampleInput(t(3, 4), (t(2, 4), t(2)), name="addmm")
     yield SampleInput(t(2, 3, 4), (t(2, 4), t(2)), name="batched")
     yield SampleInput(t(3, 4), (t(2, 4),), name="no_bias")
+    if dtype == "float32":  # few rows, many columns: too many elements for gradcheck
+        yield SampleInput(t(2, 32), (t(512, 32), t(512)), name="wide")
+    yield SampleInput(t(1, 8), (t(5, 8), t(5)), name="one_row")  # an outer product back
 
 
 def _nll_samples(dtype, requires_grad, log_probs=True):

@@ -36,6 +36,7 @@ CASES = {
     "log_softmax": (lambda x: retrograd.log_softmax(x, -1), 1),
     "layer_norm": (lambda x, w, b: retrograd.nn.functional.layer_norm(x, (x.shape[-1],), w, b), 3),
     "layer_norm_no_affine": (lambda x: retrograd.nn.functional.layer_norm(x, (x.shape[-1],)), 1),
+    "relu": (lambda x: retrograd.relu(x), 1),
 }
 
 
@@ -88,3 +89,60 @@ def test_compiled_row_max_orders_as_floats():
     want = retrograd.log_softmax(retrograd.from_numpy(x).double(), -1).float().numpy()
     numpy.testing.assert_allclose(cpu_kernels.log_softmax(x), want, rtol=2e-6, atol=0,
                                   equal_nan=True)
+
+
+def _with_and_without(f, arrays, grad, monkeypatch):
+    """``_run`` with the compiled kernels (they must be asked) and with them off."""
+    calls = []
+    takes = cpu_kernels.takes
+    monkeypatch.setattr(cpu_kernels, "takes", lambda *a: calls.append(1) or takes(*a))
+    compiled = _run(f, arrays, grad)
+    assert calls, "the compiled kernels were not asked"
+    monkeypatch.setattr(cpu_kernels, "takes", lambda *a: False)
+    return compiled, _run(f, arrays, grad)
+
+
+_OUTER_CASES = {  # (product, shapes of its operands; the second's layout is checked)
+    "row_at_wt": (lambda x, w: x @ w.t(), (1, 40), (30, 40)),
+    "vec_at_wt": (lambda x, w: x @ w.t(), (40,), (30, 40)),
+    "row_at_w": (lambda x, w: x @ w, (1, 40), (40, 30)),
+    "col_at_row": (lambda x, w: x @ w, (40, 1), (1, 40)),
+    "mat_at_col": (lambda x, w: x @ w, (30, 40), (40, 1)),
+    "linear_row": (lambda x, w: retrograd.nn.functional.linear(x, w), (1, 40), (30, 40)),
+    "batch_outer": (lambda x, w: x @ w, (3, 40, 1), (3, 1, 30)),
+    "batch_row": (lambda x, w: x @ w, (3, 1, 40), (3, 40, 30)),
+    "batch_col": (lambda x, w: x @ w, (3, 30, 40), (3, 40, 1)),
+}
+
+
+@pytest.mark.parametrize("case", _OUTER_CASES)
+def test_compiled_outer_products_match_numpy(case, monkeypatch):
+    """Products over one contracted element (a batch-1 layer's weight gradient, a column
+    times a row, batches of them) with special values: the same values, NaN for NaN, and
+    the weight's gradient in the weight's layout."""
+    f, sx, sw = _OUTER_CASES[case]
+    arrays = [_inputs(sx, 3)[0], _inputs(sw, 4)[0]]
+    out_shape = f(*(retrograd.from_numpy(a) for a in arrays)).shape
+    grad = numpy.random.default_rng(5).standard_normal(out_shape).astype(numpy.float32)
+    compiled, plain = _with_and_without(f, arrays, grad, monkeypatch)
+    for a, b in zip(compiled, plain, strict=True):
+        numpy.testing.assert_allclose(a, b, rtol=2e-6, atol=0, equal_nan=True)
+    assert compiled[2].strides == plain[2].strides
+
+
+def test_compiled_add_scaled_matches_numpy(monkeypatch):
+    """``p.add_(b, alpha=a)`` in place by the kernel, specials included: NumPy's value to
+    a rounding (the kernel contracts ``p + a * b`` into one FMA, as PyTorch's does)."""
+    p0, b = _inputs((3, 700), 6)
+    got, calls = [], []
+    add_scaled = cpu_kernels.add_scaled
+    monkeypatch.setattr(cpu_kernels, "add_scaled", lambda *a: calls.append(1) or add_scaled(*a))
+    for on in (True, False):
+        if not on:
+            assert calls, "the kernel did not run"
+            monkeypatch.setattr(cpu_kernels, "takes", lambda *a: False)
+        p = retrograd.from_numpy(p0.copy())
+        with retrograd.no_grad():
+            p.add_(retrograd.from_numpy(b), alpha=-0.01)
+        got.append(p.numpy())
+    numpy.testing.assert_allclose(got[0], got[1], rtol=2e-6, atol=1e-45, equal_nan=True)

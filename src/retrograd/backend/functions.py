@@ -293,7 +293,13 @@ class _NumpyFunctions(ArrayFunctions):
 
     def matmul_tn(self, a, b):
         """OpenBLAS is up to 6x slower on a transposed-A product with fewer output rows
-        than columns: the transposed product is then computed and laid out back."""
+        than columns: the transposed product is then computed and laid out back. Over one
+        row (a batch-1 weight gradient) the product is an outer product, 15x faster by the
+        compiled kernel than as a GEMM (4x as NumPy's broadcast product)."""
+        if a.shape[0] == 1:
+            if cpu_kernels.takes(a, b):
+                return cpu_kernels.outer(a[0], b[0])
+            return a.T * b
         if a.shape[1] < b.shape[1]:
             return numpy.ascontiguousarray(numpy.matmul(b.T, a).T)
         return numpy.matmul(a.T, b)

@@ -137,6 +137,7 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
     view:      the output is a view of the first input (shares memory and version).
     into:      ``into(xp, out, *tensors, *attrs)`` computes the op into ``out``: the in-place
                form writes straight into ``self`` with it (no temporary, no copy back).
+               A NumPy fast path for it is declared with :func:`kernel`, as for a rule.
     batched:   per input, a vjp rule for a batch of gradients (``is_grads_batched``), for
                rules that cannot run on ``autograd._batched``'s arrays: named like the vjp
                rule, with ``grad`` a plain array whose axis 0 is the batch (``batch`` its
@@ -233,7 +234,7 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
              op.outputs.index(saved[k]) if saved[k] in op.outputs else op.inputs.index(saved[k]))
             for k in sorted(slots)))
     op._save_plan = tuple(op._save_plan)
-    for rule in (forward, *vjp.values(), jvp):
+    for rule in (forward, *vjp.values(), jvp, into):
         while hasattr(rule, "kernel"):  # declared with kernel(): name its op for the tests
             rule.kernel.op = name         # (a GPU kernel may wrap a NumPy one)
             rule = rule.kernel.rule

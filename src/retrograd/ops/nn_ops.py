@@ -18,7 +18,7 @@ from ..backend.functions import functions
 from ._loss_args import (check_bce, check_bce_logits, check_embedding, check_float_kernel,
                          check_nll)
 from ._registry import _pretty, apply, defop, kernel
-from .linalg import _addmm_args
+from .linalg import _addmm_args, _wide_nt
 from .reduction import _dim1, _vector_norm
 from .shape import call
 
@@ -44,6 +44,13 @@ def _linear_fwd(xp, self, mat1, mat2):
     return out
 
 
+def _linear_swapped(xp, self, mat1, mat2):
+    """The product as ``mat2 @ mat1.T`` (see ``_wide_nt``), laid back out by the bias's
+    addition."""
+    p = xp.matmul(mat2, mat1.T)
+    return xp.add(p.T, self, out=xp.empty(p.shape[::-1], p.dtype))
+
+
 def _linear_jvp(xp, self_t, mat1_t, mat2_t, mat1, mat2):
     out = self_t
     if mat1_t is not None:
@@ -57,7 +64,9 @@ def _linear_jvp(xp, self_t, mat1_t, mat2_t, mat1, mat2):
 
 # ``bias + input @ weight.T`` for a 2-D input, with the weight's gradient computed in the
 # weight's own layout; the node PyTorch shows for it is addmm's.
-_linear = defop("linear", _linear_fwd,
+_linear = defop("linear", kernel(_linear_fwd, _linear_swapped,
+                                 lambda self, mat1, mat2: _wide_nt(mat1, mat2.T)
+                                 and self.dtype == mat1.dtype),
                 vjp={"self": lambda grad: grad,
                      "mat1": lambda xp, grad, mat2: xp.matmul(grad, mat2),
                      "mat2": lambda xp, grad, mat1: _mm_tn(xp, grad, mat1)},
