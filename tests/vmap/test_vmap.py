@@ -180,6 +180,28 @@ def test_bernoulli_randomness_as_torch(case, randomness):
     assert call(retrograd) == call(torch)
 
 
+_INPLACE_SAMPLERS = {"uniform_": (), "normal_": (), "exponential_": (), "cauchy_": (),
+              "log_normal_": (), "geometric_": (0.5,), "bernoulli_": ()}
+
+
+@pytest.mark.parametrize("randomness", ["error", "same", "different"])
+@pytest.mark.parametrize("into", ["zeros(2)", "p.clone()"])
+@pytest.mark.parametrize("sampler", sorted(_INPLACE_SAMPLERS))
+def test_inplace_samplers_randomness_as_torch(sampler, into, randomness):
+    """Every in-place sampler refuses a draw per batch element into an unbatched tensor
+    ('different'), with PyTorch's error; into a batched one, or with 'same', it draws."""
+    def call(lib):
+        def f(p):
+            t = lib.zeros(2) if into == "zeros(2)" else p.clone()
+            return getattr(t, sampler)(*_INPLACE_SAMPLERS[sampler]) + p
+        try:
+            out = lib.vmap(f, randomness=randomness)(lib.full((3, 2), 0.5))
+        except RuntimeError as e:
+            return str(e)
+        return tuple(out.shape)
+    assert call(retrograd) == call(torch)
+
+
 def test_inplace_on_a_mapped_input_writes_it():
     (rx, tx), (ry, ty) = _pair(4, 3), _pair(4, 3, seed=1)
     retrograd.vmap(lambda a, b: a.add_(b))(rx, ry)
