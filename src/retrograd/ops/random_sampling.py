@@ -11,7 +11,7 @@ import math
 from .._dtype import float64, int64, is_float
 from .. import _random
 from .._tensor import Tensor, wrap
-from ..autograd._batched import INPLACE, RANDOMNESS, SAME_BATCHED, Batched
+from ..autograd._batched import INPLACE, RANDOMNESS, SAME_BATCHED, levels_of
 from ..backend import get_array_module
 from ..backend.functions import functions
 from ._registry import _pretty, apply, defop, register
@@ -29,27 +29,18 @@ _DIFFERENT_UNBATCHED = ("vmap: Cannot ask for different inplace randomness on an
                         "for your usage, please file an issue with functorch.")
 
 
-def _levels(a):
-    """The vmap levels array ``a`` is batched over."""
-    out = set()
-    while type(a) is Batched:
-        out.add(a.level)
-        a = a.data
-    return out
-
-
 def _refuse_same_batched(a):
     """vmap(randomness='same') draws one batch element's values for all, which cannot
     follow probabilities that vary over the batch: PyTorch refuses a batched input at any
     level whose randomness is 'same'."""
-    if any(RANDOMNESS.get(level) == "same" for level in _levels(a)):
+    if any(RANDOMNESS.get(level) == "same" for level in levels_of(a)):
         raise RuntimeError(SAME_BATCHED)
 
 
 def _refuse_unbatched_fill(a):
     """vmap(randomness='different') gives each batch element its own values, which an
     in-place draw cannot write into a tensor without that batch: PyTorch refuses."""
-    levels = _levels(a)
+    levels = levels_of(a)
     if any(r == "different" and level not in levels for level, r in RANDOMNESS.items()):
         raise RuntimeError(_DIFFERENT_UNBATCHED)
 
@@ -91,7 +82,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 def bernoulli_(self, p=0.5, *, generator=None):
     prob = p._data if isinstance(p, Tensor) else p
     _refuse_same_batched(prob)
-    if any(RANDOMNESS[level] != "error" for level in _levels(prob) - _levels(self._data)):
+    if any(RANDOMNESS[level] != "error" for level in levels_of(prob) - levels_of(self._data)):
         raise RuntimeError(INPLACE.replace("arithmetic", "bernoulli"))  # ('error': the draw's)
     return _fill(self, generator, lambda d: d("random") < prob)
 
