@@ -8,13 +8,14 @@ on them runs where the tensor lives."""
 
 import math
 
-from .._dtype import float64, int64, is_float
+from .._dtype import float64, int64, is_float, np_finfo
 from .. import _random
 from .._tensor import Tensor, wrap
 from ..autograd._batched import INPLACE, RANDOMNESS, SAME_BATCHED, levels_of
 from ..backend import get_array_module
 from ..backend.functions import functions
 from ._registry import _pretty, apply, defop, register
+from .indexing import _C10_NAMES
 
 __all__ = ["bernoulli", "bernoulli_", "poisson", "multinomial", "uniform_", "normal_",
            "exponential_", "geometric_", "log_normal_", "cauchy_"]
@@ -151,9 +152,25 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
     from_ = kwargs.pop("from", from_)
     if kwargs:
         raise TypeError(f"uniform_() got an unexpected keyword argument {next(iter(kwargs))!r}")
-    _require(from_ <= to, f"uniform_ expects to return a [from, to) range, but found "
-                          f"from={from_:g} > to={to:g}")
+    _check_uniform_bounds(self._data.dtype, float(from_), float(to))
     return _fill(self, generator, lambda d: d("uniform", from_, to))
+
+
+def _check_uniform_bounds(dtype, lo, hi):
+    """PyTorch's checks of uniform_'s range: a floating dtype, both ends and the width
+    within its finite range, ``from <= to``."""
+    if not is_float(dtype):
+        raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for "
+                                  f"'{_pretty(dtype)}'")
+    big = float(np_finfo(dtype).max)
+    for name, v in (("from", lo), ("to", hi)):
+        _require(-big <= v <= big, f"{name} is out of bounds for "
+                                   f"{_C10_NAMES.get(dtype.name, dtype.name)}")
+    _require(lo <= hi, f"uniform_ expects to return a [from, to) range, but found "
+                       f"from={lo:g} > to={hi:g}")
+    _require(hi - lo <= big, f"uniform_ expects to-from <= std::numeric_limits<"
+                             f"{_pretty(dtype)}>::max(), but found to={hi:g} and from={lo:g} "
+                             f"which result in to-from to exceed the limit")
 
 
 @register(function=False)
