@@ -19,13 +19,16 @@ from ...ops._registry import apply, defop
 from ..parameter import Buffer, Parameter
 
 __all__ = ["Module", "RemovableHandle", "register_module_forward_hook",
-           "register_module_forward_pre_hook"]
+           "register_module_forward_pre_hook", "register_module_full_backward_hook",
+           "register_module_full_backward_pre_hook"]
 
 # Hooks of every module's call, run before each module's own (PyTorch's globals).
 _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
 _global_forward_hooks_with_kwargs = OrderedDict()
 _global_forward_hooks_always_called = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
 
 
 def register_module_forward_pre_hook(hook):
@@ -52,6 +55,22 @@ def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
         _global_forward_hooks_with_kwargs[h.id] = True
     if always_call:
         _global_forward_hooks_always_called[h.id] = True
+    return h
+
+
+def register_module_full_backward_pre_hook(hook):
+    """``hook(module, grad_output)`` for every module, before its own backward pre-hooks;
+    a returned tuple replaces ``grad_output``."""
+    h = RemovableHandle(_global_backward_pre_hooks)
+    _global_backward_pre_hooks[h.id] = hook
+    return h
+
+
+def register_module_full_backward_hook(hook):
+    """``hook(module, grad_input, grad_output)`` for every module, before its own full
+    backward hooks; a returned tuple replaces ``grad_input``."""
+    h = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[h.id] = hook
     return h
 
 
@@ -108,6 +127,7 @@ class Module:
         d["_forward_pre_hooks"] = OrderedDict()
         d["_forward_pre_hooks_with_kwargs"] = OrderedDict()
         d["_backward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
@@ -502,6 +522,15 @@ class Module:
             self._backward_hooks.move_to_end(h.id, last=False)
         return h
 
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """``hook(module, grad_output)`` once the gradients of the module's outputs are
+        in, before its full backward hooks; a returned tuple replaces grad_output."""
+        h = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[h.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(h.id, last=False)
+        return h
+
     def __call__(self, *args, **kwargs):
         obs = _observe.engine
         if obs is not None and obs.modules:  # memory accounting: which module runs
@@ -551,8 +580,14 @@ def _call_module(module, args, kwargs):
 
 def _has_hooks(module):
     d = module.__dict__
-    return bool(d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]
+    return bool(d["_forward_pre_hooks"] or d["_forward_hooks"] or _has_backward_hooks(module)
                 or _global_forward_pre_hooks or _global_forward_hooks)
+
+
+def _has_backward_hooks(module):
+    d = module.__dict__
+    return bool(d["_backward_hooks"] or d["_backward_pre_hooks"] or _global_backward_hooks
+                or _global_backward_pre_hooks)
 
 
 class _HookedCall:
@@ -581,7 +616,7 @@ class _HookedCall:
                 if res is not None:
                     self.args = res if isinstance(res, tuple) else (res,)
         state = None
-        if m._backward_hooks and grad_mode.state.enabled:
+        if _has_backward_hooks(m) and grad_mode.state.enabled:
             state = _BackwardHookState(m)
             self.args = state.wrap_inputs(self.args)
         self.result = m.forward(*self.args, **self.kwargs)
@@ -624,8 +659,9 @@ class _HookedCall:
 
 class _BackwardHookState:
     """Identity nodes around a module's tensor inputs and outputs: grad_output is what
-    reaches the outputs' identities, grad_input what leaves the inputs' identities.
-    With several inputs, a returned grad_input replaces the last one computed only."""
+    reaches the outputs' identities (the backward pre-hooks run once all have), grad_input
+    what leaves the inputs' identities. With several inputs (outputs), a returned
+    grad_input (grad_output) replaces the last one computed only."""
 
     def __init__(self, module):
         self.module = module
@@ -658,7 +694,7 @@ class _BackwardHookState:
 
     def _call(self, grad_input):
         res = None
-        for hook in list(self.module._backward_hooks.values()):
+        for hook in (*_global_backward_hooks.values(), *self.module._backward_hooks.values()):
             r = hook(self.module, grad_input, self.grad_outputs)
             if r is not None:
                 res = grad_input = tuple(r)
@@ -685,7 +721,23 @@ class _BackwardHookState:
             self.grad_outputs[k] = grad
             if all(g is not None for g in self.grad_outputs):
                 self.grad_outputs = tuple(self.grad_outputs)
+                self._call_pre()
                 if self.pending == 0:  # no input requires grad: grad_input is all None
                     self._call((None,) * max(len(self.grad_inputs), 1))
+                if self.grad_outputs[k] is not grad:  # a pre-hook replaced it
+                    return self.grad_outputs[k]
             return None
         return hook
+
+    def _call_pre(self):
+        """The backward pre-hooks, global ones first: each may replace grad_output (the
+        gradients still to flow: with several outputs, the last one to arrive's)."""
+        for hook in (*_global_backward_pre_hooks.values(),
+                     *self.module._backward_pre_hooks.values()):
+            r = hook(self.module, self.grad_outputs)
+            if r is not None:
+                if len(r) != len(self.grad_outputs):
+                    raise RuntimeError(f"Backward pre hook returned an invalid number of "
+                                       f"grad_output, got {len(r)}, but expected "
+                                       f"{len(self.grad_outputs)}")
+                self.grad_outputs = r
