@@ -93,3 +93,20 @@ def test_always_called_flag_goes_with_the_handle_as_torch():
         h.remove()
         return before, dict(m._forward_hooks_always_called)
     assert flags(retrograd) == flags(torch)
+
+
+def test_a_module_pickled_without_the_newer_hook_dicts_loads_as_torch():
+    """Its state lacks ``_forward_hooks_always_called`` and ``_backward_pre_hooks``: they
+    are made empty on load, so it runs and takes such hooks."""
+    def run(lib):
+        m = lib.nn.Linear(2, 2)
+        state = dict(m.__dict__)
+        del state["_forward_hooks_always_called"], state["_backward_pre_hooks"]
+        old = lib.nn.Linear.__new__(lib.nn.Linear)
+        old.__setstate__(state)
+        log = []
+        old.register_forward_hook(_hook(log, "always"), always_call=True)
+        old.register_full_backward_pre_hook(lambda mod, g: log.append("pre"))
+        old(lib.ones(1, 2, requires_grad=True)).sum().backward()
+        return log
+    assert run(retrograd) == run(torch)

@@ -91,6 +91,11 @@ _hook_identity = defop("backward_hook", lambda xp, self: self,
                        node="BackwardHookFunctionBackward")
 
 
+_HOOK_DICTS = ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+               "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
+               "_backward_pre_hooks")
+
+
 def _addindent(s, n):
     lines = s.split("\n")
     if len(lines) == 1:
@@ -121,13 +126,14 @@ class Module:
         d["_buffers"] = {}
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = {}
-        d["_forward_hooks"] = OrderedDict()
-        d["_forward_hooks_with_kwargs"] = OrderedDict()
-        d["_forward_hooks_always_called"] = OrderedDict()
-        d["_forward_pre_hooks"] = OrderedDict()
-        d["_forward_pre_hooks_with_kwargs"] = OrderedDict()
-        d["_backward_hooks"] = OrderedDict()
-        d["_backward_pre_hooks"] = OrderedDict()
+        for name in _HOOK_DICTS:
+            d[name] = OrderedDict()
+
+    def __setstate__(self, state):
+        """A module pickled before a hook dict existed gets it empty, as PyTorch's."""
+        self.__dict__.update(state)
+        for name in _HOOK_DICTS:
+            self.__dict__.setdefault(name, OrderedDict())
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
