@@ -419,21 +419,6 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
                    device=device or input.device)
 
 
-def _normal_(self, mean=0.0, std=1.0, *, generator=None):
-    """Fill with samples of N(mean, std**2) (an in-place write: autograd's checks apply)."""
-    g = generator or _random.default_generator
-    return self.copy_(wrap(g._rng.normal(mean, std, self._data.shape)))
-
-
-def _uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
-    """Fill with samples of U[from, to); ``from`` may be passed by keyword as in PyTorch."""
-    from_ = kwargs.pop("from", from_)
-    if kwargs:
-        raise TypeError(f"uniform_() got an unexpected keyword argument {next(iter(kwargs))!r}")
-    g = generator or _random.default_generator
-    return self.copy_(wrap(g._rng.uniform(from_, to, self._data.shape)))
-
-
 def _legacy_init(self, *args, dtype=None, device=None):
     """Legacy constructor: ``Tensor(data)`` (float32), ``Tensor(*sizes)`` or
     ``Tensor(size)``; ``Tensor(tensor)`` shares the tensor's memory, as in PyTorch.
@@ -449,5 +434,3 @@ def _legacy_init(self, *args, dtype=None, device=None):
 
 
 Tensor.__init__ = _legacy_init
-Tensor.normal_ = _normal_
-Tensor.uniform_ = _uniform_

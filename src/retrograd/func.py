@@ -414,7 +414,7 @@ def _forward_jacobian(func, inputs, randomness):
         basis, start = [], 0
         for x, k in zip(inputs, sizes, strict=True):
             rows = eye(n, dtype=x.dtype, device=x.device)[:, start:start + k]
-            basis.append(rows.reshape((n,) + tuple(x.shape)))
+            basis.append(forward_ad.batched_as(rows.reshape((n,) + tuple(x.shape)), [x]))
             start += k
 
         def push(*tangents):

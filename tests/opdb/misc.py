@@ -521,6 +521,9 @@ def _histc_errors():
     yield ErrorInput(SampleInput(make_tensor(3), kwargs={"min": 0, "max": math.inf}),
                      name="infinite_range")
     yield ErrorInput(SampleInput(retrograd.tensor([0.5, -math.inf])), name="infinite_data")
+    for lo, hi in ((0, 1e300), (-1e39, 0)):  # past float32's range: c10's overflow error
+        yield ErrorInput(SampleInput(make_tensor(3, dtype="float32"),
+                                     kwargs={"min": lo, "max": hi}), name=f"overflow_{hi}")
 
 
 def _bincount_samples(dtype, requires_grad):
@@ -636,6 +639,9 @@ def _histogram_errors():
                      name="infinite_data")
     yield ErrorInput(SampleInput(retrograd.tensor([1.0, math.nan]), args=(4,)),
                      name="nan_data")
+    for lo, hi in ((0.0, 1e300), (-1e39, 1.0)):  # past float32's range: c10's overflow error
+        yield ErrorInput(SampleInput(make_tensor(5, dtype="float32"), args=(4,),
+                                     kwargs={"range": (lo, hi)}), name=f"overflow_{hi}")
 
 
 def _frexp_samples(dtype, requires_grad):

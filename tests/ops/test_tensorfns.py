@@ -4,6 +4,7 @@ overload, warnings, sampling, dtype limits, in-place geometry changes), against 
 """
 
 import collections
+import math
 import warnings
 
 import numpy
@@ -291,3 +292,36 @@ def test_inplace_samplers(name, args, mean):
         assert abs(x.median().item()) < 0.05
     else:
         assert abs(x.mean().item() - mean) < 0.05 * mean
+
+
+_SAMPLER_CALLS = [("exponential_", (), {"lambd": 2.0}), ("exponential_", (0.0,), {}),
+                  ("exponential_", (-1.0,), {}), ("geometric_", (), {"p": 0.3}),
+                  ("geometric_", (0.0,), {}), ("geometric_", (1.5,), {}),
+                  ("log_normal_", (), {"mean": 0.0}), ("log_normal_", (0.0, 0.0), {}),
+                  ("cauchy_", (), {"median": 1.0}), ("cauchy_", (0.0, -1.0), {}),
+                  ("normal_", (), {"mean": 1.0}), ("normal_", (0.0, -1.0), {}),
+                  ("uniform_", (0.0, 5.0), {"dtype": "int64"}),
+                  ("uniform_", (), {"from": 1.0, "to": 2.0}), ("uniform_", (1.0, 0.0), {}),
+                  ("uniform_", (0.0, math.inf), {}), ("uniform_", (-1e39, 0.0), {}),
+                  ("uniform_", (math.nan, 1.0), {}), ("uniform_", (-3e38, 3e38), {}),
+                  ("uniform_", (0.0, 1e39), {"dtype": "float64"}),
+                  ("uniform_", (0.0, 1e5), {"dtype": "float16"}),
+                  ("uniform_", (0.0, 1e5), {"dtype": "bfloat16"}),
+                  ("uniform_", (-3e38, 3e38), {"dtype": "bfloat16"})]
+
+
+@pytest.mark.parametrize("name, args, kwargs", _SAMPLER_CALLS)
+def test_inplace_sampler_arguments_as_torch(name, args, kwargs):
+    """Keyword arguments by PyTorch's names, and PyTorch's error for a bad parameter."""
+    torch = pytest.importorskip("torch")
+
+    kwargs = dict(kwargs)
+    dtype = kwargs.pop("dtype", "float32")
+
+    def call(lib):
+        try:
+            getattr(lib.zeros(3, dtype=getattr(lib, dtype)), name)(*args, **kwargs)
+        except (RuntimeError, NotImplementedError) as e:
+            return type(e).__name__, str(e)
+        return "drawn"
+    assert call(retrograd) == call(torch)

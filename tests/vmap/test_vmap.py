@@ -180,6 +180,28 @@ def test_bernoulli_randomness_as_torch(case, randomness):
     assert call(retrograd) == call(torch)
 
 
+_INPLACE_SAMPLERS = {"uniform_": (), "normal_": (), "exponential_": (), "cauchy_": (),
+              "log_normal_": (), "geometric_": (0.5,), "bernoulli_": ()}
+
+
+@pytest.mark.parametrize("randomness", ["error", "same", "different"])
+@pytest.mark.parametrize("into", ["zeros(2)", "p.clone()"])
+@pytest.mark.parametrize("sampler", sorted(_INPLACE_SAMPLERS))
+def test_inplace_samplers_randomness_as_torch(sampler, into, randomness):
+    """Every in-place sampler refuses a draw per batch element into an unbatched tensor
+    ('different'), with PyTorch's error; into a batched one, or with 'same', it draws."""
+    def call(lib):
+        def f(p):
+            t = lib.zeros(2) if into == "zeros(2)" else p.clone()
+            return getattr(t, sampler)(*_INPLACE_SAMPLERS[sampler]) + p
+        try:
+            out = lib.vmap(f, randomness=randomness)(lib.full((3, 2), 0.5))
+        except RuntimeError as e:
+            return str(e)
+        return tuple(out.shape)
+    assert call(retrograd) == call(torch)
+
+
 def test_inplace_on_a_mapped_input_writes_it():
     (rx, tx), (ry, ty) = _pair(4, 3), _pair(4, 3, seed=1)
     retrograd.vmap(lambda a, b: a.add_(b))(rx, ry)
@@ -490,3 +512,45 @@ def test_like_of_a_batched_tensor_is_batched_and_takes_batched_writes(make):
                     retrograd.from_numpy(numpy.stack([x, x], 1)))[0]):
         assert got.dtype.is_floating_point and tuple(got.shape) == tuple(want.shape)
         numpy.testing.assert_array_equal(got.double().numpy(), want.double().numpy())
+
+
+def _written_in_place(lib):
+    """In-place writes on a tensor whose tangent is not batched while its primal is:
+    PyTorch writes the new tangent into the old one, batched wherever its formula reads a
+    batched primal (not add_'s, neg_'s or zero_'s; mul_(2.0)'s reads self's)."""
+    def made(op):
+        def f(x):
+            y = x.clone()
+            op(y[0])
+            return y
+        return f
+
+    def times_one_then_view_mul(x):  # x * 1's tangent is batched: the write fits
+        y = x * 1.0
+        y[0].mul_(2.0)
+        return y
+
+    return {"view mul_": made(lambda v: v.mul_(2.0)), "view div_": made(lambda v: v.div_(2.0)),
+            "view exp_": made(lambda v: v.exp_()), "view add_": made(lambda v: v.add_(1.0)),
+            "view neg_": made(lambda v: v.neg_()), "view zero_": made(lambda v: v.zero_()),
+            "mul_": lambda x: x.clone().mul_(2.0), "add_": lambda x: x.clone().add_(x),
+            "times one, view mul_": times_one_then_view_mul,
+            **_written_through_views(lib)}
+
+
+@pytest.mark.parametrize("name", sorted(_written_in_place(retrograd)))
+def test_in_place_into_an_unbatched_tangent_under_vmap_jvp_as_torch(name):
+    (rx, tx), (rv, tv) = _pair(4, 2, 3), _pair(2, 3, seed=1)
+
+    def run(lib, x, v):
+        f = _written_in_place(lib)[name]
+        try:
+            return lib.func.vmap(lambda a, b: lib.func.jvp(f, (a,), (b,)),
+                                 in_dims=(0, None))(x, v)
+        except RuntimeError as e:
+            return str(e)
+    r, t = run(retrograd, rx, rv), run(torch, tx, tv)
+    if isinstance(t, str):
+        assert r == t
+    else:
+        _close(r, t)

@@ -33,7 +33,7 @@ import operator
 from ..backend import get_array_module, special_functions
 from ..backend.functions import functions
 
-__all__ = ["Batched", "new_level", "register_namespace", "shape_of", "unbatch"]
+__all__ = ["Batched", "levels_of", "new_level", "register_namespace", "shape_of", "unbatch"]
 
 
 DATA_DEPENDENT = ("vmap: It looks like you're attempting to use a Tensor in some "
@@ -193,6 +193,15 @@ def shape_of(a):
     s = BatchShape(a.shape)
     s.level = a.level
     return s
+
+
+def levels_of(a):
+    """The levels ``a`` is batched over (none for a plain array)."""
+    out = set()
+    while type(a) is Batched:
+        out.add(a.level)
+        a = a.data
+    return out
 
 
 def unbatch(g, shape):

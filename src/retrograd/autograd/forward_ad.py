@@ -20,7 +20,7 @@ from ..backend import get_array_module, host_array_module, to_device
 from ..backend.functions import facade, functions
 from . import grad_mode
 from ._backward import grad as _grad
-from ._batched import Batched, _broadcast_to
+from ._batched import INPLACE, Batched, _broadcast_to, levels_of
 from ._batched_xp import BatchedNumpy
 from ._forward_state import state
 
@@ -176,6 +176,8 @@ def propagate(op, values, arrays, attrs, outs):
         state.level = level
     for o, t in zip(outs_t, t_out, strict=True):
         if t is not None:
+            if _reads_primals(op):
+                t = batched_as(t, values)
             set_tangent(o, t)
             if o._grad_fn is not None:
                 state.output_tangents[(o._grad_fn, o._output_nr)] = o._fw
@@ -209,10 +211,52 @@ def inplace_tangent(op, values, attrs):
     as it was for the tangent's backward."""
     if all(not isinstance(v, Tensor) or tangent_of(v) is None for v in values):
         return None
+    old = tangent_of(values[0])
     if grad_mode.state.enabled and any(isinstance(v, Tensor) and v.requires_grad
                                        for v in values):
         values = (values[0].clone(), *values[1:])
-    return tangent_of(_record(op, values, attrs))
+    tangent = tangent_of(_record(op, values, attrs))
+    if old is not None and tangent is not None and \
+            levels_of(tangent._data) - levels_of(old._data):
+        raise RuntimeError(INPLACE)  # (PyTorch copies the tangent into self's)
+    return tangent
+
+
+_READS = {}
+
+
+def _reads_primals(op):
+    """Whether ``op``'s tangent rule reads a primal input or output (a linear op's does
+    not)."""
+    reads = _READS.get(op)
+    if reads is None:
+        jvp, names = op.jvp, {*op.inputs, *op.outputs}
+        if jvp == "elementwise":
+            reads = any(names.intersection(_params(r)) for r in op.vjp.values())
+        elif callable(jvp):
+            reads = bool(names.intersection(_params(jvp)))
+        else:
+            reads = jvp != "linear"
+        _READS[op] = reads
+    return reads
+
+
+def batched_as(t, primals):
+    """Tensor ``t``, batched (with zeros) over the vmap levels of the tensors among
+    ``primals`` that it lacks, as PyTorch's tangents are: its formulas combine every
+    primal (``other_t * self_p`` for ``mul(x, 2.0)``: batched where ``x`` is, even though
+    the term is zero), and its jacfwd's basis is made by ``new_zeros`` of the primal.
+    That decides where a later in-place op can write the tangent (see
+    :func:`inplace_tangent`)."""
+    have = levels_of(t._data)
+    for v in primals:
+        if isinstance(v, Tensor) and levels_of(v._data) - have:
+            a = v._data
+            xp = get_array_module(a)
+            t = t + wrap(xp.zeros_like(xp.sum(a[(slice(0, 1),) * a.ndim]),
+                                       dtype=t._data.dtype))
+            have = levels_of(t._data)
+    return t
 
 
 def _env(op, xp, ins, res, attrs, values):

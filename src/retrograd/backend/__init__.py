@@ -15,8 +15,8 @@ from . import emulated, gpu, meta
 
 __all__ = ["Device", "device", "cpu", "get_array_module", "host_array_module", "device_of",
            "erf", "set_default_device", "get_default_device", "to_device", "emulate_cuda",
-           "emulating_cuda", "special_functions", "host_joins_meta", "joined_device",
-           "on_device", "device_guard"]
+           "emulating_cuda", "cuda_runtime", "special_functions", "host_joins_meta",
+           "joined_device", "on_device", "device_guard"]
 
 # The device types torch.device parses (in its order, which its error message prints).
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
@@ -135,6 +135,13 @@ def emulating_cuda():
     return _emulating
 
 
+def cuda_runtime():
+    """What device "cuda" runs on and ``retrograd.cuda`` asks (``count()``, ``current()``,
+    ``select(index)``): the emulator while emulating, else CuPy's GPUs (:mod:`.gpu`,
+    none without CuPy)."""
+    return emulated if _emulating else gpu
+
+
 class _Joining(threading.local):
     meta = False
 
@@ -196,7 +203,7 @@ def to_device(array, dev):
         return array.get() if type(array) is emulated.ndarray or gpu.is_array(array) else array
     if not _emulating:
         return gpu.from_host(array, gpu.current() if dev.index is None else dev.index)
-    index = emulated._current if dev.index is None else dev.index
+    index = emulated.current() if dev.index is None else dev.index
     if type(array) is emulated.ndarray:
         if array._dev == index:
             return array
@@ -247,17 +254,15 @@ def check_device(dev):
 
 def _available(dev):
     if dev.type == "cuda":
-        if _emulating:
-            n, current = emulated.DEVICES, emulated._current
-        elif gpu.cupy() is not None:
-            n, current = gpu.count(), None
-        else:
+        runtime = cuda_runtime()
+        n = runtime.count()
+        if n == 0:
             raise AssertionError("Torch not compiled with CUDA enabled")
         if dev.index is not None and not 0 <= dev.index < n:
             raise RuntimeError("CUDA error: invalid device ordinal")
         if dev.index is not None:
             return dev
-        return Device("cuda", gpu.current() if current is None else current)
+        return Device("cuda", runtime.current())
     if dev.type == "meta":
         return _META
     if dev.type != "cpu":

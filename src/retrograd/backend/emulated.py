@@ -7,17 +7,22 @@ arrays and arrays of another device, reductions return 0-d arrays rather than Nu
 scalars, and the namespace holds only names CuPy provides (:mod:`._cupy_names`). NumPy
 functions called on its arrays dispatch through ``__array_function__`` and
 ``__array_ufunc__`` to this module when CuPy has the function, as CuPy's arrays do,
-and fail otherwise. Two devices exist (0 and 1), so mixing them can be tested.
+and fail otherwise. Two devices exist (0 and 1), so mixing them can be tested; each
+thread has its current device, as CUDA's runtime keeps it (:func:`current`,
+:func:`select`: ``torch.cuda.current_device`` and ``set_device`` on it).
 
 An op that runs on these arrays runs on CuPy's as far as the namespace goes: the
 op database's tests run on it in CI (``tests/device/``).
 """
 
+import threading
+
 import numpy
 
 from . import _cupy_names
 
-__all__ = ["ndarray", "namespace", "Device", "asnumpy", "DEVICES", "guard", "on_device"]
+__all__ = ["ndarray", "namespace", "Device", "asnumpy", "DEVICES", "count", "current", "select",
+           "guard", "on_device"]
 
 DEVICES = 2  # emulated device ids: 0 and 1
 
@@ -31,18 +36,16 @@ class Device:
     __slots__ = ("id", "_prev")
 
     def __init__(self, device=None):
-        self.id = _current if device is None else int(getattr(device, "id", device))
+        self.id = _current.index if device is None else int(getattr(device, "id", device))
         if not 0 <= self.id < DEVICES:
             raise ValueError(f"Invalid device ID: {self.id} (there are {DEVICES})")
 
     def __enter__(self):
-        global _current
-        self._prev, _current = _current, self.id
+        self._prev, _current.index = _current.index, self.id
         return self
 
     def __exit__(self, *exc):
-        global _current
-        _current = self._prev
+        _current.index = self._prev
 
     def __eq__(self, other):
         return isinstance(other, Device) and other.id == self.id
@@ -54,7 +57,26 @@ class Device:
         return f"<CUDA Device {self.id}>"
 
 
-_current = 0
+class _Current(threading.local):
+    index = 0  # this thread's current device (a new thread starts on 0, as with CUDA)
+
+
+_current = _Current()
+
+
+def count():
+    """The number of emulated devices (``cupy.cuda.runtime.getDeviceCount``)."""
+    return DEVICES
+
+
+def current():
+    """This thread's current device (``cupy.cuda.runtime.getDevice``)."""
+    return _current.index
+
+
+def select(index):
+    """Make device ``index`` this thread's current one (``cupy.cuda.runtime.setDevice``)."""
+    _current.index = Device(index).id
 
 
 class ndarray:
@@ -64,7 +86,7 @@ class ndarray:
 
     def __init__(self, shape, dtype=float, *, _array=None, _device=None):
         self._a = numpy.empty(shape, dtype) if _array is None else _array
-        self._dev = _current if _device is None else _device
+        self._dev = _current.index if _device is None else _device
 
     # ---- what CuPy's arrays refuse, and the explicit ways out -----------------------------
     def __array__(self, dtype=None, copy=None):
@@ -258,7 +280,7 @@ def _call(f, args, kwargs, host_ok=False):
     r = f(*a, **k)
     if type(out) is ndarray and r is out._a:
         return out
-    return _wrap(r, _current if dev[0] is None else dev[0])
+    return _wrap(r, _current.index if dev[0] is None else dev[0])
 
 
 def _function(f, host_ok=False, refused=()):
@@ -415,7 +437,7 @@ ndarray.__hash__ = None
 
 def guard(index):
     """A context making device ``index`` current, or None where it already is."""
-    return None if index == _current else Device(index)
+    return None if index == _current.index else Device(index)
 
 
 def on_device(index, make):

@@ -4,16 +4,19 @@ With a GPU (CuPy installed and its runtime seeing a device) the calls answer fro
 runtime. Without one, what needs no GPU answers (``is_available()`` is False,
 ``device_count()`` 0, seeding is accepted and kept for a GPU that never comes, as
 PyTorch queues it); what needs one raises PyTorch's ``AssertionError: Torch not
-compiled with CUDA enabled``.
+compiled with CUDA enabled``. While device "cuda" runs on the emulator
+(``backend.emulate_cuda``), its two devices answer ``is_available``, ``device_count``,
+``current_device``, ``set_device`` and ``device(i)``, as two GPUs would.
 ``retrograd.cuda.memory`` is :mod:`retrograd.memory` (the accounting of the device the
 tensors are on), so code written for ``torch.cuda.memory`` (the tutorials' snapshots)
 runs unchanged.
 """
 
 from .. import _random, _tensor_types
-from ..backend import gpu
+from ..backend import cuda_runtime
 from . import memory
-from ._index import current_device, cupy_or_raise as _cupy, device_index as _device_index
+from ._index import (current_device, cupy_or_raise as _cupy, device_index as _device_index,
+                     runtime_or_raise as _runtime)
 from .streams import Event, Stream, StreamContext, current_stream, default_stream, stream
 from .memory import (max_memory_allocated, max_memory_reserved, memory_allocated,
                      memory_reserved, memory_stats, memory_summary, reset_max_memory_allocated,
@@ -35,20 +38,20 @@ globals().update(_tensor_types.cuda_types)  # torch.cuda.FloatTensor, ...: not c
 
 
 def is_available():
-    return gpu.cupy() is not None
+    return cuda_runtime().count() > 0
 
 
 def device_count():
-    return gpu.count()
+    return cuda_runtime().count()
 
 
 def is_initialized():
-    return gpu.cupy() is not None
+    return is_available()
 
 
 def init():
     """Initialize CUDA's state (CuPy's runtime starts on first use)."""
-    _cupy()
+    _runtime()
 
 
 def _checked_index(device):
@@ -62,8 +65,7 @@ def set_device(device):
     """Select a GPU; a negative index is a no-op, as in PyTorch."""
     index = _device_index(device, optional=False)
     if index is not None and index >= 0:
-        _cupy()
-        gpu.select(_checked_index(index))
+        _runtime().select(_checked_index(index))
 
 
 class _DeviceProperties:

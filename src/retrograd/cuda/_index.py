@@ -1,21 +1,32 @@
-"""What ``torch.cuda``'s functions and its streams share: CuPy or PyTorch's CPU-only
-build's error, and a device argument as a GPU index."""
+"""What ``torch.cuda``'s functions and its streams share: the GPUs' runtime (CuPy's, or
+the emulator's) or PyTorch's CPU-only build's error, and a device argument as a GPU
+index."""
 
-from ..backend import Device, gpu
+from ..backend import Device, cuda_runtime, gpu
+
+_NO_CUDA = "Torch not compiled with CUDA enabled"
 
 
 def cupy_or_raise():
     """CuPy, when there is a GPU; else PyTorch's CPU-only build's error."""
     cp = gpu.cupy()
     if cp is None:
-        raise AssertionError("Torch not compiled with CUDA enabled")
+        raise AssertionError(_NO_CUDA)
     return cp
 
 
+def runtime_or_raise():
+    """The runtime of device "cuda" (``backend.cuda_runtime()``: ``count``, ``current``,
+    ``select``) when it has a GPU; else PyTorch's CPU-only build's error."""
+    runtime = cuda_runtime()
+    if runtime.count() == 0:
+        raise AssertionError(_NO_CUDA)
+    return runtime
+
+
 def current_device():
-    """The selected GPU's index."""
-    cupy_or_raise()
-    return gpu.current()
+    """The selected GPU's index (this thread's, as CUDA keeps it)."""
+    return runtime_or_raise().current()
 
 
 def device_index(device, optional=True):

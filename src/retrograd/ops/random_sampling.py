@@ -1,22 +1,24 @@
 """Random sampling from a tensor's values or into it: bernoulli, poisson, multinomial
-and the in-place samplers (exponential_, geometric_, log_normal_, cauchy_), drawn from
-a ``Generator``; bernoulli and poisson record a node whose gradient is zero, as
-PyTorch's. The generator is NumPy's, on the host (``functions(xp).draw``), so a device
-draws the values the CPU draws; the arithmetic on them runs where the tensor lives."""
+and the in-place samplers (uniform_, normal_, exponential_, geometric_, log_normal_,
+cauchy_, bernoulli_), drawn from a ``Generator``; bernoulli and poisson record a node
+whose gradient is zero, as PyTorch's. The generator is NumPy's, on the host
+(``functions(xp).draw``), so a device draws the values the CPU draws; the arithmetic
+on them runs where the tensor lives."""
 
 
 import math
 
-from .._dtype import float64, int64, is_float
+from .._dtype import float64, int64, is_float, np_finfo
 from .. import _random
 from .._tensor import Tensor, wrap
-from ..autograd._batched import INPLACE, RANDOMNESS, SAME_BATCHED, Batched
+from ..autograd._batched import INPLACE, RANDOMNESS, SAME_BATCHED, levels_of
 from ..backend import get_array_module
 from ..backend.functions import functions
 from ._registry import _pretty, apply, defop, register
+from .indexing import _C10_NAMES
 
-__all__ = ["bernoulli", "bernoulli_", "poisson", "multinomial", "exponential_", "geometric_",
-           "log_normal_", "cauchy_"]
+__all__ = ["bernoulli", "bernoulli_", "poisson", "multinomial", "uniform_", "normal_",
+           "exponential_", "geometric_", "log_normal_", "cauchy_"]
 
 
 def _gen(generator):
@@ -28,27 +30,18 @@ _DIFFERENT_UNBATCHED = ("vmap: Cannot ask for different inplace randomness on an
                         "for your usage, please file an issue with functorch.")
 
 
-def _levels(a):
-    """The vmap levels array ``a`` is batched over."""
-    out = set()
-    while type(a) is Batched:
-        out.add(a.level)
-        a = a.data
-    return out
-
-
 def _refuse_same_batched(a):
     """vmap(randomness='same') draws one batch element's values for all, which cannot
     follow probabilities that vary over the batch: PyTorch refuses a batched input at any
     level whose randomness is 'same'."""
-    if any(RANDOMNESS.get(level) == "same" for level in _levels(a)):
+    if any(RANDOMNESS.get(level) == "same" for level in levels_of(a)):
         raise RuntimeError(SAME_BATCHED)
 
 
 def _refuse_unbatched_fill(a):
     """vmap(randomness='different') gives each batch element its own values, which an
     in-place draw cannot write into a tensor without that batch: PyTorch refuses."""
-    levels = _levels(a)
+    levels = levels_of(a)
     if any(r == "different" and level not in levels for level, r in RANDOMNESS.items()):
         raise RuntimeError(_DIFFERENT_UNBATCHED)
 
@@ -90,11 +83,9 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 def bernoulli_(self, p=0.5, *, generator=None):
     prob = p._data if isinstance(p, Tensor) else p
     _refuse_same_batched(prob)
-    if any(RANDOMNESS[level] != "error" for level in _levels(prob) - _levels(self._data)):
+    if any(RANDOMNESS[level] != "error" for level in levels_of(prob) - levels_of(self._data)):
         raise RuntimeError(INPLACE.replace("arithmetic", "bernoulli"))  # ('error': the draw's)
-    _refuse_unbatched_fill(self._data)
-    return self.copy_(wrap(_below(get_array_module(self._data), _gen(generator), prob,
-                                  self._data)))
+    return _fill(self, generator, lambda d: d("random") < prob)
 
 
 @register(method=False)
@@ -141,25 +132,77 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     return wrap(xp.astype(xp.reshape(out, a.shape[:-1] + (num_samples,)), int64.np))
 
 
-def _sampler(name, draw, doc):
-    def fn(self, *args, generator=None):
-        _refuse_unbatched_fill(self._data)
-        xp = get_array_module(self._data)
-        return self.copy_(wrap(draw(lambda *a: _drawn(xp, _gen(generator), *a),
-                                    self._data.shape, *args)))
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = doc
-    return register(fn, function=False)
+def _fill(self, generator, draw):
+    """Write ``draw(d)`` into ``self`` in place, where ``d(name, *args)`` draws
+    ``rng.<name>(*args)`` in self's shape from ``generator``. Under
+    vmap(randomness='different'), an unbatched ``self`` cannot hold a draw per element."""
+    _refuse_unbatched_fill(self._data)
+    xp, rng, shape = get_array_module(self._data), _gen(generator), self._data.shape
+    return self.copy_(wrap(draw(lambda name, *args: _drawn(xp, rng, name, args, shape))))
 
 
-# each draw(d, shape, *args): d(name, args, shape) draws rng.<name>(*args, shape)
-exponential_ = _sampler("exponential_", lambda d, shape, lambd=1.0:
-                        d("exponential", (1 / lambd,), shape), "Fill with Exp(lambd) samples.")
-geometric_ = _sampler("geometric_", lambda d, shape, p: d("geometric", (p,), shape),
-                      "Fill with Geometric(p) samples (trials to the first success).")
-log_normal_ = _sampler("log_normal_", lambda d, shape, mean=1.0, std=2.0:
-                       d("lognormal", (mean, std), shape),
-                       "Fill with samples whose log is N(mean, std**2).")
-cauchy_ = _sampler("cauchy_", lambda d, shape, median=0.0, sigma=1.0:
-                   median + sigma * d("standard_cauchy", (), shape),
-                   "Fill with Cauchy(median, sigma) samples.")
+def _require(ok, message):
+    if not ok:
+        raise RuntimeError(message)
+
+
+@register(function=False)
+def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
+    """Fill with U[from, to) samples; ``from`` may be passed by keyword, as in PyTorch."""
+    from_ = kwargs.pop("from", from_)
+    if kwargs:
+        raise TypeError(f"uniform_() got an unexpected keyword argument {next(iter(kwargs))!r}")
+    _check_uniform_bounds(self._data.dtype, float(from_), float(to))
+    return _fill(self, generator, lambda d: d("uniform", from_, to))
+
+
+def _check_uniform_bounds(dtype, lo, hi):
+    """PyTorch's checks of uniform_'s range: a floating dtype, both ends and the width
+    within its finite range, ``from <= to``."""
+    if not is_float(dtype):
+        raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for "
+                                  f"'{_pretty(dtype)}'")
+    big = float(np_finfo(dtype).max)
+    for name, v in (("from", lo), ("to", hi)):
+        _require(-big <= v <= big, f"{name} is out of bounds for "
+                                   f"{_C10_NAMES.get(dtype.name, dtype.name)}")
+    _require(lo <= hi, f"uniform_ expects to return a [from, to) range, but found "
+                       f"from={lo:g} > to={hi:g}")
+    _require(hi - lo <= big, f"uniform_ expects to-from <= std::numeric_limits<"
+                             f"{_pretty(dtype)}>::max(), but found to={hi:g} and from={lo:g} "
+                             f"which result in to-from to exceed the limit")
+
+
+@register(function=False)
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Fill with N(mean, std**2) samples."""
+    _require(std >= 0, f"normal expects std >= 0.0, but found std {std:g}")
+    return _fill(self, generator, lambda d: d("normal", mean, std))
+
+
+@register(function=False)
+def exponential_(self, lambd=1.0, *, generator=None):
+    """Fill with Exp(lambd) samples."""
+    _require(lambd > 0, f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    return _fill(self, generator, lambda d: d("exponential", 1 / lambd))
+
+
+@register(function=False)
+def geometric_(self, p, *, generator=None):
+    """Fill with Geometric(p) samples (trials to the first success)."""
+    _require(0 < p < 1, f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    return _fill(self, generator, lambda d: d("geometric", p))
+
+
+@register(function=False)
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Fill with samples whose log is N(mean, std**2)."""
+    _require(std > 0, f"log_normal_ expects std > 0.0, but found std={std:g}")
+    return _fill(self, generator, lambda d: d("lognormal", mean, std))
+
+
+@register(function=False)
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Fill with Cauchy(median, sigma) samples."""
+    _require(sigma > 0, f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    return _fill(self, generator, lambda d: median + sigma * d("standard_cauchy"))

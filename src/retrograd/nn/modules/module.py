@@ -3,6 +3,8 @@ PyTorch's traversal order, state_dict key names, hooks and repr."""
 
 from collections import OrderedDict, namedtuple
 
+import warnings
+
 import numpy
 
 from ... import _observe
@@ -16,7 +18,61 @@ from ...autograd import grad_mode
 from ...ops._registry import apply, defop
 from ..parameter import Buffer, Parameter
 
-__all__ = ["Module", "RemovableHandle"]
+__all__ = ["Module", "RemovableHandle", "register_module_forward_hook",
+           "register_module_forward_pre_hook", "register_module_full_backward_hook",
+           "register_module_full_backward_pre_hook"]
+
+# Hooks of every module's call, run before each module's own (PyTorch's globals).
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+_global_forward_hooks_with_kwargs = OrderedDict()
+_global_forward_hooks_always_called = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
+
+
+def register_module_forward_pre_hook(hook):
+    """``hook(module, args)`` before every module's forward, before its own pre-hooks; a
+    returned value replaces ``args``.
+
+    >>> h = register_module_forward_pre_hook(lambda m, args: print(type(m).__name__))
+    """
+    h = RemovableHandle(_global_forward_pre_hooks)
+    _global_forward_pre_hooks[h.id] = hook
+    return h
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
+    ``with_kwargs``) after every module's forward, before its own forward hooks; a returned
+    value replaces the output. With ``always_call`` it also runs when the call raises.
+
+    >>> h = register_module_forward_hook(lambda m, args, out: print(out.shape))
+    """
+    h = RemovableHandle(_global_forward_hooks, extra_dict=_global_forward_hooks_always_called)
+    _global_forward_hooks[h.id] = hook
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[h.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[h.id] = True
+    return h
+
+
+def register_module_full_backward_pre_hook(hook):
+    """``hook(module, grad_output)`` for every module, before its own backward pre-hooks;
+    a returned tuple replaces ``grad_output``."""
+    h = RemovableHandle(_global_backward_pre_hooks)
+    _global_backward_pre_hooks[h.id] = hook
+    return h
+
+
+def register_module_full_backward_hook(hook):
+    """``hook(module, grad_input, grad_output)`` for every module, before its own full
+    backward hooks; a returned tuple replaces ``grad_input``."""
+    h = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[h.id] = hook
+    return h
+
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     __slots__ = ()
@@ -33,6 +89,11 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 _hook_identity = defop("backward_hook", lambda xp, self: self,
                        vjp={"self": lambda grad: grad}, jvp="linear",
                        node="BackwardHookFunctionBackward")
+
+
+_HOOK_DICTS = ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+               "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_backward_hooks",
+               "_backward_pre_hooks")
 
 
 def _addindent(s, n):
@@ -65,11 +126,14 @@ class Module:
         d["_buffers"] = {}
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = {}
-        d["_forward_hooks"] = OrderedDict()
-        d["_forward_hooks_with_kwargs"] = OrderedDict()
-        d["_forward_pre_hooks"] = OrderedDict()
-        d["_forward_pre_hooks_with_kwargs"] = OrderedDict()
-        d["_backward_hooks"] = OrderedDict()
+        for name in _HOOK_DICTS:
+            d[name] = OrderedDict()
+
+    def __setstate__(self, state):
+        """A module pickled before a hook dict existed gets it empty, as PyTorch's."""
+        self.__dict__.update(state)
+        for name in _HOOK_DICTS:
+            self.__dict__.setdefault(name, OrderedDict())
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
@@ -440,10 +504,17 @@ class Module:
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
                               always_call=False):
-        h = RemovableHandle(self._forward_hooks, extra_dict=self._forward_hooks_with_kwargs)
+        """``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
+        ``with_kwargs``) after forward; a returned value replaces the output. With
+        ``always_call`` it also runs when the call raises (a pre-hook, forward or an
+        earlier hook)."""
+        h = RemovableHandle(self._forward_hooks, extra_dict=[
+            self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
         self._forward_hooks[h.id] = hook
         if with_kwargs:
             self._forward_hooks_with_kwargs[h.id] = True
+        if always_call:
+            self._forward_hooks_always_called[h.id] = True
         if prepend:
             self._forward_hooks.move_to_end(h.id, last=False)
         return h
@@ -457,41 +528,31 @@ class Module:
             self._backward_hooks.move_to_end(h.id, last=False)
         return h
 
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """``hook(module, grad_output)`` once the gradients of the module's outputs are
+        in, before its full backward hooks; a returned tuple replaces grad_output."""
+        h = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[h.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(h.id, last=False)
+        return h
+
     def __call__(self, *args, **kwargs):
         obs = _observe.engine
         if obs is not None and obs.modules:  # memory accounting: which module runs
             return obs.run_module(_call_module, self, args, kwargs)
-        d = self.__dict__
-        if not (d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]):
+        if not _has_hooks(self):
             return self.forward(*args, **kwargs)
         return self._call_impl(*args, **kwargs)
 
     def _call_impl(self, *args, **kwargs):
         """The call with its hooks (PyTorch's name for it)."""
-        for hid, hook in list(self._forward_pre_hooks.items()):
-            if hid in self._forward_pre_hooks_with_kwargs:
-                res = hook(self, args, kwargs)
-                if res is not None:
-                    args, kwargs = res
-            else:
-                res = hook(self, args)
-                if res is not None:
-                    args = res if isinstance(res, tuple) else (res,)
-        state = None
-        if self._backward_hooks and grad_mode.state.enabled:
-            state = _BackwardHookState(self)
-            args = state.wrap_inputs(args)
-        out = self.forward(*args, **kwargs)
-        for hid, hook in list(self._forward_hooks.items()):
-            if hid in self._forward_hooks_with_kwargs:
-                res = hook(self, args, kwargs, out)
-            else:
-                res = hook(self, args, out)
-            if res is not None:
-                out = res
-        if state is not None:
-            out = state.wrap_outputs(out)
-        return out
+        call = _HookedCall(self, args, kwargs)
+        try:
+            return call.run()
+        except Exception:
+            call.run_always_called()
+            raise
 
     # ---- repr ---------------------------------------------------------------------------
     def extra_repr(self):
@@ -518,16 +579,95 @@ class Module:
 
 def _call_module(module, args, kwargs):
     """``Module.__call__``'s work, for an observer's ``run_module`` to wrap."""
-    d = module.__dict__
-    if not (d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]):
+    if not _has_hooks(module):
         return module.forward(*args, **kwargs)
     return module._call_impl(*args, **kwargs)
 
 
+def _has_hooks(module):
+    d = module.__dict__
+    return bool(d["_forward_pre_hooks"] or d["_forward_hooks"] or _has_backward_hooks(module)
+                or _global_forward_pre_hooks or _global_forward_hooks)
+
+
+def _has_backward_hooks(module):
+    d = module.__dict__
+    return bool(d["_backward_hooks"] or d["_backward_pre_hooks"] or _global_backward_hooks
+                or _global_backward_pre_hooks)
+
+
+class _HookedCall:
+    """One call of a module with its hooks: the global ones, then its own. ``args`` and
+    ``result`` are what the hooks have made of them so far, which the forward hooks with
+    ``always_call`` get when the call raises (once: those that ran already are not run
+    again; their own error then is only a warning, the call's error is raised)."""
+
+    def __init__(self, module, args, kwargs):
+        self.module, self.args, self.kwargs = module, args, kwargs
+        self.result = None
+        self.called = set()  # always-called hooks that have run
+
+    def run(self):
+        m = self.module
+        for hid, hook in (*_global_forward_pre_hooks.items(), *m._forward_pre_hooks.items()):
+            if hid in m._forward_pre_hooks_with_kwargs:
+                res = hook(m, self.args, self.kwargs)
+                if res is not None:
+                    if not (isinstance(res, tuple) and len(res) == 2):
+                        raise RuntimeError(f"forward pre-hook must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {res}.")
+                    self.args, self.kwargs = res
+            else:
+                res = hook(m, self.args)
+                if res is not None:
+                    self.args = res if isinstance(res, tuple) else (res,)
+        state = None
+        if _has_backward_hooks(m) and grad_mode.state.enabled:
+            state = _BackwardHookState(m)
+            self.args = state.wrap_inputs(self.args)
+        self.result = m.forward(*self.args, **self.kwargs)
+        for hid, hook in (*_global_forward_hooks.items(), *m._forward_hooks.items()):
+            if hid in m._forward_hooks_always_called or \
+                    hid in _global_forward_hooks_always_called:
+                self.called.add(hid)
+            if hid in m._forward_hooks_with_kwargs or hid in _global_forward_hooks_with_kwargs:
+                res = hook(m, self.args, self.kwargs, self.result)
+            else:
+                res = hook(m, self.args, self.result)
+            if res is not None:
+                self.result = res
+        if state is not None:
+            self.result = state.wrap_outputs(self.result)
+        return self.result
+
+    def run_always_called(self):
+        """After the call raised. (PyTorch calls the global ones without kwargs here.)"""
+        m = self.module
+        for hid, hook in _global_forward_hooks.items():
+            if hid in _global_forward_hooks_always_called and hid not in self.called:
+                self._quietly(hook, (m, self.args, self.result), "global module")
+        for hid, hook in m._forward_hooks.items():
+            if hid in m._forward_hooks_always_called and hid not in self.called:
+                kw = (self.kwargs,) if hid in m._forward_hooks_with_kwargs else ()
+                self._quietly(hook, (m, self.args, *kw, self.result), "module")
+
+    def _quietly(self, hook, args, kind):
+        try:
+            res = hook(*args)
+        except Exception as e:
+            warnings.warn(f"{kind} forward hook with ``always_call=True`` raised an exception "
+                          f"that was silenced as another error was raised in forward: {e}",
+                          stacklevel=5)  # (the module's caller)
+            return
+        if res is not None:
+            self.result = res
+
+
 class _BackwardHookState:
     """Identity nodes around a module's tensor inputs and outputs: grad_output is what
-    reaches the outputs' identities, grad_input what leaves the inputs' identities.
-    With several inputs, a returned grad_input replaces the last one computed only."""
+    reaches the outputs' identities (the backward pre-hooks run once all have), grad_input
+    what leaves the inputs' identities. With several inputs (outputs), a returned
+    grad_input (grad_output) replaces the last one computed only."""
 
     def __init__(self, module):
         self.module = module
@@ -560,7 +700,7 @@ class _BackwardHookState:
 
     def _call(self, grad_input):
         res = None
-        for hook in list(self.module._backward_hooks.values()):
+        for hook in (*_global_backward_hooks.values(), *self.module._backward_hooks.values()):
             r = hook(self.module, grad_input, self.grad_outputs)
             if r is not None:
                 res = grad_input = tuple(r)
@@ -587,7 +727,23 @@ class _BackwardHookState:
             self.grad_outputs[k] = grad
             if all(g is not None for g in self.grad_outputs):
                 self.grad_outputs = tuple(self.grad_outputs)
+                self._call_pre()
                 if self.pending == 0:  # no input requires grad: grad_input is all None
                     self._call((None,) * max(len(self.grad_inputs), 1))
+                if self.grad_outputs[k] is not grad:  # a pre-hook replaced it
+                    return self.grad_outputs[k]
             return None
         return hook
+
+    def _call_pre(self):
+        """The backward pre-hooks, global ones first: each may replace grad_output (the
+        gradients still to flow: with several outputs, the last one to arrive's)."""
+        for hook in (*_global_backward_pre_hooks.values(),
+                     *self.module._backward_pre_hooks.values()):
+            r = hook(self.module, self.grad_outputs)
+            if r is not None:
+                if len(r) != len(self.grad_outputs):
+                    raise RuntimeError(f"Backward pre hook returned an invalid number of "
+                                       f"grad_output, got {len(r)}, but expected "
+                                       f"{len(self.grad_outputs)}")
+                self.grad_outputs = r

@@ -27,7 +27,7 @@ class Upsample(Module):
     def __setstate__(self, state):
         if "recompute_scale_factor" not in state:  # pickled before the option existed
             state["recompute_scale_factor"] = True
-        self.__dict__.update(state)
+        super().__setstate__(state)
 
     def extra_repr(self):
         if self.scale_factor is not None:
