@@ -2,6 +2,8 @@
 semantics (moves, errors, printing), and the op database run on the device.
 """
 
+import operator
+
 import numpy
 import pytest
 
@@ -79,6 +81,21 @@ def test_cupys_limits_on_ufunc_methods_and_keywords():
         xp.add(a, a, where=a > 0)
     with pytest.raises(TypeError, match="unexpected keyword argument 'initial'"):
         xp.sum(a, initial=1.0)
+
+
+def test_arrays_have_cupys_flags_method_keywords_and_protocols_only():
+    a = xp.zeros((2, 3)) + xp.arange(3)
+    assert a.flags.c_contiguous and a.flags.owndata and not a.T.flags.c_contiguous
+    for flag in ("writeable", "contiguous"):  # NumPy's, not CuPy's
+        with pytest.raises(AttributeError, match=flag):
+            getattr(a.flags, flag)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'initial'"):
+        a.max(initial=0)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'where'"):
+        a.sum(where=a > 1)
+    assert int(a.sum(axis=None, keepdims=False)) == 6
+    with pytest.raises(TypeError):
+        operator.index(xp.asarray(2))
 
 
 def test_tensors_move_between_devices_with_gradients(cuda):

@@ -505,7 +505,7 @@ def write_view_tangent(view):
     root = bd
     while isinstance(root.base, xp.ndarray):
         root = root.base
-    if not root.flags.contiguous:
+    if not root.flags.c_contiguous:
         raise NotImplementedError("forward AD of an in-place op on a view whose memory is not "
                                   "contiguous is not supported")
     if by_ops and _differentiable(t, bt):

@@ -129,7 +129,7 @@ class ndarray:
     strides = property(lambda self: self._a.strides)
     itemsize = property(lambda self: self._a.itemsize)
     nbytes = property(lambda self: self._a.nbytes)
-    flags = property(lambda self: self._a.flags)
+    flags = property(lambda self: _Flags(self._a.flags))
 
     @property
     def data(self):
@@ -175,9 +175,6 @@ class ndarray:
 
     def __complex__(self):
         return complex(self._a)
-
-    def __index__(self):
-        return self._a.__index__()
 
     def item(self, *args):
         return self._a.item(*args)
@@ -405,8 +402,29 @@ namespace.lib = type("lib", (), {"stride_tricks": _Namespace(_cupy_names.STRIDE_
                                                              numpy.lib.stride_tricks)})
 
 
+class _Flags:
+    """``cupy.ndarray.flags``: CuPy's flag names only, so code that reads NumPy's others
+    (``writeable``, ``contiguous``) fails here as it would on a GPU."""
+
+    __slots__ = ("_flags",)
+
+    def __init__(self, flags):
+        self._flags = flags
+
+    def __getattr__(self, name):
+        if name not in _cupy_names.NDARRAY_FLAGS:
+            raise AttributeError(f"'cupy._core.flags.Flags' object has no attribute '{name}'")
+        return getattr(self._flags, name)
+
+
 def _method(name):
+    allowed = _cupy_names.METHOD_KEYWORDS.get(name)
+
     def m(self, *args, **kwargs):
+        if allowed is not None:
+            for k in kwargs:
+                if k not in allowed:  # NumPy's extra keywords, which CuPy's methods lack
+                    raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
         dev = [self._dev]
         r = getattr(self._a, name)(*_unwrap(args, dev), **_unwrap(kwargs, dev))
         if r is self._a:  # in-place operators return the array itself, as CuPy's
@@ -425,7 +443,7 @@ for _name in _cupy_names.NDARRAY_METHODS:
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
               "xor", "lshift", "rshift", "divmod"):
     for _form in (f"__{_name}__", f"__r{_name}__", f"__i{_name}__"):
-        if hasattr(numpy.ndarray, _form):
+        if hasattr(numpy.ndarray, _form) and _form not in _cupy_names.NDARRAY_NO_PROTOCOLS:
             setattr(ndarray, _form, _method(_form))
 for _form in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__neg__",
               "__pos__", "__abs__", "__invert__"):
