@@ -1,7 +1,8 @@
 """Compiled CPU kernels (numba, an optional extra) for the passes of a training step that
 NumPy can only write as chains of whole-array passes: GELU, layer norm, softmax and
 log-softmax over the last axis, each way, in float32; Adam's update, in float32 and
-float64.
+float64; a 2x2 max pool and a max pool's gradient scatter, in float32 (NumPy's need a
+pass per comparison, and a fancy-index assignment, several times slower).
 
 A NumPy chain reads and writes every element once per operation (GELU's is fifteen
 passes); these loops do each element's arithmetic in registers, one pass over memory,
@@ -24,7 +25,7 @@ import numpy
 
 __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "layer_norm_dw", "column_sum", "softmax", "softmax_grad", "log_softmax",
-           "log_softmax_grad", "adam_step"]
+           "log_softmax_grad", "adam_step", "max_pool_2x2", "max_pool_grad"]
 
 # Reassociation (vectorized sums), contraction into FMAs, no signed zeros. Not 'nnan' or
 # 'ninf' (LLVM would drop the NaN and infinity handling), nor 'afn'/'arcp' (square roots
@@ -300,11 +301,46 @@ def _kernels():
             m[i] = mi
             v[i] = vi
 
+    exact = njit(cache=True, nogil=True, error_model="numpy")
+
+    @exact
+    def max_pool_2x2(x, out, idx):
+        """Each 2x2 window's maximum and its flat index in the (H, W) plane, the first
+        maximal offset in row-major order unless a later one is greater or NaN (PyTorch's
+        CPU rule). Branch-free selects: the winners of random data are unpredictable."""
+        w = x.shape[2]
+        for b in range(x.shape[0]):
+            for oy in range(out.shape[1]):
+                r0, r1, at = x[b, 2 * oy], x[b, 2 * oy + 1], 2 * oy * w
+                for ox in range(out.shape[2]):
+                    a, c, j = r0[2 * ox], r0[2 * ox + 1], at + 2 * ox
+                    t = (c > a) | (c != c)
+                    m, k = (c, j + 1) if t else (a, j)
+                    c = r1[2 * ox]
+                    t = (c > m) | (c != c)
+                    m, k = (c, j + w) if t else (m, k)
+                    c = r1[2 * ox + 1]
+                    t = (c > m) | (c != c)
+                    m, k = (c, j + w + 1) if t else (m, k)
+                    out[b, oy, ox] = m
+                    idx[b, oy, ox] = k
+
+    @exact
+    def index_add_rows(g, idx, out):
+        """``out[b, idx[b, q]] += g[b, q]`` over each row ``b``, skipping negative indices
+        (a max pool's windows wholly in padding)."""
+        for b in range(g.shape[0]):
+            for q in range(g.shape[1]):
+                i = idx[b, q]
+                if i >= 0:
+                    out[b, i] += g[b, q]
+
     return {"adam": adam, "gelu": gelu, "gelu_grad": gelu_grad, "layer_norm": layer_norm,
             "layer_norm_dx": layer_norm_dx, "layer_norm_dw": layer_norm_dw,
             "column_sum": column_sum,
             "softmax": softmax, "softmax_grad": softmax_grad, "log_softmax": log_softmax,
-            "log_softmax_grad": log_softmax_grad}
+            "log_softmax_grad": log_softmax_grad, "max_pool_2x2": max_pool_2x2,
+            "index_add_rows": index_add_rows}
 
 
 def _flat(x):
@@ -413,3 +449,24 @@ def adam_step(p, g, m, v, *, decay, wd, weight, beta2, bc2_sqrt, eps, step_size)
     for a, c in zip(arrays, flat, strict=True):
         if a is not c:
             a[...] = c
+
+
+def max_pool_2x2(x):
+    """A max pool of 2x2 windows at stride 2 over the last two dims of ``x`` (floor mode):
+    (values, int64 flat indices into each plane)."""
+    h, w = x.shape[-2:]
+    shape = x.shape[:-2] + (h // 2, w // 2)
+    out, idx = numpy.empty(shape, x.dtype), numpy.empty(shape, numpy.int64)
+    _kernels()["max_pool_2x2"](x.reshape(-1, h, w), out.reshape((-1,) + shape[-2:]),
+                               idx.reshape((-1,) + shape[-2:]))
+    return out, idx
+
+
+def max_pool_grad(grad, indices, self_shape, plane):
+    """A max pool's input gradient: each gradient added at its flat index in its plane of
+    ``plane`` elements (a negative index gives nothing). ``grad`` is non-empty."""
+    out = numpy.zeros(self_shape, grad.dtype)
+    rows = out.size // plane
+    _kernels()["index_add_rows"](grad.reshape(rows, -1), indices.reshape(rows, -1),
+                                 _rows(out, plane))
+    return out
