@@ -75,13 +75,18 @@ def _c_strides(x):
 
 # The GEMMs run on chunks of images whose im2col matrix stays in cache (4 MiB measured
 # best on 2 cores), so each chunk's columns are still cached when the GEMM reads them (or
-# col2im adds them) and its result when copied out (a tenth off w3's step).
+# col2im adds them) and its result when copied out (a tenth off w3's step). A chunk also
+# holds at most ``_CHUNK_COLUMNS`` columns (or one image): OpenBLAS's GEMMs of few rows
+# (a first layer's K = 27) run up to half again slower on wider operands (w3's first
+# convolution: 4.4 ms in chunks of 38 images, 2.5 in single images).
 _CHUNK_BYTES = 1 << 22
+_CHUNK_COLUMNS = 1536
 
 
-def _chunks(n, col_bytes):
-    """(start, stop) of the image chunks, ``col_bytes`` the im2col bytes of one image."""
-    step = max(1, _CHUNK_BYTES // max(col_bytes, 1))
+def _chunks(n, col_bytes, columns):
+    """(start, stop) of the image chunks, ``col_bytes`` the im2col bytes of one image and
+    ``columns`` its columns."""
+    step = max(1, min(_CHUNK_BYTES // max(col_bytes, 1), _CHUNK_COLUMNS // max(columns, 1)))
     return [(a, min(n, a + step)) for a in range(0, n, step)] or [(0, 0)]
 
 
@@ -119,7 +124,7 @@ def conv(x, w, bias, stride, padding, dilation, groups, ohw=None):
     wm = w.reshape(o, -1)
     if fused:
         wm = numpy.concatenate((wm, bias.reshape(o, 1)), axis=1)
-    chunks = _chunks(n, k * lq * x.itemsize)
+    chunks = _chunks(n, k * lq * x.itemsize, lq)
     cols = numpy.empty((k + fused, (chunks[0][1] - chunks[0][0]) * lq), dtype=x.dtype)
     if fused:
         cols[k] = 1
@@ -140,6 +145,9 @@ def conv_dx(g, w, x_shape, stride, padding, dilation, groups):
     copy, as PyTorch's (a view would keep the padded buffer alive as the gradient)."""
     if _depthwise(w.shape, groups):
         return _dw_conv_dx(g, w, x_shape, stride, padding, dilation)
+    full = _full_padding(w.shape, stride, padding, dilation)
+    if full is not None:
+        return conv(g, _flipped(w, groups), None, (1, 1), full, dilation, groups)
     n, o, oh, ow = g.shape
     kh, kw = w.shape[2:]
     c, h, wd = x_shape[1:]
@@ -154,7 +162,7 @@ def conv_dx(g, w, x_shape, stride, padding, dilation, groups):
     out = numpy.zeros((c, n, hb, r), dtype=g.dtype)
     flat = out.reshape(-1)
     s0, s1, s2, s3 = out.strides
-    for a, b in _chunks(n, c * kh * kw * lq * g.itemsize):
+    for a, b in _chunks(n, c * kh * kw * lq * g.itemsize, lq):
         part = rows[:, a * lq:b * lq]
         if groups > 1:
             part = part.reshape(groups, o // groups, -1)
@@ -165,6 +173,25 @@ def conv_dx(g, w, x_shape, stride, padding, dilation, groups):
                                 (s0, s1, s2 * sh, s3 * sw))
                 at += cols[:, i, j]
     return numpy.ascontiguousarray(out[:, :, ph:ph + h, pw:pw + wd].transpose(1, 0, 2, 3))
+
+
+# At unit stride the input gradient is itself a convolution: of the gradient, padded to
+# its "full" size, with the kernel flipped and its channel axes swapped. Its im2col copy
+# gathers where col2im adds into strided windows, one pass per kernel offset: measured
+# faster at every channel ratio tried, 3 -> 32 to 64 -> 64 (w3's second layer: 11.5 ms ->
+# 10.1, thread time).
+def _full_padding(w_shape, stride, padding, dilation):
+    """The padding of the input gradient as a convolution, or None where it is not one."""
+    full = tuple(dilation[i] * (w_shape[2 + i] - 1) - padding[i] for i in range(2))
+    return full if tuple(stride) == (1, 1) and min(full) >= 0 else None
+
+
+def _flipped(w, groups):
+    """(O, C/g, kh, kw) -> (C, O/g, kh, kw), each group's channel axes swapped and its
+    kernel flipped: the weight of the input gradient as a convolution."""
+    o, cg, kh, kw = w.shape
+    w = w.reshape(groups, o // groups, cg, kh, kw)[..., ::-1, ::-1].transpose(0, 2, 1, 3, 4)
+    return w.reshape(groups * cg, o // groups, kh, kw)
 
 
 def conv_dw(g, x, w_shape, stride, padding, dilation, groups):
@@ -179,7 +206,7 @@ def conv_dw(g, x, w_shape, stride, padding, dilation, groups):
     n, oh = x.shape[0], view.shape[4]
     k, lq = view.shape[0] * view.shape[1] * view.shape[2], oh * wq
     o = rows.shape[0]
-    chunks = _chunks(n, k * lq * x.itemsize)
+    chunks = _chunks(n, k * lq * x.itemsize, lq)
     cols = numpy.empty((k, (chunks[0][1] - chunks[0][0]) * lq), dtype=x.dtype)
     dw = None
     for a, b in chunks:
