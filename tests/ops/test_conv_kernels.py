@@ -24,6 +24,7 @@ CASES = [
     ("conv2d", (2, 4, 8, 9), (6, 2, 3, 2), {"padding": (0, 2), "dilation": (1, 3),
                                             "groups": 2}),
     ("conv2d", (2, 3, 6, 6), (5, 3, 2, 2), {"padding": 2}),  # wider than full: col2im
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 3, 3), {"dilation": 2, "output_padding": 1}),
     ("conv1d", (2, 3, 11), (5, 3, 4), {"padding": 2, "stride": 2}),
     ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 3, 3), {"stride": 2, "output_padding": 1}),
     ("conv_transpose2d", (2, 4, 5, 5), (4, 2, 2, 3), {"groups": 2, "padding": 1}),

@@ -145,7 +145,7 @@ def conv_dx(g, w, x_shape, stride, padding, dilation, groups):
     copy, as PyTorch's (a view would keep the padded buffer alive as the gradient)."""
     if _depthwise(w.shape, groups):
         return _dw_conv_dx(g, w, x_shape, stride, padding, dilation)
-    full = _full_padding(w.shape, stride, padding, dilation)
+    full = _full_padding(w.shape, g.shape, x_shape, stride, padding, dilation)
     if full is not None:
         return conv(g, _flipped(w, groups), None, (1, 1), full, dilation, groups)
     n, o, oh, ow = g.shape
@@ -180,10 +180,15 @@ def conv_dx(g, w, x_shape, stride, padding, dilation, groups):
 # gathers where col2im adds into strided windows, one pass per kernel offset: measured
 # faster at every channel ratio tried, 3 -> 32 to 64 -> 64 (w3's second layer: 11.5 ms ->
 # 10.1, thread time).
-def _full_padding(w_shape, stride, padding, dilation):
-    """The padding of the input gradient as a convolution, or None where it is not one."""
+def _full_padding(w_shape, g_shape, x_shape, stride, padding, dilation):
+    """The padding of the input gradient as a convolution, or None where it is not one (a
+    stride, a padding wider than the kernel's reach, or a transposed convolution's
+    output_padding: rows and columns the convolution would not reach)."""
     full = tuple(dilation[i] * (w_shape[2 + i] - 1) - padding[i] for i in range(2))
-    return full if tuple(stride) == (1, 1) and min(full) >= 0 else None
+    if tuple(stride) != (1, 1) or min(full) < 0 or any(
+            g_shape[2 + i] + full[i] - padding[i] != x_shape[2 + i] for i in range(2)):
+        return None
+    return full
 
 
 def _flipped(w, groups):
