@@ -17,6 +17,7 @@ CASES = [
                                             "dilation": (1, 2)}),
     ("conv2d", (2, 4, 7, 7), (6, 2, 3, 3), {"padding": 1, "groups": 2}),
     ("conv2d", (2, 1, 6, 7), (12, 1, 3, 3), {"padding": 1}),  # the ungridded layout
+    ("conv2d", (2, 1, 30, 30), (12, 1, 3, 3), {"padding": 1}),  # and chunks of one image
     ("conv2d", (2, 4, 7, 7), (4, 1, 3, 3), {"padding": 2, "groups": 4, "dilation": 2}),
     ("conv2d", (2, 4, 7, 7), (8, 1, 3, 3), {"stride": 2, "groups": 4}),  # multiplier 2
     ("conv2d", (0, 3, 5, 5), (2, 3, 3, 3), {}),

@@ -207,17 +207,18 @@ def conv_dw(g, x, w_shape, stride, padding, dilation, groups):
         return _dw_conv_dw(g, x, w_shape, stride, padding, dilation)
     view, _, _, wq = _windows(x, w_shape[2:], stride, padding, dilation, _gridded(w_shape),
                                  g.shape[2:])
-    rows = _rows(g, wq)
-    n, oh = x.shape[0], view.shape[4]
+    n, o, oh = x.shape[0], g.shape[1], view.shape[4]
     k, lq = view.shape[0] * view.shape[1] * view.shape[2], oh * wq
-    o = rows.shape[0]
     chunks = _chunks(n, k * lq * x.itemsize, lq)
+    # chunks of one image without junk columns take the gradient's planes as they are
+    # (w3's first layer: its whole-batch transpose was a third of the weight gradient)
+    rows = None if wq == g.shape[3] and chunks[0][1] - chunks[0][0] == 1 else _rows(g, wq)
     cols = numpy.empty((k, (chunks[0][1] - chunks[0][0]) * lq), dtype=x.dtype)
     dw = None
     for a, b in chunks:
         c = cols[:, :(b - a) * lq]
         numpy.copyto(c.reshape(view.shape[:3] + (b - a, oh, wq)), view[:, :, :, a:b])
-        part = rows[:, a * lq:b * lq]
+        part = g[a].reshape(o, lq) if rows is None else rows[:, a * lq:b * lq]
         if groups > 1:
             d = numpy.matmul(part.reshape(groups, o // groups, -1),
                              c.reshape(groups, k // groups, -1).transpose(0, 2, 1))
