@@ -144,9 +144,10 @@ def conv(x, w, bias, stride, padding, dilation, groups, ohw=None):
 
 
 def conv_dx(g, w, x_shape, stride, padding, dilation, groups):
-    """The input gradient: per chunk of images a GEMM to columns, then one strided add per
-    kernel offset into a (C, N, padded H, W) buffer; returned as a compact (N, C, H, W)
-    copy, as PyTorch's (a view would keep the padded buffer alive as the gradient)."""
+    """The input gradient: at unit stride a convolution (:func:`_full_padding`), else per
+    chunk of images a GEMM to columns, then one strided add per kernel offset into a (C,
+    N, padded H, W) buffer, returned as a compact (N, C, H, W) copy, as PyTorch's (a view
+    would keep the padded buffer alive as the gradient)."""
     if _depthwise(w.shape, groups):
         return _dw_conv_dx(g, w, x_shape, stride, padding, dilation)
     full = _full_padding(w.shape, g.shape, x_shape, stride, padding, dilation)
