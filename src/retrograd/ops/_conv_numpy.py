@@ -75,18 +75,25 @@ def _c_strides(x):
 
 # The GEMMs run on chunks of images whose im2col matrix stays in cache (4 MiB measured
 # best on 2 cores), so each chunk's columns are still cached when the GEMM reads them (or
-# col2im adds them) and its result when copied out (a tenth off w3's step). A chunk also
-# holds at most ``_CHUNK_COLUMNS`` columns (or one image): OpenBLAS's GEMMs of few rows
-# (a first layer's K = 27) run up to half again slower on wider operands (w3's first
-# convolution: 4.4 ms in chunks of 38 images, 2.5 in single images).
+# col2im adds them) and its result when copied out (a tenth off w3's step). An im2col
+# matrix of at most _SHORT rows (a first layer's 27) is also cut to at most
+# _CHUNK_COLUMNS columns (or one image): OpenBLAS's GEMMs with so short an inner
+# dimension run up to half again slower on wider operands (w3's first convolution: 4.4
+# ms in chunks of 38 images, 2.5 in single images). Taller ones keep the larger chunks:
+# more GEMM calls, each a sync of OpenBLAS's threads, slowed w3's second layer on 2
+# busy cores.
 _CHUNK_BYTES = 1 << 22
+_SHORT = 64
 _CHUNK_COLUMNS = 1536
 
 
-def _chunks(n, col_bytes, columns):
-    """(start, stop) of the image chunks, ``col_bytes`` the im2col bytes of one image and
-    ``columns`` its columns."""
-    step = max(1, min(_CHUNK_BYTES // max(col_bytes, 1), _CHUNK_COLUMNS // max(columns, 1)))
+def _chunks(n, k, columns, itemsize):
+    """(start, stop) of the image chunks, an image's im2col matrix being ``k`` rows of
+    ``columns`` columns."""
+    step = _CHUNK_BYTES // max(k * columns * itemsize, 1)
+    if k <= _SHORT:
+        step = min(step, _CHUNK_COLUMNS // max(columns, 1))
+    step = max(1, step)
     return [(a, min(n, a + step)) for a in range(0, n, step)] or [(0, 0)]
 
 
@@ -124,7 +131,7 @@ def conv(x, w, bias, stride, padding, dilation, groups, ohw=None):
     wm = w.reshape(o, -1)
     if fused:
         wm = numpy.concatenate((wm, bias.reshape(o, 1)), axis=1)
-    chunks = _chunks(n, k * lq * x.itemsize, lq)
+    chunks = _chunks(n, k, lq, x.itemsize)
     cols = numpy.empty((k + fused, (chunks[0][1] - chunks[0][0]) * lq), dtype=x.dtype)
     if fused:
         cols[k] = 1
@@ -167,7 +174,7 @@ def conv_dx(g, w, x_shape, stride, padding, dilation, groups):
     out = numpy.zeros((c, n, hb, r), dtype=g.dtype)
     flat = out.reshape(-1)
     s0, s1, s2, s3 = out.strides
-    for a, b in _chunks(n, c * kh * kw * lq * g.itemsize, lq):
+    for a, b in _chunks(n, c * kh * kw, lq, g.itemsize):
         part = rows[:, a * lq:b * lq]
         if groups > 1:
             part = part.reshape(groups, o // groups, -1)
@@ -214,7 +221,7 @@ def conv_dw(g, x, w_shape, stride, padding, dilation, groups):
                                  g.shape[2:])
     n, o, oh = x.shape[0], g.shape[1], view.shape[4]
     k, lq = view.shape[0] * view.shape[1] * view.shape[2], oh * wq
-    chunks = _chunks(n, k * lq * x.itemsize, lq)
+    chunks = _chunks(n, k, lq, x.itemsize)
     # chunks of one image without junk columns take the gradient's planes as they are
     # (w3's first layer: its whole-batch transpose was a third of the weight gradient)
     rows = None if wq == g.shape[3] and chunks[0][1] - chunks[0][0] == 1 else _rows(g, wq)
