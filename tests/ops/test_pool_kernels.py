@@ -56,3 +56,21 @@ def test_compiled_max_pool_matches_the_rules(case, monkeypatch):
     numpy.testing.assert_array_equal(compiled[0], plain[0])
     numpy.testing.assert_array_equal(compiled[1], plain[1])
     numpy.testing.assert_allclose(compiled[2], plain[2], rtol=1e-6, atol=1e-6)
+
+
+def test_compiled_2x2_pool_on_every_window_pattern(monkeypatch):
+    """Every 2x2 window over NaN, a tie, a smaller value and -inf: each NaN placement and
+    tie order the kernel's row-by-row selection must resolve as the running maximum."""
+    values = numpy.float32([numpy.nan, 1.0, 1.0, 0.0, -numpy.inf])
+    windows = numpy.array(numpy.meshgrid(*[values] * 4, indexing="ij")).reshape(4, -1)
+    x = numpy.empty((1, 1, 2, 2 * windows.shape[1]), numpy.float32)
+    x[0, 0, 0, 0::2], x[0, 0, 0, 1::2], x[0, 0, 1, 0::2], x[0, 0, 1, 1::2] = windows
+    got = [t.numpy() for t in retrograd.nn.functional.max_pool2d(
+        retrograd.from_numpy(x), 2, return_indices=True)]
+    for k in KERNELS:
+        if k.op == "max_pool2d":
+            monkeypatch.setattr(k, "when", lambda *a: False)
+    want = [t.numpy() for t in retrograd.nn.functional.max_pool2d(
+        retrograd.from_numpy(x), 2, return_indices=True)]
+    numpy.testing.assert_array_equal(got[0], want[0])
+    numpy.testing.assert_array_equal(got[1], want[1])

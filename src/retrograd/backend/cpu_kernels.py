@@ -305,25 +305,26 @@ def _kernels():
 
     @exact
     def max_pool_2x2(x, out, idx):
-        """Each 2x2 window's maximum and its flat index in the (H, W) plane, the first
-        maximal offset in row-major order unless a later one is greater or NaN (PyTorch's
-        CPU rule). Branch-free selects: the winners of random data are unpredictable."""
+        """Each 2x2 window's maximum and its flat index in the (H, W) plane: PyTorch's CPU
+        rule, a running maximum over the window in row-major order that a later value
+        takes when greater or NaN, computed as each row's winner by that rule and the
+        second row's winning when greater or NaN (the same choice: a tie stays with the
+        first row, and the last NaN wins either way). Branch-free selects: the winners
+        of random data are unpredictable."""
         w = x.shape[2]
         for b in range(x.shape[0]):
             for oy in range(out.shape[1]):
                 r0, r1, at = x[b, 2 * oy], x[b, 2 * oy + 1], 2 * oy * w
                 for ox in range(out.shape[2]):
-                    a, c, j = r0[2 * ox], r0[2 * ox + 1], at + 2 * ox
-                    t = (c > a) | (c != c)
-                    m, k = (c, j + 1) if t else (a, j)
-                    c = r1[2 * ox]
-                    t = (c > m) | (c != c)
-                    m, k = (c, j + w) if t else (m, k)
-                    c = r1[2 * ox + 1]
-                    t = (c > m) | (c != c)
-                    m, k = (c, j + w + 1) if t else (m, k)
-                    out[b, oy, ox] = m
-                    idx[b, oy, ox] = k
+                    a, c, d, e = r0[2 * ox], r0[2 * ox + 1], r1[2 * ox], r1[2 * ox + 1]
+                    right0 = (c > a) | (c != c)
+                    right1 = (e > d) | (e != e)
+                    top = c if right0 else a
+                    bottom = e if right1 else d
+                    down = (bottom > top) | (bottom != bottom)
+                    out[b, oy, ox] = bottom if down else top
+                    idx[b, oy, ox] = at + 2 * ox + ((w + 1 if right1 else w) if down
+                                                    else (1 if right0 else 0))
 
     @exact
     def index_add_rows(g, idx, out):
