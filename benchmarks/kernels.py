@@ -1,14 +1,17 @@
-"""The hot kernels of w4's step, per call, retrograd beside PyTorch.
+"""The hot kernels of w4's and w3's steps, per call, retrograd beside PyTorch.
 
     python benchmarks/kernels.py --repeat 3
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/kernels.py --threads 1
 
 At w4's shapes (a 4-layer, 192-wide transformer encoder on a (32, 64) batch, float32):
 GELU on the (32, 64, 768) feed-forward activations, LayerNorm over 192 features, softmax
-over the (32, 4, 64, 64) attention scores. Each figure is the median of ``--repeat``
+over the (32, 4, 64, 64) attention scores. At w3's (a two-layer CNN on a (64, 3, 32, 32)
+batch): each 3x3, padding-1 convolution with its bias (3 -> 32 channels at 32x32, 32 ->
+64 at 16x16) and the 2x2 max pool after it. Each figure is the median of ``--repeat``
 blocks of calls of one library (blocks, not alternating calls: the two libraries'
 thread pools slow each other when interleaved); "fwd+bwd" is one forward and one
-backward with a gradient of ones. ``--threads`` sets PyTorch's intra-op threads (its
+backward with a gradient of ones, to every input (conv1's input gradient too, which w3's
+step does not take). ``--threads`` sets PyTorch's intra-op threads (its
 default: the machine's cores); retrograd's compiled kernels run on one.
 """
 
@@ -46,7 +49,24 @@ def _softmax(T):
     return [_inputs(T, (32, 4, 64, 64), 4)], lambda x: T.softmax(x, -1)
 
 
-KERNELS = {"gelu": _gelu, "layer_norm": _layer_norm, "softmax": _softmax}
+def _conv(c_in, c_out, size, seed):
+    def make(T):
+        x = _inputs(T, (64, c_in, size, size), seed)
+        w, b = _inputs(T, (c_out, c_in, 3, 3), seed + 1), _inputs(T, (c_out,), seed + 2)
+        return [x, w, b], lambda x, w, b: T.nn.functional.conv2d(x, w, b, padding=1)
+    return make
+
+
+def _max_pool(channels, size, seed):
+    def make(T):
+        return [_inputs(T, (64, channels, size, size), seed)], \
+            lambda x: T.nn.functional.max_pool2d(x, 2)
+    return make
+
+
+KERNELS = {"gelu": _gelu, "layer_norm": _layer_norm, "softmax": _softmax,
+           "conv1": _conv(3, 32, 32, 5), "max_pool1": _max_pool(32, 32, 8),
+           "conv2": _conv(32, 64, 16, 9), "max_pool2": _max_pool(64, 16, 12)}
 
 
 def _block_ms(fn, repeat):

@@ -87,6 +87,7 @@ def _max_pool_samples(dtype, requires_grad):
     yield from _pool_samples(dtype, requires_grad)
     t = _maker(dtype, requires_grad)
     yield SampleInput(t(1, 1, 6, 6), (2, 1, 0, 2), name="dilation")
+    yield SampleInput(t(2, 3, 5, 7), (2,), name="k2_odd")  # floor mode crops a row, a column
 
 
 def _avg_pool_samples(dtype, requires_grad):

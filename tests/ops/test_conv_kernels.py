@@ -17,9 +17,15 @@ CASES = [
                                             "dilation": (1, 2)}),
     ("conv2d", (2, 4, 7, 7), (6, 2, 3, 3), {"padding": 1, "groups": 2}),
     ("conv2d", (2, 1, 6, 7), (12, 1, 3, 3), {"padding": 1}),  # the ungridded layout
+    ("conv2d", (2, 1, 30, 30), (12, 1, 3, 3), {"padding": 1}),  # and chunks of one image
     ("conv2d", (2, 4, 7, 7), (4, 1, 3, 3), {"padding": 2, "groups": 4, "dilation": 2}),
     ("conv2d", (2, 4, 7, 7), (8, 1, 3, 3), {"stride": 2, "groups": 4}),  # multiplier 2
     ("conv2d", (0, 3, 5, 5), (2, 3, 3, 3), {}),
+    # unit stride: the input gradient as a convolution with the flipped kernel
+    ("conv2d", (2, 4, 8, 9), (6, 2, 3, 2), {"padding": (0, 2), "dilation": (1, 3),
+                                            "groups": 2}),
+    ("conv2d", (2, 3, 6, 6), (5, 3, 2, 2), {"padding": 2}),  # wider than full: col2im
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 3, 3), {"dilation": 2, "output_padding": 1}),
     ("conv1d", (2, 3, 11), (5, 3, 4), {"padding": 2, "stride": 2}),
     ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 3, 3), {"stride": 2, "output_padding": 1}),
     ("conv_transpose2d", (2, 4, 5, 5), (4, 2, 2, 3), {"groups": 2, "padding": 1}),

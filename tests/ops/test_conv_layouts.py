@@ -88,7 +88,7 @@ def test_conv2d_in_image_chunks(torch, monkeypatch, name, case):
         ws = (xs[1], ws[0] // g) + ws[2:]
         kw = {k: v for k, v in kw.items() if k != "stride"}
     monkeypatch.setattr(conv, "_CHUNK_BYTES", 1)
-    assert conv._chunks(5, 8) == [(i, i + 1) for i in range(5)]
+    assert conv._chunks(5, 1, 1, 8) == [(i, i + 1) for i in range(5)]
     monkeypatch.setattr(conv, "_CHUNK_BYTES", 2 * xs[1] * ws[2] * ws[3] * 8 * xs[2] * xs[3])
     _compare(torch, name, (5,) + xs[1:], ws, True, kw)
 

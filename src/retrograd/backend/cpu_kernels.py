@@ -1,7 +1,9 @@
 """Compiled CPU kernels (numba, an optional extra) for the passes of a training step that
 NumPy can only write as chains of whole-array passes, or runs far below memory speed: GELU,
 layer norm, softmax and log-softmax over the last axis, each way, ReLU each way, the
-outer product, ``x + alpha * y``, in float32; Adam's update, in float32 and float64.
+outer product, ``x + alpha * y``, in float32; Adam's update, in float32 and float64; a 2x2
+max pool and a max pool's gradient scatter, in float32 (NumPy's need a pass per comparison,
+and a fancy-index assignment, several times slower).
 
 A NumPy chain reads and writes every element once per operation (GELU's is fifteen
 passes); these loops do each element's arithmetic in registers, one pass over memory,
@@ -24,7 +26,8 @@ import numpy
 
 __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "layer_norm_dw", "column_sum", "softmax", "softmax_grad", "log_softmax",
-           "log_softmax_grad", "adam_step", "relu", "relu_grad", "outer", "add_scaled"]
+           "log_softmax_grad", "adam_step", "relu", "relu_grad", "outer", "add_scaled",
+           "max_pool_2x2", "max_pool_grad"]
 
 # Reassociation (vectorized sums), contraction into FMAs, no signed zeros. Not 'nnan' or
 # 'ninf' (LLVM would drop the NaN and infinity handling), nor 'afn'/'arcp' (square roots
@@ -324,12 +327,48 @@ def _kernels():
         for i in range(x.size):
             x[i] += alpha * y[i]
 
+    exact = njit(cache=True, nogil=True, error_model="numpy")
+
+    @exact
+    def max_pool_2x2(x, out, idx):
+        """Each 2x2 window's maximum and its flat index in the (H, W) plane: PyTorch's CPU
+        rule, a running maximum over the window in row-major order that a later value
+        takes when greater or NaN, computed as each row's winner by that rule and the
+        second row's winning when greater or NaN (the same choice: a tie stays with the
+        first row, and the last NaN wins either way). Branch-free selects: the winners
+        of random data are unpredictable."""
+        w = x.shape[2]
+        for b in range(x.shape[0]):
+            for oy in range(out.shape[1]):
+                r0, r1, at = x[b, 2 * oy], x[b, 2 * oy + 1], 2 * oy * w
+                for ox in range(out.shape[2]):
+                    a, c, d, e = r0[2 * ox], r0[2 * ox + 1], r1[2 * ox], r1[2 * ox + 1]
+                    right0 = (c > a) | (c != c)
+                    right1 = (e > d) | (e != e)
+                    top = c if right0 else a
+                    bottom = e if right1 else d
+                    down = (bottom > top) | (bottom != bottom)
+                    out[b, oy, ox] = bottom if down else top
+                    idx[b, oy, ox] = at + 2 * ox + ((w + 1 if right1 else w) if down
+                                                    else (1 if right0 else 0))
+
+    @exact
+    def index_add_rows(g, idx, out):
+        """``out[b, idx[b, q]] += g[b, q]`` over each row ``b``, skipping negative indices
+        (a max pool's windows wholly in padding)."""
+        for b in range(g.shape[0]):
+            for q in range(g.shape[1]):
+                i = idx[b, q]
+                if i >= 0:
+                    out[b, i] += g[b, q]
+
     return {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "outer": outer,
             "add_scaled": add_scaled, "gelu_grad": gelu_grad, "layer_norm": layer_norm,
             "layer_norm_dx": layer_norm_dx, "layer_norm_dw": layer_norm_dw,
             "column_sum": column_sum,
             "softmax": softmax, "softmax_grad": softmax_grad, "log_softmax": log_softmax,
-            "log_softmax_grad": log_softmax_grad}
+            "log_softmax_grad": log_softmax_grad, "max_pool_2x2": max_pool_2x2,
+            "index_add_rows": index_add_rows}
 
 
 def _flat(x):
@@ -467,3 +506,24 @@ def add_scaled(x, y, alpha):
     temporary for ``alpha * y``; both C-contiguous, of one shape. Returns ``x``."""
     _kernels()["add_scaled"](_flat(x), _flat(y), x.dtype.type(alpha))
     return x
+
+
+def max_pool_2x2(x):
+    """A max pool of 2x2 windows at stride 2 over the last two dims of ``x`` (floor mode):
+    (values, int64 flat indices into each plane)."""
+    h, w = x.shape[-2:]
+    shape = x.shape[:-2] + (h // 2, w // 2)
+    out, idx = numpy.empty(shape, x.dtype), numpy.empty(shape, numpy.int64)
+    _kernels()["max_pool_2x2"](x.reshape(-1, h, w), out.reshape((-1,) + shape[-2:]),
+                               idx.reshape((-1,) + shape[-2:]))
+    return out, idx
+
+
+def max_pool_grad(grad, indices, self_shape, plane):
+    """A max pool's input gradient: each gradient added at its flat index in its plane of
+    ``plane`` elements (a negative index gives nothing). ``grad`` is non-empty."""
+    out = numpy.zeros(self_shape, grad.dtype)
+    rows = out.size // plane
+    _kernels()["index_add_rows"](grad.reshape(rows, -1), indices.reshape(rows, -1),
+                                 _rows(out, plane))
+    return out

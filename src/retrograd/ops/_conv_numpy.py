@@ -75,13 +75,25 @@ def _c_strides(x):
 
 # The GEMMs run on chunks of images whose im2col matrix stays in cache (4 MiB measured
 # best on 2 cores), so each chunk's columns are still cached when the GEMM reads them (or
-# col2im adds them) and its result when copied out (a tenth off w3's step).
+# col2im adds them) and its result when copied out (a tenth off w3's step). An im2col
+# matrix of at most _SHORT rows (a first layer's 27) is also cut to at most
+# _CHUNK_COLUMNS columns (or one image): OpenBLAS's GEMMs with so short an inner
+# dimension run up to half again slower on wider operands (w3's first convolution: 4.4
+# ms in chunks of 38 images, 2.5 in single images). Taller ones keep the larger chunks:
+# more GEMM calls, each a sync of OpenBLAS's threads, slowed w3's second layer on 2
+# busy cores.
 _CHUNK_BYTES = 1 << 22
+_SHORT = 64
+_CHUNK_COLUMNS = 1536
 
 
-def _chunks(n, col_bytes):
-    """(start, stop) of the image chunks, ``col_bytes`` the im2col bytes of one image."""
-    step = max(1, _CHUNK_BYTES // max(col_bytes, 1))
+def _chunks(n, k, columns, itemsize):
+    """(start, stop) of the image chunks, an image's im2col matrix being ``k`` rows of
+    ``columns`` columns."""
+    step = _CHUNK_BYTES // max(k * columns * itemsize, 1)
+    if k <= _SHORT:
+        step = min(step, _CHUNK_COLUMNS // max(columns, 1))
+    step = max(1, step)
     return [(a, min(n, a + step)) for a in range(0, n, step)] or [(0, 0)]
 
 
@@ -119,14 +131,18 @@ def conv(x, w, bias, stride, padding, dilation, groups, ohw=None):
     wm = w.reshape(o, -1)
     if fused:
         wm = numpy.concatenate((wm, bias.reshape(o, 1)), axis=1)
-    chunks = _chunks(n, k * lq * x.itemsize)
+    chunks = _chunks(n, k, lq, x.itemsize)
     cols = numpy.empty((k + fused, (chunks[0][1] - chunks[0][0]) * lq), dtype=x.dtype)
     if fused:
         cols[k] = 1
     out = numpy.empty((n, o, oh, ow), dtype=x.dtype)
+    direct = wq == ow and groups == 1 and chunks[0][1] - chunks[0][0] == 1
     for a, b in chunks:
         c = cols[:, :(b - a) * lq]
         numpy.copyto(c[:k].reshape(view.shape[:3] + (b - a, oh, wq)), view[:, :, :, a:b])
+        if direct:  # one image, no junk columns: the GEMM writes its output plane
+            numpy.matmul(wm, c, out=out[a].reshape(o, lq))
+            continue
         res = _grouped(wm, c, groups).reshape(o, b - a, oh, wq)
         out[a:b] = res[..., :ow].transpose(1, 0, 2, 3)
     if bias is not None and not fused:
@@ -135,11 +151,15 @@ def conv(x, w, bias, stride, padding, dilation, groups, ohw=None):
 
 
 def conv_dx(g, w, x_shape, stride, padding, dilation, groups):
-    """The input gradient: per chunk of images a GEMM to columns, then one strided add per
-    kernel offset into a (C, N, padded H, W) buffer; returned as a compact (N, C, H, W)
-    copy, as PyTorch's (a view would keep the padded buffer alive as the gradient)."""
+    """The input gradient: at unit stride a convolution (:func:`_full_padding`), else per
+    chunk of images a GEMM to columns, then one strided add per kernel offset into a (C,
+    N, padded H, W) buffer, returned as a compact (N, C, H, W) copy, as PyTorch's (a view
+    would keep the padded buffer alive as the gradient)."""
     if _depthwise(w.shape, groups):
         return _dw_conv_dx(g, w, x_shape, stride, padding, dilation)
+    full = _full_padding(w.shape, g.shape, x_shape, stride, padding, dilation)
+    if full is not None:
+        return conv(g, _flipped(w, groups), None, (1, 1), full, dilation, groups)
     n, o, oh, ow = g.shape
     kh, kw = w.shape[2:]
     c, h, wd = x_shape[1:]
@@ -154,7 +174,7 @@ def conv_dx(g, w, x_shape, stride, padding, dilation, groups):
     out = numpy.zeros((c, n, hb, r), dtype=g.dtype)
     flat = out.reshape(-1)
     s0, s1, s2, s3 = out.strides
-    for a, b in _chunks(n, c * kh * kw * lq * g.itemsize):
+    for a, b in _chunks(n, c * kh * kw, lq, g.itemsize):
         part = rows[:, a * lq:b * lq]
         if groups > 1:
             part = part.reshape(groups, o // groups, -1)
@@ -167,6 +187,30 @@ def conv_dx(g, w, x_shape, stride, padding, dilation, groups):
     return numpy.ascontiguousarray(out[:, :, ph:ph + h, pw:pw + wd].transpose(1, 0, 2, 3))
 
 
+# At unit stride the input gradient is itself a convolution: of the gradient, padded to
+# its "full" size, with the kernel flipped and its channel axes swapped. Its im2col copy
+# gathers where col2im adds into strided windows, one pass per kernel offset: measured
+# faster at every channel ratio tried, 3 -> 32 to 64 -> 64 (w3's second layer: 11.5 ms ->
+# 10.1, thread time).
+def _full_padding(w_shape, g_shape, x_shape, stride, padding, dilation):
+    """The padding of the input gradient as a convolution, or None where it is not one (a
+    stride, a padding wider than the kernel's reach, or a transposed convolution's
+    output_padding: rows and columns the convolution would not reach)."""
+    full = tuple(dilation[i] * (w_shape[2 + i] - 1) - padding[i] for i in range(2))
+    if tuple(stride) != (1, 1) or min(full) < 0 or any(
+            g_shape[2 + i] + full[i] - padding[i] != x_shape[2 + i] for i in range(2)):
+        return None
+    return full
+
+
+def _flipped(w, groups):
+    """(O, C/g, kh, kw) -> (C, O/g, kh, kw), each group's channel axes swapped and its
+    kernel flipped: the weight of the input gradient as a convolution."""
+    o, cg, kh, kw = w.shape
+    w = w.reshape(groups, o // groups, cg, kh, kw)[..., ::-1, ::-1].transpose(0, 2, 1, 3, 4)
+    return w.reshape(groups * cg, o // groups, kh, kw)
+
+
 def conv_dw(g, x, w_shape, stride, padding, dilation, groups):
     """The weight gradient: per chunk of images, (cols @ rows.T).T summed (OpenBLAS's
     faster orientation for these long, thin operands), returned row-major as PyTorch's
@@ -175,17 +219,18 @@ def conv_dw(g, x, w_shape, stride, padding, dilation, groups):
         return _dw_conv_dw(g, x, w_shape, stride, padding, dilation)
     view, _, _, wq = _windows(x, w_shape[2:], stride, padding, dilation, _gridded(w_shape),
                                  g.shape[2:])
-    rows = _rows(g, wq)
-    n, oh = x.shape[0], view.shape[4]
+    n, o, oh = x.shape[0], g.shape[1], view.shape[4]
     k, lq = view.shape[0] * view.shape[1] * view.shape[2], oh * wq
-    o = rows.shape[0]
-    chunks = _chunks(n, k * lq * x.itemsize)
+    chunks = _chunks(n, k, lq, x.itemsize)
+    # chunks of one image without junk columns take the gradient's planes as they are
+    # (w3's first layer: its whole-batch transpose was a third of the weight gradient)
+    rows = None if wq == g.shape[3] and chunks[0][1] - chunks[0][0] == 1 else _rows(g, wq)
     cols = numpy.empty((k, (chunks[0][1] - chunks[0][0]) * lq), dtype=x.dtype)
     dw = None
     for a, b in chunks:
         c = cols[:, :(b - a) * lq]
         numpy.copyto(c.reshape(view.shape[:3] + (b - a, oh, wq)), view[:, :, :, a:b])
-        part = rows[:, a * lq:b * lq]
+        part = g[a].reshape(o, lq) if rows is None else rows[:, a * lq:b * lq]
         if groups > 1:
             d = numpy.matmul(part.reshape(groups, o // groups, -1),
                              c.reshape(groups, k // groups, -1).transpose(0, 2, 1))

@@ -17,9 +17,9 @@ from .. import _autocast
 from .._dtype import is_float, np_iinfo
 from .._tensor import Tensor, wrap
 from ..autograd._batched import Batched
-from ..backend import get_array_module, on_device
+from ..backend import cpu_kernels, get_array_module, on_device
 from ..backend.functions import functions
-from ._registry import FUNCTIONS, _pretty, apply, defop, register
+from ._registry import FUNCTIONS, _pretty, apply, defop, kernel, register
 from .convolution import _tuple
 from .im2col import col2im, out_sizes
 
@@ -263,11 +263,38 @@ def _batched_max_pool_grad(grad, indices, self_shape, kernel, stride, dilation, 
                           kernel, stride, dilation)
 
 
-_max_pool = {nd: defop(f"max_pool{nd}d", _max_pool_fwd, inputs=("self",),
-                       vjp={"self": _max_pool_grad}, jvp="transpose",
-                       outputs=("result", "indices"), nondiff_outputs=("indices",),
-                       batched={"self": _batched_max_pool_grad},
-                       node=f"MaxPool{nd}DWithIndicesBackward0") for nd in (2, 3)}
+# The compiled kernels (numba, in float32), declared beside the rules they stand in for
+# and pinned to them by tests/ops/test_kernels.py and tests/ops/test_pool_kernels.py: the
+# 2x2 pool in one pass (NumPy's takes a pass per comparison), the gradient's scatter as
+# one indexed add per element (a third of NumPy's fancy-index assignment).
+def _max_pool_2x2_when(self, kernel, stride, pads, dilation):
+    return (kernel == stride == (2, 2) and dilation == (1, 1) and pads == ((0, 0), (0, 0))
+            and cpu_kernels.takes(self))
+
+
+def _max_pool_grad_when(grad, indices, self_shape, kernel, stride, dilation):
+    return (cpu_kernels.takes(grad) and indices.dtype.str[1:] == "i8"
+            and indices.shape == grad.shape and indices.flags.c_contiguous)
+
+
+def _max_pool_op(nd):
+    """Op ``max_pool{nd}d``, its rules each declared with its own kernels (a declaration
+    names one op)."""
+    forward = _max_pool_fwd
+    if nd == 2:
+        forward = kernel(_max_pool_fwd, lambda xp, self, *attrs: cpu_kernels.max_pool_2x2(self),
+                         _max_pool_2x2_when)
+    grad = kernel(_max_pool_grad, lambda xp, grad, indices, self_shape, *attrs:
+                  cpu_kernels.max_pool_grad(grad, indices, self_shape,
+                                            math.prod(self_shape[len(self_shape) - nd:])),
+                  _max_pool_grad_when)
+    return defop(f"max_pool{nd}d", forward, inputs=("self",), vjp={"self": grad},
+                 jvp="transpose", outputs=("result", "indices"), nondiff_outputs=("indices",),
+                 batched={"self": _batched_max_pool_grad},
+                 node=f"MaxPool{nd}DWithIndicesBackward0")
+
+
+_max_pool = {nd: _max_pool_op(nd) for nd in (2, 3)}
 
 
 def _max_pool_nd(input, nd, kernel_size, stride, padding, dilation, ceil_mode,
