@@ -15,7 +15,7 @@ from ..autograd import forward_ad, grad_mode
 from ..autograd._batched import INPLACE, shape_of
 from ..autograd._batched_xp import BatchedNumpy
 from ..autograd._batched_loop import NO_RULE, per_element, top_batch
-from ..autograd.node import SavedTensor, grad_accumulator, new_node, on_inplace_write
+from ..autograd.node import SavedTensor, grad_accumulator, new_node, on_inplace_write, save
 from ..backend import (device_guard, get_array_module, host_array_module, joined_device,
                        to_device)
 from . import _out, _views
@@ -213,13 +213,11 @@ def apply(op, values, attrs=(), _observed=False):
     first = values[0] if values else None
     if isinstance(first, Tensor) and type(first._data) is not _ndarray:
         guard = device_guard(first._data)
-        if guard is not None:
+        if guard is not None:  # (with the device current, the guard is None in the call)
             with guard:
-                return _apply(op, values, attrs, _observed)
-    return _apply(op, values, attrs, _observed)
-
-
-def _apply(op, values, attrs, _observed):
+                return apply(op, values, attrs, _observed)
+    # (One function, not a guard's wrapper around the op: a Python call per op is ~1% of
+    # a chain of small ops.)
     obs = _observe.engine
     if obs is not None and obs.ops and not _observed:
         return obs.run_op(_run_observed, op, values, attrs, None)
@@ -331,10 +329,10 @@ def _record(op, values, attrs, outs):
         saved = [None] * len(op.saved_names)
         for k, is_output, i in plan:
             if is_output:
-                saved[k] = SavedTensor(outs[i], True)
+                saved[k] = save(outs[i], True)
             else:
                 v = values[i]
-                saved[k] = SavedTensor(v, False) if isinstance(v, Tensor) else v
+                saved[k] = save(v, False) if isinstance(v, Tensor) else v
         node._saved = saved
     else:
         node._saved = ()
