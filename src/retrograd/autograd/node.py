@@ -26,7 +26,7 @@ from ._batched_loop import NO_RULE, per_element, top_batch
 from ._forward_state import state as _fw_state
 
 __all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle", "DelayedError",
-           "new_node", "save"]
+           "new_node", "save", "set_saved_hooks"]
 
 _ndarray = numpy.ndarray  # (NumPy's module has a __getattr__: its attributes load slowly)
 
@@ -42,6 +42,21 @@ class _SavedHooks(threading.local):
 
 
 saved_hooks = _SavedHooks()
+# How many threads have saved-tensor hooks active: ``save`` reads this plain global, and
+# the slower thread-local stack only when it is nonzero (as ``_grad_state`` counts the
+# threads in inference mode).
+hooked_threads = 0
+_hooks_lock = threading.Lock()
+
+
+def set_saved_hooks(stack):
+    """Set this thread's stack of (pack, unpack) pairs, keeping the count of threads that
+    have one."""
+    global hooked_threads
+    if bool(stack) != bool(saved_hooks.stack):
+        with _hooks_lock:
+            hooked_threads += 1 if stack else -1
+    saved_hooks.stack = stack
 
 # allow_mutation_on_saved_tensors's callback, run with a tensor about to be written in place.
 on_inplace_write = [None]
@@ -298,7 +313,7 @@ def save(t, is_output):
     self._is_output = is_output
     self._output_nr = t._output_nr
     self._requires_grad = t._requires_grad
-    hooks = saved_hooks.stack
+    hooks = saved_hooks.stack if hooked_threads else ()
     if hooks:
         self._pack(t, *hooks[-1])
     elif is_output:
