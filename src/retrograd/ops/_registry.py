@@ -220,8 +220,7 @@ def apply(op, values, attrs=(), _observed=False):
         if guard is not None:  # (with the device current, the guard is None in the call)
             with guard:
                 return apply(op, values, attrs, _observed)
-    # (One function, not a guard's wrapper around the op: a Python call per op is ~1% of
-    # a chain of small ops.)
+    # (One function rather than a guard wrapping the op: one Python call less per op.)
     obs = _observe.engine
     if obs is not None and obs.ops and not _observed:
         return obs.run_op(_run_observed, op, values, attrs, None)
@@ -338,13 +337,12 @@ def _record(op, values, attrs, outs):
         if dt in _FLOATING or is_inexact(dt):
             outs._grad_fn, outs._requires_grad = node, True
         node._out_meta = None
-        outs = (outs,)
     plan = op._save_plan[mask]
     if plan:
         saved = [None] * len(op.saved_names)
         for k, is_output, i in plan:
-            if is_output:
-                saved[k] = save(outs[i], True)
+            if is_output:  # (a single output is not packed in a tuple: an allocation less)
+                saved[k] = save(outs[i] if type(outs) is tuple else outs, True)
             else:
                 v = values[i]
                 saved[k] = save(v, False) if isinstance(v, Tensor) else v
