@@ -12,7 +12,8 @@ from ..backend import get_array_module, gpu
 from ._pinned_offload import PinnedOffload
 from ._disk_offload import DiskPacker
 from .engine import current_graph_task
-from .node import Node, RemovableHandle, current_hooks, grad_accumulator, on_inplace_write
+from .node import (Node, RemovableHandle, current_hooks, grad_accumulator, on_inplace_write,
+                   set_saved_hooks)
 from .node import saved_hooks as _hooks
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "saved_tensors_hooks", "save_on_cpu",
@@ -68,10 +69,10 @@ class saved_tensors_hooks:
         if not callable(self.pack_hook) or not callable(self.unpack_hook):
             raise TypeError("saved_tensors_hooks(): pack_hook and unpack_hook must be "
                             "callables")
-        _hooks.stack = _hooks.stack + ((self.pack_hook, self.unpack_hook),)
+        set_saved_hooks(_hooks.stack + ((self.pack_hook, self.unpack_hook),))
 
     def __exit__(self, *exc):
-        _hooks.stack = _hooks.stack[:-1]
+        set_saved_hooks(_hooks.stack[:-1])
 
 
 class save_on_cpu(saved_tensors_hooks):

@@ -26,7 +26,7 @@ from ._batched_loop import NO_RULE, per_element, top_batch
 from ._forward_state import state as _fw_state
 
 __all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle", "DelayedError",
-           "new_node"]
+           "new_node", "save", "set_saved_hooks"]
 
 _ndarray = numpy.ndarray  # (NumPy's module has a __getattr__: its attributes load slowly)
 
@@ -42,6 +42,21 @@ class _SavedHooks(threading.local):
 
 
 saved_hooks = _SavedHooks()
+# How many threads have saved-tensor hooks active: ``save`` reads this plain global, and
+# the slower thread-local stack only when it is nonzero (as ``_grad_state`` counts the
+# threads in inference mode).
+hooked_threads = 0
+_hooks_lock = threading.Lock()
+
+
+def set_saved_hooks(stack):
+    """Set this thread's stack of (pack, unpack) pairs, keeping the count of threads that
+    have one."""
+    global hooked_threads
+    if bool(stack) != bool(saved_hooks.stack):
+        with _hooks_lock:
+            hooked_threads += 1 if stack else -1
+    saved_hooks.stack = stack
 
 # allow_mutation_on_saved_tensors's callback, run with a tensor about to be written in place.
 on_inplace_write = [None]
@@ -211,21 +226,8 @@ class SavedTensor:
                  "_requires_grad", "_is_output", "_history", "_node", "_mhold",
                  "__weakref__")  # _mhold: memory accounting's hold (set only then)
 
-    def __init__(self, t, is_output):
-        self._vc = t._vc
-        self._version = t._vc[0]
-        self._is_output = is_output
-        self._output_nr = t._output_nr
-        self._requires_grad = t._requires_grad
-        hooks = saved_hooks.stack
-        if hooks:
-            self._pack(t, *hooks[-1])
-        elif is_output:
-            self._tensor, self._data, self._packed = None, t._data, _NOT_PACKED
-        else:
-            self._tensor, self._data, self._packed = t, None, _NOT_PACKED
-        if _observe.alloc is not None:  # the storage is now held by the graph
-            _observe.alloc.saved(self)
+    def __new__(cls, t, is_output):
+        return save(t, is_output)
 
     def _pack(self, t, pack, unpack):
         """Store ``pack(t)`` (run under no_grad, as PyTorch does) instead of ``t``."""
@@ -301,6 +303,28 @@ class SavedTensor:
         return "<retrograd SavedTensor>"
 
 
+def save(t, is_output):
+    """``SavedTensor(t, is_output)``: ``t`` (an op's own output when ``is_output``) saved
+    for backward. The registry calls this directly, which skips the type call's slow path
+    into a Python ``__new__`` (as :func:`new_node` does for nodes)."""
+    self = _new(SavedTensor)
+    self._vc = t._vc
+    self._version = t._vc[0]
+    self._is_output = is_output
+    self._output_nr = t._output_nr
+    self._requires_grad = t._requires_grad
+    hooks = saved_hooks.stack if hooked_threads else ()
+    if hooks:
+        self._pack(t, *hooks[-1])
+    elif is_output:
+        self._tensor, self._data, self._packed = None, t._data, _NOT_PACKED
+    else:
+        self._tensor, self._data, self._packed = t, None, _NOT_PACKED
+    if _observe.alloc is not None:  # the storage is now held by the graph
+        _observe.alloc.saved(self)
+    return self
+
+
 def _version_error(saved, node):
     """PyTorch's message. It names the history of the saved tensor: the saving node for
     an op's own output, else the tensor's grad_fn now (after the in-place write)."""
@@ -357,12 +381,30 @@ def collect_next(values, input_names):
     return tuple(nexts), needs
 
 
+def _saved_arrays(node, env):
+    """Append what ``node`` saved to ``env``, tensors as their (version-checked) arrays: a
+    plain backward's view of the saved values. (``OpNode.apply`` calls it as a function:
+    a method load on nodes of many classes is never specialized.)"""
+    saved = node._saved
+    if saved is None:
+        raise RuntimeError(_FREED)
+    for s in saved:
+        if type(s) is not SavedTensor:
+            env.append(s)
+        elif s._packed is _NOT_PACKED and s._vc[0] == s._version:
+            t = s._tensor
+            env.append(t._data if t is not None else s._data)
+        else:
+            env.append(s.unpack_data(node))
+
+
 class OpNode(Node):
     """The node of an op declared with ``defop``; subclasses carry ``_op``."""
 
     __slots__ = ("_saved", "_attrs", "_shapes", "_dtypes", "_out_meta", "_strides")
     _op = None
     _fresh_grads = True  # a vjp is linear in the gradient: it never returns a saved array
+    _saved_arrays = _saved_arrays
 
     def release(self):
         if self._saved:
@@ -393,7 +435,7 @@ class OpNode(Node):
                     raise RuntimeError(_FREED)
                 env += [s.unpack(self) if type(s) is SavedTensor else s for s in saved]
             else:
-                self._saved_arrays(env)
+                _saved_arrays(self, env)
         shapes, dtypes = self._shapes, self._dtypes
         if op.upcast_rules and not LOW.isdisjoint(dtypes):
             env = _opmath_env(env, create_graph)
@@ -408,7 +450,17 @@ class OpNode(Node):
                 out.append(None)
                 continue
             try:
-                gi = rule[0](rule[2](env)) if rule[3] else rule[0](*rule[2](env))
+                # (Rules of up to three arguments are called directly: in CPython 3.11 a
+                # call with * arguments is a C-level call, some 500 instructions more.)
+                args = rule[2](env)
+                if rule[3]:
+                    gi = rule[0](args)
+                elif len(args) == 2:
+                    gi = rule[0](args[0], args[1])
+                elif len(args) == 3:
+                    gi = rule[0](args[0], args[1], args[2])
+                else:
+                    gi = rule[0](*args)
             except NO_RULE as e:
                 gi = self._per_element(rule, env, e)
             if gi is not None:
@@ -433,21 +485,6 @@ class OpNode(Node):
         def run(*row):
             return rule[0](rule[2](row)) if rule[3] else rule[0](*rule[2](row))
         return per_element(self.name(), run, env, *top)
-
-    def _saved_arrays(self, env):
-        """Append what the node saved to ``env``, tensors as their (version-checked)
-        arrays: a plain backward's view of the saved values."""
-        saved = self._saved
-        if saved is None:
-            raise RuntimeError(_FREED)
-        for s in saved:
-            if type(s) is not SavedTensor:
-                env.append(s)
-            elif s._packed is _NOT_PACKED and s._vc[0] == s._version:
-                t = s._tensor
-                env.append(t._data if t is not None else s._data)
-            else:
-                env.append(s.unpack_data(self))
 
     def _materialize(self, grads, xp):
         """Zeros for outputs that received no gradient (multi-output ops)."""

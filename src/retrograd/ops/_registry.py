@@ -15,7 +15,7 @@ from ..autograd import forward_ad, grad_mode
 from ..autograd._batched import INPLACE, shape_of
 from ..autograd._batched_xp import BatchedNumpy
 from ..autograd._batched_loop import NO_RULE, per_element, top_batch
-from ..autograd.node import SavedTensor, grad_accumulator, new_node, on_inplace_write
+from ..autograd.node import SavedTensor, grad_accumulator, new_node, on_inplace_write, save
 from ..backend import (device_guard, get_array_module, host_array_module, joined_device,
                        to_device)
 from . import _out, _views
@@ -133,11 +133,13 @@ def _one_device(values, arrays):
 
 def _inputs(op, values, attrs):
     """The inputs' arrays (promoted, in their compute dtype), their array module, whether
-    some input requires grad (rebuilding stale view histories on the way), and the
+    some input requires grad (rebuilding stale view histories on the way), the
     low-precision dtype to round results to (None when the op computes in its inputs'
-    dtype: see :data:`.._dtype.OPMATH`)."""
+    dtype: see :data:`.._dtype.OPMATH`), and whether some input has a tangent (of any
+    level: ``forward_ad.propagate`` tells the active one; asking the tensors is cheaper
+    than reading the thread-local level on every op)."""
     arrays = []
-    grad = low = mixed = other = False  # other: an input a to_float op may have to convert
+    grad = low = mixed = other = fw = False  # other: an input a to_float op may convert
     xp = first = None
     for v in values:
         if isinstance(v, Tensor):
@@ -156,6 +158,8 @@ def _inputs(op, values, attrs):
                 mixed = True
             if v._requires_grad if v._base is None else _views.requires_grad(v):
                 grad = True
+            if v._fw is not None:
+                fw = True
         else:
             arrays.append(v)
             other = True
@@ -175,7 +179,7 @@ def _inputs(op, values, attrs):
                 arrays, low = up
         elif not op.upcast:
             arrays = _bfloat16_numbers(arrays)
-    return arrays, xp or host_array_module(), grad, low
+    return arrays, xp or host_array_module(), grad, low, fw
 
 
 def _half_numbers(op, arrays):
@@ -213,19 +217,27 @@ def apply(op, values, attrs=(), _observed=False):
     first = values[0] if values else None
     if isinstance(first, Tensor) and type(first._data) is not _ndarray:
         guard = device_guard(first._data)
-        if guard is not None:
+        if guard is not None:  # (with the device current, the guard is None in the call)
             with guard:
-                return _apply(op, values, attrs, _observed)
-    return _apply(op, values, attrs, _observed)
-
-
-def _apply(op, values, attrs, _observed):
+                return apply(op, values, attrs, _observed)
+    # (One function rather than a guard wrapping the op: one Python call less per op.)
     obs = _observe.engine
     if obs is not None and obs.ops and not _observed:
         return obs.run_op(_run_observed, op, values, attrs, None)
-    arrays, xp, grad, low = _inputs(op, values, attrs)
+    arrays, xp, grad, low, fw = _inputs(op, values, attrs)
     try:
-        out = op.forward(xp, *arrays, *attrs)
+        # (Forwards of one or two tensors, and of two and an attribute (add's alpha), are
+        # called directly: in CPython 3.11 a call with * arguments is a C-level call, some
+        # 500 instructions more per op.)
+        n = len(arrays)
+        if not attrs and n == 1:
+            out = op.forward(xp, arrays[0])
+        elif not attrs and n == 2:
+            out = op.forward(xp, arrays[0], arrays[1])
+        elif n == 2 and len(attrs) == 1:
+            out = op.forward(xp, arrays[0], arrays[1], attrs[0])
+        else:
+            out = op.forward(xp, *arrays, *attrs)
     except ValueError as e:
         raise _broadcast_error(values, e) from None
     except NO_RULE:  # under vmap: the op once per batch element, if its rule cannot batch
@@ -243,7 +255,7 @@ def _apply(op, values, attrs, _observed):
         _views.mark_view(values[0], outs)
     if grad and op.differentiable and grad_mode.state.enabled:
         _record(op, values, attrs, outs)
-    if _fw_state.level is not None:
+    if fw:
         forward_ad.propagate(op, values, arrays, attrs, outs)
     return outs
 
@@ -325,16 +337,15 @@ def _record(op, values, attrs, outs):
         if dt in _FLOATING or is_inexact(dt):
             outs._grad_fn, outs._requires_grad = node, True
         node._out_meta = None
-        outs = (outs,)
     plan = op._save_plan[mask]
     if plan:
         saved = [None] * len(op.saved_names)
         for k, is_output, i in plan:
-            if is_output:
-                saved[k] = SavedTensor(outs[i], True)
+            if is_output:  # (a single output is not packed in a tuple: an allocation less)
+                saved[k] = save(outs[i] if type(outs) is tuple else outs, True)
             else:
                 v = values[i]
-                saved[k] = SavedTensor(v, False) if isinstance(v, Tensor) else v
+                saved[k] = save(v, False) if isinstance(v, Tensor) else v
         node._saved = saved
     else:
         node._saved = ()
@@ -376,7 +387,7 @@ def _apply_inplace(op, self, values, attrs, _observed):
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the "
                            "tensor before performing the operation.")
-    arrays, xp, grad, low = _inputs(op, values, attrs)
+    arrays, xp, grad, low, _ = _inputs(op, values, attrs)
     if type(xp) is BatchedNumpy and xp.level > getattr(dst, "level", 0):
         raise RuntimeError(INPLACE)  # under vmap: a batched value into an unbatched tensor
     record = grad and op.differentiable and gm
