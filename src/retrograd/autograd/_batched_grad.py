@@ -8,7 +8,7 @@ Nodes other than op nodes (views rewritten in place, list ops) carry their batch
 as a ``_batched_apply(walk, grads)`` method, so this walk knows no op family.
 """
 
-from ..backend import get_array_module
+from ..backend import get_array_module, writeable
 from ..backend.functions import facade
 from . import grad_mode
 from ._batched import Batched
@@ -105,8 +105,8 @@ def _n_outputs(node):
 
 def _owned(a):
     """A gradient handed to the caller: its own writable memory (not a broadcast view)."""
-    if a is None or a.base is None and getattr(a.flags, "writeable", True):
-        return a  # (CuPy's flags have no writeable: its arrays all are)
+    if a is None or a.base is None and writeable(a):
+        return a
     return get_array_module(a).array(a)
 
 

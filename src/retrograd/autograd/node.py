@@ -18,7 +18,7 @@ from .. import _observe
 from .._hooks import RemovableHandle, add_hook
 from .._dtype import LEGACY_NAMES, LOW, OPMATH, opmath_arrays
 from .._tensor import Tensor, wrap
-from ..backend import get_array_module
+from ..backend import get_array_module, writeable
 from ..backend.functions import facade, functions
 from . import grad_mode
 from ._batched import unbatch
@@ -613,7 +613,7 @@ def _new_grad_array(param, g, owned):
     """A fresh ``.grad`` array laid out like ``param``; ``g`` itself when it is ``owned``
     and already has that layout: all of its memory (a transposed matmul result is a view
     covering all of its base), writeable, with ``param``'s strides."""
-    if owned and type(g) is type(param) and g.flags.writeable and g.strides == param.strides:
+    if owned and type(g) is type(param) and writeable(g) and g.strides == param.strides:
         base = g.base
         if base is None or (type(base) is type(param) and base.base is None
                             and base.nbytes == g.nbytes):

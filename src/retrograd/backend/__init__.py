@@ -16,7 +16,7 @@ from . import emulated, gpu, meta
 __all__ = ["Device", "device", "cpu", "get_array_module", "host_array_module", "device_of",
            "erf", "set_default_device", "get_default_device", "to_device", "emulate_cuda",
            "emulating_cuda", "cuda_runtime", "special_functions", "host_joins_meta",
-           "joined_device", "on_device", "device_guard"]
+           "joined_device", "on_device", "device_guard", "writeable"]
 
 # The device types torch.device parses (in its order, which its error message prints).
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
@@ -101,6 +101,13 @@ def host_array_module():
     the device computes on (an optimizer's step count, a packed sequence's lengths and
     batch sizes)."""
     return numpy
+
+
+def writeable(array):
+    """Whether ``array``'s memory may be written in place: NumPy's flag (False for a
+    broadcast view or a read-only buffer); CuPy's arrays always may (their flags have no
+    ``writeable``)."""
+    return getattr(array.flags, "writeable", True)
 
 
 def device_of(array):
