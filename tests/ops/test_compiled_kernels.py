@@ -112,6 +112,9 @@ _OUTER_CASES = {  # (product, shapes of its operands; the second's layout is che
     "batch_outer": (lambda x, w: x @ w, (3, 40, 1), (3, 1, 30)),
     "batch_row": (lambda x, w: x @ w, (3, 1, 40), (3, 40, 30)),
     "batch_col": (lambda x, w: x @ w, (3, 30, 40), (3, 40, 1)),
+    "empty_row": (lambda x, w: x @ w, (1, 1), (1, 0)),  # empty products: nothing to lay out
+    "empty_batch": (lambda x, w: x @ w, (1, 1, 1), (1, 1, 0)),
+    "linear_empty": (lambda x, w: retrograd.nn.functional.linear(x, w), (0,), (1, 0)),
 }
 
 

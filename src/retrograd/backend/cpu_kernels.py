@@ -497,7 +497,8 @@ def outer(a, b):
     product is 4x slower, its K=1 GEMM 15x)."""
     m, n = a.shape[-1], b.shape[-1]
     out = numpy.empty(a.shape + (n,), a.dtype)
-    _kernels()["outer"](a.reshape(-1, m), b.reshape(-1, n), out.reshape(-1, m, n))
+    if out.size:  # (an empty one has no rows to lay out: reshape(-1, 0) is ambiguous)
+        _kernels()["outer"](a.reshape(-1, m), b.reshape(-1, n), out.reshape(-1, m, n))
     return out
 
 
