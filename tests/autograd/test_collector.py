@@ -15,13 +15,23 @@ from retrograd.autograd import _collector
 
 
 @pytest.fixture
-def collector_state():
-    """Runs a test with the global spacer out of gc.callbacks and the thresholds restored."""
+def spacing():
+    """``spacing(thresholds)``: a fresh Spacer in gc.callbacks, made under ``thresholds``,
+    in place of the global one; the thresholds and the global spacer come back after."""
     saved = gc.get_threshold()
     gc.callbacks.remove(_collector.SPACER)
+    made = []
+
+    def start(thresholds):
+        gc.set_threshold(*thresholds)
+        made.append(_collector.Spacer())
+        gc.callbacks.append(made[-1])
+        return made[-1]
     try:
-        yield
+        yield start
     finally:
+        for spacer in made:
+            gc.callbacks.remove(spacer)
         gc.set_threshold(*saved)
         gc.callbacks.append(_collector.SPACER)
 
@@ -74,61 +84,41 @@ def test_the_spacer_is_installed():
     assert _collector.SPACER in gc.callbacks
 
 
-def test_recording_raises_the_third_threshold_and_idling_restores_it(collector_state):
-    gc.set_threshold(700, 10, 10)
-    spacer = _collector.Spacer()
-    gc.callbacks.append(spacer)
-    try:
-        y = _record()
-        gc.collect(1)
-        assert gc.get_threshold() == (700, 10, _collector.RECORDING_FULL_EVERY)
-        gc.collect(0)  # a generation-0 collection decides nothing
-        assert gc.get_threshold() == (700, 10, _collector.RECORDING_FULL_EVERY)
-        del y
-        gc.collect(1)  # nothing was recorded since the last one
-        assert gc.get_threshold() == (700, 10, 10)
-    finally:
-        gc.callbacks.remove(spacer)
+def test_recording_raises_the_third_threshold_and_idling_restores_it(spacing):
+    spacing((700, 10, 10))
+    y = _record()
+    gc.collect(1)
+    assert gc.get_threshold() == (700, 10, _collector.RECORDING_FULL_EVERY)
+    gc.collect(0)  # a generation-0 collection decides nothing
+    assert gc.get_threshold() == (700, 10, _collector.RECORDING_FULL_EVERY)
+    del y
+    gc.collect(1)  # nothing was recorded since the last one
+    assert gc.get_threshold() == (700, 10, 10)
 
 
-def test_a_programs_larger_third_threshold_is_kept(collector_state):
-    gc.set_threshold(500, 20, 5000)
-    spacer = _collector.Spacer()
-    gc.callbacks.append(spacer)
-    try:
+def test_a_programs_larger_third_threshold_is_kept(spacing):
+    spacing((500, 20, 5000))
+    _record()
+    gc.collect(1)
+    assert gc.get_threshold() == (500, 20, 5000)
+
+
+def test_thresholds_the_program_sets_stand(spacing):
+    spacer = spacing((700, 10, 10))
+    _record()
+    gc.collect(1)
+    assert gc.get_threshold()[2] == _collector.RECORDING_FULL_EVERY
+    gc.set_threshold(300, 3, 3)  # the program tunes the collector while spaced
+    _record()
+    gc.collect(1)
+    gc.collect(1)
+    assert gc.get_threshold() == (300, 3, 3)
+    assert spacer.stopped
+
+
+def test_no_recording_under_no_grad_leaves_thresholds_alone(spacing):
+    spacing((700, 10, 10))
+    with retrograd.no_grad():
         _record()
-        gc.collect(1)
-        assert gc.get_threshold() == (500, 20, 5000)
-    finally:
-        gc.callbacks.remove(spacer)
-
-
-def test_thresholds_the_program_sets_stand(collector_state):
-    gc.set_threshold(700, 10, 10)
-    spacer = _collector.Spacer()
-    gc.callbacks.append(spacer)
-    try:
-        _record()
-        gc.collect(1)
-        assert gc.get_threshold()[2] == _collector.RECORDING_FULL_EVERY
-        gc.set_threshold(300, 3, 3)  # the program tunes the collector while spaced
-        _record()
-        gc.collect(1)
-        gc.collect(1)
-        assert gc.get_threshold() == (300, 3, 3)
-        assert spacer.stopped
-    finally:
-        gc.callbacks.remove(spacer)
-
-
-def test_no_recording_under_no_grad_leaves_thresholds_alone(collector_state):
-    gc.set_threshold(700, 10, 10)
-    spacer = _collector.Spacer()
-    gc.callbacks.append(spacer)
-    try:
-        with retrograd.no_grad():
-            _record()
-        gc.collect(1)
-        assert gc.get_threshold() == (700, 10, 10)
-    finally:
-        gc.callbacks.remove(spacer)
+    gc.collect(1)
+    assert gc.get_threshold() == (700, 10, 10)

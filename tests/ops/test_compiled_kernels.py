@@ -48,13 +48,7 @@ def test_compiled_kernel_matches_numpy_path(name, shape, monkeypatch):
     rng = numpy.random.default_rng(1)
     arrays = [x] + [rng.standard_normal(shape[-1:]).astype(numpy.float32)
                     for _ in range(n_inputs - 1)]
-    calls = []
-    takes = cpu_kernels.takes
-    monkeypatch.setattr(cpu_kernels, "takes", lambda *a: calls.append(1) or takes(*a))
-    compiled = _run(f, arrays, grad)
-    assert calls, "the compiled kernels were not asked"
-    monkeypatch.setattr(cpu_kernels, "takes", lambda *a: False)
-    plain = _run(f, arrays, grad)
+    compiled, plain = _with_and_without(f, arrays, grad, monkeypatch)
     for a, b in zip(compiled, plain, strict=True):
         numpy.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5, equal_nan=True)
 
