@@ -6,8 +6,9 @@ cyclic garbage (tests/autograd/test_collector.py checks this). CPython's collect
 nonetheless promotes them into its oldest generation and, every ten younger collections
 once that generation has grown by a quarter, runs a full collection that scans every
 long-lived object, the imported modules included. So a chain of 1e4 ops recorded at
-about 1.7x the per-op cost of 1e3 ops, and a training loop paid a whole-heap scan every
-few dozen steps. PyTorch's graph lives in C++, where the collector never looks.
+about 1.6x the per-op cost of 1e3 ops (4-5x with PyTorch's modules imported too), and a
+training loop paid a whole-heap scan every few dozen steps. PyTorch's graph lives in
+C++, where the collector never looks.
 
 While nodes are being recorded, a full collection therefore waits for
 ``RECORDING_FULL_EVERY`` younger collections instead of ten; once a stretch between two
