@@ -34,10 +34,11 @@ def _check_finite(message, lows, highs):
             raise RuntimeError(message.format(_bound(lo), _bound(hi)))
 
 
-def _data_range(xp, a):
-    """The smallest and largest values of ``a`` (NaN if any is), as host numbers."""
+def _host_range(xp, lo, hi):
+    """Range ends (0-d arrays, such as the data's smallest and largest value) as host
+    numbers for the checks."""
     f = functions(xp)
-    return f.checked_values(xp.min(a)), f.checked_values(xp.max(a))
+    return f.checked_values(lo), f.checked_values(hi)
 
 
 @register
@@ -57,8 +58,9 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     lo, hi = float(min), float(max)
     message = "torch.histc: range of [{}, {}] is not finite"
     if lo == hi and a.size:  # the data's range, as arrays (no values on meta)
-        _check_finite(message, *_data_range(xp, a))
-        lo, hi = a.min().astype(_dtype.float64.np), a.max().astype(_dtype.float64.np)
+        lo, hi = a.min(), a.max()
+        _check_finite(message, *_host_range(xp, lo, hi))
+        lo, hi = lo.astype(_dtype.float64.np), hi.astype(_dtype.float64.np)
         same = lo == hi
         lo, hi = xp.where(same, lo - 1, lo), xp.where(same, hi + 1, hi)
     elif lo == hi:
@@ -104,7 +106,7 @@ def _check_range(xp, a, range):
     """PyTorch's checks of equal bins' range: the given one, else the data's (an empty
     input's is [0, 1])."""
     if range is None:
-        lows, highs = _data_range(xp, a) if a.size else ([], [])
+        lows, highs = _host_range(xp, a.min(), a.max()) if a.size else ([], [])
     else:
         lows, highs = [float(range[0])], [float(range[1])]
     if range is not None and lows[0] > highs[0]:
