@@ -49,24 +49,36 @@ def _softmax(T):
     return [_inputs(T, (32, 4, 64, 64), 4)], lambda x: T.softmax(x, -1)
 
 
-def _conv(c_in, c_out, size, seed):
+def _conv(c_in, c_out, size, seed, k=3, stride=1, batch=64, bias=True):
     def make(T):
-        x = _inputs(T, (64, c_in, size, size), seed)
-        w, b = _inputs(T, (c_out, c_in, 3, 3), seed + 1), _inputs(T, (c_out,), seed + 2)
-        return [x, w, b], lambda x, w, b: T.nn.functional.conv2d(x, w, b, padding=1)
+        x = _inputs(T, (batch, c_in, size, size), seed)
+        w = _inputs(T, (c_out, c_in, k, k), seed + 1)
+        if not bias:
+            return [x, w], lambda x, w: T.nn.functional.conv2d(x, w, None, stride, k // 2)
+        b = _inputs(T, (c_out,), seed + 2)
+        return [x, w, b], lambda x, w, b: T.nn.functional.conv2d(x, w, b, stride, k // 2)
     return make
 
 
-def _max_pool(channels, size, seed):
+def _max_pool(channels, size, seed, k=2, stride=None, padding=0, batch=64):
     def make(T):
-        return [_inputs(T, (64, channels, size, size), seed)], \
-            lambda x: T.nn.functional.max_pool2d(x, 2)
+        return [_inputs(T, (batch, channels, size, size), seed)], \
+            lambda x: T.nn.functional.max_pool2d(x, k, stride, padding)
     return make
 
 
 KERNELS = {"gelu": _gelu, "layer_norm": _layer_norm, "softmax": _softmax,
            "conv1": _conv(3, 32, 32, 5), "max_pool1": _max_pool(32, 32, 8),
-           "conv2": _conv(32, 64, 16, 9), "max_pool2": _max_pool(64, 16, 12)}
+           "conv2": _conv(32, 64, 16, 9), "max_pool2": _max_pool(64, 16, 12),
+           # ResNet-18's layers at batch 8 and 224x224 inputs (no bias: batch norm follows)
+           "rn_stem": _conv(3, 64, 224, 20, k=7, stride=2, batch=8, bias=False),
+           "rn_pool": _max_pool(64, 112, 23, k=3, stride=2, padding=1, batch=8),
+           "rn_layer1": _conv(64, 64, 56, 26, batch=8, bias=False),
+           "rn_down2": _conv(64, 128, 56, 29, stride=2, batch=8, bias=False),
+           "rn_layer2": _conv(128, 128, 28, 32, batch=8, bias=False),
+           "rn_layer3": _conv(256, 256, 14, 35, batch=8, bias=False),
+           "rn_layer4": _conv(512, 512, 7, 38, batch=8, bias=False),
+           "rn_short3": _conv(128, 256, 28, 41, k=1, stride=2, batch=8, bias=False)}
 
 
 def _block_ms(fn, repeat):

@@ -1,4 +1,4 @@
-"""The compiled max-pool kernels (the 2x2 pool and the gradient scatter of
+"""The compiled max-pool kernels (the 2-D pools and the gradient scatter of
 backend/cpu_kernels.py, declared beside pooling.py's rules) against those rules, on what
 the op database's samples rarely hold: NaN, infinities, ties (a ReLU's zeros), odd sizes
 the floor mode crops, an unbatched input, and windows that overlap or lie in padding.
@@ -21,6 +21,10 @@ CASES = [
     ((2, 2, 7, 8), {"kernel_size": 3, "stride": 2, "padding": 1}),  # overlapping windows
     ((1, 2, 5, 5), {"kernel_size": 2, "padding": 1, "dilation": 3}),  # windows in padding
     ((1, 2, 7, 7), {"kernel_size": 2, "ceil_mode": True}),
+    ((2, 3, 9, 10), {"kernel_size": (3, 2), "stride": (2, 3), "padding": 1}),  # uneven
+    ((1, 2, 8, 9), {"kernel_size": 3, "stride": 2, "padding": 1, "dilation": 2,
+                    "ceil_mode": True}),
+    ((2, 4, 12, 12), {"kernel_size": 3, "stride": 2, "padding": 1}),  # a ResNet's stem pool
 ]
 
 

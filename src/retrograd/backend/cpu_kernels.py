@@ -1,8 +1,8 @@
 """Compiled CPU kernels (numba, an optional extra) for the passes of a training step that
 NumPy can only write as chains of whole-array passes, or runs far below memory speed: GELU,
 layer norm, softmax and log-softmax over the last axis, each way, ReLU each way, the
-outer product, ``x + alpha * y``, in float32; Adam's update, in float32 and float64; a 2x2
-max pool and a max pool's gradient scatter, in float32 (NumPy's need a pass per comparison,
+outer product, ``x + alpha * y``, in float32; Adam's update, in float32 and float64; 2-D
+max pools and a max pool's gradient scatter, in float32 (NumPy's need a pass per comparison,
 and a fancy-index assignment, several times slower).
 
 A NumPy chain reads and writes every element once per operation (GELU's is fifteen
@@ -27,7 +27,7 @@ import numpy
 __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "layer_norm_dw", "column_sum", "softmax", "softmax_grad", "log_softmax",
            "log_softmax_grad", "adam_step", "relu", "relu_grad", "outer", "add_scaled",
-           "max_pool_2x2", "max_pool_grad"]
+           "max_pool_2d", "max_pool_grad"]
 
 # Reassociation (vectorized sums), contraction into FMAs, no signed zeros. Not 'nnan' or
 # 'ninf' (LLVM would drop the NaN and infinity handling), nor 'afn'/'arcp' (square roots
@@ -353,6 +353,41 @@ def _kernels():
                                                     else (1 if right0 else 0))
 
     @exact
+    def max_pool_2d(x, out, idx, kernel, stride, pad, dilation):
+        """Any 2-D max pool over (planes, H, W): each window's running maximum in
+        row-major order, a later value taking it when greater or NaN (PyTorch's CPU rule),
+        from the window's first element inside the plane; a window wholly in padding is
+        -inf with index -1 (the NumPy rule's). Each window's offsets inside the plane are
+        found once per row and column (no bound test per element), and the selects are
+        branch-free."""
+        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, pad, dilation
+        h, w = x.shape[1], x.shape[2]
+        for b in range(x.shape[0]):
+            plane = x[b]
+            for oy in range(out.shape[1]):
+                y0 = oy * sh - ph
+                i0 = (-y0 + dh - 1) // dh if y0 < 0 else 0  # the kernel rows inside
+                i1 = min(kh, (h - y0 + dh - 1) // dh)
+                for ox in range(out.shape[2]):
+                    x0 = ox * sw - pw
+                    j0 = (-x0 + dw - 1) // dw if x0 < 0 else 0
+                    j1 = min(kw, (w - x0 + dw - 1) // dw)
+                    if i0 >= i1 or j0 >= j1:
+                        out[b, oy, ox], idx[b, oy, ox] = -_INF, -1
+                        continue
+                    best = plane[y0 + i0 * dh, x0 + j0 * dw]
+                    at = (y0 + i0 * dh) * w + x0 + j0 * dw
+                    for i in range(i0, i1):
+                        y = y0 + i * dh
+                        for j in range(j0, j1):
+                            c = x0 + j * dw
+                            v = plane[y, c]
+                            take = (v > best) | (v != v)
+                            best = v if take else best
+                            at = y * w + c if take else at
+                    out[b, oy, ox], idx[b, oy, ox] = best, at
+
+    @exact
     def index_add_rows(g, idx, out):
         """``out[b, idx[b, q]] += g[b, q]`` over each row ``b``, skipping negative indices
         (a max pool's windows wholly in padding)."""
@@ -368,6 +403,7 @@ def _kernels():
             "column_sum": column_sum,
             "softmax": softmax, "softmax_grad": softmax_grad, "log_softmax": log_softmax,
             "log_softmax_grad": log_softmax_grad, "max_pool_2x2": max_pool_2x2,
+            "max_pool_2d": max_pool_2d,
             "index_add_rows": index_add_rows}
 
 
@@ -509,14 +545,21 @@ def add_scaled(x, y, alpha):
     return x
 
 
-def max_pool_2x2(x):
-    """A max pool of 2x2 windows at stride 2 over the last two dims of ``x`` (floor mode):
-    (values, int64 flat indices into each plane)."""
+def max_pool_2d(x, kernel, stride, pads, dilation):
+    """A max pool over the last two dims of ``x``, ``pads`` ((top, bottom), (left,
+    right)) as the op's (a ceil mode's extra row and column at the end): (values, int64
+    flat indices into each plane). 2x2 windows at stride 2 take the branch-free kernel."""
     h, w = x.shape[-2:]
-    shape = x.shape[:-2] + (h // 2, w // 2)
+    (pt, pb), (pl, pr) = pads
+    oh, ow = ((n + p0 + p1 - d * (k - 1) - 1) // s + 1 for n, (p0, p1), k, s, d in
+              zip((h, w), pads, kernel, stride, dilation, strict=True))
+    shape = x.shape[:-2] + (oh, ow)
     out, idx = numpy.empty(shape, x.dtype), numpy.empty(shape, numpy.int64)
-    _kernels()["max_pool_2x2"](x.reshape(-1, h, w), out.reshape((-1,) + shape[-2:]),
-                               idx.reshape((-1,) + shape[-2:]))
+    planes = (x.reshape(-1, h, w), out.reshape((-1, oh, ow)), idx.reshape((-1, oh, ow)))
+    if kernel == stride == (2, 2) and dilation == (1, 1) and not (pt or pb or pl or pr):
+        _kernels()["max_pool_2x2"](*planes)
+    else:
+        _kernels()["max_pool_2d"](*planes, kernel, stride, (pt, pl), dilation)
     return out, idx
 
 
