@@ -1,4 +1,4 @@
-"""The hot kernels of w4's and w3's steps, per call, retrograd beside PyTorch.
+"""The hot kernels of w4's, w3's and ResNet-18's steps, per call, retrograd beside PyTorch.
 
     python benchmarks/kernels.py --repeat 3
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/kernels.py --threads 1
@@ -7,12 +7,14 @@ At w4's shapes (a 4-layer, 192-wide transformer encoder on a (32, 64) batch, flo
 GELU on the (32, 64, 768) feed-forward activations, LayerNorm over 192 features, softmax
 over the (32, 4, 64, 64) attention scores. At w3's (a two-layer CNN on a (64, 3, 32, 32)
 batch): each 3x3, padding-1 convolution with its bias (3 -> 32 channels at 32x32, 32 ->
-64 at 16x16) and the 2x2 max pool after it. Each figure is the median of ``--repeat``
-blocks of calls of one library (blocks, not alternating calls: the two libraries'
-thread pools slow each other when interleaved); "fwd+bwd" is one forward and one
-backward with a gradient of ones, to every input (conv1's input gradient too, which w3's
-step does not take). ``--threads`` sets PyTorch's intra-op threads (its
-default: the machine's cores); retrograd's compiled kernels run on one.
+64 at 16x16) and the 2x2 max pool after it. ResNet-18's (``rn_*``, batch 8 of 224x224
+images, no bias): the 7x7 stride-2 stem, the 3x3 stride-2 padded pool, a 3x3 convolution
+of each stage, the stride-2 downsampling one and a 1x1 stride-2 shortcut. Each figure
+is the median of ``--repeat`` blocks of calls of one library (blocks, not alternating
+calls: the two libraries' thread pools slow each other when interleaved); "fwd+bwd" is
+one forward and one backward with a gradient of ones, to every input (conv1's input
+gradient too, which w3's step does not take). ``--threads`` sets PyTorch's intra-op
+threads (its default: the machine's cores); retrograd's compiled kernels run on one.
 """
 
 import argparse
