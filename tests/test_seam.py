@@ -32,7 +32,9 @@ ALLOWED = {
         "from_numpy and as_tensor sharing a NumPy array, NumPy ints as sizes and range "
         "ends); the filled and range functions make their arrays on the device "
         "(backend.on_device)"),
-    "retrograd._dtype": (18, "seam: the dtype layer; every array module's dtypes are NumPy's"),
+    "retrograd._dtype": (
+        21, "seam: the dtype layer; every array module's dtypes are NumPy's, and a Python "
+        "number is cast to one on the host as c10 casts it (checked_convert)"),
     "retrograd._random": (
         9, "interop: the host generator (NumPy's PCG64) and its state's bytes; devices draw "
         "there too"),
@@ -78,9 +80,8 @@ ALLOWED = {
         "sequences as NumPy's functions do; of() checks NumPy's ndarray type first (a fast "
         "path that only skips work)"),
     "retrograd.ops.indexing": (
-        14, "interop: a Python index (lists, NumPy arrays and scalars) parsed on the host; "
-        "Python values made 0-d host tensors (setitem) or cast as C casts them (fill "
-        "values); shape arithmetic on tuples"),
+        11, "interop: a Python index (lists, NumPy arrays and scalars) parsed on the host; "
+        "Python values made 0-d host tensors (setitem); shape arithmetic on tuples"),
     "retrograd.ops.losses": (
         1, "interop: ctc_loss's lengths given as Python ints (an IntArrayRef: host data in "
         "PyTorch too)"),

@@ -1,4 +1,4 @@
-"""dtypes and PyTorch's type-promotion rules.
+"""dtypes, PyTorch's type-promotion rules, and the names its messages give them.
 
 NumPy's promotion differs from PyTorch's in the cases users hit most
 (``int_tensor * 2.5`` is float64 in NumPy, float32 in PyTorch; a float64
@@ -7,6 +7,7 @@ result dtype here and cast before calling NumPy.
 """
 
 import builtins
+import math
 
 import ml_dtypes
 import numpy as np
@@ -241,3 +242,50 @@ LEGACY_NAMES = {k: v + "Tensor" for k, v in SCALAR_NAMES.items()}
 def legacy_type_name(dtype):
     """``torch.FloatTensor`` for float32: the name ``Tensor.type()`` and errors print."""
     return "torch." + LEGACY_NAMES[dtype.name]
+
+
+# dtype name -> the C++ element type as PyTorch's messages print it by its type's name
+# ("long int", "c10::Half"): masked_fill's mask check, mm's dtype check, grad assignment.
+CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+             "bfloat16": "c10::BFloat16",
+             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+             "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+             "complex128": "c10::complex<double>"}
+
+# dtype name -> the C++ element type as c10's checked scalar conversion and its range
+# checks print it ("int64_t").
+C10_NAMES = {**CPP_NAMES, "int64": "int64_t", "int16": "int16_t", "int8": "int8_t",
+             "uint8": "uint8_t"}
+
+
+def checked_convert(value, np_dtype):
+    """``value`` as an element of ``np_dtype``, or PyTorch's error where c10's checked
+    scalar conversion finds an overflow: bool takes anything; a real type refuses an
+    imaginary part; floats take inf and nan but nothing past their finite range; integers
+    refuse nan and anything outside their range (for unsigned types, outside +-max, so -1
+    wraps to 255 as in C). Floats are compared with the limits as doubles, as C++ does."""
+    if np_dtype.kind == "b":
+        return _BOOL(value)
+    if isinstance(value, _COMPLEX) and np_dtype.kind != "c":
+        fits, value = value.imag == 0, value.real
+    else:
+        fits = True
+    if is_inexact(np_dtype):
+        big = _FLOAT(np_finfo(np_dtype).max)
+        finite = not isinstance(value, (_FLOAT, _COMPLEX)) or math.isfinite(abs(value))
+        fits = fits and (not finite or abs(value) <= big)
+    elif isinstance(value, _FLOAT) and math.isnan(value):
+        fits = False
+    else:
+        info = np_iinfo(np_dtype)
+        lo, hi = (-info.max if info.min == 0 else info.min), info.max
+        if isinstance(value, _FLOAT):
+            lo, hi = _FLOAT(lo), _FLOAT(hi)
+        fits = fits and lo <= value <= hi
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type "
+                           f"{C10_NAMES[np_dtype.name]} without overflow")
+    if np_dtype.kind in "iu":  # C's wrap-around for what fits the checks but not the type
+        wrapped = np.array(_INT(value) % 2 ** (8 * np_dtype.itemsize), dtype=np.uint64)
+        return wrapped.astype(np_dtype)[()]
+    return np.array(value).astype(np_dtype)[()]

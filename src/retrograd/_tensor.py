@@ -327,7 +327,7 @@ class Tensor:
             if value._data.dtype != self._data.dtype:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype "
-                    f"'{_CPP_TYPE.get(value._data.dtype.name, value._data.dtype.name)}' to a "
+                    f"'{_dtype.CPP_NAMES[value._data.dtype.name]}' to a "
                     f"tensor with grad_dtype '{_dtype.SCALAR_NAMES[self._data.dtype.name]}'. "
                     f"The gradient must match the tensor's grad_dtype (defaults to the tensor's "
                     f"dtype). You can set the tensor's grad_dtype attribute with a specific "
@@ -424,14 +424,6 @@ def _check_matrices(t, attr):
     if t._data.ndim < 2:
         raise RuntimeError(f"tensor.{attr} is only supported on matrices or batches of "
                            f"matrices. Got {t._data.ndim}-D tensor.")
-
-
-# C++ names of element types, as PyTorch's messages print them.
-_CPP_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half",
-             "bfloat16": "c10::BFloat16",
-             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-             "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
-             "complex128": "c10::complex<double>"}
 
 
 def _set_requires_grad(t, flag, which):

@@ -13,8 +13,8 @@ import numpy
 
 from . import _dtype
 from ._creation import empty, tensor
-from ._dtype import LEGACY_NAMES
-from ._tensor import _CPP_TYPE, Size, Tensor
+from ._dtype import CPP_NAMES, LEGACY_NAMES
+from ._tensor import Size, Tensor
 from .backend import Device
 
 __all__ = ["tensortype", "LEGACY_NAMES", "cpu_types", "cuda_types"]
@@ -93,7 +93,7 @@ def _construct(cls, args):
 
 
 def _options(dtype):
-    return (f"TensorOptions(dtype={_CPP_TYPE[dtype.name]}, device=cpu, layout=Strided, "
+    return (f"TensorOptions(dtype={CPP_NAMES[dtype.name]}, device=cpu, layout=Strided, "
             f"requires_grad=false (default), pinned_memory=false (default), "
             f"memory_format=(nullopt))")
 

@@ -123,3 +123,37 @@ def test_jacobians_run_on_the_device():
         return transform(f)(retrograd.tensor([0.5, -1.0, 2.0], device=device))
     _on_both(lambda device: jac(device, retrograd.func.jacrev))
     _on_both(lambda device: jac(device, retrograd.func.jacfwd))
+
+
+# Rules whose gradient for a broadcast input is reduced on the device (sum_to) or made by
+# the device's functions: under vmap with an unbatched cotangent the values the node saved
+# are batched and the gradient is not, so the rule's namespace is the batch's (the
+# device's functions refuse a batch, as CuPy's refuse arrays not their own).
+_REDUCED = {
+    "layer_norm": lambda lib, x, w: lib.nn.functional.layer_norm(x, (4,), w, w),
+    "rms_norm": lambda lib, x, w: lib.nn.functional.rms_norm(x, (4,), w),
+    "kron": lambda lib, x, w: lib.kron(x, w),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_REDUCED))
+def test_vjp_under_vmap_with_an_unbatched_cotangent_on_the_device(name):
+    op = _REDUCED[name]
+    rng = numpy.random.default_rng(0)
+    x, w = rng.standard_normal((3, 2, 4)), rng.standard_normal(4)
+    v = rng.standard_normal(tuple(op(retrograd, retrograd.tensor(x[0]),
+                                     retrograd.tensor(w)).shape))
+
+    def run(device):
+        def g(x, w):
+            return retrograd.func.vjp(lambda a, b: op(retrograd, a, b), x, w)[1](
+                retrograd.tensor(v, device=device))
+        got = retrograd.vmap(g, in_dims=(0, None))(retrograd.tensor(x, device=device),
+                                                   retrograd.tensor(w, device=device))
+        assert all(t.device.type == device for t in got)
+        return [t.cpu().numpy() for t in got]
+
+    expected = run("cpu")
+    with emulating():
+        for a, b in zip(run("cuda"), expected, strict=True):
+            numpy.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

@@ -304,6 +304,8 @@ def _masked_fill_out_samples(dtype, requires_grad):
 def _masked_fill_errors():
     x = make_tensor(3, 4)
     yield ErrorInput(SampleInput(x, args=(make_tensor(3, 4), 1.0)), RuntimeError, name="float")
+    yield ErrorInput(SampleInput(x, args=(make_tensor(3, 4, dtype="complex64"), 1.0)),
+                     RuntimeError, name="complex")
     yield ErrorInput(SampleInput(x, args=(_mask(3, 4), make_tensor(1))), RuntimeError,
                      name="1d_value")
 

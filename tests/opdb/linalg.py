@@ -76,6 +76,8 @@ def _mm_errors():
     yield ErrorInput(SampleInput(make_tensor(2, 3), args=(make_tensor(4, 4),)), name="size")
     yield ErrorInput(SampleInput(make_tensor(2, 3), args=(make_tensor(3, 4, dtype="float64"),)),
                      name="dtype")
+    yield ErrorInput(SampleInput(make_tensor(2, 3, dtype="complex64"), args=(make_tensor(3, 4),)),
+                     name="complex_dtype")
     b = make_tensor(2, 2, dtype="bool")
     yield ErrorInput(SampleInput(b, args=(b,)), NotImplementedError, name="bool")
 

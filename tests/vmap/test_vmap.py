@@ -265,6 +265,35 @@ def test_vmap_of_jacrev_and_of_vjp():
     _close(rf.vmap(rvjp)(rx), tf.vmap(tvjp)(tx))
 
 
+# Ops whose nodes save arrays computed from the input (indices, sorted values): under a
+# nested vmap the saved arrays are batched at both levels while the cotangent handed to
+# vjp is batched at the outer level only, so the buffers a rule makes must be the inner
+# level's (a buffer of the outer level written at the inner one was read-only, or the
+# write went to a copy and the gradient came back zero).
+_SAVE_INDICES = {
+    "sort": lambda lib, x: lib.sort(x, -1).values,
+    "cummax": lambda lib, x: lib.cummax(x, -1).values,
+    "kthvalue": lambda lib, x: lib.kthvalue(x, 2, -1).values,
+    "max_pool1d": lambda lib, x: lib.nn.functional.max_pool1d(x, 2),
+    "gather": lambda lib, x: lib.gather(x, -1, x.argsort(-1)),
+    "index_select": lambda lib, x: lib.index_select(x, -1, x[0].argsort()),
+    "take_along_dim": lambda lib, x: lib.take_along_dim(x, x.argsort(-1), -1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SAVE_INDICES))
+def test_vjp_under_nested_vmap_with_a_cotangent_of_the_outer_level(name):
+    op = _SAVE_INDICES[name]
+    (rx, tx) = _pair(2, 3, 4, 6)
+    (rv, tv) = _pair(2, *op(torch, tx[0, 0]).shape, seed=1)
+
+    def run(lib, v, x):
+        def g(v, x):
+            return lib.func.vjp(lambda a: op(lib, a), x)[1](v)[0]
+        return lib.func.vmap(lib.func.vmap(g, in_dims=(None, 0)))(v, x)
+    _close(run(retrograd, rv, rx), run(torch, tv, tx))
+
+
 def _models(lib, n):
     lib.manual_seed(0)
     return [lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))

@@ -33,7 +33,8 @@ import operator
 from ..backend import get_array_module, special_functions
 from ..backend.functions import functions
 
-__all__ = ["Batched", "levels_of", "new_level", "register_namespace", "shape_of", "unbatch"]
+__all__ = ["Batched", "levels_of", "new_level", "register_namespace", "rule_namespace",
+           "shape_of", "state", "unbatch"]
 
 
 DATA_DEPENDENT = ("vmap: It looks like you're attempting to use a Tensor in some "
@@ -64,19 +65,19 @@ class _State:
     top = 0  # the highest level handed out and not released
 
 
-_state = _State()
+state = _State()  # (the engine's nodes read ``top``: whether any vmap is running)
 
 
 class new_level:
     """A context giving a fresh level, above every level in use (``with new_level() as lv``)."""
 
     def __enter__(self):
-        self.prev = _state.top
-        _state.top += 1
-        return _state.top
+        self.prev = state.top
+        state.top += 1
+        return state.top
 
     def __exit__(self, *exc):
-        _state.top = self.prev
+        state.top = self.prev
 
 
 # ---- the batched array ----------------------------------------------------------------------
@@ -204,12 +205,32 @@ def levels_of(a):
     return out
 
 
+def rule_namespace(xp, g, grads, values):
+    """``(xp, g, grads)`` for a backward rule over gradient ``g`` (``grads``: all of them,
+    or None) and ``values`` (what its node saved, its attributes): as given, unless a
+    value is batched deeper than ``xp``, as when a cotangent given under vmap (to vjp, to
+    ``autograd.grad``) is batched at fewer levels than the values saved there. Then the
+    innermost level's namespace, as a forward's is its innermost input's, and the
+    gradients broadcast over its batch: the buffers the rule makes, and the copies of a
+    gradient it writes into, must hold what it writes there."""
+    found = _levels(values, _levels((g, grads), []))
+    if not found:
+        return xp, g, grads
+    top = max(found, key=lambda b: b.level)
+    level = top.level
+    if level <= getattr(xp, "level", 0):
+        return xp, g, grads
+    n = top.data.shape[0]
+    return (top.batched_namespace(), _over(g, level, n),
+            None if grads is None else [_over(x, level, n) for x in grads])
+
+
 def unbatch(g, shape):
     """Gradient ``g`` summed over the batches that ``shape``'s input lacked, of levels that
     have ended (a tensor used unbatched inside a vmap that a backward outside
     differentiates: the sum over the batch). Inside a running vmap the gradient of an
     unbatched tensor stays batched: each element's own (per-sample gradients)."""
-    level = max(getattr(shape, "level", 0), _state.top)
+    level = max(getattr(shape, "level", 0), state.top)
     while type(g) is Batched and g.level > level:
         g = g.data.sum(axis=0)
     return g
@@ -223,7 +244,7 @@ class Batched:
 
     def __init__(self, data, level=None):
         self.data = data
-        self.level = _state.level if level is None else level
+        self.level = state.level if level is None else level
 
     def like(self, data):
         """``data`` as a batch of this one's level."""
@@ -825,12 +846,20 @@ def _levels(args, found):
     return found
 
 
+def _over(x, level, batch):
+    """Array ``x``, plain or batched at lower levels, broadcast over the batch of ``level``
+    (``batch`` elements); None and batches of that level as they are."""
+    if x is None or type(x) is Batched and x.level >= level:
+        return x
+    xp = get_array_module(x)
+    return Batched(xp.broadcast_to(xp.expand_dims(x, 0), (batch,) + x.shape), level)
+
+
 def _promote(x, top, batch):
     """A value of a lower level (or none) as a batch of level ``top``: broadcast over it."""
     t = type(x)
     if t is Batched and x.level < top:
-        xp = x.batched_namespace()
-        return Batched(xp.broadcast_to(xp.expand_dims(x, 0), (batch,) + x.shape), top)
+        return _over(x, top, batch)
     if t is list or t is tuple:
         return t(_promote(e, top, batch) for e in x)
     return x
@@ -853,14 +882,14 @@ def _at_level(f, found, args, kwargs):
             args = _promote(args, top, batch)
             kwargs = {k: _promote(v, top, batch) for k, v in kwargs.items()}
             break
-    prev = _state.level
+    prev = state.level
     if prev == top:  # (a rule's own calls, at the level it runs at)
         return f(*args, **kwargs)
-    _state.level = top
+    state.level = top
     try:
         return f(*args, **kwargs)
     finally:
-        _state.level = prev
+        state.level = prev
 
 
 def _entry(f):

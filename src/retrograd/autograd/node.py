@@ -21,7 +21,7 @@ from .._tensor import Tensor, wrap
 from ..backend import get_array_module, writeable
 from ..backend.functions import facade, functions
 from . import grad_mode
-from ._batched import unbatch
+from ._batched import rule_namespace, state as _batching, unbatch
 from ._batched_loop import NO_RULE, per_element, top_batch
 from ._forward_state import state as _fw_state
 
@@ -436,6 +436,9 @@ class OpNode(Node):
                 env += [s.unpack(self) if type(s) is SavedTensor else s for s in saved]
             else:
                 _saved_arrays(self, env)
+        if _batching.top and not create_graph:  # under vmap: values batched deeper?
+            xp, env[0], env[1] = rule_namespace(xp, g, all_grads, (env[3:], self._attrs))
+            env[2] = xp
         shapes, dtypes = self._shapes, self._dtypes
         if op.upcast_rules and not LOW.isdisjoint(dtypes):
             env = _opmath_env(env, create_graph)

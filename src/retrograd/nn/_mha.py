@@ -32,41 +32,26 @@ def _pad_column(mask):
 
 def check_shapes(query, key, value, key_padding_mask, attn_mask, num_heads):
     """PyTorch's ``_mha_shape_check``: whether the input is batched."""
-    if query.ndim == 3:
-        if key.ndim != 3 or value.ndim != 3:
-            raise AssertionError("For batched (3-D) `query`, expected `key` and `value` to be "
-                                 f"3-D but found {key.ndim}-D and {value.ndim}-D tensors "
-                                 "respectively")
-        if key_padding_mask is not None and key_padding_mask.ndim != 2:
-            raise AssertionError("For batched (3-D) `query`, expected `key_padding_mask` to be "
-                                 f"`None` or 2-D but found {key_padding_mask.ndim}-D tensor "
-                                 "instead")
-        if attn_mask is not None and attn_mask.ndim not in (2, 3):
-            raise AssertionError("For batched (3-D) `query`, expected `attn_mask` to be `None`, "
-                                 f"2-D or 3-D but found {attn_mask.ndim}-D tensor instead")
-        return True
-    if query.ndim == 2:
-        if key.ndim != 2 or value.ndim != 2:
-            raise AssertionError("For unbatched (2-D) `query`, expected `key` and `value` to be "
-                                 f"2-D but found {key.ndim}-D and {value.ndim}-D tensors "
-                                 "respectively")
-        if key_padding_mask is not None and key_padding_mask.ndim != 1:
-            raise AssertionError("For unbatched (2-D) `query`, expected `key_padding_mask` to "
-                                 f"be `None` or 1-D but found {key_padding_mask.ndim}-D tensor "
-                                 "instead")
-        if attn_mask is not None:
-            if attn_mask.ndim not in (2, 3):
-                raise AssertionError("For unbatched (2-D) `query`, expected `attn_mask` to be "
-                                     f"`None`, 2-D or 3-D but found {attn_mask.ndim}-D tensor "
-                                     "instead")
-            if attn_mask.ndim == 3:
-                expected = (num_heads, query.shape[0], key.shape[0])
-                if tuple(attn_mask.shape) != expected:
-                    raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
-                                         f"{attn_mask.shape}")
-        return False
-    raise AssertionError("query should be unbatched 2D or batched 3D tensor but received "
-                         f"{query.ndim}-D query tensor")
+    if query.ndim not in (2, 3):
+        raise AssertionError("query should be unbatched 2D or batched 3D tensor but received "
+                             f"{query.ndim}-D query tensor")
+    nd = query.ndim
+    kind = "For batched (3-D) `query`" if nd == 3 else "For unbatched (2-D) `query`"
+    if key.ndim != nd or value.ndim != nd:
+        raise AssertionError(f"{kind}, expected `key` and `value` to be {nd}-D but found "
+                             f"{key.ndim}-D and {value.ndim}-D tensors respectively")
+    if key_padding_mask is not None and key_padding_mask.ndim != nd - 1:
+        raise AssertionError(f"{kind}, expected `key_padding_mask` to be `None` or {nd - 1}-D "
+                             f"but found {key_padding_mask.ndim}-D tensor instead")
+    if attn_mask is not None and attn_mask.ndim not in (2, 3):
+        raise AssertionError(f"{kind}, expected `attn_mask` to be `None`, 2-D or 3-D but found "
+                             f"{attn_mask.ndim}-D tensor instead")
+    if nd == 2 and attn_mask is not None and attn_mask.ndim == 3:
+        expected = (num_heads, query.shape[0], key.shape[0])
+        if tuple(attn_mask.shape) != expected:
+            raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
+                                 f"{attn_mask.shape}")
+    return nd == 3
 
 
 def attention(query, key, value, num_heads, in_proj_weight, in_proj_bias, out_proj_weight,

@@ -63,6 +63,17 @@ def register(fn=None, *, method=True, function=True, name=None, aliases=()):
     return deco(fn) if fn is not None else deco
 
 
+def register_pair(name, fn, fn_, doc, aliases=()):
+    """Expose ``fn`` as ``name`` (function and method) and ``fn_`` as the in-place method
+    ``name_``, each with ``aliases``; ``doc`` is ``fn``'s docstring. Returns both."""
+    fn.__name__ = fn.__qualname__ = name
+    fn_.__name__ = fn_.__qualname__ = name + "_"
+    fn.__doc__ = doc
+    register(fn, aliases=aliases)
+    register(fn_, function=False, aliases=tuple(a + "_" for a in aliases))
+    return fn, fn_
+
+
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # "V": bfloat16 (ml_dtypes)
 _SCALAR_RANK = {bool: 0, int: 1, float: 2, complex: 3}
 

@@ -559,24 +559,20 @@ _expose(lambda input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=No
 
 
 # ---- torch.softmax / Tensor.softmax -------------------------------------------------------
-def _int_dim(name, dim):
+def _in_dtype(name, input, dim, dtype):
+    """``input`` cast to ``dtype`` (when given), after PyTorch's check of ``dim``."""
     if not isinstance(dim, int) or isinstance(dim, bool):
         raise TypeError(f"{name}(): argument 'dim' (position 2) must be int, not "
                         f"{type(dim).__name__}")
+    return input if dtype is None else input.to(dtype)
 
 
 @register
 def softmax(input, dim, dtype=None):
-    _int_dim("softmax", dim)
-    if dtype is not None:
-        input = input.to(dtype)
-    return _nn.softmax(input, dim)
+    return _nn.softmax(_in_dtype("softmax", input, dim, dtype), dim)
 
 
 @register
 def log_softmax(input, dim, dtype=None):
-    _int_dim("log_softmax", dim)
-    if dtype is not None:
-        input = input.to(dtype)
-    return _nn.log_softmax(input, dim)
+    return _nn.log_softmax(_in_dtype("log_softmax", input, dim, dtype), dim)
 

@@ -19,7 +19,7 @@ import ml_dtypes
 from .._dtype import is_inexact, kind_of
 from .. import _dtype
 from .._tensor import Tensor
-from ._registry import _pretty, apply, apply_inplace, defop, register
+from ._registry import _pretty, apply, apply_inplace, defop, register, register_pair
 
 defop = functools.partial(defop, upcast=False)
 
@@ -210,13 +210,9 @@ def _comparison_public(name, ops, aliases):
             raise _invalid(name + "_", (other,), ("Tensor other", "Number other"))
         return apply_inplace(inplace_scalar, self, (other,))
 
-    fn.__name__ = fn.__qualname__ = name
-    fn_.__name__ = fn_.__qualname__ = name + "_"
-    fn.__doc__ = f"Elementwise ``{name}`` with broadcasting; a bool tensor."
     fn_.__doc__ = f"In-place ``{name}``: 1 where it holds, else 0, in ``self``'s dtype."
-    register(fn, aliases=aliases)
-    register(fn_, function=False, aliases=tuple(a + "_" for a in aliases))
-    return fn, fn_
+    return register_pair(name, fn, fn_, f"Elementwise ``{name}`` with broadcasting; a bool "
+                         f"tensor.", aliases)
 
 
 eq, eq_ = _comparison_public("eq", _eq, ())
@@ -240,13 +236,8 @@ def _logical_public(name, op):
         _must_be_tensor(name + "_", other, "other", 1)
         return apply_inplace(op, self, (other,))
 
-    fn.__name__ = fn.__qualname__ = name
-    fn_.__name__ = fn_.__qualname__ = name + "_"
-    fn.__doc__ = (f"Elementwise ``{name}`` of the truth values (nonzero is True); "
-                  "a bool tensor.")
-    register(fn)
-    register(fn_, function=False)
-    return fn, fn_
+    return register_pair(name, fn, fn_, f"Elementwise ``{name}`` of the truth values "
+                         f"(nonzero is True); a bool tensor.")
 
 
 logical_and, logical_and_ = _logical_public("logical_and", _logical_and)
@@ -282,12 +273,7 @@ def _bitwise_public(name, op):
             raise _invalid(name + "_", (other,), ("Tensor other", "Number other"))
         return apply_inplace(op, self, (other,))
 
-    fn.__name__ = fn.__qualname__ = name
-    fn_.__name__ = fn_.__qualname__ = name + "_"
-    fn.__doc__ = f"Elementwise ``{name}`` of bool or integer tensors."
-    register(fn)
-    register(fn_, function=False)
-    return fn, fn_
+    return register_pair(name, fn, fn_, f"Elementwise ``{name}`` of bool or integer tensors.")
 
 
 bitwise_and, bitwise_and_ = _bitwise_public("bitwise_and", _bitwise_and)

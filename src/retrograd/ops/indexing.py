@@ -24,7 +24,7 @@ import warnings
 import numpy
 
 from .. import _autocast
-from .._dtype import int64, is_float, is_inexact, np_finfo, np_iinfo
+from .._dtype import CPP_NAMES, checked_convert, int64, is_float
 from .._tensor import Tensor, _wrap_dim, wrap
 from ..backend import get_array_module
 from ..autograd.node import sum_acc
@@ -566,12 +566,6 @@ def index_copy_(self, dim, index, source):
 
 # ---- masks ------------------------------------------------------------------------------------
 
-_MASK_DTYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-                     "bfloat16": "c10::BFloat16",
-                     "int64": "long int", "int32": "int", "int16": "short int",
-                     "int8": "signed char", "uint8": "unsigned char"}
-
-
 def _masked_fill_forward(xp, self, mask, value):
     return xp.where(mask, xp.asarray(value, dtype=self.dtype), self)
 
@@ -653,48 +647,7 @@ def _check_mask(mask, fn):
         if fn == "masked_select":
             raise RuntimeError("masked_select: expected BoolTensor for mask")
         raise RuntimeError(f"{fn} only supports boolean masks, but got mask with dtype "
-                           f"{_MASK_DTYPE_NAMES.get(dt.name, dt.name)}")
-
-
-# C++ element type names as c10's checked scalar conversion prints them.
-_C10_NAMES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t",
-              "uint8": "uint8_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-              "float32": "float",
-              "float64": "double", "complex64": "c10::complex<float>",
-              "complex128": "c10::complex<double>"}
-
-
-def _fill_scalar(value, dtype):
-    """``value`` as an element of ``dtype``, or PyTorch's error where c10's checked scalar
-    conversion finds an overflow: bool takes anything; a real type refuses an imaginary
-    part; floats take inf and nan but nothing past their finite range; integers refuse nan
-    and anything outside their range (for unsigned types, outside +-max, so -1 wraps to
-    255 as in C). Floats are compared with the limits as doubles, as C++ does."""
-    if dtype.kind == "b":
-        return bool(value)
-    if isinstance(value, complex) and dtype.kind != "c":
-        fits, value = value.imag == 0, value.real
-    else:
-        fits = True
-    if is_inexact(dtype):
-        big = float(np_finfo(dtype).max)
-        finite = not isinstance(value, (float, complex)) or math.isfinite(abs(value))
-        fits = fits and (not finite or abs(value) <= big)
-    elif isinstance(value, float) and math.isnan(value):
-        fits = False
-    else:
-        info = np_iinfo(dtype)
-        lo, hi = (-info.max if info.min == 0 else info.min), info.max
-        if isinstance(value, float):
-            lo, hi = float(lo), float(hi)
-        fits = fits and lo <= value <= hi
-    if not fits:
-        raise RuntimeError(f"value cannot be converted to type "
-                           f"{_C10_NAMES.get(dtype.name, dtype.name)} without overflow")
-    if dtype.kind in "iu":  # C's wrap-around for what fits the checks but not the type
-        wrapped = numpy.array(int(value) % 2 ** (8 * dtype.itemsize), dtype=numpy.uint64)
-        return wrapped.astype(dtype)[()]
-    return numpy.array(value).astype(dtype)[()]
+                           f"{CPP_NAMES[dt.name]}")
 
 
 def _masked_fill_args(input, mask, value):
@@ -704,9 +657,9 @@ def _masked_fill_args(input, mask, value):
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value._data.ndim} dimension(s).")
         for v in functions(get_array_module(value._data)).checked_values(value._data):
-            _fill_scalar(v, input._data.dtype)
+            checked_convert(v, input._data.dtype)
         return _masked_fill_tensor, (mask, value), ()
-    return _masked_fill, (mask,), (_fill_scalar(value, input._data.dtype),)
+    return _masked_fill, (mask,), (checked_convert(value, input._data.dtype),)
 
 
 @register

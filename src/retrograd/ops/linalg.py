@@ -25,7 +25,7 @@ from .. import _autocast
 from .._tensor import Tensor
 from ..backend import cpu_kernels
 from ._registry import _pretty, apply, apply_inplace, defop, kernel, register
-from .._dtype import int64, legacy_type_name
+from .._dtype import CPP_NAMES, int64, legacy_type_name
 from .reduction import _dim1, _no_out
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
@@ -164,14 +164,6 @@ _matmul_view = _matmul_op("matmul", "UnsafeViewBackward0")
 _matmul_clone = _matmul_op("matmul", "CloneBackward0")
 
 
-def _dtype_name(d):
-    """C++ scalar names, as in PyTorch's mm dtype error."""
-    return {"float32": "float", "float64": "double", "float16": "c10::Half",
-            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "bool": "bool",
-            "bfloat16": "c10::BFloat16"}.get(d.name, d.name)
-
-
 def _no_bool(a, kernel, out_numel=1, k=1):
     """PyTorch has no bool products; its message names the kernel that refused. Its
     gemm-based kernels return early (an empty or zero-filled result) before dispatching on
@@ -185,7 +177,7 @@ def _check_mm(a, b, shape_a=None):
     da, db = a._data.dtype, b._data.dtype
     if da != db:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{_dtype_name(da)} != {_dtype_name(db)}")
+                           f"{CPP_NAMES[da.name]} != {CPP_NAMES[db.name]}")
     sa = shape_a or a._data.shape
     sb = b._data.shape
     if sa[-1] != sb[0]:

@@ -7,7 +7,7 @@ from .. import backend
 from .._dtype import bfloat16, get_default_dtype, is_float, is_low, np_finfo
 from .._tensor import Tensor, wrap
 from ..backend import cpu_kernels
-from ._registry import _pretty, apply, apply_inplace, defop, kernel, register
+from ._registry import _pretty, apply, apply_inplace, defop, kernel, register, register_pair
 
 __all__ = ["neg", "abs", "reciprocal", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1",
            "sqrt", "rsqrt", "square", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
@@ -292,12 +292,7 @@ def _unary_public(name, op, *, aliases=(), doc=None, inplace_op=None):
 
     def fn_(self):
         return apply_inplace(inplace_op, self, ())
-    fn.__name__, fn_.__name__ = name, name + "_"
-    fn.__qualname__, fn_.__qualname__ = name, name + "_"
-    fn.__doc__ = doc or f"Elementwise ``{name}``."
-    register(fn, aliases=aliases)
-    register(fn_, function=False, aliases=tuple(a + "_" for a in aliases))
-    return fn, fn_
+    return register_pair(name, fn, fn_, doc or f"Elementwise ``{name}``.", aliases)
 
 
 def _inplace_without_derivative(op, node):

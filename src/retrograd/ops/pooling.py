@@ -489,20 +489,20 @@ def _adaptive_size(input, output_size, nd):
                  for i, o in enumerate(sizes))
 
 
-def _bins(n, o):
-    """PyTorch's adaptive bins [floor(i n/o), ceil((i+1) n/o)) of ``n`` into ``o``."""
-    return [((i * n) // o, -(-((i + 1) * n) // o)) for i in range(o)]
-
-
-def _bin_ends(xp, n, o):
-    """:func:`_bins`' starts and ends, as arrays of module ``xp``."""
-    i = xp.arange(o)
+def _bin_ends(i, n, o):
+    """Start and end of PyTorch's adaptive bin ``i`` (an int, or an integer array of
+    them) of ``n`` positions into ``o``: [floor(i n/o), ceil((i+1) n/o))."""
     return (i * n) // o, -((-(i + 1) * n) // o)
+
+
+def _bins(n, o):
+    """Every adaptive bin's (start, end), as host ints."""
+    return [_bin_ends(i, n, o) for i in range(o)]
 
 
 def _adaptive_matrix(xp, n, o, dtype):
     """(o, n) averaging matrix of the adaptive bins."""
-    a, b = _bin_ends(xp, n, o)
+    a, b = _bin_ends(xp.arange(o), n, o)
     j = xp.arange(n)
     inside = (j >= a[:, None]) & (j < b[:, None])
     return (inside / (b - a)[:, None]).astype(dtype)
@@ -594,7 +594,7 @@ def _adaptive_table(xp, n, o):
     """(o, kmax) input positions of each adaptive bin, the short bins padded with their
     last position (a repeat never changes a maximum, nor its first position)."""
     k = max((b - a for a, b in _bins(n, o)), default=1)
-    a, b = _bin_ends(xp, n, o)
+    a, b = _bin_ends(xp.arange(o), n, o)
     return xp.minimum(a[:, None] + xp.arange(k), b[:, None] - 1)
 
 

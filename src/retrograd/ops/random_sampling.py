@@ -8,14 +8,13 @@ on them runs where the tensor lives."""
 
 import math
 
-from .._dtype import float64, int64, is_float, np_finfo
+from .._dtype import C10_NAMES as _C10_NAMES, float64, int64, is_float, np_finfo
 from .. import _random
 from .._tensor import Tensor, wrap
 from ..autograd._batched import INPLACE, RANDOMNESS, SAME_BATCHED, levels_of
 from ..backend import get_array_module
 from ..backend.functions import functions
 from ._registry import _pretty, apply, defop, register
-from .indexing import _C10_NAMES
 
 __all__ = ["bernoulli", "bernoulli_", "poisson", "multinomial", "uniform_", "normal_",
            "exponential_", "geometric_", "log_normal_", "cauchy_"]

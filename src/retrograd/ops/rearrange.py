@@ -131,23 +131,25 @@ def _pair(v, name):
     return v
 
 
-def _check_geometry(kernel, stride, padding, dilation):
-    for (a, b), what, low in ((kernel, "kernel size", 1), (stride, "stride", 1),
-                              (dilation, "dilation", 1)):
-        if a < low or b < low:
+def _geometry(kernel_size, dilation, padding, stride):
+    """The window's (kernel, dilation, padding, stride) as pairs, checked as PyTorch's
+    im2col and col2im check them."""
+    kernel, dilation = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
+    padding, stride = _pair(padding, "padding"), _pair(stride, "stride")
+    for (a, b), what in ((kernel, "kernel size"), (stride, "stride"), (dilation, "dilation")):
+        if a < 1 or b < 1:
             name = what.split()[0]
             raise RuntimeError(f"{what} should be greater than zero, but got {name}_height: "
                                f"{a} {name}_width: {b}")
     if padding[0] < 0 or padding[1] < 0:
         raise RuntimeError(f"padding should be non-negative, but got pad_height: {padding[0]} "
                            f"pad_width: {padding[1]}")
+    return kernel, dilation, padding, stride
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Sliding windows of an (N, C, H, W) or (C, H, W) input as columns (PyTorch's im2col)."""
-    kernel, dilation = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
-    padding, stride = _pair(padding, "padding"), _pair(stride, "stride")
-    _check_geometry(kernel, stride, padding, dilation)
+    kernel, dilation, padding, stride = _geometry(kernel_size, dilation, padding, stride)
     shape = tuple(input.shape)
     if input.ndim not in (3, 4) or 0 in shape[-3:]:
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
@@ -165,9 +167,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """Columns of windows summed back into an (N, C, H, W) or (C, H, W) image (col2im)."""
     size = _pair(output_size, "output_size")
-    kernel, dilation = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
-    padding, stride = _pair(padding, "padding"), _pair(stride, "stride")
-    _check_geometry(kernel, stride, padding, dilation)
+    kernel, dilation, padding, stride = _geometry(kernel_size, dilation, padding, stride)
     shape = tuple(input.shape)
     if input.ndim not in (2, 3) or 0 in shape[-2:]:
         raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 "

@@ -13,7 +13,8 @@ import math
 from .._dtype import is_inexact, np_finfo
 from ..backend import get_array_module, special_functions
 from ..backend.functions import functions
-from ._registry import _broadcast_error, _pretty, apply, apply_inplace, defop, register
+from ._registry import (_broadcast_error, _pretty, apply, apply_inplace, defop, register,
+                        register_pair)
 from .binary import _NYI, _check_tensor, _no_derivative, _refuse_bool_sub
 from .pointwise import _rounded, _times
 from .shape import call
@@ -180,12 +181,7 @@ def _public(name, op):
 
     def fn_(self):
         return apply_inplace(op, self, ())
-    fn.__name__, fn_.__name__ = name, name + "_"
-    fn.__qualname__, fn_.__qualname__ = name, name + "_"
-    fn.__doc__ = f"Elementwise ``{name}``; integer inputs give floats."
-    register(fn)
-    register(fn_, function=False)
-    return fn, fn_
+    return register_pair(name, fn, fn_, f"Elementwise ``{name}``; integer inputs give floats.")
 
 
 erfc, erfc_ = _public("erfc", _erfc)

@@ -3,14 +3,13 @@
 import math
 import warnings
 
-from .._dtype import is_float
+from .._dtype import checked_convert, is_float
 from .. import _dtype, return_types
 from .._tensor import Tensor, wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
 from ._registry import _pretty, register
 from .binary import where
-from .indexing import _fill_scalar as _checked  # (c10's checked conversion of a Scalar)
 
 __all__ = ["histc", "histogram", "bincount", "cov", "corrcoef"]
 
@@ -53,7 +52,8 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
                            f"dimension 0")
     if min > max:
         raise RuntimeError("torch.histc: max must be larger than min")
-    _checked(min, a.dtype), _checked(max, a.dtype)  # the range is a Scalar of input's dtype
+    for bound in (min, max):  # the range is a Scalar of input's dtype
+        checked_convert(bound, a.dtype)
     xp = get_array_module(a)
     lo, hi = float(min), float(max)
     message = "torch.histc: range of [{}, {}] is not finite"
@@ -113,7 +113,7 @@ def _check_range(xp, a, range):
         raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
                            f"{_bound(lows[0])} max {_bound(highs[0])} for dimension 0")
     if range is not None:  # each end a Scalar of the input's dtype
-        _checked(lows[0], a.dtype), _checked(highs[0], a.dtype)
+        checked_convert(lows[0], a.dtype), checked_convert(highs[0], a.dtype)
     _check_finite("torch.histogramdd: dimension 0's range [{}, {}] is not finite", lows, highs)
 
 
