@@ -233,6 +233,14 @@ SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfl
                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
                 "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
+# dtype name -> the C++ element type's name (caffe2's TypeMeta), as messages that print a
+# tensor's dtype() show it ("float", "long int").
+CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+             "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+             "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+             "bool": "bool", "complex64": "c10::complex<float>",
+             "complex128": "c10::complex<double>"}
+
 # dtype name -> legacy type name: what Tensor.type() prints and the legacy constructors
 # (torch.FloatTensor, ...) are named.
 LEGACY_NAMES = {k: v + "Tensor" for k, v in SCALAR_NAMES.items()}

@@ -12,7 +12,7 @@ import warnings
 
 import numpy
 
-from .._dtype import float64, int64, is_float, np_finfo, np_iinfo
+from .._dtype import CPP_NAMES, float64, int64, is_float, np_finfo, np_iinfo
 from .. import _random
 from .._tensor import Tensor, wrap
 from ..autograd._batched import INPLACE, RANDOMNESS, SAME_BATCHED, levels_of
@@ -217,11 +217,6 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
 _RANDOM_SIGNATURES = ("*, torch.Generator generator = None",
                       "int from, int to, *, torch.Generator generator = None",
                       "int to, *, torch.Generator generator = None")
-# the dtype names random_'s bounds messages print (caffe2's TypeMeta names)
-_TYPE_META_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-                    "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
-                    "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-                    "bool": "bool"}
 _INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
 _FULL_RANGE = ("int64", "float32", "float64", "bfloat16")  # what a 64-bit draw fills
 
@@ -378,10 +373,10 @@ def _float_to(dtype, hi):
 def _check_random_bounds(dtype, lo, top):
     """Both ends within the dtype's range; for a float, a warning where they pass
     ``2**digits``, beyond which not every integer is a value of the dtype."""
-    name = _TYPE_META_NAMES.get(dtype.name)
-    if name is None:
+    if dtype.kind == "c":
         raise RuntimeError("check_random_bounds handles only integral, floating-point and "
                            "boolean types")
+    name = CPP_NAMES[dtype.name]
     if is_float(dtype):
         low, high = -float(np_finfo(dtype).max), float(np_finfo(dtype).max)
     elif dtype.kind == "b":
