@@ -17,7 +17,8 @@ TORCH_REFUSES = frozenset((
     "local_response_norm",  # its 3-D form: avg_pool3d
     "avg_pool3d", "lp_pool3d", "interpolate.bilinear", "interpolate.bicubic",  # antialias
     "affine_grid",  # 3-D
-    "histogram", "quantile.linear", "quantile.lower", "quantile.higher", "quantile.midpoint",
+    "histogram", "histogramdd",  # (histogramdd over the data's range; given one, it runs)
+    "quantile.linear", "quantile.lower", "quantile.higher", "quantile.midpoint",
     "quantile.nearest", "nanquantile.linear", "nanquantile.lower", "nanquantile.higher",
     "nanquantile.midpoint", "nanquantile.nearest",
     # linear algebra (LAPACK kernels): float and double only

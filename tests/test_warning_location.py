@@ -23,6 +23,7 @@ CALLS = {
     "size_average": lambda: F.mse_loss(retrograd.ones(2), retrograd.ones(2), size_average=True),
     "huber_broadcast": lambda: F.huber_loss(retrograd.ones(2, 2), retrograd.ones(2)),
     "mse_broadcast": lambda: F.mse_loss(retrograd.ones(2, 2), retrograd.ones(2)),
+    "random_inexact": lambda: retrograd.zeros(2).random_(2 ** 30, 2 ** 30 + 9),
 }
 
 

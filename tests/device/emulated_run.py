@@ -99,6 +99,12 @@ def _host(x):
 
 
 def _same(a, b, what):
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):  # (histogramdd's edges)
+        if len(a) != len(b):
+            raise AssertionError(f"{what}: {len(a)} vs {len(b)} elements")
+        for j, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same(x, y, f"{what}[{j}]")
+        return
     if isinstance(a, retrograd.Tensor) != isinstance(b, retrograd.Tensor):
         raise AssertionError(f"{what}: a Tensor on one device only")
     if not isinstance(a, retrograd.Tensor):

@@ -27,7 +27,8 @@ def _sampled(device):
              lambda: retrograd.empty(2, 3, device=device).exponential_(2.0, generator=g),
              lambda: retrograd.empty(2, 3, device=device).geometric_(0.4, generator=g),
              lambda: retrograd.empty(2, 3, device=device).log_normal_(generator=g),
-             lambda: retrograd.empty(2, 3, device=device).cauchy_(generator=g)]
+             lambda: retrograd.empty(2, 3, device=device).cauchy_(generator=g),
+             lambda: retrograd.empty(2, 3, device=device).random_(-3, 9, generator=g)]
     out = []
     for k, draw in enumerate(draws):
         g.manual_seed(k)

@@ -1,12 +1,11 @@
 """Op database entries for ``ops/sorting.py``, ``ops/special.py``, ``ops/misc.py`` and
-``ops/inplace_shape.py``.
+``ops/inplace_shape.py`` (``ops/statistics.py``'s are in ``statistics.py``).
 
 Random float samples have no ties, so every selecting op has one right index; ties
 appear only where the op defines which one wins (stable sort, mode, cummax) and in
 integer samples, compared forward only.
 """
 
-import math
 
 import numpy
 
@@ -506,39 +505,6 @@ def _trapezoid_samples(dtype, requires_grad):
     yield SampleInput(t(3, 4), args=(t(3, 4),), name="x_same_shape")
 
 
-def _histc_samples(dtype, requires_grad):
-    x = make_tensor(20, dtype=dtype, low=-3, high=3)
-    yield SampleInput(x, kwargs={"bins": 7}, name="data_range")
-    yield SampleInput(x, args=(4, -1, 1), name="range")
-    yield SampleInput(make_tensor(3, 4, dtype=dtype), name="default_bins")
-
-
-def _histc_errors():
-    yield ErrorInput(SampleInput(make_tensor(3, dtype="int64")), NotImplementedError,
-                     name="int")
-    yield ErrorInput(SampleInput(make_tensor(3), kwargs={"bins": 0}), name="bins")
-    yield ErrorInput(SampleInput(make_tensor(3), kwargs={"min": 2, "max": 1}), name="range")
-    yield ErrorInput(SampleInput(make_tensor(3), kwargs={"min": 0, "max": math.inf}),
-                     name="infinite_range")
-    yield ErrorInput(SampleInput(retrograd.tensor([0.5, -math.inf])), name="infinite_data")
-    for lo, hi in ((0, 1e300), (-1e39, 0)):  # past float32's range: c10's overflow error
-        yield ErrorInput(SampleInput(make_tensor(3, dtype="float32"),
-                                     kwargs={"min": lo, "max": hi}), name=f"overflow_{hi}")
-
-
-def _bincount_samples(dtype, requires_grad):
-    x = retrograd.tensor([1, 1, 3, 0, 7]).to(getattr(retrograd, dtype))
-    yield SampleInput(x, name="plain")
-    yield SampleInput(x, kwargs={"minlength": 10}, name="minlength")
-    yield SampleInput(x, args=(make_tensor(5, dtype="float64"),), name="weights")
-
-
-def _bincount_errors():
-    yield ErrorInput(SampleInput(retrograd.tensor([-1, 2])), name="negative")
-    yield ErrorInput(SampleInput(retrograd.tensor([[1]])), name="2d")
-    yield ErrorInput(SampleInput(make_tensor(3)), NotImplementedError, name="float")
-
-
 def _tri_indices_samples(dtype, requires_grad):
     yield SampleInput(3, args=(4,), name="wide")
     yield SampleInput(4, args=(3, 1), name="offset")
@@ -570,26 +536,6 @@ def _unary_method(name):
                 torch_op=lambda x, *a, **k: getattr(x, name)(*a, **k))
 
 
-def _cov_samples(dtype, requires_grad):
-    t = _maker(dtype, requires_grad)
-    yield SampleInput(t(3, 5), name="2d")
-    yield SampleInput(t(5), name="1d")
-    yield SampleInput(t(3, 5), kwargs={"correction": 0}, name="correction0")
-    yield SampleInput(t(3, 4), kwargs={"fweights": retrograd.tensor([1, 2, 1, 3])},
-                      name="fweights")
-    yield SampleInput(t(3, 4), kwargs={"aweights": make_tensor(4, dtype=dtype, low=0.5,
-                                                               high=2)}, name="aweights")
-    yield SampleInput(t(3, 4), kwargs={"fweights": retrograd.tensor([1, 2, 1, 3]),
-                                       "aweights": make_tensor(4, dtype=dtype, low=0.5,
-                                                               high=2)}, name="both")
-
-
-def _corrcoef_samples(dtype, requires_grad):
-    t = _maker(dtype, requires_grad)
-    yield SampleInput(t(3, 5), name="2d")
-    yield SampleInput(t(5), name="1d")
-
-
 def _vander_samples(dtype, requires_grad):
     t = _maker(dtype, requires_grad)
     yield SampleInput(t(4), name="square")
@@ -613,35 +559,6 @@ def _gcd_samples(dtype, requires_grad):
 def _gcd_errors():
     yield ErrorInput(SampleInput(make_tensor(3), args=(make_tensor(3),)), NotImplementedError,
                      name="float")
-
-
-def _histogram_samples(dtype, requires_grad):
-    x = make_tensor(30, dtype=dtype, low=-3, high=3)
-    yield SampleInput(x, args=(5,), name="bins")
-    yield SampleInput(x, args=(4,), kwargs={"range": (-1.0, 2.0), "density": True},
-                      name="range_density")
-    yield SampleInput(x, kwargs={"bins": retrograd.tensor([-3.0, -1.0, 0.0, 2.5, 3.0],
-                                                          dtype=getattr(retrograd, dtype))},
-                      name="edges")
-    yield SampleInput(x, args=(3,), kwargs={"weight": make_tensor(30, dtype=dtype, low=0,
-                                                                  high=1)}, name="weight")
-
-
-def _histogram_errors():
-    x = make_tensor(5)
-    yield ErrorInput(SampleInput(x, args=(4,), kwargs={"range": (0.0, math.inf)}),
-                     name="infinite_range")
-    yield ErrorInput(SampleInput(x, args=(4,), kwargs={"range": (math.nan, 1.5)}),
-                     name="nan_range")
-    yield ErrorInput(SampleInput(x, args=(4,), kwargs={"range": (1.0, 0.25)}),
-                     name="reversed_range")
-    yield ErrorInput(SampleInput(retrograd.tensor([1.0, math.inf]), args=(4,)),
-                     name="infinite_data")
-    yield ErrorInput(SampleInput(retrograd.tensor([1.0, math.nan]), args=(4,)),
-                     name="nan_data")
-    for lo, hi in ((0.0, 1e300), (-1e39, 1.0)):  # past float32's range: c10's overflow error
-        yield ErrorInput(SampleInput(make_tensor(5, dtype="float32"), args=(4,),
-                                     kwargs={"range": (lo, hi)}), name=f"overflow_{hi}")
 
 
 def _frexp_samples(dtype, requires_grad):
@@ -725,23 +642,16 @@ OPS = [
     OpInfo("ravel", lambda dtype, rg: [SampleInput(make_tensor(3, 4, dtype=dtype,
                                                                requires_grad=rg).t())],
            dtypes=_WITH_INT),
-    OpInfo("histc", _histc_samples, supports_grad=False, error_inputs=_histc_errors),
-    OpInfo("bincount", _bincount_samples, dtypes=("int64",), supports_grad=False,
-           error_inputs=_bincount_errors),
     *(OpInfo(name, _tri_indices_samples, dtypes=("int64",), supports_grad=False)
       for name in ("tril_indices", "triu_indices")),
     *(OpInfo(name, _inplace_view_samples(name), variant="inplace", **_inplace(name))
       for name in ("t_", "transpose_", "swapdims_", "swapaxes_", "unsqueeze_", "squeeze_",
                    "as_strided_")),
-    OpInfo("cov", _cov_samples, tolerances={"float32": (1e-5, 1e-5)}),
-    OpInfo("corrcoef", _corrcoef_samples, tolerances={"float32": (1e-5, 1e-5)}),
     # PyTorch's vander backward fails ("modified by an inplace operation"): finite
     # differences check retrograd's gradient instead
     OpInfo("vander", _vander_samples, dtypes=_WITH_INT, compare_grad_with_torch=False),
     OpInfo("adjoint", _adjoint_samples, dtypes=_WITH_INT),
     *(OpInfo(name, _gcd_samples, dtypes=("int64",), supports_grad=False,
              error_inputs=_gcd_errors) for name in ("gcd", "lcm")),
-    OpInfo("histogram", _histogram_samples, supports_grad=False,
-           error_inputs=_histogram_errors),
     OpInfo("frexp", _frexp_samples, supports_grad=False, error_inputs=_frexp_errors),
 ]

@@ -181,7 +181,7 @@ def test_bernoulli_randomness_as_torch(case, randomness):
 
 
 _INPLACE_SAMPLERS = {"uniform_": (), "normal_": (), "exponential_": (), "cauchy_": (),
-              "log_normal_": (), "geometric_": (0.5,), "bernoulli_": ()}
+              "log_normal_": (), "geometric_": (0.5,), "bernoulli_": (), "random_": (3,)}
 
 
 @pytest.mark.parametrize("randomness", ["error", "same", "different"])

@@ -1,14 +1,18 @@
 """Random sampling from a tensor's values or into it: bernoulli, poisson, multinomial
 and the in-place samplers (uniform_, normal_, exponential_, geometric_, log_normal_,
-cauchy_, bernoulli_), drawn from a ``Generator``; bernoulli and poisson record a node
+cauchy_, bernoulli_, random_), drawn from a ``Generator``; bernoulli and poisson record a node
 whose gradient is zero, as PyTorch's. The generator is NumPy's, on the host
 (``functions(xp).draw``), so a device draws the values the CPU draws; the arithmetic
 on them runs where the tensor lives."""
 
 
 import math
+import operator
+import warnings
 
-from .._dtype import C10_NAMES as _C10_NAMES, float64, int64, is_float, np_finfo
+import numpy
+
+from .._dtype import C10_NAMES, CPP_NAMES, float64, int64, is_float, np_finfo, np_iinfo
 from .. import _random
 from .._tensor import Tensor, wrap
 from ..autograd._batched import INPLACE, RANDOMNESS, SAME_BATCHED, levels_of
@@ -17,7 +21,7 @@ from ..backend.functions import functions
 from ._registry import _pretty, apply, defop, register
 
 __all__ = ["bernoulli", "bernoulli_", "poisson", "multinomial", "uniform_", "normal_",
-           "exponential_", "geometric_", "log_normal_", "cauchy_"]
+           "exponential_", "geometric_", "log_normal_", "cauchy_", "random_"]
 
 
 def _gen(generator):
@@ -164,7 +168,7 @@ def _check_uniform_bounds(dtype, lo, hi):
     big = float(np_finfo(dtype).max)
     for name, v in (("from", lo), ("to", hi)):
         _require(-big <= v <= big, f"{name} is out of bounds for "
-                                   f"{_C10_NAMES.get(dtype.name, dtype.name)}")
+                                   f"{C10_NAMES.get(dtype.name, dtype.name)}")
     _require(lo <= hi, f"uniform_ expects to return a [from, to) range, but found "
                        f"from={lo:g} > to={hi:g}")
     _require(hi - lo <= big, f"uniform_ expects to-from <= std::numeric_limits<"
@@ -205,3 +209,187 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     """Fill with Cauchy(median, sigma) samples."""
     _require(sigma > 0, f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
     return _fill(self, generator, lambda d: median + sigma * d("standard_cauchy"))
+
+
+# ---- random_: integers drawn uniformly, checked as PyTorch's DistributionTemplates.h ------
+
+_RANDOM_SIGNATURES = ("*, torch.Generator generator = None",
+                      "int from, int to, *, torch.Generator generator = None",
+                      "int to, *, torch.Generator generator = None")
+_INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
+_FULL_RANGE = ("int64", "float32", "float64", "bfloat16")  # what a 64-bit draw fills
+
+
+@register(function=False)
+def random_(self, *args, generator=None, **kwargs):
+    """Fill with integers drawn uniformly from [from, to): ``random_(to)``,
+    ``random_(from, to)``; ``to=None`` (or ``random_()``, from 0) runs to the dtype's
+    largest value, for floats to ``2**mantissa`` so that every integer is exact.
+
+    >>> _ = retrograd.manual_seed(0); retrograd.zeros(3).random_(5)
+    tensor([4., 3., 2.])
+    """
+    lo, hi = _random_args(args, kwargs)
+    dtype, empty = self._data.dtype, self._data.size == 0
+    if lo is not None and (hi is not None or lo != _INT64_MIN):
+        lo, top = _checked_random_range(dtype, lo, hi)
+    if empty:  # (checked, and no kernel runs)
+        return self
+    if lo is None:  # random_()
+        if dtype.kind == "c":
+            raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for "
+                                      f"'{_pretty(dtype)}'")
+        lo, top = 0, _largest(dtype)
+    elif hi is None and lo == _INT64_MIN:  # every int64, cast to the dtype
+        _check_full_range(dtype)
+        top = _INT64_MAX
+    return _fill(self, generator, lambda d: d("integers", lo, top + 1))
+
+
+def _random_args(args, kwargs):
+    """random_'s overloads, ``()``, ``(to)`` and ``(from, to)``, as ``(from, to)`` (both
+    None for ``()``; ``to`` None for ``random_(from, None)``), with PyTorch's TypeErrors."""
+    for k in kwargs:
+        if k not in ("from", "to"):
+            raise TypeError(f"random_() got an unexpected keyword argument {k!r}")
+    if len(args) > 2:
+        raise TypeError(f"random_() takes 2 positional arguments but {len(args)} were given")
+    if not args and not kwargs:
+        return None, None
+    names = ("to",) if len(args) == 1 and not kwargs else ("from", "to")[:len(args)]
+    named = dict(zip(names, args, strict=True))
+    for k, v in kwargs.items():
+        if k in named:
+            raise TypeError(f"random_() got multiple values for argument {k!r}")
+        named[k] = v
+    if named.keys() == {"from", "to"}:
+        to = named["to"]
+        return (_int64_arg(named["from"], args, kwargs),
+                None if to is None else _int64_arg(to, args, kwargs))
+    if named.keys() == {"to"} and named["to"] is not None:
+        return 0, _int64_arg(named["to"], args, kwargs)
+    raise _invalid_random(args, kwargs)
+
+
+def _int64_arg(v, args, kwargs):
+    """An ``int`` argument as PyTorch's parser reads it: anything with ``__index__`` but a
+    bool, within int64."""
+    try:
+        if isinstance(v, (bool, numpy.bool_)):
+            raise TypeError
+        v = operator.index(v)
+    except TypeError:
+        raise _invalid_random(args, kwargs) from None
+    if not _INT64_MIN <= v <= _INT64_MAX:
+        raise ValueError("Overflow when unpacking long long")
+    return v
+
+
+def _invalid_random(args, kwargs):
+    name = lambda v: "Tensor" if isinstance(v, Tensor) else type(v).__name__  # noqa: E731
+    got = ", ".join([name(a) for a in args] + [f"{k}={name(v)}" for k, v in kwargs.items()])
+    got += ", " if kwargs and not args else ""
+    return TypeError(f"random_() received an invalid combination of arguments - got ({got}), "
+                     "but expected one of:\n" + "".join(f" * ({s})\n" for s in
+                                                        _RANDOM_SIGNATURES))
+
+
+def _largest(dtype):
+    """The top of random_'s default range: 2**digits for a float (the largest integer
+    below which all are exact), the largest value for an integer, 1 for bool."""
+    if is_float(dtype):
+        return min(2 ** _digits(dtype), _INT64_MAX)
+    return 1 if dtype.kind == "b" else int(np_iinfo(dtype).max)
+
+
+def _digits(dtype):
+    return int(np_finfo(dtype).nmant) + 1
+
+
+def _check_full_range(dtype):
+    if dtype.name in _FULL_RANGE:
+        return
+    if dtype.kind in "iu":
+        raise RuntimeError("random_full_64_bits_range_kernel_cpu handles only int64, double, "
+                           "float and bfloat16")
+    raise NotImplementedError(f"\"random_full_64_bits_range_kernel_cpu\" not implemented for "
+                              f"'{_pretty(dtype)}'")
+
+
+def _checked_random_range(dtype, lo, hi):
+    """``[lo, top]``, the integers random_(from=lo, to=hi) draws for ``dtype`` (``hi`` None:
+    up to the dtype's largest), after PyTorch's checks. A float's ends move inwards to the
+    nearest integers that stay inside once rounded to the dtype."""
+    if hi is not None:
+        _require(lo < hi, f"random_ expects 'from' to be less than 'to', but got from={lo} >= "
+                          f"to={hi}")
+        if is_float(dtype):
+            lo, hi = _float_from(dtype, lo), _float_to(dtype, hi)
+            _require(lo < hi, f"random_ expects 'from' casted to dtype to be less than 'to' "
+                              f"casted to dtype, but got from={lo} >= to={hi}")
+        top = hi - 1
+    elif is_float(dtype) or dtype.kind in "iub":
+        top = _largest(dtype)
+        if is_float(dtype):
+            lo = _float_from(dtype, lo)
+            _require(lo < top, f"random_ expects 'from' casted to dtype to be less than or "
+                               f"equal to 'to_inc' casted to dtype, but got from={lo} > "
+                               f"to_inc={top}")
+    else:
+        raise RuntimeError("random_from_to_impl handles only integral, floating-point and "
+                           "boolean types")
+    _check_random_bounds(dtype, lo, top)
+    return lo, top
+
+
+def _rounded(dtype, v):
+    """``v`` (an int64) rounded to float ``dtype`` and back to int64 as C++ casts it (Half
+    and BFloat16 are made from a float; what int64 cannot hold becomes its minimum, as on
+    x86)."""
+    wide = numpy.float64 if dtype == numpy.float64 else numpy.float32
+    x = float(numpy.array(v, numpy.int64).astype(wide).astype(dtype))
+    return int(x) if -2.0 ** 63 <= x < 2.0 ** 63 else _INT64_MIN
+
+
+def _float_from(dtype, lo):
+    """The smallest integer at or above ``lo`` that stays at or above it in ``dtype``."""
+    if lo == _INT64_MAX:  # (where PyTorch's int64 arithmetic overflows, and never ends)
+        return lo
+    up = _rounded(dtype, lo + 1)
+    if up < lo:
+        lo = up + (1 << (abs(lo + 1).bit_length() - 1 - _digits(dtype) + 1))
+    return lo
+
+
+def _float_to(dtype, hi):
+    """An exclusive end whose predecessor stays below ``hi`` once rounded to ``dtype``."""
+    down = _rounded(dtype, hi - 1)
+    if down >= hi:
+        hi = down - (1 << (abs(hi - 1).bit_length() - 1 - _digits(dtype) + 1))
+    return hi
+
+
+def _check_random_bounds(dtype, lo, top):
+    """Both ends within the dtype's range; for a float, a warning where they pass
+    ``2**digits``, beyond which not every integer is a value of the dtype."""
+    if dtype.kind == "c":
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and "
+                           "boolean types")
+    name = CPP_NAMES[dtype.name]
+    if is_float(dtype):
+        low, high = -float(np_finfo(dtype).max), float(np_finfo(dtype).max)
+    elif dtype.kind == "b":
+        low, high = 0, 1
+    else:
+        low, high = int(np_iinfo(dtype).min), int(np_iinfo(dtype).max)
+    for label, v in (("from", lo), ("to - 1", top)):
+        _require(low <= v <= high, f"{label} is out of bounds for {name}")
+    if is_float(dtype):
+        digits = _digits(dtype)
+        for label, v in (("from", lo), ("to - 1", top)):
+            if not -(1 << digits) <= v <= 1 << digits:
+                warnings.warn(f"{label} is out of bounds [-(2^{digits}), 2^{digits}]. Due to "
+                              f"precision limitations {name} can support discrete uniform "
+                              f"distribution only within this range. This warning will become "
+                              f"an error in version 1.7 release, please fix the code in "
+                              f"advance", UserWarning, stacklevel=4)

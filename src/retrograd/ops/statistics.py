@@ -1,6 +1,7 @@
-"""Counting and statistics: histc, histogram, bincount, cov and corrcoef."""
+"""Counting and statistics: histc, histogram, histogramdd, bincount, cov and corrcoef."""
 
 import math
+import operator
 import warnings
 
 from .._dtype import checked_convert, is_float
@@ -11,7 +12,7 @@ from ..backend.functions import functions
 from ._registry import _pretty, register
 from .binary import where
 
-__all__ = ["histc", "histogram", "bincount", "cov", "corrcoef"]
+__all__ = ["histc", "histogram", "histogramdd", "bincount", "cov", "corrcoef"]
 
 
 _INT64 = _dtype.int64.np
@@ -115,6 +116,247 @@ def _check_range(xp, a, range):
     if range is not None:  # each end a Scalar of the input's dtype
         checked_convert(lows[0], a.dtype), checked_convert(highs[0], a.dtype)
     _check_finite("torch.histogramdd: dimension 0's range [{}, {}] is not finite", lows, highs)
+
+
+@register(method=False)
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """``(hist, bin_edges)``: the N-dimensional histogram of the points in ``input``'s rows
+    (its last dim holds a point's N coordinates). ``bins`` gives each dimension its edges
+    (a sequence of 1-D tensors), its number of equal bins (ints; over ``range``, a
+    ``(min, max)`` pair per dimension, or the data's), or one number for all. Every bin
+    includes its left edge; the last of a dimension its right edge too.
+
+    >>> retrograd.histogramdd(retrograd.tensor([[0., 1.], [2., 0.]]), bins=2).hist
+    tensor([[0., 1.],
+            [1., 0.]])
+    """
+    a = input._data
+    counts, edges = _parse_bins(bins, input, range, weight, density)
+    if range is not None:
+        range = _parse_range(range, input, bins, weight, density)
+    if weight is not None and not isinstance(weight, Tensor):
+        raise _invalid_histogramdd(input, bins, range, weight, density)
+    if isinstance(counts, int):
+        if a.ndim == 0:
+            raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+        counts = [counts] * a.shape[-1]
+    if a.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    xp = get_array_module(a)
+    points = a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
+    if edges is None:
+        edges = [wrap(e) for e in _equal_bin_edges(xp, points, counts, range)]
+    _check_histogramdd(a, edges, weight)
+    hist = _histogramdd_counts(xp, points, [e._data for e in edges],
+                               None if weight is None else weight._data.reshape(-1), density)
+    return return_types.histogramdd((wrap(hist), tuple(edges)))
+
+
+_HISTOGRAMDD_SIGNATURES = tuple(
+    f"Tensor input, {b} bins, tuple of floats range = None, Tensor weight = None, "
+    f"bool density = False" for b in ("int", "tuple of ints", "tuple of Tensors"))
+
+
+def _invalid_histogramdd(input, bins, range, weight, density):
+    """PyTorch's TypeError for arguments no overload takes (the keywords not at their
+    defaults are listed)."""
+    name = lambda v: "Tensor" if isinstance(v, Tensor) else type(v).__name__  # noqa: E731
+    given = [name(input), name(bins)] + [
+        f"{k}={name(v)}" for k, v in (("range", range), ("weight", weight),
+                                      ("density", density)) if v is not None and v is not False]
+    return TypeError(f"histogramdd() received an invalid combination of arguments - got "
+                     f"({', '.join(given)}), but expected one of:\n" +
+                     "".join(f" * ({s})\n" for s in _HISTOGRAMDD_SIGNATURES))
+
+
+def _as_int(v):
+    """``v`` as a Python int where PyTorch's parser takes it for an ``int`` (a bool is
+    not), else None."""
+    if isinstance(v, bool):
+        return None
+    try:
+        return operator.index(v)
+    except TypeError:
+        return None
+
+
+def _parse_bins(bins, *call):
+    """``(counts, None)`` for an int or a sequence of ints, ``(None, edges)`` for a
+    sequence of tensors, with PyTorch's TypeErrors for anything else."""
+    if isinstance(bins, (list, tuple)):
+        if bins and isinstance(bins[0], Tensor):
+            for i, b in enumerate(bins):
+                if not isinstance(b, Tensor):
+                    raise TypeError(f"expected Tensor as element {i} in argument 1, but got "
+                                    f"{type(b).__name__}")
+            return None, list(bins)
+        counts = [_as_int(b) for b in bins]
+        for i, (b, c) in enumerate(zip(bins, counts, strict=True)):
+            if c is None:
+                if i == 0:
+                    raise TypeError(f"expected Tensor as element 0 in argument 1, but got "
+                                    f"{type(b).__name__}")
+                raise TypeError(f"histogramdd(): argument 'bins' failed to unpack the object at "
+                                f"pos {i + 1} with error \"type must be tuple of ints,but got "
+                                f"{'Tensor' if isinstance(b, Tensor) else type(b).__name__}\"")
+        return counts, None
+    count = _as_int(bins)
+    if count is None:
+        raise _invalid_histogramdd(call[0], bins, *call[1:])
+    return count, None
+
+
+def _parse_range(range, input, bins, weight, density):
+    if isinstance(range, Tensor) or not isinstance(range, (list, tuple)):
+        raise _invalid_histogramdd(input, bins, range, weight, density)
+    for i, v in enumerate(range):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise TypeError(f"histogramdd(): argument 'range' must be tuple of floats, but "
+                            f"found element of type {type(v).__name__} at pos {i + 1}")
+    return [float(v) for v in range]
+
+
+def _equal_bin_edges(xp, points, counts, bounds):
+    """Each dimension's ``count + 1`` edges of equal bins over ``bounds`` (the data's
+    smallest and largest coordinate by default), as PyTorch's checks and linspace make
+    them; a range of one value widens by 0.5 either side."""
+    n = points.shape[1]
+    if bounds is not None:
+        if len(bounds) != 2 * n:
+            raise RuntimeError(f"torch.histogramdd: for a {n}-dimensional histogram range "
+                               f"should have {2 * n} elements, but got {len(bounds)}")
+        lows, highs = bounds[0::2], bounds[1::2]
+    elif points.size:
+        if points.dtype.name not in ("float32", "float64"):  # (its min and max kernel's)
+            raise NotImplementedError(f"\"histogramdd\" not implemented for "
+                                      f"'{_pretty(points.dtype)}'")
+        ends = [_host_range(xp, points[:, d].min(), points[:, d].max()) for d in range(n)]
+        # (no values on meta: edges of the right length are all it needs)
+        lows, highs = ([float(lo[0]) if lo else 0.0 for lo, _ in ends],
+                       [float(hi[0]) if hi else 1.0 for _, hi in ends])
+    else:
+        lows, highs = [0.0] * n, [1.0] * n
+    for d, (lo, hi) in enumerate(zip(lows, highs, strict=True)):
+        _check_finite(f"torch.histogramdd: dimension {d}'s range [{{}}, {{}}] is not finite",
+                      [lo], [hi])
+        if lo > hi:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
+                               f"{_bound(lo)} max {_bound(hi)} for dimension {d}")
+    if len(counts) != n:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
+                           "dimension of the input.")
+    if any(c + 1 < 0 for c in counts):
+        raise RuntimeError("number of steps must be non-negative")
+    if points.dtype.kind == "b":
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    return [_linspace(xp, lo - 0.5 * (lo == hi), hi + 0.5 * (lo == hi), c + 1, points.dtype)
+            for lo, hi, c in zip(lows, highs, counts, strict=True)]
+
+
+def _linspace(xp, lo, hi, steps, dtype):
+    """PyTorch's CPU linspace in ``dtype``: the step in the dtype, the first half of the
+    values counted up from ``lo`` and the rest down from ``hi``, each a fused
+    multiply-add as its kernel compiles them (rounded once)."""
+    f64 = _dtype.float64.np
+    work = dtype if is_float(dtype) else f64  # (only a float input reaches the kernel)
+    lo, hi = xp.asarray(lo, dtype=f64).astype(work), xp.asarray(hi, dtype=f64).astype(work)
+    if steps < 2:
+        return xp.broadcast_to(lo, (steps,)).astype(dtype)
+    step = ((hi - lo) / xp.asarray(steps - 1, dtype=work)).astype(f64)
+    i = xp.arange(steps, dtype=f64)
+    up = _fused(step, i, lo.astype(f64))
+    down = _fused(-step, steps - 1 - i, hi.astype(f64))
+    return xp.where(i < steps // 2, up, down).astype(dtype)
+
+
+def _fused(a, n, c):
+    """``a * n + c`` for float64 ``a`` and ``c`` and whole numbers ``n`` below 2**26, with
+    one rounding (but for rare near-ties): the product split exactly in two (Dekker's
+    two-product, ``a`` cut into halves whose products with ``n`` are exact), its sum with
+    ``c`` too (Knuth's two-sum), the small parts added last. A float32 ``a`` times ``n``
+    is exact in float64 already; its one rounding is to float64, then to float32."""
+    p = a * n
+    split = a * 134217729.0  # 2**27 + 1
+    a_hi = split - (split - a)
+    err = (a_hi * n - p) + (a - a_hi) * n
+    s = p + c
+    b = s - p
+    return s + (((p - (s - b)) + (c - b)) + err)
+
+
+def _check_histogramdd(a, edges, weight):
+    """PyTorch's checks of the bin edges and weight against the input, then of each
+    dimension's number of bins, then of the dtype its kernel takes."""
+    n = a.shape[-1]
+    if len(edges) != n:
+        raise RuntimeError(f"torch.histogramdd: expected {n} sequences of bin edges for a "
+                           f"{n}-dimensional histogram but got {len(edges)}")
+    names = _dtype.CPP_NAMES
+    for d, e in enumerate(edges):
+        e = e._data
+        if e.dtype != a.dtype:
+            raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have "
+                               f"the same dtype, but got input with dtype {names[a.dtype.name]} "
+                               f"and bins for dimension {d} with dtype {names[e.dtype.name]}")
+        if e.ndim != 1:
+            raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but "
+                               f"got {e.ndim} dimensions in the bins tensor for dimension {d}")
+        if e.size == 0:
+            raise RuntimeError(f"torch.histogramdd: bins tensor should have at least 1 element, "
+                               f"but got 0 elements in the bins tensor for dimension {d}")
+    if weight is not None:
+        w = weight._data
+        if w.dtype != a.dtype:
+            raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor "
+                               f"and weight tensor should have the same dtype, but got "
+                               f"input({names[a.dtype.name]}), and weight({names[w.dtype.name]})")
+        if tuple(w.shape or (1,)) != a.shape[:-1]:
+            raise RuntimeError(f"torch.histogramdd: if weight tensor is provided it should have "
+                               f"the same shape as the input tensor excluding its innermost "
+                               f"dimension, but got input with shape {list(a.shape)} and "
+                               f"weight with shape {list(w.shape)}")
+    for d, e in enumerate(edges):
+        if e._data.size < 2:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got 0 for "
+                               f"dimension {d}")
+    if a.dtype.name not in ("float16", "bfloat16", "float32", "float64"):
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
+                                  f"'{_pretty(a.dtype)}'")
+
+
+def _histogramdd_counts(xp, points, edges, weight, density):
+    """The count (or summed weight) of ``points`` in each bin of the grid the ``edges``
+    make, as PyTorch's kernel bins them: a point outside (or NaN) in any dimension counts
+    nowhere; in a dimension, its bin is the last edge at or below it, found among the
+    edges in the input's dtype, the last edge belonging to the last bin. Half precision
+    is compared and divided in float32 (which holds its values exactly) and rounded once."""
+    shape = tuple(e.shape[0] - 1 for e in edges)
+    f = functions(xp)
+    if not edges:  # (no dimensions: one empty bin)
+        return xp.zeros((), dtype=points.dtype)
+    dtype = points.dtype
+    if dtype.itemsize < 4:
+        points, edges = points.astype(_dtype.float32.np), [e.astype(_dtype.float32.np)
+                                                           for e in edges]
+    flat = xp.zeros(points.shape[0], dtype=_INT64)
+    inside = xp.ones(points.shape[0], dtype=bool)
+    for d, e in enumerate(edges):
+        x = points[:, d]
+        inside &= (x >= e[0]) & (x <= e[-1])
+        pos = xp.minimum(xp.searchsorted(e, x, side="right") - 1, shape[d] - 1)
+        flat = flat * shape[d] + xp.where(inside, pos, 0)
+    counts = inside.astype(_dtype.float64.np)
+    if weight is not None:
+        counts = counts * weight.astype(_dtype.float64.np)
+    hist = f.bincount(xp.where(inside, flat, 0), counts, math.prod(shape))
+    hist = hist.reshape(shape).astype(points.dtype)
+    if density:
+        with f.errstate(invalid="ignore", divide="ignore"):
+            hist = hist / hist.sum()
+            for d, e in enumerate(edges):
+                hist = hist / xp.reshape(e[1:] - e[:-1], [-1 if k == d else 1
+                                                           for k in range(len(shape))])
+    return hist.astype(dtype)
 
 
 @register
