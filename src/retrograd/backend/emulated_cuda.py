@@ -15,6 +15,7 @@ up to CuPy's 512-byte unit) and holds the most they held at once since its last
 ``free_all_blocks``: a caching allocator that reuses every freed block exactly.
 """
 
+import collections
 import ctypes
 import itertools
 import threading
@@ -218,11 +219,14 @@ class _Block(weakref.ref):
 
 class _Books:
     """The pool's books: each device's live blocks, the bytes they hold, and the most they
-    held since the pool last released its free blocks."""
+    held since the pool last released its free blocks. A freed block is queued by its
+    weak reference's callback (which may run inside a collection anywhere, so it takes
+    no lock) and settled before the books are next read or written."""
 
     def __init__(self):
         self.lock = threading.Lock()
         self.blocks = {}  # id of the owning NumPy buffer -> _Block
+        self.freed = collections.deque()
         self.used = [0] * DEVICES
         self.held = [0] * DEVICES
 
@@ -231,21 +235,38 @@ class _Books:
         while type(a.base) is numpy.ndarray:
             a = a.base
         key = id(a)
-        if key in self.blocks:
+        old = self.blocks.get(key)
+        if old is not None and old() is a:
             return
-        size = -(-a.nbytes // _UNIT) * _UNIT
+        b = _Block(a, self.freed.append)
+        b.key, b.size, b.device = key, -(-a.nbytes // _UNIT) * _UNIT, device
         with self.lock:
-            b = self.blocks[key] = _Block(a, self._freed)
-            b.key, b.size, b.device = key, size, device
-            used = self.used[device] = self.used[device] + size
+            self._settle()
+            self.blocks[key] = b
+            used = self.used[device] = self.used[device] + b.size
             if used > self.held[device]:
                 self.held[device] = used
 
-    def _freed(self, block):
+    def _settle(self):
+        """Take the queued freed blocks off the books (called holding the lock)."""
+        freed = self.freed
+        while freed:
+            b = freed.popleft()
+            self.used[b.device] -= b.size
+            if self.blocks.get(b.key) is b:
+                del self.blocks[b.key]
+
+    def read(self, device):
+        """``(used, held)`` bytes of ``device`` now."""
         with self.lock:
-            if self.blocks.get(block.key) is block:
-                del self.blocks[block.key]
-                self.used[block.device] -= block.size
+            self._settle()
+            return self.used[device], self.held[device]
+
+    def release(self, device):
+        """The pool hands ``device``'s free blocks back: it holds what is in use."""
+        with self.lock:
+            self._settle()
+            self.held[device] = self.used[device]
 
 
 _books = _Books()
@@ -260,18 +281,18 @@ class MemoryPool:
     """``cupy.cuda.MemoryPool``: the current device's bytes in use and held."""
 
     def used_bytes(self):
-        return _books.used[_current.index]
+        return _books.read(_current.index)[0]
 
     def total_bytes(self):
-        return _books.held[_current.index]
+        return _books.read(_current.index)[1]
 
     def free_bytes(self):
-        return self.total_bytes() - self.used_bytes()
+        used, held = _books.read(_current.index)
+        return held - used
 
     def free_all_blocks(self, stream=None):
         """Hand the current device's cached free blocks back: it holds what is in use."""
-        with _books.lock:
-            _books.held[_current.index] = _books.used[_current.index]
+        _books.release(_current.index)
 
 
 _POOL = MemoryPool()
@@ -338,7 +359,7 @@ class runtime:  # noqa: N801 (CuPy's module name)
     @staticmethod
     def memGetInfo():
         """``(free, total)`` bytes of the current device: what its pool holds is not free."""
-        return _TOTAL_MEMORY - _books.held[_current.index], _TOTAL_MEMORY
+        return _TOTAL_MEMORY - _books.read(_current.index)[1], _TOTAL_MEMORY
 
     @staticmethod
     def memcpyAsync(dst, src, size, kind, stream):
