@@ -55,11 +55,7 @@ synchronize = _on_gpu("synchronize", "wait for a GPU's work", _cuda.synchronize)
 empty_cache = _on_gpu("empty_cache", "release the pool's cached blocks", _cuda.empty_cache)
 current_stream = _on_gpu("current_stream", "the stream ops queue work on",
                          _cuda.current_stream)
-def _use(stream):
-    stream._cupy.use()
-
-
-set_stream = _on_gpu("set_stream", "make a stream the current one", _use)
+set_stream = _on_gpu("set_stream", "make a stream the current one", _cuda.set_stream)
 get_device_capability = _on_gpu("get_device_capability", "a GPU's compute capability",
                                 _cuda.get_device_capability)
 get_memory_info = _on_gpu("get_memory_info", "a GPU's free and total bytes",

@@ -31,7 +31,7 @@ def test_each_device_books_its_own_storages_and_peak(cuda):
     assert memory.memory_allocated("cuda") == gpu0
     assert memory.max_memory_allocated("cuda") - gpu0 == 1024 * 64 * 4
     assert memory.max_memory_allocated("cpu") - cpu0 >= 256 * 4
-    assert memory.memory_reserved("cuda") == memory.memory_allocated("cuda")  # no pool
+    assert memory.memory_reserved("cuda") >= memory.memory_allocated("cuda")  # its pool
     memory.reset_peak_memory_stats()
     assert memory.max_memory_allocated("cuda") == gpu0
     assert memory.max_memory_allocated("cpu") == memory.memory_allocated("cpu")

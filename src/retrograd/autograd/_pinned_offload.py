@@ -1,6 +1,6 @@
-"""``save_on_cpu(pin_memory=True)`` on a GPU: saved activations copied to pinned host
-memory on a side stream, overlapped with the compute that follows, and copied back ahead
-of the backward pass that needs them.
+"""``save_on_cpu(pin_memory=True)`` on a GPU (or the emulated ones): saved activations
+copied to pinned host memory on a side stream of their device, overlapped with the
+compute that follows, and copied back ahead of the backward pass that needs them.
 
 Forward: packing a GPU tensor records an event on the compute stream; the side stream
 waits for it and copies the tensor's bytes into pinned memory. The device array is held
@@ -14,7 +14,6 @@ tensor it asks for. PyTorch's own ``save_on_cpu`` copies with a blocking ``.to``
 """
 
 from .._tensor import wrap
-from ..backend import gpu
 
 __all__ = ["PinnedOffload", "PREFETCH"]
 
@@ -32,30 +31,40 @@ class _Packed:
 
 
 class PinnedOffload:
-    """The state of one ``save_on_cpu(pin_memory=True)`` context on a GPU: its side
-    stream, and the tensors it packed (by pack order, for prefetching)."""
+    """The state of one ``save_on_cpu(pin_memory=True)`` context on a GPU runtime (CuPy's,
+    or the emulator's): a side stream per device, made on that device (a stream belongs
+    to the device current at its creation), and the tensors it packed (by pack order,
+    for prefetching). Each copy runs with its tensor's device current."""
 
-    def __init__(self):
-        cp = gpu.cupy()
-        self.cp = cp
-        self.stream = cp.cuda.Stream(non_blocking=True)
+    def __init__(self, runtime):
+        self.cp = runtime.cupy()
+        self.streams = {}    # device index -> its side stream
         self.packed = []     # every _Packed, in pack order
         self.in_flight = []  # those whose copy to the host may still be running
+
+    def _side(self, index):
+        """Device ``index``'s side stream (called with that device current)."""
+        s = self.streams.get(index)
+        if s is None:
+            s = self.streams[index] = self.cp.cuda.Stream(non_blocking=True)
+        return s
 
     def pack(self, tensor):
         cp = self.cp
         arr = tensor._data
-        if not arr.flags.c_contiguous:
-            arr = cp.ascontiguousarray(arr)
         p = _Packed()
         p.index, p.dtype, p.shape, p.device = len(self.packed), arr.dtype, arr.shape, \
             tensor.device
-        p.host = cp.cuda.alloc_pinned_memory(arr.nbytes)
-        self.stream.wait_event(cp.cuda.get_current_stream().record())
-        if arr.nbytes:
-            cp.cuda.runtime.memcpyAsync(p.host.ptr, arr.data.ptr, arr.nbytes,
-                                        cp.cuda.runtime.memcpyDeviceToHost, self.stream.ptr)
-        p.event, p.array, p.back = self.stream.record(), arr, None
+        with cp.cuda.Device(p.device.index):
+            if not arr.flags.c_contiguous:
+                arr = cp.ascontiguousarray(arr)
+            side = self._side(p.device.index)
+            p.host = cp.cuda.alloc_pinned_memory(arr.nbytes)
+            side.wait_event(cp.cuda.get_current_stream().record())
+            if arr.nbytes:
+                cp.cuda.runtime.memcpyAsync(p.host.ptr, arr.data.ptr, arr.nbytes,
+                                            cp.cuda.runtime.memcpyDeviceToHost, side.ptr)
+            p.event, p.array, p.back = side.record(), arr, None
         self.packed.append(p)
         self.in_flight.append(p)
         self._release()
@@ -72,24 +81,26 @@ class PinnedOffload:
         self.in_flight = keep
 
     def _fetch(self, p):
-        """Start copying ``p`` back into a new device array on the side stream."""
+        """Start copying ``p`` back into a new device array on its device's side stream."""
         if p.back is not None:
             return
         cp = self.cp
         with cp.cuda.Device(p.device.index):
+            side = self._side(p.device.index)
             arr = cp.empty(p.shape, p.dtype)  # (on the compute stream, which made it free)
-            self.stream.wait_event(cp.cuda.get_current_stream().record())
+            side.wait_event(cp.cuda.get_current_stream().record())
             if arr.nbytes:
                 cp.cuda.runtime.memcpyAsync(arr.data.ptr, p.host.ptr, arr.nbytes,
-                                            cp.cuda.runtime.memcpyHostToDevice,
-                                            self.stream.ptr)
-        p.back, p.event = arr, self.stream.record()
+                                            cp.cuda.runtime.memcpyHostToDevice, side.ptr)
+            p.back, p.event = arr, side.record()
 
     def unpack(self, p):
         self._release()
         self._fetch(p)
         for q in self.packed[max(0, p.index - PREFETCH):p.index][::-1]:
             self._fetch(q)
-        self.cp.cuda.get_current_stream().wait_event(p.event)
+        cp = self.cp
+        with cp.cuda.Device(p.device.index):
+            cp.cuda.get_current_stream().wait_event(p.event)
         arr, p.back = p.back, None  # (a second unpack copies it back again)
         return wrap(arr)

@@ -29,7 +29,7 @@ import threading
 from .. import _observe
 from .._dtype import LEGACY_NAMES
 from ..backend import device_guard
-from .._tensor import Tensor, wrap
+from .._tensor import Tensor, _ndarray, wrap
 from . import grad_mode
 from ._ownership import Owners
 from .node import AccumulateGrad, grad_accumulator
@@ -345,6 +345,15 @@ def _hooked(node):
         type(node) is AccumulateGrad and bool(node.variable._hooks))
 
 
+def _node_guard(buf):
+    """The device guard of a node (None where its device is current, or the host's):
+    its first gradient's device, as PyTorch runs each node with its device current."""
+    for g in buf:
+        if g is not None:
+            return device_guard(g._data if isinstance(g, Tensor) else g)
+    return None
+
+
 def _root_guard(root_grads):
     """The device guard of the first root gradient (an array, or a Tensor under
     create_graph)."""
@@ -384,8 +393,9 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
     prev_mode, prev_task = grad_mode.state.enabled, _current.task
     grad_mode.state.enabled = create_graph
     _current.task = GraphTask(run, captures, reachable)
-    # The root gradient's device is current for the pass (PyTorch runs a device's nodes
-    # on that device's thread, its device set): the rules allocate on the current device.
+    # The root gradient's device is current for the pass, and each node's while it runs
+    # (PyTorch runs a device's nodes on that device's thread, its device set): the rules
+    # allocate on the current device.
     guard = _root_guard(root_grads)
     if guard is not None:
         guard.__enter__()
@@ -410,16 +420,24 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
                     captured[k] = buf[nr]
                 if cap and own is not None:  # handed to the caller of grad()
                     own.expose(buf)
-            if (node._extra is None and buf[0] is not None and node._fresh_grads
-                    and (own is None or not own.shared)):  # a library rule, no hooks: the
-                obs = _observe.engine                     # common case, observed or not
-                if obs is None:
-                    outs = node.apply(buf, create_graph)
-                else:  # (its class's apply itself: no Python frame between)
-                    outs = obs.run_node(_call if obs.applies else type(node).apply, node,
-                                        buf, create_graph)
-            else:
-                outs = _run_node(node, buf, create_graph, own)
+            # A node on a device that is not the current one runs with its device current.
+            node_guard = None if type(buf[0]) is _ndarray else _node_guard(buf)
+            if node_guard is not None:
+                node_guard.__enter__()
+            try:
+                if (node._extra is None and buf[0] is not None and node._fresh_grads
+                        and (own is None or not own.shared)):  # a library rule, no hooks:
+                    obs = _observe.engine                     # the common case
+                    if obs is None:
+                        outs = node.apply(buf, create_graph)
+                    else:  # (its class's apply itself: no Python frame between)
+                        outs = obs.run_node(_call if obs.applies else type(node).apply, node,
+                                            buf, create_graph)
+                else:
+                    outs = _run_node(node, buf, create_graph, own)
+            finally:
+                if node_guard is not None:
+                    node_guard.__exit__(None, None, None)
             buf = None
             if not keep_graph:
                 node.release()

@@ -8,7 +8,7 @@ import weakref
 from typing import NamedTuple
 
 from .._tensor import Tensor
-from ..backend import get_array_module, gpu
+from ..backend import cuda_runtime, get_array_module
 from ._pinned_offload import PinnedOffload
 from ._disk_offload import DiskPacker
 from .engine import current_graph_task
@@ -93,9 +93,10 @@ class save_on_cpu(saved_tensors_hooks):
         super().__init__(self._pack, self._unpack)
 
     def _pack(self, tensor):
-        if self.pin_memory and gpu.is_array(tensor._data):
+        runtime = cuda_runtime()
+        if self.pin_memory and runtime.is_array(tensor._data):
             if self._offload is None:
-                self._offload = PinnedOffload()
+                self._offload = PinnedOffload(runtime)
             return self._offload.pack(tensor.detach())
         return _pack_to_cpu(tensor)
 

@@ -110,20 +110,27 @@ def writeable(array):
     return getattr(array.flags, "writeable", True)
 
 
-def device_of(array):
-    """The device holding ``array``; a batch's (vmap's), the device of its data."""
+def _placement(array):
+    """Where ``array`` lives: its device, and the runtime that makes that device current
+    (None for the host's and meta arrays); a batch's (vmap's), its data's. The one place
+    that tells devices apart by array type (:func:`device_of`, :func:`device_guard`)."""
     t = type(array)
     if t is numpy.ndarray:
-        return cpu
+        return cpu, None
     if t is emulated.ndarray:
-        return Device("cuda", array._dev)
+        return Device("cuda", array._dev), emulated
     if t is meta.ndarray:
-        return _META
+        return _META, None
     if t.__module__.startswith("cupy"):
-        return Device("cuda", array.device.id)
+        return Device("cuda", array.device.id), gpu
     if hasattr(t, "batched_namespace"):
-        return device_of(array.data)
-    return cpu
+        return _placement(array.data)
+    return cpu, None
+
+
+def device_of(array):
+    """The device holding ``array``; a batch's (vmap's), the device of its data."""
+    return _placement(array)[0]
 
 
 _emulating = False  # whether device "cuda" runs on the CuPy-shaped emulator
@@ -144,8 +151,10 @@ def emulating_cuda():
 
 def cuda_runtime():
     """What device "cuda" runs on and ``retrograd.cuda`` asks (``count()``, ``current()``,
-    ``select(index)``): the emulator while emulating, else CuPy's GPUs (:mod:`.gpu`,
-    none without CuPy)."""
+    ``select(index)``, ``guard(index)``, ``is_array(array)``, and ``cupy()``: CuPy's
+    module, or the emulator's CuPy-shaped one with its ``cuda`` streams, events and
+    pool): the emulator while emulating, else CuPy's GPUs (:mod:`.gpu`, none without
+    CuPy)."""
     return emulated if _emulating else gpu
 
 
@@ -183,14 +192,8 @@ def device_guard(array):
     where it already is (or is the host's or meta): CuPy allocates and launches on the
     current device whatever device the inputs are on, so an op on a tensor of another
     device runs with that device current, as PyTorch's device guard makes it."""
-    t = type(array)
-    if t is emulated.ndarray:
-        return emulated.guard(array._dev)
-    if t.__module__.startswith("cupy"):
-        return gpu.guard(array.device.id)
-    if hasattr(t, "batched_namespace"):
-        return device_guard(array.data)
-    return None
+    dev, runtime = _placement(array)
+    return None if runtime is None else runtime.guard(dev.index)
 
 
 def to_device(array, dev):

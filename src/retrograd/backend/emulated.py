@@ -9,74 +9,24 @@ functions called on its arrays dispatch through ``__array_function__`` and
 ``__array_ufunc__`` to this module when CuPy has the function, as CuPy's arrays do,
 and fail otherwise. Two devices exist (0 and 1), so mixing them can be tested; each
 thread has its current device, as CUDA's runtime keeps it (:func:`current`,
-:func:`select`: ``torch.cuda.current_device`` and ``set_device`` on it).
+:func:`select`: ``torch.cuda.current_device`` and ``set_device`` on it). ``cuda`` is
+:mod:`.emulated_cuda` (CuPy's ``cupy.cuda``: streams, events, properties, the pool that
+books every array made here).
 
 An op that runs on these arrays runs on CuPy's as far as the namespace goes: the
 op database's tests run on it in CI (``tests/device/``).
 """
 
-import threading
-
 import numpy
 
-from . import _cupy_names
+from . import _cupy_names, emulated_cuda
+from .emulated_cuda import DEVICES, Device, _current, book, count, current, guard, select
 
 __all__ = ["ndarray", "namespace", "Device", "asnumpy", "DEVICES", "count", "current", "select",
-           "guard", "on_device"]
-
-DEVICES = 2  # emulated device ids: 0 and 1
+           "guard", "on_device", "cupy", "is_array"]
 
 IMPLICIT = ("Implicit conversion to a NumPy array is not allowed. Please use `.get()` to "
             "construct a NumPy array explicitly.")
-
-
-class Device:
-    """``cupy.cuda.Device``: an id, and a context that makes it the current device."""
-
-    __slots__ = ("id", "_prev")
-
-    def __init__(self, device=None):
-        self.id = _current.index if device is None else int(getattr(device, "id", device))
-        if not 0 <= self.id < DEVICES:
-            raise ValueError(f"Invalid device ID: {self.id} (there are {DEVICES})")
-
-    def __enter__(self):
-        self._prev, _current.index = _current.index, self.id
-        return self
-
-    def __exit__(self, *exc):
-        _current.index = self._prev
-
-    def __eq__(self, other):
-        return isinstance(other, Device) and other.id == self.id
-
-    def __hash__(self):
-        return hash(self.id)
-
-    def __repr__(self):
-        return f"<CUDA Device {self.id}>"
-
-
-class _Current(threading.local):
-    index = 0  # this thread's current device (a new thread starts on 0, as with CUDA)
-
-
-_current = _Current()
-
-
-def count():
-    """The number of emulated devices (``cupy.cuda.runtime.getDeviceCount``)."""
-    return DEVICES
-
-
-def current():
-    """This thread's current device (``cupy.cuda.runtime.getDevice``)."""
-    return _current.index
-
-
-def select(index):
-    """Make device ``index`` this thread's current one (``cupy.cuda.runtime.setDevice``)."""
-    _current.index = Device(index).id
 
 
 class ndarray:
@@ -85,8 +35,10 @@ class ndarray:
     __slots__ = ("_a", "_dev", "__weakref__")
 
     def __init__(self, shape, dtype=float, *, _array=None, _device=None):
-        self._a = numpy.empty(shape, dtype) if _array is None else _array
-        self._dev = _current.index if _device is None else _device
+        a = self._a = numpy.empty(shape, dtype) if _array is None else _array
+        dev = self._dev = _current.index if _device is None else _device
+        if a.nbytes:
+            book(a, dev)  # (the pool's books: a view of a booked buffer adds nothing)
 
     # ---- what CuPy's arrays refuse, and the explicit ways out -----------------------------
     def __array__(self, dtype=None, copy=None):
@@ -378,7 +330,8 @@ namespace.ndarray = ndarray
 namespace.asnumpy = asnumpy
 namespace.linalg = _Namespace(_cupy_names.LINALG, numpy.linalg)
 namespace.fft = _Namespace(_cupy_names.FFT, numpy.fft)
-namespace.cuda = type("cuda", (), {"Device": Device})
+namespace.cuda = emulated_cuda
+namespace.get_default_memory_pool = emulated_cuda.get_default_memory_pool
 try:  # cupyx.scipy.special's functions, where SciPy has them
     import scipy.special as _scipy_special
 except ImportError:  # pragma: no cover - exercised only without SciPy
@@ -451,12 +404,17 @@ for _form in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__neg
 ndarray.__hash__ = None
 
 
+def is_array(array):
+    """Whether ``array`` is an emulated device array (as :func:`.gpu.is_array` for CuPy's)."""
+    return type(array) is ndarray
+
+
+def cupy():
+    """The CuPy-shaped module (``backend.cuda_runtime().cupy()``, as :func:`.gpu.cupy`)."""
+    return namespace
+
+
 # ---- creation on a device (issue 13) -------------------------------------------------------
-
-def guard(index):
-    """A context making device ``index`` current, or None where it already is."""
-    return None if index == _current.index else Device(index)
-
 
 def on_device(index, make):
     """``make(namespace)`` with device ``index`` current (None: the current one), as

@@ -1,12 +1,13 @@
 """``retrograd.cuda``: ``torch.cuda`` on CuPy's GPUs, or as PyTorch's CPU-only build has it.
 
 With a GPU (CuPy installed and its runtime seeing a device) the calls answer from CuPy's
-runtime. Without one, what needs no GPU answers (``is_available()`` is False,
-``device_count()`` 0, seeding is accepted and kept for a GPU that never comes, as
-PyTorch queues it); what needs one raises PyTorch's ``AssertionError: Torch not
-compiled with CUDA enabled``. While device "cuda" runs on the emulator
-(``backend.emulate_cuda``), its two devices answer ``is_available``, ``device_count``,
-``current_device``, ``set_device`` and ``device(i)``, as two GPUs would.
+runtime; while device "cuda" runs on the emulator (``backend.emulate_cuda``), from the
+emulator's (``backend.cuda_runtime()`` is the one asked). Without either, what needs no
+GPU answers (``is_available()`` is False, ``device_count()`` 0, seeding is accepted and
+kept for a GPU that never comes, as PyTorch queues it); what needs one raises PyTorch's
+``AssertionError: Torch not compiled with CUDA enabled``. The emulator's two devices
+answer as two GPUs would: streams, events, properties, synchronization and free memory
+included.
 ``retrograd.cuda.memory`` is :mod:`retrograd.memory` (the accounting of the device the
 tensors are on), so code written for ``torch.cuda.memory`` (the tutorials' snapshots)
 runs unchanged.
@@ -17,7 +18,8 @@ from ..backend import cuda_runtime
 from . import memory
 from ._index import (current_device, cupy_or_raise as _cupy, device_index as _device_index,
                      runtime_or_raise as _runtime)
-from .streams import Event, Stream, StreamContext, current_stream, default_stream, stream
+from .streams import (Event, Stream, StreamContext, current_stream, default_stream, set_stream,
+                      stream)
 from .memory import (max_memory_allocated, max_memory_reserved, memory_allocated,
                      memory_reserved, memory_stats, memory_summary, reset_max_memory_allocated,
                      reset_peak_memory_stats, empty_cache)
@@ -25,11 +27,11 @@ from .memory import (max_memory_allocated, max_memory_reserved, memory_allocated
 __all__ = ["memory", "is_available", "device_count", "is_initialized", "init",
            "current_device", "set_device", "get_device_name", "get_device_capability",
            "get_device_properties", "synchronize", "ipc_collect", "mem_get_info",
-           "current_stream", "default_stream", "manual_seed", "manual_seed_all", "seed",
-           "seed_all", "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all",
-           "set_rng_state_all", "is_bf16_supported", "is_tf32_supported", "get_arch_list",
-           "get_gencode_flags", "device", "Stream", "Event", "stream", "StreamContext",
-           "max_memory_allocated",
+           "current_stream", "default_stream", "set_stream", "manual_seed", "manual_seed_all",
+           "seed", "seed_all", "initial_seed", "get_rng_state", "set_rng_state",
+           "get_rng_state_all", "set_rng_state_all", "is_bf16_supported", "is_tf32_supported",
+           "get_arch_list", "get_gencode_flags", "device", "Stream", "Event", "stream",
+           "StreamContext", "max_memory_allocated",
            "max_memory_reserved", "memory_allocated", "memory_reserved", "memory_stats",
            "memory_summary", "reset_max_memory_allocated", "reset_peak_memory_stats",
            "empty_cache", *_tensor_types.cuda_types]
@@ -68,31 +70,65 @@ def set_device(device):
         _runtime().select(_checked_index(index))
 
 
-class _DeviceProperties:
-    """``torch.cuda.get_device_properties``'s answer (the fields code reads)."""
+class _CUuuid:
+    """A GPU's UUID: ``bytes``, printed in the 8-4-4-4-12 hexadecimal form."""
 
-    def __init__(self, props, index):
+    __slots__ = ("bytes",)
+
+    def __init__(self, raw):
+        self.bytes = list(raw)
+
+    def __str__(self):
+        h = bytes(self.bytes).hex()
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+class _CudaDeviceProperties:
+    """``torch.cuda.get_device_properties``'s answer, from the runtime's
+    ``cudaDeviceProp`` (CuPy's dict of it)."""
+
+    def __init__(self, props):
+        g = props.get
         name = props["name"]
         self.name = name.decode() if isinstance(name, bytes) else str(name)
         self.major, self.minor = props["major"], props["minor"]
         self.total_memory = props["totalGlobalMem"]
         self.multi_processor_count = props["multiProcessorCount"]
-        self.is_integrated = props.get("integrated", 0)
-        self.is_multi_gpu_board = props.get("isMultiGpuBoard", 0)
-        self.L2_cache_size = props.get("l2CacheSize", 0)
-        self.index = index
+        self.is_integrated = g("integrated", 0)
+        self.is_multi_gpu_board = g("isMultiGpuBoard", 0)
+        self.max_threads_per_multi_processor = g("maxThreadsPerMultiProcessor", 0)
+        self.max_threads_per_block = g("maxThreadsPerBlock", 0)
+        self.gcnArchName = self.name  # (a ROCm field: CUDA builds give the name)
+        self.warp_size = g("warpSize", 0)
+        self.regs_per_multiprocessor = g("regsPerMultiprocessor", 0)
+        self.uuid = _CUuuid(g("uuid", bytes(16)))
+        self.pci_bus_id, self.pci_device_id, self.pci_domain_id = \
+            g("pciBusID", 0), g("pciDeviceID", 0), g("pciDomainID", 0)
+        self.L2_cache_size = g("l2CacheSize", 0)
+        self.clock_rate, self.memory_clock_rate = g("clockRate", 0), g("memoryClockRate", 0)
+        self.memory_bus_width = g("memoryBusWidth", 0)
+        self.shared_memory_per_block = g("sharedMemPerBlock", 0)
+        self.shared_memory_per_multiprocessor = g("sharedMemPerMultiprocessor", 0)
 
     def __repr__(self):
         return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, "
                 f"minor={self.minor}, total_memory={self.total_memory // 2**20}MB, "
-                f"multi_processor_count={self.multi_processor_count}, "
+                f"multi_processor_count={self.multi_processor_count}, uuid={self.uuid}, "
+                f"pci_bus_id={self.pci_bus_id}, pci_device_id={self.pci_device_id}, "
+                f"pci_domain_id={self.pci_domain_id}, "
                 f"L2_cache_size={self.L2_cache_size // 2**20}MB)")
 
 
 def get_device_properties(device=None):
+    """A GPU's properties (name, compute capability, memory, ...).
+
+    >>> retrograd.cuda.get_device_properties(0).total_memory
+    """
     cp = _cupy()
-    index = _checked_index(device)
-    return _DeviceProperties(cp.cuda.runtime.getDeviceProperties(index), index)
+    index = _device_index(device)
+    if not 0 <= index < device_count():
+        raise AssertionError("Invalid device id")
+    return _CudaDeviceProperties(cp.cuda.runtime.getDeviceProperties(index))
 
 
 def get_device_name(device=None):
@@ -115,7 +151,7 @@ def synchronize(device=None):
 
 def ipc_collect():
     """Nothing is shared with other processes here: nothing to free."""
-    _cupy()
+    _runtime()
 
 
 def mem_get_info(device=None):
@@ -155,13 +191,13 @@ def seed_all():
 
 def initial_seed():
     """The seed of the generator GPU tensors draw from (the CPU's: see manual_seed)."""
-    _cupy()
+    _runtime()
     return _random.default_generator.initial_seed()
 
 
 def get_rng_state(device="cuda"):
     """The state of the generator GPU tensors draw from (the CPU's: see manual_seed)."""
-    _cupy()
+    _runtime()
     return _random.default_generator.get_state()
 
 

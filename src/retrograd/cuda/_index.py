@@ -2,22 +2,20 @@
 the emulator's) or PyTorch's CPU-only build's error, and a device argument as a GPU
 index."""
 
-from ..backend import Device, cuda_runtime, gpu
+from ..backend import Device, cuda_runtime
 
 _NO_CUDA = "Torch not compiled with CUDA enabled"
 
 
 def cupy_or_raise():
-    """CuPy, when there is a GPU; else PyTorch's CPU-only build's error."""
-    cp = gpu.cupy()
-    if cp is None:
-        raise AssertionError(_NO_CUDA)
-    return cp
+    """The runtime's CuPy module (CuPy's on a GPU, the emulator's CuPy-shaped one while
+    emulating); else PyTorch's CPU-only build's error."""
+    return runtime_or_raise().cupy()
 
 
 def runtime_or_raise():
-    """The runtime of device "cuda" (``backend.cuda_runtime()``: ``count``, ``current``,
-    ``select``) when it has a GPU; else PyTorch's CPU-only build's error."""
+    """The runtime of device "cuda" (``backend.cuda_runtime()``) when it has a GPU; else
+    PyTorch's CPU-only build's error."""
     runtime = cuda_runtime()
     if runtime.count() == 0:
         raise AssertionError(_NO_CUDA)

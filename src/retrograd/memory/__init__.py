@@ -18,7 +18,7 @@ traces every Python allocation).
 import sys
 from collections import OrderedDict
 
-from ..backend import Device, emulating_cuda, gpu
+from ..backend import Device, cuda_runtime, emulating_cuda, gpu
 from . import snapshot as _snap
 from ._bytes import format_bytes as _fmt
 from .tracker import CATEGORIES, TRACKER
@@ -39,44 +39,57 @@ def _on_gpu(device):
     """Whether ``device`` names the GPU's books: a cuda device (CuPy's, or the emulated
     one), or an index or None while a GPU is present (PyTorch's default is the current
     CUDA device)."""
+    present = gpu.cupy() is not None or emulating_cuda()
     if device is not None and not isinstance(device, int):
         d = device if isinstance(device, Device) else Device(device)
         if d.type not in ("cpu", "cuda"):
             raise ValueError(f"Expected a cpu or cuda device, but got: {device}")
-        return d.type == "cuda" and (gpu.cupy() is not None or emulating_cuda())
-    return gpu.cupy() is not None
+        return d.type == "cuda" and present
+    return present
 
 
-def _pooled(device):
-    """Whether ``device`` names a GPU whose memory CuPy's pool serves (the emulator has
-    no pool: its reserved bytes are its allocated ones)."""
-    return _on_gpu(device) and gpu.cupy() is not None
+def _gpu_index(device):
+    """The index of the GPU ``device`` names (None, or no index: the current one)."""
+    if isinstance(device, int):
+        return device
+    d = None if device is None else device if isinstance(device, Device) else Device(device)
+    return cuda_runtime().current() if d is None or d.index is None else d.index
 
 
-class _Pool:
-    """CuPy's memory pool's reserved bytes, and their peak: the pool only grows until
-    ``empty_cache`` (``free_all_blocks``) hands its free blocks back, so the peak is
-    the largest of its size now and its sizes before each release or reset."""
+class _Pools:
+    """Each GPU's memory pool's reserved bytes (CuPy's, or the emulator's), and their
+    peaks: a pool only grows until ``empty_cache`` (``free_all_blocks``) hands its free
+    blocks back, so a peak is the largest of its size now and its sizes before each
+    release or reset. The pool answers for the current device, so each question is
+    asked with the named device current."""
 
-    peak = 0
+    def __init__(self):
+        self.peaks = {}
 
     @staticmethod
-    def reserved():
-        return gpu.cupy().get_default_memory_pool().total_bytes()
+    def reserved(index):
+        cp = cuda_runtime().cupy()
+        with cp.cuda.Device(index):
+            return cp.get_default_memory_pool().total_bytes()
 
-    def max_reserved(self):
-        self.peak = max(self.peak, self.reserved())
-        return self.peak
+    def max_reserved(self, index):
+        peak = self.peaks[index] = max(self.peaks.get(index, 0), self.reserved(index))
+        return peak
 
     def release(self):
-        self.max_reserved()
-        gpu.cupy().get_default_memory_pool().free_all_blocks()
+        """Every device's cached free blocks, as PyTorch's ``empty_cache``."""
+        runtime = cuda_runtime()
+        cp = runtime.cupy()
+        for index in range(runtime.count()):
+            self.max_reserved(index)
+            with cp.cuda.Device(index):
+                cp.get_default_memory_pool().free_all_blocks()
 
-    def reset(self):
-        self.peak = self.reserved()
+    def reset(self, index):
+        self.peaks[index] = self.reserved(index)
 
 
-_POOL = _Pool()
+_POOLS = _Pools()
 
 
 def memory_allocated(device=None):
@@ -94,25 +107,25 @@ def max_memory_allocated(device=None):
 
 
 def memory_reserved(device=None):
-    """On a GPU, the bytes CuPy's pool holds (allocated, and cached for reuse); on the
-    CPU equal to ``memory_allocated``: NumPy's arrays are not served from a cache."""
-    if _pooled(device):
+    """On a GPU, the bytes its pool holds (allocated, and cached for reuse); on the CPU
+    equal to ``memory_allocated``: NumPy's arrays are not served from a cache."""
+    if _on_gpu(device):
         _books(device)
-        return _POOL.reserved()
+        return _POOLS.reserved(_gpu_index(device))
     return memory_allocated(device)
 
 
 def max_memory_reserved(device=None):
-    if _pooled(device):
+    if _on_gpu(device):
         _books(device)
-        return _POOL.max_reserved()
+        return _POOLS.max_reserved(_gpu_index(device))
     return max_memory_allocated(device)
 
 
 def reset_peak_memory_stats(device=None):
     _books(device).reset_peak()
-    if _pooled(device):
-        _POOL.reset()
+    if _on_gpu(device):
+        _POOLS.reset(_gpu_index(device))
 
 
 def reset_max_memory_allocated(device=None):
@@ -120,11 +133,11 @@ def reset_max_memory_allocated(device=None):
 
 
 def empty_cache():
-    """On a GPU, hand the pool's cached free blocks back to the driver; on the CPU nothing
-    to release: freed arrays go straight back to the system allocator."""
+    """On a GPU, hand each device's pool's cached free blocks back to the driver; on the
+    CPU nothing to release: freed arrays go straight back to the system allocator."""
     _books()
-    if gpu.cupy() is not None:
-        _POOL.release()
+    if _on_gpu(None):
+        _POOLS.release()
 
 
 def memory_stats(device=None):
@@ -155,12 +168,9 @@ def memory_stats(device=None):
         for prefix in ("allocated_bytes", "active_bytes", "requested_bytes"):
             s[f"{prefix}.all.current"] = t.gpu_total
             s[f"{prefix}.all.peak"] = t.gpu_peak
-        if gpu.cupy() is not None:
-            s["reserved_bytes.all.current"] = _POOL.reserved()
-            s["reserved_bytes.all.peak"] = _POOL.max_reserved()
-        else:  # the emulator has no pool
-            s["reserved_bytes.all.current"] = t.gpu_total
-            s["reserved_bytes.all.peak"] = t.gpu_peak
+        index = _gpu_index(device)
+        s["reserved_bytes.all.current"] = _POOLS.reserved(index)
+        s["reserved_bytes.all.peak"] = _POOLS.max_reserved(index)
     at_peak = t.peak_breakdown
     for i, name in enumerate(CATEGORIES):
         s[f"allocated_bytes.{name}.current"] = t.current[i]

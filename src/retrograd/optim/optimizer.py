@@ -31,7 +31,7 @@ from .. import _dtype, _observe
 from .._tensor import Tensor, wrap
 from ..autograd import grad_mode
 from ..autograd.node import RemovableHandle
-from ..backend import get_array_module, host_array_module, to_device
+from ..backend import device_guard, get_array_module, host_array_module, to_device
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -509,7 +509,7 @@ class Optimizer:
     def _update_one(self, p, group):
         """``_step_param`` as nothing watches it."""
         state = self._init_state(p, group)
-        self._update(p, p._grad, state, group)
+        _on_its_device(self._update, p, p._grad, state, group)
         if _observe.alloc is not None:  # state loaded, or made outside _new_state
             _observe.alloc.optimizer_state((state,))
 
@@ -532,13 +532,13 @@ class Optimizer:
                 states = [self._init_state(p, group) for p in params]
                 if group.get("foreach") is not False and not group.get("fused") \
                         and _use_threads(params):
-                    futures = [_get_pool().submit(update, p, p._grad, s, group)
+                    futures = [_get_pool().submit(_on_its_device, update, p, p._grad, s, group)
                                for p, s in zip(params, states, strict=True)]
                     for f in futures:
                         f.result()
                 else:
                     for p, s in zip(params, states, strict=True):
-                        update(p, p._grad, s, group)
+                        _on_its_device(update, p, p._grad, s, group)
                 if _observe.alloc is not None:  # state loaded, or made outside _new_state
                     _observe.alloc.optimizer_state(states)
         finally:
@@ -554,6 +554,16 @@ class Optimizer:
             raise AssertionError("If capturable=True, params and state_steps must be on "
                                  "supported devices: ['cuda', 'xpu', 'hpu', 'privateuseone', "
                                  "'xla'].")
+
+
+def _on_its_device(update, p, grad, state, group):
+    """``update`` of parameter ``p`` with ``p``'s device current, so its kernels (a fused
+    one too) launch and allocate there, as PyTorch's per-device kernels do."""
+    guard = device_guard(p._data)
+    if guard is None:
+        return update(p, grad, state, group)
+    with guard:
+        return update(p, grad, state, group)
 
 
 def _register(hooks, hook, prepend):
