@@ -9,8 +9,6 @@ and retrograd's matches those calls, are in ``TORCH_VMAP_DIFFERS``."""
 NOT_BATCHED = {
     'as_strided_.inplace':
         'AssertionError: sample 0 last dim / None output 0: (3, 2, 2) torch.float64 vs (3, 3, 4',
-    'pack_padded_sequence':
-        "_tensor.py _not_on_host: TypeError: can't convert cpu device type tensor to numpy. Use",
 }
 
 # torch.vmap differs from torch's own calls sample by sample; retrograd matches them

@@ -16,8 +16,9 @@ from typing import NamedTuple
 
 from ... import _creation
 from ... import _dtype as _dt
-from ..._tensor import Tensor
-from ...backend import host_array_module
+from ..._tensor import Tensor, wrap
+from ...backend import get_array_module, host_array_module
+from ...backend.functions import functions
 from ...ops._registry import _pretty, apply, defop
 from ...ops.indexing import _index_select_backward
 from ...ops.joining import cat
@@ -116,8 +117,22 @@ class PackedSequence(PackedSequence_):
 
 
 def _long(values, device=None):
-    """Host indices as an int64 tensor on ``device`` (the CPU by default)."""
-    return _creation.tensor(values, dtype=_dt.int64, device=device)
+    """Host indices (a batch of them under vmap) as an int64 tensor on ``device`` (the
+    CPU by default)."""
+    t = wrap(values.astype(_dt.int64.np))
+    return t if device is None else t.to(device)
+
+
+def _same_in_batch(values, shape):
+    """One value for every batch element of a vmap (``values``: each one's, from
+    ``checked_values``), as PyTorch's stack of the elements' results needs:
+    ``shape(value)`` is one element's result shape."""
+    odd = next((j for j, v in enumerate(values) if v != values[0]), None)
+    if odd is not None:
+        raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                           f"{shape(values[0])} at entry 0 and {shape(values[odd])} at "
+                           f"entry {odd}")
+    return values[0]
 
 
 def invert_permutation(permutation):
@@ -134,8 +149,9 @@ def _sorted_desc(lengths):
 
 
 def _packed_rows(batch_sizes, stride_t, stride_b):
-    """For each packed row, the flat (t * stride_t + b * stride_b) position it comes from."""
-    xp = host_array_module()
+    """For each packed row, the flat (t * stride_t + b * stride_b) position it comes from
+    (host integers; under vmap, a batch of them: the batched namespace's ``repeat``)."""
+    xp = get_array_module(batch_sizes)
     steps = xp.repeat(xp.arange(len(batch_sizes)), batch_sizes)
     starts = xp.repeat(xp.cumsum(batch_sizes) - batch_sizes, batch_sizes)
     return steps * stride_t + (xp.arange(len(steps)) - starts) * stride_b
@@ -156,8 +172,10 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor, but got "
                            f"{lengths.ndim}D {lengths.device} {_type_name(lengths)} tensor")
     xp = host_array_module()
-    lens = xp.asarray(lengths.numpy() if isinstance(lengths, Tensor) else lengths)
+    # a tensor's values stay its array: under vmap, a batch of lengths (each element's)
+    lens = lengths._data if isinstance(lengths, Tensor) else xp.asarray(lengths)
     lens = lens.astype(_dt.int64.np).reshape(-1)
+    check = functions(get_array_module(lens))
     batch_dim = 0 if batch_first else 1
     sorted_indices = None
     if not enforce_sorted:
@@ -171,19 +189,24 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     if lens.shape[0] != batch:
         raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
                            f"{lens.shape[0]} (batch_size={batch})")
-    if lens[-1] <= 0:
+    if check.any_true(lens[-1] <= 0):
         raise RuntimeError("Length of all samples has to be greater than 0, but found an "
                            "element in 'lengths' that is <= 0")
-    if (lens[1:] > lens[:-1]).any():
+    if check.any_true(lens[1:] > lens[:-1]):
         raise RuntimeError("`lengths` array must be sorted in decreasing order when "
                            "`enforce_sorted` is True. You can pass `enforce_sorted=False` to "
                            "pack_padded_sequence and/or pack_sequence to sidestep this "
                            "requirement if you do not need ONNX exportability.")
     steps = input.size(1 - batch_dim)
-    if lens[0] > steps:
+    longest = check.checked_values(lens[0])
+    too_long = next((n for n in longest if n > steps), None)
+    if too_long is not None:
         raise RuntimeError(f"Expected the longest length to be at most the padded length "
-                           f"{steps}, but got {lens[0]}")
-    batch_sizes = (lens[None, :] > xp.arange(lens[0])[:, None]).sum(1)
+                           f"{steps}, but got {too_long}")
+    _same_in_batch(check.checked_values(lens.sum()),
+                   lambda n: [n, *input.shape[2:]])  # the packed data's rows
+    longest = _same_in_batch(longest, lambda n: [n])  # batch_sizes' steps
+    batch_sizes = (lens[None, :] > xp.arange(longest)[:, None]).sum(1)
     index = _packed_rows(batch_sizes, *((1, steps) if batch_first else (batch, 1)))
     data = apply(_pack_padded, (input, _long(index, input.device)))
     return PackedSequence(data, _long(batch_sizes), sorted_indices, None)
