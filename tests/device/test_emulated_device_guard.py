@@ -1,6 +1,6 @@
 """Ops on a device that is not the current one run there (PyTorch's device guard): the
 emulator, as CuPy, allocates and launches on its current device and refuses arrays of
-another, so each op makes its input's device current, and backward the root's."""
+another, so each op makes its input's device current, and backward each node's."""
 
 import numpy
 import pytest

@@ -104,3 +104,18 @@ def test_backward_runs_each_node_with_its_device_current():
     with cuda.device(1):  # the root on device 1, device 1 current
         (_Spy.apply(b).sum().to("cuda:1") * 2).backward()
     assert _Spy.seen == [(0, 0)] and cuda.current_device() == 0
+
+
+def test_memory_allocated_books_each_device_apart():
+    base0, base1 = cuda.memory_allocated(0), cuda.memory_allocated(1)
+    cuda.reset_peak_memory_stats(1)
+    x = retrograd.zeros(256, device="cuda:1")  # 1 KiB on device 1, device 0 current
+    assert cuda.memory_allocated(1) - base1 == 1024 and cuda.memory_allocated(0) == base0
+    assert cuda.memory_allocated() == base0 and cuda.memory_allocated("cuda:1") == base1 + 1024
+    assert cuda.memory_stats(1)["allocated_bytes.all.current"] == base1 + 1024
+    del x
+    assert cuda.memory_allocated(1) == base1
+    assert cuda.max_memory_allocated(1) == base1 + 1024
+    assert cuda.max_memory_allocated(0) >= base0
+    cuda.reset_peak_memory_stats(1)
+    assert cuda.max_memory_allocated(1) == base1

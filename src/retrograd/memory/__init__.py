@@ -95,14 +95,16 @@ _POOLS = _Pools()
 def memory_allocated(device=None):
     """Bytes held by live storages now (on a GPU: its storages; on the CPU: the host's)."""
     t = _books(device)
-    return t.gpu_total if _on_gpu(device) else t.total - t.gpu_total
+    if _on_gpu(device):
+        return t.gpu_books.get(_gpu_index(device), (0, 0))[0]
+    return t.total - t.gpu_total
 
 
 def max_memory_allocated(device=None):
     """The largest ``memory_allocated`` since accounting began or the last reset."""
     t = _books(device)
     if _on_gpu(device):
-        return t.gpu_peak
+        return t.gpu_books.get(_gpu_index(device), (0, 0))[1]
     return t.host_peak if t.devices else t.peak
 
 
@@ -165,10 +167,11 @@ def memory_stats(device=None):
         for k in ("current", "peak", "allocated", "freed"):
             s[f"{prefix}.all.{k}"] = s[f"allocated_bytes.all.{k}"]
     if _on_gpu(device):  # the device's own totals, and its pool
-        for prefix in ("allocated_bytes", "active_bytes", "requested_bytes"):
-            s[f"{prefix}.all.current"] = t.gpu_total
-            s[f"{prefix}.all.peak"] = t.gpu_peak
         index = _gpu_index(device)
+        current, peak = t.gpu_books.get(index, (0, 0))
+        for prefix in ("allocated_bytes", "active_bytes", "requested_bytes"):
+            s[f"{prefix}.all.current"] = current
+            s[f"{prefix}.all.peak"] = peak
         s["reserved_bytes.all.current"] = _POOLS.reserved(index)
         s["reserved_bytes.all.peak"] = _POOLS.max_reserved(index)
     at_peak = t.peak_breakdown

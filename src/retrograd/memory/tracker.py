@@ -116,7 +116,7 @@ class _Block(weakref.ref):
     ``cat`` is the category they make; ``frames`` is set only when a stack was recorded;
     ``books`` are its module's."""
 
-    __slots__ = ("key", "size", "state", "cat", "frames", "books", "gpu")
+    __slots__ = ("key", "size", "state", "cat", "frames", "books", "gpu", "device")
 
 
 # Category of a block from its state: the highest role, else held by the graph, else other.
@@ -155,7 +155,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
                  "books", "_node_books", "_mstack", "_owned", "n_free", "bytes_freed",
                  "n_peak", "started", "events", "record", "stacks", "free_stacks",
                  "node_frames", "_outer", "exact", "_started_tracemalloc", "_last",
-                 "gpu_total", "gpu_peak", "host_peak",
+                 "gpu_total", "gpu_peak", "host_peak", "gpu_books",
                  "_last_traced", "_temp_addr", "_free_cb", "_release_cb")
     nodes = True    # shown new nodes (their module, and stacks)
     modules = True  # shown module calls and optimizer steps
@@ -175,6 +175,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         self.n_free = self.bytes_freed = self.n_peak = 0
         self.gpu_total = self.gpu_peak = 0  # the GPU's part of total, its peak (DeviceTracker)
         self.host_peak = 0                  # the peak of the rest, while the GPU holds some
+        self.gpu_books = {}       # GPU index -> [its bytes now, their peak] (DeviceTracker)
         self.started = False
         # history
         self.events = None        # deque of event tuples (see the class docstring)
@@ -671,6 +672,8 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
     def reset_peak(self):
         self.peak = self.total
         self.gpu_peak = self.gpu_total
+        for books in self.gpu_books.values():
+            books[1] = books[0]
         self.host_peak = self.total - self.gpu_total
         self._at_peak = True
         self.n_peak = len(self.live)
@@ -680,8 +683,9 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
 
 class DeviceTracker(Tracker):
     """The books of a process with a GPU (CuPy's, or the emulated one): each storage is
-    also booked to its device, so the GPU's total and peak and the host's peak are kept
-    apart (``memory_allocated("cuda")``, ``"cpu"``). ``Tracker.start`` chooses it."""
+    also booked to its device, so each GPU's total and peak, all GPUs' together and the
+    host's peak are kept apart (``memory_allocated("cuda:1")``, ``"cpu"``).
+    ``Tracker.start`` chooses it."""
 
     __slots__ = ()
     devices = True
@@ -689,7 +693,7 @@ class DeviceTracker(Tracker):
     def see(self, arr, state=0):
         emulated = type(arr) is _emulated_ndarray
         if emulated:  # the emulated GPU's array: its NumPy storage, booked to the device
-            arr = arr._a
+            index, arr = arr._dev, arr._a
         n = len(self.live)
         b = Tracker.see(self, arr, state)
         if len(self.live) > n:  # a new storage
@@ -699,6 +703,13 @@ class DeviceTracker(Tracker):
                 gpu = self.gpu_total = self.gpu_total + size
                 if gpu > self.gpu_peak:
                     self.gpu_peak = gpu
+                b.device = index if emulated else b().device.id
+                books = self.gpu_books.get(b.device)
+                if books is None:
+                    books = self.gpu_books[b.device] = [0, 0]
+                books[0] += size
+                if books[0] > books[1]:
+                    books[1] = books[0]
             else:
                 self._host_peak()
         return b
@@ -717,6 +728,7 @@ class DeviceTracker(Tracker):
     def _on_free(self, b):
         if b.gpu and self.live.get(b.key) is b:
             self.gpu_total -= b.size
+            self.gpu_books[b.device][0] -= b.size
         Tracker._on_free(self, b)
 
 
