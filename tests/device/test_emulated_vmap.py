@@ -157,3 +157,32 @@ def test_vjp_under_vmap_with_an_unbatched_cotangent_on_the_device(name):
     with emulating():
         for a, b in zip(run("cuda"), expected, strict=True):
             numpy.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+# An input used twice gets one gradient that is batched (through a saved batched value)
+# and one that is not (the unbatched cotangent times an unbatched weight): the engine sums
+# them whichever arrives first.
+_TWO_USES = {
+    "tanhshrink": lambda lib, x, w: lib.nn.functional.tanhshrink(x) * w,
+    "scaled_then_tanh": lambda lib, x, w: x * w + x.tanh(),
+    "tanh_then_scaled": lambda lib, x, w: x.tanh() + x * w,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_TWO_USES))
+def test_batched_and_unbatched_gradients_of_one_input_sum_on_the_device(name):
+    op = _TWO_USES[name]
+    rng = numpy.random.default_rng(1)
+    x, w, v = rng.standard_normal((3, 4)), rng.standard_normal(4), rng.standard_normal(4)
+
+    def run(device):
+        def g(x):
+            return retrograd.func.vjp(lambda a: op(retrograd, a, retrograd.tensor(
+                w, device=device)), x)[1](retrograd.tensor(v, device=device))[0]
+        got = retrograd.vmap(g)(retrograd.tensor(x, device=device))
+        assert got.device.type == device
+        return got.cpu().numpy()
+
+    expected = run("cpu")
+    with emulating():
+        numpy.testing.assert_allclose(run("cuda"), expected, rtol=1e-12, atol=1e-12)

@@ -31,6 +31,7 @@ from .._dtype import LEGACY_NAMES
 from ..backend import device_guard
 from .._tensor import Tensor, _ndarray, wrap
 from . import grad_mode
+from ._batched import Batched
 from ._ownership import Owners
 from .node import AccumulateGrad, grad_accumulator
 
@@ -345,6 +346,15 @@ def _hooked(node):
         type(node) is AccumulateGrad and bool(node.variable._hooks))
 
 
+def _added(a, b):
+    """Two gradients of one input summed, a batch (vmap) on the left: a device array's
+    operators refuse a batched right operand (CuPy's defer only to ``__array_ufunc__ =
+    None``), and the sum commutes exactly."""
+    if type(b) is Batched and type(a) is not Batched:
+        return b + a
+    return a + b
+
+
 def _node_guard(buf):
     """The device guard of a node (None where its device is current, or the host's):
     its first gradient's device, as PyTorch runs each node with its device current."""
@@ -383,7 +393,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
         buf = buffers.get(fn)
         if buf is None:
             buf = buffers[fn] = [None] * _n_outputs(fn)
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
+        buf[nr] = g if buf[nr] is None else _added(buf[nr], g)
         pending[fn] -= 1
         if not pending[fn] and fn not in deps:
             _push(heap, (fn._seq, fn))
@@ -459,7 +469,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
                     else:
                         if own is not None and own.shared:
                             own.consume((b[nr],))
-                        b[nr] = b[nr] + g
+                        b[nr] = _added(b[nr], g)
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if not d:
