@@ -604,3 +604,22 @@ def test_as_strided_of_a_clone_reads_each_elements_own_storage(name, in_dims):
     r = retrograd.vmap(f, in_dims=in_dims)(retrograd.from_numpy(x.copy()))
     loop = torch.stack([f(torch.from_numpy(x).select(in_dims, i)) for i in range(3)])
     _close(r, loop)
+
+
+@pytest.mark.parametrize("enforce_sorted", [True, False])
+def test_pad_packed_sequence_of_lengths_varying_over_the_batch(enforce_sorted):
+    """Each element's packed sequence back to its padded layout and lengths."""
+    rx, tx = _pair(3, 4, 4, 2)
+    lengths = _LENGTHS["same totals"] if enforce_sorted else _LENGTHS["one unsorted"]
+
+    def f(lib):
+        rnn = lib.nn.utils.rnn
+
+        def padded(x, lengths):
+            p = rnn.pack_padded_sequence(x, lengths, enforce_sorted=enforce_sorted)
+            return rnn.pad_packed_sequence(p, batch_first=True, total_length=5)
+        return padded
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (torch.vmap's loop warns)
+        t = torch.vmap(f(torch))(tx, torch.tensor(lengths))
+    _close(retrograd.vmap(f(retrograd))(rx, retrograd.tensor(lengths)), t)

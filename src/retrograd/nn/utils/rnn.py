@@ -229,8 +229,8 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     tensor([2, 1])
     """
     data, batch_sizes, _, unsorted_indices = sequence
-    xp = host_array_module()
-    sizes = batch_sizes.numpy().astype(_dt.int64.np)
+    sizes = batch_sizes._data.astype(_dt.int64.np)  # (under vmap, each element's)
+    xp = get_array_module(sizes)  # the host's, or its batched namespace
     max_len = len(sizes)
     if total_length is not None:
         if total_length < max_len:
@@ -239,7 +239,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
                              f"total_length={total_length} and max sequence length being "
                              f"{max_len}")
         max_len = total_length
-    batch = int(sizes[0])
+    batch = functions(xp).checked_values(sizes[0])[0]  # (every element packed as many)
     rows = _packed_rows(sizes, *((1, max_len) if batch_first else (batch, 1)))
     index = xp.full(max_len * batch, data.shape[0], dtype=_dt.int64.np)
     index[rows] = xp.arange(len(rows))
@@ -248,7 +248,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     lengths = (sizes[None, :] > xp.arange(batch)[:, None]).sum(1)
     if unsorted_indices is not None:
         padded = padded.index_select(0 if batch_first else 1, unsorted_indices)
-        lengths = lengths[unsorted_indices.cpu().numpy()]
+        lengths = lengths[unsorted_indices.cpu()._data]
     return padded, _long(lengths)
 
 
