@@ -3,8 +3,9 @@
 A packed sequence stores the steps time-major, each step holding only the sequences
 still running (``batch_sizes[t]`` rows, longest sequences first). The index bookkeeping
 is done on host integers once per call (the host's array module: PyTorch keeps lengths
-and batch sizes on the CPU); the tensor data moves through one gather on its device, so
-gradients flow back through a single node.
+and batch sizes on the CPU; under vmap, lengths that vary over the batch are a batch of
+host integers, worked on at once by the batched namespace); the tensor data moves
+through one gather on its device, so gradients flow back through a single node.
 
 >>> from retrograd.nn.utils.rnn import pack_sequence
 >>> pack_sequence([retrograd.ones(3), retrograd.ones(2)]).batch_sizes
