@@ -583,3 +583,72 @@ def test_in_place_into_an_unbatched_tangent_under_vmap_jvp_as_torch(name):
         assert r == t
     else:
         _close(r, t)
+
+
+_LENGTHS = {"same": [[4, 4, 2, 1]] * 3, "same totals": [[4, 3, 2, 1], [4, 2, 2, 2], [4, 3, 2, 1]],
+            "totals differ": [[4, 4, 2, 1], [4, 3, 2, 1], [4, 4, 2, 1]],
+            "steps differ": [[4, 1, 1, 1], [3, 2, 1, 1], [4, 1, 1, 1]],
+            "one unsorted": [[4, 4, 2, 1], [4, 4, 2, 1], [1, 4, 2, 4]],
+            "one zero": [[4, 4, 2, 1], [4, 4, 2, 0], [4, 4, 2, 1]]}
+
+
+@pytest.mark.parametrize("enforce_sorted", [True, False])
+@pytest.mark.parametrize("case", sorted(_LENGTHS))
+def test_pack_padded_sequence_with_lengths_varying_over_the_batch(case, enforce_sorted):
+    """Each element packs by its own lengths (torch.vmap loops; retrograd batches);
+    elements whose packed data or batch sizes differ in size fail as torch.vmap's stack."""
+    rx, tx = _pair(3, 4, 4, 2)
+
+    def run(lib, x):
+        rnn = lib.nn.utils.rnn
+
+        def f(x, lengths):
+            p = rnn.pack_padded_sequence(x, lengths, enforce_sorted=enforce_sorted)
+            return (p.data, p.batch_sizes) + (() if enforce_sorted else (p.sorted_indices,))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # (torch.vmap's loop warns)
+                return lib.vmap(f)(x, lib.tensor(_LENGTHS[case]))
+        except RuntimeError as e:
+            return f"{type(e).__name__}: {e}"
+    r, t = run(retrograd, rx), run(torch, tx)
+    if isinstance(t, str):
+        assert r == t
+    else:
+        _close(r, t)
+
+
+@pytest.mark.parametrize("in_dims", [0, 1, -1])
+@pytest.mark.parametrize("name", ["as_strided", "as_strided_"])
+def test_as_strided_of_a_clone_reads_each_elements_own_storage(name, in_dims):
+    """A clone under vmap gives each element its own run of memory, as the loop of calls
+    does (torch.vmap's clone keeps a batch mapped on its last dim interleaved, and its
+    as_strided_ falls back to a loop that leaves the batch unchanged): the loop is the
+    reference."""
+    x = numpy.arange(36.0).reshape(3, 3, 4)
+    x = numpy.ascontiguousarray(numpy.moveaxis(x, 0, in_dims))
+
+    def f(v):
+        return getattr(v.t().clone(), name)((2, 2), (1, 3), 1)
+    r = retrograd.vmap(f, in_dims=in_dims)(retrograd.from_numpy(x.copy()))
+    loop = torch.stack([f(torch.from_numpy(x).select(in_dims, i)) for i in range(3)])
+    _close(r, loop)
+
+
+@pytest.mark.parametrize("enforce_sorted", [True, False])
+def test_pad_packed_sequence_of_lengths_varying_over_the_batch(enforce_sorted):
+    """Each element's packed sequence back to its padded layout and lengths."""
+    rx, tx = _pair(3, 4, 4, 2)
+    lengths = _LENGTHS["same totals"] if enforce_sorted else _LENGTHS["one unsorted"]
+
+    def f(lib):
+        rnn = lib.nn.utils.rnn
+
+        def padded(x, lengths):
+            p = rnn.pack_padded_sequence(x, lengths, enforce_sorted=enforce_sorted)
+            return rnn.pad_packed_sequence(p, batch_first=True, total_length=5)
+        return padded
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (torch.vmap's loop warns)
+        t = torch.vmap(f(torch))(tx, torch.tensor(lengths))
+    _close(retrograd.vmap(f(retrograd))(rx, retrograd.tensor(lengths)), t)

@@ -287,7 +287,16 @@ def _pad(array, pad_width, mode="constant", **kwargs):
 
 @_rule("copy")
 def _copy(a, order="K", subok=False):
-    return Batched(_xp(a).copy(a.data, order))
+    """A copy in which every element owns one run of memory, the batch outermost, each
+    element laid out in its own ``order`` ("K": its dims in its strides' order): the
+    fresh tensors a loop of calls makes (a clone of a batch mapped on its last dim would
+    otherwise interleave the elements, and ``as_strided`` on it read the others')."""
+    xp, d = _xp(a), a.data
+    if order != "K":
+        return Batched(xp.copy(d, order))
+    dims = sorted(range(1, d.ndim), key=lambda k: -abs(d.strides[k]))  # (ties keep order)
+    laid = xp.copy(xp.transpose(d, (0, *dims)), "C")
+    return Batched(xp.transpose(laid, [0, *(dims.index(k) + 1 for k in range(1, d.ndim))]))
 
 
 @_rule("astype")

@@ -3,8 +3,9 @@
 A packed sequence stores the steps time-major, each step holding only the sequences
 still running (``batch_sizes[t]`` rows, longest sequences first). The index bookkeeping
 is done on host integers once per call (the host's array module: PyTorch keeps lengths
-and batch sizes on the CPU); the tensor data moves through one gather on its device, so
-gradients flow back through a single node.
+and batch sizes on the CPU; under vmap, lengths that vary over the batch are a batch of
+host integers, worked on at once by the batched namespace); the tensor data moves
+through one gather on its device, so gradients flow back through a single node.
 
 >>> from retrograd.nn.utils.rnn import pack_sequence
 >>> pack_sequence([retrograd.ones(3), retrograd.ones(2)]).batch_sizes
@@ -229,8 +230,8 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     tensor([2, 1])
     """
     data, batch_sizes, _, unsorted_indices = sequence
-    xp = host_array_module()
-    sizes = batch_sizes.numpy().astype(_dt.int64.np)
+    sizes = batch_sizes._data.astype(_dt.int64.np)  # (under vmap, each element's)
+    xp = get_array_module(sizes)  # the host's, or its batched namespace
     max_len = len(sizes)
     if total_length is not None:
         if total_length < max_len:
@@ -239,7 +240,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
                              f"total_length={total_length} and max sequence length being "
                              f"{max_len}")
         max_len = total_length
-    batch = int(sizes[0])
+    batch = functions(xp).checked_values(sizes[0])[0]  # (every element packed as many)
     rows = _packed_rows(sizes, *((1, max_len) if batch_first else (batch, 1)))
     index = xp.full(max_len * batch, data.shape[0], dtype=_dt.int64.np)
     index[rows] = xp.arange(len(rows))
@@ -248,7 +249,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     lengths = (sizes[None, :] > xp.arange(batch)[:, None]).sum(1)
     if unsorted_indices is not None:
         padded = padded.index_select(0 if batch_first else 1, unsorted_indices)
-        lengths = lengths[unsorted_indices.cpu().numpy()]
+        lengths = lengths[unsorted_indices.cpu()._data]
     return padded, _long(lengths)
 
 
