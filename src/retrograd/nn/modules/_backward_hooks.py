@@ -142,7 +142,7 @@ def register_non_full_hooks(module, hooks, args, result):
 
 def _warn_non_full(inputs, result, node):
     def warn(message):
-        warnings.warn(message, FutureWarning, stacklevel=5)  # (the module's caller)
+        warnings.warn(message, FutureWarning, stacklevel=7)  # (the module's caller)
 
     def tensors(x):
         return (x,) if isinstance(x, Tensor) else x if isinstance(x, tuple) and all(
