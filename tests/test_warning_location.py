@@ -24,7 +24,14 @@ CALLS = {
     "huber_broadcast": lambda: F.huber_loss(retrograd.ones(2, 2), retrograd.ones(2)),
     "mse_broadcast": lambda: F.mse_loss(retrograd.ones(2, 2), retrograd.ones(2)),
     "random_inexact": lambda: retrograd.zeros(2).random_(2 ** 30, 2 ** 30 + 9),
+    "non_full_backward_hook": lambda: _non_full_hooked()(retrograd.ones(2, requires_grad=True)),
 }
+
+
+def _non_full_hooked():
+    m = retrograd.nn.Sigmoid()
+    m.register_backward_hook(lambda *grads: None)
+    return m
 
 
 @pytest.mark.parametrize("name", CALLS)

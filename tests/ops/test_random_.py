@@ -76,7 +76,7 @@ _BAD = [
     ("float32", (2 ** 63,), {}), ("float32", (1.5, 2), {}), ("float32", (1, 2.5), {}),
     ("float32", (), {"from": 1}), ("float32", (), {"to": None}), ("float32", (None,), {}),
     ("float32", (True,), {}), ("float32", (1, 2, 3), {}), ("float32", (1, 2), {"from": 3}),
-    ("float32", (1,), {"to": None, "foo": 2}),
+    ("float32", (1,), {"to": None, "foo": 2}), ("float32", (), {"from": 1.5, "to": 2}),
 ]
 
 

@@ -287,7 +287,8 @@ def _int64_arg(v, args, kwargs):
 
 def _invalid_random(args, kwargs):
     name = lambda v: "Tensor" if isinstance(v, Tensor) else type(v).__name__  # noqa: E731
-    got = ", ".join([name(a) for a in args] + [f"{k}={name(v)}" for k, v in kwargs.items()])
+    got = ", ".join([name(a) for a in args] +  # (keywords last first, as PyTorch lists them)
+                    [f"{k}={name(v)}" for k, v in reversed(kwargs.items())])
     got += ", " if kwargs and not args else ""
     return TypeError(f"random_() received an invalid combination of arguments - got ({got}), "
                      "but expected one of:\n" + "".join(f" * ({s})\n" for s in

@@ -132,10 +132,10 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
     """
     a = input._data
     counts, edges = _parse_bins(bins, input, range, weight, density)
-    if range is not None:
-        range = _parse_range(range, input, bins, weight, density)
     if weight is not None and not isinstance(weight, Tensor):
         raise _invalid_histogramdd(input, bins, range, weight, density)
+    if range is not None:
+        range = _parse_range(range, input, bins, weight, density)
     if isinstance(counts, int):
         if a.ndim == 0:
             raise IndexError("Dimension specified as -1 but tensor has no dimensions")
@@ -159,11 +159,11 @@ _HISTOGRAMDD_SIGNATURES = tuple(
 
 def _invalid_histogramdd(input, bins, range, weight, density):
     """PyTorch's TypeError for arguments no overload takes (the keywords not at their
-    defaults are listed)."""
+    defaults are listed, last first, as PyTorch lists those passed in that order)."""
     name = lambda v: "Tensor" if isinstance(v, Tensor) else type(v).__name__  # noqa: E731
     given = [name(input), name(bins)] + [
-        f"{k}={name(v)}" for k, v in (("range", range), ("weight", weight),
-                                      ("density", density)) if v is not None and v is not False]
+        f"{k}={name(v)}" for k, v in (("density", density), ("weight", weight),
+                                      ("range", range)) if v is not None and v is not False]
     return TypeError(f"histogramdd() received an invalid combination of arguments - got "
                      f"({', '.join(given)}), but expected one of:\n" +
                      "".join(f" * ({s})\n" for s in _HISTOGRAMDD_SIGNATURES))

@@ -15,12 +15,15 @@ from ...backend import Device, device_of, to_device
 from ...compiler import compile
 from ..._hooks import RemovableHandle
 from ...autograd import grad_mode
-from ...ops._registry import apply, defop
 from ..parameter import Buffer, Parameter
+from ._backward_hooks import BackwardHookState, register_non_full_hooks
 
 __all__ = ["Module", "RemovableHandle", "register_module_forward_hook",
            "register_module_forward_pre_hook", "register_module_full_backward_hook",
-           "register_module_full_backward_pre_hook"]
+           "register_module_full_backward_pre_hook", "register_module_backward_hook",
+           "register_module_buffer_registration_hook",
+           "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook"]
 
 # Hooks of every module's call, run before each module's own (PyTorch's globals).
 _global_forward_pre_hooks = OrderedDict()
@@ -29,6 +32,15 @@ _global_forward_hooks_with_kwargs = OrderedDict()
 _global_forward_hooks_always_called = OrderedDict()
 _global_backward_pre_hooks = OrderedDict()
 _global_backward_hooks = OrderedDict()
+# Whether the global backward hooks are full ones (None: none registered yet); the
+# registration hooks, called as parameters, buffers and submodules are registered.
+_global_is_full = [None]
+_global_buffer_registration_hooks = OrderedDict()
+_global_module_registration_hooks = OrderedDict()
+_global_parameter_registration_hooks = OrderedDict()
+
+_BOTH_KINDS = "Cannot use both regular backward hooks and full backward hooks {}. Please use " \
+              "only one of them."
 
 
 def register_module_forward_pre_hook(hook):
@@ -69,9 +81,60 @@ def register_module_full_backward_pre_hook(hook):
 def register_module_full_backward_hook(hook):
     """``hook(module, grad_input, grad_output)`` for every module, before its own full
     backward hooks; a returned tuple replaces ``grad_input``."""
+    return _register_global_backward_hook(hook, full=True)
+
+
+def register_module_backward_hook(hook):
+    """The deprecated form of :func:`register_module_full_backward_hook`: ``hook(module,
+    grad_input, grad_output)`` with the gradients of the node that made each module's
+    output (see :meth:`Module.register_backward_hook`)."""
+    return _register_global_backward_hook(hook, full=False)
+
+
+def _register_global_backward_hook(hook, full):
+    if _global_is_full[0] is (not full):
+        raise RuntimeError(_BOTH_KINDS.format("as a global Module hook"))
+    _global_is_full[0] = full
     h = RemovableHandle(_global_backward_hooks)
     _global_backward_hooks[h.id] = hook
     return h
+
+
+def _registration_hook(hooks, hook):
+    h = RemovableHandle(hooks)
+    hooks[h.id] = hook
+    return h
+
+
+def register_module_buffer_registration_hook(hook):
+    """``hook(module, name, buffer)`` each time a module registers a buffer (by
+    ``register_buffer`` or assignment); a returned value is registered instead.
+
+    >>> h = register_module_buffer_registration_hook(lambda m, name, b: print(name))
+    """
+    return _registration_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook):
+    """``hook(module, name, submodule)`` each time a module registers a submodule (by
+    ``add_module`` or assignment, None included); a returned value is registered
+    instead."""
+    return _registration_hook(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook):
+    """``hook(module, name, param)`` each time a module registers a Parameter (not None);
+    a returned value is registered instead."""
+    return _registration_hook(_global_parameter_registration_hooks, hook)
+
+
+def _registered(hooks, module, name, value):
+    """``value`` after the global registration ``hooks``."""
+    for hook in hooks.values():
+        out = hook(module, name, value)
+        if out is not None:
+            value = out
+    return value
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -83,12 +146,6 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
-
-
-# The identity PyTorch wraps a module's inputs and outputs in for full backward hooks.
-_hook_identity = defop("backward_hook", lambda xp, self: self,
-                       vjp={"self": lambda grad: grad}, jvp="linear",
-                       node="BackwardHookFunctionBackward")
 
 
 _HOOK_DICTS = ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
@@ -128,12 +185,14 @@ class Module:
         d["_modules"] = {}
         for name in _HOOK_DICTS:
             d[name] = OrderedDict()
+        d["_is_full_backward_hook"] = None
 
     def __setstate__(self, state):
         """A module pickled before a hook dict existed gets it empty, as PyTorch's."""
         self.__dict__.update(state)
         for name in _HOOK_DICTS:
             self.__dict__.setdefault(name, OrderedDict())
+        self.__dict__.setdefault("_is_full_backward_hook", None)
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
@@ -150,6 +209,8 @@ class Module:
             raise TypeError(f"cannot assign '{type(param).__module__}.{type(param).__name__}' "
                             f"object to parameter '{name}' (torch.nn.Parameter or None "
                             f"required)")
+        if param is not None:
+            param = _registered(_global_parameter_registration_hooks, self, name, param)
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
@@ -161,7 +222,7 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
                             f"'{name}' (torch Tensor or None required)")
-        self._buffers[name] = tensor
+        self._buffers[name] = _registered(_global_buffer_registration_hooks, self, name, tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -173,7 +234,7 @@ class Module:
         self._check_name(name, "module")
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
-        self._modules[name] = module
+        self._modules[name] = _registered(_global_module_registration_hooks, self, name, module)
 
     register_module = add_module
 
@@ -203,12 +264,14 @@ class Module:
             if params is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._discard(name)
-            d["_modules"][name] = value
+            d["_modules"][name] = _registered(_global_module_registration_hooks, self, name,
+                                              value)
         elif d.get("_modules") is not None and name in d["_modules"]:
             if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
                                 f"'{name}' (torch.nn.Module or None expected)")
-            d["_modules"][name] = None
+            d["_modules"][name] = _registered(_global_module_registration_hooks, self, name,
+                                              None)
         elif isinstance(value, Buffer) or (d.get("_buffers") is not None
                                            and name in d["_buffers"]):
             if value is not None and not isinstance(value, Tensor):
@@ -217,7 +280,8 @@ class Module:
             if isinstance(value, Buffer):  # nn.Buffer registers itself, as a Parameter does
                 self.register_buffer(name, value, value.persistent)
             else:
-                d["_buffers"][name] = value
+                d["_buffers"][name] = _registered(_global_buffer_registration_hooks, self,
+                                                  name, value)
         else:
             object.__setattr__(self, name, value)
 
@@ -519,9 +583,24 @@ class Module:
             self._forward_hooks.move_to_end(h.id, last=False)
         return h
 
+    def register_backward_hook(self, hook):
+        """Deprecated for :meth:`register_full_backward_hook`: ``hook(module, grad_input,
+        grad_output)`` with the gradients of the node that made the module's (first)
+        output, which are the module's own only when that node is its one op (a
+        FutureWarning at the call says what it misses otherwise)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(_BOTH_KINDS.format("on a single Module"))
+        self.__dict__["_is_full_backward_hook"] = False
+        h = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[h.id] = hook
+        return h
+
     def register_full_backward_hook(self, hook, prepend=False):
         """``hook(module, grad_input, grad_output)`` once the gradients of the module's
         tensor inputs are computed; it may return a replacement grad_input."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(_BOTH_KINDS.format("on a single Module"))
+        self.__dict__["_is_full_backward_hook"] = True
         h = RemovableHandle(self._backward_hooks)
         self._backward_hooks[h.id] = hook
         if prepend:
@@ -596,6 +675,16 @@ def _has_backward_hooks(module):
                 or _global_backward_pre_hooks)
 
 
+def _backward_hooks(module):
+    """The full and the non-full backward hooks of a call of ``module``, global first."""
+    full, non_full = [], []
+    for is_full, hooks in ((_global_is_full[0], _global_backward_hooks),
+                           (module._is_full_backward_hook, module._backward_hooks)):
+        if hooks:
+            (full if is_full else non_full).extend(hooks.values())
+    return full, non_full
+
+
 class _HookedCall:
     """One call of a module with its hooks: the global ones, then its own. ``args`` and
     ``result`` are what the hooks have made of them so far, which the forward hooks with
@@ -621,9 +710,11 @@ class _HookedCall:
                 res = hook(m, self.args)
                 if res is not None:
                     self.args = res if isinstance(res, tuple) else (res,)
+        full, non_full = _backward_hooks(m)
+        pre = (*_global_backward_pre_hooks.values(), *m._backward_pre_hooks.values())
         state = None
-        if _has_backward_hooks(m) and grad_mode.state.enabled:
-            state = _BackwardHookState(m)
+        if (full or pre) and grad_mode.state.enabled:
+            state = BackwardHookState(m, full, pre)
             self.args = state.wrap_inputs(self.args)
         self.result = m.forward(*self.args, **self.kwargs)
         for hid, hook in (*_global_forward_hooks.items(), *m._forward_hooks.items()):
@@ -638,6 +729,8 @@ class _HookedCall:
                 self.result = res
         if state is not None:
             self.result = state.wrap_outputs(self.result)
+        if non_full:
+            register_non_full_hooks(m, non_full, self.args, self.result)
         return self.result
 
     def run_always_called(self):
@@ -661,89 +754,3 @@ class _HookedCall:
             return
         if res is not None:
             self.result = res
-
-
-class _BackwardHookState:
-    """Identity nodes around a module's tensor inputs and outputs: grad_output is what
-    reaches the outputs' identities (the backward pre-hooks run once all have), grad_input
-    what leaves the inputs' identities. With several inputs (outputs), a returned
-    grad_input (grad_output) replaces the last one computed only."""
-
-    def __init__(self, module):
-        self.module = module
-        self.grad_inputs = []
-        self.grad_outputs = None
-        self.pending = 0  # input gradients still to come
-
-    def wrap_inputs(self, args):
-        out = []
-        for a in args:
-            if isinstance(a, Tensor):
-                if a.requires_grad:
-                    a = apply(_hook_identity, (a,))
-                    a.register_hook(self._input_hook(len(self.grad_inputs)))
-                    self.pending += 1
-                self.grad_inputs.append(None)
-            out.append(a)
-        return tuple(out)
-
-    def _input_hook(self, i):
-        def hook(grad):
-            self.grad_inputs[i] = grad
-            self.pending -= 1
-            if self.pending == 0:
-                res = self._call(tuple(self.grad_inputs))
-                if res is not None:
-                    return res[i]
-            return None
-        return hook
-
-    def _call(self, grad_input):
-        res = None
-        for hook in (*_global_backward_hooks.values(), *self.module._backward_hooks.values()):
-            r = hook(self.module, grad_input, self.grad_outputs)
-            if r is not None:
-                res = grad_input = tuple(r)
-        return res
-
-    def wrap_outputs(self, out):
-        single = isinstance(out, Tensor)
-        outs = (out,) if single else out
-        if not isinstance(outs, tuple):
-            return out
-        self.grad_outputs = [None] * sum(1 for o in outs
-                                         if isinstance(o, Tensor) and o.requires_grad)
-        wrapped, k = [], 0
-        for o in outs:
-            if isinstance(o, Tensor) and o.requires_grad:
-                o = apply(_hook_identity, (o,))
-                o.register_hook(self._output_hook(k))
-                k += 1
-            wrapped.append(o)
-        return wrapped[0] if single else tuple(wrapped)
-
-    def _output_hook(self, k):
-        def hook(grad):
-            self.grad_outputs[k] = grad
-            if all(g is not None for g in self.grad_outputs):
-                self.grad_outputs = tuple(self.grad_outputs)
-                self._call_pre()
-                if self.pending == 0:  # no input requires grad: grad_input is all None
-                    self._call((None,) * max(len(self.grad_inputs), 1))
-                if self.grad_outputs[k] is not grad:  # a pre-hook replaced it
-                    return self.grad_outputs[k]
-            return None
-        return hook
-
-    def _call_pre(self):
-        """The backward pre-hooks, global ones first: each may replace grad_output (the
-        gradients still to flow: with several outputs, the last one to arrive's)."""
-        for hook in (*_global_backward_pre_hooks.values(),
-                     *self.module._backward_pre_hooks.values()):
-            r = hook(self.module, self.grad_outputs)
-            if r is not None:
-                if len(r) != len(self.grad_outputs):
-                    raise RuntimeError(f"Backward pre hook returned an invalid number of "
-                                       f"grad_output, got {len(r)}, but expected "
-                                       f"{len(self.grad_outputs)}")
-                self.grad_outputs = r
