@@ -396,7 +396,7 @@ def _apply_inplace(op, self, values, attrs, _observed):
     if op.into is not None and arrays[0] is dst and _fits(xp, arrays, dst):
         out = None  # computed straight into dst below (an upcast self is a copy: not here)
     else:
-        out = _inplace_result(op, xp, values, arrays, attrs, dst)
+        out = _inplace_result(op, xp, values, arrays, attrs, dst, low)
     if record:  # the pre-write value and history of self, as the node's first input
         old = wrap(dst.copy() if "self" in op.saved_names else dst, xp)
         old._requires_grad = self._requires_grad
@@ -448,18 +448,20 @@ def _fits(xp, arrays, dst):
     return True
 
 
-def _inplace_result(op, xp, values, arrays, attrs, dst):
-    """The op's result for an in-place write, checked like PyTorch's out= checks."""
+def _inplace_result(op, xp, values, arrays, attrs, dst, low):
+    """The op's result for an in-place write, checked like PyTorch's out= checks: the shape
+    first, then the dtype, named as the inputs' common dtype (``low`` where a float16 or
+    bfloat16 one computed in float32)."""
     try:
         out = op.forward(xp, *arrays, *attrs)
     except ValueError as e:
         raise _broadcast_error(values, e) from None
-    if out.dtype != dst.dtype and not _same_kind(out.dtype, dst.dtype):
-        raise RuntimeError(f"result type {_pretty(out.dtype)} can't be cast to the desired "
-                           f"output type {_pretty(dst.dtype)}")
     if out.shape != dst.shape:
         raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast "
                            f"shape {list(out.shape)}")
+    if out.dtype != dst.dtype and not _same_kind(out.dtype, dst.dtype):
+        raise RuntimeError(f"result type {_pretty(low or out.dtype)} can't be cast to the "
+                           f"desired output type {_pretty(dst.dtype)}")
     return out
 
 
