@@ -417,3 +417,15 @@ def test_inplace_checks_shape_then_the_common_dtype(torch, name, self_shape, sel
         x = lib.ones(self_shape, dtype=getattr(lib, self_dtype))
         return getattr(x, name)(lib.ones(other_shape, dtype=getattr(lib, other_dtype)))
     _same(torch, fn)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype, fn", [
+    ("uint8", lambda x: x + -1), ("uint8", lambda x: x.add_(-1)), ("uint8", lambda x: x * 300),
+    ("int8", lambda x: x + 200), ("uint8", lambda x: x.remainder(-1)),
+    ("int32", lambda x: x.floor_divide(-2**40)), ("int16", lambda x: x.sub_(70000)),
+])
+def test_int_scalar_outside_the_dtype_wraps(torch, dtype, fn):
+    """A Python int beyond an integer tensor's range wraps into its dtype, as PyTorch casts
+    the scalar (NumPy raised OverflowError)."""
+    _same(torch, lambda lib: fn(lib.tensor([1, 2], dtype=getattr(lib, dtype))))

@@ -88,6 +88,8 @@ def _promote(op, values, arrays):
                 break
         else:  # nothing of another dtype or a higher kind
             if rank >= 2 or not op.to_float:
+                if rank == 1:
+                    _wrap_ints(values, arrays, idx, kind)
                 return arrays
     rt = result_type(*(values[j] for j in idx if values[j] is not None))
     if op.to_float and rt.category < FLOAT:
@@ -104,7 +106,20 @@ def _promote(op, values, arrays):
                     arrays[i] = a.astype(target)
         elif isinstance(a, numpy.generic):  # NumPy scalars are weak, like Python numbers
             arrays[i] = a.item()
+    if target.kind in "iu":
+        _wrap_ints(values, arrays, idx, target)
     return arrays
+
+
+def _wrap_ints(values, arrays, idx, dtype):
+    """Python ints outside the integer ``dtype``'s range wrap into it, as PyTorch casts a
+    scalar operand (uint8 + -1 subtracts 1 modulo 256; NumPy refuses the conversion)."""
+    for i in idx:
+        v = arrays[i]
+        if type(v) is int and not 0 <= v <= 127:  # (within every integer dtype's range)
+            info = numpy.iinfo(dtype)
+            if not info.min <= v <= info.max:
+                arrays[i] = numpy.int64(v).astype(dtype)
 
 
 def _float_inputs(arrays):
