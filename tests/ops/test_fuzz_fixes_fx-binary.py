@@ -399,3 +399,33 @@ def test_mul_gradient_rounds_each_float16_product_before_the_sum(torch, a, b):
     element before the broadcast operand's sum, as in PyTorch (not a finite float32 sum);
     a 0-d operand of another dtype as its kernel takes it."""
     _same_grads(torch, lambda lib, x, y: lib.mul(x, y) * 2, a, b)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["add_", "mul_", "div_", "copysign_", "clamp_"])
+@pytest.mark.parametrize("self_shape, self_dtype, other_shape, other_dtype", [
+    ((3,), "int64", (2, 3), "float32"),  # both wrong: the shape is named first
+    ((3,), "bool", (2, 1), "int64"),
+    ((2, 3), "int64", (3,), "float16"),  # the common dtype is Half (computed in float32)
+    ((2, 3), "uint8", (), "float16"),
+])
+def test_inplace_checks_shape_then_the_common_dtype(torch, name, self_shape, self_dtype,
+                                                    other_shape, other_dtype):
+    """In-place binary ops: PyTorch refuses a broadcast past self's shape before a result
+    dtype self cannot hold, and names that dtype as the inputs' common one."""
+    def fn(lib):
+        x = lib.ones(self_shape, dtype=getattr(lib, self_dtype))
+        return getattr(x, name)(lib.ones(other_shape, dtype=getattr(lib, other_dtype)))
+    _same(torch, fn)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype, fn", [
+    ("uint8", lambda x: x + -1), ("uint8", lambda x: x.add_(-1)), ("uint8", lambda x: x * 300),
+    ("int8", lambda x: x + 200), ("uint8", lambda x: x.remainder(-1)),
+    ("int32", lambda x: x.floor_divide(-2**40)), ("int16", lambda x: x.sub_(70000)),
+])
+def test_int_scalar_outside_the_dtype_wraps(torch, dtype, fn):
+    """A Python int beyond an integer tensor's range wraps into its dtype, as PyTorch casts
+    the scalar (NumPy raised OverflowError)."""
+    _same(torch, lambda lib: fn(lib.tensor([1, 2], dtype=getattr(lib, dtype))))

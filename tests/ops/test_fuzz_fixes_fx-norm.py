@@ -229,3 +229,20 @@ def test_std_gradient_in_float16(torch):
                        requires_grad=True)
         return lib.stack([lib.std(x[:2]), lib.std(x), lib.std(x.reshape(2, 2), dim=0)[1]]), [x]
     _same(fn, torch)
+
+
+@pytest.mark.parametrize("strided", [False, True])
+@pytest.mark.parametrize("affine", [False, True])
+def test_batch_norm_eval_of_zero_variance_without_eps_follows_the_layout(torch, strided,
+                                                                         affine):
+    """Slow-run seed: PyTorch folds contiguous inputs into ``x * alpha + beta`` (inf - inf:
+    NaN) and computes strided ones as ``(x - mean) * invstd * weight + bias`` (+-inf)."""
+    def fn(lib):
+        x = lib.tensor([[0.125, 0.5], [0.25, 0.375]], dtype=lib.float64)
+        x = (x.t().contiguous().t() if strided else x).requires_grad_()
+        w = lib.tensor([0.125, 2.0], dtype=lib.float64) if affine else None
+        b = lib.tensor([0.125, 1.0], dtype=lib.float64) if affine else None
+        out = lib.nn.functional.batch_norm(x, lib.tensor([0.3, 0.1], dtype=lib.float64),
+                                           lib.zeros(2, dtype=lib.float64), w, b, eps=0.0)
+        return out, [x]
+    _same(fn, torch)

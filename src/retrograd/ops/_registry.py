@@ -99,6 +99,8 @@ def _promote(op, values, arrays):
                 break
         else:  # nothing of another dtype or a higher kind
             if rank >= 2 or not op.to_float:
+                if rank == 1:
+                    _wrap_ints(values, arrays, idx, kind)
                 return arrays
     rt = result_type(*(values[j] for j in idx if values[j] is not None))
     if op.to_float and rt.category < FLOAT:
@@ -115,7 +117,20 @@ def _promote(op, values, arrays):
                     arrays[i] = a.astype(target)
         elif isinstance(a, numpy.generic):  # NumPy scalars are weak, like Python numbers
             arrays[i] = a.item()
+    if target.kind in "iu":
+        _wrap_ints(values, arrays, idx, target)
     return arrays
+
+
+def _wrap_ints(values, arrays, idx, dtype):
+    """Python ints outside the integer ``dtype``'s range wrap into it, as PyTorch casts a
+    scalar operand (uint8 + -1 subtracts 1 modulo 256; NumPy refuses the conversion)."""
+    for i in idx:
+        v = arrays[i]
+        if type(v) is int and not 0 <= v <= 127:  # (within every integer dtype's range)
+            info = numpy.iinfo(dtype)
+            if not info.min <= v <= info.max:
+                arrays[i] = numpy.int64(v).astype(dtype)
 
 
 def _float_inputs(arrays):
@@ -407,7 +422,7 @@ def _apply_inplace(op, self, values, attrs, _observed):
     if op.into is not None and arrays[0] is dst and _fits(xp, arrays, dst):
         out = None  # computed straight into dst below (an upcast self is a copy: not here)
     else:
-        out = _inplace_result(op, xp, values, arrays, attrs, dst)
+        out = _inplace_result(op, xp, values, arrays, attrs, dst, low)
     if record:  # the pre-write value and history of self, as the node's first input
         old = wrap(dst.copy() if "self" in op.saved_names else dst, xp)
         old._requires_grad = self._requires_grad
@@ -459,18 +474,20 @@ def _fits(xp, arrays, dst):
     return True
 
 
-def _inplace_result(op, xp, values, arrays, attrs, dst):
-    """The op's result for an in-place write, checked like PyTorch's out= checks."""
+def _inplace_result(op, xp, values, arrays, attrs, dst, low):
+    """The op's result for an in-place write, checked like PyTorch's out= checks: the shape
+    first, then the dtype, named as the inputs' common dtype (``low`` where a float16 or
+    bfloat16 one computed in float32)."""
     try:
         out = op.forward(xp, *arrays, *attrs)
     except ValueError as e:
         raise _broadcast_error(values, e) from None
-    if out.dtype != dst.dtype and not _same_kind(out.dtype, dst.dtype):
-        raise RuntimeError(f"result type {_pretty(out.dtype)} can't be cast to the desired "
-                           f"output type {_pretty(dst.dtype)}")
     if out.shape != dst.shape:
         raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast "
                            f"shape {list(out.shape)}")
+    if out.dtype != dst.dtype and not _same_kind(out.dtype, dst.dtype):
+        raise RuntimeError(f"result type {_pretty(low or out.dtype)} can't be cast to the "
+                           f"desired output type {_pretty(dst.dtype)}")
     return out
 
 

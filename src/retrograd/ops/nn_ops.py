@@ -701,6 +701,23 @@ def _bn_c(t, ndim):
     return t if t is None else t.reshape((-1,) + (1,) * (ndim - 2))
 
 
+def _contiguous(*arrays):
+    return all(a is None or a.flags.c_contiguous for a in arrays)
+
+
+def _bn_folded(input, weight, bias, mean, invstd):
+    """PyTorch's kernel for contiguous tensors: ``x * alpha + beta`` with per-channel
+    ``alpha = invstd * weight`` and ``beta = bias - mean * alpha``, in at least float32.
+    With a zero variance and eps (invstd inf) that is inf - inf, NaN, where its strided
+    kernel's ``(x - mean) * invstd * weight + bias`` gives +-inf."""
+    up = OPMATH.get(input.dtype, input.dtype)
+    alpha = invstd.astype(up) if weight is None else invstd.astype(up) * weight.astype(up)
+    beta = -mean.astype(up) * alpha
+    if bias is not None:
+        beta += bias.astype(up)
+    return (input.astype(up) * alpha + beta).astype(input.dtype)
+
+
 def _bn_fwd(xp, input, weight, bias, running_mean, running_var, training, eps):
     axes = _bn_axes(input.ndim)
     if training:
@@ -709,8 +726,12 @@ def _bn_fwd(xp, input, weight, bias, running_mean, running_var, training, eps):
         invstd = 1 / xp.sqrt(_mean(xp, xc * xc, axes) + eps)
     else:
         mean = _bn_c(running_mean, input.ndim)
-        xc = input - mean
         invstd = 1 / xp.sqrt(_bn_c(running_var, input.ndim) + eps)
+        if _contiguous(input, weight, bias, running_mean, running_var):
+            return (_bn_folded(input, _bn_c(weight, input.ndim), _bn_c(bias, input.ndim),
+                               mean, invstd),
+                    xp.reshape(mean, (-1,)), xp.reshape(invstd, (-1,)))
+        xc = input - mean
     out = xc * invstd
     if weight is not None:
         out *= _bn_c(weight, input.ndim)
