@@ -170,3 +170,60 @@ def test_both_kinds_of_backward_hook_are_refused_as_torch(case):
             _MIXED[case](lib, lib.nn.Linear(2, 2))
         return str(e.value)
     assert run(retrograd) == run(torch)
+
+
+def _positional(lib):
+    nn = lib.nn
+
+    class Scaled(nn.Module):
+        def forward(self, x, scale):
+            return x.sigmoid() * scale, "not a tensor"
+
+    class Const(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(lib.ones(2))
+
+        def forward(self, *args):
+            return self.w * 2
+    return Scaled, Const
+
+
+_POSITIONAL = {
+    "a number among the inputs and outputs": lambda lib, S, C: S()(
+        lib.ones(2, requires_grad=True), 3.0)[0],
+    "no input": lambda lib, S, C: C()(),
+    "inputs that need no gradient": lambda lib, S, C: C()(lib.ones(2), 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_POSITIONAL))
+@pytest.mark.parametrize("returns", [None, "grads"])
+def test_full_hooks_see_an_entry_per_argument_and_output(case, returns):
+    """grad_input has one entry per positional argument and grad_output one per output
+    (None where no gradient flows). With no input that requires grad the hooks run from
+    the outputs' side, warn, and may return only Nones."""
+    def run(lib):
+        scaled, const = _positional(lib)
+        log = []
+        orig = lib.nn.Module.__call__
+
+        def call(module, *args, **kwargs):
+            if not module._backward_hooks:
+                module.register_full_backward_pre_hook(_logger(log, "pre"))
+                module.register_full_backward_hook(_logger(
+                    log, "full", returns and (lib.ones(2),) * len(args)))
+            return orig(module, *args, **kwargs)
+        lib.nn.Module.__call__ = call
+        try:
+            out = _POSITIONAL[case](lib, scaled, const)
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                try:
+                    out.sum().backward()
+                except RuntimeError as e:
+                    log.append(str(e))
+        finally:
+            lib.nn.Module.__call__ = orig
+        return log, [(w.category, str(w.message)) for w in seen]
+    assert run(retrograd) == run(torch)

@@ -10,13 +10,12 @@ import math
 import operator
 import warnings
 
-import numpy
-
-from .._dtype import C10_NAMES, CPP_NAMES, float64, int64, is_float, np_finfo, np_iinfo
+from .._dtype import C10_NAMES, CPP_NAMES, float32, float64, int64, is_float, np_finfo, \
+    np_iinfo
 from .. import _random
 from .._tensor import Tensor, wrap
 from ..autograd._batched import INPLACE, RANDOMNESS, SAME_BATCHED, levels_of
-from ..backend import get_array_module
+from ..backend import get_array_module, host_array_module
 from ..backend.functions import functions
 from ._registry import _pretty, apply, defop, register
 
@@ -275,7 +274,7 @@ def _int64_arg(v, args, kwargs):
     """An ``int`` argument as PyTorch's parser reads it: anything with ``__index__`` but a
     bool, within int64."""
     try:
-        if isinstance(v, (bool, numpy.bool_)):
+        if isinstance(v, bool):  # (NumPy's bool has no __index__)
             raise TypeError
         v = operator.index(v)
     except TypeError:
@@ -347,8 +346,8 @@ def _rounded(dtype, v):
     """``v`` (an int64) rounded to float ``dtype`` and back to int64 as C++ casts it (Half
     and BFloat16 are made from a float; what int64 cannot hold becomes its minimum, as on
     x86)."""
-    wide = numpy.float64 if dtype == numpy.float64 else numpy.float32
-    x = float(numpy.array(v, numpy.int64).astype(wide).astype(dtype))
+    wide = float64.np if dtype == float64.np else float32.np
+    x = float(host_array_module().asarray(v, dtype=int64.np).astype(wide).astype(dtype))
     return int(x) if -2.0 ** 63 <= x < 2.0 ** 63 else _INT64_MIN
 
 

@@ -4,6 +4,7 @@ non-full ones (``register_backward_hook``) on the node that made its output."""
 
 import warnings
 
+from ... import _observe
 from ..._creation import zeros
 from ..._tensor import Tensor
 from ...autograd.engine import current_graph_task
@@ -18,12 +19,14 @@ _hook_identity = defop("backward_hook", lambda xp, self: self,
 
 
 class BackwardHookState:
-    """Identity nodes around one call's tensor inputs and outputs. In each backward, the
-    pre-hooks run once every output identity that this backward runs has its gradient
-    (None for the others: an output that takes no part), and the full hooks once every
-    input identity it runs has; an input that requires grad but gets none has zeros, one
-    that does not require grad None (PyTorch's BackwardHook). With several inputs
-    (outputs), a returned grad_input (grad_output) replaces the last one computed only."""
+    """Identity nodes around one call's tensor inputs and outputs that require grad. In
+    each backward, the pre-hooks run once every output identity that this backward runs
+    has its gradient (None for the others: an output that takes no part), and the full
+    hooks once every input identity it runs has; an input that requires grad but gets
+    none has zeros (PyTorch's BackwardHook). grad_input and grad_output have an entry per
+    positional argument and per output, None where no gradient flows. With several
+    inputs (outputs), a returned grad_input (grad_output) replaces the last one computed
+    only."""
 
     def __init__(self, module, full_hooks, pre_hooks):
         self.module, self.full_hooks, self.pre_hooks = module, full_hooks, pre_hooks
@@ -32,16 +35,15 @@ class BackwardHookState:
 
     def wrap_inputs(self, args):
         out = []
-        for a in args:
-            if isinstance(a, Tensor):
-                node = meta = None
-                if a.requires_grad:
-                    meta = (tuple(a.shape), a.dtype, a.device)
-                    a = apply(_hook_identity, (a,))
-                    a.register_hook(self._input_hook(len(self.in_nodes)))
-                    node = a.grad_fn
-                self.in_nodes.append(node)
-                self.in_meta.append(meta)
+        for i, a in enumerate(args):
+            node = meta = None
+            if isinstance(a, Tensor) and a.requires_grad:
+                meta = (tuple(a.shape), a.dtype, a.device)
+                a = apply(_hook_identity, (a,))
+                a.register_hook(self._input_hook(i))
+                node = a.grad_fn
+            self.in_nodes.append(node)
+            self.in_meta.append(meta)
             out.append(a)
         return tuple(out)
 
@@ -51,11 +53,13 @@ class BackwardHookState:
         if not isinstance(outs, tuple):
             return out
         wrapped = []
-        for o in outs:
+        for k, o in enumerate(outs):
+            node = None
             if isinstance(o, Tensor) and o.requires_grad:
                 o = apply(_hook_identity, (o,))
-                o.register_hook(self._output_hook(len(self.out_nodes)))
-                self.out_nodes.append(o.grad_fn)
+                o.register_hook(self._output_hook(k))
+                node = o.grad_fn
+            self.out_nodes.append(node)
             wrapped.append(o)
         return wrapped[0] if single else tuple(wrapped)
 
@@ -67,8 +71,9 @@ class BackwardHookState:
             return
         self.task = task.id
         self.grad_outputs = [None] * len(self.out_nodes)
-        self.grad_inputs = [None] * max(len(self.in_nodes), 1)
-        self.outs_due = {k for k, n in enumerate(self.out_nodes) if task.will_execute(n)}
+        self.grad_inputs = [None] * len(self.in_nodes)
+        self.outs_due = {k for k, n in enumerate(self.out_nodes)
+                         if n is not None and task.will_execute(n)}
         self.ins_due = {i for i, n in enumerate(self.in_nodes)
                         if n is not None and task.will_execute(n)}
 
@@ -80,8 +85,8 @@ class BackwardHookState:
             if self.outs_due:
                 return None
             self.grad_outputs = self._call_pre(tuple(self.grad_outputs))
-            if not any(self.in_nodes):  # no input requires grad: grad_input is all None
-                self._call_full(tuple(self.grad_inputs))
+            if not any(self.in_nodes):
+                self._call_without_inputs()
             return self.grad_outputs[k] if self.grad_outputs[k] is not grad else None
         return hook
 
@@ -122,6 +127,21 @@ class BackwardHookState:
                 res = grad_input = tuple(r)
         return res
 
+    def _call_without_inputs(self):
+        """No input requires grad: the full hooks run from the outputs' side, with
+        grad_input all None, and may not replace it."""
+        warnings.warn("Full backward hook is firing when gradients are computed with respect "
+                      "to module outputs since no inputs require gradients. See "
+                      "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                      "#torch.nn.Module.register_full_backward_hook for more details.",
+                      stacklevel=_observe.user_stacklevel())
+        grad_input = (None,) * len(self.in_nodes)
+        for hook in self.full_hooks:
+            r = hook(self.module, grad_input, tuple(self.grad_outputs))
+            if r is not None and not (isinstance(r, tuple) and all(g is None for g in r)):
+                raise RuntimeError("Backward hook for Modules where no input requires gradient "
+                                   "should always return None or None for all gradients.")
+
 
 def register_non_full_hooks(module, hooks, args, result):
     """The deprecated ``register_backward_hook`` hooks: ``hook(module, grad_input,
@@ -142,7 +162,7 @@ def register_non_full_hooks(module, hooks, args, result):
 
 def _warn_non_full(inputs, result, node):
     def warn(message):
-        warnings.warn(message, FutureWarning, stacklevel=7)  # (the module's caller)
+        warnings.warn(message, FutureWarning, stacklevel=_observe.user_stacklevel())
 
     def tensors(x):
         return (x,) if isinstance(x, Tensor) else x if isinstance(x, tuple) and all(
