@@ -32,11 +32,11 @@ def _check(x, name, fn):
     return x
 
 
-def _check_tensor(x, name, fn):
+def _check_tensor(x, name, fn, position=2):
     """Overloads that take no Python number (maximum, atan2, ...) refuse one as PyTorch."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{fn}(): argument '{name}' (position 2) must be Tensor, not "
-                        f"{type(x).__name__}")
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, "
+                        f"not {type(x).__name__}")
     return x
 
 
@@ -731,7 +731,7 @@ def add_(self, other, *, alpha=1):
     return apply_inplace(_add, self, (other,), (alpha,))
 
 
-@register(function=False)
+@register(function=False, aliases=("subtract_",))
 def sub_(self, other, *, alpha=1):
     _check_sub(self, other)
     if alpha != 1 or type(alpha) is not int:
@@ -792,6 +792,30 @@ def clamp_min_(self, min):
 def clamp_max_(self, max):
     return apply_inplace(_clamp_max if isinstance(max, Tensor) else _clamp_max_scalar, self,
                          (max,))
+
+
+@register(function=False)
+def atan2_(self, other):
+    return apply_inplace(_atan2, self, (_check_tensor(other, "other", "atan2_", 1),))
+
+
+@register(function=False)
+def arctan2_(self, other):  # (not an alias: PyTorch's errors name the method called)
+    return apply_inplace(_atan2, self, (_check_tensor(other, "other", "arctan2_", 1),))
+
+
+@register(function=False)
+def hypot_(self, other):
+    if result_type(self, _check_tensor(other, "other", "hypot_", 1)).category < FLOAT:
+        raise _broadcast_error((self, other), NotImplementedError(
+            f'"hypot_cpu" not implemented for \'{_pretty(result_type(self, other).np)}\''))
+    return apply_inplace(_hypot, self, (other,))
+
+
+@register(function=False)
+def xlogy_(self, other):
+    return apply_inplace(_xlogy if isinstance(other, Tensor) else _xlogy_scalar_other, self,
+                         (other,))
 
 
 @register(function=False)
