@@ -449,3 +449,15 @@ def test_inplace_binary_methods(torch, name, self_dtype, other):
         assert got[1] == want[1]
     else:  # (float32 atan2 is NumPy's, within an ulp of PyTorch's)
         numpy.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.ones(2) - True, lambda lib: True - lib.ones(2),
+    lambda lib: lib.ones(2).sub_(True), lambda lib: lib.ones(2, dtype=lib.bool).sub_(True),
+    lambda lib: lib.rsub(lib.ones(2), False), lambda lib: lib.ones(2, dtype=lib.int64) - False,
+])
+def test_sub_refuses_a_python_bool_as_a_bool_tensor(torch, fn):
+    """PyTorch wraps a Python bool operand of subtraction as a bool tensor, which it refuses
+    (retrograd subtracted 1 or 0)."""
+    _same(torch, fn)

@@ -57,9 +57,13 @@ def _check_alpha(input, other, alpha):
     return builtins.bool(alpha) if rt.category == BOOL else alpha
 
 
+def _is_bool(x):
+    """A bool tensor or a Python bool (PyTorch wraps the number as a bool tensor)."""
+    return type(x) is bool or isinstance(x, Tensor) and x._data.dtype.kind == "b"
+
+
 def _check_sub(input, other):
-    _refuse_bool_sub(isinstance(input, Tensor) and input._data.dtype.kind == "b",
-                     isinstance(other, Tensor) and other._data.dtype.kind == "b")
+    _refuse_bool_sub(_is_bool(input), _is_bool(other))
 
 
 def _refuse_bool_sub(a, b):
