@@ -440,3 +440,17 @@ def test_mean_dtype_and_aminmax_dim_errors(torch, fn):
         except (RuntimeError, IndexError, TypeError) as e:
             return type(e).__name__, str(e)
     assert outcome(retrograd) == outcome(torch)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+@pytest.mark.parametrize("shape, dim", [((), 1), ((), -2), ((), 0), ((), (0,)), ((2,), (0,))])
+def test_running_extrema_dim_errors(torch, name, shape, dim):
+    """cummax/cummin of a 0-d tensor name their own range ([-1, 0]); a tuple dim is a
+    TypeError naming the argument."""
+    def outcome(lib):
+        try:
+            return [t.tolist() for t in getattr(lib, name)(lib.ones(shape), dim)]
+        except (IndexError, TypeError) as e:
+            return type(e).__name__, str(e)
+    assert outcome(retrograd) == outcome(torch)
