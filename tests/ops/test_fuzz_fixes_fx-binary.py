@@ -461,3 +461,16 @@ def test_sub_refuses_a_python_bool_as_a_bool_tensor(torch, fn):
     """PyTorch wraps a Python bool operand of subtraction as a bool tensor, which it refuses
     (retrograd subtracted 1 or 0)."""
     _same(torch, fn)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "fmin"])
+def test_extremum_gradients_compare_in_the_result_dtype(torch, name):
+    """Slow-run seed 13: a float32 tensor beside a 0-d float64 one that equals it once
+    rounded to float32 ties (PyTorch's backward compares in the result dtype)."""
+    def grads(lib):
+        x = lib.tensor([0.1257302165031433, 1.0, float("nan")], requires_grad=True)
+        y = lib.tensor(0.1257302210933933, dtype=lib.float64, requires_grad=True)
+        g = lib.autograd.grad(getattr(lib, name)(x, y), (x, y), lib.tensor([1.0, 2.0, 4.0]))
+        return [t.tolist() for t in g]
+    assert grads(retrograd) == grads(torch)

@@ -8,6 +8,7 @@ import builtins
 import cmath
 import math
 import numbers
+import operator
 
 from .. import _dtype
 from .._dtype import BOOL, COMPLEX, FLOAT, is_float, is_inexact, is_low, kind_of, result_type
@@ -322,10 +323,17 @@ def _int_trunc_div(xp, a, b):
     return q + ((q < 0) & (q * b != a))
 
 
+def _as_result(xp, grad, *operands):
+    """The operands in the result's dtype (the gradient's), where PyTorch's backward
+    compares them: a 0-d float64 beside a float32 tensor ties with it once rounded."""
+    return [a if a.dtype == grad.dtype else xp.astype(a, grad.dtype) for a in operands]
+
+
 def _maxmin_rule(pick_self):
     """Gradient of maximum/minimum: none to the loser, split evenly on ties, and (as
     PyTorch) all of it to both where a NaN makes them incomparable."""
     def rule(xp, grad, self, other):
+        self, other = _as_result(xp, grad, self, other)
         loses = (self < other) if pick_self else (self > other)
         return xp.where(self == other, grad / 2, xp.where(loses, 0, grad))
     return rule
@@ -341,17 +349,23 @@ _minimum = defop("minimum", lambda xp, self, other: xp.minimum(self, other),
                       "other": lambda xp, grad, self, other:
                       _maxmin_rule(False)(xp, grad, other, self)},
                  promote=_BOTH, jvp="elementwise")
+def _fmaxmin_rule(picks, to_self):
+    """Gradient of fmax/fmin: all to self where it wins or ties (``picks``) or other is
+    NaN, else all to other."""
+    def rule(xp, grad, self, other):
+        self, other = _as_result(xp, grad, self, other)
+        to = picks(self, other) | (other != other)
+        return xp.where(to, grad, 0) if to_self else xp.where(to, 0, grad)
+    return rule
+
+
 _fmax = defop("fmax", lambda xp, self, other: xp.fmax(self, other),
-              vjp={"self": lambda xp, grad, self, other:
-                   xp.where((self >= other) | (other != other), grad, 0),
-                   "other": lambda xp, grad, self, other:
-                   xp.where((self >= other) | (other != other), 0, grad)},
+              vjp={"self": _fmaxmin_rule(operator.ge, True),
+                   "other": _fmaxmin_rule(operator.ge, False)},
               promote=_BOTH, jvp="elementwise")
 _fmin = defop("fmin", lambda xp, self, other: xp.fmin(self, other),
-              vjp={"self": lambda xp, grad, self, other:
-                   xp.where((self <= other) | (other != other), grad, 0),
-                   "other": lambda xp, grad, self, other:
-                   xp.where((self <= other) | (other != other), 0, grad)},
+              vjp={"self": _fmaxmin_rule(operator.le, True),
+                   "other": _fmaxmin_rule(operator.le, False)},
               promote=_BOTH, jvp="elementwise")
 _where = defop("where", lambda xp, condition, self, other: xp.where(condition, self, other),
                inputs=("condition", "self", "other"),
