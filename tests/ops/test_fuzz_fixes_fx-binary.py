@@ -474,3 +474,18 @@ def test_extremum_gradients_compare_in_the_result_dtype(torch, name):
         g = lib.autograd.grad(getattr(lib, name)(x, y), (x, y), lib.tensor([1.0, 2.0, 4.0]))
         return [t.tolist() for t in g]
     assert grads(retrograd) == grads(torch)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.tensor([True, False]).pow(True),
+    lambda lib: lib.tensor([True, False]).pow_(True),
+    lambda lib: lib.tensor([True, False]).pow(False),
+    lambda lib: lib.pow(True, lib.tensor([True, False])),
+    lambda lib: True ** lib.tensor([True, False]),
+    lambda lib: lib.pow(2, lib.tensor([True, False])),
+])
+def test_pow_of_bools(torch, fn):
+    """A bool tensor to a bool power stays bool (it was int64, and pow_ refused it); a bool
+    number to a bool tensor's power is PyTorch's unimplemented bool kernel (it was int8)."""
+    _same(torch, fn)

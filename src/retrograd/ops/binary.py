@@ -626,6 +626,8 @@ def pow(input, exponent, *, out=None):
     """``input ** exponent``; either may be a Python number."""
     _check_int_pow(input, exponent)
     if not isinstance(input, Tensor):
+        if type(input) is bool and exponent._data.dtype == bool:  # PyTorch's bool kernel
+            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
         return apply(_pow_scalar_base, (input, exponent))
     if isinstance(exponent, Tensor):
         return apply(_pow_tensor, (input, exponent))
