@@ -112,7 +112,7 @@ def _onednn_padded_nonfinite_weight(c):
 
 def _conv_products_overflow(c):
     """A product of finite factors overflows: input times weight, or either times the
-    standard-normal cotangent (|g| < 8)."""
+    standard-normal cotangent (|g| < 8). (A convolution's or linear's GEMM.)"""
     x, w = c.args[0].array, c.args[1].array
     if x.dtype != w.dtype or x.dtype.kind != "f":
         return False
@@ -177,6 +177,7 @@ def _constant_slice_without_eps(c):
 LANES = "PyTorch's answer depends on the element's position"
 PAD = "Padding times infinity in convolution"
 CONV = ("conv1d", "conv2d")
+GEMM = CONV + ("linear",)
 OVERFLOW = "Normalisation at the edge of the float range"
 CANCEL = "Normalisation gradients that cancel to rounding noise"
 
@@ -199,7 +200,7 @@ DEVIATIONS = [
               _quotient_overflows),
     Deviation(LANES, CONV, "grad: a number where torch gives NaN",
               _onednn_strided_nonfinite_weight),
-    *(Deviation(LANES, CONV, cls, _conv_products_overflow)
+    *(Deviation(LANES, GEMM, cls, _conv_products_overflow)
       for cls in ("NaN where torch gives a number", "a number where torch gives NaN",
                   "infinity differs",
                   "grad: NaN where torch gives a number", "grad: infinity differs",

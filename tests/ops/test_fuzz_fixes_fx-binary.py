@@ -429,3 +429,63 @@ def test_int_scalar_outside_the_dtype_wraps(torch, dtype, fn):
     """A Python int beyond an integer tensor's range wraps into its dtype, as PyTorch casts
     the scalar (NumPy raised OverflowError)."""
     _same(torch, lambda lib: fn(lib.tensor([1, 2], dtype=getattr(lib, dtype))))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["atan2_", "arctan2_", "hypot_", "xlogy_", "subtract_"])
+@pytest.mark.parametrize("self_dtype, other", [
+    ("float32", lambda lib: lib.tensor([3.0, -0.5])), ("float64", lambda lib: 2),
+    ("int64", lambda lib: lib.tensor([1.0, 2.0])), ("int64", lambda lib: lib.tensor([1, 2])),
+    ("float32", lambda lib: lib.ones(3)),
+])
+def test_inplace_binary_methods(torch, name, self_dtype, other):
+    """In-place forms the sweep found missing (AttributeError): PyTorch's results, dtype
+    checks, refusal of a number where only a tensor is taken, and broadcast errors."""
+    def fn(lib):
+        return getattr(lib.tensor([0.5, 2.0]).to(getattr(lib, self_dtype)), name)(other(lib))
+    want, got = _outcome(torch, fn), _outcome(retrograd, fn)
+    assert got[0] == want[0]
+    if isinstance(want[1], str):
+        assert got[1] == want[1]
+    else:  # (float32 atan2 is NumPy's, within an ulp of PyTorch's)
+        numpy.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.ones(2) - True, lambda lib: True - lib.ones(2),
+    lambda lib: lib.ones(2).sub_(True), lambda lib: lib.ones(2, dtype=lib.bool).sub_(True),
+    lambda lib: lib.rsub(lib.ones(2), False), lambda lib: lib.ones(2, dtype=lib.int64) - False,
+])
+def test_sub_refuses_a_python_bool_as_a_bool_tensor(torch, fn):
+    """PyTorch wraps a Python bool operand of subtraction as a bool tensor, which it refuses
+    (retrograd subtracted 1 or 0)."""
+    _same(torch, fn)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "fmin"])
+def test_extremum_gradients_compare_in_the_result_dtype(torch, name):
+    """Slow-run seed 13: a float32 tensor beside a 0-d float64 one that equals it once
+    rounded to float32 ties (PyTorch's backward compares in the result dtype)."""
+    def grads(lib):
+        x = lib.tensor([0.1257302165031433, 1.0, float("nan")], requires_grad=True)
+        y = lib.tensor(0.1257302210933933, dtype=lib.float64, requires_grad=True)
+        g = lib.autograd.grad(getattr(lib, name)(x, y), (x, y), lib.tensor([1.0, 2.0, 4.0]))
+        return [t.tolist() for t in g]
+    assert grads(retrograd) == grads(torch)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.tensor([True, False]).pow(True),
+    lambda lib: lib.tensor([True, False]).pow_(True),
+    lambda lib: lib.tensor([True, False]).pow(False),
+    lambda lib: lib.pow(True, lib.tensor([True, False])),
+    lambda lib: True ** lib.tensor([True, False]),
+    lambda lib: lib.pow(2, lib.tensor([True, False])),
+])
+def test_pow_of_bools(torch, fn):
+    """A bool tensor to a bool power stays bool (it was int64, and pow_ refused it); a bool
+    number to a bool tensor's power is PyTorch's unimplemented bool kernel (it was int8)."""
+    _same(torch, fn)

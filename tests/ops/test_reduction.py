@@ -417,3 +417,40 @@ def test_nansum_refuses_complex_as_torch(torch):
                  lambda T: T.nansum(T.tensor([1.0, 2.0]), dtype=T.complex64),
                  lambda T: T.nanmean(T.tensor([1 + 1j, float("nan")]))):
         assert _error(lambda c=call: c(retrograd)) == _error(lambda c=call: c(torch))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.ones(2).mean(dtype=lib.int64),
+    lambda lib: lib.ones(2, 3).mean(1, dtype=lib.bool),
+    lambda lib: lib.ones(2, dtype=lib.int64).mean(5, dtype=lib.int64),  # dtype checked first
+    lambda lib: lib.ones(2).nanmean(dtype=lib.int64),
+    lambda lib: lib.ones(2, dtype=lib.int64).nanmean(dtype=lib.int64),
+    lambda lib: lib.aminmax(lib.tensor(1.0), dim=1),
+    lambda lib: lib.aminmax(lib.tensor(1.0), dim=(0,)),
+    lambda lib: lib.aminmax(lib.ones(2), dim=(0,)),
+])
+def test_mean_dtype_and_aminmax_dim_errors(torch, fn):
+    """A sweep of reductions with dims and dtype= found these accepted: mean/nanmean to an
+    integer dtype (an int64 result), aminmax of a 0-d tensor with a dim out of range or a
+    tuple of dims."""
+    def outcome(lib):
+        try:
+            return fn(lib)
+        except (RuntimeError, IndexError, TypeError) as e:
+            return type(e).__name__, str(e)
+    assert outcome(retrograd) == outcome(torch)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+@pytest.mark.parametrize("shape, dim", [((), 1), ((), -2), ((), 0), ((), (0,)), ((2,), (0,))])
+def test_running_extrema_dim_errors(torch, name, shape, dim):
+    """cummax/cummin of a 0-d tensor name their own range ([-1, 0]); a tuple dim is a
+    TypeError naming the argument."""
+    def outcome(lib):
+        try:
+            return [t.tolist() for t in getattr(lib, name)(lib.ones(shape), dim)]
+        except (IndexError, TypeError) as e:
+            return type(e).__name__, str(e)
+    assert outcome(retrograd) == outcome(torch)

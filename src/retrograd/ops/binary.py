@@ -8,6 +8,7 @@ import builtins
 import cmath
 import math
 import numbers
+import operator
 
 from .. import _dtype
 from .._dtype import BOOL, COMPLEX, FLOAT, is_float, is_inexact, is_low, kind_of, result_type
@@ -32,11 +33,11 @@ def _check(x, name, fn):
     return x
 
 
-def _check_tensor(x, name, fn):
+def _check_tensor(x, name, fn, position=2):
     """Overloads that take no Python number (maximum, atan2, ...) refuse one as PyTorch."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{fn}(): argument '{name}' (position 2) must be Tensor, not "
-                        f"{type(x).__name__}")
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, "
+                        f"not {type(x).__name__}")
     return x
 
 
@@ -57,9 +58,13 @@ def _check_alpha(input, other, alpha):
     return builtins.bool(alpha) if rt.category == BOOL else alpha
 
 
+def _is_bool(x):
+    """A bool tensor or a Python bool (PyTorch wraps the number as a bool tensor)."""
+    return type(x) is bool or isinstance(x, Tensor) and x._data.dtype.kind == "b"
+
+
 def _check_sub(input, other):
-    _refuse_bool_sub(isinstance(input, Tensor) and input._data.dtype.kind == "b",
-                     isinstance(other, Tensor) and other._data.dtype.kind == "b")
+    _refuse_bool_sub(_is_bool(input), _is_bool(other))
 
 
 def _refuse_bool_sub(a, b):
@@ -318,10 +323,17 @@ def _int_trunc_div(xp, a, b):
     return q + ((q < 0) & (q * b != a))
 
 
+def _as_result(xp, grad, *operands):
+    """The operands in the result's dtype (the gradient's), where PyTorch's backward
+    compares them: a 0-d float64 beside a float32 tensor ties with it once rounded."""
+    return [a if a.dtype == grad.dtype else xp.astype(a, grad.dtype) for a in operands]
+
+
 def _maxmin_rule(pick_self):
     """Gradient of maximum/minimum: none to the loser, split evenly on ties, and (as
     PyTorch) all of it to both where a NaN makes them incomparable."""
     def rule(xp, grad, self, other):
+        self, other = _as_result(xp, grad, self, other)
         loses = (self < other) if pick_self else (self > other)
         return xp.where(self == other, grad / 2, xp.where(loses, 0, grad))
     return rule
@@ -337,17 +349,23 @@ _minimum = defop("minimum", lambda xp, self, other: xp.minimum(self, other),
                       "other": lambda xp, grad, self, other:
                       _maxmin_rule(False)(xp, grad, other, self)},
                  promote=_BOTH, jvp="elementwise")
+def _fmaxmin_rule(picks, to_self):
+    """Gradient of fmax/fmin: all to self where it wins or ties (``picks``) or other is
+    NaN, else all to other."""
+    def rule(xp, grad, self, other):
+        self, other = _as_result(xp, grad, self, other)
+        to = picks(self, other) | (other != other)
+        return xp.where(to, grad, 0) if to_self else xp.where(to, 0, grad)
+    return rule
+
+
 _fmax = defop("fmax", lambda xp, self, other: xp.fmax(self, other),
-              vjp={"self": lambda xp, grad, self, other:
-                   xp.where((self >= other) | (other != other), grad, 0),
-                   "other": lambda xp, grad, self, other:
-                   xp.where((self >= other) | (other != other), 0, grad)},
+              vjp={"self": _fmaxmin_rule(operator.ge, True),
+                   "other": _fmaxmin_rule(operator.ge, False)},
               promote=_BOTH, jvp="elementwise")
 _fmin = defop("fmin", lambda xp, self, other: xp.fmin(self, other),
-              vjp={"self": lambda xp, grad, self, other:
-                   xp.where((self <= other) | (other != other), grad, 0),
-                   "other": lambda xp, grad, self, other:
-                   xp.where((self <= other) | (other != other), 0, grad)},
+              vjp={"self": _fmaxmin_rule(operator.le, True),
+                   "other": _fmaxmin_rule(operator.le, False)},
               promote=_BOTH, jvp="elementwise")
 _where = defop("where", lambda xp, condition, self, other: xp.where(condition, self, other),
                inputs=("condition", "self", "other"),
@@ -608,6 +626,8 @@ def pow(input, exponent, *, out=None):
     """``input ** exponent``; either may be a Python number."""
     _check_int_pow(input, exponent)
     if not isinstance(input, Tensor):
+        if type(input) is bool and exponent._data.dtype == bool:  # PyTorch's bool kernel
+            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
         return apply(_pow_scalar_base, (input, exponent))
     if isinstance(exponent, Tensor):
         return apply(_pow_tensor, (input, exponent))
@@ -731,7 +751,7 @@ def add_(self, other, *, alpha=1):
     return apply_inplace(_add, self, (other,), (alpha,))
 
 
-@register(function=False)
+@register(function=False, aliases=("subtract_",))
 def sub_(self, other, *, alpha=1):
     _check_sub(self, other)
     if alpha != 1 or type(alpha) is not int:
@@ -792,6 +812,30 @@ def clamp_min_(self, min):
 def clamp_max_(self, max):
     return apply_inplace(_clamp_max if isinstance(max, Tensor) else _clamp_max_scalar, self,
                          (max,))
+
+
+@register(function=False)
+def atan2_(self, other):
+    return apply_inplace(_atan2, self, (_check_tensor(other, "other", "atan2_", 1),))
+
+
+@register(function=False)
+def arctan2_(self, other):  # (not an alias: PyTorch's errors name the method called)
+    return apply_inplace(_atan2, self, (_check_tensor(other, "other", "arctan2_", 1),))
+
+
+@register(function=False)
+def hypot_(self, other):
+    if result_type(self, _check_tensor(other, "other", "hypot_", 1)).category < FLOAT:
+        raise _broadcast_error((self, other), NotImplementedError(
+            f'"hypot_cpu" not implemented for \'{_pretty(result_type(self, other).np)}\''))
+    return apply_inplace(_hypot, self, (other,))
+
+
+@register(function=False)
+def xlogy_(self, other):
+    return apply_inplace(_xlogy if isinstance(other, Tensor) else _xlogy_scalar_other, self,
+                         (other,))
 
 
 @register(function=False)

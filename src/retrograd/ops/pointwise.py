@@ -89,6 +89,8 @@ def _pow_number(xp, self, exponent):
     which NumPy's float16 ``power`` is."""
     if exponent == 0:
         return xp.ones_like(self)
+    if self.dtype == bool:  # bool ** True: a bool result, self (NumPy's has no bool loop)
+        return xp.logical_and(self, True)
     product = _POW_PRODUCTS.get(exponent)
     if _is_half(self):
         if product is None:

@@ -9,6 +9,7 @@ products of integers and bools are int64, means and variances need floats.
 
 import builtins
 import math
+import numbers
 import operator
 import warnings
 
@@ -98,10 +99,13 @@ def _acc_dtype(input, dtype):
 
 
 def _float_only(input, dtype, name):
-    if dtype is None and not is_inexact(input._data.dtype):
-        raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either "
-                           f"a floating point or complex dtype. Got: "
-                           f"{_pretty(input._data.dtype)}")
+    """mean/nanmean's result dtype (the input's or ``dtype``) must be floating or complex."""
+    given = dtype is not None
+    dt = dtype.np if given else input._data.dtype
+    if not is_inexact(dt):
+        raise RuntimeError(f"{name}(): could not infer output dtype. "
+                           f"{'Optional' if given else 'Input'} dtype must be either a floating "
+                           f"point or complex dtype. Got: {_pretty(dt)}")
 
 
 def _nonempty(input, dims, name, full_exc=RuntimeError, full_msg=None):
@@ -244,6 +248,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if not is_inexact(input._data.dtype):
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_pretty(input._data.dtype)}")
+    _float_only(input, dtype, "nanmean")
     _no_out(out, "nanmean")
     return nansum(input, dim, keepdim, dtype=dtype) / (input == input).sum(dim, keepdim)
 
@@ -381,7 +386,10 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
         _nonempty(input, None, "aminmax", full_msg="aminmax(): cannot compute aminmax over "
                   "an empty dimension as the operation has no identity.")
     else:
-        dims = (_dim1(dim, input._data.ndim),) if input._data.ndim else ()
+        if not isinstance(dim, numbers.Integral):
+            raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
+        d = _dim1(dim, input._data.ndim)  # (0-d: in [-1, 0], as PyTorch)
+        dims = (d,) if input._data.ndim else ()
         _nonempty(input, dims, "aminmax")
     return return_types.aminmax(apply(_aminmax, (input,), (dims, keepdim)))
 

@@ -8,6 +8,7 @@ positions with the scatter-add of ``gather``'s backward, so they are differentia
 """
 
 import math
+import numbers
 import operator
 
 import numpy
@@ -355,6 +356,12 @@ def mode(input, dim=-1, keepdim=False):
 
 def _cum(name, op, named):
     def fn(input, dim):
+        if not isinstance(dim, numbers.Integral):
+            raise TypeError(f"{name}(): argument 'dim' (position 2) must be int, not "
+                            f"{type(dim).__name__}")
+        if input._data.ndim == 0 and dim not in (0, -1):  # (PyTorch's own message here)
+            raise IndexError(f"{name}(): Expected reduction dim -1 or 0 for scalar but got "
+                             f"{dim}")
         return named(apply(op, (input,), (_sort_dim(input, dim),)))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Running {name[3:]}imum along ``dim`` and the index where it was reached "
