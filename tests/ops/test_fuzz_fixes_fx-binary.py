@@ -12,7 +12,7 @@ def _outcome(lib, fn):
     """The result (as NumPy, with its dtype name) or the exception type and message."""
     try:
         out = fn(lib)
-    except (RuntimeError, NotImplementedError, TypeError, ValueError) as e:
+    except (RuntimeError, NotImplementedError, TypeError, ValueError, OverflowError) as e:
         return type(e).__name__, str(e)
     return str(out.dtype).removeprefix("torch."), out.detach().numpy()
 
@@ -424,10 +424,14 @@ def test_inplace_checks_shape_then_the_common_dtype(torch, name, self_shape, sel
     ("uint8", lambda x: x + -1), ("uint8", lambda x: x.add_(-1)), ("uint8", lambda x: x * 300),
     ("int8", lambda x: x + 200), ("uint8", lambda x: x.remainder(-1)),
     ("int32", lambda x: x.floor_divide(-2**40)), ("int16", lambda x: x.sub_(70000)),
+    ("uint8", lambda x: x + 2**63), ("int64", lambda x: x + 2**63),
+    ("int64", lambda x: x - 2**63), ("uint8", lambda x: x + 2**64),
+    ("uint8", lambda x: x + -2**63 - 1),
 ])
 def test_int_scalar_outside_the_dtype_wraps(torch, dtype, fn):
     """A Python int beyond an integer tensor's range wraps into its dtype, as PyTorch casts
-    the scalar (NumPy raised OverflowError)."""
+    the scalar (NumPy raised OverflowError); PyTorch reads it as a 64-bit integer, signed
+    or not, and past those raises its OverflowError."""
     _same(torch, lambda lib: fn(lib.tensor([1, 2], dtype=getattr(lib, dtype))))
 
 

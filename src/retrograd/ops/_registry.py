@@ -124,13 +124,19 @@ def _promote(op, values, arrays):
 
 def _wrap_ints(values, arrays, idx, dtype):
     """Python ints outside the integer ``dtype``'s range wrap into it, as PyTorch casts a
-    scalar operand (uint8 + -1 subtracts 1 modulo 256; NumPy refuses the conversion)."""
+    scalar operand (uint8 + -1 subtracts 1 modulo 256; NumPy refuses the conversion).
+    PyTorch reads the number as a 64-bit integer, signed or not: past those, its errors."""
     for i in idx:
         v = arrays[i]
         if type(v) is int and not 0 <= v <= 127:  # (within every integer dtype's range)
-            info = numpy.iinfo(dtype)
-            if not info.min <= v <= info.max:
-                arrays[i] = numpy.int64(v).astype(dtype)
+            if v >= 1 << 64:
+                raise OverflowError("int too big to convert")
+            if v < -(1 << 63):
+                raise OverflowError("can't convert negative int to unsigned")
+            span = 1 << 8 * dtype.itemsize
+            low = -(span >> 1) if dtype.kind == "i" else 0
+            if not low <= v < low + span:
+                arrays[i] = (v - low) % span + low
 
 
 def _float_inputs(arrays):
