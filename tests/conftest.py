@@ -145,6 +145,15 @@ def assert_matches_torch(torch):
     return check
 
 
+@pytest.fixture
+def emulated_cuda():
+    """Device "cuda" on the emulator for one test, device 0 current again after it."""
+    from device.emulated_run import emulating
+    with emulating():
+        yield
+        retrograd.cuda.set_device(0)
+
+
 @pytest.fixture(scope="session")
 def python_run():
     """``python_run(*argv, cwd=None, env=None, timeout=300)``: this Python on ``argv`` in a

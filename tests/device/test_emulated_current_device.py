@@ -14,11 +14,7 @@ from device.emulated_run import emulating
 cuda = retrograd.cuda
 
 
-@pytest.fixture(autouse=True)
-def _emulated():
-    with emulating():
-        yield
-        cuda.set_device(0)
+pytestmark = pytest.mark.usefixtures("emulated_cuda")
 
 
 def test_the_emulated_gpus_are_available():

@@ -9,16 +9,11 @@ import re
 import pytest
 
 import retrograd
-from device.emulated_run import emulating
 
 cuda = retrograd.cuda
 
 
-@pytest.fixture(autouse=True)
-def _emulated():
-    with emulating():
-        yield
-        cuda.set_device(0)
+pytestmark = pytest.mark.usefixtures("emulated_cuda")
 
 
 @pytest.mark.parametrize("name", ["synchronize", "get_device_properties", "mem_get_info",

@@ -9,16 +9,11 @@ import pytest
 import retrograd
 from retrograd.backend import emulated
 from retrograd.backend.functions import functions
-from device.emulated_run import emulating
 
 cuda = retrograd.cuda
 
 
-@pytest.fixture(autouse=True)
-def _emulated():
-    with emulating():
-        yield
-        cuda.set_device(0)
+pytestmark = pytest.mark.usefixtures("emulated_cuda")
 
 
 def test_memory_reserved_reads_the_named_devices_pool():
