@@ -493,3 +493,26 @@ def test_pow_of_bools(torch, fn):
     """A bool tensor to a bool power stays bool (it was int64, and pow_ refused it); a bool
     number to a bool tensor's power is PyTorch's unimplemented bool kernel (it was int8)."""
     _same(torch, fn)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["bitwise_and_", "pow_", "fmod_", "remainder_",
+                                  "floor_divide_", "lt_"])
+@pytest.mark.parametrize("dtype, other", [
+    ("bool", lambda lib: lib.ones(2, 3, dtype=lib.bool)),
+    ("int64", lambda lib: lib.zeros(2, 3, dtype=lib.int64)),
+    ("int64", lambda lib: lib.ones(3)), ("bool", lambda lib: lib.ones(2, 3)),
+    ("int64", lambda lib: lib.ones(3, dtype=lib.complex64)),
+    ("float32", lambda lib: lib.ones(2, 3, dtype=lib.complex64)),
+    ("int64", lambda lib: lib.ones(2, 4, dtype=lib.int64)),
+])
+def test_inplace_checks_precede_the_kernels_dtype_refusal(torch, name, dtype, other):
+    """The shape, then the result dtype, is checked before a kernel refuses its dtype, as
+    PyTorch's TensorIterator (bool fmod_ of a (2, 3) tensor named the Bool kernel, int64
+    bitwise_and_ of a float tensor the Float one); a comparison casts no result."""
+    _same(torch, lambda lib: getattr(lib.ones(3, dtype=getattr(lib, dtype)), name)(other(lib)))
+
+
+@pytest.mark.torch
+def test_inplace_bitwise_of_a_float_number_names_the_cast(torch):
+    _same(torch, lambda lib: lib.ones(3, dtype=lib.int64).bitwise_and_(1.5))
