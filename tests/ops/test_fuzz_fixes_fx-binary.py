@@ -516,3 +516,31 @@ def test_inplace_checks_precede_the_kernels_dtype_refusal(torch, name, dtype, ot
 @pytest.mark.torch
 def test_inplace_bitwise_of_a_float_number_names_the_cast(torch):
     _same(torch, lambda lib: lib.ones(3, dtype=lib.int64).bitwise_and_(1.5))
+
+
+_BOOLS = "lib.tensor([True, False])"
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("call", [
+    f"{_BOOLS}.{name}({args})"
+    for name in ("clamp", "clamp_", "clip", "clip_")
+    for args in ("True", "max=False", "True, False", "1", "0.5, 1", "max=0.5",
+                 f"{_BOOLS}", f"max={_BOOLS}", f"{_BOOLS}, {_BOOLS}", "lib.tensor([1, 0])")
+] + [
+    f"{_BOOLS}.{name}({args})"
+    for name in ("clamp_min", "clamp_min_", "clamp_max", "clamp_max_")
+    for args in ("True", "False", "1", "0.5", f"{_BOOLS}", "lib.tensor(1)")
+] + [f"lib.clamp({_BOOLS}, True)", f"lib.clamp_min({_BOOLS}, False)",
+     f"lib.clamp_max({_BOOLS}, True)", "lib.tensor([1, 2]).clamp_(True)",
+     "lib.tensor([1.0, 2.0]).clamp_(False, True)"] + [
+    f"lib.ones(2, dtype=lib.{dtype}).{name}({args})"
+    for dtype in ("int64", "int32", "int16", "int8", "uint8")
+    for name, args in (("clamp_", "0.5"), ("clamp_", "max=0.5"), ("clamp_min_", "0.5"),
+                       ("clamp_max_", "0.5"), ("clamp_", "1, 2"), ("clamp_", "True"))
+])
+def test_clamp_of_bools_and_its_in_place_cast_check(torch, call):
+    """PyTorch's clamp kernels with number bounds have no bool loop (bool bounds keep a bool
+    tensor bool: retrograd clamped it), and its in-place clamp with number bounds checks the
+    cast itself, naming self's C++ element type ("long int", "bool"; it said Long, Bool)."""
+    _same(torch, lambda lib: eval(call, {"lib": lib}))

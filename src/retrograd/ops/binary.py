@@ -399,7 +399,23 @@ _clamp = defop("clamp", _clamp_fwd,
                     xp.where(self > max, grad, 0) if min is None
                     else xp.where((self > max) | (min > max), grad, 0)},
                promote=("self", "min", "max"), jvp="elementwise")
-_clamp_scalar = defop("clamp_scalar", lambda xp, self, min, max: xp.clip(self, min, max),
+def _clamp_scalar_fwd(xp, self, min, max):
+    _kernel("clamp_max_scalar_cpu" if min is None else "clamp_min_scalar_cpu" if max is None
+            else "clamp_scalar_cpu", self)  # bool bounds leave a bool dtype, which they refuse
+    return xp.clip(self, min, max)
+
+
+def _clamp_min_scalar_fwd(xp, self, min):
+    _kernel("clamp_min_scalar_cpu", self)
+    return xp.maximum(self, min)
+
+
+def _clamp_max_scalar_fwd(xp, self, max):
+    _kernel("clamp_max_scalar_cpu", self)
+    return xp.minimum(self, max)
+
+
+_clamp_scalar = defop("clamp_scalar", _clamp_scalar_fwd,
                       vjp={"self": lambda xp, grad, self, min, max:
                            xp.where(_in_range(self, min, max), grad, 0)},
                       promote=("self", "min", "max"), inputs=("self", "min", "max"),
@@ -408,7 +424,7 @@ _clamp_min = defop("clamp_min", lambda xp, self, min: xp.maximum(self, min),
                    vjp={"self": lambda xp, grad, self, min: xp.where(self >= min, grad, 0),
                         "min": lambda xp, grad, self, min: xp.where(self < min, grad, 0)},
                    promote=("self", "min"), node="ClampMinBackward1", jvp="elementwise")
-_clamp_min_scalar = defop("clamp_min", lambda xp, self, min: xp.maximum(self, min),
+_clamp_min_scalar = defop("clamp_min", _clamp_min_scalar_fwd,
                           vjp={"self": lambda xp, grad, self, min:
                                xp.where(self >= min, grad, 0)},
                           inputs=("self", "min"), promote=("self", "min"), jvp="elementwise")
@@ -416,7 +432,7 @@ _clamp_max = defop("clamp_max", lambda xp, self, max: xp.minimum(self, max),
                    vjp={"self": lambda xp, grad, self, max: xp.where(self <= max, grad, 0),
                         "max": lambda xp, grad, self, max: xp.where(self > max, grad, 0)},
                    promote=("self", "max"), node="ClampMaxBackward1", jvp="elementwise")
-_clamp_max_scalar = defop("clamp_max", lambda xp, self, max: xp.minimum(self, max),
+_clamp_max_scalar = defop("clamp_max", _clamp_max_scalar_fwd,
                           vjp={"self": lambda xp, grad, self, max:
                                xp.where(self <= max, grad, 0)},
                           inputs=("self", "max"), promote=("self", "max"), jvp="elementwise")
@@ -794,24 +810,36 @@ def pow_(self, exponent):
     return apply_inplace(_pow_scalar, self, (exponent,))
 
 
+def _scalar_bounds(self, *bounds):
+    """``bounds``, once PyTorch's in-place clamp with number bounds has checked that their
+    result type casts to ``self``: its own check, naming self's C++ element type."""
+    rt = result_type(self, *(b for b in bounds if b is not None))
+    if not _dtype.can_cast(rt, self.dtype):
+        raise RuntimeError(f"result type {_pretty(rt.np)} can't be cast to the desired output "
+                           f"type {_dtype.CPP_NAMES[self._data.dtype.name]}")
+    return bounds
+
+
 @register(function=False, aliases=("clip_",))
 def clamp_(self, min=None, max=None):
     _clamp_args(min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return apply_inplace(_clamp, self, (min, max))
-    return apply_inplace(_clamp_scalar, self, (min, max))
+    return apply_inplace(_clamp_scalar, self, _scalar_bounds(self, min, max))
 
 
 @register(function=False)
 def clamp_min_(self, min):
-    return apply_inplace(_clamp_min if isinstance(min, Tensor) else _clamp_min_scalar, self,
-                         (min,))
+    if isinstance(min, Tensor):
+        return apply_inplace(_clamp_min, self, (min,))
+    return apply_inplace(_clamp_min_scalar, self, _scalar_bounds(self, min))
 
 
 @register(function=False)
 def clamp_max_(self, max):
-    return apply_inplace(_clamp_max if isinstance(max, Tensor) else _clamp_max_scalar, self,
-                         (max,))
+    if isinstance(max, Tensor):
+        return apply_inplace(_clamp_max, self, (max,))
+    return apply_inplace(_clamp_max_scalar, self, _scalar_bounds(self, max))
 
 
 @register(function=False)
