@@ -517,7 +517,13 @@ def _check_inplace(op, values, arrays, dst, low):
     if op.promote is not None and op.name not in _COMPARISONS:
         dtype = next((arrays[i].dtype for i in op.promote
                       if isinstance(values[i], Tensor)), dtype)
-    _check_out(dst, numpy.broadcast_shapes(*shapes), dtype, low)
+    n = max(len(s) for s in shapes)
+    shape = [1] * n
+    for s in shapes:  # (they broadcast: each size is 1 or the one other size)
+        for i, m in enumerate(s, n - len(s)):
+            if m != 1:
+                shape[i] = m
+    _check_out(dst, tuple(shape), dtype, low)
 
 
 _COMPARISONS = frozenset(("eq", "ne", "lt", "le", "gt", "ge"))
