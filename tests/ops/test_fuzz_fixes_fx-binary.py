@@ -544,3 +544,30 @@ def test_clamp_of_bools_and_its_in_place_cast_check(torch, call):
     tensor bool: retrograd clamped it), and its in-place clamp with number bounds checks the
     cast itself, naming self's C++ element type ("long int", "bool"; it said Long, Bool)."""
     _same(torch, lambda lib: eval(call, {"lib": lib}))
+
+
+_COMPLEX = "lib.ones(2, dtype=lib.complex64)"
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("call", [
+    f"{_COMPLEX}.{name}({args})"
+    for name in ("clamp", "clamp_", "clip")
+    for args in ("1", "0, 1", "max=1j", "lib.ones(2)", "max=lib.ones(2)", "lib.ones(3, 2)")
+] + [
+    f"{_COMPLEX}.{name}({args})" for name in ("clamp_min", "clamp_max", "clamp_min_",
+                                             "clamp_max_") for args in ("1", "lib.ones(2)")
+] + [
+    f"lib.ones(2, dtype=lib.{dtype}).{name}({args})"
+    for dtype in ("float32", "float16", "int64", "bool")
+    for name, args in (("clamp", "1j"), ("clamp", "max=1j"), ("clamp_", "1j, 2"),
+                       ("clamp_min", "1j"), ("clamp_max_", "1j"), ("clamp_min_", "1j"),
+                       ("clamp", _COMPLEX), ("clamp", f"max={_COMPLEX}"),
+                       ("clamp", f"{_COMPLEX}, {_COMPLEX}"), ("clamp_max", _COMPLEX),
+                       ("clamp_", _COMPLEX))
+])
+def test_clamp_has_no_complex_form(torch, call):
+    """PyTorch refuses a complex clamp (a complex tensor first, then a complex number
+    bound, which clamp's two-number overload converts to double for a float tensor; a
+    complex tensor bound reaches the maximum/minimum/clamp kernel): retrograd clamped."""
+    _same(torch, lambda lib: eval(call, {"lib": lib}))

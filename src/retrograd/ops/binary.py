@@ -383,9 +383,21 @@ def _in_range(self, min, max):
 
 
 def _clamp_fwd(xp, self, min, max):
-    if min is not None and max is not None:  # one bound is clamp_min/clamp_max's kernel
-        _kernel("clamp_cpu", self)
+    if min is not None and max is not None:  # one bound is maximum's or minimum's kernel
+        _kernel("clamp_cpu", self, refuse="bc")
+    else:
+        _kernel("maximum_cpu" if max is None else "minimum_cpu", self, refuse="c")
     return xp.clip(self, min, max)
+
+
+def _clamp_min_fwd(xp, self, min):
+    _kernel("maximum_cpu", self, refuse="c")
+    return xp.maximum(self, min)
+
+
+def _clamp_max_fwd(xp, self, max):
+    _kernel("minimum_cpu", self, refuse="c")
+    return xp.minimum(self, max)
 
 
 _clamp = defop("clamp", _clamp_fwd,
@@ -420,7 +432,7 @@ _clamp_scalar = defop("clamp_scalar", _clamp_scalar_fwd,
                            xp.where(_in_range(self, min, max), grad, 0)},
                       promote=("self", "min", "max"), inputs=("self", "min", "max"),
                       node="ClampBackward1", jvp="elementwise")
-_clamp_min = defop("clamp_min", lambda xp, self, min: xp.maximum(self, min),
+_clamp_min = defop("clamp_min", _clamp_min_fwd,
                    vjp={"self": lambda xp, grad, self, min: xp.where(self >= min, grad, 0),
                         "min": lambda xp, grad, self, min: xp.where(self < min, grad, 0)},
                    promote=("self", "min"), node="ClampMinBackward1", jvp="elementwise")
@@ -428,7 +440,7 @@ _clamp_min_scalar = defop("clamp_min", _clamp_min_scalar_fwd,
                           vjp={"self": lambda xp, grad, self, min:
                                xp.where(self >= min, grad, 0)},
                           inputs=("self", "min"), promote=("self", "min"), jvp="elementwise")
-_clamp_max = defop("clamp_max", lambda xp, self, max: xp.minimum(self, max),
+_clamp_max = defop("clamp_max", _clamp_max_fwd,
                    vjp={"self": lambda xp, grad, self, max: xp.where(self <= max, grad, 0),
                         "max": lambda xp, grad, self, max: xp.where(self > max, grad, 0)},
                    promote=("self", "max"), node="ClampMaxBackward1", jvp="elementwise")
@@ -689,23 +701,46 @@ def _clamp_args(min, max):
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
 
 
+_NO_COMPLEX = "clamp is not supported for complex types"
+
+
+def _real_clamp(input, *bounds, number_pair=False):
+    """PyTorch's clamp has no complex form: a complex tensor is refused first, and so is a
+    complex number bound, except that clamp's two-number overload converts a float
+    tensor's bounds to double first (``number_pair``)."""
+    if input._data.dtype.kind == "c":
+        raise NotImplementedError(_NO_COMPLEX)
+    if any(type(b) is complex for b in bounds):
+        if number_pair and input._data.dtype.kind not in "biu":
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        raise NotImplementedError(_NO_COMPLEX)
+
+
 @register(aliases=("clip",))
 def clamp(input, min=None, max=None, *, out=None):
     """Limit values to [min, max]; bounds may be numbers or tensors."""
     _clamp_args(min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
+        _real_clamp(input)
         return apply(_clamp, (input, min, max))
+    _real_clamp(input, min, max, number_pair=True)
     return apply(_clamp_scalar, (input, min, max))
 
 
 @register
 def clamp_min(input, min):
-    return apply(_clamp_min if isinstance(min, Tensor) else _clamp_min_scalar, (input, min))
+    if isinstance(min, Tensor):
+        return apply(_clamp_min, (input, min))
+    _real_clamp(input, min)
+    return apply(_clamp_min_scalar, (input, min))
 
 
 @register
 def clamp_max(input, max):
-    return apply(_clamp_max if isinstance(max, Tensor) else _clamp_max_scalar, (input, max))
+    if isinstance(max, Tensor):
+        return apply(_clamp_max, (input, max))
+    _real_clamp(input, max)
+    return apply(_clamp_max_scalar, (input, max))
 
 
 @register
@@ -824,7 +859,10 @@ def _scalar_bounds(self, *bounds):
 def clamp_(self, min=None, max=None):
     _clamp_args(min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
+        _real_clamp(self)
         return apply_inplace(_clamp, self, (min, max))
+    if self._data.dtype.kind not in "biu":  # (an integer self checks the cast first)
+        _real_clamp(self, min, max, number_pair=True)
     return apply_inplace(_clamp_scalar, self, _scalar_bounds(self, min, max))
 
 
@@ -832,6 +870,7 @@ def clamp_(self, min=None, max=None):
 def clamp_min_(self, min):
     if isinstance(min, Tensor):
         return apply_inplace(_clamp_min, self, (min,))
+    _real_clamp(self, min)
     return apply_inplace(_clamp_min_scalar, self, _scalar_bounds(self, min))
 
 
@@ -839,6 +878,7 @@ def clamp_min_(self, min):
 def clamp_max_(self, max):
     if isinstance(max, Tensor):
         return apply_inplace(_clamp_max, self, (max,))
+    _real_clamp(self, max)
     return apply_inplace(_clamp_max_scalar, self, _scalar_bounds(self, max))
 
 
