@@ -571,3 +571,25 @@ def test_clamp_has_no_complex_form(torch, call):
     bound, which clamp's two-number overload converts to double for a float tensor; a
     complex tensor bound reaches the maximum/minimum/clamp kernel): retrograd clamped."""
     _same(torch, lambda lib: eval(call, {"lib": lib}))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("call", [
+    "lib.clamp(lib.ones(2), lib.ones(2), 1)", "lib.clamp(lib.ones(2), 0, lib.ones(2))",
+    "lib.clamp(lib.ones(2), lib.ones(2), 1.5)", "lib.ones(2).clamp_(lib.ones(2), 1)",
+    "lib.ones(2).clamp_(0.5, lib.ones(2))", "lib.clamp(lib.ones(2), lib.ones(2), None)",
+    "lib.clamp(lib.ones(2), None, 1)",
+])
+def test_clamp_bounds_are_both_tensors_or_both_numbers(torch, call):
+    """A tensor bound beside a number bound matches neither of PyTorch's clamp overloads
+    (retrograd clamped); the in-place message lists the method's overloads, without the
+    "didn't match" lines (docs/deviations.md)."""
+    def outcome(lib):
+        try:
+            return eval(call, {"lib": lib}).tolist()
+        except TypeError as e:
+            return str(e).replace("\n      didn't match because some of the arguments have "
+                                  "invalid types: (!Tensor!, !int!)", "").replace(
+                "\n      didn't match because some of the arguments have invalid types: "
+                "(!float!, !Tensor!)", "")
+    assert outcome(retrograd) == outcome(torch)

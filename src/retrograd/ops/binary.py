@@ -16,6 +16,7 @@ from .._tensor import Tensor
 from ..backend import cpu_kernels
 from ._registry import (_broadcast_conflict, _broadcast_error, _pretty, apply, apply_inplace,
                         defop, kernel, register)
+from .comparison import _invalid
 from .pointwise import _is_half, _negate, _pow_number, _pow_op
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide", "remainder",
@@ -696,7 +697,19 @@ def where(condition, input=None, other=None, *, out=None):
     return apply(_where, (condition, input, other))
 
 
-def _clamp_args(min, max):
+_CLAMP_SIGNATURES = ("Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None",
+                     "Tensor input, Number min = None, Number max = None, *, Tensor out = None")
+
+
+def _clamp_args(input, min, max, inplace=False):
+    """The bounds match one of PyTorch's overloads: both tensors or both numbers (None is
+    either); an in-place call's message lists the method's overloads."""
+    if None not in (min, max) and isinstance(min, Tensor) != isinstance(max, Tensor):
+        if inplace:
+            raise _invalid("clamp_", (min, max), tuple(s.removeprefix("Tensor input, ")
+                                                       .removesuffix(", *, Tensor out = None")
+                                                       for s in _CLAMP_SIGNATURES))
+        raise _invalid("clamp", (input, min, max), _CLAMP_SIGNATURES)
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
 
@@ -719,7 +732,7 @@ def _real_clamp(input, *bounds, number_pair=False):
 @register(aliases=("clip",))
 def clamp(input, min=None, max=None, *, out=None):
     """Limit values to [min, max]; bounds may be numbers or tensors."""
-    _clamp_args(min, max)
+    _clamp_args(input, min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         _real_clamp(input)
         return apply(_clamp, (input, min, max))
@@ -857,7 +870,7 @@ def _scalar_bounds(self, *bounds):
 
 @register(function=False, aliases=("clip_",))
 def clamp_(self, min=None, max=None):
-    _clamp_args(min, max)
+    _clamp_args(self, min, max, inplace=True)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         _real_clamp(self)
         return apply_inplace(_clamp, self, (min, max))
