@@ -497,7 +497,7 @@ def test_pow_of_bools(torch, fn):
 
 @pytest.mark.torch
 @pytest.mark.parametrize("name", ["bitwise_and_", "pow_", "fmod_", "remainder_",
-                                  "floor_divide_", "lt_"])
+                                  "floor_divide_", "lt_", "gcd_", "lcm_", "hypot_"])
 @pytest.mark.parametrize("dtype, other", [
     ("bool", lambda lib: lib.ones(2, 3, dtype=lib.bool)),
     ("int64", lambda lib: lib.zeros(2, 3, dtype=lib.int64)),

@@ -509,21 +509,32 @@ def _check_inplace(op, values, arrays, dst, low):
     TensorIterator makes before its kernel can refuse a dtype (``bool_tensor.fmod_`` of a
     (2, 3) tensor names the shape): the broadcast shape from the tensors, the result dtype
     from the promoted inputs (a comparison's result is bool whatever they are)."""
-    shapes = [v._data.shape for v in values if isinstance(v, Tensor)]
-    conflict = _broadcast_conflict(shapes)
-    if conflict is not None:
-        raise conflict
+    shape = inplace_shape(values)
     dtype = dst.dtype
     if op.promote is not None and op.name not in _COMPARISONS:
         dtype = next((arrays[i].dtype for i in op.promote
                       if isinstance(values[i], Tensor)), dtype)
+    _check_out(dst, shape, dtype, low)
+
+
+def inplace_shape(values):
+    """The broadcast shape of the tensors among ``values`` (self first), checked to be
+    self's as PyTorch's TensorIterator does before it picks a kernel."""
+    shapes = [v._data.shape for v in values if isinstance(v, Tensor)]
+    conflict = _broadcast_conflict(shapes)
+    if conflict is not None:
+        raise conflict
     n = max(len(s) for s in shapes)
     shape = [1] * n
     for s in shapes:  # (they broadcast: each size is 1 or the one other size)
         for i, m in enumerate(s, n - len(s)):
             if m != 1:
                 shape[i] = m
-    _check_out(dst, tuple(shape), dtype, low)
+    shape = tuple(shape)
+    if shape != shapes[0]:
+        raise RuntimeError(f"output with shape {list(shapes[0])} doesn't match the broadcast "
+                           f"shape {list(shape)}")
+    return shape
 
 
 _COMPARISONS = frozenset(("eq", "ne", "lt", "le", "gt", "ge"))

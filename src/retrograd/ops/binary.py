@@ -15,7 +15,7 @@ from .._dtype import BOOL, COMPLEX, FLOAT, is_float, is_inexact, is_low, kind_of
 from .._tensor import Tensor
 from ..backend import cpu_kernels
 from ._registry import (_broadcast_conflict, _broadcast_error, _pretty, apply, apply_inplace,
-                        defop, kernel, register)
+                        defop, inplace_shape, kernel, register)
 from .comparison import _invalid
 from .pointwise import _is_half, _negate, _pow_number, _pow_op
 
@@ -908,6 +908,7 @@ def arctan2_(self, other):  # (not an alias: PyTorch's errors name the method ca
 @register(function=False)
 def hypot_(self, other):
     if result_type(self, _check_tensor(other, "other", "hypot_", 1)).category < FLOAT:
+        inplace_shape((self, other))
         raise _broadcast_error((self, other), NotImplementedError(
             f'"hypot_cpu" not implemented for \'{_pretty(result_type(self, other).np)}\''))
     return apply_inplace(_hypot, self, (other,))
