@@ -493,3 +493,103 @@ def test_pow_of_bools(torch, fn):
     """A bool tensor to a bool power stays bool (it was int64, and pow_ refused it); a bool
     number to a bool tensor's power is PyTorch's unimplemented bool kernel (it was int8)."""
     _same(torch, fn)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["bitwise_and_", "pow_", "fmod_", "remainder_",
+                                  "floor_divide_", "lt_", "gcd_", "lcm_", "hypot_"])
+@pytest.mark.parametrize("dtype, other", [
+    ("bool", lambda lib: lib.ones(2, 3, dtype=lib.bool)),
+    ("int64", lambda lib: lib.zeros(2, 3, dtype=lib.int64)),
+    ("int64", lambda lib: lib.ones(3)), ("bool", lambda lib: lib.ones(2, 3)),
+    ("int64", lambda lib: lib.ones(3, dtype=lib.complex64)),
+    ("float32", lambda lib: lib.ones(2, 3, dtype=lib.complex64)),
+    ("int64", lambda lib: lib.ones(2, 4, dtype=lib.int64)),
+])
+def test_inplace_checks_precede_the_kernels_dtype_refusal(torch, name, dtype, other):
+    """The shape, then the result dtype, is checked before a kernel refuses its dtype, as
+    PyTorch's TensorIterator (bool fmod_ of a (2, 3) tensor named the Bool kernel, int64
+    bitwise_and_ of a float tensor the Float one); a comparison casts no result."""
+    _same(torch, lambda lib: getattr(lib.ones(3, dtype=getattr(lib, dtype)), name)(other(lib)))
+
+
+@pytest.mark.torch
+def test_inplace_bitwise_of_a_float_number_names_the_cast(torch):
+    _same(torch, lambda lib: lib.ones(3, dtype=lib.int64).bitwise_and_(1.5))
+
+
+_BOOLS = "lib.tensor([True, False])"
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("call", [
+    f"{_BOOLS}.{name}({args})"
+    for name in ("clamp", "clamp_", "clip", "clip_")
+    for args in ("True", "max=False", "True, False", "1", "0.5, 1", "max=0.5",
+                 f"{_BOOLS}", f"max={_BOOLS}", f"{_BOOLS}, {_BOOLS}", "lib.tensor([1, 0])")
+] + [
+    f"{_BOOLS}.{name}({args})"
+    for name in ("clamp_min", "clamp_min_", "clamp_max", "clamp_max_")
+    for args in ("True", "False", "1", "0.5", f"{_BOOLS}", "lib.tensor(1)")
+] + [f"lib.clamp({_BOOLS}, True)", f"lib.clamp_min({_BOOLS}, False)",
+     f"lib.clamp_max({_BOOLS}, True)", "lib.tensor([1, 2]).clamp_(True)",
+     "lib.tensor([1.0, 2.0]).clamp_(False, True)"] + [
+    f"lib.ones(2, dtype=lib.{dtype}).{name}({args})"
+    for dtype in ("int64", "int32", "int16", "int8", "uint8")
+    for name, args in (("clamp_", "0.5"), ("clamp_", "max=0.5"), ("clamp_min_", "0.5"),
+                       ("clamp_max_", "0.5"), ("clamp_", "1, 2"), ("clamp_", "True"))
+])
+def test_clamp_of_bools_and_its_in_place_cast_check(torch, call):
+    """PyTorch's clamp kernels with number bounds have no bool loop (bool bounds keep a bool
+    tensor bool: retrograd clamped it), and its in-place clamp with number bounds checks the
+    cast itself, naming self's C++ element type ("long int", "bool"; it said Long, Bool)."""
+    _same(torch, lambda lib: eval(call, {"lib": lib}))
+
+
+_COMPLEX = "lib.ones(2, dtype=lib.complex64)"
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("call", [
+    f"{_COMPLEX}.{name}({args})"
+    for name in ("clamp", "clamp_", "clip")
+    for args in ("1", "0, 1", "max=1j", "lib.ones(2)", "max=lib.ones(2)", "lib.ones(3, 2)")
+] + [
+    f"{_COMPLEX}.{name}({args})" for name in ("clamp_min", "clamp_max", "clamp_min_",
+                                             "clamp_max_") for args in ("1", "lib.ones(2)")
+] + [
+    f"lib.ones(2, dtype=lib.{dtype}).{name}({args})"
+    for dtype in ("float32", "float16", "int64", "bool")
+    for name, args in (("clamp", "1j"), ("clamp", "max=1j"), ("clamp_", "1j, 2"),
+                       ("clamp_min", "1j"), ("clamp_max_", "1j"), ("clamp_min_", "1j"),
+                       ("clamp", _COMPLEX), ("clamp", f"max={_COMPLEX}"),
+                       ("clamp", f"{_COMPLEX}, {_COMPLEX}"), ("clamp_max", _COMPLEX),
+                       ("clamp_", _COMPLEX))
+])
+def test_clamp_has_no_complex_form(torch, call):
+    """PyTorch refuses a complex clamp (a complex tensor first, then a complex number
+    bound, which clamp's two-number overload converts to double for a float tensor; a
+    complex tensor bound reaches the maximum/minimum/clamp kernel): retrograd clamped."""
+    _same(torch, lambda lib: eval(call, {"lib": lib}))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("call", [
+    "lib.clamp(lib.ones(2), lib.ones(2), 1)", "lib.clamp(lib.ones(2), 0, lib.ones(2))",
+    "lib.clamp(lib.ones(2), lib.ones(2), 1.5)", "lib.ones(2).clamp_(lib.ones(2), 1)",
+    "lib.ones(2).clamp_(0.5, lib.ones(2))", "lib.clamp(lib.ones(2), lib.ones(2), None)",
+    "lib.clamp(lib.ones(2), None, 1)",
+])
+def test_clamp_bounds_are_both_tensors_or_both_numbers(torch, call):
+    """A tensor bound beside a number bound matches neither of PyTorch's clamp overloads
+    (retrograd clamped); the in-place message lists the method's overloads, without the
+    "didn't match" lines (docs/deviations.md)."""
+    def outcome(lib):
+        try:
+            return eval(call, {"lib": lib}).tolist()
+        except TypeError as e:
+            return str(e).replace("\n      didn't match because some of the arguments have "
+                                  "invalid types: (!Tensor!, !int!)", "").replace(
+                "\n      didn't match because some of the arguments have invalid types: "
+                "(!float!, !Tensor!)", "")
+    assert outcome(retrograd) == outcome(torch)

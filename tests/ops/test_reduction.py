@@ -454,3 +454,50 @@ def test_running_extrema_dim_errors(torch, name, shape, dim):
         except (IndexError, TypeError) as e:
             return type(e).__name__, str(e)
     assert outcome(retrograd) == outcome(torch)
+
+
+def _reduction_outcome(lib, call, exact):
+    try:
+        out = eval(call, {"lib": lib, "x": lib.ones(2, 3)})
+    except TypeError as e:
+        return "TypeError", str(e) if exact else None
+    return [t.shape for t in out] if isinstance(out, tuple) else out.shape
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("call", [
+    f"lib.{name}(x, {args})"
+    for name in ("sum", "mean", "prod", "max", "min", "median", "nanmedian")
+    for args in ("keepdim=True", "keepdim=False")
+] + [
+    "lib.sum(x, keepdim=True, dtype=lib.float64)", "lib.prod(x, keepdim=True, dtype=lib.int64)",
+    "lib.sum(x, dim=None, keepdim=True)", "lib.sum(x, None, True)", "lib.sum(x, None)",
+    "lib.mean(x, dim=None, keepdim=True)", "lib.nansum(x, keepdim=True)",
+    "lib.nanmean(x, keepdim=True)", "lib.amax(x, keepdim=True)", "lib.std(x, keepdim=True)",
+    "lib.var(x, keepdim=True)", "lib.std_mean(x, keepdim=True)", "lib.all(x, keepdim=True)",
+    "lib.any(x, keepdim=True)", "lib.argmax(x, keepdim=True)", "lib.sum(x)", "lib.prod(x)",
+    "lib.median(x)", "lib.max(x)", "lib.max(x, 1, keepdim=True)", "lib.median(x, 0, True)",
+    "lib.prod(x, dim=None, keepdim=True)", "lib.prod(x, dim=None, dtype=lib.float64)",
+    "lib.median(x, dim=None, keepdim=True)", "lib.nanmedian(x, dim=None)",
+    "lib.mode(x, dim=None)", "lib.logsumexp(x, dim=None, keepdim=True)",
+    "x.max(dim=None, keepdim=True)", "x.min(dim=None, keepdim=False)",
+])
+def test_keepdim_without_a_dim(torch, call):
+    """``keepdim`` without ``dim`` matches none of PyTorch's overloads of sum, mean, prod,
+    max, min, median and nanmedian (retrograd reduced everything), and those whose dim is
+    an int refuse an explicit None; the TypeError's message as the function form's."""
+    assert _reduction_outcome(retrograd, call, True) == _reduction_outcome(torch, call, True)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("call", [
+    "x.sum(keepdim=True)", "x.mean(keepdim=False)", "x.prod(keepdim=True)",
+    "x.max(keepdim=True)", "x.median(keepdim=True)", "lib.max(x, dim=None, keepdim=True)",
+    "lib.prod(x, None, True)", "x.median(None, True)", "lib.prod(x, dim=None)", "x.min(dim=None)",
+    "lib.mean(x, keepdim=True, dtype=lib.float64)",
+])
+def test_keepdim_without_a_dim_methods_and_positions(torch, call):
+    """The method forms and positional Nones raise the same TypeError; PyTorch's message
+    lists the method's overloads or the argument's position, which retrograd's shared
+    function cannot tell (docs/deviations.md)."""
+    assert _reduction_outcome(retrograd, call, False) == _reduction_outcome(torch, call, False)

@@ -488,13 +488,56 @@ def _inplace_result(op, xp, values, arrays, attrs, dst, low):
         out = op.forward(xp, *arrays, *attrs)
     except ValueError as e:
         raise _broadcast_error(values, e) from None
-    if out.shape != dst.shape:
-        raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast "
-                           f"shape {list(out.shape)}")
-    if out.dtype != dst.dtype and not _same_kind(out.dtype, dst.dtype):
-        raise RuntimeError(f"result type {_pretty(low or out.dtype)} can't be cast to the "
-                           f"desired output type {_pretty(dst.dtype)}")
+    except Exception:  # a kernel's refusal comes after the checks it would fail
+        _check_inplace(op, values, arrays, dst, low)
+        raise
+    _check_out(dst, out.shape, out.dtype, low)
     return out
+
+
+def _check_out(dst, shape, dtype, low):
+    if shape != dst.shape:
+        raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
+    if dtype != dst.dtype and not _same_kind(dtype, dst.dtype):
+        raise RuntimeError(f"result type {_pretty(low or dtype)} can't be cast to the "
+                           f"desired output type {_pretty(dst.dtype)}")
+
+
+def _check_inplace(op, values, arrays, dst, low):
+    """The shape and dtype checks of an in-place op whose forward failed, which PyTorch's
+    TensorIterator makes before its kernel can refuse a dtype (``bool_tensor.fmod_`` of a
+    (2, 3) tensor names the shape): the broadcast shape from the tensors, the result dtype
+    from the promoted inputs (a comparison's result is bool whatever they are)."""
+    shape = inplace_shape(values)
+    dtype = dst.dtype
+    if op.promote is not None and op.name not in _COMPARISONS:
+        dtype = next((arrays[i].dtype for i in op.promote
+                      if isinstance(values[i], Tensor)), dtype)
+    _check_out(dst, shape, dtype, low)
+
+
+def inplace_shape(values):
+    """The broadcast shape of the tensors among ``values`` (self first), checked to be
+    self's as PyTorch's TensorIterator does before it picks a kernel."""
+    shapes = [v._data.shape for v in values if isinstance(v, Tensor)]
+    conflict = _broadcast_conflict(shapes)
+    if conflict is not None:
+        raise conflict
+    n = max(len(s) for s in shapes)
+    shape = [1] * n
+    for s in shapes:  # (they broadcast: each size is 1 or the one other size)
+        for i, m in enumerate(s, n - len(s)):
+            if m != 1:
+                shape[i] = m
+    shape = tuple(shape)
+    if shape != shapes[0]:
+        raise RuntimeError(f"output with shape {list(shapes[0])} doesn't match the broadcast "
+                           f"shape {list(shape)}")
+    return shape
+
+
+_COMPARISONS = frozenset(("eq", "ne", "lt", "le", "gt", "ge"))
 
 
 def _same_kind(src, dst):

@@ -15,7 +15,8 @@ from .._dtype import BOOL, COMPLEX, FLOAT, is_float, is_inexact, is_low, kind_of
 from .._tensor import Tensor
 from ..backend import cpu_kernels
 from ._registry import (_broadcast_conflict, _broadcast_error, _pretty, apply, apply_inplace,
-                        defop, kernel, register)
+                        defop, inplace_shape, kernel, register)
+from .comparison import _invalid
 from .pointwise import _is_half, _negate, _pow_number, _pow_op
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide", "remainder",
@@ -383,9 +384,21 @@ def _in_range(self, min, max):
 
 
 def _clamp_fwd(xp, self, min, max):
-    if min is not None and max is not None:  # one bound is clamp_min/clamp_max's kernel
-        _kernel("clamp_cpu", self)
+    if min is not None and max is not None:  # one bound is maximum's or minimum's kernel
+        _kernel("clamp_cpu", self, refuse="bc")
+    else:
+        _kernel("maximum_cpu" if max is None else "minimum_cpu", self, refuse="c")
     return xp.clip(self, min, max)
+
+
+def _clamp_min_fwd(xp, self, min):
+    _kernel("maximum_cpu", self, refuse="c")
+    return xp.maximum(self, min)
+
+
+def _clamp_max_fwd(xp, self, max):
+    _kernel("minimum_cpu", self, refuse="c")
+    return xp.minimum(self, max)
 
 
 _clamp = defop("clamp", _clamp_fwd,
@@ -399,24 +412,40 @@ _clamp = defop("clamp", _clamp_fwd,
                     xp.where(self > max, grad, 0) if min is None
                     else xp.where((self > max) | (min > max), grad, 0)},
                promote=("self", "min", "max"), jvp="elementwise")
-_clamp_scalar = defop("clamp_scalar", lambda xp, self, min, max: xp.clip(self, min, max),
+def _clamp_scalar_fwd(xp, self, min, max):
+    _kernel("clamp_max_scalar_cpu" if min is None else "clamp_min_scalar_cpu" if max is None
+            else "clamp_scalar_cpu", self)  # bool bounds leave a bool dtype, which they refuse
+    return xp.clip(self, min, max)
+
+
+def _clamp_min_scalar_fwd(xp, self, min):
+    _kernel("clamp_min_scalar_cpu", self)
+    return xp.maximum(self, min)
+
+
+def _clamp_max_scalar_fwd(xp, self, max):
+    _kernel("clamp_max_scalar_cpu", self)
+    return xp.minimum(self, max)
+
+
+_clamp_scalar = defop("clamp_scalar", _clamp_scalar_fwd,
                       vjp={"self": lambda xp, grad, self, min, max:
                            xp.where(_in_range(self, min, max), grad, 0)},
                       promote=("self", "min", "max"), inputs=("self", "min", "max"),
                       node="ClampBackward1", jvp="elementwise")
-_clamp_min = defop("clamp_min", lambda xp, self, min: xp.maximum(self, min),
+_clamp_min = defop("clamp_min", _clamp_min_fwd,
                    vjp={"self": lambda xp, grad, self, min: xp.where(self >= min, grad, 0),
                         "min": lambda xp, grad, self, min: xp.where(self < min, grad, 0)},
                    promote=("self", "min"), node="ClampMinBackward1", jvp="elementwise")
-_clamp_min_scalar = defop("clamp_min", lambda xp, self, min: xp.maximum(self, min),
+_clamp_min_scalar = defop("clamp_min", _clamp_min_scalar_fwd,
                           vjp={"self": lambda xp, grad, self, min:
                                xp.where(self >= min, grad, 0)},
                           inputs=("self", "min"), promote=("self", "min"), jvp="elementwise")
-_clamp_max = defop("clamp_max", lambda xp, self, max: xp.minimum(self, max),
+_clamp_max = defop("clamp_max", _clamp_max_fwd,
                    vjp={"self": lambda xp, grad, self, max: xp.where(self <= max, grad, 0),
                         "max": lambda xp, grad, self, max: xp.where(self > max, grad, 0)},
                    promote=("self", "max"), node="ClampMaxBackward1", jvp="elementwise")
-_clamp_max_scalar = defop("clamp_max", lambda xp, self, max: xp.minimum(self, max),
+_clamp_max_scalar = defop("clamp_max", _clamp_max_scalar_fwd,
                           vjp={"self": lambda xp, grad, self, max:
                                xp.where(self <= max, grad, 0)},
                           inputs=("self", "max"), promote=("self", "max"), jvp="elementwise")
@@ -668,28 +697,63 @@ def where(condition, input=None, other=None, *, out=None):
     return apply(_where, (condition, input, other))
 
 
-def _clamp_args(min, max):
+_CLAMP_SIGNATURES = ("Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None",
+                     "Tensor input, Number min = None, Number max = None, *, Tensor out = None")
+
+
+def _clamp_args(input, min, max, inplace=False):
+    """The bounds match one of PyTorch's overloads: both tensors or both numbers (None is
+    either); an in-place call's message lists the method's overloads."""
+    if None not in (min, max) and isinstance(min, Tensor) != isinstance(max, Tensor):
+        if inplace:
+            raise _invalid("clamp_", (min, max), tuple(s.removeprefix("Tensor input, ")
+                                                       .removesuffix(", *, Tensor out = None")
+                                                       for s in _CLAMP_SIGNATURES))
+        raise _invalid("clamp", (input, min, max), _CLAMP_SIGNATURES)
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+
+
+_NO_COMPLEX = "clamp is not supported for complex types"
+
+
+def _real_clamp(input, *bounds, number_pair=False):
+    """PyTorch's clamp has no complex form: a complex tensor is refused first, and so is a
+    complex number bound, except that clamp's two-number overload converts a float
+    tensor's bounds to double first (``number_pair``)."""
+    if input._data.dtype.kind == "c":
+        raise NotImplementedError(_NO_COMPLEX)
+    if any(type(b) is complex for b in bounds):
+        if number_pair and input._data.dtype.kind not in "biu":
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        raise NotImplementedError(_NO_COMPLEX)
 
 
 @register(aliases=("clip",))
 def clamp(input, min=None, max=None, *, out=None):
     """Limit values to [min, max]; bounds may be numbers or tensors."""
-    _clamp_args(min, max)
+    _clamp_args(input, min, max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
+        _real_clamp(input)
         return apply(_clamp, (input, min, max))
+    _real_clamp(input, min, max, number_pair=True)
     return apply(_clamp_scalar, (input, min, max))
 
 
 @register
 def clamp_min(input, min):
-    return apply(_clamp_min if isinstance(min, Tensor) else _clamp_min_scalar, (input, min))
+    if isinstance(min, Tensor):
+        return apply(_clamp_min, (input, min))
+    _real_clamp(input, min)
+    return apply(_clamp_min_scalar, (input, min))
 
 
 @register
 def clamp_max(input, max):
-    return apply(_clamp_max if isinstance(max, Tensor) else _clamp_max_scalar, (input, max))
+    if isinstance(max, Tensor):
+        return apply(_clamp_max, (input, max))
+    _real_clamp(input, max)
+    return apply(_clamp_max_scalar, (input, max))
 
 
 @register
@@ -794,24 +858,41 @@ def pow_(self, exponent):
     return apply_inplace(_pow_scalar, self, (exponent,))
 
 
+def _scalar_bounds(self, *bounds):
+    """``bounds``, once PyTorch's in-place clamp with number bounds has checked that their
+    result type casts to ``self``: its own check, naming self's C++ element type."""
+    rt = result_type(self, *(b for b in bounds if b is not None))
+    if not _dtype.can_cast(rt, self.dtype):
+        raise RuntimeError(f"result type {_pretty(rt.np)} can't be cast to the desired output "
+                           f"type {_dtype.CPP_NAMES[self._data.dtype.name]}")
+    return bounds
+
+
 @register(function=False, aliases=("clip_",))
 def clamp_(self, min=None, max=None):
-    _clamp_args(min, max)
+    _clamp_args(self, min, max, inplace=True)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
+        _real_clamp(self)
         return apply_inplace(_clamp, self, (min, max))
-    return apply_inplace(_clamp_scalar, self, (min, max))
+    if self._data.dtype.kind not in "biu":  # (an integer self checks the cast first)
+        _real_clamp(self, min, max, number_pair=True)
+    return apply_inplace(_clamp_scalar, self, _scalar_bounds(self, min, max))
 
 
 @register(function=False)
 def clamp_min_(self, min):
-    return apply_inplace(_clamp_min if isinstance(min, Tensor) else _clamp_min_scalar, self,
-                         (min,))
+    if isinstance(min, Tensor):
+        return apply_inplace(_clamp_min, self, (min,))
+    _real_clamp(self, min)
+    return apply_inplace(_clamp_min_scalar, self, _scalar_bounds(self, min))
 
 
 @register(function=False)
 def clamp_max_(self, max):
-    return apply_inplace(_clamp_max if isinstance(max, Tensor) else _clamp_max_scalar, self,
-                         (max,))
+    if isinstance(max, Tensor):
+        return apply_inplace(_clamp_max, self, (max,))
+    _real_clamp(self, max)
+    return apply_inplace(_clamp_max_scalar, self, _scalar_bounds(self, max))
 
 
 @register(function=False)
@@ -827,6 +908,7 @@ def arctan2_(self, other):  # (not an alias: PyTorch's errors name the method ca
 @register(function=False)
 def hypot_(self, other):
     if result_type(self, _check_tensor(other, "other", "hypot_", 1)).category < FLOAT:
+        inplace_shape((self, other))
         raise _broadcast_error((self, other), NotImplementedError(
             f'"hypot_cpu" not implemented for \'{_pretty(result_type(self, other).np)}\''))
     return apply_inplace(_hypot, self, (other,))

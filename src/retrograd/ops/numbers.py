@@ -1,10 +1,10 @@
 """Number decomposition and integer arithmetic: frexp, gcd, lcm, and nan_to_num_."""
 
-from .._dtype import int32, is_float
+from .._dtype import can_cast, int32, is_float, result_type
 from .. import return_types
 from .._tensor import Tensor, wrap
 from ..backend import get_array_module
-from ._registry import _pretty, apply_inplace, register
+from ._registry import _pretty, apply_inplace, inplace_shape, register
 from .pointwise import _nan_to_num
 
 __all__ = ["frexp", "nan_to_num_", "gcd", "lcm"]
@@ -38,6 +38,11 @@ def _int_binary(name, ufunc):
         return wrap(getattr(get_array_module(input._data), ufunc)(input._data, other._data))
 
     def fn_(self, other):
+        inplace_shape((self, other))  # then the cast, before the kernel's dtype
+        rt = result_type(self, other)
+        if not can_cast(rt, self.dtype):
+            raise RuntimeError(f"result type {_pretty(rt.np)} can't be cast to the desired "
+                               f"output type {_pretty(self._data.dtype)}")
         return self.copy_(fn(self, other))
     fn.__name__ = fn.__qualname__ = name
     fn_.__name__ = fn_.__qualname__ = name + "_"

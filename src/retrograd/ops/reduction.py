@@ -197,13 +197,52 @@ _prod_dim = defop("prod_dim", lambda xp, self, dim, keepdim, dtype:
                   vjp={"self": _prod_dim_rule}, node="ProdBackward1", jvp="transpose")
 
 
+class _NoDim:
+    """``dim``'s default in a reduction whose dim-less PyTorch overload takes no ``keepdim``:
+    told apart from an explicit None, which the dim overload of sum and mean accepts."""
+
+    def __repr__(self):
+        return "<no dim>"
+
+
+NO_DIM = _NoDim()
+
+_DTYPE_SIGNATURES = {  # the dim-less and the dim overloads, as PyTorch's TypeError lists them
+    "sum": ("Tensor input, *, torch.dtype dtype = None", "tuple of ints"),
+    "mean": ("Tensor input, *, torch.dtype dtype = None, Tensor out = None", "tuple of ints"),
+    "prod": ("Tensor input, *, torch.dtype dtype = None", "int"),
+}
+
+
+def _dim_given(name, dim, keepdim, dtype=None, out=None):
+    """``dim`` (None for every dim) once PyTorch's overload resolution has accepted the call:
+    ``keepdim`` without ``dim`` matches no overload of ``name`` (a TypeError naming the
+    function's overloads; PyTorch's method form lists its own)."""
+    if dim is not NO_DIM:
+        return dim
+    if keepdim is None:
+        return None
+    if name != "mean" and (dtype is not None or out is not None):  # mean's takes them
+        _missing_dim(name)
+    plain, dims = _DTYPE_SIGNATURES[name]
+    raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
+                    f"keepdim=bool), but expected one of:\n * ({plain})\n * (Tensor input, "
+                    f"{dims} dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor "
+                    f"out = None)\n")
+
+
+def _missing_dim(name):
+    raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+
+
 @register
-def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def sum(input, dim=NO_DIM, keepdim=None, *, dtype=None, out=None):
     """Sum over ``dim`` (int or tuple; all dims when None); integer inputs sum to int64.
 
     >>> retrograd.tensor([[1, 2], [3, 4]]).sum(1)
     tensor([3, 7])
     """
+    dim, keepdim = _dim_given("sum", dim, keepdim, dtype, out), bool(keepdim)
     if dim is None and not keepdim:
         return apply(_sum, (input,), (_acc_dtype(input, dtype),))
     return apply(_sum_dim, (input,), (_reduce_dims(dim, input._data.ndim), keepdim,
@@ -224,12 +263,13 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 @register
-def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def mean(input, dim=NO_DIM, keepdim=None, *, dtype=None, out=None):
     """Mean over ``dim``; integer inputs need ``dtype=`` (as in PyTorch).
 
     >>> retrograd.tensor([1., 2., 6.]).mean()
     tensor(3.)
     """
+    dim, keepdim = _dim_given("mean", dim, keepdim, dtype, out), bool(keepdim)
     _float_only(input, dtype, "mean")
     dt = dtype.np if dtype is not None else None
     if dim is None and not keepdim:
@@ -255,12 +295,15 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 @register
 @_autocast.policy("prod")
-def prod(input, dim=None, keepdim=False, *, dtype=None):
+def prod(input, dim=NO_DIM, keepdim=None, *, dtype=None):
     """Product of all elements, or along one ``dim``; the gradient is exact with zeros.
 
     >>> retrograd.tensor([2., 0., 3.]).prod()
     tensor(0.)
     """
+    if dim is None:  # the dim overload takes an int
+        raise TypeError("prod(): argument 'dim' must be int, not NoneType")
+    dim, keepdim = _dim_given("prod", dim, keepdim, dtype), bool(keepdim)
     if dim is None:
         return apply(_prod, (input,), (_acc_dtype(input, dtype),))
     d = _dim1(dim, input._data.ndim)  # a scalar's dim too must be 0 or -1
@@ -333,15 +376,23 @@ _argmin = defop("argmin", lambda xp, self, dim, keepdim: self.argmin(axis=dim,
 
 
 def _maxmin(name, full, by_dim, named, binary):
-    def fn(input, dim=None, keepdim=False, *, other=None, out=None):
+    def fn(input, dim=NO_DIM, keepdim=None, *, other=None, out=None):
         if isinstance(dim, Tensor) or other is not None:
             return binary(input, dim if other is None else other)
-        if dim is None:
+        if dim is None:  # the dim overload takes an int (PyTorch's method form's message)
+            raise TypeError(f"{name}(): argument 'dim' must be int, not NoneType")
+        if dim is NO_DIM:
+            if keepdim is not None:  # the dim-less overload takes no keepdim
+                raise TypeError(
+                    f"{name}() received an invalid combination of arguments - got (Tensor, "
+                    f"keepdim=bool), but expected one of:\n * (Tensor input, *, Tensor out = "
+                    f"None)\n * (Tensor input, Tensor other, *, Tensor out = None)\n * (Tensor "
+                    f"input, int dim, bool keepdim = False, *, tuple of Tensors out = None)\n")
             _nonempty(input, None, name + "()")
             return apply(full, (input,))
         d = _dim1(dim, input._data.ndim)
         _nonempty(input, (d,), name + "()")
-        return named(apply(by_dim, (input,), (d, keepdim)))
+        return named(apply(by_dim, (input,), (d, bool(keepdim))))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"``{name}(input)``: the {name}imum; ``{name}(input, dim, keepdim=False)``: "
                   f"``(values, indices)`` along ``dim``; ``{name}(input, other)``: "
@@ -666,6 +717,8 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     >>> retrograd.tensor([0., 0.]).logsumexp(0)
     tensor(0.6931)
     """
+    if dim is None:
+        raise TypeError("logsumexp(): argument 'dim' must be tuple of ints, not NoneType")
     return apply(_logsumexp, (input,), (_reduce_dims(dim, input._data.ndim), keepdim))
 
 

@@ -19,7 +19,7 @@ from .._tensor import Tensor, wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
 from ._registry import _pretty, apply, defop, register
-from .reduction import _dim1, _evenly_distribute
+from .reduction import NO_DIM, _dim1, _evenly_distribute, _missing_dim
 from .scatter import _gather_backward
 from .shape import call
 
@@ -326,16 +326,20 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 
 def _median_fn(name, full, by_dim, named):
-    def fn(input, dim=None, keepdim=False):
+    def fn(input, dim=NO_DIM, keepdim=None):
         # PyTorch checks the dtype after the shape: an empty bool tensor has a median
-        if dim is None:
+        if dim is None:  # the dim overload takes an int
+            raise TypeError(f"{name}(): argument 'dim' must be int, not NoneType")
+        if dim is NO_DIM:
+            if keepdim is not None:  # the dim-less overload takes no keepdim
+                _missing_dim(name)
             if input._data.size:
                 _no_bool(input, "median_cpu")
             return apply(full, (input,))
         d = _sort_dim(input, dim)
         _nonempty_dim(input, d, "median")  # nanmedian's message says median() too
         _no_bool(input, "median_out")
-        return named(apply(by_dim, (input,), (d, keepdim)))
+        return named(apply(by_dim, (input,), (d, bool(keepdim))))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"The lower median (of all elements, or ``(values, indices)`` along "
                   f"``dim``){' ignoring NaN' if name == 'nanmedian' else '; NaN if any is'}.")
@@ -349,6 +353,8 @@ nanmedian = _median_fn("nanmedian", _nanmedian, _nanmedian_dim, return_types.nan
 @register
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along ``dim`` (smallest on ties) and its last index."""
+    if dim is None:
+        raise TypeError("mode(): argument 'dim' must be int, not NoneType")
     d = _sort_dim(input, dim)
     _nonempty_dim(input, d, "mode")
     return return_types.mode(apply(_mode, (input,), (d, keepdim)))
