@@ -634,10 +634,18 @@ def pow(input, exponent, *, out=None):
     return apply(_pow_scalar, (input, exponent))
 
 
+def _float_power_dtype(input, exponent):
+    """float64, or complex128 when either operand is complex (a Python complex too)."""
+    complex_ = any(isinstance(v, complex) or isinstance(v, Tensor) and v._data.dtype.kind == "c"
+                   for v in (input, exponent))
+    return _dtype.complex128 if complex_ else _dtype.float64
+
+
 @register
 def float_power(input, exponent, *, out=None):
-    return pow(input.to(_dtype.float64) if isinstance(input, Tensor) else input,
-               exponent.to(_dtype.float64) if isinstance(exponent, Tensor) else exponent)
+    dt = _float_power_dtype(input, exponent)
+    return pow(input.to(dt) if isinstance(input, Tensor) else input,
+               exponent.to(dt) if isinstance(exponent, Tensor) else exponent)
 
 
 @register
@@ -792,6 +800,17 @@ def pow_(self, exponent):
     if isinstance(exponent, Tensor):
         return apply_inplace(_pow_tensor, self, (exponent,))
     return apply_inplace(_pow_scalar, self, (exponent,))
+
+
+@register(function=False)
+def float_power_(self, exponent):
+    """``pow_`` in double precision: ``self`` must already hold float_power's result dtype."""
+    dt = _float_power_dtype(self, exponent)
+    if self.dtype != dt:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{_pretty(self._data.dtype)} but the operation's result requires "
+                           f"dtype {_pretty(dt.np)}")
+    return pow_(self, exponent.to(dt) if isinstance(exponent, Tensor) else exponent)
 
 
 @register(function=False, aliases=("clip_",))

@@ -1,0 +1,91 @@
+"""In-place Tensor methods PyTorch has beside an out-of-place op (tril_, float_power_, ...),
+against PyTorch: the values and dtype written, the dtype checks, the node recorded, the
+version counter and the gradients that flow back through the write."""
+
+import numpy
+import pytest
+
+import retrograd
+
+
+def _run(lib, make, call):
+    """``call`` applied in place to a non-leaf copy of ``make(lib)``: the written value and
+    dtype, the node on it, its version and the leaf's gradient; or the exception raised."""
+    x = make(lib)
+    grad = x.dtype.is_floating_point  # (retrograd has no complex autograd: deviations.md)
+    if grad:
+        x.requires_grad_()
+    y = x * 1
+    try:
+        out = call(lib, y)
+    except (RuntimeError, NotImplementedError, TypeError, ValueError) as e:
+        return type(e).__name__, str(e)
+    assert out is y
+    node = type(y.grad_fn).__name__ if y.grad_fn is not None else None
+    got = [str(y.dtype), node, y._version, y.detach().numpy().copy()]
+    if grad:
+        w = lib.arange(1.0, y.numel() + 1).reshape(y.shape).to(y.dtype)
+        (y * w).sum().abs().backward()
+        got.append(x.grad.numpy())
+    return got
+
+
+def _same(torch, make, call):
+    want, got = _run(torch, make, call), _run(retrograd, make, call)
+    if isinstance(want, tuple):
+        assert got == want
+        return
+    assert not isinstance(got, tuple), got
+    assert got[:3] == want[:3]
+    for g, w in zip(got[3:], want[3:], strict=True):
+        numpy.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-12)
+
+
+_MATRICES = [
+    lambda lib: lib.arange(12.0).reshape(3, 4),
+    lambda lib: lib.arange(12.0).reshape(4, 3).t(),
+    lambda lib: lib.arange(24, dtype=lib.int64).reshape(2, 3, 4),
+    lambda lib: lib.arange(3.0),
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("make", _MATRICES)
+@pytest.mark.parametrize("name", ["tril_", "triu_"])
+@pytest.mark.parametrize("diagonal", [0, 1, -2])
+def test_triangles(torch, make, name, diagonal):
+    _same(torch, make, lambda lib, y: getattr(y, name)(diagonal))
+
+
+def test_triangle_of_a_transposed_view_writes_its_base():
+    base = retrograd.ones(3, 3)
+    base.t().tril_()
+    assert base.numpy().tolist() == [[1, 1, 1], [0, 1, 1], [0, 0, 1]]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.tensor([0.5, 2.0, 3.0], dtype=lib.float64),
+    lambda lib: lib.tensor([0.5, 2.0, 3.0]),
+    lambda lib: lib.tensor([1, 2, 3]),
+    lambda lib: lib.tensor([0.5 + 1j, 2.0, 3.0j], dtype=lib.complex128),
+    lambda lib: lib.tensor([0.5 + 1j, 2.0, 3.0j], dtype=lib.complex64),
+])
+@pytest.mark.parametrize("exponent", [
+    lambda lib: 2, lambda lib: -1.5, lambda lib: 2j, lambda lib: lib.tensor([1.0, 2.0, 0.5]),
+    lambda lib: lib.tensor([1, 2, 3]), lambda lib: lib.tensor([1j, 2.0, 0.5]),
+])
+def test_float_power_(torch, make, exponent):
+    """float_power_ needs ``self`` already in the double result dtype (complex128 with a
+    complex operand), and records pow's node."""
+    _same(torch, make, lambda lib, y: y.float_power_(exponent(lib)))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("exponent", [lambda lib: 2j, lambda lib: lib.tensor([1j, 2.0])])
+def test_float_power_of_a_complex_operand_is_complex128(torch, exponent):
+    def fn(lib):
+        return lib.float_power(lib.tensor([0.5, 2.0]), exponent(lib))
+    want, got = fn(torch), fn(retrograd)
+    assert str(got.dtype) == str(want.dtype)
+    numpy.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
