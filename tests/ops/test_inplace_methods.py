@@ -89,3 +89,35 @@ def test_float_power_of_a_complex_operand_is_complex128(torch, exponent):
     want, got = fn(torch), fn(retrograd)
     assert str(got.dtype) == str(want.dtype)
     numpy.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.arange(9.0).reshape(3, 3), lambda lib: lib.arange(6.0).reshape(3, 2),
+    lambda lib: lib.arange(21.0).reshape(7, 3), lambda lib: lib.arange(21.0).reshape(3, 7),
+    lambda lib: lib.arange(8, dtype=lib.int64).reshape(2, 2, 2),
+    lambda lib: lib.arange(12.0).reshape(2, 3, 2), lambda lib: lib.arange(3.0),
+    lambda lib: lib.ones(0, 0), lambda lib: lib.ones(2, 2, dtype=lib.bool),
+])
+@pytest.mark.parametrize("value", [5, 5.5, False, lambda lib: lib.tensor(4.0), "a",
+                                   lambda lib: lib.ones(2)])
+@pytest.mark.parametrize("wrap", [False, True])
+def test_fill_diagonal_(torch, make, value, wrap):
+    """fill_diagonal_ is fill_ of a strided view: CopySlices, the number cast into self's
+    dtype, wrapping below a tall matrix; PyTorch's checks of the value and shape."""
+    def call(lib, y):
+        return y.fill_diagonal_(value(lib) if callable(value) else value, wrap=wrap)
+    _same(torch, make, call)
+
+
+@pytest.mark.torch
+def test_fill_diagonal_of_a_transposed_matrix_and_of_a_leaf(torch):
+    def transposed(lib):
+        base = lib.arange(21.0).reshape(3, 7)
+        base.t().fill_diagonal_(-1, wrap=True)
+        return base.numpy()
+    numpy.testing.assert_array_equal(transposed(retrograd), transposed(torch))
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        retrograd.ones(2, 2, requires_grad=True).fill_diagonal_(1)
+    with pytest.raises(TypeError, match="must be Number, not Tensor"):
+        retrograd.ones(2, 2).fill_diagonal_(retrograd.tensor(1.0, requires_grad=True))
