@@ -121,3 +121,48 @@ def test_fill_diagonal_of_a_transposed_matrix_and_of_a_leaf(torch):
         retrograd.ones(2, 2, requires_grad=True).fill_diagonal_(1)
     with pytest.raises(TypeError, match="must be Number, not Tensor"):
         retrograd.ones(2, 2).fill_diagonal_(retrograd.tensor(1.0, requires_grad=True))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.tensor([0.5, -2.0, 3.0]), lambda lib: lib.tensor([0.5, -2.0, 3.0],
+                                                                     dtype=lib.float64),
+    lambda lib: lib.tensor([1, 2, 3], dtype=lib.int32), lambda lib: lib.tensor([1.0, 2.0]),
+])
+@pytest.mark.parametrize("other", [
+    lambda lib: lib.tensor([1, -2, 3]), lambda lib: lib.tensor([0.5, 2.0, -1.0]),
+    lambda lib: lib.tensor([1.5, 2.0, 0.0], dtype=lib.float64), lambda lib: lib.tensor(2.0),
+    lambda lib: lib.tensor([1j, 2.0, 0.5]), lambda lib: lib.ones(2, 3), lambda lib: 2,
+])
+def test_ldexp_(torch, make, other):
+    """ldexp_ records LdexpBackward0 (gradients to self and to other), casts a wider result
+    into a float self, refuses an integral self in its own words and a number for other."""
+    _same(torch, make, lambda lib, y: y.ldexp_(other(lib)))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtypes", [("float32", "float64"), ("int64", "int64"),
+                                    ("float16", "int64"), ("bool", "bool")])
+def test_ldexp_dtype(torch, dtypes):
+    def fn(lib):
+        a, b = (lib.tensor([1, 0, 1]).to(getattr(lib, d)) for d in dtypes)
+        return lib.ldexp(a, b)
+    want, got = fn(torch), fn(retrograd)
+    assert str(got.dtype) == str(want.dtype)
+    numpy.testing.assert_array_equal(got.numpy(), want.numpy())
+    numpy.testing.assert_array_equal(retrograd.tensor([1.0, 2.0]).ldexp(retrograd.tensor(
+        [1, 2])).numpy(), [2.0, 8.0])
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "float32"])
+def test_ldexp_gradient_of_an_integer_exponent(torch, dtype):
+    """PyTorch's self gradient takes ``2 ** other`` in other's dtype: an integer exponent
+    gives 0 below zero and wraps past the integer's width."""
+    def fn(lib):
+        x = lib.ones(6, dtype=lib.float64, requires_grad=True)
+        k = lib.tensor([62, 63, 64, 31, 7, 0]).to(getattr(lib, dtype))
+        lib.ldexp(x, k if dtype == "uint8" else k - lib.tensor([0, 0, 0, 0, 9, 0]).to(
+            k.dtype)).sum().backward()
+        return x.grad.numpy()
+    numpy.testing.assert_array_equal(fn(retrograd), fn(torch))

@@ -20,8 +20,8 @@ from .pointwise import _is_half, _negate, _pow_number, _pow_op
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide", "remainder",
            "fmod", "pow", "maximum", "minimum", "fmax", "fmin", "where", "clamp",
-           "clamp_min", "clamp_max", "clip", "lerp", "addcmul", "addcdiv", "atan2", "hypot",
-           "xlogy"]
+           "clamp_min", "clamp_max", "clip", "lerp", "addcmul", "addcdiv", "atan2", "ldexp",
+           "hypot", "xlogy"]
 
 _BOTH = ("self", "other")
 
@@ -507,6 +507,30 @@ _hypot = defop("hypot", lambda xp, self, other: xp.hypot(self, other),
                vjp={"self": lambda grad, self, result: grad * self / result,
                     "other": lambda grad, other, result: grad * other / result},
                promote=_BOTH, to_float=True, jvp="elementwise", upcast="forward")
+def _ldexp_scale(xp, other, int_other):
+    """``2 ** other`` as PyTorch's backward computes it for ``self``: in ``other``'s dtype,
+    so an integer exponent takes integer powers (0 below 2**0, wrapping past its width)."""
+    if int_other is None:
+        return xp.exp2(other)
+    k = other.astype(int_other)
+    bits = 8 * k.itemsize
+    one = xp.ones_like(k)
+    scale = xp.where((k < 0) | (k >= bits), 0, xp.left_shift(one, xp.clip(k, 0, bits - 1)))
+    return scale.astype(other.dtype)
+
+
+_ldexp = defop("ldexp", lambda xp, self, other, int_other: self * xp.exp2(other),
+               vjp={"self": lambda xp, grad, other, int_other:
+                    grad * _ldexp_scale(xp, other, int_other),
+                    "other": lambda grad, result: grad * result * math.log(2.0)},
+               promote=_BOTH, to_float=True, jvp="elementwise", upcast="forward")
+
+
+def _ldexp_attrs(other):
+    dt = other._data.dtype
+    return (dt if dt.kind in "iu" else None,)
+
+
 def _xlogy_fwd(xp, self, other):
     """``self * log(other)``, 0 where self is 0 (unless other is NaN); a Python number
     operand joins as an array of the tensor's dtype, so it cannot widen the result."""
@@ -733,6 +757,13 @@ def atan2(input, other, *, out=None):
 
 
 @register
+def ldexp(input, other, *, out=None):
+    """``input * 2 ** other`` in the promoted floating dtype."""
+    _check_tensor(other, "other", "ldexp")
+    return apply(_ldexp, (input, other), _ldexp_attrs(other))
+
+
+@register
 def hypot(input, other, *, out=None):
     if result_type(input, _check_tensor(other, "other", "hypot")).category < FLOAT:
         raise _broadcast_error((input, other), NotImplementedError(
@@ -849,6 +880,15 @@ def hypot_(self, other):
         raise _broadcast_error((self, other), NotImplementedError(
             f'"hypot_cpu" not implemented for \'{_pretty(result_type(self, other).np)}\''))
     return apply_inplace(_hypot, self, (other,))
+
+
+@register(function=False)
+def ldexp_(self, other):
+    _check_tensor(other, "other", "ldexp_", 1)
+    if self._data.dtype.kind in "biu":  # (PyTorch's own wording for an integral self)
+        raise RuntimeError(f"ldexp can't be cast to the desired output type "
+                           f"{_pretty(self._data.dtype)}")
+    return apply_inplace(_ldexp, self, (other,), _ldexp_attrs(other))
 
 
 @register(function=False)
