@@ -8,6 +8,11 @@ import pytest
 import retrograd
 
 
+def _numpy(t):
+    t = t.detach()
+    return (t.float() if str(t.dtype).endswith("bfloat16") else t).numpy().copy()
+
+
 def _run(lib, make, call):
     """``call`` applied to a non-leaf copy of ``make(lib)``: whether it returned that copy,
     the result's dtype, node and value, the copy's version and the leaf's gradient; or the
@@ -22,11 +27,11 @@ def _run(lib, make, call):
     except (RuntimeError, NotImplementedError, TypeError, ValueError, IndexError) as e:
         return type(e).__name__, str(e)
     node = type(out.grad_fn).__name__ if out.grad_fn is not None else None
-    got = [out is y, str(out.dtype), node, y._version, out.detach().numpy().copy()]
+    got = [out is y, str(out.dtype), node, y._version, _numpy(out)]
     if grad:
         w = lib.arange(1.0, out.numel() + 1).reshape(out.shape).to(out.dtype)
         (out * w).sum().abs().backward()
-        got.append(x.grad.numpy())
+        got.append(_numpy(x.grad))
     return got
 
 
@@ -207,3 +212,23 @@ def test_renorm_forward_ad(torch, p):
             x = fwa.make_dual(lib.tensor(_ROWS), lib.arange(12.0).reshape(4, 3))
             return fwa.unpack_dual(lib.renorm(x, p, 0, 2.0)).tangent.numpy()
     numpy.testing.assert_allclose(fn(retrograd), fn(torch), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.tensor([1.0, 2.0, 0.0]), lambda lib: lib.tensor([1.0, 2.0, 0.0],
+                                                                   dtype=lib.float64),
+    lambda lib: lib.tensor([1.0, 2.0, 0.0], dtype=lib.float16),
+    lambda lib: lib.tensor([1.0, 2.0, 0.0], dtype=lib.bfloat16),
+    lambda lib: lib.tensor([1, 2, 0]), lambda lib: lib.tensor([1.0 + 1j, 2.0, 0.0]),
+])
+@pytest.mark.parametrize("other", [
+    lambda lib: lib.tensor([2.0, 1.0, -1.0]), lambda lib: lib.tensor([2, 1, -1]),
+    lambda lib: lib.tensor([2.0, 1.0, 0.0], dtype=lib.float64), lambda lib: lib.tensor(3.0),
+    lambda lib: lib.ones(2, 3), lambda lib: 2.0, lambda lib: lib.ones(2, dtype=lib.int64),
+])
+def test_nextafter_(torch, make, other):
+    """nextafter_ steps each element one ulp of self's dtype, records NextafterBackward0
+    (the gradient passes through), and refuses integral results and a number for other."""
+    _same(torch, make, lambda lib, y: y.nextafter_(other(lib)), rtol=0)
+    _same(torch, make, lambda lib, y: lib.nextafter(y, other(lib)), rtol=0)

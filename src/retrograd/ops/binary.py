@@ -16,12 +16,13 @@ from .._tensor import Tensor
 from ..backend import cpu_kernels
 from ._registry import (_broadcast_conflict, _broadcast_error, _pretty, apply, apply_inplace,
                         defop, kernel, register)
+from .shape import broadcast_shapes
 from .pointwise import _is_half, _negate, _pow_number, _pow_op
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide", "remainder",
            "fmod", "pow", "maximum", "minimum", "fmax", "fmin", "where", "clamp",
            "clamp_min", "clamp_max", "clip", "lerp", "addcmul", "addcdiv", "atan2", "ldexp",
-           "hypot", "xlogy"]
+           "nextafter", "hypot", "xlogy"]
 
 _BOTH = ("self", "other")
 
@@ -507,6 +508,27 @@ _hypot = defop("hypot", lambda xp, self, other: xp.hypot(self, other),
                vjp={"self": lambda grad, self, result: grad * self / result,
                     "other": lambda grad, other, result: grad * other / result},
                promote=_BOTH, to_float=True, jvp="elementwise", upcast="forward")
+_nextafter = defop("nextafter", lambda xp, self, other: xp.nextafter(self, other),
+                   vjp={"self": lambda xp, grad, self, other:
+                        xp.where(self != other, grad, 0),
+                        "other": lambda xp, grad: xp.zeros_like(grad)},
+                   promote=_BOTH, jvp="elementwise", upcast=False)  # (a half's own neighbour)
+
+
+def _check_nextafter(input, other, fn, position, inplace=False):
+    """A floating result only; an in-place one first checks the shape it writes, as PyTorch."""
+    rt = result_type(input, _check_tensor(other, "other", fn, position))
+    if rt.category != FLOAT:
+        error = _broadcast_error((input, other), NotImplementedError(
+            f'"nextafter_cpu" not implemented for \'{_pretty(rt.np)}\''))
+        shape = input.shape
+        if inplace and type(error) is NotImplementedError and \
+                broadcast_shapes(shape, other.shape) != shape:
+            error = RuntimeError(f"output with shape {list(shape)} doesn't match the "
+                                 f"broadcast shape {list(broadcast_shapes(shape, other.shape))}")
+        raise error
+
+
 def _ldexp_scale(xp, other, int_other):
     """``2 ** other`` as PyTorch's backward computes it for ``self``: in ``other``'s dtype,
     so an integer exponent takes integer powers (0 below 2**0, wrapping past its width)."""
@@ -764,6 +786,14 @@ def ldexp(input, other, *, out=None):
 
 
 @register
+def nextafter(input, other, *, out=None):
+    """The next representable value after ``input`` toward ``other``; PyTorch passes the
+    gradient to ``input`` unchanged but where the two are equal (and zeros to ``other``)."""
+    _check_nextafter(input, other, "nextafter", 2)
+    return apply(_nextafter, (input, other))
+
+
+@register
 def hypot(input, other, *, out=None):
     if result_type(input, _check_tensor(other, "other", "hypot")).category < FLOAT:
         raise _broadcast_error((input, other), NotImplementedError(
@@ -889,6 +919,12 @@ def ldexp_(self, other):
         raise RuntimeError(f"ldexp can't be cast to the desired output type "
                            f"{_pretty(self._data.dtype)}")
     return apply_inplace(_ldexp, self, (other,), _ldexp_attrs(other))
+
+
+@register(function=False)
+def nextafter_(self, other):
+    _check_nextafter(self, other, "nextafter_", 1, inplace=True)
+    return apply_inplace(_nextafter, self, (other,))
 
 
 @register(function=False)
