@@ -232,3 +232,40 @@ def test_nextafter_(torch, make, other):
     (the gradient passes through), and refuses integral results and a number for other."""
     _same(torch, make, lambda lib, y: y.nextafter_(other(lib)), rtol=0)
     _same(torch, make, lambda lib, y: lib.nextafter(y, other(lib)), rtol=0)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["bitwise_left_shift", "bitwise_right_shift"])
+@pytest.mark.parametrize("dtype, values, amounts", [
+    ("int64", [1, -8, 5, 3, -1, 7], [1, 2, 63, 64, 70, -1]),
+    ("uint8", [1, 128, 5, 3, 255, 7], [1, 2, 7, 8, 9, 0]),
+    ("int8", [1, -128, 5, 3, -1, 7], [1, 2, 7, 8, 9, -1]),
+    ("int32", [1, -2, 5, 3, -1, 7], [0, 31, 32, 33, 1, 2]),
+])
+def test_shift_amounts(torch, name, dtype, values, amounts):
+    """A shift by a negative amount or by the width or more gives 0 (or -1 for a right
+    shift of a negative value), as PyTorch, where NumPy's is undefined."""
+    def make(lib):
+        return lib.tensor(values, dtype=getattr(lib, dtype))
+    other = (lambda lib: lib.tensor(amounts, dtype=getattr(lib, dtype)))
+    _same(torch, make, lambda lib, y: getattr(y, name + "_")(other(lib)))
+    _same(torch, make, lambda lib, y: getattr(lib, name)(y, other(lib)))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["bitwise_left_shift_", "bitwise_right_shift_"])
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.tensor([1, 2]), lambda lib: lib.tensor([1, 2], dtype=lib.int32),
+    lambda lib: lib.tensor([1, 2], dtype=lib.uint8), lambda lib: lib.tensor([1.0, 2.0]),
+    lambda lib: lib.tensor([True, False]),
+])
+@pytest.mark.parametrize("other", [
+    lambda lib: 1, lambda lib: 1.5, lambda lib: 300, lambda lib: 2 ** 40,
+    lambda lib: lib.tensor([1, 2]), lambda lib: lib.tensor(2), lambda lib: lib.tensor([1.0, 2.0]),
+    lambda lib: lib.tensor([True, True]), lambda lib: lib.ones(2, 2, dtype=lib.int64),
+    lambda lib: "a",
+])
+def test_shifts_in_place(torch, name, make, other):
+    """The shift written into self: the number wrapped into self's dtype, PyTorch's cast
+    and kernel errors."""
+    _same(torch, make, lambda lib, y: getattr(y, name)(other(lib)))
