@@ -269,3 +269,56 @@ def test_shifts_in_place(torch, name, make, other):
     """The shift written into self: the number wrapped into self's dtype, PyTorch's cast
     and kernel errors."""
     _same(torch, make, lambda lib, y: getattr(y, name)(other(lib)))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("make, mat, vec", [
+    (lambda lib: lib.tensor([1.0, -2.0]), (2, 3), (3,)),
+    (lambda lib: lib.tensor([1.0, -2.0]), (2, 3), (4,)),
+    (lambda lib: lib.tensor([1.0, -2.0]), (3,), (3,)),
+    (lambda lib: lib.tensor([1.0, -2.0]), (2, 3), (3, 1)),
+    (lambda lib: lib.tensor([1.0, -2.0, 3.0]), (2, 3), (3,)),
+    (lambda lib: lib.tensor([1.0]), (2, 3), (3,)),
+    (lambda lib: lib.tensor(1.0), (2, 3), (3,)),
+    (lambda lib: lib.tensor([1.0, -2.0], dtype=lib.float64), (2, 3), (3,)),
+    (lambda lib: lib.tensor([1, -2]), (2, 3), (3,)),
+])
+@pytest.mark.parametrize("scales", [{}, {"beta": 0.5, "alpha": 2}, {"beta": 0},
+                                    {"beta": 2, "alpha": 1.5}])
+@pytest.mark.parametrize("inplace", [True, False])
+def test_addmv(torch, make, mat, vec, scales, inplace):
+    """addmv_ records AddmvBackward0 with the gradients of beta * self + alpha * mat @ vec,
+    and PyTorch's checks of dims, sizes, the in-place size and the dtypes."""
+    def call(lib, y):
+        dt = y.dtype if y.dtype != lib.float64 else lib.float32
+        m = lib.arange(1.0, 1 + numpy.prod(mat)).reshape(mat).to(dt)
+        v = lib.linspace(-1, 2, numpy.prod(vec)).reshape(vec).to(dt)
+        return (y.addmv_ if inplace else lambda *a, **k: lib.addmv(y, *a, **k))(m, v, **scales)
+    _same(torch, make, call)
+
+
+@pytest.mark.torch
+def test_addmv_gradients_of_mat_and_vec(torch):
+    def fn(lib):
+        m = lib.arange(6.0).reshape(2, 3).requires_grad_()
+        v = lib.tensor([1.0, -1.0, 2.0], requires_grad=True)
+        y = lib.tensor([0.5, 0.25], requires_grad=True) * 1
+        y.addmv_(m, v, beta=3, alpha=-2).pow(2).sum().backward()
+        return m.grad.numpy(), v.grad.numpy()
+    for g, w in zip(fn(retrograd), fn(torch), strict=True):
+        numpy.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name, shapes", [("addmm", [(2, 2), (2, 3), (3, 2)]),
+                                          ("baddbmm", [(1, 2, 2), (1, 2, 3), (1, 3, 2)]),
+                                          ("addmv", [(2,), (2, 3), (3,)])])
+def test_beta_scales_the_input_gradient_alone(torch, name, shapes):
+    """Only the input needing grad: its rule still reads beta (the node kept the empty
+    slots of the saved operands before it; beta was read from a shape before)."""
+    def fn(lib):
+        x = lib.ones(shapes[0], requires_grad=True)
+        a, b = (lib.arange(1.0, 1 + numpy.prod(s)).reshape(s) for s in shapes[1:])
+        getattr(lib, name)(x, a, b, beta=0.5).sum().backward()
+        return x.grad.numpy()
+    numpy.testing.assert_array_equal(fn(retrograd), fn(torch))

@@ -24,11 +24,11 @@ import string
 from .. import _autocast
 from .._tensor import Tensor
 from ..backend import cpu_kernels
-from ._registry import _pretty, apply, apply_inplace, defop, kernel, register
+from ._registry import _pretty, apply, apply_inplace, defop, kernel, register, register_pair
 from .._dtype import CPP_NAMES, int64, legacy_type_name
 from .reduction import _dim1, _no_out
 
-__all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv",
            "baddbmm", "trace", "tensordot", "einsum"]
 
 
@@ -499,6 +499,53 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     _baddbmm_args(self, batch1, batch2)
     return apply_inplace(_baddbmm, self, (batch1, batch2), _scalars(batch1, beta, alpha))
+
+
+def _addmv_jvp(xp, self_t, mat_t, vec_t, mat, vec, beta, alpha):
+    return _addmm_jvp(xp, self_t, mat_t, vec_t, mat, vec, beta, alpha)
+
+
+_addmv = defop("addmv", lambda xp, self, mat, vec, beta, alpha:
+               _addmm_fwd(xp, self, mat, vec, beta, alpha),
+               vjp={"self": lambda grad, beta: _scaled(grad, beta),
+                    "mat": lambda xp, grad, vec, alpha: _scaled(xp.outer(grad, vec), alpha),
+                    "vec": lambda xp, grad, mat, alpha: _scaled(xp.matmul(mat.T, grad), alpha)},
+               jvp=_addmv_jvp)
+
+
+def _addmv_args(input, mat, vec, inplace):
+    """addmv's checks in ATen's order: the dims, the sizes (an input of one element
+    broadcasts, except into itself), then the dtypes."""
+    a, m, v = input._data, mat._data, vec._data
+    if m.ndim != 2 or v.ndim != 1 or a.ndim > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {a.ndim}, {m.ndim}, "
+                           f"{v.ndim}")
+    n = a.shape[0] if a.ndim else 1
+    if m.shape[1] != v.shape[0] or (n != m.shape[0] and a.size != 1):
+        raise RuntimeError(f"size mismatch, got input ({n}), mat ({m.shape[0]}x{m.shape[1]}), "
+                           f"vec ({v.shape[0]})")
+    if inplace and a.shape != (m.shape[0],):
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(a.shape)} and output "
+                           f"tensor size [{m.shape[0]}] should match")
+    if not a.dtype == m.dtype == v.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_pretty(a.dtype)}, {_pretty(m.dtype)}, and {_pretty(v.dtype)}")
+
+
+def _addmv_fn(input, mat, vec, *, beta=1, alpha=1, out=None):
+    _no_out(out, "addmv")
+    _addmv_args(input, mat, vec, False)
+    return apply(_addmv, (input, mat, vec), _scalars(mat, beta, alpha))
+
+
+def _addmv_fn_(self, mat, vec, *, beta=1, alpha=1):
+    _addmv_args(self, mat, vec, True)
+    return apply_inplace(_addmv, self, (mat, vec), _scalars(mat, beta, alpha))
+
+
+addmv, addmv_ = register_pair(
+    "addmv", _addmv_fn, _addmv_fn_,
+    """``beta * input + alpha * (mat @ vec)``; with beta 0, ``input`` is ignored (even NaN).""")
 
 
 _trace = defop("trace", lambda xp, self: xp.trace(self, dtype=int64.np)
