@@ -322,3 +322,50 @@ def test_beta_scales_the_input_gradient_alone(torch, name, shapes):
         getattr(lib, name)(x, a, b, beta=0.5).sum().backward()
         return x.grad.numpy()
     numpy.testing.assert_array_equal(fn(retrograd), fn(torch))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("make, v1, v2", [
+    (lambda lib: lib.ones(2, 3), lambda lib: lib.tensor([1.0, -2.0]),
+     lambda lib: lib.tensor([0.5, 1.0, 2.0])),
+    (lambda lib: lib.ones(2, 3), lambda lib: lib.ones(2, 1), lambda lib: lib.ones(3)),
+    (lambda lib: lib.ones(2, 3), lambda lib: lib.ones(2), lambda lib: lib.ones(3, 1)),
+    (lambda lib: lib.ones(2, 3), lambda lib: lib.ones(3), lambda lib: lib.ones(3)),
+    (lambda lib: lib.ones(3), lambda lib: lib.ones(2), lambda lib: lib.ones(3)),
+    (lambda lib: lib.ones(1, 3), lambda lib: lib.ones(2), lambda lib: lib.ones(3)),
+    (lambda lib: lib.ones(4, 2, 3), lambda lib: lib.ones(2), lambda lib: lib.ones(3)),
+    (lambda lib: lib.ones(2, 3, dtype=lib.float64), lambda lib: lib.tensor([1.0, -2.0]),
+     lambda lib: lib.ones(3)),
+    (lambda lib: lib.ones(2, 3), lambda lib: lib.tensor([1.0, -2.0], dtype=lib.float64),
+     lambda lib: lib.ones(3)),
+    (lambda lib: lib.ones(2, 3, dtype=lib.int64), lambda lib: lib.tensor([1, -2]),
+     lambda lib: lib.tensor([1, 2, 3])),
+    (lambda lib: lib.ones(2, 3, dtype=lib.bool), lambda lib: lib.tensor([True, False]),
+     lambda lib: lib.tensor([True, False, True])),
+])
+@pytest.mark.parametrize("scales", [{}, {"beta": 0.5, "alpha": 2}, {"beta": 0},
+                                    {"beta": 2, "alpha": 3}, {"alpha": 1.5}])
+@pytest.mark.parametrize("inplace", [True, False])
+def test_addr(torch, make, v1, v2, scales, inplace):
+    """addr_ records AddrBackward0; the inputs promote together (an in-place result cast
+    into self), bools take and/or, integral inputs refuse float factors."""
+    def call(lib, y):
+        f = y.addr_ if inplace else (lambda *a, **k: lib.addr(y, *a, **k))
+        return f(v1(lib), v2(lib), **scales)
+    _same(torch, make, call)
+
+
+@pytest.mark.torch
+def test_addr_gradients_and_tangent(torch):
+    def fn(lib):
+        v1 = lib.tensor([1.0, -2.0], requires_grad=True)
+        v2 = lib.tensor([0.5, 1.0, 3.0], requires_grad=True)
+        y = lib.ones(2, 3, requires_grad=True) * 2
+        y.addr_(v1, v2, beta=3, alpha=-2).pow(2).sum().backward()
+        fwa = lib.autograd.forward_ad
+        with fwa.dual_level():
+            d = fwa.make_dual(lib.tensor([1.0, 2.0]), lib.tensor([0.5, -1.0]))
+            t = fwa.unpack_dual(lib.addr(lib.ones(2, 3), d, v2.detach(), alpha=2)).tangent
+        return v1.grad.numpy(), v2.grad.numpy(), t.numpy()
+    for g, w in zip(fn(retrograd), fn(torch), strict=True):
+        numpy.testing.assert_allclose(g, w, rtol=1e-6)
