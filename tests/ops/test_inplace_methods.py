@@ -369,3 +369,18 @@ def test_addr_gradients_and_tangent(torch):
         return v1.grad.numpy(), v2.grad.numpy(), t.numpy()
     for g, w in zip(fn(retrograd), fn(torch), strict=True):
         numpy.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.tensor([1.0, -2.0]), lambda lib: lib.tensor([1, 2]),
+    lambda lib: lib.tensor([True, False]), lambda lib: lib.tensor([1 + 2j, -1j]),
+])
+def test_conj_physical_(torch, make):
+    """conj_physical_ writes even a real tensor (ConjPhysicalBackward1, version bumped);
+    the function returns a real input itself."""
+    _same(torch, make, lambda lib, y: y.conj_physical_())
+    _same(torch, make, lambda lib, y: lib.conj_physical(y))
+    for lib in (torch, retrograd):
+        x = make(lib)
+        assert (lib.conj_physical(x) is x) == (not x.is_complex())
