@@ -384,3 +384,19 @@ def test_conj_physical_(torch, make):
     for lib in (torch, retrograd):
         x = make(lib)
         assert (lib.conj_physical(x) is x) == (not x.is_complex())
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.tensor([2.5, 3.0, 0.4]), lambda lib: lib.tensor([2.5, 3.0, 7.0],
+                                                                   dtype=lib.float64),
+    lambda lib: lib.tensor([2, 3]), lambda lib: lib.tensor([2.0, float("nan")]),
+])
+@pytest.mark.parametrize("p", [1, 2, 3, 0])
+@pytest.mark.parametrize("inplace", [True, False])
+def test_mvlgamma(torch, make, p, inplace):
+    """mvlgamma_ records MvlgammaBackward0 (the gradient: digammas summed), refuses an
+    integral self and p below 1 in PyTorch's words."""
+    def call(lib, y):
+        return y.mvlgamma_(p) if inplace else lib.mvlgamma(y, p)
+    _same(torch, make, call, rtol=2e-6)

@@ -10,7 +10,7 @@ The gamma family, erfinv and the Bessel functions come from SciPy (CuPy's
 
 import math
 
-from .._dtype import is_inexact, np_finfo
+from .._dtype import get_default_dtype, is_inexact, np_finfo
 from ..backend import get_array_module, special_functions
 from ..backend.functions import functions
 from ._registry import (_broadcast_error, _pretty, apply, apply_inplace, defop, register,
@@ -20,6 +20,7 @@ from .pointwise import _rounded, _times
 from .shape import call
 
 __all__ = ["logaddexp", "logaddexp2", "erfc", "erfinv", "lgamma", "digamma", "polygamma",
+           "mvlgamma",
            "i0", "sinc", "deg2rad", "rad2deg", "copysign", "heaviside"]
 
 _S = ("self",)
@@ -59,6 +60,18 @@ def _lgamma_fwd(xp, self):
 # tiny input overflows to inf there.
 _lgamma = _unary("lgamma", _lgamma_fwd,
                  lambda xp, grad, self: grad * call(xp, _digamma, self), upcast="forward")
+def _mvlgamma_fwd(xp, self, p):
+    r = sum(_lgamma_fwd(xp, self - i / 2) for i in range(p))
+    return (r + p * (p - 1) / 4 * math.log(math.pi)).astype(self.dtype)
+
+
+# the multivariate log-gamma: lgamma(x - i/2) summed over i < p, plus a constant
+_mvlgamma = _unary("mvlgamma", _mvlgamma_fwd,
+                   lambda xp, grad, self, p:
+                   grad * sum(call(xp, _digamma, self - i / 2) for i in range(p)),
+                   upcast="forward")
+
+
 def _polygamma_fwd(xp, self, n):
     """SciPy's polygamma in its own steps, ``(-1)^(n+1) n! zeta(n + 1, x)`` (psi at n = 0),
     on the arrays' ufuncs: its Python function takes the arguments to host arrays."""
@@ -192,6 +205,29 @@ i0, i0_ = _public("i0", _i0)
 sinc, sinc_ = _public("sinc", _sinc)
 deg2rad, deg2rad_ = _public("deg2rad", _deg2rad)
 rad2deg, rad2deg_ = _public("rad2deg", _rad2deg)
+
+
+def _mvlgamma_p(p):
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    return (p,)
+
+
+def _mvlgamma_fn(input, p, *, out=None):
+    return apply(_mvlgamma, (input,), _mvlgamma_p(p))
+
+
+def _mvlgamma_fn_(self, p):
+    attrs = _mvlgamma_p(p)
+    if not is_inexact(self._data.dtype):  # (PyTorch's wording names self's dtype first)
+        raise RuntimeError(f"mvlgamma: result type {_pretty(self._data.dtype)} can't be cast "
+                           f"to the desired output type {_pretty(get_default_dtype().np)}")
+    return apply_inplace(_mvlgamma, self, (), attrs)
+
+
+mvlgamma, mvlgamma_ = register_pair(
+    "mvlgamma", _mvlgamma_fn, _mvlgamma_fn_,
+    """The multivariate log-gamma of dimension ``p``; integer inputs give floats.""")
 
 
 def _check_n(n):
