@@ -400,3 +400,56 @@ def test_mvlgamma(torch, make, p, inplace):
     def call(lib, y):
         return y.mvlgamma_(p) if inplace else lib.mvlgamma(y, p)
     _same(torch, make, call, rtol=2e-6)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["igamma", "igammac"])
+@pytest.mark.parametrize("make, other", [
+    (lambda lib: lib.tensor([1.0, 2.0, 0.5]), lambda lib: lib.tensor([0.5, 3.0, 2.0])),
+    (lambda lib: lib.tensor([1.0, 2.0, 0.5], dtype=lib.float64),
+     lambda lib: lib.tensor([0.5, 3.0, 2.0])),
+    (lambda lib: lib.tensor([1, 2, 3]), lambda lib: lib.tensor([0.5, 3.0, 2.0])),
+    (lambda lib: lib.tensor([1, 2, 3]), lambda lib: lib.tensor([1, 2, 3])),
+    (lambda lib: lib.tensor([1.0, 2.0]), lambda lib: 2.0),
+])
+@pytest.mark.parametrize("inplace", [True, False])
+def test_igamma_values_and_checks(torch, name, make, other, inplace):
+    def fn(lib):
+        x = make(lib)
+        return getattr(x, name + "_")(other(lib)) if inplace else getattr(lib, name)(
+            x, other(lib))
+    want, got = _outcome(torch, fn), _outcome(retrograd, fn)
+    assert got[0] == want[0]
+    if isinstance(want[1], str):
+        assert got[1] == want[1]
+    else:
+        numpy.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+
+
+def _outcome(lib, fn):
+    try:
+        out = fn(lib)
+    except (RuntimeError, NotImplementedError, TypeError) as e:
+        return type(e).__name__, str(e)
+    return str(out.dtype), out.numpy()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["igamma", "igammac"])
+def test_igamma_gradients(torch, name):
+    """IgammaBackward0 / IgammacBackward0: the density's gradient to x, none to a."""
+    def fn(lib):
+        a = lib.tensor([1.0, 2.0, 0.5])
+        x = lib.tensor([0.5, 3.0, 2.0], requires_grad=True)
+        y = a * 1
+        getattr(y, name + "_")(x)
+        y.backward(lib.tensor([1.0, 2.0, 3.0]))
+        a2 = lib.tensor([1.0, 2.0], requires_grad=True)
+        try:
+            getattr(lib, name)(a2, lib.tensor([1.0, 2.0])).sum().backward()
+        except NotImplementedError as e:
+            return type(y.grad_fn).__name__, x.grad.numpy(), str(e)
+        return None
+    want, got = fn(torch), fn(retrograd)
+    assert got[0] == want[0] and got[2] == want[2]
+    numpy.testing.assert_allclose(got[1], want[1], rtol=1e-5)

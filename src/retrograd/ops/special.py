@@ -15,12 +15,12 @@ from ..backend import get_array_module, special_functions
 from ..backend.functions import functions
 from ._registry import (_broadcast_error, _pretty, apply, apply_inplace, defop, register,
                         register_pair)
-from .binary import _NYI, _check_tensor, _no_derivative, _refuse_bool_sub
+from .binary import _NYI, _check_tensor, _kernel, _no_derivative, _refuse_bool_sub
 from .pointwise import _rounded, _times
 from .shape import call
 
 __all__ = ["logaddexp", "logaddexp2", "erfc", "erfinv", "lgamma", "digamma", "polygamma",
-           "mvlgamma",
+           "mvlgamma", "igamma", "igammac",
            "i0", "sinc", "deg2rad", "rad2deg", "copysign", "heaviside"]
 
 _S = ("self",)
@@ -70,6 +70,31 @@ _mvlgamma = _unary("mvlgamma", _mvlgamma_fwd,
                    lambda xp, grad, self, p:
                    grad * sum(call(xp, _digamma, self - i / 2) for i in range(p)),
                    upcast="forward")
+
+
+def _igamma_input_grad(name):
+    def rule(grad):
+        raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+    return rule
+
+
+def _igamma_density(xp, self, other):
+    """d igamma(a, x) / dx: x^(a-1) e^-x / Gamma(a)."""
+    return xp.exp((self - 1) * xp.log(other) - other - _lgamma_fwd(xp, self))
+
+
+def _igamma_op(name, scipy_name, sign):
+    return defop(name, lambda xp, self, other: functions(xp).special(
+        scipy_name, *_kernel(f"{name}_cpu", self, other, refuse="biuc")),
+        vjp={"self": _igamma_input_grad(name),
+             "other": lambda xp, grad, self, other: grad * sign * _igamma_density(
+                 xp, self, other)},
+        promote=_BOTH, jvp="elementwise")
+
+
+# the regularized lower and upper incomplete gamma functions (no derivative in a)
+_igamma = _igamma_op("igamma", "gammainc", 1)
+_igammac = _igamma_op("igammac", "gammaincc", -1)
 
 
 def _polygamma_fwd(xp, self, n):
@@ -228,6 +253,20 @@ def _mvlgamma_fn_(self, p):
 mvlgamma, mvlgamma_ = register_pair(
     "mvlgamma", _mvlgamma_fn, _mvlgamma_fn_,
     """The multivariate log-gamma of dimension ``p``; integer inputs give floats.""")
+
+
+def _igamma_public(name, op):
+    def fn(input, other, *, out=None):
+        return apply(op, (input, _check_tensor(other, "other", name)))
+
+    def fn_(self, other):
+        return apply_inplace(op, self, (_check_tensor(other, "other", name + "_", 1),))
+    return register_pair(name, fn, fn_, f"The regularized ``{name}`` of ``input`` (a) and "
+                                        f"``other`` (x); no derivative in a, as PyTorch.")
+
+
+igamma, igamma_ = _igamma_public("igamma", _igamma)
+igammac, igammac_ = _igamma_public("igammac", _igammac)
 
 
 def _check_n(n):
