@@ -379,8 +379,8 @@ def _record(op, values, attrs, outs):
                 v = values[i]
                 saved[k] = save(v, False) if isinstance(v, Tensor) else v
         node._saved = saved
-    else:
-        node._saved = ()
+    else:  # (the slots stay, empty: a rule's attributes come after them in its env)
+        node._saved = [None] * len(op.saved_names) if op.saved_names else ()
     return node
 
 

@@ -17,12 +17,13 @@ from ..backend import cpu_kernels
 from ._registry import (_broadcast_conflict, _broadcast_error, _pretty, apply, apply_inplace,
                         defop, inplace_shape, kernel, register)
 from .comparison import _invalid
+from .shape import broadcast_shapes
 from .pointwise import _is_half, _negate, _pow_number, _pow_op
 
 __all__ = ["add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide", "remainder",
            "fmod", "pow", "maximum", "minimum", "fmax", "fmin", "where", "clamp",
-           "clamp_min", "clamp_max", "clip", "lerp", "addcmul", "addcdiv", "atan2", "hypot",
-           "xlogy"]
+           "clamp_min", "clamp_max", "clip", "lerp", "addcmul", "addcdiv", "atan2", "ldexp",
+           "nextafter", "hypot", "xlogy"]
 
 _BOTH = ("self", "other")
 
@@ -536,6 +537,51 @@ _hypot = defop("hypot", lambda xp, self, other: xp.hypot(self, other),
                vjp={"self": lambda grad, self, result: grad * self / result,
                     "other": lambda grad, other, result: grad * other / result},
                promote=_BOTH, to_float=True, jvp="elementwise", upcast="forward")
+_nextafter = defop("nextafter", lambda xp, self, other: xp.nextafter(self, other),
+                   vjp={"self": lambda xp, grad, self, other:
+                        xp.where(self != other, grad, 0),
+                        "other": lambda xp, grad: xp.zeros_like(grad)},
+                   promote=_BOTH, jvp="elementwise", upcast=False)  # (a half's own neighbour)
+
+
+def _check_nextafter(input, other, fn, position, inplace=False):
+    """A floating result only; an in-place one first checks the shape it writes, as PyTorch."""
+    rt = result_type(input, _check_tensor(other, "other", fn, position))
+    if rt.category != FLOAT:
+        error = _broadcast_error((input, other), NotImplementedError(
+            f'"nextafter_cpu" not implemented for \'{_pretty(rt.np)}\''))
+        shape = input.shape
+        if inplace and type(error) is NotImplementedError and \
+                broadcast_shapes(shape, other.shape) != shape:
+            error = RuntimeError(f"output with shape {list(shape)} doesn't match the "
+                                 f"broadcast shape {list(broadcast_shapes(shape, other.shape))}")
+        raise error
+
+
+def _ldexp_scale(xp, other, int_other):
+    """``2 ** other`` as PyTorch's backward computes it for ``self``: in ``other``'s dtype,
+    so an integer exponent takes integer powers (0 below 2**0, wrapping past its width)."""
+    if int_other is None:
+        return xp.exp2(other)
+    k = other.astype(int_other)
+    bits = 8 * k.itemsize
+    one = xp.ones_like(k)
+    scale = xp.where((k < 0) | (k >= bits), 0, xp.left_shift(one, xp.clip(k, 0, bits - 1)))
+    return scale.astype(other.dtype)
+
+
+_ldexp = defop("ldexp", lambda xp, self, other, int_other: self * xp.exp2(other),
+               vjp={"self": lambda xp, grad, other, int_other:
+                    grad * _ldexp_scale(xp, other, int_other),
+                    "other": lambda grad, result: grad * result * math.log(2.0)},
+               promote=_BOTH, to_float=True, jvp="elementwise", upcast="forward")
+
+
+def _ldexp_attrs(other):
+    dt = other._data.dtype
+    return (dt if dt.kind in "iu" else None,)
+
+
 def _xlogy_fwd(xp, self, other):
     """``self * log(other)``, 0 where self is 0 (unless other is NaN); a Python number
     operand joins as an array of the tensor's dtype, so it cannot widen the result."""
@@ -663,10 +709,18 @@ def pow(input, exponent, *, out=None):
     return apply(_pow_scalar, (input, exponent))
 
 
+def _float_power_dtype(input, exponent):
+    """float64, or complex128 when either operand is complex (a Python complex too)."""
+    complex_ = any(isinstance(v, complex) or isinstance(v, Tensor) and v._data.dtype.kind == "c"
+                   for v in (input, exponent))
+    return _dtype.complex128 if complex_ else _dtype.float64
+
+
 @register
 def float_power(input, exponent, *, out=None):
-    return pow(input.to(_dtype.float64) if isinstance(input, Tensor) else input,
-               exponent.to(_dtype.float64) if isinstance(exponent, Tensor) else exponent)
+    dt = _float_power_dtype(input, exponent)
+    return pow(input.to(dt) if isinstance(input, Tensor) else input,
+               exponent.to(dt) if isinstance(exponent, Tensor) else exponent)
 
 
 @register
@@ -789,6 +843,21 @@ def atan2(input, other, *, out=None):
 
 
 @register
+def ldexp(input, other, *, out=None):
+    """``input * 2 ** other`` in the promoted floating dtype."""
+    _check_tensor(other, "other", "ldexp")
+    return apply(_ldexp, (input, other), _ldexp_attrs(other))
+
+
+@register
+def nextafter(input, other, *, out=None):
+    """The next representable value after ``input`` toward ``other``; PyTorch passes the
+    gradient to ``input`` unchanged but where the two are equal (and zeros to ``other``)."""
+    _check_nextafter(input, other, "nextafter", 2)
+    return apply(_nextafter, (input, other))
+
+
+@register
 def hypot(input, other, *, out=None):
     if result_type(input, _check_tensor(other, "other", "hypot")).category < FLOAT:
         raise _broadcast_error((input, other), NotImplementedError(
@@ -868,6 +937,17 @@ def _scalar_bounds(self, *bounds):
     return bounds
 
 
+@register(function=False)
+def float_power_(self, exponent):
+    """``pow_`` in double precision: ``self`` must already hold float_power's result dtype."""
+    dt = _float_power_dtype(self, exponent)
+    if self.dtype != dt:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{_pretty(self._data.dtype)} but the operation's result requires "
+                           f"dtype {_pretty(dt.np)}")
+    return pow_(self, exponent.to(dt) if isinstance(exponent, Tensor) else exponent)
+
+
 @register(function=False, aliases=("clip_",))
 def clamp_(self, min=None, max=None):
     _clamp_args(self, min, max, inplace=True)
@@ -912,6 +992,21 @@ def hypot_(self, other):
         raise _broadcast_error((self, other), NotImplementedError(
             f'"hypot_cpu" not implemented for \'{_pretty(result_type(self, other).np)}\''))
     return apply_inplace(_hypot, self, (other,))
+
+
+@register(function=False)
+def ldexp_(self, other):
+    _check_tensor(other, "other", "ldexp_", 1)
+    if self._data.dtype.kind in "biu":  # (PyTorch's own wording for an integral self)
+        raise RuntimeError(f"ldexp can't be cast to the desired output type "
+                           f"{_pretty(self._data.dtype)}")
+    return apply_inplace(_ldexp, self, (other,), _ldexp_attrs(other))
+
+
+@register(function=False)
+def nextafter_(self, other):
+    _check_nextafter(self, other, "nextafter_", 1, inplace=True)
+    return apply_inplace(_nextafter, self, (other,))
 
 
 @register(function=False)

@@ -16,16 +16,18 @@ import numbers
 
 import ml_dtypes
 
-from .._dtype import is_inexact, kind_of
+from .._dtype import can_cast, is_inexact, kind_of, result_type
 from .. import _dtype
 from .._tensor import Tensor
+from .shape import broadcast_shapes
 from ._registry import _pretty, apply, apply_inplace, defop, register, register_pair
 
 defop = functools.partial(defop, upcast=False)
 
 __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "not_equal", "less", "less_equal", "greater",
            "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not",
-           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "isnan", "isinf",
+           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+           "bitwise_right_shift", "bitwise_not", "isnan", "isinf",
            "isfinite", "isposinf", "isneginf", "isreal", "isclose", "allclose", "equal", "isin"]
 
 _BOTH = ("self", "other")
@@ -279,6 +281,62 @@ def _bitwise_public(name, op):
 bitwise_and, bitwise_and_ = _bitwise_public("bitwise_and", _bitwise_and)
 bitwise_or, bitwise_or_ = _bitwise_public("bitwise_or", _bitwise_or)
 bitwise_xor, bitwise_xor_ = _bitwise_public("bitwise_xor", _bitwise_xor)
+
+
+def _shift_forward(name, left):
+    """PyTorch's shifts: a shift by a negative amount or by the width or more leaves 0 (the
+    sign's fill for a right shift of a signed value) where NumPy's is undefined."""
+    def forward(xp, self, other):
+        if kind_of(self.dtype) in "bfc":
+            raise _not_implemented(name, self.dtype)
+        if type(other) is int:
+            other = _fit_int(other, self.dtype)
+        bits = 8 * self.dtype.itemsize
+        ok = (other >= 0) & (other < bits)
+        by = xp.asarray(xp.where(ok, other, 0)).astype(self.dtype)
+        if left:
+            return xp.where(ok, xp.left_shift(self, by), 0).astype(self.dtype)
+        fill = xp.right_shift(self, bits - 1) if self.dtype.kind == "i" else 0
+        return xp.where(ok, xp.right_shift(self, by), fill).astype(self.dtype)
+    forward.__name__ = name
+    return forward
+
+
+_left_shift = defop("bitwise_left_shift", _shift_forward("lshift", True), inputs=_BOTH,
+                    promote=_BOTH)
+_right_shift = defop("bitwise_right_shift", _shift_forward("rshift", False), inputs=_BOTH,
+                     promote=_BOTH)
+
+
+def _shift_public(name, op):
+    def fn(input, other, *, out=None):
+        if not isinstance(input, Tensor) or not isinstance(other, (Tensor, numbers.Number)):
+            raise _invalid(name, (input, other), _BITWISE_SIGNATURES)
+        return apply(op, (input, other))
+
+    def fn_(self, other):
+        if not isinstance(other, (Tensor, numbers.Number)):
+            why = (f"      didn't match because some of the arguments have invalid types: "
+                   f"(!{_type_name(other)}!)\n")
+            raise TypeError(f"{name}_() received an invalid combination of arguments - got "
+                            f"({_type_name(other)}), but expected one of:\n * (Tensor other)\n"
+                            f"{why} * (Number other)\n{why}")
+        rt = result_type(self, other)  # (the cast and the shape before the kernel's refusal)
+        if not can_cast(rt, self.dtype):
+            raise RuntimeError(f"result type {_pretty(rt.np)} can't be cast to the desired "
+                               f"output type {_pretty(self._data.dtype)}")
+        if isinstance(other, Tensor):
+            shape = broadcast_shapes(self.shape, other.shape)
+            if shape != self.shape:
+                raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                                   f"broadcast shape {list(shape)}")
+        return apply_inplace(op, self, (other,))
+
+    return register_pair(name, fn, fn_, f"Elementwise ``{name}`` of integer tensors.")
+
+
+bitwise_left_shift, bitwise_left_shift_ = _shift_public("bitwise_left_shift", _left_shift)
+bitwise_right_shift, bitwise_right_shift_ = _shift_public("bitwise_right_shift", _right_shift)
 
 
 @register

@@ -22,7 +22,7 @@ from ._registry import apply, apply_inplace, defop, register
 defop = functools.partial(defop, upcast=False)
 
 __all__ = ["to", "type_as", "cpu", "cuda", "new_zeros", "new_ones", "new_full", "new_empty",
-           "new_tensor", "zero_", "fill_", "copy_"]
+           "new_tensor", "zero_", "fill_", "fill_diagonal_", "copy_"]
 
 _FROM_LEGACY = {f"torch.{v}": _dtype._names[k] for k, v in LEGACY_NAMES.items()}
 
@@ -224,6 +224,33 @@ def fill_(input, value):
                                f"with {value._data.ndim} dimensions.")
         return apply_inplace(_fill_tensor, input, (value,))
     return apply_inplace(_fill, input, (), (value,))
+
+
+@register(function=False)
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Fill the main diagonal (of a matrix, or of a tensor whose dims are all equal) as
+    PyTorch does: ``fill_`` of an ``as_strided`` view stepping by the sum of the strides, so
+    the write is recorded as ``CopySlices``; ``wrap`` continues it below a tall matrix,
+    every ``width + 1`` rows."""
+    if isinstance(fill_value, Tensor) and not fill_value._data.ndim and \
+            not fill_value._requires_grad:
+        fill_value = fill_value.item()  # (PyTorch reads a plain 0-d tensor as a number)
+    if not isinstance(fill_value, (bool, int, float, complex)):
+        raise TypeError(f"fill_diagonal_(): argument 'fill_value' (position 1) must be Number, "
+                        f"not {type(fill_value).__name__}")
+    shape, strides = self.shape, self.stride()
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and any(n != shape[0] for n in shape):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    height, width = shape[0], shape[1]
+    step, offset = sum(strides), self.storage_offset()
+    size = min(height, width)
+    self.as_strided((size,), (step,), offset).fill_(fill_value)
+    if wrap and len(shape) == 2 and height > width + 1:
+        rest = -(-self.numel() // (width + 1)) - size
+        self.as_strided((rest,), (step,), offset + strides[0] * (width + 1)).fill_(fill_value)
+    return self
 
 
 @register(function=False)

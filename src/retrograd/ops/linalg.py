@@ -24,12 +24,12 @@ import string
 from .. import _autocast
 from .._tensor import Tensor
 from ..backend import cpu_kernels
-from ._registry import _pretty, apply, apply_inplace, defop, kernel, register
-from .._dtype import CPP_NAMES, int64, legacy_type_name
+from ._registry import _pretty, apply, apply_inplace, defop, kernel, register, register_pair
+from .._dtype import CPP_NAMES, FLOAT, int64, legacy_type_name, result_type
 from .reduction import _dim1, _no_out
 
-__all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
-           "baddbmm", "trace", "tensordot", "einsum"]
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv",
+           "addr", "baddbmm", "trace", "tensordot", "einsum"]
 
 
 # ---- matmul and its special cases ---------------------------------------------------------
@@ -428,6 +428,11 @@ def _check_add_input(input, out_shape, mat2):
     if input._data.dtype != mat2._data.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{_pretty(input._data.dtype)} and {_pretty(mat2._data.dtype)}")
+    _check_expand(input, out_shape)
+
+
+def _check_expand(input, out_shape):
+    """PyTorch's errors when ``input`` does not expand to ``out_shape``."""
     s = input._data.shape
     lead = len(out_shape) - len(s)
     if lead < 0:
@@ -499,6 +504,108 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     _baddbmm_args(self, batch1, batch2)
     return apply_inplace(_baddbmm, self, (batch1, batch2), _scalars(batch1, beta, alpha))
+
+
+def _addmv_jvp(xp, self_t, mat_t, vec_t, mat, vec, beta, alpha):
+    return _addmm_jvp(xp, self_t, mat_t, vec_t, mat, vec, beta, alpha)
+
+
+_addmv = defop("addmv", lambda xp, self, mat, vec, beta, alpha:
+               _addmm_fwd(xp, self, mat, vec, beta, alpha),
+               vjp={"self": lambda grad, beta: _scaled(grad, beta),
+                    "mat": lambda xp, grad, vec, alpha: _scaled(xp.outer(grad, vec), alpha),
+                    "vec": lambda xp, grad, mat, alpha: _scaled(xp.matmul(mat.T, grad), alpha)},
+               jvp=_addmv_jvp)
+
+
+def _addmv_args(input, mat, vec, inplace):
+    """addmv's checks in ATen's order: the dims, the sizes (an input of one element
+    broadcasts, except into itself), then the dtypes."""
+    a, m, v = input._data, mat._data, vec._data
+    if m.ndim != 2 or v.ndim != 1 or a.ndim > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {a.ndim}, {m.ndim}, "
+                           f"{v.ndim}")
+    n = a.shape[0] if a.ndim else 1
+    if m.shape[1] != v.shape[0] or (n != m.shape[0] and a.size != 1):
+        raise RuntimeError(f"size mismatch, got input ({n}), mat ({m.shape[0]}x{m.shape[1]}), "
+                           f"vec ({v.shape[0]})")
+    if inplace and a.shape != (m.shape[0],):
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(a.shape)} and output "
+                           f"tensor size [{m.shape[0]}] should match")
+    if not a.dtype == m.dtype == v.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_pretty(a.dtype)}, {_pretty(m.dtype)}, and {_pretty(v.dtype)}")
+
+
+def _addmv_fn(input, mat, vec, *, beta=1, alpha=1, out=None):
+    _no_out(out, "addmv")
+    _addmv_args(input, mat, vec, False)
+    return apply(_addmv, (input, mat, vec), _scalars(mat, beta, alpha))
+
+
+def _addmv_fn_(self, mat, vec, *, beta=1, alpha=1):
+    _addmv_args(self, mat, vec, True)
+    return apply_inplace(_addmv, self, (mat, vec), _scalars(mat, beta, alpha))
+
+
+addmv, addmv_ = register_pair(
+    "addmv", _addmv_fn, _addmv_fn_,
+    """``beta * input + alpha * (mat @ vec)``; with beta 0, ``input`` is ignored (even NaN).""")
+
+
+def _addr_fwd(xp, self, vec1, vec2, beta, alpha):
+    r = xp.multiply.outer(vec1, vec2)
+    if alpha != 1:
+        r = r * alpha
+    if beta != 0:  # (input ignored, even NaN, when beta is 0)
+        r = r + (self if beta == 1 else self * beta)
+    return r.astype(vec1.dtype)  # (bool: and/or; an int factor on bools stays bool)
+
+
+_addr = defop("addr", _addr_fwd,
+              vjp={"self": lambda grad, beta: _scaled(grad, beta),
+                   "vec1": lambda xp, grad, vec2, alpha: _scaled(xp.matmul(grad, vec2), alpha),
+                   "vec2": lambda xp, grad, vec1, alpha: _scaled(xp.matmul(vec1, grad), alpha)},
+              promote=("self", "vec1", "vec2"), jvp="transpose")
+
+
+def _addr_args(input, vec1, vec2, beta, alpha, inplace):
+    """addr's checks in ATen's order: the vectors' dims, the input's shape (in place: a
+    matrix of the outer product's size), then integral factors."""
+    for t, name in ((vec1, "vec1"), (vec2, "vec2")):
+        if t._data.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got "
+                               f"{t._data.ndim}-D")
+    out_shape = (vec1._data.shape[0], vec2._data.shape[0])
+    if inplace:
+        if input._data.ndim != 2:
+            raise RuntimeError(f"2D tensor expected, got {input._data.ndim}D tensor for input")
+        if input._data.shape != out_shape:
+            raise RuntimeError(f"size mismatch, input: {list(input._data.shape)}, v1: "
+                               f"[{out_shape[0]}], v2: [{out_shape[1]}]")
+    else:
+        _check_expand(input, out_shape)
+    if result_type(input, vec1, vec2).category < FLOAT:
+        for v, name in ((beta, "beta"), (alpha, "alpha")):
+            if isinstance(v, float):
+                raise RuntimeError(f"For integral input tensors, argument {name} must not be "
+                                   f"a floating point number.")
+    return beta, alpha
+
+
+def _addr_fn(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    _no_out(out, "addr")
+    return apply(_addr, (input, vec1, vec2), _addr_args(input, vec1, vec2, beta, alpha, False))
+
+
+def _addr_fn_(self, vec1, vec2, *, beta=1, alpha=1):
+    return apply_inplace(_addr, self, (vec1, vec2),
+                         _addr_args(self, vec1, vec2, beta, alpha, True))
+
+
+addr, addr_ = register_pair(
+    "addr", _addr_fn, _addr_fn_,
+    """``beta * input + alpha * outer(vec1, vec2)``, in the inputs' promoted dtype.""")
 
 
 _trace = defop("trace", lambda xp, self: xp.trace(self, dtype=int64.np)

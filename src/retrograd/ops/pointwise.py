@@ -13,7 +13,7 @@ __all__ = ["neg", "abs", "reciprocal", "exp", "exp2", "log", "log2", "log10", "l
            "sqrt", "rsqrt", "square", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
            "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "relu", "erf", "sign", "floor",
            "ceil", "round", "trunc", "frac", "logit", "nan_to_num", "positive", "sgn",
-           "signbit", "conj", "real", "imag", "angle"]
+           "signbit", "conj", "conj_physical", "real", "imag", "angle"]
 
 _S = ("self",)
 
@@ -425,6 +425,27 @@ def signbit(input, *, out=None):
 @register
 def conj(input):
     return input
+
+
+_CONJ_PHYSICAL = {"vjp": {"self": lambda xp, grad: xp.conj(grad)}, "jvp": "linear"}
+_conj_physical = defop("conj_physical", lambda xp, self: xp.conj(self), **_CONJ_PHYSICAL)
+_conj_physical_inplace = defop("conj_physical", lambda xp, self: xp.conj(self),
+                               node="ConjPhysicalBackward1", **_CONJ_PHYSICAL)
+
+
+@register
+def conj_physical(input, *, out=None):
+    """The conjugate, materialized; a real tensor is returned as it is (as PyTorch)."""
+    if not input.is_complex():
+        return input
+    return apply(_conj_physical, (input,))
+
+
+@register(function=False)
+def conj_physical_(self):
+    """Written even into a real tensor: its version bumps and ConjPhysicalBackward1 is
+    recorded, as PyTorch."""
+    return apply_inplace(_conj_physical_inplace, self, ())
 
 
 @register

@@ -20,7 +20,7 @@ from ..backend.functions import functions
 from . import _views
 from ._views import _as_strided_backward
 from ..autograd.node import sum_acc
-from ._registry import _broadcast_error, _pretty, apply, defop, register
+from ._registry import _broadcast_error, _pretty, apply, apply_inplace, defop, register
 from .._dtype import legacy_type_name
 
 # Views, copies and rearrangements are exact in any dtype, and PyTorch's backward
@@ -678,9 +678,13 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return apply(_diag_embed_nd, (input,), (tuple(size), offset, d1, d2))
 
 
-def _triangle(op, name, input, diagonal):
+def _triangle_dims(input, name):
     if input._data.ndim < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+
+
+def _triangle(op, name, input, diagonal):
+    _triangle_dims(input, name)
     return apply(op, (input,), (diagonal,))
 
 
@@ -694,6 +698,20 @@ def tril(input, diagonal=0, *, out=None):
 def triu(input, diagonal=0, *, out=None):
     """The upper triangle (elements on and above diagonal ``diagonal``); zeros elsewhere."""
     return _triangle(_triu, "triu", input, diagonal)
+
+
+@register(function=False)
+def tril_(self, diagonal=0):
+    """``tril`` written into ``self`` (records TrilBackward0, as PyTorch)."""
+    _triangle_dims(self, "tril")
+    return apply_inplace(_tril, self, (), (diagonal,))
+
+
+@register(function=False)
+def triu_(self, diagonal=0):
+    """``triu`` written into ``self`` (records TriuBackward0, as PyTorch)."""
+    _triangle_dims(self, "triu")
+    return apply_inplace(_triu, self, (), (diagonal,))
 
 
 # ---- copies and raw strides -------------------------------------------------------------------

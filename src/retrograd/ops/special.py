@@ -10,16 +10,17 @@ The gamma family, erfinv and the Bessel functions come from SciPy (CuPy's
 
 import math
 
-from .._dtype import is_inexact, np_finfo
+from .._dtype import get_default_dtype, is_inexact, np_finfo
 from ..backend import get_array_module, special_functions
 from ..backend.functions import functions
 from ._registry import (_broadcast_error, _pretty, apply, apply_inplace, defop, register,
                         register_pair)
-from .binary import _NYI, _check_tensor, _no_derivative, _refuse_bool_sub
+from .binary import _NYI, _check_tensor, _kernel, _no_derivative, _refuse_bool_sub
 from .pointwise import _rounded, _times
 from .shape import call
 
 __all__ = ["logaddexp", "logaddexp2", "erfc", "erfinv", "lgamma", "digamma", "polygamma",
+           "mvlgamma", "igamma", "igammac",
            "i0", "sinc", "deg2rad", "rad2deg", "copysign", "heaviside"]
 
 _S = ("self",)
@@ -59,6 +60,43 @@ def _lgamma_fwd(xp, self):
 # tiny input overflows to inf there.
 _lgamma = _unary("lgamma", _lgamma_fwd,
                  lambda xp, grad, self: grad * call(xp, _digamma, self), upcast="forward")
+def _mvlgamma_fwd(xp, self, p):
+    r = sum(_lgamma_fwd(xp, self - i / 2) for i in range(p))
+    return (r + p * (p - 1) / 4 * math.log(math.pi)).astype(self.dtype)
+
+
+# the multivariate log-gamma: lgamma(x - i/2) summed over i < p, plus a constant
+_mvlgamma = _unary("mvlgamma", _mvlgamma_fwd,
+                   lambda xp, grad, self, p:
+                   grad * sum(call(xp, _digamma, self - i / 2) for i in range(p)),
+                   upcast="forward")
+
+
+def _igamma_input_grad(name):
+    def rule(grad):
+        raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+    return rule
+
+
+def _igamma_density(xp, self, other):
+    """d igamma(a, x) / dx: x^(a-1) e^-x / Gamma(a)."""
+    return xp.exp((self - 1) * xp.log(other) - other - _lgamma_fwd(xp, self))
+
+
+def _igamma_op(name, scipy_name, sign):
+    return defop(name, lambda xp, self, other: functions(xp).special(
+        scipy_name, *_kernel(f"{name}_cpu", self, other, refuse="biuc")),
+        vjp={"self": _igamma_input_grad(name),
+             "other": lambda xp, grad, self, other: grad * sign * _igamma_density(
+                 xp, self, other)},
+        promote=_BOTH, jvp="elementwise")
+
+
+# the regularized lower and upper incomplete gamma functions (no derivative in a)
+_igamma = _igamma_op("igamma", "gammainc", 1)
+_igammac = _igamma_op("igammac", "gammaincc", -1)
+
+
 def _polygamma_fwd(xp, self, n):
     """SciPy's polygamma in its own steps, ``(-1)^(n+1) n! zeta(n + 1, x)`` (psi at n = 0),
     on the arrays' ufuncs: its Python function takes the arguments to host arrays."""
@@ -192,6 +230,43 @@ i0, i0_ = _public("i0", _i0)
 sinc, sinc_ = _public("sinc", _sinc)
 deg2rad, deg2rad_ = _public("deg2rad", _deg2rad)
 rad2deg, rad2deg_ = _public("rad2deg", _rad2deg)
+
+
+def _mvlgamma_p(p):
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    return (p,)
+
+
+def _mvlgamma_fn(input, p, *, out=None):
+    return apply(_mvlgamma, (input,), _mvlgamma_p(p))
+
+
+def _mvlgamma_fn_(self, p):
+    attrs = _mvlgamma_p(p)
+    if not is_inexact(self._data.dtype):  # (PyTorch's wording names self's dtype first)
+        raise RuntimeError(f"mvlgamma: result type {_pretty(self._data.dtype)} can't be cast "
+                           f"to the desired output type {_pretty(get_default_dtype().np)}")
+    return apply_inplace(_mvlgamma, self, (), attrs)
+
+
+mvlgamma, mvlgamma_ = register_pair(
+    "mvlgamma", _mvlgamma_fn, _mvlgamma_fn_,
+    """The multivariate log-gamma of dimension ``p``; integer inputs give floats.""")
+
+
+def _igamma_public(name, op):
+    def fn(input, other, *, out=None):
+        return apply(op, (input, _check_tensor(other, "other", name)))
+
+    def fn_(self, other):
+        return apply_inplace(op, self, (_check_tensor(other, "other", name + "_", 1),))
+    return register_pair(name, fn, fn_, f"The regularized ``{name}`` of ``input`` (a) and "
+                                        f"``other`` (x); no derivative in a, as PyTorch.")
+
+
+igamma, igamma_ = _igamma_public("igamma", _igamma)
+igammac, igammac_ = _igamma_public("igammac", _igammac)
 
 
 def _check_n(n):
