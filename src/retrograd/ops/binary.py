@@ -994,7 +994,7 @@ def hypot_(self, other):
     return apply_inplace(_hypot, self, (other,))
 
 
-@register(function=False)
+@register  # (torch.ldexp_ too)
 def ldexp_(self, other):
     _check_tensor(other, "other", "ldexp_", 1)
     if self._data.dtype.kind in "biu":  # (PyTorch's own wording for an integral self)

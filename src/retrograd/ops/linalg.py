@@ -551,6 +551,7 @@ def _addmv_fn_(self, mat, vec, *, beta=1, alpha=1):
 addmv, addmv_ = register_pair(
     "addmv", _addmv_fn, _addmv_fn_,
     """``beta * input + alpha * (mat @ vec)``; with beta 0, ``input`` is ignored (even NaN).""")
+register(addmv_, method=False)  # torch.addmv_ as well as the method
 
 
 def _addr_fwd(xp, self, vec1, vec2, beta, alpha):

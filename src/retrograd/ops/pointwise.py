@@ -441,7 +441,7 @@ def conj_physical(input, *, out=None):
     return apply(_conj_physical, (input,))
 
 
-@register(function=False)
+@register  # (torch.conj_physical_ too)
 def conj_physical_(self):
     """Written even into a real tensor: its version bumps and ConjPhysicalBackward1 is
     recorded, as PyTorch."""
