@@ -100,7 +100,7 @@ def _promote(op, values, arrays):
         else:  # nothing of another dtype or a higher kind
             if rank >= 2 or not op.to_float:
                 if rank == 1:
-                    _wrap_ints(values, arrays, idx, kind)
+                    _wrap_ints(arrays, idx, kind)
                 return arrays
     rt = result_type(*(values[j] for j in idx if values[j] is not None))
     if op.to_float and rt.category < FLOAT:
@@ -118,11 +118,11 @@ def _promote(op, values, arrays):
         elif isinstance(a, numpy.generic):  # NumPy scalars are weak, like Python numbers
             arrays[i] = a.item()
     if target.kind in "iu":
-        _wrap_ints(values, arrays, idx, target)
+        _wrap_ints(arrays, idx, target)
     return arrays
 
 
-def _wrap_ints(values, arrays, idx, dtype):
+def _wrap_ints(arrays, idx, dtype):
     """Python ints outside the integer ``dtype``'s range wrap into it, as PyTorch casts a
     scalar operand (uint8 + -1 subtracts 1 modulo 256; NumPy refuses the conversion).
     PyTorch reads the number as a 64-bit integer, signed or not: past those, its errors."""
@@ -521,16 +521,9 @@ def inplace_shape(values):
     """The broadcast shape of the tensors among ``values`` (self first), checked to be
     self's as PyTorch's TensorIterator does before it picks a kernel."""
     shapes = [v._data.shape for v in values if isinstance(v, Tensor)]
-    conflict = _broadcast_conflict(shapes)
+    shape, conflict = _broadcast(shapes)
     if conflict is not None:
         raise conflict
-    n = max(len(s) for s in shapes)
-    shape = [1] * n
-    for s in shapes:  # (they broadcast: each size is 1 or the one other size)
-        for i, m in enumerate(s, n - len(s)):
-            if m != 1:
-                shape[i] = m
-    shape = tuple(shape)
     if shape != shapes[0]:
         raise RuntimeError(f"output with shape {list(shapes[0])} doesn't match the broadcast "
                            f"shape {list(shape)}")
@@ -558,6 +551,12 @@ def _broadcast_error(values, error):
 def _broadcast_conflict(shapes):
     """The RuntimeError PyTorch raises for the first pair of ``shapes`` that do not
     broadcast, or None. Its elementwise kernels check shapes before dtypes."""
+    return _broadcast(shapes)[1]
+
+
+def _broadcast(shapes):
+    """(the shape ``shapes`` broadcast to, None), or (None, the RuntimeError of
+    :func:`_broadcast_conflict`)."""
     shape = None
     for s in shapes:
         if shape is None:
@@ -567,7 +566,7 @@ def _broadcast_conflict(shapes):
         a, b = (1,) * (n - len(shape)) + shape, (1,) * (n - len(s)) + s
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             if x != y and x != 1 and y != 1:
-                return RuntimeError(f"The size of tensor a ({x}) must match the size of tensor "
-                                    f"b ({y}) at non-singleton dimension {i}")
+                return None, RuntimeError(f"The size of tensor a ({x}) must match the size "
+                                          f"of tensor b ({y}) at non-singleton dimension {i}")
         shape = tuple(y if x == 1 else x for x, y in zip(a, b, strict=True))
-    return None
+    return shape, None
