@@ -355,20 +355,15 @@ def _added(a, b):
     return a + b
 
 
-def _node_guard(buf):
-    """The device guard of a node (None where its device is current, or the host's):
-    its first gradient's device, as PyTorch runs each node with its device current."""
-    for g in buf:
+def _grads_guard(grads):
+    """The device guard of the first gradient present among ``grads`` (arrays, or
+    Tensors under create_graph): None where its device is current, or the host's. A
+    node's runs with it, as PyTorch runs each node with its device current, and the
+    roots' for the whole pass."""
+    for g in grads:
         if g is not None:
             return device_guard(g._data if isinstance(g, Tensor) else g)
     return None
-
-
-def _root_guard(root_grads):
-    """The device guard of the first root gradient (an array, or a Tensor under
-    create_graph)."""
-    g = root_grads[0] if root_grads else None
-    return device_guard(g._data if isinstance(g, Tensor) else g)
 
 
 def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accumulate_into=True):
@@ -406,7 +401,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
     # The root gradient's device is current for the pass, and each node's while it runs
     # (PyTorch runs a device's nodes on that device's thread, its device set): the rules
     # allocate on the current device.
-    guard = _root_guard(root_grads)
+    guard = _grads_guard(root_grads)
     if guard is not None:
         guard.__enter__()
     watcher = _observe.engine
@@ -431,7 +426,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
                 if cap and own is not None:  # handed to the caller of grad()
                     own.expose(buf)
             # A node on a device that is not the current one runs with its device current.
-            node_guard = None if type(buf[0]) is _ndarray else _node_guard(buf)
+            node_guard = None if type(buf[0]) is _ndarray else _grads_guard(buf)
             if node_guard is not None:
                 node_guard.__enter__()
             try:
