@@ -12,8 +12,10 @@ process's CPU time, which on a shared machine leaves out the time spent waiting 
 core; "loop/vmap" is how much faster vmap is than the loop in the same library. Each
 model then states its floor: the per-sample gradients' size and how long a fresh array of
 that size takes to be allocated, written once and freed, which any vmap that returns them
-pays (the loop's 64 small buffers are reused memory; one large buffer is fresh pages).
-Its last line is retrograd's vmap time over torch.func's.
+pays. Both libraries run in this process, where ``import retrograd`` has glibc keep freed
+blocks up to 256 MiB (``docs/deviations.md``): the large buffer reuses freed memory, as
+the loop's 64 small ones do, instead of faulting in fresh pages on every call (2-3x the
+write). Its last line is retrograd's vmap time over torch.func's.
 """
 
 import argparse

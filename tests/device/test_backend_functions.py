@@ -176,3 +176,25 @@ def test_on_device_gives_the_current_device_back_on_error():
     with emulating(), pytest.raises(ZeroDivisionError):
         backend.on_device(retrograd.device("cuda:1"), lambda xp: 1 / 0)
     assert emulated.Device().id == 0
+
+
+@pytest.mark.parametrize("shapes", [((7,), (5,)), ((3, 7), (3, 5)), ((2, 3, 7), (2, 3, 5)),
+                                    ((3, 7), (5,)), ((1, 7), (3, 5))])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_outer_agrees_across_modules_and_batches(shapes, dtype):
+    """NumPy's (the compiled kernel over equal leading dims), the emulator's and a batch's
+    outer products are the broadcast product's, bit for bit."""
+    from retrograd.autograd._batched import Batched
+    from retrograd.autograd._batched_xp import BatchedNumpy
+    rng = numpy.random.default_rng(1)
+    a, b = (rng.standard_normal(s).astype(dtype) for s in shapes)
+    want = a[..., :, None] * b[..., None, :]
+    got = functions(numpy).outer(a, b)
+    assert got.dtype == want.dtype and numpy.array_equal(got, want)
+    assert numpy.array_equal(functions(dev).outer(_on(a), _on(b)).get(), want)
+    if a.ndim == b.ndim >= 2:  # a batch of each, over their first dim, at one level
+        xp = BatchedNumpy(a.shape[0], 1, numpy)
+        got = functions(xp).outer(Batched(a, 1), Batched(b, 1))
+        assert type(got) is Batched and numpy.array_equal(got.data, want)
+        got = functions(xp).outer(Batched(a, 1), b[0])  # one batched: the broadcast product
+        assert numpy.array_equal(got.data, a[..., :, None] * b[0][..., None, :])

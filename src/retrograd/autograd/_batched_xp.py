@@ -226,6 +226,14 @@ class BatchedFunctions(ArrayFunctions):
         ufuncs accumulate for add and multiply only: the backend's scan for the others)."""
         return a.like(functions(self.xp.inner).accumulate(name, a.data, _norm(axis, a.ndim)))
 
+    def outer(self, a, b):
+        """Two batches of this level with equal leading dims: the data's module's outer
+        products (its compiled kernel) over the batch dim as one more leading dim."""
+        if (type(a) is Batched and type(b) is Batched and a.level == b.level == self.xp.level
+                and a.data.shape[:-1] == b.data.shape[:-1]):
+            return a.like(functions(self.xp.inner).outer(a.data, b.data))
+        return super().outer(a, b)
+
     def expm(self, a):
         """SciPy's takes stacks of matrices: the batch is one more stack dim."""
         return a.like(functions(self.xp.inner).expm(a.data))

@@ -23,7 +23,7 @@ import string
 
 from .. import _autocast
 from .._tensor import Tensor
-from ..backend import cpu_kernels
+from ..backend.functions import functions
 from ._registry import _pretty, apply, apply_inplace, defop, kernel, register, register_pair
 from .._dtype import CPP_NAMES, FLOAT, int64, legacy_type_name, result_type
 from .reduction import _dim1, _no_out
@@ -36,10 +36,10 @@ __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", 
 
 def _fold_matmul(xp, a, b):
     """``a @ b``; a batched ``a`` times a matrix or vector is one GEMM over stacked rows;
-    over one contracted element, a broadcast product (NumPy's matmul takes 4x as long
-    for that outer product: a batch-1 weight gradient)."""
+    over one contracted element, outer products (NumPy's matmul takes 15x as long for
+    that one: a batch-1 weight gradient)."""
     if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1:
-        return a * b
+        return functions(xp).outer(a[..., 0], b[..., 0, :])
     if a.ndim > 2 and b.ndim <= 2:
         rows = math.prod(a.shape[:-1])
         out = xp.matmul(xp.reshape(a, (rows, a.shape[-1])), b)
@@ -49,7 +49,7 @@ def _fold_matmul(xp, a, b):
 
 def _matmul_grad_self(xp, grad, other, self_shape):
     if other.ndim == 1:  # (..., m, n) @ (n,) or a dot product: an outer product back
-        return grad * other if len(self_shape) == 1 else xp.expand_dims(grad, -1) * other
+        return grad * other if len(self_shape) == 1 else functions(xp).outer(grad, other)
     if len(self_shape) == 1:  # (n,) @ (..., n, p)
         if other.ndim == 2:
             return xp.matmul(other, grad)
@@ -63,8 +63,8 @@ def _matmul_grad_other(xp, grad, self, other_shape, other_strides):
             return grad * self
         if len(other_shape) == 2 and other_strides[0] < other_strides[1]:
             # an outer product for a transposed matrix (x @ w.t()): in w's own layout
-            return xp.swapaxes(xp.expand_dims(grad, -1) * xp.expand_dims(self, -2), -1, -2)
-        return xp.expand_dims(self, -1) * xp.expand_dims(grad, -2)
+            return xp.swapaxes(functions(xp).outer(grad, self), -1, -2)
+        return functions(xp).outer(self, grad)
     if len(other_shape) <= 2 and self.ndim > 2:  # batch folded into rows: one GEMM
         rows = math.prod(self.shape[:-1])
         a = xp.reshape(self, (rows, self.shape[-1]))
@@ -84,50 +84,7 @@ def _matmul_fwd(xp, self, other):
     return _fold_matmul(xp, self, other)
 
 
-# ---- NumPy fast paths: outer products and few-row products --------------------------------
-# A product over one contracted element is an outer product: the compiled kernel's, 4x
-# NumPy's broadcast product and 15x its K=1 GEMM.
-
-def _col_times_row(self, other):
-    """A column times a row, or a batch of them (no batch broadcast)."""
-    return (self.ndim == other.ndim >= 2 and self.shape[-1] == 1 and other.shape[-2] == 1
-            and self.shape[:-2] == other.shape[:-2] and cpu_kernels.takes(self, other))
-
-
-def _outer_fwd(xp, self, other):
-    return cpu_kernels.outer(xp.squeeze(self, -1), xp.squeeze(other, -2))
-
-
-def _col_other(grad, other, self_shape):
-    """``other`` a column (a batch of them): ``self``'s gradient is ``grad`` (a column)
-    times ``other``'s transpose, an outer product."""
-    return (len(self_shape) == other.ndim >= 2 and other.shape[-1] == 1
-            and tuple(self_shape[:-2]) == other.shape[:-2] and cpu_kernels.takes(grad, other))
-
-
-def _outer_grad_self(xp, grad, other, self_shape):
-    return cpu_kernels.outer(xp.squeeze(grad, -1), xp.squeeze(other, -1))
-
-
-def _one_row(grad, self, other_shape, other_strides):
-    """``self`` a vector, or a row (a batch of them), times a matrix: ``other``'s gradient
-    is an outer product (a batch of one through a linear layer)."""
-    if self.ndim == 1:
-        one = len(other_shape) == 2
-    else:
-        one = (self.ndim == len(other_shape) and self.shape[-2] == 1
-               and tuple(self.shape[:-2]) == tuple(other_shape[:-2]))
-    return one and cpu_kernels.takes(grad, self)
-
-
-def _outer_grad_other(xp, grad, self, other_shape, other_strides):
-    """``self^T grad`` by the compiled kernel, in ``other``'s layout: for ``x @ w.t()``,
-    the transpose of ``outer(grad, x)``, which is ``w``'s own."""
-    x, g = (self, grad) if self.ndim == 1 else (xp.squeeze(self, -2), xp.squeeze(grad, -2))
-    if len(other_shape) == 2 and other_strides[0] < other_strides[1]:
-        return xp.swapaxes(cpu_kernels.outer(g, x), 0, 1)
-    return cpu_kernels.outer(x, g)
-
+# ---- NumPy fast path: few-row products ----------------------------------------------------
 
 def _wide_nt(self, other):
     """``x @ w.t()`` (``other`` a transposed matrix) with 8 or more times as many output
@@ -145,9 +102,8 @@ def _nt_swapped(xp, self, other):
     return xp.ascontiguousarray(xp.matmul(other.T, self.T).T)
 
 
-_MATMUL_FWD = kernel(kernel(_matmul_fwd, _outer_fwd, _col_times_row), _nt_swapped, _wide_nt)
-_MATMUL_VJP = {"self": kernel(_matmul_grad_self, _outer_grad_self, _col_other),
-               "other": kernel(_matmul_grad_other, _outer_grad_other, _one_row)}
+_MATMUL_FWD = kernel(_matmul_fwd, _nt_swapped, _wide_nt)
+_MATMUL_VJP = {"self": _matmul_grad_self, "other": _matmul_grad_other}
 
 
 def _matmul_op(name, node=None):
@@ -359,7 +315,7 @@ def vdot(input, other, *, out=None):
 
 # ---- outer, addmm, baddbmm, trace ---------------------------------------------------------
 
-_outer = defop("outer", lambda xp, self, vec2: xp.multiply.outer(self, vec2),
+_outer = defop("outer", lambda xp, self, vec2: functions(xp).outer(self, vec2),
                vjp={"self": lambda xp, grad, vec2:
                     xp.matmul(grad, xp.astype(vec2, grad.dtype, copy=False)),
                     "vec2": lambda xp, grad, self:
