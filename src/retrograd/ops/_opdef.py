@@ -65,6 +65,7 @@ import operator
 
 import numpy
 
+from ..autograd._batched import Batched, BatchShape
 from ..autograd.node import OpNode
 
 __all__ = ["defop", "kernel", "OpDef", "Kernel", "KERNELS", "GPU_KERNELS"]
@@ -76,23 +77,27 @@ GPU_KERNELS = []  # ... those for CuPy on a GPU
 class Kernel:
     """A fast kernel for one array module, declared beside the rule it stands in for."""
 
-    __slots__ = ("rule", "fast", "when", "module", "op")
+    __slots__ = ("rule", "fast", "when", "module", "op", "leading")
 
     def __repr__(self):
         return f"<kernel for {self.rule.__qualname__} of op {self.op}>"
 
 
-def kernel(rule, fast, when, module=numpy):
+def kernel(rule, fast, when, module=numpy, leading=False):
     """``rule`` (a forward, vjp or jvp taking ``xp`` first), computed by ``fast`` (same
     arguments) when ``xp`` is ``module`` and ``when(*arguments after xp)`` holds: a BLAS
     path or an in-place NumPy pass for a rule that stays written once for every
     namespace. The rule keeps its signature (what the node saves is read from it).
     ``module="cupy"``: CuPy on a GPU (a fused kernel), named so that CuPy stays optional;
-    such kernels are listed in ``GPU_KERNELS``, the others in ``KERNELS``."""
+    such kernels are listed in ``GPU_KERNELS``, the others in ``KERNELS``.
+    ``leading=True``: ``fast`` takes its arrays with more leading dims (and its shapes
+    with them), so under vmap, where every array argument is a batch of ``module``'s
+    arrays of the call's level, it runs on their data, the batch one more leading dim."""
     if next(iter(inspect.signature(rule).parameters)) != "xp":
         raise TypeError(f"kernel for {rule.__qualname__}: the rule must take xp first")
     k = Kernel()
     k.rule, k.fast, k.when, k.module, k.op = rule, fast, when, module, None
+    k.leading = leading
 
     if module == "cupy":
         def run(xp, *args):
@@ -104,11 +109,39 @@ def kernel(rule, fast, when, module=numpy):
         def run(xp, *args):
             if xp is module and k.when(*args):
                 return fast(xp, *args)
+            if k.leading and getattr(xp, "batched", False) and xp.inner is module:
+                data = _batch_data(xp, args)
+                if data is not None and k.when(*data):
+                    return _as_batch(fast(module, *data), xp.level)
             return rule(xp, *args)
         KERNELS.append(k)
     functools.update_wrapper(run, rule)
     run.kernel = k
     return run
+
+
+def _batch_data(xp, args):
+    """A call's arguments on batched namespace ``xp`` as its batch's data: each batch's
+    array, each element shape with the batch dim; None where an argument is an array
+    outside the batch or a batch of another level."""
+    out = []
+    for a in args:
+        t = type(a)
+        if t is Batched or t is BatchShape:
+            if a.level != xp.level:
+                return None
+            a = a.data if t is Batched else (xp.batch, *a)
+        elif hasattr(a, "__array_namespace__"):
+            return None
+        out.append(a)
+    return out
+
+
+def _as_batch(out, level):
+    """A kernel's result on a batch's data, as batches of ``level``."""
+    if type(out) is tuple:
+        return tuple(Batched(o, level) for o in out)
+    return Batched(out, level)
 
 
 class OpDef:

@@ -280,11 +280,11 @@ def _max_pool_op(nd):
     if nd == 2:
         forward = kernel(_max_pool_fwd,
                          lambda xp, self, *attrs: cpu_kernels.max_pool_2d(self, *attrs),
-                         lambda self, *attrs: cpu_kernels.takes(self))
+                         lambda self, *attrs: cpu_kernels.takes(self), leading=True)
     grad = kernel(_max_pool_grad, lambda xp, grad, indices, self_shape, *attrs:
                   cpu_kernels.max_pool_grad(grad, indices, self_shape,
                                             math.prod(self_shape[len(self_shape) - nd:])),
-                  _max_pool_grad_when)
+                  _max_pool_grad_when, leading=True)
     return defop(f"max_pool{nd}d", forward, inputs=("self",), vjp={"self": grad},
                  jvp="transpose", outputs=("result", "indices"), nondiff_outputs=("indices",),
                  batched={"self": _batched_max_pool_grad},
