@@ -333,12 +333,13 @@ def _compiled_last(dim, *arrays):
 
 _softmax = defop(
     "softmax", kernel(kernel(_softmax_fwd, lambda xp, self, dim: cpu_kernels.softmax(self),
-                             lambda self, dim: _compiled_last(dim, self)),
+                             lambda self, dim: _compiled_last(dim, self), leading=True),
                       lambda xp, self, dim: gpu_kernels.softmax(self, dim),
                       lambda self, dim: gpu_kernels.floats(self), "cupy"),
     vjp={"self": kernel(kernel(_softmax_grad, lambda xp, grad, result, dim:
                                cpu_kernels.softmax_grad(grad, result),
-                               lambda grad, result, dim: _compiled_last(dim, result, grad)),
+                               lambda grad, result, dim: _compiled_last(dim, result, grad),
+                               leading=True),
                         lambda xp, grad, result, dim: gpu_kernels.softmax_grad(grad, result, dim),
                         lambda grad, result, dim: gpu_kernels.floats(grad, result), "cupy")},
     jvp=lambda xp, self_t, result, dim:
@@ -352,10 +353,11 @@ def _log_softmax_grad(xp, grad, result, dim):
 
 _log_softmax = defop(
     "log_softmax", kernel(_log_softmax_fwd, lambda xp, self, dim: cpu_kernels.log_softmax(self),
-                          lambda self, dim: _compiled_last(dim, self)),
+                          lambda self, dim: _compiled_last(dim, self), leading=True),
     vjp={"self": kernel(_log_softmax_grad, lambda xp, grad, result, dim:
                         cpu_kernels.log_softmax_grad(grad, result),
-                        lambda grad, result, dim: _compiled_last(dim, result, grad))},
+                        lambda grad, result, dim: _compiled_last(dim, result, grad),
+                        leading=True)},
     jvp=lambda xp, self_t, result, dim:
     self_t - xp.sum(xp.exp(result) * self_t, axis=dim, keepdims=True),
     to_float=True, node="LogSoftmaxBackward0")
@@ -893,14 +895,16 @@ def _erf_gelu_compiled(*args):
     return args[-1] != "tanh" and cpu_kernels.takes(*args[:-1])
 
 
-_gelu = defop("gelu", kernel(kernel(kernel(_gelu_fwd, _gelu32, _erf_gelu32),
+_gelu = defop("gelu", kernel(kernel(kernel(_gelu_fwd, _gelu32, _erf_gelu32, leading=True),
                                     lambda xp, self, approximate: cpu_kernels.gelu(self),
-                                    _erf_gelu_compiled),
+                                    _erf_gelu_compiled, leading=True),
                              lambda xp, self, approximate: gpu_kernels.gelu(self),
                              _erf_gelu_gpu, "cupy"),
-              vjp={"self": kernel(kernel(kernel(_gelu_grad, _gelu32_grad, _erf_gelu32),
+              vjp={"self": kernel(kernel(kernel(_gelu_grad, _gelu32_grad, _erf_gelu32,
+                                                leading=True),
                                          lambda xp, grad, self, approximate:
-                                         cpu_kernels.gelu_grad(grad, self), _erf_gelu_compiled),
+                                         cpu_kernels.gelu_grad(grad, self), _erf_gelu_compiled,
+                                         leading=True),
                                   lambda xp, grad, self, approximate:
                                   gpu_kernels.gelu_grad(grad, self), _erf_gelu_gpu, "cupy")},
               jvp="elementwise", to_float=True)

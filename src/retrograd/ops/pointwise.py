@@ -226,9 +226,10 @@ def _relu_grad(xp, grad, result):
 
 # The compiled kernels: one pass each way, 3x and 2x NumPy's (whose maximum checks for NaN)
 _relu = _unary("relu", kernel(_relu_fwd, lambda xp, self: cpu_kernels.relu(self),
-                              lambda self: cpu_kernels.takes(self)),
+                              lambda self: cpu_kernels.takes(self), leading=True),
                kernel(_relu_grad, lambda xp, grad, result: cpu_kernels.relu_grad(grad, result),
-                      lambda grad, result: cpu_kernels.takes(result, grad)), upcast=False)
+                      lambda grad, result: cpu_kernels.takes(result, grad), leading=True),
+               upcast=False)
 _erf = _unary("erf", lambda xp, self: backend.erf(xp, self),
               lambda xp, grad, self:
               _times(xp, _rounded(xp, xp.exp, -(self * self)), 1.1283791670955126) * grad,
