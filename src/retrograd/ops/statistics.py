@@ -6,6 +6,7 @@ import warnings
 
 from .._dtype import checked_convert, is_float
 from .. import _dtype, return_types
+from .._spacing import linspace_array
 from .._tensor import Tensor, wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
@@ -247,41 +248,9 @@ def _equal_bin_edges(xp, points, counts, bounds):
                            "dimension of the input.")
     if any(c + 1 < 0 for c in counts):
         raise RuntimeError("number of steps must be non-negative")
-    if points.dtype.kind == "b":
-        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
-    return [_linspace(xp, lo - 0.5 * (lo == hi), hi + 0.5 * (lo == hi), c + 1, points.dtype)
+    return [linspace_array(xp, lo - 0.5 * (lo == hi), hi + 0.5 * (lo == hi), c + 1,
+                           points.dtype)
             for lo, hi, c in zip(lows, highs, counts, strict=True)]
-
-
-def _linspace(xp, lo, hi, steps, dtype):
-    """PyTorch's CPU linspace in ``dtype``: the step in the dtype, the first half of the
-    values counted up from ``lo`` and the rest down from ``hi``, each a fused
-    multiply-add as its kernel compiles them (rounded once)."""
-    f64 = _dtype.float64.np
-    work = dtype if is_float(dtype) else f64  # (only a float input reaches the kernel)
-    lo, hi = xp.asarray(lo, dtype=f64).astype(work), xp.asarray(hi, dtype=f64).astype(work)
-    if steps < 2:
-        return xp.broadcast_to(lo, (steps,)).astype(dtype)
-    step = ((hi - lo) / xp.asarray(steps - 1, dtype=work)).astype(f64)
-    i = xp.arange(steps, dtype=f64)
-    up = _fused(step, i, lo.astype(f64))
-    down = _fused(-step, steps - 1 - i, hi.astype(f64))
-    return xp.where(i < steps // 2, up, down).astype(dtype)
-
-
-def _fused(a, n, c):
-    """``a * n + c`` for float64 ``a`` and ``c`` and whole numbers ``n`` below 2**26, with
-    one rounding (but for rare near-ties): the product split exactly in two (Dekker's
-    two-product, ``a`` cut into halves whose products with ``n`` are exact), its sum with
-    ``c`` too (Knuth's two-sum), the small parts added last. A float32 ``a`` times ``n``
-    is exact in float64 already; its one rounding is to float64, then to float32."""
-    p = a * n
-    split = a * 134217729.0  # 2**27 + 1
-    a_hi = split - (split - a)
-    err = (a_hi * n - p) + (a - a_hi) * n
-    s = p + c
-    b = s - p
-    return s + (((p - (s - b)) + (c - b)) + err)
 
 
 def _check_histogramdd(a, edges, weight):

@@ -1,0 +1,142 @@
+"""Evenly spaced values as PyTorch's CPU linspace kernel makes them, bit for bit.
+
+The kernel takes the step in the output's dtype (in float64 for integer dtypes), counts
+the first half of the values up from the start and the rest down from the end, each
+value ``start + step * i`` (or ``end - step * k``) compiled into one fused multiply-add:
+one rounding. NumPy has no fused multiply-add, so the float32 and float64 ones are
+emulated exactly with error-free transformations; half precision multiplies and adds
+with a rounding to its dtype after each, as PyTorch's ``Half`` and ``BFloat16``
+operators do. PyTorch's logspace loop is compiled without fused multiply-adds.
+"""
+
+import math
+
+import numpy
+
+from . import _dtype
+
+_F32 = numpy.dtype(numpy.float32)
+_F64 = numpy.dtype(numpy.float64)
+
+
+def linspace_array(xp, start, end, steps, dtype):
+    """``steps`` values from ``start`` to ``end`` (Python numbers) in NumPy ``dtype``."""
+    dtype = numpy.dtype(dtype)
+    if dtype.kind == "b":
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    if dtype.kind == "c":  # (its complex multiply-add is no one fused operation)
+        return xp.linspace(start, end, steps).astype(dtype)
+    i = xp.arange(steps, dtype=_F64)
+    k = steps - 1 - i
+    if dtype.itemsize < 4 and _dtype.is_float(dtype):
+        lo, hi, values = _half_values(xp, start, end, steps, dtype, i, k)
+    elif dtype == _F32:
+        lo, hi = numpy.float32(start), numpy.float32(end)
+        with numpy.errstate(over="ignore"):
+            step = float((hi - lo) / numpy.float32(steps - 1)) if steps > 1 else 0.0
+        # (an index past 2**24 is rounded to float32 first, as the kernel converts it)
+        i, k = i.astype(_F32).astype(_F64), k.astype(_F32).astype(_F64)
+        values = xp.where(i < steps // 2, _fma32(xp, step, i, float(lo)),
+                          _fma32(xp, -step, k, float(hi)))
+    else:  # float64, and integers: their ends in the dtype, the step and values float64
+        lo, hi = (int(start), int(end)) if dtype.kind in "iu" else (start, end)
+        step = (float(hi) - float(lo)) / float(steps - 1) if steps > 1 else 0.0
+        values = xp.where(i < steps // 2, fma(xp, step, i, float(lo)),
+                          fma(xp, -step, k, float(hi)))
+    if steps == 1:  # (filled with the start: the step would divide by zero)
+        return xp.reshape(xp.asarray(lo).astype(dtype), (1,))
+    return values.astype(dtype)
+
+
+def logspace_array(xp, start, end, steps, base, dtype):
+    """``base`` to the powers of ``steps`` exponents from ``start`` to ``end``, as PyTorch's
+    CPU logspace: the ends in ``dtype`` and their difference too, the step and exponents
+    in float64 (counted up from the start for the first half and down from the end for
+    the rest, multiplied and added with two roundings: this loop is compiled without
+    fused multiply-adds), each power the C library's (NumPy's vectorized power can differ
+    from it in the last bit). Computed on the host, then moved to ``xp``'s device."""
+    dtype = numpy.dtype(dtype)
+    if dtype.kind == "c":  # (its complex multiply-add is no one fused operation)
+        return xp.logspace(start, end, steps, base=base).astype(dtype)
+    if steps == 1:  # (the power of the start as given: the step would divide by zero)
+        exponents = numpy.full(1, float(start))
+    else:
+        lo, hi = (int(start), int(end)) if dtype.kind in "iu" else (start, end)
+        lo, hi = numpy.asarray(lo).astype(dtype), numpy.asarray(hi).astype(dtype)
+        with numpy.errstate(over="ignore"):
+            step = float(numpy.asarray(hi - lo).astype(_F64)) / float(steps - 1)
+        i = numpy.arange(steps, dtype=_F64)
+        exponents = numpy.where(i < steps // 2, float(lo) + step * i,
+                                float(hi) - step * (steps - 1 - i))
+    base = float(base)
+    values = numpy.array([_c_pow(base, x) for x in exponents.tolist()], dtype=_F64)
+    if dtype.itemsize < 4 and _dtype.is_float(dtype):  # (C++ converts through float)
+        values = values.astype(_F32)
+    return xp.asarray(values.astype(dtype))
+
+
+def _c_pow(base, x):
+    """C's ``pow``: Python's, but for the overflow and domain errors it raises where C
+    gives an infinity or a NaN."""
+    try:
+        return math.pow(base, x)
+    except (OverflowError, ValueError):
+        with numpy.errstate(over="ignore", invalid="ignore"):
+            return float(numpy.power(base, x))
+
+
+def _half_values(xp, start, end, steps, dtype, i, k):
+    """Half precision's ends and values: each product and sum computed in float32,
+    rounded to ``dtype`` (the ends and the step too, the ends through float32 first)."""
+    def r(x):
+        return xp.asarray(x, dtype=_F32).astype(dtype).astype(_F32)
+
+    lo, hi = r(start), r(end)
+    step = r(r(hi - lo) / r(float(steps - 1)))
+    return lo, hi, xp.where(i < steps // 2, r(lo + r(step * r(i))), r(hi - r(step * r(k))))
+
+
+def fma(xp, a, n, c):
+    """``a * n + c`` rounded once, for float64 numbers ``a`` and ``c`` and whole numbers
+    ``n`` (an array) below 2**26: Boldo and Melquiond's emulation, the product and its
+    sum with ``c`` split exactly in two, the two low parts added rounding to odd, the
+    result rounded once (proved for low parts that stay normal; subnormal ends matched
+    PyTorch in every case tried); a non-finite case is the plain expression's."""
+    a_hi = _high_bits(a)
+    p = a * n
+    p_err = (a_hi * n - p) + (a - a_hi) * n
+    s, s_err = _two_sum(c, p)
+    out = s + _sum_to_odd(xp, s_err, p_err)
+    return xp.where(xp.isfinite(out), out, p + c)
+
+
+def _fma32(xp, a, n, c):
+    """``a * n + c`` rounded once to float32 for float32 values ``a``, ``n`` and ``c``
+    (given as float64): the product is exact in float64, the sum is rounded to odd there,
+    from which one rounding to float32 is the right one."""
+    return _sum_to_odd(xp, a * n, c).astype(_F32)
+
+
+def _high_bits(a):
+    """``a`` with the low 27 of its 53 significant bits cleared: its product with a whole
+    number below 2**26 is exact, as is the rest's (PyTorch's kernel sees no overflow the
+    usual split by 2**27 + 1 would make of a huge step)."""
+    bits = numpy.float64(a).view(numpy.int64) & ~numpy.int64((1 << 27) - 1)
+    return float(bits.view(numpy.float64))
+
+
+def _two_sum(x, y):
+    """``x + y`` rounded and its rounding error, exactly (Knuth)."""
+    s = x + y
+    b = s - x
+    return s, (x - (s - b)) + (y - b)
+
+
+def _sum_to_odd(xp, x, y):
+    """``x + y`` rounded to odd: toward zero, its last bit set when inexact, so that a
+    later rounding to fewer bits is as if from the exact sum."""
+    s, err = _two_sum(x, y)
+    with numpy.errstate(invalid="ignore", over="ignore"):
+        mantissa, _ = xp.frexp(s)
+        even = (mantissa * 2.0 ** 53) % 2 == 0
+        return xp.where((err != 0) & even, xp.nextafter(s, s + err * xp.inf), s)
