@@ -26,6 +26,7 @@ def linspace_array(xp, start, end, steps, dtype):
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
     if dtype.kind == "c":  # (its complex multiply-add is no one fused operation)
         return xp.linspace(start, end, steps).astype(dtype)
+    _dtype.checked_convert(start, dtype), _dtype.checked_convert(end, dtype)
     i = xp.arange(steps, dtype=_F64)
     k = steps - 1 - i
     if dtype.itemsize < 4 and _dtype.is_float(dtype):
@@ -53,26 +54,32 @@ def logspace_array(xp, start, end, steps, base, dtype):
     CPU logspace: the ends in ``dtype`` and their difference too, the step and exponents
     in float64 (counted up from the start for the first half and down from the end for
     the rest, multiplied and added with two roundings: this loop is compiled without
-    fused multiply-adds), each power the C library's (NumPy's vectorized power can differ
-    from it in the last bit). Computed on the host, then moved to ``xp``'s device."""
+    fused multiply-adds), each power the C library's on the CPU (NumPy's vectorized power
+    can differ from it in the last bit)."""
     dtype = numpy.dtype(dtype)
     if dtype.kind == "c":  # (its complex multiply-add is no one fused operation)
         return xp.logspace(start, end, steps, base=base).astype(dtype)
-    if steps == 1:  # (the power of the start as given: the step would divide by zero)
-        exponents = numpy.full(1, float(start))
+    base = float(base)
+    half = dtype.itemsize < 4 and _dtype.is_float(dtype)  # (C++ converts through float)
+    if steps == 1:  # (a fill with the start's power: it checks the value fits the dtype,
+        value = _c_pow(base, float(start))  # but for half precision)
+        if not half:
+            _dtype.checked_convert(value, dtype)
+        values = xp.full(1, value, dtype=_F64)
     else:
         lo, hi = (int(start), int(end)) if dtype.kind in "iu" else (start, end)
+        _dtype.checked_convert(lo, dtype), _dtype.checked_convert(hi, dtype)
         lo, hi = numpy.asarray(lo).astype(dtype), numpy.asarray(hi).astype(dtype)
         with numpy.errstate(over="ignore"):
             step = float(numpy.asarray(hi - lo).astype(_F64)) / float(steps - 1)
-        i = numpy.arange(steps, dtype=_F64)
-        exponents = numpy.where(i < steps // 2, float(lo) + step * i,
-                                float(hi) - step * (steps - 1 - i))
-    base = float(base)
-    values = numpy.array([_c_pow(base, x) for x in exponents.tolist()], dtype=_F64)
-    if dtype.itemsize < 4 and _dtype.is_float(dtype):  # (C++ converts through float)
-        values = values.astype(_F32)
-    return xp.asarray(values.astype(dtype))
+        i = xp.arange(steps, dtype=_F64)
+        exponents = xp.where(i < steps // 2, float(lo) + step * i,
+                             float(hi) - step * (steps - 1 - i))
+        if xp is numpy:
+            values = numpy.array([_c_pow(base, x) for x in exponents.tolist()], dtype=_F64)
+        else:  # (another device's power is its own, as PyTorch's kernels there are)
+            values = xp.power(base, exponents)
+    return (values.astype(_F32) if half else values).astype(dtype)
 
 
 def _c_pow(base, x):
