@@ -89,7 +89,9 @@ def _linear_bins(xp, a, bins, lo, hi):
 @register
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """``(hist, bin_edges)``: ``bins`` equal bins over ``range`` (the data's by default) or
-    the given edges; the last bin includes its right edge."""
+    the given edges; the last bin includes its right edge. Binned as a one-dimensional
+    histogramdd, as PyTorch's kernel does (NumPy's float64 binning puts values next to an
+    edge into the other bin)."""
     a = input._data
     if not is_float(a.dtype):
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_pretty(a.dtype)}'")
@@ -97,11 +99,15 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     if not isinstance(bins, Tensor) and bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
                            f"dimension 0")
+    xp = get_array_module(a)
+    points = a.reshape(-1, 1)
     if not isinstance(bins, Tensor):
-        _check_range(get_array_module(a), a, range)
-    hist, edges = get_array_module(a).histogram(a, bins=edges, range=range, density=density,
-                                                weights=None if weight is None else weight._data)
-    return return_types.histogram((wrap(hist.astype(a.dtype)), wrap(edges.astype(a.dtype))))
+        _check_range(xp, a, range)
+        edges = _equal_bin_edges(xp, points, [bins], None if range is None else
+                                 [float(range[0]), float(range[1])])[0]
+    hist = _histogramdd_counts(xp, points, [edges],
+                               None if weight is None else weight._data.reshape(-1), density)
+    return return_types.histogram((wrap(hist), wrap(edges.astype(a.dtype))))
 
 
 def _check_range(xp, a, range):
@@ -314,11 +320,14 @@ def _histogramdd_counts(xp, points, edges, weight, density):
         inside &= (x >= e[0]) & (x <= e[-1])
         pos = xp.minimum(xp.searchsorted(e, x, side="right") - 1, shape[d] - 1)
         flat = flat * shape[d] + xp.where(inside, pos, 0)
-    counts = inside.astype(_dtype.float64.np)
-    if weight is not None:
-        counts = counts * weight.astype(_dtype.float64.np)
-    hist = f.bincount(xp.where(inside, flat, 0), counts, math.prod(shape))
-    hist = hist.reshape(shape).astype(points.dtype)
+    if weight is None:
+        hist = f.bincount(xp.where(inside, flat, 0), inside.astype(_dtype.float64.np),
+                          math.prod(shape)).astype(points.dtype)
+    else:  # (summed one by one in the dtype, in the input's order, as the kernel does)
+        hist = xp.zeros(math.prod(shape), dtype=points.dtype)
+        f.index_add(hist, xp.where(inside, flat, 0),
+                    xp.where(inside, weight.astype(points.dtype), 0))
+    hist = hist.reshape(shape)
     if density:
         with f.errstate(invalid="ignore", divide="ignore"):
             hist = hist / hist.sum()
