@@ -108,9 +108,11 @@ def test_ends_and_fills_past_the_dtype(torch):
     """Ends past the dtype's range raise (as c10's checked conversion); logspace's single
     value is a checked fill, but for half precision, which overflows to inf."""
     for dtype, fn, args in [("float32", "linspace", (-1e308, 1.0, 3)),
+                            ("float32", "linspace", (-1e308, 1.0, 0)),
                             ("float16", "linspace", (1e5, 1.0, 3)),
                             ("int64", "linspace", (1e30, 1.0, 3)),
                             ("int64", "logspace", (1.0, 1.0, 1, 1e20)),
+                            ("int64", "logspace", (1e30, 1.0, 0)),
                             ("int32", "logspace", (1.0, 1.0, 1, 3e9)),
                             ("float16", "logspace", (1.0, 1.0, 1, 1e6)),
                             ("float32", "logspace", (1.0, 1.0, 1, 1e40))]:

@@ -26,9 +26,10 @@ def linspace_array(xp, start, end, steps, dtype):
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
     if dtype.kind == "c":  # (its complex multiply-add is no one fused operation)
         return xp.linspace(start, end, steps).astype(dtype)
-    _dtype.checked_convert(start, dtype), _dtype.checked_convert(end, dtype)
+    if steps:  # (no values, no conversion)
+        _dtype.checked_convert(start, dtype), _dtype.checked_convert(end, dtype)
     i = xp.arange(steps, dtype=_F64)
-    k = steps - 1 - i
+    k = steps - 1 - i  # (both halves computed whole: meta's concatenate would allocate)
     if dtype.itemsize < 4 and _dtype.is_float(dtype):
         lo, hi, values = _half_values(xp, start, end, steps, dtype, i, k)
     elif dtype == _F32:
@@ -59,6 +60,8 @@ def logspace_array(xp, start, end, steps, base, dtype):
     dtype = numpy.dtype(dtype)
     if dtype.kind == "c":  # (its complex multiply-add is no one fused operation)
         return xp.logspace(start, end, steps, base=base).astype(dtype)
+    if steps == 0:  # (no values, no conversion)
+        return xp.zeros(0, dtype=dtype)
     base = float(base)
     half = dtype.itemsize < 4 and _dtype.is_float(dtype)  # (C++ converts through float)
     if steps == 1:  # (a fill with the start's power: it checks the value fits the dtype,
