@@ -8,6 +8,7 @@ from .._dtype import checked_convert, is_float
 from .. import _dtype, return_types
 from .._spacing import linspace_array
 from .._tensor import Tensor, wrap
+from ..autograd._batched import Batched
 from ..backend import get_array_module
 from ..backend.functions import functions
 from ._registry import _pretty, register
@@ -100,13 +101,19 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
                            f"dimension 0")
     xp = get_array_module(a)
-    points = a.reshape(-1, 1)
     if not isinstance(bins, Tensor):
         _check_range(xp, a, range)
+    w = None if weight is None else weight._data
+    if any(isinstance(v, Batched) for v in (a, edges, w)):  # (vmap: NumPy's, batched)
+        hist, edges = xp.histogram(a, bins=edges, range=range, density=density, weights=w)
+        return return_types.histogram((wrap(hist.astype(a.dtype)),
+                                       wrap(edges.astype(a.dtype))))
+    points = a.reshape(-1, 1)
+    if not isinstance(bins, Tensor):
         edges = _equal_bin_edges(xp, points, [bins], None if range is None else
                                  [float(range[0]), float(range[1])])[0]
-    hist = _histogramdd_counts(xp, points, [edges],
-                               None if weight is None else weight._data.reshape(-1), density)
+    hist = _histogramdd_counts(xp, points, [edges], None if w is None else w.reshape(-1),
+                               density)
     return return_types.histogram((wrap(hist), wrap(edges.astype(a.dtype))))
 
 
