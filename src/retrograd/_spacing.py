@@ -29,22 +29,26 @@ def linspace_array(xp, start, end, steps, dtype):
     if steps:  # (no values, no conversion)
         _dtype.checked_convert(start, dtype), _dtype.checked_convert(end, dtype)
     i = xp.arange(steps, dtype=_F64)
-    k = steps - 1 - i  # (both halves computed whole: meta's concatenate would allocate)
+    first = i < steps // 2
+    k = steps - 1 - i
     if dtype.itemsize < 4 and _dtype.is_float(dtype):
-        lo, hi, values = _half_values(xp, start, end, steps, dtype, i, k)
-    elif dtype == _F32:
-        lo, hi = numpy.float32(start), numpy.float32(end)
-        with numpy.errstate(over="ignore"):
-            step = float((hi - lo) / numpy.float32(steps - 1)) if steps > 1 else 0.0
-        # (an index past 2**24 is rounded to float32 first, as the kernel converts it)
-        i, k = i.astype(_F32).astype(_F64), k.astype(_F32).astype(_F64)
-        values = xp.where(i < steps // 2, _fma32(xp, step, i, float(lo)),
-                          _fma32(xp, -step, k, float(hi)))
-    else:  # float64, and integers: their ends in the dtype, the step and values float64
-        lo, hi = (int(start), int(end)) if dtype.kind in "iu" else (start, end)
-        step = (float(hi) - float(lo)) / float(steps - 1) if steps > 1 else 0.0
-        values = xp.where(i < steps // 2, fma(xp, step, i, float(lo)),
-                          fma(xp, -step, k, float(hi)))
+        lo, hi, values = _half_values(xp, start, end, steps, dtype, first, i, k)
+    else:
+        # Each value is sign * step * n + end: the first half counted up from the start,
+        # the rest down from the end, one pass over the whole (meta's concatenate of the
+        # halves would allocate).
+        n, sign = xp.where(first, i, k), xp.where(first, 1.0, -1.0)
+        if dtype == _F32:
+            lo, hi = numpy.float32(start), numpy.float32(end)
+            with numpy.errstate(over="ignore"):
+                step = float((hi - lo) / numpy.float32(steps - 1)) if steps > 1 else 0.0
+            # (an index past 2**24 is rounded to float32 first, as the kernel converts it)
+            n = n.astype(_F32).astype(_F64)
+            values = _fma32(xp, sign * step, n, xp.where(first, float(lo), float(hi)))
+        else:  # float64, and integers: their ends in the dtype, the step and values float64
+            lo, hi = (int(start), int(end)) if dtype.kind in "iu" else (start, end)
+            step = (float(hi) - float(lo)) / float(steps - 1) if steps > 1 else 0.0
+            values = fma(xp, step, sign, n, xp.where(first, float(lo), float(hi)))
     if steps == 1:  # (filled with the start: the step would divide by zero)
         return xp.reshape(xp.asarray(lo).astype(dtype), (1,))
     return values.astype(dtype)
@@ -95,7 +99,7 @@ def _c_pow(base, x):
             return float(numpy.power(base, x))
 
 
-def _half_values(xp, start, end, steps, dtype, i, k):
+def _half_values(xp, start, end, steps, dtype, first, i, k):
     """Half precision's ends and values: each product and sum computed in float32,
     rounded to ``dtype`` (the ends and the step too, the ends through float32 first)."""
     def r(x):
@@ -103,16 +107,17 @@ def _half_values(xp, start, end, steps, dtype, i, k):
 
     lo, hi = r(start), r(end)
     step = r(r(hi - lo) / r(float(steps - 1)))
-    return lo, hi, xp.where(i < steps // 2, r(lo + r(step * r(i))), r(hi - r(step * r(k))))
+    return lo, hi, xp.where(first, r(lo + r(step * r(i))), r(hi - r(step * r(k))))
 
 
-def fma(xp, a, n, c):
-    """``a * n + c`` rounded once, for float64 numbers ``a`` and ``c`` and whole numbers
-    ``n`` (an array) below 2**26: Boldo and Melquiond's emulation, the product and its
-    sum with ``c`` split exactly in two, the two low parts added rounding to odd, the
-    result rounded once (proved for low parts that stay normal; subnormal ends matched
-    PyTorch in every case tried); a non-finite case is the plain expression's."""
-    a_hi = _high_bits(a)
+def fma(xp, a, sign, n, c):
+    """``sign * a * n + c`` rounded once, for a float64 number ``a``, signs ``sign`` (an
+    array of 1 and -1), whole numbers ``n`` below 2**26 and float64 numbers ``c`` (arrays):
+    Boldo and Melquiond's emulation, the product and its sum with ``c`` split exactly in
+    two, the two low parts added rounding to odd, the result rounded once (proved for low
+    parts that stay normal; subnormal ends matched PyTorch in every case tried); a
+    non-finite case is the plain expression's."""
+    a, a_hi = sign * a, sign * _high_bits(a)
     p = a * n
     p_err = (a_hi * n - p) + (a - a_hi) * n
     s, s_err = _two_sum(c, p)
@@ -144,9 +149,12 @@ def _two_sum(x, y):
 
 def _sum_to_odd(xp, x, y):
     """``x + y`` rounded to odd: toward zero, its last bit set when inexact, so that a
-    later rounding to fewer bits is as if from the exact sum."""
+    later rounding to fewer bits is as if from the exact sum. A finite rounded sum with
+    its last bit clear that is not exact steps one unit toward the exact sum (both
+    neighbours are odd), on its bits: one integer add (a float's bits are ordered as its
+    magnitude)."""
     s, err = _two_sum(x, y)
-    with numpy.errstate(invalid="ignore", over="ignore"):
-        mantissa, _ = xp.frexp(s)
-        even = (mantissa * 2.0 ** 53) % 2 == 0
-        return xp.where((err != 0) & even, xp.nextafter(s, s + err * xp.inf), s)
+    bits = s.view(numpy.int64)
+    inexact_even = (err != 0) & ((bits & 1) == 0) & xp.isfinite(s)
+    step = xp.where((err > 0) == (s > 0), 1, -1) * inexact_even
+    return (bits + step).view(numpy.float64)
