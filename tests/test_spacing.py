@@ -6,6 +6,7 @@ import numpy
 import pytest
 
 import retrograd
+from retrograd.backend import cpu_kernels
 
 pytestmark = pytest.mark.torch
 
@@ -59,8 +60,19 @@ SCALES = {
 }
 
 
+@pytest.fixture(params=["compiled", "emulated"])
+def path(request, monkeypatch):
+    """Each of linspace's paths on NumPy: the compiled fused multiply-adds (numba) and
+    their exact emulation."""
+    if request.param == "emulated":
+        monkeypatch.setattr(cpu_kernels, "ready", lambda: False)
+    elif not cpu_kernels.ready():
+        pytest.skip("numba is not compiling: the compiled kernels are off")
+    return request.param
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_linspace_bit_for_bit(torch, dtype):
+def test_linspace_bit_for_bit(torch, dtype, path):
     differing = []
     for start, end, steps in _ranges(DTYPES.index(dtype), 400, SCALES[dtype]):
         if dtype == "uint8":
@@ -70,7 +82,7 @@ def test_linspace_bit_for_bit(torch, dtype):
     assert differing == []
 
 
-def test_linspace_edge_cases(torch):
+def test_linspace_edge_cases(torch, path):
     cases = [(0.0, 1.0, 1), (5.0, -5.0, 2), (-1e308, 1e308, 3), (-1e308, 1e308, 2),
              (1.0, 1.0, 5), (0.0, 1.0, 2 ** 25 + 3), (float("inf"), 1.0, 4), (3, 7, 5)]
     for dtype in ("float32", "float64"):

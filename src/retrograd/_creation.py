@@ -7,7 +7,7 @@ import numpy
 
 from . import _dtype
 from ._deterministic import fill_uninitialized
-from ._spacing import linspace_array, logspace_array
+from .backend.spacing import linspace_array, logspace_array
 from ._dtype import get_default_dtype
 from ._tensor import Size, Tensor, _init, _set_requires_grad, wrap
 from .backend import (check_device, cpu, get_array_module, host_array_module, meta, on_device,

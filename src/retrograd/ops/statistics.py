@@ -6,7 +6,7 @@ import warnings
 
 from .._dtype import checked_convert, is_float
 from .. import _dtype, return_types
-from .._spacing import linspace_array
+from ..backend.spacing import linspace_array
 from .._tensor import Tensor, wrap
 from ..autograd._batched import Batched
 from ..backend import get_array_module

@@ -13,7 +13,8 @@ import math
 
 import numpy
 
-from . import _dtype
+from .. import _dtype
+from . import cpu_kernels
 
 _F32 = numpy.dtype(numpy.float32)
 _F64 = numpy.dtype(numpy.float64)
@@ -28,30 +29,20 @@ def linspace_array(xp, start, end, steps, dtype):
         return xp.linspace(start, end, steps).astype(dtype)
     if steps:  # (no values, no conversion)
         _dtype.checked_convert(start, dtype), _dtype.checked_convert(end, dtype)
-    i = xp.arange(steps, dtype=_F64)
-    first = i < steps // 2
-    k = steps - 1 - i
     if dtype.itemsize < 4 and _dtype.is_float(dtype):
-        lo, hi, values = _half_values(xp, start, end, steps, dtype, first, i, k)
-    else:
-        # Each value is sign * step * n + end: the first half counted up from the start,
-        # the rest down from the end, one pass over the whole (meta's concatenate of the
-        # halves would allocate).
-        n, sign = xp.where(first, i, k), xp.where(first, 1.0, -1.0)
-        if dtype == _F32:
-            lo, hi = numpy.float32(start), numpy.float32(end)
-            with numpy.errstate(over="ignore"):
-                step = float((hi - lo) / numpy.float32(steps - 1)) if steps > 1 else 0.0
-            # (an index past 2**24 is rounded to float32 first, as the kernel converts it)
-            n = n.astype(_F32).astype(_F64)
-            values = _fma32(xp, sign * step, n, xp.where(first, float(lo), float(hi)))
-        else:  # float64, and integers: their ends in the dtype, the step and values float64
-            lo, hi = (int(start), int(end)) if dtype.kind in "iu" else (start, end)
-            step = (float(hi) - float(lo)) / float(steps - 1) if steps > 1 else 0.0
-            values = fma(xp, step, sign, n, xp.where(first, float(lo), float(hi)))
+        lo, hi, values = _half_values(xp, start, end, steps, dtype)
+    elif dtype == _F32:
+        lo, hi = numpy.float32(start), numpy.float32(end)
+        with numpy.errstate(over="ignore"):
+            step = float((hi - lo) / numpy.float32(steps - 1)) if steps > 1 else 0.0
+        values = _fused_values(xp, lo, hi, step, steps, _F32)
+    else:  # float64, and integers: their ends in the dtype, the step and values float64
+        lo, hi = (int(start), int(end)) if dtype.kind in "iu" else (start, end)
+        step = (float(hi) - float(lo)) / float(steps - 1) if steps > 1 else 0.0
+        values = _fused_values(xp, float(lo), float(hi), step, steps, _F64)
     if steps == 1:  # (filled with the start: the step would divide by zero)
         return xp.reshape(xp.asarray(lo).astype(dtype), (1,))
-    return values.astype(dtype)
+    return values.astype(dtype, copy=False)
 
 
 def logspace_array(xp, start, end, steps, base, dtype):
@@ -99,7 +90,30 @@ def _c_pow(base, x):
             return float(numpy.power(base, x))
 
 
-def _half_values(xp, start, end, steps, dtype, first, i, k):
+def _halves(xp, steps):
+    """The indices, whether each is in the first half (counted up from the start) and
+    each one's count down from the end."""
+    i = xp.arange(steps, dtype=_F64)
+    return i, i < steps // 2, steps - 1 - i
+
+
+def _fused_values(xp, lo, hi, step, steps, dtype):
+    """In float32 or float64 ``dtype``: ``step * i + lo`` for the first half of the
+    indices, ``-step * k + hi`` for the rest, each one fused multiply-add, the index
+    converted to ``dtype`` first. The compiled kernel's on NumPy (numba installed); else
+    emulated exactly, one pass over both halves (meta's concatenate of the halves would
+    allocate)."""
+    if xp is numpy and cpu_kernels.ready():
+        return cpu_kernels.linspace(lo, hi, step, steps, dtype)
+    i, first, k = _halves(xp, steps)
+    n, sign = xp.where(first, i, k), xp.where(first, 1.0, -1.0)
+    ends = xp.where(first, float(lo), float(hi))
+    if dtype == _F32:  # (an index past 2**24 is rounded to float32 first)
+        return _fma32(xp, sign * step, n.astype(_F32).astype(_F64), ends)
+    return fma(xp, step, sign, n, ends)
+
+
+def _half_values(xp, start, end, steps, dtype):
     """Half precision's ends and values: each product and sum computed in float32,
     rounded to ``dtype`` (the ends and the step too, the ends through float32 first)."""
     def r(x):
@@ -107,6 +121,7 @@ def _half_values(xp, start, end, steps, dtype, first, i, k):
 
     lo, hi = r(start), r(end)
     step = r(r(hi - lo) / r(float(steps - 1)))
+    i, first, k = _halves(xp, steps)
     return lo, hi, xp.where(first, r(lo + r(step * r(i))), r(hi - r(step * r(k))))
 
 
