@@ -7,6 +7,7 @@ import numpy
 
 from . import _dtype
 from ._deterministic import fill_uninitialized
+from .backend.spacing import linspace_array, logspace_array
 from ._dtype import get_default_dtype
 from ._tensor import Size, Tensor, _init, _set_requires_grad, wrap
 from .backend import (check_device, cpu, get_array_module, host_array_module, meta, on_device,
@@ -285,7 +286,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     if isinstance(start, Tensor) or isinstance(end, Tensor):
         start, end = _number(start), _number(end)
     dt = _dt(dtype)
-    return _made(dev, lambda xp: xp.linspace(start, end, steps).astype(dt), requires_grad)
+    return _made(dev, lambda xp: linspace_array(xp, start, end, steps, dt), requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
@@ -293,7 +294,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     dev = check_device(device)
     _no_out(out)
     start, end, dt = _number(start), _number(end), _dt(dtype)
-    return _made(dev, lambda xp: xp.logspace(start, end, steps, base=base).astype(dt),
+    return _made(dev, lambda xp: logspace_array(xp, start, end, steps, base, dt),
                  requires_grad)
 
 

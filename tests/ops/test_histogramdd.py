@@ -1,5 +1,6 @@
 """``torch.histogramdd`` beyond the op database's samples: equal bins' edges as PyTorch's
-linspace makes them, points lying exactly on those edges, and what it returns."""
+linspace makes them, points lying exactly on those edges (through 1-D ``histogram`` too),
+and what it returns."""
 
 import numpy
 import pytest
@@ -56,3 +57,36 @@ def test_what_histogramdd_returns_as_torch(torch):
     assert all(a is b for a, b in zip(r.bin_edges, edges, strict=True))
     assert repr(r) == repr(t)
     assert hasattr(retrograd.Tensor, "histogramdd") == hasattr(torch.Tensor, "histogramdd")
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_histogram_bins_edge_neighbours_as_torch(torch, dtype):
+    """1-D ``histogram`` bins through the histogramdd kernel: the edges, their
+    neighbours either side and random values land in PyTorch's bins, with equal bins
+    over the data's range or a given one, or given edges; weights sum in the dtype in
+    the input's order."""
+    rng = numpy.random.default_rng(11)
+    for trial, (lo, hi, n) in enumerate(_RANGES):
+        edges = torch.linspace(lo, hi, n + 1, dtype=getattr(torch, dtype)).numpy()
+        values = numpy.concatenate([edges, numpy.nextafter(edges, numpy.inf),
+                                    numpy.nextafter(edges, -numpy.inf),
+                                    rng.uniform(lo, hi, 40).astype(edges.dtype)])
+        weight = rng.uniform(0, 2, values.size).astype(edges.dtype)
+        kwargs = {"range": (lo, hi)} if trial % 2 else {}
+        if trial % 3 == 0:
+            kwargs["weight"] = weight
+        for bins in (n, edges):
+            if not isinstance(bins, int) and "range" in kwargs:
+                continue
+            got = retrograd.histogram(
+                retrograd.from_numpy(values), bins if isinstance(bins, int)
+                else retrograd.from_numpy(bins),
+                **{k: retrograd.from_numpy(v) if k == "weight" else v
+                   for k, v in kwargs.items()})
+            want = torch.histogram(
+                torch.from_numpy(values), bins if isinstance(bins, int)
+                else torch.from_numpy(bins),
+                **{k: torch.from_numpy(v) if k == "weight" else v for k, v in kwargs.items()})
+            numpy.testing.assert_array_equal(got.hist.numpy(), want.hist.numpy())
+            numpy.testing.assert_array_equal(got.bin_edges.numpy(), want.bin_edges.numpy())

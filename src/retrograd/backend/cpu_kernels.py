@@ -3,7 +3,8 @@ NumPy can only write as chains of whole-array passes, or runs far below memory s
 layer norm, softmax and log-softmax over the last axis, each way, ReLU each way, the
 outer product, ``x + alpha * y``, in float32; Adam's update, in float32 and float64; 2-D
 max pools and a max pool's gradient scatter, in float32 (NumPy's need a pass per comparison,
-and a fancy-index assignment, several times slower).
+and a fancy-index assignment, several times slower); linspace's fused multiply-adds
+(NumPy has none: its exact emulation takes some twenty passes).
 
 A NumPy chain reads and writes every element once per operation (GELU's is fifteen
 passes); these loops do each element's arithmetic in registers, one pass over memory,
@@ -27,7 +28,7 @@ import numpy
 __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "layer_norm_dw", "column_sum", "softmax", "softmax_grad", "log_softmax",
            "log_softmax_grad", "adam_step", "relu", "relu_grad", "outer", "add_scaled",
-           "max_pool_2d", "max_pool_grad"]
+           "max_pool_2d", "max_pool_grad", "linspace"]
 
 # Reassociation (vectorized sums), contraction into FMAs, no signed zeros. Not 'nnan' or
 # 'ninf' (LLVM would drop the NaN and infinity handling), nor 'afn'/'arcp' (square roots
@@ -94,6 +95,13 @@ def _kernels():
         def codegen(context, builder, signature, args):
             return builder.bitcast(args[0], ir.FloatType())
         return types.float32(types.int32), codegen
+
+    @intrinsic
+    def fused(typingctx, a, b, c):
+        """``a * b + c`` rounded once: LLVM's fma (the instruction, or the C library's)."""
+        def codegen(context, builder, signature, args):
+            return builder.fma(*args)
+        return a(a, b, c), codegen
 
     @inline
     def exp_neg(t):
@@ -397,6 +405,17 @@ def _kernels():
                 if i >= 0:
                     out[b, i] += g[b, q]
 
+    @exact
+    def linspace(lo, hi, step, out):
+        one = numpy.empty(1, out.dtype)  # (an index converted to the values' type by a store)
+        n, half = out.size, out.size // 2
+        for i in range(half):
+            one[0] = i
+            out[i] = fused(step, one[0], lo)
+        for i in range(half, n):
+            one[0] = n - 1 - i
+            out[i] = fused(-step, one[0], hi)
+
     return {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "outer": outer,
             "add_scaled": add_scaled, "gelu_grad": gelu_grad, "layer_norm": layer_norm,
             "layer_norm_dx": layer_norm_dx, "layer_norm_dw": layer_norm_dw,
@@ -404,7 +423,7 @@ def _kernels():
             "softmax": softmax, "softmax_grad": softmax_grad, "log_softmax": log_softmax,
             "log_softmax_grad": log_softmax_grad, "max_pool_2x2": max_pool_2x2,
             "max_pool_2d": max_pool_2d,
-            "index_add_rows": index_add_rows}
+            "index_add_rows": index_add_rows, "linspace": linspace}
 
 
 def _flat(x):
@@ -543,6 +562,17 @@ def add_scaled(x, y, alpha):
     temporary for ``alpha * y``; both C-contiguous, of one shape. Returns ``x``."""
     _kernels()["add_scaled"](_flat(x), _flat(y), x.dtype.type(alpha))
     return x
+
+
+def linspace(lo, hi, step, steps, dtype):
+    """PyTorch's CPU linspace in float32 or float64: the first half of ``steps`` values
+    ``step * i + lo``, the rest ``-step * k + hi`` counted down from the end, each one
+    fused multiply-add (the index converted to ``dtype`` first), as its kernel is
+    compiled."""
+    out = numpy.empty(steps, dtype)
+    t = out.dtype.type
+    _kernels()["linspace"](t(lo), t(hi), t(step), out)
+    return out
 
 
 def max_pool_2d(x, kernel, stride, pads, dilation):

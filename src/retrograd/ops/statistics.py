@@ -6,7 +6,9 @@ import warnings
 
 from .._dtype import checked_convert, is_float
 from .. import _dtype, return_types
+from ..backend.spacing import linspace_array
 from .._tensor import Tensor, wrap
+from ..autograd._batched import Batched
 from ..backend import get_array_module
 from ..backend.functions import functions
 from ._registry import _pretty, register
@@ -88,7 +90,9 @@ def _linear_bins(xp, a, bins, lo, hi):
 @register
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """``(hist, bin_edges)``: ``bins`` equal bins over ``range`` (the data's by default) or
-    the given edges; the last bin includes its right edge."""
+    the given edges; the last bin includes its right edge. Binned as a one-dimensional
+    histogramdd, as PyTorch's kernel does (NumPy's float64 binning puts values next to an
+    edge into the other bin)."""
     a = input._data
     if not is_float(a.dtype):
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_pretty(a.dtype)}'")
@@ -96,11 +100,21 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     if not isinstance(bins, Tensor) and bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
                            f"dimension 0")
+    xp = get_array_module(a)
     if not isinstance(bins, Tensor):
-        _check_range(get_array_module(a), a, range)
-    hist, edges = get_array_module(a).histogram(a, bins=edges, range=range, density=density,
-                                                weights=None if weight is None else weight._data)
-    return return_types.histogram((wrap(hist.astype(a.dtype)), wrap(edges.astype(a.dtype))))
+        _check_range(xp, a, range)
+    w = None if weight is None else weight._data
+    if any(isinstance(v, Batched) for v in (a, edges, w)):  # (vmap: NumPy's, batched)
+        hist, edges = xp.histogram(a, bins=edges, range=range, density=density, weights=w)
+        return return_types.histogram((wrap(hist.astype(a.dtype)),
+                                       wrap(edges.astype(a.dtype))))
+    points = a.reshape(-1, 1)
+    if not isinstance(bins, Tensor):
+        edges = _equal_bin_edges(xp, points, [bins], None if range is None else
+                                 [float(range[0]), float(range[1])])[0]
+    hist = _histogramdd_counts(xp, points, [edges], None if w is None else w.reshape(-1),
+                               density)
+    return return_types.histogram((wrap(hist), wrap(edges.astype(a.dtype))))
 
 
 def _check_range(xp, a, range):
@@ -247,41 +261,9 @@ def _equal_bin_edges(xp, points, counts, bounds):
                            "dimension of the input.")
     if any(c + 1 < 0 for c in counts):
         raise RuntimeError("number of steps must be non-negative")
-    if points.dtype.kind == "b":
-        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
-    return [_linspace(xp, lo - 0.5 * (lo == hi), hi + 0.5 * (lo == hi), c + 1, points.dtype)
+    return [linspace_array(xp, lo - 0.5 * (lo == hi), hi + 0.5 * (lo == hi), c + 1,
+                           points.dtype)
             for lo, hi, c in zip(lows, highs, counts, strict=True)]
-
-
-def _linspace(xp, lo, hi, steps, dtype):
-    """PyTorch's CPU linspace in ``dtype``: the step in the dtype, the first half of the
-    values counted up from ``lo`` and the rest down from ``hi``, each a fused
-    multiply-add as its kernel compiles them (rounded once)."""
-    f64 = _dtype.float64.np
-    work = dtype if is_float(dtype) else f64  # (only a float input reaches the kernel)
-    lo, hi = xp.asarray(lo, dtype=f64).astype(work), xp.asarray(hi, dtype=f64).astype(work)
-    if steps < 2:
-        return xp.broadcast_to(lo, (steps,)).astype(dtype)
-    step = ((hi - lo) / xp.asarray(steps - 1, dtype=work)).astype(f64)
-    i = xp.arange(steps, dtype=f64)
-    up = _fused(step, i, lo.astype(f64))
-    down = _fused(-step, steps - 1 - i, hi.astype(f64))
-    return xp.where(i < steps // 2, up, down).astype(dtype)
-
-
-def _fused(a, n, c):
-    """``a * n + c`` for float64 ``a`` and ``c`` and whole numbers ``n`` below 2**26, with
-    one rounding (but for rare near-ties): the product split exactly in two (Dekker's
-    two-product, ``a`` cut into halves whose products with ``n`` are exact), its sum with
-    ``c`` too (Knuth's two-sum), the small parts added last. A float32 ``a`` times ``n``
-    is exact in float64 already; its one rounding is to float64, then to float32."""
-    p = a * n
-    split = a * 134217729.0  # 2**27 + 1
-    a_hi = split - (split - a)
-    err = (a_hi * n - p) + (a - a_hi) * n
-    s = p + c
-    b = s - p
-    return s + (((p - (s - b)) + (c - b)) + err)
 
 
 def _check_histogramdd(a, edges, weight):
@@ -345,11 +327,14 @@ def _histogramdd_counts(xp, points, edges, weight, density):
         inside &= (x >= e[0]) & (x <= e[-1])
         pos = xp.minimum(xp.searchsorted(e, x, side="right") - 1, shape[d] - 1)
         flat = flat * shape[d] + xp.where(inside, pos, 0)
-    counts = inside.astype(_dtype.float64.np)
-    if weight is not None:
-        counts = counts * weight.astype(_dtype.float64.np)
-    hist = f.bincount(xp.where(inside, flat, 0), counts, math.prod(shape))
-    hist = hist.reshape(shape).astype(points.dtype)
+    if weight is None:
+        hist = f.bincount(xp.where(inside, flat, 0), inside.astype(_dtype.float64.np),
+                          math.prod(shape)).astype(points.dtype)
+    else:  # (summed one by one in the dtype, in the input's order, as the kernel does)
+        hist = xp.zeros(math.prod(shape), dtype=points.dtype)
+        f.index_add(hist, xp.where(inside, flat, 0),
+                    xp.where(inside, weight.astype(points.dtype), 0))
+    hist = hist.reshape(shape)
     if density:
         with f.errstate(invalid="ignore", divide="ignore"):
             hist = hist / hist.sum()
