@@ -68,7 +68,7 @@ def test_comparison_promotion_matches_torch(torch, name, case):
 
 
 _OPS = [operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
-        operator.and_, operator.or_, operator.xor]
+        operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift]
 
 
 @st.composite
@@ -371,3 +371,32 @@ def test_int_beyond_64_bits_overflows():
         retrograd.tensor([5.0]) == 2 ** 70  # noqa: B015
     with pytest.raises(OverflowError):
         retrograd.tensor([5]) == -2 ** 63 - 1  # noqa: B015
+
+
+_SHIFTS = ["x << 1", "x >> 1", "1 << x", "8 >> x", "x << x", "T.bitwise_left_shift(2, x)",
+           "T.bitwise_right_shift(16, x)", "f << 1", "x << 1.5", "1.5 << x", "x << -1",
+           "-1 >> x", "300 << u", "1 << b", "True << x", "b << b", "1 << u", "-5 >> i8",
+           "i8 << 3", "T.tensor(3) << x", "2**63 << x", "x << 'a'", "'a' << x",
+           "x.clone().__ilshift__(2)", "x.clone().__irshift__(1)", "x.clone().__ilshift__(1.5)",
+           "u.clone().__ilshift__(x[:2])", "T.bitwise_left_shift(2, 3)",
+           "T.bitwise_right_shift(x, 'a')"]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expr", _SHIFTS)
+def test_shift_operators_and_number_shifted_match_torch(torch, expr):
+    """``<<``, ``>>`` (reflected and in place) and a number shifted by a tensor: values,
+    dtypes (an out-of-range number wraps into the tensor's dtype) and refusals."""
+    def run(T):
+        env = {"T": T, "x": T.tensor([1, 2, 3]), "f": T.tensor([1.5]),
+               "u": T.tensor([1, 200], dtype=T.uint8), "b": T.tensor([True, False]),
+               "i8": T.tensor([3, -4], dtype=T.int8)}
+        return eval(expr, env)
+    try:
+        want = run(torch)
+    except (RuntimeError, TypeError, NotImplementedError) as e:
+        with pytest.raises(type(e)) as info:
+            run(retrograd)
+        assert str(info.value).split("\n")[0] == str(e).split("\n")[0]
+        return
+    _same(run(retrograd), want)

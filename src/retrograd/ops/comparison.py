@@ -287,6 +287,9 @@ def _shift_forward(name, left):
     """PyTorch's shifts: a shift by a negative amount or by the width or more leaves 0 (the
     sign's fill for a right shift of a signed value) where NumPy's is undefined."""
     def forward(xp, self, other):
+        if not hasattr(self, "dtype"):  # a number shifted by a tensor: in its dtype
+            self = xp.asarray(_fit_int(self, other.dtype) if type(self) is int else self,
+                              dtype=other.dtype)
         if kind_of(self.dtype) in "bfc":
             raise _not_implemented(name, self.dtype)
         if type(other) is int:
@@ -310,7 +313,8 @@ _right_shift = defop("bitwise_right_shift", _shift_forward("rshift", False), inp
 
 def _shift_public(name, op):
     def fn(input, other, *, out=None):
-        if not isinstance(input, Tensor) or not isinstance(other, (Tensor, numbers.Number)):
+        if not (isinstance(input, Tensor) and isinstance(other, (Tensor, numbers.Number))
+                or isinstance(input, numbers.Number) and isinstance(other, Tensor)):
             raise _invalid(name, (input, other), _BITWISE_SIGNATURES)
         return apply(op, (input, other))
 
@@ -504,6 +508,12 @@ Tensor.__hash__ = object.__hash__  # tensors hash by identity, whatever __eq__ d
 Tensor.__and__ = Tensor.__rand__ = _operator(bitwise_and)
 Tensor.__or__ = Tensor.__ror__ = _operator(bitwise_or)
 Tensor.__xor__ = Tensor.__rxor__ = _operator(bitwise_xor)
+Tensor.__lshift__ = _operator(bitwise_left_shift)
+Tensor.__rshift__ = _operator(bitwise_right_shift)
+Tensor.__rlshift__ = _operator(lambda self, other: bitwise_left_shift(other, self))
+Tensor.__rrshift__ = _operator(lambda self, other: bitwise_right_shift(other, self))
+Tensor.__ilshift__ = _operator(bitwise_left_shift_)
+Tensor.__irshift__ = _operator(bitwise_right_shift_)
 Tensor.__iand__ = _operator(bitwise_and_)
 Tensor.__ior__ = _operator(bitwise_or_)
 Tensor.__ixor__ = _operator(bitwise_xor_)
