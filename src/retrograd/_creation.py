@@ -236,6 +236,9 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     _no_out(out)
     if isinstance(fill_value, Tensor):  # a Python scalar, whatever device builds from it
         fill_value = fill_value.item()
+    if not isinstance(fill_value, numbers.Number):
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not "
+                        f"{type(fill_value).__name__}")
     if dtype is None:
         dtype = _infer_dtype(fill_value)
     if not isinstance(size, (tuple, list)):
@@ -243,7 +246,8 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
                         f"{type(size).__name__}")
     shape = _size((size,), "full")
     dt = dtype.np
-    return _made(dev, lambda xp: xp.full(shape, fill_value, dt), requires_grad)
+    value = _dtype.checked_convert(fill_value, dt)  # (c10's: 300 overflows uint8, -1 wraps)
+    return _made(dev, lambda xp: xp.full(shape, value, dt), requires_grad)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):

@@ -262,8 +262,13 @@ def checked_convert(value, np_dtype):
     """``value`` as an element of ``np_dtype``, or PyTorch's error where c10's checked
     scalar conversion finds an overflow: bool takes anything; a real type refuses an
     imaginary part; floats take inf and nan but nothing past their finite range; integers
-    refuse nan and anything outside their range (for unsigned types, outside +-max, so -1
-    wraps to 255 as in C). Floats are compared with the limits as doubles, as C++ does."""
+    refuse nan and anything outside their range (for unsigned types, an integer outside
+    +-max, so -1 wraps to 255 as in C). Floats are compared with the limits as doubles, as
+    C++ does. A Python int past 64 bits is refused before any dtype, as PyTorch reads
+    numbers into a Scalar (OverflowError)."""
+    if type(value) is _INT and not -2 ** 63 <= value < 2 ** 64:
+        raise OverflowError("int too big to convert" if value > 0 else
+                            "can't convert negative int to unsigned")
     if np_dtype.kind == "b":
         return _BOOL(value)
     if isinstance(value, _COMPLEX) and np_dtype.kind != "c":
@@ -279,8 +284,8 @@ def checked_convert(value, np_dtype):
     else:
         info = np_iinfo(np_dtype)
         lo, hi = (-info.max if info.min == 0 else info.min), info.max
-        if isinstance(value, _FLOAT):
-            lo, hi = _FLOAT(lo), _FLOAT(hi)
+        if isinstance(value, _FLOAT):  # (no wrap-around from a float: 0 is the lowest)
+            lo, hi = _FLOAT(info.min), _FLOAT(hi)
         fits = fits and lo <= value <= hi
     if not fits:
         raise RuntimeError(f"value cannot be converted to type "

@@ -8,6 +8,7 @@ in-place op.
 """
 
 import functools
+import numbers
 import warnings
 
 from .. import _creation, _dtype
@@ -17,6 +18,7 @@ from .._tensor_types import tensortype
 from ..backend import Device, check_device, emulating_cuda, gpu, is_mapped, to_device
 from ..autograd.node import sum_acc
 from ._registry import apply, apply_inplace, defop, register
+from .comparison import _invalid
 
 # Copies, fills and casts are exact: float16 stays float16.
 defop = functools.partial(defop, upcast=False)
@@ -30,6 +32,14 @@ _FROM_LEGACY = {f"torch.{v}": _dtype._names[k] for k, v in LEGACY_NAMES.items()}
 def _filled(xp, self, value):
     """``value`` (scalar or 0-d array) spread over ``self``'s shape without allocating."""
     return xp.broadcast_to(xp.asarray(value, dtype=self.dtype), self.shape)
+
+
+def _checked_value(value, input):
+    """A number as c10's checked conversion reads it into ``input``'s dtype: PyTorch's
+    overflow errors, and C's wrap-around (-1 fills a uint8 tensor with 255)."""
+    if not isinstance(value, numbers.Number):
+        raise _invalid("fill_", (value,), ("Tensor value", "Number value"))
+    return _dtype.checked_convert(value, input._data.dtype)
 
 
 def _zeros(xp, grad):
@@ -223,7 +233,7 @@ def fill_(input, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value._data.ndim} dimensions.")
         return apply_inplace(_fill_tensor, input, (value,))
-    return apply_inplace(_fill, input, (), (value,))
+    return apply_inplace(_fill, input, (), (_checked_value(value, input),))
 
 
 @register(function=False)

@@ -18,6 +18,7 @@ runs them on a copy of its input, its gradient's gradient on fresh zeros.
 
 import functools
 import math
+import numbers
 import operator
 import warnings
 
@@ -30,6 +31,7 @@ from ..backend import get_array_module
 from ..autograd.node import sum_acc
 from ..backend.functions import functions
 from ._registry import _pretty, apply, apply_inplace, defop, register
+from .comparison import _invalid
 from .shape import call
 
 # Selections and copies are exact in any dtype, and PyTorch's accumulating kernels
@@ -520,7 +522,11 @@ def _index_fill_args(self, dim, index, value):
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value._data.ndim} dimension(s).")
         return _index_fill_tensor, (index, value), (d,)
-    return _index_fill, (index,), (d, value)
+    if not isinstance(value, numbers.Number):
+        raise _invalid("index_fill_", (dim, index, value),
+                       ("int dim, Tensor index, Tensor value",
+                        "int dim, Tensor index, Number value"))
+    return _index_fill, (index,), (d, checked_convert(value, self._data.dtype))
 
 
 @register
