@@ -189,6 +189,33 @@ def _baddbmm_errors():
                      name="input_shape")
 
 
+def _addbmm_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 4), args=(t(5, 2, 3), t(5, 3, 4)), name="addbmm")
+    yield SampleInput(t(4), args=(t(5, 2, 3), t(5, 3, 4)), kwargs={"alpha": 0.5},
+                      name="broadcast_alpha")
+    yield SampleInput(t(2, 1), args=(t(1, 2, 3), t(1, 3, 4)), kwargs={"beta": 2},
+                      name="one_batch_beta")
+
+
+def _addbmm_inplace_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 4), args=(t(5, 2, 3), t(5, 3, 4)), kwargs={"beta": 2, "alpha": 3},
+                      name="addbmm_")
+
+
+def _addbmm_errors():
+    yield ErrorInput(SampleInput(make_tensor(3), args=(make_tensor(5, 2, 3),
+                                                       make_tensor(5, 3, 4))),
+                     name="input_shape")
+    yield ErrorInput(SampleInput(make_tensor(2, 4), args=(make_tensor(5, 2, 3),
+                                                          make_tensor(4, 3, 4))),
+                     name="batch_counts")
+    yield ErrorInput(SampleInput(make_tensor(2, 4), args=(make_tensor(5, 2, 3),
+                                                          make_tensor(5, 2, 4))),
+                     name="inner_sizes")
+
+
 def _trace_samples(dtype, requires_grad):
     t = _maker(dtype, requires_grad)
     yield SampleInput(t(3, 3), name="square")
@@ -320,6 +347,9 @@ OPS = [
     OpInfo("baddbmm", _baddbmm_samples, dtypes=_WITH_INT, error_inputs=_baddbmm_errors),
     OpInfo("baddbmm_", _baddbmm_inplace_samples, dtypes=_FLOAT, method=True,
            **_inplace("baddbmm_")),
+    OpInfo("addbmm", _addbmm_samples, dtypes=_WITH_INT, error_inputs=_addbmm_errors),
+    OpInfo("addbmm_", _addbmm_inplace_samples, dtypes=_FLOAT, method=True,
+           **_inplace("addbmm_")),
     OpInfo("trace", _trace_samples, dtypes=_WITH_INT, error_inputs=_trace_errors),
     OpInfo("tensordot", _tensordot_samples, dtypes=_WITH_INT, error_inputs=_tensordot_errors),
     OpInfo("inner", _inner_samples, dtypes=_WITH_INT),

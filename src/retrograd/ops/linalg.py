@@ -29,7 +29,7 @@ from .._dtype import CPP_NAMES, FLOAT, int64, legacy_type_name, result_type
 from .reduction import _dim1, _no_out
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv",
-           "addr", "baddbmm", "trace", "tensordot", "einsum"]
+           "addr", "baddbmm", "addbmm", "trace", "tensordot", "einsum"]
 
 
 # ---- matmul and its special cases ---------------------------------------------------------
@@ -460,6 +460,79 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     _baddbmm_args(self, batch1, batch2)
     return apply_inplace(_baddbmm, self, (batch1, batch2), _scalars(batch1, beta, alpha))
+
+
+def _summed_bmm(xp, batch1, batch2):
+    """The sum over the batch of ``batch1[b] @ batch2[b]`` as one product: the batches side
+    by side in the rows' contraction, (n, B*m) @ (B*m, p)."""
+    b, n, m = batch1.shape
+    return (xp.reshape(xp.swapaxes(batch1, 0, 1), (n, b * m)),
+            xp.reshape(batch2, (b * m, batch2.shape[-1])))
+
+
+def _addbmm_jvp(xp, self_t, batch1_t, batch2_t, batch1, batch2, beta, alpha):
+    mat1, mat2 = _summed_bmm(xp, batch1, batch2)
+    mat1_t = None if batch1_t is None else _summed_bmm(xp, batch1_t, batch2)[0]
+    mat2_t = None if batch2_t is None else _summed_bmm(xp, batch1, batch2_t)[1]
+    return _addmm_jvp(xp, self_t, mat1_t, mat2_t, mat1, mat2, beta, alpha)
+
+
+# The gradients of the batches are the addmm rules' with the output's gradient broadcast
+# over the batch: grad @ batch2[b]^T and batch1[b]^T @ grad.
+_addbmm = defop(
+    "addbmm", lambda xp, self, batch1, batch2, beta, alpha:
+    _addmm_fwd(xp, self, *_summed_bmm(xp, batch1, batch2), beta, alpha),
+    vjp={"self": _ADD_MATMUL_VJP["self"],
+         "batch1": lambda xp, grad, batch2, alpha:
+         _scaled(xp.matmul(grad, xp.swapaxes(batch2, -1, -2)), alpha),
+         "batch2": lambda xp, grad, batch1, alpha:
+         _scaled(xp.matmul(xp.swapaxes(batch1, -1, -2), grad), alpha)},
+    jvp=_addbmm_jvp)
+
+
+def _addbmm_args(input, batch1, batch2, inplace):
+    """addbmm's checks in ATen's order: ``input`` expanded to the result's shape (the
+    second dims of the batches), the batches' ranks, counts and sizes, then the dtypes.
+    In place, ``input`` must have the result's shape (see docs/deviations.md)."""
+    _tensor_arg(batch1, "batch1", 2, "addbmm")
+    _tensor_arg(batch2, "batch2", 3, "addbmm")
+    s1, s2 = batch1._data.shape, batch2._data.shape
+    if len(s1) >= 2 and len(s2) >= 3:
+        _check_expand(input, (s1[1], s2[2]))
+        if inplace and tuple(input._data.shape) != (s1[1], s2[2]):
+            raise NotImplementedError(
+                f"addbmm_: self of shape {list(input._data.shape)} would be resized to the "
+                f"result's {[s1[1], s2[2]]}; retrograd does not resize tensors in place")
+    for t, name in ((batch1, "batch1"), (batch2, "batch2")):
+        if t._data.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if s1[0] != s2[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {s1[0]} "
+                           f"and {s2[0]}")
+    if s1[2] != s2[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({s1[1]}x{s1[2]} and "
+                           f"{s2[1]}x{s2[2]})")
+    d2 = batch2._data.dtype
+    for t, name in ((input, "self"), (batch1, "mat1")):
+        if t._data.dtype != d2:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got "
+                               f"{_pretty(t._data.dtype)} and {_pretty(d2)}")
+
+
+@register
+@_autocast.policy("addbmm")
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``, ``input`` broadcast to the
+    (n, p) result: one GEMM over the batches laid side by side."""
+    _no_out(out, "addbmm")
+    _addbmm_args(input, batch1, batch2, False)
+    return apply(_addbmm, (input, batch1, batch2), _scalars(batch1, beta, alpha))
+
+
+@register(function=False)
+def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    _addbmm_args(self, batch1, batch2, True)
+    return apply_inplace(_addbmm, self, (batch1, batch2), _scalars(batch1, beta, alpha))
 
 
 def _addmv_jvp(xp, self_t, mat_t, vec_t, mat, vec, beta, alpha):
