@@ -1,9 +1,10 @@
-"""Recording spaces out CPython's full cyclic collections (autograd/_collector.py).
+"""Recording spaces out CPython's cyclic collections (autograd/_collector.py).
 
 The premise: retrograd's graphs and training steps leave no cyclic garbage, so reference
-counting frees them and the collector's full scans find nothing in them. The mechanism:
-a Spacer raises the collector's third threshold after a younger collection that saw nodes
-recorded, restores it after one that saw none, and leaves a program's own thresholds be.
+counting frees them and the collector's scans find nothing in them. The mechanism: a
+Spacer raises the collector's first and third thresholds after an older collection that
+saw nodes recorded, restores them after one that saw none, and leaves a program's own
+thresholds be.
 """
 
 import gc
@@ -84,30 +85,52 @@ def test_the_spacer_is_installed():
     assert _collector.SPACER in gc.callbacks
 
 
-def test_recording_raises_the_third_threshold_and_idling_restores_it(spacing):
+_SPACED = (_collector.RECORDING_YOUNG_EVERY, 10, _collector.RECORDING_FULL_EVERY)
+
+
+def test_recording_raises_the_thresholds_and_idling_restores_them(spacing):
     spacing((700, 10, 10))
     y = _record()
     gc.collect(1)
-    assert gc.get_threshold() == (700, 10, _collector.RECORDING_FULL_EVERY)
+    assert gc.get_threshold() == _SPACED
     gc.collect(0)  # a generation-0 collection decides nothing
-    assert gc.get_threshold() == (700, 10, _collector.RECORDING_FULL_EVERY)
+    assert gc.get_threshold() == _SPACED
     del y
     gc.collect(1)  # nothing was recorded since the last one
     assert gc.get_threshold() == (700, 10, 10)
 
 
-def test_a_programs_larger_third_threshold_is_kept(spacing):
-    spacing((500, 20, 5000))
+def test_a_programs_larger_thresholds_are_kept(spacing):
+    spacing((50_000, 20, 5000))
     _record()
     gc.collect(1)
-    assert gc.get_threshold() == (500, 20, 5000)
+    assert gc.get_threshold() == (50_000, 20, 5000)
+
+
+def _young_collections_in_a_step():
+    """Youngest-generation collections while a 1000-op graph (w1's size) is recorded and
+    run backward."""
+    before = gc.get_stats()[0]["collections"]
+    _record(500).sum().backward()
+    return gc.get_stats()[0]["collections"] - before
+
+
+def test_a_step_meets_no_young_collection_while_recording(spacing):
+    """At CPython's 700, a 1000-op step's graph is scanned by young collections several
+    times; spaced, the step runs between two of them and frees its graph first."""
+    spacing((700, 10, 10))
+    gc.collect()  # (no node recorded since the spacer was made: not spaced)
+    assert _young_collections_in_a_step() >= 2
+    gc.collect(1)  # recording seen: spaced from here, the young generation empty
+    assert gc.get_threshold() == _SPACED
+    assert _young_collections_in_a_step() == 0
 
 
 def test_thresholds_the_program_sets_stand(spacing):
     spacer = spacing((700, 10, 10))
     _record()
     gc.collect(1)
-    assert gc.get_threshold()[2] == _collector.RECORDING_FULL_EVERY
+    assert gc.get_threshold() == _SPACED
     gc.set_threshold(300, 3, 3)  # the program tunes the collector while spaced
     _record()
     gc.collect(1)

@@ -11,31 +11,39 @@ training loop paid a whole-heap scan every few dozen steps. PyTorch's graph live
 C++, where the collector never looks.
 
 While nodes are being recorded, a full collection therefore waits for
-``RECORDING_FULL_EVERY`` younger collections instead of ten; once a stretch between two
-younger collections records no node, the thresholds found at import come back. Younger
-collections and ``gc.collect()`` run as always. If the program sets its own thresholds,
-they stand: the spacer then leaves the collector alone for good.
+``RECORDING_FULL_EVERY`` younger collections instead of ten, and a youngest-generation
+collection for ``RECORDING_YOUNG_EVERY`` new container objects instead of 700: a step's
+graph is then recorded and freed between two of them (w1's 1000-op step is some 4500
+objects), where at 700 each step's graph was scanned about six times, and promoted, for
+nothing (5% of w1's time). Once a stretch between two older collections records no
+node, the thresholds found at import come back. ``gc.collect()`` runs as always. If the
+program sets its own thresholds, they stand: the spacer then leaves the collector alone
+for good.
 """
 
 import gc
 
 from . import node
 
-__all__ = ["RECORDING_FULL_EVERY", "Spacer", "SPACER"]
+__all__ = ["RECORDING_FULL_EVERY", "RECORDING_YOUNG_EVERY", "Spacer", "SPACER"]
 
 # Younger (generation-1) collections between two full ones while recording. A chain of
 # 1e5 of w1's ops takes about 95 of them (benchmarks/deep_chain.py), so at CPython's 10
 # it met several full collections and at 100 still one.
 RECORDING_FULL_EVERY = 1000
+# New container objects between two youngest-generation collections while recording (w1:
+# 7.1-7.2 us/op at CPython's 700, 6.7 at 10000 and above, where no collection falls
+# inside a step).
+RECORDING_YOUNG_EVERY = 10_000
 
 
 class Spacer:
-    """A ``gc.callbacks`` entry that raises the collector's third threshold while nodes are
-    recorded and restores it when they are not."""
+    """A ``gc.callbacks`` entry that raises the collector's first and third thresholds
+    while nodes are recorded and restores them when they are not."""
 
-    def __init__(self, every=RECORDING_FULL_EVERY):
+    def __init__(self, every=RECORDING_FULL_EVERY, young=RECORDING_YOUNG_EVERY):
         self.found = gc.get_threshold()  # the program's thresholds, restored when idle
-        self.spaced = self.found[:2] + (max(self.found[2], every),)
+        self.spaced = (max(self.found[0], young), self.found[1], max(self.found[2], every))
         self.raised = False
         self.stopped = False
         self.seen = next(node._seq)  # a node sequence number taken here, not by a node
