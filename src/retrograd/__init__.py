@@ -13,6 +13,8 @@ from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, dou
                      int32, int64, long, promote_types, result_type, set_default_dtype,
                      short, uint8)
 from ._tensor import Size, Tensor
+from ._layout import (jagged, layout, sparse_bsc, sparse_bsr, sparse_coo,  # noqa: F401
+                      sparse_csc, sparse_csr, strided)
 from .backend import Device as device
 from .backend import get_default_device, set_default_device  # noqa: F401
 from ._deterministic import (are_deterministic_algorithms_enabled,  # noqa: F401

@@ -7,6 +7,7 @@ import numpy
 
 from . import _dtype
 from ._deterministic import fill_uninitialized
+from ._layout import check_layout
 from .backend.spacing import linspace_array, logspace_array
 from ._dtype import get_default_dtype
 from ._tensor import Size, Tensor, _init, _set_requires_grad, wrap
@@ -208,6 +209,7 @@ def _number(v):
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """>>> zeros(2, 3).shape
     torch.Size([2, 3])"""
+    check_layout(layout, "zeros")
     dev = check_device(device)
     _no_out(out)
     shape, dt = _size(size, "zeros"), _dt(dtype)
@@ -215,6 +217,7 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    check_layout(layout, "ones")
     dev = check_device(device)
     _no_out(out)
     shape, dt = _size(size, "ones"), _dt(dtype)
@@ -223,6 +226,7 @@ def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=Fa
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           memory_format=None, pin_memory=False):
+    check_layout(layout, "empty")
     dev = check_device(device)
     _no_out(out)
     shape, dt = _size(size, "empty"), _dt(dtype)
@@ -232,6 +236,7 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False):
     """Filled with ``fill_value``; the dtype is inferred from it as PyTorch does."""
+    check_layout(layout, "full")
     dev = check_device(device)
     _no_out(out)
     if isinstance(fill_value, Tensor):  # a Python scalar, whatever device builds from it
@@ -261,6 +266,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False):
     """int64 for integer arguments, else the default float dtype."""
+    check_layout(layout, "arange")
     dev = check_device(device)
     _no_out(out)
     if end is None:
@@ -283,6 +289,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
+    check_layout(layout, "linspace")
     dev = check_device(device)
     _no_out(out)
     if steps < 0:
@@ -295,6 +302,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
+    check_layout(layout, "logspace")
     dev = check_device(device)
     _no_out(out)
     start, end, dt = _number(start), _number(end), _dt(dtype)
@@ -303,6 +311,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    check_layout(layout, "eye")
     dev = check_device(device)
     _no_out(out)
     if n < 0 or m is not None and m < 0:
@@ -315,6 +324,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """Uniform on [0, 1)."""
+    check_layout(layout, "rand")
     dev = check_device(device)
     _no_out(out)
     g = generator or _random.default_generator
@@ -326,6 +336,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
     """Standard normal."""
+    check_layout(layout, "randn")
     dev = check_device(device)
     _no_out(out)
     g = generator or _random.default_generator
@@ -337,6 +348,7 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
             device=None, requires_grad=False):
     """Integers in [low, high); ``randint(high, size)`` also works, as in PyTorch."""
+    check_layout(layout, "randint")
     dev = check_device(device)
     _no_out(out)
     if size is None:
@@ -348,6 +360,7 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
+    check_layout(layout, "randperm")
     dev = check_device(device)
     _no_out(out)
     g = generator or _random.default_generator
@@ -385,6 +398,7 @@ def _like(fn, batched=None):
     """``fn``'s ``*_like``; ``batched(xp, shape, dtype)``: the array of a batched input's."""
     def like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
              memory_format=None, **kw):
+        check_layout(layout, like.__name__)
         if batched is not None:
             t = _batched_like(input, device, dtype, requires_grad, batched)
             if t is not None:
@@ -406,6 +420,7 @@ randn_like = _like(randn)
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
+    check_layout(layout, "full_like")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     t = _batched_like(input, device, dtype, requires_grad,
@@ -418,6 +433,7 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
 
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
                  requires_grad=False, memory_format=None):
+    check_layout(layout, "randint_like")
     if high is None:
         low, high = 0, low
     return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,

@@ -14,7 +14,7 @@ import weakref
 
 import numpy
 
-from . import _dtype, _observe
+from . import _dtype, _layout, _observe
 from . import _grad_state
 from ._hooks import add_hook
 from .backend import device_of, get_array_module
@@ -83,6 +83,12 @@ class Tensor:
     @property
     def is_cpu(self):
         return self.device.type == "cpu"
+
+    # Every tensor is dense and strided: what library code asks before a sparse, nested,
+    # quantized or MKL-DNN path (``torch.layout`` in ``_layout``).
+    layout = property(lambda self: _layout.strided)
+    is_sparse = is_sparse_csr = is_quantized = is_nested = is_mkldnn = property(
+        lambda self: False)
 
     @property
     def shape(self):

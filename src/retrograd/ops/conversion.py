@@ -12,6 +12,7 @@ import numbers
 import warnings
 
 from .. import _creation, _dtype
+from .._layout import check_layout
 from .._tensor import Tensor
 from .._dtype import LEGACY_NAMES, legacy_type_name
 from .._tensor_types import tensortype
@@ -180,6 +181,7 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
 @register(function=False)
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
               pin_memory=False):
+    check_layout(layout, "new_zeros")
     return _creation.zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
                            requires_grad=requires_grad)
 
@@ -187,6 +189,7 @@ def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=
 @register(function=False)
 def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
              pin_memory=False):
+    check_layout(layout, "new_ones")
     return _creation.ones(*size, dtype=dtype or self.dtype, device=device or self.device,
                           requires_grad=requires_grad)
 
@@ -194,6 +197,7 @@ def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=N
 @register(function=False)
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
               pin_memory=False):
+    check_layout(layout, "new_empty")
     return _creation.empty(*size, dtype=dtype or self.dtype, device=device or self.device,
                            requires_grad=requires_grad)
 
@@ -201,6 +205,7 @@ def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=
 @register(function=False)
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
              layout=None, pin_memory=False):
+    check_layout(layout, "new_full")
     return _creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                           requires_grad=requires_grad)
 
@@ -208,6 +213,7 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
 @register(function=False)
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
                pin_memory=False):
+    check_layout(layout, "new_tensor")
     if isinstance(data, Tensor):
         warnings.warn("To copy construct from a tensor, it is recommended to use "
                       "sourceTensor.detach().clone() or "

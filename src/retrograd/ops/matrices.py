@@ -2,6 +2,7 @@
 BlockDiagBackward0, as in PyTorch), diagflat and vander."""
 
 from .. import _dtype
+from .._layout import check_layout
 from .._tensor import Tensor, wrap
 from ..backend import check_device, cpu, get_array_module, on_device
 from ._registry import register
@@ -26,12 +27,14 @@ def _tri_indices(row, col, offset, dtype, upper, device):
 @register(method=False)
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The (2, N) coordinates of the lower triangle of a row x col matrix, row by row."""
+    check_layout(layout, "tril_indices")
     return _tri_indices(row, col, offset, dtype or _dtype.int64, False, device)
 
 
 @register(method=False)
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The (2, N) coordinates of the upper triangle of a row x col matrix, row by row."""
+    check_layout(layout, "triu_indices")
     return _tri_indices(row, col, offset, dtype or _dtype.int64, True, device)
 
 

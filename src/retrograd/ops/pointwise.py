@@ -425,6 +425,33 @@ def signbit(input, *, out=None):
 
 @register
 def conj(input):
+    """The conjugate: a real tensor is returned as it is (as PyTorch); a complex one's is
+    materialized, where PyTorch's is a view with the conjugate bit set (see
+    docs/deviations.md)."""
+    return conj_physical(input) if input.is_complex() else input
+
+
+@register
+def is_conj(input):
+    """False: no tensor carries a lazy conjugate (``conj`` materializes it)."""
+    return False
+
+
+@register
+def is_neg(input):
+    """False: no tensor carries a lazy negation."""
+    return False
+
+
+@register
+def resolve_conj(input):
+    """``input``: its conjugate, if any, is already materialized."""
+    return input
+
+
+@register
+def resolve_neg(input):
+    """``input``: no negation is ever pending."""
     return input
 
 

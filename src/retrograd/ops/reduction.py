@@ -249,6 +249,25 @@ def sum(input, dim=NO_DIM, keepdim=None, *, dtype=None, out=None):
                                       _acc_dtype(input, dtype)))
 
 
+@register(function=False)
+def sum_to_size(self, *size):
+    """Summed down to ``size``, which must expand to ``self``'s shape (the reduction of a
+    broadcast): its missing leading dims and its size-1 dims summed, as PyTorch's sum_to."""
+    from .._creation import _size
+    shape = _size(size, "sum_to_size")
+    lead = self._data.ndim - len(shape)
+    if lead < 0 or builtins.any(n != 1 and n != m for n, m in
+                                zip(shape, self._data.shape[lead:], strict=True)):
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size "
+                           f"{{{list(self._data.shape)}}}.")
+    if shape == self._data.shape:
+        return self
+    dims = [*range(lead), *(lead + i for i, n in enumerate(shape)
+                             if n == 1 and self._data.shape[lead + i] != 1)]
+    out = sum(self, dims, keepdim=True)
+    return out.view(shape) if lead else out
+
+
 @register
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum treating NaN as zero; PyTorch's CPU kernel has no complex form."""
