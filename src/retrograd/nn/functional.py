@@ -10,7 +10,7 @@ tensor([0., 2.])
 import math
 import warnings
 
-from .. import _autocast, _dtype
+from .. import _autocast, _creation, _dtype
 from .._tensor import wrap
 from .._dtype import is_low
 from ..autograd.grad_mode import no_grad
@@ -76,7 +76,8 @@ __all__ = ["linear", "bilinear", "conv1d", "conv2d", "conv_transpose2d", "max_po
            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
            "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d",
-           "lp_pool1d", "lp_pool2d", "lp_pool3d", "conv3d", "conv_transpose1d", "conv_transpose3d"]
+           "lp_pool1d", "lp_pool2d", "lp_pool3d", "conv3d", "conv_transpose1d", "conv_transpose3d",
+           "gumbel_softmax"]
 
 
 def relu(input, inplace=False):
@@ -115,6 +116,22 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax of ``-input`` (PyTorch's composite: NegBackward0 under SoftmaxBackward0)."""
     input, dim = _softmax_input("softmin", input, dim, dtype, _stacklevel)
     return _nn.softmax(-input, dim)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """A sample of the Gumbel-softmax (concrete) distribution over ``dim``: softmax of
+    ``(logits + g) / tau`` with Gumbel noise ``g = -log(Exp(1))``; ``hard``: its one-hot
+    argmax, with the soft sample's gradient (the straight-through estimator). PyTorch's
+    composite, op for op."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -_creation.empty_like(logits).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = _creation.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
