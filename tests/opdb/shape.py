@@ -349,6 +349,35 @@ def _select_errors():
     yield ErrorInput(SampleInput(make_tensor(3, 4), args=(1, 4)), IndexError, name="range")
 
 
+def _slice_scatter_samples(dtype, requires_grad):
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    yield SampleInput(t(4, 3), args=(t(2, 3), 0, 1, 3))
+    yield SampleInput(t(4, 6), args=(t(4, 2), 1, 1, 6, 3), name="step")
+    yield SampleInput(t(4, 6), args=(t(4, 2), -1, -2), name="negative")
+
+
+def _select_scatter_samples(dtype, requires_grad):
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    yield SampleInput(t(4, 3), args=(t(3), 0, 2))
+    yield SampleInput(t(2, 3, 4), args=(t(2, 4), -2, -1), name="negative")
+
+
+def _diagonal_scatter_samples(dtype, requires_grad):
+    t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+    yield SampleInput(t(3, 3), args=(t(3),))
+    yield SampleInput(t(3, 4), args=(t(3), 1), name="above")
+    yield SampleInput(t(2, 3, 4), args=(t(3, 2), 1, 0, 2), name="dims")
+
+
+def _view_scatter_errors(name):
+    def errors():
+        yield ErrorInput(SampleInput(make_tensor(4, 3), args=(make_tensor(3, 3), 0, 0)),
+                         name="src_shape")
+    return errors if name != "diagonal_scatter" else (
+        lambda: iter([ErrorInput(SampleInput(make_tensor(3, 3), args=(make_tensor(2),)),
+                                 name="src_shape")]))
+
+
 def _diagonal_samples(dtype, requires_grad):
     t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4))
@@ -522,6 +551,10 @@ OPS = [
     _entry("narrow", _narrow_samples, error_inputs=_narrow_errors),
     _entry("select", _select_samples, error_inputs=_select_errors),
     _entry("diagonal", _diagonal_samples),
+    *(_entry(n, samples, error_inputs=_view_scatter_errors(n))
+      for n, samples in (("slice_scatter", _slice_scatter_samples),
+                         ("select_scatter", _select_scatter_samples),
+                         ("diagonal_scatter", _diagonal_scatter_samples))),
     _entry("diag", _diag_samples),
     _entry("diag_embed", _diag_embed_samples),
     _entry("tril", _tri_samples, error_inputs=_tri_errors),

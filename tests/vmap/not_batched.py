@@ -26,4 +26,5 @@ TORCH_VMAP_DIFFERS = {
     'all': 'values',
     'any': 'values',
     'roll': 'values and gradients',
+    'select_scatter': 'gradients',
 }
