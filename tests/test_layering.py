@@ -23,7 +23,8 @@ SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "retrograd"
 LAYERS = (  # (name, module prefixes); a module belongs to its longest matching prefix
     ("base", ("retrograd._dtype", "retrograd.backend", "retrograd._grad_state",
               "retrograd.return_types", "retrograd.version", "retrograd.torch_version",
-              "retrograd._deterministic", "retrograd._observe", "retrograd._hooks")),
+              "retrograd._deterministic", "retrograd._observe", "retrograd._hooks",
+              "retrograd._layout")),
     ("tensor", ("retrograd._tensor", "retrograd._tensor_str", "retrograd._random",
                 "retrograd._autocast")),
     ("autograd core", ("retrograd.autograd.grad_mode", "retrograd.autograd.node",

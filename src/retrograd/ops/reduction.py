@@ -16,6 +16,7 @@ import warnings
 from .. import _autocast, _observe, return_types
 from .._dtype import (bfloat16, float16, float32, float64, int64, is_float, is_inexact, is_low,
                       uint8)
+from .._creation import _size
 from .._tensor import Tensor
 from ..backend.functions import functions
 from ._registry import _pretty, apply, apply_inplace, defop, register
@@ -253,7 +254,6 @@ def sum(input, dim=NO_DIM, keepdim=None, *, dtype=None, out=None):
 def sum_to_size(self, *size):
     """Summed down to ``size``, which must expand to ``self``'s shape (the reduction of a
     broadcast): its missing leading dims and its size-1 dims summed, as PyTorch's sum_to."""
-    from .._creation import _size
     shape = _size(size, "sum_to_size")
     lead = self._data.ndim - len(shape)
     if lead < 0 or builtins.any(n != 1 and n != m for n, m in
