@@ -159,6 +159,18 @@ def _embedding_samples(dtype, requires_grad):
     yield SampleInput(_targets((5,), 4), (t(4, 2),), {"padding_idx": 1}, name="padding")
 
 
+def _embedding_bag_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    offsets = retrograd.tensor([0, 2, 2])  # (an empty bag in the middle)
+    for mode in ("mean", "sum", "max"):
+        yield SampleInput(_targets((6,), 5), (t(5, 3), offsets), {"mode": mode}, name=mode)
+    yield SampleInput(_targets((2, 4), 5), (t(5, 3),), {"mode": "max"}, name="fixed_bags")
+    yield SampleInput(_targets((5,), 4), (t(4, 2), retrograd.tensor([0, 3])),
+                      {"mode": "sum", "per_sample_weights": t(5)}, name="per_sample_weights")
+    yield SampleInput(_targets((6,), 4), (t(4, 2), retrograd.tensor([0, 1, 6])),
+                      {"padding_idx": 1, "include_last_offset": True}, name="padding_last")
+
+
 def _linear_samples(dtype, requires_grad):
     t = _maker(dtype, requires_grad)
     yield SampleInput(t(3, 4), (t(2, 4), t(2)), name="addmm")
@@ -343,6 +355,7 @@ OPS = [
     _entry("gelu", _gelu_samples, dtypes=_FLOAT),
     _entry("silu", _act_samples, dtypes=_FLOAT),
     _entry("embedding", _embedding_samples, dtypes=_FLOAT),
+    _entry("embedding_bag", _embedding_bag_samples, dtypes=_FLOAT),
     _entry("linear", _linear_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),
     _entry("nll_loss", _nll_samples, dtypes=_FLOAT, error_inputs=_nll_errors),
     _entry("cross_entropy", _ce_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),

@@ -16,6 +16,7 @@ from .._dtype import is_low
 from ..autograd.grad_mode import no_grad
 from ..backend import on_device
 from ..ops import nn_ops as _nn
+from ..ops.embedding_bag import embedding_bag  # noqa: F401 (re-export)
 from ..ops.nn_ops import (batch_norm, embedding, gelu, group_norm,  # noqa: F401 (re-exports)
                           layer_norm)
 from ._functional_losses import (binary_cross_entropy,  # noqa: F401 (re-exports)
@@ -77,7 +78,7 @@ __all__ = ["linear", "bilinear", "conv1d", "conv2d", "conv_transpose2d", "max_po
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
            "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d",
            "lp_pool1d", "lp_pool2d", "lp_pool3d", "conv3d", "conv_transpose1d", "conv_transpose3d",
-           "gumbel_softmax"]
+           "gumbel_softmax", "embedding_bag"]
 
 
 def relu(input, inplace=False):
