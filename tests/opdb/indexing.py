@@ -219,6 +219,34 @@ def _reduce_samples(reduce):
     return samples
 
 
+def _index_reduce_samples(reduce):
+    """index_reduce along each dim, include_self both ways, repeated indices (ties for
+    amax/amin: gradients compared with PyTorch only)."""
+    def samples(dtype, requires_grad):
+        t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
+        for include_self in (True, False):
+            kw = {"include_self": include_self}
+            yield SampleInput(t(4, 3), args=(0, _long([0, 0, 2, 3, 0]), t(5, 3), reduce),
+                              kwargs=kw, name=f"dim0_{include_self}")
+            yield SampleInput(t(3, 4), args=(-1, _long([2, 2, 0]), t(3, 3), reduce),
+                              kwargs=kw, name=f"dim1_{include_self}")
+            if reduce in ("amax", "amin"):
+                yield SampleInput(_made([[1.0, 2.0]], dtype, requires_grad),
+                                  args=(1, _long([0, 0, 1]), _made([[1.0, 1.0, 2.0]], dtype,
+                                                                   requires_grad), reduce),
+                                  kwargs=kw, name=f"ties_{include_self}", nondifferentiable=True)
+    return samples
+
+
+def _index_reduce_errors():
+    x, i, src = make_tensor(4, 3), _long([0, 0, 2, 3, 0]), make_tensor(5, 3)
+    yield ErrorInput(SampleInput(x, args=(0, i, src, "sum")), RuntimeError, name="reduce")
+    yield ErrorInput(SampleInput(x, args=(0, _long([0, 9, 2, 3, 0]), src, "prod")),
+                     IndexError, name="index_range")
+    yield ErrorInput(SampleInput(x, args=(0, i, make_tensor(4, 3), "prod")), RuntimeError,
+                     name="count")
+
+
 def _prod_zeros_samples(dtype, requires_grad):
     """Two zeros meeting at a target (their gradients are 0): PyTorch refuses double
     backward there, so this entry has no second-order check."""
@@ -387,6 +415,11 @@ OPS = [
              variant=f"method_{r}") for r in ("sum", "amax")),
     *(OpInfo("scatter_reduce_", _reduce_samples(r), dtypes=_NUM, variant=r,
              **_on_clone("scatter_reduce_")) for r in ("mean", "prod")),
+    *(OpInfo("index_reduce", _index_reduce_samples(r), dtypes=_NUM, variant=r,
+             error_inputs=_index_reduce_errors if r == "prod" else None)
+      for r in ("prod", "mean", "amax", "amin")),
+    OpInfo("index_reduce_", _index_reduce_samples("mean"), dtypes=_NUM,
+           **_on_clone("index_reduce_")),
     OpInfo("scatter_add", _scatter_add_samples, dtypes=_NUM),
     OpInfo("scatter_add_", _scatter_add_samples, dtypes=_NUM, **_on_clone("scatter_add_")),
     OpInfo("index_select", _index_select_samples, dtypes=_ALL,

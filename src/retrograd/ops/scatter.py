@@ -12,11 +12,11 @@ import warnings
 
 import numpy
 
-from .._dtype import float64, is_float, np_iinfo
+from .._dtype import float64, is_float, is_inexact, np_iinfo
 from .._tensor import Tensor, _wrap_dim, wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
-from ._registry import apply, apply_inplace, defop, register
+from ._registry import _pretty, apply, apply_inplace, defop, register
 from .shape import call
 
 # Gathers and scatters are exact, and PyTorch's scatter reductions reduce in the
@@ -24,7 +24,7 @@ from .shape import call
 defop = functools.partial(defop, upcast=False)
 
 __all__ = ["gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
-           "scatter_reduce_", "take_along_dim"]
+           "scatter_reduce_", "take_along_dim", "index_reduce", "index_reduce_"]
 
 
 # ---- gather / scatter -------------------------------------------------------------------------
@@ -185,7 +185,7 @@ def _scatter_reduce_forward(xp, self, index, src, dim, reduce, include_self):
         out = flat.reshape(out.shape)
     if reduce == "mean":
         n = _counts(xp, index, out.shape, dim, include_self, out.dtype)
-        if is_float(out.dtype):
+        if is_inexact(out.dtype):
             out /= n
         else:
             out //= n
@@ -281,9 +281,9 @@ def _minmax_src_grad(xp, grad, self, index, src, result, dim, src_shape):
                      _const(xp, _ties(self, index, src, result, dim)[1]))
 
 
-def _scatter_reduce_op(vjp, jvp):
+def _scatter_reduce_op(vjp, jvp, node="ScatterReduceBackward0"):
     return defop("scatter_reduce", _scatter_reduce_forward, inputs=("self", "index", "src"),
-                 vjp=vjp, jvp=jvp, node="ScatterReduceBackward0")
+                 vjp=vjp, jvp=jvp, node=node)
 
 
 _scatter_sum = _scatter_reduce_op(
@@ -291,7 +291,8 @@ _scatter_sum = _scatter_reduce_op(
                                                                    include_self),
      "src": lambda xp, grad, index, dim, src_shape: _src_part(xp, grad, index, dim,
                                                               src_shape)}, "linear")
-_scatter_mean = _scatter_reduce_op({"self": _mean_self_grad, "src": _mean_src_grad}, "linear")
+_MEAN_RULES = {"self": _mean_self_grad, "src": _mean_src_grad}
+_scatter_mean = _scatter_reduce_op(_MEAN_RULES, "linear")
 
 
 def _prod_jvp(xp, self_t, src_t, self, index, src, result, dim, include_self, src_shape):
@@ -309,8 +310,8 @@ def _prod_jvp(xp, self_t, src_t, self, index, src, result, dim, include_self, sr
     return t
 
 
-_scatter_prod = _scatter_reduce_op({"self": _prod_self_grad, "src": _prod_src_grad},
-                                   _prod_jvp)
+_PROD_RULES = {"self": _prod_self_grad, "src": _prod_src_grad}
+_scatter_prod = _scatter_reduce_op(_PROD_RULES, _prod_jvp)
 def _minmax_jvp(xp, self_t, src_t, self, index, src, result, dim, include_self):
     """PyTorch's scatter_reduce_jvp: the mean of the tangents of the values equal to the
     result (self counted only with include_self, unlike the gradient)."""
@@ -327,11 +328,17 @@ def _minmax_jvp(xp, self_t, src_t, self, index, src, result, dim, include_self):
         * _const(xp, 1 / n)
 
 
-_scatter_minmax = _scatter_reduce_op({"self": _minmax_self_grad, "src": _minmax_src_grad},
-                                     _minmax_jvp)
+_MINMAX_RULES = {"self": _minmax_self_grad, "src": _minmax_src_grad}
+_scatter_minmax = _scatter_reduce_op(_MINMAX_RULES, _minmax_jvp)
 _SCATTER_REDUCE = {"sum": _scatter_sum, "mean": _scatter_mean, "prod": _scatter_prod,
                    "amax": _scatter_minmax, "amin": _scatter_minmax, "max": _scatter_minmax,
                    "min": _scatter_minmax}
+# index_reduce is scatter_reduce with its index vector spread over the source (values and
+# gradients alike, ties included), recorded as IndexReduceBackward0
+_index_minmax = _scatter_reduce_op(_MINMAX_RULES, _minmax_jvp, "IndexReduceBackward0")
+_INDEX_REDUCE = {"prod": _scatter_reduce_op(_PROD_RULES, _prod_jvp, "IndexReduceBackward0"),
+                 "mean": _scatter_reduce_op(_MEAN_RULES, "linear", "IndexReduceBackward0"),
+                 "amax": _index_minmax, "amin": _index_minmax}
 
 
 def _scatter_reduce_args(self, dim, index, src, reduce, include_self, src_pos):
@@ -373,6 +380,76 @@ def _scatter_reduce_method(self, dim, index, src, reduce, *, include_self=True):
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     op, attrs = _scatter_reduce_args(self, dim, index, src, reduce, include_self, 3)
     return apply_inplace(op, self, (index, src), attrs)
+
+
+_BETA = []  # index_reduce's beta warning, once per process as PyTorch's
+
+
+def _index_reduce_args(self, dim, index, source, reduce, include_self):
+    """PyTorch's checks, then the index spread over the source along ``dim``."""
+    if reduce not in _INDEX_REDUCE:
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    if not isinstance(include_self, bool):
+        raise TypeError(f"index_reduce_(): argument 'include_self' must be bool, not "
+                        f"{type(include_self).__name__}")
+    if not _BETA:
+        _BETA.append(True)
+        warnings.warn("index_reduce() is in beta and the API may change at any time.",
+                      UserWarning, stacklevel=3)
+    a, s, i = self._data, source._data, index._data
+    d = _wrap_dim(dim, a.ndim)
+    if i.dtype.kind not in "iu" or i.dtype.itemsize < 4 or i.dtype.kind == "u":
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
+                           f"{_pretty(i.dtype)}")
+    if i.ndim > 1:
+        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: "
+                         f"{i.ndim} with type: {_pretty(i.dtype)} and size: {list(i.shape)}")
+    n = i.size
+    source_n = s.shape[d] if s.ndim else 1
+    if n != source_n:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({n}) should be equal to "
+                           f"source.size(dim): ({source_n}), for dim: {d}")
+    if s.dtype != a.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({_pretty(a.dtype)}) and source "
+                           f"({_pretty(s.dtype)}) must have the same scalar type")
+    if s.ndim != a.ndim or any(p != q for k, (p, q) in
+                               enumerate(zip(a.shape, s.shape, strict=True)) if k != d):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(a.shape)} "
+                           f"source.shape = {list(s.shape)}")
+    size = a.shape[d] if a.ndim else 1
+    if n and functions(get_array_module(i)).any_true((i < 0) | (i >= size)):
+        raise IndexError("index out of range in self")
+    kind = a.dtype.kind  # (PyTorch's kernels: their dispatch refusals)
+    if kind in "bc" and not include_self:
+        raise NotImplementedError(f'"index_reduce_func_exclude_input_init" not implemented '
+                                  f"for '{_pretty(a.dtype)}'")
+    if kind == "b" and reduce == "mean":
+        raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
+    if kind == "c" and reduce in ("amax", "amin"):
+        raise NotImplementedError(f'"{reduce[1:]}imum_cpu" not implemented for '
+                                  f"'{_pretty(a.dtype)}'")
+    xp = get_array_module(i)
+    spread = xp.broadcast_to(xp.reshape(i, (-1,) + (1,) * (s.ndim - d - 1)), s.shape) \
+        if s.ndim else xp.reshape(i, ())
+    return _INDEX_REDUCE[reduce], wrap(xp.ascontiguousarray(spread).astype(numpy.int64)), \
+        (d, reduce, include_self)
+
+
+@register
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """A copy of ``input`` with each slice ``source[..., k, ...]`` reduced ("prod", "mean",
+    "amax", "amin") into the slice ``index[k]`` along ``dim``, together with the present
+    slice unless ``include_self=False``."""
+    op, spread, attrs = _index_reduce_args(input, dim, index, source, reduce, include_self)
+    return apply(op, (input, spread, source), attrs)
+
+
+@register(function=False)
+def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    op, spread, attrs = _index_reduce_args(self, dim, index, source, reduce, include_self)
+    return apply_inplace(op, self, (spread, source), attrs)
 
 
 def _index_dtype(index, fn):
