@@ -32,6 +32,8 @@ TORCH_REFUSES = frozenset((
     "cholesky_inverse", "triangular_solve", "matrix_power", "linalg.lstsq", "linalg.lu",
     "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu_solve", "norm.nuc",
     "linalg.householder_product", "orgqr",
+    # torch.special: no half kernels (log_ndtr, ndtri, erfcx), or no half backward (i1, i1e)
+    "special.log_ndtr", "special.ndtri", "special.erfcx", "special.i1", "special.i1e",
 ))
 
 

@@ -317,6 +317,32 @@ _SPECIAL = (("erfc", -2, 2, (0.0, 3.0)), ("erfinv", -0.9, 0.9, (0.0,)),
             ("deg2rad", -180, 180, ()), ("rad2deg", -3, 3, ()))
 
 
+# torch.special's own ops: (name, low, high, special points)
+_SPECIAL_OWN = (("entr", 0.1, 3, (1.0, 2.0)), ("log_ndtr", -4, 4, (0.0, -6.0, 5.0)),
+                ("ndtri", 0.05, 0.95, (0.5,)), ("erfcx", -2, 4, (0.0, 30.0)),
+                ("i0e", -3, 3, (1.0,)), ("i1", -3, 3, (0.0,)), ("i1e", -3, 3, (0.0,)))
+# PyTorch's bfloat16 i0e runs its series in bfloat16 (up to 2 units off); retrograd's in
+# float32, rounded once
+_SPECIAL_TOLERANCES = {"i0e": {"bfloat16": (0.02, 0.02)}}
+
+
+def _torch_special(name):
+    """``torch.special.<name>``, looked up at call time (torch stays optional)."""
+    def call(*args, **kwargs):
+        import torch
+        return getattr(torch.special, name)(*args, **kwargs)
+    return call
+
+
+def _xlog1py_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad, low=0.1, high=2)
+    yield SampleInput(t(3, 4), args=(t(3, 4),), name="tensors")
+    yield SampleInput(t(3, 4), args=(t(4),), name="broadcast")
+    yield SampleInput(t(3), args=(0.5,), name="number_other")
+    yield SampleInput(retrograd.tensor([0.0, 1.0], dtype=getattr(retrograd, dtype))
+                      .requires_grad_(requires_grad), args=(t(2),), name="zero_self")
+
+
 # ---- misc -------------------------------------------------------------------------------------
 
 def _repeat_interleave_samples(dtype, requires_grad):
@@ -600,6 +626,12 @@ OPS = [
       for name, lo, hi, extra in _SPECIAL),
     *(OpInfo(f"{name}_", _inplace_samples, variant="inplace", **_inplace(f"{name}_"))
       for name, *_ in _SPECIAL),
+    *(OpInfo(f"special.{name}", _unary_samples(lo, hi, extra), dtypes=_WITH_INT,
+             op=getattr(retrograd.special, name), torch_op=_torch_special(name),
+             tolerances=_SPECIAL_TOLERANCES.get(name, {}))
+      for name, lo, hi, extra in _SPECIAL_OWN),
+    OpInfo("special.xlog1py", _xlog1py_samples, op=retrograd.special.xlog1py,
+           torch_op=_torch_special("xlog1py")),
     OpInfo("polygamma", _polygamma_samples, dtypes=_WITH_INT, error_inputs=_polygamma_errors),
     OpInfo("polygamma", _polygamma_method_samples, variant="method", method=True),
     OpInfo("polygamma_", _polygamma_method_samples, variant="inplace",

@@ -190,9 +190,9 @@ FROM_HOST = frozenset({
 
 # cupyx.scipy.special
 SPECIAL = frozenset({
-    "digamma", "entr", "erf", "erfc", "erfcinv", "erfinv", "expit", "gamma", "gammaln",
-    "i0", "i0e", "i1", "i1e", "log_expit", "log_ndtr", "logit", "ndtr", "polygamma", "psi",
-    "xlog1py", "xlogy", "zeta"
+    "digamma", "entr", "erf", "erfc", "erfcinv", "erfcx", "erfinv", "expit", "gamma",
+    "gammaln", "i0", "i0e", "i1", "i1e", "log_expit", "log_ndtr", "logit", "ndtr", "ndtri",
+    "polygamma", "psi", "xlog1py", "xlogy", "zeta"
 })
 
 # cupyx.scipy.linalg (https://docs.cupy.dev/en/latest/reference/scipy_linalg.html)

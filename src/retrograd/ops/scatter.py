@@ -12,7 +12,7 @@ import warnings
 
 import numpy
 
-from .._dtype import float64, is_float, is_inexact, np_iinfo
+from .._dtype import float64, int64, is_float, is_inexact, np_iinfo
 from .._tensor import Tensor, _wrap_dim, wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
@@ -433,7 +433,7 @@ def _index_reduce_args(self, dim, index, source, reduce, include_self):
     xp = get_array_module(i)
     spread = xp.broadcast_to(xp.reshape(i, (-1,) + (1,) * (s.ndim - d - 1)), s.shape) \
         if s.ndim else xp.reshape(i, ())
-    return _INDEX_REDUCE[reduce], wrap(xp.ascontiguousarray(spread).astype(numpy.int64)), \
+    return _INDEX_REDUCE[reduce], wrap(xp.ascontiguousarray(spread).astype(int64.np)), \
         (d, reduce, include_self)
 
 

@@ -11,6 +11,7 @@ The gamma family, erfinv and the Bessel functions come from SciPy (CuPy's
 import math
 
 from .._dtype import get_default_dtype, is_inexact, np_finfo
+from .._tensor import Tensor
 from ..backend import get_array_module, special_functions
 from ..backend.functions import functions
 from ._registry import (_broadcast_error, _pretty, apply, apply_inplace, defop, register,
@@ -128,6 +129,93 @@ _i0 = _unary("i0", lambda xp, self: functions(xp).special("i0", self),
              lambda xp, grad, self: grad * call(xp, _i1, self))
 _i1 = _unary("i1", lambda xp, self: functions(xp).special("i1", self), _i1_rule,
              node="SpecialI1Backward0")
+
+
+# ---- torch.special's own functions (retrograd.special) -------------------------------------
+_SQRT_2PI = math.sqrt(2 * math.pi)
+
+
+def _scipy(name):
+    return lambda xp, self: functions(xp).special(name, self)
+
+
+def _sign(xp, x):
+    return xp.where(x > 0, 1.0, xp.where(x < 0, -1.0, 0.0))
+
+
+_entr = _unary("entr", _scipy("entr"),
+               lambda xp, grad, self: grad * -(1 + xp.log(self)), node="SpecialEntrBackward0")
+_log_ndtr = _unary("log_ndtr", _scipy("log_ndtr"),
+                   lambda xp, grad, self, result:
+                   grad / _SQRT_2PI * xp.exp(-(result + self * self / 2)),
+                   node="SpecialLogNdtrBackward0")
+_ndtri = _unary("ndtri", _scipy("ndtri"),
+                lambda xp, grad, result: grad * _SQRT_2PI * xp.exp(result * result / 2),
+                node="SpecialNdtriBackward0")
+_erfcx = _unary("erfcx", _scipy("erfcx"),
+                lambda xp, grad, self, result:
+                grad * (2 * self * result - 2 / math.sqrt(math.pi)),
+                node="SpecialErfcxBackward0")
+_i0e = _unary("i0e", _scipy("i0e"),
+              lambda xp, grad, self, result:
+              grad * (call(xp, _i1e, self) - _sign(xp, self) * result),
+              node="SpecialI0EBackward0")
+
+
+def _i1e_rule(xp, grad, self, result):
+    """i1e' = i0e - i1e (sgn(x) + 1/x) (1/2 at 0)."""
+    zero = self == 0
+    x = xp.where(zero, 1, self)
+    return grad * xp.where(zero, 0.5, call(xp, _i0e, self) - result * (_sign(xp, self) + 1 / x))
+
+
+_i1e = _unary("i1e", _scipy("i1e"), _i1e_rule, node="SpecialI1EBackward0")
+
+
+def _xlog1py_fwd(xp, self, other):
+    """``self * log1p(other)``, 0 where self is 0 (unless other is NaN); a Python number
+    operand joins in the tensor's dtype."""
+    if not hasattr(other, "dtype"):
+        other = xp.asarray(other, dtype=self.dtype)
+    elif not hasattr(self, "dtype"):
+        self = xp.asarray(self, dtype=other.dtype)
+    return xp.where(self == 0, xp.where(other != other, other, 0),
+                    xp.multiply(self, xp.log1p(other)))
+
+
+_XLOG1PY = {"self": lambda xp, grad, self, other:
+            xp.where((self == 0) & (other <= -1), 0, grad * xp.log1p(other)),
+            "other": lambda xp, grad, self, other: grad * self / (other + 1)}
+_xlog1py = {kind: defop("xlog1py", _xlog1py_fwd, inputs=_BOTH, promote=_BOTH, to_float=True,
+                        vjp={k: r for k, r in _XLOG1PY.items() if k in grads},
+                        node=f"SpecialXlog1PyBackward{n}", jvp="elementwise")
+            for n, (kind, grads) in enumerate((("both", _BOTH), ("number_self", ("other",)),
+                                               ("number_other", ("self",))))}
+
+
+def special_function(name):
+    """The public form of torch.special's ``name`` (entr, log_ndtr, ndtri, erfcx, i0e, i1,
+    i1e): integer inputs give floats."""
+    op = {"entr": _entr, "log_ndtr": _log_ndtr, "ndtri": _ndtri, "erfcx": _erfcx, "i0e": _i0e,
+          "i1": _i1, "i1e": _i1e}[name]
+
+    def fn(input, *, out=None):
+        if out is not None:
+            raise NotImplementedError(f"special.{name}: out= is not supported")
+        return apply(op, (_check_tensor(input, "input", f"special_{name}", 1),))
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+def xlog1py(input, other, *, out=None):
+    """``input * log1p(other)``, 0 where input is 0; either may be a Python number."""
+    if out is not None:
+        raise NotImplementedError("special.xlog1py: out= is not supported")
+    if not isinstance(input, Tensor):
+        return apply(_xlog1py["number_self"], (input, _check_tensor(other, "other",
+                                                                   "special_xlog1py")))
+    kind = "both" if isinstance(other, Tensor) else "number_other"
+    return apply(_xlog1py[kind], (input, other))
 
 
 def _sinc_rule(xp, grad, self):
