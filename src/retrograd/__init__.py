@@ -15,6 +15,9 @@ from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, dou
 from ._tensor import Size, Tensor
 from ._layout import (jagged, layout, sparse_bsc, sparse_bsr, sparse_coo,  # noqa: F401
                       sparse_csc, sparse_csr, strided)
+from ._memory_format import (channels_last, channels_last_3d,  # noqa: F401
+                             contiguous_format, legacy_contiguous_format, memory_format,
+                             preserve_format)
 from .backend import Device as device
 from .backend import get_default_device, set_default_device  # noqa: F401
 from ._deterministic import (are_deterministic_algorithms_enabled,  # noqa: F401

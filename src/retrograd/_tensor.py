@@ -14,7 +14,7 @@ import weakref
 
 import numpy
 
-from . import _dtype, _layout, _observe
+from . import _dtype, _layout, _memory_format, _observe
 from . import _grad_state
 from ._hooks import add_hook
 from .backend import device_of, get_array_module
@@ -140,8 +140,13 @@ class Tensor:
             return 0
         return self._data.__array_interface__["data"][0]
 
-    def is_contiguous(self, memory_format=None):
-        return self._data.flags.c_contiguous
+    def is_contiguous(self, memory_format=_memory_format.contiguous_format):
+        """Whether the elements lie in ``memory_format``'s order (row-major by default)."""
+        fmt = _memory_format.check_memory_format(memory_format, "is_contiguous")
+        if fmt is _memory_format.preserve_format:
+            return True
+        axes = _memory_format.axes_order(fmt, self._data.ndim)
+        return _memory_format.is_laid_out(self._data, axes)
 
     def is_floating_point(self):
         return _dtype.is_float(self._data.dtype)

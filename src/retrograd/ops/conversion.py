@@ -13,6 +13,7 @@ import warnings
 
 from .. import _creation, _dtype
 from .._layout import check_layout
+from .._memory_format import axes_order, check_memory_format, is_laid_out, preserve_format
 from .._tensor import Tensor
 from .._dtype import LEGACY_NAMES, legacy_type_name
 from .._tensor_types import tensortype
@@ -20,6 +21,7 @@ from ..backend import Device, check_device, emulating_cuda, gpu, is_mapped, to_d
 from ..autograd.node import sum_acc
 from ._registry import apply, apply_inplace, defop, register
 from .comparison import _invalid
+from .shape import laid_out
 
 # Copies, fills and casts are exact: float16 stays float16.
 defop = functools.partial(defop, upcast=False)
@@ -47,8 +49,12 @@ def _zeros(xp, grad):
     return xp.zeros_like(grad)
 
 
-def _copy_to(xp, self, dtype, device, source):
+def _copy_to(xp, self, dtype, device, source, axes):
+    """``self`` in ``dtype`` (its layout kept), on ``device``, laid out in the order
+    ``axes`` if given (a memory_format)."""
     a = self.astype(dtype)
+    if axes is not None:
+        a = laid_out(xp, a, axes)
     return a if device is None else to_device(a, device)
 
 
@@ -67,12 +73,12 @@ _copy = defop("copy", lambda xp, self, src: xp.broadcast_to(src.astype(self.dtyp
 
 
 def _to_args(args, kwargs):
-    """(device, dtype, copy) from the argument forms of ``Tensor.to``."""
+    """(device, dtype, copy, memory_format) from the argument forms of ``Tensor.to``."""
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    fmt = check_memory_format(kwargs.pop("memory_format", None), "to")
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     rest = list(args)
@@ -94,7 +100,7 @@ def _to_args(args, kwargs):
         raise TypeError(f"to() takes at most 4 positional arguments ({len(args)} given)")
     if len(rest) == 2:
         copy = rest[1]
-    return device, dtype, copy
+    return device, dtype, copy, fmt
 
 
 @register(function=False)
@@ -105,16 +111,20 @@ def to(self, *args, **kwargs):
     >>> retrograd.ones(2).to(retrograd.float64).dtype
     torch.float64
     """
-    device, dtype, copy = _to_args(args, kwargs)
+    device, dtype, copy, fmt = _to_args(args, kwargs)
     source = self.device
     if device is not None:
         device = check_device(device)
         if device == source:
             device = None
-    if device is None and (dtype is None or dtype.np == self._data.dtype):
+    axes = None
+    if fmt is not None and fmt is not preserve_format:  # (row-major: the identity order)
+        axes = axes_order(fmt, self._data.ndim) or tuple(range(self._data.ndim))
+    laid = axes is None or is_laid_out(self._data, axes)
+    if device is None and (dtype is None or dtype.np == self._data.dtype) and laid:
         if not copy:
             return self
-    return apply(_to_copy, (self,), ((dtype or self.dtype).np, device, source))
+    return apply(_to_copy, (self,), ((dtype or self.dtype).np, device, source, axes))
 
 
 def _caster(name, dtype):

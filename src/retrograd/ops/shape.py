@@ -14,6 +14,8 @@ import operator
 import numpy
 
 from .. import _dtype
+from .._memory_format import (axes_order, check_memory_format, contiguous_format,
+                              is_laid_out, preserve_format)
 from .._tensor import Size, _wrap_dim, wrap
 from ..backend import get_array_module
 from ..backend.functions import functions
@@ -214,6 +216,16 @@ _clone = defop("clone", lambda xp, self: xp.copy(self), vjp={"self": lambda grad
                jvp="linear")
 _contiguous = defop("contiguous", lambda xp, self: xp.ascontiguousarray(self),
                     vjp={"self": lambda grad: grad}, node="CloneBackward0", jvp="linear")
+
+
+def laid_out(xp, self, axes):
+    """A copy of ``self`` whose elements lie in the order ``axes`` (same shape, permuted
+    strides: channels_last)."""
+    back = sorted(range(len(axes)), key=axes.__getitem__)
+    return xp.transpose(xp.ascontiguousarray(xp.transpose(self, axes)), back)
+
+
+_clone_as = defop("clone", laid_out, vjp={"self": lambda grad: grad}, jvp="linear")
 
 
 # ---- as_strided -------------------------------------------------------------------------------
@@ -717,17 +729,31 @@ def triu_(self, diagonal=0):
 # ---- copies and raw strides -------------------------------------------------------------------
 
 @register(function=False)
-def contiguous(self, memory_format=None):
-    """``self`` when already C-contiguous, else a C-contiguous copy."""
-    if self._data.flags.c_contiguous:
+def contiguous(self, memory_format=contiguous_format):
+    """``self`` when its elements already lie in ``memory_format``'s order (row-major by
+    default; ``preserve_format``: always), else a copy laid out so."""
+    check_memory_format(memory_format, "contiguous")
+    if memory_format is preserve_format:
         return self
-    return apply(_contiguous, (self,))
+    axes = axes_order(memory_format, self._data.ndim)
+    if is_laid_out(self._data, axes):
+        return self
+    if axes is None:
+        return apply(_contiguous, (self,))
+    return apply(_clone_as, (self,), (axes,))
 
 
 @register
-def clone(input, *, memory_format=None):
-    """A copy (keeping the layout of dense tensors, as PyTorch's preserve_format)."""
-    return apply(_clone, (input,))
+def clone(input, *, memory_format=preserve_format):
+    """A copy: laid out as ``input`` (preserve_format, for dense tensors), row-major, or
+    channels-last."""
+    check_memory_format(memory_format, "clone")
+    if memory_format is None or memory_format is preserve_format:
+        return apply(_clone, (input,))
+    axes = axes_order(memory_format, input._data.ndim)
+    if axes is None:
+        return apply(_clone_as, (input,), (tuple(range(input._data.ndim)),))
+    return apply(_clone_as, (input,), (axes,))
 
 
 @register

@@ -8,6 +8,7 @@ import warnings
 import numpy
 
 from ... import _observe
+from ..._memory_format import check_memory_format
 from ..._dtype import bfloat16, dtype as _dtype_cls, float16, float32, float64
 from ..._creation import empty_like
 from ..._tensor import Tensor, wrap
@@ -514,10 +515,14 @@ class Module:
                             f"got desired dtype={dtype}")
         device = kwargs.get("device", next((a for a in args if isinstance(a, (str, Device))),
                                            None))
+        fmt = check_memory_format(kwargs.get("memory_format"), "to")
+        rank = {"channels_last": 4, "channels_last_3d": 5}.get(getattr(fmt, "name", None))
 
         def convert(t):
             if dtype is not None and t.is_floating_point():
                 t = t.to(dtype)
+            if rank is not None and t.dim() == rank:  # (4-D ones for channels_last, as PyTorch)
+                t = t.contiguous(memory_format=fmt)
             return t.to(device) if device is not None else t
         return self._apply(convert)
 
