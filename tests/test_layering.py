@@ -24,7 +24,7 @@ LAYERS = (  # (name, module prefixes); a module belongs to its longest matching 
     ("base", ("retrograd._dtype", "retrograd.backend", "retrograd._grad_state",
               "retrograd.return_types", "retrograd.version", "retrograd.torch_version",
               "retrograd._deterministic", "retrograd._observe", "retrograd._hooks",
-              "retrograd._layout", "retrograd._memory_format")),
+              "retrograd._layout", "retrograd._memory_format", "retrograd._named")),
     ("tensor", ("retrograd._tensor", "retrograd._tensor_str", "retrograd._random",
                 "retrograd._autocast")),
     ("autograd core", ("retrograd.autograd.grad_mode", "retrograd.autograd.node",

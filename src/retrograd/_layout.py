@@ -2,33 +2,19 @@
 is dense (``strided``); PyTorch's other layouts exist as names, and a factory asked for
 one refuses it, rather than making a dense tensor in its place."""
 
+from ._named import Named
+
 __all__ = ["layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
            "sparse_bsc", "jagged", "check_layout"]
 
 
-class layout:
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return "torch." + self.name
-
-    def __reduce__(self):
-        return (_by_name, (self.name,))
+class layout(Named):
+    __slots__ = ()
 
 
-_LAYOUTS = {name: layout(name) for name in ("strided", "sparse_coo", "sparse_csr",
-                                            "sparse_csc", "sparse_bsr", "sparse_bsc",
-                                            "_mkldnn", "jagged")}
-strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, jagged = (
-    _LAYOUTS[n] for n in ("strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
-                          "sparse_bsc", "jagged"))
-
-
-def _by_name(name):
-    return _LAYOUTS[name]
+strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, _mkldnn, jagged = (
+    layout(n) for n in ("strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
+                        "sparse_bsc", "_mkldnn", "jagged"))
 
 
 def check_layout(value, fn):

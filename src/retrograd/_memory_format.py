@@ -4,34 +4,22 @@ kernels read: the array's axes permuted (N, H, W, C), laid out C-contiguous, and
 permuted back, so the tensor's shape is unchanged and only its strides differ.
 ``preserve_format`` keeps a tensor's own layout; ``contiguous_format`` is row-major."""
 
+from ._named import Named
+
 __all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d",
            "preserve_format", "legacy_contiguous_format", "check_memory_format", "axes_order",
            "is_laid_out"]
 
 
-class memory_format:
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return "torch." + self.name
-
-    def __reduce__(self):
-        return (_by_name, (self.name,))
+class memory_format(Named):
+    __slots__ = ()
 
 
-_FORMATS = {n: memory_format(n) for n in ("contiguous_format", "channels_last",
-                                          "channels_last_3d", "preserve_format",
-                                          "legacy_contiguous_format")}
 (contiguous_format, channels_last, channels_last_3d, preserve_format,
- legacy_contiguous_format) = _FORMATS.values()
+ legacy_contiguous_format) = (memory_format(n) for n in (
+     "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
+     "legacy_contiguous_format"))
 _AXES = {"channels_last": (0, 2, 3, 1), "channels_last_3d": (0, 2, 3, 4, 1)}
-
-
-def _by_name(name):
-    return _FORMATS[name]
 
 
 def check_memory_format(value, fn):

@@ -3,7 +3,8 @@ by sum (each row times its ``per_sample_weights``), mean or max, without the (in
 lookup reaching the caller (``EmbeddingBagBackward0``).
 
 The public function gives each index its bag, from the shapes and an ordered search of
-the offsets (no value read, so the bags form under vmap and on the meta device too); an
+the offsets (no value read but by PyTorch's checks of the offsets, so the bags form
+under vmap and on the meta device too); an
 index in no bag (``padding_idx``, or past the last offset with ``include_last_offset``)
 gets the bag ``num_bags``, which the op fills and drops. The op then adds the looked-up
 rows into their bags (divided by the bags' counts for mean), or keeps each bag's

@@ -350,16 +350,22 @@ def index_put_(input, indices, values, accumulate=False):
                          (_indices(indices), accumulate))
 
 
-@register
-def select(input, dim, index):
-    """The view ``input[..., index, ...]`` with ``index`` at dim ``dim``."""
+def select_at(input, dim, index):
+    """``select``'s basic index of ``input[..., index, ...]`` (``index`` at dim ``dim``),
+    with PyTorch's checks."""
     a = input._data
     d = _wrap_dim(dim, a.ndim)
     index = operator.index(index)
     if not -a.shape[d] <= index < a.shape[d]:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(a.shape)} at dimension {d}")
-    return apply(_select, (input,), ((slice(None),) * d + (index, Ellipsis), False))
+    return (slice(None),) * d + (index,)
+
+
+@register
+def select(input, dim, index):
+    """The view ``input[..., index, ...]`` with ``index`` at dim ``dim``."""
+    return apply(_select, (input,), (select_at(input, dim, index) + (Ellipsis,), False))
 
 
 @register

@@ -10,6 +10,7 @@ import operator
 
 from .._tensor import Tensor, _wrap_dim
 from ._registry import apply, defop, register
+from .indexing import select_at
 from .shape import _diagonal_view, call
 
 __all__ = ["slice_scatter", "select_scatter", "diagonal_scatter"]
@@ -82,14 +83,8 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 @register
 def select_scatter(input, src, dim, index):
     """A copy of ``input`` with ``src`` in ``input.select(dim, index)``."""
-    a = input._data
-    d = _wrap_dim(dim, a.ndim)
-    index = operator.index(index)
-    if not -a.shape[d] <= index < a.shape[d]:
-        raise IndexError(f"select(): index {index} out of range for tensor of size "
-                         f"{list(a.shape)} at dimension {d}")
-    at = (slice(None),) * d + (index,)
-    _check_src(input, src, a[at].shape, "select_scatter")
+    at = select_at(input, dim, index)
+    _check_src(input, src, input._data[at].shape, "select_scatter")
     return apply(_select_scatter, (input, src), (at,))
 
 
