@@ -171,6 +171,12 @@ for _n in ("add sub mul div pow atan2 maximum minimum fmax fmin fmod remainder h
     op(_n, binary())
 op("div_mode", binary(kw=lambda d: {"rounding_mode": d.choice(("floor", "trunc", None))}),
    path="div")
+for _n in ("bitwise_left_shift", "bitwise_right_shift"):
+    op(_n, binary())
+op("lshift", binary(), call=lambda lib, a, b: a << b)
+op("special_xlog1py", binary(), path="special.xlog1py")
+for _n in ("entr", "log_ndtr", "ndtri", "erfcx", "i0e", "i1", "i1e", "ndtr"):
+    op(f"special_{_n}", unary(), path=f"special.{_n}")
 op("add_alpha", binary(kw=lambda d: {"alpha": d.choice((2, -1, 0.5))}), path="add")
 
 

@@ -20,7 +20,8 @@ from .._dtype import can_cast, is_inexact, kind_of, result_type
 from .. import _dtype
 from .._tensor import Tensor
 from .shape import broadcast_shapes
-from ._registry import _pretty, apply, apply_inplace, defop, register, register_pair
+from ._registry import (_broadcast_error, _pretty, apply, apply_inplace, defop, register,
+                        register_pair)
 
 defop = functools.partial(defop, upcast=False)
 
@@ -316,6 +317,10 @@ def _shift_public(name, op):
         if not (isinstance(input, Tensor) and isinstance(other, (Tensor, numbers.Number))
                 or isinstance(input, numbers.Number) and isinstance(other, Tensor)):
             raise _invalid(name, (input, other), _BITWISE_SIGNATURES)
+        rt = result_type(input, other)
+        if kind_of(rt.np) in "bfc":  # (the shapes first, as PyTorch's TensorIterator)
+            raise _broadcast_error((input, other), _not_implemented(op.forward.__name__,
+                                                                    rt.np))
         return apply(op, (input, other))
 
     def fn_(self, other):

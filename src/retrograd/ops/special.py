@@ -10,7 +10,7 @@ The gamma family, erfinv and the Bessel functions come from SciPy (CuPy's
 
 import math
 
-from .._dtype import get_default_dtype, is_inexact, np_finfo
+from .._dtype import get_default_dtype, is_inexact, is_low, np_finfo
 from .._tensor import Tensor
 from ..backend import get_array_module, special_functions
 from ..backend.functions import functions
@@ -118,11 +118,18 @@ _polygamma_inplace = defop("polygamma", _polygamma.forward, vjp=_polygamma.vjp, 
                            to_float=True, node="PolygammaBackward1", jvp="elementwise")
 
 
+def _tiny(xp, x):
+    """Where ``|x|`` is not above its dtype's epsilon (NaN included): PyTorch's i1 and i1e
+    gradients take their limit 1/2 there (the formula's 1/x loses it)."""
+    eps = float(np_finfo(getattr(x.dtype, "np", x.dtype)).eps)
+    return xp.logical_not(xp.abs(x) > eps)
+
+
 def _i1_rule(xp, grad, self, result):
-    """i1' = i0 - i1 / x (1/2 at 0)."""
-    zero = self == 0
-    return grad * xp.where(zero, 0.5, call(xp, _i0, self)
-                           - result / xp.where(zero, 1, self))
+    """i1' = i0 - i1 / x (1/2 where x is tiny)."""
+    tiny = _tiny(xp, self)
+    return grad * xp.where(tiny, 0.5, call(xp, _i0, self)
+                           - result / xp.where(tiny, 1, self))
 
 
 _i0 = _unary("i0", lambda xp, self: functions(xp).special("i0", self),
@@ -163,10 +170,10 @@ _i0e = _unary("i0e", _scipy("i0e"),
 
 
 def _i1e_rule(xp, grad, self, result):
-    """i1e' = i0e - i1e (sgn(x) + 1/x) (1/2 at 0)."""
-    zero = self == 0
-    x = xp.where(zero, 1, self)
-    return grad * xp.where(zero, 0.5, call(xp, _i0e, self) - result * (_sign(xp, self) + 1 / x))
+    """i1e' = i0e - i1e (sgn(x) + 1/x) (1/2 where x is tiny)."""
+    tiny = _tiny(xp, self)
+    x = xp.where(tiny, 1, self)
+    return grad * xp.where(tiny, 0.5, call(xp, _i0e, self) - result * (_sign(xp, self) + 1 / x))
 
 
 _i1e = _unary("i1e", _scipy("i1e"), _i1e_rule, node="SpecialI1EBackward0")
@@ -183,14 +190,25 @@ def _xlog1py_fwd(xp, self, other):
                     xp.multiply(self, xp.log1p(other)))
 
 
-_XLOG1PY = {"self": lambda xp, grad, self, other:
-            xp.where((self == 0) & (other <= -1), 0, grad * xp.log1p(other)),
+def _xlog1py_self_rule(xp, grad, self, other):
+    """``grad * log1p(other)``, zero where self == 0 and other <= -1; ``other`` as saved
+    (a bool or integer tensor) taken in the gradient's dtype first (NumPy's log1p of
+    bools is float16)."""
+    log = xp.log1p(xp.astype(other, grad.dtype, copy=False) if hasattr(other, "dtype")
+                   else other)
+    return xp.where((self == 0) & (other <= -1), 0, grad * log)
+
+
+_XLOG1PY = {"self": _xlog1py_self_rule,
             "other": lambda xp, grad, self, other: grad * self / (other + 1)}
 _xlog1py = {kind: defop("xlog1py", _xlog1py_fwd, inputs=_BOTH, promote=_BOTH, to_float=True,
                         vjp={k: r for k, r in _XLOG1PY.items() if k in grads},
                         node=f"SpecialXlog1PyBackward{n}", jvp="elementwise")
             for n, (kind, grads) in enumerate((("both", _BOTH), ("number_self", ("other",)),
                                                ("number_other", ("self",))))}
+
+
+_NO_HALF = ("log_ndtr", "ndtri", "erfcx")  # no float16 or bfloat16 kernels in PyTorch
 
 
 def special_function(name):
@@ -202,7 +220,11 @@ def special_function(name):
     def fn(input, *, out=None):
         if out is not None:
             raise NotImplementedError(f"special.{name}: out= is not supported")
-        return apply(op, (_check_tensor(input, "input", f"special_{name}", 1),))
+        _check_tensor(input, "input", f"special_{name}", 1)
+        if name in _NO_HALF and is_low(input._data.dtype):  # (PyTorch's CPU kernels)
+            raise NotImplementedError(f'"{name}_cpu" not implemented for '
+                                      f"'{_pretty(input._data.dtype)}'")
+        return apply(op, (input,))
     fn.__name__ = fn.__qualname__ = name
     return fn
 
