@@ -1,6 +1,7 @@
 """Tensor creation: from data, filled, ranges, random, and the ``*_like`` forms."""
 
 import builtins
+import math
 import numbers
 
 import numpy
@@ -251,7 +252,8 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
                         f"{type(size).__name__}")
     shape = _size((size,), "full")
     dt = dtype.np
-    value = _dtype.checked_convert(fill_value, dt)  # (c10's: 300 overflows uint8, -1 wraps)
+    # (c10's check: 300 overflows uint8, -1 wraps; a single element skips it in half precision)
+    value = _dtype.checked_convert(fill_value, dt, math.prod(shape) == 1)
     return _made(dev, lambda xp: xp.full(shape, value, dt), requires_grad)
 
 

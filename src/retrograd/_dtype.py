@@ -258,14 +258,15 @@ C10_NAMES = {**CPP_NAMES, "int64": "int64_t", "int16": "int16_t", "int8": "int8_
              "uint8": "uint8_t"}
 
 
-def checked_convert(value, np_dtype):
+def checked_convert(value, np_dtype, one_element=False):
     """``value`` as an element of ``np_dtype``, or PyTorch's error where c10's checked
     scalar conversion finds an overflow: bool takes anything; a real type refuses an
     imaginary part; floats take inf and nan but nothing past their finite range; integers
     refuse nan and anything outside their range (for unsigned types, an integer outside
     +-max, so -1 wraps to 255 as in C). Floats are compared with the limits as doubles, as
     C++ does. A Python int past 64 bits is refused before any dtype, as PyTorch reads
-    numbers into a Scalar (OverflowError)."""
+    numbers into a Scalar (OverflowError). ``one_element``: PyTorch's fill of a single
+    element converts to float16 and bfloat16 unchecked (an overflow is inf there)."""
     if type(value) is _INT and not -2 ** 63 <= value < 2 ** 64:
         raise OverflowError("int too big to convert" if value > 0 else
                             "can't convert negative int to unsigned")
@@ -276,9 +277,10 @@ def checked_convert(value, np_dtype):
     else:
         fits = True
     if is_inexact(np_dtype):
-        big = _FLOAT(np_finfo(np_dtype).max)
-        finite = not isinstance(value, (_FLOAT, _COMPLEX)) or math.isfinite(abs(value))
-        fits = fits and (not finite or abs(value) <= big)
+        if not (one_element and is_low(np_dtype)):
+            big = _FLOAT(np_finfo(np_dtype).max)
+            finite = not isinstance(value, (_FLOAT, _COMPLEX)) or math.isfinite(abs(value))
+            fits = fits and (not finite or abs(value) <= big)
     elif isinstance(value, _FLOAT) and math.isnan(value):
         fits = False
     else:

@@ -177,6 +177,16 @@ op("lshift", binary(), call=lambda lib, a, b: a << b)
 op("special_xlog1py", binary(), path="special.xlog1py")
 for _n in ("entr", "log_ndtr", "ndtri", "erfcx", "i0e", "i1", "i1e", "ndtr"):
     op(f"special_{_n}", unary(), path=f"special.{_n}")
+_FILLS = (0, 1, -1, 255, 300, -129, 2.5, -0.5, 1e39, float("nan"), float("inf"), True,
+          2 ** 63, -2 ** 63 - 1, 2 ** 64)
+
+
+def _fill(draw):
+    return [c.tensor(draw, c.shape(draw)), draw.choice(_FILLS)], {}
+
+
+op("fill_", _fill, call=lambda lib, x, v: x.clone().fill_(v))
+op("full_like_value", _fill, call=lambda lib, x, v: lib.full(tuple(x.shape), v, dtype=x.dtype))
 op("add_alpha", binary(kw=lambda d: {"alpha": d.choice((2, -1, 0.5))}), path="add")
 
 

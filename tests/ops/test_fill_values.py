@@ -1,6 +1,7 @@
 """Numbers written by fill_, fill_diagonal_, full and index_fill_ against PyTorch: c10's
 checked conversion (an overflow is a RuntimeError, an integer -1 wraps into uint8, a float
-does not, a Python int past 64 bits is an OverflowError before any dtype) and the
+does not, a Python int past 64 bits is an OverflowError before any dtype; a single element
+of float16 or bfloat16 takes an overflow as inf, as PyTorch's one-element fill) and the
 refusal of what is not a number."""
 
 import pytest
@@ -21,6 +22,8 @@ CASES = [
     "T.zeros(2, dtype=T.int64).fill_(-2**63 - 1)", "T.zeros(2).fill_(2**64)",
     "T.zeros(2, dtype=T.float16).fill_(1e6)", "T.zeros(2, dtype=T.float16).fill_(65520.0)",
     "T.zeros(2).fill_(1e39)", "T.zeros(2, dtype=T.bfloat16).fill_(1e39)",
+    "T.zeros(1, dtype=T.float16).fill_(70000)", "T.zeros((), dtype=T.bfloat16).fill_(1e39)",
+    "T.full((), 2 ** 63, dtype=T.float16)", "T.full((1,), 1e39, dtype=T.float32)",
     "T.zeros(2).fill_(1 + 2j)", "T.zeros(2).fill_(1 + 0j)", "T.zeros(2, dtype=T.bool).fill_(5)",
     "T.zeros(2, dtype=T.uint8).fill_(T.tensor(300))", "T.zeros(2).fill_('a')",
     "T.zeros(2).fill_(None)", "T.zeros(2, 2, dtype=T.uint8).fill_diagonal_(300)",

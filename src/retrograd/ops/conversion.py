@@ -42,7 +42,7 @@ def _checked_value(value, input):
     overflow errors, and C's wrap-around (-1 fills a uint8 tensor with 255)."""
     if not isinstance(value, numbers.Number):
         raise _invalid("fill_", (value,), ("Tensor value", "Number value"))
-    return _dtype.checked_convert(value, input._data.dtype)
+    return _dtype.checked_convert(value, input._data.dtype, input._data.size == 1)
 
 
 def _zeros(xp, grad):
