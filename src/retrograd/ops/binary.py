@@ -582,15 +582,21 @@ def _ldexp_attrs(other):
     return (dt if dt.kind in "iu" else None,)
 
 
-def _xlogy_fwd(xp, self, other):
-    """``self * log(other)``, 0 where self is 0 (unless other is NaN); a Python number
-    operand joins as an array of the tensor's dtype, so it cannot widen the result."""
-    if not hasattr(other, "dtype"):
-        other = xp.asarray(other, dtype=self.dtype)
-    elif not hasattr(self, "dtype"):
-        self = xp.asarray(self, dtype=other.dtype)
-    return xp.where(self == 0, xp.where(other != other, other, 0),
-                    xp.multiply(self, xp.log(other)))
+def x_times(log):
+    """The forward of ``self * log(other)`` (xlogy; xlog1py with ``log1p``): 0 where self
+    is 0 (unless other is NaN); a Python number operand joins as an array of the tensor's
+    dtype, so it cannot widen the result."""
+    def forward(xp, self, other):
+        if not hasattr(other, "dtype"):
+            other = xp.asarray(other, dtype=self.dtype)
+        elif not hasattr(self, "dtype"):
+            self = xp.asarray(self, dtype=other.dtype)
+        return xp.where(self == 0, xp.where(other != other, other, 0),
+                        xp.multiply(self, getattr(xp, log)(other)))
+    return forward
+
+
+_xlogy_fwd = x_times("log")
 
 
 def _xlogy_self_rule(xp, grad, self, other):

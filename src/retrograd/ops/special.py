@@ -16,7 +16,7 @@ from ..backend import get_array_module, special_functions
 from ..backend.functions import functions
 from ._registry import (_broadcast_error, _pretty, apply, apply_inplace, defop, register,
                         register_pair)
-from .binary import _NYI, _check_tensor, _kernel, _no_derivative, _refuse_bool_sub
+from .binary import _NYI, _check_tensor, _kernel, _no_derivative, _refuse_bool_sub, x_times
 from .pointwise import _rounded, _times
 from .shape import call
 
@@ -179,17 +179,6 @@ def _i1e_rule(xp, grad, self, result):
 _i1e = _unary("i1e", _scipy("i1e"), _i1e_rule, node="SpecialI1EBackward0")
 
 
-def _xlog1py_fwd(xp, self, other):
-    """``self * log1p(other)``, 0 where self is 0 (unless other is NaN); a Python number
-    operand joins in the tensor's dtype."""
-    if not hasattr(other, "dtype"):
-        other = xp.asarray(other, dtype=self.dtype)
-    elif not hasattr(self, "dtype"):
-        self = xp.asarray(self, dtype=other.dtype)
-    return xp.where(self == 0, xp.where(other != other, other, 0),
-                    xp.multiply(self, xp.log1p(other)))
-
-
 def _xlog1py_self_rule(xp, grad, self, other):
     """``grad * log1p(other)``, zero where self == 0 and other <= -1; ``other`` as saved
     (a bool or integer tensor) taken in the gradient's dtype first (NumPy's log1p of
@@ -201,7 +190,7 @@ def _xlog1py_self_rule(xp, grad, self, other):
 
 _XLOG1PY = {"self": _xlog1py_self_rule,
             "other": lambda xp, grad, self, other: grad * self / (other + 1)}
-_xlog1py = {kind: defop("xlog1py", _xlog1py_fwd, inputs=_BOTH, promote=_BOTH, to_float=True,
+_xlog1py = {kind: defop("xlog1py", x_times("log1p"), inputs=_BOTH, promote=_BOTH, to_float=True,
                         vjp={k: r for k, r in _XLOG1PY.items() if k in grads},
                         node=f"SpecialXlog1PyBackward{n}", jvp="elementwise")
             for n, (kind, grads) in enumerate((("both", _BOTH), ("number_self", ("other",)),

@@ -11,18 +11,23 @@ from .module import Module
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
+def _row(padding_idx, num_embeddings, name):
+    """``padding_idx`` as a row of the weight (a negative one counted from the end), with
+    PyTorch's AssertionError (each module words it its own way: ``name``)."""
+    if padding_idx is None:
+        return None
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise AssertionError(f"{name} must be within num_embeddings")
+    return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
+
+
 class Embedding(Module):
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
                  _freeze=False, device=None, dtype=None):
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            if padding_idx < 0:
-                padding_idx += num_embeddings
-        self.padding_idx = padding_idx
+        self.padding_idx = _row(padding_idx, num_embeddings, "Padding_idx")
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
@@ -67,12 +72,7 @@ class EmbeddingBag(Module):
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.mode, self.sparse = scale_grad_by_freq, mode, sparse
         self.include_last_offset = include_last_offset
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise AssertionError("padding_idx must be within num_embeddings")
-            if padding_idx < 0:
-                padding_idx += num_embeddings
-        self.padding_idx = padding_idx
+        self.padding_idx = _row(padding_idx, num_embeddings, "padding_idx")
         if _weight is None:
             self.weight = Parameter(_creation.empty(num_embeddings, embedding_dim, dtype=dtype,
                                                     device=device))
