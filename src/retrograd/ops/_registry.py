@@ -332,9 +332,10 @@ def _record(op, values, attrs, outs):
         fn = v._grad_fn
         edge = (fn, v._output_nr) if fn is not None else (grad_accumulator(v), 0)
         shape = d.shape if type(d) is _ndarray else shape_of(d)
-        shapes = _SHAPES.get(shape)
-        if shapes is None:
-            shapes = _shared(_SHAPES, shape)
+        shapes = _SHAPES.get(shape) if type(shape) is tuple else None
+        if shapes is None:  # (a vmap batch's shape carries its level: never shared)
+            shapes = _shared(_SHAPES, shape) if type(shape) is tuple else \
+                ((shape,), (shape, None))
         dtypes = _DTYPES.get(d.dtype)
         if dtypes is None:
             dtypes = _shared(_DTYPES, d.dtype)
