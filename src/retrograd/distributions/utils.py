@@ -1,0 +1,78 @@
+"""Helpers the distributions share (``torch.distributions.utils``): parameters broadcast
+to one shape, probabilities and logits converted into each other, and the lazily
+computed parameter."""
+
+from numbers import Number
+
+from .._creation import empty, tensor
+from .._dtype import get_default_dtype
+from .._tensor import Tensor
+from ..autograd.grad_mode import enable_grad
+from ..ops.dtype_info import finfo
+from ..ops.shape import broadcast_tensors
+
+__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
+           "probs_to_logits", "standard_normal", "sum_rightmost"]
+
+
+def broadcast_all(*values):
+    """The values as tensors of one shape: numbers become tensors of the first tensor's
+    dtype and device (of the default dtype when there is none)."""
+    if not all(isinstance(v, (Tensor, Number)) for v in values):
+        raise ValueError("Input arguments must all be instances of Number, "
+                         "torch.Tensor or objects implementing __torch_function__.")
+    if not all(isinstance(v, Tensor) for v in values):
+        like = next((v for v in values if isinstance(v, Tensor)), None)
+        options = ({"dtype": get_default_dtype()} if like is None
+                   else {"dtype": like.dtype, "device": like.device})
+        values = [v if isinstance(v, Tensor) else tensor(v, **options) for v in values]
+    return broadcast_tensors(*values)
+
+
+def sum_rightmost(value, dim):
+    """``value`` summed over its ``dim`` rightmost dims."""
+    if dim == 0:
+        return value
+    return value.reshape(value.shape[:-dim] + (-1,)).sum(-1)
+
+
+def clamp_probs(probs):
+    """Probabilities kept ``eps`` away from 0 and 1, so that their logits are finite."""
+    eps = finfo(probs.dtype).eps
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def logits_to_probs(logits, is_binary=False):
+    """Probabilities from logits: the sigmoid of one event's, else the softmax over the
+    last dim."""
+    return logits.sigmoid() if is_binary else logits.softmax(-1)
+
+
+def probs_to_logits(probs, is_binary=False):
+    """Logits from (clamped) probabilities: log-odds of one event's, else their log."""
+    ps = clamp_probs(probs)
+    return ps.log() - (-ps).log1p() if is_binary else ps.log()
+
+
+class lazy_property:  # noqa: N801 (torch.distributions.utils.lazy_property)
+    """A parameter computed from another on first read, then kept on the instance (so
+    ``Categorical(logits=...)`` computes its probs only if asked). Computed with grad
+    mode on: the cached value must carry the history whatever mode reads it first."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        self.__doc__ = wrapped.__doc__
+        self.__name__ = wrapped.__name__
+
+    def __get__(self, instance, obj_type=None):
+        if instance is None:
+            return self
+        with enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
+
+
+def standard_normal(shape, like):
+    """Standard normal draws of ``shape`` in ``like``'s dtype and on its device."""
+    return empty(shape, dtype=like.dtype, device=like.device).normal_()

@@ -1,0 +1,372 @@
+"""retrograd.distributions against torch.distributions: densities, moments, entropies,
+KL divergences and their gradients on the same parameters; sample shapes and
+statistics (the two libraries' random streams differ); PyTorch's validation errors."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+
+RG = retrograd.distributions
+TD = torch.distributions
+rng = np.random.default_rng(0)
+
+# Parameters as NumPy arrays (float64), made into each library's leaf tensors.
+LOC = rng.standard_normal((3, 4))
+SCALE = rng.uniform(0.5, 2.0, (3, 4))
+PROBS = rng.uniform(0.05, 0.95, (3, 4))
+LOGITS = rng.standard_normal((3, 5))
+SIMPLEX = rng.uniform(0.1, 1.0, (3, 5))
+LOW = rng.uniform(-2, -1, (3, 4))
+HIGH = rng.uniform(1, 2, (3, 4))
+A = rng.standard_normal((2, 3, 3))
+COV = A @ A.transpose(0, 2, 1) + 3 * np.eye(3)
+MVN_LOC = rng.standard_normal((2, 3))
+
+# name -> (constructor given the module and the leaf tensors, parameter arrays, values)
+CASES = {
+    "normal": (lambda D, p: D.Normal(*p), (LOC, SCALE), rng.standard_normal((2, 3, 4))),
+    "normal_scalar": (lambda D, p: D.Normal(0.5, 2.0), (), np.array([0.3, -1.0])),
+    "bernoulli_probs": (lambda D, p: D.Bernoulli(probs=p[0]), (PROBS,),
+                        rng.integers(0, 2, (3, 4)).astype(float)),
+    "bernoulli_logits": (lambda D, p: D.Bernoulli(logits=p[0]), (LOC,),
+                         rng.integers(0, 2, (3, 4)).astype(float)),
+    "categorical_probs": (lambda D, p: D.Categorical(probs=p[0]), (SIMPLEX,),
+                          rng.integers(0, 5, (2, 3))),
+    "categorical_logits": (lambda D, p: D.Categorical(logits=p[0]), (LOGITS,),
+                           rng.integers(0, 5, (2, 3))),
+    "onehot": (lambda D, p: D.OneHotCategorical(logits=p[0]), (LOGITS,),
+               np.eye(5)[rng.integers(0, 5, (3,))]),
+    "uniform": (lambda D, p: D.Uniform(*p), (LOW, HIGH), rng.uniform(-0.9, 0.9, (3, 4))),
+    "exponential": (lambda D, p: D.Exponential(p[0]), (SCALE,), rng.uniform(0, 3, (3, 4))),
+    "laplace": (lambda D, p: D.Laplace(*p), (LOC, SCALE), rng.standard_normal((3, 4))),
+    "independent": (lambda D, p: D.Independent(D.Normal(*p), 1), (LOC, SCALE),
+                    rng.standard_normal((3, 4))),
+    "mvn_cov": (lambda D, p: D.MultivariateNormal(p[0], covariance_matrix=p[1]),
+                (MVN_LOC, COV), rng.standard_normal((4, 2, 3))),
+    "mvn_tril": (lambda D, p: D.MultivariateNormal(
+        p[0], scale_tril=p[1].tril() + 2 * torch_eye(p[1], 3)), (MVN_LOC, A),
+        rng.standard_normal((2, 3))),
+    "mvn_precision": (lambda D, p: D.MultivariateNormal(p[0], precision_matrix=p[1]),
+                      (MVN_LOC, COV), rng.standard_normal((2, 3))),
+}
+CDF = {"normal", "normal_scalar", "uniform", "exponential", "laplace"}
+PROBABILITIES = rng.uniform(0.05, 0.95, (3, 4))
+
+
+def torch_eye(like, n):
+    lib = torch if isinstance(like, torch.Tensor) else retrograd
+    return lib.eye(n, dtype=like.dtype)
+
+
+def make(lib, name, requires_grad=True):
+    ctor, params, _ = CASES[name]
+    D = TD if lib is torch else RG
+    leaves = [lib.tensor(p, requires_grad=requires_grad) for p in params]
+    return ctor(D, leaves), leaves
+
+
+def both(name):
+    return make(torch, name), make(retrograd, name)
+
+
+def close(a, b, **kw):
+    np.testing.assert_allclose(np.asarray(b.detach()), a.detach().numpy(), rtol=1e-10,
+                               atol=1e-12, equal_nan=True, **kw)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_shapes_repr_and_flags(name):
+    (t, _), (r, _) = both(name)
+    assert tuple(r.batch_shape) == tuple(t.batch_shape)
+    assert tuple(r.event_shape) == tuple(t.event_shape)
+    assert isinstance(r.batch_shape, retrograd.Size)
+    assert repr(r).replace("retrograd", "torch") == repr(t)
+    assert repr(r.support) == repr(t.support)
+    assert (r.has_rsample, r.has_enumerate_support) == (t.has_rsample, t.has_enumerate_support)
+
+
+@pytest.mark.parametrize("prop", ["mean", "mode", "variance", "stddev"])
+@pytest.mark.parametrize("name", CASES)
+def test_moments(name, prop):
+    (t, _), (r, _) = both(name)
+    try:
+        expected = getattr(t, prop)
+    except NotImplementedError:
+        with pytest.raises(NotImplementedError):
+            getattr(r, prop)
+        return
+    got = getattr(r, prop)
+    assert got.dtype.__repr__().replace("retrograd", "torch") == repr(expected.dtype)
+    close(expected, got)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_log_prob_entropy_and_their_gradients(name):
+    (t, tleaves), (r, rleaves) = both(name)
+    value = CASES[name][2]
+    tv, rv = torch.tensor(value), retrograd.tensor(value)
+    tl, rl = t.log_prob(tv), r.log_prob(rv)
+    close(tl, rl)
+    te, re_ = t.entropy(), r.entropy()
+    close(te, re_)
+    close(t.perplexity(), r.perplexity())
+    if tleaves:
+        tg = torch.autograd.grad(tl.sum() + te.sum(), tleaves)
+        rg = retrograd.autograd.grad(rl.sum() + re_.sum(), rleaves)
+        for a, b in zip(tg, rg, strict=True):
+            close(a, b)
+
+
+@pytest.mark.parametrize("name", sorted(CDF))
+def test_cdf_and_icdf(name):
+    (t, tleaves), (r, rleaves) = both(name)
+    value = CASES[name][2]
+    close(t.cdf(torch.tensor(value)), r.cdf(retrograd.tensor(value)))
+    q = PROBABILITIES if t.batch_shape else PROBABILITIES[0, :2]
+    ti, ri = t.icdf(torch.tensor(q)), r.icdf(retrograd.tensor(q))
+    close(ti, ri)
+    if tleaves:
+        for a, b in zip(torch.autograd.grad(ti.sum(), tleaves),
+                        retrograd.autograd.grad(ri.sum(), rleaves), strict=True):
+            close(a, b)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_sample_shapes_and_dtypes(name):
+    (t, _), (r, _) = both(name)
+    for shape in [(), (5,), (2, 3)]:
+        ts, rs = t.sample(shape), r.sample(shape)
+        assert tuple(rs.shape) == tuple(ts.shape)
+        assert repr(rs.dtype).replace("retrograd", "torch") == repr(ts.dtype)
+        assert not rs.requires_grad
+        assert bool(r.support.check(rs).all())
+        if t.has_rsample:
+            assert tuple(r.rsample(shape).shape) == tuple(t.rsample(shape).shape)
+
+
+@pytest.mark.parametrize("name", ["normal", "bernoulli_probs", "categorical_probs", "onehot",
+                                  "uniform", "exponential", "laplace", "mvn_cov"])
+def test_sample_statistics(name):
+    """Means of 40,000 draws within five standard errors of the distribution's."""
+    retrograd.manual_seed(0)
+    r, _ = make(retrograd, name, requires_grad=False)
+    x = r.sample((40_000,)).double()
+    if name.startswith("categorical"):
+        mean = (r.probs * retrograd.arange(5).double()).sum(-1)
+        var = (r.probs * retrograd.arange(5).double() ** 2).sum(-1) - mean ** 2
+    else:
+        mean, var = r.mean, r.variance
+    err = (x.mean(0) - mean).abs() / (var / 40_000).sqrt()
+    assert float(err.max()) < 5
+
+
+@pytest.mark.parametrize("name", ["normal", "uniform", "exponential", "laplace", "mvn_cov",
+                                  "independent"])
+def test_rsample_is_differentiable(name):
+    """A pathwise gradient: d(sample)/d(params) as the reparameterization gives it."""
+    r, leaves = make(retrograd, name)
+    s = r.rsample((3,))
+    grads = retrograd.autograd.grad(s.sum(), leaves, allow_unused=True)
+    assert any(g is not None and float(g.abs().sum()) > 0 for g in grads)
+    if name == "normal":
+        retrograd.manual_seed(1)
+        s = r.rsample()
+        eps = (s - leaves[0]) / leaves[1]
+        gl, gs = retrograd.autograd.grad(s.sum(), leaves)
+        np.testing.assert_allclose(np.asarray(gl), 1.0)
+        np.testing.assert_allclose(np.asarray(gs), np.asarray(eps.detach()), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["bernoulli_probs", "categorical_logits", "onehot"])
+def test_enumerate_support(name):
+    (t, _), (r, _) = both(name)
+    for expand in (True, False):
+        a, b = t.enumerate_support(expand), r.enumerate_support(expand)
+        assert tuple(b.shape) == tuple(a.shape)
+        assert repr(b.dtype).replace("retrograd", "torch") == repr(a.dtype)
+        np.testing.assert_array_equal(np.asarray(b), a.numpy())
+
+
+@pytest.mark.parametrize("name", ["normal", "bernoulli_logits", "categorical_probs", "onehot",
+                                  "uniform", "exponential", "laplace", "mvn_tril"])
+def test_expand(name):
+    (t, _), (r, _) = both(name)
+    shape = (2,) + tuple(t.batch_shape)
+    te, re_ = t.expand(shape), r.expand(shape)
+    assert tuple(re_.batch_shape) == tuple(te.batch_shape)
+    assert type(re_) is type(r)
+    value = torch.tensor(CASES[name][2]).expand(shape + tuple(t.event_shape)
+                                                ).to(t.mean.dtype if name != "categorical_probs"
+                                                     else torch.int64)
+    close(te.log_prob(value), re_.log_prob(retrograd.tensor(value.numpy())))
+
+
+KL_PAIRS = [("normal", lambda D, p: D.Normal(p[1], p[0].abs() + 0.5)),
+            ("bernoulli_probs", lambda D, p: D.Bernoulli(probs=1 - p[0])),
+            ("categorical_logits", lambda D, p: D.Categorical(logits=p[0].flip(-1))),
+            ("onehot", lambda D, p: D.OneHotCategorical(logits=p[0] * 2)),
+            ("uniform", lambda D, p: D.Uniform(p[0] * 2, p[1] * 2)),
+            ("exponential", lambda D, p: D.Exponential(p[0] ** 2)),
+            ("laplace", lambda D, p: D.Laplace(p[1], p[0].abs() + 0.5)),
+            ("independent", lambda D, p: D.Independent(D.Normal(p[1], p[0].abs() + 0.5), 1)),
+            ("mvn_cov", lambda D, p: D.MultivariateNormal(p[0] * 0, covariance_matrix=p[1] * 2))]
+
+
+@pytest.mark.parametrize("name,other", KL_PAIRS, ids=[n for n, _ in KL_PAIRS])
+def test_kl_divergence(name, other):
+    (t, tleaves), (r, rleaves) = both(name)
+    tq, rq = other(TD, tleaves), other(RG, rleaves)
+    tk, rk = TD.kl_divergence(t, tq), RG.kl_divergence(r, rq)
+    close(tk, rk)
+    finite = torch.isfinite(tk)
+    tg = torch.autograd.grad(tk[finite].sum(), tleaves)
+    rg = retrograd.autograd.grad(rk[retrograd.tensor(finite.numpy())].sum(), rleaves)
+    for a, b in zip(tg, rg, strict=True):
+        close(a, b)
+
+
+def test_kl_infinite_and_zero_terms():
+    p = [lib.distributions.Bernoulli(probs=lib.tensor([0.0, 1.0, 0.5]))
+         for lib in (torch, retrograd)]
+    q = [lib.distributions.Bernoulli(probs=lib.tensor([0.5, 0.0, 1.0]))
+         for lib in (torch, retrograd)]
+    close(TD.kl_divergence(p[0], q[0]), RG.kl_divergence(p[1], q[1]))
+    u = [lib.distributions.Uniform(lib.tensor([0.0, 0.0]), lib.tensor([1.0, 1.0]))
+         for lib in (torch, retrograd)]
+    v = [lib.distributions.Uniform(lib.tensor([0.5, -1.0]), lib.tensor([2.0, 2.0]))
+         for lib in (torch, retrograd)]
+    close(TD.kl_divergence(u[0], v[0]), RG.kl_divergence(u[1], v[1]))
+
+
+def test_kl_dispatch_and_registration():
+    class MyNormal(RG.Normal):
+        pass
+
+    p, q = MyNormal(0.0, 1.0), RG.Normal(1.0, 2.0)
+    assert float(RG.kl_divergence(p, q)) == pytest.approx(
+        float(TD.kl_divergence(TD.Normal(0.0, 1.0), TD.Normal(1.0, 2.0))))
+
+    @RG.register_kl(MyNormal, RG.Normal)
+    def _mine(p, q):
+        return retrograd.tensor(42.0)
+
+    assert float(RG.kl_divergence(p, q)) == 42.0  # the more specific pair wins at once
+    with pytest.raises(NotImplementedError,
+                       match=r"^No KL\(p \|\| q\) is implemented for p type Normal and q "
+                             r"type Bernoulli$"):
+        RG.kl_divergence(q, RG.Bernoulli(0.5))
+    with pytest.raises(TypeError, match="Expected type_p to be a Distribution subclass"):
+        RG.register_kl(3, RG.Normal)
+    with pytest.raises(NotImplementedError):
+        RG.kl_divergence(RG.Independent(RG.Normal(retrograd.zeros(2, 2), 1.0), 1),
+                         RG.Independent(RG.Normal(retrograd.zeros(2, 2), 1.0), 2))
+
+
+def _same_error(make_torch, make_rg):
+    with pytest.raises(Exception) as te:
+        make_torch()
+    with pytest.raises(Exception) as re_:
+        make_rg()
+    assert type(re_.value) is type(te.value)
+    assert str(re_.value).replace("retrograd", "torch") == str(te.value)
+
+
+@pytest.mark.parametrize("build", [
+    lambda lib, D: D.Normal(lib.tensor([0.0, 1.0]), lib.tensor([1.0, -1.0])),
+    lambda lib, D: D.Normal(lib.tensor([0.0, float("nan")]), lib.tensor([1.0, 1.0])),
+    lambda lib, D: D.Bernoulli(probs=lib.tensor([0.5, 1.5])),
+    lambda lib, D: D.Bernoulli(probs=0.3, logits=0.1),
+    lambda lib, D: D.Bernoulli(),
+    lambda lib, D: D.Categorical(probs=lib.tensor([0.5, -0.5])),
+    lambda lib, D: D.Categorical(probs=lib.tensor(0.5)),
+    lambda lib, D: D.Categorical(logits=lib.tensor(0.5)),
+    lambda lib, D: D.Exponential(lib.tensor([0.0])),
+    lambda lib, D: D.Independent(D.Normal(lib.zeros(3), 1.0), 2),
+    lambda lib, D: D.MultivariateNormal(lib.tensor(0.0), lib.eye(2)),
+    lambda lib, D: D.MultivariateNormal(lib.zeros(2)),
+    lambda lib, D: D.MultivariateNormal(lib.zeros(2), lib.eye(2), scale_tril=lib.eye(2)),
+    lambda lib, D: D.MultivariateNormal(lib.zeros(2), lib.ones(2)),
+    lambda lib, D: D.MultivariateNormal(lib.zeros(2), scale_tril=lib.ones(2)),
+    lambda lib, D: D.MultivariateNormal(lib.zeros(2), precision_matrix=lib.ones(2)),
+    lambda lib, D: D.MultivariateNormal(lib.zeros(2), lib.tensor([[1.0, 2.0], [2.0, 1.0]])),
+    lambda lib, D: D.MultivariateNormal(lib.zeros(2), scale_tril=lib.tensor([[1.0, 1.0],
+                                                                             [0.0, 1.0]])),
+    lambda lib, D: D.Normal("a", 1.0),
+], ids=lambda f: "")
+def test_construction_errors(build):
+    _same_error(lambda: build(torch, TD), lambda: build(retrograd, RG))
+
+
+@pytest.mark.parametrize("build,value", [
+    (lambda lib, D: D.Normal(lib.zeros(3), 1.0), lambda lib: lib.zeros(2)),
+    (lambda lib, D: D.Normal(lib.zeros(3), 1.0), lambda lib: [0.0, 1.0, 2.0]),
+    (lambda lib, D: D.Bernoulli(probs=lib.full((3,), 0.5)), lambda lib: lib.tensor([0., 2, 1])),
+    (lambda lib, D: D.Categorical(logits=lib.zeros(2, 3)), lambda lib: lib.tensor([0, 3])),
+    (lambda lib, D: D.Exponential(lib.ones(2)), lambda lib: lib.tensor([-1.0, 1.0])),
+    (lambda lib, D: D.Uniform(0.0, 1.0), lambda lib: lib.tensor(2.0)),
+    (lambda lib, D: D.MultivariateNormal(lib.zeros(3), lib.eye(3)), lambda lib: lib.zeros(2)),
+    (lambda lib, D: D.OneHotCategorical(logits=lib.zeros(3)),
+     lambda lib: lib.tensor([1.0, 1.0, 0.0])),
+], ids=lambda f: "")
+def test_sample_validation_errors(build, value):
+    _same_error(lambda: build(torch, TD).log_prob(value(torch)),
+                lambda: build(retrograd, RG).log_prob(value(retrograd)))
+
+
+def test_validation_switches():
+    assert RG.Normal(0.0, -1.0, validate_args=False).scale.item() == -1.0
+    RG.Distribution.set_default_validate_args(False)
+    try:
+        RG.Normal(0.0, -1.0)
+        assert float(RG.Uniform(0.0, 1.0).log_prob(retrograd.tensor(2.0))) == -math.inf
+    finally:
+        RG.Distribution.set_default_validate_args(True)
+    with pytest.raises(ValueError):
+        RG.Normal(0.0, -1.0)
+    with pytest.raises(ValueError):
+        RG.Distribution.set_default_validate_args(2)
+
+
+def test_lazy_parameters_and_float32():
+    for lib, D in ((torch, TD), (retrograd, RG)):
+        c = D.Categorical(logits=lib.tensor([[1.0, 2.0, 3.0]]))
+        assert "probs" not in c.__dict__
+        assert c.probs.shape == (1, 3)
+        assert "probs" in c.__dict__
+    t = TD.Bernoulli(logits=torch.tensor([0.3, -2.0]))
+    r = RG.Bernoulli(logits=retrograd.tensor([0.3, -2.0]))
+    assert r.probs.dtype == retrograd.float32
+    np.testing.assert_allclose(np.asarray(r.probs), t.probs.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(r.entropy()), t.entropy().numpy(), rtol=1e-6)
+    n = RG.Normal(retrograd.zeros(2), 1.0)
+    assert n.scale.dtype == retrograd.float32 and n.sample().dtype == retrograd.float32
+
+
+def test_sample_n_warns_and_default_modes():
+    with pytest.warns(FutureWarning, match=r"sample_n\(n\)"):
+        assert tuple(RG.Normal(0.0, 1.0).sample_n(4).shape) == (4,)
+    t, r = TD.Bernoulli(probs=torch.tensor([0.5, 0.7])), RG.Bernoulli(
+        probs=retrograd.tensor([0.5, 0.7]))
+    close(t.mode, r.mode)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(float(RG.Uniform(0.0, 1.0).mode))
+
+
+def test_reinforce_policy_gradient():
+    """The score-function estimator a policy-gradient script computes: -log_prob(a) * R."""
+    logits = [lib.tensor([[0.2, -0.4, 1.0], [0.0, 0.5, -1.0]], requires_grad=True)
+              for lib in (torch, retrograd)]
+    actions, returns = np.array([2, 0]), np.array([1.5, -0.5])
+    grads = []
+    for lib, D, lg in ((torch, TD, logits[0]), (retrograd, RG, logits[1])):
+        loss = -(D.Categorical(logits=lg).log_prob(lib.tensor(actions))
+                 * lib.tensor(returns)).sum()
+        loss.backward()
+        grads.append(np.asarray(lg.grad))
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
