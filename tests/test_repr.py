@@ -297,3 +297,22 @@ def test_eval_round_trip_names():
 def test_hypothesis_eval_round_trip(arr):
     if _round_trips(arr):
         _round_trip(retrograd.from_numpy(arr))
+
+
+@pytest.mark.parametrize("make,spec", [
+    (lambda lib: lib.tensor(0.5), ""), (lambda lib: lib.tensor(0.5), ".3f"),
+    (lambda lib: lib.tensor(3), "05d"), (lambda lib: lib.tensor([0.5]), ""),
+    (lambda lib: lib.tensor([0.5]), ".3f"), (lambda lib: lib.nn.Parameter(lib.tensor(1.0)), ""),
+    (lambda lib: lib.tensor(2.0, requires_grad=True) * 2, ""),
+])
+def test_format_against_pytorch(make, spec):
+    """A plain 0-d tensor formats as its number (``f"{loss}"`` prints ``0.5``); others as
+    their repr, and a format spec on them is a TypeError."""
+    torch = pytest.importorskip("torch")
+    try:
+        expected = format(make(torch), spec)
+    except TypeError as e:
+        with pytest.raises(TypeError, match=str(e)):
+            format(make(retrograd), spec)
+        return
+    assert format(make(retrograd), spec) == expected

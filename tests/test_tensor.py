@@ -166,3 +166,24 @@ def test_deepcopy_and_pickle():
     assert c.tolist() == [1., 2.] and c.requires_grad
     with pytest.raises(RuntimeError, match="graph leaves"):
         copy.deepcopy(a * 2)
+
+
+def test_size_slices_and_concatenations_stay_sizes():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, retrograd):
+        s = lib.Size([2, 3, 4])
+        for got in (s[:-1], s[::-1], s + (5,), (5,) + s, s + lib.Size([1]), s * 2, 2 * s):
+            assert type(got) is lib.Size
+        assert type(s[0]) is int
+    r, t = retrograd.Size([2, 3]), torch.Size([2, 3])
+    assert repr(r[1:] + (7,)) == repr(t[1:] + (7,))
+    with pytest.raises(TypeError, match=r"can only concatenate tuple \(not list\) to torch.Size"):
+        r + [1]
+
+
+def test_broadcast_tensors_returns_a_tensor_of_the_shape_itself():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, retrograd):
+        a = lib.ones(2, 3, requires_grad=True)
+        out = lib.broadcast_tensors(a, lib.ones(3))
+        assert out[0] is a and out[1].shape == (2, 3)

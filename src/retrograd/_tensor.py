@@ -39,6 +39,28 @@ class Size(tuple):
             n *= s
         return n
 
+    # Slices, concatenations and repeats stay Sizes, as PyTorch's (``shape[:-1] + (n,)``).
+    def __getitem__(self, key):
+        if type(key) is slice:
+            return Size(tuple.__getitem__(self, key))
+        return tuple.__getitem__(self, key)
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to "
+                            "torch.Size")
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
 
 def _not_on_host(t):
     raise TypeError(f"can't convert {t.device} device type tensor to numpy. Use Tensor.cpu() "
@@ -272,9 +294,11 @@ class Tensor:
     # ``__repr__`` is installed by ``_tensor_str``, which holds PyTorch's printing rules.
 
     def __format__(self, spec):
-        if self._data.ndim == 0 and spec:
+        """A plain 0-d tensor formats as its number (``f"{loss:.3f}"``, and ``f"{loss}"``
+        prints ``0.5`` as PyTorch's); any other as its repr, refusing a format spec."""
+        if self._data.ndim == 0 and type(self) is Tensor and self.device.type != "meta":
             return self.item().__format__(spec)
-        return repr(self)
+        return object.__format__(self, spec)
 
     def __reduce_ex__(self, proto):
         return (_rebuild, (self._data, self._requires_grad))

@@ -557,13 +557,14 @@ def broadcast_shapes(*shapes):
 
 @register(method=False)
 def broadcast_tensors(*tensors):
-    """Views of the tensors expanded to their common shape."""
+    """The tensors expanded to their common shape: views, or (as PyTorch's) a tensor itself
+    where it has that shape."""
     try:
         shape = get_array_module(tensors[0]._data).broadcast_shapes(
             *(t._data.shape for t in tensors)) if tensors else ()
     except ValueError as e:  # PyTorch's RuntimeError naming the first conflict
         raise _broadcast_error(tensors, e) from None
-    return tuple(expand(t, shape) for t in tensors)
+    return tuple(t if t._data.shape == shape else expand(t, shape) for t in tensors)
 
 
 @register(function=False)
