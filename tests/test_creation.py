@@ -233,3 +233,48 @@ def test_in_place_random_fills():
     with retrograd.no_grad():
         leaf.normal_()  # as nn.init does
     assert leaf._version == 1
+
+
+_PYTHON_DTYPE_CALLS = [
+    lambda lib, d: lib.zeros(2, dtype=d), lambda lib, d: lib.ones(2, 3, dtype=d),
+    lambda lib, d: lib.empty(2, dtype=d).shape, lambda lib, d: lib.full((2,), 1, dtype=d),
+    lambda lib, d: lib.tensor([1, 0], dtype=d), lambda lib, d: lib.as_tensor([1, 0], dtype=d),
+    lambda lib, d: lib.arange(3, dtype=d), lambda lib, d: lib.eye(2, dtype=d),
+    lambda lib, d: lib.zeros_like(lib.ones(2), dtype=d),
+    lambda lib, d: lib.full_like(lib.ones(2), 1, dtype=d),
+    lambda lib, d: lib.ones(2).new_zeros(2, dtype=d),
+    lambda lib, d: lib.ones(2).new_tensor([1, 0], dtype=d), lambda lib, d: lib.ones(2).to(d),
+    lambda lib, d: lib.ones(2).to("cpu", d), lambda lib, d: lib.ones(2).to(dtype=d),
+]
+
+
+@pytest.mark.parametrize("call", _PYTHON_DTYPE_CALLS)
+@pytest.mark.parametrize("py", [bool, int, float, complex])
+def test_python_types_as_dtypes(call, py):
+    """``dtype=float`` is float64, ``int`` int64, ``bool`` bool, ``complex`` complex128, as
+    PyTorch's argument parser reads them."""
+    torch = pytest.importorskip("torch")
+    try:
+        expected = call(torch, py)
+    except Exception as e:  # (arange refuses bool)
+        with pytest.raises(type(e)):
+            call(retrograd, py)
+        return
+    got = call(retrograd, py)
+    if isinstance(expected, torch.Size):
+        assert tuple(got) == tuple(expected)
+        return
+    assert repr(got.dtype) == repr(expected.dtype)
+    numpy.testing.assert_array_equal(numpy.asarray(got), expected.numpy())
+
+
+@pytest.mark.parametrize("call", _PYTHON_DTYPE_CALLS[:12])
+@pytest.mark.parametrize("bad", ["float32", 3, [1], object])
+def test_a_dtype_that_is_not_one_is_pytorchs_type_error(call, bad):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError) as expected:
+        call(torch, bad)
+    with pytest.raises(TypeError) as got:
+        call(retrograd, bad)
+    if "received an invalid combination" not in str(expected.value):  # (see deviations.md)
+        assert str(got.value) == str(expected.value)

@@ -146,12 +146,14 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     >>> tensor([1., 2.])
     tensor([1., 2.])
     """
+    dtype = _dtype.dtype_arg(dtype, "tensor")
     dev = check_device(device)
     return _finish(_to_array(data, dtype), requires_grad, dev)
 
 
 def as_tensor(data, dtype=None, device=None):
     """Like ``tensor`` but shares memory with a Tensor or ndarray when it can."""
+    dtype = _dtype.dtype_arg(dtype, "as_tensor")
     dev = check_device(device)
     if isinstance(data, Tensor):
         return data.to(dev if device is not None else data.device, dtype or data.dtype)
@@ -211,6 +213,7 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     """>>> zeros(2, 3).shape
     torch.Size([2, 3])"""
     check_layout(layout, "zeros")
+    dtype = _dtype.dtype_arg(dtype, "zeros")
     dev = check_device(device)
     _no_out(out)
     shape, dt = _size(size, "zeros"), _dt(dtype)
@@ -219,6 +222,7 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     check_layout(layout, "ones")
+    dtype = _dtype.dtype_arg(dtype, "ones")
     dev = check_device(device)
     _no_out(out)
     shape, dt = _size(size, "ones"), _dt(dtype)
@@ -228,6 +232,7 @@ def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=Fa
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           memory_format=None, pin_memory=False):
     check_layout(layout, "empty")
+    dtype = _dtype.dtype_arg(dtype, "empty")
     dev = check_device(device)
     _no_out(out)
     shape, dt = _size(size, "empty"), _dt(dtype)
@@ -238,6 +243,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False):
     """Filled with ``fill_value``; the dtype is inferred from it as PyTorch does."""
     check_layout(layout, "full")
+    dtype = _dtype.dtype_arg(dtype, "full")
     dev = check_device(device)
     _no_out(out)
     if isinstance(fill_value, Tensor):  # a Python scalar, whatever device builds from it
@@ -258,6 +264,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    dtype = _dtype.dtype_arg(dtype, "scalar_tensor")
     dev = check_device(device)
     dt = (dtype or get_default_dtype()).np
     if isinstance(s, Tensor):
@@ -269,6 +276,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
            requires_grad=False):
     """int64 for integer arguments, else the default float dtype."""
     check_layout(layout, "arange")
+    dtype = _dtype.dtype_arg(dtype, "arange")
     dev = check_device(device)
     _no_out(out)
     if end is None:
@@ -283,6 +291,9 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
         ints = (int, numpy.integer)
         dtype = (_dtype.int64 if isinstance(start, ints) and isinstance(end, ints)
                  and isinstance(step, ints) else get_default_dtype())
+    if dtype is _dtype.bool or dtype.is_complex:
+        raise NotImplementedError(
+            f"\"arange_cpu\" not implemented for '{_dtype.SCALAR_NAMES[dtype.name]}'")
     wide = _dtype.float64.np if dtype.is_floating_point else None  # steps in float64
     dt = dtype.np
     return _made(dev, lambda xp: xp.arange(start, end, step, dtype=wide)
@@ -292,6 +303,7 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
     check_layout(layout, "linspace")
+    dtype = _dtype.dtype_arg(dtype, "linspace")
     dev = check_device(device)
     _no_out(out)
     if steps < 0:
@@ -305,6 +317,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
     check_layout(layout, "logspace")
+    dtype = _dtype.dtype_arg(dtype, "logspace")
     dev = check_device(device)
     _no_out(out)
     start, end, dt = _number(start), _number(end), _dt(dtype)
@@ -314,6 +327,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     check_layout(layout, "eye")
+    dtype = _dtype.dtype_arg(dtype, "eye")
     dev = check_device(device)
     _no_out(out)
     if n < 0 or m is not None and m < 0:
@@ -327,6 +341,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """Uniform on [0, 1)."""
     check_layout(layout, "rand")
+    dtype = _dtype.dtype_arg(dtype, "rand")
     dev = check_device(device)
     _no_out(out)
     g = generator or _random.default_generator
@@ -339,6 +354,7 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
     """Standard normal."""
     check_layout(layout, "randn")
+    dtype = _dtype.dtype_arg(dtype, "randn")
     dev = check_device(device)
     _no_out(out)
     g = generator or _random.default_generator
@@ -351,6 +367,7 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
             device=None, requires_grad=False):
     """Integers in [low, high); ``randint(high, size)`` also works, as in PyTorch."""
     check_layout(layout, "randint")
+    dtype = _dtype.dtype_arg(dtype, "randint")
     dev = check_device(device)
     _no_out(out)
     if size is None:
@@ -363,6 +380,7 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
     check_layout(layout, "randperm")
+    dtype = _dtype.dtype_arg(dtype, "randperm")
     dev = check_device(device)
     _no_out(out)
     g = generator or _random.default_generator
@@ -401,6 +419,7 @@ def _like(fn, batched=None):
     def like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
              memory_format=None, **kw):
         check_layout(layout, like.__name__)
+        dtype = _dtype.dtype_arg(dtype, like.__name__)
         if batched is not None:
             t = _batched_like(input, device, dtype, requires_grad, batched)
             if t is not None:
@@ -423,6 +442,7 @@ randn_like = _like(randn)
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
     check_layout(layout, "full_like")
+    dtype = _dtype.dtype_arg(dtype, "full_like")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     t = _batched_like(input, device, dtype, requires_grad,
@@ -436,6 +456,7 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
                  requires_grad=False, memory_format=None):
     check_layout(layout, "randint_like")
+    dtype = _dtype.dtype_arg(dtype, "randint_like")
     if high is None:
         low, high = 0, low
     return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,

@@ -140,6 +140,23 @@ def opmath_arrays(arrays):
 _default = [float32]
 
 
+# Python's own types, as PyTorch's argument parser reads them where a dtype is expected.
+_PYTHON_TYPES = {builtins.bool: bool, builtins.int: int64, builtins.float: float64,
+                 builtins.complex: complex128}
+
+
+def dtype_arg(value, fname):
+    """A ``dtype=`` argument of ``fname`` as a dtype (None stays None): Python's bool, int,
+    float and complex read as bool, int64, float64 and complex128, as PyTorch reads them;
+    anything else is PyTorch's TypeError."""
+    if value is None or type(value) is dtype:
+        return value
+    if isinstance(value, type) and value in _PYTHON_TYPES:
+        return _PYTHON_TYPES[value]
+    raise TypeError(f"{fname}(): argument 'dtype' must be torch.dtype, not "
+                    f"{type(value).__name__}")
+
+
 def get_default_dtype():
     """The dtype of float tensors made from Python floats (float32 unless changed)."""
     return _default[0]

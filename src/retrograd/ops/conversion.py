@@ -72,10 +72,13 @@ _copy = defop("copy", lambda xp, self, src: xp.broadcast_to(src.astype(self.dtyp
               vjp={"self": _zeros, "src": lambda grad: grad}, node="CopyBackwards", jvp="linear")
 
 
+_PYTHON_DTYPES = (bool, int, float, complex)  # what to() reads as a dtype among its arguments
+
+
 def _to_args(args, kwargs):
     """(device, dtype, copy, memory_format) from the argument forms of ``Tensor.to``."""
     device = kwargs.pop("device", None)
-    dtype = kwargs.pop("dtype", None)
+    dtype = _dtype.dtype_arg(kwargs.pop("dtype", None), "to")
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
     fmt = check_memory_format(kwargs.pop("memory_format", None), "to")
@@ -84,14 +87,14 @@ def _to_args(args, kwargs):
     rest = list(args)
     if rest:
         a = rest.pop(0)
-        if isinstance(a, _dtype.dtype):
-            dtype = a
+        if isinstance(a, _dtype.dtype) or isinstance(a, type) and a in _PYTHON_DTYPES:
+            dtype = _dtype.dtype_arg(a, "to")
         elif isinstance(a, Tensor):
             device, dtype = a.device, a.dtype
         elif isinstance(a, (str, Device)) or a is None:
             device = a
-            if rest and (isinstance(rest[0], _dtype.dtype) or rest[0] is None):
-                dtype = rest.pop(0)
+            if rest and (isinstance(rest[0], (_dtype.dtype, type)) or rest[0] is None):
+                dtype = _dtype.dtype_arg(rest.pop(0), "to")
         else:
             raise TypeError(f"to() received an invalid combination of arguments - got "
                             f"({type(a).__name__}), but expected one of: (torch.device device, "
@@ -192,6 +195,7 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
               pin_memory=False):
     check_layout(layout, "new_zeros")
+    dtype = _dtype.dtype_arg(dtype, "new_zeros")
     return _creation.zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
                            requires_grad=requires_grad)
 
@@ -200,6 +204,7 @@ def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=
 def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
              pin_memory=False):
     check_layout(layout, "new_ones")
+    dtype = _dtype.dtype_arg(dtype, "new_ones")
     return _creation.ones(*size, dtype=dtype or self.dtype, device=device or self.device,
                           requires_grad=requires_grad)
 
@@ -208,6 +213,7 @@ def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=N
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
               pin_memory=False):
     check_layout(layout, "new_empty")
+    dtype = _dtype.dtype_arg(dtype, "new_empty")
     return _creation.empty(*size, dtype=dtype or self.dtype, device=device or self.device,
                            requires_grad=requires_grad)
 
@@ -216,6 +222,7 @@ def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
              layout=None, pin_memory=False):
     check_layout(layout, "new_full")
+    dtype = _dtype.dtype_arg(dtype, "new_full")
     return _creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                           requires_grad=requires_grad)
 
@@ -224,6 +231,7 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
                pin_memory=False):
     check_layout(layout, "new_tensor")
+    dtype = _dtype.dtype_arg(dtype, "new_tensor")
     if isinstance(data, Tensor):
         warnings.warn("To copy construct from a tensor, it is recommended to use "
                       "sourceTensor.detach().clone() or "
