@@ -3,20 +3,32 @@ where PyTorch's are), log-densities, entropies and KL divergences, all different
 through retrograd's autograd. The module names are PyTorch's
 (``torch.distributions.normal.Normal``)."""
 
-from . import constraints
+from . import constraints, transforms
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
+from .log_normal import LogNormal
+from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
+from .transformed_distribution import TransformedDistribution
+from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,
+                         PowerTransform, SigmoidTransform, SoftmaxTransform, TanhTransform,
+                         Transform, identity_transform)
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Categorical", "Distribution", "Exponential", "ExponentialFamily",
-           "Independent", "Laplace", "MultivariateNormal", "Normal", "OneHotCategorical",
-           "Uniform", "constraints", "kl_divergence", "register_kl"]
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Categorical", "ComposeTransform",
+           "Distribution", "ExpTransform", "Exponential", "ExponentialFamily", "HalfNormal",
+           "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "MultivariateNormal",
+           "Normal", "OneHotCategorical", "Poisson", "PowerTransform", "SigmoidTransform",
+           "SoftmaxTransform", "TanhTransform", "Transform", "TransformedDistribution",
+           "Uniform", "constraints", "identity_transform", "kl_divergence", "register_kl",
+           "transforms"]

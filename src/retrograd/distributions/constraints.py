@@ -7,7 +7,8 @@ its validation messages print."""
 from .._dtype import bool as _bool
 from ..ops.linalg_decomp import cholesky_ex
 
-__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
+__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "dependent",
+           "dependent_property", "greater_than",
            "greater_than_eq", "half_open_interval", "independent", "integer_interval",
            "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
            "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
@@ -109,6 +110,34 @@ class _IndependentConstraint(Constraint):
     def __repr__(self):
         return (f"{type(self).__name__[1:]}({self.base_constraint!r}, "
                 f"{self.reinterpreted_batch_ndims})")
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """A mixture's support: its components', checked with a component dim inserted."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError("base_constraint must be a Constraint, got "
+                                 f"{type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        keep = value.dim() - self.event_dim
+        return result.reshape(result.shape[:keep] + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.base_constraint!r})"
 
 
 class _Boolean(Constraint):

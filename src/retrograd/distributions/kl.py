@@ -17,6 +17,8 @@ from .laplace import Laplace
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
+from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
 from .utils import sum_rightmost
 
@@ -156,6 +158,19 @@ def _kl_normal_normal(p, q):
     var_ratio = (p.scale / q.scale).pow(2)
     t1 = ((p.loc - q.loc) / q.scale).pow(2)
     return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p, q):
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    """Transforms that match leave the divergence of the bases unchanged."""
+    if p.transforms != q.transforms or p.event_shape != q.event_shape:
+        raise NotImplementedError
+    return kl_divergence(p.base_dist, q.base_dist)
 
 
 @register_kl(Uniform, Uniform)

@@ -1,0 +1,500 @@
+"""Invertible maps of random variables (``torch.distributions.transforms``): each gives
+its forward and inverse, the log of its Jacobian's absolute determinant, its domain and
+codomain constraints, and how it changes shapes; :class:`TransformedDistribution` builds
+densities from them. ``cache_size=1`` keeps the last (x, y) pair, so the log-density of a
+sample just drawn inverts nothing (SAC's tanh-squashed Normal needs that: atanh(y) loses
+x where tanh saturates)."""
+
+import functools
+import math
+import operator
+import weakref
+from numbers import Number
+
+from .._creation import full_like
+from ..nn.functional import softplus
+from ..ops.dtype_info import finfo
+from ..ops.shape import broadcast_shapes
+from . import constraints
+from .utils import broadcast_all, sum_rightmost
+
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+           "PowerTransform", "SigmoidTransform", "SoftmaxTransform", "TanhTransform",
+           "Transform", "identity_transform"]
+
+
+class Transform:
+    """A map ``y = t(x)``; ``t.inv`` is its inverse."""
+
+    bijective = False
+    domain = constraints.real
+    codomain = constraints.real
+
+    def __init__(self, cache_size=0):
+        if cache_size not in (0, 1):
+            raise ValueError("cache_size must be 0 or 1")
+        self._cache_size = cache_size
+        self._cached_x_y = None, None
+        self._inv = None
+
+    @property
+    def event_dim(self):
+        if self.domain.event_dim == self.codomain.event_dim:
+            return self.domain.event_dim
+        raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
+
+    @property
+    def inv(self):
+        """The inverse transform (one object while it lives: held weakly)."""
+        inv = self._inv() if self._inv is not None else None
+        if inv is None:
+            inv = _InverseTransform(self)
+            self._inv = weakref.ref(inv)
+        return inv
+
+    @property
+    def sign(self):
+        """The sign of the Jacobian's determinant (of a bijective map on numbers)."""
+        raise NotImplementedError
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        if type(self).__init__ is Transform.__init__:
+            return type(self)(cache_size=cache_size)
+        raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
+
+    def __eq__(self, other):
+        return self is other
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = object.__hash__
+
+    def __call__(self, x):
+        if self._cache_size == 0:
+            return self._call(x)
+        x_old, y_old = self._cached_x_y
+        if x is x_old:
+            return y_old
+        y = self._call(x)
+        self._cached_x_y = x, y
+        return y
+
+    def _inv_call(self, y):
+        if self._cache_size == 0:
+            return self._inverse(y)
+        x_old, y_old = self._cached_x_y
+        if y is y_old:
+            return x_old
+        x = self._inverse(y)
+        self._cached_x_y = x, y
+        return x
+
+    def _call(self, x):
+        raise NotImplementedError
+
+    def _inverse(self, y):
+        raise NotImplementedError
+
+    def log_abs_det_jacobian(self, x, y):
+        raise NotImplementedError
+
+    def forward_shape(self, shape):
+        return shape
+
+    def inverse_shape(self, shape):
+        return shape
+
+    def __repr__(self):
+        return type(self).__name__ + "()"
+
+
+class _InverseTransform(Transform):
+    """The inverse of a transform, reading everything from it."""
+
+    def __init__(self, transform):
+        super().__init__(cache_size=transform._cache_size)
+        self._inv = transform
+
+    @property
+    def domain(self):
+        return self._inv.codomain
+
+    @property
+    def codomain(self):
+        return self._inv.domain
+
+    @property
+    def bijective(self):
+        return self._inv.bijective
+
+    @property
+    def sign(self):
+        return self._inv.sign
+
+    @property
+    def inv(self):
+        return self._inv
+
+    def with_cache(self, cache_size=1):
+        return self.inv.with_cache(cache_size).inv
+
+    def __eq__(self, other):
+        return isinstance(other, _InverseTransform) and self._inv == other._inv
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._inv!r})"
+
+    def __call__(self, x):
+        return self._inv._inv_call(x)
+
+    def log_abs_det_jacobian(self, x, y):
+        return -self._inv.log_abs_det_jacobian(y, x)
+
+    def forward_shape(self, shape):
+        return self._inv.inverse_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self._inv.forward_shape(shape)
+
+
+class ComposeTransform(Transform):
+    """``parts`` applied in order; their event dims combine as PyTorch's."""
+
+    def __init__(self, parts, cache_size=0):
+        if cache_size:
+            parts = [part.with_cache(cache_size) for part in parts]
+        super().__init__(cache_size=cache_size)
+        self.parts = parts
+
+    def __eq__(self, other):
+        return isinstance(other, ComposeTransform) and self.parts == other.parts
+
+    __hash__ = object.__hash__
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self):
+        if not self.parts:
+            return constraints.real
+        domain = self.parts[0].domain
+        event_dim = self.parts[-1].codomain.event_dim
+        for part in reversed(self.parts):
+            event_dim += part.domain.event_dim - part.codomain.event_dim
+            event_dim = max(event_dim, part.domain.event_dim)
+        if event_dim > domain.event_dim:
+            domain = constraints.independent(domain, event_dim - domain.event_dim)
+        return domain
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self):
+        if not self.parts:
+            return constraints.real
+        codomain = self.parts[-1].codomain
+        event_dim = self.parts[0].domain.event_dim
+        for part in self.parts:
+            event_dim += part.codomain.event_dim - part.domain.event_dim
+            event_dim = max(event_dim, part.codomain.event_dim)
+        if event_dim > codomain.event_dim:
+            codomain = constraints.independent(codomain, event_dim - codomain.event_dim)
+        return codomain
+
+    @property
+    def bijective(self):
+        return all(p.bijective for p in self.parts)
+
+    @property
+    def sign(self):
+        sign = 1
+        for p in self.parts:
+            sign = sign * p.sign
+        return sign
+
+    @property
+    def inv(self):
+        inv = self._inv() if self._inv is not None else None
+        if inv is None:
+            inv = ComposeTransform([p.inv for p in reversed(self.parts)])
+            self._inv = weakref.ref(inv)
+            inv._inv = weakref.ref(self)
+        return inv
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return ComposeTransform(self.parts, cache_size=cache_size)
+
+    def __call__(self, x):
+        for part in self.parts:
+            x = part(x)
+        return x
+
+    def log_abs_det_jacobian(self, x, y):
+        if not self.parts:
+            return x.new_zeros(x.shape)
+        xs = [x]
+        for part in self.parts[:-1]:
+            xs.append(part(xs[-1]))
+        xs.append(y)
+        terms = []
+        event_dim = self.domain.event_dim
+        for part, a, b in zip(self.parts, xs[:-1], xs[1:], strict=True):
+            terms.append(sum_rightmost(part.log_abs_det_jacobian(a, b),
+                                       event_dim - part.domain.event_dim))
+            event_dim += part.codomain.event_dim - part.domain.event_dim
+        return functools.reduce(operator.add, terms)
+
+    def forward_shape(self, shape):
+        for part in self.parts:
+            shape = part.forward_shape(shape)
+        return shape
+
+    def inverse_shape(self, shape):
+        for part in reversed(self.parts):
+            shape = part.inverse_shape(shape)
+        return shape
+
+    def __repr__(self):
+        inner = ",\n    ".join(repr(p) for p in self.parts)
+        return f"{type(self).__name__}(\n    {inner}\n)"
+
+
+identity_transform = ComposeTransform([])
+
+
+class ExpTransform(Transform):
+    """``y = exp(x)``."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other):
+        return isinstance(other, ExpTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.exp()
+
+    def _inverse(self, y):
+        return y.log()
+
+    def log_abs_det_jacobian(self, x, y):
+        return x
+
+
+class PowerTransform(Transform):
+    """``y = x ** exponent`` on positive numbers."""
+
+    domain = constraints.positive
+    codomain = constraints.positive
+    bijective = True
+
+    def __init__(self, exponent, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        (self.exponent,) = broadcast_all(exponent)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return PowerTransform(self.exponent, cache_size=cache_size)
+
+    @property
+    def sign(self):
+        return self.exponent.sign()
+
+    def __eq__(self, other):
+        return isinstance(other, PowerTransform) and bool(
+            self.exponent.eq(other.exponent).all())
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.pow(self.exponent)
+
+    def _inverse(self, y):
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape):
+        return broadcast_shapes(shape, self.exponent.shape)
+
+    inverse_shape = forward_shape
+
+
+def _clipped_sigmoid(x):
+    info = finfo(x.dtype)
+    return x.sigmoid().clamp(min=info.tiny, max=1.0 - info.eps)
+
+
+class SigmoidTransform(Transform):
+    """``y = sigmoid(x)``, kept inside (0, 1) (its inverse is then finite)."""
+
+    domain = constraints.real
+    codomain = constraints.unit_interval
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other):
+        return isinstance(other, SigmoidTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return _clipped_sigmoid(x)
+
+    def _inverse(self, y):
+        info = finfo(y.dtype)
+        y = y.clamp(min=info.tiny, max=1.0 - info.eps)
+        return y.log() - (-y).log1p()
+
+    def log_abs_det_jacobian(self, x, y):
+        return -softplus(-x) - softplus(x)
+
+
+class TanhTransform(Transform):
+    """``y = tanh(x)``; its log-Jacobian in the form that stays finite for large x."""
+
+    domain = constraints.real
+    codomain = constraints.interval(-1.0, 1.0)
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other):
+        return isinstance(other, TanhTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.tanh()
+
+    def _inverse(self, y):
+        return y.atanh()
+
+    def log_abs_det_jacobian(self, x, y):
+        return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
+
+
+class AbsTransform(Transform):
+    """``y = |x|`` (not invertible: its inverse gives the positive root)."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def __eq__(self, other):
+        return isinstance(other, AbsTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.abs()
+
+    def _inverse(self, y):
+        return y
+
+
+class AffineTransform(Transform):
+    """``y = loc + scale * x``, over ``event_dim`` rightmost dims at once."""
+
+    bijective = True
+
+    def __init__(self, loc, scale, event_dim=0, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.loc = loc
+        self.scale = scale
+        self._event_dim = event_dim
+
+    @property
+    def event_dim(self):
+        return self._event_dim
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self):
+        return constraints.real if self.event_dim == 0 else \
+            constraints.independent(constraints.real, self.event_dim)
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self):
+        return constraints.real if self.event_dim == 0 else \
+            constraints.independent(constraints.real, self.event_dim)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return AffineTransform(self.loc, self.scale, self.event_dim, cache_size=cache_size)
+
+    def __eq__(self, other):
+        if not isinstance(other, AffineTransform):
+            return False
+        for a, b in ((self.loc, other.loc), (self.scale, other.scale)):
+            if isinstance(a, Number) and isinstance(b, Number):
+                if a != b:
+                    return False
+            elif not (a == b).all().item():
+                return False
+        return True
+
+    __hash__ = object.__hash__
+
+    @property
+    def sign(self):
+        if isinstance(self.scale, Number):
+            return 1 if float(self.scale) > 0 else -1 if float(self.scale) < 0 else 0
+        return self.scale.sign()
+
+    def _call(self, x):
+        return self.loc + self.scale * x
+
+    def _inverse(self, y):
+        return (y - self.loc) / self.scale
+
+    def log_abs_det_jacobian(self, x, y):
+        shape = x.shape
+        if isinstance(self.scale, Number):
+            result = full_like(x, math.log(abs(self.scale)))
+        else:
+            result = self.scale.abs().log()
+        if self.event_dim:
+            result = result.view(result.size()[:-self.event_dim] + (-1,)).sum(-1)
+            shape = shape[:-self.event_dim]
+        return result.expand(shape)
+
+    def forward_shape(self, shape):
+        return broadcast_shapes(shape, getattr(self.loc, "shape", ()),
+                                getattr(self.scale, "shape", ()))
+
+    inverse_shape = forward_shape
+
+
+class SoftmaxTransform(Transform):
+    """Logits to probabilities over the last dim (not invertible: its inverse is the
+    log, one of the logits' preimages)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def __eq__(self, other):
+        return isinstance(other, SoftmaxTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        probs = (x - x.max(-1, True)[0]).exp()
+        return probs / probs.sum(-1, True)
+
+    def _inverse(self, y):
+        return y.log()
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+    inverse_shape = forward_shape

@@ -1,0 +1,146 @@
+"""retrograd.distributions.transforms against torch's: maps, inverses, log-Jacobians,
+signs, domains and shapes; caching; and TransformedDistribution built on them."""
+
+import numpy as np
+import pytest
+import torch
+
+import retrograd
+
+RT = retrograd.distributions.transforms
+TT = torch.distributions.transforms
+RG, TD = retrograd.distributions, torch.distributions
+rng = np.random.default_rng(1)
+X = rng.standard_normal((3, 4))
+POS = rng.uniform(0.2, 2.0, (3, 4))
+
+TRANSFORMS = {  # name -> (builder given the transforms module and the library, input)
+    "exp": (lambda T, lib: T.ExpTransform(), X),
+    "sigmoid": (lambda T, lib: T.SigmoidTransform(), X),
+    "tanh": (lambda T, lib: T.TanhTransform(), X),
+    "abs": (lambda T, lib: T.AbsTransform(), X),
+    "power": (lambda T, lib: T.PowerTransform(lib.tensor(1.5, dtype=lib.float64)), POS),
+    "affine_number": (lambda T, lib: T.AffineTransform(1.0, -2.0), X),
+    "affine_tensor": (lambda T, lib: T.AffineTransform(lib.tensor(POS), lib.tensor(X),
+                                                       event_dim=1), X),
+    "softmax": (lambda T, lib: T.SoftmaxTransform(), X),
+    "compose": (lambda T, lib: T.ComposeTransform([T.AffineTransform(0.5, 3.0),
+                                                   T.TanhTransform()]), X),
+    "compose_event": (lambda T, lib: T.ComposeTransform([T.ExpTransform(),
+                                                         T.SoftmaxTransform()]), X),
+    "inverse": (lambda T, lib: T.ExpTransform().inv, POS),
+}
+BIJECTIVE_WITH_JACOBIAN = ["exp", "sigmoid", "tanh", "power", "affine_number",
+                           "affine_tensor", "compose", "inverse"]
+
+
+def both(name):
+    build, x = TRANSFORMS[name]
+    return (build(TT, torch), torch.tensor(x, requires_grad=True)), \
+        (build(RT, retrograd), retrograd.tensor(x, requires_grad=True))
+
+
+def close(a, b):
+    np.testing.assert_allclose(np.asarray(b.detach()), a.detach().numpy(), rtol=1e-10,
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("name", TRANSFORMS)
+def test_map_inverse_and_metadata(name):
+    (t, tx), (r, rx) = both(name)
+    ty, ry = t(tx), r(rx)
+    close(ty, ry)
+    close(t.inv(ty.detach()), r.inv(ry.detach()))
+    assert repr(r).replace("retrograd", "torch") == repr(t)
+    assert repr(r.domain) == repr(t.domain) and repr(r.codomain) == repr(t.codomain)
+    assert (r.domain.event_dim, r.codomain.event_dim) == (t.domain.event_dim,
+                                                          t.codomain.event_dim)
+    assert r.bijective == t.bijective
+    assert tuple(r.forward_shape((2, 3, 4))) == tuple(t.forward_shape((2, 3, 4)))
+    assert tuple(r.inverse_shape((2, 3, 4))) == tuple(t.inverse_shape((2, 3, 4)))
+    try:
+        ts = t.sign
+    except NotImplementedError:
+        with pytest.raises(NotImplementedError):
+            assert r.sign is None
+    else:
+        rs = r.sign
+        assert (rs == ts) if isinstance(ts, int) else np.array_equal(np.asarray(rs), ts)
+
+
+@pytest.mark.parametrize("name", BIJECTIVE_WITH_JACOBIAN)
+def test_log_abs_det_jacobian_and_its_gradient(name):
+    (t, tx), (r, rx) = both(name)
+    tj, rj = t.log_abs_det_jacobian(tx, t(tx)), r.log_abs_det_jacobian(rx, r(rx))
+    close(tj, rj)
+    assert rj.requires_grad == tj.requires_grad
+    if tj.requires_grad:  # (an affine map's does not depend on x)
+        close(torch.autograd.grad(tj.sum(), tx)[0], retrograd.autograd.grad(rj.sum(), rx)[0])
+
+
+def test_caching_returns_the_pair_it_made():
+    for T, lib in ((TT, torch), (RT, retrograd)):
+        t = T.TanhTransform(cache_size=1)
+        x = lib.tensor([30.0, -30.0], dtype=lib.float64)
+        y = t(x)
+        assert t(x) is y
+        assert t.inv(y) is x  # atanh(y) would be inf where tanh saturated
+        assert T.TanhTransform(cache_size=0).inv(y).isinf().all()
+        with pytest.raises(ValueError, match="cache_size must be 0 or 1"):
+            T.ExpTransform(cache_size=2)
+        assert t.inv.inv is t
+        assert T.ExpTransform() == T.ExpTransform() and T.ExpTransform() != T.TanhTransform()
+        assert T.ExpTransform().with_cache(1)._cache_size == 1
+
+
+@pytest.mark.parametrize("name", TRANSFORMS)
+def test_event_dim(name):
+    (t, _), (r, _) = both(name)
+    assert r.event_dim == t.event_dim
+
+
+def test_squashed_gaussian_policy():
+    """SAC's policy: Normal pushed through tanh (cached), log_prob of its own rsample."""
+    loc, scale = rng.standard_normal(5), rng.uniform(0.5, 1.5, 5)
+    out = []
+    for lib, D in ((torch, TD), (retrograd, RG)):
+        lib.manual_seed(0)
+        mu = lib.tensor(loc, requires_grad=True)
+        dist = D.TransformedDistribution(D.Normal(mu, lib.tensor(scale)),
+                                         [D.TanhTransform(cache_size=1)])
+        x = dist.base_dist.rsample() * 0 + mu * 4  # a saturating pre-tanh value
+        a = dist.transforms[0](x)
+        logp = dist.log_prob(a).sum()
+        logp.backward()
+        out.append((logp.item(), np.asarray(mu.grad)))
+    assert np.isfinite(out[1][0])
+    np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-10)
+    np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-10)
+
+
+@pytest.mark.parametrize("build", [
+    lambda D, lib: D.TransformedDistribution(D.Normal(0.0, 1.0), "exp"),
+    lambda D, lib: D.TransformedDistribution(D.Normal(0.0, 1.0), [D.ExpTransform(), 3]),
+    lambda D, lib: D.TransformedDistribution(D.Normal(0.0, 1.0), D.SoftmaxTransform()),
+    lambda D, lib: D.MixtureSameFamily(D.Normal(0.0, 1.0), D.Normal(lib.zeros(2), 1.0)),
+    lambda D, lib: D.MixtureSameFamily(D.Categorical(logits=lib.zeros(3)),
+                                       D.Normal(lib.zeros(2), 1.0)),
+], ids=lambda f: "")
+def test_construction_errors(build):
+    with pytest.raises(Exception) as te:
+        build(TD, torch)
+    with pytest.raises(Exception) as re_:
+        build(RG, retrograd)
+    assert type(re_.value) is type(te.value)
+    assert str(re_.value).replace("retrograd", "torch") == str(te.value)
+
+
+def test_transformed_support_and_shapes():
+    pairs = [(lib, D, D.TransformedDistribution(D.Normal(lib.zeros(3, 4), 1.0),
+                                                D.SoftmaxTransform()))
+             for lib, D in ((torch, TD), (retrograd, RG))]
+    (_, _, t), (_, _, r) = pairs
+    assert tuple(r.batch_shape) == tuple(t.batch_shape)
+    assert tuple(r.event_shape) == tuple(t.event_shape)
+    assert repr(r.support) == repr(t.support)
+    assert repr(r) == repr(t)
