@@ -187,3 +187,18 @@ def test_broadcast_tensors_returns_a_tensor_of_the_shape_itself():
         a = lib.ones(2, 3, requires_grad=True)
         out = lib.broadcast_tensors(a, lib.ones(3))
         assert out[0] is a and out[1].shape == (2, 3)
+
+
+def test_where_method_keeps_the_tensor_where_the_condition_holds():
+    """``x.where(cond, y)`` is ``where(cond, x, y)`` (the tensor is not the condition)."""
+    torch = pytest.importorskip("torch")
+    grads = []
+    for lib in (torch, retrograd):
+        x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        y = x.where(x > 0, -5.0)
+        assert y.tolist() == [1.0, -5.0, 3.0]
+        y.sum().backward()
+        grads.append(x.grad.tolist())
+        with pytest.raises(TypeError):
+            x.where(x > 0)
+    assert grads[0] == grads[1]

@@ -749,12 +749,22 @@ def fmin(input, other, *, out=None):
     return apply(_fmin, (input, _check_tensor(other, "other", "fmin")))
 
 
-@register
+@register(method=False)
 def where(condition, input=None, other=None, *, out=None):
     """Elements of ``input`` where ``condition`` holds, else of ``other``."""
     if input is None and other is None:
         return condition.nonzero(as_tuple=True)
     return apply(_where, (condition, input, other))
+
+
+def _where_method(self, condition, other):
+    """``self.where(condition, other)``: ``where(condition, self, other)``, as PyTorch's
+    method (the tensor is the values kept, not the condition)."""
+    return apply(_where, (condition, self, other))
+
+
+_where_method.__name__ = _where_method.__qualname__ = "where"
+register(_where_method, function=False)
 
 
 _CLAMP_SIGNATURES = ("Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None",
