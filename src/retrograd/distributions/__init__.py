@@ -6,9 +6,11 @@ through retrograd's autograd. The module names are PyTorch's
 from . import constraints, transforms
 from .bernoulli import Bernoulli
 from .categorical import Categorical
+from .dirichlet import Beta, Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .gamma import Chi2, Gamma
 from .half_normal import HalfNormal
 from .independent import Independent
 from .kl import kl_divergence, register_kl
@@ -25,8 +27,9 @@ from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTra
                          Transform, identity_transform)
 from .uniform import Uniform
 
-__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Categorical", "ComposeTransform",
-           "Distribution", "ExpTransform", "Exponential", "ExponentialFamily", "HalfNormal",
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Categorical", "Chi2",
+           "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential",
+           "ExponentialFamily", "Gamma", "HalfNormal",
            "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "MultivariateNormal",
            "Normal", "OneHotCategorical", "Poisson", "PowerTransform", "SigmoidTransform",
            "SoftmaxTransform", "TanhTransform", "Transform", "TransformedDistribution",

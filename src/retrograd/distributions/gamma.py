@@ -1,0 +1,93 @@
+"""``Gamma(concentration, rate)``, and ``Chi2(df)`` (Gamma(df / 2, 1 / 2)). Samples are
+reparameterized: ``_standard_gamma`` differentiates a draw in its concentration at the
+draw's fixed quantile."""
+
+from numbers import Number
+
+from .._creation import as_tensor
+from .._tensor import Size
+from ..ops.dtype_info import finfo
+from ..ops.random_sampling import _standard_gamma
+from ..ops.special import igamma
+from . import constraints
+from .exp_family import ExponentialFamily
+from .utils import broadcast_all
+
+__all__ = ["Chi2", "Gamma"]
+
+
+class Gamma(ExponentialFamily):
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+    _mean_carrier_measure = 0
+
+    def __init__(self, concentration, rate, validate_args=None):
+        self.concentration, self.rate = broadcast_all(concentration, rate)
+        batch = Size() if isinstance(concentration, Number) and isinstance(rate, Number) \
+            else self.rate.size()
+        super().__init__(batch, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Gamma, _instance)
+        batch_shape = Size(batch_shape)
+        new.concentration = self.concentration.expand(batch_shape)
+        new.rate = self.rate.expand(batch_shape)
+        super(Gamma, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        return self.concentration / self.rate
+
+    @property
+    def mode(self):
+        return ((self.concentration - 1) / self.rate).clamp(min=0)
+
+    @property
+    def variance(self):
+        return self.concentration / self.rate.pow(2)
+
+    def rsample(self, sample_shape=Size()):
+        shape = self._extended_shape(sample_shape)
+        value = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        value.detach().clamp_(min=finfo(value.dtype).tiny)  # never 0: log_prob stays finite
+        return value
+
+    def log_prob(self, value):
+        value = as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
+        if self._validate_args:
+            self._validate_sample(value)
+        return (self.concentration.xlogy(self.rate) + (self.concentration - 1).xlogy(value)
+                - self.rate * value - self.concentration.lgamma())
+
+    def entropy(self):
+        c = self.concentration
+        return c - self.rate.log() + c.lgamma() + (1.0 - c) * c.digamma()
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return igamma(self.concentration, self.rate * value)
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return (x + 1).lgamma() + (x + 1) * (-y.reciprocal()).log()
+
+
+class Chi2(Gamma):
+    arg_constraints = {"df": constraints.positive}
+
+    def __init__(self, df, validate_args=None):
+        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return super().expand(batch_shape, self._get_checked_instance(Chi2, _instance))
+
+    @property
+    def df(self):
+        return self.concentration * 2
