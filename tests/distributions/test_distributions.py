@@ -73,9 +73,31 @@ CASES = {
     "beta_scalar": (lambda D, p: D.Beta(0.5, 2.0), (), np.array([0.2, 0.7])),
     "dirichlet": (lambda D, p: D.Dirichlet(p[0]), (SIMPLEX,),
                   rng.dirichlet(np.ones(5), (2, 3))),
+    "cauchy": (lambda D, p: D.Cauchy(*p), (LOC, SCALE), rng.standard_normal((3, 4))),
+    "halfcauchy": (lambda D, p: D.HalfCauchy(p[0]), (SCALE,), rng.uniform(0, 3, (3, 4))),
+    "gumbel": (lambda D, p: D.Gumbel(*p), (LOC, SCALE), rng.standard_normal((3, 4))),
+    "geometric": (lambda D, p: D.Geometric(probs=p[0]), (PROBS,),
+                  rng.integers(0, 6, (3, 4)).astype(float)),
+    "geometric_logits": (lambda D, p: D.Geometric(logits=p[0]), (LOC,),
+                         rng.integers(0, 6, (3, 4)).astype(float)),
+    "binomial": (lambda D, p: D.Binomial(5, probs=p[0]), (PROBS,),
+                 rng.integers(0, 6, (3, 4)).astype(float)),
+    "binomial_logits": (lambda D, p: D.Binomial(p[1].floor() + 3, logits=p[0]),
+                        (LOC, SCALE), rng.integers(0, 4, (3, 4)).astype(float)),
+    "multinomial": (lambda D, p: D.Multinomial(4, probs=p[0]), (SIMPLEX,),
+                    np.array([[1.0, 0, 2, 1, 0], [0, 0, 0, 0, 4], [1, 1, 1, 1, 0]])),
+    "studentt": (lambda D, p: D.StudentT(p[0] * 3, p[1], p[0]), (SCALE, LOC),
+                 rng.standard_normal((3, 4))),
+    "relaxed_bernoulli": (lambda D, p: D.RelaxedBernoulli(p[1][0, 0] + 1, probs=p[0]),
+                          (PROBS, SCALE), rng.uniform(0.05, 0.95, (3, 4))),
+    "relaxed_onehot": (lambda D, p: D.RelaxedOneHotCategorical(p[1][0, 0] + 0.5,
+                                                               logits=p[0]),
+                       (LOGITS, SCALE), rng.dirichlet(np.ones(5), (3,))),
+    "weibull": (lambda D, p: D.Weibull(*p), (SCALE, POSITIVE), rng.uniform(0.1, 3, (3, 4))),
+    "pareto": (lambda D, p: D.Pareto(*p), (SCALE, POSITIVE), rng.uniform(2.1, 5, (3, 4))),
 }
 CDF = {"normal", "normal_scalar", "uniform", "exponential", "laplace", "lognormal",
-       "halfnormal", "tanh_normal"}
+       "halfnormal", "tanh_normal", "cauchy", "halfcauchy", "gumbel", "weibull", "pareto"}
 PROBABILITIES = rng.uniform(0.05, 0.95, (3, 4))
 
 
@@ -184,9 +206,11 @@ def test_sample_shapes_and_dtypes(name):
 @pytest.mark.parametrize("name", ["normal", "bernoulli_probs", "categorical_probs", "onehot",
                                   "uniform", "exponential", "laplace", "mvn_cov", "lognormal",
                                   "halfnormal", "poisson", "mixture", "gamma", "chi2", "beta",
-                                  "dirichlet"])
+                                  "dirichlet", "gumbel", "geometric", "binomial", "multinomial",
+                                  "studentt", "weibull"])
 def test_sample_statistics(name):
-    """Means of 40,000 draws within five standard errors of the distribution's."""
+    """Means of 40,000 draws within five standard errors of the distribution's (the heavy
+    tails of Cauchy and of Pareto at alpha < 2 have no variance to test with)."""
     retrograd.manual_seed(0)
     r, _ = make(retrograd, name, requires_grad=False)
     x = r.sample((40_000,)).double()
@@ -201,7 +225,8 @@ def test_sample_statistics(name):
 
 @pytest.mark.parametrize("name", ["normal", "uniform", "exponential", "laplace", "mvn_cov",
                                   "independent", "lognormal", "halfnormal", "tanh_normal",
-                                  "gamma", "chi2", "beta", "dirichlet"])
+                                  "gamma", "chi2", "beta", "dirichlet", "cauchy", "halfcauchy",
+                                  "studentt", "relaxed_bernoulli", "relaxed_onehot"])
 def test_rsample_is_differentiable(name):
     """A pathwise gradient: d(sample)/d(params) as the reparameterization gives it."""
     r, leaves = make(retrograd, name)
@@ -230,7 +255,9 @@ def test_enumerate_support(name):
 @pytest.mark.parametrize("name", ["normal", "bernoulli_logits", "categorical_probs", "onehot",
                                   "uniform", "exponential", "laplace", "mvn_tril", "lognormal",
                                   "halfnormal", "poisson", "tanh_normal", "mixture", "gamma",
-                                  "chi2", "beta", "dirichlet"])
+                                  "chi2", "beta", "dirichlet", "cauchy", "halfcauchy", "gumbel",
+                                  "geometric", "binomial", "multinomial", "studentt",
+                                  "relaxed_bernoulli", "relaxed_onehot", "weibull", "pareto"])
 def test_expand(name):
     (t, _), (r, _) = both(name)
     shape = (2,) + tuple(t.batch_shape)
@@ -258,7 +285,12 @@ KL_PAIRS = [("normal", lambda D, p: D.Normal(p[1], p[0].abs() + 0.5)),
             ("poisson", lambda D, p: D.Poisson(p[0] + 1)),
             ("gamma", lambda D, p: D.Gamma(p[1], p[0])),
             ("beta", lambda D, p: D.Beta(p[1], p[0] * 2)),
-            ("dirichlet", lambda D, p: D.Dirichlet(p[0].flip(-1) * 3))]
+            ("dirichlet", lambda D, p: D.Dirichlet(p[0].flip(-1) * 3)),
+            ("cauchy", lambda D, p: D.Cauchy(p[1], p[0].abs() + 0.5)),
+            ("gumbel", lambda D, p: D.Gumbel(p[1], p[0].abs() + 0.5)),
+            ("geometric", lambda D, p: D.Geometric(probs=1 - p[0] * 0.5)),
+            ("binomial", lambda D, p: D.Binomial(5, probs=1 - p[0])),
+            ("pareto", lambda D, p: D.Pareto(p[0] * 0.5, p[1] * 2))]
 
 
 @pytest.mark.parametrize("name,other", KL_PAIRS, ids=[n for n, _ in KL_PAIRS])

@@ -165,3 +165,25 @@ def test_random_in_autograd_as_torch(torch):
 def test_random_on_meta_draws_nothing():
     x = retrograd.empty(2, 3, dtype=retrograd.int8, device="meta").random_(-3, 3)
     assert x.device.type == "meta" and x.shape == (2, 3) and x.dtype == retrograd.int8
+
+
+def test_binomial_as_pytorch():
+    """``torch.binomial``: PyTorch's refusals, its edge values (no trials below one, a
+    probability past 1 reads as 1), the right mean, and no derivative."""
+    torch = pytest.importorskip("torch")
+    for make in (lambda lib: lib.binomial(lib.tensor([5]), lib.tensor([0.5])),
+                 lambda lib: lib.binomial(lib.tensor([5.0]),
+                                          lib.tensor([0.5], dtype=lib.float64))):
+        with pytest.raises(Exception) as expected:
+            make(torch)
+        with pytest.raises(type(expected.value), match=str(expected.value)):
+            make(retrograd)
+    edge = retrograd.binomial(retrograd.tensor([-1.0, 0.5, 3.0, 4.0]),
+                              retrograd.tensor([0.5, 0.5, 1.5, -0.2]))
+    assert edge.tolist() == [0.0, 0.0, 3.0, 0.0]
+    retrograd.manual_seed(0)
+    draws = retrograd.binomial(retrograd.full((100_000,), 10.0),
+                               retrograd.full((100_000,), 0.3, requires_grad=True))
+    assert abs(float(draws.mean()) - 3.0) < 5 * (10 * 0.3 * 0.7 / 100_000) ** 0.5
+    with pytest.raises(RuntimeError, match="derivative for aten::binomial is not implemented"):
+        draws.sum().backward()

@@ -8,7 +8,7 @@ from .._dtype import bool as _bool
 from ..ops.linalg_decomp import cholesky_ex
 
 __all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "dependent",
-           "dependent_property", "greater_than",
+           "dependent_property", "greater_than", "multinomial",
            "greater_than_eq", "half_open_interval", "independent", "integer_interval",
            "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
            "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
@@ -250,6 +250,19 @@ class _Simplex(Constraint):
         return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
+class _Multinomial(Constraint):
+    """Non-negative counts that sum to at most ``upper_bound``."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
+
+
 class _LowerTriangular(Constraint):
     event_dim = 2
 
@@ -300,6 +313,7 @@ positive = _GreaterThan(0.0)
 nonnegative = _GreaterThanEq(0.0)
 greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq
+multinomial = _Multinomial
 less_than = _LessThan
 unit_interval = _Interval(0.0, 1.0)
 interval = _Interval

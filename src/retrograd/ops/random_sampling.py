@@ -18,8 +18,10 @@ from ..autograd._batched import INPLACE, RANDOMNESS, SAME_BATCHED, levels_of
 from ..backend import get_array_module, host_array_module
 from ..backend.functions import functions
 from ._registry import _pretty, apply, defop, register
+from .binary import _NYI, _no_derivative
 
-__all__ = ["bernoulli", "bernoulli_", "poisson", "_standard_gamma", "multinomial", "uniform_",
+__all__ = ["bernoulli", "bernoulli_", "poisson", "binomial", "_standard_gamma", "multinomial",
+           "uniform_",
            "normal_", "exponential_", "geometric_", "log_normal_", "cauchy_", "random_"]
 
 
@@ -110,6 +112,31 @@ def _standard_gamma(input, generator=None):
     if not is_float(dt) or dt.itemsize < 4:
         raise NotImplementedError(f"\"gamma_cpu\" not implemented for '{_pretty(dt)}'")
     return apply(_standard_gamma_op, (input,), (_gen(generator),))
+
+
+def _binomial_fwd(xp, count, prob, rng):
+    """Binomial(count, prob) draws in count's dtype: a count below one draws 0 and a
+    probability outside [0, 1] reads as the nearer end, as PyTorch's kernel."""
+    n = xp.astype(xp.where(count > 0, xp.floor(count), 0), int64.np)
+    p = xp.clip(xp.where(prob == prob, prob, 0), 0, 1)
+    return xp.astype(_drawn(xp, rng, "binomial", (n, p), count.shape), count.dtype)
+
+
+_binomial = defop("binomial", _binomial_fwd, inputs=("count", "prob"),
+                  vjp={"count": _no_derivative("binomial"),
+                       "prob": _no_derivative("binomial")}, node=_NYI)
+
+
+@register(method=False)
+def binomial(count, prob, generator=None):
+    """Binomial draws of ``count`` trials of probability ``prob``, elementwise."""
+    if not is_float(count._data.dtype):
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: "
+                         f"{_pretty(count._data.dtype)}")
+    if prob._data.dtype != count._data.dtype:
+        raise RuntimeError(f"Found dtype {_pretty(prob._data.dtype)} but expected "
+                           f"{_pretty(count._data.dtype)}")
+    return apply(_binomial, (count, prob), (_gen(generator),))
 
 
 @register
