@@ -93,6 +93,10 @@ CASES = {
     "relaxed_onehot": (lambda D, p: D.RelaxedOneHotCategorical(p[1][0, 0] + 0.5,
                                                                logits=p[0]),
                        (LOGITS, SCALE), rng.dirichlet(np.ones(5), (3,))),
+    "negbinomial": (lambda D, p: D.NegativeBinomial(p[1] * 2, probs=p[0]), (PROBS, SCALE),
+                    rng.integers(0, 8, (3, 4)).astype(float)),
+    "negbinomial_logits": (lambda D, p: D.NegativeBinomial(p[1] * 2, logits=p[0]),
+                           (LOC, SCALE), rng.integers(0, 8, (3, 4)).astype(float)),
     "weibull": (lambda D, p: D.Weibull(*p), (SCALE, POSITIVE), rng.uniform(0.1, 3, (3, 4))),
     "pareto": (lambda D, p: D.Pareto(*p), (SCALE, POSITIVE), rng.uniform(2.1, 5, (3, 4))),
 }
@@ -207,7 +211,7 @@ def test_sample_shapes_and_dtypes(name):
                                   "uniform", "exponential", "laplace", "mvn_cov", "lognormal",
                                   "halfnormal", "poisson", "mixture", "gamma", "chi2", "beta",
                                   "dirichlet", "gumbel", "geometric", "binomial", "multinomial",
-                                  "studentt", "weibull"])
+                                  "studentt", "weibull", "negbinomial"])
 def test_sample_statistics(name):
     """Means of 40,000 draws within five standard errors of the distribution's (the heavy
     tails of Cauchy and of Pareto at alpha < 2 have no variance to test with)."""

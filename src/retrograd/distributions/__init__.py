@@ -23,6 +23,7 @@ from .log_normal import LogNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
@@ -41,8 +42,8 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "ExpRelaxedCategorical", "ExpTransform", "Exponential", "ExponentialFamily", "Gamma",
            "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Laplace",
            "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily", "Multinomial",
-           "MultivariateNormal", "Normal", "OneHotCategorical", "Pareto", "Poisson",
-           "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform",
-           "SoftmaxTransform", "StudentT", "TanhTransform", "Transform",
+           "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto",
+           "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+           "SigmoidTransform", "SoftmaxTransform", "StudentT", "TanhTransform", "Transform",
            "TransformedDistribution", "Uniform", "Weibull", "constraints", "identity_transform",
            "kl_divergence", "register_kl", "transforms"]
