@@ -646,3 +646,90 @@ def _einsum(draw):
 
 
 op("einsum", _einsum)
+
+# ---- torch.distributions: densities, cdfs, entropies and KL divergences ------------------
+# Parameters and values of broadcasting shapes and any floating dtype, special values
+# included; validation on or off (off, invalid parameters give NaN where PyTorch does).
+
+def _dist_make(n_params, value=True, value_dtypes=FLOATS, param_kw=None):
+    def make(draw):
+        s = c.shape(draw, max_rank=2)
+        params = [c.tensor(draw, c.broadcast_shape(draw, s) if draw.boolean(0.3) else s,
+                           FLOATS) for _ in range(n_params)]
+        args = params + ([c.tensor(draw, s, value_dtypes)] if value else [])
+        kw = {"validate_args": draw.boolean(0.3)}
+        if param_kw:
+            kw.update(param_kw(draw))
+        return args, kw
+    return make
+
+
+def _dist_call(cls, method, n_params, build=None):
+    """``lib.distributions.<cls>(*params, validate_args=...).<method>(value)``."""
+    def call(lib, *args, validate_args=True, **kw):
+        D = getattr(lib.distributions, cls)
+        params = args[:n_params]
+        dist = build(D, params, validate_args) if build else D(*params,
+                                                               validate_args=validate_args)
+        rest = args[n_params:]
+        return getattr(dist, method)(*rest)
+    return call
+
+
+def _dist(name, cls, n_params, methods=("log_prob", "entropy"), build=None):
+    for method in methods:
+        value = method in ("log_prob", "cdf", "icdf")
+        op(f"dist_{name}_{method}", _dist_make(n_params, value),
+           call=_dist_call(cls, method, n_params, build))
+
+
+_dist("normal", "Normal", 2, ("log_prob", "entropy", "cdf", "icdf"))
+_dist("laplace", "Laplace", 2, ("log_prob", "entropy", "cdf", "icdf"))
+_dist("cauchy", "Cauchy", 2, ("log_prob", "entropy", "cdf", "icdf"))
+_dist("gumbel", "Gumbel", 2)
+_dist("lognormal", "LogNormal", 2)
+_dist("studentt", "StudentT", 3)
+_dist("uniform", "Uniform", 2, ("log_prob", "entropy", "cdf"))
+_dist("exponential", "Exponential", 1, ("log_prob", "entropy", "cdf", "icdf"))
+_dist("gamma", "Gamma", 2)
+_dist("beta", "Beta", 2)
+_dist("poisson", "Poisson", 1, ("log_prob",))
+_dist("halfnormal", "HalfNormal", 1, ("log_prob", "entropy", "cdf"))
+_dist("bernoulli_logits", "Bernoulli", 1,
+      build=lambda D, p, v: D(logits=p[0], validate_args=v))
+_dist("bernoulli_probs", "Bernoulli", 1, build=lambda D, p, v: D(probs=p[0], validate_args=v))
+_dist("geometric", "Geometric", 1, build=lambda D, p, v: D(probs=p[0], validate_args=v))
+_dist("binomial", "Binomial", 1, ("log_prob",),
+      build=lambda D, p, v: D(4, logits=p[0], validate_args=v))
+_dist("negbinomial", "NegativeBinomial", 2, ("log_prob",),
+      build=lambda D, p, v: D(p[0], logits=p[1], validate_args=v))
+
+
+def _categorical(draw):
+    s = c.shape(draw, min_rank=1, max_rank=3, min_size=1)
+    logits = c.tensor(draw, s, FLOATS)
+    value = c.index(draw, s[:-1], s[-1])
+    return [logits, value], {"validate_args": draw.boolean(0.3)}
+
+
+op("dist_categorical_log_prob", _categorical,
+   call=lambda lib, logits, value, validate_args: lib.distributions.Categorical(
+       logits=logits, validate_args=validate_args).log_prob(value))
+op("dist_categorical_entropy", _categorical,
+   call=lambda lib, logits, value, validate_args: lib.distributions.Categorical(
+       probs=logits, validate_args=validate_args).entropy())
+
+
+def _kl(cls, n_params, build=None):
+    def call(lib, *args, validate_args=True):
+        D = getattr(lib.distributions, cls)
+        make = build or (lambda p: D(*p, validate_args=validate_args))
+        return lib.distributions.kl_divergence(make(args[:n_params]), make(args[n_params:]))
+    return call
+
+
+for _name, _cls, _n in (("normal", "Normal", 2), ("laplace", "Laplace", 2),
+                        ("gamma", "Gamma", 2), ("beta", "Beta", 2),
+                        ("exponential", "Exponential", 1), ("uniform", "Uniform", 2),
+                        ("poisson", "Poisson", 1), ("gumbel", "Gumbel", 2)):
+    op(f"dist_kl_{_name}", _dist_make(2 * _n, value=False), call=_kl(_cls, _n))

@@ -12,9 +12,12 @@ __all__ = ["Uniform"]
 
 
 class Uniform(Distribution):
-    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
-                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
     has_rsample = True
+
+    @property
+    def arg_constraints(self):
+        return {"low": constraints.less_than(self.high),
+                "high": constraints.greater_than(self.low)}
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = broadcast_all(low, high)

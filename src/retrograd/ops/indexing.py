@@ -88,10 +88,12 @@ _index_backward = defop(
     lambda xp, self, size, index, accumulate: _index_put_into(
         xp, xp.zeros(size, dtype=self.dtype), self, index, accumulate),
     vjp={"self": lambda xp, grad, index: _gather_at(xp, grad, index)}, jvp="linear")
+# (asarray: in a backward, a 0-d gradient may be a NumPy scalar, which takes no item
+# assignment)
 _index_put = defop(
     "index_put",
     lambda xp, self, values, indices, accumulate: _index_put_into(
-        xp, self.copy(), values, indices, accumulate),
+        xp, xp.asarray(self).copy(), values, indices, accumulate),
     inputs=("self", "values"),
     vjp={"self": lambda xp, grad, indices, accumulate: grad if accumulate
          else call(xp, _index_put, grad, 0, attrs=(indices, False)),
