@@ -172,8 +172,10 @@ def _check_out(fn, out, complex_out):
                            f"{SCALAR_NAMES[out.dtype.name]}")
 
 
-def _written(fn, result, out):
-    return result if out is None else _out.write(f"fft_{fn}", result, out)
+def _written(primitive, result, out):
+    """``result``, or ``out`` written with it (PyTorch's messages name the primitive that
+    wrote it: ``_fft_c2c``, ``_fft_r2c``, ``_fft_c2r`` or ``conj_physical``)."""
+    return result if out is None else _out.write(primitive, result, out)
 
 
 # ---- one dim ----------------------------------------------------------------------------------
@@ -184,7 +186,8 @@ def _c2c_1d(fn, input, n, dim, norm, forward, out):
     _check_n(n)
     x = _resize(input, (d,), (n,))
     _check_out(fn, out, True)
-    return _written(fn, apply(_fft_c2c, (x,), ((d,), _norm(norm, forward), forward)), out)
+    return _written("_fft_c2c", apply(_fft_c2c, (x,), ((d,), _norm(norm, forward), forward)),
+                    out)
 
 
 def _r2c_1d(fn, input, n, dim, norm, forward, onesided, out):
@@ -198,7 +201,7 @@ def _r2c_1d(fn, input, n, dim, norm, forward, onesided, out):
     _check_n(n)
     x = _resize(x, (d,), (n,))
     y = apply(_fft_r2c, (x,), ((d,), _norm(norm, forward), onesided))
-    return _written(fn, y if forward else conj(y), out)
+    return _written("_fft_r2c", y, out) if forward else _written("conj_physical", conj(y), out)
 
 
 def _c2r_1d(fn, input, n, dim, norm, forward, out):
@@ -211,7 +214,7 @@ def _c2r_1d(fn, input, n, dim, norm, forward, out):
         x = _resize(x, (d,), (last // 2 + 1,))
     if forward:
         x = conj(x)
-    return _written(fn, apply(_fft_c2r, (x,), ((d,), _norm(norm, forward), last)), out)
+    return _written("_fft_c2r", apply(_fft_c2r, (x,), ((d,), _norm(norm, forward), last)), out)
 
 
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
@@ -297,7 +300,8 @@ def _c2c_nd(fn, input, s, dim, norm, forward, out):
     shape, dims = _shape_and_dims(fn, input, s, dim)
     _check_out("fftn" if forward else "ifftn", out, True)
     x = _resize(_promote(input, require_complex=True), dims, shape)
-    return _written(fn, apply(_fft_c2c, (x,), (dims, _norm(norm, forward), forward)), out)
+    return _written("_fft_c2c", apply(_fft_c2c, (x,), (dims, _norm(norm, forward), forward)),
+                    out)
 
 
 def _rfftn(fn, input, s, dim, norm, out):
@@ -309,14 +313,14 @@ def _rfftn(fn, input, s, dim, norm, out):
         raise RuntimeError("rfftn must transform at least one axis")
     _check_out("rfftn", out, True)
     x = _resize(_promote(input), dims, shape)
-    return _written(fn, apply(_fft_r2c, (x,), (dims, _norm(norm, True), True)), out)
+    return _written("_fft_r2c", apply(_fft_r2c, (x,), (dims, _norm(norm, True), True)), out)
 
 
 def _irfftn(fn, input, s, dim, norm, out):
     shape, dims, last = _c2r_shape_and_dims("irfftn", input, s, dim)
     _check_out("irfftn", out, False)
     x = _resize(_promote(input, require_complex=True), dims, shape)
-    return _written(fn, apply(_fft_c2r, (x,), (dims, _norm(norm, False), last)), out)
+    return _written("_fft_c2r", apply(_fft_c2r, (x,), (dims, _norm(norm, False), last)), out)
 
 
 def _hfftn(fn, input, s, dim, norm, out):
@@ -327,7 +331,7 @@ def _hfftn(fn, input, s, dim, norm, out):
     if len(dims) > 1:
         x = apply(_fft_c2c, (x,), (dims[:-1], normalization, True))
     x = apply(_fft_c2r, (conj(x),), (dims[-1:], normalization, last))
-    return _written(fn, x, out)
+    return _written("_fft_c2r", x, out)
 
 
 def _ihfftn(fn, input, s, dim, norm, out):
@@ -341,9 +345,9 @@ def _ihfftn(fn, input, s, dim, norm, out):
     x = _resize(_promote(input), dims, shape)
     normalization = _norm(norm, False)
     y = conj(apply(_fft_r2c, (x,), (dims[-1:], normalization, True)))
-    if len(dims) > 1:
-        y = apply(_fft_c2c, (y,), (dims[:-1], normalization, False))
-    return _written(fn, y, out)
+    if len(dims) == 1:
+        return _written("conj_physical", y, out)
+    return _written("_fft_c2c", apply(_fft_c2c, (y,), (dims[:-1], normalization, False)), out)
 
 
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
