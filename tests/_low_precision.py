@@ -35,6 +35,12 @@ TORCH_REFUSES = frozenset((
     # torch.special: no half backward (retrograd computes it); no half kernels (retrograd
     # refuses them too, as the fuzz suite checks)
     "special.i1", "special.i1e", "special.log_ndtr", "special.ndtri", "special.erfcx",
+    # torch.fft: "Unsupported dtype Half" (retrograd refuses it too: CUDA's half FFTs give
+    # complex32, which NumPy lacks)
+    *(f"fft.{name}{variant}" for name in (
+        "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "fftn", "ifftn",
+        "rfft2", "irfft2", "rfftn", "irfftn", "hfft2", "ihfft2", "hfftn", "ihfftn")
+      for variant in ("", ".complex")),
 ))
 
 

@@ -18,9 +18,12 @@ _NOTEBOOK = """\
     retrograd.install_as_torch(device_map={"cuda": "cpu"})
     assert sys.modules["torch"] is retrograd
     import torch.nn.functional
+    import torch.fft
+    from torch.fft import rfft
     from torch.utils import data
     import torchvision.models.resnet
     assert torch.nn.functional is retrograd.nn.functional and data is retrograd.utils.data
+    assert torch.fft is retrograd.fft and rfft is retrograd.fft.rfft
     assert sys.modules["torchvision.models.resnet"] is retrograd.models.resnet
     # the modules keep their own identity: name, spec, file
     for module in (retrograd, retrograd.nn.functional, retrograd.models.resnet):

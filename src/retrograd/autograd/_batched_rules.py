@@ -4,6 +4,7 @@ the function's axes past the batch dim of :class:`~._batched.Batched` arrays and
 once on the whole batch, in the module of the batch's data. Registered by name in
 ``_batched._FUNCS``; ``autograd`` imports this module with ``_batched``."""
 
+import functools
 import operator
 
 from ..backend import get_array_module
@@ -355,6 +356,23 @@ def _linalg_rule(name):
 for _name in ("solve", "inv", "det", "slogdet", "svd", "eigh", "pinv", "cholesky", "eigvalsh",
               "eigvals", "eig", "qr", "matrix_power"):
     _FUNCS[f"linalg.{_name}"] = _linalg_rule(_name)
+
+
+# ---- fft: the spectral ops transform over negative axes, which a leading batch leaves valid ----
+
+def _fft_rule(name):
+    def f(a, s=None, axes=None, norm=None):
+        if axes is None or max(axes, default=-1) >= 0:
+            raise NotImplementedError(f"batched: numpy.fft.{name} over non-negative axes")
+        return Batched(getattr(_xp(a).fft, name)(a.data, s, axes, norm))
+    return f
+
+
+for _name in ("fftn", "ifftn", "rfftn", "irfftn"):
+    _FUNCS[f"fft.{_name}"] = _fft_rule(_name)
+for _name in ("real", "imag"):  # (numpy's functions, not ufuncs)
+    _FUNCS[_name] = functools.partial(lambda name, a: Batched(getattr(_xp(a), name)(a.data)),
+                                      _name)
 
 
 @_rule("copyto")

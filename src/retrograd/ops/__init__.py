@@ -5,5 +5,6 @@ from . import (binary, comparison, conversion, convolution, indexing, joining, l
                nn_ops, pointwise, reduction, scatter, shape, losses, activation, weight_norm,
                rearrange, resample, linalg_decomp, sorting, special, searching, combining,
                differences, stacking, matrices, statistics, random_sampling, numbers,
-               predicates, dtype_info, threads, inplace_shape, pooling, norms, view_scatter)
+               predicates, dtype_info, threads, inplace_shape, pooling, norms, view_scatter,
+               complex_parts, spectral, windows)
 from ._registry import FUNCTIONS, apply, apply_inplace, defop, register  # noqa: F401

@@ -13,7 +13,7 @@ __all__ = ["neg", "abs", "reciprocal", "exp", "exp2", "log", "log2", "log10", "l
            "sqrt", "rsqrt", "square", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
            "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "relu", "erf", "sign", "floor",
            "ceil", "round", "trunc", "frac", "logit", "nan_to_num", "positive", "sgn",
-           "signbit", "conj", "conj_physical", "real", "imag", "angle"]
+           "signbit", "conj", "conj_physical", "angle"]
 
 _S = ("self",)
 
@@ -474,16 +474,6 @@ def conj_physical_(self):
     """Written even into a real tensor: its version bumps and ConjPhysicalBackward1 is
     recorded, as PyTorch."""
     return apply_inplace(_conj_physical_inplace, self, ())
-
-
-@register
-def real(input):
-    return input
-
-
-@register
-def imag(input):
-    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 
 
 @register
