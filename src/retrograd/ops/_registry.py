@@ -28,6 +28,7 @@ _fw_state = forward_ad.state  # one flag check per op when forward AD is off
 # The usual float dtypes, told by one set lookup; the rest (half precision, another byte
 # order) take the slower tests.
 _FLOATING = frozenset(d.np for d in (float32, float64, complex64, complex128))
+_REAL_FLOATING = frozenset((float32.np, float64.np))
 
 FUNCTIONS = {}  # the public ``retrograd.<name>`` namespace, filled by @register
 _METHODS = {}  # the Tensor methods @register has set
@@ -163,6 +164,38 @@ def _one_device(values, arrays):
     return arrays, get_array_module(first)
 
 
+# The ops whose gradient rules hold for complex values under PyTorch's conjugate convention:
+# the FFTs, the real/complex reinterpretations, conj, and maps that are linear with real
+# coefficients (shape ops, sums, add and sub, masking). Any other op refuses to record on
+# a complex input that requires grad: its rule would give a wrong gradient silently.
+COMPLEX_GRAD = frozenset("""fft_c2c fft_r2c fft_c2r view_as_real view_as_complex as_complex
+conj_physical constant_pad_nd roll view _reshape_alias _unsafe_view squeeze unsqueeze permute
+transpose t expand flip clone contiguous select slice alias index index_backward where add sub
+neg sum sum_dim mean mean_dim _to_copy copy""".split())
+
+
+def _is_complex(v):
+    return (isinstance(v, Tensor) and v._data.dtype.kind == "c") or type(v) is complex
+
+
+def _refuse_complex_grad(op, v, values):
+    """Refuse ``op`` on complex ``v`` (one of its ``values``) that requires grad, unless its
+    rules hold for it: a COMPLEX_GRAD op, or a product (or a quotient's numerator) with a
+    real constant (a real coefficient needs no conjugate; a real operand that requires grad
+    would need ``v``'s conjugate in its own gradient)."""
+    if op.name in COMPLEX_GRAD or not grad_mode.state.enabled:
+        return
+    if op.name in ("mul", "div") and len(values) == 2 and (op.name == "mul" or v is values[0]):
+        other = values[1] if v is values[0] else values[0]
+        if not _is_complex(other) and not getattr(other, "requires_grad", False):
+            return
+    if v._requires_grad if v._base is None else _views.requires_grad(v):
+        raise NotImplementedError(
+            f"autograd of complex tensors is not supported yet: {op.name} has no complex "
+            f"gradient rule (torch.fft's transforms, view_as_real, view_as_complex, real, "
+            f"imag, conj, sums and shape ops have)")
+
+
 def _inputs(op, values, attrs):
     """The inputs' arrays (promoted, in their compute dtype), their array module, whether
     some input requires grad (rebuilding stale view histories on the way), the
@@ -178,9 +211,11 @@ def _inputs(op, values, attrs):
             d = v._data
             arrays.append(d)
             dt = d.dtype
-            if dt not in _FLOATING:
+            if dt not in _REAL_FLOATING:
                 if dt in LOW:
                     low = True
+                elif dt.kind == "c":
+                    _refuse_complex_grad(op, v, values)
                 else:
                     other = True
             if xp is None:
