@@ -1,7 +1,5 @@
 """``Bernoulli(probs=None, logits=None)``: one event, 1 with probability ``probs``."""
 
-from numbers import Number
-
 from .._creation import arange
 from .._tensor import Size
 from ..autograd.grad_mode import no_grad
@@ -9,47 +7,23 @@ from ..nn._functional_losses import binary_cross_entropy_with_logits
 from ..ops.random_sampling import bernoulli
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from ._probs_logits import BinaryParams
+from .utils import broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-def one_of(probs, logits):
-    """The one of ``probs`` and ``logits`` given, as PyTorch's discrete distributions
-    take exactly one."""
-    if (probs is None) == (logits is None):
-        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-    return probs if probs is not None else logits
-
-
-class Bernoulli(ExponentialFamily):
+class Bernoulli(BinaryParams, ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        param = one_of(probs, logits)
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch = Size() if isinstance(param, Number) else self._param.size()
-        super().__init__(batch, validate_args=validate_args)
+        self._init_binary(probs, logits, validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Bernoulli, _instance)
-        batch_shape = Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(Bernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_binary(Bernoulli, batch_shape, _instance)
 
     @property
     def mean(self):
@@ -64,18 +38,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

@@ -7,11 +7,11 @@ from ..ops.dtype_info import finfo
 from ..ops.random_sampling import multinomial
 from ..ops.shape import broadcast_tensors
 from . import constraints
-from .bernoulli import one_of
+from ._probs_logits import one_of
 from .distribution import Distribution
 from .utils import lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ["Categorical"]
+__all__ = ["Categorical", "OverCategorical"]
 
 
 class Categorical(Distribution):
@@ -102,3 +102,20 @@ class Categorical(Distribution):
         values = arange(self._num_events, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + self._batch_shape) if expand else values
+
+
+class OverCategorical:
+    """A mixin for a Distribution built on a Categorical (``self._categorical``): its
+    parameters are the Categorical's."""
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape

@@ -1,15 +1,12 @@
 """``Cauchy(loc, scale)``, and ``HalfCauchy(scale)`` (its absolute value about 0)."""
 
 import math
-from numbers import Number
 
-from .._creation import as_tensor, full
+from .._creation import full
 from .._tensor import Size
 from . import constraints
 from .distribution import Distribution
-from .transformed_distribution import TransformedDistribution
-from .transforms import AbsTransform
-from .utils import broadcast_all
+from .half_normal import Folded
 
 __all__ = ["Cauchy", "HalfCauchy"]
 
@@ -20,19 +17,10 @@ class Cauchy(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        batch = Size() if isinstance(loc, Number) and isinstance(scale, Number) \
-            else self.loc.size()
-        super().__init__(batch, validate_args=validate_args)
+        self._init_params(validate_args, loc=loc, scale=scale)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Cauchy, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Cauchy, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Cauchy, batch_shape, _instance, ("loc", "scale"))
 
     def _filled(self, value):
         return full(self._extended_shape(), value, dtype=self.loc.dtype, device=self.loc.device)
@@ -71,22 +59,15 @@ class Cauchy(Distribution):
         return math.log(4 * math.pi) + self.scale.log()
 
 
-class HalfCauchy(TransformedDistribution):
+class HalfCauchy(Folded):
     arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
 
     def __init__(self, scale, validate_args=None):
-        super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(),
-                         validate_args=validate_args)
+        super().__init__(Cauchy(0, scale, validate_args=False), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return super().expand(batch_shape, _instance=self._get_checked_instance(
             HalfCauchy, _instance))
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
 
     @property
     def mean(self):
@@ -94,27 +75,5 @@ class HalfCauchy(TransformedDistribution):
                     device=self.scale.device)
 
     @property
-    def mode(self):
-        return self.scale.new_zeros(self.scale.shape)
-
-    @property
     def variance(self):
         return self.base_dist.variance
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        value = as_tensor(value, dtype=self.scale.dtype, device=self.scale.device)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return log_prob.where(value >= 0, -math.inf)
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)

@@ -4,11 +4,12 @@ on what a subclass defines (``sample`` from ``rsample`` under no_grad, ``stddev`
 ``variance``, ``perplexity`` from ``entropy``)."""
 
 import warnings
+from numbers import Number
 
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
 from . import constraints
-from .utils import lazy_property
+from .utils import broadcast_all, lazy_property
 
 __all__ = ["Distribution"]
 
@@ -52,6 +53,28 @@ class Distribution:
                         f"Expected parameter {param} ({type(value).__name__} of shape "
                         f"{tuple(value.shape)}) of distribution {self!r} to satisfy the "
                         f"constraint {constraint!r}, but found invalid values:\n{value}")
+
+    def _init_params(self, validate_args, **params):
+        """Set the parameters, broadcast to one shape (numbers become tensors), and
+        initialize with their batch shape: none when every parameter is a number."""
+        tensors = broadcast_all(*params.values())
+        for name, t in zip(params, tensors, strict=True):
+            setattr(self, name, t)
+        numbers = all(isinstance(v, Number) for v in params.values())
+        Distribution.__init__(self, Size() if numbers else tensors[0].size(),
+                              validate_args=validate_args)
+
+    def _expand_params(self, cls, batch_shape, _instance, names):
+        """``expand`` for a distribution of parameters ``names`` of the batch's shape (those
+        it has: a probs/logits pair holds one until the other is read)."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = Size(batch_shape)
+        for name in names:
+            if name in self.__dict__:
+                setattr(new, name, self.__dict__[name].expand(batch_shape))
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     def expand(self, batch_shape, _instance=None):
         """A distribution of the same parameters, expanded (not copied) to

@@ -1,11 +1,9 @@
 """``Exponential(rate)``: waiting times of a Poisson process of ``rate``."""
 
-from numbers import Number
 
 from .._tensor import Size
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
 
 __all__ = ["Exponential"]
 
@@ -17,17 +15,10 @@ class Exponential(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, rate, validate_args=None):
-        (self.rate,) = broadcast_all(rate)
-        batch = Size() if isinstance(rate, Number) else self.rate.size()
-        super().__init__(batch, validate_args=validate_args)
+        self._init_params(validate_args, rate=rate)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Exponential, _instance)
-        batch_shape = Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Exponential, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Exponential, batch_shape, _instance, ("rate",))
 
     @property
     def mean(self):

@@ -2,7 +2,6 @@
 reparameterized: ``_standard_gamma`` differentiates a draw in its concentration at the
 draw's fixed quantile."""
 
-from numbers import Number
 
 from .._creation import as_tensor
 from .._tensor import Size
@@ -11,7 +10,6 @@ from ..ops.random_sampling import _standard_gamma
 from ..ops.special import igamma
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
 
 __all__ = ["Chi2", "Gamma"]
 
@@ -23,19 +21,10 @@ class Gamma(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, concentration, rate, validate_args=None):
-        self.concentration, self.rate = broadcast_all(concentration, rate)
-        batch = Size() if isinstance(concentration, Number) and isinstance(rate, Number) \
-            else self.rate.size()
-        super().__init__(batch, validate_args=validate_args)
+        self._init_params(validate_args, concentration=concentration, rate=rate)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Gamma, _instance)
-        batch_shape = Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Gamma, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Gamma, batch_shape, _instance, ("concentration", "rate"))
 
     @property
     def mean(self):

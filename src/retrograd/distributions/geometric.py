@@ -1,31 +1,23 @@
 """``Geometric(probs=None, logits=None)``: failures before the first success."""
 
-from numbers import Number
-
 from .._tensor import Size
 from ..autograd.grad_mode import no_grad
 from ..nn._functional_losses import binary_cross_entropy_with_logits
 from ..ops.dtype_info import finfo
 from . import constraints
-from .bernoulli import one_of
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from ._probs_logits import BinaryParams
+from .utils import broadcast_all
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(BinaryParams, Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        param = one_of(probs, logits)
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        batch = Size() if isinstance(param, Number) else param.size()
-        super().__init__(batch, validate_args=validate_args)
+        self._init_binary(probs, logits, validate_args)
         if self._validate_args and probs is not None:
             valid = self.probs > 0
             if not valid.all():
@@ -35,15 +27,7 @@ class Geometric(Distribution):
                     f"found invalid values:\n{self.probs.detach()[~valid]}")
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Geometric, _instance)
-        batch_shape = Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-        super(Geometric, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_binary(Geometric, batch_shape, _instance)
 
     @property
     def mean(self):
@@ -56,14 +40,6 @@ class Geometric(Distribution):
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

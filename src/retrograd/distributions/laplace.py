@@ -1,13 +1,11 @@
 """``Laplace(loc, scale)``: the double exponential."""
 
 import math
-from numbers import Number
 
 from .._tensor import Size
 from ..ops.dtype_info import finfo
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
 
 __all__ = ["Laplace"]
 
@@ -18,19 +16,10 @@ class Laplace(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        batch = Size() if isinstance(loc, Number) and isinstance(scale, Number) \
-            else self.loc.size()
-        super().__init__(batch, validate_args=validate_args)
+        self._init_params(validate_args, loc=loc, scale=scale)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Laplace, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Laplace, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Laplace, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def mean(self):

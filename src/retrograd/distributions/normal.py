@@ -1,14 +1,13 @@
 """``Normal(loc, scale)``: the Gaussian."""
 
 import math
-from numbers import Number
 
 from .._creation import normal as _normal
 from .._tensor import Size
 from ..autograd.grad_mode import no_grad
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, standard_normal
+from .utils import standard_normal
 
 __all__ = ["Normal"]
 
@@ -22,19 +21,10 @@ class Normal(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        batch = Size() if isinstance(loc, Number) and isinstance(scale, Number) \
-            else self.loc.size()
-        super().__init__(batch, validate_args=validate_args)
+        self._init_params(validate_args, loc=loc, scale=scale)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Normal, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Normal, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Normal, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def mean(self):

@@ -5,13 +5,13 @@ from .._creation import eye
 from .._tensor import Size
 from ..nn.functional import one_hot
 from . import constraints
-from .categorical import Categorical
+from .categorical import Categorical, OverCategorical
 from .distribution import Distribution
 
 __all__ = ["OneHotCategorical"]
 
 
-class OneHotCategorical(Distribution):
+class OneHotCategorical(OverCategorical, Distribution):
     arg_constraints = {"probs": constraints.simplex,
                        "logits": constraints.independent(constraints.real, 1)}
     support = constraints.one_hot
@@ -36,14 +36,6 @@ class OneHotCategorical(Distribution):
         return self._categorical._param
 
     @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
     def mean(self):
         return self._categorical.probs
 
@@ -56,10 +48,6 @@ class OneHotCategorical(Distribution):
     def variance(self):
         probs = self._categorical.probs
         return probs * (1 - probs)
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=Size()):
         probs = self._categorical.probs

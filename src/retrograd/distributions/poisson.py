@@ -1,6 +1,5 @@
 """``Poisson(rate)``: counts of events at ``rate`` per unit."""
 
-from numbers import Number
 
 from .._tensor import Size
 from ..autograd.grad_mode import no_grad
@@ -17,17 +16,10 @@ class Poisson(ExponentialFamily):
     support = constraints.nonnegative_integer
 
     def __init__(self, rate, validate_args=None):
-        (self.rate,) = broadcast_all(rate)
-        batch = Size() if isinstance(rate, Number) else self.rate.size()
-        super().__init__(batch, validate_args=validate_args)
+        self._init_params(validate_args, rate=rate)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Poisson, _instance)
-        batch_shape = Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Poisson, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Poisson, batch_shape, _instance, ("rate",))
 
     @property
     def mean(self):

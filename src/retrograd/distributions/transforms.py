@@ -73,24 +73,21 @@ class Transform:
     __hash__ = object.__hash__
 
     def __call__(self, x):
-        if self._cache_size == 0:
-            return self._call(x)
-        x_old, y_old = self._cached_x_y
-        if x is x_old:
-            return y_old
-        y = self._call(x)
-        self._cached_x_y = x, y
-        return y
+        return self._through_cache(x, 0, self._call)
 
     def _inv_call(self, y):
+        return self._through_cache(y, 1, self._inverse)
+
+    def _through_cache(self, value, side, compute):
+        """``compute(value)``, or the other half of the cached (x, y) pair when ``value`` is
+        its x (``side`` 0) or its y (1)."""
         if self._cache_size == 0:
-            return self._inverse(y)
-        x_old, y_old = self._cached_x_y
-        if y is y_old:
-            return x_old
-        x = self._inverse(y)
-        self._cached_x_y = x, y
-        return x
+            return compute(value)
+        if value is self._cached_x_y[side]:
+            return self._cached_x_y[1 - side]
+        out = compute(value)
+        self._cached_x_y = (value, out) if side == 0 else (out, value)
+        return out
 
     def _call(self, x):
         raise NotImplementedError
@@ -265,18 +262,22 @@ class ComposeTransform(Transform):
 identity_transform = ComposeTransform([])
 
 
-class ExpTransform(Transform):
+class _Unparameterized(Transform):
+    """A transform without parameters: equal to any other of its type."""
+
+    def __eq__(self, other):
+        return isinstance(other, type(self))
+
+    __hash__ = object.__hash__
+
+
+class ExpTransform(_Unparameterized):
     """``y = exp(x)``."""
 
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, ExpTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.exp()
@@ -334,18 +335,13 @@ def _clipped_sigmoid(x):
     return x.sigmoid().clamp(min=info.tiny, max=1.0 - info.eps)
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_Unparameterized):
     """``y = sigmoid(x)``, kept inside (0, 1) (its inverse is then finite)."""
 
     domain = constraints.real
     codomain = constraints.unit_interval
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return _clipped_sigmoid(x)
@@ -359,18 +355,13 @@ class SigmoidTransform(Transform):
         return -softplus(-x) - softplus(x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_Unparameterized):
     """``y = tanh(x)``; its log-Jacobian in the form that stays finite for large x."""
 
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.tanh()
@@ -382,16 +373,11 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
 
 
-class AbsTransform(Transform):
+class AbsTransform(_Unparameterized):
     """``y = |x|`` (not invertible: its inverse gives the positive root)."""
 
     domain = constraints.real
     codomain = constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.abs()
@@ -473,17 +459,12 @@ class AffineTransform(Transform):
     inverse_shape = forward_shape
 
 
-class SoftmaxTransform(Transform):
+class SoftmaxTransform(_Unparameterized):
     """Logits to probabilities over the last dim (not invertible: its inverse is the
     log, one of the logits' preimages)."""
 
     domain = constraints.real_vector
     codomain = constraints.simplex
-
-    def __eq__(self, other):
-        return isinstance(other, SoftmaxTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         probs = (x - x.max(-1, True)[0]).exp()

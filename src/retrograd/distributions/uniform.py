@@ -1,12 +1,10 @@
 """``Uniform(low, high)``: the uniform distribution on ``[low, high)``."""
 
-from numbers import Number
 
 from .._creation import rand
 from .._tensor import Size
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
 
 __all__ = ["Uniform"]
 
@@ -20,19 +18,10 @@ class Uniform(Distribution):
                 "high": constraints.greater_than(self.low)}
 
     def __init__(self, low, high, validate_args=None):
-        self.low, self.high = broadcast_all(low, high)
-        batch = Size() if isinstance(low, Number) and isinstance(high, Number) \
-            else self.low.size()
-        super().__init__(batch, validate_args=validate_args)
+        self._init_params(validate_args, low=low, high=high)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Uniform, _instance)
-        batch_shape = Size(batch_shape)
-        new.low = self.low.expand(batch_shape)
-        new.high = self.high.expand(batch_shape)
-        super(Uniform, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Uniform, batch_shape, _instance, ("low", "high"))
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
