@@ -21,8 +21,8 @@ from ._registry import _pretty, apply, defop, register
 from .binary import _NYI, _no_derivative
 
 __all__ = ["bernoulli", "bernoulli_", "poisson", "binomial", "_standard_gamma", "multinomial",
-           "uniform_",
-           "normal_", "exponential_", "geometric_", "log_normal_", "cauchy_", "random_"]
+           "uniform_", "normal_", "exponential_", "geometric_", "log_normal_", "cauchy_",
+           "random_"]
 
 
 def _gen(generator):
