@@ -61,6 +61,7 @@ class Cauchy(Distribution):
 
 class HalfCauchy(Folded):
     arg_constraints = {"scale": constraints.positive}
+    _value_in_scale_dtype = True
 
     def __init__(self, scale, validate_args=None):
         super().__init__(Cauchy(0, scale, validate_args=False), validate_args=validate_args)

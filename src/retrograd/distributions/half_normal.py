@@ -17,6 +17,7 @@ class Folded(TransformedDistribution):
 
     support = constraints.nonnegative
     has_rsample = True
+    _value_in_scale_dtype = False  # (PyTorch's HalfCauchy casts the value; HalfNormal not)
 
     def __init__(self, base, validate_args=None):
         super().__init__(base, AbsTransform(), validate_args=validate_args)
@@ -32,7 +33,8 @@ class Folded(TransformedDistribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        value = as_tensor(value, dtype=self.scale.dtype, device=self.scale.device)
+        if self._value_in_scale_dtype:
+            value = as_tensor(value, dtype=self.scale.dtype, device=self.scale.device)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
         return log_prob.where(value >= 0, -math.inf)
 
