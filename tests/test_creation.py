@@ -278,3 +278,32 @@ def test_a_dtype_that_is_not_one_is_pytorchs_type_error(call, bad):
         call(retrograd, bad)
     if "received an invalid combination" not in str(expected.value):  # (see deviations.md)
         assert str(got.value) == str(expected.value)
+
+
+_PYTHON_DTYPE_OPS = [
+    lambda lib, d: lib.ones(2, 3).sum(dtype=d), lambda lib, d: lib.ones(2, 3).sum(1, dtype=d),
+    lambda lib, d: lib.ones(2, 3).mean(dtype=d), lambda lib, d: lib.ones(2, 3).prod(dtype=d),
+    lambda lib, d: lib.ones(2, 3).cumsum(1, dtype=d),
+    lambda lib, d: lib.ones(2, 3).softmax(1, dtype=d),
+    lambda lib, d: lib.nn.functional.log_softmax(lib.ones(2, 3), 1, dtype=d),
+    lambda lib, d: lib.linalg.vector_norm(lib.ones(3), dtype=d),
+    lambda lib, d: lib.tril_indices(3, 3, dtype=d), lambda lib, d: lib.hann_window(4, dtype=d),
+    lambda lib, d: lib.fft.fftfreq(4, dtype=d),
+]
+
+
+@pytest.mark.parametrize("call", _PYTHON_DTYPE_OPS)
+@pytest.mark.parametrize("py", [int, float, complex, "float32"])
+def test_python_types_as_op_dtypes(call, py):
+    """Reductions, softmax, norms and the other ops that take ``dtype=`` read Python's
+    types as the factories do; a non-dtype is a TypeError, as PyTorch's."""
+    torch = pytest.importorskip("torch")
+    try:
+        expected = call(torch, py)
+    except Exception as e:  # noqa: BLE001 - the exception is what is compared
+        with pytest.raises(type(e)):
+            call(retrograd, py)
+        return
+    got = call(retrograd, py)
+    assert repr(got.dtype) == repr(expected.dtype)
+    numpy.testing.assert_allclose(numpy.asarray(got), expected.numpy(), rtol=1e-6)

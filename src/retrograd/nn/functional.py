@@ -12,7 +12,7 @@ import warnings
 
 from .. import _autocast, _creation, _dtype
 from .._tensor import wrap
-from .._dtype import is_low
+from .._dtype import is_low, dtype_arg
 from ..autograd.grad_mode import no_grad
 from ..backend import on_device
 from ..ops import nn_ops as _nn
@@ -104,17 +104,20 @@ def _softmax_input(name, input, dim, dtype, stacklevel):
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    dtype = dtype_arg(dtype, "softmax")
     input, dim = _softmax_input("softmax", input, dim, dtype, _stacklevel)
     return _nn.softmax(input, dim)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    dtype = dtype_arg(dtype, "log_softmax")
     input, dim = _softmax_input("log_softmax", input, dim, dtype, _stacklevel)
     return _nn.log_softmax(input, dim)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax of ``-input`` (PyTorch's composite: NegBackward0 under SoftmaxBackward0)."""
+    dtype = dtype_arg(dtype, "softmin")
     input, dim = _softmax_input("softmin", input, dim, dtype, _stacklevel)
     return _nn.softmax(-input, dim)
 

@@ -13,7 +13,7 @@ exposes as ``torch.<name>`` / ``Tensor.<name>`` are registered there.
 """
 
 from .. import _autocast
-from .._dtype import bfloat16, float16, float32, float64, is_float, np_finfo
+from .._dtype import bfloat16, float16, float32, float64, is_float, np_finfo, dtype_arg
 from .._random import default_generator
 from .._tensor import _wrap_dim, wrap
 from . import nn_ops as _nn
@@ -569,10 +569,12 @@ def _in_dtype(name, input, dim, dtype):
 
 @register
 def softmax(input, dim, dtype=None):
+    dtype = dtype_arg(dtype, "softmax")
     return _nn.softmax(_in_dtype("softmax", input, dim, dtype), dim)
 
 
 @register
 def log_softmax(input, dim, dtype=None):
+    dtype = dtype_arg(dtype, "log_softmax")
     return _nn.log_softmax(_in_dtype("log_softmax", input, dim, dtype), dim)
 

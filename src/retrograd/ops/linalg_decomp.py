@@ -16,7 +16,7 @@ import math
 import warnings
 
 from .. import _autocast, _dtype, _observe
-from .._dtype import is_float, kind_of, np_finfo
+from .._dtype import is_float, kind_of, np_finfo, dtype_arg
 from .. import return_types as rt
 from .._creation import eye, ones, zeros
 from .._tensor import Tensor, wrap
@@ -1305,6 +1305,7 @@ def matrix_power(A, n, *, out=None):
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """The vector ``ord``-norm over ``dim`` (all elements by default)."""
+    dtype = dtype_arg(dtype, "vector_norm")
     _no_out(out, "linalg.vector_norm")
     if isinstance(ord, str):
         raise TypeError("linalg_vector_norm(): argument 'ord' must be Number, not str")
@@ -1322,13 +1323,29 @@ def _matrix_dims(A, dim):
     return d0, d1
 
 
+def check_norm_dtype(input, dtype, fname):
+    """PyTorch's checks of a norm's ``dtype``: floating or complex, and complex exactly
+    where the input is."""
+    name = _pretty(dtype.np)
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{fname}: dtype should be floating point or complex, but got "
+                           f"{name}")
+    complex_input = input._data.dtype.kind == "c"
+    if dtype.is_complex != complex_input:
+        kind = "complex" if complex_input else "real"
+        raise RuntimeError(f"{fname}: dtype should be {kind} for {kind} inputs, but got "
+                           f"{name}")
+
+
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """Matrix norms: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2 over the two dims ``dim``."""
+    dtype = dtype_arg(dtype, "matrix_norm")
     _no_out(out, "linalg.matrix_norm")
     _need_dims(A, "linalg.matrix_norm")
     _check_float(A, "linalg.matrix_norm")
     d0, d1 = _matrix_dims(A, dim)
     if dtype is not None:
+        check_norm_dtype(A, dtype, "linalg.matrix_norm")
         A = A.to(dtype)
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)
@@ -1352,6 +1369,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """``vector_norm`` or ``matrix_norm`` by ``ord`` and ``dim``, as PyTorch decides: a
     2-tuple dim (or a 2-D input with an ord and no dim) is a matrix norm."""
+    dtype = dtype_arg(dtype, "norm")
     _no_out(out, "linalg.norm")
     if dim is not None:
         dims = (dim,) if isinstance(dim, int) else tuple(dim)

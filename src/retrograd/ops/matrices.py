@@ -1,6 +1,7 @@
 """Building matrices: tril_indices/triu_indices, block_diag (a primitive with its own
 BlockDiagBackward0, as in PyTorch), diagflat and vander."""
 
+from .._dtype import dtype_arg
 from .. import _dtype
 from .._layout import check_layout
 from .._tensor import Tensor, wrap
@@ -13,8 +14,8 @@ __all__ = ["tril_indices", "triu_indices", "block_diag", "diagflat", "vander"]
 
 def _tri_indices(row, col, offset, dtype, upper, device):
     if dtype not in (_dtype.int64, _dtype.int32):
-        raise RuntimeError(f"\"tri{'u' if upper else 'l'}_indices\" not implemented for "
-                           f"'{dtype}'")
+        raise NotImplementedError(f"\"tri{'u' if upper else 'l'}_indices\" not implemented "
+                                  f"for '{_dtype.SCALAR_NAMES[dtype.name]}'")
     dt = dtype.np
 
     def make(xp):
@@ -27,6 +28,7 @@ def _tri_indices(row, col, offset, dtype, upper, device):
 @register(method=False)
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The (2, N) coordinates of the lower triangle of a row x col matrix, row by row."""
+    dtype = dtype_arg(dtype, "tril_indices")
     check_layout(layout, "tril_indices")
     return _tri_indices(row, col, offset, dtype or _dtype.int64, False, device)
 
@@ -34,6 +36,7 @@ def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 @register(method=False)
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The (2, N) coordinates of the upper triangle of a row x col matrix, row by row."""
+    dtype = dtype_arg(dtype, "triu_indices")
     check_layout(layout, "triu_indices")
     return _tri_indices(row, col, offset, dtype or _dtype.int64, True, device)
 

@@ -11,7 +11,7 @@ PyTorch's signatures live in :mod:`retrograd.nn.functional`.
 import math
 import struct
 
-from .._dtype import OPMATH, float32, is_inexact, kind_of
+from .._dtype import OPMATH, float32, is_float, kind_of
 from .._tensor import wrap
 from ..backend import cpu_kernels, get_array_module, gpu_kernels
 from ..backend.functions import functions
@@ -364,11 +364,11 @@ _log_softmax = defop(
 
 
 def _is_float(name, input, dim):
-    """``dim`` in range, and whether the input is floating: PyTorch's softmax kernels
+    """``dim`` in range, and whether the input is real floating: PyTorch's softmax kernels
     exist for those only (its message names the kernel: the last-dim one when ``dim`` is
     the last). An empty input never reaches a kernel: any dtype gives an empty copy."""
     _dim1(dim, input.ndim)
-    if is_inexact(input._data.dtype):
+    if is_float(input._data.dtype):
         return True
     if input._data.size:
         last = dim in (-1, input.ndim - 1) or input.ndim == 0

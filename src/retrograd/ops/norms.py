@@ -5,11 +5,11 @@ the nuclear norm (linear algebra's matrix norm), so neither family imports the o
 import builtins
 import math
 
-from .._dtype import OPMATH, is_inexact
+from .._dtype import OPMATH, is_inexact, dtype_arg
 from .._tensor import Tensor, _wrap_dim
 from ..backend.functions import functions
 from ._registry import _pretty, apply, apply_inplace, defop, register, register_pair
-from .linalg_decomp import matrix_norm
+from .linalg_decomp import check_norm_dtype, matrix_norm
 from .reduction import _no_out, _norm, _reduce_dims
 
 __all__ = ["norm", "renorm"]
@@ -22,6 +22,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     >>> retrograd.tensor([3., 4.]).norm()
     tensor(5.)
     """
+    dtype = dtype_arg(dtype, "norm")
     _no_out(out, "norm")
     dims = None if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
     if isinstance(p, str):
@@ -35,8 +36,12 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     if not is_inexact(input._data.dtype):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {_pretty(input._data.dtype)}")
-    if dtype is not None and dtype.np != input._data.dtype:
-        input = input.to(dtype)
+    if dtype is not None:
+        check_norm_dtype(input, dtype, "linalg.vector_norm")
+        if dtype.np != input._data.dtype:
+            input = input.to(dtype)
+    if input._data.dtype.kind == "c":  # the norm of the moduli: a real result
+        input = input.abs()
     explicit = bool(dims)  # a 0-d input's explicit dim takes no shortcut
     dims = _reduce_dims(dims, input._data.ndim)
     if math.isinf(p):
@@ -50,6 +55,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 @register(function=False, name="norm")
 def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
+    dtype = dtype_arg(dtype, "norm")
     return norm(self, p, dim, keepdim, dtype=dtype)
 
 

@@ -15,7 +15,7 @@ import warnings
 
 from .. import _autocast, _observe, return_types
 from .._dtype import (bfloat16, float16, float32, float64, int64, is_float, is_inexact, is_low,
-                      uint8)
+                      uint8, dtype_arg)
 from .._creation import _size
 from .._tensor import Tensor
 from ..backend.functions import functions
@@ -243,6 +243,7 @@ def sum(input, dim=NO_DIM, keepdim=None, *, dtype=None, out=None):
     >>> retrograd.tensor([[1, 2], [3, 4]]).sum(1)
     tensor([3, 7])
     """
+    dtype = dtype_arg(dtype, "sum")
     dim, keepdim = _dim_given("sum", dim, keepdim, dtype, out), bool(keepdim)
     if dim is None and not keepdim:
         return apply(_sum, (input,), (_acc_dtype(input, dtype),))
@@ -271,6 +272,7 @@ def sum_to_size(self, *size):
 @register
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum treating NaN as zero; PyTorch's CPU kernel has no complex form."""
+    dtype = dtype_arg(dtype, "nansum")
     if input._data.dtype.kind == "c":
         raise RuntimeError(f"nansum on {input.device.type.upper()} does not support complex "
                            f"inputs")
@@ -288,6 +290,7 @@ def mean(input, dim=NO_DIM, keepdim=None, *, dtype=None, out=None):
     >>> retrograd.tensor([1., 2., 6.]).mean()
     tensor(3.)
     """
+    dtype = dtype_arg(dtype, "mean")
     dim, keepdim = _dim_given("mean", dim, keepdim, dtype, out), bool(keepdim)
     _float_only(input, dtype, "mean")
     dt = dtype.np if dtype is not None else None
@@ -304,6 +307,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     >>> retrograd.tensor([1., float("nan"), 3.]).nanmean()
     tensor(2.)
     """
+    dtype = dtype_arg(dtype, "nanmean")
     if not is_inexact(input._data.dtype):
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_pretty(input._data.dtype)}")
@@ -320,6 +324,7 @@ def prod(input, dim=NO_DIM, keepdim=None, *, dtype=None):
     >>> retrograd.tensor([2., 0., 3.]).prod()
     tensor(0.)
     """
+    dtype = dtype_arg(dtype, "prod")
     if dim is None:  # the dim overload takes an int
         raise TypeError("prod(): argument 'dim' must be int, not NoneType")
     dim, keepdim = _dim_given("prod", dim, keepdim, dtype), bool(keepdim)
@@ -837,12 +842,14 @@ def cumsum(input, dim, *, dtype=None, out=None):
     >>> retrograd.tensor([1, 2, 3]).cumsum(0)
     tensor([1, 3, 6])
     """
+    dtype = dtype_arg(dtype, "cumsum")
     return apply(_cumsum, (input,), (_dim1(dim, input._data.ndim), _acc_dtype(input, dtype)))
 
 
 @register
 def cumprod(input, dim, *, dtype=None, out=None):
     """Running product along ``dim``; the gradient is exact with zeros."""
+    dtype = dtype_arg(dtype, "cumprod")
     return apply(_cumprod, (input,), (_dim1(dim, input._data.ndim), _acc_dtype(input, dtype)))
 
 
@@ -856,11 +863,13 @@ def _cumulative_(name, op, self, dim, dtype):
 
 @register(function=False)
 def cumsum_(self, dim, *, dtype=None):
+    dtype = dtype_arg(dtype, "cumsum_")
     return _cumulative_("cumsum", _cumsum, self, dim, dtype)
 
 
 @register(function=False)
 def cumprod_(self, dim, *, dtype=None):
+    dtype = dtype_arg(dtype, "cumprod_")
     return _cumulative_("cumprod", _cumprod, self, dim, dtype)
 
 

@@ -19,7 +19,7 @@ leaves them valid. Half-precision input is refused, as PyTorch's CPU build refus
 import math
 import operator
 
-from .._dtype import SCALAR_NAMES, get_default_dtype
+from .._dtype import SCALAR_NAMES, get_default_dtype, dtype_arg
 from .. import _creation
 from .._layout import check_layout
 from .._tensor import _wrap_dim
@@ -472,6 +472,7 @@ def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, require
     >>> torch.fft.fftfreq(4)
     tensor([ 0.0000,  0.2500, -0.5000, -0.2500])
     """
+    dtype = dtype_arg(dtype, "fftfreq")
     return _freqs("fftfreq", n, d, out, dtype, layout, device, requires_grad,
                   lambda k: where(k < (n + 1) // 2, k, k - n))
 
@@ -479,4 +480,5 @@ def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, require
 def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
     """The sample frequencies of :func:`rfft`: the ``n // 2 + 1`` non-negative ones."""
+    dtype = dtype_arg(dtype, "rfftfreq")
     return _freqs("rfftfreq", n, d, out, dtype, layout, device, requires_grad, lambda k: k)

@@ -8,7 +8,7 @@ default) computes the ``window_length + 1`` symmetric window and drops its last 
 import math
 
 from .. import _creation
-from .._dtype import CPP_NAMES, float32, float64, get_default_dtype
+from .._dtype import CPP_NAMES, float32, float64, get_default_dtype, dtype_arg
 from .._layout import check_layout, strided
 from ._registry import register
 from .joining import cat
@@ -77,6 +77,7 @@ def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype
     >>> torch.hamming_window(4)
     tensor([0.0800, 0.5400, 1.0000, 0.5400])
     """
+    dtype = dtype_arg(dtype, "hamming_window")
     return _window("hamming_window", window_length, periodic, dtype, layout, device,
                    requires_grad, pin_memory, _hamming(alpha, beta))
 
@@ -90,6 +91,7 @@ def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device
     >>> torch.hann_window(4)
     tensor([0.0000, 0.5000, 1.0000, 0.5000])
     """
+    dtype = dtype_arg(dtype, "hann_window")
     return _window("hann_window", window_length, periodic, dtype, layout, device,
                    requires_grad, pin_memory, _hamming(0.5, 0.5))
 
@@ -103,6 +105,7 @@ def _blackman(k, n):
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
                     pin_memory=False, requires_grad=False):
     """``0.42 - 0.5 cos(2 pi k / (N - 1)) + 0.08 cos(4 pi k / (N - 1))``."""
+    dtype = dtype_arg(dtype, "blackman_window")
     return _window("blackman_window", window_length, periodic, dtype, layout, device,
                    requires_grad, pin_memory, _blackman)
 
@@ -116,6 +119,7 @@ def _bartlett(k, n):
 def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
                     pin_memory=False, requires_grad=False):
     """The triangular window: ``1 - |2k / (N - 1) - 1|``."""
+    dtype = dtype_arg(dtype, "bartlett_window")
     return _window("bartlett_window", window_length, periodic, dtype, layout, device,
                    requires_grad, pin_memory, _bartlett)
 
@@ -136,5 +140,6 @@ def _kaiser(beta):
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
                   device=None, pin_memory=False, requires_grad=False):
     """The Kaiser window of shape parameter ``beta``."""
+    dtype = dtype_arg(dtype, "kaiser_window")
     return _window("kaiser_window", window_length, periodic, dtype, layout, device,
                    requires_grad, pin_memory, _kaiser(beta))
