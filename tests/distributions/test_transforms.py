@@ -29,9 +29,15 @@ TRANSFORMS = {  # name -> (builder given the transforms module and the library, 
     "compose_event": (lambda T, lib: T.ComposeTransform([T.ExpTransform(),
                                                          T.SoftmaxTransform()]), X),
     "inverse": (lambda T, lib: T.ExpTransform().inv, POS),
+    "softplus": (lambda T, lib: T.SoftplusTransform(), X),
+    "stick_breaking": (lambda T, lib: T.StickBreakingTransform(), X),
+    "lower_cholesky": (lambda T, lib: T.LowerCholeskyTransform(), X[:, :3]),
+    "positive_definite": (lambda T, lib: T.PositiveDefiniteTransform(), X[:, :3]),
+    "independent": (lambda T, lib: T.IndependentTransform(T.SigmoidTransform(), 1), X),
 }
 BIJECTIVE_WITH_JACOBIAN = ["exp", "sigmoid", "tanh", "power", "affine_number",
-                           "affine_tensor", "compose", "inverse"]
+                           "affine_tensor", "compose", "inverse", "softplus", "stick_breaking",
+                           "independent"]
 
 
 def both(name):
@@ -144,3 +150,53 @@ def test_transformed_support_and_shapes():
     assert tuple(r.event_shape) == tuple(t.event_shape)
     assert repr(r.support) == repr(t.support)
     assert repr(r) == repr(t)
+
+
+def _constraints(C, lib):
+    return [C.real, C.positive, C.nonnegative, C.greater_than(-1.5), C.greater_than_eq(2.0),
+            C.less_than(3.0), C.interval(-2.0, 5.0), C.unit_interval,
+            C.half_open_interval(0.0, 1.0), C.simplex, C.real_vector,
+            C.independent(C.positive, 1), C.lower_cholesky, C.positive_definite,
+            C.interval(lib.zeros(4, dtype=lib.float64), lib.full((4,), 3.0, dtype=lib.float64))]
+
+
+@pytest.mark.parametrize("registry", ["biject_to", "transform_to"])
+@pytest.mark.parametrize("k", range(15))
+def test_constraint_registry(registry, k):
+    """The transform of each constraint, its values in the constraint's set and its
+    log-Jacobian, as PyTorch's; a constraint without one raises as PyTorch's."""
+    x = X[:, :3] if k in (12, 13) else X
+    got = []
+    for lib, D in ((torch, TD), (retrograd, RG)):
+        c = _constraints(D.constraints, lib)[k]
+        try:
+            t = getattr(D, registry)(c)
+        except NotImplementedError as e:
+            got.append(("error", str(e)))
+            continue
+        xt = lib.tensor(x)
+        y = t(xt)
+        assert bool(c.check(y).all())
+        jac = t.log_abs_det_jacobian(xt, y) if t.bijective and registry == "biject_to" else None
+        got.append((repr(t).replace("retrograd", "torch"), y, jac))
+    (tr, ty, *tj), (rr, ry, *rj) = got
+    assert rr == tr
+    if tr == "error":
+        return
+    close(ty, ry)
+    if tj[0] is not None:
+        close(tj[0], rj[0])
+
+
+def test_registry_registration_and_errors():
+    reg = RG.constraint_registry.ConstraintRegistry()
+    with pytest.raises(TypeError, match="Expected constraint to be either a Constraint"):
+        reg.register(3, lambda c: None)
+
+    @reg.register(RG.constraints.positive)
+    def _positive(c):
+        return RG.transforms.SoftplusTransform()
+
+    assert isinstance(reg(RG.constraints.greater_than(0.0)), RG.transforms.SoftplusTransform)
+    with pytest.raises(NotImplementedError, match="Cannot transform _Real constraints"):
+        reg(RG.constraints.real)

@@ -12,15 +12,17 @@ import weakref
 from numbers import Number
 
 from .._creation import full_like
-from ..nn.functional import softplus
+from ..nn.functional import logsigmoid, pad, softplus
+from ..ops.linalg_decomp import cholesky
 from ..ops.dtype_info import finfo
 from ..ops.shape import broadcast_shapes
 from . import constraints
 from .utils import broadcast_all, sum_rightmost
 
 __all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
-           "PowerTransform", "SigmoidTransform", "SoftmaxTransform", "TanhTransform",
-           "Transform", "identity_transform"]
+           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+           "PowerTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
+           "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]
 
 
 class Transform:
@@ -479,3 +481,147 @@ class SoftmaxTransform(_Unparameterized):
         return shape
 
     inverse_shape = forward_shape
+
+
+class SoftplusTransform(_Unparameterized):
+    """``y = log(1 + exp(x))``."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = +1
+
+    def _call(self, x):
+        return softplus(x)
+
+    def _inverse(self, y):
+        return (-y).expm1().neg().log() + y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -softplus(-x)
+
+
+class StickBreakingTransform(_Unparameterized):
+    """Unconstrained vectors of length K - 1 onto the K-simplex, by breaking a stick: each
+    coordinate's sigmoid (offset so that zeros map to the uniform point) takes its share of
+    what is left."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = True
+
+    @staticmethod
+    def _offset(x, n):
+        """log(n - k) for k = 0 .. length - 1 (n: the simplex's K)."""
+        return (n - x.new_ones(x.shape[-1]).cumsum(-1)).log()
+
+    def _call(self, x):
+        z = _clipped_sigmoid(x - self._offset(x, x.shape[-1] + 1))
+        z_cumprod = (1 - z).cumprod(-1)
+        return pad(z, [0, 1], value=1) * pad(z_cumprod, [1, 0], value=1)
+
+    def _inverse(self, y):
+        y_crop = y[..., :-1]
+        sf = (1 - y_crop.cumsum(-1)).clamp(min=finfo(y.dtype).tiny)
+        return y_crop.log() - sf.log() + self._offset(y_crop, y.shape[-1])
+
+    def log_abs_det_jacobian(self, x, y):
+        x = x - self._offset(x, x.shape[-1] + 1)
+        return (-x + logsigmoid(x) + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape[:-1] + (shape[-1] + 1,)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape[:-1] + (shape[-1] - 1,)
+
+
+class LowerCholeskyTransform(_Unparameterized):
+    """Unconstrained matrices to lower-triangular ones with a positive diagonal (its
+    exponential)."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def _call(self, x):
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y):
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(_Unparameterized):
+    """Unconstrained matrices to positive-definite ones: ``L L^T`` of their
+    :class:`LowerCholeskyTransform`."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def _call(self, x):
+        x = LowerCholeskyTransform()(x)
+        return x @ x.mT
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(cholesky(y))
+
+
+class IndependentTransform(Transform):
+    """``base_transform`` over ``reinterpreted_batch_ndims`` more rightmost dims, its
+    log-Jacobian summed over them."""
+
+    def __init__(self, base_transform, reinterpreted_batch_ndims, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.base_transform = base_transform.with_cache(cache_size)
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims,
+                                    cache_size=cache_size)
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self):
+        return constraints.independent(self.base_transform.domain,
+                                       self.reinterpreted_batch_ndims)
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self):
+        return constraints.independent(self.base_transform.codomain,
+                                       self.reinterpreted_batch_ndims)
+
+    @property
+    def bijective(self):
+        return self.base_transform.bijective
+
+    @property
+    def sign(self):
+        return self.base_transform.sign
+
+    def _call(self, x):
+        if x.dim() < self.domain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform(x)
+
+    def _inverse(self, y):
+        if y.dim() < self.codomain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y),
+                             self.reinterpreted_batch_ndims)
+
+    def __repr__(self):
+        return (f"{type(self).__name__}({self.base_transform!r}, "
+                f"{self.reinterpreted_batch_ndims})")
+
+    def forward_shape(self, shape):
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self.base_transform.inverse_shape(shape)
