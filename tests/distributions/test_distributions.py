@@ -97,6 +97,10 @@ CASES = {
                     rng.integers(0, 8, (3, 4)).astype(float)),
     "negbinomial_logits": (lambda D, p: D.NegativeBinomial(p[1] * 2, logits=p[0]),
                            (LOC, SCALE), rng.integers(0, 8, (3, 4)).astype(float)),
+    "inverse_gamma": (lambda D, p: D.InverseGamma(*p), (SCALE, POSITIVE),
+                      rng.uniform(0.1, 4, (3, 4))),
+    "onehot_st": (lambda D, p: D.OneHotCategoricalStraightThrough(logits=p[0]), (LOGITS,),
+                  np.eye(5)[rng.integers(0, 5, (3,))]),
     "weibull": (lambda D, p: D.Weibull(*p), (SCALE, POSITIVE), rng.uniform(0.1, 3, (3, 4))),
     "pareto": (lambda D, p: D.Pareto(*p), (SCALE, POSITIVE), rng.uniform(2.1, 5, (3, 4))),
 }
@@ -211,7 +215,7 @@ def test_sample_shapes_and_dtypes(name):
                                   "uniform", "exponential", "laplace", "mvn_cov", "lognormal",
                                   "halfnormal", "poisson", "mixture", "gamma", "chi2", "beta",
                                   "dirichlet", "gumbel", "geometric", "binomial", "multinomial",
-                                  "studentt", "weibull", "negbinomial"])
+                                  "studentt", "weibull", "negbinomial", "onehot_st"])
 def test_sample_statistics(name):
     """Means of 40,000 draws within five standard errors of the distribution's (the heavy
     tails of Cauchy and of Pareto at alpha < 2 have no variance to test with)."""

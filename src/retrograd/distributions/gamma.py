@@ -1,7 +1,9 @@
-"""``Gamma(concentration, rate)``, and ``Chi2(df)`` (Gamma(df / 2, 1 / 2)). Samples are
+"""``Gamma(concentration, rate)``, ``Chi2(df)`` (Gamma(df / 2, 1 / 2)) and
+``InverseGamma(concentration, rate)`` (the reciprocal of a Gamma draw). Samples are
 reparameterized: ``_standard_gamma`` differentiates a draw in its concentration at the
 draw's fixed quantile."""
 
+import math
 
 from .._creation import as_tensor
 from .._tensor import Size
@@ -10,8 +12,10 @@ from ..ops.random_sampling import _standard_gamma
 from ..ops.special import igamma
 from . import constraints
 from .exp_family import ExponentialFamily
+from .transformed_distribution import TransformedDistribution
+from .transforms import PowerTransform
 
-__all__ = ["Chi2", "Gamma"]
+__all__ = ["Chi2", "Gamma", "InverseGamma"]
 
 
 class Gamma(ExponentialFamily):
@@ -80,3 +84,44 @@ class Chi2(Gamma):
     @property
     def df(self):
         return self.concentration * 2
+
+
+class InverseGamma(TransformedDistribution):
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, concentration, rate, validate_args=None):
+        base = Gamma(concentration, rate, validate_args=validate_args)
+        super().__init__(base, PowerTransform(-base.rate.new_ones(())),
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return super().expand(batch_shape, _instance=self._get_checked_instance(
+            InverseGamma, _instance))
+
+    @property
+    def concentration(self):
+        return self.base_dist.concentration
+
+    @property
+    def rate(self):
+        return self.base_dist.rate
+
+    @property
+    def mean(self):
+        return (self.rate / (self.concentration - 1)).where(self.concentration > 1, math.inf)
+
+    @property
+    def mode(self):
+        return self.rate / (self.concentration + 1)
+
+    @property
+    def variance(self):
+        c = self.concentration
+        result = self.rate.square() / ((c - 1).square() * (c - 2))
+        return result.where(c > 2, math.inf)
+
+    def entropy(self):
+        c = self.concentration
+        return c + self.rate.log() + c.lgamma() - (1 + c) * c.digamma()
