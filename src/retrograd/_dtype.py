@@ -141,7 +141,7 @@ _default = [float32]
 
 
 # Python's own types, as PyTorch's argument parser reads them where a dtype is expected.
-_PYTHON_TYPES = {builtins.bool: bool, builtins.int: int64, builtins.float: float64,
+PYTHON_TYPES = {builtins.bool: bool, builtins.int: int64, builtins.float: float64,
                  builtins.complex: complex128}
 
 
@@ -151,8 +151,8 @@ def dtype_arg(value, fname):
     anything else is PyTorch's TypeError."""
     if value is None or type(value) is dtype:
         return value
-    if isinstance(value, type) and value in _PYTHON_TYPES:
-        return _PYTHON_TYPES[value]
+    if isinstance(value, type) and value in PYTHON_TYPES:
+        return PYTHON_TYPES[value]
     raise TypeError(f"{fname}(): argument 'dtype' must be torch.dtype, not "
                     f"{type(value).__name__}")
 

@@ -367,13 +367,11 @@ def _record(op, values, attrs, outs):
         fn = v._grad_fn
         edge = (fn, v._output_nr) if fn is not None else (grad_accumulator(v), 0)
         shape = d.shape if type(d) is _ndarray else shape_of(d)
-        shapes = _SHAPES.get(shape) if type(shape) is tuple else None
-        if shapes is None:  # (a vmap batch's shape carries its level: never shared)
-            shapes = _shared(_SHAPES, shape) if type(shape) is tuple else \
-                ((shape,), (shape, None))
-        dtypes = _DTYPES.get(d.dtype)
-        if dtypes is None:
-            dtypes = _shared(_DTYPES, d.dtype)
+        if type(shape) is tuple:
+            shapes = _SHAPES.get(shape) or _shared(_SHAPES, shape)
+        else:  # a vmap batch's shape carries its level: never shared
+            shapes = ((shape,), (shape, None))
+        dtypes = _DTYPES.get(d.dtype) or _shared(_DTYPES, d.dtype)
         if op.unary:
             node = new_node(op.node_cls, (edge,))
             shapes, dtypes = shapes[0], dtypes[0]

@@ -72,9 +72,6 @@ _copy = defop("copy", lambda xp, self, src: xp.broadcast_to(src.astype(self.dtyp
               vjp={"self": _zeros, "src": lambda grad: grad}, node="CopyBackwards", jvp="linear")
 
 
-_PYTHON_DTYPES = (bool, int, float, complex)  # what to() reads as a dtype among its arguments
-
-
 def _to_args(args, kwargs):
     """(device, dtype, copy, memory_format) from the argument forms of ``Tensor.to``."""
     device = kwargs.pop("device", None)
@@ -87,7 +84,7 @@ def _to_args(args, kwargs):
     rest = list(args)
     if rest:
         a = rest.pop(0)
-        if isinstance(a, _dtype.dtype) or isinstance(a, type) and a in _PYTHON_DTYPES:
+        if isinstance(a, _dtype.dtype) or isinstance(a, type) and a in _dtype.PYTHON_TYPES:
             dtype = _dtype.dtype_arg(a, "to")
         elif isinstance(a, Tensor):
             device, dtype = a.device, a.dtype
