@@ -5,20 +5,14 @@ import math
 from .._creation import full
 from .._tensor import Size
 from . import constraints
+from ._loc_scale import LocScale
 from .distribution import Distribution
 from .half_normal import Folded
 
 __all__ = ["Cauchy", "HalfCauchy"]
 
 
-class Cauchy(Distribution):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self._init_params(validate_args, loc=loc, scale=scale)
-
+class Cauchy(LocScale, Distribution):
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Cauchy, batch_shape, _instance, ("loc", "scale"))
 
@@ -28,10 +22,6 @@ class Cauchy(Distribution):
     @property
     def mean(self):
         return self._filled(math.nan)
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -4,29 +4,18 @@ import math
 
 from .._tensor import Size
 from ..ops.dtype_info import finfo
-from . import constraints
+from ._loc_scale import LocScale
 from .distribution import Distribution
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self._init_params(validate_args, loc=loc, scale=scale)
-
+class Laplace(LocScale, Distribution):
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Laplace, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
         return self.loc
 
     @property

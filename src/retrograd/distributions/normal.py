@@ -5,7 +5,7 @@ import math
 from .._creation import normal as _normal
 from .._tensor import Size
 from ..autograd.grad_mode import no_grad
-from . import constraints
+from ._loc_scale import LocScale
 from .exp_family import ExponentialFamily
 from .utils import standard_normal
 
@@ -14,24 +14,14 @@ __all__ = ["Normal"]
 _HALF_LOG_2PI = math.log(math.sqrt(2 * math.pi))
 
 
-class Normal(ExponentialFamily):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
+class Normal(LocScale, ExponentialFamily):
     _mean_carrier_measure = 0
-
-    def __init__(self, loc, scale, validate_args=None):
-        self._init_params(validate_args, loc=loc, scale=scale)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Normal, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
         return self.loc
 
     @property
