@@ -53,6 +53,8 @@ CYCLES = set()
 
 # Imports of retrograd modules inside functions: (importer, imported): why not at the top.
 DEFERRED = {
+    ("retrograd.backend.cpu_kernels", "retrograd.backend._numba_kernels"):
+        "numba loads on the first kernel call, not with retrograd",
     ("retrograd.__main__", "retrograd._runner"): "each command loads only its own module",
     ("retrograd.__main__", "retrograd.demo"): "each command loads only its own module",
     ("retrograd.__main__", "retrograd.memory.viz"): "each command loads only its own module",

@@ -11,6 +11,8 @@ import math
 import numpy
 from numpy.lib.stride_tricks import as_strided
 
+from ..backend.cpu_kernels import copy_into, pad_planes
+
 __all__ = ["conv", "conv_dx", "conv_dw", "conv_transpose", "bias_grad", "finite"]
 
 
@@ -54,9 +56,7 @@ def _windows(x, kernel, stride, padding, dilation, grid, ohw=None):
     oh, ow = ohw
     r, wq, hb = _grid((h, w), ohw, kernel, stride, padding, dilation, grid)
     if hb != h or r != w or not x.flags.c_contiguous:
-        buf = numpy.zeros((n, c, hb, r), dtype=x.dtype)
-        buf[:, :, ph:ph + h, pw:pw + w] = x
-        x = buf
+        x = pad_planes(x, hb, r, ph, pw)
     s0, s1, s2, s3 = _c_strides(x)
     return as_strided(x, (c, kh, kw, n, oh, wq), (s1, s2 * dh, s3 * dw, s0, s2 * sh, s3 * sw),
                       writeable=False), oh, ow, wq
@@ -100,10 +100,8 @@ def _chunks(n, k, columns, itemsize):
 def _rows(g, wq):
     """(N, O, OH, OW) -> (O, N*OH*Wq), zero in the junk columns."""
     n, o, oh, ow = g.shape
-    if wq == ow:
-        return numpy.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(o, -1)
     rows = numpy.empty((o, n, oh, wq), dtype=g.dtype)
-    rows[..., :ow] = g.transpose(1, 0, 2, 3)
+    copy_into(rows[..., :ow], g.transpose(1, 0, 2, 3))
     rows[..., ow:] = 0
     return rows.reshape(o, -1)
 
@@ -139,12 +137,12 @@ def conv(x, w, bias, stride, padding, dilation, groups, ohw=None):
     direct = wq == ow and groups == 1 and chunks[0][1] - chunks[0][0] == 1
     for a, b in chunks:
         c = cols[:, :(b - a) * lq]
-        numpy.copyto(c[:k].reshape(view.shape[:3] + (b - a, oh, wq)), view[:, :, :, a:b])
+        copy_into(c[:k].reshape(view.shape[:3] + (b - a, oh, wq)), view[:, :, :, a:b])
         if direct:  # one image, no junk columns: the GEMM writes its output plane
             numpy.matmul(wm, c, out=out[a].reshape(o, lq))
             continue
         res = _grouped(wm, c, groups).reshape(o, b - a, oh, wq)
-        out[a:b] = res[..., :ow].transpose(1, 0, 2, 3)
+        copy_into(out[a:b], res[..., :ow].transpose(1, 0, 2, 3))
     if bias is not None and not fused:
         out += bias.reshape(-1, 1, 1)
     return out
@@ -229,7 +227,7 @@ def conv_dw(g, x, w_shape, stride, padding, dilation, groups):
     dw = None
     for a, b in chunks:
         c = cols[:, :(b - a) * lq]
-        numpy.copyto(c.reshape(view.shape[:3] + (b - a, oh, wq)), view[:, :, :, a:b])
+        copy_into(c.reshape(view.shape[:3] + (b - a, oh, wq)), view[:, :, :, a:b])
         part = g[a].reshape(o, lq) if rows is None else rows[:, a * lq:b * lq]
         if groups > 1:
             d = numpy.matmul(part.reshape(groups, o // groups, -1),

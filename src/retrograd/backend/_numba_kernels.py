@@ -1,0 +1,557 @@
+"""The numba kernels of :mod:`.cpu_kernels`, defined at module level: numba's disk cache
+keys a function defined inside another by the pickled contents of its closure, and the
+kernels it calls pickle differently in every process, so such kernels compiled again in
+each one (about a second) and added files to the cache each time (52 MB of them here).
+
+``erf`` is the rational approximation of Eigen and XLA (exact in float32 outside
+[-4, 4]); ``exp`` is Cephes' polynomial after Cody-Waite reduction, with the power of
+two built from its bits. Both are written out because numba's ``math.erf`` and
+``math.exp`` are calls that stop vectorization. No fast-math flag assumes away NaN or
+infinity: a NaN propagates, and ``exp(-inf)`` is 0, as masked attention needs.
+"""
+
+import numpy
+from llvmlite import ir
+from numba import carray, cfunc, njit, types
+from numba.extending import intrinsic
+
+# Reassociation (vectorized sums), contraction into FMAs, no signed zeros. Not 'nnan' or
+# 'ninf' (LLVM would drop the NaN and infinity handling), nor 'afn'/'arcp' (square roots
+# and divisions by Newton steps from estimates: 1/sqrt(inf) would be NaN, not 0).
+_FLAGS = {"reassoc", "contract", "nsz"}
+
+_f = numpy.float32
+# erf(z) = z P(z^2) / Q(z^2) on [-4, 4], highest degree first
+_ERF_P = tuple(_f(c) for c in (-2.72614225801306e-10, 2.77068142495902e-08,
+                               -2.10102402082508e-06, -5.69250639462346e-05,
+                               -7.34990630326855e-04, -2.95459980854025e-03,
+                               -1.60960333262415e-02))
+_ERF_Q = tuple(_f(c) for c in (-1.45660718464996e-05, -2.13374055278905e-04,
+                               -1.68282697438203e-03, -7.37332916720468e-03,
+                               -1.42647390514189e-02))
+# exp(r) = 1 + r + r^2 E(r) on |r| <= ln(2)/2, highest degree first
+_EXP_E = tuple(_f(c) for c in (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3,
+                               4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1))
+_LOG2E, _LN2_HI, _LN2_LO = _f(1.4426950408889634), _f(0.693359375), _f(-2.12194440e-4)
+_EXP_MIN = _f(-120.0)  # exp(t) rounds to 0 in float32 from t = -104 down
+_HALF, _ONE, _FOUR, _ZERO, _INF = _f(0.5), _f(1.0), _f(4.0), _f(0.0), _f(numpy.inf)
+_SQRT1_2, _INV_SQRT_2PI = _f(0.7071067811865476), _f(0.3989422804014327)
+_INT_MIN, _31, _MAGNITUDE = numpy.int32(-2**31), numpy.int32(31), numpy.int32(2**31 - 1)
+_BLOCK = 16  # rows a row-wise kernel takes a step at a time
+_CHUNK = 256  # elements a float32 partial sum adds
+
+jit = njit(fastmath=_FLAGS, error_model="numpy", cache=True, nogil=True)
+inline = njit(fastmath=_FLAGS, error_model="numpy", inline="always")
+p0, p1, p2, p3, p4, p5, p6 = _ERF_P
+q0, q1, q2, q3, q4 = _ERF_Q
+e0, e1, e2, e3, e4, e5 = _EXP_E
+
+
+@intrinsic
+def as_float32(typingctx, bits):
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.FloatType())
+    return types.float32(types.int32), codegen
+
+
+@intrinsic
+def fused(typingctx, a, b, c):
+    """``a * b + c`` rounded once: LLVM's fma (the instruction, or the C library's)."""
+    def codegen(context, builder, signature, args):
+        return builder.fma(*args)
+    return a(a, b, c), codegen
+
+
+@intrinsic
+def float32_at(typingctx, address):
+    """A float32 pointer from an integer address (a job's array)."""
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], ir.PointerType(ir.FloatType()))
+    return types.CPointer(types.float32)(types.int64), codegen
+
+
+@intrinsic
+def int64_at(typingctx, address):
+    """An int64 pointer from an integer address."""
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], ir.PointerType(ir.IntType(64)))
+    return types.CPointer(types.int64)(types.int64), codegen
+
+# A job (blas_threads.run_jobs) is a row of int64: the addresses of its part of each
+# array, that part's length along the first axis, then the kernel's other sizes.
+job = cfunc(types.void(types.CPointer(types.int64)), fastmath=_FLAGS,
+            error_model="numpy", cache=True, nogil=True)
+
+
+@inline
+def exp_neg(t):
+    """``exp(t)`` for t <= 0 or NaN; below float32's normal range the power of two is
+    applied in two halves, so the result rounds gradually to 0 as NumPy's does."""
+    t = _EXP_MIN if t < _EXP_MIN else t
+    n = numpy.floor(t * _LOG2E + _HALF)
+    r = t - n * _LN2_HI - n * _LN2_LO
+    e = ((((e0 * r + e1) * r + e2) * r + e3) * r + e4) * r + e5
+    e = e * r * r + r + _ONE
+    half = numpy.int32(n) >> numpy.int32(1)
+    rest = numpy.int32(n) - half
+    return (e * as_float32((half + numpy.int32(127)) << numpy.int32(23))
+            * as_float32((rest + numpy.int32(127)) << numpy.int32(23)))
+
+
+@inline
+def erf(z):
+    """erf; a NaN passes through the clamp."""
+    z = _FOUR if z > _FOUR else z
+    z = -_FOUR if z < -_FOUR else z
+    z2 = z * z
+    p = (((((p0 * z2 + p1) * z2 + p2) * z2 + p3) * z2 + p4) * z2 + p5) * z2 + p6
+    q = (((q0 * z2 + q1) * z2 + q2) * z2 + q3) * z2 + q4
+    return z * p / q
+
+
+@jit
+def gelu(x, out):
+    for i in range(x.size):
+        v = x[i]
+        y = _HALF * v * (_ONE + erf(v * _SQRT1_2))
+        out[i] = y if v < _INF else v - v  # NaN at +inf, as PyTorch's float32 GELU
+
+
+@jit
+def gelu_grad(g, x, out):
+    for i in range(x.size):
+        v = x[i]
+        d = _HALF * (_ONE + erf(v * _SQRT1_2)) + v * _INV_SQRT_2PI * exp_neg(-_HALF * v * v)
+        # inf * exp(-inf) is NaN, as in PyTorch; reassociation could keep the inf
+        out[i] = g[i] * (d if abs(v) < _INF else v - v)
+
+
+@job
+def gelu_job(p):
+    j = carray(p, 3)
+    gelu(carray(float32_at(j[0]), j[2]), carray(float32_at(j[1]), j[2]))
+
+
+@job
+def gelu_grad_job(p):
+    j = carray(p, 4)
+    n = j[3]
+    gelu_grad(carray(float32_at(j[0]), n), carray(float32_at(j[1]), n),
+              carray(float32_at(j[2]), n))
+
+
+@inline
+def chunk_sum(a):
+    s = _ZERO
+    for j in range(a.size):
+        s += a[j]
+    return s
+
+
+@inline
+def chunk_squares(a, m):
+    """The sum of ``(a - m)**2`` (each square in float32: one that overflows is inf,
+    as in the NumPy path)."""
+    s = _ZERO
+    for j in range(a.size):
+        d = a[j] - m
+        s += d * d
+    return s
+
+
+@jit
+def layer_norm(x, w, b, eps, out, mean, rstd):
+    """The statistics add float32 sums of chunks of a row (vectorized: many lanes, each
+    a few elements) in float64: a long row loses no more than a short one."""
+    rows, n = x.shape
+    for r in range(rows):
+        row = x[r]
+        s = 0.0
+        for j in range(0, n, _CHUNK):
+            s += chunk_sum(row[j:j + _CHUNK])
+        m = numpy.float32(s / n)
+        v = 0.0
+        for j in range(0, n, _CHUNK):
+            v += chunk_squares(row[j:j + _CHUNK], m)
+        rs = _ONE / numpy.sqrt(numpy.float32(v / n) + eps)
+        for j in range(n):
+            y = (x[r, j] - m) * rs
+            if w is not None:
+                y *= w[j]
+            if b is not None:
+                y += b[j]
+            out[r, j] = y
+        mean[r] = m
+        rstd[r] = rs
+
+
+@jit
+def layer_norm_dx(g, x, w, mean, rstd, out):
+    rows, n = x.shape
+    nf = numpy.float32(n)
+    for r in range(rows):
+        ds = _ZERO  # float32 sums, as PyTorch's backward kernel (vectorized: many lanes)
+        db = _ZERO
+        for j in range(n):
+            gj = g[r, j] if w is None else g[r, j] * w[j]
+            ds += gj * x[r, j]
+            db += gj
+        m, rs = mean[r], rstd[r]
+        k = (db * m - ds) * rs * rs * rs / nf  # float32, as the rule (n would be float64)
+        c = -k * m - db * rs / nf
+        for j in range(n):
+            gj = g[r, j] if w is None else g[r, j] * w[j]
+            out[r, j] = rs * gj + k * x[r, j] + c
+
+
+@jit
+def layer_norm_dw(g, x, mean, rstd, out):
+    rows, n = x.shape
+    out[:] = _ZERO
+    for r in range(rows):
+        m, rs = mean[r], rstd[r]
+        for j in range(n):
+            out[j] += g[r, j] * ((x[r, j] - m) * rs)
+
+
+@jit
+def column_sum(g, out):
+    out[:] = _ZERO
+    for r in range(g.shape[0]):
+        for j in range(g.shape[1]):
+            out[j] += g[r, j]
+
+
+@jit
+def row_sum(a, r):
+    """Row ``r``'s sum, vectorized (a function of its own: its flags stay its own)."""
+    s = _ZERO
+    for j in range(a.shape[1]):
+        s += a[r, j]
+    return s
+
+
+@inline
+def row_max(bits, r):
+    """Row ``r``'s maximum, from the float32 values' bits (``bits``, an int32 view):
+    with the magnitude bits of the negatives flipped they order as the floats do, and
+    an integer maximum vectorizes where a float one (NaN-aware) stays scalar. A NaN is
+    either the maximum or passed over: either way it makes the row NaN through exp."""
+    m = _INT_MIN
+    for j in range(bits.shape[1]):
+        b = bits[r, j]
+        k = b ^ ((b >> _31) & _MAGNITUDE)
+        m = k if k > m else m
+    return as_float32(m ^ ((m >> _31) & _MAGNITUDE))
+
+
+@jit
+def softmax(x, out):
+    """A block of rows at a time, each step for all its rows before the next: a row
+    is short, and its maximum, sum and reciprocal are each a chain of dependent
+    operations that the next row's work can overlap only when it does not wait on it."""
+    rows, n = x.shape
+    bits = x.view(numpy.int32)
+    per_row = numpy.empty(_BLOCK, numpy.float32)
+    for r0 in range(0, rows, _BLOCK):
+        r1 = min(r0 + _BLOCK, rows)
+        for r in range(r0, r1):
+            per_row[r - r0] = row_max(bits, r)
+        for r in range(r0, r1):
+            m = per_row[r - r0]
+            s = _ZERO
+            for j in range(n):
+                e = exp_neg(x[r, j] - m)
+                out[r, j] = e
+                s += e
+            per_row[r - r0] = _ONE / s
+        for r in range(r0, r1):
+            s = per_row[r - r0]
+            for j in range(n):
+                out[r, j] *= s
+
+
+@jit
+def softmax_grad(g, y, out):
+    rows, n = y.shape
+    for r in range(rows):
+        s = _ZERO
+        for j in range(n):
+            s += g[r, j] * y[r, j]
+        for j in range(n):
+            out[r, j] = y[r, j] * (g[r, j] - s)
+
+
+@njit(fastmath={"contract", "nsz"}, error_model="numpy", cache=True, nogil=True)
+def log_softmax(x, out):
+    """``(x - max) - log(sum)`` as written: reassociated into ``x - (max + log(sum))``
+    it loses the log where the maximum is huge. So no 'reassoc' here; the sum of the
+    exponentials is a function of its own that may reassociate."""
+    rows, n = x.shape
+    bits = x.view(numpy.int32)
+    for r in range(rows):
+        m = row_max(bits, r)
+        for j in range(n):
+            out[r, j] = exp_neg(x[r, j] - m)
+        lse = numpy.log(row_sum(out, r))
+        for j in range(n):
+            out[r, j] = (x[r, j] - m) - lse
+
+
+@jit
+def log_softmax_grad(g, y, out):
+    rows, n = y.shape
+    for r in range(rows):
+        s = row_sum(g, r)
+        for j in range(n):
+            out[r, j] = g[r, j] - exp_neg(y[r, j]) * s
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def adam(p, g, m, v, decay, wd, w, one_minus_w, small_w, beta2, one_minus_beta2,
+         bc2_sqrt, eps, neg_step_size):
+    """No fast-math: each operation rounds as the NumPy chain's does, in its order."""
+    for i in range(p.size):
+        pi = p[i] * decay if decay != 1 else p[i]
+        gi = pi * wd + g[i] if wd != 0 else g[i]
+        diff = gi - m[i]
+        mi = m[i] + diff * w if small_w else gi - diff * one_minus_w
+        vi = v[i] * beta2 + gi * one_minus_beta2 * gi
+        p[i] = pi + mi / (numpy.sqrt(vi) / bc2_sqrt + eps) * neg_step_size
+        m[i] = mi
+        v[i] = vi
+
+
+@jit
+def relu(x, out):
+    for i in range(x.size):
+        v = x[i]
+        out[i] = _ZERO if v <= _ZERO else v  # a NaN passes
+
+
+@jit
+def relu_grad(g, y, out):
+    for i in range(y.size):
+        out[i] = _ZERO if y[i] <= _ZERO else g[i]
+
+
+@job
+def relu_job(p):
+    j = carray(p, 3)
+    relu(carray(float32_at(j[0]), j[2]), carray(float32_at(j[1]), j[2]))
+
+
+@job
+def relu_grad_job(p):
+    j = carray(p, 4)
+    n = j[3]
+    relu_grad(carray(float32_at(j[0]), n), carray(float32_at(j[1]), n),
+              carray(float32_at(j[2]), n))
+
+
+@jit
+def outer(a, b, out):
+    for k in range(a.shape[0]):
+        for i in range(a.shape[1]):
+            ai = a[k, i]
+            for j in range(b.shape[1]):
+                out[k, i, j] = ai * b[k, j]
+
+
+@jit
+def add_scaled(x, y, alpha):
+    for i in range(x.size):
+        x[i] += alpha * y[i]
+
+exact = njit(cache=True, nogil=True, error_model="numpy")
+
+
+@exact
+def max_pool_2x2(x, out, idx):
+    """Each 2x2 window's maximum and its flat index in the (H, W) plane: PyTorch's CPU
+    rule, a running maximum over the window in row-major order that a later value
+    takes when greater or NaN, computed as each row's winner by that rule and the
+    second row's winning when greater or NaN (the same choice: a tie stays with the
+    first row, and the last NaN wins either way). Branch-free selects: the winners
+    of random data are unpredictable."""
+    w = x.shape[2]
+    for b in range(x.shape[0]):
+        for oy in range(out.shape[1]):
+            r0, r1, at = x[b, 2 * oy], x[b, 2 * oy + 1], 2 * oy * w
+            for ox in range(out.shape[2]):
+                a, c, d, e = r0[2 * ox], r0[2 * ox + 1], r1[2 * ox], r1[2 * ox + 1]
+                right0 = (c > a) | (c != c)
+                right1 = (e > d) | (e != e)
+                top = c if right0 else a
+                bottom = e if right1 else d
+                down = (bottom > top) | (bottom != bottom)
+                out[b, oy, ox] = bottom if down else top
+                idx[b, oy, ox] = at + 2 * ox + ((w + 1 if right1 else w) if down
+                                                else (1 if right0 else 0))
+
+
+@job
+def max_pool_2x2_job(p):
+    j = carray(p, 8)
+    n, h, w, oh, ow = j[3], j[4], j[5], j[6], j[7]
+    max_pool_2x2(carray(float32_at(j[0]), (n, h, w)), carray(float32_at(j[1]), (n, oh, ow)),
+                 carray(int64_at(j[2]), (n, oh, ow)))
+
+
+@exact
+def max_pool_2d(x, out, idx, kernel, stride, pad, dilation):
+    """Any 2-D max pool over (planes, H, W): each window's running maximum in
+    row-major order, a later value taking it when greater or NaN (PyTorch's CPU rule),
+    from the window's first element inside the plane; a window wholly in padding is
+    -inf with index -1 (the NumPy rule's). Each window's offsets inside the plane are
+    found once per row and column (no bound test per element), and the selects are
+    branch-free."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, pad, dilation
+    h, w = x.shape[1], x.shape[2]
+    for b in range(x.shape[0]):
+        plane = x[b]
+        for oy in range(out.shape[1]):
+            y0 = oy * sh - ph
+            i0 = (-y0 + dh - 1) // dh if y0 < 0 else 0  # the kernel rows inside
+            i1 = min(kh, (h - y0 + dh - 1) // dh)
+            for ox in range(out.shape[2]):
+                x0 = ox * sw - pw
+                j0 = (-x0 + dw - 1) // dw if x0 < 0 else 0
+                j1 = min(kw, (w - x0 + dw - 1) // dw)
+                if i0 >= i1 or j0 >= j1:
+                    out[b, oy, ox], idx[b, oy, ox] = -_INF, -1
+                    continue
+                best = plane[y0 + i0 * dh, x0 + j0 * dw]
+                at = (y0 + i0 * dh) * w + x0 + j0 * dw
+                for i in range(i0, i1):
+                    y = y0 + i * dh
+                    for j in range(j0, j1):
+                        c = x0 + j * dw
+                        v = plane[y, c]
+                        take = (v > best) | (v != v)
+                        best = v if take else best
+                        at = y * w + c if take else at
+                out[b, oy, ox], idx[b, oy, ox] = best, at
+
+
+@exact
+def index_add_rows(g, idx, out):
+    """``out[b] = 0``, then ``out[b, idx[b, q]] += g[b, q]``, over each row ``b``, skipping
+    negative indices (a max pool's windows wholly in padding)."""
+    for b in range(g.shape[0]):
+        row = out[b]
+        for t in range(row.size):
+            row[t] = 0
+        for q in range(g.shape[1]):
+            i = idx[b, q]
+            if i >= 0:
+                out[b, i] += g[b, q]
+
+
+@job
+def index_add_rows_job(p):
+    j = carray(p, 6)
+    n, m, plane = j[3], j[4], j[5]
+    index_add_rows(carray(float32_at(j[0]), (n, m)), carray(int64_at(j[1]), (n, m)),
+                   carray(float32_at(j[2]), (n, plane)))
+
+
+@exact
+def linspace(lo, hi, step, out):
+    one = numpy.empty(1, out.dtype)  # (an index converted to the values' type by a store)
+    n, half = out.size, out.size // 2
+    for i in range(half):
+        one[0] = i
+        out[i] = fused(step, one[0], lo)
+    for i in range(half, n):
+        one[0] = n - 1 - i
+        out[i] = fused(-step, one[0], hi)
+
+@exact
+def pad_planes(x, out, top, left):
+    """Each (H, W) plane of ``x`` into its larger plane of ``out`` at row ``top``, column
+    ``left``, zeros around it: one pass over ``out``."""
+    h, w = x.shape[1], x.shape[2]
+    for b in range(x.shape[0]):
+        for y in range(out.shape[1]):
+            row = out[b, y]
+            if top <= y < top + h:
+                src, into = x[b, y - top], row[left:]  # (views indexed from 0)
+                for t in range(left):
+                    row[t] = 0
+                for t in range(w):
+                    into[t] = src[t]
+                for t in range(w, into.size):
+                    into[t] = 0
+            else:
+                for t in range(row.size):
+                    row[t] = 0
+
+
+@job
+def pad_planes_job(p):
+    j = carray(p, 9)
+    n, h, w, hb, r = j[2], j[3], j[4], j[5], j[6]
+    pad_planes(carray(float32_at(j[0]), (n, h, w)), carray(float32_at(j[1]), (n, hb, r)),
+               j[7], j[8])
+
+
+@exact
+def strided_copy(dst, src, shape, dst_step, src_step):
+    """``dst[...] = src`` on 6-D float32 views given as flat buffers, their shape and their
+    steps in elements (non-negative); the last axis is one contiguous run when both step
+    by one."""
+    n0, n1, n2, n3, n4, n5 = shape
+    d0, d1, d2, d3, d4, d5 = dst_step
+    s0, s1, s2, s3, s4, s5 = src_step
+    runs = d5 == 1 and s5 == 1
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for i2 in range(n2):
+                for i3 in range(n3):
+                    for i4 in range(n4):
+                        # (indexing views from 0: an index that might be negative gets a
+                        # wraparound check per element, which stops vectorization)
+                        to = dst[i0 * d0 + i1 * d1 + i2 * d2 + i3 * d3 + i4 * d4:]
+                        fro = src[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3 + i4 * s4:]
+                        if runs:
+                            for t in range(n5):
+                                to[t] = fro[t]
+                        else:
+                            for t in range(n5):
+                                to[t * d5] = fro[t * s5]
+
+
+@inline
+def _extent(j, shape_at, step_at):
+    """Elements a view spans: its last element's offset, plus one."""
+    end = 1
+    for a in range(6):
+        end += (j[shape_at + a] - 1) * j[step_at + a]
+    return end
+
+
+@job
+def strided_copy_job(p):
+    """[dst, src, 6 sizes, 6 dst steps, 6 src steps]."""
+    j = carray(p, 20)
+    shape, dst_step, src_step = j[2:8], j[8:14], j[14:20]
+    strided_copy(carray(float32_at(j[0]), _extent(j, 2, 8)),
+                 carray(float32_at(j[1]), _extent(j, 2, 14)), shape, dst_step, src_step)
+
+
+JOB_FUNCTIONS = {"gelu": gelu_job, "gelu_grad": gelu_grad_job, "relu": relu_job,
+                 "relu_grad": relu_grad_job, "max_pool_2x2": max_pool_2x2_job,
+                 "index_add_rows": index_add_rows_job, "strided_copy": strided_copy_job,
+                 "pad_planes": pad_planes_job}
+KERNELS = {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "outer": outer,
+        "add_scaled": add_scaled, "gelu_grad": gelu_grad, "layer_norm": layer_norm,
+        "layer_norm_dx": layer_norm_dx, "layer_norm_dw": layer_norm_dw,
+        "column_sum": column_sum,
+        "softmax": softmax, "softmax_grad": softmax_grad, "log_softmax": log_softmax,
+        "log_softmax_grad": log_softmax_grad, "max_pool_2x2": max_pool_2x2,
+        "max_pool_2d": max_pool_2d,
+        "index_add_rows": index_add_rows, "linspace": linspace,
+           "pad_planes": pad_planes}
+
+JOBS = {name: f.address for name, f in JOB_FUNCTIONS.items()}

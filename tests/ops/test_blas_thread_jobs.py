@@ -1,0 +1,214 @@
+"""Compiled kernels split across OpenBLAS's threads (backend/blas_threads.py): each part
+on its thread gives the one-thread kernel's result bit for bit, parts meeting at every
+boundary (cache lines, planes, rows), with NaN, odd lengths and the one-thread fallbacks."""
+
+import numpy
+import pytest
+
+import retrograd
+from retrograd.backend import blas_threads, cpu_kernels
+
+pytestmark = pytest.mark.skipif(not cpu_kernels.ready(), reason="numba is not installed")
+
+needs_threads = pytest.mark.skipif(blas_threads.threads() < 2,
+                                   reason="NumPy's BLAS is not a multithreaded OpenBLAS")
+
+
+@pytest.fixture
+def split(monkeypatch):
+    """Every kernel splits, however small its work."""
+    monkeypatch.setattr(cpu_kernels, "_SPLIT_MIN", dict.fromkeys(cpu_kernels._SPLIT_MIN, 0))
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    """The job tables ``run_jobs`` is handed in more than one part."""
+    seen = []
+    run = blas_threads.run_jobs
+
+    def record(address, jobs):
+        if len(jobs) > 1:
+            seen.append(jobs.copy())
+        run(address, jobs)
+    monkeypatch.setattr(blas_threads, "run_jobs", record)
+    return seen
+
+
+def _one_thread(monkeypatch, f):
+    with monkeypatch.context() as m:
+        m.setattr(cpu_kernels, "_SPLIT_MIN", dict.fromkeys(cpu_kernels._SPLIT_MIN, 1 << 62))
+        return f()
+
+
+def _values(shape, seed):
+    rng = numpy.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 3).astype(numpy.float32)
+    x.reshape(-1)[::7] = numpy.nan
+    x.reshape(-1)[3::11] = -0.0
+    return x
+
+
+@needs_threads
+@pytest.mark.parametrize("n", [1025, 4099, 100_003])
+@pytest.mark.parametrize("name", ["relu", "gelu"])
+def test_split_elementwise_kernels_match_one_thread(name, n, monkeypatch, split, spy):
+    x, g = _values(n, n), _values(n, n + 1)
+    fwd, bwd = getattr(cpu_kernels, name), getattr(cpu_kernels, name + "_grad")
+    want = _one_thread(monkeypatch, lambda: (fwd(x), bwd(g, x)))
+    got = fwd(x), bwd(g, x)
+    for a, b in zip(got, want, strict=True):
+        assert numpy.array_equal(a.view(numpy.int32), b.view(numpy.int32))
+    jobs = spy[0]
+    assert len(jobs) == blas_threads.threads() and jobs[:, 2].sum() == n
+    assert (numpy.diff(jobs[:, 0]) % cpu_kernels._ALIGN == 0).all()
+
+
+@needs_threads
+@pytest.mark.parametrize("shape", [(3, 4, 4), (2, 3, 6, 10), (5, 1, 2, 2), (1, 9, 8)])
+def test_split_2x2_max_pool_and_its_gradient_match_one_thread(shape, monkeypatch, split, spy):
+    x = _values(shape, sum(shape))
+    args = ((2, 2), (2, 2), ((0, 0), (0, 0)), (1, 1))
+    (out, idx), want = cpu_kernels.max_pool_2d(x, *args), _one_thread(
+        monkeypatch, lambda: cpu_kernels.max_pool_2d(x, *args))
+    assert numpy.array_equal(out, want[0], equal_nan=True)
+    assert numpy.array_equal(idx, want[1])
+    g = _values(out.shape, 3)
+    plane = shape[-1] * shape[-2]
+    dx = cpu_kernels.max_pool_grad(g, idx, x.shape, plane)
+    assert numpy.array_equal(dx, _one_thread(
+        monkeypatch, lambda: cpu_kernels.max_pool_grad(g, idx, x.shape, plane)), equal_nan=True)
+    planes = x.size // plane
+    if planes >= blas_threads.threads():
+        assert [int(j[:, 3].sum()) for j in spy] == [planes, planes]  # (the pool, its grad)
+
+
+@needs_threads
+def test_split_kernels_in_a_training_step_match_one_thread(monkeypatch, split):
+    """conv -> relu -> 2x2 max pool, forward and backward, as w3 runs them."""
+    def step():
+        retrograd.manual_seed(0)
+        nn = retrograd.nn
+        model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                              nn.Flatten(), nn.Linear(8 * 4 * 4, 3), nn.GELU())
+        x = retrograd.from_numpy(_values((4, 3, 8, 8), 0))
+        model(x).sum().backward()
+        return [p.grad.numpy() for p in model.parameters()]
+    for a, b in zip(step(), _one_thread(monkeypatch, step), strict=True):
+        assert numpy.array_equal(a, b, equal_nan=True)
+
+
+def test_small_work_stays_on_this_thread(spy):
+    """Below the kernel's size the job runs whole, on this thread."""
+    x = _values(1000, 0)
+    want = numpy.where((x > 0) | numpy.isnan(x), x, 0)  # a NaN passes
+    assert numpy.array_equal(cpu_kernels.relu(x), want, equal_nan=True)
+    assert spy == []
+
+
+def test_strided_arrays_stay_on_this_thread(split, spy):
+    """Arrays not C-contiguous (a job sees its parts as contiguous) take the plain kernel."""
+    x = _values((4, 8, 8), 1)[:, ::2]
+    out, idx = numpy.empty((4, 2, 4), numpy.float32), numpy.empty((4, 2, 4), numpy.int64)
+    cpu_kernels._run("max_pool_2x2", (x, out, idx), 4, 8, 2, 4)
+    assert spy == []
+    assert numpy.array_equal(out, numpy.maximum.reduce(
+        [x[:, i::2, j::2] for i in (0, 1) for j in (0, 1)]), equal_nan=True)
+
+
+def test_threads_follow_set_num_threads():
+    """The jobs run on as many threads as the BLAS has now (1 without OpenBLAS)."""
+    if blas_threads._openblas() is None:
+        assert blas_threads.threads() == 1
+        return
+    before = retrograd.get_num_threads()
+    try:
+        retrograd.set_num_threads(1)
+        assert blas_threads.threads() == 1
+    finally:
+        retrograd.set_num_threads(before)
+    assert blas_threads.threads() == before
+
+
+@pytest.fixture
+def copy_split(monkeypatch):
+    """Every float32 copy runs as jobs, however small."""
+    monkeypatch.setattr(cpu_kernels, "_COPY_MIN", 0)
+
+
+@needs_threads
+@pytest.mark.parametrize("case", ["windows", "transpose", "crop", "merged", "one_row"])
+def test_copy_into_matches_numpy(case, copy_split, spy):
+    """The convolutions' copies: an im2col window view, a transpose, a crop into a wider
+    buffer; axes that merge into one run, and a single row (each cut into parts)."""
+    rng = numpy.random.default_rng(0)
+    x = rng.standard_normal((5, 3, 9, 11)).astype(numpy.float32)
+    if case == "windows":
+        src = numpy.lib.stride_tricks.as_strided(
+            x, (3, 2, 2, 5, 8, 10), (x.strides[1], x.strides[2], 4, x.strides[0],
+                                     x.strides[2], 4))
+        dst = numpy.empty(src.shape, numpy.float32)
+    elif case == "transpose":
+        src, dst = x.transpose(1, 0, 3, 2), numpy.empty((3, 5, 11, 9), numpy.float32)
+    elif case == "crop":
+        src, dst = x, numpy.full((5, 3, 10, 13), 7, numpy.float32)[:, :, 1:10, 1:12]
+    elif case == "merged":
+        src, dst = x, numpy.empty_like(x)
+    else:
+        src, dst = x[0, 0, 0], numpy.empty(11, numpy.float32)
+    cpu_kernels.copy_into(dst, src)
+    assert numpy.array_equal(dst, src)
+    if case == "crop":
+        assert (dst.base[:, :, 0] == 7).all() and (dst.base[:, :, :, 0] == 7).all()
+    assert len(spy) == 1
+
+
+def test_copy_into_leaves_what_jobs_cannot_take_to_numpy(copy_split, spy):
+    """Overlapping, reversed, other dtypes, broadcast sources: NumPy's copy, as before."""
+    x = numpy.arange(40, dtype=numpy.float32).reshape(4, 10)
+    cpu_kernels.copy_into(x[:, 1:], x[:, :-1])  # overlapping
+    assert numpy.array_equal(x[0], [0, 0, 1, 2, 3, 4, 5, 6, 7, 8])
+    y = numpy.empty((4, 10), numpy.float32)
+    cpu_kernels.copy_into(y, x[::-1])
+    assert numpy.array_equal(y, x[::-1])
+    z = numpy.empty((4, 10))
+    cpu_kernels.copy_into(z, x)
+    assert numpy.array_equal(z, x)
+    cpu_kernels.copy_into(y, numpy.float32(3))
+    assert (y == 3).all()
+    assert spy == []
+
+
+@pytest.mark.parametrize("shape, hb, r, top, left", [
+    ((2, 3, 4, 5), 7, 8, 1, 2), ((1, 1, 3, 3), 3, 3, 0, 0), ((6, 2, 5), 9, 5, 4, 0)])
+def test_pad_planes_places_each_plane_in_zeros(shape, hb, r, top, left, monkeypatch, split):
+    x = _values(shape, 1)
+    h, w = shape[-2:]
+    want = numpy.zeros(shape[:-2] + (hb, r), numpy.float32)
+    want[..., top:top + h, left:left + w] = x
+    assert numpy.array_equal(cpu_kernels.pad_planes(x, hb, r, top, left), want, equal_nan=True)
+    strided = numpy.repeat(x, 2, axis=-1)[..., ::2]  # (not C-contiguous: NumPy's path)
+    assert numpy.array_equal(cpu_kernels.pad_planes(strided, hb, r, top, left), want,
+                             equal_nan=True)
+    with pytest.raises(ValueError, match="does not fit"):
+        cpu_kernels.pad_planes(x, hb, r, top, r - w + 1)
+
+
+@needs_threads
+def test_convolution_with_its_copies_as_jobs_matches_numpy(monkeypatch, split, copy_split):
+    """A convolution's forward and both gradients, every copy and padding as jobs."""
+    def run():
+        rng = numpy.random.default_rng(3)
+        x = retrograd.from_numpy(rng.standard_normal((3, 4, 9, 7)).astype(numpy.float32))
+        w = retrograd.from_numpy(rng.standard_normal((6, 4, 3, 3)).astype(numpy.float32))
+        b = retrograd.from_numpy(rng.standard_normal(6).astype(numpy.float32))
+        for t in (x, w, b):
+            t.requires_grad_()
+        out = retrograd.nn.functional.conv2d(x, w, b, padding=1)
+        out.backward(retrograd.ones_like(out))
+        return [out.detach().numpy()] + [t.grad.numpy() for t in (x, w, b)]
+    with monkeypatch.context() as m:
+        m.setattr(cpu_kernels, "_COPY_MIN", 1 << 62)
+        m.setattr(cpu_kernels, "_SPLIT_MIN", dict.fromkeys(cpu_kernels._SPLIT_MIN, 1 << 62))
+        want = run()
+    for a, b in zip(run(), want, strict=True):
+        assert numpy.array_equal(a, b)
