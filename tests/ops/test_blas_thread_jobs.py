@@ -83,6 +83,20 @@ def test_split_2x2_max_pool_and_its_gradient_match_one_thread(shape, monkeypatch
 
 
 @needs_threads
+@pytest.mark.parametrize("args", [((3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1)),
+                                  ((2, 3), (1, 2), ((0, 1), (1, 0)), (2, 1)),
+                                  ((3, 3), (3, 3), ((1, 2), (1, 2)), (1, 1))])
+def test_split_max_pool_matches_one_thread(args, monkeypatch, split, spy):
+    """Any kernel, stride, padding (a ceil mode's extra row and column) and dilation."""
+    x = _values((3, 5, 9, 8), 4)
+    got, want = cpu_kernels.max_pool_2d(x, *args), _one_thread(
+        monkeypatch, lambda: cpu_kernels.max_pool_2d(x, *args))
+    assert numpy.array_equal(got[0], want[0], equal_nan=True)
+    assert numpy.array_equal(got[1], want[1])
+    assert int(spy[0][:, 3].sum()) == 15  # planes
+
+
+@needs_threads
 def test_split_kernels_in_a_training_step_match_one_thread(monkeypatch, split):
     """conv -> relu -> 2x2 max pool, forward and backward, as w3 runs them."""
     def step():

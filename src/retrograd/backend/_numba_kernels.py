@@ -434,6 +434,15 @@ def max_pool_2d(x, out, idx, kernel, stride, pad, dilation):
                 out[b, oy, ox], idx[b, oy, ox] = best, at
 
 
+@job
+def max_pool_2d_job(p):
+    j = carray(p, 16)
+    n, h, w, oh, ow = j[3], j[4], j[5], j[6], j[7]
+    max_pool_2d(carray(float32_at(j[0]), (n, h, w)), carray(float32_at(j[1]), (n, oh, ow)),
+                carray(int64_at(j[2]), (n, oh, ow)), (j[8], j[9]), (j[10], j[11]),
+                (j[12], j[13]), (j[14], j[15]))
+
+
 @exact
 def index_add_rows(g, idx, out):
     """``out[b] = 0``, then ``out[b, idx[b, q]] += g[b, q]``, over each row ``b``, skipping
@@ -543,6 +552,7 @@ def strided_copy_job(p):
 JOB_FUNCTIONS = {"gelu": gelu_job, "gelu_grad": gelu_grad_job, "relu": relu_job,
                  "relu_grad": relu_grad_job, "max_pool_2x2": max_pool_2x2_job,
                  "index_add_rows": index_add_rows_job, "strided_copy": strided_copy_job,
+                 "max_pool_2d": max_pool_2d_job,
                  "pad_planes": pad_planes_job}
 KERNELS = {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "outer": outer,
         "add_scaled": add_scaled, "gelu_grad": gelu_grad, "layer_norm": layer_norm,

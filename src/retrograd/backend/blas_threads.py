@@ -25,8 +25,9 @@ __all__ = ["threads", "run_jobs"]
 def _mapped_openblas():
     """Paths of the OpenBLAS libraries mapped into this process, NumPy's first."""
     try:
-        with open("/proc/self/maps") as f:
-            paths = {line.split()[-1] for line in f if "openblas" in line.lower()}
+        with open("/proc/self/maps") as f:  # (the path is the sixth field, spaces and all)
+            paths = {fields[5].strip() for fields in (line.split(maxsplit=5) for line in f)
+                     if len(fields) == 6 and "openblas" in fields[5].lower()}
     except OSError:  # not Linux
         return []
     libs = [p for p in paths if p.startswith("/") and ".so" in os.path.basename(p)]

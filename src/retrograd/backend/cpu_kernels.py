@@ -68,7 +68,8 @@ def _rows(x, n):
 # where two threads win even when the worker sleeps (waking it takes 10-20 us; a worker
 # still spinning after a GEMM, as in a training step, takes a job at once).
 _SPLIT_MIN = {"relu": 1 << 19, "relu_grad": 1 << 19, "gelu": 1 << 18, "gelu_grad": 1 << 18,
-              "max_pool_2x2": 1 << 16, "index_add_rows": 1 << 17, "pad_planes": 1 << 16}
+              "max_pool_2x2": 1 << 16, "max_pool_2d": 1 << 15, "index_add_rows": 1 << 17,
+              "pad_planes": 1 << 16}
 # Bytes a part of a flat array starts on a multiple of: its elements then meet the same
 # vector and scalar loops as when one job takes them all, so the result is the same bit
 # for bit whatever the number of threads. (A kernel over rows or planes does the same
@@ -325,7 +326,8 @@ def max_pool_2d(x, kernel, stride, pads, dilation):
     if kernel == stride == (2, 2) and dilation == (1, 1) and not (pt or pb or pl or pr):
         _run("max_pool_2x2", planes, h, w, oh, ow)
     else:
-        _kernels()["max_pool_2d"](*planes, kernel, stride, (pt, pl), dilation)
+        _run("max_pool_2d", planes, h, w, oh, ow, *kernel, *stride, pt, pl, *dilation,
+             args=(kernel, stride, (pt, pl), dilation))
     return out, idx
 
 
