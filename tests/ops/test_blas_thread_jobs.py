@@ -226,3 +226,36 @@ def test_convolution_with_its_copies_as_jobs_matches_numpy(monkeypatch, split, c
         want = run()
     for a, b in zip(run(), want, strict=True):
         assert numpy.array_equal(a, b)
+
+
+@needs_threads
+@pytest.mark.parametrize("alpha", [0.1, -3e-7, 1.0, 7])
+def test_split_in_place_updates_match_one_thread(alpha, monkeypatch, split, spy):
+    """An optimizer's ``p.add_(u, alpha=a)`` and ``buf.mul_(m)``, in parts and whole."""
+    x, y = _values(5000, 1), _values(5000, 2)
+    want = _one_thread(monkeypatch, lambda: (cpu_kernels.add_scaled(x.copy(), y, alpha),
+                                            cpu_kernels.scale(x.copy(), alpha)))
+    got = cpu_kernels.add_scaled(x.copy(), y, alpha), cpu_kernels.scale(x.copy(), alpha)
+    for a, b in zip(got, want, strict=True):
+        assert numpy.array_equal(a.view(numpy.int32), b.view(numpy.int32))
+    assert numpy.array_equal(got[1], x * numpy.float32(alpha), equal_nan=True)
+    assert len(spy) == 2
+
+
+def test_in_place_add_of_an_overlapping_view_reads_the_values_before_the_write(split):
+    """The kernel would read what it wrote (and its parts race): NumPy's buffered add."""
+    a = numpy.arange(10, dtype=numpy.float32)
+    cpu_kernels.add_scaled(a[1:], a[:-1], 2.0)
+    assert numpy.array_equal(a, numpy.float32([0, 1, 4, 7, 10, 13, 16, 19, 22, 25]))
+    cpu_kernels.add_scaled(a, a, 0.5)  # (the same array: each element reads itself)
+    assert numpy.array_equal(a, 1.5 * numpy.float32([0, 1, 4, 7, 10, 13, 16, 19, 22, 25]))
+
+
+def test_tensor_mul_by_a_number_takes_the_kernel_as_numpy_rounds(split, spy, torch):
+    x = _values((70, 80), 5)
+    t = retrograd.from_numpy(x.copy())
+    t.mul_(0.9).add_(retrograd.from_numpy(x), alpha=-0.3)
+    ref = torch.from_numpy(x.copy())
+    ref.mul_(0.9).add_(torch.from_numpy(x), alpha=-0.3)
+    assert numpy.array_equal(t.numpy(), ref.numpy(), equal_nan=True)
+    assert len(spy) == (2 if blas_threads.threads() > 1 else 0)

@@ -363,6 +363,26 @@ def add_scaled(x, y, alpha):
     for i in range(x.size):
         x[i] += alpha * y[i]
 
+
+@job
+def add_scaled_job(p):
+    j = carray(p, 4)
+    add_scaled(carray(float32_at(j[0]), j[2]), carray(float32_at(j[1]), j[2]),
+               as_float32(numpy.int32(j[3])))
+
+
+@jit
+def scale(x, factor):
+    for i in range(x.size):
+        x[i] *= factor
+
+
+@job
+def scale_job(p):
+    j = carray(p, 3)
+    scale(carray(float32_at(j[0]), j[1]), as_float32(numpy.int32(j[2])))
+
+
 exact = njit(cache=True, nogil=True, error_model="numpy")
 
 
@@ -552,7 +572,8 @@ def strided_copy_job(p):
 JOB_FUNCTIONS = {"gelu": gelu_job, "gelu_grad": gelu_grad_job, "relu": relu_job,
                  "relu_grad": relu_grad_job, "max_pool_2x2": max_pool_2x2_job,
                  "index_add_rows": index_add_rows_job, "strided_copy": strided_copy_job,
-                 "max_pool_2d": max_pool_2d_job,
+                 "max_pool_2d": max_pool_2d_job, "add_scaled": add_scaled_job,
+                 "scale": scale_job,
                  "pad_planes": pad_planes_job}
 KERNELS = {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "outer": outer,
         "add_scaled": add_scaled, "gelu_grad": gelu_grad, "layer_norm": layer_norm,
@@ -562,6 +583,6 @@ KERNELS = {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "ou
         "log_softmax_grad": log_softmax_grad, "max_pool_2x2": max_pool_2x2,
         "max_pool_2d": max_pool_2d,
         "index_add_rows": index_add_rows, "linspace": linspace,
-           "pad_planes": pad_planes}
+           "pad_planes": pad_planes, "scale": scale}
 
 JOBS = {name: f.address for name, f in JOB_FUNCTIONS.items()}

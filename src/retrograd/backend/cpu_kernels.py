@@ -25,7 +25,7 @@ from . import blas_threads
 
 __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "layer_norm_dw", "column_sum", "softmax", "softmax_grad", "log_softmax",
-           "log_softmax_grad", "adam_step", "relu", "relu_grad", "outer", "add_scaled",
+           "log_softmax_grad", "adam_step", "relu", "relu_grad", "outer", "add_scaled", "scale",
            "max_pool_2d", "max_pool_grad", "linspace", "copy_into", "pad_planes"]
 
 @functools.cache
@@ -69,7 +69,7 @@ def _rows(x, n):
 # still spinning after a GEMM, as in a training step, takes a job at once).
 _SPLIT_MIN = {"relu": 1 << 19, "relu_grad": 1 << 19, "gelu": 1 << 18, "gelu_grad": 1 << 18,
               "max_pool_2x2": 1 << 16, "max_pool_2d": 1 << 15, "index_add_rows": 1 << 17,
-              "pad_planes": 1 << 16}
+              "pad_planes": 1 << 16, "add_scaled": 1 << 18, "scale": 1 << 18}
 # Bytes a part of a flat array starts on a multiple of: its elements then meet the same
 # vector and scalar loops as when one job takes them all, so the result is the same bit
 # for bit whatever the number of threads. (A kernel over rows or planes does the same
@@ -296,9 +296,27 @@ def outer(a, b):
 
 def add_scaled(x, y, alpha):
     """``x += alpha * y`` (an in-place ``add_(y, alpha=...)``) in one pass, with no
-    temporary for ``alpha * y``; both C-contiguous, of one shape. Returns ``x``."""
-    _kernels()["add_scaled"](_flat(x), _flat(y), x.dtype.type(alpha))
+    temporary for ``alpha * y``; both float32, C-contiguous, of one shape, not
+    overlapping unless the same array. Returns ``x``."""
+    a = numpy.float32(alpha)
+    if y is not x and numpy.may_share_memory(x, y):  # (NumPy buffers an overlap)
+        x += y * a
+        return x
+    _run("add_scaled", (_flat(x), _flat(y)), _bits(a), args=(a,))
     return x
+
+
+def scale(x, factor):
+    """``x *= factor`` (an in-place ``mul_`` by a number, rounded to float32 first, as
+    PyTorch's and NumPy's), ``x`` float32 and C-contiguous. Returns ``x``."""
+    f = numpy.float32(factor)
+    _run("scale", (_flat(x),), _bits(f), args=(f,))
+    return x
+
+
+def _bits(f):
+    """A float32's bits as an integer (how a job row carries it)."""
+    return int(f.view(numpy.int32))
 
 
 def linspace(lo, hi, step, steps, dtype):

@@ -116,7 +116,8 @@ def _add_into(xp, out, self, other, alpha):
 
 
 # self.add_(other, alpha=a) (an optimizer's update) by the compiled kernel: one pass, where
-# NumPy makes a temporary of other * a and reads it back (2.3x the time)
+# NumPy makes a temporary of other * a and reads it back (2.3x the time), in parts on
+# OpenBLAS's threads when large (as self.mul_(number))
 _add = defop("add", lambda xp, self, other, alpha: xp.add(self, other * alpha if alpha != 1
                                                          else other),
              vjp={"self": lambda grad: grad,
@@ -124,7 +125,7 @@ _add = defop("add", lambda xp, self, other, alpha: xp.add(self, other * alpha if
              promote=_BOTH,
              into=kernel(_add_into, lambda xp, out, self, other, alpha:
                          cpu_kernels.add_scaled(out, other, alpha),
-                         lambda out, self, other, alpha: alpha != 1 and out is self
+                         lambda out, self, other, alpha: out is self
                          and getattr(other, "shape", None) == out.shape
                          and cpu_kernels.takes(out, other)),
              jvp="elementwise")
@@ -155,7 +156,11 @@ def _times(xp, grad, factor):
 _mul = defop("mul", lambda xp, self, other: xp.multiply(self, other),
              vjp={"self": lambda xp, grad, other: _times(xp, grad, other),
                   "other": lambda xp, grad, self: _times(xp, grad, self)},
-             promote=_BOTH, into=lambda xp, out, self, other: xp.multiply(self, other, out=out),
+             promote=_BOTH,
+             into=kernel(lambda xp, out, self, other: xp.multiply(self, other, out=out),
+                         lambda xp, out, self, other: cpu_kernels.scale(out, other),
+                         lambda out, self, other: out is self and type(other) in (float, int)
+                         and cpu_kernels.takes(out)),
              jvp="elementwise", upcast="forward", scalar_other=True)
 def _div_other_rule(xp, grad, self, other):
     """PyTorch's ``-grad * ((self / other) / other)``, each step rounded to the result's
