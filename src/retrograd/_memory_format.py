@@ -8,7 +8,7 @@ from ._named import Named
 
 __all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d",
            "preserve_format", "legacy_contiguous_format", "check_memory_format", "axes_order",
-           "is_laid_out"]
+           "is_laid_out", "is_dense"]
 
 
 class memory_format(Named):
@@ -43,3 +43,17 @@ def is_laid_out(a, axes):
     """Whether array ``a`` lies in the order ``axes`` (None: row-major); a dim of size 1
     may have any stride, as in PyTorch's check."""
     return (a if axes is None else a.transpose(axes)).flags.c_contiguous
+
+
+def is_dense(a):
+    """Non-overlapping and dense (PyTorch's ``is_non_overlapping_and_dense``): some
+    permutation of the axes is contiguous."""
+    if a.size <= 1:
+        return True
+    dims = sorted((abs(s), n) for s, n in zip(a.strides, a.shape, strict=True) if n != 1)
+    expected = a.itemsize
+    for s, n in dims:
+        if s != expected:
+            return False
+        expected *= n
+    return True

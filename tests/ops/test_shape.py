@@ -280,3 +280,40 @@ def test_writes_through_expand(torch):
             y.expand(3, 4).add_(1)
         y[None].expand(2, 3, 1)[1] = 2.0  # one element per location: allowed
         assert y.tolist() == [[2.0], [2.0], [2.0]]
+
+
+# In-place and out= writes whose input overlaps the written-to tensor: PyTorch raises when
+# both are dense and the overlap is partial; the same view, disjoint parts, and views not
+# dense (too hard to tell) pass.
+_OVERLAPS = {
+    "copy_shifted": (lambda T, a: a[1:].copy_(a[:-1]), True),
+    "mul_shifted": (lambda T, a: a[1:].mul_(a[:-1]), True),
+    "lerp_shifted": (lambda T, a: a[1:].lerp_(a[:-1], 0.5), True),
+    "addcmul_shifted": (lambda T, a: a[1:].addcmul_(a[:-1], a[:-1]), True),
+    "add_transposed": (lambda T, a: a.view(2, 5).t().add_(a.view(5, 2)), True),
+    "out_shifted": (lambda T, a: T.add(a[:-1], 1, out=a[1:]), True),
+    "add_itself": (lambda T, a: a.add_(a), False),
+    "add_same_view": (lambda T, a: a.view(2, 5).add_(a.view(2, 5)), False),
+    "add_disjoint": (lambda T, a: a[:5].add_(a[5:]), False),
+    "add_strided": (lambda T, a: a[::2].add_(a[1::2]), False),
+    "out_itself": (lambda T, a: T.add(a, 1, out=a), False),
+}
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("case", _OVERLAPS)
+def test_partial_overlap_of_input_and_written_tensor(torch, case):
+    write, raises = _OVERLAPS[case]
+    results = []
+    for T in (torch, retrograd):
+        a = T.arange(10.0)
+        if raises:
+            with pytest.raises(RuntimeError, match="some elements of the input tensor and the "
+                                                   "written-to tensor refer to a single memory "
+                                                   "location"):
+                write(T, a)
+            assert a.tolist() == list(map(float, range(10)))  # nothing written
+        else:
+            write(T, a)
+        results.append(a.tolist())
+    assert results[0] == results[1]

@@ -17,6 +17,7 @@ import numpy
 from .. import _observe
 from .._hooks import RemovableHandle, add_hook
 from .._dtype import LEGACY_NAMES, LOW, OPMATH, opmath_arrays
+from .._memory_format import is_dense
 from .._tensor import Tensor, wrap
 from ..backend import get_array_module, writeable
 from ..backend.functions import facade, functions
@@ -628,23 +629,10 @@ def _new_grad_array(param, g, owned):
 
 def _grad_layout(param):
     """An empty array with ``param``'s strides if it is dense, else row-major."""
-    if param.flags.c_contiguous or param.flags.f_contiguous or not _dense(param):
+    if param.flags.c_contiguous or param.flags.f_contiguous or not is_dense(param):
         order = "F" if param.flags.f_contiguous and not param.flags.c_contiguous else "C"
         return get_array_module(param).empty(param.shape, dtype=param.dtype, order=order)
     return get_array_module(param).empty_like(param)  # K order: keeps a dense param's strides
-
-
-def _dense(a):
-    """Non-overlapping and dense: some permutation of the axes is contiguous."""
-    if a.size <= 1:
-        return True
-    dims = sorted((abs(s), n) for s, n in zip(a.strides, a.shape, strict=True) if n != 1)
-    expected = a.itemsize
-    for s, n in dims:
-        if s != expected:
-            return False
-        expected *= n
-    return True
 
 
 def sum_to(xp, g, shape):

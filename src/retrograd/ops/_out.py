@@ -15,10 +15,12 @@ import inspect
 import warnings
 
 from .._dtype import SCALAR_NAMES, can_cast, from_numpy_dtype
+from .._memory_format import is_dense
 from .._tensor import Tensor
 from .._tensor import wrap as _wrap
 from ..autograd import grad_mode
 from ..backend import get_array_module
+from ..backend.functions import functions
 
 
 def write(name, result, out):
@@ -59,8 +61,42 @@ def wrap(f, name):
     def with_out(*args, out=None, **kwargs):
         if out is None:
             return f(*args, **kwargs)
+        for o in out if isinstance(out, (tuple, list)) else (out,):
+            if isinstance(o, Tensor):
+                check_no_partial_overlap(o._data, (*args, *kwargs.values()))
         return write(name, f(*args, **kwargs), out)
     return with_out
+
+
+def check_no_partial_overlap(dst, values):
+    """PyTorch's ``assert_no_partial_overlap``: a Tensor among ``values`` whose memory
+    meets the written-to array ``dst`` without being the same view of it would be read
+    where it was already written. As in PyTorch, only arrays both non-overlapping and dense
+    are compared (others are "too hard" to tell, and pass)."""
+    if not dst.size or not is_dense(dst):
+        return
+    span = None
+    for v in values:
+        a = v._data if isinstance(v, Tensor) else None
+        if (a is None or a is dst or not a.size or type(a) is not type(dst)
+                or not is_dense(a)):
+            continue
+        span = span or _span(dst)
+        other = _span(a)
+        if other == span and a.strides == dst.strides and a.shape == dst.shape:
+            continue  # the same elements: each read before it is written
+        if other[0] < span[1] and span[0] < other[1]:
+            raise RuntimeError("unsupported operation: some elements of the input tensor and "
+                               "the written-to tensor refer to a single memory location. "
+                               "Please clone() the tensor before performing the operation.")
+
+
+def _span(a):
+    """The bytes ``a`` spans: [first, last + 1)."""
+    start = functions(get_array_module(a)).address(a)
+    reach = [(n - 1) * s for n, s in zip(a.shape, a.strides, strict=True)]
+    return (start + sum(r for r in reach if r < 0),
+            start + sum(r for r in reach if r > 0) + a.itemsize)
 
 
 def takes_out(f):

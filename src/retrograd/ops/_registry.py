@@ -472,6 +472,7 @@ def _apply_inplace(op, self, values, attrs, _observed):
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the "
                            "tensor before performing the operation.")
+    _out.check_no_partial_overlap(dst, values[1:])
     arrays, xp, grad, low, _ = _inputs(op, values, attrs)
     if type(xp) is BatchedNumpy and xp.level > getattr(dst, "level", 0):
         raise RuntimeError(INPLACE)  # under vmap: a batched value into an unbatched tensor
