@@ -1,6 +1,10 @@
-"""Compiled kernels split across OpenBLAS's threads (backend/blas_threads.py): each part
-on its thread gives the one-thread kernel's result bit for bit, parts meeting at every
-boundary (cache lines, planes, rows), with NaN, odd lengths and the one-thread fallbacks."""
+"""Compiled kernels split across OpenBLAS's threads (backend/blas_threads.py): ReLU, GELU,
+max pools and their gradient, in-place updates, the convolutions' copies and padding. Each
+part on its thread gives the one-thread kernel's result bit for bit (parts start on aligned
+elements, whole planes or rows), with NaN, odd lengths, a forked child and the fallbacks
+(small work, strided or overlapping arrays, no multithreaded OpenBLAS)."""
+
+import os
 
 import numpy
 import pytest
@@ -259,3 +263,16 @@ def test_tensor_mul_by_a_number_takes_the_kernel_as_numpy_rounds(split, spy, tor
     ref.mul_(0.9).add_(torch.from_numpy(x), alpha=-0.3)
     assert numpy.array_equal(t.numpy(), ref.numpy(), equal_nan=True)
     assert len(spy) == (2 if blas_threads.threads() > 1 else 0)
+
+
+@needs_threads
+def test_split_kernels_run_in_a_forked_child(split):
+    """A forked child (a DataLoader worker) has none of OpenBLAS's threads: its first job
+    makes them again, and the results are the parent's."""
+    x = _values(1 << 15, 6)
+    want = cpu_kernels.gelu(x)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os._exit(0 if numpy.array_equal(cpu_kernels.gelu(x), want, equal_nan=True) else 3)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
