@@ -193,6 +193,8 @@ def test_copy_into_leaves_what_jobs_cannot_take_to_numpy(copy_split, spy):
     assert numpy.array_equal(z, x)
     cpu_kernels.copy_into(y, numpy.float32(3))
     assert (y == 3).all()
+    cpu_kernels.copy_into(y, 2.0)
+    assert (y == 2).all()
     assert spy == []
 
 

@@ -166,7 +166,8 @@ def pad_planes(x, hb, r, top, left):
 
 def _copies(dst, src):
     """Whether the job copies ``src`` into ``dst``."""
-    return (dst.dtype.char == src.dtype.char == "f" and dst.shape == src.shape
+    return (type(dst) is type(src) is numpy.ndarray
+            and dst.dtype.char == src.dtype.char == "f" and dst.shape == src.shape
             and dst.ndim <= 6 and dst.flags.writeable
             and all(s >= 0 and s % 4 == 0 for s in dst.strides + src.strides)
             and not numpy.may_share_memory(dst, src))
