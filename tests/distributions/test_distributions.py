@@ -24,6 +24,7 @@ SIMPLEX = rng.uniform(0.1, 1.0, (3, 5))
 LOW = rng.uniform(-2, -1, (3, 4))
 POSITIVE = rng.uniform(0.5, 3.0, (3, 4))
 HIGH = rng.uniform(1, 2, (3, 4))
+XI = rng.uniform(-0.4, 0.4, (3, 4))
 A = rng.standard_normal((2, 3, 3))
 COV = A @ A.transpose(0, 2, 1) + 3 * np.eye(3)
 MVN_LOC = rng.standard_normal((2, 3))
@@ -111,12 +112,25 @@ CASES = {
                         rng.dirichlet(np.ones(5), (3,))),
     "logistic_normal_scalar": (lambda D, p: D.LogisticNormal(0.5, 2.0), (),
                                rng.dirichlet(np.ones(2), (4,))),
+    # xi of both signs, and 0 (an Exponential) and -1 (a uniform) in the last column; in
+    # float32, where PyTorch 2.13's log_prob works (see the float64 test below)
+    "generalized_pareto": (lambda D, p: D.GeneralizedPareto(
+        p[0], p[1], p[2] * D_ONE(p[2], [1.0, 1.0, 1.0, 0.0]) - D_ONE(p[2], [0, 0, 0, 1.0])),
+        tuple(a.astype(np.float32) for a in (LOC, SCALE, XI)),
+        (rng.uniform(0.05, 0.5, (3, 4)) + LOC).astype(np.float32)),
 }
 # Where retrograd answers what PyTorch 2.13 gets wrong (docs/deviations.md): tested apart.
 WRONG_IN_TORCH = {("kumaraswamy", "mode")}
 CDF = {"normal", "normal_scalar", "uniform", "exponential", "laplace", "lognormal",
-       "halfnormal", "tanh_normal", "cauchy", "halfcauchy", "gumbel", "weibull", "pareto"}
+       "halfnormal", "tanh_normal", "cauchy", "halfcauchy", "gumbel", "weibull", "pareto",
+       "generalized_pareto"}
 PROBABILITIES = rng.uniform(0.05, 0.95, (3, 4))
+
+
+def D_ONE(like, values):
+    """``values`` as a tensor of ``like``'s library and dtype."""
+    lib = torch if isinstance(like, torch.Tensor) else retrograd
+    return lib.tensor(values, dtype=like.dtype)
 
 
 def torch_eye(like, n):
@@ -248,7 +262,8 @@ def test_sample_statistics(name):
                                   "independent", "lognormal", "halfnormal", "tanh_normal",
                                   "gamma", "chi2", "beta", "dirichlet", "cauchy", "halfcauchy",
                                   "studentt", "relaxed_bernoulli", "relaxed_onehot",
-                                  "fishersnedecor", "kumaraswamy", "logistic_normal"])
+                                  "fishersnedecor", "kumaraswamy", "logistic_normal",
+                                  "generalized_pareto"])
 def test_rsample_is_differentiable(name):
     """A pathwise gradient: d(sample)/d(params) as the reparameterization gives it."""
     r, leaves = make(retrograd, name)
@@ -280,7 +295,8 @@ def test_enumerate_support(name):
                                   "chi2", "beta", "dirichlet", "cauchy", "halfcauchy", "gumbel",
                                   "geometric", "binomial", "multinomial", "studentt",
                                   "relaxed_bernoulli", "relaxed_onehot", "weibull", "pareto",
-                                  "fishersnedecor", "kumaraswamy", "logistic_normal"])
+                                  "fishersnedecor", "kumaraswamy", "logistic_normal",
+                                  "generalized_pareto"])
 def test_expand(name):
     (t, _), (r, _) = both(name)
     shape = (2,) + tuple(t.batch_shape)
@@ -290,7 +306,7 @@ def test_expand(name):
     value = torch.tensor(CASES[name][2])
     value = value[(0,) * (value.dim() - len(t.batch_shape) - len(t.event_shape))]
     value = value.expand(shape + tuple(t.event_shape)).to(
-        torch.int64 if name == "categorical_probs" else torch.float64)
+        torch.int64 if name == "categorical_probs" else value.dtype)
     close(te.log_prob(value), re_.log_prob(retrograd.tensor(value.numpy())))
 
 
@@ -483,3 +499,20 @@ def test_kumaraswamy_mode_is_where_the_density_peaks():
                                atol=1e-5)
     assert bool(mode[3:].isnan().all())
     assert bool(TD.Kumaraswamy(torch.tensor([2.0]), torch.tensor([3.0])).mode.isnan().all())
+
+
+def test_generalized_pareto_in_float64_against_scipy():
+    """PyTorch 2.13's log_prob (and cdf) raise for float64 parameters ("Double did not match
+    Float": it compares them with a float32 zero); retrograd's match SciPy's genpareto."""
+    stats = pytest.importorskip("scipy.stats")
+    loc, scale = LOC[0], SCALE[0]
+    xi = np.array([0.3, -0.2, 0.0, -1.0])
+    x = loc + rng.uniform(0.05, 0.5, 4)
+    d = RG.GeneralizedPareto(*(retrograd.tensor(a) for a in (loc, scale, xi)))
+    np.testing.assert_allclose(np.asarray(d.log_prob(retrograd.tensor(x))),
+                               stats.genpareto.logpdf(x, xi, loc, scale), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(d.cdf(retrograd.tensor(x))),
+                               stats.genpareto.cdf(x, xi, loc, scale), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="Double did not match Float"):
+        TD.GeneralizedPareto(*(torch.tensor(a) for a in (loc, scale, xi))).log_prob(
+            torch.tensor(x))
