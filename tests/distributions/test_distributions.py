@@ -25,6 +25,7 @@ LOW = rng.uniform(-2, -1, (3, 4))
 POSITIVE = rng.uniform(0.5, 3.0, (3, 4))
 HIGH = rng.uniform(1, 2, (3, 4))
 XI = rng.uniform(-0.4, 0.4, (3, 4))
+CB_PROBS = np.concatenate([PROBS[:2], [[0.4995, 0.5, 0.5008, 0.52]]])
 A = rng.standard_normal((2, 3, 3))
 COV = A @ A.transpose(0, 2, 1) + 3 * np.eye(3)
 MVN_LOC = rng.standard_normal((2, 3))
@@ -118,12 +119,17 @@ CASES = {
         p[0], p[1], p[2] * D_ONE(p[2], [1.0, 1.0, 1.0, 0.0]) - D_ONE(p[2], [0, 0, 0, 1.0])),
         tuple(a.astype(np.float32) for a in (LOC, SCALE, XI)),
         (rng.uniform(0.05, 0.5, (3, 4)) + LOC).astype(np.float32)),
+    # probs far from, near and inside the Taylor region around 1/2
+    "continuous_bernoulli": (lambda D, p: D.ContinuousBernoulli(probs=p[0]), (CB_PROBS,),
+                             rng.uniform(0.02, 0.98, (3, 4))),
+    "continuous_bernoulli_logits": (lambda D, p: D.ContinuousBernoulli(logits=p[0]), (LOC,),
+                                    rng.uniform(0.02, 0.98, (3, 4))),
 }
 # Where retrograd answers what PyTorch 2.13 gets wrong (docs/deviations.md): tested apart.
 WRONG_IN_TORCH = {("kumaraswamy", "mode")}
 CDF = {"normal", "normal_scalar", "uniform", "exponential", "laplace", "lognormal",
        "halfnormal", "tanh_normal", "cauchy", "halfcauchy", "gumbel", "weibull", "pareto",
-       "generalized_pareto"}
+       "generalized_pareto", "continuous_bernoulli", "continuous_bernoulli_logits"}
 PROBABILITIES = rng.uniform(0.05, 0.95, (3, 4))
 
 
@@ -242,7 +248,7 @@ def test_sample_shapes_and_dtypes(name):
                                   "halfnormal", "poisson", "mixture", "gamma", "chi2", "beta",
                                   "dirichlet", "gumbel", "geometric", "binomial", "multinomial",
                                   "studentt", "weibull", "negbinomial", "onehot_st",
-                                  "kumaraswamy"])
+                                  "kumaraswamy", "continuous_bernoulli"])
 def test_sample_statistics(name):
     """Means of 40,000 draws within five standard errors of the distribution's (the heavy
     tails of Cauchy and of Pareto at alpha < 2 have no variance to test with)."""
@@ -263,7 +269,7 @@ def test_sample_statistics(name):
                                   "gamma", "chi2", "beta", "dirichlet", "cauchy", "halfcauchy",
                                   "studentt", "relaxed_bernoulli", "relaxed_onehot",
                                   "fishersnedecor", "kumaraswamy", "logistic_normal",
-                                  "generalized_pareto"])
+                                  "generalized_pareto", "continuous_bernoulli"])
 def test_rsample_is_differentiable(name):
     """A pathwise gradient: d(sample)/d(params) as the reparameterization gives it."""
     r, leaves = make(retrograd, name)
@@ -296,7 +302,7 @@ def test_enumerate_support(name):
                                   "geometric", "binomial", "multinomial", "studentt",
                                   "relaxed_bernoulli", "relaxed_onehot", "weibull", "pareto",
                                   "fishersnedecor", "kumaraswamy", "logistic_normal",
-                                  "generalized_pareto"])
+                                  "generalized_pareto", "continuous_bernoulli"])
 def test_expand(name):
     (t, _), (r, _) = both(name)
     shape = (2,) + tuple(t.batch_shape)
@@ -329,7 +335,8 @@ KL_PAIRS = [("normal", lambda D, p: D.Normal(p[1], p[0].abs() + 0.5)),
             ("gumbel", lambda D, p: D.Gumbel(p[1], p[0].abs() + 0.5)),
             ("geometric", lambda D, p: D.Geometric(probs=1 - p[0] * 0.5)),
             ("binomial", lambda D, p: D.Binomial(5, probs=1 - p[0])),
-            ("pareto", lambda D, p: D.Pareto(p[0] * 0.5, p[1] * 2))]
+            ("pareto", lambda D, p: D.Pareto(p[0] * 0.5, p[1] * 2)),
+            ("continuous_bernoulli", lambda D, p: D.ContinuousBernoulli(probs=p[0].flip(0)))]
 
 
 @pytest.mark.parametrize("name,other", KL_PAIRS, ids=[n for n, _ in KL_PAIRS])
@@ -516,3 +523,18 @@ def test_generalized_pareto_in_float64_against_scipy():
     with pytest.raises(RuntimeError, match="Double did not match Float"):
         TD.GeneralizedPareto(*(torch.tensor(a) for a in (loc, scale, xi))).log_prob(
             torch.tensor(x))
+
+
+@pytest.mark.parametrize("validate_args", [None, False, True])
+def test_continuous_bernoulli_checks_probs_before_clamping_them(validate_args):
+    """Given any validate_args, probs outside [0, 1] raise PyTorch's own message; without
+    one, they are clamped into (0, 1) before the default validation could see them."""
+    for lib in (torch, retrograd):
+        probs = lib.tensor([1.5, 0.0])
+        if validate_args is None:
+            probs = lib.distributions.ContinuousBernoulli(probs=probs).probs
+            assert 0 < float(probs.min()) and float(probs.max()) < 1
+        else:
+            with pytest.raises(ValueError, match="^The parameter probs has invalid values$"):
+                lib.distributions.ContinuousBernoulli(probs=probs, validate_args=validate_args)
+    close(TD.ContinuousBernoulli(0.3).mean, RG.ContinuousBernoulli(0.3).mean)

@@ -8,6 +8,7 @@ from .constraint_registry import biject_to, transform_to
 from .bernoulli import Bernoulli
 from .binomial import Binomial
 from .categorical import Categorical
+from .continuous_bernoulli import ContinuousBernoulli
 from .cauchy import Cauchy, HalfCauchy
 from .dirichlet import Beta, Dirichlet
 from .distribution import Distribution
@@ -45,7 +46,8 @@ from .uniform import Uniform
 from .weibull import Pareto, Weibull
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
-           "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution",
+           "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli", "Dirichlet",
+           "Distribution",
            "ExpRelaxedCategorical", "ExpTransform", "Exponential", "ExponentialFamily",
            "FisherSnedecor", "Gamma", "GeneralizedPareto",
            "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",

@@ -12,6 +12,7 @@ from .bernoulli import Bernoulli
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Beta, Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
@@ -108,6 +109,12 @@ def _kl_bernoulli_bernoulli(p, q):
     t2[q.probs == 1] = math.inf
     t2[p.probs == 1] = 0
     return t1 + t2
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    return (p.mean * (p.logits - q.logits) + p._cont_bern_log_norm() + (-p.probs).log1p()
+            - q._cont_bern_log_norm() - (-q.probs).log1p())
 
 
 @register_kl(Beta, Beta)
