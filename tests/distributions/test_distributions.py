@@ -124,6 +124,9 @@ CASES = {
                              rng.uniform(0.02, 0.98, (3, 4))),
     "continuous_bernoulli_logits": (lambda D, p: D.ContinuousBernoulli(logits=p[0]), (LOC,),
                                     rng.uniform(0.02, 0.98, (3, 4))),
+    # concentrations on both sides of the Bessel approximations' switch at 3.75
+    "von_mises": (lambda D, p: D.VonMises(p[0], p[1] * 3), (LOC, SCALE),
+                  rng.uniform(-math.pi, math.pi, (3, 4))),
 }
 # Where retrograd answers what PyTorch 2.13 gets wrong (docs/deviations.md): tested apart.
 WRONG_IN_TORCH = {("kumaraswamy", "mode")}
@@ -302,7 +305,7 @@ def test_enumerate_support(name):
                                   "geometric", "binomial", "multinomial", "studentt",
                                   "relaxed_bernoulli", "relaxed_onehot", "weibull", "pareto",
                                   "fishersnedecor", "kumaraswamy", "logistic_normal",
-                                  "generalized_pareto", "continuous_bernoulli"])
+                                  "generalized_pareto", "continuous_bernoulli", "von_mises"])
 def test_expand(name):
     (t, _), (r, _) = both(name)
     shape = (2,) + tuple(t.batch_shape)
@@ -538,3 +541,17 @@ def test_continuous_bernoulli_checks_probs_before_clamping_them(validate_args):
             with pytest.raises(ValueError, match="^The parameter probs has invalid values$"):
                 lib.distributions.ContinuousBernoulli(probs=probs, validate_args=validate_args)
     close(TD.ContinuousBernoulli(0.3).mean, RG.ContinuousBernoulli(0.3).mean)
+
+
+def test_von_mises_draws_have_its_circular_mean_and_variance():
+    """The mean direction of 40,000 draws is ``loc``, and one minus their mean resultant
+    length the circular variance ``1 - I1(kappa) / I0(kappa)``."""
+    retrograd.manual_seed(0)
+    loc = retrograd.tensor([0.3, -2.9, 3.0], dtype=retrograd.float64)
+    d = RG.VonMises(loc, retrograd.tensor([0.5, 4.0, 20.0], dtype=retrograd.float64))
+    x = d.sample((40_000,))
+    assert float(x.min()) >= -math.pi and float(x.max()) < math.pi
+    c, s = x.cos().mean(0), x.sin().mean(0)
+    np.testing.assert_allclose(np.asarray(retrograd.atan2(s, c)), np.asarray(loc), atol=0.03)
+    np.testing.assert_allclose(np.asarray(1 - (c ** 2 + s ** 2).sqrt()),
+                               np.asarray(d.variance), atol=0.01)

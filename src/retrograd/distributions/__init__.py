@@ -43,6 +43,7 @@ from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTra
                          SoftmaxTransform, SoftplusTransform, StickBreakingTransform,
                          TanhTransform, Transform, identity_transform)
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Pareto, Weibull
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
@@ -58,6 +59,7 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform",
            "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform",
            "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "StudentT",
-           "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "Weibull",
+           "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises",
+           "Weibull",
            "biject_to", "constraint_registry", "constraints", "identity_transform",
            "kl_divergence", "register_kl", "transform_to", "transforms"]
