@@ -127,6 +127,10 @@ CASES = {
     # concentrations on both sides of the Bessel approximations' switch at 3.75
     "von_mises": (lambda D, p: D.VonMises(p[0], p[1] * 3), (LOC, SCALE),
                   rng.uniform(-math.pi, math.pi, (3, 4))),
+    # a batch of 3 over 4 dims, rank 2; the diagonal shared (broadcast)
+    "lowrank_mvn": (lambda D, p: D.LowRankMultivariateNormal(p[0], p[1], p[2]),
+                    (LOC, rng.standard_normal((3, 4, 2)), SCALE[0]),
+                    rng.standard_normal((5, 3, 4))),
 }
 # Where retrograd answers what PyTorch 2.13 gets wrong (docs/deviations.md): tested apart.
 WRONG_IN_TORCH = {("kumaraswamy", "mode")}
@@ -251,7 +255,7 @@ def test_sample_shapes_and_dtypes(name):
                                   "halfnormal", "poisson", "mixture", "gamma", "chi2", "beta",
                                   "dirichlet", "gumbel", "geometric", "binomial", "multinomial",
                                   "studentt", "weibull", "negbinomial", "onehot_st",
-                                  "kumaraswamy", "continuous_bernoulli"])
+                                  "kumaraswamy", "continuous_bernoulli", "lowrank_mvn"])
 def test_sample_statistics(name):
     """Means of 40,000 draws within five standard errors of the distribution's (the heavy
     tails of Cauchy and of Pareto at alpha < 2 have no variance to test with)."""
@@ -272,7 +276,7 @@ def test_sample_statistics(name):
                                   "gamma", "chi2", "beta", "dirichlet", "cauchy", "halfcauchy",
                                   "studentt", "relaxed_bernoulli", "relaxed_onehot",
                                   "fishersnedecor", "kumaraswamy", "logistic_normal",
-                                  "generalized_pareto", "continuous_bernoulli"])
+                                  "generalized_pareto", "continuous_bernoulli", "lowrank_mvn"])
 def test_rsample_is_differentiable(name):
     """A pathwise gradient: d(sample)/d(params) as the reparameterization gives it."""
     r, leaves = make(retrograd, name)
@@ -305,7 +309,8 @@ def test_enumerate_support(name):
                                   "geometric", "binomial", "multinomial", "studentt",
                                   "relaxed_bernoulli", "relaxed_onehot", "weibull", "pareto",
                                   "fishersnedecor", "kumaraswamy", "logistic_normal",
-                                  "generalized_pareto", "continuous_bernoulli", "von_mises"])
+                                  "generalized_pareto", "continuous_bernoulli", "von_mises",
+                                  "lowrank_mvn"])
 def test_expand(name):
     (t, _), (r, _) = both(name)
     shape = (2,) + tuple(t.batch_shape)
@@ -555,3 +560,28 @@ def test_von_mises_draws_have_its_circular_mean_and_variance():
     np.testing.assert_allclose(np.asarray(retrograd.atan2(s, c)), np.asarray(loc), atol=0.03)
     np.testing.assert_allclose(np.asarray(1 - (c ** 2 + s ** 2).sqrt()),
                                np.asarray(d.variance), atol=0.01)
+
+
+@pytest.mark.parametrize("prop", ["scale_tril", "covariance_matrix", "precision_matrix"])
+def test_lowrank_mvn_matrices_and_their_gradients(prop):
+    (t, tleaves), (r, rleaves) = both("lowrank_mvn")
+    a, b = getattr(t, prop), getattr(r, prop)
+    close(a, b)
+    for x, y in zip(torch.autograd.grad(a.sum(), tleaves, allow_unused=True),
+                    retrograd.autograd.grad(b.sum(), rleaves, allow_unused=True), strict=True):
+        assert (x is None) == (y is None)
+        if x is not None:
+            close(x, y)
+
+
+@pytest.mark.parametrize("shapes", [((), (3, 2), (3,)), ((3,), (3,), (3,)),
+                                    ((3,), (4, 2), (3,)), ((3,), (3, 2), (4,)),
+                                    ((2, 3), (5, 3, 2), (3,))])
+def test_lowrank_mvn_refuses_shapes_as_pytorch(shapes):
+    errors = []
+    for lib in (torch, retrograd):
+        args = [lib.ones(s) for s in shapes]
+        with pytest.raises(ValueError) as e:
+            lib.distributions.LowRankMultivariateNormal(*args)
+        errors.append(str(e.value).replace("retrograd", "torch"))
+    assert errors[0] == errors[1]
