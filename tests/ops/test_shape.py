@@ -317,3 +317,20 @@ def test_partial_overlap_of_input_and_written_tensor(torch, case):
             write(T, a)
         results.append(a.tolist())
     assert results[0] == results[1]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("shapes", [((2, 3), (3,)), (3, (2, 4)), ((3,), 2),
+                                    ("size", (2, 1, 5)), ((2, 3), [4, 3], (5, 1, 1)),
+                                    ((), (0,), (3,)), ((2, -1), (2, 1)), ((1, 5), (4, 3, 2))])
+def test_broadcast_shapes_result_and_errors_as_pytorch(torch, shapes):
+    """The first conflicting dimension, argument by argument from the right, named as
+    PyTorch names it (its argument as given: a tuple, list or Size)."""
+    outcomes = []
+    for T in (torch, retrograd):
+        args = [T.Size([3, 4]) if s == "size" else s for s in shapes]
+        try:
+            outcomes.append(tuple(T.broadcast_shapes(*args)))
+        except (RuntimeError, ValueError) as e:
+            outcomes.append((type(e), str(e).replace("retrograd", "torch")))
+    assert outcomes[0] == outcomes[1]

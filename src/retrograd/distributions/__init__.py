@@ -38,17 +38,19 @@ from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
 from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
-from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,
-                         IndependentTransform, LowerCholeskyTransform,
-                         PositiveDefiniteTransform, PowerTransform, SigmoidTransform,
-                         SoftmaxTransform, SoftplusTransform, StickBreakingTransform,
-                         TanhTransform, Transform, identity_transform)
+from .transforms import (AbsTransform, AffineTransform, ComposeTransform,
+                         CumulativeDistributionTransform, ExpTransform, IndependentTransform,
+                         LowerCholeskyTransform, PositiveDefiniteTransform, PowerTransform,
+                         ReshapeTransform, SigmoidTransform, SoftmaxTransform,
+                         SoftplusTransform, StickBreakingTransform, TanhTransform, Transform,
+                         identity_transform)
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Pareto, Weibull
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
-           "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli", "Dirichlet",
+           "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
+           "CumulativeDistributionTransform", "Dirichlet",
            "Distribution",
            "ExpRelaxedCategorical", "ExpTransform", "Exponential", "ExponentialFamily",
            "FisherSnedecor", "Gamma", "GeneralizedPareto",
@@ -58,7 +60,8 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "LogitRelaxedBernoulli", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial",
            "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
            "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform",
-           "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform",
+           "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+           "ReshapeTransform", "SigmoidTransform",
            "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "StudentT",
            "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises",
            "Weibull",

@@ -12,6 +12,7 @@ import weakref
 from numbers import Number
 
 from .._creation import full_like
+from .._tensor import Size
 from ..nn.functional import logsigmoid, pad, softplus
 from ..ops.linalg_decomp import cholesky
 from ..ops.dtype_info import finfo
@@ -19,9 +20,10 @@ from ..ops.shape import broadcast_shapes
 from . import constraints
 from .utils import broadcast_all, sum_rightmost
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
-           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
-           "PowerTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform",
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
+           "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
+           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
            "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]
 
 
@@ -625,3 +627,84 @@ class IndependentTransform(Transform):
 
     def inverse_shape(self, shape):
         return self.base_transform.inverse_shape(shape)
+
+
+class ReshapeTransform(Transform):
+    """The rightmost ``in_shape`` dims reshaped to ``out_shape`` (as many elements): a
+    Jacobian of determinant 1."""
+
+    bijective = True
+
+    def __init__(self, in_shape, out_shape, cache_size=0):
+        self.in_shape, self.out_shape = Size(in_shape), Size(out_shape)
+        if self.in_shape.numel() != self.out_shape.numel():
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
+
+    def _call(self, x):
+        return x.reshape(x.shape[:x.dim() - len(self.in_shape)] + self.out_shape)
+
+    def _inverse(self, y):
+        return y.reshape(y.shape[:y.dim() - len(self.out_shape)] + self.in_shape)
+
+    def log_abs_det_jacobian(self, x, y):
+        return x.new_zeros(x.shape[:x.dim() - len(self.in_shape)])
+
+    def forward_shape(self, shape):
+        return _reshaped(shape, self.in_shape, self.out_shape)
+
+    def inverse_shape(self, shape):
+        return _reshaped(shape, self.out_shape, self.in_shape)
+
+
+def _reshaped(shape, ending, to):
+    """``shape`` with its rightmost dims, which must be ``ending``, replaced by ``to``."""
+    if len(shape) < len(ending):
+        raise ValueError("Too few dimensions on input")
+    cut = len(shape) - len(ending)
+    if shape[cut:] != ending:
+        raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {ending}")
+    return shape[:cut] + to
+
+
+class CumulativeDistributionTransform(Transform):
+    """``y = distribution.cdf(x)``: onto the unit interval, its log-Jacobian the density."""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)

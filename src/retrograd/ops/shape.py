@@ -546,13 +546,30 @@ def broadcast_to(input, size):
 @register(method=False)
 def broadcast_shapes(*shapes):
     """The shape the given shapes broadcast to."""
+    shapes = [(s,) if isinstance(s, int) else s for s in shapes]
     try:
-        return Size(numpy.broadcast_shapes(
-            *((s,) if isinstance(s, int) else tuple(s) for s in shapes)))
+        return Size(numpy.broadcast_shapes(*(tuple(s) for s in shapes)))
     except ValueError:
-        raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape.  "
-                           f"Mismatch is between {list(shapes[0])} and {list(shapes[1])}.") \
-            from None
+        raise _broadcast_shapes_error(shapes) from None
+
+
+def _broadcast_shapes_error(shapes):
+    """PyTorch's error for shapes that do not broadcast: the first dimension that meets
+    another of a different length, the arguments in order and each from its right."""
+    result = [1] * max(len(s) for s in shapes)
+    for k, shape in enumerate(shapes):
+        for i in range(-1, -1 - len(shape), -1):
+            n = shape[i]
+            if n < 0:
+                return ValueError("Attempting to broadcast a dimension with negative length!")
+            if n != 1 and n != result[i]:
+                if result[i] != 1:
+                    return RuntimeError(
+                        f"Attempting to broadcast a dimension of length {n} at {i}! "
+                        f"Mismatching argument at index {k} had {shape!r}; but expected shape "
+                        f"should be broadcastable to {result}")
+                result[i] = n
+    return RuntimeError("Shape mismatch: objects cannot be broadcast to a single shape")
 
 
 @register(method=False)
