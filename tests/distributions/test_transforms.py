@@ -35,12 +35,24 @@ TRANSFORMS = {  # name -> (builder given the transforms module and the library, 
     "positive_definite": (lambda T, lib: T.PositiveDefiniteTransform(), X[:, :3]),
     "independent": (lambda T, lib: T.IndependentTransform(T.SigmoidTransform(), 1), X),
     "reshape": (lambda T, lib: T.ReshapeTransform((4,), (2, 2)), X),
+    "cat": (lambda T, lib: T.CatTransform([T.ExpTransform(), T.SigmoidTransform(),
+                                           T.AffineTransform(1.0, 2.0)], dim=1,
+                                          lengths=[1, 2, 1]), X),
+    "cat_event": (lambda T, lib: T.CatTransform([T.SoftmaxTransform(),
+                                                 T.ExpTransform()], dim=-1, lengths=[2, 2]),
+                  X),
+    "cat_independent": (lambda T, lib: T.CatTransform(
+        [T.IndependentTransform(T.ExpTransform(), 1),
+         T.IndependentTransform(T.SigmoidTransform(), 1)], dim=-1, lengths=[1, 3]), X),
+    "stack": (lambda T, lib: T.StackTransform([T.ExpTransform(), T.TanhTransform(),
+                                               T.SoftplusTransform()], dim=0), X),
     "cdf": (lambda T, lib: T.CumulativeDistributionTransform(lib.distributions.Normal(
         lib.tensor(X[0]), lib.tensor(POS[0]))), X),
 }
 BIJECTIVE_WITH_JACOBIAN = ["exp", "sigmoid", "tanh", "power", "affine_number",
                            "affine_tensor", "compose", "inverse", "softplus", "stick_breaking",
-                           "independent", "reshape", "cdf"]
+                           "independent", "reshape", "cdf", "cat", "cat_independent",
+                           "stack"]
 
 
 def both(name):

@@ -5,15 +5,17 @@ covers. Their reprs are PyTorch's (``Real()``, ``GreaterThan(lower_bound=0.0)``)
 its validation messages print."""
 
 from .._dtype import bool as _bool
-from ..ops.linalg_decomp import cholesky_ex
+from ..ops.dtype_info import finfo
+from ..ops.joining import cat as _cat, stack as _stack
+from ..ops.linalg_decomp import cholesky_ex, eigvalsh, vector_norm
 
-__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "dependent",
-           "dependent_property", "greater_than", "multinomial",
+__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky",
+           "dependent", "dependent_property", "greater_than", "multinomial",
            "greater_than_eq", "half_open_interval", "independent", "integer_interval",
            "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
            "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
-           "positive_integer", "real", "real_vector", "simplex", "square", "symmetric",
-           "unit_interval"]
+           "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex",
+           "square", "stack", "symmetric", "unit_interval"]
 
 
 class Constraint:
@@ -299,6 +301,86 @@ class _PositiveDefinite(_Symmetric):
         return cholesky_ex(value).info == 0
 
 
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value):
+        symmetric = super().check(value)
+        if not symmetric.all():
+            return symmetric
+        return eigvalsh(value).ge(0).all(-1)
+
+
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: rows of unit norm, to within ten
+    times the dtype's epsilon per column."""
+
+    event_dim = 2
+
+    def check(self, value):
+        tol = finfo(value.dtype).eps * value.size(-1) * 10
+        unit_rows = (vector_norm(value.detach(), dim=-1) - 1.0).abs().le(tol).all(dim=-1)
+        return lower_cholesky.check(value) & unit_rows
+
+
+def _check_dim(dim, value):
+    if not -value.dim() <= dim < value.dim():
+        raise AssertionError(f"dim {dim} out of range for value with {value.dim()} dimensions")
+
+
+class _Cat(Constraint):
+    """``cseq[i]`` over the i-th run of ``lengths[i]`` entries along ``dim``."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq "
+                                 f"({len(self.cseq)})")
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        _check_dim(self.dim, value)
+        checks, start = [], 0
+        for c, length in zip(self.cseq, self.lengths, strict=False):
+            checks.append(c.check(value.narrow(self.dim, start, length)))
+            start += length
+        return _cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """``cseq[i]`` over the i-th entry along ``dim``."""
+
+    def __init__(self, cseq, dim=0):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        _check_dim(self.dim, value)
+        return _stack([c.check(value.select(self.dim, i))
+                       for i, c in zip(range(value.size(self.dim)), self.cseq, strict=False)],
+                      self.dim)
+
+
 independent = _IndependentConstraint
 dependent = _Dependent()
 dependent_property = _DependentProperty
@@ -324,3 +406,7 @@ lower_cholesky = _LowerCholesky()
 square = _Square()
 symmetric = _Symmetric()
 positive_definite = _PositiveDefinite()
+positive_semidefinite = _PositiveSemidefinite()
+corr_cholesky = _CorrCholesky()
+cat = _Cat
+stack = _Stack

@@ -16,15 +16,17 @@ from .._tensor import Size
 from ..nn.functional import logsigmoid, pad, softplus
 from ..ops.linalg_decomp import cholesky
 from ..ops.dtype_info import finfo
+from ..ops.joining import cat, stack
 from ..ops.shape import broadcast_shapes
 from . import constraints
 from .utils import broadcast_all, sum_rightmost
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform",
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
            "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
            "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
            "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
-           "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]
+           "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
+           "identity_transform"]
 
 
 class Transform:
@@ -708,3 +710,134 @@ class CumulativeDistributionTransform(Transform):
         if self._cache_size == cache_size:
             return self
         return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+
+
+def _check_extent(name, t, dim, length, what):
+    """PyTorch's checks of a Cat/StackTransform's input along ``dim``."""
+    if not -t.dim() <= dim < t.dim():
+        raise AssertionError(f"dim {dim} out of range for {name} with {t.dim()} dimensions")
+    if t.size(dim) != length:
+        raise AssertionError(f"{name[0]}.size({dim}) = {t.size(dim)} must equal {what}")
+
+
+class CatTransform(Transform):
+    """``tseq[i]`` applied to the i-th run of ``lengths[i]`` entries along ``dim`` (runs of
+    one by default), the results concatenated."""
+
+    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.transforms)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms "
+                                 f"({len(self.transforms)})")
+        self.dim = dim
+
+    @property
+    def event_dim(self):
+        return max(t.event_dim for t in self.transforms)
+
+    @property
+    def length(self):
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _runs(self, *tensors):
+        """Each transform with its run of each tensor."""
+        start = 0
+        for t, length in zip(self.transforms, self.lengths, strict=True):
+            yield t, [v.narrow(self.dim, start, length) for v in tensors]
+            start += length
+
+    def _call(self, x):
+        _check_extent("tensor", x, self.dim, self.length, f"length {self.length}")
+        return cat([t(v) for t, (v,) in self._runs(x)], dim=self.dim)
+
+    def _inverse(self, y):
+        _check_extent("tensor", y, self.dim, self.length, f"length {self.length}")
+        return cat([t.inv(v) for t, (v,) in self._runs(y)], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        _check_extent("x", x, self.dim, self.length, f"length {self.length}")
+        _check_extent("y", y, self.dim, self.length, f"length {self.length}")
+        parts = []
+        for t, (xs, ys) in self._runs(x, y):
+            part = t.log_abs_det_jacobian(xs, ys)
+            if t.event_dim < self.event_dim:
+                part = sum_rightmost(part, self.event_dim - t.event_dim)
+            parts.append(part)
+        dim = (self.dim - x.dim() if self.dim >= 0 else self.dim) + self.event_dim
+        return cat(parts, dim=dim) if dim < 0 else sum(parts)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """``tseq[i]`` applied to the i-th entry along ``dim``, the results stacked."""
+
+    def __init__(self, tseq, dim=0, cache_size=0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slices(self, z):
+        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
+
+    def _check(self, name, t):
+        n = len(self.transforms)
+        _check_extent(name, t, self.dim, n, f"len(transforms) {n}")
+
+    def _call(self, x):
+        self._check("tensor", x)
+        return stack([t(v) for v, t in zip(self._slices(x), self.transforms, strict=True)],
+                     dim=self.dim)
+
+    def _inverse(self, y):
+        self._check("tensor", y)
+        return stack([t.inv(v) for v, t in zip(self._slices(y), self.transforms,
+                                               strict=True)], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        self._check("x", x)
+        self._check("y", y)
+        return stack([t.log_abs_det_jacobian(a, b) for a, b, t in zip(
+            self._slices(x), self._slices(y), self.transforms, strict=True)], dim=self.dim)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
