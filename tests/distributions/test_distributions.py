@@ -26,6 +26,10 @@ POSITIVE = rng.uniform(0.5, 3.0, (3, 4))
 HIGH = rng.uniform(1, 2, (3, 4))
 XI = rng.uniform(-0.4, 0.4, (3, 4))
 CB_PROBS = np.concatenate([PROBS[:2], [[0.4995, 0.5, 0.5008, 0.52]]])
+_B = rng.standard_normal((4, 2, 3, 5))
+_COV = _B @ _B.transpose(0, 1, 3, 2)
+CORR = _COV / np.sqrt(np.einsum("...ii->...i", _COV)[..., :, None]
+                      * np.einsum("...ii->...i", _COV)[..., None, :])
 A = rng.standard_normal((2, 3, 3))
 COV = A @ A.transpose(0, 2, 1) + 3 * np.eye(3)
 MVN_LOC = rng.standard_normal((2, 3))
@@ -131,6 +135,9 @@ CASES = {
     "lowrank_mvn": (lambda D, p: D.LowRankMultivariateNormal(p[0], p[1], p[2]),
                     (LOC, rng.standard_normal((3, 4, 2)), SCALE[0]),
                     rng.standard_normal((5, 3, 4))),
+    # values: Cholesky factors of random 3 x 3 correlation matrices
+    "lkj_cholesky": (lambda D, p: D.LKJCholesky(3, p[0]), (SCALE[0, :2],),
+                     np.linalg.cholesky(CORR)),
 }
 # Where retrograd answers what PyTorch 2.13 gets wrong (docs/deviations.md): tested apart.
 WRONG_IN_TORCH = {("kumaraswamy", "mode")}
@@ -310,7 +317,7 @@ def test_enumerate_support(name):
                                   "relaxed_bernoulli", "relaxed_onehot", "weibull", "pareto",
                                   "fishersnedecor", "kumaraswamy", "logistic_normal",
                                   "generalized_pareto", "continuous_bernoulli", "von_mises",
-                                  "lowrank_mvn"])
+                                  "lowrank_mvn", "lkj_cholesky"])
 def test_expand(name):
     (t, _), (r, _) = both(name)
     shape = (2,) + tuple(t.batch_shape)

@@ -44,6 +44,7 @@ TRANSFORMS = {  # name -> (builder given the transforms module and the library, 
     "cat_independent": (lambda T, lib: T.CatTransform(
         [T.IndependentTransform(T.ExpTransform(), 1),
          T.IndependentTransform(T.SigmoidTransform(), 1)], dim=-1, lengths=[1, 3]), X),
+    "corr_cholesky": (lambda T, lib: T.CorrCholeskyTransform(), X[:, :3]),
     "stack": (lambda T, lib: T.StackTransform([T.ExpTransform(), T.TanhTransform(),
                                                T.SoftplusTransform()], dim=0), X),
     "cdf": (lambda T, lib: T.CumulativeDistributionTransform(lib.distributions.Normal(
@@ -52,7 +53,7 @@ TRANSFORMS = {  # name -> (builder given the transforms module and the library, 
 BIJECTIVE_WITH_JACOBIAN = ["exp", "sigmoid", "tanh", "power", "affine_number",
                            "affine_tensor", "compose", "inverse", "softplus", "stick_breaking",
                            "independent", "reshape", "cdf", "cat", "cat_independent",
-                           "stack"]
+                           "stack", "corr_cholesky"]
 
 
 def both(name):
@@ -182,15 +183,18 @@ def _constraints(C, lib):
             C.less_than(3.0), C.interval(-2.0, 5.0), C.unit_interval,
             C.half_open_interval(0.0, 1.0), C.simplex, C.real_vector,
             C.independent(C.positive, 1), C.lower_cholesky, C.positive_definite,
-            C.interval(lib.zeros(4, dtype=lib.float64), lib.full((4,), 3.0, dtype=lib.float64))]
+            C.interval(lib.zeros(4, dtype=lib.float64), lib.full((4,), 3.0, dtype=lib.float64)),
+            C.positive_semidefinite, C.corr_cholesky,
+            C.cat([C.positive, C.interval(-1.0, 1.0)], dim=-1, lengths=[3, 1]),
+            C.stack([C.positive, C.real, C.unit_interval], dim=0)]
 
 
 @pytest.mark.parametrize("registry", ["biject_to", "transform_to"])
-@pytest.mark.parametrize("k", range(15))
+@pytest.mark.parametrize("k", range(19))
 def test_constraint_registry(registry, k):
     """The transform of each constraint, its values in the constraint's set and its
     log-Jacobian, as PyTorch's; a constraint without one raises as PyTorch's."""
-    x = X[:, :3] if k in (12, 13) else X
+    x = X[:, :3] if k in (12, 13, 15, 16) else X
     got = []
     for lib, D in ((torch, TD), (retrograd, RG)):
         c = _constraints(D.constraints, lib)[k]
@@ -225,3 +229,20 @@ def test_registry_registration_and_errors():
     assert isinstance(reg(RG.constraints.greater_than(0.0)), RG.transforms.SoftplusTransform)
     with pytest.raises(NotImplementedError, match="Cannot transform _Real constraints"):
         reg(RG.constraints.real)
+
+
+@pytest.mark.parametrize("diag", [-2, -1, 0, 1])
+def test_tril_vector_round_trip_as_pytorch(diag):
+    from torch.distributions import utils as tu
+
+    from retrograd.distributions import utils as ru
+    m = rng.standard_normal((2, 4, 4))
+    tv, rv = tu.tril_matrix_to_vec(torch.tensor(m), diag), ru.tril_matrix_to_vec(
+        retrograd.tensor(m), diag)
+    close(tv, rv)
+    close(tu.vec_to_tril_matrix(tv, diag), ru.vec_to_tril_matrix(rv, diag))
+    for length in (5, 7):  # (no lower triangle of that many entries)
+        assert (_outcome(ru.vec_to_tril_matrix, retrograd.ones(length), diag)
+                == _outcome(tu.vec_to_tril_matrix, torch.ones(length), diag))
+    assert (_outcome(ru.tril_matrix_to_vec, retrograd.ones(4, 4), 4)
+            == _outcome(tu.tril_matrix_to_vec, torch.ones(4, 4), 4))

@@ -24,6 +24,7 @@ from .independent import Independent
 from .kumaraswamy import Kumaraswamy
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .logistic_normal import LogisticNormal
@@ -39,24 +40,25 @@ from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,
-                         CumulativeDistributionTransform, ExpTransform, IndependentTransform,
-                         LowerCholeskyTransform, PositiveDefiniteTransform, PowerTransform,
-                         ReshapeTransform, SigmoidTransform, SoftmaxTransform,
-                         SoftplusTransform, StackTransform, StickBreakingTransform,
-                         TanhTransform, Transform, identity_transform)
+                         CorrCholeskyTransform, CumulativeDistributionTransform, ExpTransform,
+                         IndependentTransform, LowerCholeskyTransform,
+                         PositiveDefiniteTransform, PowerTransform, ReshapeTransform,
+                         SigmoidTransform, SoftmaxTransform, SoftplusTransform, StackTransform,
+                         StickBreakingTransform, TanhTransform, Transform, identity_transform)
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Pareto, Weibull
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
-           "Categorical",
+           "Categorical", "CorrCholeskyTransform",
            "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
            "CumulativeDistributionTransform", "Dirichlet",
            "Distribution",
            "ExpRelaxedCategorical", "ExpTransform", "Exponential", "ExponentialFamily",
            "FisherSnedecor", "Gamma", "GeneralizedPareto",
            "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
-           "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal",
+           "IndependentTransform", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace",
+           "LogNormal",
            "LogisticNormal", "LowRankMultivariateNormal",
            "LogitRelaxedBernoulli", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial",
            "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",

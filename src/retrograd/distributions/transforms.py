@@ -11,7 +11,7 @@ import operator
 import weakref
 from numbers import Number
 
-from .._creation import full_like
+from .._creation import eye, full_like
 from .._tensor import Size
 from ..nn.functional import logsigmoid, pad, softplus
 from ..ops.linalg_decomp import cholesky
@@ -19,10 +19,11 @@ from ..ops.dtype_info import finfo
 from ..ops.joining import cat, stack
 from ..ops.shape import broadcast_shapes
 from . import constraints
-from .utils import broadcast_all, sum_rightmost
+from .utils import broadcast_all, sum_rightmost, tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
-           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "IndependentTransform",
            "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
            "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
            "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
@@ -841,3 +842,49 @@ class StackTransform(Transform):
     @constraints.dependent_property
     def codomain(self):
         return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+class CorrCholeskyTransform(Transform):
+    """Unconstrained vectors of D (D - 1) / 2 reals onto Cholesky factors of D x D
+    correlation matrices (rows of unit norm, positive diagonal): each entry through tanh
+    into (-1, 1), then each row's entries made the stick-breaking fractions of its unit
+    norm (LKJ's parametrization)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def _call(self, x):
+        eps = finfo(x.dtype).eps
+        r = vec_to_tril_matrix(x.tanh().clamp(min=-1 + eps, max=1 - eps), diag=-1)
+        remaining = (1 - r ** 2).sqrt().cumprod(-1)
+        r = r + eye(r.shape[-1], dtype=r.dtype, device=r.device)
+        return r * pad(remaining[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        left = pad((1 - (y * y).cumsum(dim=-1))[..., :-1], [1, 0], value=1)
+        t = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(left, diag=-1).sqrt()
+        return (t.log1p() - (-t).log1p()) / 2
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        left = tril_matrix_to_vec(1 - (y * y).cumsum(dim=-1), diag=-2)
+        stick_breaking = 0.5 * left.log().sum(-1)
+        tanh = -2 * (x + softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
+        return stick_breaking + tanh
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return shape[:-1] + (d, d)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return shape[:-2] + (d * (d - 1) // 2,)

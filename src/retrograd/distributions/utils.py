@@ -4,7 +4,7 @@ computed parameter."""
 
 from numbers import Number
 
-from .._creation import empty, tensor
+from .._creation import arange, empty, tensor
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
@@ -12,7 +12,8 @@ from ..ops.dtype_info import finfo
 from ..ops.shape import broadcast_tensors
 
 __all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
-           "probs_to_logits", "standard_normal", "sum_rightmost"]
+           "probs_to_logits", "standard_normal", "sum_rightmost", "tril_matrix_to_vec",
+           "vec_to_tril_matrix"]
 
 
 def broadcast_all(*values):
@@ -76,3 +77,32 @@ class lazy_property:  # noqa: N801 (torch.distributions.utils.lazy_property)
 def standard_normal(shape, like):
     """Standard normal draws of ``shape`` in ``like``'s dtype and on its device."""
     return empty(shape, dtype=like.dtype, device=like.device).normal_()
+
+
+def _tril_mask(n, diag, device):
+    """Where a row-major n x n matrix is on or below diagonal ``diag``."""
+    rows = arange(n, device=device)
+    return rows < rows.view(-1, 1) + (diag + 1)
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The entries of (a batch of) square ``mat`` on and below diagonal ``diag``, row by
+    row."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    return mat[..., _tril_mask(n, diag, mat.device)]
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """The inverse of :func:`tril_matrix_to_vec`: (a batch of) D x D matrices, zero above
+    diagonal ``diag``, D the root of ``D**2 + (1 + 2 diag) D - |diag| (diag + 1) = 2 len``."""
+    b = 1 + 2 * diag
+    n = (-b + (b * b + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > finfo(vec.dtype).eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be "
+                         "expressed as the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    mat = vec.new_zeros(vec.shape[:-1] + (n, n))
+    mat[..., _tril_mask(n, diag, vec.device)] = vec
+    return mat
