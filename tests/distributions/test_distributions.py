@@ -13,6 +13,8 @@ import retrograd
 
 RG = retrograd.distributions
 TD = torch.distributions
+# (PyTorch 2.13's Wishart warns of every draw: test_wishart_warns_only_of_singular_draws)
+pytestmark = pytest.mark.filterwarnings("ignore:Singular sample detected:UserWarning")
 rng = np.random.default_rng(0)
 
 # Parameters as NumPy arrays (float64), made into each library's leaf tensors.
@@ -138,6 +140,13 @@ CASES = {
     # values: Cholesky factors of random 3 x 3 correlation matrices
     "lkj_cholesky": (lambda D, p: D.LKJCholesky(3, p[0]), (SCALE[0, :2],),
                      np.linalg.cholesky(CORR)),
+    "wishart": (lambda D, p: D.Wishart(p[0] * 3 + 2, covariance_matrix=p[1]),
+                (SCALE[0, :2], COV), COV[::-1] * 1.5),
+    "wishart_tril": (lambda D, p: D.Wishart(D_ONE(p[0], [4.5, 3.5]), scale_tril=p[0].tril(-1)
+                                            + 2 * torch_eye(p[0], 3)), (A,), COV),
+    "wishart_precision": (lambda D, p: D.Wishart(D_ONE(p[0], 6.0), precision_matrix=p[0]),
+                          (COV,), COV),
+    "wishart_scalar": (lambda D, p: D.Wishart(4.0, covariance_matrix=p[0]), (COV[0],), COV),
 }
 # Where retrograd answers what PyTorch 2.13 gets wrong (docs/deviations.md): tested apart.
 WRONG_IN_TORCH = {("kumaraswamy", "mode")}
@@ -262,7 +271,8 @@ def test_sample_shapes_and_dtypes(name):
                                   "halfnormal", "poisson", "mixture", "gamma", "chi2", "beta",
                                   "dirichlet", "gumbel", "geometric", "binomial", "multinomial",
                                   "studentt", "weibull", "negbinomial", "onehot_st",
-                                  "kumaraswamy", "continuous_bernoulli", "lowrank_mvn"])
+                                  "kumaraswamy", "continuous_bernoulli", "lowrank_mvn",
+                                  "wishart"])
 def test_sample_statistics(name):
     """Means of 40,000 draws within five standard errors of the distribution's (the heavy
     tails of Cauchy and of Pareto at alpha < 2 have no variance to test with)."""
@@ -283,7 +293,8 @@ def test_sample_statistics(name):
                                   "gamma", "chi2", "beta", "dirichlet", "cauchy", "halfcauchy",
                                   "studentt", "relaxed_bernoulli", "relaxed_onehot",
                                   "fishersnedecor", "kumaraswamy", "logistic_normal",
-                                  "generalized_pareto", "continuous_bernoulli", "lowrank_mvn"])
+                                  "generalized_pareto", "continuous_bernoulli", "lowrank_mvn",
+                                  "wishart"])
 def test_rsample_is_differentiable(name):
     """A pathwise gradient: d(sample)/d(params) as the reparameterization gives it."""
     r, leaves = make(retrograd, name)
@@ -317,7 +328,7 @@ def test_enumerate_support(name):
                                   "relaxed_bernoulli", "relaxed_onehot", "weibull", "pareto",
                                   "fishersnedecor", "kumaraswamy", "logistic_normal",
                                   "generalized_pareto", "continuous_bernoulli", "von_mises",
-                                  "lowrank_mvn", "lkj_cholesky"])
+                                  "lowrank_mvn", "lkj_cholesky", "wishart"])
 def test_expand(name):
     (t, _), (r, _) = both(name)
     shape = (2,) + tuple(t.batch_shape)
@@ -592,3 +603,32 @@ def test_lowrank_mvn_refuses_shapes_as_pytorch(shapes):
             lib.distributions.LowRankMultivariateNormal(*args)
         errors.append(str(e.value).replace("retrograd", "torch"))
     assert errors[0] == errors[1]
+
+
+def test_wishart_warns_only_of_singular_draws():
+    """A draw that is positive definite is kept, silently; PyTorch 2.13 tests the draws
+    the wrong way round, so it redraws and warns "Singular sample detected." every time."""
+    cov = retrograd.tensor(COV[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = RG.Wishart(5.0, covariance_matrix=cov).rsample((50,))
+    assert bool(RG.constraints.positive_definite.check(x).all())
+    with pytest.warns(UserWarning, match="Singular sample detected"):
+        TD.Wishart(5.0, covariance_matrix=torch.tensor(COV[0])).rsample((50,))
+    with pytest.warns(UserWarning, match="Low df values detected"):
+        RG.Wishart(2.5, covariance_matrix=cov)
+    with pytest.raises(ValueError, match="expected to be greater than ndim - 1 = 2"):
+        RG.Wishart(1.5, covariance_matrix=cov)
+
+
+def test_wishart_of_a_number_df_over_a_batch():
+    """``df`` given as a number covers the batch of matrices: PyTorch 2.13 keeps it 0-d,
+    so its mean, mode and variance fail on a batch ("shape '[2, 1, 1]' is invalid")."""
+    cov = np.stack([COV[0], 2 * COV[0]])
+    r = RG.Wishart(4.5, covariance_matrix=retrograd.tensor(cov))
+    t = TD.Wishart(torch.tensor([4.5, 4.5], dtype=torch.float64),
+                   covariance_matrix=torch.tensor(cov))
+    for prop in ("mean", "mode", "variance"):
+        close(getattr(t, prop), getattr(r, prop))
+    with pytest.raises(RuntimeError, match="is invalid for input of size 1"):
+        _ = TD.Wishart(4.5, covariance_matrix=torch.tensor(cov)).mean

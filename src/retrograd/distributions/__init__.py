@@ -48,6 +48,7 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Pareto, Weibull
+from .wishart import Wishart
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
            "Categorical", "CorrCholeskyTransform",
@@ -68,6 +69,6 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform",
            "StudentT",
            "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises",
-           "Weibull",
+           "Weibull", "Wishart",
            "biject_to", "constraint_registry", "constraints", "identity_transform",
            "kl_divergence", "register_kl", "transform_to", "transforms"]
