@@ -181,7 +181,8 @@ def test_copy_into_matches_numpy(case, copy_split, spy):
 
 
 def test_copy_into_leaves_what_jobs_cannot_take_to_numpy(copy_split, spy):
-    """Overlapping, reversed, other dtypes, broadcast sources: NumPy's copy, as before."""
+    """Overlapping, reversed, other dtypes, numbers, a destination that steps 0: NumPy's
+    copy, as before."""
     x = numpy.arange(40, dtype=numpy.float32).reshape(4, 10)
     cpu_kernels.copy_into(x[:, 1:], x[:, :-1])  # overlapping
     assert numpy.array_equal(x[0], [0, 0, 1, 2, 3, 4, 5, 6, 7, 8])
@@ -195,6 +196,9 @@ def test_copy_into_leaves_what_jobs_cannot_take_to_numpy(copy_split, spy):
     assert (y == 3).all()
     cpu_kernels.copy_into(y, 2.0)
     assert (y == 2).all()
+    one = numpy.zeros(1, numpy.float32)  # (a writeable view stepping 0: one element, 4 times)
+    cpu_kernels.copy_into(numpy.lib.stride_tricks.as_strided(one, (4,), (0,)), x[0, :4])
+    assert one[0] == x[0, 3]
     assert spy == []
 
 

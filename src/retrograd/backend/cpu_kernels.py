@@ -28,6 +28,7 @@ __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "log_softmax_grad", "adam_step", "relu", "relu_grad", "outer", "add_scaled", "scale",
            "max_pool_2d", "max_pool_grad", "linspace", "copy_into", "pad_planes"]
 
+
 @functools.cache
 def ready():
     """Whether numba is installed and compiling (``NUMBA_DISABLE_JIT=1``, set to step
@@ -165,11 +166,13 @@ def pad_planes(x, hb, r, top, left):
 
 
 def _copies(dst, src):
-    """Whether the job copies ``src`` into ``dst``."""
+    """Whether the job copies ``src`` into ``dst``: no element of ``dst`` written twice
+    (by two parts at once), none read after it was written."""
     return (type(dst) is type(src) is numpy.ndarray
             and dst.dtype.char == src.dtype.char == "f" and dst.shape == src.shape
             and dst.ndim <= 6 and dst.flags.writeable
             and all(s >= 0 and s % 4 == 0 for s in dst.strides + src.strides)
+            and all(s or n == 1 for s, n in zip(dst.strides, dst.shape, strict=True))
             and not numpy.may_share_memory(dst, src))
 
 
