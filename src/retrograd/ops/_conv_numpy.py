@@ -3,7 +3,8 @@ a padded row grid, in chunks of images that stay in cache (``conv``, ``conv_dx``
 ``conv_dw``), and depthwise ones as one multiply-add per kernel offset. They read strides
 and write into views, which only NumPy arrays allow; the family's rules, written on any
 array namespace, compute the same maps, and ``tests/ops/test_conv_kernels.py`` pins the
-two together.
+two together. Their copies and padding go through ``cpu_kernels`` (``copy_into``,
+``pad_planes``): in parts on OpenBLAS's threads where numba is installed, else NumPy's.
 """
 
 import math
