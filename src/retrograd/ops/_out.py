@@ -72,16 +72,17 @@ def check_no_partial_overlap(dst, values):
     """PyTorch's ``assert_no_partial_overlap``: a Tensor among ``values`` whose memory
     meets the written-to array ``dst`` without being the same view of it would be read
     where it was already written. As in PyTorch, only arrays both non-overlapping and dense
-    are compared (others are "too hard" to tell, and pass)."""
-    if not dst.size or not is_dense(dst):
+    are compared (others are "too hard" to tell, and pass). Arrays of different memory
+    owners never meet: that test alone runs on every in-place op."""
+    owner = _owner(dst)
+    shared = [v._data for v in values if isinstance(v, Tensor) and v._data is not dst
+              and _owner(v._data) is owner]
+    if not shared or not dst.size or not is_dense(dst):
         return
-    span = None
-    for v in values:
-        a = v._data if isinstance(v, Tensor) else None
-        if (a is None or a is dst or not a.size or type(a) is not type(dst)
-                or not is_dense(a)):
+    span = _span(dst)
+    for a in shared:
+        if not a.size or type(a) is not type(dst) or not is_dense(a):
             continue
-        span = span or _span(dst)
         other = _span(a)
         if other == span and a.strides == dst.strides and a.shape == dst.shape:
             continue  # the same elements: each read before it is written
@@ -89,6 +90,12 @@ def check_no_partial_overlap(dst, values):
             raise RuntimeError("unsupported operation: some elements of the input tensor and "
                                "the written-to tensor refer to a single memory location. "
                                "Please clone() the tensor before performing the operation.")
+
+
+def _owner(a):
+    """The array whose memory ``a`` views (NumPy and CuPy keep the owner as ``base``)."""
+    base = getattr(a, "base", None)
+    return a if base is None else base
 
 
 def _span(a):
