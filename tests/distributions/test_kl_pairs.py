@@ -122,7 +122,9 @@ def type_name(name):
 
 def test_every_registered_pair_of_pytorch_is_registered():
     names = {(p.__name__, q.__name__) for p, q in TD.kl._KL_REGISTRY}
-    assert {(p.__name__, q.__name__) for p, q in RG.kl._KL_REGISTRY} == names
+    ours = {(p.__name__, q.__name__) for p, q in RG.kl._KL_REGISTRY
+            if p.__module__.startswith("retrograd.")}  # (not other tests' registrations)
+    assert ours == names
     tested = {(type_name(p), type_name(q)) for p, q in PAIRS}
     assert len(tested) == len(PAIRS)
 
