@@ -283,9 +283,10 @@ def _kl_expfamily_expfamily(p, q):
                 for t in p._natural_params]
     lg_normal = p._log_normalizer(*p_params)
     gradients = grad(lg_normal.sum(), p_params, create_graph=True)
-    result = q._log_normalizer(*q._natural_params) - lg_normal
+    q_params = q._natural_params
+    result = q._log_normalizer(*q_params) - lg_normal
     batch_ndims = len(p.batch_shape)
-    for pnp, qnp, g in zip(p_params, q._natural_params, gradients, strict=True):
+    for pnp, qnp, g in zip(p_params, q_params, gradients, strict=True):
         result = result - sum_rightmost((qnp - pnp) * g, max(pnp.dim() - batch_ndims, 0))
     return result
 
@@ -390,6 +391,7 @@ for _p, _param, _qs in (
         (Poisson, "rate", (Bernoulli, Binomial))):
     for _q in _qs:
         register_kl(_p, _q)(_infinite(_param))
+del _p, _param, _qs, _q
 
 
 def _normal_cross_entropy(q, mean, second_moment):
