@@ -174,6 +174,9 @@ def test_errors():
             D.kl_divergence(lowrank, mvn)
         with pytest.raises(ValueError, match="different event shapes"):
             D.kl_divergence(mvn, lowrank)
+        with pytest.raises(ValueError, match="two Low Rank Multivariate Normals with"):
+            D.kl_divergence(lowrank, D.LowRankMultivariateNormal(lib.zeros(2), lib.ones(2, 1),
+                                                                 lib.ones(2)))
 
 
 def grads(lib, kl, leaves):

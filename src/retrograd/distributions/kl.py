@@ -301,9 +301,9 @@ def _trace_XXT(x):
     return x.pow(2).sum((-2, -1))
 
 
-def _check_mvn_event_shapes(p, q):
+def _check_mvn_event_shapes(p, q, kind="(Low Rank)"):
     if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with "
+        raise ValueError(f"KL-divergence between two {kind} Multivariate Normals with "
                          "different event shapes cannot be computed")
 
 
@@ -326,7 +326,7 @@ def _lowrank_mahalanobis(q, x):
 def _kl_lowrank_lowrank(p, q):
     """``tr(inv(Sq) Sp)`` expanded over ``Sp = pW pW^T + pD`` and q's Woodbury form:
     O(n m^2) like the densities, never an n x n matrix."""
-    _check_mvn_event_shapes(p, q)
+    _check_mvn_event_shapes(p, q, "Low Rank")
     pD, qD = p._unbroadcasted_cov_diag, q._unbroadcasted_cov_diag
     pW, A = p._unbroadcasted_cov_factor, _lowrank_precision_root(q)
     term1 = _lowrank_logdet(q) - _lowrank_logdet(p)
