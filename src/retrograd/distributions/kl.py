@@ -389,16 +389,17 @@ for _p, _param, _qs in (
         (Normal, "loc", (Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform)),
         (Pareto, "scale", (Beta, ContinuousBernoulli, Uniform)),
         (Poisson, "rate", (Bernoulli, Binomial))):
+    _fun = _infinite(_param)  # one function for p's type, as PyTorch registers them
     for _q in _qs:
-        register_kl(_p, _q)(_infinite(_param))
-del _p, _param, _qs, _q
+        register_kl(_p, _q)(_fun)
+del _p, _param, _qs, _q, _fun
 
 
 def _normal_cross_entropy(q, mean, second_moment):
     """``-E[log q(x)]`` of a Normal q, from p's first two moments."""
     var = q.scale.pow(2)
-    return 0.5 * (2 * math.pi * var).log() + (second_moment - 2 * q.loc * mean
-                                             + q.loc.pow(2)) / (2 * var)
+    return (0.5 * (2 * math.pi * var).log()
+            + (second_moment - 2 * q.loc * mean + q.loc.pow(2)) / (2 * var))
 
 
 def _gamma_cross_entropy(q, mean, mean_log):
