@@ -721,22 +721,31 @@ def _check_extent(name, t, dim, length, what):
         raise AssertionError(f"{name[0]}.size({dim}) = {t.size(dim)} must equal {what}")
 
 
-class CatTransform(Transform):
+class _Parts(Transform):
+    """Transforms ``tseq`` over parts of a value along ``dim``."""
+
+    def __init__(self, tseq, dim, cache_size):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        super().__init__(cache_size=cache_size)
+        self.transforms = [t.with_cache(cache_size) for t in tseq] if cache_size else list(tseq)
+        self.dim = dim
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+
+class CatTransform(_Parts):
     """``tseq[i]`` applied to the i-th run of ``lengths[i]`` entries along ``dim`` (runs of
     one by default), the results concatenated."""
 
     def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
-        super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
+        super().__init__(tseq, dim, cache_size)
         self.lengths = list(lengths) if lengths is not None else [1] * len(self.transforms)
         if len(self.lengths) != len(self.transforms):
             raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms "
                                  f"({len(self.transforms)})")
-        self.dim = dim
 
     @property
     def event_dim(self):
@@ -778,10 +787,6 @@ class CatTransform(Transform):
         dim = (self.dim - x.dim() if self.dim >= 0 else self.dim) + self.event_dim
         return cat(parts, dim=dim) if dim < 0 else sum(parts)
 
-    @property
-    def bijective(self):
-        return all(t.bijective for t in self.transforms)
-
     @constraints.dependent_property
     def domain(self):
         return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
@@ -791,17 +796,11 @@ class CatTransform(Transform):
         return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
 
 
-class StackTransform(Transform):
+class StackTransform(_Parts):
     """``tseq[i]`` applied to the i-th entry along ``dim``, the results stacked."""
 
     def __init__(self, tseq, dim=0, cache_size=0):
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
-        super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
-        self.dim = dim
+        super().__init__(tseq, dim, cache_size)
 
     def with_cache(self, cache_size=1):
         if self._cache_size == cache_size:
@@ -830,10 +829,6 @@ class StackTransform(Transform):
         self._check("y", y)
         return stack([t.log_abs_det_jacobian(a, b) for a, b, t in zip(
             self._slices(x), self._slices(y), self.transforms, strict=True)], dim=self.dim)
-
-    @property
-    def bijective(self):
-        return all(t.bijective for t in self.transforms)
 
     @constraints.dependent_property
     def domain(self):
