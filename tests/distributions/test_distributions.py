@@ -632,3 +632,25 @@ def test_wishart_of_a_number_df_over_a_batch():
         close(getattr(t, prop), getattr(r, prop))
     with pytest.raises(RuntimeError, match="is invalid for input of size 1"):
         _ = TD.Wishart(4.5, covariance_matrix=torch.tensor(cov)).mean
+
+
+@pytest.mark.parametrize("sample_shape", [(), (4,)])
+def test_wishart_redraws_singular_draws(monkeypatch, sample_shape):
+    """A draw that is not positive definite is drawn again, with PyTorch's warning, until
+    every draw is (one batch element made singular in the first draw)."""
+    retrograd.manual_seed(0)
+    d = RG.Wishart(retrograd.tensor([4.0, 5.0]), covariance_matrix=retrograd.eye(3).expand(
+        2, 3, 3))
+    draw, calls = d._bartlett_sampling, []
+
+    def first_singular(shape=()):
+        s = draw(shape)
+        if not calls:
+            s[..., 0, 0, :] = 0
+        calls.append(tuple(shape))
+        return s
+    monkeypatch.setattr(d, "_bartlett_sampling", first_singular)
+    with pytest.warns(UserWarning, match="Singular sample detected"):
+        x = d.rsample(sample_shape)
+    assert tuple(x.shape) == sample_shape + (2, 3, 3) and len(calls) >= 2
+    assert bool(RG.constraints.positive_definite.check(x).all())
