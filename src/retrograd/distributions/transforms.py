@@ -337,9 +337,14 @@ class PowerTransform(Transform):
     inverse_shape = forward_shape
 
 
+def _into_unit(p):
+    """``p`` kept inside (0, 1): its logit, and a sigmoid's inverse, stay finite."""
+    info = finfo(p.dtype)
+    return p.clamp(min=info.tiny, max=1.0 - info.eps)
+
+
 def _clipped_sigmoid(x):
-    info = finfo(x.dtype)
-    return x.sigmoid().clamp(min=info.tiny, max=1.0 - info.eps)
+    return _into_unit(x.sigmoid())
 
 
 class SigmoidTransform(_Unparameterized):
@@ -354,8 +359,7 @@ class SigmoidTransform(_Unparameterized):
         return _clipped_sigmoid(x)
 
     def _inverse(self, y):
-        info = finfo(y.dtype)
-        y = y.clamp(min=info.tiny, max=1.0 - info.eps)
+        y = _into_unit(y)
         return y.log() - (-y).log1p()
 
     def log_abs_det_jacobian(self, x, y):
