@@ -73,8 +73,9 @@ ALLOWED = {
     "retrograd.nn.modules.module": (1, "interop: load_state_dict takes NumPy arrays"),
     "retrograd.ops._opdef": (2, "seam: kernel() declares a NumPy kernel by its module"),
     "retrograd.ops._registry": (
-        2, "interop: NumPy scalars given as arguments are weak, like Python numbers; the "
-        "CPU's arrays skip get_array_module (a fast path that only skips work)"),
+        3, "interop: NumPy scalars given as arguments are weak, like Python numbers; the "
+        "CPU's arrays skip get_array_module (fast paths that only skip work: _inputs's, "
+        "and apply's for a float tensor alone or with a number)"),
     "retrograd.ops._tensor_xp": (
         4, "seam: the NumPy-named namespace over Tensors reads NumPy's dtype-likes and host "
         "sequences as NumPy's functions do; of() checks NumPy's ndarray type first (a fast "
