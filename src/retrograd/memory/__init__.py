@@ -92,20 +92,19 @@ class _Pools:
 _POOLS = _Pools()
 
 
+def _ledger(device):
+    """The books of ``device``: a GPU's own, or the host's."""
+    return _books(device).ledger(_gpu_index(device) if _on_gpu(device) else None)
+
+
 def memory_allocated(device=None):
     """Bytes held by live storages now (on a GPU: its storages; on the CPU: the host's)."""
-    t = _books(device)
-    if _on_gpu(device):
-        return t.gpu_books.get(_gpu_index(device), (0, 0))[0]
-    return t.total - t.gpu_total
+    return _ledger(device).total
 
 
 def max_memory_allocated(device=None):
     """The largest ``memory_allocated`` since accounting began or the last reset."""
-    t = _books(device)
-    if _on_gpu(device):
-        return t.gpu_books.get(_gpu_index(device), (0, 0))[1]
-    return t.host_peak if t.devices else t.peak
+    return _ledger(device).peak
 
 
 def memory_reserved(device=None):
@@ -155,8 +154,8 @@ def memory_stats(device=None):
     >>> at_peak = retrograd.memory.memory_stats()["by_module"]["GPT.blocks.0.attn"]["at_peak"]
     >>> at_peak["activation"]   # bytes of the activations its forward saved, at the peak
     """
-    t = _books(device)
-    n = len(t.live)
+    t = _ledger(device)
+    n = t.n_live
     s = {"allocated_bytes.all.current": t.total, "allocated_bytes.all.peak": t.peak,
          "allocated_bytes.all.allocated": t.total + t.bytes_freed,
          "allocated_bytes.all.freed": t.bytes_freed,
@@ -166,17 +165,13 @@ def memory_stats(device=None):
     for prefix in ("active_bytes", "reserved_bytes", "requested_bytes"):
         for k in ("current", "peak", "allocated", "freed"):
             s[f"{prefix}.all.{k}"] = s[f"allocated_bytes.all.{k}"]
-    if _on_gpu(device):  # the device's own totals, and its pool
+    if _on_gpu(device):  # the device's pool
         index = _gpu_index(device)
-        current, peak = t.gpu_books.get(index, (0, 0))
-        for prefix in ("allocated_bytes", "active_bytes", "requested_bytes"):
-            s[f"{prefix}.all.current"] = current
-            s[f"{prefix}.all.peak"] = peak
         s["reserved_bytes.all.current"] = _POOLS.reserved(index)
         s["reserved_bytes.all.peak"] = _POOLS.max_reserved(index)
-    at_peak = t.peak_breakdown
+    current, at_peak = t.current, t.peak_breakdown
     for i, name in enumerate(CATEGORIES):
-        s[f"allocated_bytes.{name}.current"] = t.current[i]
+        s[f"allocated_bytes.{name}.current"] = current[i]
         s[f"allocated_bytes.{name}.at_peak"] = at_peak[i]
     s["by_module"] = t.by_module()
     return OrderedDict(sorted(s.items()))

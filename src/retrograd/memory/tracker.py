@@ -40,7 +40,7 @@ import numpy
 from .. import _observe
 from .._tensor import Tensor as _Tensor
 from ..autograd.node import SavedTensor
-from ..backend import emulating_cuda, gpu
+from ..backend import cuda_runtime, emulating_cuda, gpu
 from ..nn.modules._paths import PATHS
 from ..nn.parameter import Parameter
 from ..backend.emulated import ndarray as _emulated_ndarray
@@ -116,7 +116,7 @@ class _Block(weakref.ref):
     ``cat`` is the category they make; ``frames`` is set only when a stack was recorded;
     ``books`` are its module's."""
 
-    __slots__ = ("key", "size", "state", "cat", "frames", "books", "gpu", "device")
+    __slots__ = ("key", "size", "state", "cat", "frames", "books", "device")
 
 
 # Category of a block from its state: the highest role, else held by the graph, else other.
@@ -139,7 +139,68 @@ class _Hold(weakref.ref):
     __slots__ = ("blocks",)
 
 
-class Tracker(_observe.AllocObserver, _observe.EngineObserver):
+class _Books:
+    """Books by module (``by_path``: path -> bytes per category, their total, its highest
+    value and the path) with a total and its peak: the tracker's (every storage of a
+    process without a GPU), or one device's (:class:`_Ledger`)."""
+
+    __slots__ = ()
+
+    @property
+    def current(self):
+        """Bytes per category now: the sum of the modules' books (each storage is booked
+        to one module, so the device's own table need not be kept up to date)."""
+        return _category_sums(books for books in self.by_path.values() if books[_TOTAL])
+
+    def _keep_peak(self):
+        """The total is about to fall from the peak: copy the module tables at the peak
+        (a growing forward does this once per op: the category sums wait until asked)."""
+        self._peak_mods = {path: b[:_TOTAL] for path, b in self.by_path.items()
+                           if b[_TOTAL]}
+        self._at_peak = False
+
+    @property
+    def peak_breakdown(self):
+        """Bytes per category at the peak."""
+        return self.current if self._at_peak else _category_sums(self._peak_mods.values())
+
+    def _peak_by_module(self):
+        """Module path -> bytes per category at the peak (modules with none left out)."""
+        if not self._at_peak:
+            return {path: b[:] for path, b in self._peak_mods.items()}
+        return {path: b[:_TOTAL] for path, b in self.by_path.items() if b[_TOTAL]}
+
+    def by_module(self):
+        """Module path -> ``{"at_peak": {category: bytes}, "current": {category: bytes},
+        "peak": bytes}``: its storages' bytes at the device's peak and now (categories
+        with none left out), and the most its storages held at once since the last peak
+        reset. Modules that never held a byte are left out."""
+        at_peak = self._peak_by_module()
+        table = {}
+        for path, books in self.by_path.items():
+            if not books[_OWN_PEAK]:
+                continue
+            table[path] = {
+                "at_peak": {CATEGORIES[i]: n for i, n in enumerate(at_peak.get(path, ())) if n},
+                "current": {CATEGORIES[i]: books[i] for i in range(_TOTAL) if books[i]},
+                "peak": books[_OWN_PEAK]}
+        return table
+
+    def reset_peak(self):
+        self.peak = self.total
+        self._at_peak = True
+        self.n_peak = self.n_live
+        for books in self.by_path.values():
+            books[_OWN_PEAK] = books[_TOTAL]
+
+    def _module_books(self, path):
+        books = self.by_path.get(path)
+        if books is None:
+            books = self.by_path[path] = [0] * _TOTAL + [0, 0, path]
+        return books
+
+
+class Tracker(_Books, _observe.AllocObserver, _observe.EngineObserver):
     """The books: live blocks, bytes per category, the peak and, when recording, the
     event history. One per process (``TRACKER``); the allocation observer, and the
     outermost engine observer (it books what the others allocate).
@@ -155,11 +216,9 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
                  "books", "_node_books", "_mstack", "_owned", "n_free", "bytes_freed",
                  "n_peak", "started", "events", "record", "stacks", "free_stacks",
                  "node_frames", "_outer", "exact", "_started_tracemalloc", "_last",
-                 "gpu_total", "gpu_peak", "host_peak", "gpu_books",
-                 "_last_traced", "_temp_addr", "_free_cb", "_release_cb")
+                 "ledgers", "_last_traced", "_temp_addr", "_free_cb", "_release_cb")
     nodes = True    # shown new nodes (their module, and stacks)
     modules = True  # shown module calls and optimizer steps
-    devices = False  # books per device (DeviceTracker): here every storage is the host's
 
     def __init__(self):
         self.live = {}            # id(storage array) -> _Block
@@ -173,9 +232,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         self._mstack = []         # (module, path) of the modules running, outermost first
         self._owned = {}          # id(module) -> its path, once it took its parameters
         self.n_free = self.bytes_freed = self.n_peak = 0
-        self.gpu_total = self.gpu_peak = 0  # the GPU's part of total, its peak (DeviceTracker)
-        self.host_peak = 0                  # the peak of the rest, while the GPU holds some
-        self.gpu_books = {}       # GPU index -> [its bytes now, their peak] (DeviceTracker)
+        self.ledgers = {}         # device (None: the host) -> its books (DeviceTracker)
         self.started = False
         # history
         self.events = None        # deque of event tuples (see the class docstring)
@@ -307,51 +364,26 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
             self.peak = total
             self._at_peak = True
 
-    @property
-    def current(self):
-        """Bytes per category now: the sum of the modules' books (each storage is booked
-        to one module, so the device's own table need not be kept up to date)."""
-        return _category_sums(books for books in self.by_path.values() if books[_TOTAL])
-
-    def _keep_peak(self):
-        """The total is about to fall from the peak: copy the module tables at the peak
-        (a growing forward does this once per op: the category sums wait until asked)."""
-        self._peak_mods = {path: b[:_TOTAL] for path, b in self.by_path.items()
-                           if b[_TOTAL]}
-        self._at_peak = False
+    def _sub(self, cat, size, books):
+        """Take back ``size`` host bytes booked by ``_add`` (a temporary freed)."""
+        if self._at_peak:
+            self._keep_peak()
+        books[cat] -= size
+        books[_TOTAL] -= size
+        self.total -= size
 
     @property
-    def peak_breakdown(self):
-        """Bytes per category at the peak."""
-        return self.current if self._at_peak else _category_sums(self._peak_mods.values())
+    def n_live(self):
+        return len(self.live)
 
-    def peak_by_module(self):
-        """Module path -> bytes per category at the peak (modules with none left out)."""
-        if not self._at_peak:
-            return {path: b[:] for path, b in self._peak_mods.items()}
-        return {path: b[:_TOTAL] for path, b in self.by_path.items() if b[_TOTAL]}
+    def ledger(self, device=None):
+        """The books of ``device`` (a GPU's index, None for the host): here every
+        storage is the host's, so the tracker's own (a GPU's are empty)."""
+        return self if device is None else _Ledger({})
 
-    def by_module(self):
-        """Module path -> ``{"at_peak": {category: bytes}, "current": {category: bytes},
-        "peak": bytes}``: its storages' bytes at the device's peak and now (categories
-        with none left out), and the most its storages held at once since the last peak
-        reset. Modules that never held a byte are left out."""
-        at_peak = self.peak_by_module()
-        table = {}
-        for path, books in self.by_path.items():
-            if not books[_OWN_PEAK]:
-                continue
-            table[path] = {
-                "at_peak": {CATEGORIES[i]: n for i, n in enumerate(at_peak.get(path, ())) if n},
-                "current": {CATEGORIES[i]: books[i] for i in range(_TOTAL) if books[i]},
-                "peak": books[_OWN_PEAK]}
-        return table
-
-    def _module_books(self, path):
-        books = self.by_path.get(path)
-        if books is None:
-            books = self.by_path[path] = [0] * _TOTAL + [0, 0, path]
-        return books
+    def _books_of(self, b, path):
+        """The books of module ``path`` on ``b``'s device."""
+        return self._module_books(path)
 
     def _on_free(self, b):
         key = b.key
@@ -546,15 +578,14 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
     def _own(self, module, books):
         """``module`` takes its own parameters and buffers (with their gradients) from
         the books of no module (they are made in ``__init__``, outside any call)."""
-        self._owned[id(module)] = books[_PATH]
-        nobody = self.by_path[""]
+        path = self._owned[id(module)] = books[_PATH]
         for t in (*module._parameters.values(), *module._buffers.values()):
             if t is None:
                 continue
             for arr in (t._data, t._grad._data if t._grad is not None else None):
                 b = self.live.get(id(_root(arr))) if arr is not None else None
-                if b is not None and b.books is nobody:
-                    self._rebook(b, books)
+                if b is not None and b.books[_PATH] == "":
+                    self._rebook(b, self._books_of(b, path))
 
     def _rebook(self, b, books):
         cat, size, old = b.cat, b.size, b.books
@@ -642,11 +673,7 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         self._temp_addr += 1
         books = self.books
         self._add(TEMPORARY, transient, books)
-        if self._at_peak:
-            self._keep_peak()
-        books[TEMPORARY] -= transient
-        books[_TOTAL] -= transient
-        self.total -= transient
+        self._sub(TEMPORARY, transient, books)
         if self.record:
             t, path = _now(), books[_PATH]
             frames = (self.node_frames or self._stack(_getframe().f_back)) if self.stacks \
@@ -669,67 +696,120 @@ class Tracker(_observe.AllocObserver, _observe.EngineObserver):
         self.stacks = enabled is not None and context in ("alloc", "all", "state")
         self.free_stacks = self.stacks and context == "all"
 
-    def reset_peak(self):
-        self.peak = self.total
-        self.gpu_peak = self.gpu_total
-        for books in self.gpu_books.values():
-            books[1] = books[0]
-        self.host_peak = self.total - self.gpu_total
-        self._at_peak = True
-        self.n_peak = len(self.live)
-        for books in self.by_path.values():
-            books[_OWN_PEAK] = books[_TOTAL]
-
 
 class DeviceTracker(Tracker):
-    """The books of a process with a GPU (CuPy's, or the emulated one): each storage is
-    also booked to its device, so each GPU's total and peak, all GPUs' together and the
-    host's peak are kept apart (``memory_allocated("cuda:1")``, ``"cpu"``).
-    ``Tracker.start`` chooses it."""
+    """The books of a process with a GPU (CuPy's, or the emulated one). Each device keeps
+    books of its own (:class:`_Ledger`: by module and category, a total, its peak and the
+    tables at that peak), so ``memory_stats("cuda:1")`` counts device 1's storages alone
+    and ``"cpu"`` the host's; the tracker's own total, peak and categories (``current``,
+    ``peak_breakdown``) stay those of all devices together. ``Tracker.start`` chooses it."""
 
     __slots__ = ()
-    devices = True
+
+    def ledger(self, device=None):
+        """The books of ``device`` (a GPU's index, None for the host); empty ones for a
+        device that never held a storage."""
+        return self.ledgers.get(device) or _Ledger({})
+
+    def _ledger(self, device):
+        ledger = self.ledgers.get(device)
+        if ledger is None:  # the host's module books are the tracker's own
+            ledger = self.ledgers[device] = _Ledger(self.by_path if device is None else {})
+        return ledger
 
     def see(self, arr, state=0):
-        emulated = type(arr) is _emulated_ndarray
-        if emulated:  # the emulated GPU's array: its NumPy storage, booked to the device
-            index, arr = arr._dev, arr._a
+        t = type(arr)
+        if t is _emulated_ndarray:  # the emulated GPU's array: its NumPy storage
+            device, arr = arr._dev, arr._a
+        else:
+            device = arr.device.id if t is _device_ndarray else None
+        ledger = self._ledger(device)
+        running = self.books  # a storage is booked to the running module on its device
+        path = running[_PATH]
+        self.books = ledger._module_books(path)
         n = len(self.live)
-        b = Tracker.see(self, arr, state)
+        try:
+            b = Tracker.see(self, arr, state)
+        finally:
+            self.books = running
         if len(self.live) > n:  # a new storage
-            size = b.size
-            b.gpu = emulated or type(b()) is _device_ndarray
-            if b.gpu:
-                gpu = self.gpu_total = self.gpu_total + size
-                if gpu > self.gpu_peak:
-                    self.gpu_peak = gpu
-                b.device = index if emulated else b().device.id
-                books = self.gpu_books.get(b.device)
-                if books is None:
-                    books = self.gpu_books[b.device] = [0, 0]
-                books[0] += size
-                if books[0] > books[1]:
-                    books[1] = books[0]
-            else:
-                self._host_peak()
+            b.device = device
+            ledger._add(b.size)
+            ledger.n_live += 1
+            if ledger.n_live > ledger.n_peak:
+                ledger.n_peak = ledger.n_live
         return b
 
     made = see
 
-    def _host_peak(self):
-        host = self.total - self.gpu_total
-        if host > self.host_peak:
-            self.host_peak = host
+    def _books_of(self, b, path):
+        return self.ledgers[b.device]._module_books(path)
+
+    @property
+    def current(self):
+        return _category_sums(books for ledger in self.ledgers.values()
+                              for books in ledger.by_path.values() if books[_TOTAL])
+
+    def _keep_peak(self):
+        self._peak_mods = {(device, path): b[:_TOTAL]
+                           for device, ledger in self.ledgers.items()
+                           for path, b in ledger.by_path.items() if b[_TOTAL]}
+        self._at_peak = False
+
+    def by_module(self):
+        """The current GPU's (as PyTorch's memory functions default to it)."""
+        return self.ledger(cuda_runtime().current()).by_module()
 
     def _add(self, cat, size, books):
         Tracker._add(self, cat, size, books)
-        self._host_peak()
+        self._ledger(None)._add(size)
+
+    def _sub(self, cat, size, books):
+        Tracker._sub(self, cat, size, books)
+        self._ledger(None)._sub(size)
 
     def _on_free(self, b):
-        if b.gpu and self.live.get(b.key) is b:
-            self.gpu_total -= b.size
-            self.gpu_books[b.device][0] -= b.size
+        if self.live.get(b.key) is b:
+            self.ledgers[b.device]._sub(b.size, freed=True)
         Tracker._on_free(self, b)
+
+    def reset_peak(self):
+        Tracker.reset_peak(self)
+        for ledger in self.ledgers.values():
+            ledger.reset_peak()
+
+
+class _Ledger(_Books):
+    """One device's books (:class:`DeviceTracker`): its storages' bytes by module, their
+    total and its peak, the module tables at that peak, and counts of its storages. The
+    blocks' own books lists (``by_path``'s values) are updated by the tracker."""
+
+    __slots__ = ("by_path", "total", "peak", "_at_peak", "_peak_mods", "n_live", "n_peak",
+                 "n_free", "bytes_freed")
+
+    def __init__(self, by_path):
+        self.by_path = by_path
+        self.total = self.peak = self.n_live = self.n_peak = self.n_free = 0
+        self.bytes_freed = 0
+        self._at_peak = True
+        self._peak_mods = None
+
+    def _add(self, size):
+        total = self.total = self.total + size
+        if total > self.peak:
+            self.peak = total
+            self._at_peak = True
+
+    def _sub(self, size, freed=False):
+        """``size`` bytes leave (before the blocks' books do: the tables at a peak are
+        copied first); ``freed``: a storage's, counted as a free."""
+        if self._at_peak:
+            self._keep_peak()
+        self.total -= size
+        if freed:
+            self.n_live -= 1
+            self.n_free += 1
+            self.bytes_freed += size
 
 
 def _category_sums(tables):
