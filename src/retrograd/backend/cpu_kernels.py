@@ -81,12 +81,21 @@ _ALIGN = 4096
 _ROUNDED = frozenset(("gelu", "gelu_grad"))
 
 
+def splits(name, first):
+    """Whether kernel ``name`` runs on ``first`` (its first array) in parts on
+    OpenBLAS's threads."""
+    return first.size >= _SPLIT_MIN[name] and blas_threads.threads() > 1
+
+
 def _run(name, arrays, *sizes, args=()):
     """Kernel ``name`` on ``arrays`` and ``args``; when large, its job entry (which takes
-    the arrays' ``sizes`` too) in parts along the arrays' first axis (all C-contiguous),
-    one per OpenBLAS thread (:mod:`.blas_threads`)."""
+    the arrays' ``sizes`` too, a float32 as its bits) in parts along the arrays' first
+    axis (all C-contiguous), one per OpenBLAS thread (:mod:`.blas_threads`)."""
     kernels = _kernels()
     first = arrays[0]
+    if first.size < _SPLIT_MIN[name] and name not in _ROUNDED:  # (small: no more work)
+        kernels[name](*arrays, *args)
+        return
     n = len(first)
     step = _ALIGN // first.itemsize if first.ndim == 1 else 1
     units = -(-n // step)
@@ -94,6 +103,7 @@ def _run(name, arrays, *sizes, args=()):
     if (k == 1 and name not in _ROUNDED) or not all(a.flags.c_contiguous for a in arrays):
         kernels[name](*arrays, *args)
         return
+    sizes = [_bits(v) if type(v) is numpy.float32 else v for v in sizes]
     bounds = [units * i // k * step for i in range(k)] + [n]
     bases = [(a.__array_interface__["data"][0], a.strides[0]) for a in arrays]
     jobs = numpy.array([[base + lo * stride for base, stride in bases] + [hi - lo, *sizes]
@@ -306,7 +316,7 @@ def add_scaled(x, y, alpha):
     if y is not x and numpy.may_share_memory(x, y):  # (NumPy buffers an overlap)
         x += y * a
         return x
-    _run("add_scaled", (_flat(x), _flat(y)), _bits(a), args=(a,))
+    _run("add_scaled", (_flat(x), _flat(y)), a, args=(a,))
     return x
 
 
@@ -314,7 +324,7 @@ def scale(x, factor):
     """``x *= factor`` (an in-place ``mul_`` by a number, rounded to float32 first, as
     PyTorch's and NumPy's), ``x`` float32 and C-contiguous. Returns ``x``."""
     f = numpy.float32(factor)
-    _run("scale", (_flat(x),), _bits(f), args=(f,))
+    _run("scale", (_flat(x),), f, args=(f,))
     return x
 
 

@@ -117,7 +117,8 @@ def _add_into(xp, out, self, other, alpha):
 
 # self.add_(other, alpha=a) (an optimizer's update) by the compiled kernel: one pass, where
 # NumPy makes a temporary of other * a and reads it back (2.3x the time), in parts on
-# OpenBLAS's threads when large (as self.mul_(number))
+# OpenBLAS's threads when large (as self.mul_(number)). With alpha 1 NumPy's one pass is
+# as fast on one thread, and its call cheaper: the kernel only where it splits.
 _add = defop("add", lambda xp, self, other, alpha: xp.add(self, other * alpha if alpha != 1
                                                          else other),
              vjp={"self": lambda grad: grad,
@@ -127,7 +128,8 @@ _add = defop("add", lambda xp, self, other, alpha: xp.add(self, other * alpha if
                          cpu_kernels.add_scaled(out, other, alpha),
                          lambda out, self, other, alpha: out is self
                          and getattr(other, "shape", None) == out.shape
-                         and cpu_kernels.takes(out, other)),
+                         and cpu_kernels.takes(out, other)
+                         and (alpha != 1 or cpu_kernels.splits("add_scaled", out))),
              jvp="elementwise")
 _sub = defop("sub", lambda xp, self, other, alpha: xp.subtract(self, other * alpha
                                                               if alpha != 1 else other),
@@ -160,7 +162,7 @@ _mul = defop("mul", lambda xp, self, other: xp.multiply(self, other),
              into=kernel(lambda xp, out, self, other: xp.multiply(self, other, out=out),
                          lambda xp, out, self, other: cpu_kernels.scale(out, other),
                          lambda out, self, other: out is self and type(other) in (float, int)
-                         and cpu_kernels.takes(out)),
+                         and cpu_kernels.takes(out) and cpu_kernels.splits("scale", out)),
              jvp="elementwise", upcast="forward", scalar_other=True)
 def _div_other_rule(xp, grad, self, other):
     """PyTorch's ``-grad * ((self / other) / other)``, each step rounded to the result's
