@@ -62,6 +62,7 @@ from . import linalg  # noqa: E402 (retrograd.linalg, as torch.linalg)
 from . import special  # noqa: E402 (retrograd.special, as torch.special)
 from . import distributions  # noqa: E402 (retrograd.distributions, as torch.distributions)
 from . import fft  # noqa: E402 (retrograd.fft, as torch.fft)
+from . import profiler  # noqa: E402 (retrograd.profiler, as torch.profiler)
 from .torch_version import __version__  # noqa: E402 (also retrograd.version, as torch's)
 from ._install import install_as_torch  # noqa: E402
 from ._vmap import vmap  # noqa: E402 (torch.vmap; its ops need the registry above)

@@ -29,6 +29,7 @@ import itertools
 import sqlite3
 import sys
 import threading
+import warnings
 import weakref
 from contextlib import ContextDecorator
 from time import perf_counter_ns
@@ -37,7 +38,7 @@ import numpy
 
 from .. import _observe
 from .._tensor import Tensor
-from ..backend import gpu
+from ..backend import cuda_runtime, gpu
 from .node import AccumulateGrad
 from .profiler_util import (EventList, FunctionEvent, FunctionEventAvg,  # noqa: F401
                             _format_memory, _format_time)
@@ -83,9 +84,9 @@ class profile(_observe.EngineObserver):
                  with_flops=False, profile_memory=False, with_stack=False, with_modules=False,
                  use_kineto=False, use_cpu=True, experimental_config=None, acc_events=False,
                  custom_trace_id_callback=None):
-        if use_cuda or use_device not in (None, "cpu"):
-            raise NotImplementedError("retrograd's profiler records CPU time only")
         self.enabled = enabled
+        if enabled:
+            _check_devices(use_cuda, use_device, use_cpu, use_kineto)
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack
@@ -104,13 +105,19 @@ class profile(_observe.EngineObserver):
             return self
         if self.entered:
             raise RuntimeError("Profiler context manager is not reentrant")
+        self._start_trace()
+        return self
+
+    def _start_trace(self):
+        """Start recording; ``torch.profiler`` restarts one profile for each cycle of
+        steps when it accumulates events (``acc_events``), so this does not check
+        ``entered``."""
         global _active
         if _active is not None:
             raise RuntimeError("Profiler is already enabled on this thread")
         self.entered = True
         _active = self
         _observe.attach("engine", self)
-        return self
 
     def __exit__(self, *exc):
         global _active
@@ -172,6 +179,12 @@ class profile(_observe.EngineObserver):
         self.function_events.export_chrome_trace(path)
 
     export_chrome_trace.__doc__ = EventList.export_chrome_trace.__doc__
+
+    def export_stacks(self, path, metric="self_cpu_time_total"):
+        self._check_finish()
+        self.function_events.export_stacks(path, metric)
+
+    export_stacks.__doc__ = EventList.export_stacks.__doc__
 
     def __str__(self):
         return self.table() if self.function_events is not None else repr(self)
@@ -296,6 +309,32 @@ class profile(_observe.EngineObserver):
         return outs
 
 
+def _check_devices(use_cuda, use_device, use_cpu, use_kineto):
+    """Check the devices asked for as PyTorch does: one this machine lacks is dropped
+    with PyTorch's warning (so code written for a GPU runs on the CPU); a GPU that is
+    present is refused, since only CPU time is recorded."""
+    if use_cuda:
+        warnings.warn("The attribute `use_cuda` will be deprecated soon, please use "
+                      "``use_device = 'cuda'`` instead.", FutureWarning, stacklevel=3)
+        use_device = "cuda"
+    if not use_cpu and not use_kineto:
+        raise AssertionError("Device-only events supported only with Kineto (use_kineto=True)")
+    if use_device is not None:
+        if use_device not in ("cuda", "xpu", "mtia", "hpu"):
+            warnings.warn(f"The {use_device} is not a valid device option.", stacklevel=3)
+        elif use_device == "mtia":
+            raise AssertionError("Legacy MTIA profiling is not supported. Requires "
+                                 "use_kineto=True on MTIA devices.")
+        elif use_device == "cuda" and cuda_runtime().count() > 0:
+            raise NotImplementedError("retrograd's profiler records CPU time only")
+        else:
+            name = use_device.upper()
+            warnings.warn(f"{name} is not available, disabling {name} profiling",
+                          stacklevel=3)
+    if not use_cpu:
+        raise AssertionError("No activities specified for the profiler")
+
+
 def _node_seq(node):
     seq = node._seq
     return seq if seq < 1 << 62 else -1  # AccumulateGrad's is PyTorch's UINT64_MAX
@@ -321,8 +360,10 @@ class record_function(ContextDecorator):
         p = _active
         if p is not None:
             self._prof = p
-            self._event = p._open(self.name, None, -1,
-                                  _user_stack() if p.with_stack else None, True)
+            self._event = e = p._open(self.name, None, -1,
+                                      _user_stack() if p.with_stack else None, True)
+            if self.name.startswith("ProfilerStep#"):  # torch.profiler's steps: one table row
+                e._trace_name, e.name = self.name, "ProfilerStep*"
         return self
 
     def __exit__(self, *exc):

@@ -82,7 +82,8 @@ class FunctionEvent(_Times):
 
     __slots__ = ("id", "name", "thread", "thread_name", "_shapes", "sequence_nr",
                  "cpu_parent", "_children", "stack", "is_user_annotation", "start_ns",
-                 "end_ns", "self_cpu_memory_usage", "cpu_memory_usage", "flow", "_kernels")
+                 "end_ns", "self_cpu_memory_usage", "cpu_memory_usage", "flow", "_kernels",
+                 "_trace_name")
     count = 1
 
     def __init__(self, id, name, thread, thread_name, input_shapes, sequence_nr, parent,
@@ -111,6 +112,12 @@ class FunctionEvent(_Times):
     @property
     def key(self):
         return self.name
+
+    @property
+    def trace_name(self):
+        """The name in a Chrome trace: ``name``, except a profiler step's (``name``
+        ``ProfilerStep*`` groups the steps in tables, the trace keeps ``ProfilerStep#<n>``)."""
+        return getattr(self, "_trace_name", self.name)
 
     @property
     def input_shapes(self):
@@ -239,6 +246,27 @@ class EventList(list):
     def export_chrome_trace(self, path):
         """Write the events as a Chrome trace (JSON; opens in Perfetto, chrome://tracing)."""
         _export_chrome_trace(self, path)
+
+    def supported_export_stacks_metrics(self):
+        return ["self_cpu_time_total", "self_cuda_time_total", "self_xpu_time_total",
+                "self_privateuse1_time_total"]
+
+    def export_stacks(self, path, metric):
+        """Write each recorded stack (``with_stack``), outermost frame first, with the
+        event's ``metric`` in whole microseconds: the folded format flame graph tools
+        read (one ``frame;frame;... value`` line per event whose value is positive)."""
+        if metric not in self.supported_export_stacks_metrics():
+            raise ValueError("metric should be one of: "
+                             + str(self.supported_export_stacks_metrics()))
+        attr = metric.replace("cuda", "device").replace("xpu", "device") \
+            .replace("privateuse1", "device")
+        clean = str.maketrans(" ;\t\n", "____")
+        with open(path, "w") as f:
+            for e in self:
+                value = int(getattr(e, attr))
+                if e.stack and value > 0:
+                    f.write(";".join(s.translate(clean) for s in reversed(e.stack))
+                            + f" {value}\n")
 
 
 def _override_time_unit(time_us, default, unit):
@@ -378,7 +406,7 @@ def _export_chrome_trace(events, path):
         if e.input_shapes:
             args["Input Dims"] = e.input_shapes
         trace.append({"ph": "X", "cat": "user_annotation" if e.is_user_annotation else "cpu_op",
-                      "name": e.name, "pid": pid, "tid": e.thread, "ts": ts,
+                      "name": e.trace_name, "pid": pid, "tid": e.thread, "ts": ts,
                       "dur": (e.end_ns - e.start_ns) / 1e3, "args": args})
         flow = e.flow  # forward op -> the backward node it created
         if flow is not None:
