@@ -48,6 +48,7 @@ newaxis = None  # torch.newaxis, as NumPy's: x[:, newaxis]
 globals().update(_ops.FUNCTIONS)
 globals().update(_tensor_types.cpu_types)  # FloatTensor, LongTensor, ...
 from . import nn  # noqa: E402 (needs the ops above)
+from .nn._aten_functions import *  # noqa: E402,F401,F403 (torch.dropout, ...)
 from . import optim  # noqa: E402 (retrograd.optim; swa_utils needs nn)
 from . import futures  # noqa: E402 (retrograd.futures, as torch.futures)
 from . import amp, cpu  # noqa: E402 (torch.amp, torch.cpu; GradScaler needs optim)
