@@ -42,14 +42,17 @@ from . import memory, cuda  # noqa: F401 (memory accounting; torch.cuda.memory's
 from . import accelerator, backends, compiler, _dynamo  # noqa: F401
 from .compiler import compile  # noqa: F401,A004 (torch.compile: runs eagerly)
 from ._tensor_str import set_printoptions  # noqa: F401
-from math import inf, nan  # noqa: F401 (reprs print them bare: tensor([inf, nan]))
+from math import e, inf, nan, pi  # noqa: F401 (reprs print inf, nan bare: tensor([inf, nan]))
+newaxis = None  # torch.newaxis, as NumPy's: x[:, newaxis]
 
 globals().update(_ops.FUNCTIONS)
 globals().update(_tensor_types.cpu_types)  # FloatTensor, LongTensor, ...
 from . import nn  # noqa: E402 (needs the ops above)
+from .nn._aten_functions import *  # noqa: E402,F401,F403 (torch.dropout, ...)
 from . import optim  # noqa: E402 (retrograd.optim; swa_utils needs nn)
 from . import futures  # noqa: E402 (retrograd.futures, as torch.futures)
 from . import amp, cpu  # noqa: E402 (torch.amp, torch.cpu; GradScaler needs optim)
+from . import random  # noqa: E402,A004 (torch.random; fork_rng needs cuda and cpu)
 from .cuda import amp as _cuda_amp  # noqa: E402,F401 (torch.cuda.amp)
 from .amp import autocast  # noqa: E402
 from .amp.autocast_mode import (autocast_decrement_nesting,  # noqa: E402,F401

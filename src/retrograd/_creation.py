@@ -3,6 +3,7 @@
 import builtins
 import math
 import numbers
+import warnings
 
 import numpy
 
@@ -20,7 +21,7 @@ from . import _random
 __all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
            "arange", "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm",
            "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
-           "randint_like", "normal", "scalar_tensor"]
+           "randint_like", "normal", "scalar_tensor", "range", "empty_strided"]
 
 
 def _infer_dtype(data):
@@ -239,6 +240,69 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     return _made(dev, lambda xp: fill_uninitialized(xp.empty(shape, dt)), requires_grad)
 
 
+def empty_strided(size, stride, *, out=None, dtype=None, layout=None, device=None,
+                  requires_grad=False, pin_memory=False):
+    """An uninitialized tensor with exactly these strides (in elements), over a storage
+    just large enough for them.
+
+    >>> empty_strided((2, 3), (1, 2)).stride()
+    (1, 2)
+    """
+    check_layout(layout, "empty_strided")
+    dtype = _dtype.dtype_arg(dtype, "empty_strided")
+    dev = check_device(device)
+    _no_out(out)
+    return strided_empty(size, stride, _dt(dtype), dev, requires_grad, "empty_strided")
+
+
+def strided_empty(size, stride, dt, dev, requires_grad, fn):
+    """The uninitialized tensor of ``fn`` (``empty_strided``, ``Tensor.new_empty_strided``)
+    in NumPy dtype ``dt`` on ``dev``."""
+    shape, strides = _strided_geometry(size, stride, fn)
+    n, steps = _extent(shape, strides), tuple(s * dt.itemsize for s in strides)
+    return _made(dev, lambda xp: xp.lib.stride_tricks.as_strided(
+        fill_uninitialized(xp.empty(n, dt)), shape, steps), requires_grad)
+
+
+def _ints(value, fn, arg, pos):
+    """A ``SymInt[]`` argument as PyTorch's parser takes it: a sequence of ints."""
+    if not isinstance(value, (tuple, list)):
+        raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be tuple of ints, "
+                        f"not {type(value).__name__}")
+    for i, v in enumerate(value):
+        if not isinstance(v, (builtins.int, numpy.integer)) or isinstance(v, builtins.bool):
+            raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be tuple of ints, "
+                            f"but found element of type {type(v).__name__} at pos {i}")
+    return tuple(builtins.int(v) for v in value)
+
+
+def _strided_geometry(size, stride, fn):
+    """``empty_strided``'s sizes and strides, checked in ATen's order. A negative stride is
+    accepted where it reaches nothing (a dim of size 1, or an empty tensor) and then, as
+    ``TensorImpl::set_sizes_and_strides`` does, replaced by the row-major one."""
+    shape, strides = _ints(size, fn, "size", 1), _ints(stride, fn, "stride", 2)
+    if any(s < 0 for s in shape):
+        neg = next(s for s in shape if s < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {neg}: "
+                           f"{list(shape)}")
+    if len(shape) != len(strides):
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality "
+                           f"of strides ({len(strides)})")
+    if all(shape) and any(s < 0 and n > 1 for n, s in zip(shape, strides, strict=True)):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} and "
+                           f"strides={list(strides)}")
+    fixed, inner = [], 1
+    for n, s in zip(reversed(shape), reversed(strides), strict=True):
+        fixed.append(s if s >= 0 else inner)
+        inner = max(n, 1) * fixed[-1]
+    return shape, tuple(reversed(fixed))
+
+
+def _extent(shape, strides):
+    """The elements a geometry reaches: one past its last (none for an empty tensor)."""
+    return 1 + sum((n - 1) * s for n, s in zip(shape, strides, strict=True)) if all(shape) else 0
+
+
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False):
     """Filled with ``fill_value``; the dtype is inferred from it as PyTorch does."""
@@ -297,6 +361,40 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     wide = _dtype.float64.np if dtype.is_floating_point else None  # steps in float64
     dt = dtype.np
     return _made(dev, lambda xp: xp.arange(start, end, step, dtype=wide)
+                 .astype(dt, copy=False), requires_grad)
+
+
+def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,  # noqa: A001
+          requires_grad=False, pin_memory=False):
+    """PyTorch's deprecated range: ``end`` included, the default float dtype whatever the
+    arguments. Values are ``start + i * step`` in float64 (int64 for integer dtypes), as
+    ATen's ``range_cpu``.
+
+    >>> range(1, 2, 0.5)
+    tensor([1.0000, 1.5000, 2.0000])
+    """
+    warnings.warn("torch.range is deprecated and will be removed in a future release because "
+                  "its behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=2)
+    check_layout(layout, "range")
+    dtype = _dtype.dtype_arg(dtype, "range") or get_default_dtype()
+    dev = check_device(device)
+    _no_out(out)
+    if dtype is _dtype.bool or dtype.is_complex:
+        raise NotImplementedError(
+            f"\"range_cpu\" not implemented for '{_dtype.SCALAR_NAMES[dtype.name]}'")
+    acc = builtins.float if dtype.is_floating_point else builtins.int
+    start, end, step = (acc(_number(v)) for v in (start, end, step))
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    n = builtins.int((end - start) / step + 1)
+    wide, dt = (_dtype.float64 if acc is builtins.float else _dtype.int64).np, dtype.np
+    return _made(dev, lambda xp: (xp.arange(n, dtype=wide) * step + start)
                  .astype(dt, copy=False), requires_grad)
 
 

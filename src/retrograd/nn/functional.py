@@ -140,21 +140,29 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
-    """Batch norm of the (1, N*C, ...) view, as PyTorch: running statistics (when given)
-    take the mean over the batch of the per-instance updates."""
-    if use_input_stats:
-        spatial = 1
-        for d in input.shape[2:]:
-            spatial *= d
-        if spatial == 1:
-            raise ValueError("Expected more than 1 spatial element when training, got input "
-                             f"size {input.shape}")
+    """PyTorch's Python check, then ATen's op (:func:`aten_instance_norm`)."""
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError("Expected more than 1 spatial element when training, got input "
+                         f"size {input.shape}")
+    return aten_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
+                              momentum, eps)
+
+
+def aten_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
+                       momentum, eps):
+    """``torch.instance_norm``'s op: batch norm of the (1, N*C, ...) view, as PyTorch;
+    running statistics (when given) take the mean over the batch of the per-instance
+    updates."""
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when "
+                           "use_input_stats is false")
     n, c = input.shape[:2]
     x = input.reshape(1, n * c, *input.shape[2:])
     rm = None if running_mean is None else running_mean.repeat(n)
     rv = None if running_var is None else running_var.repeat(n)
-    out = batch_norm(x, rm, rv, None if weight is None else weight.repeat(n),
-                     None if bias is None else bias.repeat(n), use_input_stats, momentum, eps)
+    out = _nn.aten_batch_norm(x, None if weight is None else weight.repeat(n),
+                              None if bias is None else bias.repeat(n), rm, rv,
+                              use_input_stats, momentum, eps)
     with no_grad():
         if running_mean is not None:
             running_mean.copy_(rm.view(n, c).mean(0))

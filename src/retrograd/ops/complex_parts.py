@@ -12,6 +12,8 @@ from .._dtype import SCALAR_NAMES
 from .._tensor import Tensor
 from ._registry import apply, defop, register
 from .indexing import select
+from .joining import stack
+from .shape import broadcast_tensors
 from .shape import call
 
 
@@ -69,6 +71,48 @@ def view_as_complex(input):
     if not input.ndim or input.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     return apply(_view_as_complex, (input,))
+
+
+@register(method=False)
+def complex(real, imag, *, out=None):  # noqa: A001
+    """``real + i imag`` from two float tensors of one dtype (broadcast together).
+
+    >>> import retrograd as torch
+    >>> torch.complex(torch.tensor([1.]), torch.tensor([2.]))
+    tensor([1.+2.j])
+    """
+    _check_parts("complex", ("real", real), ("imag", imag))
+    return view_as_complex(stack(broadcast_tensors(real, imag), -1))
+
+
+@register(method=False)
+def polar(abs, angle, *, out=None):  # noqa: A002
+    """``abs * (cos(angle) + i sin(angle))``.
+
+    >>> import retrograd as torch
+    >>> torch.polar(torch.tensor([2.]), torch.tensor([0.]))
+    tensor([2.+0.j])
+    """
+    _check_parts("polar", ("abs", abs), ("angle", angle))
+    return complex(abs * angle.cos(), abs * angle.sin())
+
+
+def _check_parts(fn, *args):
+    """ATen's checks of ``complex`` and ``polar``'s two real tensors."""
+    for pos, (name, t) in enumerate(args, 1):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not "
+                            f"{type(t).__name__}")
+    a, b = (t.dtype for _, t in args)
+    if a.name not in _PART_DTYPES or b.name not in _PART_DTYPES:
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{SCALAR_NAMES[a.name]} and {SCALAR_NAMES[b.name]}")
+    if a is not b:
+        raise RuntimeError(f"Expected object of scalar type {SCALAR_NAMES[a.name]} but got "
+                           f"scalar type {SCALAR_NAMES[b.name]} for second argument")
+
+
+_PART_DTYPES = ("float16", "float32", "float64")
 
 
 @register(method=False)

@@ -27,7 +27,7 @@ from .shape import laid_out
 defop = functools.partial(defop, upcast=False)
 
 __all__ = ["to", "type_as", "cpu", "cuda", "new_zeros", "new_ones", "new_full", "new_empty",
-           "new_tensor", "zero_", "fill_", "fill_diagonal_", "copy_"]
+           "new_empty_strided", "new_tensor", "zero_", "fill_", "fill_diagonal_", "copy_"]
 
 _FROM_LEGACY = {f"torch.{v}": _dtype._names[k] for k, v in LEGACY_NAMES.items()}
 
@@ -213,6 +213,17 @@ def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=
     dtype = _dtype.dtype_arg(dtype, "new_empty")
     return _creation.empty(*size, dtype=dtype or self.dtype, device=device or self.device,
                            requires_grad=requires_grad)
+
+
+@register(function=False)
+def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None,
+                      requires_grad=False, pin_memory=False):
+    """``empty_strided`` with this tensor's dtype and device by default."""
+    check_layout(layout, "new_empty_strided")
+    dtype = _dtype.dtype_arg(dtype, "new_empty_strided")
+    dev = check_device(device) if device is not None else self.device
+    return _creation.strided_empty(size, stride, (dtype or self.dtype).np, dev, requires_grad,
+                                   "new_empty_strided")
 
 
 @register(function=False)

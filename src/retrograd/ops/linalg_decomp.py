@@ -1216,6 +1216,28 @@ def vecdot(x, y, *, dim=-1, out=None):
     return (x * y).sum(dim)
 
 
+@register(method=False)
+def chain_matmul(*matrices, out=None):
+    """The product of 2-D ``matrices`` (deprecated: ``linalg.multi_dot`` of their list);
+    one matrix is returned as a copy."""
+    global _chain_matmul_warned
+    if not _chain_matmul_warned:  # TORCH_WARN_ONCE: once a process
+        _chain_matmul_warned = True
+        warnings.warn("torch.chain_matmul is deprecated and will be removed in a future "
+                      "PyTorch release. Use torch.linalg.multi_dot instead, which accepts a "
+                      "list of two or more tensors rather than multiple parameters.",
+                      UserWarning, stacklevel=_observe.user_stacklevel())
+    for m in matrices:
+        if m.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {m.ndim}, expected 2 instead.")
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    return matrices[0].clone() if len(matrices) == 1 else multi_dot(matrices)
+
+
+_chain_matmul_warned = False
+
+
 def multi_dot(tensors, *, out=None):
     """The product of a chain of matrices (1-D ends as row/column vectors), multiplied in
     the order that costs fewest flops."""

@@ -26,7 +26,7 @@ from .reduction import _no_out, _norm_rule, _vector_norm
 from .shape import call
 
 __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "cdist", "pdist", "dist",
-           "kl_div", "huber_loss", "soft_margin_loss", "margin_ranking_loss",
+           "kl_div", "aten_kl_div", "huber_loss", "soft_margin_loss", "margin_ranking_loss",
            "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss",
            "triplet_margin_with_distance_loss", "multilabel_soft_margin_loss",
            "multi_margin_loss", "multilabel_margin_loss", "poisson_nll_loss",
@@ -392,6 +392,11 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       "with the KL div math definition.'mean' will be changed to behave the "
                       "same as 'batchmean' in the next major release.",
                       stacklevel=_observe.user_stacklevel())
+    return aten_kl_div(input, target, reduction, log_target)
+
+
+def aten_kl_div(input, target, reduction, log_target):
+    """``torch.kl_div``'s op: ``F.kl_div`` without its legacy arguments and warning."""
     if reduction != "batchmean":
         _check_reduction(reduction)
     if not input.is_floating_point() or not target.is_floating_point():

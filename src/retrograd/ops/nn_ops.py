@@ -23,8 +23,9 @@ from .reduction import _dim1, _vector_norm
 from .shape import call
 
 __all__ = ["linear", "constant_pad", "mode_pad", "softmax", "log_softmax", "nll_loss",
-           "layer_norm", "batch_norm", "group_norm", "gelu", "silu", "embedding", "mse_loss",
-           "smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits"]
+           "layer_norm", "batch_norm", "aten_batch_norm", "group_norm", "aten_group_norm",
+           "gelu", "silu", "embedding", "mse_loss", "smooth_l1_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits"]
 
 
 def _max_scalar(xp, x, c):
@@ -680,11 +681,17 @@ def _verify_batch_size(size):
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """``F.group_norm``: PyTorch's Python checks, then ATen's (:func:`aten_group_norm`)."""
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.ndim}")
     n, c, *spatial = input.shape
     _verify_batch_size([n * c // num_groups, num_groups, *spatial])
+    return aten_group_norm(input, num_groups, weight, bias, eps)
+
+
+def aten_group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """``torch.group_norm``'s op: a single value per group is allowed (it normalizes to 0)."""
     if num_groups <= 0:
         raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
     if input.shape[1] % num_groups:
@@ -780,15 +787,25 @@ _batch_norm = defop(
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
-    """Batch norm; in training, batch statistics, and running stats updated in place."""
+    """Batch norm; in training, batch statistics, and running stats updated in place.
+    PyTorch's Python checks, then ATen's op (:func:`aten_batch_norm`)."""
     if training:
         _verify_batch_size(input.shape)
     if training and eps <= 0.0:
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
-    if not training and running_mean is None:
-        raise RuntimeError("running_mean must be defined in evaluation mode")
+    return aten_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                           eps)
+
+
+def aten_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """``torch.batch_norm``'s op (ATen's argument order): a batch of one value per channel
+    is allowed in training (it normalizes to 0)."""
+    if not training:
+        for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+            if stat is None:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
     out, mean, invstd = apply(_batch_norm, (input, weight, bias, running_mean, running_var),
                               (training, eps))
     n = math.prod(input.shape[:1] + input.shape[2:])

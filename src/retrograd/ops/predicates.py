@@ -1,12 +1,11 @@
-"""Tensor predicates: is_nonzero, is_same_size, is_signed and Tensor.get_device."""
+"""Tensor predicates: is_nonzero, is_same_size, is_signed, is_inference and get_device."""
 
 
 
 from .._dtype import kind_of
-from .._tensor import Tensor
 from ._registry import register
 
-__all__ = ["is_nonzero", "is_same_size", "is_signed"]
+__all__ = ["is_nonzero", "is_same_size", "is_signed", "get_device", "is_inference"]
 
 
 @register
@@ -30,10 +29,14 @@ def is_signed(input):
     return kind_of(input._data.dtype) in "ifc"
 
 
-def _get_device(self):
+@register
+def get_device(input):
     """-1 for CPU tensors, the GPU's index otherwise."""
-    dev = self.device
+    dev = input.device
     return -1 if dev.type == "cpu" else dev.index
 
 
-Tensor.get_device = _get_device
+@register(method=False)
+def is_inference(input):
+    """Whether ``input`` was made under ``inference_mode`` (``Tensor.is_inference``)."""
+    return input.is_inference()
