@@ -28,9 +28,9 @@ ALLOWED = {
     "retrograd._checkpoint_reader": (
         6, "interop: bytes read from a checkpoint file, as host arrays"),
     "retrograd._creation": (
-        11, "interop: data parsed on the host (Python sequences, NumPy arrays and scalars, "
-        "from_numpy and as_tensor sharing a NumPy array, NumPy ints as sizes and range "
-        "ends); the filled and range functions make their arrays on the device "
+        12, "interop: data parsed on the host (Python sequences, NumPy arrays and scalars, "
+        "from_numpy and as_tensor sharing a NumPy array, NumPy ints as sizes, strides and "
+        "range ends); the filled and range functions make their arrays on the device "
         "(backend.on_device)"),
     "retrograd._dtype": (
         21, "seam: the dtype layer; every array module's dtypes are NumPy's, and a Python "
