@@ -350,6 +350,21 @@ def relu_grad_job(p):
 
 
 @jit
+def add_row(x, out, b):
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            out[i, j] = x[i, j] + b[j]
+
+
+@job
+def add_row_job(p):
+    j = carray(p, 5)
+    rows, n = j[2], j[3]
+    add_row(carray(float32_at(j[0]), (rows, n)), carray(float32_at(j[1]), (rows, n)),
+            carray(float32_at(j[4]), n))
+
+
+@jit
 def outer(a, b, out):
     for k in range(a.shape[0]):
         for i in range(a.shape[1]):
@@ -573,7 +588,7 @@ JOB_FUNCTIONS = {"gelu": gelu_job, "gelu_grad": gelu_grad_job, "relu": relu_job,
                  "relu_grad": relu_grad_job, "max_pool_2x2": max_pool_2x2_job,
                  "index_add_rows": index_add_rows_job, "strided_copy": strided_copy_job,
                  "max_pool_2d": max_pool_2d_job, "add_scaled": add_scaled_job,
-                 "scale": scale_job,
+                 "scale": scale_job, "add_row": add_row_job,
                  "pad_planes": pad_planes_job}
 KERNELS = {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "outer": outer,
         "add_scaled": add_scaled, "gelu_grad": gelu_grad, "layer_norm": layer_norm,
@@ -583,6 +598,6 @@ KERNELS = {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "ou
         "log_softmax_grad": log_softmax_grad, "max_pool_2x2": max_pool_2x2,
         "max_pool_2d": max_pool_2d,
         "index_add_rows": index_add_rows, "linspace": linspace,
-           "pad_planes": pad_planes, "scale": scale}
+           "pad_planes": pad_planes, "scale": scale, "add_row": add_row}
 
 JOBS = {name: f.address for name, f in JOB_FUNCTIONS.items()}

@@ -26,7 +26,7 @@ from . import blas_threads
 __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "layer_norm_dw", "column_sum", "softmax", "softmax_grad", "log_softmax",
            "log_softmax_grad", "adam_step", "relu", "relu_grad", "outer", "add_scaled", "scale",
-           "max_pool_2d", "max_pool_grad", "linspace", "copy_into", "pad_planes"]
+           "max_pool_2d", "max_pool_grad", "linspace", "copy_into", "pad_planes", "add_row"]
 
 
 @functools.cache
@@ -70,7 +70,8 @@ def _rows(x, n):
 # still spinning after a GEMM, as in a training step, takes a job at once).
 _SPLIT_MIN = {"relu": 1 << 19, "relu_grad": 1 << 19, "gelu": 1 << 18, "gelu_grad": 1 << 18,
               "max_pool_2x2": 1 << 16, "max_pool_2d": 1 << 15, "index_add_rows": 1 << 17,
-              "pad_planes": 1 << 16, "add_scaled": 1 << 18, "scale": 1 << 18}
+              "pad_planes": 1 << 16, "add_scaled": 1 << 18, "scale": 1 << 18,
+              "add_row": 1 << 18}
 # Bytes a part of a flat array starts on a multiple of: its elements then meet the same
 # vector and scalar loops as when one job takes them all, so the result is the same bit
 # for bit whatever the number of threads. (A kernel over rows or planes does the same
@@ -318,6 +319,19 @@ def add_scaled(x, y, alpha):
         return x
     _run("add_scaled", (_flat(x), _flat(y)), a, args=(a,))
     return x
+
+
+def add_row(x, b, out=None):
+    """``x + b`` for a vector ``b`` as long as ``x``'s rows (a bias), into ``out`` (a new
+    array; may be ``x``), in one pass: NumPy's broadcast add runs at 0.4x memory speed.
+    All float32, C-contiguous."""
+    n = b.shape[0]
+    if out is None:
+        out = numpy.empty_like(x)
+    if x.size:
+        _run("add_row", (_rows(x, n), _rows(out, n)), n, b.__array_interface__["data"][0],
+             args=(b,))
+    return out
 
 
 def scale(x, factor):

@@ -65,7 +65,18 @@ def _linear_jvp(xp, self_t, mat1_t, mat2_t, mat1, mat2):
 
 # ``bias + input @ weight.T`` for a 2-D input, with the weight's gradient computed in the
 # weight's own layout; the node PyTorch shows for it is addmm's.
-_linear = defop("linear", kernel(_linear_fwd, _linear_swapped,
+def _linear_rows(xp, self, mat1, mat2):
+    """The product, then the bias added to its rows by the compiled kernel in place."""
+    out = xp.matmul(mat1, xp.swapaxes(mat2, 0, 1))
+    return cpu_kernels.add_row(out, self, out)
+
+
+_linear = defop("linear", kernel(kernel(_linear_fwd, _linear_rows,
+                                        lambda self, mat1, mat2: self.ndim == 1
+                                        and self.shape[0] == mat2.shape[0]
+                                        and mat1.dtype.char == mat2.dtype.char == "f"
+                                        and cpu_kernels.takes(self)),
+                                 _linear_swapped,
                                  lambda self, mat1, mat2: _wide_nt(mat1, mat2.T)
                                  and self.dtype == mat1.dtype),
                 vjp={"self": lambda grad: grad,
