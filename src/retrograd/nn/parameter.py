@@ -127,11 +127,6 @@ class UninitializedTensorMixin:
     def __reduce_ex__(self, proto):
         return (type(self), (self.requires_grad,))
 
-    def __deepcopy__(self, memo):
-        if id(self) not in memo:
-            memo[id(self)] = type(self)(self.requires_grad, self.device, self.dtype)
-        return memo[id(self)]
-
     def __getattribute__(self, name):
         if name in _refused_methods():
             _refuse(type(self), f"<method '{name}' of 'torch._C.TensorBase' objects>")
@@ -168,6 +163,8 @@ for _name in ([f"__{p}{op}__" for op in _BINARY for p in ("", "r", "i")]
                  "len iter contains bool float int complex index array format".split()]):
     setattr(UninitializedTensorMixin, _name, _refusing(_name))
 UninitializedTensorMixin.__hash__ = Tensor.__hash__  # (hashable, for sets of parameters)
+# Tensor's deepcopy is refused too (UninitializedParameter defines its own), as in PyTorch.
+UninitializedTensorMixin.__deepcopy__ = _refusing("__deepcopy__")
 
 
 def is_lazy(param):
@@ -195,6 +192,11 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 
     def __init__(self, requires_grad=True, device=None, dtype=None):
         pass
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, self.device, self.dtype)
+        return memo[id(self)]
 
 
 class UninitializedBuffer(UninitializedTensorMixin, Tensor):
