@@ -9,4 +9,5 @@ torch.Size([3, 2])
 
 from . import functional, init, parallel, utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
-from .parameter import Buffer, Parameter  # noqa: F401
+from .parameter import (Buffer, Parameter, UninitializedBuffer,  # noqa: F401
+                        UninitializedParameter)

@@ -1,7 +1,8 @@
-"""The layers of ``retrograd.nn``: the public classes (``__all__``) of each module file."""
+"""The layers of ``retrograd.nn``: the public classes (``__all__``) of each module file
+(``lazy``'s LazyModuleMixin stays at ``nn.modules.lazy``, as PyTorch's)."""
 
-from . import (activation, container, conv, distance, dropout, flatten, fold, linear,
-               loss, norm, padding, pixelshuffle, pooling, rnn, sparse, transformer,
+from . import (activation, container, conv, distance, dropout, flatten, fold, lazy,
+               linear, loss, norm, padding, pixelshuffle, pooling, rnn, sparse, transformer,
                upsampling)
 from .activation import *  # noqa: F403
 from .container import *  # noqa: F403

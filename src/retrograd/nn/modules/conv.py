@@ -1,5 +1,6 @@
 """Convolutions and transposed convolutions in 1-D, 2-D and 3-D (weights kaiming_uniform
-a=sqrt 5, as PyTorch), with the transposed layers' ``output_size`` as PyTorch computes it."""
+a=sqrt 5, as PyTorch), with the transposed layers' ``output_size`` as PyTorch computes it,
+and their lazy forms (``in_channels`` from the first input)."""
 
 import math
 
@@ -7,11 +8,13 @@ from ... import _creation
 from ..._tensor import Size
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-           "ConvTranspose3d"]
+           "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+           "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 
 def _ntuple(v, n):
@@ -66,14 +69,17 @@ class _ConvNd(Module):
         else:
             self._reversed_padding_repeated_twice = tuple(
                 p for p in reversed(self.padding) for _ in range(2))
-        shape = ((in_channels, out_channels // groups) if self._transposed
-                 else (out_channels, in_channels // groups)) + self.kernel_size
-        self.weight = Parameter(_creation.empty(*shape, dtype=dtype, device=device))
+        self.weight = Parameter(_creation.empty(*self._weight_shape(), dtype=dtype,
+                                                device=device))
         if bias:
             self.bias = Parameter(_creation.empty(out_channels, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
+
+    def _weight_shape(self):
+        i, o, g = self.in_channels, self.out_channels, self.groups
+        return ((i, o // g) if self._transposed else (o, i // g)) + self.kernel_size
 
     def reset_parameters(self):
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
@@ -171,3 +177,76 @@ class ConvTranspose2d(_ConvTransposeNd):
 
 class ConvTranspose3d(_ConvTransposeNd):
     _n, _fn = 3, staticmethod(F.conv_transpose3d)
+
+
+class _LazyConvMixin(LazyModuleMixin):
+    """``in_channels`` from the first input's channel dimension (dim 1, or 0 unbatched)."""
+
+    def _lazy_parameters(self, out_channels, bias, device, dtype):
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if self.has_uninitialized_params():
+            self.in_channels = self._in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            self.weight.materialize(self._weight_shape())
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+    def _in_channels(self, input):
+        unbatched = self._n + 1
+        if input.dim() not in (unbatched, unbatched + 1):
+            raise RuntimeError(f"Expected {unbatched}D (unbatched) or {unbatched + 1}D "
+                               f"(batched) input to {type(self).__name__}, but got input of "
+                               f"size: {input.shape}")
+        return input.shape[input.dim() - unbatched]
+
+
+class _LazyConv(_LazyConvMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
+                         padding_mode, device, dtype)
+        self._lazy_parameters(out_channels, bias, device, dtype)
+
+
+class _LazyConvTranspose(_LazyConvMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                 dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                         dilation, padding_mode, device, dtype)
+        self._lazy_parameters(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConv, Conv1d):
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConv, Conv2d):
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConv, Conv3d):
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    cls_to_become = ConvTranspose3d

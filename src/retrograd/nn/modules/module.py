@@ -16,7 +16,7 @@ from ...backend import Device, device_of, to_device
 from ...compiler import compile
 from ..._hooks import RemovableHandle
 from ...autograd import grad_mode
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 from ._backward_hooks import BackwardHookState, register_non_full_hooks
 
 __all__ = ["Module", "RemovableHandle", "register_module_forward_hook",
@@ -397,10 +397,10 @@ class Module:
             meta[prefix[:-1]] = {"version": self._version}
         for name, p in self._parameters.items():
             if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
+                destination[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else b.detach()
+                destination[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
         for name, m in self._modules.items():
             if m is not None:
                 m.state_dict(destination=destination, prefix=prefix + name + ".",
@@ -428,7 +428,11 @@ class Module:
             cur = getattr(m, store)[k]
             src = state_dict[key]
             data = src._data if isinstance(src, Tensor) else numpy.asarray(src)  # (interop)
-            if tuple(data.shape) != tuple(cur.shape):
+            if is_lazy(cur):  # a lazy module takes its shapes from the state it loads
+                if is_lazy(src):
+                    continue
+                cur.materialize(data.shape)
+            if tuple(src.shape if isinstance(src, Tensor) else data.shape) != tuple(cur.shape):
                 errors.append(f"size mismatch for {key}: copying a param with shape "
                               f"torch.Size({list(data.shape)}) from checkpoint, the shape in "
                               f"current model is torch.Size({list(cur.shape)}).")
