@@ -17,6 +17,7 @@ from ..autograd.grad_mode import no_grad
 from ..backend import on_device
 from ..ops import nn_ops as _nn
 from ..ops.embedding_bag import embedding_bag  # noqa: F401 (re-export)
+from ..ops.nn_ops import pad  # noqa: F401 (re-export)
 from ..ops.nn_ops import (batch_norm, embedding, gelu, group_norm,  # noqa: F401 (re-exports)
                           layer_norm)
 from ._functional_losses import (binary_cross_entropy,  # noqa: F401 (re-exports)
@@ -202,36 +203,6 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     for i in range(1, size):
         div = div + sq.narrow(1, i, c)
     return input / (div * (alpha / size) + k).pow(beta)
-
-
-_PAD_MODES = ("constant", "reflect", "replicate", "circular")
-
-
-def pad(input, pad, mode="constant", value=None):
-    """Pad (or, with negative amounts, crop) the last ``len(pad) // 2`` dims: with
-    ``value`` (constant), or by reflecting, replicating or wrapping the input, which
-    PyTorch does for the last 1, 2 or 3 dims of an input with 1 or 2 dims more."""
-    if mode not in _PAD_MODES:
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    n = len(pad) // 2
-    if n > input.ndim:
-        raise RuntimeError("Padding length should be less than or equal to two times the "
-                           "input dimension but got padding length " + str(len(pad)) +
-                           " and input of dimension " + str(input.ndim))
-    if mode == "constant":
-        return _nn.constant_pad(input, pad, 0 if value is None else value)
-    if value is not None and value != 0:
-        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
-    if not (1 <= n <= 3 and n + 1 <= input.ndim <= n + 2):
-        raise NotImplementedError(
-            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
-            "Supported combinations for non-constant padding:\n"
-            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
-            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
-            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
-    return _nn.mode_pad(input, pad, mode)
 
 
 def one_hot(tensor, num_classes=-1):

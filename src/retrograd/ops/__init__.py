@@ -6,5 +6,5 @@ from . import (binary, comparison, conversion, convolution, indexing, joining, l
                rearrange, resample, linalg_decomp, sorting, special, searching, combining,
                differences, stacking, matrices, statistics, random_sampling, numbers,
                predicates, dtype_info, threads, inplace_shape, pooling, norms, view_scatter,
-               complex_parts, spectral, windows)
+               complex_parts, spectral, stft, windows)
 from ._registry import FUNCTIONS, apply, apply_inplace, defop, register  # noqa: F401

@@ -171,7 +171,7 @@ def _one_device(values, arrays):
 COMPLEX_GRAD = frozenset("""fft_c2c fft_r2c fft_c2r view_as_real view_as_complex as_complex
 conj_physical constant_pad_nd roll view _reshape_alias _unsafe_view squeeze unsqueeze permute
 transpose t expand flip clone contiguous select slice alias index index_backward where add sub
-neg sum sum_dim mean mean_dim _to_copy copy""".split())
+neg sum sum_dim mean mean_dim _to_copy copy unfold unfold_backward""".split())
 
 
 def _is_complex(v):

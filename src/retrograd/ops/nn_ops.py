@@ -22,7 +22,7 @@ from .linalg import _addmm_args, _wide_nt
 from .reduction import _dim1, _vector_norm
 from .shape import call
 
-__all__ = ["linear", "constant_pad", "mode_pad", "softmax", "log_softmax", "nll_loss",
+__all__ = ["linear", "constant_pad", "mode_pad", "pad", "softmax", "log_softmax", "nll_loss",
            "layer_norm", "batch_norm", "aten_batch_norm", "group_norm", "aten_group_norm",
            "gelu", "silu", "embedding", "mse_loss", "smooth_l1_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits"]
@@ -315,6 +315,36 @@ def mode_pad(input, pad, mode):
     k = len(pad) // 2
     _check_mode_pad(input, pad, mode, k)
     return apply(_MODE_PAD[mode, k], (input,), (pad,))
+
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad (or, with negative amounts, crop) the last ``len(pad) // 2`` dims: with
+    ``value`` (constant), or by reflecting, replicating or wrapping the input, which
+    PyTorch does for the last 1, 2 or 3 dims of an input with 1 or 2 dims more."""
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    n = len(pad) // 2
+    if n > input.ndim:
+        raise RuntimeError("Padding length should be less than or equal to two times the "
+                           "input dimension but got padding length " + str(len(pad)) +
+                           " and input of dimension " + str(input.ndim))
+    if mode == "constant":
+        return constant_pad(input, pad, 0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if not (1 <= n <= 3 and n + 1 <= input.ndim <= n + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    return mode_pad(input, pad, mode)
 
 
 # ---- softmax and log_softmax --------------------------------------------------------------
