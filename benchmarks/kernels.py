@@ -5,9 +5,10 @@
 
 At w4's shapes (a 4-layer, 192-wide transformer encoder on a (32, 64) batch, float32):
 GELU on the (32, 64, 768) feed-forward activations, LayerNorm over 192 features, softmax
-over the (32, 4, 64, 64) attention scores. At w3's (a two-layer CNN on a (64, 3, 32, 32)
-batch): each 3x3, padding-1 convolution with its bias (3 -> 32 channels at 32x32, 32 ->
-64 at 16x16) and the 2x2 max pool after it. ResNet-18's (``rn_*``, batch 8 of 224x224
+over the (32, 4, 64, 64) attention scores, the 192 -> 768 linear layer with its bias.
+At w3's (a two-layer CNN on a (64, 3, 32, 32) batch): each 3x3, padding-1 convolution
+with its bias (3 -> 32 channels at 32x32, 32 -> 64 at 16x16) and the 2x2 max pool after
+it. ResNet-18's (``rn_*``, batch 8 of 224x224
 images, no bias): the 7x7 stride-2 stem, the 3x3 stride-2 padded pool, a 3x3 convolution
 of each stage, the stride-2 downsampling one and a 1x1 stride-2 shortcut. Each figure
 is the median of ``--repeat`` blocks of calls of one library (blocks, not alternating
@@ -51,6 +52,12 @@ def _softmax(T):
     return [_inputs(T, (32, 4, 64, 64), 4)], lambda x: T.softmax(x, -1)
 
 
+def _linear(T):
+    """The first feed-forward layer, 192 -> 768 with its bias, on the (32, 64) rows."""
+    x, w, b = _inputs(T, (32, 64, 192), 6), _inputs(T, (768, 192), 7), _inputs(T, (768,), 8)
+    return [x, w, b], T.nn.functional.linear
+
+
 def _conv(c_in, c_out, size, seed, k=3, stride=1, batch=64, bias=True):
     def make(T):
         x = _inputs(T, (batch, c_in, size, size), seed)
@@ -69,7 +76,7 @@ def _max_pool(channels, size, seed, k=2, stride=None, padding=0, batch=64):
     return make
 
 
-KERNELS = {"gelu": _gelu, "layer_norm": _layer_norm, "softmax": _softmax,
+KERNELS = {"gelu": _gelu, "layer_norm": _layer_norm, "softmax": _softmax, "linear": _linear,
            "conv1": _conv(3, 32, 32, 5), "max_pool1": _max_pool(32, 32, 8),
            "conv2": _conv(32, 64, 16, 9), "max_pool2": _max_pool(64, 16, 12),
            # ResNet-18's layers at batch 8 and 224x224 inputs (no bias: batch norm follows)
