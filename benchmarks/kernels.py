@@ -8,14 +8,15 @@ GELU on the (32, 64, 768) feed-forward activations, LayerNorm over 192 features,
 over the (32, 4, 64, 64) attention scores, the 192 -> 768 linear layer with its bias.
 At w3's (a two-layer CNN on a (64, 3, 32, 32) batch): each 3x3, padding-1 convolution
 with its bias (3 -> 32 channels at 32x32, 32 -> 64 at 16x16) and the 2x2 max pool after
-it. ResNet-18's (``rn_*``, batch 8 of 224x224
-images, no bias): the 7x7 stride-2 stem, the 3x3 stride-2 padded pool, a 3x3 convolution
-of each stage, the stride-2 downsampling one and a 1x1 stride-2 shortcut. Each figure
-is the median of ``--repeat`` blocks of calls of one library (blocks, not alternating
-calls: the two libraries' thread pools slow each other when interleaved); "fwd+bwd" is
-one forward and one backward with a gradient of ones, to every input (conv1's input
-gradient too, which w3's step does not take). ``--threads`` sets PyTorch's intra-op
-threads (its default: the machine's cores); retrograd's compiled kernels run on one.
+it. ResNet-18's (``rn_*``, batch 8 of 224x224 images, no bias): the 7x7 stride-2 stem,
+the 3x3 stride-2 padded pool, a 3x3 convolution of each stage, the stride-2 downsampling
+one and a 1x1 stride-2 shortcut, and the training batch norm after the stem, in stage 2
+and in stage 4. Each figure is the median of ``--repeat`` blocks of calls of one library
+(blocks, not alternating calls: the two libraries' thread pools slow each other when
+interleaved); "fwd+bwd" is one forward and one backward with a gradient of ones, to
+every input (conv1's input gradient too, which w3's step does not take). ``--threads``
+sets PyTorch's intra-op threads (its default: the machine's cores); retrograd's large
+compiled kernels run in parts on NumPy's OpenBLAS threads.
 """
 
 import argparse
@@ -76,6 +77,16 @@ def _max_pool(channels, size, seed, k=2, stride=None, padding=0, batch=64):
     return make
 
 
+def _batch_norm(channels, size, seed, batch=8):
+    """Training batch norm (batch statistics, running ones updated), as ResNet's."""
+    def make(T):
+        x = _inputs(T, (batch, channels, size, size), seed)
+        w, b = _inputs(T, (channels,), seed + 1), _inputs(T, (channels,), seed + 2)
+        stats = T.zeros(channels), T.ones(channels)
+        return [x, w, b], lambda x, w, b: T.nn.functional.batch_norm(x, *stats, w, b, True)
+    return make
+
+
 KERNELS = {"gelu": _gelu, "layer_norm": _layer_norm, "softmax": _softmax, "linear": _linear,
            "conv1": _conv(3, 32, 32, 5), "max_pool1": _max_pool(32, 32, 8),
            "conv2": _conv(32, 64, 16, 9), "max_pool2": _max_pool(64, 16, 12),
@@ -87,7 +98,9 @@ KERNELS = {"gelu": _gelu, "layer_norm": _layer_norm, "softmax": _softmax, "linea
            "rn_layer2": _conv(128, 128, 28, 32, batch=8, bias=False),
            "rn_layer3": _conv(256, 256, 14, 35, batch=8, bias=False),
            "rn_layer4": _conv(512, 512, 7, 38, batch=8, bias=False),
-           "rn_short3": _conv(128, 256, 28, 41, k=1, stride=2, batch=8, bias=False)}
+           "rn_short3": _conv(128, 256, 28, 41, k=1, stride=2, batch=8, bias=False),
+           "rn_bn1": _batch_norm(64, 112, 44), "rn_bn2": _batch_norm(128, 28, 47),
+           "rn_bn4": _batch_norm(512, 7, 50)}
 
 
 def _block_ms(fn, repeat):

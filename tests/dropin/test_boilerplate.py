@@ -40,10 +40,7 @@ def both(torch):
     return run
 
 
-@pytest.fixture(autouse=True)
-def _restore_flags(torch):
-    """Scenarios set global flags in both libraries; put the defaults back."""
-    yield
+def _defaults(torch):
     for T in (retrograd, torch):
         T.backends.cudnn.benchmark = T.backends.cudnn.deterministic = False
         T.backends.cudnn.enabled = True
@@ -51,6 +48,15 @@ def _restore_flags(torch):
         T.set_default_device(None)
         if T.are_deterministic_algorithms_enabled():  # PyTorch's first call takes seconds
             T.use_deterministic_algorithms(False)
+
+
+@pytest.fixture(autouse=True)
+def _restore_flags(torch):
+    """Scenarios set global flags in both libraries: each starts from the defaults (a test
+    elsewhere in the process may have set PyTorch's) and puts them back."""
+    _defaults(torch)
+    yield
+    _defaults(torch)
 
 
 def test_backends_flags(both):

@@ -115,6 +115,35 @@ def test_split_kernels_in_a_training_step_match_one_thread(monkeypatch, split):
         assert numpy.array_equal(a, b, equal_nan=True)
 
 
+@needs_threads
+@pytest.mark.parametrize("shape", [(4, 5, 3, 7), (3, 2), (2, 9, 300)])
+@pytest.mark.parametrize("nan", [False, True])
+def test_split_batch_norm_kernels_match_one_thread(shape, nan, monkeypatch, spy):
+    """Batch norm's kernels take whole channels in each part: the same bits as one job."""
+    monkeypatch.setattr(cpu_kernels, "_CHANNELS_SPLIT_MIN", 0)
+    rng = numpy.random.default_rng(len(shape))
+    x, g = _values(shape, 1) if nan else rng.standard_normal(shape).astype(numpy.float32), \
+        rng.standard_normal(shape).astype(numpy.float32)
+    w, b = (rng.standard_normal(shape[1]).astype(numpy.float32) for _ in range(2))
+
+    def run():
+        out, mean, invstd = cpu_kernels.batch_norm(x, w, b, 1e-5)
+        return (out, mean, invstd, cpu_kernels.batch_norm_dx(g, x, w, mean, invstd, True),
+                cpu_kernels.batch_norm_dx(g, x, None, mean, invstd, False),
+                cpu_kernels.batch_norm_dw(g, x, mean, invstd), cpu_kernels.channel_sum(g))
+    got = run()
+    with monkeypatch.context() as m:
+        m.setattr(cpu_kernels, "_CHANNELS_SPLIT_MIN", 1 << 62)
+        want = run()
+    for a, b in zip(got, want, strict=True):
+        assert numpy.array_equal(a.view(numpy.int32), b.view(numpy.int32))
+    assert len(spy) == 5
+    for jobs in spy:  # (the channel ranges: a job row's N, C, S, c0, c1 after its arrays)
+        c0, c1 = jobs[:, -3 if jobs.shape[1] == 12 else -2], jobs[:, -2 if jobs.shape[1] == 12
+                                                                   else -1]
+        assert c0[0] == 0 and (c0[1:] == c1[:-1]).all() and c1[-1] == shape[1]
+
+
 def test_small_work_stays_on_this_thread(spy):
     """Below the kernel's size the job runs whole, on this thread."""
     x = _values(1000, 0)

@@ -222,6 +222,135 @@ def column_sum(g, out):
             out[j] += g[r, j]
 
 
+@inline
+def chunk_centered_dot(a, g, m):
+    """The sum of ``(a - m) * g`` (each product in float32, as the NumPy path's)."""
+    s = _ZERO
+    for j in range(a.size):
+        s += (a[j] - m) * g[j]
+    return s
+
+
+@jit
+def batch_norm(x, w, b, out, mean, invstd, eps, c0, c1):
+    """Training batch norm of channels ``c0:c1`` of ``x`` (N, C, S), one channel at a
+    time: its statistics (float32 sums of chunks of each run, added in float64, as
+    layer norm's), then its values, in the NumPy rule's order, read again while the
+    channel is in cache."""
+    n, _, s = x.shape
+    count = n * s
+    for c in range(c0, c1):
+        t = 0.0
+        for i in range(n):
+            for j in range(0, s, _CHUNK):
+                t += chunk_sum(x[i, c, j:j + _CHUNK])
+        m = numpy.float32(t / count)
+        v = 0.0
+        for i in range(n):
+            for j in range(0, s, _CHUNK):
+                v += chunk_squares(x[i, c, j:j + _CHUNK], m)
+        rs = _ONE / numpy.sqrt(numpy.float32(v / count) + eps)
+        wc, bc = w[c], b[c]
+        for i in range(n):
+            for j in range(s):
+                out[i, c, j] = (x[i, c, j] - m) * rs * wc + bc
+        mean[c] = m
+        invstd[c] = rs
+
+
+@jit
+def batch_norm_dx(g, x, w, mean, invstd, out, training, c0, c1):
+    """The input gradient of channels ``c0:c1``: in training, from the channel's sums of
+    ``g`` and ``(x - mean) * g`` (float32 chunks added in float64), the weight
+    multiplying last (PyTorch's order, the NumPy rule's)."""
+    n, _, s = x.shape
+    count = n * s
+    for c in range(c0, c1):
+        m, rs, wc = mean[c], invstd[c], w[c]
+        if not training:
+            for i in range(n):
+                for j in range(s):
+                    out[i, c, j] = g[i, c, j] * rs * wc
+            continue
+        sg = 0.0
+        sxg = 0.0
+        for i in range(n):
+            for j in range(0, s, _CHUNK):
+                sg += chunk_sum(g[i, c, j:j + _CHUNK])
+                sxg += chunk_centered_dot(x[i, c, j:j + _CHUNK], g[i, c, j:j + _CHUNK], m)
+        mg = numpy.float32(sg / count)
+        k = numpy.float32(sxg / count) * rs * rs
+        for i in range(n):
+            for j in range(s):
+                out[i, c, j] = (g[i, c, j] - mg - (x[i, c, j] - m) * k) * rs * wc
+
+
+@jit
+def batch_norm_dw(g, x, mean, invstd, out, c0, c1):
+    """The weight gradient of channels ``c0:c1``: ``sum((x - mean) * g) * invstd``, the
+    products summed before invstd scales them (PyTorch's order)."""
+    n, _, s = x.shape
+    for c in range(c0, c1):
+        m = mean[c]
+        t = 0.0
+        for i in range(n):
+            for j in range(0, s, _CHUNK):
+                t += chunk_centered_dot(x[i, c, j:j + _CHUNK], g[i, c, j:j + _CHUNK], m)
+        out[c] = numpy.float32(t) * invstd[c]
+
+
+@jit
+def channel_sum(g, out, c0, c1):
+    """Each channel's sum over (N, S) of ``g`` (N, C, S): a bias's gradient."""
+    n, _, s = g.shape
+    for c in range(c0, c1):
+        t = 0.0
+        for i in range(n):
+            for j in range(0, s, _CHUNK):
+                t += chunk_sum(g[i, c, j:j + _CHUNK])
+        out[c] = numpy.float32(t)
+
+
+@job
+def batch_norm_job(p):
+    """[x, w, b, out, mean, invstd, N, C, S, c0, c1, eps's bits]"""
+    j = carray(p, 12)
+    shape, c = (j[6], j[7], j[8]), j[7]
+    batch_norm(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), c),
+               carray(float32_at(j[2]), c), carray(float32_at(j[3]), shape),
+               carray(float32_at(j[4]), c), carray(float32_at(j[5]), c),
+               as_float32(numpy.int32(j[11])), j[9], j[10])
+
+
+@job
+def batch_norm_dx_job(p):
+    """[g, x, w, mean, invstd, out, N, C, S, c0, c1, training]"""
+    j = carray(p, 12)
+    shape, c = (j[6], j[7], j[8]), j[7]
+    batch_norm_dx(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
+                  carray(float32_at(j[2]), c), carray(float32_at(j[3]), c),
+                  carray(float32_at(j[4]), c), carray(float32_at(j[5]), shape), j[11] != 0,
+                  j[9], j[10])
+
+
+@job
+def batch_norm_dw_job(p):
+    """[g, x, mean, invstd, out, N, C, S, c0, c1]"""
+    j = carray(p, 10)
+    shape, c = (j[5], j[6], j[7]), j[6]
+    batch_norm_dw(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
+                  carray(float32_at(j[2]), c), carray(float32_at(j[3]), c),
+                  carray(float32_at(j[4]), c), j[8], j[9])
+
+
+@job
+def channel_sum_job(p):
+    """[g, out, N, C, S, c0, c1]"""
+    j = carray(p, 7)
+    channel_sum(carray(float32_at(j[0]), (j[2], j[3], j[4])), carray(float32_at(j[1]), j[3]),
+                j[5], j[6])
+
+
 @jit
 def row_sum(a, r):
     """Row ``r``'s sum, vectorized (a function of its own: its flags stay its own)."""
@@ -589,7 +718,9 @@ JOB_FUNCTIONS = {"gelu": gelu_job, "gelu_grad": gelu_grad_job, "relu": relu_job,
                  "index_add_rows": index_add_rows_job, "strided_copy": strided_copy_job,
                  "max_pool_2d": max_pool_2d_job, "add_scaled": add_scaled_job,
                  "scale": scale_job, "add_row": add_row_job,
-                 "pad_planes": pad_planes_job}
+                 "pad_planes": pad_planes_job, "batch_norm": batch_norm_job,
+                 "batch_norm_dx": batch_norm_dx_job, "batch_norm_dw": batch_norm_dw_job,
+                 "channel_sum": channel_sum_job}
 KERNELS = {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "outer": outer,
         "add_scaled": add_scaled, "gelu_grad": gelu_grad, "layer_norm": layer_norm,
         "layer_norm_dx": layer_norm_dx, "layer_norm_dw": layer_norm_dw,

@@ -1,6 +1,6 @@
 """Compiled CPU kernels (numba, an optional extra) for the passes of a training step that
 NumPy can only write as chains of whole-array passes, or runs far below memory speed: GELU,
-layer norm, softmax and log-softmax over the last axis, each way, ReLU each way, the
+layer norm, batch norm, softmax and log-softmax over the last axis, each way, ReLU each way, the
 outer product, ``x + alpha * y``, in float32; Adam's update, in float32 and float64; 2-D
 max pools and a max pool's gradient scatter, in float32 (NumPy's need a pass per comparison,
 and a fancy-index assignment, several times slower); linspace's fused multiply-adds
@@ -26,7 +26,8 @@ from . import blas_threads
 __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "layer_norm_dw", "column_sum", "softmax", "softmax_grad", "log_softmax",
            "log_softmax_grad", "adam_step", "relu", "relu_grad", "outer", "add_scaled", "scale",
-           "max_pool_2d", "max_pool_grad", "linspace", "copy_into", "pad_planes", "add_row"]
+           "max_pool_2d", "max_pool_grad", "linspace", "copy_into", "pad_planes", "add_row",
+           "batch_norm", "batch_norm_dx", "batch_norm_dw", "channel_sum"]
 
 
 @functools.cache
@@ -238,6 +239,74 @@ def column_sum(grad, n):
     """The sum of the runs of the last ``n`` elements of ``grad`` (a bias's gradient)."""
     out = numpy.empty(n, grad.dtype)
     _kernels()["column_sum"](_rows(grad, n), out)
+    return out
+
+
+# Elements from which a per-channel kernel runs its channels in parts on OpenBLAS's threads.
+_CHANNELS_SPLIT_MIN = 1 << 16
+
+
+def _by_channel(name, arrays, *tail):
+    """Kernel ``name``'s job entry on ``arrays`` (the first viewed as (N, C, S)), each job
+    row ending with ``tail``; when large, its channels in parts, one per OpenBLAS thread.
+    A channel's result is the same in any part; always the job entry, as LLVM compiles
+    the kernel called from Python to round differently in the last bit."""
+    n, c, s = arrays[0].shape
+    k = min(blas_threads.threads(), c) if n * c * s >= _CHANNELS_SPLIT_MIN else 1
+    addresses = [a.__array_interface__["data"][0] for a in arrays]
+    jobs = numpy.array([[*addresses, n, c, s, c * i // k, c * (i + 1) // k, *tail]
+                        for i in range(k)], numpy.int64)
+    blas_threads.run_jobs(_kernels()["jobs"][name], jobs)
+
+
+def _planes(x):
+    """A C-contiguous (N, C, ...) array as (N, C, S)."""
+    return x.reshape(x.shape[0], x.shape[1], -1)
+
+
+def _per_channel(v, c, fill):
+    """A channel's weight or bias vector (C-contiguous), ``fill`` for each when None."""
+    return numpy.full(c, fill, numpy.float32) if v is None else v.reshape(c)
+
+
+def batch_norm(x, weight, bias, eps):
+    """Training batch norm of ``x`` (N, C, ...): the result, and each channel's mean and
+    1/std, each channel's three passes while it is in cache (NumPy's chain makes eight
+    passes over the whole batch, its broadcasts at a third of memory speed)."""
+    c = x.shape[1]
+    out = numpy.empty_like(x)
+    mean, invstd = numpy.empty(c, x.dtype), numpy.empty(c, x.dtype)
+    e = numpy.float32(eps)
+    _by_channel("batch_norm", (_planes(x), _per_channel(weight, c, 1),
+                               _per_channel(bias, c, 0), _planes(out), mean, invstd),
+                _bits(e))
+    return out, mean, invstd
+
+
+def batch_norm_dx(grad, x, weight, mean, invstd, training):
+    """The input gradient of batch norm (the rule's order): in training, both channel sums
+    in one pass, the result in another."""
+    c = x.shape[1]
+    out = numpy.empty_like(x)
+    _by_channel("batch_norm_dx", (_planes(grad), _planes(x), _per_channel(weight, c, 1),
+                                  mean.reshape(c), invstd.reshape(c), _planes(out)),
+                int(training))
+    return out
+
+
+def batch_norm_dw(grad, x, mean, invstd):
+    """``sum over (N, S) of (x - mean) * grad``, times invstd: the weight's gradient."""
+    c = x.shape[1]
+    out = numpy.empty(c, x.dtype)
+    _by_channel("batch_norm_dw", (_planes(grad), _planes(x), mean.reshape(c),
+                                  invstd.reshape(c), out))
+    return out
+
+
+def channel_sum(grad):
+    """Each channel's sum of ``grad`` (N, C, ...): a batch norm bias's gradient."""
+    out = numpy.empty(grad.shape[1], grad.dtype)
+    _by_channel("channel_sum", (_planes(grad), out))
     return out
 
 

@@ -819,9 +819,33 @@ def _bn_dw(xp, grad, input, save_mean, save_invstd, training, eps):
     return dotp * xp.reshape(invstd, (-1,)) if input.size else dotp  # invstd NaN when empty
 
 
+def _bn_takes(input, *others):
+    """Whether the compiled kernels take a batch norm: float32, C-contiguous, non-empty, a
+    channel axis."""
+    return input.ndim >= 2 and cpu_kernels.takes(input, *others)
+
+
+def _bn_fwd_compiled(xp, input, weight, bias, running_mean, running_var, training, eps):
+    return cpu_kernels.batch_norm(input, weight, bias, eps)
+
+
 _batch_norm = defop(
-    "batch_norm", _bn_fwd, inputs=("input", "weight", "bias", "running_mean", "running_var"),
-    vjp={"input": _bn_dx, "weight": _bn_dw, "bias": lambda xp, grad: _channel_sum(xp, grad)},
+    "batch_norm", kernel(_bn_fwd, _bn_fwd_compiled,
+                         lambda input, weight, bias, running_mean, running_var, training, eps:
+                         training and _bn_takes(input, weight, bias)),
+    inputs=("input", "weight", "bias", "running_mean", "running_var"),
+    vjp={"input": kernel(_bn_dx, lambda xp, grad, input, weight, save_mean, save_invstd,
+                         training, eps: cpu_kernels.batch_norm_dx(
+                             grad, input, weight, save_mean, save_invstd, training),
+                         lambda grad, input, weight, save_mean, save_invstd, training, eps:
+                         _bn_takes(input, grad, weight, save_mean, save_invstd)),
+         "weight": kernel(_bn_dw, lambda xp, grad, input, save_mean, save_invstd, training,
+                          eps: cpu_kernels.batch_norm_dw(grad, input, save_mean, save_invstd),
+                          lambda grad, input, save_mean, save_invstd, training, eps:
+                          _bn_takes(input, grad, save_mean, save_invstd)),
+         "bias": kernel(lambda xp, grad: _channel_sum(xp, grad),
+                        lambda xp, grad: cpu_kernels.channel_sum(grad),
+                        lambda grad: _bn_takes(grad))},
     jvp="transpose", outputs=("result", "save_mean", "save_invstd"),
     nondiff_outputs=("save_mean", "save_invstd"), node="NativeBatchNormBackward0")
 
