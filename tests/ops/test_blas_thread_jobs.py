@@ -119,7 +119,8 @@ def test_split_kernels_in_a_training_step_match_one_thread(monkeypatch, split):
 @pytest.mark.parametrize("shape", [(4, 5, 3, 7), (3, 2), (2, 9, 300)])
 @pytest.mark.parametrize("nan", [False, True])
 def test_split_batch_norm_kernels_match_one_thread(shape, nan, monkeypatch, spy):
-    """Batch norm's kernels take whole channels in each part: the same bits as one job."""
+    """Batch norm's kernels (and evaluation's channel affine) take whole channels in each
+    part: the same bits as one job."""
     monkeypatch.setattr(cpu_kernels, "_CHANNELS_SPLIT_MIN", 0)
     rng = numpy.random.default_rng(len(shape))
     x, g = _values(shape, 1) if nan else rng.standard_normal(shape).astype(numpy.float32), \
@@ -128,7 +129,8 @@ def test_split_batch_norm_kernels_match_one_thread(shape, nan, monkeypatch, spy)
 
     def run():
         out, mean, invstd = cpu_kernels.batch_norm(x, w, b, 1e-5)
-        return (out, mean, invstd, cpu_kernels.batch_norm_dx(g, x, w, mean, invstd, True),
+        return (out, mean, invstd, cpu_kernels.channel_affine(x, w, b),
+                cpu_kernels.batch_norm_dx(g, x, w, mean, invstd, True),
                 cpu_kernels.batch_norm_dx(g, x, None, mean, invstd, False),
                 cpu_kernels.batch_norm_dw(g, x, mean, invstd), cpu_kernels.channel_sum(g))
     got = run()
@@ -137,7 +139,7 @@ def test_split_batch_norm_kernels_match_one_thread(shape, nan, monkeypatch, spy)
         want = run()
     for a, b in zip(got, want, strict=True):
         assert numpy.array_equal(a.view(numpy.int32), b.view(numpy.int32))
-    assert len(spy) == 5
+    assert len(spy) == 6
     for jobs in spy:  # (the channel ranges: a job row's N, C, S, c0, c1 after its arrays)
         c0, c1 = jobs[:, -3 if jobs.shape[1] == 12 else -2], jobs[:, -2 if jobs.shape[1] == 12
                                                                    else -1]

@@ -259,6 +259,18 @@ def batch_norm(x, w, b, out, mean, invstd, eps, c0, c1):
 
 
 @jit
+def channel_affine(x, alpha, beta, out, c0, c1):
+    """``x * alpha + beta`` with a factor and a term per channel (``c0:c1`` of (N, C, S)):
+    evaluation's batch norm, folded."""
+    n, _, s = x.shape
+    for i in range(n):
+        for c in range(c0, c1):
+            a, b = alpha[c], beta[c]
+            for j in range(s):
+                out[i, c, j] = x[i, c, j] * a + b
+
+
+@jit
 def batch_norm_dx(g, x, w, mean, invstd, out, training, c0, c1):
     """The input gradient of channels ``c0:c1``: in training, from the channel's sums of
     ``g`` and ``(x - mean) * g`` (float32 chunks added in float64), the weight
@@ -320,6 +332,15 @@ def batch_norm_job(p):
                carray(float32_at(j[2]), c), carray(float32_at(j[3]), shape),
                carray(float32_at(j[4]), c), carray(float32_at(j[5]), c),
                as_float32(numpy.int32(j[11])), j[9], j[10])
+
+
+@job
+def channel_affine_job(p):
+    """[x, alpha, beta, out, N, C, S, c0, c1]"""
+    j = carray(p, 9)
+    shape, c = (j[4], j[5], j[6]), j[5]
+    channel_affine(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), c),
+                   carray(float32_at(j[2]), c), carray(float32_at(j[3]), shape), j[7], j[8])
 
 
 @job
@@ -720,7 +741,7 @@ JOB_FUNCTIONS = {"gelu": gelu_job, "gelu_grad": gelu_grad_job, "relu": relu_job,
                  "scale": scale_job, "add_row": add_row_job,
                  "pad_planes": pad_planes_job, "batch_norm": batch_norm_job,
                  "batch_norm_dx": batch_norm_dx_job, "batch_norm_dw": batch_norm_dw_job,
-                 "channel_sum": channel_sum_job}
+                 "channel_sum": channel_sum_job, "channel_affine": channel_affine_job}
 KERNELS = {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "outer": outer,
         "add_scaled": add_scaled, "gelu_grad": gelu_grad, "layer_norm": layer_norm,
         "layer_norm_dx": layer_norm_dx, "layer_norm_dw": layer_norm_dw,

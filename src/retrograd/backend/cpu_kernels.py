@@ -27,7 +27,7 @@ __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "layer_norm_dw", "column_sum", "softmax", "softmax_grad", "log_softmax",
            "log_softmax_grad", "adam_step", "relu", "relu_grad", "outer", "add_scaled", "scale",
            "max_pool_2d", "max_pool_grad", "linspace", "copy_into", "pad_planes", "add_row",
-           "batch_norm", "batch_norm_dx", "batch_norm_dw", "channel_sum"]
+           "batch_norm", "channel_affine", "batch_norm_dx", "batch_norm_dw", "channel_sum"]
 
 
 @functools.cache
@@ -281,6 +281,15 @@ def batch_norm(x, weight, bias, eps):
                                _per_channel(bias, c, 0), _planes(out), mean, invstd),
                 _bits(e))
     return out, mean, invstd
+
+
+def channel_affine(x, alpha, beta):
+    """``x * alpha + beta`` for ``x`` (N, C, ...) and a factor and a term per channel (an
+    evaluation batch norm), in one pass: NumPy's two broadcasts run at a third of memory
+    speed."""
+    out = numpy.empty_like(x)
+    _by_channel("channel_affine", (_planes(x), alpha, beta, _planes(out)))
+    return out
 
 
 def batch_norm_dx(grad, x, weight, mean, invstd, training):

@@ -826,13 +826,22 @@ def _bn_takes(input, *others):
 
 
 def _bn_fwd_compiled(xp, input, weight, bias, running_mean, running_var, training, eps):
-    return cpu_kernels.batch_norm(input, weight, bias, eps)
+    """In evaluation, ``_bn_folded``'s factors, the pass over the batch compiled."""
+    if training:
+        return cpu_kernels.batch_norm(input, weight, bias, eps)
+    invstd = 1 / xp.sqrt(running_var + eps)
+    alpha = invstd if weight is None else invstd * weight
+    beta = -running_mean * alpha
+    if bias is not None:
+        beta += bias
+    return cpu_kernels.channel_affine(input, alpha, beta), running_mean.reshape(-1), invstd
 
 
 _batch_norm = defop(
     "batch_norm", kernel(_bn_fwd, _bn_fwd_compiled,
                          lambda input, weight, bias, running_mean, running_var, training, eps:
-                         training and _bn_takes(input, weight, bias)),
+                         _bn_takes(input, weight, bias) if training else
+                         _bn_takes(input, weight, bias, running_mean, running_var)),
     inputs=("input", "weight", "bias", "running_mean", "running_var"),
     vjp={"input": kernel(_bn_dx, lambda xp, grad, input, weight, save_mean, save_invstd,
                          training, eps: cpu_kernels.batch_norm_dx(
