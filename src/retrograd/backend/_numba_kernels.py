@@ -499,19 +499,61 @@ def relu_grad_job(p):
               carray(float32_at(j[2]), n))
 
 
+@inline
+def arith(a, b, op):
+    """``a + b``, ``a - b``, ``a * b`` or ``a / b`` for ``op`` 0 to 3."""
+    if op == 0:
+        return a + b
+    if op == 1:
+        return a - b
+    if op == 2:
+        return a * b
+    return a / b
+
+
 @jit
-def add_row(x, out, b):
+def by_row(x, out, v, op, swapped):
+    """``x[i, j] (op) v[j]`` (``v[j] (op) x[i, j]`` when swapped) into ``out``: a row
+    vector against each row of ``x``."""
     for i in range(x.shape[0]):
-        for j in range(x.shape[1]):
-            out[i, j] = x[i, j] + b[j]
+        if swapped:
+            for j in range(x.shape[1]):
+                out[i, j] = arith(v[j], x[i, j], op)
+        else:
+            for j in range(x.shape[1]):
+                out[i, j] = arith(x[i, j], v[j], op)
+
+
+@jit
+def by_column(x, v, out, op, swapped):
+    """``x[i, j] (op) v[i]`` (``v[i] (op) x[i, j]`` when swapped) into ``out``: one value
+    against each row of ``x``."""
+    for i in range(x.shape[0]):
+        b = v[i]
+        if swapped:
+            for j in range(x.shape[1]):
+                out[i, j] = arith(b, x[i, j], op)
+        else:
+            for j in range(x.shape[1]):
+                out[i, j] = arith(x[i, j], b, op)
 
 
 @job
-def add_row_job(p):
-    j = carray(p, 5)
+def by_row_job(p):
+    """[x, out, rows, n, v, op, swapped]"""
+    j = carray(p, 7)
     rows, n = j[2], j[3]
-    add_row(carray(float32_at(j[0]), (rows, n)), carray(float32_at(j[1]), (rows, n)),
-            carray(float32_at(j[4]), n))
+    by_row(carray(float32_at(j[0]), (rows, n)), carray(float32_at(j[1]), (rows, n)),
+           carray(float32_at(j[4]), n), j[5], j[6] != 0)
+
+
+@job
+def by_column_job(p):
+    """[x, v, out, rows, n, op, swapped]"""
+    j = carray(p, 7)
+    rows, n = j[3], j[4]
+    by_column(carray(float32_at(j[0]), (rows, n)), carray(float32_at(j[1]), rows),
+              carray(float32_at(j[2]), (rows, n)), j[5], j[6] != 0)
 
 
 @jit
@@ -738,7 +780,7 @@ JOB_FUNCTIONS = {"gelu": gelu_job, "gelu_grad": gelu_grad_job, "relu": relu_job,
                  "relu_grad": relu_grad_job, "max_pool_2x2": max_pool_2x2_job,
                  "index_add_rows": index_add_rows_job, "strided_copy": strided_copy_job,
                  "max_pool_2d": max_pool_2d_job, "add_scaled": add_scaled_job,
-                 "scale": scale_job, "add_row": add_row_job,
+                 "scale": scale_job, "by_row": by_row_job, "by_column": by_column_job,
                  "pad_planes": pad_planes_job, "batch_norm": batch_norm_job,
                  "batch_norm_dx": batch_norm_dx_job, "batch_norm_dw": batch_norm_dw_job,
                  "channel_sum": channel_sum_job, "channel_affine": channel_affine_job}
@@ -750,6 +792,7 @@ KERNELS = {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "ou
         "log_softmax_grad": log_softmax_grad, "max_pool_2x2": max_pool_2x2,
         "max_pool_2d": max_pool_2d,
         "index_add_rows": index_add_rows, "linspace": linspace,
-           "pad_planes": pad_planes, "scale": scale, "add_row": add_row}
+           "pad_planes": pad_planes, "scale": scale, "by_row": by_row,
+           "by_column": by_column}
 
 JOBS = {name: f.address for name, f in JOB_FUNCTIONS.items()}

@@ -119,17 +119,20 @@ def _add_into(xp, out, self, other, alpha):
 # NumPy makes a temporary of other * a and reads it back (2.3x the time), in parts on
 # OpenBLAS's threads when large (as self.mul_(number)). With alpha 1 NumPy's one pass is
 # as fast on one thread, and its call cheaper: the kernel only where it splits.
-def _row_bias(x, b):
-    """Whether ``b`` is a float32 vector added to each row of float32 ``x`` (a bias): the
-    compiled kernel's case (NumPy's broadcast add runs at 0.4x memory speed)."""
-    return (getattr(b, "ndim", 0) == 1 and x.ndim >= 2 and b.shape[0] == x.shape[-1]
-            and cpu_kernels.takes(x, b))
+def _broadcast(name, unit=False):
+    """The compiled forward of ``self <name> other`` where one is a row or a column of the
+    other (``cpu_kernels.broadcast``), as a rule's (fast, when) pair; ``unit``: the op
+    takes an ``alpha``, which must then be 1."""
+    if unit:
+        return (lambda xp, self, other, alpha: cpu_kernels.broadcast(name, self, other),
+                lambda self, other, alpha: alpha == 1 and cpu_kernels.broadcasts(self, other))
+    return (lambda xp, self, other: cpu_kernels.broadcast(name, self, other),
+            lambda self, other: cpu_kernels.broadcasts(self, other))
 
 
 _add = defop("add", kernel(lambda xp, self, other, alpha:
                            xp.add(self, other * alpha if alpha != 1 else other),
-                           lambda xp, self, other, alpha: cpu_kernels.add_row(self, other),
-                           lambda self, other, alpha: alpha == 1 and _row_bias(self, other)),
+                           *_broadcast("add", unit=True)),
              vjp={"self": lambda grad: grad,
                   "other": lambda grad, alpha: grad * alpha if alpha != 1 else grad},
              promote=_BOTH,
@@ -140,8 +143,9 @@ _add = defop("add", kernel(lambda xp, self, other, alpha:
                          and cpu_kernels.takes(out, other)
                          and (alpha != 1 or cpu_kernels.splits("add_scaled", out))),
              jvp="elementwise")
-_sub = defop("sub", lambda xp, self, other, alpha: xp.subtract(self, other * alpha
-                                                              if alpha != 1 else other),
+_sub = defop("sub", kernel(lambda xp, self, other, alpha:
+                           xp.subtract(self, other * alpha if alpha != 1 else other),
+                           *_broadcast("sub", unit=True)),
              vjp={"self": lambda grad: grad,
                   "other": lambda grad, alpha: -grad * alpha if alpha != 1 else -grad},
              promote=_BOTH,
@@ -164,8 +168,10 @@ def _times(xp, grad, factor):
     return grad * _in_result_dtype(xp, grad, factor)[0]
 
 
-_mul = defop("mul", lambda xp, self, other: xp.multiply(self, other),
-             vjp={"self": lambda xp, grad, other: _times(xp, grad, other),
+_mul = defop("mul", kernel(lambda xp, self, other: xp.multiply(self, other),
+                           *_broadcast("mul")),
+             vjp={"self": kernel(lambda xp, grad, other: _times(xp, grad, other),
+                                 *_broadcast("mul")),
                   "other": lambda xp, grad, self: _times(xp, grad, self)},
              promote=_BOTH,
              into=kernel(lambda xp, out, self, other: xp.multiply(self, other, out=out),
@@ -181,8 +187,9 @@ def _div_other_rule(xp, grad, self, other):
     return -grad * xp.astype(q / other, grad.dtype, copy=False)
 
 
-_div = defop("div", lambda xp, self, other: xp.divide(self, other),
-             vjp={"self": lambda xp, grad, other: grad / _in_result_dtype(xp, grad, other)[0],
+_div = defop("div", kernel(lambda xp, self, other: xp.divide(self, other), *_broadcast("div")),
+             vjp={"self": kernel(lambda xp, grad, other:
+                                 grad / _in_result_dtype(xp, grad, other)[0], *_broadcast("div")),
                   "other": _div_other_rule},
              promote=_BOTH, to_float=True,
              into=lambda xp, out, self, other: xp.divide(self, other, out=out), jvp="elementwise",

@@ -1,0 +1,102 @@
+"""The compiled broadcast pass (``cpu_kernels.broadcast``): add, sub, mul and div of an
+array and a row (its trailing dims) or a column (one value per index of its leading dims)
+of it, either way round, give NumPy's result bit for bit, in one part or in parts, and
+the ops take it forward and for mul's and div's input gradients. What it does not take
+stays NumPy's."""
+
+import numpy
+import pytest
+
+import retrograd
+from retrograd.backend import cpu_kernels
+
+pytestmark = pytest.mark.skipif(not cpu_kernels.ready(), reason="numba is not installed")
+
+_NUMPY = {"add": numpy.add, "sub": numpy.subtract, "mul": numpy.multiply, "div": numpy.divide}
+_ROWS_AND_COLUMNS = [((64, 33), (33,)), ((64, 33), (1, 33)), ((4, 5, 8, 8), (8, 8)),
+                     ((4, 5, 8, 8), (1, 1, 8, 8)), ((64, 33), (64, 1)),
+                     ((4, 5, 8, 8), (4, 5, 1, 1)), ((4, 5, 8, 8), (4, 5, 8, 1))]
+
+
+def _values(shape, seed):
+    """Normal values with NaN, infinities, zeros and negative zeros among them."""
+    x = numpy.random.default_rng(seed).standard_normal(shape).astype(numpy.float32)
+    flat = x.reshape(-1)
+    flat[::7], flat[1::11], flat[2::13], flat[3::5] = numpy.nan, numpy.inf, 0.0, -0.0
+    flat[4::17] = -numpy.inf
+    return x
+
+
+def _same(got, want):
+    """Equal bits, NaN where NumPy's is NaN (whatever its payload)."""
+    nan = numpy.isnan(want)
+    assert (numpy.isnan(got) == nan).all()
+    assert numpy.array_equal(got[~nan].view(numpy.int32), want[~nan].view(numpy.int32))
+
+
+@pytest.mark.parametrize("parts", [False, True], ids=["one", "parts"])
+@pytest.mark.parametrize("swapped", [False, True], ids=["x_v", "v_x"])
+@pytest.mark.parametrize("shapes", _ROWS_AND_COLUMNS, ids=str)
+@pytest.mark.parametrize("op", list(_NUMPY))
+def test_broadcast_is_numpys_bit_for_bit(op, shapes, swapped, parts, monkeypatch):
+    monkeypatch.setattr(cpu_kernels, "pays", lambda first: True)
+    monkeypatch.setattr(cpu_kernels, "_SPLIT_MIN", {
+        **cpu_kernels._SPLIT_MIN, "by_row": 0 if parts else 1 << 62,
+        "by_column": 0 if parts else 1 << 62})
+    x, v = _values(shapes[0], 0), _values(shapes[1], 1)
+    a, b = (v, x) if swapped else (x, v)
+    assert cpu_kernels.broadcasts(a, b)
+    with numpy.errstate(all="ignore"):
+        _same(cpu_kernels.broadcast(op, a, b), _NUMPY[op](a, b))
+
+
+def test_broadcast_into_the_larger_operand():
+    """The linear layer's bias, added in place to its product."""
+    x, b = _values((300, 70), 2), _values((70,), 3)
+    want = x + b
+    assert cpu_kernels.broadcast("add", x, b, x) is x
+    _same(x, want)
+
+
+@pytest.mark.parametrize("shapes,dtypes", [
+    (((8, 3), (8, 3)), "ff"),  # the same shape: NumPy's one pass
+    (((8, 3), (1, 1)), "ff"),  # a single value
+    (((8, 3, 4), (1, 3, 1)), "ff"),  # neither a row nor a column
+    (((8, 3, 4), (3, 1)), "ff"),  # a column of the last two dims only
+    (((8, 3), (3,)), "fd"),  # float64
+    (((0, 3), (3,)), "ff"),  # empty
+])
+def test_what_the_broadcast_does_not_take(shapes, dtypes, monkeypatch):
+    monkeypatch.setattr(cpu_kernels, "pays", lambda first: True)
+    a, b = (numpy.ones(s, d) for s, d in zip(shapes, dtypes, strict=True))
+    assert not cpu_kernels.broadcasts(a, b)
+    assert not cpu_kernels.broadcasts(numpy.ones((8, 6), "f")[:, ::2], numpy.ones(3, "f"))
+    assert not cpu_kernels.broadcasts(numpy.ones((8, 3), "f"), 2.0)
+
+
+def test_small_arrays_stay_numpys():
+    assert cpu_kernels.broadcasts(numpy.ones((128, 128), "f"), numpy.ones(128, "f"))
+    assert not cpu_kernels.broadcasts(numpy.ones((4, 3), "f"), numpy.ones(3, "f"))
+
+
+@pytest.mark.parametrize("op", ["mul", "div"])
+def test_mul_and_div_by_a_column_take_it_forward_and_for_the_gradient(op, monkeypatch):
+    """``x * col`` and ``x / col`` (a row's statistic), each way, and their gradients."""
+    calls = []
+    run = cpu_kernels.broadcast
+    monkeypatch.setattr(cpu_kernels, "broadcast", lambda *a, **k: calls.append(a[0]) or
+                        run(*a, **k))
+    rng = numpy.random.default_rng(4)
+    xs, cs = rng.standard_normal((256, 96)), rng.uniform(0.5, 2, (256, 1))
+    g = rng.standard_normal((256, 96)).astype(numpy.float32)
+    x = retrograd.tensor(xs, dtype=retrograd.float32, requires_grad=True)
+    c = retrograd.tensor(cs, dtype=retrograd.float32, requires_grad=True)
+    out = getattr(retrograd, op)(x, c)
+    out.backward(retrograd.from_numpy(g))
+    x32, c32 = xs.astype(numpy.float32), cs.astype(numpy.float32)
+    _same(out.detach().numpy(), _NUMPY[op](x32, c32))
+    _same(x.grad.numpy(), _NUMPY[op](g, c32))
+    assert calls == [op, op]  # (the forward, the input's gradient)
+    want_c = (g * x32).sum(1, keepdims=True) if op == "mul" else \
+        (-g * (x32 / c32 / c32)).sum(1, keepdims=True)
+    numpy.testing.assert_allclose(c.grad.numpy(), want_c, rtol=1e-5, atol=1e-5)
