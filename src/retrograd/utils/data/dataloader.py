@@ -259,7 +259,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def _get_data(self):
         """The next ``(task id, data)`` from the workers. It waits on the data queue and on
         every worker's sentinel at once, so a worker that dies (killed, crashed) is noticed
-        at once, where PyTorch's SIGCHLD handler notices it; a sentinel that never fires
+        at once, where PyTorch's SIGCHLD handler notices it (both only once the kernel has
+        freed the worker's memory, which comes first in its exit); a sentinel that never fires
         (a worker's child holding it open) is still caught by the liveness check that
         each ``_STATUS_CHECK_INTERVAL`` without data runs, as PyTorch's polling does."""
         if self._worker_failure is not None:  # the workers are gone: say so again
@@ -335,18 +336,23 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
     def _shutdown_workers(self, graceful=True):
         """Stop the workers: asked to finish (given ``_STATUS_CHECK_INTERVAL`` each), or,
-        not ``graceful`` (a worker died, the others may be busy), terminated at once."""
+        not ``graceful`` (a worker died, the others may be busy), terminated at once. All
+        are signalled before any is waited on: a forked worker's exit frees its copy of this
+        process's memory, which takes long in a big process, so the exits run side by side
+        rather than one after another."""
         if self._shutdown:
             return
         self._shutdown = True
         for q in self._index_queues:
             q.put(None)
-        for w in self._workers:
-            if graceful:
+        if graceful:
+            for w in self._workers:
                 w.join(timeout=_STATUS_CHECK_INTERVAL)
-            if w.is_alive():
-                w.terminate()
-                w.join()
+        alive = [w for w in self._workers if w.is_alive()]
+        for w in alive:
+            w.terminate()
+        for w in alive:
+            w.join()
         for q in self._index_queues:
             q.close()
         self._data_queue.cancel_join_thread()
