@@ -41,7 +41,7 @@ def _flatten(tree):
             for sub, rebuild in parts:
                 out.append(rebuild(new[i:i + len(sub)]))
                 i += len(sub)
-            return kind._make(out) if hasattr(kind, "_fields") else kind(out)
+            return kind._make(out) if hasattr(kind, "_make") else kind(out)
         return leaves, build
     if isinstance(tree, dict):
         keys = list(tree)

@@ -294,6 +294,130 @@ def test_vjp_under_nested_vmap_with_a_cotangent_of_the_outer_level(name):
     _close(run(retrograd, rv, rx), run(torch, tv, tx))
 
 
+# Ops whose tangent is their vjp rules differentiated (jvp="transpose"): under vmap those
+# rules run on Tensors of batched data, and choose a formula by its values (windows wholly
+# in padding, zeros of a product), which must read every batch member (a Tensor's bool()
+# is vmap's data-dependent error); max pooling's rule scatters into zeros of no batch,
+# which must take the batches of its index and gradient (not fall back to a loop).
+_TRANSPOSE_JVP = {
+    "max_pool1d": lambda lib, x: lib.nn.functional.max_pool1d(x, 3, 2, padding=1),
+    "max_pool2d": lambda lib, x: lib.nn.functional.max_pool2d(x.reshape(2, 2, 3), 2, 1),
+    "max_pool3d": lambda lib, x: lib.nn.functional.max_pool3d(x.reshape(1, 2, 2, 3), 2, 1),
+    "adaptive_max_pool1d": lambda lib, x: lib.nn.functional.adaptive_max_pool1d(x, 4),
+    "prod": lambda lib, x: x.prod(-1),
+    "cumprod": lambda lib, x: x.cumprod(-1),
+}
+# The vmap levels (Outer, Inner) the primal and the tangent are batched over.
+_LEVELS = [("O", "OI"), ("OI", "O"), ("OI", "OI"), ("I", "O"), ("O", "I")]
+
+
+def _at_levels(levels, seed):
+    """A (2, 6) sample batched over ``levels`` (2 outer, 3 inner), its vmap in_dims; one
+    element zero in one batch member (prod's formula for zeros)."""
+    shape = (2,) * ("O" in levels) + (3,) * ("I" in levels) + (2, 6)
+    r, t = _pair(*shape, seed=seed)
+    r.view(-1)[7] = t.view(-1)[7] = 0.0
+    return r, t, 0 if "O" in levels else None, 0 if "I" in levels else None
+
+
+def _jvp_at_levels(op, levels):
+    """``op``'s jvp under two vmaps, the primal and tangent batched over ``levels``."""
+    (rx, tx, ox, ix), (rv, tv, ov, iv) = (_at_levels(lv, k) for k, lv in enumerate(levels))
+
+    def run(lib, x, v):
+        def f(x, v):
+            return lib.func.jvp(lambda a: op(lib, a), (x,), (v,))
+        vm = lib.func.vmap
+        return vm(vm(f, in_dims=(ix, iv)), in_dims=(ox, ov))(x, v)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (a loop over the batch warns)
+        r = run(retrograd, rx, rv)
+    t = run(torch, tx, tv)
+    assert [type(o).__name__ for o in r] == [type(o).__name__ for o in t]  # (sort's too)
+    _close(*([tuple(o) if isinstance(o, tuple) else o for o in out] for out in (r, t)))
+
+
+@pytest.mark.parametrize("levels", _LEVELS, ids="-".join)
+@pytest.mark.parametrize("name", sorted(_TRANSPOSE_JVP))
+def test_transpose_jvp_under_nested_vmap_at_any_levels(name, levels):
+    _jvp_at_levels(_TRANSPOSE_JVP[name], levels)
+
+
+@pytest.mark.parametrize("name", sorted(_TRANSPOSE_JVP))
+def test_reverse_over_reverse_of_value_checking_rules_under_vmap(name):
+    """The same rules run on Tensors of batched data for a second derivative under vmap."""
+    op = _TRANSPOSE_JVP[name]
+    rx, tx, _, _ = _at_levels("O", 0)
+
+    def run(lib, x):
+        fl = lib.func
+        return fl.vmap(fl.jacrev(fl.jacrev(lambda a: (op(lib, a) ** 3).sum())))(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = run(retrograd, rx)
+    _close(r, run(torch, tx))
+
+
+# jvp rules that make a buffer and write the tangent into it (max unpooling's scatter, a
+# constant pad's): its namespace must be the innermost batch's, the tangent's where it is
+# batched deeper than the primal (a buffer of the primal's levels was broadcast read-only
+# over the tangent's); and results of named fields (sort's) rebuilt as such.
+_BUFFER_JVP = {
+    "max_unpool1d": lambda lib, x: lib.nn.functional.max_unpool1d(
+        x, lib.tensor([[0, 3, 5, 6, 9, 10]] * 2), 2, output_size=(12,)),
+    "pad": lambda lib, x: lib.nn.functional.pad(x, (1, 2), value=1.5),
+    "logsigmoid": lambda lib, x: lib.nn.functional.logsigmoid(x),
+    "local_response_norm": lambda lib, x: lib.nn.functional.local_response_norm(x[None], 2),
+    "sort": lambda lib, x: lib.sort(x, -1),
+    "max.dim": lambda lib, x: lib.max(x, -1),
+}
+
+
+@pytest.mark.parametrize("levels", _LEVELS, ids="-".join)
+@pytest.mark.parametrize("name", sorted(_BUFFER_JVP))
+def test_jvp_writing_the_tangent_under_nested_vmap_at_any_levels(name, levels):
+    _jvp_at_levels(_BUFFER_JVP[name], levels)
+
+
+# Writes into a tensor of fewer batches than the index and values written (a buffer of
+# zeros, as max pooling's rule scatters into): the copy written takes their batches, at
+# every level, as PyTorch's batching rules give ``self`` the batch (they fell back to a
+# loop over the batch).
+_WRITES = {
+    "scatter": lambda lib, z, i, s: lib.scatter(z, 1, i, s),
+    "scatter_add": lambda lib, z, i, s: lib.scatter_add(z, 1, i, s),
+    "scatter_reduce": lambda lib, z, i, s: lib.scatter_reduce(z, 1, i, s, "amax"),
+    "index_add": lambda lib, z, i, s: lib.index_add(z.T, 0, i[0], s.T),
+    "index_copy": lambda lib, z, i, s: lib.index_copy(z.T, 0, i[0], s.T),
+    "index_put": lambda lib, z, i, s: z.index_put((i[0] % 2,), s[0][:, None],
+                                                  accumulate=True),
+}
+
+
+@pytest.mark.parametrize("levels", [("OI", "O"), ("O", "OI"), ("I", "O"), ("OI", "OI")],
+                         ids="-".join)
+@pytest.mark.parametrize("name", sorted(_WRITES))
+def test_writes_into_an_unbatched_tensor_under_nested_vmap(name, levels):
+    op = _WRITES[name]
+    z = numpy.random.default_rng(2).standard_normal((2, 5))
+    index = numpy.random.default_rng(3).random((2, 3, 2, 4)).argsort(-1)  # rows: permutations
+    outs = []
+    for lib, src in zip((retrograd, torch), _at_levels(levels[1], 4)[:2], strict=True):
+        i = lib.tensor(index[(slice(None),) * ("O" in levels[0]) + (0,) * ("O" not in levels[0])
+                             + (slice(None),) * ("I" in levels[0])
+                             + (0,) * ("I" not in levels[0])])
+        src = src[..., :4]
+        dims = [(0 if lv in levels[0] else None, 0 if lv in levels[1] else None)
+                for lv in "IO"]
+        vm = lib.func.vmap
+        f = vm(vm(lambda i, s, lib=lib: op(lib, lib.tensor(z), i, s), in_dims=dims[0]),
+               in_dims=dims[1])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error" if lib is retrograd else "ignore")
+            outs.append(f(i, src))
+    _close(*outs)
+
+
 def _models(lib, n):
     lib.manual_seed(0)
     return [lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))

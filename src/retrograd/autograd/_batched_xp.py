@@ -5,13 +5,13 @@ batched, and the module's own otherwise."""
 
 import types
 
-from ..backend import host_array_module, special_functions
+from ..backend import get_array_module, host_array_module, special_functions
 from ..backend.functions import ArrayFunctions, functions
 from ._batched import (_FUNCS, _SUBMODULES, Batched, _as_strided, _at_level, _elementwise,
-                       _entry, _found, _levels, _norm, _shape_tuple, _ufunc, _values,
+                       _entry, _found, _levels, _norm, _shape_tuple, _ufunc, _values, levels_of,
                        register_namespace)
 
-__all__ = ["BatchedNumpy", "BatchedFunctions"]
+__all__ = ["BatchedNumpy", "BatchedFunctions", "covering_namespace"]
 
 
 def _entry_or(name, plain, rule):
@@ -184,6 +184,21 @@ class BatchedNumpy:
 _NAMESPACES = {}  # (batch, level, inner) -> its BatchedNumpy
 
 
+def covering_namespace(*arrays):
+    """The ``xp`` over every batch level among ``arrays`` (the innermost outermost), on
+    their data's module: the buffers a rule makes there hold what it writes of any of
+    them, where no one array's namespace has all those levels."""
+    sizes, xp = {}, None
+    for a in arrays:
+        while type(a) is Batched:
+            sizes[a.level] = a.data.shape[0]
+            a = a.data
+        xp = xp or get_array_module(a)
+    for level in sorted(sizes):
+        xp = BatchedNumpy(sizes[level], level, xp)
+    return xp
+
+
 class BatchedFunctions(ArrayFunctions):
     """The backend functions on batched arrays: those of the data's module, the batch dim
     mapped past, and a rule's array kernel run once per batch element."""
@@ -242,13 +257,23 @@ class BatchedFunctions(ArrayFunctions):
         """As :meth:`expm`: SciPy's LU takes stacks of matrices."""
         return tuple(a.like(x) for x in functions(self.xp.inner).lu(a.data))
 
+    def copy_for_writes(self, a, *writes):
+        """As the arrays', batched at every level of ``writes`` too."""
+        return self._widened(a, writes) if _lacks(a, writes) else a.copy()
+
     def index_add(self, a, index, values):
-        """As the arrays', into a batch of copies of ``a`` where ``a`` is one array (a
-        gradient's zeros) and the rows added vary over the batch."""
-        if type(a) is not Batched and _levels((index, values), []):
-            inner = self.xp.inner
-            a = Batched(inner.repeat(inner.expand_dims(a, 0), self.xp.batch, 0), self.xp.level)
+        """As the arrays', into copies of ``a`` batched as the rows added where ``a`` (a
+        gradient's zeros) is not."""
+        if _lacks(a, (index, values)):
+            a = self._widened(a, (index, values))
         self.ufunc_at("add", a, index, values)
+        return a
+
+    def _widened(self, a, writes):
+        """``a`` broadcast against zeros batched as each write (a select: -0.0 and NaNs
+        kept): a fresh array at every level of theirs."""
+        for w in _levels(writes, []):
+            a = self.xp.where(True, a, get_array_module(w).zeros_like(w, a.dtype, shape=()))
         return a
 
     def kernel_or_composite(self, kernel, composite, *args):
@@ -257,6 +282,13 @@ class BatchedFunctions(ArrayFunctions):
         return Batched(self.xp.inner.stack([
             kernel(*(a.data[i] if type(a) is Batched and a.level == lv else a for a in args))
             for i in rows]), lv)
+
+
+def _lacks(a, writes):
+    """Whether some of ``writes`` (arrays, or sequences of them) are batched at a level
+    ``a`` is not."""
+    have = levels_of(a)
+    return any(not have.issuperset(levels_of(w)) for w in _levels(writes, []))
 
 
 register_namespace(BatchedNumpy)

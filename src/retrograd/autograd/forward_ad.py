@@ -21,7 +21,7 @@ from ..backend.functions import facade, functions
 from . import grad_mode
 from ._backward import grad as _grad
 from ._batched import INPLACE, Batched, _broadcast_to, levels_of
-from ._batched_xp import BatchedNumpy
+from ._batched_xp import BatchedNumpy, covering_namespace
 from ._forward_state import state
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "enter_dual_level", "exit_dual_level",
@@ -295,15 +295,17 @@ def _tangents(op, jvp, values, arrays, attrs, outs_t, tangents, single, bxp=None
         res = outs_t
     else:
         ins = arrays  # in their compute dtype (see _dtype.OPMATH): so are the tangents
+        res = tuple(o._data for o in outs_t)
         if bxp is None:
-            xp = get_array_module(outs_t[0]._data)
             tangents = [None if t is None else t._data for t in tangents]
             if op.upcast_rules:
                 up = opmath_arrays(tangents)
                 tangents = tangents if up is None else up[0]
+            # (under vmap, over the tangents' batch levels too: the buffers a rule makes
+            # must hold the tangents it writes there)
+            xp = covering_namespace(res[0], *tangents)
         else:
             xp = bxp
-        res = tuple(o._data for o in outs_t)
     if jvp == "linear":  # (on the tangents alone: theirs is the namespace, batched under
         # vmap while the primals are not, as jacfwd's)
         lxp = next((get_array_module(t) for t in tangents if type(t) is Batched), xp)

@@ -232,6 +232,12 @@ class ArrayFunctions:
         lie in ``[0, length)``: a result of ``length`` elements."""
         return self.xp.bincount(index, weights=weights, minlength=length)
 
+    def copy_for_writes(self, a, *writes):
+        """A copy of ``a`` for an op to write ``writes`` (its index and values) into
+        (scatter, index_put): under vmap batched as they are, even where ``a`` is not, as
+        PyTorch's batching rules give ``self`` their batch."""
+        return a.copy()
+
     def index_add(self, a, index, values):
         """``a`` with ``values``' rows added into its rows ``index`` (repeats accumulate);
         arrays are written in place."""

@@ -18,8 +18,8 @@ import numpy
 
 from .. import _creation, _dtype
 from ..autograd.node import DelayedError, collect_next
-from ..backend import cpu, device_of, to_device
-from ..backend.functions import ArrayFunctions, register_facade, register_functions
+from ..backend import cpu, device_of, get_array_module, to_device
+from ..backend.functions import ArrayFunctions, functions, register_facade, register_functions
 from .._tensor import Tensor, wrap
 from ._registry import FUNCTIONS as F, apply
 
@@ -337,6 +337,22 @@ class _Functions(ArrayFunctions):
 
     def index_add(self, a, index, values):
         return F["index_add"](a, 0, _t(index, a), values)
+
+    # Checks and formula choices on values ask the arrays' functions: a Tensor of batched
+    # data (under vmap) refuses bool(), where the batch's functions read every member.
+    def any_true(self, mask):
+        return _of_data(mask).any_true(mask._data)
+
+    def all_true(self, mask):
+        return _of_data(mask).all_true(mask._data)
+
+    def checked_values(self, a):
+        return _of_data(a).checked_values(a._data)
+
+
+def _of_data(a):
+    """The backend functions of Tensor ``a``'s array."""
+    return functions(get_array_module(a._data))
 
 
 globals().update(_factories(cpu))

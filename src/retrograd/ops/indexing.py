@@ -93,7 +93,8 @@ _index_backward = defop(
 _index_put = defop(
     "index_put",
     lambda xp, self, values, indices, accumulate: _index_put_into(
-        xp, xp.asarray(self).copy(), values, indices, accumulate),
+        xp, functions(xp).copy_for_writes(xp.asarray(self), values, indices), values, indices,
+        accumulate),
     inputs=("self", "values"),
     vjp={"self": lambda xp, grad, indices, accumulate: grad if accumulate
          else call(xp, _index_put, grad, 0, attrs=(indices, False)),
@@ -419,7 +420,8 @@ _index_select_backward = defop(
 _index_add = defop(
     "index_add",
     lambda xp, self, index, source, dim, alpha: _index_add_into(
-        xp, self.copy(), index, source if alpha == 1 else source * alpha, dim),
+        xp, functions(xp).copy_for_writes(self, index, source), index,
+        source if alpha == 1 else source * alpha, dim),
     inputs=("self", "index", "source"),
     vjp={"self": lambda grad: grad,
          "source": lambda xp, grad, index, dim, alpha: _select_grad(xp, grad, index, dim)
@@ -427,7 +429,7 @@ _index_add = defop(
 
 
 def _index_fill_forward(xp, self, index, dim, value):
-    out = self.copy()
+    out = functions(xp).copy_for_writes(self, index, value)
     out[(slice(None),) * dim + (index,)] = value
     return out
 
@@ -733,8 +735,8 @@ _take_backward = defop(
     vjp={"self": lambda xp, grad, index: call(xp, _take, grad, index)}, jvp="linear")
 _put = defop(
     "put",
-    lambda xp, self, index, source, accumulate: _put_into(xp, self.copy(), index, source,
-                                                          accumulate),
+    lambda xp, self, index, source, accumulate: _put_into(
+        xp, functions(xp).copy_for_writes(self, index, source), index, source, accumulate),
     inputs=("self", "index", "source"),
     vjp={"self": lambda xp, grad, index, accumulate: grad if accumulate
          else call(xp, _put, grad, index, 0, attrs=(False,)),

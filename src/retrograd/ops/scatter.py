@@ -68,6 +68,13 @@ def _scatter_into(xp, out, index, src, dim, reduce):
     return out if flat is out else flat.reshape(out.shape)
 
 
+def _scatter_onto(xp, self, index, src, dim, reduce):
+    """``self`` with ``src`` scattered in: on its copy for writes (under vmap a batch even
+    where ``self`` is not)."""
+    return _scatter_into(xp, functions(xp).copy_for_writes(self, index, src), index, src, dim,
+                         reduce)
+
+
 def _targets(xp, out, index, src, dim):
     """(array to write, where, values): ``out`` itself, or for a 0-d ``out`` or index
     its flat form (a copy when ``out`` is a NumPy scalar, as 0-d arithmetic gives)."""
@@ -119,28 +126,27 @@ _gather_backward = defop(
                          jvp="linear")
 _scatter = defop(
     "scatter",
-    lambda xp, self, index, src, dim: _scatter_into(xp, self.copy(), index, src, dim, None),
+    lambda xp, self, index, src, dim: _scatter_onto(xp, self, index, src, dim, None),
     inputs=("self", "index", "src"),
     vjp={"self": lambda xp, grad, index, dim: call(xp, _scatter_value, grad, index,
                                                    attrs=(dim, 0)),
          "src": _src_grad}, jvp="linear")
 _scatter_value = defop(
     "scatter",
-    lambda xp, self, index, dim, value: _scatter_into(xp, self.copy(), index, value, dim, None),
+    lambda xp, self, index, dim, value: _scatter_onto(xp, self, index, value, dim, None),
     inputs=("self", "index"),
     vjp={"self": lambda xp, grad, index, dim: call(xp, _scatter_value, grad, index,
                                                    attrs=(dim, 0))},
     node="ScatterBackward1", jvp="elementwise")
 _scatter_reduce = defop(
     "scatter_reduce",
-    lambda xp, self, index, src, dim, reduce: _scatter_into(xp, self.copy(), index, src, dim,
-                                                            reduce),
+    lambda xp, self, index, src, dim, reduce: _scatter_onto(xp, self, index, src, dim, reduce),
     inputs=("self", "index", "src"),
     vjp={"self": _not_implemented("scatter"), "src": _not_implemented("scatter")},
     node="NotImplemented")
 _scatter_add = defop(
     "scatter_add",
-    lambda xp, self, index, src, dim: _scatter_into(xp, self.copy(), index, src, dim, "add"),
+    lambda xp, self, index, src, dim: _scatter_onto(xp, self, index, src, dim, "add"),
     inputs=("self", "index", "src"),
     vjp={"self": lambda grad: grad, "src": _src_grad}, jvp="linear")
 
@@ -176,7 +182,7 @@ def _counts(xp, index, shape, dim, include_self, dtype):
 
 
 def _scatter_reduce_forward(xp, self, index, src, dim, reduce, include_self):
-    out = self.copy()
+    out = functions(xp).copy_for_writes(self, index, src)
     flat, at, src = _targets(xp, out, index, src, dim)
     if not include_self:
         flat[at] = _identity(reduce, out.dtype)
