@@ -143,3 +143,25 @@ def test_det_forward_mode_at_singular_matrices_matches_torch():
     with tfw.dual_level():
         theirs = tfw.unpack_dual(torch.linalg.det(tfw.make_dual(t, torch.ones_like(t)))).tangent
     assert float(ours) == float(theirs) == 0.0
+
+
+INF, NAN = float("inf"), float("nan")
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("a", [[[1., 0., 0.], [2., 0., 0.], [1., 1., 3.]],  # a zero pivot
+                               [[2., 0., 0.], [INF, 1., 0.], [1., 1., 2.]],
+                               [[NAN, 0., 0.], [1., 1., 0.], [0., 1., 2.]],
+                               [[0., 0., 0.], [1., 1., 0.], [0., 1., 2.]]])
+@pytest.mark.parametrize("upper,left", [(False, True), (True, True), (False, False)])
+def test_solve_triangular_of_singular_and_non_finite_matrices_matches_torch(a, upper, left):
+    """PyTorch substitutes (BLAS trsm): a zero or non-finite pivot gives inf or NaN, not
+    LinAlgError; a batch of B broadcasts over A."""
+    a = numpy.array(a).T if upper else numpy.array(a)
+    b = numpy.array([[1., 0.], [1., 2.], [0., 1.]])
+    b = numpy.stack([b, -b]) if left else numpy.stack([b.T, -b.T])
+    (ra, ta), (rb, tb) = _pair(a), _pair(b)
+    ours = linalg.solve_triangular(ra, rb, upper=upper, left=left)
+    theirs = torch.linalg.solve_triangular(ta, tb, upper=upper, left=left)
+    numpy.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
