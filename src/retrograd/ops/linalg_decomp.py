@@ -1115,12 +1115,18 @@ def _tri(xp, A, upper, unitriangular):
 
 
 def _tri_lsolve(xp, t, b, upper):
-    """``t^-1 b`` for a triangular ``t``: by LU (one batched LAPACK call) where every entry
-    is finite and no diagonal entry 0; otherwise by substitution, as PyTorch's BLAS trsm,
-    where a zero or non-finite pivot gives inf or NaN (LU would refuse the matrix)."""
+    """``t^-1 b`` for a triangular ``t``: by LU (one batched LAPACK call) where ``t`` and
+    the solution are finite; otherwise by substitution, as PyTorch's BLAS trsm, where a
+    zero or non-finite pivot gives inf or NaN (LU refuses a zero pivot, and its pivoting
+    multiplies the triangle's zeros by the infinities of a tiny one: NaN)."""
     fns = functions(xp)
-    if fns.all_true(xp.isfinite(t)) and fns.all_true(xp.diagonal(t, 0, -2, -1) != 0):
-        return _solve(xp, t, b)
+    if fns.all_true(xp.isfinite(t)):
+        try:
+            x = _solve(xp, t, b)
+            if fns.all_true(xp.isfinite(x)):
+                return x
+        except xp.linalg.LinAlgError:
+            pass
     n = t.shape[-1]
     rows = [None] * n
     for i in range(n - 1, -1, -1) if upper else range(n):
@@ -1665,6 +1671,6 @@ register(householder_product, name="orgqr")
 
 
 _tensor_xp.register_linalg(  # NumPy's linalg names on the facade, with NumPy's signatures
-    solve=solve, inv=inv, det=det, pinv=pinv,
+    LinAlgError=LinAlgError, solve=solve, inv=inv, det=det, pinv=pinv,
     svd=lambda a, full_matrices=True: tuple(svd(a, full_matrices)),
     eigh=lambda a, UPLO="L": tuple(eigh(a, UPLO)))  # noqa: N803 (NumPy's argument name)
