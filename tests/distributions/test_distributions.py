@@ -415,6 +415,65 @@ def test_kl_dispatch_and_registration():
                          RG.Independent(RG.Normal(retrograd.zeros(2, 2), 1.0), 2))
 
 
+def user_exponential_families(lib):
+    """Two ExponentialFamily subclasses a user could write, that inherit its entropy: a
+    vector of independent Normals (event shape (k,)) and an Exponential (event shape ())."""
+    D = lib.distributions
+
+    class DiagNormal(D.ExponentialFamily):
+        def __init__(self, loc, scale):
+            self.loc, self.scale = loc, scale
+            super().__init__(loc.shape[:-1], loc.shape[-1:], validate_args=False)
+
+        @property
+        def _natural_params(self):
+            return self.loc / self.scale**2, -0.5 / self.scale**2
+
+        def _log_normalizer(self, x, y):
+            return (-0.25 * x.pow(2) / y + 0.5 * (-math.pi / y).log()).sum(-1)
+
+        @property
+        def _mean_carrier_measure(self):
+            return 0
+
+    class Rate(D.ExponentialFamily):
+        def __init__(self, rate):
+            self.rate = rate
+            super().__init__(rate.shape, validate_args=False)
+
+        @property
+        def _natural_params(self):
+            return (-self.rate,)
+
+        def _log_normalizer(self, x):
+            return -(-x).log()
+
+        @property
+        def _mean_carrier_measure(self):
+            return 0
+
+    return DiagNormal, Rate
+
+
+def test_exponential_family_entropy_sums_over_the_event_dims(torch):
+    """The base class's entropy (Bregman divergence of the log normalizer) of a batch (3, 3)
+    over events (4,), against the same subclass on PyTorch and Normal's closed form."""
+    loc, scale = LOC[:, None, :], SCALE[None, :, :]
+    t, r = (user_exponential_families(lib)[0](lib.tensor(loc).expand(3, 3, 4),
+                                              lib.tensor(scale).expand(3, 3, 4))
+            for lib in (torch, retrograd))
+    assert tuple(r.entropy().shape) == (3, 3)
+    close(t.entropy(), r.entropy())
+    close(torch.distributions.Normal(torch.tensor(loc), torch.tensor(scale)).entropy().sum(-1),
+          r.entropy())
+
+
+def test_exponential_family_entropy_of_scalar_events(torch):
+    t, r = (user_exponential_families(lib)[1](lib.tensor(SCALE)) for lib in (torch, retrograd))
+    close(t.entropy(), r.entropy())
+    close(torch.distributions.Exponential(torch.tensor(SCALE)).entropy(), r.entropy())
+
+
 def _same_error(make_torch, make_rg):
     with pytest.raises(Exception) as te:
         make_torch()

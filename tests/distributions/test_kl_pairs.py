@@ -340,3 +340,23 @@ def test_kl_broadcasts_where_pytorch_raises(pair, larger):
         TD.kl_divergence(tp, tq)
     (rp, rq), _ = both(retrograd)
     close(TD.kl_divergence(tp.expand(shape), tq.expand(shape)), RG.kl_divergence(rp, rq))
+
+
+def test_normal_q_at_the_edges_of_the_float_range():
+    """q's scale is logged, not its square, and ``loc^2 - 2 loc mean`` is not expanded: a
+    subnormal scale gives inf, as PyTorch; a huge scale a finite divergence and a huge loc
+    inf, where PyTorch's squares overflow to inf and NaN (docs/deviations.md)."""
+    f32, f64 = retrograd.float32, retrograd.float64
+    p = RG.Uniform(retrograd.tensor(0.1, dtype=f32), retrograd.tensor(0.7, dtype=f32))
+    q = RG.Normal(retrograd.tensor(-0.1, dtype=f32), retrograd.tensor(1e-45, dtype=f32))
+    assert float(RG.kl_divergence(p, q)) == float("inf")
+    tq = TD.Normal(torch.tensor(-0.1), torch.tensor(1e-45))
+    assert float(TD.kl_divergence(TD.Uniform(torch.tensor(0.1), torch.tensor(0.7)), tq)) == (
+        float("inf"))
+    laplace = RG.Laplace(retrograd.tensor(-1.0, dtype=f64), retrograd.tensor(14.0, dtype=f64))
+    kl = RG.kl_divergence(laplace, RG.Normal(0.1, retrograd.tensor(9e307, dtype=f64)))
+    expected = -np.log(28.0) - 1 + np.log(9e307) + 0.5 * np.log(2 * np.pi)  # the rest: 1e-612
+    assert float(kl) == pytest.approx(expected, rel=1e-15)
+    q = RG.Normal(retrograd.tensor(9e307, dtype=f64), 0.2)
+    assert float(RG.kl_divergence(RG.Exponential(retrograd.tensor(0.5, dtype=f64)), q)) == (
+        float("inf"))

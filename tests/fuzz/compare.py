@@ -94,7 +94,8 @@ def _numpy(t):
 
 
 def _err(e):
-    return type(e).__name__
+    """The exception's class name; torch.linalg.LinAlgError's is ``_LinAlgError``."""
+    return type(e).__name__.removeprefix("_")
 
 
 def _exceptions(r, t, where):
@@ -102,7 +103,7 @@ def _exceptions(r, t, where):
         return []
     prefix = "backward: " if where == "grad" else ""
     if r is not None and t is not None:
-        if type(r).__name__ == type(t).__name__:
+        if _err(r) == _err(t):
             return []
         cls = f"{prefix}exception type differs: retrograd {_err(r)} vs torch {_err(t)}"
     elif r is not None:

@@ -11,6 +11,8 @@ range, mismatched shapes, out-of-range indices), so error types are compared too
 import dataclasses
 import functools
 
+import numpy
+
 from . import cases as c
 from .cases import FLOATS, INTS
 
@@ -22,6 +24,7 @@ class OpSpec:
     make: object   # draw -> (args, kwargs)
     label: str     # the torch callable, for reproducers
     sums: bool     # sums its inputs: rounding error scales with their magnitude
+    examples: int | None = None  # the default run's examples, where fewer than usual
 
     def __repr__(self):
         return f"OpSpec({self.name})"
@@ -42,11 +45,12 @@ kl_div binary_cross_entropy cross_entropy nll_loss linear layer_norm group_norm 
 conv2d avg_pool1d avg_pool2d adaptive_avg_pool2d matmul mm bmm dot einsum""".split())
 
 
-def op(name, make, path=None, call=None):
+def op(name, make, path=None, call=None, examples=None):
     """Register op ``name``, called as ``lib.<path>`` (default: ``lib.<name>``) or ``call``."""
     path = path or name
     assert name not in SPECS, name
-    SPECS[name] = OpSpec(name, call or _caller(path), make, "torch." + path, name in _SUMS)
+    SPECS[name] = OpSpec(name, call or _caller(path), make, "torch." + path, name in _SUMS,
+                         examples)
 
 
 def reproducer(case):
@@ -733,3 +737,115 @@ for _name, _cls, _n in (("normal", "Normal", 2), ("laplace", "Laplace", 2),
                         ("exponential", "Exponential", 1), ("uniform", "Uniform", 2),
                         ("poisson", "Poisson", 1), ("gumbel", "Gumbel", 2)):
     op(f"dist_kl_{_name}", _dist_make(2 * _n, value=False), call=_kl(_cls, _n))
+
+# ---- KL divergences across families: every pair PyTorch registers -------------------------
+# Parameters mostly in each family's support (so the closed forms, not just NaN, are
+# compared), drawn to meet the supports' edges: Uniforms inside, touching and reaching past
+# [0, 1] and 0, Pareto alphas at 1 and 2, ContinuousBernoulli probs near 1/2; one parameter
+# in ten is the generic draw (special values, any sign), for validation and NaN. float32 and
+# float64: the forms cancel lgamma and digamma terms that float16 keeps no digits of. Five
+# examples per pair in the default run (64 pairs, about 5 s), 200 with ``-m slow``.
+
+# family -> (its parameters' kinds, the constructor given the module and the parameters)
+KL_FAMILIES = {
+    "Normal": (("real", "positive"), lambda D, p, v: D.Normal(*p, validate_args=v)),
+    "Laplace": (("real", "positive"), lambda D, p, v: D.Laplace(*p, validate_args=v)),
+    "Gumbel": (("real", "positive"), lambda D, p, v: D.Gumbel(*p, validate_args=v)),
+    "Gamma": (("positive", "positive"), lambda D, p, v: D.Gamma(*p, validate_args=v)),
+    "Beta": (("positive", "positive"), lambda D, p, v: D.Beta(*p, validate_args=v)),
+    "Pareto": (("positive", "positive"), lambda D, p, v: D.Pareto(*p, validate_args=v)),
+    "Exponential": (("positive",), lambda D, p, v: D.Exponential(*p, validate_args=v)),
+    "Poisson": (("positive",), lambda D, p, v: D.Poisson(*p, validate_args=v)),
+    "Uniform": (("low", "high"), lambda D, p, v: D.Uniform(*p, validate_args=v)),
+    "Bernoulli": (("unit",), lambda D, p, v: D.Bernoulli(probs=p[0], validate_args=v)),
+    "Binomial": (("unit",), lambda D, p, v: D.Binomial(4, probs=p[0], validate_args=v)),
+    "ContinuousBernoulli": (("unit",), lambda D, p, v: D.ContinuousBernoulli(
+        probs=p[0], validate_args=v)),
+    # over events of n dims: loc (n,), cov_factor (n, rank), cov_diag (n,)
+    "LowRankMultivariateNormal": (("real", "factor", "positive"), lambda D, p, v:
+                                  D.LowRankMultivariateNormal(*p, validate_args=v)),
+    # loc (n,), the strict lower triangle (n, n) and the diagonal (n,) of scale_tril
+    "MultivariateNormal": (("real", "square", "positive"), lambda D, p, v: D.MultivariateNormal(
+        p[0], scale_tril=p[1].tril(-1) + p[2].diag_embed(), validate_args=v)),
+}
+KL_CROSS_PAIRS = (
+    ("Bernoulli", "Poisson"), ("Beta", "ContinuousBernoulli"), ("Beta", "Exponential"),
+    ("Beta", "Gamma"), ("Beta", "Normal"), ("Beta", "Pareto"), ("Beta", "Uniform"),
+    ("ContinuousBernoulli", "Exponential"), ("ContinuousBernoulli", "Normal"),
+    ("ContinuousBernoulli", "Pareto"), ("ContinuousBernoulli", "Uniform"),
+    ("Exponential", "Beta"), ("Exponential", "ContinuousBernoulli"), ("Exponential", "Gamma"),
+    ("Exponential", "Gumbel"), ("Exponential", "Normal"), ("Exponential", "Pareto"),
+    ("Exponential", "Uniform"), ("Gamma", "Beta"), ("Gamma", "ContinuousBernoulli"),
+    ("Gamma", "Exponential"), ("Gamma", "Gumbel"), ("Gamma", "Normal"), ("Gamma", "Pareto"),
+    ("Gamma", "Uniform"), ("Gumbel", "Beta"), ("Gumbel", "ContinuousBernoulli"),
+    ("Gumbel", "Exponential"), ("Gumbel", "Gamma"), ("Gumbel", "Normal"), ("Gumbel", "Pareto"),
+    ("Gumbel", "Uniform"), ("Laplace", "Beta"), ("Laplace", "ContinuousBernoulli"),
+    ("Laplace", "Exponential"), ("Laplace", "Gamma"), ("Laplace", "Normal"),
+    ("Laplace", "Pareto"), ("Laplace", "Uniform"),
+    ("LowRankMultivariateNormal", "MultivariateNormal"),
+    ("MultivariateNormal", "LowRankMultivariateNormal"), ("Normal", "Beta"),
+    ("Normal", "ContinuousBernoulli"), ("Normal", "Exponential"), ("Normal", "Gamma"),
+    ("Normal", "Gumbel"), ("Normal", "Laplace"), ("Normal", "Pareto"), ("Normal", "Uniform"),
+    ("Pareto", "Beta"), ("Pareto", "ContinuousBernoulli"), ("Pareto", "Exponential"),
+    ("Pareto", "Gamma"), ("Pareto", "Normal"), ("Pareto", "Uniform"), ("Poisson", "Bernoulli"),
+    ("Poisson", "Binomial"), ("Uniform", "Beta"), ("Uniform", "ContinuousBernoulli"),
+    ("Uniform", "Exponential"), ("Uniform", "Gamma"), ("Uniform", "Gumbel"),
+    ("Uniform", "Normal"), ("Uniform", "Pareto"))
+# A Uniform's (low's range and the value it is sometimes exactly, the same of high): inside,
+# touching and reaching past [0, 1] and 0; past a Pareto's scale or not
+_UNIFORM_RANGES = (((-2.0, 0.5), 0.0, (0.5, 2.5), 1.0), ((-0.3, 0.5), 0.0, (0.5, 1.3), 1.0),
+                   ((0.0, 0.5), 0.0, (0.5, 1.0), 1.0), ((0.1, 2.0), 1.0, (2.0, 5.0), 2.0))
+
+
+def _kl_values(draw, kind, shape, uniform):
+    """Values of ``kind`` in a family's support, seeded by one draw."""
+    rng = numpy.random.default_rng(draw.integer(0, 2**32 - 1))
+    snap = rng.random(shape) < 0.15
+    if kind in ("real", "factor", "square"):
+        return rng.standard_normal(shape) * draw.choice((1.0, 3.0))
+    if kind == "positive":
+        a = numpy.exp(rng.uniform(*draw.choice(((-2, 2), (-2, 2), (-6, 6))), shape))
+        return numpy.where(snap, rng.choice([1.0, 2.0], shape), a)  # Pareto's edges
+    if kind == "unit":
+        if draw.boolean(0.3):  # around 1/2, where ContinuousBernoulli takes a Taylor series
+            return numpy.where(snap, 0.5, 0.5 + rng.uniform(-2e-3, 2e-3, shape))
+        return rng.uniform(1e-3, 1 - 1e-3, shape)
+    low, low_snap, high, high_snap = uniform
+    bounds, at = (high, high_snap) if kind == "high" else (low, low_snap)
+    return numpy.where(snap, at, rng.uniform(*bounds, shape))
+
+
+def _kl_cross_make(kinds, multivariate):
+    def make(draw):
+        batch = c.shape(draw, max_rank=2, max_size=3)
+        n, rank = draw.integer(1, 3), draw.integer(1, 2)
+        dtype, uniform = draw.choice(("float64", "float32")), draw.choice(_UNIFORM_RANGES)
+        params = []
+        for kind in kinds:
+            event = {"factor": (n, rank), "square": (n, n)}.get(kind, (n,)) if multivariate else ()
+            shape = (c.broadcast_shape(draw, batch) if draw.boolean(0.3) else batch) + event
+            t = c.tensor(draw, shape, (dtype if draw.boolean(0.9) else "float32",))
+            if not draw.boolean(0.1):
+                t = dataclasses.replace(t, base=_kl_values(draw, kind, t.base.shape, uniform)
+                                        .astype(t.dtype))
+            params.append(t)
+        return params, {"validate_args": draw.boolean(0.5)}
+    return make
+
+
+def _kl_cross_call(p, q):
+    (p_kinds, p_make), (_, q_make) = KL_FAMILIES[p], KL_FAMILIES[q]
+
+    def call(lib, *args, validate_args):
+        D, n = lib.distributions, len(p_kinds)
+        return D.kl_divergence(p_make(D, args[:n], validate_args),
+                               q_make(D, args[n:], validate_args))
+    return call
+
+
+KL_CROSS = {}  # op name -> (p's family, q's family)
+for _p, _q in KL_CROSS_PAIRS:
+    KL_CROSS[f"dist_kl_{_p.lower()}_{_q.lower()}"] = _p, _q
+    op(f"dist_kl_{_p.lower()}_{_q.lower()}",
+       _kl_cross_make(KL_FAMILIES[_p][0] + KL_FAMILIES[_q][0], "Multivariate" in _p),
+       call=_kl_cross_call(_p, _q), examples=5)

@@ -24,12 +24,13 @@ class ExponentialFamily(Distribution):
         raise NotImplementedError
 
     def entropy(self):
-        """``F(theta) - <theta, grad F(theta)> - E[k(x)]``."""
+        """``F(theta) - <theta, grad F(theta)> - E[k(x)]``; the inner product sums each
+        parameter's non-batch (event) dims, as PyTorch's does."""
         result = -self._mean_carrier_measure
         params = [p.detach().requires_grad_() for p in self._natural_params]
         lg_normal = self._log_normalizer(*params)
         gradients = grad(lg_normal.sum(), params, create_graph=True)
         result = result + lg_normal
         for p, g in zip(params, gradients, strict=True):
-            result = result - p * g
+            result = result - (p * g).reshape(self._batch_shape + (-1,)).sum(-1)
         return result

@@ -396,10 +396,11 @@ del _p, _param, _qs, _q, _fun
 
 
 def _normal_cross_entropy(q, mean, second_moment):
-    """``-E[log q(x)]`` of a Normal q, from p's first two moments."""
-    var = q.scale.pow(2)
-    return (0.5 * (2 * math.pi * var).log()
-            + (second_moment - 2 * q.loc * mean + q.loc.pow(2)) / (2 * var))
+    """``-E[log q(x)]`` of a Normal q, from p's first two moments. (The log of q's scale,
+    not of its square, which underflows to 0 for a tiny scale; ``loc (loc - 2 mean)``,
+    not ``loc^2 - 2 loc mean``, which is inf - inf where ``loc^2`` overflows.)"""
+    return (q.scale.log() + 0.5 * math.log(2 * math.pi)
+            + (second_moment + q.loc * (q.loc - 2 * mean)) / (2 * q.scale.pow(2)))
 
 
 def _gamma_cross_entropy(q, mean, mean_log):

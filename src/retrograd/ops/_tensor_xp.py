@@ -277,8 +277,8 @@ linalg = types.SimpleNamespace()  # numpy.linalg's names rules use: see register
 
 
 def register_linalg(**ops):
-    """The ``numpy.linalg`` functions rules use (solve, inv, det, svd, pinv, eigh), as the
-    differentiable ops the linear-algebra family provides."""
+    """The ``numpy.linalg`` names rules use (solve, inv, det, svd, pinv, eigh, and the
+    LinAlgError they raise), as the differentiable ops the linear-algebra family provides."""
     vars(linalg).update(ops)
 
 

@@ -1114,14 +1114,43 @@ def _tri(xp, A, upper, unitriangular):
     return t
 
 
+def _tri_lsolve(xp, t, b, upper):
+    """``t^-1 b`` for a triangular ``t``: by LU (one batched LAPACK call) where ``t`` and
+    the solution are finite; otherwise by substitution, as PyTorch's BLAS trsm, where a
+    zero or non-finite pivot gives inf or NaN (LU refuses a zero pivot, and its pivoting
+    multiplies the triangle's zeros by the infinities of a tiny one: NaN)."""
+    fns = functions(xp)
+    if fns.all_true(xp.isfinite(t)):
+        try:
+            x = _solve(xp, t, b)
+            if fns.all_true(xp.isfinite(x)):
+                return x
+        except xp.linalg.LinAlgError:
+            pass
+    n = t.shape[-1]
+    rows = [None] * n
+    for i in range(n - 1, -1, -1) if upper else range(n):
+        r = b[..., i, :]
+        for j in range(i + 1, n) if upper else range(i):
+            r = r - t[..., i, j, None] * rows[j]
+        rows[i] = r / t[..., i, i, None]
+    return xp.stack(rows, -2)
+
+
+def _tri_solve(xp, t, b, upper, left):
+    """``t^-1 b`` (``left``) or ``b t^-1``."""
+    if left:
+        return _tri_lsolve(xp, t, b, upper)
+    return _mT(xp, _tri_lsolve(xp, _mT(xp, t), _mT(xp, b), not upper))
+
+
 def _tri_solve_fwd(xp, A, B, upper, left, unitriangular):
-    t = _tri(xp, A, upper, unitriangular)
-    return _solve(xp, t, B) if left else _rsolve(xp, t, B)
+    return _tri_solve(xp, _tri(xp, A, upper, unitriangular), B, upper, left)
 
 
 def _tri_grad_B(xp, grad, A, upper, left, unitriangular):
     t = _tri(xp, A, upper, unitriangular)
-    return _solve(xp, _mT(xp, t), grad) if left else _rsolve(xp, _mT(xp, t), grad)
+    return _tri_solve(xp, _mT(xp, t), grad, not upper, left)
 
 
 def _tri_grad_A(xp, grad, A, result, upper, left, unitriangular):
@@ -1140,7 +1169,7 @@ def _tri_jvp(xp, A_t, B_t, A, result, upper, left, unitriangular):
             dt = dt * (1 - _eye(xp, dt.shape[-1], dt))
         d = xp.matmul(dt, result) if left else xp.matmul(result, dt)
         rhs = -d if rhs is None else rhs - d
-    return _solve(xp, t, rhs) if left else _rsolve(xp, t, rhs)
+    return _tri_solve(xp, t, rhs, upper, left)
 
 
 _solve_triangular = defop("linalg_solve_triangular", _tri_solve_fwd,
@@ -1642,6 +1671,6 @@ register(householder_product, name="orgqr")
 
 
 _tensor_xp.register_linalg(  # NumPy's linalg names on the facade, with NumPy's signatures
-    solve=solve, inv=inv, det=det, pinv=pinv,
+    LinAlgError=LinAlgError, solve=solve, inv=inv, det=det, pinv=pinv,
     svd=lambda a, full_matrices=True: tuple(svd(a, full_matrices)),
     eigh=lambda a, UPLO="L": tuple(eigh(a, UPLO)))  # noqa: N803 (NumPy's argument name)
