@@ -20,6 +20,7 @@ compiled kernels run in parts on NumPy's OpenBLAS threads.
 """
 
 import argparse
+import time
 
 import numpy as np
 
@@ -130,7 +131,10 @@ def main(argv=None):
     libs = [("retrograd", retrograd)] + ([("torch", torch)] if torch is not None else [])
     print(f"{'kernel':<12}{'pass':<9}{'retrograd ms':>13}{'torch ms':>10}{'ratio':>8}")
     for name in args.kernels:
-        res = {lib: _timed(mod, KERNELS[name], args.repeat) for lib, mod in libs}
+        res = {}
+        for lib, mod in libs:
+            time.sleep(0.3)  # (OpenBLAS's workers spin 0.1 s after a job: not into the next)
+            res[lib] = _timed(mod, KERNELS[name], args.repeat)
         for i, part in enumerate(("fwd", "fwd+bwd")):
             r = res["retrograd"][i]
             t = res["torch"][i] if torch is not None else None

@@ -402,6 +402,7 @@ def add_scaled(x, y, alpha):
 
 
 _OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3}
+_ndarray = numpy.ndarray
 
 
 def _against(x, v):
@@ -435,8 +436,8 @@ def pays(first):
 def broadcasts(a, b):
     """Whether ``a (op) b`` takes :func:`broadcast`: float32 C-contiguous NumPy arrays, one
     a row or a column of the other (a bias, a mask, a row's statistic), large enough."""
-    if type(a) is not numpy.ndarray or type(b) is not numpy.ndarray or a.shape == b.shape:
-        return False
+    if type(b) is not _ndarray or type(a) is not _ndarray or a.shape == b.shape:
+        return False  # (a number first: x * 0.5 asks this too)
     x, v = (a, b) if a.size >= b.size else (b, a)
     return pays(x) and _against(x, v) is not None and takes(x, v)
 

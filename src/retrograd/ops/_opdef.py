@@ -106,18 +106,51 @@ def kernel(rule, fast, when, module=numpy, leading=False):
             return rule(xp, *args)
         GPU_KERNELS.append(k)
     else:
-        def run(xp, *args):
-            if xp is module and k.when(*args):
-                return fast(xp, *args)
+        def otherwise(xp, args):
+            """Not ``module``'s arrays: on a vmap batch of them, ``fast`` on its data (if
+            ``leading``), else the rule."""
             if k.leading and getattr(xp, "batched", False) and xp.inner is module:
                 data = _batch_data(xp, args)
                 if data is not None and k.when(*data):
                     return _as_batch(fast(module, *data), xp.level)
             return rule(xp, *args)
+        # (Up to three arguments are passed on as they are: in CPython 3.11 a call with *
+        # arguments is a C-level call, some 500 instructions more, and ops run this wrapper
+        # on every call, a kernel taken or not.)
+        n = _fixed_arity(rule)
+        if n == 1:
+            def run(xp, a):
+                if xp is module and k.when(a):
+                    return fast(xp, a)
+                return otherwise(xp, (a,)) if k.leading else rule(xp, a)
+        elif n == 2:
+            def run(xp, a, b):
+                if xp is module and k.when(a, b):
+                    return fast(xp, a, b)
+                return otherwise(xp, (a, b)) if k.leading else rule(xp, a, b)
+        elif n == 3:
+            def run(xp, a, b, c):
+                if xp is module and k.when(a, b, c):
+                    return fast(xp, a, b, c)
+                return otherwise(xp, (a, b, c)) if k.leading else rule(xp, a, b, c)
+        else:
+            def run(xp, *args):
+                if xp is module and k.when(*args):
+                    return fast(xp, *args)
+                return otherwise(xp, args)
         KERNELS.append(k)
     functools.update_wrapper(run, rule)
     run.kernel = k
     return run
+
+
+def _fixed_arity(rule):
+    """How many arguments ``rule`` takes after ``xp``, where it takes exactly that many
+    (none optional, no ``*args``); else None."""
+    params = list(inspect.signature(rule).parameters.values())[1:]
+    if all(p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty for p in params):
+        return len(params)
+    return None
 
 
 def _batch_data(xp, args):

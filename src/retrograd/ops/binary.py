@@ -126,8 +126,8 @@ def _broadcast(name, unit=False):
     if unit:
         return (lambda xp, self, other, alpha: cpu_kernels.broadcast(name, self, other),
                 lambda self, other, alpha: alpha == 1 and cpu_kernels.broadcasts(self, other))
-    return (lambda xp, self, other: cpu_kernels.broadcast(name, self, other),
-            lambda self, other: cpu_kernels.broadcasts(self, other))
+    return lambda xp, self, other: cpu_kernels.broadcast(name, self, other), \
+        cpu_kernels.broadcasts
 
 
 _add = defop("add", kernel(lambda xp, self, other, alpha:
