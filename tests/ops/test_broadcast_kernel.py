@@ -15,7 +15,8 @@ pytestmark = pytest.mark.skipif(not cpu_kernels.ready(), reason="numba is not in
 _NUMPY = {"add": numpy.add, "sub": numpy.subtract, "mul": numpy.multiply, "div": numpy.divide}
 _ROWS_AND_COLUMNS = [((64, 33), (33,)), ((64, 33), (1, 33)), ((4, 5, 8, 8), (8, 8)),
                      ((4, 5, 8, 8), (1, 1, 8, 8)), ((64, 33), (64, 1)),
-                     ((4, 5, 8, 8), (4, 5, 1, 1)), ((4, 5, 8, 8), (4, 5, 8, 1))]
+                     ((4, 5, 8, 8), (4, 5, 1, 1)), ((4, 5, 8, 8), (4, 5, 8, 1)),
+                     ((1, 1), (1,)), ((5, 1), (1,)), ((1, 7), (7,)), ((4, 1, 7), (1, 7))]
 
 
 def _values(shape, seed):
@@ -50,12 +51,21 @@ def test_broadcast_is_numpys_bit_for_bit(op, shapes, swapped, parts, monkeypatch
         _same(cpu_kernels.broadcast(op, a, b), _NUMPY[op](a, b))
 
 
-def test_broadcast_into_the_larger_operand():
-    """The linear layer's bias, added in place to its product."""
-    x, b = _values((300, 70), 2), _values((70,), 3)
+@pytest.mark.parametrize("shapes", [((300, 70), (70,)), ((1, 1), (1,)), ((6, 1), (1,))],
+                         ids=str)
+def test_broadcast_into_the_larger_operand(shapes):
+    """The linear layer's bias, added in place to its product (one output feature too)."""
+    x, b = _values(shapes[0], 2), _values(shapes[1], 3)
     want = x + b
     assert cpu_kernels.broadcast("add", x, b, x) is x
     _same(x, want)
+
+
+def test_a_linear_layer_of_one_output_takes_its_bias():
+    layer = retrograd.nn.Linear(3, 1)
+    x = retrograd.randn(1, 3)
+    want = x.numpy() @ layer.weight.detach().numpy().T + layer.bias.detach().numpy()
+    numpy.testing.assert_allclose(layer(x).detach().numpy(), want, rtol=1e-6)
 
 
 @pytest.mark.parametrize("shapes,dtypes", [

@@ -23,10 +23,11 @@ def _compiled(k):
 def test_kernel_agrees_with_its_rule(k, monkeypatch):
     if _compiled(k) and not cpu_kernels.ready():
         pytest.skip("numba is not compiling: the compiled kernels are off")
-    # (a kernel taken only where it runs in parts, or where its work pays for its call, is
-    # taken on the samples, small, too)
+    # (a kernel taken only where it runs in parts, or where its work pays, is taken on the
+    # samples, small, too)
     monkeypatch.setattr(cpu_kernels, "splits", lambda name, first: True)
     monkeypatch.setattr(cpu_kernels, "pays", lambda first: True)
+    monkeypatch.setattr(cpu_kernels, "channel_runs_pay", lambda x: x.ndim >= 2)
     check_kernel(k, ("float16", "float32"), monkeypatch)
 
 

@@ -1,7 +1,8 @@
 """Compiled CPU kernels (numba, an optional extra) for the passes of a training step that
 NumPy can only write as chains of whole-array passes, or runs far below memory speed: GELU,
-layer norm, batch norm, softmax and log-softmax over the last axis, each way, ReLU each way, the
-outer product, ``x + alpha * y``, in float32; Adam's update, in float32 and float64; 2-D
+layer norm, softmax and log-softmax over the last axis, batch norm by channel, each way,
+ReLU each way, the outer product, ``x + alpha * y``, add, sub, mul and div of a row or a
+column of the other operand, in float32; Adam's update, in float32 and float64; 2-D
 max pools and a max pool's gradient scatter, in float32 (NumPy's need a pass per comparison,
 and a fancy-index assignment, several times slower); linspace's fused multiply-adds
 (NumPy has none: its exact emulation takes some twenty passes).
@@ -27,9 +28,10 @@ from . import blas_threads
 __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "layer_norm_dw", "column_sum", "softmax", "softmax_grad", "log_softmax",
            "log_softmax_grad", "adam_step", "relu", "relu_grad", "outer", "add_scaled", "scale",
-           "max_pool_2d", "max_pool_grad", "linspace", "copy_into", "pad_planes", "broadcasts",
-           "broadcast",
-           "batch_norm", "channel_affine", "batch_norm_dx", "batch_norm_dw", "channel_sum"]
+           "max_pool_2d", "max_pool_grad", "linspace", "copy_into", "pad_planes", "pays",
+           "channel_runs_pay",
+           "broadcasts", "broadcast", "batch_norm", "channel_affine", "batch_norm_dx",
+           "batch_norm_dw", "channel_sum"]
 
 
 @functools.cache
@@ -261,6 +263,13 @@ def _by_channel(name, arrays, *tail):
     blas_threads.run_jobs(_kernels()["jobs"][name], jobs)
 
 
+def channel_runs_pay(x):
+    """Whether the per-channel kernels pay on ``x`` (N, C, ...): runs of at least 16
+    elements per channel and sample. A shorter run shares its cache lines with the next
+    channel's, read again a channel later (BatchNorm1d's (N, C): 5-15x NumPy's time)."""
+    return x.ndim >= 3 and math.prod(x.shape[2:]) >= 16
+
+
 def _planes(x):
     """A C-contiguous (N, C, ...) array as (N, C, S)."""
     return x.reshape(x.shape[0], x.shape[1], -1)
@@ -410,12 +419,14 @@ def _against(x, v):
     dims (n elements) repeated along the others, ("column", n) when it holds one value
     for each of the n indices of x's leading dims (its trailing dims of size 1)."""
     xs, vs = x.shape, v.shape
-    lead = 0
-    while lead < len(vs) and vs[lead] == 1:
+    if len(vs) > len(xs):
+        return None
+    padded = (1,) * (len(xs) - len(vs)) + vs
+    lead = 0  # (the leading dims v repeats along: at least one, at most all but one)
+    while lead < len(xs) - 1 and padded[lead] == 1:
         lead += 1
-    tail = vs[lead:]
-    if tail and len(tail) < len(xs) and xs[len(xs) - len(tail):] == tail:
-        return "row", math.prod(tail)
+    if lead and padded[lead:] == xs[lead:]:
+        return "row", math.prod(xs[lead:])
     m = len(vs)
     while m and vs[m - 1] == 1:
         m -= 1
@@ -438,16 +449,22 @@ def broadcasts(a, b):
     a row or a column of the other (a bias, a mask, a row's statistic), large enough."""
     if type(b) is not _ndarray or type(a) is not _ndarray or a.shape == b.shape:
         return False  # (a number first: x * 0.5 asks this too)
-    x, v = (a, b) if a.size >= b.size else (b, a)
+    x, v, _ = _larger_first(a, b)
     return pays(x) and _against(x, v) is not None and takes(x, v)
+
+
+def _larger_first(a, b):
+    """(the operand shaped as the result, the other, whether that is ``b``)."""
+    if (b.size, b.ndim) > (a.size, a.ndim):
+        return b, a, True
+    return a, b, False
 
 
 def broadcast(op, a, b, out=None):
     """``a (op) b`` ("add", "sub", "mul" or "div") as :func:`broadcasts` takes them, into
     ``out`` (a new array; may be the larger one), in one pass: NumPy's broadcast passes run
     at a third to a half of memory speed."""
-    swapped = a.size < b.size
-    x, v = (b, a) if swapped else (a, b)
+    x, v, swapped = _larger_first(a, b)
     kind, n = _against(x, v)
     if out is None:
         out = numpy.empty_like(x)

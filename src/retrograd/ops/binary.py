@@ -115,14 +115,10 @@ def _add_into(xp, out, self, other, alpha):
     return xp.add(self, other if alpha == 1 else other * alpha, out=out)
 
 
-# self.add_(other, alpha=a) (an optimizer's update) by the compiled kernel: one pass, where
-# NumPy makes a temporary of other * a and reads it back (2.3x the time), in parts on
-# OpenBLAS's threads when large (as self.mul_(number)). With alpha 1 NumPy's one pass is
-# as fast on one thread, and its call cheaper: the kernel only where it splits.
 def _broadcast(name, unit=False):
-    """The compiled forward of ``self <name> other`` where one is a row or a column of the
-    other (``cpu_kernels.broadcast``), as a rule's (fast, when) pair; ``unit``: the op
-    takes an ``alpha``, which must then be 1."""
+    """``self <name> other`` compiled where one is a row or a column of the other
+    (``cpu_kernels.broadcast``), as a rule's (fast, when) pair: a forward, or a gradient
+    times or over a factor; ``unit``: the op takes an ``alpha``, which must then be 1."""
     if unit:
         return (lambda xp, self, other, alpha: cpu_kernels.broadcast(name, self, other),
                 lambda self, other, alpha: alpha == 1 and cpu_kernels.broadcasts(self, other))
@@ -130,6 +126,10 @@ def _broadcast(name, unit=False):
         cpu_kernels.broadcasts
 
 
+# self.add_(other, alpha=a) (an optimizer's update) by the compiled kernel: one pass, where
+# NumPy makes a temporary of other * a and reads it back (2.3x the time), in parts on
+# OpenBLAS's threads when large (as self.mul_(number)). With alpha 1 NumPy's one pass is
+# as fast on one thread, and its call cheaper: the kernel only where it splits.
 _add = defop("add", kernel(lambda xp, self, other, alpha:
                            xp.add(self, other * alpha if alpha != 1 else other),
                            *_broadcast("add", unit=True)),

@@ -820,9 +820,9 @@ def _bn_dw(xp, grad, input, save_mean, save_invstd, training, eps):
 
 
 def _bn_takes(input, *others):
-    """Whether the compiled kernels take a batch norm: float32, C-contiguous, non-empty, a
-    channel axis."""
-    return input.ndim >= 2 and cpu_kernels.takes(input, *others)
+    """Whether the compiled kernels take a batch norm: float32, C-contiguous, non-empty,
+    each channel's values in runs long enough."""
+    return cpu_kernels.channel_runs_pay(input) and cpu_kernels.takes(input, *others)
 
 
 def _bn_fwd_compiled(xp, input, weight, bias, running_mean, running_var, training, eps):
