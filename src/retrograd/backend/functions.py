@@ -113,6 +113,11 @@ class ArrayFunctions:
         on it (lstsq's residuals: under vmap, on the whole batch's, as in PyTorch)."""
         return bool(mask.all())
 
+    def all_finite(self, a):
+        """Whether every element of ``a`` is finite, for a choice of method (a solve that
+        substitutes where LU meets infinities)."""
+        return self.all_true(self.xp.isfinite(a))
+
     def checked_values(self, a):
         """The values of 0-d array ``a`` for an argument check (does a fill value fit the
         dtype?): one here, one per batch member under vmap, none on meta."""
@@ -450,6 +455,10 @@ class _MetaFunctions(ArrayFunctions):
     def checked_values(self, a):
         """No value to check: PyTorch's meta kernels skip the checks on values too."""
         return []
+
+    def all_finite(self, a):
+        """No values: a method chosen on them takes the finite values' (the usual) one."""
+        return True
 
     def bincount(self, index, weights, length):
         """The length is known without the values (the caller bounds them)."""

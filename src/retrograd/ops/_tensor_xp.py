@@ -349,6 +349,9 @@ class _Functions(ArrayFunctions):
     def checked_values(self, a):
         return _of_data(a).checked_values(a._data)
 
+    def all_finite(self, a):
+        return _of_data(a).all_finite(a._data)
+
 
 def _of_data(a):
     """The backend functions of Tensor ``a``'s array."""

@@ -1120,10 +1120,10 @@ def _tri_lsolve(xp, t, b, upper):
     zero or non-finite pivot gives inf or NaN (LU refuses a zero pivot, and its pivoting
     multiplies the triangle's zeros by the infinities of a tiny one: NaN)."""
     fns = functions(xp)
-    if fns.all_true(xp.isfinite(t)):
+    if fns.all_finite(t):
         try:
             x = _solve(xp, t, b)
-            if fns.all_true(xp.isfinite(x)):
+            if fns.all_finite(x):
                 return x
         except xp.linalg.LinAlgError:
             pass
