@@ -123,8 +123,8 @@ def test_split_batch_norm_kernels_match_one_thread(shape, nan, monkeypatch, spy)
     part: the same bits as one job."""
     monkeypatch.setattr(cpu_kernels, "_CHANNELS_SPLIT_MIN", 0)
     rng = numpy.random.default_rng(len(shape))
-    x, g = _values(shape, 1) if nan else rng.standard_normal(shape).astype(numpy.float32), \
-        rng.standard_normal(shape).astype(numpy.float32)
+    x = _values(shape, 1) if nan else rng.standard_normal(shape).astype(numpy.float32)
+    g = rng.standard_normal(shape).astype(numpy.float32)
     w, b = (rng.standard_normal(shape[1]).astype(numpy.float32) for _ in range(2))
 
     def run():
@@ -137,12 +137,12 @@ def test_split_batch_norm_kernels_match_one_thread(shape, nan, monkeypatch, spy)
     with monkeypatch.context() as m:
         m.setattr(cpu_kernels, "_CHANNELS_SPLIT_MIN", 1 << 62)
         want = run()
-    for a, b in zip(got, want, strict=True):
-        assert numpy.array_equal(a.view(numpy.int32), b.view(numpy.int32))
+    for split, whole in zip(got, want, strict=True):
+        assert numpy.array_equal(split.view(numpy.int32), whole.view(numpy.int32))
     assert len(spy) == 6
-    for jobs in spy:  # (the channel ranges: a job row's N, C, S, c0, c1 after its arrays)
-        c0, c1 = jobs[:, -3 if jobs.shape[1] == 12 else -2], jobs[:, -2 if jobs.shape[1] == 12
-                                                                   else -1]
+    for jobs in spy:  # (a row: its arrays, N, C, S, c0, c1, then eps or training in some)
+        tail = 1 if jobs.shape[1] == 12 else 0
+        c0, c1 = jobs[:, -2 - tail], jobs[:, -1 - tail]
         assert c0[0] == 0 and (c0[1:] == c1[:-1]).all() and c1[-1] == shape[1]
 
 
