@@ -761,11 +761,17 @@ def _bn_folded(input, weight, bias, mean, invstd):
     With a zero variance and eps (invstd inf) that is inf - inf, NaN, where its strided
     kernel's ``(x - mean) * invstd * weight + bias`` gives +-inf."""
     up = OPMATH.get(input.dtype, input.dtype)
+    alpha, beta = _bn_factors(weight, bias, mean, invstd, up)
+    return (input.astype(up) * alpha + beta).astype(input.dtype)
+
+
+def _bn_factors(weight, bias, mean, invstd, up):
+    """The folded form's per-channel ``alpha`` and ``beta``, in dtype ``up``."""
     alpha = invstd.astype(up) if weight is None else invstd.astype(up) * weight.astype(up)
     beta = -mean.astype(up) * alpha
     if bias is not None:
         beta += bias.astype(up)
-    return (input.astype(up) * alpha + beta).astype(input.dtype)
+    return alpha, beta
 
 
 def _bn_fwd(xp, input, weight, bias, running_mean, running_var, training, eps):
@@ -830,10 +836,7 @@ def _bn_fwd_compiled(xp, input, weight, bias, running_mean, running_var, trainin
     if training:
         return cpu_kernels.batch_norm(input, weight, bias, eps)
     invstd = 1 / xp.sqrt(running_var + eps)
-    alpha = invstd if weight is None else invstd * weight
-    beta = -running_mean * alpha
-    if bias is not None:
-        beta += bias
+    alpha, beta = _bn_factors(weight, bias, running_mean, invstd, input.dtype)
     return cpu_kernels.channel_affine(input, alpha, beta), running_mean.reshape(-1), invstd
 
 
