@@ -118,10 +118,9 @@ def test_split_kernels_in_a_training_step_match_one_thread(monkeypatch, split):
 @needs_threads
 @pytest.mark.parametrize("shape", [(4, 5, 3, 7), (3, 2), (2, 9, 300)])
 @pytest.mark.parametrize("nan", [False, True])
-def test_split_batch_norm_kernels_match_one_thread(shape, nan, monkeypatch, spy):
+def test_split_batch_norm_kernels_match_one_thread(shape, nan, monkeypatch, split, spy):
     """Batch norm's kernels (and evaluation's channel affine) take whole channels in each
     part: the same bits as one job."""
-    monkeypatch.setattr(cpu_kernels, "_CHANNELS_SPLIT_MIN", 0)
     rng = numpy.random.default_rng(len(shape))
     x = _values(shape, 1) if nan else rng.standard_normal(shape).astype(numpy.float32)
     g = rng.standard_normal(shape).astype(numpy.float32)
@@ -133,12 +132,9 @@ def test_split_batch_norm_kernels_match_one_thread(shape, nan, monkeypatch, spy)
                 cpu_kernels.batch_norm_dx(g, x, w, mean, invstd, True),
                 cpu_kernels.batch_norm_dx(g, x, None, mean, invstd, False),
                 cpu_kernels.batch_norm_dw(g, x, mean, invstd), cpu_kernels.channel_sum(g))
-    got = run()
-    with monkeypatch.context() as m:
-        m.setattr(cpu_kernels, "_CHANNELS_SPLIT_MIN", 1 << 62)
-        want = run()
-    for split, whole in zip(got, want, strict=True):
-        assert numpy.array_equal(split.view(numpy.int32), whole.view(numpy.int32))
+    got, want = run(), _one_thread(monkeypatch, run)
+    for parts, whole in zip(got, want, strict=True):
+        assert numpy.array_equal(parts.view(numpy.int32), whole.view(numpy.int32))
     assert len(spy) == 6
     for jobs in spy:  # (a row: its arrays, N, C, S, c0, c1, then eps or training in some)
         tail = 1 if jobs.shape[1] == 12 else 0

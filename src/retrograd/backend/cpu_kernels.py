@@ -76,7 +76,9 @@ def _rows(x, n):
 _SPLIT_MIN = {"relu": 1 << 19, "relu_grad": 1 << 19, "gelu": 1 << 18, "gelu_grad": 1 << 18,
               "max_pool_2x2": 1 << 16, "max_pool_2d": 1 << 15, "index_add_rows": 1 << 17,
               "pad_planes": 1 << 16, "add_scaled": 1 << 18, "scale": 1 << 18,
-              "by_row": 1 << 18, "by_column": 1 << 18}
+              "by_row": 1 << 18, "by_column": 1 << 18, "batch_norm": 1 << 16,
+              "channel_affine": 1 << 16, "batch_norm_dx": 1 << 16, "batch_norm_dw": 1 << 16,
+              "channel_sum": 1 << 16}
 # Bytes a part of a flat array starts on a multiple of: its elements then meet the same
 # vector and scalar loops as when one job takes them all, so the result is the same bit
 # for bit whatever the number of threads. (A kernel over rows or planes does the same
@@ -246,17 +248,13 @@ def column_sum(grad, n):
     return out
 
 
-# Elements from which a per-channel kernel runs its channels in parts on OpenBLAS's threads.
-_CHANNELS_SPLIT_MIN = 1 << 16
-
-
 def _by_channel(name, arrays, *tail):
     """Kernel ``name``'s job entry on ``arrays`` (the first viewed as (N, C, S)), each job
     row ending with ``tail``; when large, its channels in parts, one per OpenBLAS thread.
     A channel's result is the same in any part; always the job entry, as LLVM compiles
     the kernel called from Python to round differently in the last bit."""
     n, c, s = arrays[0].shape
-    k = min(blas_threads.threads(), c) if n * c * s >= _CHANNELS_SPLIT_MIN else 1
+    k = min(blas_threads.threads(), c) if splits(name, arrays[0]) else 1
     addresses = [a.__array_interface__["data"][0] for a in arrays]
     jobs = numpy.array([[*addresses, n, c, s, c * i // k, c * (i + 1) // k, *tail]
                         for i in range(k)], numpy.int64)
