@@ -11,11 +11,12 @@ with its bias (3 -> 32 channels at 32x32, 32 -> 64 at 16x16) and the 2x2 max poo
 it. ResNet-18's (``rn_*``, batch 8 of 224x224 images, no bias): the 7x7 stride-2 stem,
 the 3x3 stride-2 padded pool, a 3x3 convolution of each stage, the stride-2 downsampling
 one and a 1x1 stride-2 shortcut, and the training batch norm after the stem, in stage 2
-and in stage 4. Each figure is the median of ``--repeat`` blocks of calls of one library
-(blocks, not alternating calls: the two libraries' thread pools slow each other when
-interleaved); "fwd+bwd" is one forward and one backward with a gradient of ones, to
-every input (conv1's input gradient too, which w3's step does not take). ``--threads``
-sets PyTorch's intra-op threads (its default: the machine's cores); retrograd's large
+and in stage 4. ``bn1d_*``: training BatchNorm1d on (256, 1024) and (4096, 512). Each
+figure is the median of ``--repeat`` blocks of calls of one library (blocks, not
+alternating calls: the two libraries' thread pools slow each other when interleaved);
+"fwd+bwd" is one forward and one backward with a gradient of ones, to every input
+(conv1's input gradient too, which w3's step does not take). ``--threads`` sets
+PyTorch's intra-op threads (its default: the machine's cores); retrograd's large
 compiled kernels run in parts on NumPy's OpenBLAS threads.
 """
 
@@ -79,9 +80,10 @@ def _max_pool(channels, size, seed, k=2, stride=None, padding=0, batch=64):
 
 
 def _batch_norm(channels, size, seed, batch=8):
-    """Training batch norm (batch statistics, running ones updated), as ResNet's."""
+    """Training batch norm (batch statistics, running ones updated), as ResNet's; with no
+    ``size``, BatchNorm1d's on (batch, channels)."""
     def make(T):
-        x = _inputs(T, (batch, channels, size, size), seed)
+        x = _inputs(T, (batch, channels) + ((size, size) if size else ()), seed)
         w, b = _inputs(T, (channels,), seed + 1), _inputs(T, (channels,), seed + 2)
         stats = T.zeros(channels), T.ones(channels)
         return [x, w, b], lambda x, w, b: T.nn.functional.batch_norm(x, *stats, w, b, True)
@@ -101,7 +103,10 @@ KERNELS = {"gelu": _gelu, "layer_norm": _layer_norm, "softmax": _softmax, "linea
            "rn_layer4": _conv(512, 512, 7, 38, batch=8, bias=False),
            "rn_short3": _conv(128, 256, 28, 41, k=1, stride=2, batch=8, bias=False),
            "rn_bn1": _batch_norm(64, 112, 44), "rn_bn2": _batch_norm(128, 28, 47),
-           "rn_bn4": _batch_norm(512, 7, 50)}
+           "rn_bn4": _batch_norm(512, 7, 50),
+           # BatchNorm1d after an MLP's linear layer (a channel's values a row apart)
+           "bn1d_256": _batch_norm(1024, None, 53, batch=256),
+           "bn1d_4096": _batch_norm(512, None, 56, batch=4096)}
 
 
 def _block_ms(fn, repeat):

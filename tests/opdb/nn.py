@@ -122,6 +122,7 @@ def _batch_norm_samples(dtype, requires_grad):
     rm = make_tensor(2, dtype=dtype)
     rv = make_tensor(2, dtype=dtype, low=0.5, high=2.0)
     yield SampleInput(t(2, 2, 2, 3), (rm, rv, t(2), t(2)), name="eval")
+    yield SampleInput(t(5, 2), (rm, rv, t(2), t(2)), name="eval_2d")
 
 
 def _instance_norm_samples(dtype, requires_grad):

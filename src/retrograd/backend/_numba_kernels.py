@@ -372,6 +372,176 @@ def channel_sum_job(p):
                 j[5], j[6])
 
 
+# BatchNorm1d's (N, C): a channel's values lie a row apart, so the kernels above would read
+# each cache line again for every channel on it. These take columns c0:c1 of every row in
+# order instead, summing as those do: float32 sums of chunks (of rows here) added in
+# float64, each deviation, product and square float32 as the NumPy rule's. (They index
+# views of the columns from 0: an index from c0 might be negative to numba, and its
+# wraparound check per element stops vectorization.)
+
+@inline
+def column_sums(a, c0, c1):
+    """The sums of columns ``c0:c1`` of ``a`` (N, C), in float64."""
+    k = c1 - c0
+    t = numpy.zeros(k)
+    part = numpy.empty(k, numpy.float32)
+    for i0 in range(0, a.shape[0], _CHUNK):
+        part[:] = _ZERO
+        for i in range(i0, min(i0 + _CHUNK, a.shape[0])):
+            ai = a[i, c0:c1]
+            for c in range(k):
+                part[c] += ai[c]
+        for c in range(k):
+            t[c] += part[c]
+    return t
+
+
+@inline
+def column_dots(a, m, g, c0, c1):
+    """The sums over the rows of ``(a - m) * g`` (``(a - m)**2`` when ``g`` is None) in
+    columns ``c0:c1`` (``m`` their means), and of ``g`` (zeros when None), in float64:
+    one pass."""
+    k = c1 - c0
+    t, u = numpy.zeros(k), numpy.zeros(k)
+    part, gpart = numpy.empty(k, numpy.float32), numpy.empty(k, numpy.float32)
+    mc = m[c0:c1]
+    for i0 in range(0, a.shape[0], _CHUNK):
+        part[:] = _ZERO
+        gpart[:] = _ZERO
+        for i in range(i0, min(i0 + _CHUNK, a.shape[0])):
+            ai = a[i, c0:c1]
+            if g is None:
+                for c in range(k):
+                    d = ai[c] - mc[c]
+                    part[c] += d * d
+            else:
+                gi = g[i, c0:c1]
+                for c in range(k):
+                    part[c] += (ai[c] - mc[c]) * gi[c]
+                    gpart[c] += gi[c]
+        for c in range(k):
+            t[c] += part[c]
+            u[c] += gpart[c]
+    return t, u
+
+
+@jit
+def batch_norm_rows(x, w, b, out, mean, invstd, eps, c0, c1):
+    """Training batch norm of columns ``c0:c1`` of ``x`` (N, C): the means, the variances
+    about them, then the values, a pass over the rows each."""
+    n, k = x.shape[0], c1 - c0
+    m, rs, wc, bc = mean[c0:c1], invstd[c0:c1], w[c0:c1], b[c0:c1]
+    t = column_sums(x, c0, c1)
+    for c in range(k):
+        m[c] = numpy.float32(t[c] / n)
+    t = column_dots(x, mean, None, c0, c1)[0]
+    for c in range(k):
+        rs[c] = _ONE / numpy.sqrt(numpy.float32(t[c] / n) + eps)
+    for i in range(n):
+        xi, oi = x[i, c0:c1], out[i, c0:c1]
+        for c in range(k):
+            oi[c] = (xi[c] - m[c]) * rs[c] * wc[c] + bc[c]
+
+
+@jit
+def channel_affine_rows(x, alpha, beta, out, c0, c1):
+    """``x * alpha + beta`` on columns ``c0:c1`` of (N, C)."""
+    a, b = alpha[c0:c1], beta[c0:c1]
+    for i in range(x.shape[0]):
+        xi, oi = x[i, c0:c1], out[i, c0:c1]
+        for c in range(c1 - c0):
+            oi[c] = xi[c] * a[c] + b[c]
+
+
+@jit
+def batch_norm_dx_rows(g, x, w, mean, invstd, out, training, c0, c1):
+    """:func:`batch_norm_dx` on columns ``c0:c1`` of (N, C): in training, the columns'
+    sums of ``g`` and ``(x - mean) * g`` in one pass, the result in another."""
+    n, k = x.shape[0], c1 - c0
+    m, rs, wc = mean[c0:c1], invstd[c0:c1], w[c0:c1]
+    if not training:
+        for i in range(n):
+            gi, oi = g[i, c0:c1], out[i, c0:c1]
+            for c in range(k):
+                oi[c] = gi[c] * rs[c] * wc[c]
+        return
+    sxg, sg = column_dots(x, mean, g, c0, c1)
+    mg, f = numpy.empty(k, numpy.float32), numpy.empty(k, numpy.float32)
+    for c in range(k):
+        mg[c] = numpy.float32(sg[c] / n)
+        f[c] = numpy.float32(sxg[c] / n) * rs[c] * rs[c]
+    for i in range(n):
+        gi, xi, oi = g[i, c0:c1], x[i, c0:c1], out[i, c0:c1]
+        for c in range(k):
+            oi[c] = (gi[c] - mg[c] - (xi[c] - m[c]) * f[c]) * rs[c] * wc[c]
+
+
+@jit
+def batch_norm_dw_rows(g, x, mean, invstd, out, c0, c1):
+    """:func:`batch_norm_dw` on columns ``c0:c1`` of (N, C)."""
+    t = column_dots(x, mean, g, c0, c1)[0]
+    for c in range(c1 - c0):
+        out[c0 + c] = numpy.float32(t[c]) * invstd[c0 + c]
+
+
+@jit
+def channel_sum_rows(g, out, c0, c1):
+    """:func:`channel_sum` on columns ``c0:c1`` of (N, C)."""
+    t = column_sums(g, c0, c1)
+    for c in range(c1 - c0):
+        out[c0 + c] = numpy.float32(t[c])
+
+
+@job
+def batch_norm_rows_job(p):
+    """[x, w, b, out, mean, invstd, N, C, 1, c0, c1, eps's bits]"""
+    j = carray(p, 12)
+    shape, c = (j[6], j[7]), j[7]
+    batch_norm_rows(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), c),
+                    carray(float32_at(j[2]), c), carray(float32_at(j[3]), shape),
+                    carray(float32_at(j[4]), c), carray(float32_at(j[5]), c),
+                    as_float32(numpy.int32(j[11])), j[9], j[10])
+
+
+@job
+def channel_affine_rows_job(p):
+    """[x, alpha, beta, out, N, C, 1, c0, c1]"""
+    j = carray(p, 9)
+    shape, c = (j[4], j[5]), j[5]
+    channel_affine_rows(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), c),
+                        carray(float32_at(j[2]), c), carray(float32_at(j[3]), shape),
+                        j[7], j[8])
+
+
+@job
+def batch_norm_dx_rows_job(p):
+    """[g, x, w, mean, invstd, out, N, C, 1, c0, c1, training]"""
+    j = carray(p, 12)
+    shape, c = (j[6], j[7]), j[7]
+    batch_norm_dx_rows(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
+                       carray(float32_at(j[2]), c), carray(float32_at(j[3]), c),
+                       carray(float32_at(j[4]), c), carray(float32_at(j[5]), shape),
+                       j[11] != 0, j[9], j[10])
+
+
+@job
+def batch_norm_dw_rows_job(p):
+    """[g, x, mean, invstd, out, N, C, 1, c0, c1]"""
+    j = carray(p, 10)
+    shape, c = (j[5], j[6]), j[6]
+    batch_norm_dw_rows(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
+                       carray(float32_at(j[2]), c), carray(float32_at(j[3]), c),
+                       carray(float32_at(j[4]), c), j[8], j[9])
+
+
+@job
+def channel_sum_rows_job(p):
+    """[g, out, N, C, 1, c0, c1]"""
+    j = carray(p, 7)
+    channel_sum_rows(carray(float32_at(j[0]), (j[2], j[3])), carray(float32_at(j[1]), j[3]),
+                     j[5], j[6])
+
+
 @jit
 def row_sum(a, r):
     """Row ``r``'s sum, vectorized (a function of its own: its flags stay its own)."""
@@ -783,7 +953,12 @@ JOB_FUNCTIONS = {"gelu": gelu_job, "gelu_grad": gelu_grad_job, "relu": relu_job,
                  "scale": scale_job, "by_row": by_row_job, "by_column": by_column_job,
                  "pad_planes": pad_planes_job, "batch_norm": batch_norm_job,
                  "batch_norm_dx": batch_norm_dx_job, "batch_norm_dw": batch_norm_dw_job,
-                 "channel_sum": channel_sum_job, "channel_affine": channel_affine_job}
+                 "channel_sum": channel_sum_job, "channel_affine": channel_affine_job,
+                 "batch_norm_rows": batch_norm_rows_job,
+                 "channel_affine_rows": channel_affine_rows_job,
+                 "batch_norm_dx_rows": batch_norm_dx_rows_job,
+                 "batch_norm_dw_rows": batch_norm_dw_rows_job,
+                 "channel_sum_rows": channel_sum_rows_job}
 KERNELS = {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "outer": outer,
         "add_scaled": add_scaled, "gelu_grad": gelu_grad, "layer_norm": layer_norm,
         "layer_norm_dx": layer_norm_dx, "layer_norm_dw": layer_norm_dw,

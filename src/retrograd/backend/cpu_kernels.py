@@ -252,20 +252,26 @@ def _by_channel(name, arrays, *tail):
     """Kernel ``name``'s job entry on ``arrays`` (the first viewed as (N, C, S)), each job
     row ending with ``tail``; when large, its channels in parts, one per OpenBLAS thread.
     A channel's result is the same in any part; always the job entry, as LLVM compiles
-    the kernel called from Python to round differently in the last bit."""
+    the kernel called from Python to round differently in the last bit. One value per
+    channel and sample (S = 1) takes the row kernels, in parts of whole cache lines."""
     n, c, s = arrays[0].shape
-    k = min(blas_threads.threads(), c) if splits(name, arrays[0]) else 1
+    step = 16 if s == 1 else 1  # (float32s to a cache line)
+    units = -(-c // step)
+    k = min(blas_threads.threads(), units) if splits(name, arrays[0]) else 1
     addresses = [a.__array_interface__["data"][0] for a in arrays]
-    jobs = numpy.array([[*addresses, n, c, s, c * i // k, c * (i + 1) // k, *tail]
-                        for i in range(k)], numpy.int64)
-    blas_threads.run_jobs(_kernels()["jobs"][name], jobs)
+    bounds = [min(c, units * i // k * step) for i in range(k)] + [c]
+    jobs = numpy.array([[*addresses, n, c, s, lo, hi, *tail]
+                        for lo, hi in itertools.pairwise(bounds)], numpy.int64)
+    blas_threads.run_jobs(_kernels()["jobs"][name + "_rows" if s == 1 else name], jobs)
 
 
 def channel_runs_pay(x):
     """Whether the per-channel kernels pay on ``x`` (N, C, ...): runs of at least 16
-    elements per channel and sample. A shorter run shares its cache lines with the next
-    channel's, read again a channel later (BatchNorm1d's (N, C): 5-15x NumPy's time)."""
-    return x.ndim >= 3 and math.prod(x.shape[2:]) >= 16
+    elements per channel and sample, or one (BatchNorm1d's (N, C): the row kernels). A
+    run of 2 to 15 shares its cache lines with the next channel's, read again a channel
+    later (5-15x NumPy's time at one)."""
+    spatial = math.prod(x.shape[2:])
+    return x.ndim >= 2 and (spatial == 1 or spatial >= 16)
 
 
 def _planes(x):
