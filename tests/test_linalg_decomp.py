@@ -57,6 +57,34 @@ def test_info_outputs():
         linalg.inv_ex(retrograd.tensor(a), check_errors=True)
 
 
+_INF, _NAN = numpy.inf, numpy.nan
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("a", [
+    [[_NAN, 0.], [0., 1.]], [[1., _NAN], [_NAN, 1.]], [[1., 0.], [0., _NAN]],
+    [[4., 0.], [_INF, _INF]], [[_INF, -_INF], [-_INF, 9.]], [[_INF, 0.], [0., 1.]],
+    [[1., 2.], [2., 1.]], [[1., 2., 3.], [2., 1., 4.], [3., 4., 5.]],
+    [[4., 2., 1.], [2., 5., 3.], [1., 3., -2.]],
+    [[[2., 1.], [1., 2.]], [[1., 0.], [0., _NAN]], [[4., 2.], [2., 5.]]]])
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_failures_match_torch(a, upper):
+    """A NaN pivot (a NaN, or inf - inf) fails as a non-positive one, as LAPACK's potrf
+    reports it (OpenBLAS's carries it on); a failed matrix's factor is what LAPACK leaves
+    (the pivot unrooted, then the input), the others' factored; the error names the first."""
+    r, t = _pair(a)
+    got, want = linalg.cholesky_ex(r, upper=upper), torch.linalg.cholesky_ex(t, upper=upper)
+    assert got.info.tolist() == want.info.tolist()
+    numpy.testing.assert_array_equal(got.L.numpy(), want.L.numpy())
+    if not want.info.any():
+        return
+    with pytest.raises(torch.linalg.LinAlgError) as expected:
+        torch.linalg.cholesky(t, upper=upper)
+    with pytest.raises(linalg.LinAlgError) as actual:
+        linalg.cholesky(r, upper=upper)
+    assert str(actual.value) == str(expected.value)
+
+
 def test_return_types():
     a = retrograd.eye(3, dtype=retrograd.float64)
     assert type(linalg.slogdet(a)).__name__ == "linalg_slogdet"

@@ -317,19 +317,63 @@ def solve(A, B, *, left=True, out=None):
 
 def _chol_fwd(xp, A, upper, check_errors, fn):
     src = _mT(xp, A) if upper else A  # upper=True reads the upper triangle, as LAPACK's 'U'
-    try:
-        L = xp.linalg.cholesky(src)
+    fx = functions(xp)
+    L = None
+    finite = fx.all_finite(src)
+    if finite:
+        try:
+            L = xp.linalg.cholesky(src)
+        except xp.linalg.LinAlgError:
+            pass
+    if L is not None:
         info = _no_info(xp, A)
-    except xp.linalg.LinAlgError:
-        idx, order = _first_failure(xp, src, "cholesky")
-        if check_errors:
+    else:  # a matrix is not positive-definite, or infinities or NaN met
+        L, info = _potf2(xp, src)
+        if finite:
+            # OpenBLAS's potrf refused a matrix: its info names it (potf2's pivot, rounded
+            # otherwise, may pass one near 0)
+            info = fx.factor_info(src, "cholesky")
+        failed = check_errors and [(i, v) for i, v in enumerate(info.reshape(-1).tolist())
+                                   if v]
+        if failed:
+            idx, order = failed[0]
             raise LinAlgError(f"{fn}: {_batch_prefix(A.shape, idx)}The factorization could "
                               f"not be completed because the input is not positive-definite "
                               f"(the leading minor of order {order} is not "
-                              f"positive-definite).") from None
-        L = xp.full(A.shape, math.nan, dtype=A.dtype)
-        info = functions(xp).factor_info(A, "cholesky")
+                              f"positive-definite).")
     return (_mT(xp, L) if upper else L), info
+
+
+def _potf2(xp, a):
+    """LAPACK's unblocked Cholesky (potf2, as PyTorch's LAPACK computes it), a column at a
+    time over the batch: each pivot ``a_jj - L_j: . L_j:``, its square root, the rest of
+    the column less its products, times the pivot's reciprocal. ``(L, info)``, info the
+    order of each matrix's first pivot not positive, or NaN, else 0; where LAPACK stops
+    there, L keeps what it leaves: that pivot unrooted, then the input's lower triangle.
+    For the failures and non-finite inputs: OpenBLAS's potrf carries a NaN pivot on, and
+    takes ``-inf * (1 / inf)`` as 0 where LAPACK's makes it NaN."""
+    n = a.shape[-1]
+    info = _no_info(xp, a)
+    cols = []
+    with functions(xp).errstate(invalid="ignore", divide="ignore"):
+        for j in range(n):
+            pivot, rest = a[..., j, j], a[..., j + 1:, j]
+            zeros = xp.zeros(a.shape[:-2] + (j,), dtype=a.dtype)
+            if j:
+                done = xp.stack(cols, -1)  # (..., n, j)
+                row = done[..., j, :]
+                pivot = pivot - xp.sum(row * row, -1)
+                rest = rest - xp.matmul(done[..., j + 1:, :], row[..., None])[..., 0]
+            stopped = info != 0
+            stops = xp.logical_and(xp.logical_not(stopped), xp.logical_not(pivot > 0))
+            info = xp.where(stops, xp.asarray(j + 1, dtype=info.dtype), info)
+            d = xp.sqrt(pivot)
+            col = xp.concatenate((zeros, d[..., None], rest * (1 / d)[..., None]), -1)
+            at_stop = xp.concatenate((zeros, pivot[..., None], a[..., j + 1:, j]), -1)
+            col = xp.where(stops[..., None], at_stop, col)
+            cols.append(xp.where(stopped[..., None], xp.concatenate((zeros, a[..., j:, j]), -1),
+                                 col))
+    return xp.stack(cols, -1), info
 
 
 def _chol_grad(xp, grad, L, upper):
