@@ -85,6 +85,29 @@ def test_cholesky_failures_match_torch(a, upper):
     assert str(actual.value) == str(expected.value)
 
 
+@pytest.mark.torch
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_solve_and_inverse_read_the_factors_triangle(upper):
+    """A factor's other triangle is not read (LAPACK's potrs and potri), while the
+    gradients are PyTorch's formulas of the whole factor."""
+    rng = numpy.random.default_rng(0)
+    f = rng.standard_normal((2, 3, 3)) + 3 * numpy.eye(3)  # both triangles non-zero
+    b = rng.standard_normal((2, 3, 2))
+    (rf, tf), (rb, tb) = _pair(f, True), _pair(b, True)
+    for lib, fa, ba in ((retrograd, rf, rb), (torch, tf, tb)):
+        x = lib.cholesky_solve(ba, fa, upper)
+        inv = lib.cholesky_inverse(fa, upper)
+        (x.sum() + (inv * inv).sum()).backward()
+    numpy.testing.assert_allclose(rf.grad.numpy(), tf.grad.numpy(), rtol=1e-10, atol=1e-12)
+    numpy.testing.assert_allclose(rb.grad.numpy(), tb.grad.numpy(), rtol=1e-10, atol=1e-12)
+    numpy.testing.assert_allclose(retrograd.cholesky_solve(rb, rf, upper).detach().numpy(),
+                                  torch.cholesky_solve(tb, tf, upper).detach().numpy(),
+                                  rtol=1e-12)
+    numpy.testing.assert_allclose(retrograd.cholesky_inverse(rf, upper).detach().numpy(),
+                                  torch.cholesky_inverse(tf, upper).detach().numpy(),
+                                  rtol=1e-12)
+
+
 def test_return_types():
     a = retrograd.eye(3, dtype=retrograd.float64)
     assert type(linalg.slogdet(a)).__name__ == "linalg_slogdet"

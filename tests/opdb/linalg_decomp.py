@@ -4,7 +4,8 @@ top-level names (det, inverse, svd, cholesky_solve, ...).
 Samples are well-conditioned (``n I`` added to random matrices), so gradients and finite
 differences agree. Functions of a symmetric input (cholesky, eigh) are sampled through
 ``sym(x)`` so that a perturbation of either triangle is a perturbation of the matrix the
-op sees; eigenvectors and singular vectors, whose signs LAPACK builds differ in, are
+op sees, and those of a Cholesky factor (cholesky_solve, cholesky_inverse) through its
+triangle; eigenvectors and singular vectors, whose signs LAPACK builds differ in, are
 compared after fixing each column's sign (the first row positive).
 """
 
@@ -50,6 +51,12 @@ def _sym(x):
     lib = _lib(x)
     n = x.shape[-1]
     return x @ x.mT + n * lib.eye(n, dtype=x.dtype, device=x.device)
+
+
+def _triangle(f, upper):
+    """A Cholesky factor's triangle alone (what the op reads): a perturbation of the other
+    one is then no perturbation of its input."""
+    return f.triu() if upper else f.tril()
 
 
 def _fix_signs(lib, u, vh=None):
@@ -519,8 +526,12 @@ OPS = [
     OpInfo("qr", _legacy_qr_samples, **_F),
     OpInfo("cholesky", _chol_samples, **_both(lambda lib, x, **k: lib.cholesky(_sym(x), **k)),
            **_F),
-    OpInfo("cholesky_solve", _cholesky_solve_samples, **_F),
-    OpInfo("cholesky_inverse", _cholesky_inverse_samples, **_F),
+    OpInfo("cholesky_solve", _cholesky_solve_samples,
+           **_both(lambda lib, b, f, upper: lib.cholesky_solve(b, _triangle(f, upper), upper)),
+           **_F),
+    OpInfo("cholesky_inverse", _cholesky_inverse_samples,
+           **_both(lambda lib, f, upper=False: lib.cholesky_inverse(_triangle(f, upper), upper)),
+           **_F),
     OpInfo("triangular_solve", _triangular_solve_samples, **_F),
     OpInfo("matrix_power", _power_samples, method=True, **_F),
     OpInfo("matrix_exp", _exp_samples, supports_gradgrad=False, **_F),

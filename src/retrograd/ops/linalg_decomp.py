@@ -1545,8 +1545,14 @@ def _legacy_cholesky(input, upper=False):
     return apply(_cholesky_legacy, (input,), (upper, True, "linalg.cholesky"))[0]
 
 
+def _factor_triangle(xp, factor, upper):
+    """The lower-triangular factor a Cholesky factor's triangle holds: LAPACK's potrs and
+    potri, PyTorch's, read that triangle alone, whatever the other holds."""
+    return _mT(xp, xp.triu(factor)) if upper else xp.tril(factor)
+
+
 def _cholesky_solve_fwd(xp, self, input2, upper):
-    L = _mT(xp, input2) if upper else input2
+    L = _factor_triangle(xp, input2, upper)
     return _solve(xp, _mT(xp, L), _solve(xp, L, self))
 
 
@@ -1577,8 +1583,7 @@ def _legacy_cholesky_solve(input, input2, upper=False, *, out=None):
 
 
 def _cholesky_inverse_fwd(xp, self, upper):
-    L = _mT(xp, self) if upper else self
-    li = xp.linalg.inv(L)
+    li = xp.linalg.inv(_factor_triangle(xp, self, upper))
     return xp.matmul(_mT(xp, li), li)
 
 
