@@ -370,13 +370,49 @@ _BUFFER_JVP = {
     "local_response_norm": lambda lib, x: lib.nn.functional.local_response_norm(x[None], 2),
     "sort": lambda lib, x: lib.sort(x, -1),
     "max.dim": lambda lib, x: lib.max(x, -1),
+    # constants of the values (ties) beside an index of no batch
+    "scatter_reduce.amax": lambda lib, x: _scatter_into_zeros(lib, x, "amax"),
+    "scatter_reduce.amin": lambda lib, x: _scatter_into_zeros(lib, x, "amin"),
+    # list ops: their tangent's batch is kept
+    "block_diag": lambda lib, x: lib.block_diag(x, x[:1]),
+    "cat": lambda lib, x: lib.cat([x, x * 2], -1),
 }
+
+
+def _scatter_into_zeros(lib, x, reduce):
+    index = lib.tensor([[0, 1, 1, 2, 3, 3]] * 2)
+    return lib.zeros(2, 4, dtype=x.dtype).scatter_reduce(-1, index, x, reduce)
 
 
 @pytest.mark.parametrize("levels", _LEVELS, ids="-".join)
 @pytest.mark.parametrize("name", sorted(_BUFFER_JVP))
 def test_jvp_writing_the_tangent_under_nested_vmap_at_any_levels(name, levels):
     _jvp_at_levels(_BUFFER_JVP[name], levels)
+
+
+@pytest.mark.parametrize("levels", _LEVELS, ids="-".join)
+def test_scatter_reduce_prod_jvp_under_nested_vmap_is_reverse_modes_product(levels):
+    """PyTorch 2.13's forward mode gives scatter_reduce(prod) a zero tangent (see
+    docs/deviations.md), and its vmap of the Jacobian fails (.item()): the reference is
+    its reverse-mode Jacobian of each batch member times that member's tangent."""
+    (rx, tx, ox, ix), (rv, tv, ov, iv) = (_at_levels(lv, k) for k, lv in enumerate(levels))
+
+    def op(lib, a):
+        return lib.ones(2, 4, dtype=a.dtype).scatter_reduce(
+            -1, lib.tensor([[0, 1, 1, 2, 3, 3]] * 2), a, "prod")
+
+    def ours(x, v):
+        return rf.jvp(lambda a: op(retrograd, a), (x,), (v,))[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = rf.vmap(rf.vmap(ours, in_dims=(ix, iv)), in_dims=(ox, ov))(rx, rv)
+
+    def member(a, at, o, i):
+        return a[o][i] if "O" in at and "I" in at else a[o] if "O" in at else a[i]
+    want = torch.stack([torch.stack([
+        (torch.func.jacrev(lambda a: op(torch, a))(member(tx, levels[0], o, i))
+         * member(tv, levels[1], o, i)).sum((-2, -1)) for i in range(3)]) for o in range(2)])
+    _close(r, want)
 
 
 # Writes into a tensor of fewer batches than the index and values written (a buffer of

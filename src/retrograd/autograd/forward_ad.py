@@ -408,7 +408,8 @@ def propagate_list(node_cls, inputs, outs, attrs):
     if batch is None:
         ts = [_zeros_like(v._data) if t is None else t._data
               for v, t in zip(inputs, tangents, strict=True)]
-        res = node_cls._jvp(get_array_module(primals[0]), ts, primals, *attrs)
+        # (over the tangents' batch levels too, as propagate's)
+        res = node_cls._jvp(covering_namespace(primals[0], *ts), ts, primals, *attrs)
     else:  # once for every direction, on Batched tangents (see _batched)
         ts = [_zeros_like(v._data) if t is None else Batched(t._data)
               for v, t in zip(inputs, tangents, strict=True)]
@@ -420,8 +421,8 @@ def propagate_list(node_cls, inputs, outs, attrs):
                                       f"{node_cls.__name__} cannot run batched ({e})") from e
         res = [r.data for r in res] if multi else res.data
     for o, t in zip(out_list, res if multi else (res,), strict=True):
-        if is_inexact(o._data.dtype):
-            set_tangent(o, wrap(get_array_module(o._data).asarray(t, dtype=o._data.dtype)))
+        if is_inexact(o._data.dtype):  # (batched, under vmap, where its tangents were)
+            set_tangent(o, wrap(t if t.dtype == o._data.dtype else t.astype(o._data.dtype)))
 
 
 def _transpose(op, values, tangents, attrs, outs, batch=None):

@@ -202,6 +202,12 @@ def _array(x):
     return x._data if isinstance(x, Tensor) else x
 
 
+def _constants_module(result):
+    """The module of a rule's constants (never differentiated): the result's arrays', which
+    hold every input's batch dims under vmap (the index's may hold none of them)."""
+    return get_array_module(_array(result))
+
+
 def _const(xp, a):
     """A constant factor of a rule, as the rule's values are (a Tensor under create_graph)."""
     return functions(xp).constant(a)
@@ -246,7 +252,7 @@ def _prod_src_grad(xp, grad, self, index, src, result, dim, include_self, src_sh
     (the result with it replaced by 1); elsewhere ``result / value``."""
     s = _fit(src, index)
     i = _array(index)
-    am = get_array_module(i)  # the arrays' module (the constants are never differentiated)
+    am = _constants_module(result)
     zero = am.asarray(_array(s) == 0)
     n_zeros = _scatter_into(am, am.zeros(_array(self).shape), i, zero.astype(float), dim,
                             "add")
@@ -270,7 +276,7 @@ def _ties(self, index, src, result, dim):
     """PyTorch's even split among ties of amax/amin: (self's share, src's share) of each
     result element's gradient, as factors of ``grad`` and of ``grad`` gathered."""
     self, i, src, result = _array(self), _array(index), _array(_fit(src, index)), _array(result)
-    am = get_array_module(i)
+    am = _constants_module(result)
     self_is = am.asarray(self == result, dtype=result.dtype)
     src_is = am.asarray(src == _gather_forward(am, result, i, dim), dtype=result.dtype)
     n = _scatter_into(am, self_is.copy(), i, src_is, dim, "add")
@@ -322,7 +328,7 @@ def _minmax_jvp(xp, self_t, src_t, self, index, src, result, dim, include_self):
     """PyTorch's scatter_reduce_jvp: the mean of the tangents of the values equal to the
     result (self counted only with include_self, unlike the gradient)."""
     s, i, r = _array(_fit(src, index)), _array(index), _array(result)
-    am = get_array_module(i)
+    am = _constants_module(result)
     self_is = am.asarray(_array(self) == r)
     src_is = am.asarray(s == _gather_forward(am, r, i, dim))
     n = _scatter_reduce_forward(am, self_is.astype(r.dtype), i, src_is.astype(r.dtype), dim,
