@@ -1,11 +1,12 @@
 """Compiled CPU kernels (numba, an optional extra) for the passes of a training step that
 NumPy can only write as chains of whole-array passes, or runs far below memory speed: GELU,
-layer norm, softmax and log-softmax over the last axis, batch norm by channel, each way,
-ReLU each way, the outer product, ``x + alpha * y``, add, sub, mul and div of a row or a
-column of the other operand, in float32; Adam's update, in float32 and float64; 2-D
-max pools and a max pool's gradient scatter, in float32 (NumPy's need a pass per comparison,
-and a fancy-index assignment, several times slower); linspace's fused multiply-adds
-(NumPy has none: its exact emulation takes some twenty passes).
+layer norm, softmax and log-softmax over the last axis, batch norm by channel (by row on
+BatchNorm1d's (N, C)), each way, ReLU each way, the outer product, ``x + alpha * y``, add,
+sub, mul and div of a row or a column of the other operand, in float32; Adam's update, in
+float32 and float64; 2-D max pools and a max pool's gradient scatter, in float32 (NumPy's
+need a pass per comparison, and a fancy-index assignment, several times slower);
+linspace's fused multiply-adds (NumPy has none: its exact emulation takes some twenty
+passes).
 
 A NumPy chain reads and writes every element once per operation (GELU's is fifteen
 passes); these loops do each element's arithmetic in registers, one pass over memory,
@@ -418,11 +419,12 @@ _OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3}
 _ndarray = numpy.ndarray
 
 
-def _against(x, v):
-    """How ``v`` broadcasts against a larger ``x``: ("row", n) when it is x's trailing
-    dims (n elements) repeated along the others, ("column", n) when it holds one value
-    for each of the n indices of x's leading dims (its trailing dims of size 1)."""
-    xs, vs = x.shape, v.shape
+@functools.lru_cache(maxsize=256)
+def _against(xs, vs):
+    """How an array of shape ``vs`` broadcasts against a larger one of shape ``xs``: ("row",
+    n) when it is the trailing dims (n elements) repeated along the others, ("column", n)
+    when it holds one value for each of the n indices of the leading dims (its trailing
+    dims of size 1). (Kept by shapes: :func:`broadcasts` asks, then :func:`broadcast`.)"""
     if len(vs) > len(xs):
         return None
     padded = (1,) * (len(xs) - len(vs)) + vs
@@ -454,7 +456,7 @@ def broadcasts(a, b):
     if type(b) is not _ndarray or type(a) is not _ndarray or a.shape == b.shape:
         return False  # (a number first: x * 0.5 asks this too)
     x, v, _ = _larger_first(a, b)
-    return pays(x) and _against(x, v) is not None and takes(x, v)
+    return pays(x) and _against(x.shape, v.shape) is not None and takes(x, v)
 
 
 def _larger_first(a, b):
@@ -469,7 +471,7 @@ def broadcast(op, a, b, out=None):
     ``out`` (a new array; may be the larger one), in one pass: NumPy's broadcast passes run
     at a third to a half of memory speed."""
     x, v, swapped = _larger_first(a, b)
-    kind, n = _against(x, v)
+    kind, n = _against(x.shape, v.shape)
     if out is None:
         out = numpy.empty_like(x)
     code = _OPS[op]
