@@ -231,153 +231,13 @@ def chunk_centered_dot(a, g, m):
     return s
 
 
-@jit
-def batch_norm(x, w, b, out, mean, invstd, eps, c0, c1):
-    """Training batch norm of channels ``c0:c1`` of ``x`` (N, C, S), one channel at a
-    time: its statistics (float32 sums of chunks of each run, added in float64, as
-    layer norm's), then its values, in the NumPy rule's order, read again while the
-    channel is in cache."""
-    n, _, s = x.shape
-    count = n * s
-    for c in range(c0, c1):
-        t = 0.0
-        for i in range(n):
-            for j in range(0, s, _CHUNK):
-                t += chunk_sum(x[i, c, j:j + _CHUNK])
-        m = numpy.float32(t / count)
-        v = 0.0
-        for i in range(n):
-            for j in range(0, s, _CHUNK):
-                v += chunk_squares(x[i, c, j:j + _CHUNK], m)
-        rs = _ONE / numpy.sqrt(numpy.float32(v / count) + eps)
-        wc, bc = w[c], b[c]
-        for i in range(n):
-            for j in range(s):
-                out[i, c, j] = (x[i, c, j] - m) * rs * wc + bc
-        mean[c] = m
-        invstd[c] = rs
-
-
-@jit
-def channel_affine(x, alpha, beta, out, c0, c1):
-    """``x * alpha + beta`` with a factor and a term per channel (``c0:c1`` of (N, C, S)):
-    evaluation's batch norm, folded."""
-    n, _, s = x.shape
-    for i in range(n):
-        for c in range(c0, c1):
-            a, b = alpha[c], beta[c]
-            for j in range(s):
-                out[i, c, j] = x[i, c, j] * a + b
-
-
-@jit
-def batch_norm_dx(g, x, w, mean, invstd, out, training, c0, c1):
-    """The input gradient of channels ``c0:c1``: in training, from the channel's sums of
-    ``g`` and ``(x - mean) * g`` (float32 chunks added in float64), the weight
-    multiplying last (PyTorch's order, the NumPy rule's)."""
-    n, _, s = x.shape
-    count = n * s
-    for c in range(c0, c1):
-        m, rs, wc = mean[c], invstd[c], w[c]
-        if not training:
-            for i in range(n):
-                for j in range(s):
-                    out[i, c, j] = g[i, c, j] * rs * wc
-            continue
-        sg = 0.0
-        sxg = 0.0
-        for i in range(n):
-            for j in range(0, s, _CHUNK):
-                sg += chunk_sum(g[i, c, j:j + _CHUNK])
-                sxg += chunk_centered_dot(x[i, c, j:j + _CHUNK], g[i, c, j:j + _CHUNK], m)
-        mg = numpy.float32(sg / count)
-        k = numpy.float32(sxg / count) * rs * rs
-        for i in range(n):
-            for j in range(s):
-                out[i, c, j] = (g[i, c, j] - mg - (x[i, c, j] - m) * k) * rs * wc
-
-
-@jit
-def batch_norm_dw(g, x, mean, invstd, out, c0, c1):
-    """The weight gradient of channels ``c0:c1``: ``sum((x - mean) * g) * invstd``, the
-    products summed before invstd scales them (PyTorch's order)."""
-    n, _, s = x.shape
-    for c in range(c0, c1):
-        m = mean[c]
-        t = 0.0
-        for i in range(n):
-            for j in range(0, s, _CHUNK):
-                t += chunk_centered_dot(x[i, c, j:j + _CHUNK], g[i, c, j:j + _CHUNK], m)
-        out[c] = numpy.float32(t) * invstd[c]
-
-
-@jit
-def channel_sum(g, out, c0, c1):
-    """Each channel's sum over (N, S) of ``g`` (N, C, S): a bias's gradient."""
-    n, _, s = g.shape
-    for c in range(c0, c1):
-        t = 0.0
-        for i in range(n):
-            for j in range(0, s, _CHUNK):
-                t += chunk_sum(g[i, c, j:j + _CHUNK])
-        out[c] = numpy.float32(t)
-
-
-@job
-def batch_norm_job(p):
-    """[x, w, b, out, mean, invstd, N, C, S, c0, c1, eps's bits]"""
-    j = carray(p, 12)
-    shape, c = (j[6], j[7], j[8]), j[7]
-    batch_norm(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), c),
-               carray(float32_at(j[2]), c), carray(float32_at(j[3]), shape),
-               carray(float32_at(j[4]), c), carray(float32_at(j[5]), c),
-               as_float32(numpy.int32(j[11])), j[9], j[10])
-
-
-@job
-def channel_affine_job(p):
-    """[x, alpha, beta, out, N, C, S, c0, c1]"""
-    j = carray(p, 9)
-    shape, c = (j[4], j[5], j[6]), j[5]
-    channel_affine(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), c),
-                   carray(float32_at(j[2]), c), carray(float32_at(j[3]), shape), j[7], j[8])
-
-
-@job
-def batch_norm_dx_job(p):
-    """[g, x, w, mean, invstd, out, N, C, S, c0, c1, training]"""
-    j = carray(p, 12)
-    shape, c = (j[6], j[7], j[8]), j[7]
-    batch_norm_dx(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
-                  carray(float32_at(j[2]), c), carray(float32_at(j[3]), c),
-                  carray(float32_at(j[4]), c), carray(float32_at(j[5]), shape), j[11] != 0,
-                  j[9], j[10])
-
-
-@job
-def batch_norm_dw_job(p):
-    """[g, x, mean, invstd, out, N, C, S, c0, c1]"""
-    j = carray(p, 10)
-    shape, c = (j[5], j[6], j[7]), j[6]
-    batch_norm_dw(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
-                  carray(float32_at(j[2]), c), carray(float32_at(j[3]), c),
-                  carray(float32_at(j[4]), c), j[8], j[9])
-
-
-@job
-def channel_sum_job(p):
-    """[g, out, N, C, S, c0, c1]"""
-    j = carray(p, 7)
-    channel_sum(carray(float32_at(j[0]), (j[2], j[3], j[4])), carray(float32_at(j[1]), j[3]),
-                j[5], j[6])
-
-
-# BatchNorm1d's (N, C): a channel's values lie a row apart, so the kernels above would read
-# each cache line again for every channel on it. These take columns c0:c1 of every row in
-# order instead, summing as those do: float32 sums of chunks (of rows here) added in
-# float64, each deviation, product and square float32 as the NumPy rule's. (They index
-# views of the columns from 0: an index from c0 might be negative to numba, and its
-# wraparound check per element stops vectorization.)
+# BatchNorm1d's (N, C): a channel's values lie a row apart, so the per-channel kernels below
+# would read each cache line again for every channel on it; they hand such a batch (S = 1)
+# to these, which take columns c0:c1 of every row in order instead, summing as those do:
+# float32 sums of chunks (of rows here) added in float64, each deviation, product and
+# square float32 as the NumPy rule's. (They index views of the columns from 0: an index
+# from c0 might be negative to numba, and its wraparound check per element stops
+# vectorization.)
 
 @inline
 def column_sums(a, c0, c1):
@@ -492,54 +352,162 @@ def channel_sum_rows(g, out, c0, c1):
         out[c0 + c] = numpy.float32(t[c])
 
 
+@jit
+def batch_norm(x, w, b, out, mean, invstd, eps, c0, c1):
+    """Training batch norm of channels ``c0:c1`` of ``x`` (N, C, S), one channel at a
+    time: its statistics (float32 sums of chunks of each run, added in float64, as
+    layer norm's), then its values, in the NumPy rule's order, read again while the
+    channel is in cache."""
+    n, cs, s = x.shape
+    if s == 1:
+        batch_norm_rows(x.reshape((n, cs)), w, b, out.reshape((n, cs)), mean, invstd, eps,
+                        c0, c1)
+        return
+    count = n * s
+    for c in range(c0, c1):
+        t = 0.0
+        for i in range(n):
+            for j in range(0, s, _CHUNK):
+                t += chunk_sum(x[i, c, j:j + _CHUNK])
+        m = numpy.float32(t / count)
+        v = 0.0
+        for i in range(n):
+            for j in range(0, s, _CHUNK):
+                v += chunk_squares(x[i, c, j:j + _CHUNK], m)
+        rs = _ONE / numpy.sqrt(numpy.float32(v / count) + eps)
+        wc, bc = w[c], b[c]
+        for i in range(n):
+            for j in range(s):
+                out[i, c, j] = (x[i, c, j] - m) * rs * wc + bc
+        mean[c] = m
+        invstd[c] = rs
+
+
+@jit
+def channel_affine(x, alpha, beta, out, c0, c1):
+    """``x * alpha + beta`` with a factor and a term per channel (``c0:c1`` of (N, C, S)):
+    evaluation's batch norm, folded."""
+    n, cs, s = x.shape
+    if s == 1:
+        channel_affine_rows(x.reshape((n, cs)), alpha, beta, out.reshape((n, cs)), c0, c1)
+        return
+    for i in range(n):
+        for c in range(c0, c1):
+            a, b = alpha[c], beta[c]
+            for j in range(s):
+                out[i, c, j] = x[i, c, j] * a + b
+
+
+@jit
+def batch_norm_dx(g, x, w, mean, invstd, out, training, c0, c1):
+    """The input gradient of channels ``c0:c1``: in training, from the channel's sums of
+    ``g`` and ``(x - mean) * g`` (float32 chunks added in float64), the weight
+    multiplying last (PyTorch's order, the NumPy rule's)."""
+    n, cs, s = x.shape
+    if s == 1:
+        batch_norm_dx_rows(g.reshape((n, cs)), x.reshape((n, cs)), w, mean, invstd,
+                           out.reshape((n, cs)), training, c0, c1)
+        return
+    count = n * s
+    for c in range(c0, c1):
+        m, rs, wc = mean[c], invstd[c], w[c]
+        if not training:
+            for i in range(n):
+                for j in range(s):
+                    out[i, c, j] = g[i, c, j] * rs * wc
+            continue
+        sg = 0.0
+        sxg = 0.0
+        for i in range(n):
+            for j in range(0, s, _CHUNK):
+                sg += chunk_sum(g[i, c, j:j + _CHUNK])
+                sxg += chunk_centered_dot(x[i, c, j:j + _CHUNK], g[i, c, j:j + _CHUNK], m)
+        mg = numpy.float32(sg / count)
+        k = numpy.float32(sxg / count) * rs * rs
+        for i in range(n):
+            for j in range(s):
+                out[i, c, j] = (g[i, c, j] - mg - (x[i, c, j] - m) * k) * rs * wc
+
+
+@jit
+def batch_norm_dw(g, x, mean, invstd, out, c0, c1):
+    """The weight gradient of channels ``c0:c1``: ``sum((x - mean) * g) * invstd``, the
+    products summed before invstd scales them (PyTorch's order)."""
+    n, cs, s = x.shape
+    if s == 1:
+        batch_norm_dw_rows(g.reshape((n, cs)), x.reshape((n, cs)), mean, invstd, out, c0, c1)
+        return
+    for c in range(c0, c1):
+        m = mean[c]
+        t = 0.0
+        for i in range(n):
+            for j in range(0, s, _CHUNK):
+                t += chunk_centered_dot(x[i, c, j:j + _CHUNK], g[i, c, j:j + _CHUNK], m)
+        out[c] = numpy.float32(t) * invstd[c]
+
+
+@jit
+def channel_sum(g, out, c0, c1):
+    """Each channel's sum over (N, S) of ``g`` (N, C, S): a bias's gradient."""
+    n, cs, s = g.shape
+    if s == 1:
+        channel_sum_rows(g.reshape((n, cs)), out, c0, c1)
+        return
+    for c in range(c0, c1):
+        t = 0.0
+        for i in range(n):
+            for j in range(0, s, _CHUNK):
+                t += chunk_sum(g[i, c, j:j + _CHUNK])
+        out[c] = numpy.float32(t)
+
+
 @job
-def batch_norm_rows_job(p):
-    """[x, w, b, out, mean, invstd, N, C, 1, c0, c1, eps's bits]"""
+def batch_norm_job(p):
+    """[x, w, b, out, mean, invstd, N, C, S, c0, c1, eps's bits]"""
     j = carray(p, 12)
-    shape, c = (j[6], j[7]), j[7]
-    batch_norm_rows(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), c),
-                    carray(float32_at(j[2]), c), carray(float32_at(j[3]), shape),
-                    carray(float32_at(j[4]), c), carray(float32_at(j[5]), c),
-                    as_float32(numpy.int32(j[11])), j[9], j[10])
+    shape, c = (j[6], j[7], j[8]), j[7]
+    batch_norm(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), c),
+               carray(float32_at(j[2]), c), carray(float32_at(j[3]), shape),
+               carray(float32_at(j[4]), c), carray(float32_at(j[5]), c),
+               as_float32(numpy.int32(j[11])), j[9], j[10])
 
 
 @job
-def channel_affine_rows_job(p):
-    """[x, alpha, beta, out, N, C, 1, c0, c1]"""
+def channel_affine_job(p):
+    """[x, alpha, beta, out, N, C, S, c0, c1]"""
     j = carray(p, 9)
-    shape, c = (j[4], j[5]), j[5]
-    channel_affine_rows(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), c),
-                        carray(float32_at(j[2]), c), carray(float32_at(j[3]), shape),
-                        j[7], j[8])
+    shape, c = (j[4], j[5], j[6]), j[5]
+    channel_affine(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), c),
+                   carray(float32_at(j[2]), c), carray(float32_at(j[3]), shape), j[7], j[8])
 
 
 @job
-def batch_norm_dx_rows_job(p):
-    """[g, x, w, mean, invstd, out, N, C, 1, c0, c1, training]"""
+def batch_norm_dx_job(p):
+    """[g, x, w, mean, invstd, out, N, C, S, c0, c1, training]"""
     j = carray(p, 12)
-    shape, c = (j[6], j[7]), j[7]
-    batch_norm_dx_rows(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
-                       carray(float32_at(j[2]), c), carray(float32_at(j[3]), c),
-                       carray(float32_at(j[4]), c), carray(float32_at(j[5]), shape),
-                       j[11] != 0, j[9], j[10])
+    shape, c = (j[6], j[7], j[8]), j[7]
+    batch_norm_dx(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
+                  carray(float32_at(j[2]), c), carray(float32_at(j[3]), c),
+                  carray(float32_at(j[4]), c), carray(float32_at(j[5]), shape), j[11] != 0,
+                  j[9], j[10])
 
 
 @job
-def batch_norm_dw_rows_job(p):
-    """[g, x, mean, invstd, out, N, C, 1, c0, c1]"""
+def batch_norm_dw_job(p):
+    """[g, x, mean, invstd, out, N, C, S, c0, c1]"""
     j = carray(p, 10)
-    shape, c = (j[5], j[6]), j[6]
-    batch_norm_dw_rows(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
-                       carray(float32_at(j[2]), c), carray(float32_at(j[3]), c),
-                       carray(float32_at(j[4]), c), j[8], j[9])
+    shape, c = (j[5], j[6], j[7]), j[6]
+    batch_norm_dw(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
+                  carray(float32_at(j[2]), c), carray(float32_at(j[3]), c),
+                  carray(float32_at(j[4]), c), j[8], j[9])
 
 
 @job
-def channel_sum_rows_job(p):
-    """[g, out, N, C, 1, c0, c1]"""
+def channel_sum_job(p):
+    """[g, out, N, C, S, c0, c1]"""
     j = carray(p, 7)
-    channel_sum_rows(carray(float32_at(j[0]), (j[2], j[3])), carray(float32_at(j[1]), j[3]),
-                     j[5], j[6])
+    channel_sum(carray(float32_at(j[0]), (j[2], j[3], j[4])), carray(float32_at(j[1]), j[3]),
+                j[5], j[6])
 
 
 @jit
@@ -953,12 +921,7 @@ JOB_FUNCTIONS = {"gelu": gelu_job, "gelu_grad": gelu_grad_job, "relu": relu_job,
                  "scale": scale_job, "by_row": by_row_job, "by_column": by_column_job,
                  "pad_planes": pad_planes_job, "batch_norm": batch_norm_job,
                  "batch_norm_dx": batch_norm_dx_job, "batch_norm_dw": batch_norm_dw_job,
-                 "channel_sum": channel_sum_job, "channel_affine": channel_affine_job,
-                 "batch_norm_rows": batch_norm_rows_job,
-                 "channel_affine_rows": channel_affine_rows_job,
-                 "batch_norm_dx_rows": batch_norm_dx_rows_job,
-                 "batch_norm_dw_rows": batch_norm_dw_rows_job,
-                 "channel_sum_rows": channel_sum_rows_job}
+                 "channel_sum": channel_sum_job, "channel_affine": channel_affine_job}
 KERNELS = {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "outer": outer,
         "add_scaled": add_scaled, "gelu_grad": gelu_grad, "layer_norm": layer_norm,
         "layer_norm_dx": layer_norm_dx, "layer_norm_dw": layer_norm_dw,

@@ -254,7 +254,8 @@ def _by_channel(name, arrays, *tail):
     row ending with ``tail``; when large, its channels in parts, one per OpenBLAS thread.
     A channel's result is the same in any part; always the job entry, as LLVM compiles
     the kernel called from Python to round differently in the last bit. One value per
-    channel and sample (S = 1) takes the row kernels, in parts of whole cache lines."""
+    channel and sample (S = 1), which the kernels take by rows, splits in whole cache
+    lines of each row."""
     n, c, s = arrays[0].shape
     step = 16 if s == 1 else 1  # (float32s to a cache line)
     units = -(-c // step)
@@ -263,7 +264,7 @@ def _by_channel(name, arrays, *tail):
     bounds = [min(c, units * i // k * step) for i in range(k)] + [c]
     jobs = numpy.array([[*addresses, n, c, s, lo, hi, *tail]
                         for lo, hi in itertools.pairwise(bounds)], numpy.int64)
-    blas_threads.run_jobs(_kernels()["jobs"][name + "_rows" if s == 1 else name], jobs)
+    blas_threads.run_jobs(_kernels()["jobs"][name], jobs)
 
 
 def channel_runs_pay(x):
