@@ -180,6 +180,7 @@ def _linear_samples(dtype, requires_grad):
     if dtype == "float32":  # few rows, many columns: too many elements for gradcheck
         yield SampleInput(t(2, 32), (t(512, 32), t(512)), name="wide")
     yield SampleInput(t(1, 8), (t(5, 8), t(5)), name="one_row")  # an outer product back
+    yield SampleInput(t(0, 4), (t(3, 4), t(3)), name="no_rows")  # (the bias outnumbers)
 
 
 def _nll_samples(dtype, requires_grad, log_probs=True):

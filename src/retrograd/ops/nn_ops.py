@@ -73,7 +73,7 @@ def _linear_rows(xp, self, mat1, mat2):
 
 _linear = defop("linear", kernel(kernel(_linear_fwd, _linear_rows,
                                         lambda self, mat1, mat2: self.ndim == 1
-                                        and self.shape[0] == mat2.shape[0]
+                                        and self.shape[0] == mat2.shape[0] and len(mat1)
                                         and mat1.dtype.char == mat2.dtype.char == "f"
                                         and cpu_kernels.takes(self)),
                                  _linear_swapped,
