@@ -34,3 +34,25 @@ def test_values_and_gradients_match_torch(torch, name):
         assert out[1][1] is None or not out[1][1].any()
     else:
         numpy.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_log_ndtr_gradient_in_the_left_tail(dtype):
+    """phi(x) / ndtr(x), where PyTorch's exp(-(log_ndtr(x) + x^2 / 2)) cancels (see
+    docs/deviations.md): against the asymptotic series -x / (1 - 1/x^2 + 3/x^4 - 15/x^6 +
+    105/x^8) far out, and SciPy's float64 log-density minus log-probability nearer."""
+    from scipy import stats
+    far = numpy.array([-1.08e5, -7.1e4, -1.6e4, -300.0, -60.5])
+    near = numpy.array([-20.0, -10.0, -3.0, -0.5, 0.0, 2.0])
+    x = retrograd.tensor(numpy.concatenate([far, near]), dtype=getattr(retrograd, dtype),
+                         requires_grad=True)
+    (g,) = retrograd.autograd.grad(retrograd.special.log_ndtr(x).sum(), x)
+    u = 1 / far**2
+    want_far = -far / (1 - u + 3 * u**2 - 15 * u**3 + 105 * u**4)
+    want_near = numpy.exp(stats.norm.logpdf(near) - stats.norm.logcdf(near))
+    rtol = 2e-6 if dtype == "float32" else 1e-12
+    numpy.testing.assert_allclose(g.numpy(), numpy.concatenate([want_far, want_near]),
+                                  rtol=rtol)
+    inf = retrograd.tensor([-numpy.inf], requires_grad=True)
+    (g,) = retrograd.autograd.grad(retrograd.special.log_ndtr(inf).sum(), inf)
+    assert g.item() == numpy.inf  # (the limit; PyTorch's formula gives NaN)

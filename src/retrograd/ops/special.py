@@ -140,6 +140,7 @@ _i1 = _unary("i1", lambda xp, self: functions(xp).special("i1", self), _i1_rule,
 
 # ---- torch.special's own functions (retrograd.special) -------------------------------------
 _SQRT_2PI = math.sqrt(2 * math.pi)
+_SQRT_2_OVER_PI, _SQRT1_2 = math.sqrt(2 / math.pi), math.sqrt(0.5)
 
 
 def _scipy(name):
@@ -152,9 +153,16 @@ def _sign(xp, x):
 
 _entr = _unary("entr", _scipy("entr"),
                lambda xp, grad, self: grad * -(1 + xp.log(self)), node="SpecialEntrBackward0")
-_log_ndtr = _unary("log_ndtr", _scipy("log_ndtr"),
-                   lambda xp, grad, self, result:
-                   grad / _SQRT_2PI * xp.exp(-(result + self * self / 2)),
+def _log_ndtr_rule(xp, grad, self, result):
+    """``phi(x) / ndtr(x)``: PyTorch's ``exp(-(log_ndtr(x) + x^2 / 2)) / sqrt(2 pi)`` for x >=
+    0; below, where those two terms cancel (in float32 from about -10, to garbage or inf
+    from -1e4), its exact equal ``sqrt(2 / pi) / erfcx(-x / sqrt 2)``."""
+    left = self < 0
+    tail = _SQRT_2_OVER_PI / call(xp, _erfcx, xp.where(left, self, 0) * -_SQRT1_2)
+    return grad * xp.where(left, tail, xp.exp(-(result + self * self / 2)) / _SQRT_2PI)
+
+
+_log_ndtr = _unary("log_ndtr", _scipy("log_ndtr"), _log_ndtr_rule,
                    node="SpecialLogNdtrBackward0")
 _ndtri = _unary("ndtri", _scipy("ndtri"),
                 lambda xp, grad, result: grad * _SQRT_2PI * xp.exp(result * result / 2),
