@@ -221,6 +221,15 @@ def test_std_of_equal_values_along_a_dim_is_zero(torch, dtype):
     _same(fn, torch)
 
 
+def test_std_gradient_in_float16_where_the_sum_overflows(torch):
+    """PyTorch's float16 mean sums in float32 and rounds once: three equal -30832s have
+    the mean -30832 (their half sum is -inf), so the std and its gradient are 0."""
+    def fn(lib):
+        x = lib.tensor([[-30832.0, 2418.0, 0.5]], dtype=lib.float16, requires_grad=True)
+        return lib.std(x.expand(3, 3), dim=0, keepdim=True, correction=2), [x]
+    _same(fn, torch)
+
+
 def test_std_gradient_in_float16(torch):
     """PyTorch's std backward is a composite of float16 ops (the mean rounded to float16
     before ``self - mean``), so the two gradients of a pair are not opposite."""

@@ -557,10 +557,9 @@ def _var_rule(xp, grad, self, dim, correction, keepdim):
     n == correction)."""
     n = _count(self.shape, _all_dims(self, dim))
     half = is_low(self.dtype)
-    if half:  # std's rule runs in float16 as PyTorch's half ops: sum, then div_ by n
-        total = xp.astype(xp.sum(self, axis=dim, keepdims=True, dtype=float32.np),
-                          self.dtype)
-        mean = xp.astype(xp.astype(total, float32.np) / n, self.dtype)
+    if half:  # std's rule runs in float16 as PyTorch's half ops: its mean rounds once
+        mean = xp.astype(xp.sum(self, axis=dim, keepdims=True, dtype=float32.np) / n,
+                         self.dtype)
     else:
         mean = xp.sum(self, axis=dim, keepdims=True) / n
     grad = _unreduce(xp, grad, dim, keepdim)
