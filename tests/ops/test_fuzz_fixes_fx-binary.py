@@ -2,6 +2,8 @@
 PyTorch: bool products with an empty result or inner size 0, check order of shape,
 dtype and bool errors, and backward errors and gradients at special values."""
 
+import math
+
 import numpy
 import pytest
 
@@ -362,6 +364,19 @@ def test_xlogy_gradient_beside_a_wider_0d_self(torch):
     float32, rounded), so 66295 times 1.2 overflows to inf before the division."""
     _same_grads(torch, lambda lib, x, y: lib.xlogy(x, y) * 1.2, numpy.array(66295.13, "float32"),
                 numpy.array([0.0704, -0.2364, 1.299], dtype="float16"))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("other", [math.nan, -1.0, 0.0, 2.0, math.inf])
+def test_xlogy_gradient_beside_a_number_and_a_tensor(torch, other):
+    """PyTorch's two overloads mask self == 0 differently: with a number ``other`` wherever
+    it is not > 0 (NaN included: 0 there), with a tensor where it is <= 0 (NaN: NaN)."""
+    def grads(lib):
+        x = lib.tensor([0.0, 1.0, 0.0, 1.0], requires_grad=True)
+        g = lib.tensor([1.0, 1.0, 0.0, 0.0])
+        return [lib.autograd.grad(lib.xlogy(x, y), x, g)[0].tolist()
+                for y in (other, lib.tensor([other] * 4))]
+    numpy.testing.assert_array_equal(grads(retrograd), grads(torch))
 
 
 @pytest.mark.torch

@@ -623,11 +623,14 @@ _xlogy_fwd = x_times("log")
 
 
 def _xlogy_self_rule(xp, grad, self, other):
-    """PyTorch's ``xlogy(grad, other)``, zero where self == 0 and other <= 0. That call
+    """PyTorch's ``xlogy(grad, other)``, zero where self == 0 and other <= 0 (for a number
+    ``other``, where it is not > 0: NaN too, as its Scalar overload's formula). That call
     rounds a wider 0-d ``other`` to the gradient's dtype: a float64 2.2e-308 beside
     float32 ``self`` is 0 there, and the gradient infinite."""
-    log = xp.log(xp.astype(other, grad.dtype, copy=False) if hasattr(other, "dtype") else other)
-    return xp.where((self == 0) & (other <= 0) | (grad == 0) & (other == other), 0, grad * log)
+    tensor = hasattr(other, "dtype")
+    log = xp.log(xp.astype(other, grad.dtype, copy=False) if tensor else other)
+    masked = other <= 0 if tensor else not other > 0
+    return xp.where((self == 0) & masked | (grad == 0) & (other == other), 0, grad * log)
 
 
 def _xlogy_other_rule(xp, grad, self, other):
