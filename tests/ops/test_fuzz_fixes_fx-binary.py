@@ -367,14 +367,17 @@ def test_xlogy_gradient_beside_a_wider_0d_self(torch):
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("other", [math.nan, -1.0, 0.0, 2.0, math.inf])
-def test_xlogy_gradient_beside_a_number_and_a_tensor(torch, other):
+@pytest.mark.parametrize("other", [math.nan, -2.0, -1.0, 0.0, 2.0, math.inf])
+@pytest.mark.parametrize("name", ["xlogy", "xlog1py"])
+def test_xlogy_gradient_beside_a_number_and_a_tensor(torch, name, other):
     """PyTorch's two overloads mask self == 0 differently: with a number ``other`` wherever
-    it is not > 0 (NaN included: 0 there), with a tensor where it is <= 0 (NaN: NaN)."""
+    it is not > 0 (> -1 for xlog1py; NaN included: 0 there), with a tensor where it is
+    <= 0 (NaN: NaN); a zero gradient stays 0 but at a NaN ``other``."""
     def grads(lib):
+        f = getattr(lib.special, name)
         x = lib.tensor([0.0, 1.0, 0.0, 1.0], requires_grad=True)
         g = lib.tensor([1.0, 1.0, 0.0, 0.0])
-        return [lib.autograd.grad(lib.xlogy(x, y), x, g)[0].tolist()
+        return [lib.autograd.grad(f(x, y), x, g)[0].tolist()
                 for y in (other, lib.tensor([other] * 4))]
     numpy.testing.assert_array_equal(grads(retrograd), grads(torch))
 

@@ -188,12 +188,14 @@ _i1e = _unary("i1e", _scipy("i1e"), _i1e_rule, node="SpecialI1EBackward0")
 
 
 def _xlog1py_self_rule(xp, grad, self, other):
-    """``grad * log1p(other)``, zero where self == 0 and other <= -1; ``other`` as saved
-    (a bool or integer tensor) taken in the gradient's dtype first (NumPy's log1p of
-    bools is float16)."""
-    log = xp.log1p(xp.astype(other, grad.dtype, copy=False) if hasattr(other, "dtype")
-                   else other)
-    return xp.where((self == 0) & (other <= -1), 0, grad * log)
+    """PyTorch's ``xlog1py(grad, other)`` (0 where grad is, but at a NaN ``other``), zero
+    where self == 0 and other <= -1 (for a number ``other``, where it is not > -1: NaN
+    too, as its Scalar overload's formula); ``other`` as saved (a bool or integer
+    tensor) taken in the gradient's dtype first (NumPy's log1p of bools is float16)."""
+    tensor = hasattr(other, "dtype")
+    log = xp.log1p(xp.astype(other, grad.dtype, copy=False) if tensor else other)
+    masked = other <= -1 if tensor else not other > -1
+    return xp.where((self == 0) & masked | (grad == 0) & (other == other), 0, grad * log)
 
 
 _XLOG1PY = {"self": _xlog1py_self_rule,
