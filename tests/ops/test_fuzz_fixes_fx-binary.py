@@ -383,6 +383,15 @@ def test_xlogy_gradient_beside_a_number_and_a_tensor(torch, name, other):
 
 
 @pytest.mark.torch
+def test_hypot_gradient_of_a_wider_0d_operand(torch):
+    """float16 beside a float32 0-d -1.7e38: PyTorch's ``grad * other`` rounds to -inf in
+    half before the division by the (infinite) result, so that gradient is NaN."""
+    _same_grads(torch, lambda lib, x, y: lib.hypot(x, y) * 0.5,
+                numpy.array([0.2524, -1.0625, 0.0], dtype="float16"),
+                numpy.array(-1.7014117331926443e+38, dtype="float32"), grad=(True, True))
+
+
+@pytest.mark.torch
 def test_logaddexp_gradient_of_a_wider_operand(torch):
     """A float32 0-d operand beside float16: the result rounds to 34176, far from 34183.9;
     x's share is PyTorch's 1 / (1 + exp(other - x)), not exp(x - result) (2800 times)."""

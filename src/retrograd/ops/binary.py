@@ -556,9 +556,20 @@ _atan2 = defop("atan2", lambda xp, self, other: xp.arctan2(self, other),
                     "other": lambda xp, grad, self, other:
                     grad * _negate(xp, self) * _atan2_recip(xp, grad, self, other)},
                promote=_BOTH, to_float=True, jvp="elementwise", upcast="forward")
+def _hypot_share(xp, grad, operand, result):
+    """``grad * operand / result``, the product in the result's dtype as PyTorch's mul
+    computes it: a wider 0-d operand rounds there after the product (float32 -1.7e38
+    beside float16 makes -inf, and the gradient NaN)."""
+    if operand.dtype == grad.dtype:
+        return grad * operand / result
+    return xp.astype(grad * _in_result_dtype(xp, grad, operand)[0], grad.dtype,
+                     copy=False) / result
+
+
 _hypot = defop("hypot", lambda xp, self, other: xp.hypot(self, other),
-               vjp={"self": lambda grad, self, result: grad * self / result,
-                    "other": lambda grad, other, result: grad * other / result},
+               vjp={"self": lambda xp, grad, self, result: _hypot_share(xp, grad, self, result),
+                    "other": lambda xp, grad, other, result:
+                    _hypot_share(xp, grad, other, result)},
                promote=_BOTH, to_float=True, jvp="elementwise", upcast="forward")
 _nextafter = defop("nextafter", lambda xp, self, other: xp.nextafter(self, other),
                    vjp={"self": lambda xp, grad, self, other:
