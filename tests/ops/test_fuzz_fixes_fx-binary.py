@@ -383,12 +383,14 @@ def test_xlogy_gradient_beside_a_number_and_a_tensor(torch, name, other):
 
 
 @pytest.mark.torch
-def test_hypot_gradient_of_a_wider_0d_operand(torch):
-    """float16 beside a float32 0-d -1.7e38: PyTorch's ``grad * other`` rounds to -inf in
-    half before the division by the (infinite) result, so that gradient is NaN."""
-    _same_grads(torch, lambda lib, x, y: lib.hypot(x, y) * 0.5,
-                numpy.array([0.2524, -1.0625, 0.0], dtype="float16"),
-                numpy.array(-1.7014117331926443e+38, dtype="float32"), grad=(True, True))
+@pytest.mark.parametrize("name, other", [("hypot", numpy.array(-1.7e38, dtype="float32")),
+                                         ("atan2", numpy.array(-8.99e307))])
+def test_gradient_beside_a_huge_wider_0d_operand(torch, name, other):
+    """float16 beside a wider 0-d number outside half's range: PyTorch's ``grad * other``
+    takes it as a float32 scalar (-inf) and rounds to half before the division by the
+    infinite result (hypot) or the product with the reciprocal 0 (atan2): NaN."""
+    _same_grads(torch, lambda lib, x, y: getattr(lib, name)(x, y) * 0.5,
+                numpy.array([0.2524, -1.0625, 0.0], dtype="float16"), other, grad=(True, True))
 
 
 @pytest.mark.torch

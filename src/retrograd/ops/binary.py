@@ -552,9 +552,9 @@ def _atan2_recip(xp, grad, self, other):
 
 _atan2 = defop("atan2", lambda xp, self, other: xp.arctan2(self, other),
                vjp={"self": lambda xp, grad, self, other:
-                    grad * other * _atan2_recip(xp, grad, self, other),
+                    _times(xp, grad, other) * _atan2_recip(xp, grad, self, other),
                     "other": lambda xp, grad, self, other:
-                    grad * _negate(xp, self) * _atan2_recip(xp, grad, self, other)},
+                    _times(xp, grad, _negate(xp, self)) * _atan2_recip(xp, grad, self, other)},
                promote=_BOTH, to_float=True, jvp="elementwise", upcast="forward")
 def _hypot_share(xp, grad, operand, result):
     """``grad * operand / result``, the product in the result's dtype as PyTorch's mul
