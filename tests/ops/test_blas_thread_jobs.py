@@ -1,8 +1,9 @@
 """Compiled kernels split across OpenBLAS's threads (backend/blas_threads.py): ReLU, GELU,
-max pools and their gradient, in-place updates, the convolutions' copies and padding. Each
-part on its thread gives the one-thread kernel's result bit for bit (parts start on aligned
-elements, whole planes or rows), with NaN, odd lengths, a forked child and the fallbacks
-(small work, strided or overlapping arrays, no multithreaded OpenBLAS)."""
+softmax and log-softmax, max pools and their gradient, in-place updates, the convolutions'
+copies and padding. Each part on its thread gives the one-thread kernel's result bit for
+bit (parts start on aligned elements, whole planes or rows), with NaN, odd lengths, a
+forked child and the fallbacks (small work, strided or overlapping arrays, no
+multithreaded OpenBLAS)."""
 
 import math
 import os
@@ -66,6 +67,26 @@ def test_split_elementwise_kernels_match_one_thread(name, n, monkeypatch, split,
     jobs = spy[0]
     assert len(jobs) == blas_threads.threads() and jobs[:, 2].sum() == n
     assert (numpy.diff(jobs[:, 0]) % cpu_kernels._ALIGN == 0).all()
+
+
+@needs_threads
+@pytest.mark.parametrize("shape", [(7, 33), (4, 5, 64), (3, 1000)])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_split_row_kernels_match_one_thread(name, shape, monkeypatch, split, spy):
+    """Softmax and log-softmax each way take whole rows in each part."""
+    x, g = _values(shape, len(shape)), _values(shape, 7)
+    fwd, bwd = getattr(cpu_kernels, name), getattr(cpu_kernels, name + "_grad")
+
+    def run():
+        y = fwd(x)
+        return y, bwd(g, y)
+    for a, b in zip(run(), _one_thread(monkeypatch, run), strict=True):
+        assert numpy.array_equal(a.view(numpy.int32), b.view(numpy.int32))
+    rows = math.prod(shape[:-1])
+    for jobs in spy:  # (a row: its arrays, its number of rows, the row length)
+        assert len(jobs) == min(blas_threads.threads(), rows)
+        assert jobs[:, -2].sum() == rows and (jobs[:, -1] == shape[-1]).all()
+    assert len(spy) == 2
 
 
 @needs_threads

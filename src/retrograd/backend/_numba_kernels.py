@@ -595,6 +595,40 @@ def log_softmax_grad(g, y, out):
             out[r, j] = g[r, j] - exp_neg(y[r, j]) * s
 
 
+@job
+def softmax_job(p):
+    """[x, out, rows, n]"""
+    j = carray(p, 4)
+    shape = (j[2], j[3])
+    softmax(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape))
+
+
+@job
+def log_softmax_job(p):
+    """[x, out, rows, n]"""
+    j = carray(p, 4)
+    shape = (j[2], j[3])
+    log_softmax(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape))
+
+
+@job
+def softmax_grad_job(p):
+    """[g, y, out, rows, n]"""
+    j = carray(p, 5)
+    shape = (j[3], j[4])
+    softmax_grad(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
+                 carray(float32_at(j[2]), shape))
+
+
+@job
+def log_softmax_grad_job(p):
+    """[g, y, out, rows, n]"""
+    j = carray(p, 5)
+    shape = (j[3], j[4])
+    log_softmax_grad(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
+                     carray(float32_at(j[2]), shape))
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def adam(p, g, m, v, decay, wd, w, one_minus_w, small_w, beta2, one_minus_beta2,
          bc2_sqrt, eps, neg_step_size):
@@ -921,7 +955,9 @@ JOB_FUNCTIONS = {"gelu": gelu_job, "gelu_grad": gelu_grad_job, "relu": relu_job,
                  "scale": scale_job, "by_row": by_row_job, "by_column": by_column_job,
                  "pad_planes": pad_planes_job, "batch_norm": batch_norm_job,
                  "batch_norm_dx": batch_norm_dx_job, "batch_norm_dw": batch_norm_dw_job,
-                 "channel_sum": channel_sum_job, "channel_affine": channel_affine_job}
+                 "channel_sum": channel_sum_job, "channel_affine": channel_affine_job,
+                 "softmax": softmax_job, "log_softmax": log_softmax_job,
+                 "softmax_grad": softmax_grad_job, "log_softmax_grad": log_softmax_grad_job}
 KERNELS = {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "outer": outer,
         "add_scaled": add_scaled, "gelu_grad": gelu_grad, "layer_norm": layer_norm,
         "layer_norm_dx": layer_norm_dx, "layer_norm_dw": layer_norm_dw,

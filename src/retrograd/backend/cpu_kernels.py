@@ -79,7 +79,8 @@ _SPLIT_MIN = {"relu": 1 << 19, "relu_grad": 1 << 19, "gelu": 1 << 18, "gelu_grad
               "pad_planes": 1 << 16, "add_scaled": 1 << 18, "scale": 1 << 18,
               "by_row": 1 << 18, "by_column": 1 << 18, "batch_norm": 1 << 16,
               "channel_affine": 1 << 16, "batch_norm_dx": 1 << 16, "batch_norm_dw": 1 << 16,
-              "channel_sum": 1 << 16}
+              "channel_sum": 1 << 16, "softmax": 1 << 17, "log_softmax": 1 << 17,
+              "softmax_grad": 1 << 17, "log_softmax_grad": 1 << 17}
 # Bytes a part of a flat array starts on a multiple of: its elements then meet the same
 # vector and scalar loops as when one job takes them all, so the result is the same bit
 # for bit whatever the number of threads. (A kernel over rows or planes does the same
@@ -338,10 +339,10 @@ def channel_sum(grad):
 
 def _rowwise(name, *arrays):
     """Kernel ``name`` on the rows (last axis) of ``arrays`` and of a new output shaped
-    as the last of them."""
+    as the last of them; when large, in parts of whole rows on OpenBLAS's threads."""
     out = numpy.empty_like(arrays[-1])
     n = out.shape[-1]
-    _kernels()[name](*(_rows(a, n) for a in arrays), _rows(out, n))
+    _run(name, [*(_rows(a, n) for a in arrays), _rows(out, n)], n)
     return out
 
 
