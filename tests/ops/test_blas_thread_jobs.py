@@ -83,9 +83,10 @@ def test_split_row_kernels_match_one_thread(name, shape, monkeypatch, split, spy
     for a, b in zip(run(), _one_thread(monkeypatch, run), strict=True):
         assert numpy.array_equal(a.view(numpy.int32), b.view(numpy.int32))
     rows = math.prod(shape[:-1])
-    for jobs in spy:  # (a row: its arrays, its number of rows, the row length)
+    for jobs in spy:  # (a row: its arrays, its number of rows, the row length, log)
         assert len(jobs) == min(blas_threads.threads(), rows)
-        assert jobs[:, -2].sum() == rows and (jobs[:, -1] == shape[-1]).all()
+        assert jobs[:, -3].sum() == rows and (jobs[:, -2] == shape[-1]).all()
+        assert (jobs[:, -1] == name.startswith("log")).all()
     assert len(spy) == 2
 
 

@@ -597,36 +597,28 @@ def log_softmax_grad(g, y, out):
 
 @job
 def softmax_job(p):
-    """[x, out, rows, n]"""
-    j = carray(p, 4)
+    """[x, out, rows, n, log]: softmax of the rows, log-softmax when log is 1"""
+    j = carray(p, 5)
     shape = (j[2], j[3])
-    softmax(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape))
-
-
-@job
-def log_softmax_job(p):
-    """[x, out, rows, n]"""
-    j = carray(p, 4)
-    shape = (j[2], j[3])
-    log_softmax(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape))
+    x, out = carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape)
+    if j[4]:
+        log_softmax(x, out)
+    else:
+        softmax(x, out)
 
 
 @job
 def softmax_grad_job(p):
-    """[g, y, out, rows, n]"""
-    j = carray(p, 5)
+    """[g, y, out, rows, n, log]: softmax's gradient of the rows, log-softmax's when log
+    is 1"""
+    j = carray(p, 6)
     shape = (j[3], j[4])
-    softmax_grad(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
-                 carray(float32_at(j[2]), shape))
-
-
-@job
-def log_softmax_grad_job(p):
-    """[g, y, out, rows, n]"""
-    j = carray(p, 5)
-    shape = (j[3], j[4])
-    log_softmax_grad(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
-                     carray(float32_at(j[2]), shape))
+    g, y = carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape)
+    out = carray(float32_at(j[2]), shape)
+    if j[5]:
+        log_softmax_grad(g, y, out)
+    else:
+        softmax_grad(g, y, out)
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -956,8 +948,8 @@ JOB_FUNCTIONS = {"gelu": gelu_job, "gelu_grad": gelu_grad_job, "relu": relu_job,
                  "pad_planes": pad_planes_job, "batch_norm": batch_norm_job,
                  "batch_norm_dx": batch_norm_dx_job, "batch_norm_dw": batch_norm_dw_job,
                  "channel_sum": channel_sum_job, "channel_affine": channel_affine_job,
-                 "softmax": softmax_job, "log_softmax": log_softmax_job,
-                 "softmax_grad": softmax_grad_job, "log_softmax_grad": log_softmax_grad_job}
+                 "softmax": softmax_job, "log_softmax": softmax_job,
+                 "softmax_grad": softmax_grad_job, "log_softmax_grad": softmax_grad_job}
 KERNELS = {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "outer": outer,
         "add_scaled": add_scaled, "gelu_grad": gelu_grad, "layer_norm": layer_norm,
         "layer_norm_dx": layer_norm_dx, "layer_norm_dw": layer_norm_dw,

@@ -337,34 +337,35 @@ def channel_sum(grad):
     return out
 
 
-def _rowwise(name, *arrays):
+def _rowwise(name, log, *arrays):
     """Kernel ``name`` on the rows (last axis) of ``arrays`` and of a new output shaped
-    as the last of them; when large, in parts of whole rows on OpenBLAS's threads."""
+    as the last of them; when large, in parts of whole rows on OpenBLAS's threads (the
+    job entry shared with the log form, told by ``log``)."""
     out = numpy.empty_like(arrays[-1])
     n = out.shape[-1]
-    _run(name, [*(_rows(a, n) for a in arrays), _rows(out, n)], n)
+    _run(name, [*(_rows(a, n) for a in arrays), _rows(out, n)], n, log)
     return out
 
 
 def softmax(x):
     """Softmax over the last axis: the maximum, the exponentials and their sum, the
     scaling, each row in cache."""
-    return _rowwise("softmax", x)
+    return _rowwise("softmax", 0, x)
 
 
 def softmax_grad(grad, y):
     """``y * (grad - sum(grad * y))`` over the last axis."""
-    return _rowwise("softmax_grad", grad, y)
+    return _rowwise("softmax_grad", 0, grad, y)
 
 
 def log_softmax(x):
     """Log-softmax over the last axis: the maximum, the sum of exponentials, the shift."""
-    return _rowwise("log_softmax", x)
+    return _rowwise("log_softmax", 1, x)
 
 
 def log_softmax_grad(grad, y):
     """``grad - exp(y) * sum(grad)`` over the last axis."""
-    return _rowwise("log_softmax_grad", grad, y)
+    return _rowwise("log_softmax_grad", 1, grad, y)
 
 
 def adam_step(p, g, m, v, *, decay, wd, weight, beta2, bc2_sqrt, eps, step_size):
