@@ -1,8 +1,8 @@
 """Compiled kernels split across OpenBLAS's threads (backend/blas_threads.py): ReLU, GELU,
-softmax and log-softmax, max pools and their gradient, in-place updates, the convolutions'
-copies and padding. Each part on its thread gives the one-thread kernel's result bit for
-bit (parts start on aligned elements, whole planes or rows), with NaN, odd lengths, a
-forked child and the fallbacks (small work, strided or overlapping arrays, no
+softmax, log-softmax and layer norm, max pools and their gradient, in-place updates, the
+convolutions' copies and padding. Each part on its thread gives the one-thread kernel's
+result bit for bit (parts start on aligned elements, whole planes or rows), with NaN, odd
+lengths, a forked child and the fallbacks (small work, strided or overlapping arrays, no
 multithreaded OpenBLAS)."""
 
 import math
@@ -88,6 +88,27 @@ def test_split_row_kernels_match_one_thread(name, shape, monkeypatch, split, spy
         assert jobs[:, -3].sum() == rows and (jobs[:, -2] == shape[-1]).all()
         assert (jobs[:, -1] == name.startswith("log")).all()
     assert len(spy) == 2
+
+
+@needs_threads
+@pytest.mark.parametrize("shape", [(7, 33), (4, 5, 64)])
+@pytest.mark.parametrize("affine", ["none", "weight", "bias", "both"])
+def test_split_layer_norm_matches_one_thread(shape, affine, monkeypatch, split, spy):
+    """Layer norm and its input gradient take whole rows (and their statistics) in each
+    part, the weight and bias (each optional) whole."""
+    n = shape[-1]
+    x, g = _values(shape, 3), _values(shape, 4)
+    w = _values(n, 5) if affine in ("weight", "both") else None
+    b = _values(n, 6) if affine in ("bias", "both") else None
+
+    def run():
+        out, mean, rstd = cpu_kernels.layer_norm(x, n, 1e-5, w, b)
+        return out, mean, rstd, cpu_kernels.layer_norm_dx(g, x, w, mean, rstd, n)
+    for a, c in zip(run(), _one_thread(monkeypatch, run), strict=True):
+        assert numpy.array_equal(a.view(numpy.int32), c.view(numpy.int32))
+    assert len(spy) == 2
+    for jobs in spy:
+        assert jobs[:, 4 if len(jobs[0]) == 9 else 5].sum() == math.prod(shape[:-1])
 
 
 @needs_threads

@@ -160,7 +160,7 @@ def chunk_squares(a, m):
 
 
 @jit
-def layer_norm(x, w, b, eps, out, mean, rstd):
+def layer_norm(x, out, mean, rstd, w, b, eps):
     """The statistics add float32 sums of chunks of a row (vectorized: many lanes, each
     a few elements) in float64: a long row loses no more than a short one."""
     rows, n = x.shape
@@ -186,7 +186,7 @@ def layer_norm(x, w, b, eps, out, mean, rstd):
 
 
 @jit
-def layer_norm_dx(g, x, w, mean, rstd, out):
+def layer_norm_dx(g, x, mean, rstd, out, w):
     rows, n = x.shape
     nf = numpy.float32(n)
     for r in range(rows):
@@ -202,6 +202,39 @@ def layer_norm_dx(g, x, w, mean, rstd, out):
         for j in range(n):
             gj = g[r, j] if w is None else g[r, j] * w[j]
             out[r, j] = rs * gj + k * x[r, j] + c
+
+
+@job
+def layer_norm_job(p):
+    """[x, out, mean, rstd, rows, n, weight (0: none), bias (0: none), eps's bits]"""
+    j = carray(p, 9)
+    rows, n = j[4], j[5]
+    x, out = carray(float32_at(j[0]), (rows, n)), carray(float32_at(j[1]), (rows, n))
+    mean, rstd = carray(float32_at(j[2]), rows), carray(float32_at(j[3]), rows)
+    w, b = carray(float32_at(j[6]), n), carray(float32_at(j[7]), n)
+    eps = as_float32(numpy.int32(j[8]))
+    if j[6] and j[7]:
+        layer_norm(x, out, mean, rstd, w, b, eps)
+    elif j[6]:
+        layer_norm(x, out, mean, rstd, w, None, eps)
+    elif j[7]:
+        layer_norm(x, out, mean, rstd, None, b, eps)
+    else:
+        layer_norm(x, out, mean, rstd, None, None, eps)
+
+
+@job
+def layer_norm_dx_job(p):
+    """[g, x, mean, rstd, out, rows, n, weight (0: none)]"""
+    j = carray(p, 8)
+    rows, n = j[5], j[6]
+    g, x = carray(float32_at(j[0]), (rows, n)), carray(float32_at(j[1]), (rows, n))
+    mean, rstd = carray(float32_at(j[2]), rows), carray(float32_at(j[3]), rows)
+    out = carray(float32_at(j[4]), (rows, n))
+    if j[7]:
+        layer_norm_dx(g, x, mean, rstd, out, carray(float32_at(j[7]), n))
+    else:
+        layer_norm_dx(g, x, mean, rstd, out, None)
 
 
 @jit
@@ -948,6 +981,7 @@ JOB_FUNCTIONS = {"gelu": gelu_job, "gelu_grad": gelu_grad_job, "relu": relu_job,
                  "pad_planes": pad_planes_job, "batch_norm": batch_norm_job,
                  "batch_norm_dx": batch_norm_dx_job, "batch_norm_dw": batch_norm_dw_job,
                  "channel_sum": channel_sum_job, "channel_affine": channel_affine_job,
+                 "layer_norm": layer_norm_job, "layer_norm_dx": layer_norm_dx_job,
                  "softmax": softmax_job, "log_softmax": softmax_job,
                  "softmax_grad": softmax_grad_job, "log_softmax_grad": softmax_grad_job}
 KERNELS = {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "outer": outer,

@@ -80,7 +80,8 @@ _SPLIT_MIN = {"relu": 1 << 19, "relu_grad": 1 << 19, "gelu": 1 << 18, "gelu_grad
               "by_row": 1 << 18, "by_column": 1 << 18, "batch_norm": 1 << 16,
               "channel_affine": 1 << 16, "batch_norm_dx": 1 << 16, "batch_norm_dw": 1 << 16,
               "channel_sum": 1 << 16, "softmax": 1 << 17, "log_softmax": 1 << 17,
-              "softmax_grad": 1 << 17, "log_softmax_grad": 1 << 17}
+              "softmax_grad": 1 << 17, "log_softmax_grad": 1 << 17, "layer_norm": 1 << 17,
+              "layer_norm_dx": 1 << 17}
 # Bytes a part of a flat array starts on a multiple of: its elements then meet the same
 # vector and scalar loops as when one job takes them all, so the result is the same bit
 # for bit whatever the number of threads. (A kernel over rows or planes does the same
@@ -216,13 +217,14 @@ def gelu_grad(grad, x):
 
 def layer_norm(x, n, eps, weight, bias):
     """Layer norm of each run of the last ``n`` elements of ``x``, and the rows' means
-    and reciprocal deviations (flat): one read for each statistic, one write."""
+    and reciprocal deviations (flat): one read for each statistic, one write; when large,
+    in parts of whole rows on OpenBLAS's threads."""
     out = numpy.empty_like(x)
     rows = x.size // n
     mean, rstd = numpy.empty(rows, x.dtype), numpy.empty(rows, x.dtype)
-    _kernels()["layer_norm"](_rows(x, n), weight if weight is None else _flat(weight),
-                             bias if bias is None else _flat(bias), numpy.float32(eps),
-                             _rows(out, n), mean, rstd)
+    w, b = (v if v is None else _flat(v) for v in (weight, bias))
+    _run("layer_norm", (_rows(x, n), _rows(out, n), mean, rstd), n, _address(w),
+         _address(b), numpy.float32(eps), args=(w, b, numpy.float32(eps)))
     return out, mean, rstd
 
 
@@ -230,10 +232,15 @@ def layer_norm_dx(grad, x, weight, mean, rstd, n):
     """The input gradient of :func:`layer_norm` (PyTorch's form, as the rule's): both row
     sums in one pass, the result in another."""
     out = numpy.empty_like(x)
-    _kernels()["layer_norm_dx"](_rows(grad, n), _rows(x, n),
-                                weight if weight is None else _flat(weight), _flat(mean),
-                                _flat(rstd), _rows(out, n))
+    w = weight if weight is None else _flat(weight)
+    _run("layer_norm_dx", (_rows(grad, n), _rows(x, n), _flat(mean), _flat(rstd),
+                           _rows(out, n)), n, _address(w), args=(w,))
     return out
+
+
+def _address(a):
+    """A job row's reference to an optional array: its address, 0 for None."""
+    return 0 if a is None else a.__array_interface__["data"][0]
 
 
 def layer_norm_dw(grad, x, mean, rstd, n):
