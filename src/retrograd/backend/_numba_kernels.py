@@ -204,13 +204,19 @@ def layer_norm_dx(g, x, mean, rstd, out, w):
             out[r, j] = rs * gj + k * x[r, j] + c
 
 
+@inline
+def rows_and_stats(j, rows, n):
+    """A layer norm job's first two (rows, n) arrays and its rows' means and rstds."""
+    return (carray(float32_at(j[0]), (rows, n)), carray(float32_at(j[1]), (rows, n)),
+            carray(float32_at(j[2]), rows), carray(float32_at(j[3]), rows))
+
+
 @job
 def layer_norm_job(p):
     """[x, out, mean, rstd, rows, n, weight (0: none), bias (0: none), eps's bits]"""
     j = carray(p, 9)
-    rows, n = j[4], j[5]
-    x, out = carray(float32_at(j[0]), (rows, n)), carray(float32_at(j[1]), (rows, n))
-    mean, rstd = carray(float32_at(j[2]), rows), carray(float32_at(j[3]), rows)
+    n = j[5]
+    x, out, mean, rstd = rows_and_stats(j, j[4], n)
     w, b = carray(float32_at(j[6]), n), carray(float32_at(j[7]), n)
     eps = as_float32(numpy.int32(j[8]))
     if j[6] and j[7]:
@@ -228,8 +234,7 @@ def layer_norm_dx_job(p):
     """[g, x, mean, rstd, out, rows, n, weight (0: none)]"""
     j = carray(p, 8)
     rows, n = j[5], j[6]
-    g, x = carray(float32_at(j[0]), (rows, n)), carray(float32_at(j[1]), (rows, n))
-    mean, rstd = carray(float32_at(j[2]), rows), carray(float32_at(j[3]), rows)
+    g, x, mean, rstd = rows_and_stats(j, rows, n)
     out = carray(float32_at(j[4]), (rows, n))
     if j[7]:
         layer_norm_dx(g, x, mean, rstd, out, carray(float32_at(j[7]), n))
