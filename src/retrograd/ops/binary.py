@@ -168,6 +168,12 @@ def _times(xp, grad, factor):
     return grad * _in_result_dtype(xp, grad, factor)[0]
 
 
+def _rounded_times(xp, grad, factor):
+    """:func:`_times` in the gradient's dtype, as PyTorch's mul returns it, for a formula
+    that goes on from the product (beside float16, a wider 0-d -1.7e38 makes -inf)."""
+    return xp.astype(_times(xp, grad, factor), grad.dtype, copy=False)
+
+
 _mul = defop("mul", kernel(lambda xp, self, other: xp.multiply(self, other),
                            *_broadcast("mul")),
              vjp={"self": kernel(lambda xp, grad, other: _times(xp, grad, other),
@@ -556,20 +562,11 @@ _atan2 = defop("atan2", lambda xp, self, other: xp.arctan2(self, other),
                     "other": lambda xp, grad, self, other:
                     _times(xp, grad, _negate(xp, self)) * _atan2_recip(xp, grad, self, other)},
                promote=_BOTH, to_float=True, jvp="elementwise", upcast="forward")
-def _hypot_share(xp, grad, operand, result):
-    """``grad * operand / result``, the product in the result's dtype as PyTorch's mul
-    computes it: a wider 0-d operand rounds there after the product (float32 -1.7e38
-    beside float16 makes -inf, and the gradient NaN)."""
-    if operand.dtype == grad.dtype:
-        return grad * operand / result
-    return xp.astype(grad * _in_result_dtype(xp, grad, operand)[0], grad.dtype,
-                     copy=False) / result
-
-
 _hypot = defop("hypot", lambda xp, self, other: xp.hypot(self, other),
-               vjp={"self": lambda xp, grad, self, result: _hypot_share(xp, grad, self, result),
+               vjp={"self": lambda xp, grad, self, result:
+                    _rounded_times(xp, grad, self) / result,
                     "other": lambda xp, grad, other, result:
-                    _hypot_share(xp, grad, other, result)},
+                    _rounded_times(xp, grad, other) / result},
                promote=_BOTH, to_float=True, jvp="elementwise", upcast="forward")
 _nextafter = defop("nextafter", lambda xp, self, other: xp.nextafter(self, other),
                    vjp={"self": lambda xp, grad, self, other:
@@ -649,9 +646,7 @@ def _xlogy_other_rule(xp, grad, self, other):
     (so ``grad * self`` overflows to inf where PyTorch's does, a wider 0-d ``self`` too);
     the division takes a wider 0-d ``other`` as its kernel does (see
     :func:`_in_result_dtype`)."""
-    num = grad * self
-    if hasattr(self, "dtype") and self.dtype != grad.dtype:  # rounded as PyTorch's mul
-        num = xp.astype(grad * _in_result_dtype(xp, grad, self)[0], grad.dtype, copy=False)
+    num = _rounded_times(xp, grad, self)
     if not hasattr(other, "dtype") or other.dtype == grad.dtype:
         return num / other
     return xp.astype(num / _in_result_dtype(xp, grad, other)[0], grad.dtype, copy=False)
