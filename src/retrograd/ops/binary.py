@@ -630,15 +630,24 @@ def x_times(log):
 _xlogy_fwd = x_times("log")
 
 
-def _xlogy_self_rule(xp, grad, self, other):
-    """PyTorch's ``xlogy(grad, other)``, zero where self == 0 and other <= 0 (for a number
-    ``other``, where it is not > 0: NaN too, as its Scalar overload's formula). That call
-    rounds a wider 0-d ``other`` to the gradient's dtype: a float64 2.2e-308 beside
-    float32 ``self`` is 0 there, and the gradient infinite."""
-    tensor = hasattr(other, "dtype")
-    log = xp.log(xp.astype(other, grad.dtype, copy=False) if tensor else other)
-    masked = other <= 0 if tensor else not other > 0
-    return xp.where((self == 0) & masked | (grad == 0) & (other == other), 0, grad * log)
+def x_times_grad(log, pole):
+    """The gradient of ``self`` of :func:`x_times`'s op: PyTorch's ``xlogy(grad, other)``
+    (xlog1py's with ``log1p``; 0 where grad is, but at a NaN ``other``), zero where self
+    == 0 and other <= ``pole`` (for a number ``other``, where it is not > ``pole``: NaN
+    too, as their Scalar overloads' formulas). ``other`` is taken in the gradient's dtype
+    first, as that call takes it: a wider 0-d one rounds there (a float64 2.2e-308 beside
+    float32 ``self`` is 0, and the gradient infinite), a bool or integer one becomes a
+    float (NumPy's log1p of bools is float16)."""
+    def rule(xp, grad, self, other):
+        tensor = hasattr(other, "dtype")
+        logged = getattr(xp, log)(xp.astype(other, grad.dtype, copy=False) if tensor else other)
+        masked = other <= pole if tensor else not other > pole
+        return xp.where((self == 0) & masked | (grad == 0) & (other == other), 0,
+                        grad * logged)
+    return rule
+
+
+_xlogy_self_rule = x_times_grad("log", 0)
 
 
 def _xlogy_other_rule(xp, grad, self, other):

@@ -16,7 +16,8 @@ from ..backend import get_array_module, special_functions
 from ..backend.functions import functions
 from ._registry import (_broadcast_error, _pretty, apply, apply_inplace, defop, register,
                         register_pair)
-from .binary import _NYI, _check_tensor, _kernel, _no_derivative, _refuse_bool_sub, x_times
+from .binary import (_NYI, _check_tensor, _kernel, _no_derivative, _refuse_bool_sub, x_times,
+                     x_times_grad)
 from .pointwise import _rounded, _times
 from .shape import call
 
@@ -187,18 +188,7 @@ def _i1e_rule(xp, grad, self, result):
 _i1e = _unary("i1e", _scipy("i1e"), _i1e_rule, node="SpecialI1EBackward0")
 
 
-def _xlog1py_self_rule(xp, grad, self, other):
-    """PyTorch's ``xlog1py(grad, other)`` (0 where grad is, but at a NaN ``other``), zero
-    where self == 0 and other <= -1 (for a number ``other``, where it is not > -1: NaN
-    too, as its Scalar overload's formula); ``other`` as saved (a bool or integer
-    tensor) taken in the gradient's dtype first (NumPy's log1p of bools is float16)."""
-    tensor = hasattr(other, "dtype")
-    log = xp.log1p(xp.astype(other, grad.dtype, copy=False) if tensor else other)
-    masked = other <= -1 if tensor else not other > -1
-    return xp.where((self == 0) & masked | (grad == 0) & (other == other), 0, grad * log)
-
-
-_XLOG1PY = {"self": _xlog1py_self_rule,
+_XLOG1PY = {"self": x_times_grad("log1p", -1),
             "other": lambda xp, grad, self, other: grad * self / (other + 1)}
 _xlog1py = {kind: defop("xlog1py", x_times("log1p"), inputs=_BOTH, promote=_BOTH, to_float=True,
                         vjp={k: r for k, r in _XLOG1PY.items() if k in grads},
