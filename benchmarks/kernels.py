@@ -11,9 +11,11 @@ with its bias (3 -> 32 channels at 32x32, 32 -> 64 at 16x16) and the 2x2 max poo
 it. ResNet-18's (``rn_*``, batch 8 of 224x224 images, no bias): the 7x7 stride-2 stem,
 the 3x3 stride-2 padded pool, a 3x3 convolution of each stage, the stride-2 downsampling
 one and a 1x1 stride-2 shortcut, and the training batch norm after the stem, in stage 2
-and in stage 4. ``bn1d_*``: training BatchNorm1d on (256, 1024) and (4096, 512). Each
-figure is the median of ``--repeat`` blocks of calls of one library (blocks, not
-alternating calls: the two libraries' thread pools slow each other when interleaved);
+and in stage 4. ``bn1d_*``: training BatchNorm1d on (256, 1024) and (4096, 512).
+``t_*``: ``w.t().contiguous()`` of a (1024, 1024) and a (1024, 128) matrix; ``nhwc``: a
+(64, 32, 32, 32) batch copied to channels-last. Each figure is the median of ``--repeat``
+blocks of calls of one library (blocks, not alternating calls: the two libraries' thread
+pools slow each other when interleaved);
 "fwd+bwd" is one forward and one backward with a gradient of ones, to every input
 (conv1's input gradient too, which w3's step does not take). ``--threads`` sets
 PyTorch's intra-op threads (its default: the machine's cores); retrograd's large
@@ -79,6 +81,17 @@ def _max_pool(channels, size, seed, k=2, stride=None, padding=0, batch=64):
     return make
 
 
+def _transpose(shape, seed):
+    """A row-major copy of a transposed matrix (``w.t().contiguous()``)."""
+    return lambda T: ([_inputs(T, shape, seed)], lambda x: x.t().contiguous())
+
+
+def _channels_last(T):
+    """w3's conv2 input, NCHW, copied to channels-last (NHWC) order."""
+    return [_inputs(T, (64, 32, 32, 32), 62)], \
+        lambda x: x.contiguous(memory_format=T.channels_last)
+
+
 def _batch_norm(channels, size, seed, batch=8):
     """Training batch norm (batch statistics, running ones updated), as ResNet's; with no
     ``size``, BatchNorm1d's on (batch, channels)."""
@@ -106,7 +119,10 @@ KERNELS = {"gelu": _gelu, "layer_norm": _layer_norm, "softmax": _softmax, "linea
            "rn_bn4": _batch_norm(512, 7, 50),
            # BatchNorm1d after an MLP's linear layer (a channel's values a row apart)
            "bn1d_256": _batch_norm(1024, None, 53, batch=256),
-           "bn1d_4096": _batch_norm(512, None, 56, batch=4096)}
+           "bn1d_4096": _batch_norm(512, None, 56, batch=4096),
+           # layout copies: a transposed square matrix and NCHW -> NHWC
+           "t_1024": _transpose((1024, 1024), 59), "t_1024x128": _transpose((1024, 128), 60),
+           "nhwc": _channels_last}
 
 
 def _block_ms(fn, repeat):

@@ -82,6 +82,8 @@ def _to_torch(x, memo):
         return t
     if isinstance(x, retrograd.dtype):
         return getattr(_torch, x.name)
+    if isinstance(x, retrograd.memory_format):  # (its repr: torch.channels_last)
+        return getattr(_torch, repr(x).removeprefix("torch."))
     if isinstance(x, list):
         return [_to_torch(e, memo) for e in x]
     if isinstance(x, tuple):

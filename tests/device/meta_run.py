@@ -37,7 +37,7 @@ def _samples(op):
 def _map(obj, fn):
     if isinstance(obj, retrograd.Tensor):
         return fn(obj)
-    if isinstance(obj, retrograd.dtype):
+    if isinstance(obj, (retrograd.dtype, retrograd.memory_format)):
         return fn(obj)
     if isinstance(obj, (list, tuple)):
         return type(obj)(_map(e, fn) for e in obj)
@@ -54,6 +54,8 @@ def _converter(to_torch):
     def conv(t):
         if isinstance(t, retrograd.dtype):
             return getattr(torch, t.name) if to_torch else t
+        if isinstance(t, retrograd.memory_format):  # (its repr: torch.channels_last)
+            return getattr(torch, repr(t).removeprefix("torch.")) if to_torch else t
         if id(t) not in seen:
             if to_torch:
                 m = torch.from_numpy(t.detach().numpy().copy()).to("meta")

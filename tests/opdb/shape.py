@@ -421,6 +421,14 @@ def _clone_samples(dtype, requires_grad):
     yield SampleInput(t(), name="0d")
 
 
+def _clone_as_samples(dtype, requires_grad):
+    """clone's and contiguous' samples, and copies into channels-last order."""
+    yield from _clone_samples(dtype, requires_grad)
+    t = make_tensor(2, 3, 4, 5, dtype=dtype, requires_grad=requires_grad)
+    yield SampleInput(t, kwargs={"memory_format": retrograd.channels_last},
+                      name="channels_last")
+
+
 def _as_strided_samples(dtype, requires_grad):
     t = lambda *s: make_tensor(*s, dtype=dtype, requires_grad=requires_grad)  # noqa: E731
     yield SampleInput(t(3, 4), args=((2, 2), (1, 2)))
@@ -559,8 +567,8 @@ OPS = [
     _entry("diag_embed", _diag_embed_samples),
     _entry("tril", _tri_samples, error_inputs=_tri_errors),
     _entry("triu", _tri_samples),
-    _entry("contiguous", _clone_samples, method=True),
-    _entry("clone", _clone_samples),
+    _entry("contiguous", _clone_as_samples, method=True),
+    _entry("clone", _clone_as_samples),
     _entry("unfold", _unfold_samples, method=True, error_inputs=_unfold_errors),
     _entry("as_strided", _as_strided_samples, error_inputs=_as_strided_errors),
     _entry("to", _to_samples, method=True),

@@ -255,6 +255,46 @@ def test_copy_into_matches_numpy(case, copy_split, spy):
     assert len(spy) == 1
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape, axes", [
+    ((37, 21), (1, 0)), ((7, 3), (1, 0)), ((5, 16, 8), (2, 0, 1)), ((3, 4, 5, 6), (0, 3, 1, 2)),
+    ((2, 9, 3, 17), (3, 1, 2, 0)), ((4, 6, 10), (0, 2, 1))])
+def test_transposed_copies_match_numpy_bit_for_bit(shape, axes, threads, copy_split,
+                                                     monkeypatch):
+    """Transposes (dst's last axis a run, src's not) go in tiles of eight along dst's run
+    with a remainder, from src's run on any axis: on one thread and in parts."""
+    if threads > blas_threads.threads():
+        pytest.skip("one OpenBLAS thread")
+    monkeypatch.setattr(blas_threads, "threads", lambda: threads)
+    src = _values(shape, 3).transpose(axes)
+    dst = numpy.empty(src.shape, numpy.float32)
+    cpu_kernels.copy_into(dst, src)
+    assert numpy.array_equal(dst.view(numpy.int32), src.view(numpy.int32))
+
+
+def test_contiguous_and_channels_last_copies_go_through_copy_into(copy_split, monkeypatch):
+    """``contiguous()`` of a transposed float32 tensor and a channels-last clone take the
+    tiled copy; their values, strides and gradients are PyTorch's."""
+    torch = pytest.importorskip("torch")
+    seen = []
+    copy = cpu_kernels.copy_into
+    monkeypatch.setattr(cpu_kernels, "copy_into", lambda d, s: (seen.append(s.shape),
+                                                               copy(d, s)))
+    a = _values((2, 3, 4, 5), 1)
+    x = retrograd.from_numpy(a).requires_grad_()
+    t = torch.from_numpy(a)
+    for mine, theirs in [(x.permute(0, 3, 1, 2).contiguous(), t.permute(0, 3, 1, 2).contiguous()),
+                         (x.contiguous(memory_format=retrograd.channels_last),
+                          t.contiguous(memory_format=torch.channels_last)),
+                         (x.clone(memory_format=retrograd.channels_last),
+                          t.clone(memory_format=torch.channels_last))]:
+        assert mine.stride() == theirs.stride()
+        numpy.testing.assert_array_equal(mine.detach().numpy(), theirs.numpy())
+        mine.sum().backward()
+    assert len(seen) == 3
+    numpy.testing.assert_array_equal(x.grad.numpy(), numpy.full(a.shape, 3, numpy.float32))
+
+
 def test_copy_into_leaves_what_jobs_cannot_take_to_numpy(copy_split, spy):
     """Overlapping, reversed, other dtypes, numbers, a destination that steps 0: NumPy's
     copy, as before."""

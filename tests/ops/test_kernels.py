@@ -28,6 +28,7 @@ def test_kernel_agrees_with_its_rule(k, monkeypatch):
     monkeypatch.setattr(cpu_kernels, "splits", lambda name, first: True)
     monkeypatch.setattr(cpu_kernels, "pays", lambda first: True)
     monkeypatch.setattr(cpu_kernels, "channel_runs_pay", lambda x: x.ndim >= 2)
+    monkeypatch.setattr(cpu_kernels, "_COPY_MIN", 0)
     check_kernel(k, ("float16", "float32"), monkeypatch)
 
 

@@ -939,6 +939,12 @@ def strided_copy(dst, src, shape, dst_step, src_step):
     """``dst[...] = src`` on 6-D float32 views given as flat buffers, their shape and their
     steps in elements (non-negative); the last axis is one contiguous run when both step
     by one."""
+    if dst_step[5] == 1 and src_step[5] != 1:  # a transpose: tiles, when src has a run
+        for a in range(5):
+            if src_step[a] == 1 and shape[a] > 1:
+                _transposed_copy(dst, src, _moved(shape, a), _moved(dst_step, a),
+                                 _moved(src_step, a))
+                return
     n0, n1, n2, n3, n4, n5 = shape
     d0, d1, d2, d3, d4, d5 = dst_step
     s0, s1, s2, s3, s4, s5 = src_step
@@ -958,6 +964,52 @@ def strided_copy(dst, src, shape, dst_step, src_step):
                         else:
                             for t in range(n5):
                                 to[t * d5] = fro[t * s5]
+
+
+@inline
+def _moved(v, a):
+    """The six numbers ``v`` with entry ``a`` moved to place 4 (the copy's loop order)."""
+    out = numpy.empty(6, numpy.int64)
+    k = 0
+    for i in range(5):
+        if i != a:
+            out[k] = v[i]
+            k += 1
+    out[4], out[5] = v[a], v[5]
+    return out
+
+
+@inline
+def _transposed_copy(dst, src, shape, dst_step, src_step):
+    """strided_copy where ``dst`` steps by one along axis 5 and ``src`` along axis 4: eight
+    of dst's elements at a time, read from eight runs of src walked together. Element by
+    element, one side steps across rows of a power-of-two length, whose cache lines fall
+    in one set and evict each other (NumPy's transpose of a 1024x1024 float32: 3.5-5 ms,
+    these blocks: 0.8)."""
+    n0, n1, n2, n3, n4, n5 = shape
+    d0, d1, d2, d3, d4 = dst_step[0], dst_step[1], dst_step[2], dst_step[3], dst_step[4]
+    s0, s1, s2, s3, s5 = src_step[0], src_step[1], src_step[2], src_step[3], src_step[5]
+    whole = n5 - n5 % 8
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for i2 in range(n2):
+                for i3 in range(n3):
+                    to = dst[i0 * d0 + i1 * d1 + i2 * d2 + i3 * d3:]
+                    fro = src[i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3:]
+                    for t in range(0, whole, 8):
+                        for i in range(n4):
+                            o, r = i * d4 + t, i + t * s5
+                            to[o] = fro[r]
+                            to[o + 1] = fro[r + s5]
+                            to[o + 2] = fro[r + 2 * s5]
+                            to[o + 3] = fro[r + 3 * s5]
+                            to[o + 4] = fro[r + 4 * s5]
+                            to[o + 5] = fro[r + 5 * s5]
+                            to[o + 6] = fro[r + 6 * s5]
+                            to[o + 7] = fro[r + 7 * s5]
+                    for t in range(whole, n5):
+                        for i in range(n4):
+                            to[i * d4 + t] = fro[i + t * s5]
 
 
 @inline

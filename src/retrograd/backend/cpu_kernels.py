@@ -29,7 +29,8 @@ from . import blas_threads
 __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "layer_norm_dw", "column_sum", "softmax", "softmax_grad", "log_softmax",
            "log_softmax_grad", "adam_step", "relu", "relu_grad", "outer", "add_scaled", "scale",
-           "max_pool_2d", "max_pool_grad", "linspace", "copy_into", "pad_planes", "pays",
+           "max_pool_2d", "max_pool_grad", "linspace", "copy_into", "copies", "contiguous",
+           "pad_planes", "pays",
            "channel_runs_pay",
            "broadcasts", "broadcast", "batch_norm", "channel_affine", "batch_norm_dx",
            "batch_norm_dw", "channel_sum"]
@@ -128,13 +129,17 @@ _COPY_MIN = 1 << 16  # elements from which a copy runs in parts on OpenBLAS's th
 def copy_into(dst, src):
     """``dst[...] = src``; a large float32 copy between views of one shape (up to 6-D, not
     overlapping, steps whole and non-negative) in parts on OpenBLAS's threads, along its
-    longest axis but the last, or the last (NumPy's ``copyto`` runs on one)."""
-    k = blas_threads.threads() if dst.size >= _COPY_MIN and ready() else 1
-    if k == 1 or not _copies(dst, src):
+    longest axis but the last, or the last (NumPy's ``copyto`` runs on one). A transpose
+    (dst's last axis a run, src's not) is copied in tiles even on one thread."""
+    if not (dst.size >= _COPY_MIN and ready() and _copies(dst, src)):
         numpy.copyto(dst, src)
         return
     shape, dsteps, ssteps = _merged(dst.shape, *(tuple(s // 4 for s in a.strides)
                                                  for a in (dst, src)))
+    k = blas_threads.threads()
+    if k == 1 and not (dsteps[-1] == 1 != ssteps[-1] and 1 in ssteps):
+        numpy.copyto(dst, src)
+        return
     lead = 6 - len(shape)
     shape, dsteps, ssteps = ((1,) * lead + shape, (0,) * lead + dsteps,
                              (0,) * lead + ssteps)
@@ -152,6 +157,20 @@ def copy_into(dst, src):
         rows.append([bases[0] + 4 * lo * dsteps[axis], bases[1] + 4 * lo * ssteps[axis],
                      *part, *dsteps, *ssteps])
     blas_threads.run_jobs(_kernels()["jobs"]["strided_copy"], numpy.array(rows, numpy.int64))
+
+
+def copies(x):
+    """Whether :func:`contiguous` copies ``x`` by :func:`copy_into`: a large float32 view
+    that is not C-contiguous."""
+    return (type(x) is numpy.ndarray and x.dtype.char == "f" and x.size >= _COPY_MIN
+            and not x.flags.c_contiguous and ready())
+
+
+def contiguous(x):
+    """A C-contiguous copy of ``x`` (``numpy.ascontiguousarray``), by :func:`copy_into`."""
+    out = numpy.empty(x.shape, x.dtype)
+    copy_into(out, x)
+    return out
 
 
 def _merged(shape, *steps):
