@@ -167,7 +167,10 @@ def copies(x):
 
 
 def contiguous(x):
-    """A C-contiguous copy of ``x`` (``numpy.ascontiguousarray``), by :func:`copy_into`."""
+    """``numpy.ascontiguousarray(x)``, by :func:`copy_into` where :func:`copies` takes it
+    (a GEMM computed transposed is laid out back so)."""
+    if not copies(x):
+        return numpy.ascontiguousarray(x)
     out = numpy.empty(x.shape, x.dtype)
     copy_into(out, x)
     return out

@@ -317,7 +317,7 @@ class _NumpyFunctions(ArrayFunctions):
                 return cpu_kernels.outer(a[0], b[0])
             return a.T * b
         if a.shape[1] < b.shape[1]:
-            return numpy.ascontiguousarray(numpy.matmul(b.T, a).T)
+            return cpu_kernels.contiguous(numpy.matmul(b.T, a).T)
         return numpy.matmul(a.T, b)
 
     def outer(self, a, b):

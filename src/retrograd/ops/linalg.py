@@ -23,6 +23,7 @@ import string
 
 from .. import _autocast
 from .._tensor import Tensor
+from ..backend import cpu_kernels
 from ..backend.functions import functions
 from ._registry import _pretty, apply, apply_inplace, defop, kernel, register, register_pair
 from .._dtype import CPP_NAMES, FLOAT, int64, legacy_type_name, result_type
@@ -98,8 +99,9 @@ def _wide_nt(self, other):
 
 
 def _nt_swapped(xp, self, other):
-    """``self @ other`` as ``(other^T @ self^T)^T``, laid out C-contiguous."""
-    return xp.ascontiguousarray(xp.matmul(other.T, self.T).T)
+    """``self @ other`` as ``(other^T @ self^T)^T``, laid out C-contiguous (in tiles:
+    ``cpu_kernels.contiguous``)."""
+    return cpu_kernels.contiguous(xp.matmul(other.T, self.T).T)
 
 
 _MATMUL_FWD = kernel(_matmul_fwd, _nt_swapped, _wide_nt)
