@@ -48,6 +48,21 @@ def test_softmax_of_empty_input_any_dtype(torch, dtype, shape, dim, name):
                                                 dim))
 
 
+@pytest.mark.torch
+@pytest.mark.parametrize("rows", [1, 300])
+def test_log_softmax_gradient_of_an_infinite_sum(torch, rows):
+    """``g - exp(y) * sum(g)``: where the sum is infinite, a class whose exponential rounds
+    to 0 gets NaN (0 * inf), as PyTorch's (the compiled kernel once gave -inf)."""
+    def grad(lib):
+        x = lib.tensor([[-3958.99, -39.4, 0.0055]] * rows, requires_grad=True)
+        g = lib.tensor([[-1.2, -0.7, numpy.inf]] * rows)
+        lib.nn.functional.log_softmax(x, 1).backward(g)
+        return x.grad.numpy()
+    want = grad(torch)
+    assert numpy.isnan(want[:, 0]).all() and numpy.isneginf(want[:, 1]).all()
+    numpy.testing.assert_array_equal(grad(retrograd), want)
+
+
 @pytest.mark.parametrize("dim", [0, 1])
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 def test_softmax_of_nonempty_integer_input_still_refused(torch, dim, name):

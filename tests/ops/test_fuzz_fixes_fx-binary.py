@@ -197,6 +197,16 @@ def test_hypot_gradient_in_float16(torch):
 
 
 @pytest.mark.torch
+def test_atan2_gradient_in_float16(torch):
+    """PyTorch's ``grad * -self`` is a float16 tensor before the reciprocal scales it: 3
+    times a wider 0-d 34736 overflows to -inf, and -inf times 1/inf is NaN."""
+    def atan2(lib, y, x):
+        return lib.atan2(y, x) * 3
+    _same_grads(torch, atan2, numpy.array(34735.77), numpy.array([4360.0], dtype="float16"))
+    _same_grads(torch, atan2, numpy.array([4360.0, 1.5], dtype="float16"), numpy.array(-34735.77))
+
+
+@pytest.mark.torch
 def test_norm_gradient_in_float16(torch):
     """PyTorch's norm backward (``self * |self|**(p-2) * grad / norm**(p-1)``) runs in
     float16, overflowing and underflowing where a float32 computation does not."""

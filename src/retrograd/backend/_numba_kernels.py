@@ -660,8 +660,11 @@ def log_softmax(x, out):
             out[r, j] = (x[r, j] - m) - lse
 
 
-@jit
+@njit(fastmath={"contract", "nsz"}, error_model="numpy", cache=True, nogil=True)
 def log_softmax_grad(g, y, out):
+    """``g - exp(y) * sum(g)``, no 'reassoc' either: LLVM would multiply the sum into
+    exp's power-of-two factors first, so an infinite sum times an exponential that rounds
+    to 0 gave -inf, not PyTorch's NaN."""
     rows, n = y.shape
     for r in range(rows):
         s = row_sum(g, r)

@@ -558,9 +558,10 @@ def _atan2_recip(xp, grad, self, other):
 
 _atan2 = defop("atan2", lambda xp, self, other: xp.arctan2(self, other),
                vjp={"self": lambda xp, grad, self, other:
-                    _times(xp, grad, other) * _atan2_recip(xp, grad, self, other),
+                    _rounded_times(xp, grad, other) * _atan2_recip(xp, grad, self, other),
                     "other": lambda xp, grad, self, other:
-                    _times(xp, grad, _negate(xp, self)) * _atan2_recip(xp, grad, self, other)},
+                    _rounded_times(xp, grad, _negate(xp, self))
+                    * _atan2_recip(xp, grad, self, other)},
                promote=_BOTH, to_float=True, jvp="elementwise", upcast="forward")
 _hypot = defop("hypot", lambda xp, self, other: xp.hypot(self, other),
                vjp={"self": lambda xp, grad, self, result:
