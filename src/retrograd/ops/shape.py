@@ -228,16 +228,17 @@ _contiguous = defop("contiguous", kernel(lambda xp, self: xp.ascontiguousarray(s
 def laid_out(xp, self, axes):
     """A copy of ``self`` whose elements lie in the order ``axes`` (same shape, permuted
     strides: channels_last)."""
+    return _in_order(xp, self, axes, xp.ascontiguousarray)
+
+
+def _in_order(xp, self, axes, copy):
+    """:func:`laid_out`, with ``copy`` making the permuted view row-major."""
     back = sorted(range(len(axes)), key=axes.__getitem__)
-    return xp.transpose(xp.ascontiguousarray(xp.transpose(self, axes)), back)
+    return xp.transpose(copy(xp.transpose(self, axes)), back)
 
 
-def _laid_out_in_tiles(xp, self, axes):
-    back = sorted(range(len(axes)), key=axes.__getitem__)
-    return numpy.transpose(cpu_kernels.contiguous(numpy.transpose(self, axes)), back)
-
-
-_clone_as = defop("clone", kernel(laid_out, _laid_out_in_tiles,
+_clone_as = defop("clone", kernel(laid_out, lambda xp, self, axes:
+                                  _in_order(xp, self, axes, cpu_kernels.contiguous),
                                   lambda self, axes: cpu_kernels.copies(self.transpose(axes))),
                   vjp={"self": lambda grad: grad}, jvp="linear")
 
