@@ -453,3 +453,45 @@ def test_igamma_gradients(torch, name):
     want, got = fn(torch), fn(retrograd)
     assert got[0] == want[0] and got[2] == want[2]
     numpy.testing.assert_allclose(got[1], want[1], rtol=1e-5)
+
+
+def _no_grad_write(lib, dtype, call):
+    """``call`` on a float tensor under no_grad, as an optimizer's update: the value
+    written, the version, and whether a backward that saved the tensor then refuses; or
+    the exception the write raised."""
+    leaf = lib.tensor([[0.5, -1.25, 3.0], [2.0, 0.75, -4.0]], dtype=getattr(lib, dtype),
+                      requires_grad=True)
+    y = leaf * 2
+    z = y.sin()  # saves y
+    try:
+        with lib.no_grad():
+            out = call(lib, y)
+    except RuntimeError as e:
+        return type(e).__name__, str(e)
+    try:
+        z.sum().backward()
+        refused = None
+    except RuntimeError as e:
+        refused = str(e)
+    return out is y, str(y.dtype), y._version, _numpy(y).tolist(), refused
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("call", [
+    lambda lib, y: y.mul_(0.9),
+    lambda lib, y: y.add_(y * 3),
+    lambda lib, y: y.add_(lib.ones(2, 3, dtype=y.dtype), alpha=-0.25),
+    lambda lib, y: y.add_(lib.ones(3, dtype=y.dtype)),  # broadcast: the general path
+    lambda lib, y: y.add_(lib.ones(2, 3, dtype=lib.float64), alpha=2),  # another dtype
+    lambda lib, y: y.mul_(2).add_(3).sub_(y.detach() * 0.5).div_(4),
+    lambda lib, y: y[:, :2].add_(y[:, 1:]),  # partial overlap: refused
+    lambda lib, y: y.add_(True),
+    lambda lib, y: y.expand(3, 2, 3).add_(1),  # one memory location, several elements
+], ids=["mul_number", "add_tensor", "add_alpha", "broadcast", "float64_other", "chain",
+        "overlap", "bool", "stride0"])
+def test_writes_under_no_grad_match_pytorch(torch, dtype, call):
+    """Updates under no_grad take a plain path (no promotion or broadcast checks) where
+    every operand is a tensor of self's dtype and shape or a number: the same values,
+    version, errors and saved-tensor checks as PyTorch's."""
+    assert _no_grad_write(retrograd, dtype, call) == _no_grad_write(torch, dtype, call)

@@ -465,6 +465,9 @@ def _apply_inplace(op, self, values, attrs, _observed):
     obs = _observe.engine
     if obs is not None and obs.ops and not _observed:
         return obs.run_op(_run_observed, op, values, attrs, self)
+    if (not grad_mode.state.enabled and _fw_state.level is None
+            and on_inplace_write[0] is None and _plain_write(op, self, values, attrs)):
+        return self
     values = (self, *values)
     gm = grad_mode.state.enabled
     if gm and op.differentiable and self._requires_grad:
@@ -523,6 +526,34 @@ def _apply_inplace(op, self, values, attrs, _observed):
         if self._base is not None:
             forward_ad.write_view_tangent(self)
     return self
+
+
+def _plain_write(op, self, values, attrs):
+    """An in-place op that records nothing (grad mode off, no tangents), on a float32 or
+    float64 NumPy tensor from tensors of its dtype and shape or from numbers: the op's
+    ``into`` kernel straight on the arrays, without the general path's promotion and
+    broadcasting checks (an optimizer's updates: ``add_`` of a small tensor 4.2 -> 2.6 us).
+    False, having written nothing, where the general path must decide."""
+    dst = self._data
+    if (op.into is None or type(dst) is not _ndarray or dst.dtype not in _REAL_FLOATING
+            or 0 in dst.strides or self._fw is not None):
+        return False
+    arrays = [dst, dst]
+    for v in values:
+        if isinstance(v, Tensor):
+            d = v._data
+            if type(d) is not _ndarray or d.dtype is not dst.dtype or d.shape != dst.shape \
+                    or v._fw is not None:
+                return False
+            arrays.append(d)
+        elif type(v) is float or type(v) is int:
+            arrays.append(v)
+        else:
+            return False
+    _out.check_no_partial_overlap(dst, values)
+    op.into(numpy, *arrays, *attrs)
+    self._vc[0] += 1
+    return True
 
 
 def _run_observed(op, values, attrs, self_):

@@ -48,6 +48,8 @@ def _check_alpha(input, other, alpha):
     float for integers, no complex for reals) and cast as PyTorch casts it to the result
     dtype: for a bool result any nonzero alpha is True, so ``True + True * 2`` stays bool.
     Called for any alpha but the default int 1."""
+    if type(alpha) is float and isinstance(input, Tensor) and input._data.dtype.kind in "fc":
+        return alpha  # (a floating or complex result: the common case, without result_type)
     rt = result_type(input, other)
     if type(alpha) is bool and rt.category != BOOL:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
