@@ -73,9 +73,10 @@ ALLOWED = {
     "retrograd.nn.modules.module": (1, "interop: load_state_dict takes NumPy arrays"),
     "retrograd.ops._opdef": (2, "seam: kernel() declares a NumPy kernel by its module"),
     "retrograd.ops._registry": (
-        3, "interop: NumPy scalars given as arguments are weak, like Python numbers; the "
+        4, "interop: NumPy scalars given as arguments are weak, like Python numbers; the "
         "CPU's arrays skip get_array_module (fast paths that only skip work: _inputs's, "
-        "and apply's for a float tensor alone or with a number)"),
+        "apply's for a float tensor alone or with a number, and _plain_write's in-place "
+        "update that records nothing)"),
     "retrograd.ops._tensor_xp": (
         4, "seam: the NumPy-named namespace over Tensors reads NumPy's dtype-likes and host "
         "sequences as NumPy's functions do; of() checks NumPy's ndarray type first (a fast "
