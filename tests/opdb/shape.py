@@ -459,6 +459,12 @@ def _to_samples(dtype, requires_grad):
     yield SampleInput(x, args=(make_tensor(1, dtype="float64"),), name="other")
     yield SampleInput(x, args=(retrograd.float32,), kwargs={"copy": True}, name="copy",
                       nondifferentiable=_lossy(dtype, "float32"))
+    t = make_tensor(2, 3, 4, 5, dtype=dtype, requires_grad=requires_grad)
+    yield SampleInput(t, kwargs={"memory_format": retrograd.channels_last},
+                      name="channels_last")
+    yield SampleInput(t, args=(retrograd.float64,),
+                      kwargs={"memory_format": retrograd.channels_last},
+                      name="channels_last_float64")
 
 
 def _cast_samples(target):

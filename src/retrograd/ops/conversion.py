@@ -17,11 +17,12 @@ from .._memory_format import axes_order, check_memory_format, is_laid_out, prese
 from .._tensor import Tensor
 from .._dtype import LEGACY_NAMES, legacy_type_name
 from .._tensor_types import tensortype
-from ..backend import Device, check_device, emulating_cuda, gpu, is_mapped, to_device
+from ..backend import (Device, check_device, cpu_kernels, emulating_cuda, gpu, is_mapped,
+                       to_device)
 from ..autograd.node import sum_acc
-from ._registry import apply, apply_inplace, defop, register
+from ._registry import apply, apply_inplace, defop, kernel, register
 from .comparison import _invalid
-from .shape import laid_out
+from .shape import _in_order, laid_out
 
 # Copies, fills and casts are exact: float16 stays float16.
 defop = functools.partial(defop, upcast=False)
@@ -58,7 +59,16 @@ def _copy_to(xp, self, dtype, device, source, axes):
     return a if device is None else to_device(a, device)
 
 
-_to_copy = defop("_to_copy", _copy_to,
+def _copy_in_tiles(xp, self, dtype, device, source, axes):
+    """:func:`_copy_to` into a memory format on the host: one copy (the permuted view's,
+    by ``cpu_kernels.contiguous``) where the dtype stays."""
+    return _in_order(xp, self.astype(dtype, copy=False), axes, cpu_kernels.contiguous)
+
+
+_to_copy = defop("_to_copy", kernel(_copy_to, _copy_in_tiles,
+                                    lambda self, dtype, device, source, axes:
+                                    device is None and axes is not None
+                                    and cpu_kernels.copies(self.transpose(axes))),
                  vjp={"self": lambda grad, device, source:
                       grad if device is None else to_device(grad, source)}, jvp="linear")
 _zero = defop("zero", lambda xp, self: _filled(xp, self, 0), vjp={"self": _zeros},
