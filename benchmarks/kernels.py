@@ -87,7 +87,7 @@ def _transpose(shape, seed):
 
 
 def _channels_last(T):
-    """w3's conv2 input, NCHW, copied to channels-last (NHWC) order."""
+    """w3's first convolution's output (64, 32, 32, 32), NCHW, copied to channels-last."""
     return [_inputs(T, (64, 32, 32, 32), 62)], \
         lambda x: x.contiguous(memory_format=T.channels_last)
 

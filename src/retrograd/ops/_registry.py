@@ -532,7 +532,7 @@ def _plain_write(op, self, values, attrs):
     """An in-place op that records nothing (grad mode off, no tangents), on a float32 or
     float64 NumPy tensor from tensors of its dtype and shape or from numbers: the op's
     ``into`` kernel straight on the arrays, without the general path's promotion and
-    broadcasting checks (an optimizer's updates: ``add_`` of a small tensor 4.2 -> 2.6 us).
+    broadcasting checks (an optimizer's updates: ``mul_`` of a small tensor 4.7 -> 2.8 us).
     False, having written nothing, where the general path must decide."""
     dst = self._data
     if (op.into is None or type(dst) is not _ndarray or dst.dtype not in _REAL_FLOATING

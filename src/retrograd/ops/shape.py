@@ -17,8 +17,7 @@ from .. import _dtype
 from .._memory_format import (axes_order, check_memory_format, contiguous_format,
                               is_laid_out, preserve_format)
 from .._tensor import Size, _wrap_dim, wrap
-from ..backend import get_array_module
-from ..backend import cpu_kernels
+from ..backend import cpu_kernels, get_array_module
 from ..backend.functions import functions
 from . import _views
 from ._views import _as_strided_backward
