@@ -5,7 +5,8 @@
 
 At w4's shapes (a 4-layer, 192-wide transformer encoder on a (32, 64) batch, float32):
 GELU on the (32, 64, 768) feed-forward activations, LayerNorm over 192 features, softmax
-over the (32, 4, 64, 64) attention scores, the 192 -> 768 linear layer with its bias.
+over the (32, 4, 64, 64) attention scores, the 192 -> 768 linear layer with its bias, the
+scores' batched product ``q @ k.transpose(-2, -1)``.
 At w3's (a two-layer CNN on a (64, 3, 32, 32) batch): each 3x3, padding-1 convolution
 with its bias (3 -> 32 channels at 32x32, 32 -> 64 at 16x16) and the 2x2 max pool after
 it. ResNet-18's (``rn_*``, batch 8 of 224x224 images, no bias): the 7x7 stride-2 stem,
@@ -63,6 +64,12 @@ def _linear(T):
     return [x, w, b], T.nn.functional.linear
 
 
+def _attention_scores(T):
+    """The attention scores ``q @ k.transpose(-2, -1)`` over w4's (32, 4, 64, 48) heads."""
+    return [_inputs(T, (32, 4, 64, 48), 10), _inputs(T, (32, 4, 64, 48), 11)], \
+        lambda q, k: q @ k.transpose(-2, -1)
+
+
 def _conv(c_in, c_out, size, seed, k=3, stride=1, batch=64, bias=True):
     def make(T):
         x = _inputs(T, (batch, c_in, size, size), seed)
@@ -104,6 +111,7 @@ def _batch_norm(channels, size, seed, batch=8):
 
 
 KERNELS = {"gelu": _gelu, "layer_norm": _layer_norm, "softmax": _softmax, "linear": _linear,
+           "attn_scores": _attention_scores,
            "conv1": _conv(3, 32, 32, 5), "max_pool1": _max_pool(32, 32, 8),
            "conv2": _conv(32, 64, 16, 9), "max_pool2": _max_pool(64, 16, 12),
            # ResNet-18's layers at batch 8 and 224x224 inputs (no bias: batch norm follows)

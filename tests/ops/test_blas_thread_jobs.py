@@ -397,3 +397,42 @@ def test_split_kernels_run_in_a_forked_child(split):
         os._exit(0 if numpy.array_equal(cpu_kernels.gelu(x), want, equal_nan=True) else 3)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.parametrize("shapes", [((5, 6, 7), (5, 8, 7)), ((2, 3, 4, 5), (2, 3, 9, 5)),
+                                    ((3, 2, 4, 6), (2, 5, 6))])
+def test_batches_times_transposed_batches_lay_them_out_first(shapes, copy_split, monkeypatch):
+    """A batch of small transposed float32 matrices is copied row-major (the tiled
+    transpose) before NumPy's matmul, a product NumPy's to rounding; a broadcast batch, a
+    vector, a row-major batch and float64 go to NumPy's matmul as they are."""
+    from retrograd.backend.functions import functions
+    laid = []
+    contiguous = cpu_kernels.contiguous
+    monkeypatch.setattr(cpu_kernels, "contiguous", lambda x: laid.append(x.shape)
+                        or contiguous(x))
+    mm = functions(numpy).batched_matmul
+    a, b = _values(shapes[0], 1), _values(shapes[1], 2).swapaxes(-1, -2)
+    numpy.testing.assert_allclose(mm(a, b), numpy.matmul(a, b), rtol=1e-5, atol=1e-5,
+                                  equal_nan=True)
+    assert laid == [b.shape]
+    for x, y in [(a, numpy.broadcast_to(b[:1], b.shape)), (a.reshape(-1)[:b.shape[-2]], b),
+                 (a, numpy.ascontiguousarray(b)), (a.astype(numpy.float64), b.astype(float))]:
+        numpy.testing.assert_array_equal(mm(x, y), numpy.matmul(x, y))
+    assert laid == [b.shape]
+
+
+def test_attention_products_with_laid_out_batches_match_pytorch(copy_split):
+    """``q @ k.transpose(-2, -1)`` and ``p @ v`` (whose input gradient multiplies by v's
+    transpose): values and every gradient as PyTorch's, to float32 rounding."""
+    torch = pytest.importorskip("torch")
+    q, k, v = (_values((2, 3, 8, 5), s) for s in (1, 2, 3))
+    q, k, v = (numpy.nan_to_num(x, nan=0.5) for x in (q, k, v))
+    got = {}
+    for lib in (retrograd, torch):
+        Q, K, V = (lib.from_numpy(x.copy()).requires_grad_() for x in (q, k, v))
+        s = Q @ K.transpose(-2, -1)
+        o = s.softmax(-1) @ V
+        o.backward(lib.from_numpy(_values((2, 3, 8, 5), 4)).nan_to_num(0.25))
+        got[lib] = [t.detach().numpy() for t in (s, o, Q.grad, K.grad, V.grad)]
+    for a, b in zip(got[retrograd], got[torch], strict=True):
+        numpy.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6 * numpy.abs(b).max())

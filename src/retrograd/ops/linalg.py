@@ -38,13 +38,16 @@ __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", 
 def _fold_matmul(xp, a, b):
     """``a @ b``; a batched ``a`` times a matrix or vector is one GEMM over stacked rows;
     over one contracted element, outer products (NumPy's matmul takes 15x as long for
-    that one: a batch-1 weight gradient)."""
+    that one: a batch-1 weight gradient); batches of matrices by the module's
+    ``batched_matmul``."""
     if a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1:
         return functions(xp).outer(a[..., 0], b[..., 0, :])
     if a.ndim > 2 and b.ndim <= 2:
         rows = math.prod(a.shape[:-1])
         out = xp.matmul(xp.reshape(a, (rows, a.shape[-1])), b)
         return xp.reshape(out, tuple(a.shape[:-1]) + tuple(b.shape[1:]))
+    if b.ndim > 2:
+        return functions(xp).batched_matmul(a, b)
     return xp.matmul(a, b)
 
 
