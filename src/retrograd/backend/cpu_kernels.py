@@ -6,7 +6,7 @@ sub, mul and div of a row or a column of the other operand, in float32; Adam's u
 float32 and float64; 2-D max pools and a max pool's gradient scatter, in float32 (NumPy's
 need a pass per comparison, and a fancy-index assignment, several times slower);
 linspace's fused multiply-adds (NumPy has none: its exact emulation takes some twenty
-passes).
+passes); the transforms of Winograd's 3x3 convolution (:mod:`._numba_winograd`).
 
 A NumPy chain reads and writes every element once per operation (GELU's is fifteen
 passes); these loops do each element's arithmetic in registers, one pass over memory,
@@ -33,7 +33,8 @@ __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "pad_planes", "pays",
            "channel_runs_pay",
            "broadcasts", "broadcast", "batch_norm", "channel_affine", "batch_norm_dx",
-           "batch_norm_dw", "channel_sum"]
+           "batch_norm_dw", "channel_sum", "winograd_weights", "winograd_weights_grad",
+           "winograd_tiles", "winograd_untile", "winograd_grad_tiles"]
 
 
 @functools.cache
@@ -59,8 +60,9 @@ def takes(first, *others):
 @functools.cache
 def _kernels():
     """Compile (or load from numba's cache) every kernel: {name: function}."""
-    from . import _numba_kernels  # (numba loads on the first kernel call)
-    return {**_numba_kernels.KERNELS, "jobs": _numba_kernels.JOBS}
+    from . import _numba_kernels, _numba_winograd  # (numba loads on the first kernel call)
+    return {**_numba_kernels.KERNELS, **_numba_winograd.KERNELS,
+            "jobs": {**_numba_kernels.JOBS, **_numba_winograd.JOBS}}
 
 
 def _flat(x):
@@ -82,7 +84,8 @@ _SPLIT_MIN = {"relu": 1 << 19, "relu_grad": 1 << 19, "gelu": 1 << 18, "gelu_grad
               "channel_affine": 1 << 16, "batch_norm_dx": 1 << 16, "batch_norm_dw": 1 << 16,
               "channel_sum": 1 << 16, "softmax": 1 << 17, "log_softmax": 1 << 17,
               "softmax_grad": 1 << 17, "log_softmax_grad": 1 << 17, "layer_norm": 1 << 17,
-              "layer_norm_dx": 1 << 17}
+              "layer_norm_dx": 1 << 17, "winograd_tiles": 1 << 16, "winograd_untile": 1 << 16,
+              "winograd_grad_tiles": 1 << 16}
 # Bytes a part of a flat array starts on a multiple of: its elements then meet the same
 # vector and scalar loops as when one job takes them all, so the result is the same bit
 # for bit whatever the number of threads. (A kernel over rows or planes does the same
@@ -328,6 +331,50 @@ def batch_norm(x, weight, bias, eps):
                                _per_channel(bias, c, 0), _planes(out), mean, invstd),
                 _bits(e))
     return out, mean, invstd
+
+
+def winograd_weights(w):
+    """Winograd F(2x2, 3x3)'s transformed 3x3 kernels ``w`` (K, C, 3, 3): (16, K, C),
+    each of the 16 positions a matrix for its GEMM."""
+    u = numpy.empty((16,) + w.shape[:2], numpy.float32)
+    _kernels()["winograd_weights"](numpy.ascontiguousarray(w).reshape(w.shape[:2] + (9,)), u)
+    return u
+
+
+def winograd_weights_grad(du):
+    """The gradient of 3x3 kernels from that of their transforms ``du`` (16, K, C)."""
+    dw = numpy.empty(du.shape[1:] + (3, 3), numpy.float32)
+    _kernels()["winograd_weights_grad"](du, dw)
+    return dw
+
+
+def winograd_tiles(x, th, tw, out=None):
+    """The transformed 4x4 tiles of padded planes ``x`` (N, C, 2 th + 2, 2 tw + 2), two
+    rows and columns apart: (16, C, N * th * tw), into ``out`` if given."""
+    n, c = x.shape[:2]
+    v = numpy.empty((16, c, n * th * tw), numpy.float32) if out is None else out
+    _by_channel("winograd_tiles", (_planes(x), v), th, tw)
+    return v
+
+
+def winograd_untile(m, bias, out):
+    """``out`` (N, K, OH, OW) from the products ``m`` (16, K, tiles) and a ``bias`` (K,);
+    False where a value is not finite."""
+    n, k, oh, ow = out.shape
+    bad = numpy.empty(k, numpy.float32)
+    _by_channel("winograd_untile", (_planes(out), m, bias, bad), oh, ow, -(-oh // 2),
+                -(-ow // 2))
+    return not bad.any()
+
+
+def winograd_grad_tiles(g, out=None):
+    """The gradient of the products from that of the output ``g`` (N, K, OH, OW): the
+    adjoint of :func:`winograd_untile`, (16, K, tiles), into ``out`` if given."""
+    n, k, oh, ow = g.shape
+    th, tw = -(-oh // 2), -(-ow // 2)
+    dm = numpy.empty((16, k, n * th * tw), numpy.float32) if out is None else out
+    _by_channel("winograd_grad_tiles", (_planes(g), dm), oh, ow, th, tw)
+    return dm
 
 
 def channel_affine(x, alpha, beta):

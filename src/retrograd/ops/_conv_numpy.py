@@ -1,6 +1,7 @@
 """NumPy-only kernels of the convolution family (:mod:`.convolution`): 2-D convolutions on
 a padded row grid, in chunks of images that stay in cache (``conv``, ``conv_dx``,
-``conv_dw``), and depthwise ones as one multiply-add per kernel offset. They read strides
+``conv_dw``; 3x3 ones at unit stride by Winograd's transforms, :mod:`._conv_winograd`), and
+depthwise ones as one multiply-add per kernel offset. They read strides
 and write into views, which only NumPy arrays allow; the family's rules, written on any
 array namespace, compute the same maps, and ``tests/ops/test_conv_kernels.py`` pins the
 two together. Their copies and padding go through ``cpu_kernels`` (``copy_into``,
@@ -13,6 +14,7 @@ import numpy
 from numpy.lib.stride_tricks import as_strided
 
 from ..backend.cpu_kernels import copy_into, pad_planes
+from . import _conv_winograd
 
 __all__ = ["conv", "conv_dx", "conv_dw", "conv_transpose", "bias_grad", "finite"]
 
@@ -122,6 +124,11 @@ def conv(x, w, bias, stride, padding, dilation, groups, ohw=None):
     back to NCHW is one copy into the output."""
     if _depthwise(w.shape, groups):
         return _dw_conv(x, w, bias, stride, padding, dilation, ohw)
+    if _conv_winograd.applies(x.shape, w.shape, stride, padding, dilation, groups,
+                              (x, w) if bias is None else (x, w, bias), ohw=ohw):
+        out = _conv_winograd.conv(x, w, bias, padding)
+        if out is not None:
+            return out
     o = w.shape[0]
     view, oh, ow, wq = _windows(x, w.shape[2:], stride, padding, dilation,
                                    _gridded(w.shape), ohw)
@@ -216,6 +223,11 @@ def conv_dw(g, x, w_shape, stride, padding, dilation, groups):
     (AccumulateGrad then keeps it instead of copying it into the weight's layout)."""
     if _depthwise(w_shape, groups, 2):
         return _dw_conv_dw(g, x, w_shape, stride, padding, dilation)
+    if _conv_winograd.applies(x.shape, w_shape, stride, padding, dilation, groups, (g, x),
+                              weight_grad=True):
+        dw = _conv_winograd.conv_dw(g, x, padding)
+        if dw is not None:
+            return dw
     view, _, _, wq = _windows(x, w_shape[2:], stride, padding, dilation, _gridded(w_shape),
                                  g.shape[2:])
     n, o, oh = x.shape[0], g.shape[1], view.shape[4]

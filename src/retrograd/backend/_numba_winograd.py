@@ -1,0 +1,204 @@
+"""The numba kernels of Winograd's F(2x2, 3x3) convolution (:mod:`..ops._conv_winograd`).
+
+A 3x3 convolution at unit stride computes each 2x2 block of an output plane from the 4x4
+tile of input under it. Transformed (tile ``d`` to ``B^T d B``, kernel ``g`` to ``G g
+G^T``), the block is ``A^T (U * V) A``: sixteen products per tile and channel pair where
+the direct sums take thirty-six, and the sums over channels become sixteen GEMMs. These
+kernels make the transforms, each one pass over its arrays, a channel's planes at a time
+(the jobs split the channels between OpenBLAS's threads); their adjoints carry gradients
+back. The transforms only add, subtract and halve, so each one rounds as NumPy's
+expression of it would, in any thread.
+"""
+
+import numpy
+from numba import carray, njit
+
+from ._numba_kernels import exact, float32_at, job
+
+_H = numpy.float32(0.5)
+_EXPONENT = numpy.int32(0x7F800000)  # a float32's exponent field
+_inline = njit(error_model="numpy", inline="always")  # (no fast-math: exact as written)
+
+
+# The one-dimensional transforms, applied down the columns, then along the rows.
+@_inline
+def _bt(d0, d1, d2, d3):
+    """``B^T d``."""
+    return d0 - d2, d1 + d2, d2 - d1, d1 - d3
+
+
+@_inline
+def _at(m0, m1, m2, m3):
+    """``A^T m``."""
+    return m0 + m1 + m2, m1 - m2 - m3
+
+
+@_inline
+def _a(g0, g1):
+    """``A g``: the adjoint of ``A^T``."""
+    return g0, g0 + g1, g0 - g1, -g1
+
+
+@_inline
+def _g(w0, w1, w2):
+    """``G w``."""
+    return w0, (w0 + w1 + w2) * _H, (w0 - w1 + w2) * _H, w2
+
+
+@_inline
+def _gt(d0, d1, d2, d3):
+    """``G^T d``: the adjoint of ``G``."""
+    return d0 + (d1 + d2) * _H, (d1 - d2) * _H, (d1 + d2) * _H + d3
+
+
+@exact
+def tiles(x, v, c0, c1, th, tw):
+    """``v[4i + j, c, t] = (B^T d B)[i, j]`` for the 4x4 tile ``d`` of padded planes ``x``
+    (N, C, 2 th + 2, 2 tw + 2) at rows ``2a``, columns ``2b`` of image ``n``, tile ``t = (n
+    th + a) tw + b``; channels ``c0:c1``. Each tile row's four rows are combined down the
+    columns first, whole rows at a time, then along them: loops LLVM vectorizes."""
+    e = numpy.empty((4, x.shape[3]), numpy.float32)
+    for c in range(c0, c1):
+        for n in range(x.shape[0]):
+            for a in range(th):
+                r0, r1, r2, r3 = x[n, c, 2 * a], x[n, c, 2 * a + 1], x[n, c, 2 * a + 2], \
+                    x[n, c, 2 * a + 3]
+                for z in range(x.shape[3]):
+                    e[0, z], e[1, z], e[2, z], e[3, z] = _bt(r0[z], r1[z], r2[z], r3[z])
+                t0 = (n * th + a) * tw
+                for i in range(4):
+                    ei = e[i]
+                    v0, v1 = v[4 * i, c, t0:t0 + tw], v[4 * i + 1, c, t0:t0 + tw]
+                    v2, v3 = v[4 * i + 2, c, t0:t0 + tw], v[4 * i + 3, c, t0:t0 + tw]
+                    for b in range(tw):
+                        v0[b], v1[b], v2[b], v3[b] = _bt(ei[2 * b], ei[2 * b + 1], ei[2 * b + 2],
+                                                         ei[2 * b + 3])
+
+
+@exact
+def untile(m, bias, out, bad, k0, k1, th, tw):
+    """``out[n, k]``'s 2x2 block under tile ``t`` is ``A^T m[:, k, t] A + bias[k]``
+    (cropped at an odd edge); ``bad[k]`` is 1 where a value is not finite, else 0.
+    Channels ``k0:k1``. As :func:`tiles`, down the columns first, then along the rows (into
+    a row of whole blocks, copied out cropped)."""
+    oh, ow = out.shape[2], out.shape[3]
+    s = numpy.empty((2, 4, tw), numpy.float32)
+    row = numpy.empty(2 * tw, numpy.float32)
+    for k in range(k0, k1):
+        exponents = 0  # the largest exponent field seen: all ones for infinity and NaN
+        for n in range(out.shape[0]):
+            for a in range(th):
+                t0 = (n * th + a) * tw
+                for q in range(4):
+                    m0, m1 = m[q, k, t0:t0 + tw], m[4 + q, k, t0:t0 + tw]
+                    m2, m3 = m[8 + q, k, t0:t0 + tw], m[12 + q, k, t0:t0 + tw]
+                    s0, s1 = s[0, q], s[1, q]
+                    for b in range(tw):
+                        s0[b], s1[b] = _at(m0[b], m1[b], m2[b], m3[b])
+                for i in range(min(2, oh - 2 * a)):
+                    s0, s1, s2, s3 = s[i, 0], s[i, 1], s[i, 2], s[i, 3]
+                    for b in range(tw):
+                        y0, y1 = _at(s0[b], s1[b], s2[b], s3[b])
+                        row[2 * b], row[2 * b + 1] = y0 + bias[k], y1 + bias[k]
+                    dst = out[n, k, 2 * a + i]
+                    bits = row.view(numpy.int32)
+                    for z in range(ow):
+                        dst[z] = row[z]
+                        exponents = max(exponents, bits[z] & _EXPONENT)
+        bad[k] = 1 if exponents == _EXPONENT else 0
+
+
+@exact
+def grad_tiles(g, dm, k0, k1, th, tw):
+    """The adjoint of :func:`untile`: ``dm[:, k, t] = A g A^T`` for the 2x2 block ``g`` of
+    ``g[n, k]`` under tile ``t`` (zero past an odd edge). Channels ``k0:k1``."""
+    oh, ow = g.shape[2], g.shape[3]
+    e = numpy.zeros((4, 2 * tw), numpy.float32)  # (its columns past ow stay zero)
+    zero = numpy.float32(0)
+    for k in range(k0, k1):
+        for n in range(g.shape[0]):
+            for a in range(th):
+                g0 = g[n, k, 2 * a]
+                g1 = g[n, k, 2 * a + 1] if 2 * a + 1 < oh else g[n, k, 2 * a]
+                last = 2 * a + 1 < oh
+                for z in range(ow):
+                    e[0, z], e[1, z], e[2, z], e[3, z] = _a(g0[z], g1[z] if last else zero)
+                t0 = (n * th + a) * tw
+                for u in range(4):
+                    eu = e[u]
+                    d0, d1 = dm[4 * u, k, t0:t0 + tw], dm[4 * u + 1, k, t0:t0 + tw]
+                    d2, d3 = dm[4 * u + 2, k, t0:t0 + tw], dm[4 * u + 3, k, t0:t0 + tw]
+                    for b in range(tw):
+                        d0[b], d1[b], d2[b], d3[b] = _a(eu[2 * b], eu[2 * b + 1])
+
+
+@exact
+def weights(w, u):
+    """``u[4i + j, k, c] = (G w[k, c] G^T)[i, j]`` for 3x3 kernels ``w`` (K, C, 9). An
+    output channel's sixteen rows are made in a block whose rows are not a power of two
+    apart, then copied out: stored straight into ``u``'s planes (a power of two apart in
+    ResNet's layers) the sixteen streams evict each other from the cache (3.2 ms, not 0.66,
+    for 256 channels each way)."""
+    cs = w.shape[1]
+    t = numpy.empty((16, cs + 16), numpy.float32)
+    for k in range(w.shape[0]):
+        for c in range(cs):
+            q = w[k, c]
+            h0, h1, h2 = _g(q[0], q[3], q[6]), _g(q[1], q[4], q[7]), _g(q[2], q[5], q[8])
+            t[0, c], t[1, c], t[2, c], t[3, c] = _g(h0[0], h1[0], h2[0])
+            t[4, c], t[5, c], t[6, c], t[7, c] = _g(h0[1], h1[1], h2[1])
+            t[8, c], t[9, c], t[10, c], t[11, c] = _g(h0[2], h1[2], h2[2])
+            t[12, c], t[13, c], t[14, c], t[15, c] = _g(h0[3], h1[3], h2[3])
+        for p in range(16):
+            u[p, k, :] = t[p, :cs]
+
+
+@exact
+def weights_grad(du, dw):
+    """The adjoint of :func:`weights`: ``dw[k, c] = G^T du[:, k, c] G``."""
+    for k in range(dw.shape[0]):
+        for c in range(dw.shape[1]):
+            f0 = _gt(du[0, k, c], du[4, k, c], du[8, k, c], du[12, k, c])
+            f1 = _gt(du[1, k, c], du[5, k, c], du[9, k, c], du[13, k, c])
+            f2 = _gt(du[2, k, c], du[6, k, c], du[10, k, c], du[14, k, c])
+            f3 = _gt(du[3, k, c], du[7, k, c], du[11, k, c], du[15, k, c])
+            q = dw[k, c]
+            q[0, 0], q[0, 1], q[0, 2] = _gt(f0[0], f1[0], f2[0], f3[0])
+            q[1, 0], q[1, 1], q[1, 2] = _gt(f0[1], f1[1], f2[1], f3[1])
+            q[2, 0], q[2, 1], q[2, 2] = _gt(f0[2], f1[2], f2[2], f3[2])
+
+
+# The jobs take _by_channel's rows: the arrays' addresses, N, C, S of the first (viewed as
+# (N, C, S)), the part's channels c0, c1, then the tail.
+
+@job
+def tiles_job(p):
+    """[x, v, N, C, S, c0, c1, th, tw]"""
+    j = carray(p, 9)
+    n, c, th, tw = j[2], j[3], j[7], j[8]
+    tiles(carray(float32_at(j[0]), (n, c, 2 * th + 2, 2 * tw + 2)),
+          carray(float32_at(j[1]), (16, c, n * th * tw)), j[5], j[6], th, tw)
+
+
+@job
+def untile_job(p):
+    """[out, m, bias, bad, N, K, S, k0, k1, OH, OW, th, tw]"""
+    j = carray(p, 13)
+    n, k, th, tw = j[4], j[5], j[11], j[12]
+    untile(carray(float32_at(j[1]), (16, k, n * th * tw)), carray(float32_at(j[2]), k),
+           carray(float32_at(j[0]), (n, k, j[9], j[10])), carray(float32_at(j[3]), k),
+           j[7], j[8], th, tw)
+
+
+@job
+def grad_tiles_job(p):
+    """[g, dm, N, K, S, k0, k1, OH, OW, th, tw]"""
+    j = carray(p, 11)
+    n, k, th, tw = j[2], j[3], j[9], j[10]
+    grad_tiles(carray(float32_at(j[0]), (n, k, j[7], j[8])),
+               carray(float32_at(j[1]), (16, k, n * th * tw)), j[5], j[6], th, tw)
+
+
+KERNELS = {"winograd_weights": weights, "winograd_weights_grad": weights_grad}
+JOBS = {"winograd_tiles": tiles_job.address, "winograd_untile": untile_job.address,
+        "winograd_grad_tiles": grad_tiles_job.address}

@@ -1,0 +1,120 @@
+"""3x3 convolutions at unit stride by Winograd's F(2x2, 3x3) (Lavin and Gray, 2016): the
+forward, and through it the input gradient (a convolution of the gradient,
+:func:`._conv_numpy.conv_dx`), and the weight gradient by the adjoint transforms.
+
+Each 2x2 output block takes sixteen products per input and output channel where im2col's
+GEMM takes thirty-six, so the GEMMs (sixteen per chunk of images, one per position of the
+transformed 4x4 tile) do 4/9 of the work; the transforms are one pass each over the
+input, the products and the output (compiled kernels: ``cpu_kernels.winograd_*``). The
+sums round differently from the direct ones (float32 errors of a few units in the last
+place of the largest terms, as the direct sums' own). A transform adds values of
+opposite sign, where an infinity makes NaN the direct sum would not: a result that is not
+finite goes back to the im2col path, which then computes PyTorch's.
+"""
+
+import numpy
+
+from ..backend import cpu_kernels
+from ..backend.cpu_kernels import pad_planes
+
+__all__ = ["applies", "conv", "conv_dw"]
+
+# Bytes of transformed tiles and products a chunk of images makes, so the GEMMs read them
+# from cache.
+_CHUNK_BYTES = 1 << 23
+# Channels from which the transforms pay for themselves: fewer input channels make GEMMs
+# with too short an inner dimension, fewer output ones products too thin for OpenBLAS.
+_MIN_CHANNELS = 16
+
+
+def _tiles(oh, ow):
+    return -(-oh // 2), -(-ow // 2)
+
+
+def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_grad=False,
+            ohw=None):
+    """Whether a convolution of ``x_shape`` by ``w_shape`` (or, ``weight_grad``, its
+    kernels' gradient) goes this way: compiled kernels, float32 ``arrays``, a 3x3 kernel
+    at unit stride and dilation, no groups, enough channels, an output of its full size
+    (``ohw``: a transposed convolution's gradient may ask for less). Its forward also needs
+    at least as many tiles as channels: the kernels' transform is (16, K, C), and on
+    ResNet's 7x7 maps of 512 channels (rn_layer4) it and thin GEMMs cost more than the sums
+    save (14 ms against im2col's 12.6); that layer's weight gradient still gains (26 ->
+    15)."""
+    if not (cpu_kernels.ready() and all(a.dtype.char == "f" for a in arrays)
+            and tuple(w_shape[2:]) == (3, 3) and tuple(stride) == (1, 1)
+            and tuple(dilation) == (1, 1) and groups == 1):
+        return False
+    n, c, h, w = x_shape
+    k = w_shape[0]
+    oh, ow = h + 2 * padding[0] - 2, w + 2 * padding[1] - 2
+    th, tw = _tiles(oh, ow)
+    return (n > 0 and min(c, k) >= _MIN_CHANNELS and min(th, tw) >= 2
+            and (ohw is None or tuple(ohw) == (oh, ow))
+            and (weight_grad or n * th * tw >= max(c, k)))
+
+
+def _chunks(n, channels, tiles):
+    """Image chunks whose transformed tiles and products (``channels`` in all) fit
+    ``_CHUNK_BYTES``."""
+    step = max(1, _CHUNK_BYTES // (16 * channels * tiles * 4))
+    return [(a, min(n, a + step)) for a in range(0, n, step)]
+
+
+def _buffers(chunks, tiles, *channels):
+    """One buffer for each of (16, c, tiles of a chunk) for each of ``channels``, made once
+    for all chunks (a chunk's own would be fresh pages each time: 400 page faults a call
+    of rn_layer2)."""
+    most = max(b - a for a, b in chunks) * tiles
+    return [numpy.empty(16 * c * most, numpy.float32) for c in channels]
+
+
+def _part(buffer, c, tiles):
+    return buffer[:16 * c * tiles].reshape(16, c, tiles)
+
+
+def _padded(x, th, tw, padding):
+    """The planes of ``x`` with their padding, in a grid of 2 th + 2 rows of 2 tw + 2."""
+    return pad_planes(x, 2 * th + 2, 2 * tw + 2, padding[0], padding[1])
+
+
+def conv(x, w, bias, padding):
+    """The convolution (N, K, OH, OW) of ``x`` (N, C, H, W) by ``w`` (K, C, 3, 3), plus
+    ``bias``; None where a value is not finite."""
+    n, c, h, wd = x.shape
+    k = w.shape[0]
+    oh, ow = h + 2 * padding[0] - 2, wd + 2 * padding[1] - 2
+    th, tw = _tiles(oh, ow)
+    u = cpu_kernels.winograd_weights(w)
+    b = numpy.zeros(k, numpy.float32) if bias is None else numpy.ascontiguousarray(bias)
+    out = numpy.empty((n, k, oh, ow), numpy.float32)
+    chunks = _chunks(n, c + k, th * tw)
+    vb, mb = _buffers(chunks, th * tw, c, k)
+    for a, z in chunks:
+        tiles = (z - a) * th * tw
+        v = cpu_kernels.winograd_tiles(_padded(x[a:z], th, tw, padding), th, tw,
+                                       _part(vb, c, tiles))
+        m = numpy.matmul(u, v, out=_part(mb, k, tiles))
+        if not cpu_kernels.winograd_untile(m, b, out[a:z]):
+            return None
+    return out
+
+
+def conv_dw(g, x, padding):
+    """The gradient of the 3x3 kernels from that of the output ``g`` (N, K, OH, OW) and
+    the input ``x``; None where a value is not finite."""
+    n, c = x.shape[:2]
+    k = g.shape[1]
+    th, tw = _tiles(*g.shape[2:])
+    chunks = _chunks(n, c + k, th * tw)
+    vb, mb = _buffers(chunks, th * tw, c, k)
+    du = numpy.zeros((16, k, c), numpy.float32)
+    for a, z in chunks:
+        tiles = (z - a) * th * tw
+        v = cpu_kernels.winograd_tiles(_padded(x[a:z], th, tw, padding), th, tw,
+                                       _part(vb, c, tiles))
+        dm = cpu_kernels.winograd_grad_tiles(numpy.ascontiguousarray(g[a:z]),
+                                             _part(mb, k, tiles))
+        du += numpy.matmul(dm, v.transpose(0, 2, 1))
+    dw = cpu_kernels.winograd_weights_grad(du)
+    return dw if numpy.isfinite(dw).all() else None
