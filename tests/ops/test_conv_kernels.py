@@ -13,7 +13,8 @@ from retrograd.ops._registry import KERNELS
 
 CASES = [
     ("conv2d", (2, 3, 7, 6), (4, 3, 3, 3), {"padding": 1}),
-    ("conv2d", (2, 3, 9, 8), (4, 3, 3, 2), {"padding": (2, 1), "stride": (2, 1),
+    ("conv2d", (2, 3, 7, 17), (4, 3, 3, 3), {"padding": 1}),  # the row grid (16+ columns)
+    ("conv2d", (2, 3, 9, 18), (4, 3, 3, 2), {"padding": (2, 1), "stride": (2, 1),
                                             "dilation": (1, 2)}),
     ("conv2d", (2, 4, 7, 7), (6, 2, 3, 3), {"padding": 1, "groups": 2}),
     ("conv2d", (2, 1, 6, 7), (12, 1, 3, 3), {"padding": 1}),  # the ungridded layout
@@ -22,7 +23,7 @@ CASES = [
     ("conv2d", (2, 4, 7, 7), (8, 1, 3, 3), {"stride": 2, "groups": 4}),  # multiplier 2
     ("conv2d", (0, 3, 5, 5), (2, 3, 3, 3), {}),
     # unit stride: the input gradient as a convolution with the flipped kernel
-    ("conv2d", (2, 4, 8, 9), (6, 2, 3, 2), {"padding": (0, 2), "dilation": (1, 3),
+    ("conv2d", (2, 4, 8, 19), (6, 2, 3, 2), {"padding": (0, 2), "dilation": (1, 3),
                                             "groups": 2}),
     ("conv2d", (2, 3, 6, 6), (5, 3, 2, 2), {"padding": 2}),  # wider than full: col2im
     ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 3, 3), {"dilation": 2, "output_padding": 1}),

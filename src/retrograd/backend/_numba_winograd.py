@@ -133,15 +133,15 @@ def grad_tiles(g, dm, k0, k1, th, tw):
 
 
 @exact
-def weights(w, u):
-    """``u[4i + j, k, c] = (G w[k, c] G^T)[i, j]`` for 3x3 kernels ``w`` (K, C, 9). An
-    output channel's sixteen rows are made in a block whose rows are not a power of two
-    apart, then copied out: stored straight into ``u``'s planes (a power of two apart in
-    ResNet's layers) the sixteen streams evict each other from the cache (3.2 ms, not 0.66,
-    for 256 channels each way)."""
+def weights(w, u, k0, k1):
+    """``u[4i + j, k, c] = (G w[k, c] G^T)[i, j]`` for 3x3 kernels ``w`` (K, C, 9), output
+    channels ``k0:k1``. An output channel's sixteen rows are made in a block whose rows
+    are not a power of two apart, then copied out: stored straight into ``u``'s planes (a
+    power of two apart in ResNet's layers) the sixteen streams evict each other from the
+    cache (3.2 ms, not 0.66, for 256 channels each way)."""
     cs = w.shape[1]
     t = numpy.empty((16, cs + 16), numpy.float32)
-    for k in range(w.shape[0]):
+    for k in range(k0, k1):
         for c in range(cs):
             q = w[k, c]
             h0, h1, h2 = _g(q[0], q[3], q[6]), _g(q[1], q[4], q[7]), _g(q[2], q[5], q[8])
@@ -154,14 +154,20 @@ def weights(w, u):
 
 
 @exact
-def weights_grad(du, dw):
-    """The adjoint of :func:`weights`: ``dw[k, c] = G^T du[:, k, c] G``."""
-    for k in range(dw.shape[0]):
-        for c in range(dw.shape[1]):
-            f0 = _gt(du[0, k, c], du[4, k, c], du[8, k, c], du[12, k, c])
-            f1 = _gt(du[1, k, c], du[5, k, c], du[9, k, c], du[13, k, c])
-            f2 = _gt(du[2, k, c], du[6, k, c], du[10, k, c], du[14, k, c])
-            f3 = _gt(du[3, k, c], du[7, k, c], du[11, k, c], du[15, k, c])
+def weights_grad(du, dw, k0, k1):
+    """The adjoint of :func:`weights`: ``dw[k, c] = G^T du[:, k, c] G`` for output channels
+    ``k0:k1``, an output channel's sixteen rows read into a block first, as :func:`weights`
+    writes them."""
+    cs = dw.shape[1]
+    t = numpy.empty((16, cs + 16), numpy.float32)
+    for k in range(k0, k1):
+        for p in range(16):
+            t[p, :cs] = du[p, k, :]
+        for c in range(cs):
+            f0 = _gt(t[0, c], t[4, c], t[8, c], t[12, c])
+            f1 = _gt(t[1, c], t[5, c], t[9, c], t[13, c])
+            f2 = _gt(t[2, c], t[6, c], t[10, c], t[14, c])
+            f3 = _gt(t[3, c], t[7, c], t[11, c], t[15, c])
             q = dw[k, c]
             q[0, 0], q[0, 1], q[0, 2] = _gt(f0[0], f1[0], f2[0], f3[0])
             q[1, 0], q[1, 1], q[1, 2] = _gt(f0[1], f1[1], f2[1], f3[1])
@@ -199,6 +205,24 @@ def grad_tiles_job(p):
                carray(float32_at(j[1]), (16, k, n * th * tw)), j[5], j[6], th, tw)
 
 
-KERNELS = {"winograd_weights": weights, "winograd_weights_grad": weights_grad}
+@job
+def weights_job(p):
+    """[w, u, 1, K, S, k0, k1, C]"""
+    j = carray(p, 8)
+    k, c = j[3], j[7]
+    weights(carray(float32_at(j[0]), (k, c, 9)), carray(float32_at(j[1]), (16, k, c)), j[5],
+            j[6])
+
+
+@job
+def weights_grad_job(p):
+    """[dw, du, 1, K, S, k0, k1, C]"""
+    j = carray(p, 8)
+    k, c = j[3], j[7]
+    weights_grad(carray(float32_at(j[1]), (16, k, c)), carray(float32_at(j[0]), (k, c, 3, 3)),
+                 j[5], j[6])
+
+
 JOBS = {"winograd_tiles": tiles_job.address, "winograd_untile": untile_job.address,
-        "winograd_grad_tiles": grad_tiles_job.address}
+        "winograd_grad_tiles": grad_tiles_job.address, "winograd_weights": weights_job.address,
+        "winograd_weights_grad": weights_grad_job.address}

@@ -61,8 +61,7 @@ def takes(first, *others):
 def _kernels():
     """Compile (or load from numba's cache) every kernel: {name: function}."""
     from . import _numba_kernels, _numba_winograd  # (numba loads on the first kernel call)
-    return {**_numba_kernels.KERNELS, **_numba_winograd.KERNELS,
-            "jobs": {**_numba_kernels.JOBS, **_numba_winograd.JOBS}}
+    return {**_numba_kernels.KERNELS, "jobs": {**_numba_kernels.JOBS, **_numba_winograd.JOBS}}
 
 
 def _flat(x):
@@ -85,7 +84,8 @@ _SPLIT_MIN = {"relu": 1 << 19, "relu_grad": 1 << 19, "gelu": 1 << 18, "gelu_grad
               "channel_sum": 1 << 16, "softmax": 1 << 17, "log_softmax": 1 << 17,
               "softmax_grad": 1 << 17, "log_softmax_grad": 1 << 17, "layer_norm": 1 << 17,
               "layer_norm_dx": 1 << 17, "winograd_tiles": 1 << 16, "winograd_untile": 1 << 16,
-              "winograd_grad_tiles": 1 << 16}
+              "winograd_grad_tiles": 1 << 16, "winograd_weights": 1 << 16,
+              "winograd_weights_grad": 1 << 16}
 # Bytes a part of a flat array starts on a multiple of: its elements then meet the same
 # vector and scalar loops as when one job takes them all, so the result is the same bit
 # for bit whatever the number of threads. (A kernel over rows or planes does the same
@@ -336,15 +336,17 @@ def batch_norm(x, weight, bias, eps):
 def winograd_weights(w):
     """Winograd F(2x2, 3x3)'s transformed 3x3 kernels ``w`` (K, C, 3, 3): (16, K, C),
     each of the 16 positions a matrix for its GEMM."""
-    u = numpy.empty((16,) + w.shape[:2], numpy.float32)
-    _kernels()["winograd_weights"](numpy.ascontiguousarray(w).reshape(w.shape[:2] + (9,)), u)
+    k, c = w.shape[:2]
+    u = numpy.empty((16, k, c), numpy.float32)
+    _by_channel("winograd_weights", (numpy.ascontiguousarray(w).reshape(1, k, c * 9), u), c)
     return u
 
 
 def winograd_weights_grad(du):
     """The gradient of 3x3 kernels from that of their transforms ``du`` (16, K, C)."""
-    dw = numpy.empty(du.shape[1:] + (3, 3), numpy.float32)
-    _kernels()["winograd_weights_grad"](du, dw)
+    k, c = du.shape[1:]
+    dw = numpy.empty((k, c, 3, 3), numpy.float32)
+    _by_channel("winograd_weights_grad", (dw.reshape(1, k, c * 9), du), c)
     return dw
 
 

@@ -108,13 +108,17 @@ def conv_dw(g, x, padding):
     th, tw = _tiles(*g.shape[2:])
     chunks = _chunks(n, c + k, th * tw)
     vb, mb = _buffers(chunks, th * tw, c, k)
-    du = numpy.zeros((16, k, c), numpy.float32)
+    du = None
     for a, z in chunks:
         tiles = (z - a) * th * tw
         v = cpu_kernels.winograd_tiles(_padded(x[a:z], th, tw, padding), th, tw,
                                        _part(vb, c, tiles))
         dm = cpu_kernels.winograd_grad_tiles(numpy.ascontiguousarray(g[a:z]),
                                              _part(mb, k, tiles))
-        du += numpy.matmul(dm, v.transpose(0, 2, 1))
+        d = numpy.matmul(dm, v.transpose(0, 2, 1))
+        if du is None:
+            du = d
+        else:
+            du += d
     dw = cpu_kernels.winograd_weights_grad(du)
     return dw if numpy.isfinite(dw).all() else None
