@@ -134,6 +134,48 @@ def w3(T):
     return step
 
 
+# ---- rn18: ResNet-18 (torchvision's layout, written here for both), batch 8 of 224x224 ----
+def _resnet18(T, classes=10):
+    nn = T.nn
+
+    class Block(nn.Module):
+        def __init__(self, c_in, c_out, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(c_in, c_out, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(c_out)
+            self.conv2 = nn.Conv2d(c_out, c_out, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(c_out)
+            self.down = None if stride == 1 and c_in == c_out else nn.Sequential(
+                nn.Conv2d(c_in, c_out, 1, stride, bias=False), nn.BatchNorm2d(c_out))
+
+        def forward(self, x):
+            out = T.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            return T.relu(out + (x if self.down is None else self.down(x)))
+
+    layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+              nn.MaxPool2d(3, 2, 1)]
+    c = 64
+    for width, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+        layers += [Block(c, width, stride), Block(width, width, 1)]
+        c = width
+    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, classes))
+
+
+def rn18(T):
+    T.manual_seed(0)
+    model = _resnet18(T)
+    rng = np.random.default_rng(0)
+    x = T.from_numpy(rng.standard_normal((8, 3, 224, 224)).astype(np.float32))
+    y = T.from_numpy(rng.integers(0, 10, 8))
+    params = list(model.parameters())
+
+    def step():
+        T.nn.functional.cross_entropy(model(x), y).backward()
+        _sgd_step(T, params)
+    return step
+
+
 # ---- w4: pre-LN transformer, 4 blocks, batch 32, seq 64, dim 192, Adam (hand-written) -----
 def w4(T, dtype="float32", amp=False):
     T.manual_seed(0)
@@ -195,6 +237,7 @@ WORKLOADS = {
                 "foreach=True", "ms/step", 1e3),
     "w3": (w3, "CNN b64 3x32x32, 2x(conv3x3+ReLU+maxpool), linear, SGD", "ms/step", 1e3),
     "w4": (w4, "pre-LN transformer 4 blocks b32 seq64 d192, Adam", "ms/step", 1e3),
+    "rn18": (rn18, "ResNet-18 b8 3x224x224, SGD", "ms/step", 1e3),
     # parameters, activations, gradients and Adam's moments all in bfloat16
     "w4-bf16": (lambda T: w4(T, "bfloat16"), "w4 in bfloat16", "ms/step", 1e3),
     # float32 parameters and Adam, the forward under CPU autocast to bfloat16
