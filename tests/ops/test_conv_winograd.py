@@ -101,13 +101,16 @@ def test_the_transforms_are_adjoint():
 
 def test_the_tiles_are_the_transformed_windows():
     rng = numpy.random.default_rng(4)
-    x = rng.standard_normal((2, 3, 8, 10)).astype(numpy.float32)  # th, tw = 3, 4
-    v = cpu_kernels.winograd_tiles(x, 3, 4)
+    x = rng.standard_normal((2, 3, 7, 9)).astype(numpy.float32)
+    th, tw = 4, 6  # a padding of (1, 2): 7 x 11 outputs
+    v = cpu_kernels.winograd_tiles(x, th, tw, (1, 2))
+    padded = numpy.zeros((2, 3, 2 * th + 2, 2 * tw + 2))
+    padded[:, :, 1:8, 2:11] = x
     bt = numpy.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]])
-    for n, c, a, b in ((0, 0, 0, 0), (1, 2, 2, 3), (1, 1, 1, 2)):
-        d = x[n, c, 2 * a:2 * a + 4, 2 * b:2 * b + 4].astype(float)
-        numpy.testing.assert_allclose(v[:, c, (n * 3 + a) * 4 + b], (bt @ d @ bt.T).ravel(),
-                                      rtol=1e-6)
+    for n, c, a, b in ((0, 0, 0, 0), (1, 2, 3, 5), (1, 1, 1, 2), (0, 2, 3, 0)):
+        d = padded[n, c, 2 * a:2 * a + 4, 2 * b:2 * b + 4]
+        numpy.testing.assert_allclose(v[:, c, (n * th + a) * tw + b], (bt @ d @ bt.T).ravel(),
+                                      rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("x_shape, w_shape, stride, padding, dilation, groups, dtype, forward, "

@@ -52,19 +52,26 @@ def _gt(d0, d1, d2, d3):
 
 
 @exact
-def tiles(x, v, c0, c1, th, tw):
-    """``v[4i + j, c, t] = (B^T d B)[i, j]`` for the 4x4 tile ``d`` of padded planes ``x``
-    (N, C, 2 th + 2, 2 tw + 2) at rows ``2a``, columns ``2b`` of image ``n``, tile ``t = (n
-    th + a) tw + b``; channels ``c0:c1``. Each tile row's four rows are combined down the
+def tiles(x, v, c0, c1, th, tw, top, left):
+    """``v[4i + j, c, t] = (B^T d B)[i, j]`` for the 4x4 tile ``d`` at rows ``2a``, columns
+    ``2b`` of image ``n``'s planes ``x`` (N, C, H, W) padded with ``top`` rows and ``left``
+    columns of zeros (and as many as the tiles reach past the others), tile ``t = (n th +
+    a) tw + b``; channels ``c0:c1``. Each tile row's four rows are combined down the
     columns first, whole rows at a time, then along them: loops LLVM vectorizes."""
-    e = numpy.empty((4, x.shape[3]), numpy.float32)
+    h, w = x.shape[2], x.shape[3]
+    e = numpy.zeros((4, 2 * tw + 2), numpy.float32)  # (the padding columns stay zero)
+    zero = numpy.zeros(w, numpy.float32)
     for c in range(c0, c1):
         for n in range(x.shape[0]):
             for a in range(th):
-                r0, r1, r2, r3 = x[n, c, 2 * a], x[n, c, 2 * a + 1], x[n, c, 2 * a + 2], \
-                    x[n, c, 2 * a + 3]
-                for z in range(x.shape[3]):
-                    e[0, z], e[1, z], e[2, z], e[3, z] = _bt(r0[z], r1[z], r2[z], r3[z])
+                y = 2 * a - top
+                r0 = x[n, c, y] if 0 <= y < h else zero
+                r1 = x[n, c, y + 1] if 0 <= y + 1 < h else zero
+                r2 = x[n, c, y + 2] if 0 <= y + 2 < h else zero
+                r3 = x[n, c, y + 3] if 0 <= y + 3 < h else zero
+                e0, e1, e2, e3 = e[0, left:], e[1, left:], e[2, left:], e[3, left:]
+                for z in range(w):
+                    e0[z], e1[z], e2[z], e3[z] = _bt(r0[z], r1[z], r2[z], r3[z])
                 t0 = (n * th + a) * tw
                 for i in range(4):
                     ei = e[i]
@@ -179,11 +186,11 @@ def weights_grad(du, dw, k0, k1):
 
 @job
 def tiles_job(p):
-    """[x, v, N, C, S, c0, c1, th, tw]"""
-    j = carray(p, 9)
+    """[x, v, N, C, S, c0, c1, th, tw, H, W, top, left]"""
+    j = carray(p, 13)
     n, c, th, tw = j[2], j[3], j[7], j[8]
-    tiles(carray(float32_at(j[0]), (n, c, 2 * th + 2, 2 * tw + 2)),
-          carray(float32_at(j[1]), (16, c, n * th * tw)), j[5], j[6], th, tw)
+    tiles(carray(float32_at(j[0]), (n, c, j[9], j[10])),
+          carray(float32_at(j[1]), (16, c, n * th * tw)), j[5], j[6], th, tw, j[11], j[12])
 
 
 @job

@@ -350,12 +350,14 @@ def winograd_weights_grad(du):
     return dw
 
 
-def winograd_tiles(x, th, tw, out=None):
-    """The transformed 4x4 tiles of padded planes ``x`` (N, C, 2 th + 2, 2 tw + 2), two
-    rows and columns apart: (16, C, N * th * tw), into ``out`` if given."""
-    n, c = x.shape[:2]
+def winograd_tiles(x, th, tw, padding, out=None):
+    """The transformed 4x4 tiles, two rows and columns apart, of the planes of ``x`` (N, C,
+    H, W) padded with ``padding`` (top, left) zeros and as many as th by tw tiles reach
+    past the others: (16, C, N * th * tw), into ``out`` if given."""
+    n, c, h, w = x.shape
     v = numpy.empty((16, c, n * th * tw), numpy.float32) if out is None else out
-    _by_channel("winograd_tiles", (_planes(x), v), th, tw)
+    _by_channel("winograd_tiles", (_planes(numpy.ascontiguousarray(x)), v), th, tw, h, w,
+                *padding)
     return v
 
 

@@ -15,7 +15,6 @@ finite goes back to the im2col path, which then computes PyTorch's.
 import numpy
 
 from ..backend import cpu_kernels
-from ..backend.cpu_kernels import pad_planes
 
 __all__ = ["applies", "conv", "conv_dw"]
 
@@ -73,11 +72,6 @@ def _part(buffer, c, tiles):
     return buffer[:16 * c * tiles].reshape(16, c, tiles)
 
 
-def _padded(x, th, tw, padding):
-    """The planes of ``x`` with their padding, in a grid of 2 th + 2 rows of 2 tw + 2."""
-    return pad_planes(x, 2 * th + 2, 2 * tw + 2, padding[0], padding[1])
-
-
 def conv(x, w, bias, padding):
     """The convolution (N, K, OH, OW) of ``x`` (N, C, H, W) by ``w`` (K, C, 3, 3), plus
     ``bias``; None where a value is not finite."""
@@ -92,8 +86,7 @@ def conv(x, w, bias, padding):
     vb, mb = _buffers(chunks, th * tw, c, k)
     for a, z in chunks:
         tiles = (z - a) * th * tw
-        v = cpu_kernels.winograd_tiles(_padded(x[a:z], th, tw, padding), th, tw,
-                                       _part(vb, c, tiles))
+        v = cpu_kernels.winograd_tiles(x[a:z], th, tw, padding, _part(vb, c, tiles))
         m = numpy.matmul(u, v, out=_part(mb, k, tiles))
         if not cpu_kernels.winograd_untile(m, b, out[a:z]):
             return None
@@ -111,8 +104,7 @@ def conv_dw(g, x, padding):
     du = None
     for a, z in chunks:
         tiles = (z - a) * th * tw
-        v = cpu_kernels.winograd_tiles(_padded(x[a:z], th, tw, padding), th, tw,
-                                       _part(vb, c, tiles))
+        v = cpu_kernels.winograd_tiles(x[a:z], th, tw, padding, _part(vb, c, tiles))
         dm = cpu_kernels.winograd_grad_tiles(numpy.ascontiguousarray(g[a:z]),
                                              _part(mb, k, tiles))
         d = numpy.matmul(dm, v.transpose(0, 2, 1))
