@@ -24,7 +24,13 @@ CASES = [
 
 
 @pytest.fixture
-def taken(monkeypatch):
+def small(monkeypatch):
+    """The weight gradient this way on these tests' few channels too."""
+    monkeypatch.setattr(_conv_winograd, "_MIN_WEIGHT_GRAD_CHANNELS", 16 * 16)
+
+
+@pytest.fixture
+def taken(monkeypatch, small):
     """How many times the Winograd forward and weight gradient ran, and returned a result."""
     calls = {"conv": 0, "conv_dw": 0}
     for name in calls:
@@ -69,7 +75,7 @@ def test_forward_and_gradients_match_float64(case, taken, monkeypatch):
     _close(got, _run(*CASES[case], numpy.float64))
 
 
-def test_the_same_bits_in_one_thread_and_two(monkeypatch):
+def test_the_same_bits_in_one_thread_and_two(monkeypatch, taken):
     names = [n for n in cpu_kernels._SPLIT_MIN if n.startswith("winograd_")]
     assert len(names) == 5
     for name in names:
@@ -79,6 +85,7 @@ def test_the_same_bits_in_one_thread_and_two(monkeypatch):
         monkeypatch.setitem(cpu_kernels._SPLIT_MIN, name, 0)
     for a, b in zip(one, _run((4, 32, 12, 12), 32, 1, True, numpy.float32), strict=True):
         numpy.testing.assert_array_equal(a, b)
+    assert taken == {"conv": 4, "conv_dw": 2}
 
 
 def test_the_transforms_are_adjoint():
@@ -122,6 +129,8 @@ def test_the_tiles_are_the_transformed_windows():
                              ((8, 64, 56, 56), (64, 64, 5, 5), 1, 2, 1, 1, "f", False, False),
                              ((8, 64, 56, 56), (64, 64, 3, 3), 1, 1, 1, 1, "d", False, False),
                              ((8, 8, 56, 56), (64, 8, 3, 3), 1, 1, 1, 1, "f", False, False),
+                             # w3's second layer: too few channels for the weight gradient
+                             ((64, 32, 16, 16), (64, 32, 3, 3), 1, 1, 1, 1, "f", True, False),
                              ((8, 64, 2, 2), (64, 64, 3, 3), 1, 1, 1, 1, "f", False, False),
                              ((0, 64, 56, 56), (64, 64, 3, 3), 1, 1, 1, 1, "f", False, False),
                              # ResNet's last layer: more channels than tiles
@@ -145,7 +154,7 @@ def test_an_output_cut_short_takes_im2col():
 
 @pytest.mark.parametrize("where, value", [("x", numpy.inf), ("x", numpy.nan), ("w", -numpy.inf),
                                           ("x", 3e38)])
-def test_values_that_are_not_finite_take_im2col(where, value, monkeypatch):
+def test_values_that_are_not_finite_take_im2col(where, value, monkeypatch, small):
     """An infinity makes NaN in the transforms where the direct sums keep it (and 3e38 -
     -3e38 overflows there): such results are computed again by im2col, as before."""
     def run():

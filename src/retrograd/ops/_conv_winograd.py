@@ -24,6 +24,7 @@ _CHUNK_BYTES = 1 << 23
 # Channels from which the transforms pay for themselves: fewer input channels make GEMMs
 # with too short an inner dimension, fewer output ones products too thin for OpenBLAS.
 _MIN_CHANNELS = 16
+_MIN_WEIGHT_GRAD_CHANNELS = 64 * 64  # input times output channels
 
 
 def _tiles(oh, ow):
@@ -35,11 +36,14 @@ def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_
     """Whether a convolution of ``x_shape`` by ``w_shape`` (or, ``weight_grad``, its
     kernels' gradient) goes this way: compiled kernels, float32 ``arrays``, a 3x3 kernel
     at unit stride and dilation, no groups, enough channels, an output of its full size
-    (``ohw``: a transposed convolution's gradient may ask for less). Its forward also needs
-    at least as many tiles as channels: the kernels' transform is (16, K, C), and on
-    ResNet's 7x7 maps of 512 channels (rn_layer4) it and thin GEMMs cost more than the sums
-    save (14 ms against im2col's 12.6); that layer's weight gradient still gains (26 ->
-    15)."""
+    (``ohw``: a transposed convolution's gradient may ask for less).
+
+    The forward also needs at least as many tiles as channels: the kernels' transform is
+    (16, K, C), and on ResNet's 7x7 maps of 512 channels (rn_layer4) it and thin GEMMs
+    cost more than the sums save (14 ms against im2col's 12.6). The weight gradient's
+    GEMMs make (K, C) matrices over all the tiles: below 64x64 channels they run too far
+    below OpenBLAS's speed (w3's 32 -> 64: 6.0 ms against im2col's 5.3), above it they
+    gain even on rn_layer4 (26 -> 15)."""
     if not (cpu_kernels.ready() and all(a.dtype.char == "f" for a in arrays)
             and tuple(w_shape[2:]) == (3, 3) and tuple(stride) == (1, 1)
             and tuple(dilation) == (1, 1) and groups == 1):
@@ -48,9 +52,12 @@ def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_
     k = w_shape[0]
     oh, ow = h + 2 * padding[0] - 2, w + 2 * padding[1] - 2
     th, tw = _tiles(oh, ow)
+    if weight_grad:
+        enough = c * k >= _MIN_WEIGHT_GRAD_CHANNELS
+    else:
+        enough = n * th * tw >= max(c, k)
     return (n > 0 and min(c, k) >= _MIN_CHANNELS and min(th, tw) >= 2
-            and (ohw is None or tuple(ohw) == (oh, ow))
-            and (weight_grad or n * th * tw >= max(c, k)))
+            and (ohw is None or tuple(ohw) == (oh, ow)) and enough)
 
 
 def _chunks(n, channels, tiles):
