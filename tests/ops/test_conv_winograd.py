@@ -25,8 +25,10 @@ CASES = [
 
 @pytest.fixture
 def small(monkeypatch):
-    """The weight gradient this way on these tests' few channels too."""
+    """This way on these tests' few channels and tiles too."""
     monkeypatch.setattr(_conv_winograd, "_MIN_WEIGHT_GRAD_CHANNELS", 16 * 16)
+    monkeypatch.setattr(_conv_winograd, "_MIN_TILES", 1)
+    monkeypatch.setattr(_conv_winograd, "_MIN_FORWARD_WORK", 0)
 
 
 @pytest.fixture
@@ -133,8 +135,11 @@ def test_the_tiles_are_the_transformed_windows():
                              ((64, 32, 16, 16), (64, 32, 3, 3), 1, 1, 1, 1, "f", True, False),
                              ((8, 64, 2, 2), (64, 64, 3, 3), 1, 1, 1, 1, "f", False, False),
                              ((0, 64, 56, 56), (64, 64, 3, 3), 1, 1, 1, 1, "f", False, False),
-                             # ResNet's last layer: more channels than tiles
-                             ((8, 512, 7, 7), (512, 512, 3, 3), 1, 1, 1, 1, "f", False, True),
+                             # ResNet's last layer: 128 tiles at batch 8, 64 at 4
+                             ((8, 512, 7, 7), (512, 512, 3, 3), 1, 1, 1, 1, "f", True, True),
+                             ((4, 512, 7, 7), (512, 512, 3, 3), 1, 1, 1, 1, "f", False, False),
+                             # one 28x28 image: GEMMs too small for the forward
+                             ((1, 128, 28, 28), (128, 128, 3, 3), 1, 1, 1, 1, "f", False, True),
                          ])
 def test_where_it_applies(x_shape, w_shape, stride, padding, dilation, groups, dtype, forward,
                           weight_grad):
@@ -179,7 +184,7 @@ def test_values_that_are_not_finite_take_im2col(where, value, monkeypatch, small
     _close([got[other]], [want[other]])
 
 
-def test_beside_pytorch():
+def test_beside_pytorch(taken):
     torch = pytest.importorskip("torch")
     rng = numpy.random.default_rng(6)
     x = rng.standard_normal((4, 32, 13, 14)).astype(numpy.float32)
@@ -192,6 +197,7 @@ def test_beside_pytorch():
         out.backward(T.from_numpy(numpy.cos(numpy.arange(out.numel(), dtype=numpy.float32))
                                   .reshape(tuple(out.shape))))
         res.append([out.detach().numpy(), xt.grad.numpy(), wt.grad.numpy()])
+    assert taken == {"conv": 2, "conv_dw": 1}
     _close(*res)
 
 

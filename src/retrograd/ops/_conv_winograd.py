@@ -25,6 +25,8 @@ _CHUNK_BYTES = 1 << 23
 # with too short an inner dimension, fewer output ones products too thin for OpenBLAS.
 _MIN_CHANNELS = 16
 _MIN_WEIGHT_GRAD_CHANNELS = 64 * 64  # input times output channels
+_MIN_TILES = 96  # in the batch
+_MIN_FORWARD_WORK = 1 << 22  # multiply-adds of one of the forward's GEMMs
 
 
 def _tiles(oh, ow):
@@ -38,12 +40,14 @@ def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_
     at unit stride and dilation, no groups, enough channels, an output of its full size
     (``ohw``: a transposed convolution's gradient may ask for less).
 
-    The forward also needs at least as many tiles as channels: the kernels' transform is
-    (16, K, C), and on ResNet's 7x7 maps of 512 channels (rn_layer4) it and thin GEMMs
-    cost more than the sums save (14 ms against im2col's 12.6). The weight gradient's
-    GEMMs make (K, C) matrices over all the tiles: below 64x64 channels they run too far
-    below OpenBLAS's speed (w3's 32 -> 64: 6.0 ms against im2col's 5.3), above it they
-    gain even on rn_layer4 (26 -> 15)."""
+    Each needs tiles enough to amortize the kernels' transform, (16, K, C): ResNet's 7x7
+    maps of 512 channels gain at batch 8 (128 tiles: 10.5 ms against im2col's 12.6) and
+    lose at 4 (7.4 against 6.4). The forward's GEMMs, (K, C) by (C, tiles), also need
+    work enough: a single 28x28 or 56x56 image of ResNet's (3.2M multiply-adds a GEMM)
+    runs a tenth slower than im2col's one GEMM. The weight gradient's GEMMs make (K, C)
+    matrices over all the tiles: below 64x64 channels they run too far below OpenBLAS's
+    speed (w3's 32 -> 64: 6.0 ms against im2col's 5.3); above, rn_layer4 gains 26 -> 15.
+    """
     if not (cpu_kernels.ready() and all(a.dtype.char == "f" for a in arrays)
             and tuple(w_shape[2:]) == (3, 3) and tuple(stride) == (1, 1)
             and tuple(dilation) == (1, 1) and groups == 1):
@@ -52,11 +56,12 @@ def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_
     k = w_shape[0]
     oh, ow = h + 2 * padding[0] - 2, w + 2 * padding[1] - 2
     th, tw = _tiles(oh, ow)
+    tiles = n * th * tw
     if weight_grad:
         enough = c * k >= _MIN_WEIGHT_GRAD_CHANNELS
     else:
-        enough = n * th * tw >= max(c, k)
-    return (n > 0 and min(c, k) >= _MIN_CHANNELS and min(th, tw) >= 2
+        enough = k * c * tiles >= _MIN_FORWARD_WORK
+    return (min(c, k) >= _MIN_CHANNELS and min(th, tw) >= 2 and tiles >= _MIN_TILES
             and (ohw is None or tuple(ohw) == (oh, ow)) and enough)
 
 
