@@ -8,7 +8,9 @@ import numpy
 import pytest
 
 import retrograd
-from retrograd.ops import convolution
+from retrograd.backend import cpu_kernels
+from retrograd.backend.cpu_kernels import col2im
+from retrograd.ops import _conv_numpy, convolution
 from retrograd.ops._registry import KERNELS
 
 CASES = [
@@ -34,14 +36,14 @@ CASES = [
 ]
 
 
-def _run(name, xs, ws, kw, seed):
+def _run(name, xs, ws, kw, seed, dtype=numpy.float64):
     rng = numpy.random.default_rng(seed)
-    x = retrograd.from_numpy(rng.standard_normal(xs)).requires_grad_()
-    w = retrograd.from_numpy(rng.standard_normal(ws)).requires_grad_()
+    x = retrograd.from_numpy(rng.standard_normal(xs).astype(dtype)).requires_grad_()
+    w = retrograd.from_numpy(rng.standard_normal(ws).astype(dtype)).requires_grad_()
     c_out = ws[1] * kw.get("groups", 1) if "transpose" in name else ws[0]
-    b = retrograd.from_numpy(rng.standard_normal(c_out)).requires_grad_()
+    b = retrograd.from_numpy(rng.standard_normal(c_out).astype(dtype)).requires_grad_()
     out = getattr(retrograd.nn.functional, name)(x, w, b, **kw)
-    g = retrograd.from_numpy(rng.standard_normal(tuple(out.shape)))
+    g = retrograd.from_numpy(rng.standard_normal(tuple(out.shape)).astype(dtype))
     out.backward(g)
     return [out.detach().numpy(), x.grad.numpy(), w.grad.numpy(), b.grad.numpy()]
 
@@ -66,3 +68,26 @@ def test_the_kernels_are_taken_on_numpy(monkeypatch):
                         lambda *a: calls.append(1) or kernel(*a))
     _run(*CASES[0], seed=0)
     assert calls
+
+
+# col2im at a stride (the input gradient, and a transposed convolution's forward)
+STRIDED = [
+    ("conv2d", (2, 3, 9, 18), (4, 3, 3, 2), {"padding": (2, 1), "stride": (2, 1),
+                                            "dilation": (1, 2)}),
+    ("conv2d", (2, 4, 11, 13), (6, 2, 3, 3), {"padding": 1, "stride": 2, "groups": 2}),
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 3, 3), {"stride": 2, "output_padding": 1}),
+]
+
+
+@pytest.mark.skipif(not cpu_kernels.ready(), reason="numba is not installed")
+@pytest.mark.parametrize("case", range(len(STRIDED)))
+def test_the_compiled_col2im_adds_as_numpy(monkeypatch, case):
+    """In float32, bit for bit: the kernel adds each plane's kernel offsets in NumPy's
+    order."""
+    calls = []
+    monkeypatch.setattr(_conv_numpy, "col2im", lambda *a: calls.append(1) or col2im(*a))
+    fast = _run(*STRIDED[case], seed=case, dtype=numpy.float32)
+    assert calls
+    monkeypatch.setattr(_conv_numpy, "takes", lambda *a: False)
+    for a, b in zip(fast, _run(*STRIDED[case], seed=case, dtype=numpy.float32), strict=True):
+        numpy.testing.assert_array_equal(a, b)

@@ -34,7 +34,7 @@ __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "channel_runs_pay",
            "broadcasts", "broadcast", "batch_norm", "channel_affine", "batch_norm_dx",
            "batch_norm_dw", "channel_sum", "winograd_weights", "winograd_weights_grad",
-           "winograd_tiles", "winograd_untile", "winograd_grad_tiles"]
+           "winograd_tiles", "winograd_untile", "winograd_grad_tiles", "col2im"]
 
 
 @functools.cache
@@ -60,8 +60,10 @@ def takes(first, *others):
 @functools.cache
 def _kernels():
     """Compile (or load from numba's cache) every kernel: {name: function}."""
-    from . import _numba_kernels, _numba_winograd  # (numba loads on the first kernel call)
-    return {**_numba_kernels.KERNELS, "jobs": {**_numba_kernels.JOBS, **_numba_winograd.JOBS}}
+    # (numba loads on the first kernel call)
+    from . import _numba_col2im, _numba_kernels, _numba_winograd
+    return {**_numba_kernels.KERNELS,
+            "jobs": {**_numba_kernels.JOBS, **_numba_winograd.JOBS, **_numba_col2im.JOBS}}
 
 
 def _flat(x):
@@ -85,7 +87,7 @@ _SPLIT_MIN = {"relu": 1 << 19, "relu_grad": 1 << 19, "gelu": 1 << 18, "gelu_grad
               "softmax_grad": 1 << 17, "log_softmax_grad": 1 << 17, "layer_norm": 1 << 17,
               "layer_norm_dx": 1 << 17, "winograd_tiles": 1 << 16, "winograd_untile": 1 << 16,
               "winograd_grad_tiles": 1 << 16, "winograd_weights": 1 << 16,
-              "winograd_weights_grad": 1 << 16}
+              "winograd_weights_grad": 1 << 16, "col2im": 1 << 16}
 # Bytes a part of a flat array starts on a multiple of: its elements then meet the same
 # vector and scalar loops as when one job takes them all, so the result is the same bit
 # for bit whatever the number of threads. (A kernel over rows or planes does the same
@@ -379,6 +381,14 @@ def winograd_grad_tiles(g, out=None):
     dm = numpy.empty((16, k, n * th * tw), numpy.float32) if out is None else out
     _by_channel("winograd_grad_tiles", (_planes(g), dm), oh, ow, th, tw)
     return dm
+
+
+def col2im(cols, out, first, stride, dilation):
+    """``out[c, first + n, oy * sh + i * dh, ox * sw + j * dw] += cols[c, i, j, n, oy, ox]``:
+    columns (C, kh, kw, images, OH, Wq) added into the planes (C, N, rows, columns) of
+    ``out``, all float32 and C-contiguous, in parts by channel."""
+    _by_channel("col2im", (out.reshape(1, out.shape[0], -1), cols), *out.shape[1:],
+                *cols.shape[1:], first, *stride, *dilation)
 
 
 def channel_affine(x, alpha, beta):
