@@ -436,3 +436,21 @@ def test_attention_products_with_laid_out_batches_match_pytorch(copy_split):
         got[lib] = [t.detach().numpy() for t in (s, o, Q.grad, K.grad, V.grad)]
     for a, b in zip(got[retrograd], got[torch], strict=True):
         numpy.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6 * numpy.abs(b).max())
+
+
+@needs_threads
+@pytest.mark.parametrize("n", [1, 7, 1023, 1025, 4097, 100_003])
+def test_all_finite_finds_any_infinity_or_nan(split, spy, n):
+    """Each part finds what is in it: an infinity or NaN first, last or in the middle,
+    where the parts meet (the second starts at element 1024), and the largest finite
+    float32 is finite."""
+    a = numpy.random.default_rng(n).standard_normal(n).astype(numpy.float32)
+    a[-1] = numpy.finfo(numpy.float32).max
+    assert cpu_kernels.all_finite(a)
+    for at in sorted({0, min(1023, n - 1), min(1024, n - 1), n // 2, n - 1}):
+        for v in (numpy.inf, -numpy.inf, numpy.nan):
+            b = a.copy()
+            b[at] = v
+            assert not cpu_kernels.all_finite(b), (at, v)
+    if n > 1024:
+        assert spy

@@ -832,6 +832,26 @@ def scale_job(p):
 
 
 exact = njit(cache=True, nogil=True, error_model="numpy")
+_EXPONENT = numpy.int32(0x7F800000)  # a float32's exponent field: all ones for inf, NaN
+
+
+@exact
+def largest_exponent(x):
+    """The largest exponent field of float32 ``x``'s values (as bits): an integer
+    maximum, which LLVM vectorizes where a float test with a branch would not."""
+    bits = x.view(numpy.int32)
+    m = numpy.int32(0)
+    for i in range(bits.size):
+        m = max(m, bits[i] & _EXPONENT)
+    return m
+
+
+@job
+def largest_exponent_job(p):
+    """[x, n, result]"""
+    j = carray(p, 3)
+    carray(int64_at(j[2]), 1)[0] = largest_exponent(carray(float32_at(j[0]), j[1]))
+
 
 
 @exact
@@ -1067,7 +1087,8 @@ def strided_copy_job(p):
                  carray(float32_at(j[1]), _extent(j, 2, 14)), shape, dst_step, src_step)
 
 
-JOB_FUNCTIONS = {"gelu": gelu_job, "gelu_grad": gelu_grad_job, "relu": relu_job,
+JOB_FUNCTIONS = {"largest_exponent": largest_exponent_job, "gelu": gelu_job,
+                 "gelu_grad": gelu_grad_job, "relu": relu_job,
                  "relu_grad": relu_grad_job, "max_pool_2x2": max_pool_2x2_job,
                  "index_add_rows": index_add_rows_job, "strided_copy": strided_copy_job,
                  "max_pool_2d": max_pool_2d_job, "add_scaled": add_scaled_job,

@@ -34,7 +34,7 @@ __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "channel_runs_pay",
            "broadcasts", "broadcast", "batch_norm", "channel_affine", "batch_norm_dx",
            "batch_norm_dw", "channel_sum", "winograd_weights", "winograd_weights_grad",
-           "winograd_tiles", "winograd_untile", "winograd_grad_tiles", "col2im"]
+           "winograd_tiles", "winograd_untile", "winograd_grad_tiles", "col2im", "all_finite"]
 
 
 @functools.cache
@@ -87,7 +87,8 @@ _SPLIT_MIN = {"relu": 1 << 19, "relu_grad": 1 << 19, "gelu": 1 << 18, "gelu_grad
               "softmax_grad": 1 << 17, "log_softmax_grad": 1 << 17, "layer_norm": 1 << 17,
               "layer_norm_dx": 1 << 17, "winograd_tiles": 1 << 16, "winograd_untile": 1 << 16,
               "winograd_grad_tiles": 1 << 16, "winograd_weights": 1 << 16,
-              "winograd_weights_grad": 1 << 16, "col2im": 1 << 16}
+              "winograd_weights_grad": 1 << 16, "col2im": 1 << 16,
+              "largest_exponent": 1 << 18}
 # Bytes a part of a flat array starts on a multiple of: its elements then meet the same
 # vector and scalar loops as when one job takes them all, so the result is the same bit
 # for bit whatever the number of threads. (A kernel over rows or planes does the same
@@ -584,6 +585,23 @@ def scale(x, factor):
     f = numpy.float32(factor)
     _run("scale", (_flat(x),), f, args=(f,))
     return x
+
+
+def all_finite(x):
+    """Whether float32 ``x`` (C-contiguous) holds no infinity or NaN: one pass over its
+    bits, in parts on OpenBLAS's threads (NumPy's ``isfinite(x).all()`` writes a mask and
+    reads it back: 0.13 ms for ResNet's (8, 64, 56, 56) activations, 0.06 here)."""
+    flat = x.reshape(-1)
+    step = _ALIGN // 4
+    units = -(-flat.size // step)
+    k = min(blas_threads.threads(), units) if splits("largest_exponent", flat) else 1
+    bounds = [min(flat.size, units * i // k * step) for i in range(k)] + [flat.size]
+    found = numpy.zeros(k, numpy.int64)
+    base, at = flat.__array_interface__["data"][0], found.__array_interface__["data"][0]
+    jobs = numpy.array([[base + lo * 4, hi - lo, at + 8 * i]
+                        for i, (lo, hi) in enumerate(itertools.pairwise(bounds))], numpy.int64)
+    blas_threads.run_jobs(_kernels()["jobs"]["largest_exponent"], jobs)
+    return bool(found.max() < 0x7F800000)
 
 
 def _bits(f):

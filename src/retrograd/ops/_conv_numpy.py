@@ -13,7 +13,7 @@ import math
 import numpy
 from numpy.lib.stride_tricks import as_strided
 
-from ..backend.cpu_kernels import col2im, copy_into, pad_planes, takes
+from ..backend.cpu_kernels import all_finite, col2im, copy_into, pad_planes, takes
 from . import _conv_winograd
 
 __all__ = ["conv", "conv_dx", "conv_dw", "conv_transpose", "bias_grad", "finite"]
@@ -440,4 +440,6 @@ def finite(a):
     """Whether ``a`` holds no infinity or NaN. The kernels' zero products (junk grid columns,
     a depthwise gradient's padded gather) would spread one as NaN into gradients PyTorch
     keeps finite: then the family's plain im2col GEMMs run instead, as PyTorch's."""
+    if a.size and takes(a):
+        return all_finite(a)
     return bool(numpy.isfinite(a).all())
