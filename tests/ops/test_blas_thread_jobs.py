@@ -229,16 +229,19 @@ def copy_split(monkeypatch):
 
 
 @needs_threads
-@pytest.mark.parametrize("case", ["windows", "transpose", "crop", "merged", "one_row"])
+@pytest.mark.parametrize("case", ["windows", "windows_stride_2", "transpose", "crop", "merged",
+                                  "one_row"])
 def test_copy_into_matches_numpy(case, copy_split, spy):
-    """The convolutions' copies: an im2col window view, a transpose, a crop into a wider
-    buffer; axes that merge into one run, and a single row (each cut into parts)."""
+    """The convolutions' copies: an im2col window view (at stride 1 and 2), a transpose, a
+    crop into a wider buffer; axes that merge into one run, and a single row (each cut into
+    parts)."""
     rng = numpy.random.default_rng(0)
     x = rng.standard_normal((5, 3, 9, 11)).astype(numpy.float32)
-    if case == "windows":
+    if case.startswith("windows"):
+        st = 2 if case.endswith("2") else 1
         src = numpy.lib.stride_tricks.as_strided(
-            x, (3, 2, 2, 5, 8, 10), (x.strides[1], x.strides[2], 4, x.strides[0],
-                                     x.strides[2], 4))
+            x, (3, 2, 2, 5, 8 // st, 10 // st), (x.strides[1], x.strides[2], 4, x.strides[0],
+                                                 x.strides[2] * st, 4 * st))
         dst = numpy.empty(src.shape, numpy.float32)
     elif case == "transpose":
         src, dst = x.transpose(1, 0, 3, 2), numpy.empty((3, 5, 11, 9), numpy.float32)

@@ -1000,7 +1000,7 @@ def strided_copy(dst, src, shape, dst_step, src_step):
     by one."""
     if dst_step[5] == 1 and src_step[5] != 1:  # a transpose: tiles, when src has a run
         for a in range(5):
-            if src_step[a] == 1 and shape[a] > 1:
+            if src_step[a] == 1 and shape[a] >= 8:  # (a shorter run makes no whole tile)
                 _transposed_copy(dst, src, _moved(shape, a), _moved(dst_step, a),
                                  _moved(src_step, a))
                 return
@@ -1020,6 +1020,9 @@ def strided_copy(dst, src, shape, dst_step, src_step):
                         if runs:
                             for t in range(n5):
                                 to[t] = fro[t]
+                        elif d5 == 1 and s5 == 2:  # im2col at stride 2: even elements
+                            for t in range(n5):
+                                to[t] = fro[2 * t]
                         else:
                             for t in range(n5):
                                 to[t * d5] = fro[t * s5]
