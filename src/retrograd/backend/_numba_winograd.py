@@ -121,15 +121,14 @@ def grad_tiles(g, dm, k0, k1, th, tw):
     ``g[n, k]`` under tile ``t`` (zero past an odd edge). Channels ``k0:k1``."""
     oh, ow = g.shape[2], g.shape[3]
     e = numpy.zeros((4, 2 * tw), numpy.float32)  # (its columns past ow stay zero)
-    zero = numpy.float32(0)
+    zero = numpy.zeros(ow, numpy.float32)
     for k in range(k0, k1):
         for n in range(g.shape[0]):
             for a in range(th):
                 g0 = g[n, k, 2 * a]
-                g1 = g[n, k, 2 * a + 1] if 2 * a + 1 < oh else g[n, k, 2 * a]
-                last = 2 * a + 1 < oh
+                g1 = g[n, k, 2 * a + 1] if 2 * a + 1 < oh else zero
                 for z in range(ow):
-                    e[0, z], e[1, z], e[2, z], e[3, z] = _a(g0[z], g1[z] if last else zero)
+                    e[0, z], e[1, z], e[2, z], e[3, z] = _a(g0[z], g1[z])
                 t0 = (n * th + a) * tw
                 for u in range(4):
                     eu = e[u]

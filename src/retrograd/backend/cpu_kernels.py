@@ -6,7 +6,8 @@ sub, mul and div of a row or a column of the other operand, in float32; Adam's u
 float32 and float64; 2-D max pools and a max pool's gradient scatter, in float32 (NumPy's
 need a pass per comparison, and a fancy-index assignment, several times slower);
 linspace's fused multiply-adds (NumPy has none: its exact emulation takes some twenty
-passes); the transforms of Winograd's 3x3 convolution (:mod:`._numba_winograd`).
+passes); the transforms of Winograd's 3x3 convolution (:mod:`._numba_winograd`), col2im's
+adds at a stride (:mod:`._numba_col2im`) and a test for infinities and NaN.
 
 A NumPy chain reads and writes every element once per operation (GELU's is fifteen
 passes); these loops do each element's arithmetic in registers, one pass over memory,

@@ -73,9 +73,8 @@ def _chunks(n, channels, tiles):
 
 
 def _buffers(chunks, tiles, *channels):
-    """One buffer for each of (16, c, tiles of a chunk) for each of ``channels``, made once
-    for all chunks (a chunk's own would be fresh pages each time: 400 page faults a call
-    of rn_layer2)."""
+    """A flat buffer for each of ``channels``, holding (16, c, tiles) for the largest chunk:
+    one allocation a call, which every chunk reuses."""
     most = max(b - a for a, b in chunks) * tiles
     return [numpy.empty(16 * c * most, numpy.float32) for c in channels]
 
