@@ -853,7 +853,6 @@ def largest_exponent_job(p):
     carray(int64_at(j[2]), 1)[0] = largest_exponent(carray(float32_at(j[0]), j[1]))
 
 
-
 @exact
 def max_pool_2x2(x, out, idx):
     """Each 2x2 window's maximum and its flat index in the (H, W) plane: PyTorch's CPU

@@ -235,8 +235,7 @@ def conv_dw(g, x, w_shape, stride, padding, dilation, groups):
         if dw is not None:
             return dw
     view, _, _, wq = _windows(x, w_shape[2:], stride, padding, dilation,
-                              _gridded(w_shape, x.shape[3]),
-                                 g.shape[2:])
+                              _gridded(w_shape, x.shape[3]), g.shape[2:])
     n, o, oh = x.shape[0], g.shape[1], view.shape[4]
     k, lq = view.shape[0] * view.shape[1] * view.shape[2], oh * wq
     chunks = _chunks(n, k, lq, x.itemsize)
