@@ -140,6 +140,9 @@ def test_the_tiles_are_the_transformed_windows():
                              ((4, 512, 7, 7), (512, 512, 3, 3), 1, 1, 1, 1, "f", False, False),
                              # one 28x28 image: GEMMs too small for the forward
                              ((1, 128, 28, 28), (128, 128, 3, 3), 1, 1, 1, 1, "f", False, True),
+                             # 1024 channels each way: transforms of 64 MB
+                             ((8, 1024, 14, 14), (1024, 1024, 3, 3), 1, 1, 1, 1, "f", False,
+                              False),
                          ])
 def test_where_it_applies(x_shape, w_shape, stride, padding, dilation, groups, dtype, forward,
                           weight_grad):

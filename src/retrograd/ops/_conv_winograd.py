@@ -26,6 +26,10 @@ _CHUNK_BYTES = 1 << 23
 _MIN_CHANNELS = 16
 _MIN_WEIGHT_GRAD_CHANNELS = 64 * 64  # input times output channels
 _MIN_TILES = 96  # in the batch
+# Input times output channels up to which it goes this way: the kernels' transforms,
+# (16, K, C), are transients 16/9 the weights' size (16.8 MB at ResNet's 512x512, the
+# largest measured to pay); past them im2col, whose transients stay a few MB.
+_MAX_CHANNEL_PAIRS = 512 * 512
 _MIN_FORWARD_WORK = 1 << 22  # multiply-adds of one of the forward's GEMMs
 
 
@@ -61,8 +65,8 @@ def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_
         enough = c * k >= _MIN_WEIGHT_GRAD_CHANNELS
     else:
         enough = k * c * tiles >= _MIN_FORWARD_WORK
-    return (min(c, k) >= _MIN_CHANNELS and min(th, tw) >= 2 and tiles >= _MIN_TILES
-            and (ohw is None or tuple(ohw) == (oh, ow)) and enough)
+    return (min(c, k) >= _MIN_CHANNELS and c * k <= _MAX_CHANNEL_PAIRS and min(th, tw) >= 2
+            and tiles >= _MIN_TILES and (ohw is None or tuple(ohw) == (oh, ow)) and enough)
 
 
 def _chunks(n, channels, tiles):
