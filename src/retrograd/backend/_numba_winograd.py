@@ -13,10 +13,9 @@ expression of it would, in any thread.
 import numpy
 from numba import carray, njit
 
-from ._numba_kernels import exact, float32_at, job
+from ._numba_kernels import _EXPONENT, exact, float32_at, job, largest_exponent
 
 _H = numpy.float32(0.5)
-_EXPONENT = numpy.int32(0x7F800000)  # a float32's exponent field
 _inline = njit(error_model="numpy", inline="always")  # (no fast-math: exact as written)
 
 
@@ -108,10 +107,9 @@ def untile(m, bias, out, bad, k0, k1, th, tw):
                         y0, y1 = _at(s0[b], s1[b], s2[b], s3[b])
                         row[2 * b], row[2 * b + 1] = y0 + bias[k], y1 + bias[k]
                     dst = out[n, k, 2 * a + i]
-                    bits = row.view(numpy.int32)
                     for z in range(ow):
                         dst[z] = row[z]
-                        exponents = max(exponents, bits[z] & _EXPONENT)
+                    exponents = max(exponents, largest_exponent(dst))
         bad[k] = 1 if exponents == _EXPONENT else 0
 
 

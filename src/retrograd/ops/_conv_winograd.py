@@ -128,4 +128,4 @@ def conv_dw(g, x, padding):
         else:
             du += d
     dw = cpu_kernels.winograd_weights_grad(du)
-    return dw if numpy.isfinite(dw).all() else None
+    return dw if cpu_kernels.all_finite(dw) else None
