@@ -59,6 +59,8 @@ DEFERRED = {
         "numba loads on the first kernel call, not with retrograd",
     ("retrograd.backend.cpu_kernels", "retrograd.backend._numba_col2im"):
         "numba loads on the first kernel call, not with retrograd",
+    ("retrograd.backend.cpu_kernels", "retrograd.backend._numba_direct"):
+        "numba loads on the first kernel call, not with retrograd",
     ("retrograd.__main__", "retrograd._runner"): "each command loads only its own module",
     ("retrograd.__main__", "retrograd.demo"): "each command loads only its own module",
     ("retrograd.__main__", "retrograd.memory.viz"): "each command loads only its own module",

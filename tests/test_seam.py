@@ -20,7 +20,8 @@ import pathlib
 SRC = pathlib.Path(__file__).resolve().parents[1] / "src" / "retrograd"
 
 # NumPy is these modules' business: the array backend and the declared NumPy kernels.
-FREE = ("retrograd.backend", "retrograd.ops._conv_numpy", "retrograd.ops._conv_winograd")
+FREE = ("retrograd.backend", "retrograd.ops._conv_numpy", "retrograd.ops._conv_winograd",
+        "retrograd.ops._conv_direct")
 
 # module: (uses, why); why starts "interop" (host data by nature), "seam" (the layer that
 # maps retrograd to NumPy's vocabulary) or "to do".

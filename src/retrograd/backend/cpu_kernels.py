@@ -7,7 +7,8 @@ float32 and float64; 2-D max pools and a max pool's gradient scatter, in float32
 need a pass per comparison, and a fancy-index assignment, several times slower);
 linspace's fused multiply-adds (NumPy has none: its exact emulation takes some twenty
 passes); the transforms of Winograd's 3x3 convolution (:mod:`._numba_winograd`), col2im's
-adds at a stride (:mod:`._numba_col2im`) and a test for infinities and NaN.
+adds at a stride (:mod:`._numba_col2im`), the direct sums of convolutions of few taps
+(:mod:`._numba_direct`) and a test for infinities and NaN.
 
 A NumPy chain reads and writes every element once per operation (GELU's is fifteen
 passes); these loops do each element's arithmetic in registers, one pass over memory,
@@ -35,7 +36,8 @@ __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "channel_runs_pay",
            "broadcasts", "broadcast", "batch_norm", "channel_affine", "batch_norm_dx",
            "batch_norm_dw", "channel_sum", "winograd_weights", "winograd_weights_grad",
-           "winograd_tiles", "winograd_untile", "winograd_grad_tiles", "col2im", "all_finite"]
+           "winograd_tiles", "winograd_untile", "winograd_grad_tiles", "col2im", "all_finite",
+           "direct_conv", "direct_conv_dw"]
 
 
 @functools.cache
@@ -62,9 +64,10 @@ def takes(first, *others):
 def _kernels():
     """Compile (or load from numba's cache) every kernel: {name: function}."""
     # (numba loads on the first kernel call)
-    from . import _numba_col2im, _numba_kernels, _numba_winograd
+    from . import _numba_col2im, _numba_direct, _numba_kernels, _numba_winograd
     return {**_numba_kernels.KERNELS,
-            "jobs": {**_numba_kernels.JOBS, **_numba_winograd.JOBS, **_numba_col2im.JOBS}}
+            "jobs": {**_numba_kernels.JOBS, **_numba_winograd.JOBS, **_numba_col2im.JOBS,
+                     **_numba_direct.JOBS}}
 
 
 def _flat(x):
@@ -88,7 +91,8 @@ _SPLIT_MIN = {"relu": 1 << 19, "relu_grad": 1 << 19, "gelu": 1 << 18, "gelu_grad
               "softmax_grad": 1 << 17, "log_softmax_grad": 1 << 17, "layer_norm": 1 << 17,
               "layer_norm_dx": 1 << 17, "winograd_tiles": 1 << 16, "winograd_untile": 1 << 16,
               "winograd_grad_tiles": 1 << 16, "winograd_weights": 1 << 16,
-              "winograd_weights_grad": 1 << 16, "col2im": 1 << 16,
+              "winograd_weights_grad": 1 << 16, "col2im": 1 << 16, "direct_conv": 1 << 14,
+              "direct_conv_dw": 1 << 14,
               "largest_exponent": 1 << 18}
 # Bytes a part of a flat array starts on a multiple of: its elements then meet the same
 # vector and scalar loops as when one job takes them all, so the result is the same bit
@@ -383,6 +387,38 @@ def winograd_grad_tiles(g, out=None):
     dm = numpy.empty((16, k, n * th * tw), numpy.float32) if out is None else out
     _by_channel("winograd_grad_tiles", (_planes(g), dm), oh, ow, th, tw)
     return dm
+
+
+def direct_conv(xp, offs, w, bias, out):
+    """``out`` (N, K, OH, OW): the convolution of the padded planes ``xp`` (N, C, hp, wp)
+    by the weights ``w`` (K, T) of the taps at offsets ``offs`` (T, int64) in an image's
+    planes, plus ``bias`` (K,); float32, C-contiguous, K >= 4 and OW >= 16
+    (:mod:`._numba_direct`). In parts by output rows."""
+    n, c, hp, wp = xp.shape
+    k, oh, ow = out.shape[1:]
+    rows = n * oh
+    parts = min(blas_threads.threads(), rows) if splits("direct_conv", out) else 1
+    addresses = [a.__array_interface__["data"][0] for a in (xp, offs, w, bias, out)]
+    jobs = numpy.array([[*addresses, rows * i // parts, rows * (i + 1) // parts, n, c, hp, wp,
+                         k, oh, ow, offs.size] for i in range(parts)], numpy.int64)
+    blas_threads.run_jobs(_kernels()["jobs"]["direct_conv"], jobs)
+    return out
+
+
+def direct_conv_dw(g, xp, offs):
+    """The weights' gradient (K, T) of :func:`direct_conv` from the output's ``g`` (N, K,
+    OH, OW), OW a multiple of 8, T >= 2. In parts by output channels, four at least."""
+    n, c, hp, wp = xp.shape
+    k, oh, ow = g.shape[1:]
+    dw = numpy.empty((k, offs.size), numpy.float32)
+    units = k // 4
+    parts = min(blas_threads.threads(), units) if splits("direct_conv_dw", g) else 1
+    bounds = [units * i // parts * 4 for i in range(parts)] + [k]
+    addresses = [a.__array_interface__["data"][0] for a in (g, xp, offs, dw)]
+    jobs = numpy.array([[*addresses, lo, hi, n, c, hp, wp, k, oh, ow, offs.size]
+                        for lo, hi in itertools.pairwise(bounds)], numpy.int64)
+    blas_threads.run_jobs(_kernels()["jobs"]["direct_conv_dw"], jobs)
+    return dw
 
 
 def col2im(cols, out, first, stride, dilation):

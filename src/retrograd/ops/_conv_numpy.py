@@ -1,6 +1,7 @@
 """NumPy-only kernels of the convolution family (:mod:`.convolution`): 2-D convolutions on
 a padded row grid, in chunks of images that stay in cache (``conv``, ``conv_dx``,
-``conv_dw``; 3x3 ones at unit stride by Winograd's transforms, :mod:`._conv_winograd`), and
+``conv_dw``; at unit stride those of few taps by direct sums, :mod:`._conv_direct`, and 3x3
+ones by Winograd's transforms, :mod:`._conv_winograd`), and
 depthwise ones as one multiply-add per kernel offset. They read strides
 and write into views, which only NumPy arrays allow; the family's rules, written on any
 array namespace, compute the same maps, and ``tests/ops/test_conv_kernels.py`` pins the
@@ -14,7 +15,7 @@ import numpy
 from numpy.lib.stride_tricks import as_strided
 
 from ..backend.cpu_kernels import all_finite, col2im, copy_into, pad_planes, takes
-from . import _conv_winograd
+from . import _conv_direct, _conv_winograd
 
 __all__ = ["conv", "conv_dx", "conv_dw", "conv_transpose", "bias_grad", "finite"]
 
@@ -126,8 +127,12 @@ def conv(x, w, bias, stride, padding, dilation, groups, ohw=None):
     back to NCHW is one copy into the output."""
     if _depthwise(w.shape, groups):
         return _dw_conv(x, w, bias, stride, padding, dilation, ohw)
-    if _conv_winograd.applies(x.shape, w.shape, stride, padding, dilation, groups,
-                              (x, w) if bias is None else (x, w, bias), ohw=ohw):
+    arrays = (x, w) if bias is None else (x, w, bias)
+    if _conv_direct.applies(x.shape, w.shape, stride, padding, dilation, groups, arrays,
+                            ohw=ohw):
+        return _conv_direct.conv(x, w, bias, padding)
+    if _conv_winograd.applies(x.shape, w.shape, stride, padding, dilation, groups, arrays,
+                              ohw=ohw):
         out = _conv_winograd.conv(x, w, bias, padding)
         if out is not None:
             return out
@@ -229,6 +234,9 @@ def conv_dw(g, x, w_shape, stride, padding, dilation, groups):
     (AccumulateGrad then keeps it instead of copying it into the weight's layout)."""
     if _depthwise(w_shape, groups, 2):
         return _dw_conv_dw(g, x, w_shape, stride, padding, dilation)
+    if _conv_direct.applies(x.shape, w_shape, stride, padding, dilation, groups, (g, x),
+                            weight_grad=True, ohw=g.shape[2:]):
+        return _conv_direct.conv_dw(g, x, w_shape, padding)
     if _conv_winograd.applies(x.shape, w_shape, stride, padding, dilation, groups, (g, x),
                               weight_grad=True):
         dw = _conv_winograd.conv_dw(g, x, padding)

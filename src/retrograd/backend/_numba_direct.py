@@ -1,0 +1,230 @@
+"""The numba kernels of direct convolution (:mod:`..ops._conv_direct`): each output value is
+the sum, over the kernel's taps (input channel, row, column), of a weight times a value of
+the zero-padded input planes, read in place.
+
+For a layer of few input channels im2col's GEMM has an inner dimension of the taps alone
+(a first layer's 27), which OpenBLAS runs at a third of its speed, after copying the input
+once per tap. Here a tile of four output channels by sixteen columns of one output row is
+held in eight vector registers while the taps stream by: each tap loads two vectors of
+input and four weights for eight fused multiply-adds. Written as numba loops, LLVM keeps
+such accumulators in memory (a load and a store per multiply-add); so the tiles are LLVM
+IR, built by :func:`_tile_loop`: a loop carrying its accumulators. The weight gradient's
+tile is four output channels by two taps, each a vector of partial sums over one image's
+output positions.
+"""
+
+import numpy
+from llvmlite import ir
+from numba import carray, types
+from numba.extending import intrinsic
+
+from ._numba_kernels import float32_at, int64_at, jit, job
+
+KB = 4  # output channels of a tile
+XB = 2  # vectors of eight columns of a forward tile
+QB = 2  # taps of a weight gradient tile
+_F32, _I64 = ir.FloatType(), ir.IntType(64)
+_V8 = ir.VectorType(_F32, 8)
+
+
+def _const(v):
+    return ir.Constant(_I64, v)
+
+
+def _data(context, builder, signature, args, i):
+    """The data pointer of array argument ``i``."""
+    return context.make_array(signature.args[i])(context, builder, args[i]).data
+
+
+def _load8(builder, data, at):
+    """Eight float32s at ``data[at:at + 8]`` as a vector (no alignment assumed)."""
+    return builder.load(builder.bitcast(builder.gep(data, [at]), _V8.as_pointer()), align=4)
+
+
+def _store8(builder, value, data, at):
+    builder.store(value, builder.bitcast(builder.gep(data, [at]), _V8.as_pointer()), align=4)
+
+
+def _splat(builder, value):
+    """A vector of eight copies of ``value``."""
+    undef = ir.Constant(_V8, ir.Undefined)
+    one = builder.insert_element(undef, value, ir.Constant(ir.IntType(32), 0))
+    return builder.shuffle_vector(one, undef, ir.Constant(ir.VectorType(ir.IntType(32), 8),
+                                                          [0] * 8))
+
+
+def _fma(builder):
+    """LLVM's vector fused multiply-add (llvmlite's ``fma`` takes scalars only)."""
+    module = builder.module
+    return module.globals.get("llvm.fma.v8f32") or ir.Function(
+        module, ir.FunctionType(_V8, [_V8] * 3), "llvm.fma.v8f32")
+
+
+def _tile_loop(builder, count, state, accumulators, step):
+    """``count`` (at least 1) iterations of ``step(state, accumulators)``, which returns
+    the next (state, accumulators): LLVM values carried by phi nodes, so the accumulators
+    stay in registers. Returns the accumulators after the last iteration."""
+    before = builder.block
+    loop = builder.append_basic_block("tile")
+    after = builder.append_basic_block("tile_done")
+    builder.branch(loop)
+    builder.position_at_end(loop)
+    i = builder.phi(_I64)
+    carried = [builder.phi(v.type) for v in state + accumulators]
+    for phi, v in zip(carried, state + accumulators, strict=True):
+        phi.add_incoming(v, before)
+    i.add_incoming(_const(0), before)
+    new_state, new_acc = step(carried[:len(state)], carried[len(state):])
+    end = builder.block
+    nxt = builder.add(i, _const(1))
+    i.add_incoming(nxt, end)
+    for phi, v in zip(carried, new_state + new_acc, strict=True):
+        phi.add_incoming(v, end)
+    builder.cbranch(builder.icmp_signed("<", nxt, count), loop, after)
+    builder.position_at_end(after)
+    return new_acc
+
+
+@intrinsic
+def forward_tile(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
+    """``out[oat + m * ostep + z] = bias[k0 + m] + sum over taps q of w[wat + m * T + q]
+    * x[xat + offs[q] + z]`` for m < KB, z < 8 * XB, T = ``offs.size``."""
+    sig = types.void(x, xat, offs, w, wat, bias, k0, out, oat, ostep)
+
+    def codegen(context, builder, signature, args):
+        xd, od, wd, bd, outd = (_data(context, builder, signature, args, i)
+                                for i in (0, 2, 3, 5, 7))
+        xat_, wat_, k0_, oat_, ostep_ = args[1], args[4], args[6], args[8], args[9]
+        taps = builder.extract_value(
+            context.make_array(signature.args[2])(context, builder, args[2]).shape, 0)
+        fma = _fma(builder)
+        init = [_splat(builder, builder.load(builder.gep(bd, [builder.add(k0_, _const(m))])))
+                for m in range(KB) for _ in range(XB)]
+        rows = [builder.add(wat_, builder.mul(taps, _const(m))) for m in range(KB)]
+
+        def step(state, acc):
+            q, = state
+            at = builder.add(xat_, builder.load(builder.gep(od, [q])))
+            xs = [_load8(builder, xd, builder.add(at, _const(8 * b))) for b in range(XB)]
+            ws = [_splat(builder, builder.load(builder.gep(wd, [builder.add(r, q)])))
+                  for r in rows]
+            return [builder.add(q, _const(1))], [builder.call(fma, [ws[m], xs[b], acc[m * XB + b]])
+                                                 for m in range(KB) for b in range(XB)]
+        acc = _tile_loop(builder, taps, [_const(0)], init, step)
+        for m in range(KB):
+            row = builder.add(oat_, builder.mul(ostep_, _const(m)))
+            for b in range(XB):
+                _store8(builder, acc[m * XB + b], outd, builder.add(row, _const(8 * b)))
+        return context.get_dummy_value()
+    return sig, codegen
+
+
+@intrinsic
+def weight_grad_tile(typingctx, g, gat, gstep, x, xat, xat2, rows, vectors, skip, part):
+    """``part[8 (m QB + p) + lane]``: lane ``lane`` of the sum, over one image's ``rows``
+    output rows of ``vectors`` vectors each, of the gradient ``g`` of output channel m
+    (rows of ``g`` from ``gat + m * gstep``, packed) times the input under tap p (from
+    ``xat`` for p = 0 and ``xat2`` for p = 1, ``skip`` padding columns after each row)."""
+    sig = types.void(g, gat, gstep, x, xat, xat2, rows, vectors, skip, part)
+
+    def codegen(context, builder, signature, args):
+        gd, xd, pd = (_data(context, builder, signature, args, i) for i in (0, 3, 9))
+        gat_, gstep_, xat_, xat2_, rows_, vectors_, skip_ = (args[i] for i in (1, 2, 4, 5, 6,
+                                                                               7, 8))
+        fma = _fma(builder)
+        zero = ir.Constant(_V8, [0.0] * 8)
+        gs = [builder.add(gat_, builder.mul(gstep_, _const(m))) for m in range(KB)]
+        starts = [xat_, xat2_]
+
+        def step(state, acc):
+            col, g_off, x_off = state
+            gv = [_load8(builder, gd, builder.add(r, g_off)) for r in gs]
+            xv = [_load8(builder, xd, builder.add(s, x_off)) for s in starts]
+            col1 = builder.add(col, _const(1))
+            wrap = builder.icmp_signed("==", col1, vectors_)
+            x_next = builder.add(builder.add(x_off, _const(8)),
+                                 builder.select(wrap, skip_, _const(0)))
+            return ([builder.select(wrap, _const(0), col1), builder.add(g_off, _const(8)),
+                     x_next],
+                    [builder.call(fma, [gv[m], xv[p], acc[m * QB + p]])
+                     for m in range(KB) for p in range(QB)])
+        acc = _tile_loop(builder, builder.mul(rows_, vectors_), [_const(0)] * 3,
+                         [zero] * (KB * QB), step)
+        for i, a in enumerate(acc):
+            _store8(builder, a, pd, _const(8 * i))
+        return context.get_dummy_value()
+    return sig, codegen
+
+
+@jit
+def _starts(n, step):
+    """Tile starts 0, step, ... covering ``n`` (at least ``step``), the last moved back to
+    end at ``n``: it computes again some values of the one before, the same way."""
+    out = numpy.empty(-(-n // step), numpy.int64)
+    for i in range(out.size):
+        out[i] = min(i * step, n - step)
+    return out
+
+
+@jit
+def forward(x, offs, w, bias, out, r0, r1, plane, wp, k, oh, ow):
+    """Output rows ``r0:r1`` (counted over images, then rows) of ``out`` (N, K, OH, OW),
+    flat: ``x`` holds the padded input planes (N, C, hp, wp), ``w`` the weights (K, T)
+    and ``offs`` the taps' offsets in an image's planes; K >= KB, OW >= 8 XB."""
+    taps = offs.size
+    ks, xs = _starts(k, KB), _starts(ow, 8 * XB)
+    for r in range(r0, r1):
+        n, y = r // oh, r % oh
+        for k0 in ks:
+            for x0 in xs:
+                forward_tile(x, n * plane + y * wp + x0, offs, w, k0 * taps, bias, k0, out,
+                             ((n * k + k0) * oh + y) * ow + x0, oh * ow)
+
+
+@jit
+def weight_grad(g, x, offs, dw, k_lo, k_hi, n, plane, wp, k, oh, ow):
+    """``dw[c, q]`` (K, T), flat, for output channels ``k_lo:k_hi``: the sum over images
+    of each image's sum of ``g`` (N, K, OH, OW) times the input under tap q (``x``, the
+    padded planes); K >= KB, T >= QB, OW a multiple of 8."""
+    taps = offs.size
+    qs = _starts(taps, QB)
+    part = numpy.empty(KB * QB * 8, numpy.float32)
+    total = numpy.empty((qs.size, KB * QB * 8), numpy.float32)
+    for k0 in _starts(k_hi - k_lo, KB) + k_lo:
+        total[:] = 0
+        for i in range(n):
+            for j in range(qs.size):
+                xat = i * plane + offs[qs[j]]
+                weight_grad_tile(g, (i * k + k0) * oh * ow, oh * ow, x, xat,
+                                 i * plane + offs[qs[j] + 1], oh, ow // 8, wp - ow, part)
+                total[j] += part
+        for j in range(qs.size):
+            for m in range(KB):
+                for p in range(QB):
+                    s = numpy.float32(0)
+                    for lane in range(8):
+                        s += total[j, 8 * (m * QB + p) + lane]
+                    dw[(k0 + m) * taps + qs[j] + p] = s
+
+
+@job
+def forward_job(p):
+    """[x, offs, w, bias, out, r0, r1, N, C, hp, wp, K, OH, OW, T]"""
+    j = carray(p, 15)
+    n, c, hp, wp, k, oh, ow, taps = j[7], j[8], j[9], j[10], j[11], j[12], j[13], j[14]
+    forward(carray(float32_at(j[0]), n * c * hp * wp), carray(int64_at(j[1]), taps),
+            carray(float32_at(j[2]), k * taps), carray(float32_at(j[3]), k),
+            carray(float32_at(j[4]), n * k * oh * ow), j[5], j[6], c * hp * wp, wp, k, oh, ow)
+
+
+@job
+def weight_grad_job(p):
+    """[g, x, offs, dw, k_lo, k_hi, N, C, hp, wp, K, OH, OW, T]"""
+    j = carray(p, 14)
+    n, c, hp, wp, k, oh, ow, taps = j[6], j[7], j[8], j[9], j[10], j[11], j[12], j[13]
+    weight_grad(carray(float32_at(j[0]), n * k * oh * ow),
+                carray(float32_at(j[1]), n * c * hp * wp), carray(int64_at(j[2]), taps),
+                carray(float32_at(j[3]), k * taps), j[4], j[5], n, c * hp * wp, wp, k, oh, ow)
+
+
+JOBS = {"direct_conv": forward_job.address, "direct_conv_dw": weight_grad_job.address}

@@ -1,0 +1,179 @@
+"""Convolutions of few taps by direct sums (``ops/_conv_direct.py``): the forward and the
+weight gradient against the float64 path, in one thread and two; the tiles at the edges
+(a last tile of columns or of channels moved back over the one before); where it applies;
+values that are not finite; beside PyTorch."""
+
+import numpy
+import pytest
+
+import retrograd
+from retrograd.backend import cpu_kernels
+from retrograd.ops import _conv_direct
+
+pytestmark = pytest.mark.skipif(not cpu_kernels.ready(), reason="numba is not installed")
+
+# (x shape, output channels, kernel, padding, bias), and how many convolutions (the
+# forward, and the input gradient's, a convolution of the gradient) and weight gradients
+# go this way
+CASES = [
+    (((3, 3, 32, 32), 32, (3, 3), 1, True), 1, 1),  # w3's first layer, on fewer images
+    # 17 columns: a second tile over 15 of the first (and not whole vectors for the weights)
+    (((2, 3, 9, 17), 5, (3, 3), 1, True), 1, 0),
+    (((2, 2, 5, 21), 7, (2, 4), (0, 2), False), 1, 0),  # even kernel, padding on columns
+    (((1, 5, 6, 24), 9, (3, 3), 1, False), 2, 1),  # 9 channels: a last tile over 3
+    (((2, 4, 8, 18), 4, (1, 3), 0, True), 2, 1),
+    (((2, 16, 32, 32), 8, (3, 3), (2, 1), True), 2, 1),  # 144 taps, a taller output
+]
+
+
+@pytest.fixture
+def taken(monkeypatch):
+    """How many times the direct forward and weight gradient ran."""
+    monkeypatch.setattr(_conv_direct, "_MIN_WEIGHT_GRAD_POSITIONS", 1)
+    calls = {"conv": 0, "conv_dw": 0}
+    for name in calls:
+        real = getattr(_conv_direct, name)
+
+        def counted(*args, _real=real, _name=name):
+            calls[_name] += 1
+            return _real(*args)
+        monkeypatch.setattr(_conv_direct, name, counted)
+    return calls
+
+
+def _run(xs, k, kernel, padding, bias, dtype, seed=0, x_grad=False):
+    """The output, the weights' gradient (and the bias's), and the input's if asked."""
+    rng = numpy.random.default_rng(seed)
+    x = retrograd.from_numpy(rng.standard_normal(xs).astype(dtype)).requires_grad_(x_grad)
+    w = retrograd.from_numpy(rng.standard_normal((k, xs[1], *kernel)).astype(dtype) / 4)
+    w.requires_grad_()
+    b = retrograd.from_numpy(rng.standard_normal(k).astype(dtype)).requires_grad_() \
+        if bias else None
+    out = retrograd.nn.functional.conv2d(x, w, b, padding=padding)
+    g = retrograd.from_numpy(rng.standard_normal(tuple(out.shape)).astype(dtype))
+    out.backward(g)
+    got = [out.detach().numpy(), w.grad.numpy()]
+    return got + [t.grad.numpy() for t in (b, x) if t is not None and t.requires_grad]
+
+
+def _close(got, want):
+    """Within float32 rounding of the largest term, as any order of the sums."""
+    for a, b in zip(got, want, strict=True):
+        assert a.dtype == numpy.float32 and a.shape == b.shape
+        assert numpy.abs(a - b).max() <= 2e-6 * numpy.abs(b).max() + 1e-30
+
+
+@pytest.mark.parametrize("case, convs, weight_grads", CASES)
+def test_forward_and_gradients_match_float64(case, convs, weight_grads, taken):
+    got = _run(*case, numpy.float32, x_grad=True)
+    assert taken == {"conv": convs, "conv_dw": weight_grads}
+    _close(got, _run(*case, numpy.float64, x_grad=True))
+
+
+def test_the_same_bits_in_one_thread_and_two(monkeypatch, taken):
+    names = ("direct_conv", "direct_conv_dw")
+    for name in names:
+        monkeypatch.setitem(cpu_kernels._SPLIT_MIN, name, 1 << 40)
+    one = _run((4, 3, 20, 32), 12, (3, 3), 1, True, numpy.float32)
+    for name in names:
+        monkeypatch.setitem(cpu_kernels._SPLIT_MIN, name, 0)
+    for a, b in zip(one, _run((4, 3, 20, 32), 12, (3, 3), 1, True, numpy.float32), strict=True):
+        numpy.testing.assert_array_equal(a, b)
+    assert taken == {"conv": 2, "conv_dw": 2}
+
+
+def test_the_kernels_sum_each_tap_once():
+    """Integers small enough to sum exactly: the kernels' results are the exact sums,
+    whatever the order, each tile's overlap with the one before included."""
+    rng = numpy.random.default_rng(1)
+    x = rng.integers(-3, 4, (2, 3, 7, 19)).astype(numpy.float32)
+    w = rng.integers(-3, 4, (6, 3, 3, 3)).astype(numpy.float32)
+    b = rng.integers(-3, 4, 6).astype(numpy.float32)
+    out = _conv_direct.conv(x, w, b, (1, 1))
+    padded = numpy.pad(x.astype(numpy.int64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    want = numpy.zeros(out.shape, numpy.int64) + b.astype(numpy.int64)[:, None, None]
+    for i in range(3):
+        for j in range(3):
+            want += numpy.einsum("nchw,kc->nkhw", padded[:, :, i:i + 7, j:j + 19],
+                                 w[:, :, i, j].astype(numpy.int64))
+    numpy.testing.assert_array_equal(out, want)
+    g = rng.integers(-3, 4, (2, 6, 7, 16)).astype(numpy.float32)
+    dw = _conv_direct.conv_dw(g, x[..., :16], w.shape, (1, 1))
+    p = numpy.pad(x[..., :16].astype(numpy.int64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    want = numpy.stack([numpy.einsum("nkhw,nchw->kc", g.astype(numpy.int64),
+                                     p[:, :, i:i + 7, j:j + 16])
+                        for i in range(3) for j in range(3)], -1).reshape(w.shape)
+    numpy.testing.assert_array_equal(dw, want)
+
+
+@pytest.mark.parametrize("x_shape, w_shape, stride, padding, dilation, groups, dtype, forward, "
+                         "weight_grad", [
+                             ((64, 3, 32, 32), (32, 3, 3, 3), 1, 1, 1, 1, "f", True, True),
+                             ((8, 3, 224, 224), (64, 3, 3, 3), 1, 1, 1, 1, "f", True, True),
+                             # w3's second layer: too small a map for the weight gradient
+                             ((64, 32, 16, 16), (64, 32, 3, 3), 1, 1, 1, 1, "f", True, False),
+                             # ResNet's first stage: Winograd's (576 taps)
+                             ((8, 64, 56, 56), (64, 64, 3, 3), 1, 1, 1, 1, "f", False, False),
+                             ((64, 3, 32, 32), (32, 3, 3, 3), 2, 1, 1, 1, "f", False, False),
+                             ((64, 3, 32, 32), (32, 3, 3, 3), 1, 2, 2, 1, "f", False, False),
+                             ((64, 4, 32, 32), (32, 2, 3, 3), 1, 1, 1, 2, "f", False, False),
+                             ((64, 3, 32, 32), (32, 3, 3, 3), 1, 1, 1, 1, "d", False, False),
+                             ((64, 3, 32, 32), (3, 3, 3, 3), 1, 1, 1, 1, "f", False, False),
+                             ((64, 3, 32, 12), (32, 3, 3, 3), 1, 1, 1, 1, "f", False, False),
+                             # 20 columns: not whole vectors for the weight gradient
+                             ((64, 3, 32, 20), (32, 3, 3, 3), 1, 1, 1, 1, "f", True, False),
+                             ((64, 1, 32, 32), (32, 1, 1, 1), 1, 0, 1, 1, "f", True, False),
+                         ])
+def test_where_it_applies(x_shape, w_shape, stride, padding, dilation, groups, dtype, forward,
+                          weight_grad):
+    arrays = (numpy.zeros(1, dtype),)
+    geometry = ((stride,) * 2, (padding,) * 2, (dilation,) * 2, groups, arrays)
+    assert _conv_direct.applies(x_shape, w_shape, *geometry) is forward
+    assert _conv_direct.applies(x_shape, w_shape, *geometry, weight_grad=True) is weight_grad
+
+
+def test_an_output_cut_short_takes_another_path():
+    args = ((8, 3, 32, 32), (16, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1, ())
+    assert _conv_direct.applies(*args, ohw=(32, 32))
+    assert not _conv_direct.applies(*args, ohw=(31, 32))
+
+
+@pytest.mark.parametrize("where, value", [("x", numpy.inf), ("x", numpy.nan), ("w", -numpy.inf)])
+def test_values_that_are_not_finite_propagate_as_in_a_direct_sum(where, value, taken):
+    rng = numpy.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 6, 16)).astype(numpy.float32)
+    w = rng.standard_normal((8, 3, 3, 3)).astype(numpy.float32)
+    (x if where == "x" else w)[1, 2, 2, 2] = value
+    out = _conv_direct.conv(x, w, None, (1, 1))
+    want = _conv_direct_reference(x.astype(numpy.float64), w.astype(numpy.float64))
+    numpy.testing.assert_array_equal(numpy.isnan(out), numpy.isnan(want))
+    numpy.testing.assert_array_equal(numpy.isinf(out), numpy.isinf(want))
+    finite = numpy.isfinite(want)
+    numpy.testing.assert_allclose(out[finite], want[finite], rtol=1e-5, atol=1e-5)
+
+
+def _conv_direct_reference(x, w):
+    """The padded 3x3 convolution as a sum of nine products, in float64."""
+    padded = numpy.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    h, wd = x.shape[2:]
+    with numpy.errstate(invalid="ignore"):
+        return sum(numpy.einsum("nchw,kc->nkhw", padded[:, :, i:i + h, j:j + wd], w[:, :, i, j])
+                   for i in range(3) for j in range(3))
+
+
+def test_beside_pytorch(taken):
+    torch = pytest.importorskip("torch")
+    rng = numpy.random.default_rng(6)
+    x = rng.standard_normal((4, 3, 32, 32)).astype(numpy.float32)
+    w = (rng.standard_normal((32, 3, 3, 3)) / 4).astype(numpy.float32)
+    b = rng.standard_normal(32).astype(numpy.float32)
+    res = []
+    for T in (retrograd, torch):
+        xt, wt, bt = (T.from_numpy(a.copy()).requires_grad_() for a in (x, w, b))
+        out = T.nn.functional.conv2d(xt, wt, bt, padding=1)
+        out.backward(T.from_numpy(numpy.cos(numpy.arange(out.numel(), dtype=numpy.float32))
+                                  .reshape(tuple(out.shape))))
+        res.append([a.detach().numpy() for a in (out, xt.grad, wt.grad)])  # (not the
+        # bias's: a sum of the gradient, whose cancellations make its rounding no test)
+    assert taken == {"conv": 1, "conv_dw": 1}
+    _close(*res)
