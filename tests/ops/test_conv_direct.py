@@ -29,7 +29,6 @@ CASES = [
 @pytest.fixture
 def taken(monkeypatch):
     """How many times the direct forward and weight gradient ran."""
-    monkeypatch.setattr(_conv_direct, "_MIN_WEIGHT_GRAD_POSITIONS", 1)
     calls = {"conv": 0, "conv_dw": 0}
     for name in calls:
         real = getattr(_conv_direct, name)
@@ -74,10 +73,11 @@ def test_the_same_bits_in_one_thread_and_two(monkeypatch, taken):
     names = ("direct_conv", "direct_conv_dw")
     for name in names:
         monkeypatch.setitem(cpu_kernels._SPLIT_MIN, name, 1 << 40)
-    one = _run((4, 3, 20, 32), 12, (3, 3), 1, True, numpy.float32)
+    # 8x32 maps: the weight gradient's tiles sum over 4 images, then the last 2
+    one = _run((6, 3, 8, 32), 12, (3, 3), 1, True, numpy.float32)
     for name in names:
         monkeypatch.setitem(cpu_kernels._SPLIT_MIN, name, 0)
-    for a, b in zip(one, _run((4, 3, 20, 32), 12, (3, 3), 1, True, numpy.float32), strict=True):
+    for a, b in zip(one, _run((6, 3, 8, 32), 12, (3, 3), 1, True, numpy.float32), strict=True):
         numpy.testing.assert_array_equal(a, b)
     assert taken == {"conv": 2, "conv_dw": 2}
 
@@ -110,8 +110,10 @@ def test_the_kernels_sum_each_tap_once():
                          "weight_grad", [
                              ((64, 3, 32, 32), (32, 3, 3, 3), 1, 1, 1, 1, "f", True, True),
                              ((8, 3, 224, 224), (64, 3, 3, 3), 1, 1, 1, 1, "f", True, True),
-                             # w3's second layer: too small a map for the weight gradient
+                             # w3's second layer: too small a map for 288 taps' weight gradient
                              ((64, 32, 16, 16), (64, 32, 3, 3), 1, 1, 1, 1, "f", True, False),
+                             ((64, 16, 16, 16), (32, 16, 3, 3), 1, 1, 1, 1, "f", True, True),
+                             ((16, 32, 32, 32), (32, 32, 3, 3), 1, 1, 1, 1, "f", True, True),
                              # ResNet's first stage: Winograd's (576 taps)
                              ((8, 64, 56, 56), (64, 64, 3, 3), 1, 1, 1, 1, "f", False, False),
                              ((64, 3, 32, 32), (32, 3, 3, 3), 2, 1, 1, 1, "f", False, False),

@@ -23,6 +23,7 @@ from ._numba_kernels import float32_at, int64_at, jit, job
 KB = 4  # output channels of a tile
 XB = 2  # vectors of eight columns of a forward tile
 QB = 2  # taps of a weight gradient tile
+_POSITIONS = 1024  # output positions a weight gradient tile sums over, about
 _F32, _I64 = ir.FloatType(), ir.IntType(64)
 _V8 = ir.VectorType(_F32, 8)
 
@@ -120,36 +121,51 @@ def forward_tile(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
 
 
 @intrinsic
-def weight_grad_tile(typingctx, g, gat, gstep, x, xat, xat2, rows, vectors, skip, part):
-    """``part[8 (m QB + p) + lane]``: lane ``lane`` of the sum, over one image's ``rows``
-    output rows of ``vectors`` vectors each, of the gradient ``g`` of output channel m
-    (rows of ``g`` from ``gat + m * gstep``, packed) times the input under tap p (from
-    ``xat`` for p = 0 and ``xat2`` for p = 1, ``skip`` padding columns after each row)."""
-    sig = types.void(g, gat, gstep, x, xat, xat2, rows, vectors, skip, part)
+def weight_grad_tile(typingctx, g, gat, gsteps, x, xat, xat2, size, skips, part):
+    """``part[8 (m QB + p) + lane]``: lane ``lane`` of the sum, over ``size`` = (images,
+    rows, vectors) of output positions, of the gradient ``g`` of output channel m (its
+    planes from ``gat + m * gsteps[0]``, images ``gsteps[1]`` apart) times the input under
+    tap p (from ``xat`` for p = 0, ``xat2`` for p = 1). ``skips`` = (the input's padding
+    columns after a row, the step from an image's last row to the next image's first).
+    Two loops: the rows, and in each its vectors, whose loop only adds to two offsets."""
+    sig = types.void(g, gat, gsteps, x, xat, xat2, size, skips, part)
 
     def codegen(context, builder, signature, args):
-        gd, xd, pd = (_data(context, builder, signature, args, i) for i in (0, 3, 9))
-        gat_, gstep_, xat_, xat2_, rows_, vectors_, skip_ = (args[i] for i in (1, 2, 4, 5, 6,
-                                                                               7, 8))
+        gd, xd, pd = (_data(context, builder, signature, args, i) for i in (0, 3, 8))
+        gat_, xat_, xat2_ = args[1], args[4], args[5]
+        gstep_, gimage = (builder.extract_value(args[2], i) for i in range(2))
+        images, rows, vectors = (builder.extract_value(args[6], i) for i in range(3))
+        skip, image_skip = (builder.extract_value(args[7], i) for i in range(2))
         fma = _fma(builder)
         zero = ir.Constant(_V8, [0.0] * 8)
         gs = [builder.add(gat_, builder.mul(gstep_, _const(m))) for m in range(KB)]
         starts = [xat_, xat2_]
 
-        def step(state, acc):
-            col, g_off, x_off = state
+        def vector(state, acc):
+            """One vector of a row: (gradient, input) offsets, the next."""
+            g_off, x_off = state
             gv = [_load8(builder, gd, builder.add(r, g_off)) for r in gs]
             xv = [_load8(builder, xd, builder.add(s, x_off)) for s in starts]
-            col1 = builder.add(col, _const(1))
-            wrap = builder.icmp_signed("==", col1, vectors_)
-            x_next = builder.add(builder.add(x_off, _const(8)),
-                                 builder.select(wrap, skip_, _const(0)))
-            return ([builder.select(wrap, _const(0), col1), builder.add(g_off, _const(8)),
-                     x_next],
+            return ([builder.add(g_off, _const(8)), builder.add(x_off, _const(8))],
                     [builder.call(fma, [gv[m], xv[p], acc[m * QB + p]])
                      for m in range(KB) for p in range(QB)])
-        acc = _tile_loop(builder, builder.mul(rows_, vectors_), [_const(0)] * 3,
-                         [zero] * (KB * QB), step)
+
+        def row(state, acc):
+            """One output row (the inner loop: its vectors); the next row's offsets, past
+            the input's padding columns, or the next image's first row."""
+            g_off, x_off, r = state
+            acc = _tile_loop(builder, vectors, [g_off, x_off], acc, vector)
+            r1 = builder.add(r, _const(1))
+            image_done = builder.icmp_signed("==", r1, rows)
+            g_next = builder.add(g_off, builder.select(image_done, builder.sub(gimage, g_back),
+                                                       g_row))
+            x_next = builder.add(x_off, builder.select(image_done, image_skip, wp))
+            return [g_next, x_next, builder.select(image_done, _const(0), r1)], acc
+        g_row = builder.mul(vectors, _const(8))  # a row of the gradient: OW
+        g_back = builder.mul(g_row, builder.sub(rows, _const(1)))  # an image's rows but one
+        wp = builder.add(g_row, skip)
+        acc = _tile_loop(builder, builder.mul(images, rows), [_const(0)] * 3,
+                         [zero] * (KB * QB), row)
         for i, a in enumerate(acc):
             _store8(builder, a, pd, _const(8 * i))
         return context.get_dummy_value()
@@ -183,20 +199,25 @@ def forward(x, offs, w, bias, out, r0, r1, plane, wp, k, oh, ow):
 
 @jit
 def weight_grad(g, x, offs, dw, k_lo, k_hi, n, plane, wp, k, oh, ow):
-    """``dw[c, q]`` (K, T), flat, for output channels ``k_lo:k_hi``: the sum over images
-    of each image's sum of ``g`` (N, K, OH, OW) times the input under tap q (``x``, the
-    padded planes); K >= KB, T >= QB, OW a multiple of 8."""
+    """``dw[c, q]`` (K, T), flat, for output channels ``k_lo:k_hi``: the sum of ``g`` (N, K,
+    OH, OW) times the input under tap q (``x``, the padded planes); K >= KB, T >= QB, OW a
+    multiple of 8. Each tile sums over about ``_POSITIONS`` output positions (whole images),
+    a lane a sixteenth of them (a sum short enough to round as a GEMM's), and the tiles'
+    sums are added."""
     taps = offs.size
     qs = _starts(taps, QB)
+    per = max(1, _POSITIONS // (oh * ow))  # images a tile sums over
     part = numpy.empty(KB * QB * 8, numpy.float32)
     total = numpy.empty((qs.size, KB * QB * 8), numpy.float32)
+    skips = (wp - ow, plane - (oh - 1) * wp)
     for k0 in _starts(k_hi - k_lo, KB) + k_lo:
         total[:] = 0
-        for i in range(n):
+        for i in range(0, n, per):
+            size = (min(per, n - i), oh, ow // 8)
             for j in range(qs.size):
-                xat = i * plane + offs[qs[j]]
-                weight_grad_tile(g, (i * k + k0) * oh * ow, oh * ow, x, xat,
-                                 i * plane + offs[qs[j] + 1], oh, ow // 8, wp - ow, part)
+                weight_grad_tile(g, (i * k + k0) * oh * ow, (oh * ow, k * oh * ow), x,
+                                 i * plane + offs[qs[j]], i * plane + offs[qs[j] + 1], size,
+                                 skips, part)
                 total[j] += part
         for j in range(qs.size):
             for m in range(KB):

@@ -6,16 +6,17 @@ summing over the taps with the weights and the padded input read in place
 im2col's GEMM has then an inner dimension of the taps alone, which OpenBLAS runs far
 below its speed, after copying the input once per tap; Winograd's transforms need more
 channels to pay. Measured on 2 cores against the im2col and Winograd paths (ms; the
-weight gradient of 16x16 maps stays im2col's, see ``_MIN_WEIGHT_GRAD_POSITIONS``):
+weight gradient of w3's second layer stays im2col's, see ``_LARGE_MAP``):
 
 ==============================  ==============  ===============
 layer (N, C -> K, size)         forward         weight gradient
 ==============================  ==============  ===============
-64, 3 -> 32, 32x32 (w3's)       0.67 vs 2.43    0.84 vs 1.83
+64, 3 -> 32, 32x32 (w3's)       0.67 vs 2.43    0.90 vs 1.82
 8, 3 -> 64, 224x224             7.6 vs 17.6     12.6 vs 20.3
 64, 16 -> 32, 32x32             3.46 vs 5.81    4.11 vs 6.93
-16, 32 -> 32, 32x32             1.49 vs 2.48    1.92 vs 2.64
-64, 32 -> 64, 16x16 (w3's)      3.28 vs 4.10    7.02 vs 6.50
+16, 32 -> 32, 32x32             1.49 vs 2.48    2.19 vs 2.65
+64, 16 -> 32, 16x16             -               1.29 vs 1.72
+64, 32 -> 64, 16x16 (w3's)      3.28 vs 4.10    5.61 vs 4.96
 ==============================  ==============  ===============
 
 The sums round as a direct convolution's do, in another order than im2col's GEMMs; a
@@ -32,10 +33,12 @@ __all__ = ["applies", "conv", "conv_dw"]
 # transforms win (ResNet's 56x56 maps of 64 channels, 576 taps: a forward of 12.5 ms
 # against 9.3) and so do im2col's GEMMs.
 _MAX_TAPS = 288
-# Output positions of an image, at least, for the weight gradient: each of its tiles sums
-# over one image at a time, and on small maps the tile's setup outweighs its loop (16x16
-# maps of 32 channels: 7.0 ms against im2col's 6.5; 8x8 of 64: 8.8 against 3.8).
-_MIN_WEIGHT_GRAD_POSITIONS = 1024
+# The weight gradient's tiles sum over whole images (a thousand positions or more at a
+# time): on maps smaller than _LARGE_MAP positions, im2col's GEMMs catch up with them
+# sooner, at 288 taps (16x16 maps of 32 channels: 5.6 ms against 5.0), not at 144 (1.3
+# against 1.7), nor on 32x32 maps at 288 (2.2 against 2.7).
+_LARGE_MAP = 1024
+_MAX_SMALL_MAP_WEIGHT_GRAD_TAPS = 144
 
 
 def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_grad=False,
@@ -54,8 +57,8 @@ def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_
     if k < 4 or ow < 16 or oh < 1 or (ohw is not None and tuple(ohw) != (oh, ow)):
         return False
     if weight_grad:
-        return (2 <= taps <= _MAX_TAPS and ow % 8 == 0
-                and oh * ow >= _MIN_WEIGHT_GRAD_POSITIONS)
+        most = _MAX_TAPS if oh * ow >= _LARGE_MAP else _MAX_SMALL_MAP_WEIGHT_GRAD_TAPS
+        return 2 <= taps <= most and ow % 8 == 0
     return taps <= _MAX_TAPS
 
 
