@@ -116,6 +116,10 @@ def test_the_kernels_sum_each_tap_once():
                              ((16, 32, 32, 32), (32, 32, 3, 3), 1, 1, 1, 1, "f", True, True),
                              # ResNet's first stage: Winograd's (576 taps)
                              ((8, 64, 56, 56), (64, 64, 3, 3), 1, 1, 1, 1, "f", False, False),
+                             # ... but this way on 16x16 maps (w3's second input gradient)
+                             ((64, 64, 16, 16), (32, 64, 3, 3), 1, 1, 1, 1, "f", True, False),
+                             ((64, 128, 16, 16), (32, 128, 3, 3), 1, 1, 1, 1, "f", False,
+                              False),
                              ((64, 3, 32, 32), (32, 3, 3, 3), 2, 1, 1, 1, "f", False, False),
                              ((64, 3, 32, 32), (32, 3, 3, 3), 1, 2, 2, 1, "f", False, False),
                              ((64, 4, 32, 32), (32, 2, 3, 3), 1, 1, 1, 2, "f", False, False),

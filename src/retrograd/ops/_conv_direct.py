@@ -17,6 +17,7 @@ layer (N, C -> K, size)         forward         weight gradient
 16, 32 -> 32, 32x32             1.49 vs 2.48    2.19 vs 2.65
 64, 16 -> 32, 16x16             -               1.29 vs 1.72
 64, 32 -> 64, 16x16 (w3's)      3.28 vs 4.10    5.61 vs 4.96
+64, 64 -> 32, 16x16 (its dx)    3.39 vs 4.94    -
 ==============================  ==============  ===============
 
 The sums round as a direct convolution's do, in another order than im2col's GEMMs; a
@@ -30,9 +31,13 @@ from ..backend import cpu_kernels
 __all__ = ["applies", "conv", "conv_dw"]
 
 # Taps (C * kh * kw) up to which the direct sums go faster. Past them Winograd's
-# transforms win (ResNet's 56x56 maps of 64 channels, 576 taps: a forward of 12.5 ms
-# against 9.3) and so do im2col's GEMMs.
+# transforms win (measured at 576 taps: 28x28 maps of 64 channels, 3.4 ms against 2.6;
+# 56x56, 12.2 against 8.7) and so do im2col's GEMMs; but on maps of at most _SMALL_MAP
+# positions, where those make small GEMMs, up to _MAX_SMALL_MAP_TAPS (16x16 maps at 576
+# taps, w3's second layer's input gradient: 3.4 against 4.9).
 _MAX_TAPS = 288
+_SMALL_MAP = 256
+_MAX_SMALL_MAP_TAPS = 576
 # The weight gradient's tiles sum over whole images (a thousand positions or more at a
 # time): on maps smaller than _LARGE_MAP positions, im2col's GEMMs catch up with them
 # sooner, at 288 taps (16x16 maps of 32 channels: 5.6 ms against 5.0), not at 144 (1.3
@@ -59,7 +64,7 @@ def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_
     if weight_grad:
         most = _MAX_TAPS if oh * ow >= _LARGE_MAP else _MAX_SMALL_MAP_WEIGHT_GRAD_TAPS
         return 2 <= taps <= most and ow % 8 == 0
-    return taps <= _MAX_TAPS
+    return taps <= (_MAX_SMALL_MAP_TAPS if oh * ow <= _SMALL_MAP else _MAX_TAPS)
 
 
 def _padded(x, kernel, padding):
