@@ -1,7 +1,7 @@
 """Convolutions of few taps by direct sums (``ops/_conv_direct.py``): the forward and the
-weight gradient against the float64 path, in one thread and two; the tiles at the edges
-(a last tile of columns or of channels moved back over the one before); where it applies;
-values that are not finite; beside PyTorch."""
+weight gradient against the float64 path, in one thread and two, at strides and
+dilations; the tiles at the edges (a last tile of columns or of channels moved back over
+the one before); where it applies; values that are not finite; beside PyTorch."""
 
 import numpy
 import pytest
@@ -40,7 +40,7 @@ def taken(monkeypatch):
     return calls
 
 
-def _run(xs, k, kernel, padding, bias, dtype, seed=0, x_grad=False):
+def _run(xs, k, kernel, padding, bias, dtype, seed=0, x_grad=False, stride=1, dilation=1):
     """The output, the weights' gradient (and the bias's), and the input's if asked."""
     rng = numpy.random.default_rng(seed)
     x = retrograd.from_numpy(rng.standard_normal(xs).astype(dtype)).requires_grad_(x_grad)
@@ -48,7 +48,8 @@ def _run(xs, k, kernel, padding, bias, dtype, seed=0, x_grad=False):
     w.requires_grad_()
     b = retrograd.from_numpy(rng.standard_normal(k).astype(dtype)).requires_grad_() \
         if bias else None
-    out = retrograd.nn.functional.conv2d(x, w, b, padding=padding)
+    out = retrograd.nn.functional.conv2d(x, w, b, stride=stride, padding=padding,
+                                         dilation=dilation)
     g = retrograd.from_numpy(rng.standard_normal(tuple(out.shape)).astype(dtype))
     out.backward(g)
     got = [out.detach().numpy(), w.grad.numpy()]
@@ -67,6 +68,22 @@ def test_forward_and_gradients_match_float64(case, convs, weight_grads, taken):
     got = _run(*case, numpy.float32, x_grad=True)
     assert taken == {"conv": convs, "conv_dw": weight_grads}
     _close(got, _run(*case, numpy.float64, x_grad=True))
+
+
+@pytest.mark.parametrize("xs, k, kernel, stride, padding, dilation, weight_grads", [
+    ((2, 3, 40, 45), 8, (7, 7), 2, 3, 1, 0),  # a stem: 20x20 at stride 2, four phases
+    ((2, 3, 35, 64), 8, (3, 3), (3, 2), 1, 1, 1),  # six phases, 12x32
+    ((2, 2, 20, 40), 5, (3, 3), 1, 2, 2, 1),  # dilated
+    ((2, 3, 30, 70), 4, (3, 5), 2, (1, 2), (2, 3), 0),  # both: phases (0, 0), (0, 1)
+    ((2, 5, 17, 36), 6, (1, 1), 2, 0, 1, 0),  # one phase of four
+])
+def test_strides_and_dilations_match_float64(xs, k, kernel, stride, padding, dilation,
+                                             weight_grads, taken):
+    args = (xs, k, kernel, padding, True)
+    kw = {"stride": stride, "dilation": dilation}
+    got = _run(*args, numpy.float32, **kw)
+    assert taken == {"conv": 1, "conv_dw": weight_grads}
+    _close(got, _run(*args, numpy.float64, **kw))
 
 
 def test_the_same_bits_in_one_thread_and_two(monkeypatch, taken):
@@ -89,7 +106,7 @@ def test_the_kernels_sum_each_tap_once():
     x = rng.integers(-3, 4, (2, 3, 7, 19)).astype(numpy.float32)
     w = rng.integers(-3, 4, (6, 3, 3, 3)).astype(numpy.float32)
     b = rng.integers(-3, 4, 6).astype(numpy.float32)
-    out = _conv_direct.conv(x, w, b, (1, 1))
+    out = _conv_direct.conv(x, w, b, (1, 1), (1, 1), (1, 1))
     padded = numpy.pad(x.astype(numpy.int64), ((0, 0), (0, 0), (1, 1), (1, 1)))
     want = numpy.zeros(out.shape, numpy.int64) + b.astype(numpy.int64)[:, None, None]
     for i in range(3):
@@ -98,7 +115,7 @@ def test_the_kernels_sum_each_tap_once():
                                  w[:, :, i, j].astype(numpy.int64))
     numpy.testing.assert_array_equal(out, want)
     g = rng.integers(-3, 4, (2, 6, 7, 16)).astype(numpy.float32)
-    dw = _conv_direct.conv_dw(g, x[..., :16], w.shape, (1, 1))
+    dw = _conv_direct.conv_dw(g, x[..., :16], w.shape, (1, 1), (1, 1), (1, 1))
     p = numpy.pad(x[..., :16].astype(numpy.int64), ((0, 0), (0, 0), (1, 1), (1, 1)))
     want = numpy.stack([numpy.einsum("nkhw,nchw->kc", g.astype(numpy.int64),
                                      p[:, :, i:i + 7, j:j + 16])
@@ -120,8 +137,14 @@ def test_the_kernels_sum_each_tap_once():
                              ((64, 64, 16, 16), (32, 64, 3, 3), 1, 1, 1, 1, "f", True, False),
                              ((64, 128, 16, 16), (32, 128, 3, 3), 1, 1, 1, 1, "f", False,
                               False),
-                             ((64, 3, 32, 32), (32, 3, 3, 3), 2, 1, 1, 1, "f", False, False),
-                             ((64, 3, 32, 32), (32, 3, 3, 3), 1, 2, 2, 1, "f", False, False),
+                             # a first layer at a stride (16x16 maps) or dilated
+                             ((64, 3, 32, 32), (32, 3, 3, 3), 2, 1, 1, 1, "f", True, True),
+                             ((64, 3, 32, 32), (32, 3, 3, 3), 1, 2, 2, 1, "f", True, True),
+                             # ResNet's stem
+                             ((8, 3, 224, 224), (64, 3, 7, 7), 2, 3, 1, 1, "f", True, True),
+                             # 16 channels at a stride: im2col's
+                             ((64, 16, 32, 32), (32, 16, 3, 3), 2, 1, 1, 1, "f", False,
+                              False),
                              ((64, 4, 32, 32), (32, 2, 3, 3), 1, 1, 1, 2, "f", False, False),
                              ((64, 3, 32, 32), (32, 3, 3, 3), 1, 1, 1, 1, "d", False, False),
                              ((64, 3, 32, 32), (3, 3, 3, 3), 1, 1, 1, 1, "f", False, False),
@@ -150,7 +173,7 @@ def test_values_that_are_not_finite_propagate_as_in_a_direct_sum(where, value, t
     x = rng.standard_normal((2, 3, 6, 16)).astype(numpy.float32)
     w = rng.standard_normal((8, 3, 3, 3)).astype(numpy.float32)
     (x if where == "x" else w)[1, 2, 2, 2] = value
-    out = _conv_direct.conv(x, w, None, (1, 1))
+    out = _conv_direct.conv(x, w, None, (1, 1), (1, 1), (1, 1))
     want = _conv_direct_reference(x.astype(numpy.float64), w.astype(numpy.float64))
     numpy.testing.assert_array_equal(numpy.isnan(out), numpy.isnan(want))
     numpy.testing.assert_array_equal(numpy.isinf(out), numpy.isinf(want))

@@ -1,7 +1,9 @@
-"""Convolutions at unit stride with few taps (input channels times kernel size, a first
-layer's 27) by their direct sums: compiled tiles of output channels by columns, each
-summing over the taps with the weights and the padded input read in place
-(``cpu_kernels.direct_conv``, and ``direct_conv_dw`` for the weight gradient).
+"""Convolutions with few taps (input channels times kernel size, a first layer's 27) by
+their direct sums: compiled tiles of output channels by columns, each summing over the
+taps with the weights and the padded input read in place (``cpu_kernels.direct_conv``,
+and ``direct_conv_dw`` for the weight gradient). A tap is an offset into the input's
+planes, so a dilation is only other offsets, and a stride reads the planes cut into the
+stride's phases, each strided tap a unit-stride one there.
 
 im2col's GEMM has then an inner dimension of the taps alone, which OpenBLAS runs far
 below its speed, after copying the input once per tap; Winograd's transforms need more
@@ -9,7 +11,7 @@ channels to pay. Measured on 2 cores against the im2col and Winograd paths (ms; 
 weight gradient of w3's second layer stays im2col's, see ``_LARGE_MAP``):
 
 ==============================  ==============  ===============
-layer (N, C -> K, size)         forward         weight gradient
+layer (N, C -> K, size; 3x3)    forward         weight gradient
 ==============================  ==============  ===============
 64, 3 -> 32, 32x32 (w3's)       0.67 vs 2.43    0.90 vs 1.82
 8, 3 -> 64, 224x224             7.6 vs 17.6     12.6 vs 20.3
@@ -18,6 +20,7 @@ layer (N, C -> K, size)         forward         weight gradient
 64, 16 -> 32, 16x16             -               1.29 vs 1.72
 64, 32 -> 64, 16x16 (w3's)      3.28 vs 4.10    5.61 vs 4.96
 64, 64 -> 32, 16x16 (its dx)    3.39 vs 4.94    -
+8, 3 -> 64, 224x224 7x7 /2     10.7 vs 15.3    15.2 vs 17.8
 ==============================  ==============  ===============
 
 The sums round as a direct convolution's do, in another order than im2col's GEMMs; a
@@ -44,22 +47,28 @@ _MAX_SMALL_MAP_TAPS = 576
 # against 1.7), nor on 32x32 maps at 288 (2.2 against 2.7).
 _LARGE_MAP = 1024
 _MAX_SMALL_MAP_WEIGHT_GRAD_TAPS = 144
+# Input channels under which a strided convolution goes this way, its input cut into the
+# stride's phases first (a copy): a first layer's few, where im2col's GEMM is thin
+# (ResNet's 7x7 stem at stride 2: 10.7 ms against 15.3, its weight gradient 15.2 against
+# 17.8); with 16 channels or more im2col keeps up (3x3 at stride 2 from 16 channels:
+# a weight gradient of 6.0 ms against 5.2).
+_STRIDED_CHANNELS = 16
 
 
 def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_grad=False,
             ohw=None):
     """Whether a convolution of ``x_shape`` by ``w_shape`` (or, ``weight_grad``, its
-    kernels' gradient) goes this way: compiled kernels, float32 ``arrays``, unit stride
-    and dilation, no groups, few taps, an output of its full size (``ohw``) at least 16
-    columns wide (8 per vector, a multiple of 8 for the weight gradient) and 4 channels."""
-    if not (cpu_kernels.ready() and all(a.dtype.char == "f" for a in arrays)
-            and tuple(stride) == (1, 1) and tuple(dilation) == (1, 1) and groups == 1):
+    kernels' gradient) goes this way: compiled kernels, float32 ``arrays``, no groups, few
+    taps, an output of its full size (``ohw``) at least 16 columns wide (8 per vector, a
+    multiple of 8 for the weight gradient) and 4 channels; at a stride, fewer than
+    _STRIDED_CHANNELS input channels."""
+    if not (cpu_kernels.ready() and all(a.dtype.char == "f" for a in arrays) and groups == 1):
         return False
     k, c, kh, kw = w_shape
-    oh = x_shape[2] + 2 * padding[0] - kh + 1
-    ow = x_shape[3] + 2 * padding[1] - kw + 1
+    oh, ow = _out_size(x_shape[2:], (kh, kw), stride, padding, dilation)
     taps = c * kh * kw
-    if k < 4 or ow < 16 or oh < 1 or (ohw is not None and tuple(ohw) != (oh, ow)):
+    if (k < 4 or ow < 16 or oh < 1 or (ohw is not None and tuple(ohw) != (oh, ow))
+            or (tuple(stride) != (1, 1) and c >= _STRIDED_CHANNELS)):
         return False
     if weight_grad:
         most = _MAX_TAPS if oh * ow >= _LARGE_MAP else _MAX_SMALL_MAP_WEIGHT_GRAD_TAPS
@@ -67,31 +76,58 @@ def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_
     return taps <= (_MAX_SMALL_MAP_TAPS if oh * ow <= _SMALL_MAP else _MAX_TAPS)
 
 
-def _padded(x, kernel, padding):
-    """``x`` in zero-padded planes, and the offsets (int64) of the kernel's taps in an
-    image's planes (channel, row, column)."""
+def _out_size(hw, kernel, stride, padding, dilation):
+    return tuple((hw[i] + 2 * padding[i] - dilation[i] * (kernel[i] - 1) - 1) // stride[i] + 1
+                 for i in range(2))
+
+
+def _planes(x, kernel, stride, padding, dilation):
+    """``x`` zero-padded, cut into its stride's phases (N, P * C, hq, wq): phase (a, b)
+    holds the padded planes' rows a, a + sh, ... and their columns b, b + sw, ... (only
+    the phases a tap reads; at unit stride, the padded planes). With the offsets (int64) of
+    the taps (channel, row, column) in an image's planes: tap (i, j) of output (y, x) reads
+    phase ((i dh) % sh, (j dw) % sw) at row y + (i dh) // sh, column x + (j dw) // sw."""
     n, c, h, w = x.shape
-    (ph, pw), (kh, kw) = padding, kernel
+    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+    rows, cols = numpy.arange(kh) * dilation[0], numpy.arange(kw) * dilation[1]
     hp, wp = h + 2 * ph, w + 2 * pw
-    xp = cpu_kernels.pad_planes(x, hp, wp, ph, pw) if (ph or pw) else numpy.ascontiguousarray(x)
-    offs = (numpy.arange(c)[:, None, None] * (hp * wp) + numpy.arange(kh)[:, None] * wp
-            + numpy.arange(kw)).reshape(-1)
-    return xp, offs
+    if sh == sw == 1:
+        hq, wq, phase = hp, wp, numpy.zeros((kh, kw), numpy.int64)
+        planes = (cpu_kernels.pad_planes(x, hp, wp, ph, pw) if ph or pw
+                  else numpy.ascontiguousarray(x))
+    else:
+        hq, wq = -(-hp // sh), -(-wp // sw)
+        used = sorted({(a % sh, b % sw) for a in rows.tolist() for b in cols.tolist()})
+        phase = numpy.array([[used.index((a % sh, b % sw)) for b in cols.tolist()]
+                             for a in rows.tolist()], numpy.int64)
+        planes = numpy.zeros((n, len(used) * c, hq, wq), numpy.float32)
+        for p, (a, b) in enumerate(used):
+            # the phase's rows u (columns v) inside the input: 0 <= a + u sh - ph < h
+            u0, v0 = max(0, -((a - ph) // sh)), max(0, -((b - pw) // sw))
+            u1, v1 = -((a - ph - h) // sh), -((b - pw - w) // sw)
+            if u1 > u0 and v1 > v0:
+                cpu_kernels.copy_into(
+                    planes[:, p * c:(p + 1) * c, u0:u1, v0:v1],
+                    x[:, :, a + u0 * sh - ph::sh, b + v0 * sw - pw::sw][:, :, :u1 - u0, :v1 - v0])
+    offs = ((phase[None] * c + numpy.arange(c)[:, None, None]) * (hq * wq)
+            + (rows // sh)[:, None] * wq + cols // sw).reshape(-1)
+    return planes, offs
 
 
-def conv(x, w, bias, padding):
+def conv(x, w, bias, stride, padding, dilation):
     """The convolution (N, K, OH, OW) of ``x`` (N, C, H, W) by ``w`` (K, C, kh, kw), plus
     ``bias``."""
-    n = x.shape[0]
-    k, _, kh, kw = w.shape
-    xp, offs = _padded(x, (kh, kw), padding)
-    out = numpy.empty((n, k, xp.shape[2] - kh + 1, xp.shape[3] - kw + 1), numpy.float32)
+    k = w.shape[0]
+    planes, offs = _planes(x, w.shape[2:], stride, padding, dilation)
+    out = numpy.empty((x.shape[0], k, *_out_size(x.shape[2:], w.shape[2:], stride, padding,
+                                                  dilation)), numpy.float32)
     b = numpy.zeros(k, numpy.float32) if bias is None else numpy.ascontiguousarray(bias)
-    return cpu_kernels.direct_conv(xp, offs, numpy.ascontiguousarray(w).reshape(k, -1), b, out)
+    return cpu_kernels.direct_conv(planes, offs, numpy.ascontiguousarray(w).reshape(k, -1), b,
+                                   out)
 
 
-def conv_dw(g, x, w_shape, padding):
+def conv_dw(g, x, w_shape, stride, padding, dilation):
     """The gradient of the kernels ``w_shape`` from that of the output ``g`` (N, K, OH, OW)
     and the input ``x``."""
-    xp, offs = _padded(x, w_shape[2:], padding)
-    return cpu_kernels.direct_conv_dw(numpy.ascontiguousarray(g), xp, offs).reshape(w_shape)
+    planes, offs = _planes(x, w_shape[2:], stride, padding, dilation)
+    return cpu_kernels.direct_conv_dw(numpy.ascontiguousarray(g), planes, offs).reshape(w_shape)

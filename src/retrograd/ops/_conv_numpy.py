@@ -130,7 +130,7 @@ def conv(x, w, bias, stride, padding, dilation, groups, ohw=None):
     arrays = (x, w) if bias is None else (x, w, bias)
     if _conv_direct.applies(x.shape, w.shape, stride, padding, dilation, groups, arrays,
                             ohw=ohw):
-        return _conv_direct.conv(x, w, bias, padding)
+        return _conv_direct.conv(x, w, bias, stride, padding, dilation)
     if _conv_winograd.applies(x.shape, w.shape, stride, padding, dilation, groups, arrays,
                               ohw=ohw):
         out = _conv_winograd.conv(x, w, bias, padding)
@@ -236,7 +236,7 @@ def conv_dw(g, x, w_shape, stride, padding, dilation, groups):
         return _dw_conv_dw(g, x, w_shape, stride, padding, dilation)
     if _conv_direct.applies(x.shape, w_shape, stride, padding, dilation, groups, (g, x),
                             weight_grad=True, ohw=g.shape[2:]):
-        return _conv_direct.conv_dw(g, x, w_shape, padding)
+        return _conv_direct.conv_dw(g, x, w_shape, stride, padding, dilation)
     if _conv_winograd.applies(x.shape, w_shape, stride, padding, dilation, groups, (g, x),
                               weight_grad=True):
         dw = _conv_winograd.conv_dw(g, x, padding)
