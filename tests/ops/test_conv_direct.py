@@ -149,6 +149,7 @@ def test_the_kernels_sum_each_tap_once():
                              ((64, 3, 32, 32), (32, 3, 3, 3), 1, 1, 1, 1, "d", False, False),
                              ((64, 3, 32, 32), (3, 3, 3, 3), 1, 1, 1, 1, "f", False, False),
                              ((64, 3, 32, 12), (32, 3, 3, 3), 1, 1, 1, 1, "f", False, False),
+                             ((0, 3, 32, 32), (32, 3, 3, 3), 1, 1, 1, 1, "f", False, False),
                              # 20 columns: not whole vectors for the weight gradient
                              ((64, 3, 32, 20), (32, 3, 3, 3), 1, 1, 1, 1, "f", True, False),
                              ((64, 1, 32, 32), (32, 1, 1, 1), 1, 0, 1, 1, "f", True, False),
@@ -206,3 +207,17 @@ def test_beside_pytorch(taken):
         # bias's: a sum of the gradient, whose cancellations make its rounding no test)
     assert taken == {"conv": 1, "conv_dw": 1}
     _close(*res)
+
+
+def test_conv1d_goes_this_way(taken):
+    """A 1-D convolution is a 2-D one of one row: a sequence model's taps."""
+    def run(dtype):
+        rng = numpy.random.default_rng(7)
+        x = retrograd.from_numpy(rng.standard_normal((2, 4, 100)).astype(dtype))
+        w = retrograd.from_numpy(rng.standard_normal((8, 4, 9)).astype(dtype)).requires_grad_()
+        out = retrograd.nn.functional.conv1d(x, w, padding=2)
+        out.backward(retrograd.from_numpy(rng.standard_normal(tuple(out.shape)).astype(dtype)))
+        return [out.detach().numpy(), w.grad.numpy()]
+    got = run(numpy.float32)
+    assert taken == {"conv": 1, "conv_dw": 1}  # (96 columns: whole vectors)
+    _close(got, run(numpy.float64))

@@ -67,7 +67,8 @@ def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_
     k, c, kh, kw = w_shape
     oh, ow = _out_size(x_shape[2:], (kh, kw), stride, padding, dilation)
     taps = c * kh * kw
-    if (k < 4 or ow < 16 or oh < 1 or (ohw is not None and tuple(ohw) != (oh, ow))
+    if (k < 4 or ow < 16 or oh < 1 or 0 in x_shape
+            or (ohw is not None and tuple(ohw) != (oh, ow))
             or (tuple(stride) != (1, 1) and c >= _STRIDED_CHANNELS)):
         return False
     if weight_grad:
