@@ -221,3 +221,30 @@ def test_conv1d_goes_this_way(taken):
     got = run(numpy.float32)
     assert taken == {"conv": 1, "conv_dw": 1}  # (96 columns: whole vectors)
     _close(got, run(numpy.float64))
+
+
+@pytest.mark.parametrize("change", ["offsets past the planes", "a negative offset", "weights",
+                                    "narrow output", "float64 input", "int32 offsets"])
+def test_the_kernels_refuse_arrays_that_do_not_fit(change):
+    """The kernels index unchecked: a call whose arrays disagree raises first."""
+    x = numpy.zeros((2, 3, 10, 20), numpy.float32)
+    xp, offs = _conv_direct._planes(x, (3, 3), (1, 1), (1, 1), (1, 1))
+    w, b = numpy.zeros((8, 27), numpy.float32), numpy.zeros(8, numpy.float32)
+    out = numpy.empty((2, 8, 10, 20), numpy.float32)
+    if change == "offsets past the planes":
+        offs = offs + 3
+    elif change == "a negative offset":
+        offs = offs - 1
+    elif change == "weights":
+        w = w[:, :26].copy()
+    elif change == "narrow output":
+        out = numpy.empty((2, 8, 10, 8), numpy.float32)
+    elif change == "float64 input":
+        xp = xp.astype(numpy.float64)
+    else:
+        offs = offs.astype(numpy.int32)
+    with pytest.raises(ValueError, match="does not fit"):
+        cpu_kernels.direct_conv(xp, offs, w, b, out)
+    cpu_kernels.direct_conv(*_conv_direct._planes(x, (3, 3), (1, 1), (1, 1), (1, 1)),
+                            numpy.zeros((8, 27), numpy.float32), b,
+                            numpy.empty((2, 8, 10, 20), numpy.float32))

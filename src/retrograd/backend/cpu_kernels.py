@@ -396,6 +396,8 @@ def direct_conv(xp, offs, w, bias, out):
     (:mod:`._numba_direct`). In parts by output rows."""
     n, c, hp, wp = xp.shape
     k, oh, ow = out.shape[1:]
+    _direct_fits(xp, offs, out, ow >= 16 and w.shape == (k, offs.size) and bias.shape == (k,),
+                 w, bias)
     rows = n * oh
     parts = min(blas_threads.threads(), rows) if splits("direct_conv", out) else 1
     addresses = [a.__array_interface__["data"][0] for a in (xp, offs, w, bias, out)]
@@ -410,6 +412,7 @@ def direct_conv_dw(g, xp, offs):
     OH, OW), OW a multiple of 8, T >= 2. In parts by output channels, four at least."""
     n, c, hp, wp = xp.shape
     k, oh, ow = g.shape[1:]
+    _direct_fits(xp, offs, g, ow % 8 == 0 and offs.size >= 2)
     dw = numpy.empty((k, offs.size), numpy.float32)
     units = k // 4
     parts = min(blas_threads.threads(), units) if splits("direct_conv_dw", g) else 1
@@ -419,6 +422,21 @@ def direct_conv_dw(g, xp, offs):
                         for lo, hi in itertools.pairwise(bounds)], numpy.int64)
     blas_threads.run_jobs(_kernels()["jobs"]["direct_conv_dw"], jobs)
     return dw
+
+
+def _direct_fits(xp, offs, out, shapes_fit, *arrays):
+    """Raise unless the direct kernels, which index unchecked, stay inside the arrays: an
+    output (N, K >= 4, OH, OW) of ``xp``'s images whose every tap reads inside an image's
+    planes, ``shapes_fit`` (the caller's own conditions), all C-contiguous, float32 (the
+    offsets int64), ``arrays`` too."""
+    n, c, hp, wp = xp.shape
+    k, oh, ow = out.shape[1:]
+    if not (shapes_fit and out.shape[0] == n and k >= 4 and 0 < ow <= wp and oh > 0
+            and offs.dtype == numpy.int64 and offs.ndim == 1 and offs.size
+            and offs.min() >= 0 and offs.max() + (oh - 1) * wp + ow <= c * hp * wp
+            and takes(xp, out, *arrays) and offs.flags.c_contiguous):
+        raise ValueError(f"direct convolution: an output {out.shape} does not fit input planes "
+                         f"{xp.shape} at taps {offs.size}")
 
 
 def col2im(cols, out, first, stride, dilation):
