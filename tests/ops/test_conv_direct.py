@@ -7,7 +7,7 @@ import numpy
 import pytest
 
 import retrograd
-from retrograd.backend import cpu_kernels
+from retrograd.backend import blas_threads, cpu_kernels
 from retrograd.ops import _conv_direct
 
 pytestmark = pytest.mark.skipif(not cpu_kernels.ready(), reason="numba is not installed")
@@ -86,6 +86,7 @@ def test_strides_and_dilations_match_float64(xs, k, kernel, stride, padding, dil
     _close(got, _run(*args, numpy.float64, **kw))
 
 
+@pytest.mark.skipif(blas_threads.threads() < 2, reason="OpenBLAS runs one thread here")
 def test_the_same_bits_in_one_thread_and_two(monkeypatch, taken):
     names = ("direct_conv", "direct_conv_dw")
     for name in names:
@@ -94,8 +95,13 @@ def test_the_same_bits_in_one_thread_and_two(monkeypatch, taken):
     one = _run((6, 3, 8, 32), 12, (3, 3), 1, True, numpy.float32)
     for name in names:
         monkeypatch.setitem(cpu_kernels._SPLIT_MIN, name, 0)
+    jobs = []
+    real = blas_threads.run_jobs
+    monkeypatch.setattr(blas_threads, "run_jobs", lambda f, rows: jobs.append(len(rows)) or
+                        real(f, rows))
     for a, b in zip(one, _run((6, 3, 8, 32), 12, (3, 3), 1, True, numpy.float32), strict=True):
         numpy.testing.assert_array_equal(a, b)
+    assert jobs.count(2) >= 2  # the forward and the weight gradient each in two parts
     assert taken == {"conv": 2, "conv_dw": 2}
 
 
@@ -248,3 +254,24 @@ def test_the_kernels_refuse_arrays_that_do_not_fit(change):
     cpu_kernels.direct_conv(*_conv_direct._planes(x, (3, 3), (1, 1), (1, 1), (1, 1)),
                             numpy.zeros((8, 27), numpy.float32), b,
                             numpy.empty((2, 8, 10, 20), numpy.float32))
+
+
+@pytest.mark.parametrize("change", ["columns not whole vectors", "one tap", "three channels",
+                                    "offsets past the planes"])
+def test_the_weight_gradient_refuses_arrays_that_do_not_fit(change):
+    x = numpy.zeros((2, 3, 10, 24), numpy.float32)
+    xp, offs = _conv_direct._planes(x, (3, 3), (1, 1), (1, 1), (1, 1))
+    g = numpy.zeros((2, 8, 10, 24), numpy.float32)
+    if change == "columns not whole vectors":
+        g = numpy.zeros((2, 8, 10, 20), numpy.float32)
+    elif change == "one tap":
+        offs = offs[:1].copy()
+    elif change == "three channels":
+        g = numpy.zeros((2, 3, 10, 24), numpy.float32)
+    else:
+        offs = offs + numpy.int64(2**62)
+    with pytest.raises(ValueError, match="does not fit"):
+        cpu_kernels.direct_conv_dw(g, xp, offs)
+    assert cpu_kernels.direct_conv_dw(numpy.ones((2, 8, 10, 24), numpy.float32), xp,
+                                      _conv_direct._planes(x, (3, 3), (1, 1), (1, 1),
+                                                           (1, 1))[1]).shape == (8, 27)

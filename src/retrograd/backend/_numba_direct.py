@@ -9,8 +9,8 @@ held in eight vector registers while the taps stream by: each tap loads two vect
 input and four weights for eight fused multiply-adds. Written as numba loops, LLVM keeps
 such accumulators in memory (a load and a store per multiply-add); so the tiles are LLVM
 IR, built by :func:`_tile_loop`: a loop carrying its accumulators. The weight gradient's
-tile is four output channels by two taps, each a vector of partial sums over one image's
-output positions.
+tile is four output channels by two taps, each a vector of partial sums over about a
+thousand output positions (whole images), the tiles' sums then added.
 """
 
 import numpy
@@ -125,9 +125,10 @@ def weight_grad_tile(typingctx, g, gat, gsteps, x, xat, xat2, size, skips, part)
     """``part[8 (m QB + p) + lane]``: lane ``lane`` of the sum, over ``size`` = (images,
     rows, vectors) of output positions, of the gradient ``g`` of output channel m (its
     planes from ``gat + m * gsteps[0]``, images ``gsteps[1]`` apart) times the input under
-    tap p (from ``xat`` for p = 0, ``xat2`` for p = 1). ``skips`` = (the input's padding
-    columns after a row, the step from an image's last row to the next image's first).
-    Two loops: the rows, and in each its vectors, whose loop only adds to two offsets."""
+    tap p (from ``xat`` for p = 0, ``xat2`` for p = 1). ``skips`` = (the input's row
+    length less the output's, the step from an image's last row to the next image's
+    first). Two loops: the rows, and in each its vectors, whose loop only adds to two
+    offsets."""
     sig = types.void(g, gat, gsteps, x, xat, xat2, size, skips, part)
 
     def codegen(context, builder, signature, args):
@@ -140,6 +141,9 @@ def weight_grad_tile(typingctx, g, gat, gsteps, x, xat, xat2, size, skips, part)
         zero = ir.Constant(_V8, [0.0] * 8)
         gs = [builder.add(gat_, builder.mul(gstep_, _const(m))) for m in range(KB)]
         starts = [xat_, xat2_]
+        g_row = builder.mul(vectors, _const(8))  # a row of the gradient: OW
+        g_back = builder.mul(g_row, builder.sub(rows, _const(1)))  # an image's rows but one
+        x_row = builder.add(g_row, skip)  # a row of the input planes
 
         def vector(state, acc):
             """One vector of a row: (gradient, input) offsets, the next."""
@@ -151,19 +155,16 @@ def weight_grad_tile(typingctx, g, gat, gsteps, x, xat, xat2, size, skips, part)
                      for m in range(KB) for p in range(QB)])
 
         def row(state, acc):
-            """One output row (the inner loop: its vectors); the next row's offsets, past
-            the input's padding columns, or the next image's first row."""
+            """One output row (the inner loop: its vectors); the next row's offsets, or
+            the next image's first row's."""
             g_off, x_off, r = state
             acc = _tile_loop(builder, vectors, [g_off, x_off], acc, vector)
             r1 = builder.add(r, _const(1))
             image_done = builder.icmp_signed("==", r1, rows)
             g_next = builder.add(g_off, builder.select(image_done, builder.sub(gimage, g_back),
                                                        g_row))
-            x_next = builder.add(x_off, builder.select(image_done, image_skip, wp))
+            x_next = builder.add(x_off, builder.select(image_done, image_skip, x_row))
             return [g_next, x_next, builder.select(image_done, _const(0), r1)], acc
-        g_row = builder.mul(vectors, _const(8))  # a row of the gradient: OW
-        g_back = builder.mul(g_row, builder.sub(rows, _const(1)))  # an image's rows but one
-        wp = builder.add(g_row, skip)
         acc = _tile_loop(builder, builder.mul(images, rows), [_const(0)] * 3,
                          [zero] * (KB * QB), row)
         for i, a in enumerate(acc):
@@ -199,11 +200,11 @@ def forward(x, offs, w, bias, out, r0, r1, plane, wp, k, oh, ow):
 
 @jit
 def weight_grad(g, x, offs, dw, k_lo, k_hi, n, plane, wp, k, oh, ow):
-    """``dw[c, q]`` (K, T), flat, for output channels ``k_lo:k_hi``: the sum of ``g`` (N, K,
+    """``dw[m, q]`` (K, T), flat, for output channels ``k_lo:k_hi``: the sum of ``g`` (N, K,
     OH, OW) times the input under tap q (``x``, the padded planes); K >= KB, T >= QB, OW a
-    multiple of 8. Each tile sums over about ``_POSITIONS`` output positions (whole images),
-    a lane a sixteenth of them (a sum short enough to round as a GEMM's), and the tiles'
-    sums are added."""
+    multiple of 8. Each tile sums over whole images, ``_POSITIONS`` output positions or
+    fewer (a lane an eighth of them: a sum short enough to round as a GEMM's), and the
+    tiles' sums are added."""
     taps = offs.size
     qs = _starts(taps, QB)
     per = max(1, _POSITIONS // (oh * ow))  # images a tile sums over

@@ -428,12 +428,12 @@ def _direct_fits(xp, offs, out, shapes_fit, *arrays):
     """Raise unless the direct kernels, which index unchecked, stay inside the arrays: an
     output (N, K >= 4, OH, OW) of ``xp``'s images whose every tap reads inside an image's
     planes, ``shapes_fit`` (the caller's own conditions), all C-contiguous, float32 (the
-    offsets int64), ``arrays`` too."""
+    offsets int64, summed as Python's integers: no wrap-around), ``arrays`` too."""
     n, c, hp, wp = xp.shape
     k, oh, ow = out.shape[1:]
     if not (shapes_fit and out.shape[0] == n and k >= 4 and 0 < ow <= wp and oh > 0
             and offs.dtype == numpy.int64 and offs.ndim == 1 and offs.size
-            and offs.min() >= 0 and offs.max() + (oh - 1) * wp + ow <= c * hp * wp
+            and offs.min() >= 0 and int(offs.max()) + (oh - 1) * wp + ow <= c * hp * wp
             and takes(xp, out, *arrays) and offs.flags.c_contiguous):
         raise ValueError(f"direct convolution: an output {out.shape} does not fit input planes "
                          f"{xp.shape} at taps {offs.size}")

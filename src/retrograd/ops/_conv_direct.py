@@ -41,10 +41,10 @@ __all__ = ["applies", "conv", "conv_dw"]
 _MAX_TAPS = 288
 _SMALL_MAP = 256
 _MAX_SMALL_MAP_TAPS = 576
-# The weight gradient's tiles sum over whole images (a thousand positions or more at a
-# time): on maps smaller than _LARGE_MAP positions, im2col's GEMMs catch up with them
-# sooner, at 288 taps (16x16 maps of 32 channels: 5.6 ms against 5.0), not at 144 (1.3
-# against 1.7), nor on 32x32 maps at 288 (2.2 against 2.7).
+# The weight gradient's tiles sum over whole images (about a thousand positions at a
+# time, one image on larger maps): on maps smaller than _LARGE_MAP positions, im2col's
+# GEMMs catch up with them sooner, at 288 taps (16x16 maps of 32 channels: 5.6 ms against
+# 5.0), not at 144 (1.3 against 1.7), nor on 32x32 maps at 288 (2.2 against 2.7).
 _LARGE_MAP = 1024
 _MAX_SMALL_MAP_WEIGHT_GRAD_TAPS = 144
 # Input channels under which a strided convolution goes this way, its input cut into the
@@ -67,7 +67,7 @@ def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_
     k, c, kh, kw = w_shape
     oh, ow = _out_size(x_shape[2:], (kh, kw), stride, padding, dilation)
     taps = c * kh * kw
-    if (k < 4 or ow < 16 or oh < 1 or 0 in x_shape
+    if (k < 4 or ow < 16 or oh < 1 or 0 in x_shape  # (a tile: 4 channels, 16 columns)
             or (ohw is not None and tuple(ohw) != (oh, ow))
             or (tuple(stride) != (1, 1) and c >= _STRIDED_CHANNELS)):
         return False
