@@ -234,7 +234,7 @@ def test_conv1d_goes_this_way(taken):
 def test_the_kernels_refuse_arrays_that_do_not_fit(change):
     """The kernels index unchecked: a call whose arrays disagree raises first."""
     x = numpy.zeros((2, 3, 10, 20), numpy.float32)
-    xp, offs = _conv_direct._planes(x, (3, 3), (1, 1), (1, 1), (1, 1))
+    xp, offs = _conv_direct._padded(x, (3, 3), (1, 1), (1, 1), (1, 1))
     w, b = numpy.zeros((8, 27), numpy.float32), numpy.zeros(8, numpy.float32)
     out = numpy.empty((2, 8, 10, 20), numpy.float32)
     if change == "offsets past the planes":
@@ -243,15 +243,15 @@ def test_the_kernels_refuse_arrays_that_do_not_fit(change):
         offs = offs - 1
     elif change == "weights":
         w = w[:, :26].copy()
-    elif change == "narrow output":
-        out = numpy.empty((2, 8, 10, 8), numpy.float32)
+    elif change == "narrow output":  # (narrower than a vector)
+        out = numpy.empty((2, 8, 10, 4), numpy.float32)
     elif change == "float64 input":
         xp = xp.astype(numpy.float64)
     else:
         offs = offs.astype(numpy.int32)
     with pytest.raises(ValueError, match="does not fit"):
         cpu_kernels.direct_conv(xp, offs, w, b, out)
-    cpu_kernels.direct_conv(*_conv_direct._planes(x, (3, 3), (1, 1), (1, 1), (1, 1)),
+    cpu_kernels.direct_conv(*_conv_direct._padded(x, (3, 3), (1, 1), (1, 1), (1, 1)),
                             numpy.zeros((8, 27), numpy.float32), b,
                             numpy.empty((2, 8, 10, 20), numpy.float32))
 
@@ -260,7 +260,7 @@ def test_the_kernels_refuse_arrays_that_do_not_fit(change):
                                     "offsets past the planes"])
 def test_the_weight_gradient_refuses_arrays_that_do_not_fit(change):
     x = numpy.zeros((2, 3, 10, 24), numpy.float32)
-    xp, offs = _conv_direct._planes(x, (3, 3), (1, 1), (1, 1), (1, 1))
+    xp, offs = _conv_direct._padded(x, (3, 3), (1, 1), (1, 1), (1, 1))
     g = numpy.zeros((2, 8, 10, 24), numpy.float32)
     if change == "columns not whole vectors":
         g = numpy.zeros((2, 8, 10, 20), numpy.float32)
@@ -273,5 +273,60 @@ def test_the_weight_gradient_refuses_arrays_that_do_not_fit(change):
     with pytest.raises(ValueError, match="does not fit"):
         cpu_kernels.direct_conv_dw(g, xp, offs)
     assert cpu_kernels.direct_conv_dw(numpy.ones((2, 8, 10, 24), numpy.float32), xp,
-                                      _conv_direct._planes(x, (3, 3), (1, 1), (1, 1),
+                                      _conv_direct._padded(x, (3, 3), (1, 1), (1, 1),
                                                            (1, 1))[1]).shape == (8, 27)
+
+
+@pytest.fixture
+def depthwise_taken(monkeypatch):
+    """How many times the depthwise forward and weight gradient ran."""
+    calls = {"depthwise": 0, "depthwise_dw": 0}
+    for name in calls:
+        real = getattr(_conv_direct, name)
+
+        def counted(*args, _real=real, _name=name):
+            calls[_name] += 1
+            return _real(*args)
+        monkeypatch.setattr(_conv_direct, name, counted)
+    return calls
+
+
+@pytest.mark.parametrize("xs, kernel, stride, padding, dilation, calls", [
+    ((2, 8, 12, 32), (3, 3), 1, 1, 1, (2, 1)),  # forward, input gradient (a convolution)
+    ((3, 6, 9, 12), (7, 7), 1, 3, 1, (2, 0)),  # 12 columns: tiles of 8, the last over 4
+    ((2, 5, 20, 40), (3, 3), 2, 1, 1, (1, 0)),  # 20 columns; the input gradient is NumPy's
+    ((2, 4, 10, 24), (3, 5), 1, (1, 4), 2, (2, 1)),
+])
+def test_depthwise_matches_float64(xs, kernel, stride, padding, dilation, calls,
+                                   depthwise_taken):
+    def run(dtype):
+        rng = numpy.random.default_rng(8)
+        c = xs[1]
+        x = retrograd.from_numpy(rng.standard_normal(xs).astype(dtype)).requires_grad_()
+        w = retrograd.from_numpy(rng.standard_normal((c, 1, *kernel)).astype(dtype) / 4)
+        b = retrograd.from_numpy(rng.standard_normal(c).astype(dtype))
+        out = retrograd.nn.functional.conv2d(x, w.requires_grad_(), b, stride=stride,
+                                             padding=padding, dilation=dilation, groups=c)
+        out.backward(retrograd.from_numpy(rng.standard_normal(tuple(out.shape)).astype(dtype)))
+        return [out.detach().numpy(), x.grad.numpy(), w.grad.numpy()]
+    got = run(numpy.float32)
+    assert (depthwise_taken["depthwise"], depthwise_taken["depthwise_dw"]) == calls
+    _close(got, run(numpy.float64))
+
+
+@pytest.mark.parametrize("x_shape, w_shape, stride, groups, dtype, forward, weight_grad", [
+    ((8, 256, 28, 28), (256, 1, 3, 3), 1, 256, "f", True, False),  # 28 columns: 3.5 vectors
+    ((8, 384, 14, 14), (384, 1, 7, 7), 1, 384, "f", True, False),
+    ((8, 96, 56, 56), (96, 1, 3, 3), 2, 96, "f", True, False),
+    ((8, 64, 32, 32), (64, 1, 3, 3), 1, 64, "f", True, True),
+    ((8, 64, 7, 7), (64, 1, 3, 3), 1, 64, "f", False, False),  # narrower than a vector
+    ((8, 3, 32, 32), (3, 1, 3, 3), 1, 3, "f", False, False),  # fewer than 4 channels
+    ((8, 64, 32, 32), (128, 1, 3, 3), 1, 64, "f", False, False),  # two outputs a channel
+    ((8, 64, 32, 32), (64, 1, 3, 3), 1, 64, "d", False, False),
+])
+def test_where_depthwise_applies(x_shape, w_shape, stride, groups, dtype, forward,
+                                 weight_grad):
+    geometry = ((stride,) * 2, (1, 1), (1, 1), groups, (numpy.zeros(1, dtype),))
+    assert _conv_direct.depthwise_applies(x_shape, w_shape, *geometry) is forward
+    assert _conv_direct.depthwise_applies(x_shape, w_shape, *geometry,
+                                          weight_grad=True) is weight_grad

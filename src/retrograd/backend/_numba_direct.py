@@ -86,38 +86,70 @@ def _tile_loop(builder, count, state, accumulators, step):
     return new_acc
 
 
-@intrinsic
-def forward_tile(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
-    """``out[oat + m * ostep + z] = bias[k0 + m] + sum over taps q of w[wat + m * T + q]
-    * x[xat + offs[q] + z]`` for m < KB, z < 8 * XB, T = ``offs.size``."""
+def _input_rows(builder, signature, args, i):
+    """The input offsets of a tile's KB output channels from argument ``i``: one shared
+    offset (an int: a convolution's channels read the same input), or (offset, step), each
+    channel reading the input ``step`` further (a depthwise one's, each its own plane)."""
+    if not isinstance(signature.args[i], types.BaseTuple):
+        return [args[i]] * KB
+    start, step = (builder.extract_value(args[i], j) for j in range(2))
+    return [builder.add(start, builder.mul(step, _const(m))) for m in range(KB)]
+
+
+def _loaded(builder, data, starts, at):
+    """Vectors at ``starts[m] + at`` for each channel m, a load each where the starts
+    differ, one load where they are the same value."""
+    seen = {}
+    return [seen.setdefault(id(s), _load8(builder, data, builder.add(s, at))) for s in starts]
+
+
+def _forward_tile(vectors, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
+    """The signature and code of a forward tile ``vectors`` vectors of 8 columns wide."""
     sig = types.void(x, xat, offs, w, wat, bias, k0, out, oat, ostep)
 
     def codegen(context, builder, signature, args):
         xd, od, wd, bd, outd = (_data(context, builder, signature, args, i)
                                 for i in (0, 2, 3, 5, 7))
-        xat_, wat_, k0_, oat_, ostep_ = args[1], args[4], args[6], args[8], args[9]
+        wat_, k0_, oat_, ostep_ = args[4], args[6], args[8], args[9]
+        starts = _input_rows(builder, signature, args, 1)
         taps = builder.extract_value(
             context.make_array(signature.args[2])(context, builder, args[2]).shape, 0)
         fma = _fma(builder)
         init = [_splat(builder, builder.load(builder.gep(bd, [builder.add(k0_, _const(m))])))
-                for m in range(KB) for _ in range(XB)]
+                for m in range(KB) for _ in range(vectors)]
         rows = [builder.add(wat_, builder.mul(taps, _const(m))) for m in range(KB)]
 
         def step(state, acc):
             q, = state
-            at = builder.add(xat_, builder.load(builder.gep(od, [q])))
-            xs = [_load8(builder, xd, builder.add(at, _const(8 * b))) for b in range(XB)]
+            at = builder.load(builder.gep(od, [q]))
+            xs = [_loaded(builder, xd, starts, builder.add(at, _const(8 * b)))
+                  for b in range(vectors)]
             ws = [_splat(builder, builder.load(builder.gep(wd, [builder.add(r, q)])))
                   for r in rows]
-            return [builder.add(q, _const(1))], [builder.call(fma, [ws[m], xs[b], acc[m * XB + b]])
-                                                 for m in range(KB) for b in range(XB)]
+            return [builder.add(q, _const(1))], [
+                builder.call(fma, [ws[m], xs[b][m], acc[m * vectors + b]])
+                for m in range(KB) for b in range(vectors)]
         acc = _tile_loop(builder, taps, [_const(0)], init, step)
         for m in range(KB):
             row = builder.add(oat_, builder.mul(ostep_, _const(m)))
-            for b in range(XB):
-                _store8(builder, acc[m * XB + b], outd, builder.add(row, _const(8 * b)))
+            for b in range(vectors):
+                _store8(builder, acc[m * vectors + b], outd, builder.add(row, _const(8 * b)))
         return context.get_dummy_value()
     return sig, codegen
+
+
+@intrinsic
+def forward_tile(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
+    """``out[oat + m * ostep + z] = bias[k0 + m] + sum over taps q of w[wat + m * T + q]
+    * x[xat_m + offs[q] + z]`` for m < KB, z < 8 * XB, T = ``offs.size``: ``xat_m`` is
+    ``xat``, or ``xat[0] + m * xat[1]`` where it is a pair (:func:`_input_rows`)."""
+    return _forward_tile(XB, x, xat, offs, w, wat, bias, k0, out, oat, ostep)
+
+
+@intrinsic
+def forward_tile8(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
+    """:func:`forward_tile` 8 columns wide, for outputs of 8 to 15 columns."""
+    return _forward_tile(1, x, xat, offs, w, wat, bias, k0, out, oat, ostep)
 
 
 @intrinsic
@@ -125,7 +157,8 @@ def weight_grad_tile(typingctx, g, gat, gsteps, x, xat, xat2, size, skips, part)
     """``part[8 (m QB + p) + lane]``: lane ``lane`` of the sum, over ``size`` = (images,
     rows, vectors) of output positions, of the gradient ``g`` of output channel m (its
     planes from ``gat + m * gsteps[0]``, images ``gsteps[1]`` apart) times the input under
-    tap p (from ``xat`` for p = 0, ``xat2`` for p = 1). ``skips`` = (the input's row
+    tap p (from ``xat`` for p = 0, ``xat2`` for p = 1, each an offset or a pair, as
+    :func:`forward_tile`'s ``xat``). ``skips`` = (the input's row
     length less the output's, the step from an image's last row to the next image's
     first). Two loops: the rows, and in each its vectors, whose loop only adds to two
     offsets."""
@@ -133,14 +166,14 @@ def weight_grad_tile(typingctx, g, gat, gsteps, x, xat, xat2, size, skips, part)
 
     def codegen(context, builder, signature, args):
         gd, xd, pd = (_data(context, builder, signature, args, i) for i in (0, 3, 8))
-        gat_, xat_, xat2_ = args[1], args[4], args[5]
+        gat_ = args[1]
         gstep_, gimage = (builder.extract_value(args[2], i) for i in range(2))
         images, rows, vectors = (builder.extract_value(args[6], i) for i in range(3))
         skip, image_skip = (builder.extract_value(args[7], i) for i in range(2))
         fma = _fma(builder)
         zero = ir.Constant(_V8, [0.0] * 8)
         gs = [builder.add(gat_, builder.mul(gstep_, _const(m))) for m in range(KB)]
-        starts = [xat_, xat2_]
+        starts = [_input_rows(builder, signature, args, i) for i in (4, 5)]
         g_row = builder.mul(vectors, _const(8))  # a row of the gradient: OW
         g_back = builder.mul(g_row, builder.sub(rows, _const(1)))  # an image's rows but one
         x_row = builder.add(g_row, skip)  # a row of the input planes
@@ -149,9 +182,9 @@ def weight_grad_tile(typingctx, g, gat, gsteps, x, xat, xat2, size, skips, part)
             """One vector of a row: (gradient, input) offsets, the next."""
             g_off, x_off = state
             gv = [_load8(builder, gd, builder.add(r, g_off)) for r in gs]
-            xv = [_load8(builder, xd, builder.add(s, x_off)) for s in starts]
+            xv = [_loaded(builder, xd, s, x_off) for s in starts]
             return ([builder.add(g_off, _const(8)), builder.add(x_off, _const(8))],
-                    [builder.call(fma, [gv[m], xv[p], acc[m * QB + p]])
+                    [builder.call(fma, [gv[m], xv[p][m], acc[m * QB + p]])
                      for m in range(KB) for p in range(QB)])
 
         def row(state, acc):
@@ -184,27 +217,38 @@ def _starts(n, step):
 
 
 @jit
-def forward(x, offs, w, bias, out, r0, r1, plane, wp, k, oh, ow):
+def forward(x, offs, w, bias, out, r0, r1, plane, wp, k, oh, ow, own):
     """Output rows ``r0:r1`` (counted over images, then rows) of ``out`` (N, K, OH, OW),
     flat: ``x`` holds the padded input planes (N, C, hp, wp), ``w`` the weights (K, T)
-    and ``offs`` the taps' offsets in an image's planes; K >= KB, OW >= 8 XB."""
+    and ``offs`` the taps' offsets in an image's planes; K >= KB, OW >= 8 (tiles of 8 XB
+    columns from OW = 8 XB, of 8 below). ``own``: a
+    depthwise convolution's (C = K), output channel c's taps offsets in input channel
+    c's planes, ``own`` = hp * wp apart; 0 for the others."""
     taps = offs.size
-    ks, xs = _starts(k, KB), _starts(ow, 8 * XB)
+    wide = ow >= 8 * XB
+    ks, xs = _starts(k, KB), _starts(ow, 8 * XB if wide else 8)
     for r in range(r0, r1):
         n, y = r // oh, r % oh
         for k0 in ks:
             for x0 in xs:
-                forward_tile(x, n * plane + y * wp + x0, offs, w, k0 * taps, bias, k0, out,
-                             ((n * k + k0) * oh + y) * ow + x0, oh * ow)
+                at, o = n * plane + k0 * own + y * wp + x0, ((n * k + k0) * oh + y) * ow + x0
+                if own and wide:
+                    forward_tile(x, (at, own), offs, w, k0 * taps, bias, k0, out, o, oh * ow)
+                elif own:
+                    forward_tile8(x, (at, own), offs, w, k0 * taps, bias, k0, out, o, oh * ow)
+                elif wide:
+                    forward_tile(x, at, offs, w, k0 * taps, bias, k0, out, o, oh * ow)
+                else:
+                    forward_tile8(x, at, offs, w, k0 * taps, bias, k0, out, o, oh * ow)
 
 
 @jit
-def weight_grad(g, x, offs, dw, k_lo, k_hi, n, plane, wp, k, oh, ow):
+def weight_grad(g, x, offs, dw, k_lo, k_hi, n, plane, wp, k, oh, ow, own):
     """``dw[m, q]`` (K, T), flat, for output channels ``k_lo:k_hi``: the sum of ``g`` (N, K,
-    OH, OW) times the input under tap q (``x``, the padded planes); K >= KB, T >= QB, OW a
-    multiple of 8. Each tile sums over whole images, ``_POSITIONS`` output positions or
-    fewer (a lane an eighth of them: a sum short enough to round as a GEMM's), and the
-    tiles' sums are added."""
+    OH, OW) times the input under tap q (``x``, the padded planes; ``own`` as
+    :func:`forward`'s); K >= KB, T >= QB, OW a multiple of 8. Each tile sums over whole
+    images, ``_POSITIONS`` output positions or fewer (a lane an eighth of them: a sum short
+    enough to round as a GEMM's), and the tiles' sums are added."""
     taps = offs.size
     qs = _starts(taps, QB)
     per = max(1, _POSITIONS // (oh * ow))  # images a tile sums over
@@ -215,10 +259,14 @@ def weight_grad(g, x, offs, dw, k_lo, k_hi, n, plane, wp, k, oh, ow):
         total[:] = 0
         for i in range(0, n, per):
             size = (min(per, n - i), oh, ow // 8)
+            gat, gsteps = (i * k + k0) * oh * ow, (oh * ow, k * oh * ow)
             for j in range(qs.size):
-                weight_grad_tile(g, (i * k + k0) * oh * ow, (oh * ow, k * oh * ow), x,
-                                 i * plane + offs[qs[j]], i * plane + offs[qs[j] + 1], size,
-                                 skips, part)
+                base = i * plane + k0 * own
+                a, b = base + offs[qs[j]], base + offs[qs[j] + 1]
+                if own:
+                    weight_grad_tile(g, gat, gsteps, x, (a, own), (b, own), size, skips, part)
+                else:
+                    weight_grad_tile(g, gat, gsteps, x, a, b, size, skips, part)
                 total[j] += part
         for j in range(qs.size):
             for m in range(KB):
@@ -231,22 +279,24 @@ def weight_grad(g, x, offs, dw, k_lo, k_hi, n, plane, wp, k, oh, ow):
 
 @job
 def forward_job(p):
-    """[x, offs, w, bias, out, r0, r1, N, C, hp, wp, K, OH, OW, T]"""
-    j = carray(p, 15)
+    """[x, offs, w, bias, out, r0, r1, N, C, hp, wp, K, OH, OW, T, own]"""
+    j = carray(p, 16)
     n, c, hp, wp, k, oh, ow, taps = j[7], j[8], j[9], j[10], j[11], j[12], j[13], j[14]
     forward(carray(float32_at(j[0]), n * c * hp * wp), carray(int64_at(j[1]), taps),
             carray(float32_at(j[2]), k * taps), carray(float32_at(j[3]), k),
-            carray(float32_at(j[4]), n * k * oh * ow), j[5], j[6], c * hp * wp, wp, k, oh, ow)
+            carray(float32_at(j[4]), n * k * oh * ow), j[5], j[6], c * hp * wp, wp, k, oh, ow,
+            j[15])
 
 
 @job
 def weight_grad_job(p):
-    """[g, x, offs, dw, k_lo, k_hi, N, C, hp, wp, K, OH, OW, T]"""
-    j = carray(p, 14)
+    """[g, x, offs, dw, k_lo, k_hi, N, C, hp, wp, K, OH, OW, T, own]"""
+    j = carray(p, 15)
     n, c, hp, wp, k, oh, ow, taps = j[6], j[7], j[8], j[9], j[10], j[11], j[12], j[13]
     weight_grad(carray(float32_at(j[0]), n * k * oh * ow),
                 carray(float32_at(j[1]), n * c * hp * wp), carray(int64_at(j[2]), taps),
-                carray(float32_at(j[3]), k * taps), j[4], j[5], n, c * hp * wp, wp, k, oh, ow)
+                carray(float32_at(j[3]), k * taps), j[4], j[5], n, c * hp * wp, wp, k, oh, ow,
+                j[14])
 
 
 JOBS = {"direct_conv": forward_job.address, "direct_conv_dw": weight_grad_job.address}

@@ -125,9 +125,12 @@ def conv(x, w, bias, stride, padding, dilation, groups, ohw=None):
     """Convolution as GEMMs over chunks of images (a bias rides along as one more column of
     the weight, against a row of ones); each result's crop of junk columns and transpose
     back to NCHW is one copy into the output."""
+    arrays = (x, w) if bias is None else (x, w, bias)
+    if _conv_direct.depthwise_applies(x.shape, w.shape, stride, padding, dilation, groups,
+                                      arrays, ohw=ohw):
+        return _conv_direct.depthwise(x, w, bias, stride, padding, dilation)
     if _depthwise(w.shape, groups):
         return _dw_conv(x, w, bias, stride, padding, dilation, ohw)
-    arrays = (x, w) if bias is None else (x, w, bias)
     if _conv_direct.applies(x.shape, w.shape, stride, padding, dilation, groups, arrays,
                             ohw=ohw):
         return _conv_direct.conv(x, w, bias, stride, padding, dilation)
@@ -168,11 +171,12 @@ def conv_dx(g, w, x_shape, stride, padding, dilation, groups):
     chunk of images a GEMM to columns, then one strided add per kernel offset into a (C,
     N, padded H, W) buffer, returned as a compact (N, C, H, W) copy, as PyTorch's (a view
     would keep the padded buffer alive as the gradient)."""
+    full = _full_padding(w.shape, g.shape, x_shape, stride, padding, dilation)
+    if full is not None and (not _depthwise(w.shape, groups) or _conv_direct.depthwise_applies(
+            g.shape, w.shape, (1, 1), full, dilation, groups, (g, w))):
+        return conv(g, _flipped(w, groups), None, (1, 1), full, dilation, groups)
     if _depthwise(w.shape, groups):
         return _dw_conv_dx(g, w, x_shape, stride, padding, dilation)
-    full = _full_padding(w.shape, g.shape, x_shape, stride, padding, dilation)
-    if full is not None:
-        return conv(g, _flipped(w, groups), None, (1, 1), full, dilation, groups)
     n, o, oh, ow = g.shape
     kh, kw = w.shape[2:]
     c, h, wd = x_shape[1:]
@@ -232,6 +236,9 @@ def conv_dw(g, x, w_shape, stride, padding, dilation, groups):
     """The weight gradient: per chunk of images, (cols @ rows.T).T summed (OpenBLAS's
     faster orientation for these long, thin operands), returned row-major as PyTorch's
     (AccumulateGrad then keeps it instead of copying it into the weight's layout)."""
+    if _conv_direct.depthwise_applies(x.shape, w_shape, stride, padding, dilation, groups,
+                                      (g, x), weight_grad=True, ohw=g.shape[2:]):
+        return _conv_direct.depthwise_dw(g, x, w_shape, stride, padding, dilation)
     if _depthwise(w_shape, groups, 2):
         return _dw_conv_dw(g, x, w_shape, stride, padding, dilation)
     if _conv_direct.applies(x.shape, w_shape, stride, padding, dilation, groups, (g, x),
