@@ -17,9 +17,9 @@ pytestmark = pytest.mark.skipif(not cpu_kernels.ready(), reason="numba is not in
 # go this way
 CASES = [
     (((3, 3, 32, 32), 32, (3, 3), 1, True), 1, 1),  # w3's first layer, on fewer images
-    # 17 columns: a second tile over 15 of the first (and not whole vectors for the weights)
-    (((2, 3, 9, 17), 5, (3, 3), 1, True), 1, 0),
-    (((2, 2, 5, 21), 7, (2, 4), (0, 2), False), 1, 0),  # even kernel, padding on columns
+    # 17 columns: a second tile over 15 of the first; the weights' a vector and a column
+    (((2, 3, 9, 17), 5, (3, 3), 1, True), 1, 1),
+    (((2, 2, 5, 21), 7, (2, 4), (0, 2), False), 1, 1),  # even kernel, padding on columns
     (((1, 5, 6, 24), 9, (3, 3), 1, False), 2, 1),  # 9 channels: a last tile over 3
     (((2, 4, 8, 18), 4, (1, 3), 0, True), 2, 1),
     (((2, 16, 32, 32), 8, (3, 3), (2, 1), True), 2, 1),  # 144 taps, a taller output
@@ -74,8 +74,8 @@ def test_forward_and_gradients_match_float64(case, convs, weight_grads, taken):
     ((2, 3, 40, 45), 8, (7, 7), 2, 3, 1, 0),  # a stem: 20x20 at stride 2, four phases
     ((2, 3, 35, 64), 8, (3, 3), (3, 2), 1, 1, 1),  # six phases, 12x32
     ((2, 2, 20, 40), 5, (3, 3), 1, 2, 2, 1),  # dilated
-    ((2, 3, 30, 70), 4, (3, 5), 2, (1, 2), (2, 3), 0),  # both: phases (0, 0), (0, 1)
-    ((2, 5, 17, 36), 6, (1, 1), 2, 0, 1, 0),  # one phase of four
+    ((2, 3, 30, 70), 4, (3, 5), 2, (1, 2), (2, 3), 1),  # both: phases (0, 0), (0, 1)
+    ((2, 5, 17, 36), 6, (1, 1), 2, 0, 1, 1),  # one phase of four
 ])
 def test_strides_and_dilations_match_float64(xs, k, kernel, stride, padding, dilation,
                                              weight_grads, taken):
@@ -127,6 +127,13 @@ def test_the_kernels_sum_each_tap_once():
                                      p[:, :, i:i + 7, j:j + 16])
                         for i in range(3) for j in range(3)], -1).reshape(w.shape)
     numpy.testing.assert_array_equal(dw, want)
+    # rows of 19: two vectors and a masked tail of 3
+    g = rng.integers(-3, 4, (2, 6, 7, 19)).astype(numpy.float32)
+    dw = _conv_direct.conv_dw(g, x, w.shape, (1, 1), (1, 1), (1, 1))
+    want = numpy.stack([numpy.einsum("nkhw,nchw->kc", g.astype(numpy.int64),
+                                     padded[:, :, i:i + 7, j:j + 19])
+                        for i in range(3) for j in range(3)], -1).reshape(w.shape)
+    numpy.testing.assert_array_equal(dw, want)
 
 
 @pytest.mark.parametrize("x_shape, w_shape, stride, padding, dilation, groups, dtype, forward, "
@@ -156,8 +163,8 @@ def test_the_kernels_sum_each_tap_once():
                              ((64, 3, 32, 32), (3, 3, 3, 3), 1, 1, 1, 1, "f", False, False),
                              ((64, 3, 32, 12), (32, 3, 3, 3), 1, 1, 1, 1, "f", False, False),
                              ((0, 3, 32, 32), (32, 3, 3, 3), 1, 1, 1, 1, "f", False, False),
-                             # 20 columns: not whole vectors for the weight gradient
-                             ((64, 3, 32, 20), (32, 3, 3, 3), 1, 1, 1, 1, "f", True, False),
+                             # 20 columns: the weight gradient's rows end in 4 more
+                             ((64, 3, 32, 20), (32, 3, 3, 3), 1, 1, 1, 1, "f", True, True),
                              ((64, 1, 32, 32), (32, 1, 1, 1), 1, 0, 1, 1, "f", True, False),
                          ])
 def test_where_it_applies(x_shape, w_shape, stride, padding, dilation, groups, dtype, forward,
@@ -256,14 +263,14 @@ def test_the_kernels_refuse_arrays_that_do_not_fit(change):
                             numpy.empty((2, 8, 10, 20), numpy.float32))
 
 
-@pytest.mark.parametrize("change", ["columns not whole vectors", "one tap", "three channels",
+@pytest.mark.parametrize("change", ["narrower than a vector", "one tap", "three channels",
                                     "offsets past the planes"])
 def test_the_weight_gradient_refuses_arrays_that_do_not_fit(change):
     x = numpy.zeros((2, 3, 10, 24), numpy.float32)
     xp, offs = _conv_direct._padded(x, (3, 3), (1, 1), (1, 1), (1, 1))
     g = numpy.zeros((2, 8, 10, 24), numpy.float32)
-    if change == "columns not whole vectors":
-        g = numpy.zeros((2, 8, 10, 20), numpy.float32)
+    if change == "narrower than a vector":
+        g = numpy.zeros((2, 8, 10, 4), numpy.float32)
     elif change == "one tap":
         offs = offs[:1].copy()
     elif change == "three channels":
@@ -293,8 +300,8 @@ def depthwise_taken(monkeypatch):
 
 @pytest.mark.parametrize("xs, kernel, stride, padding, dilation, calls", [
     ((2, 8, 12, 32), (3, 3), 1, 1, 1, (2, 1)),  # forward, input gradient (a convolution)
-    ((3, 6, 9, 12), (7, 7), 1, 3, 1, (2, 0)),  # 12 columns: tiles of 8, the last over 4
-    ((2, 5, 20, 40), (3, 3), 2, 1, 1, (1, 0)),  # 20 columns; the input gradient is NumPy's
+    ((3, 6, 9, 12), (7, 7), 1, 3, 1, (2, 1)),  # 12 columns: tiles of 8, the last over 4
+    ((2, 5, 20, 40), (3, 3), 2, 1, 1, (1, 1)),  # 20 columns; the input gradient is NumPy's
     ((2, 4, 10, 24), (3, 5), 1, (1, 4), 2, (2, 1)),
 ])
 def test_depthwise_matches_float64(xs, kernel, stride, padding, dilation, calls,
@@ -315,9 +322,9 @@ def test_depthwise_matches_float64(xs, kernel, stride, padding, dilation, calls,
 
 
 @pytest.mark.parametrize("x_shape, w_shape, stride, groups, dtype, forward, weight_grad", [
-    ((8, 256, 28, 28), (256, 1, 3, 3), 1, 256, "f", True, False),  # 28 columns: 3.5 vectors
-    ((8, 384, 14, 14), (384, 1, 7, 7), 1, 384, "f", True, False),
-    ((8, 96, 56, 56), (96, 1, 3, 3), 2, 96, "f", True, False),
+    ((8, 256, 28, 28), (256, 1, 3, 3), 1, 256, "f", True, True),  # 28 columns: 3.5 vectors
+    ((8, 384, 14, 14), (384, 1, 7, 7), 1, 384, "f", True, True),
+    ((8, 96, 56, 56), (96, 1, 3, 3), 2, 96, "f", True, True),
     ((8, 64, 32, 32), (64, 1, 3, 3), 1, 64, "f", True, True),
     ((8, 64, 7, 7), (64, 1, 3, 3), 1, 64, "f", False, False),  # narrower than a vector
     ((8, 3, 32, 32), (3, 1, 3, 3), 1, 3, "f", False, False),  # fewer than 4 channels

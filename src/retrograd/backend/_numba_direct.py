@@ -46,12 +46,25 @@ def _store8(builder, value, data, at):
     builder.store(value, builder.bitcast(builder.gep(data, [at]), _V8.as_pointer()), align=4)
 
 
-def _splat(builder, value):
-    """A vector of eight copies of ``value``."""
-    undef = ir.Constant(_V8, ir.Undefined)
+def _splat(builder, value, element=_F32):
+    """A vector of eight copies of ``value`` (of type ``element``)."""
+    undef = ir.Constant(ir.VectorType(element, 8), ir.Undefined)
     one = builder.insert_element(undef, value, ir.Constant(ir.IntType(32), 0))
     return builder.shuffle_vector(one, undef, ir.Constant(ir.VectorType(ir.IntType(32), 8),
                                                           [0] * 8))
+
+
+def _masked8(builder, data, at, mask):
+    """``data[at:at + 8]`` where ``mask`` (8 x i1) is set, 0 elsewhere: no lane outside it
+    is read."""
+    module = builder.module
+    bits = ir.VectorType(ir.IntType(1), 8)
+    name = "llvm.masked.load.v8f32.p0v8f32"
+    load = module.globals.get(name) or ir.Function(module, ir.FunctionType(
+        _V8, [_V8.as_pointer(), ir.IntType(32), bits, _V8]), name)
+    pointer = builder.bitcast(builder.gep(data, [at]), _V8.as_pointer())
+    return builder.call(load, [pointer, ir.Constant(ir.IntType(32), 4), mask,
+                               ir.Constant(_V8, [0.0] * 8)])
 
 
 def _fma(builder):
@@ -155,26 +168,31 @@ def forward_tile8(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
 @intrinsic
 def weight_grad_tile(typingctx, g, gat, gsteps, x, xat, xat2, size, skips, part):
     """``part[8 (m QB + p) + lane]``: lane ``lane`` of the sum, over ``size`` = (images,
-    rows, vectors) of output positions, of the gradient ``g`` of output channel m (its
-    planes from ``gat + m * gsteps[0]``, images ``gsteps[1]`` apart) times the input under
-    tap p (from ``xat`` for p = 0, ``xat2`` for p = 1, each an offset or a pair, as
-    :func:`forward_tile`'s ``xat``). ``skips`` = (the input's row
-    length less the output's, the step from an image's last row to the next image's
-    first). Two loops: the rows, and in each its vectors, whose loop only adds to two
-    offsets."""
+    rows, vectors, tail) of output positions (a row: its vectors of 8 columns, then
+    ``tail`` columns more), of the gradient ``g`` of output channel m (its planes from
+    ``gat + m * gsteps[0]``, images ``gsteps[1]`` apart) times the input under tap p (from
+    ``xat`` for p = 0, ``xat2`` for p = 1, each an offset or a pair, as
+    :func:`forward_tile`'s ``xat``). ``skips`` = (the input's row length less the
+    output's, the step from an image's last row to the next image's first). Two loops:
+    the rows, and in each its vectors, whose loop only adds to two offsets; a row's tail
+    is read by masked loads, its other lanes zeros (and no product of them)."""
     sig = types.void(g, gat, gsteps, x, xat, xat2, size, skips, part)
 
     def codegen(context, builder, signature, args):
         gd, xd, pd = (_data(context, builder, signature, args, i) for i in (0, 3, 8))
         gat_ = args[1]
         gstep_, gimage = (builder.extract_value(args[2], i) for i in range(2))
-        images, rows, vectors = (builder.extract_value(args[6], i) for i in range(3))
+        images, rows, vectors, tail = (builder.extract_value(args[6], i) for i in range(4))
         skip, image_skip = (builder.extract_value(args[7], i) for i in range(2))
         fma = _fma(builder)
         zero = ir.Constant(_V8, [0.0] * 8)
         gs = [builder.add(gat_, builder.mul(gstep_, _const(m))) for m in range(KB)]
         starts = [_input_rows(builder, signature, args, i) for i in (4, 5)]
-        g_row = builder.mul(vectors, _const(8))  # a row of the gradient: OW
+        g_row = builder.add(builder.mul(vectors, _const(8)), tail)  # a gradient row: OW
+        lanes = ir.Constant(ir.VectorType(ir.IntType(32), 8), list(range(8)))
+        mask = builder.icmp_unsigned("<", lanes, _splat(builder, builder.trunc(
+            tail, ir.IntType(32)), ir.IntType(32)))
+        has_tail = builder.icmp_signed(">", tail, _const(0))
         g_back = builder.mul(g_row, builder.sub(rows, _const(1)))  # an image's rows but one
         x_row = builder.add(g_row, skip)  # a row of the input planes
 
@@ -192,6 +210,23 @@ def weight_grad_tile(typingctx, g, gat, gsteps, x, xat, xat2, size, skips, part)
             the next image's first row's."""
             g_off, x_off, r = state
             acc = _tile_loop(builder, vectors, [g_off, x_off], acc, vector)
+            end = builder.mul(vectors, _const(8))
+            before = builder.block
+            with builder.if_then(has_tail):
+                gv = [_masked8(builder, gd, builder.add(builder.add(q, g_off), end), mask)
+                      for q in gs]
+                xv = [[_masked8(builder, xd, builder.add(builder.add(t, x_off), end), mask)
+                       for t in s] for s in starts]
+                tailed = [builder.call(fma, [gv[m], xv[p][m], acc[m * QB + p]])
+                          for m in range(KB) for p in range(QB)]
+                inside = builder.block
+            merged = []
+            for a, t in zip(acc, tailed, strict=True):
+                phi = builder.phi(_V8)
+                phi.add_incoming(t, inside)
+                phi.add_incoming(a, before)
+                merged.append(phi)
+            acc = merged
             r1 = builder.add(r, _const(1))
             image_done = builder.icmp_signed("==", r1, rows)
             g_next = builder.add(g_off, builder.select(image_done, builder.sub(gimage, g_back),
@@ -246,7 +281,7 @@ def forward(x, offs, w, bias, out, r0, r1, plane, wp, k, oh, ow, own):
 def weight_grad(g, x, offs, dw, k_lo, k_hi, n, plane, wp, k, oh, ow, own):
     """``dw[m, q]`` (K, T), flat, for output channels ``k_lo:k_hi``: the sum of ``g`` (N, K,
     OH, OW) times the input under tap q (``x``, the padded planes; ``own`` as
-    :func:`forward`'s); K >= KB, T >= QB, OW a multiple of 8. Each tile sums over whole
+    :func:`forward`'s); K >= KB, T >= QB, OW >= 8. Each tile sums over whole
     images, ``_POSITIONS`` output positions or fewer (a lane an eighth of them: a sum short
     enough to round as a GEMM's), and the tiles' sums are added."""
     taps = offs.size
@@ -258,7 +293,7 @@ def weight_grad(g, x, offs, dw, k_lo, k_hi, n, plane, wp, k, oh, ow, own):
     for k0 in _starts(k_hi - k_lo, KB) + k_lo:
         total[:] = 0
         for i in range(0, n, per):
-            size = (min(per, n - i), oh, ow // 8)
+            size = (min(per, n - i), oh, ow // 8, ow % 8)
             gat, gsteps = (i * k + k0) * oh * ow, (oh * ow, k * oh * ow)
             for j in range(qs.size):
                 base = i * plane + k0 * own

@@ -410,10 +410,10 @@ def direct_conv(xp, offs, w, bias, out, own=0):
 
 def direct_conv_dw(g, xp, offs, own=0):
     """The weights' gradient (K, T) of :func:`direct_conv` from the output's ``g`` (N, K,
-    OH, OW), OW a multiple of 8, T >= 2. In parts by output channels, four at least."""
+    OH, OW), OW >= 8, T >= 2. In parts by output channels, four at least."""
     n, c, hp, wp = xp.shape
     k, oh, ow = g.shape[1:]
-    _direct_fits(xp, offs, g, own, ow % 8 == 0 and offs.size >= 2)
+    _direct_fits(xp, offs, g, own, ow >= 8 and offs.size >= 2)
     dw = numpy.empty((k, offs.size), numpy.float32)
     units = k // 4
     parts = min(blas_threads.threads(), units) if splits("direct_conv_dw", g) else 1

@@ -59,9 +59,8 @@ def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_
             ohw=None):
     """Whether a convolution of ``x_shape`` by ``w_shape`` (or, ``weight_grad``, its
     kernels' gradient) goes this way: compiled kernels, float32 ``arrays``, no groups, few
-    taps, an output of its full size (``ohw``) at least 16 columns wide (8 per vector, a
-    multiple of 8 for the weight gradient) and 4 channels; at a stride, fewer than
-    _STRIDED_CHANNELS input channels."""
+    taps, an output of its full size (``ohw``) at least 16 columns wide (a tile's) and 4
+    channels; at a stride, fewer than _STRIDED_CHANNELS input channels."""
     if not (cpu_kernels.ready() and all(a.dtype.char == "f" for a in arrays) and groups == 1):
         return False
     k, c, kh, kw = w_shape
@@ -73,7 +72,7 @@ def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_
         return False
     if weight_grad:
         most = _MAX_TAPS if oh * ow >= _LARGE_MAP else _MAX_SMALL_MAP_WEIGHT_GRAD_TAPS
-        return 2 <= taps <= most and ow % 8 == 0
+        return 2 <= taps <= most
     return taps <= (_MAX_SMALL_MAP_TAPS if oh * ow <= _SMALL_MAP else _MAX_TAPS)
 
 
@@ -98,7 +97,7 @@ def depthwise_applies(x_shape, w_shape, stride, padding, dilation, groups, array
     if (groups < 4 or ow < 8 or oh < 1 or 0 in x_shape
             or (ohw is not None and tuple(ohw) != (oh, ow))):
         return False
-    return not weight_grad or (kh * kw >= 2 and ow % 8 == 0)
+    return not weight_grad or kh * kw >= 2
 
 
 def _planes(x, kernel, stride, padding, dilation):
