@@ -12,7 +12,9 @@ with its bias (3 -> 32 channels at 32x32, 32 -> 64 at 16x16) and the 2x2 max poo
 it. ResNet-18's (``rn_*``, batch 8 of 224x224 images, no bias): the 7x7 stride-2 stem,
 the 3x3 stride-2 padded pool, a 3x3 convolution of each stage, the stride-2 downsampling
 one and a 1x1 stride-2 shortcut, and the training batch norm after the stem, in stage 2
-and in stage 4. ``bn1d_*``: training BatchNorm1d on (256, 1024) and (4096, 512).
+and in stage 4. ``dw_*``: depthwise convolutions at batch 8, MobileNetV2's 3x3 on
+(144, 56x56) at stride 1 and 2 and ConvNeXt's 7x7 on (384, 14x14). ``bn1d_*``: training
+BatchNorm1d on (256, 1024) and (4096, 512).
 ``t_*``: ``w.t().contiguous()`` of a (1024, 1024) and a (1024, 128) matrix; ``nhwc``: a
 (64, 32, 32, 32) batch copied to channels-last. Each figure is the median of ``--repeat``
 blocks of calls of one library (blocks, not alternating calls: the two libraries' thread
@@ -81,6 +83,16 @@ def _conv(c_in, c_out, size, seed, k=3, stride=1, batch=64, bias=True):
     return make
 
 
+def _depthwise(channels, size, seed, k, stride=1, batch=8):
+    """A depthwise convolution (a group per channel), as MobileNet's and ConvNeXt's."""
+    def make(T):
+        x = _inputs(T, (batch, channels, size, size), seed)
+        w = _inputs(T, (channels, 1, k, k), seed + 1)
+        return [x, w], lambda x, w: T.nn.functional.conv2d(x, w, None, stride, k // 2, 1,
+                                                           channels)
+    return make
+
+
 def _max_pool(channels, size, seed, k=2, stride=None, padding=0, batch=64):
     def make(T):
         return [_inputs(T, (batch, channels, size, size), seed)], \
@@ -125,6 +137,9 @@ KERNELS = {"gelu": _gelu, "layer_norm": _layer_norm, "softmax": _softmax, "linea
            "rn_short3": _conv(128, 256, 28, 41, k=1, stride=2, batch=8, bias=False),
            "rn_bn1": _batch_norm(64, 112, 44), "rn_bn2": _batch_norm(128, 28, 47),
            "rn_bn4": _batch_norm(512, 7, 50),
+           # depthwise: MobileNetV2's 3x3 on 56x56 maps (at stride 1 and 2), ConvNeXt's 7x7
+           "dw_mbv2": _depthwise(144, 56, 63, 3), "dw_mbv2_s2": _depthwise(144, 56, 65, 3, 2),
+           "dw_convnext": _depthwise(384, 14, 67, 7),
            # BatchNorm1d after an MLP's linear layer (a channel's values a row apart)
            "bn1d_256": _batch_norm(1024, None, 53, batch=256),
            "bn1d_4096": _batch_norm(512, None, 56, batch=4096),

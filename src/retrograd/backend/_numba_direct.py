@@ -18,7 +18,7 @@ from llvmlite import ir
 from numba import carray, types
 from numba.extending import intrinsic
 
-from ._numba_kernels import float32_at, int64_at, jit, job
+from ._numba_kernels import exact, float32_at, int64_at, jit, job
 
 KB = 4  # output channels of a tile
 XB = 2  # vectors of eight columns of a forward tile
@@ -312,6 +312,47 @@ def weight_grad(g, x, offs, dw, k_lo, k_hi, n, plane, wp, k, oh, ow, own):
                     dw[(k0 + m) * taps + qs[j] + p] = s
 
 
+@exact
+def phase_planes(x, out, phases, c0, c1, stride, pad):
+    """``out[n, p C + c, u, v]``: the padded input's value at row ``a + u sh``, column ``b +
+    v sw`` (0 outside ``x``) for each phase ``(a, b) = phases[p]`` and channel c of
+    ``c0:c1``; every value of ``out`` written once (it may be uninitialized memory)."""
+    c, h, w = x.shape[1], x.shape[2], x.shape[3]
+    hq, wq = out.shape[2], out.shape[3]
+    (sh, sw), (ph, pw) = stride, pad
+    for p in range(phases.shape[0]):
+        a, b = phases[p, 0], phases[p, 1]
+        # the phase's columns v inside the input: 0 <= b + v sw - pw < w
+        v0, v1 = max(0, -((b - pw) // sw)), min(wq, -((b - pw - w) // sw))
+        for n in range(x.shape[0]):
+            for ci in range(c0, c1):
+                plane = out[n, p * c + ci]
+                for u in range(hq):
+                    row = plane[u]
+                    y = a + u * sh - ph
+                    if 0 <= y < h and v0 < v1:
+                        src = x[n, ci, y]
+                        for v in range(v0):
+                            row[v] = 0
+                        for v in range(v0, v1):
+                            row[v] = src[b + v * sw - pw]
+                        for v in range(v1, wq):
+                            row[v] = 0
+                    else:
+                        for v in range(wq):
+                            row[v] = 0
+
+
+@job
+def phase_planes_job(p):
+    """[x, out, phases, N, C, S, c0, c1, H, W, P, hq, wq, sh, sw, ph, pw]"""
+    j = carray(p, 17)
+    n, c, h, w, count, hq, wq = j[3], j[4], j[8], j[9], j[10], j[11], j[12]
+    phase_planes(carray(float32_at(j[0]), (n, c, h, w)),
+                 carray(float32_at(j[1]), (n, count * c, hq, wq)),
+                 carray(int64_at(j[2]), (count, 2)), j[6], j[7], (j[13], j[14]), (j[15], j[16]))
+
+
 @job
 def forward_job(p):
     """[x, offs, w, bias, out, r0, r1, N, C, hp, wp, K, OH, OW, T, own]"""
@@ -334,4 +375,5 @@ def weight_grad_job(p):
                 j[14])
 
 
-JOBS = {"direct_conv": forward_job.address, "direct_conv_dw": weight_grad_job.address}
+JOBS = {"direct_conv": forward_job.address, "direct_conv_dw": weight_grad_job.address,
+        "phase_planes": phase_planes_job.address}

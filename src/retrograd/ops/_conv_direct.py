@@ -120,15 +120,8 @@ def _planes(x, kernel, stride, padding, dilation):
         used = sorted({(a % sh, b % sw) for a in rows.tolist() for b in cols.tolist()})
         phase = numpy.array([[used.index((a % sh, b % sw)) for b in cols.tolist()]
                              for a in rows.tolist()], numpy.int64)
-        planes = numpy.zeros((n, len(used) * c, hq, wq), numpy.float32)
-        for p, (a, b) in enumerate(used):
-            # the phase's rows u (columns v) inside the input: 0 <= a + u sh - ph < h
-            u0, v0 = max(0, -((a - ph) // sh)), max(0, -((b - pw) // sw))
-            u1, v1 = -((a - ph - h) // sh), -((b - pw - w) // sw)
-            if u1 > u0 and v1 > v0:
-                cpu_kernels.copy_into(
-                    planes[:, p * c:(p + 1) * c, u0:u1, v0:v1],
-                    x[:, :, a + u0 * sh - ph::sh, b + v0 * sw - pw::sw][:, :, :u1 - u0, :v1 - v0])
+        planes = cpu_kernels.phase_planes(numpy.ascontiguousarray(x), stride, padding,
+                                          numpy.array(used, numpy.int64), hq, wq)
     taps = (phase * c * (hq * wq) + (rows // sh)[:, None] * wq + cols // sw).reshape(-1)
     return planes, taps, hq * wq
 
