@@ -287,7 +287,7 @@ def test_the_weight_gradient_refuses_arrays_that_do_not_fit(change):
 @pytest.fixture
 def depthwise_taken(monkeypatch):
     """How many times the depthwise forward and weight gradient ran."""
-    calls = {"depthwise": 0, "depthwise_dw": 0}
+    calls = {"depthwise": 0, "depthwise_dw": 0, "depthwise_dx": 0}
     for name in calls:
         real = getattr(_conv_direct, name)
 
@@ -299,10 +299,15 @@ def depthwise_taken(monkeypatch):
 
 
 @pytest.mark.parametrize("xs, kernel, stride, padding, dilation, calls", [
-    ((2, 8, 12, 32), (3, 3), 1, 1, 1, (2, 1)),  # forward, input gradient (a convolution)
-    ((3, 6, 9, 12), (7, 7), 1, 3, 1, (2, 1)),  # 12 columns: tiles of 8, the last over 4
-    ((2, 5, 20, 40), (3, 3), 2, 1, 1, (1, 1)),  # 20 columns; the input gradient is NumPy's
-    ((2, 4, 10, 24), (3, 5), 1, (1, 4), 2, (2, 1)),
+    ((2, 8, 12, 32), (3, 3), 1, 1, 1, (2, 1, 0)),  # forward, input gradient (a convolution)
+    ((3, 6, 9, 12), (7, 7), 1, 3, 1, (2, 1, 0)),  # 12 columns: tiles of 8, the last over 4
+    # at a stride: the input gradient by phases
+    ((2, 5, 20, 40), (3, 3), 2, 1, 1, (1, 1, 1)),
+    ((2, 4, 19, 37), (5, 4), (3, 2), (2, 1), (1, 3), (1, 1, 1)),
+    # three phases with no tap, zeros; one tap, the weights' NumPy's
+    ((2, 4, 10, 33), (1, 1), 2, 0, 1, (1, 0, 1)),
+    ((2, 4, 10, 24), (3, 5), 1, (1, 4), 2, (2, 1, 0)),
+    ((2, 4, 10, 14), (3, 3), 2, 1, 1, (0, 0, 0)),  # 7 columns out, narrower than a vector
 ])
 def test_depthwise_matches_float64(xs, kernel, stride, padding, dilation, calls,
                                    depthwise_taken):
@@ -317,7 +322,7 @@ def test_depthwise_matches_float64(xs, kernel, stride, padding, dilation, calls,
         out.backward(retrograd.from_numpy(rng.standard_normal(tuple(out.shape)).astype(dtype)))
         return [out.detach().numpy(), x.grad.numpy(), w.grad.numpy()]
     got = run(numpy.float32)
-    assert (depthwise_taken["depthwise"], depthwise_taken["depthwise_dw"]) == calls
+    assert tuple(depthwise_taken.values()) == calls
     _close(got, run(numpy.float64))
 
 

@@ -169,3 +169,53 @@ def depthwise_dw(g, x, w_shape, stride, padding, dilation):
     planes, taps, step = _planes(x, w_shape[2:], stride, padding, dilation)
     return cpu_kernels.direct_conv_dw(numpy.ascontiguousarray(g), planes, taps,
                                       own=step).reshape(w_shape)
+
+
+def depthwise_dx_applies(g_shape, w_shape, x_shape, stride, groups, arrays):
+    """Whether a strided depthwise convolution's input gradient goes this way: as
+    :func:`depthwise_applies`, each of the input's stride phases 8 columns wide or more (the
+    tiles' output)."""
+    if not (cpu_kernels.ready() and all(a.dtype.char == "f" for a in arrays)
+            and groups == x_shape[1] == w_shape[0] == g_shape[1] and w_shape[1] == 1):
+        return False
+    return (tuple(stride) != (1, 1) and groups >= 4 and 0 not in x_shape
+            and x_shape[3] // stride[1] >= 8)
+
+
+def depthwise_dx(g, w, x_shape, stride, padding, dilation):
+    """The input gradient (N, C, H, W) of a depthwise convolution at a stride. The padded
+    input's positions fall into the stride's phases (rows a, a + sh, ...; columns b, b + sw,
+    ...), and each phase receives the taps whose offset is its own modulo the stride: a
+    unit-stride depthwise convolution of the gradient by those taps, flipped, with
+    :func:`depthwise`'s tiles (NumPy's path adds each tap's products through a strided
+    view)."""
+    n, c, h, wd = x_shape
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    kh, kw = w.shape[2:]
+    oh, ow = g.shape[2:]
+    # tap i of phase a reads the gradient's row u - (i dh - a) // sh for the phase's row u
+    shift_h, shift_w = (kh - 1) * dh // sh, (kw - 1) * dw // sw
+    # the phases' rows (columns) that are the input's, u0:u1 (v0:v1)
+    u1, v1 = -(-(ph + h) // sh), -(-(pw + wd) // sw)
+    gh, gw = shift_h + max(oh, u1), shift_w + max(ow, v1)
+    padded = cpu_kernels.pad_planes(numpy.ascontiguousarray(g), gh, gw, shift_h, shift_w)
+    weights = numpy.ascontiguousarray(w).reshape(c, kh, kw)
+    zero = numpy.zeros(c, numpy.float32)
+    dx = numpy.empty(x_shape, numpy.float32)
+    for a in range(sh):
+        rows = [i for i in range(kh) if i * dh % sh == a]
+        u0 = max(0, -((a - ph) // sh))
+        for b in range(sw):
+            cols = [j for j in range(kw) if j * dw % sw == b]
+            v0 = max(0, -((b - pw) // sw))
+            into = dx[:, :, a + u0 * sh - ph::sh, b + v0 * sw - pw::sw]
+            if not (rows and cols):
+                into[...] = 0
+                continue
+            taps = numpy.array([(shift_h - i * dh // sh) * gw + shift_w - j * dw // sw
+                                for i in rows for j in cols], numpy.int64)
+            part = numpy.empty((n, c, u1, v1), numpy.float32)
+            cpu_kernels.direct_conv(padded, taps, numpy.ascontiguousarray(
+                weights[:, rows][:, :, cols]).reshape(c, -1), zero, part, own=gh * gw)
+            cpu_kernels.copy_into(into, part[:, :, u0:u0 + into.shape[2], v0:v0 + into.shape[3]])
+    return dx

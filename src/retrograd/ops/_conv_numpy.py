@@ -175,6 +175,8 @@ def conv_dx(g, w, x_shape, stride, padding, dilation, groups):
     if full is not None and (not _depthwise(w.shape, groups) or _conv_direct.depthwise_applies(
             g.shape, w.shape, (1, 1), full, dilation, groups, (g, w))):
         return conv(g, _flipped(w, groups), None, (1, 1), full, dilation, groups)
+    if _conv_direct.depthwise_dx_applies(g.shape, w.shape, x_shape, stride, groups, (g, w)):
+        return _conv_direct.depthwise_dx(g, w, x_shape, stride, padding, dilation)
     if _depthwise(w.shape, groups):
         return _dw_conv_dx(g, w, x_shape, stride, padding, dilation)
     n, o, oh, ow = g.shape
