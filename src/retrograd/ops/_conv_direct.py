@@ -3,7 +3,9 @@ their direct sums: compiled tiles of output channels by columns, each summing ov
 taps with the weights and the padded input read in place (``cpu_kernels.direct_conv``,
 and ``direct_conv_dw`` for the weight gradient). A tap is an offset into the input's
 planes, so a dilation is only other offsets, and a stride reads the planes cut into the
-stride's phases, each strided tap a unit-stride one there.
+stride's phases, each strided tap a unit-stride one there. Depthwise convolutions (a group
+per channel) go the same way, each output channel's tiles reading its own input planes;
+at a stride their input gradient is one such convolution per phase of the input.
 
 im2col's GEMM has then an inner dimension of the taps alone, which OpenBLAS runs far
 below its speed, after copying the input once per tap; Winograd's transforms need more
