@@ -27,17 +27,25 @@ CASES = [
 
 
 @pytest.fixture
-def taken(monkeypatch):
-    """How many times the direct forward and weight gradient ran."""
-    calls = {"conv": 0, "conv_dw": 0}
-    for name in calls:
-        real = getattr(_conv_direct, name)
+def counts(monkeypatch):
+    """``counts(*names)``: how many times each of these functions of ``_conv_direct`` ran."""
+    def count(*names):
+        calls = dict.fromkeys(names, 0)
+        for name in names:
+            real = getattr(_conv_direct, name)
 
-        def counted(*args, _real=real, _name=name):
-            calls[_name] += 1
-            return _real(*args)
-        monkeypatch.setattr(_conv_direct, name, counted)
-    return calls
+            def counted(*args, _real=real, _name=name):
+                calls[_name] += 1
+                return _real(*args)
+            monkeypatch.setattr(_conv_direct, name, counted)
+        return calls
+    return count
+
+
+@pytest.fixture
+def taken(counts):
+    """How many times the direct forward and weight gradient ran."""
+    return counts("conv", "conv_dw")
 
 
 def _run(xs, k, kernel, padding, bias, dtype, seed=0, x_grad=False, stride=1, dilation=1):
@@ -285,17 +293,9 @@ def test_the_weight_gradient_refuses_arrays_that_do_not_fit(change):
 
 
 @pytest.fixture
-def depthwise_taken(monkeypatch):
-    """How many times the depthwise forward and weight gradient ran."""
-    calls = {"depthwise": 0, "depthwise_dw": 0, "depthwise_dx": 0}
-    for name in calls:
-        real = getattr(_conv_direct, name)
-
-        def counted(*args, _real=real, _name=name):
-            calls[_name] += 1
-            return _real(*args)
-        monkeypatch.setattr(_conv_direct, name, counted)
-    return calls
+def depthwise_taken(counts):
+    """How many times the depthwise forward, weight gradient and input gradient ran."""
+    return counts("depthwise", "depthwise_dw", "depthwise_dx")
 
 
 @pytest.mark.parametrize("xs, kernel, stride, padding, dilation, calls", [
