@@ -10,6 +10,8 @@ import retrograd
 from retrograd.backend import blas_threads, cpu_kernels
 from retrograd.ops import _conv_direct
 
+from _conv_paths import beside_pytorch, close, counting
+
 pytestmark = pytest.mark.skipif(not cpu_kernels.ready(), reason="numba is not installed")
 
 # (x shape, output channels, kernel, padding, bias), and how many convolutions (the
@@ -27,25 +29,9 @@ CASES = [
 
 
 @pytest.fixture
-def counts(monkeypatch):
-    """``counts(*names)``: how many times each of these functions of ``_conv_direct`` ran."""
-    def count(*names):
-        calls = dict.fromkeys(names, 0)
-        for name in names:
-            real = getattr(_conv_direct, name)
-
-            def counted(*args, _real=real, _name=name):
-                calls[_name] += 1
-                return _real(*args)
-            monkeypatch.setattr(_conv_direct, name, counted)
-        return calls
-    return count
-
-
-@pytest.fixture
-def taken(counts):
+def taken(monkeypatch):
     """How many times the direct forward and weight gradient ran."""
-    return counts("conv", "conv_dw")
+    return counting(monkeypatch, _conv_direct, "conv", "conv_dw")
 
 
 def _run(xs, k, kernel, padding, bias, dtype, seed=0, x_grad=False, stride=1, dilation=1):
@@ -64,18 +50,11 @@ def _run(xs, k, kernel, padding, bias, dtype, seed=0, x_grad=False, stride=1, di
     return got + [t.grad.numpy() for t in (b, x) if t is not None and t.requires_grad]
 
 
-def _close(got, want):
-    """Within float32 rounding of the largest term, as any order of the sums."""
-    for a, b in zip(got, want, strict=True):
-        assert a.dtype == numpy.float32 and a.shape == b.shape
-        assert numpy.abs(a - b).max() <= 2e-6 * numpy.abs(b).max() + 1e-30
-
-
 @pytest.mark.parametrize("case, convs, weight_grads", CASES)
 def test_forward_and_gradients_match_float64(case, convs, weight_grads, taken):
     got = _run(*case, numpy.float32, x_grad=True)
     assert taken == {"conv": convs, "conv_dw": weight_grads}
-    _close(got, _run(*case, numpy.float64, x_grad=True))
+    close(got, _run(*case, numpy.float64, x_grad=True))
 
 
 @pytest.mark.parametrize("xs, k, kernel, stride, padding, dilation, weight_grads", [
@@ -91,7 +70,7 @@ def test_strides_and_dilations_match_float64(xs, k, kernel, stride, padding, dil
     kw = {"stride": stride, "dilation": dilation}
     got = _run(*args, numpy.float32, **kw)
     assert taken == {"conv": 1, "conv_dw": weight_grads}
-    _close(got, _run(*args, numpy.float64, **kw))
+    close(got, _run(*args, numpy.float64, **kw))
 
 
 @pytest.mark.skipif(blas_threads.threads() < 2, reason="OpenBLAS runs one thread here")
@@ -213,21 +192,12 @@ def _conv_direct_reference(x, w):
 
 
 def test_beside_pytorch(taken):
-    torch = pytest.importorskip("torch")
     rng = numpy.random.default_rng(6)
     x = rng.standard_normal((4, 3, 32, 32)).astype(numpy.float32)
     w = (rng.standard_normal((32, 3, 3, 3)) / 4).astype(numpy.float32)
-    b = rng.standard_normal(32).astype(numpy.float32)
-    res = []
-    for T in (retrograd, torch):
-        xt, wt, bt = (T.from_numpy(a.copy()).requires_grad_() for a in (x, w, b))
-        out = T.nn.functional.conv2d(xt, wt, bt, padding=1)
-        out.backward(T.from_numpy(numpy.cos(numpy.arange(out.numel(), dtype=numpy.float32))
-                                  .reshape(tuple(out.shape))))
-        res.append([a.detach().numpy() for a in (out, xt.grad, wt.grad)])  # (not the
-        # bias's: a sum of the gradient, whose cancellations make its rounding no test)
+    res = beside_pytorch(x, w, rng.standard_normal(32).astype(numpy.float32), 1)
     assert taken == {"conv": 1, "conv_dw": 1}
-    _close(*res)
+    close(*res)
 
 
 def test_conv1d_goes_this_way(taken):
@@ -241,7 +211,7 @@ def test_conv1d_goes_this_way(taken):
         return [out.detach().numpy(), w.grad.numpy()]
     got = run(numpy.float32)
     assert taken == {"conv": 1, "conv_dw": 1}  # (96 columns: whole vectors)
-    _close(got, run(numpy.float64))
+    close(got, run(numpy.float64))
 
 
 @pytest.mark.parametrize("change", ["offsets past the planes", "a negative offset", "weights",
@@ -293,9 +263,9 @@ def test_the_weight_gradient_refuses_arrays_that_do_not_fit(change):
 
 
 @pytest.fixture
-def depthwise_taken(counts):
+def depthwise_taken(monkeypatch):
     """How many times the depthwise forward, weight gradient and input gradient ran."""
-    return counts("depthwise", "depthwise_dw", "depthwise_dx")
+    return counting(monkeypatch, _conv_direct, "depthwise", "depthwise_dw", "depthwise_dx")
 
 
 @pytest.mark.parametrize("xs, kernel, stride, padding, dilation, calls", [
@@ -323,7 +293,7 @@ def test_depthwise_matches_float64(xs, kernel, stride, padding, dilation, calls,
         return [out.detach().numpy(), x.grad.numpy(), w.grad.numpy()]
     got = run(numpy.float32)
     assert tuple(depthwise_taken.values()) == calls
-    _close(got, run(numpy.float64))
+    close(got, run(numpy.float64))
 
 
 @pytest.mark.parametrize("x_shape, w_shape, stride, groups, dtype, forward, weight_grad", [

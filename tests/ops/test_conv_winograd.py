@@ -11,6 +11,8 @@ import retrograd
 from retrograd.backend import cpu_kernels
 from retrograd.ops import _conv_winograd
 
+from _conv_paths import beside_pytorch, close, counting
+
 pytestmark = pytest.mark.skipif(not cpu_kernels.ready(), reason="numba is not installed")
 
 # (x shape, output channels, padding, bias)
@@ -34,16 +36,7 @@ def small(monkeypatch):
 @pytest.fixture
 def taken(monkeypatch, small):
     """How many times the Winograd forward and weight gradient ran, and returned a result."""
-    calls = {"conv": 0, "conv_dw": 0}
-    for name in calls:
-        real = getattr(_conv_winograd, name)
-
-        def counted(*args, _real=real, _name=name):
-            out = _real(*args)
-            calls[_name] += out is not None
-            return out
-        monkeypatch.setattr(_conv_winograd, name, counted)
-    return calls
+    return counting(monkeypatch, _conv_winograd, "conv", "conv_dw")
 
 
 def _run(xs, k, padding, bias, dtype, seed=0):
@@ -59,14 +52,6 @@ def _run(xs, k, padding, bias, dtype, seed=0):
     return [out.detach().numpy(), x.grad.numpy(), w.grad.numpy()]
 
 
-def _close(got, want):
-    """Within float32 rounding of the largest term (the direct sums' own error is of that
-    size too)."""
-    for a, b in zip(got, want, strict=True):
-        assert a.dtype == numpy.float32 and a.shape == b.shape
-        assert numpy.abs(a - b).max() <= 2e-6 * numpy.abs(b).max() + 1e-30
-
-
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_forward_and_gradients_match_float64(case, taken, monkeypatch):
     if case == len(CASES) - 1:  # chunks of two images, the last of one
@@ -74,7 +59,7 @@ def test_forward_and_gradients_match_float64(case, taken, monkeypatch):
         assert len(_conv_winograd._chunks(5, 32, 25)) == 3
     got = _run(*CASES[case], numpy.float32)
     assert taken == {"conv": 2, "conv_dw": 1}  # the forward, the input gradient, the weights
-    _close(got, _run(*CASES[case], numpy.float64))
+    close(got, _run(*CASES[case], numpy.float64))
 
 
 def test_the_same_bits_in_one_thread_and_two(monkeypatch, taken):
@@ -184,24 +169,16 @@ def test_values_that_are_not_finite_take_im2col(where, value, monkeypatch, small
     same, other = ((0, 2), 1) if where == "x" else ((0, 1), 2)
     for i in same:
         numpy.testing.assert_array_equal(got[i], want[i])
-    _close([got[other]], [want[other]])
+    close([got[other]], [want[other]])
 
 
 def test_beside_pytorch(taken):
-    torch = pytest.importorskip("torch")
     rng = numpy.random.default_rng(6)
     x = rng.standard_normal((4, 32, 13, 14)).astype(numpy.float32)
     w = (rng.standard_normal((48, 32, 3, 3)) / 16).astype(numpy.float32)
-    b = rng.standard_normal(48).astype(numpy.float32)
-    res = []
-    for T in (retrograd, torch):
-        xt, wt, bt = (T.from_numpy(a.copy()).requires_grad_() for a in (x, w, b))
-        out = T.nn.functional.conv2d(xt, wt, bt, padding=1)
-        out.backward(T.from_numpy(numpy.cos(numpy.arange(out.numel(), dtype=numpy.float32))
-                                  .reshape(tuple(out.shape))))
-        res.append([out.detach().numpy(), xt.grad.numpy(), wt.grad.numpy()])
+    res = beside_pytorch(x, w, rng.standard_normal(48).astype(numpy.float32), 1)
     assert taken == {"conv": 2, "conv_dw": 1}
-    _close(*res)
+    close(*res)
 
 
 def test_a_transposed_convolution(taken):
@@ -217,4 +194,4 @@ def test_a_transposed_convolution(taken):
         return [out.detach().numpy(), x.grad.numpy(), w.grad.numpy()]
     got = run(numpy.float32)
     assert taken["conv"] == 2
-    _close(got, run(numpy.float64))
+    close(got, run(numpy.float64))
