@@ -312,3 +312,83 @@ def test_where_depthwise_applies(x_shape, w_shape, stride, groups, dtype, forwar
     assert _conv_direct.depthwise_applies(x_shape, w_shape, *geometry) is forward
     assert _conv_direct.depthwise_applies(x_shape, w_shape, *geometry,
                                           weight_grad=True) is weight_grad
+
+
+def _at_a_guard_page(a, kept):
+    """A copy of ``a`` whose last byte is the last before a page that may not be read (a
+    read past it ends the process); ``kept`` keeps the mapping alive."""
+    mmap = pytest.importorskip("mmap")
+    ctypes = pytest.importorskip("ctypes")
+    page = mmap.PAGESIZE
+    pages = -(-a.nbytes // page) + 1
+    buffer = mmap.mmap(-1, pages * page)
+    start = ctypes.addressof(ctypes.c_char.from_buffer(buffer))
+    if ctypes.CDLL(None).mprotect(ctypes.c_void_p(start + (pages - 1) * page), page, 0):
+        pytest.skip("mprotect refused")
+    kept.append(buffer)
+    out = numpy.frombuffer(buffer, a.dtype, a.size, (pages - 1) * page - a.nbytes)
+    out = out.reshape(a.shape)
+    out[...] = a
+    return out
+
+
+@pytest.mark.parametrize("own", [False, True])
+def test_the_tiles_read_nothing_past_their_arrays(own):
+    """Inputs and gradients that end where memory may not be read: the last row's masked
+    tail (19 columns: two vectors and 3) and the narrow tiles (12 columns) stay inside."""
+    kept = []
+    rng = numpy.random.default_rng(9)
+    x = rng.standard_normal((2, 4, 6, 19)).astype(numpy.float32)
+    k, kernel = (4, (3, 3))
+    planes, taps, step = _conv_direct._planes(x, kernel, (1, 1), (1, 1), (1, 1))
+    offs = taps if own else (numpy.arange(4)[:, None] * step + taps).reshape(-1)
+    own = step if own else 0
+    planes = _at_a_guard_page(planes, kept)
+    g = _at_a_guard_page(rng.standard_normal((2, k, 6, 19)).astype(numpy.float32), kept)
+    dw = cpu_kernels.direct_conv_dw(g, planes, offs, own=own)
+    w = _at_a_guard_page(rng.standard_normal((k, offs.size)).astype(numpy.float32), kept)
+    narrow = _at_a_guard_page(numpy.empty((2, k, 6, 12), numpy.float32), kept)
+    cpu_kernels.direct_conv(planes, offs, w, numpy.zeros(k, numpy.float32), narrow, own=own)
+    # against sums in float64 over the same taps
+    flat = planes.reshape(2, -1).astype(numpy.float64)
+    want_dw = numpy.zeros((k, offs.size))
+    want_out = numpy.zeros((2, k, 6, 12))
+    for m in range(k):
+        for y in range(6):
+            at = offs + m * own + y * planes.shape[3]
+            window = flat[:, at[:, None] + numpy.arange(19)]  # (N, T, 19)
+            want_dw[m] += numpy.einsum("nz,ntz->t", g[:, m, y].astype(numpy.float64), window)
+            want_out[:, m, y] = numpy.einsum("t,ntz->nz", w[m], window[:, :, :12])
+    numpy.testing.assert_allclose(dw, want_dw, rtol=1e-5, atol=1e-5)
+    numpy.testing.assert_allclose(narrow, want_out, rtol=1e-5, atol=1e-5)
+
+
+def test_the_kernels_refuse_a_channel_step_past_the_planes():
+    x = numpy.zeros((2, 4, 10, 20), numpy.float32)
+    planes, taps, step = _conv_direct._planes(x, (3, 3), (1, 1), (1, 1), (1, 1))
+    out = numpy.empty((2, 4, 10, 20), numpy.float32)
+    w, b = numpy.zeros((4, 9), numpy.float32), numpy.zeros(4, numpy.float32)
+    for own in (step + 1, -1):
+        with pytest.raises(ValueError, match="does not fit"):
+            cpu_kernels.direct_conv(planes, taps, w, b, out, own=own)
+        with pytest.raises(ValueError, match="does not fit"):
+            cpu_kernels.direct_conv_dw(out, planes, taps, own=own)
+    cpu_kernels.direct_conv(planes, taps, w, b, out, own=step)
+
+
+@pytest.mark.parametrize("stride, padding, phases", [((2, 2), (1, 1), [(0, 0), (1, 1)]),
+                                                     ((3, 2), (0, 2), [(2, 1), (0, 0)]),
+                                                     ((2, 3), (3, 0), [(1, 2)])])
+def test_phase_planes_are_the_padded_planes_strided(stride, padding, phases):
+    rng = numpy.random.default_rng(10)
+    x = rng.standard_normal((2, 3, 7, 11)).astype(numpy.float32)
+    padded = numpy.pad(x, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    hq, wq = -(-padded.shape[2] // stride[0]), -(-padded.shape[3] // stride[1])
+    got = cpu_kernels.phase_planes(x, stride, padding, numpy.array(phases, numpy.int64), hq, wq)
+    for p, (a, b) in enumerate(phases):
+        want = numpy.zeros((2, 3, hq, wq), numpy.float32)
+        part = padded[:, :, a::stride[0], b::stride[1]]
+        want[:, :, :part.shape[2], :part.shape[3]] = part
+        numpy.testing.assert_array_equal(got[:, p * 3:(p + 1) * 3], want)
+    with pytest.raises(ValueError, match="int64"):
+        cpu_kernels.phase_planes(x, stride, padding, numpy.array(phases, numpy.int32), hq, wq)

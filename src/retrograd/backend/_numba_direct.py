@@ -6,11 +6,13 @@ For a layer of few input channels im2col's GEMM has an inner dimension of the ta
 (a first layer's 27), which OpenBLAS runs at a third of its speed, after copying the input
 once per tap. Here a tile of four output channels by sixteen columns of one output row is
 held in eight vector registers while the taps stream by: each tap loads two vectors of
-input and four weights for eight fused multiply-adds. Written as numba loops, LLVM keeps
-such accumulators in memory (a load and a store per multiply-add); so the tiles are LLVM
-IR, built by :func:`_tile_loop`: a loop carrying its accumulators. The weight gradient's
-tile is four output channels by two taps, each a vector of partial sums over about a
-thousand output positions (whole images), the tiles' sums then added.
+input and four weights for eight fused multiply-adds (a depthwise convolution's channels
+each load their own input: eight vectors a tap; outputs of 8 to 15 columns take tiles of
+eight). Written as numba loops, LLVM keeps such accumulators in memory (a load and a store
+per multiply-add); so the tiles are LLVM IR, built by :func:`_tile_loop`: a loop carrying
+its accumulators. The weight gradient's tile is four output channels by two taps, each a
+vector of partial sums over about a thousand output positions (whole images; a row's
+last columns by masked loads), the tiles' sums then added.
 """
 
 import numpy
@@ -109,11 +111,15 @@ def _input_rows(builder, signature, args, i):
     return [builder.add(start, builder.mul(step, _const(m))) for m in range(KB)]
 
 
-def _loaded(builder, data, starts, at):
+def _loaded(builder, data, starts, at, mask=None):
     """Vectors at ``starts[m] + at`` for each channel m, a load each where the starts
-    differ, one load where they are the same value."""
+    differ, one load where they are the same value; with ``mask``, masked loads."""
     seen = {}
-    return [seen.setdefault(id(s), _load8(builder, data, builder.add(s, at))) for s in starts]
+    for s in starts:
+        if id(s) not in seen:
+            seen[id(s)] = (_load8(builder, data, builder.add(s, at)) if mask is None
+                           else _masked8(builder, data, builder.add(s, at), mask))
+    return [seen[id(s)] for s in starts]
 
 
 def _forward_tile(vectors, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
@@ -213,10 +219,10 @@ def weight_grad_tile(typingctx, g, gat, gsteps, x, xat, xat2, size, skips, part)
             end = builder.mul(vectors, _const(8))
             before = builder.block
             with builder.if_then(has_tail):
+                at = builder.add(x_off, end)
                 gv = [_masked8(builder, gd, builder.add(builder.add(q, g_off), end), mask)
                       for q in gs]
-                xv = [[_masked8(builder, xd, builder.add(builder.add(t, x_off), end), mask)
-                       for t in s] for s in starts]
+                xv = [_loaded(builder, xd, s, at, mask) for s in starts]
                 tailed = [builder.call(fma, [gv[m], xv[p][m], acc[m * QB + p]])
                           for m in range(KB) for p in range(QB)]
                 inside = builder.block
@@ -256,9 +262,8 @@ def forward(x, offs, w, bias, out, r0, r1, plane, wp, k, oh, ow, own):
     """Output rows ``r0:r1`` (counted over images, then rows) of ``out`` (N, K, OH, OW),
     flat: ``x`` holds the padded input planes (N, C, hp, wp), ``w`` the weights (K, T)
     and ``offs`` the taps' offsets in an image's planes; K >= KB, OW >= 8 (tiles of 8 XB
-    columns from OW = 8 XB, of 8 below). ``own``: a
-    depthwise convolution's (C = K), output channel c's taps offsets in input channel
-    c's planes, ``own`` = hp * wp apart; 0 for the others."""
+    columns from OW = 8 XB, of 8 below). ``own``: a depthwise convolution's, output
+    channel k's taps at ``offs + k * own`` (its own input planes); 0 for the others."""
     taps = offs.size
     wide = ow >= 8 * XB
     ks, xs = _starts(k, KB), _starts(ow, 8 * XB if wide else 8)

@@ -433,6 +433,10 @@ def phase_planes(x, stride, padding, phases, hq, wq):
     (8, 144, 56, 56) at stride 2). The kernel reads only inside ``x`` whatever the
     phases."""
     n, c, h, w = x.shape
+    if not (takes(x) and phases.dtype == numpy.int64 and phases.ndim == 2
+            and phases.shape[1] == 2 and len(phases) and phases.flags.c_contiguous):
+        raise ValueError(f"phase planes: {x.dtype} planes {x.shape} (float32, C-contiguous) "
+                         f"at phases {phases.dtype} {phases.shape} (int64, (P, 2))")
     out = numpy.empty((n, len(phases) * c, hq, wq), numpy.float32)
     _by_channel("phase_planes", (_planes(x), out, phases), h, w, len(phases), hq, wq,
                 *stride, *padding)

@@ -33,7 +33,8 @@ import numpy
 
 from ..backend import cpu_kernels
 
-__all__ = ["applies", "conv", "conv_dw"]
+__all__ = ["applies", "conv", "conv_dw", "depthwise_applies", "depthwise", "depthwise_dw",
+           "depthwise_dx_applies", "depthwise_dx"]
 
 # Taps (C * kh * kw) up to which the direct sums go faster. Past them Winograd's
 # transforms win (measured at 576 taps: 28x28 maps of 64 channels, 3.4 ms against 2.6;
@@ -197,7 +198,8 @@ def depthwise_dx(g, w, x_shape, stride, padding, dilation):
     oh, ow = g.shape[2:]
     # tap i of phase a reads the gradient's row u - (i dh - a) // sh for the phase's row u
     shift_h, shift_w = (kh - 1) * dh // sh, (kw - 1) * dw // sw
-    # the phases' rows (columns) that are the input's, u0:u1 (v0:v1)
+    # the phases' rows (columns) up to the input's last, u1 (v1): a bound for every phase,
+    # each cut to its own rows below
     u1, v1 = -(-(ph + h) // sh), -(-(pw + wd) // sw)
     gh, gw = shift_h + max(oh, u1), shift_w + max(ow, v1)
     padded = cpu_kernels.pad_planes(numpy.ascontiguousarray(g), gh, gw, shift_h, shift_w)
