@@ -1,8 +1,8 @@
 """NumPy-only kernels of the convolution family (:mod:`.convolution`): 2-D convolutions on
 a padded row grid, in chunks of images that stay in cache (``conv``, ``conv_dx``,
 ``conv_dw``; those of few taps by direct sums, :mod:`._conv_direct`, and 3x3 ones at unit
-stride by Winograd's transforms, :mod:`._conv_winograd`), and
-depthwise ones as one multiply-add per kernel offset. They read strides
+stride by Winograd's transforms, :mod:`._conv_winograd`), and depthwise ones the direct
+tiles do not take as one multiply-add per kernel offset. They read strides
 and write into views, which only NumPy arrays allow; the family's rules, written on any
 array namespace, compute the same maps, and ``tests/ops/test_conv_kernels.py`` pins the
 two together. Their copies and padding go through ``cpu_kernels`` (``copy_into``,
