@@ -351,7 +351,7 @@ _CANCELLING_FORMS = ("dist_gamma_entropy", "dist_beta_entropy", "dist_studentt_e
 
 LANES = "PyTorch's answer depends on the element's position"
 PAD = "Padding times infinity in convolution"
-CONV = ("conv1d", "conv2d")
+CONV = ("conv1d", "conv2d", "conv2d_tiles", "conv2d_depthwise")
 GEMM = CONV + ("linear",)
 OVERFLOW = "Normalisation at the edge of the float range"
 CANCEL = "Normalisation gradients that cancel to rounding noise"

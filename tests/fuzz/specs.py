@@ -42,7 +42,8 @@ SPECS = {}
 _SUMS = set("""sum mean prod nansum nanmean logsumexp std var norm cumsum cumprod logcumsumexp
 softmax log_softmax mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy_with_logits
 kl_div binary_cross_entropy cross_entropy nll_loss linear layer_norm group_norm batch_norm conv1d
-conv2d avg_pool1d avg_pool2d adaptive_avg_pool2d matmul mm bmm dot einsum""".split())
+conv2d conv2d_tiles conv2d_depthwise avg_pool1d avg_pool2d adaptive_avg_pool2d matmul mm bmm dot
+einsum""".split())
 
 
 def op(name, make, path=None, call=None, examples=None):
@@ -411,6 +412,29 @@ def _conv(nd):
 
 op("conv1d", _conv(1), path="nn.functional.conv1d")
 op("conv2d", _conv(2), path="nn.functional.conv2d")
+
+
+def _conv_tiles(depthwise):
+    """2-D convolutions wide enough for the direct tiles (``ops/_conv_direct.py``: 8 or 16
+    output columns and more, few taps); ``depthwise``, a group per channel."""
+    def make(draw):
+        cin = draw.integer(4, 6) if depthwise else draw.integer(1, 3)
+        cout = cin if depthwise else draw.integer(4, 6)
+        kernel = (draw.integer(1, 3), draw.integer(1, 3))
+        x = c.tensor(draw, (draw.integer(1, 2), cin, draw.integer(1, 4), draw.integer(18, 40)),
+                     FLOATS)
+        w = c.tensor(draw, (cout, 1 if depthwise else cin) + kernel, (x.dtype,))
+        k = {"groups": cin if depthwise else 1}
+        if draw.boolean():
+            k["bias"] = c.tensor(draw, (cout,), (x.dtype,))
+        k.update(_choose(stride=(1, 2), padding=(0, 1, 2, "same", "valid"),
+                         dilation=(1, 2))(draw))
+        return [x, w], k
+    return make
+
+
+op("conv2d_tiles", _conv_tiles(False), path="nn.functional.conv2d")
+op("conv2d_depthwise", _conv_tiles(True), path="nn.functional.conv2d")
 
 
 def _pool(nd, kind):
