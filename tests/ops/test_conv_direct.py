@@ -18,10 +18,11 @@ pytestmark = pytest.mark.skipif(not cpu_kernels.ready(), reason="numba is not in
 # forward, and the input gradient's, a convolution of the gradient) and weight gradients
 # go this way
 CASES = [
-    (((3, 3, 32, 32), 32, (3, 3), 1, True), 1, 1),  # w3's first layer, on fewer images
+    # w3's first layer, on fewer images; its input gradient makes 3 channels, computed as 4
+    (((3, 3, 32, 32), 32, (3, 3), 1, True), 2, 1),
     # 17 columns: a second tile over 15 of the first; the weights' a vector and a column
-    (((2, 3, 9, 17), 5, (3, 3), 1, True), 1, 1),
-    (((2, 2, 5, 21), 7, (2, 4), (0, 2), False), 1, 1),  # even kernel, padding on columns
+    (((2, 3, 9, 17), 5, (3, 3), 1, True), 2, 1),
+    (((2, 2, 5, 21), 7, (2, 4), (0, 2), False), 2, 1),  # even kernel, padding on columns
     (((1, 5, 6, 24), 9, (3, 3), 1, False), 2, 1),  # 9 channels: a last tile over 3
     (((2, 4, 8, 18), 4, (1, 3), 0, True), 2, 1),
     (((2, 16, 32, 32), 8, (3, 3), (2, 1), True), 2, 1),  # 144 taps, a taller output
@@ -147,7 +148,8 @@ def test_the_kernels_sum_each_tap_once():
                               False),
                              ((64, 4, 32, 32), (32, 2, 3, 3), 1, 1, 1, 2, "f", False, False),
                              ((64, 3, 32, 32), (32, 3, 3, 3), 1, 1, 1, 1, "d", False, False),
-                             ((64, 3, 32, 32), (3, 3, 3, 3), 1, 1, 1, 1, "f", False, False),
+                             # 3 output channels: computed as 4 (not their weights' gradient)
+                             ((64, 3, 32, 32), (3, 3, 3, 3), 1, 1, 1, 1, "f", True, False),
                              ((64, 3, 32, 12), (32, 3, 3, 3), 1, 1, 1, 1, "f", False, False),
                              ((0, 3, 32, 32), (32, 3, 3, 3), 1, 1, 1, 1, "f", False, False),
                              # 20 columns: the weight gradient's rows end in 4 more
@@ -196,7 +198,7 @@ def test_beside_pytorch(taken):
     x = rng.standard_normal((4, 3, 32, 32)).astype(numpy.float32)
     w = (rng.standard_normal((32, 3, 3, 3)) / 4).astype(numpy.float32)
     res = beside_pytorch(x, w, rng.standard_normal(32).astype(numpy.float32), 1)
-    assert taken == {"conv": 1, "conv_dw": 1}
+    assert taken == {"conv": 2, "conv_dw": 1}  # (the input gradient: 32 channels into 3)
     close(*res)
 
 

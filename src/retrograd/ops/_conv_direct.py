@@ -56,24 +56,28 @@ _MAX_SMALL_MAP_WEIGHT_GRAD_TAPS = 144
 # 17.8); with 16 channels or more im2col keeps up (3x3 at stride 2 from 16 channels:
 # a weight gradient of 6.0 ms against 5.2).
 _STRIDED_CHANNELS = 16
+_TILE_CHANNELS = 4  # output channels of a tile (``_numba_direct.KB``)
 
 
 def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_grad=False,
             ohw=None):
     """Whether a convolution of ``x_shape`` by ``w_shape`` (or, ``weight_grad``, its
     kernels' gradient) goes this way: compiled kernels, float32 ``arrays``, no groups, few
-    taps, an output of its full size (``ohw``) at least 16 columns wide (a tile's) and 4
-    channels; at a stride, fewer than _STRIDED_CHANNELS input channels."""
+    taps, an output of its full size (``ohw``) at least 16 columns wide (a tile's), 4
+    channels for the weight gradient; at a stride, fewer than _STRIDED_CHANNELS input
+    channels."""
     if not (cpu_kernels.ready() and all(a.dtype.char == "f" for a in arrays) and groups == 1):
         return False
     k, c, kh, kw = w_shape
     oh, ow = _out_size(x_shape[2:], (kh, kw), stride, padding, dilation)
     taps = c * kh * kw
-    if (k < 4 or ow < 16 or oh < 1 or 0 in x_shape  # (a tile: 4 channels, 16 columns)
+    if (ow < 16 or oh < 1 or 0 in x_shape  # (a tile: 16 columns)
             or (ohw is not None and tuple(ohw) != (oh, ow))
             or (tuple(stride) != (1, 1) and c >= _STRIDED_CHANNELS)):
         return False
     if weight_grad:
+        if k < _TILE_CHANNELS:  # (each tile sums 4 channels of the output's gradient)
+            return False
         most = _MAX_TAPS if oh * ow >= _LARGE_MAP else _MAX_SMALL_MAP_WEIGHT_GRAD_TAPS
         return 2 <= taps <= most
     return taps <= (_MAX_SMALL_MAP_TAPS if oh * ow <= _SMALL_MAP else _MAX_TAPS)
@@ -138,14 +142,21 @@ def _padded(x, kernel, stride, padding, dilation):
 
 def conv(x, w, bias, stride, padding, dilation):
     """The convolution (N, K, OH, OW) of ``x`` (N, C, H, W) by ``w`` (K, C, kh, kw), plus
-    ``bias``."""
+    ``bias``. Fewer than a tile's 4 output channels (a first layer's input gradient, a
+    convolution of the gradient into 3 channels) are computed as 4, the others of zero
+    weights, and copied out."""
     k = w.shape[0]
     planes, offs = _padded(x, w.shape[2:], stride, padding, dilation)
-    out = numpy.empty((x.shape[0], k, *_out_size(x.shape[2:], w.shape[2:], stride, padding,
-                                                  dilation)), numpy.float32)
-    b = numpy.zeros(k, numpy.float32) if bias is None else numpy.ascontiguousarray(bias)
-    return cpu_kernels.direct_conv(planes, offs, numpy.ascontiguousarray(w).reshape(k, -1), b,
-                                   out)
+    tiled = max(k, _TILE_CHANNELS)
+    weights = numpy.zeros((tiled, offs.size), numpy.float32)
+    weights[:k] = w.reshape(k, -1)
+    b = numpy.zeros(tiled, numpy.float32)
+    if bias is not None:
+        b[:k] = bias
+    out = numpy.empty((x.shape[0], tiled, *_out_size(x.shape[2:], w.shape[2:], stride,
+                                                      padding, dilation)), numpy.float32)
+    cpu_kernels.direct_conv(planes, offs, weights, b, out)
+    return out if tiled == k else numpy.ascontiguousarray(out[:, :k])
 
 
 def conv_dw(g, x, w_shape, stride, padding, dilation):
