@@ -66,7 +66,7 @@ def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_
     taps, an output of its full size (``ohw``) at least 16 columns wide (a tile's), 4
     channels for the weight gradient; at a stride, fewer than _STRIDED_CHANNELS input
     channels."""
-    if not (cpu_kernels.ready() and all(a.dtype.char == "f" for a in arrays) and groups == 1):
+    if not (_compiled(arrays) and groups == 1):
         return False
     k, c, kh, kw = w_shape
     oh, ow = _out_size(x_shape[2:], (kh, kw), stride, padding, dilation)
@@ -83,6 +83,11 @@ def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_
     return taps <= (_MAX_SMALL_MAP_TAPS if oh * ow <= _SMALL_MAP else _MAX_TAPS)
 
 
+def _compiled(arrays):
+    """Whether the compiled kernels run and take these arrays' dtype (float32)."""
+    return cpu_kernels.ready() and all(a.dtype.char == "f" for a in arrays)
+
+
 def _out_size(hw, kernel, stride, padding, dilation):
     return tuple((hw[i] + 2 * padding[i] - dilation[i] * (kernel[i] - 1) - 1) // stride[i] + 1
                  for i in range(2))
@@ -96,8 +101,7 @@ def depthwise_applies(x_shape, w_shape, stride, padding, dilation, groups, array
     per tap over a strided view: 4-14x PyTorch's time on MobileNet's and ConvNeXt's
     layers). Compiled kernels, float32, 4 channels or more, as :func:`applies`, but from 8
     columns (tiles of 8 below 16)."""
-    if not (cpu_kernels.ready() and all(a.dtype.char == "f" for a in arrays)
-            and groups == x_shape[1] == w_shape[0] and w_shape[1] == 1):
+    if not (_compiled(arrays) and groups == x_shape[1] == w_shape[0] and w_shape[1] == 1):
         return False
     kh, kw = w_shape[2:]
     oh, ow = _out_size(x_shape[2:], (kh, kw), stride, padding, dilation)
@@ -189,8 +193,8 @@ def depthwise_dx_applies(g_shape, w_shape, x_shape, stride, groups, arrays):
     """Whether a strided depthwise convolution's input gradient goes this way: as
     :func:`depthwise_applies`, each of the input's stride phases 8 columns wide or more (the
     tiles' output)."""
-    if not (cpu_kernels.ready() and all(a.dtype.char == "f" for a in arrays)
-            and groups == x_shape[1] == w_shape[0] == g_shape[1] and w_shape[1] == 1):
+    if not (_compiled(arrays) and groups == x_shape[1] == w_shape[0] == g_shape[1]
+            and w_shape[1] == 1):
         return False
     return (tuple(stride) != (1, 1) and groups >= 4 and 0 not in x_shape
             and x_shape[3] // stride[1] >= 8)
@@ -217,6 +221,7 @@ def depthwise_dx(g, w, x_shape, stride, padding, dilation):
     weights = numpy.ascontiguousarray(w).reshape(c, kh, kw)
     zero = numpy.zeros(c, numpy.float32)
     dx = numpy.empty(x_shape, numpy.float32)
+    part = numpy.empty((n, c, u1, v1), numpy.float32)  # a phase's, each written whole
     for a in range(sh):
         rows = [i for i in range(kh) if i * dh % sh == a]
         u0 = max(0, -((a - ph) // sh))
@@ -229,7 +234,6 @@ def depthwise_dx(g, w, x_shape, stride, padding, dilation):
                 continue
             taps = numpy.array([(shift_h - i * dh // sh) * gw + shift_w - j * dw // sw
                                 for i in rows for j in cols], numpy.int64)
-            part = numpy.empty((n, c, u1, v1), numpy.float32)
             cpu_kernels.direct_conv(padded, taps, numpy.ascontiguousarray(
                 weights[:, rows][:, :, cols]).reshape(c, -1), zero, part, own=gh * gw)
             cpu_kernels.copy_into(into, part[:, :, u0:u0 + into.shape[2], v0:v0 + into.shape[3]])
