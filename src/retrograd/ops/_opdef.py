@@ -182,10 +182,34 @@ class OpDef:
                  "promote", "to_float", "view", "differentiable", "nondiff_outputs",
                  "saved_names", "_save_plan", "_rules", "_edge_rules", "_has_grads", "edges",
                  "edge_mask", "unary", "wants_strides", "into", "batched", "upcast",
-                 "upcast_rules", "dtype_attr", "scalar_other")
+                 "upcast_rules", "dtype_attr", "scalar_other", "lean")
 
     def __repr__(self):
         return f"<op {self.name}>"
+
+
+# What an op's node saves when ``_registry._record`` takes its lean path (see _lean).
+LEAN_NOTHING, LEAN_INPUT, LEAN_OUTPUT = "nothing", "input", "output"
+
+
+def _lean(op):
+    """What ``op``'s node saves, read ahead for ``_registry._record`` (None: its full
+    path decides), for an op with one output whose rules need no strides. Called on one
+    tensor (``x.sin()``): LEAN_NOTHING, LEAN_INPUT or LEAN_OUTPUT, its one saved slot. On a
+    tensor and a number (``x * 0.5``): LEAN_NOTHING, or the slot (0 or 1, of two) that
+    keeps the number."""
+    if len(op.outputs) != 1 or op.nondiff_outputs or op.wants_strides:
+        return None
+    plan, n = op._save_plan[1], len(op.saved_names)
+    if op.unary and len(plan) == n <= 1:
+        return LEAN_OUTPUT if plan and plan[0][1] else LEAN_INPUT if plan else LEAN_NOTHING
+    if op.edges != (0, 1) or len(op.inputs) != 2:
+        return None
+    if not plan and not n:
+        return LEAN_NOTHING
+    if n == 2 and len(plan) == 1 and plan[0][1:] == (False, 1):
+        return plan[0][0]
+    return None
 
 
 def _camel(name):
@@ -300,6 +324,7 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
              op.outputs.index(saved[k]) if saved[k] in op.outputs else op.inputs.index(saved[k]))
             for k in sorted(slots)))
     op._save_plan = tuple(op._save_plan)
+    op.lean = _lean(op)
     for rule in (forward, *vjp.values(), jvp, into):
         while hasattr(rule, "kernel"):  # declared with kernel(): name its op for the tests
             rule.kernel.op = name         # (a GPU kernel may wrap a NumPy one)
