@@ -14,7 +14,7 @@ import math
 import numpy
 from numpy.lib.stride_tricks import as_strided
 
-from ..backend.cpu_kernels import all_finite, col2im, copy_into, pad_planes, takes
+from ..backend.cpu_kernels import all_finite, col2im, contiguous, copy_into, pad_planes, takes
 from . import _conv_direct, _conv_winograd
 
 __all__ = ["conv", "conv_dx", "conv_dw", "conv_transpose", "bias_grad", "finite"]
@@ -207,7 +207,7 @@ def conv_dx(g, w, x_shape, stride, padding, dilation, groups):
                 at = as_strided(flat[a * r * hb + i * dh * r + j * dw:], (c, b - a, oh, wq),
                                 (s0, s1, s2 * sh, s3 * sw))
                 at += cols[:, i, j]
-    return numpy.ascontiguousarray(out[:, :, ph:ph + h, pw:pw + wd].transpose(1, 0, 2, 3))
+    return contiguous(out[:, :, ph:ph + h, pw:pw + wd].transpose(1, 0, 2, 3))
 
 
 # At unit stride the input gradient is itself a convolution: of the gradient, padded to
@@ -274,7 +274,7 @@ def conv_dw(g, x, w_shape, stride, padding, dilation, groups):
             dw = d
         else:
             dw += d
-    return numpy.ascontiguousarray(dw).reshape(w_shape)
+    return contiguous(dw).reshape(w_shape)
 
 
 # Depthwise convolutions (one input channel per group, a weight of (C*M, 1, kh, kw)): the
