@@ -65,7 +65,7 @@ def test_the_kernels_are_taken_on_numpy(monkeypatch):
     calls = []
     kernel = convolution._conv_numpy.conv
     monkeypatch.setattr(convolution._conv_numpy, "conv",
-                        lambda *a: calls.append(1) or kernel(*a))
+                        lambda *a, **k: calls.append(1) or kernel(*a, **k))
     _run(*CASES[0], seed=0)
     assert calls
 

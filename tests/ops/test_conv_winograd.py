@@ -9,7 +9,7 @@ import pytest
 
 import retrograd
 from retrograd.backend import cpu_kernels
-from retrograd.ops import _conv_winograd
+from retrograd.ops import _conv_numpy, _conv_winograd
 
 from _conv_paths import beside_pytorch, close, counting
 
@@ -91,6 +91,17 @@ def test_the_transforms_are_adjoint():
     lhs = numpy.dot(cpu_kernels.winograd_weights(w).ravel().astype(float), du.ravel())
     rhs = numpy.dot(w.ravel().astype(float), cpu_kernels.winograd_weights_grad(du).ravel())
     assert lhs == pytest.approx(rhs, rel=1e-5)
+
+
+def test_the_flipped_transform_reads_the_kernels_as_they_are(monkeypatch):
+    """The input gradient's kernels, flipped with their channel axes swapped, transformed
+    from the weight itself: the same bits as from a copy of that view, in parts too."""
+    w = numpy.random.default_rng(5).standard_normal((24, 40, 3, 3)).astype(numpy.float32)
+    view = numpy.ascontiguousarray(_conv_numpy._flipped(w, 1))
+    for parts in (1 << 40, 0):
+        monkeypatch.setitem(cpu_kernels._SPLIT_MIN, "winograd_weights", parts)
+        numpy.testing.assert_array_equal(cpu_kernels.winograd_weights(w, flipped=True),
+                                         cpu_kernels.winograd_weights(view))
 
 
 def test_the_tiles_are_the_transformed_windows():

@@ -137,17 +137,18 @@ def grad_tiles(g, dm, k0, k1, th, tw):
 
 
 @exact
-def weights(w, u, k0, k1):
+def weights(w, u, k0, k1, flipped):
     """``u[4i + j, k, c] = (G w[k, c] G^T)[i, j]`` for 3x3 kernels ``w`` (K, C, 9), output
-    channels ``k0:k1``. An output channel's sixteen rows are made in a block whose rows
-    are not a power of two apart, then copied out: stored straight into ``u``'s planes (a
-    power of two apart in ResNet's layers) the sixteen streams evict each other from the
-    cache (3.2 ms, not 0.66, for 256 channels each way)."""
-    cs = w.shape[1]
+    channels ``k0:k1``; ``flipped``: of ``w[c, k]`` flipped (``w`` (C, K, 9)), the kernels of
+    the input gradient as a convolution. An output channel's sixteen rows are made in a
+    block whose rows are not a power of two apart, then copied out: stored straight into
+    ``u``'s planes (a power of two apart in ResNet's layers) the sixteen streams evict each
+    other from the cache (3.2 ms, not 0.66, for 256 channels each way)."""
+    cs = u.shape[2]
     t = numpy.empty((16, cs + 16), numpy.float32)
     for k in range(k0, k1):
         for c in range(cs):
-            q = w[k, c]
+            q = w[c, k, ::-1] if flipped else w[k, c]
             h0, h1, h2 = _g(q[0], q[3], q[6]), _g(q[1], q[4], q[7]), _g(q[2], q[5], q[8])
             t[0, c], t[1, c], t[2, c], t[3, c] = _g(h0[0], h1[0], h2[0])
             t[4, c], t[5, c], t[6, c], t[7, c] = _g(h0[1], h1[1], h2[1])
@@ -211,11 +212,11 @@ def grad_tiles_job(p):
 
 @job
 def weights_job(p):
-    """[w, u, 1, K, S, k0, k1, C]"""
-    j = carray(p, 8)
+    """[w, u, 1, K, S, k0, k1, C, flipped]"""
+    j = carray(p, 9)
     k, c = j[3], j[7]
-    weights(carray(float32_at(j[0]), (k, c, 9)), carray(float32_at(j[1]), (16, k, c)), j[5],
-            j[6])
+    weights(carray(float32_at(j[0]), (c, k, 9) if j[8] else (k, c, 9)),
+            carray(float32_at(j[1]), (16, k, c)), j[5], j[6], j[8] != 0)
 
 
 @job

@@ -341,12 +341,15 @@ def batch_norm(x, weight, bias, eps):
     return out, mean, invstd
 
 
-def winograd_weights(w):
+def winograd_weights(w, flipped=False):
     """Winograd F(2x2, 3x3)'s transformed 3x3 kernels ``w`` (K, C, 3, 3): (16, K, C),
-    each of the 16 positions a matrix for its GEMM."""
-    k, c = w.shape[:2]
+    each of the 16 positions a matrix for its GEMM. ``flipped``: of the kernels flipped
+    and the channel axes swapped, (16, C, K), the input gradient's as a convolution, read
+    from ``w`` as it is (NumPy's copy of that view took as long as the transform)."""
+    k, c = w.shape[1::-1] if flipped else w.shape[:2]
     u = numpy.empty((16, k, c), numpy.float32)
-    _by_channel("winograd_weights", (numpy.ascontiguousarray(w).reshape(1, k, c * 9), u), c)
+    _by_channel("winograd_weights", (numpy.ascontiguousarray(w).reshape(1, k, c * 9), u), c,
+                int(flipped))
     return u
 
 

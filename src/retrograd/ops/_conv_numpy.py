@@ -121,10 +121,12 @@ def _grouped(a, b, groups):
     return out.reshape(a.shape[0], b.shape[1])  # explicit sizes: M may be 0
 
 
-def conv(x, w, bias, stride, padding, dilation, groups, ohw=None):
+def conv(x, w, bias, stride, padding, dilation, groups, ohw=None, flipped=False):
     """Convolution as GEMMs over chunks of images (a bias rides along as one more column of
     the weight, against a row of ones); each result's crop of junk columns and transpose
-    back to NCHW is one copy into the output."""
+    back to NCHW is one copy into the output. ``flipped``: by :func:`_flipped` of ``w``
+    (the input gradient's convolution), which the Winograd path reads from ``w`` itself."""
+    original, w = w, (_flipped(w, groups) if flipped else w)
     arrays = (x, w) if bias is None else (x, w, bias)
     if _conv_direct.depthwise_applies(x.shape, w.shape, stride, padding, dilation, groups,
                                       arrays, ohw=ohw):
@@ -136,7 +138,7 @@ def conv(x, w, bias, stride, padding, dilation, groups, ohw=None):
         return _conv_direct.conv(x, w, bias, stride, padding, dilation)
     if _conv_winograd.applies(x.shape, w.shape, stride, padding, dilation, groups, arrays,
                               ohw=ohw):
-        out = _conv_winograd.conv(x, w, bias, padding)
+        out = _conv_winograd.conv(x, original, bias, padding, flipped)
         if out is not None:
             return out
     o = w.shape[0]
@@ -174,7 +176,7 @@ def conv_dx(g, w, x_shape, stride, padding, dilation, groups):
     full = _full_padding(w.shape, g.shape, x_shape, stride, padding, dilation)
     if full is not None and (not _depthwise(w.shape, groups) or _conv_direct.depthwise_applies(
             g.shape, w.shape, (1, 1), full, dilation, groups, (g, w))):
-        return conv(g, _flipped(w, groups), None, (1, 1), full, dilation, groups)
+        return conv(g, w, None, (1, 1), full, dilation, groups, flipped=True)
     if _conv_direct.depthwise_dx_applies(g.shape, w.shape, x_shape, stride, groups, (g, w)):
         return _conv_direct.depthwise_dx(g, w, x_shape, stride, padding, dilation)
     if _depthwise(w.shape, groups):

@@ -87,14 +87,15 @@ def _part(buffer, c, tiles):
     return buffer[:16 * c * tiles].reshape(16, c, tiles)
 
 
-def conv(x, w, bias, padding):
+def conv(x, w, bias, padding, flipped=False):
     """The convolution (N, K, OH, OW) of ``x`` (N, C, H, W) by ``w`` (K, C, 3, 3), plus
-    ``bias``; None where a value is not finite."""
+    ``bias``; None where a value is not finite. ``flipped``: by ``w`` (C, K, 3, 3)'s
+    kernels flipped, its channel axes swapped (an input gradient)."""
     n, c, h, wd = x.shape
-    k = w.shape[0]
+    k = w.shape[1 if flipped else 0]
     oh, ow = h + 2 * padding[0] - 2, wd + 2 * padding[1] - 2
     th, tw = _tiles(oh, ow)
-    u = cpu_kernels.winograd_weights(w)
+    u = cpu_kernels.winograd_weights(w, flipped)
     b = numpy.zeros(k, numpy.float32) if bias is None else numpy.ascontiguousarray(bias)
     out = numpy.empty((n, k, oh, ow), numpy.float32)
     chunks = _chunks(n, c + k, th * tw)
