@@ -36,6 +36,7 @@ __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "channel_runs_pay",
            "broadcasts", "broadcast", "batch_norm", "channel_affine", "batch_norm_dx",
            "batch_norm_dw", "channel_sum", "winograd_weights", "winograd_weights_grad",
+           "winograd_positions",
            "winograd_tiles", "winograd_untile", "winograd_grad_tiles", "col2im", "all_finite",
            "direct_conv", "direct_conv_dw", "phase_planes"]
 
@@ -343,22 +344,30 @@ def batch_norm(x, weight, bias, eps):
 
 def winograd_weights(w, flipped=False):
     """Winograd F(2x2, 3x3)'s transformed 3x3 kernels ``w`` (K, C, 3, 3): (16, K, C),
-    each of the 16 positions a matrix for its GEMM. ``flipped``: of the kernels flipped
-    and the channel axes swapped, (16, C, K), the input gradient's as a convolution, read
-    from ``w`` as it is (NumPy's copy of that view took as long as the transform)."""
+    each of the 16 positions a matrix for its GEMM (a view of a (K, 16, C) array: each
+    channel's transforms in one block). ``flipped``: of the kernels flipped and the channel
+    axes swapped, (16, C, K), the input gradient's as a convolution, read from ``w`` as it
+    is (NumPy's copy of that view took as long as the transform)."""
     k, c = w.shape[1::-1] if flipped else w.shape[:2]
-    u = numpy.empty((16, k, c), numpy.float32)
-    _by_channel("winograd_weights", (numpy.ascontiguousarray(w).reshape(1, k, c * 9), u), c,
-                int(flipped))
+    u = winograd_positions(k, c)
+    _by_channel("winograd_weights", (numpy.ascontiguousarray(w).reshape(1, k, c * 9),
+                                     u.transpose(1, 0, 2)), c, int(flipped))
     return u
 
 
 def winograd_weights_grad(du):
-    """The gradient of 3x3 kernels from that of their transforms ``du`` (16, K, C)."""
+    """The gradient of 3x3 kernels from that of their transforms ``du`` (16, K, C), read
+    as :func:`winograd_weights` lays its result out (a copy otherwise)."""
     k, c = du.shape[1:]
     dw = numpy.empty((k, c, 3, 3), numpy.float32)
-    _by_channel("winograd_weights_grad", (dw.reshape(1, k, c * 9), du), c)
+    _by_channel("winograd_weights_grad",
+                (dw.reshape(1, k, c * 9), contiguous(du.transpose(1, 0, 2))), c)
     return dw
+
+
+def winograd_positions(k, c):
+    """An uninitialized (16, K, C) array laid out as :func:`winograd_weights`'s result."""
+    return numpy.empty((k, 16, c), numpy.float32).transpose(1, 0, 2)
 
 
 def winograd_tiles(x, th, tw, padding, out=None):

@@ -117,16 +117,15 @@ def conv_dw(g, x, padding):
     th, tw = _tiles(*g.shape[2:])
     chunks = _chunks(n, c + k, th * tw)
     vb, mb = _buffers(chunks, th * tw, c, k)
-    du = None
-    for a, z in chunks:
+    du = cpu_kernels.winograd_positions(k, c)
+    for i, (a, z) in enumerate(chunks):
         tiles = (z - a) * th * tw
         v = cpu_kernels.winograd_tiles(x[a:z], th, tw, padding, _part(vb, c, tiles))
         dm = cpu_kernels.winograd_grad_tiles(numpy.ascontiguousarray(g[a:z]),
                                              _part(mb, k, tiles))
-        d = numpy.matmul(dm, v.transpose(0, 2, 1))
-        if du is None:
-            du = d
+        if i == 0:
+            numpy.matmul(dm, v.transpose(0, 2, 1), out=du)
         else:
-            du += d
+            du += numpy.matmul(dm, v.transpose(0, 2, 1))
     dw = cpu_kernels.winograd_weights_grad(du)
     return dw if cpu_kernels.all_finite(dw) else None
