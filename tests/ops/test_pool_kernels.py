@@ -25,6 +25,11 @@ CASES = [
     ((1, 2, 8, 9), {"kernel_size": 3, "stride": 2, "padding": 1, "dilation": 2,
                     "ceil_mode": True}),
     ((2, 4, 12, 12), {"kernel_size": 3, "stride": 2, "padding": 1}),  # a ResNet's stem pool
+    # rows long enough for the vectorized windows, at a stride and at none
+    ((2, 3, 9, 70), {"kernel_size": 3, "stride": 2, "padding": 1}),
+    ((1, 2, 6, 53), {"kernel_size": (2, 4), "stride": (1, 3), "padding": (0, 2),
+                     "ceil_mode": True}),
+    ((1, 2, 5, 40), {"kernel_size": 3, "stride": 1}),
 ]
 
 
@@ -78,3 +83,44 @@ def test_compiled_2x2_pool_on_every_window_pattern(monkeypatch):
         retrograd.from_numpy(x), 2, return_indices=True)]
     numpy.testing.assert_array_equal(got[0], want[0])
     numpy.testing.assert_array_equal(got[1], want[1])
+
+
+def _running_max(x, kernel, stride, pad, dilation, out_shape):
+    """The rule the kernel follows, element by element: each window's running maximum in
+    row-major order from its first element inside the plane, a later value taking it when
+    greater or NaN; -inf and index -1 for a window wholly in padding."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, pad, dilation
+    n, h, w = x.shape
+    out, idx = numpy.full(out_shape, -numpy.inf, numpy.float32), numpy.full(out_shape, -1)
+    for b, oy, ox in numpy.ndindex(*out_shape):
+        for i, j in numpy.ndindex(kh, kw):
+            y, c = oy * sh - ph + i * dh, ox * sw - pw + j * dw
+            if 0 <= y < h and 0 <= c < w:
+                v = x[b, y, c]
+                if idx[b, oy, ox] < 0 or v > out[b, oy, ox] or v != v:
+                    out[b, oy, ox], idx[b, oy, ox] = v, y * w + c
+    return out, idx
+
+
+def test_the_pool_kernel_is_the_running_maximum():
+    """Random pools (kernels, strides, paddings, dilations, an extra output row or column as
+    a ceil mode's) over NaN, ties and -inf: values and indices as the rule's."""
+    from retrograd.backend import _numba_kernels
+    rng = numpy.random.default_rng(11)
+    for _ in range(150):
+        (kh, kw), (sh, sw) = rng.integers(1, 6, 2), rng.integers(1, 4, 2)
+        dh, dw = rng.choice([1, 1, 2], 2)
+        ph, pw = rng.integers(0, (kh - 1) * dh // 2 + 2), rng.integers(0, (kw - 1) * dw // 2 + 2)
+        h, w = rng.integers(1, 12), rng.integers(1, 24)
+        oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1 + rng.integers(0, 2)
+        ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1 + rng.integers(0, 2)
+        if oh <= 0 or ow <= 0:
+            continue
+        x = rng.integers(-2, 3, (2, h, w)).astype(numpy.float32)  # ties
+        x[rng.random(x.shape) < 0.15] = rng.choice(numpy.float32([numpy.nan, -numpy.inf]))
+        out, idx = numpy.empty((2, oh, ow), numpy.float32), numpy.empty((2, oh, ow), numpy.int64)
+        geometry = ((kh, kw), (sh, sw), (ph, pw), (dh, dw))
+        _numba_kernels.max_pool_2d(x, out, idx, *geometry)
+        want, at = _running_max(x, *geometry, (2, oh, ow))
+        numpy.testing.assert_array_equal(idx, at, err_msg=str(geometry))
+        numpy.testing.assert_array_equal(out, want, err_msg=str(geometry))

@@ -42,6 +42,7 @@ _CHUNK = 256  # elements a float32 partial sum adds
 
 jit = njit(fastmath=_FLAGS, error_model="numpy", cache=True, nogil=True)
 inline = njit(fastmath=_FLAGS, error_model="numpy", inline="always")
+exact_inline = njit(error_model="numpy", inline="always")  # (no fast-math: exact as written)
 p0, p1, p2, p3, p4, p5, p6 = _ERF_P
 q0, q1, q2, q3, q4 = _ERF_Q
 e0, e1, e2, e3, e4, e5 = _EXP_E
@@ -892,16 +893,34 @@ def max_pool_2d(x, out, idx, kernel, stride, pad, dilation):
     from the window's first element inside the plane; a window wholly in padding is
     -inf with index -1 (the NumPy rule's). Each window's offsets inside the plane are
     found once per row and column (no bound test per element), and the selects are
-    branch-free."""
+    branch-free. Without dilation, the windows whole across an output row are taken
+    together (:func:`_pool_row`), the others one by one (ResNet-18's 3x3 pool at stride 2
+    on 2 threads: 23 ms one by one, 8.9 so; PyTorch's 25)."""
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, pad, dilation
-    h, w = x.shape[1], x.shape[2]
+    h, w, ow = x.shape[1], x.shape[2], out.shape[2]
+    # output columns whose windows lie inside the plane across: ox sw - pw >= 0 and
+    # ox sw - pw + kw - 1 < w
+    whole = dw == 1 and w >= kw
+    oxa = min(ow, (pw + sw - 1) // sw) if whole else ow
+    oxb = max(oxa, min(ow, (w - kw + pw) // sw + 1)) if whole else ow
+    row_best, col_best = numpy.empty(w, x.dtype), numpy.empty(w, x.dtype)
+    row_at, col_at = numpy.empty(w, numpy.int64), numpy.empty(w, numpy.int64)
     for b in range(x.shape[0]):
         plane = x[b]
         for oy in range(out.shape[1]):
             y0 = oy * sh - ph
             i0 = (-y0 + dh - 1) // dh if y0 < 0 else 0  # the kernel rows inside
             i1 = min(kh, (h - y0 + dh - 1) // dh)
-            for ox in range(out.shape[2]):
+            if oxa < oxb and i0 < i1:
+                c0 = oxa * sw - pw  # (the first window's first column: not negative)
+                _pool_row(plane, col_best, col_at, row_best, row_at, y0, i0, i1, dh, c0,
+                          (oxb - 1 - oxa) * sw + 1, kw)
+                for t in range(oxb - oxa):
+                    out[b, oy, oxa + t] = col_best[t * sw]
+                    idx[b, oy, oxa + t] = col_at[t * sw]
+            for ox in range(ow):
+                if oxa <= ox < oxb and i0 < i1:
+                    continue
                 x0 = ox * sw - pw
                 j0 = (-x0 + dw - 1) // dw if x0 < 0 else 0
                 j1 = min(kw, (w - x0 + dw - 1) // dw)
@@ -919,6 +938,39 @@ def max_pool_2d(x, out, idx, kernel, stride, pad, dilation):
                         best = v if take else best
                         at = y * w + c if take else at
                 out[b, oy, ox], idx[b, oy, ox] = best, at
+
+
+@exact_inline
+def _pool_row(plane, best, at, row_best, row_at, y0, i0, i1, dh, c0, n, kw):
+    """The windows starting at columns ``c0:c0 + n`` of one output row, inside the plane
+    across, into ``best`` and ``at`` (from 0): the maximum of each kernel row along it at
+    every column (loops of unit stride, which LLVM vectorizes: at a stride they stay
+    scalar), then the rows' in order (the same rule: the same value and index as the
+    row-major running maximum). Indexed from 0 (an index numba cannot tell is not negative
+    gets a wraparound test per element, which stops vectorization)."""
+    w = plane.shape[1]
+    for i in range(i0, i1):
+        y = y0 + i * dh
+        row = plane[y, c0:]
+        first = y * w + c0
+        for t in range(n):
+            row_best[t] = row[t]
+            row_at[t] = first + t
+        for j in range(1, kw):
+            for t in range(n):
+                v = row[t + j]
+                take = (v > row_best[t]) | (v != v)
+                row_best[t] = v if take else row_best[t]
+                row_at[t] = first + t + j if take else row_at[t]
+        if i == i0:
+            for t in range(n):
+                best[t], at[t] = row_best[t], row_at[t]
+        else:
+            for t in range(n):
+                v = row_best[t]
+                take = (v > best[t]) | (v != v)
+                best[t] = v if take else best[t]
+                at[t] = row_at[t] if take else at[t]
 
 
 @job
