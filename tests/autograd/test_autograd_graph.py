@@ -28,6 +28,23 @@ def test_grad_fn_names_and_next_functions(both):
     both(scenario)
 
 
+def test_an_in_place_write_on_another_output_makes_it_output_0(both):
+    """An in-place op on output 1 of a multi-output op: its new node has one output, so the
+    tensor is output 0 of it (it kept 1, and backward indexed past the node's gradients)."""
+    def scenario(T):
+        x = T.tensor([[1., 2.], [3., 5.]], requires_grad=True)
+        results = []
+        for write in (lambda m: m.mul_(2.0), lambda m: m.add_(T.ones(2))):
+            v, m = T.var_mean(x * 1, dim=1)
+            write(m)
+            results.append([m.output_nr, structure(m.grad_fn), v.output_nr])
+            (m.sin().sum() + v.sum()).backward()
+            results.append(x.grad.tolist())
+            x.grad = None
+        return results
+    both(scenario)
+
+
 def test_leaf_and_no_grad_outputs_have_no_grad_fn(both):
     def scenario(T):
         a = T.tensor([1., 2.], requires_grad=True)

@@ -391,7 +391,7 @@ def _record(op, values, attrs, outs):
         lean = op.lean
         if lean is not None and outs._data.dtype in _FLOATING:
             # A float result of an op whose saving _opdef read ahead: the tail below
-            # without its tests (a quarter of a node's time).
+            # without its tests (a fifth of the node's time).
             node._attrs = attrs
             node._shapes = shapes
             node._dtypes = dtypes
@@ -530,6 +530,7 @@ def _apply_inplace(op, self, values, attrs, _observed):
     if record:
         node = _record(op, (old, *values[1:]), attrs, self)
         if node is not None:
+            self._output_nr = 0  # (self was perhaps another output of its old node)
             for s in node._saved:  # an operand aliasing self was saved before this write
                 if type(s) is SavedTensor and s._vc is self._vc and not s._is_output:
                     s._version = version
