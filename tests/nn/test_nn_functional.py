@@ -298,3 +298,17 @@ def test_max_pool2d_indices_with_nan_and_ties_match_torch(kernel, stride, paddin
     ref = torch.nn.functional.max_pool2d(torch.from_numpy(x), *args, return_indices=True)
     numpy.testing.assert_array_equal(ours[0].numpy(), ref[0].numpy())
     numpy.testing.assert_array_equal(ours[1].numpy(), ref[1].numpy())
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_max_pool2d_value_is_the_input_at_its_index(contiguous):
+    """On a tie of 0 and -0 the value is the input at the chosen index, sign and all, as
+    PyTorch's (NumPy's maximum kept either zero; a strided view takes the NumPy rule)."""
+    x = numpy.random.default_rng(1).choice(numpy.float32([0.0, -0.0, 0.0, -1.0]), (2, 3, 8, 9))
+    ours, ref = retrograd.from_numpy(x), torch.from_numpy(x)
+    if not contiguous:
+        ours, ref = ours[..., :7], ref[..., :7]
+    got = F.max_pool2d(ours, (2, 2), 1, return_indices=True)
+    want = TF.max_pool2d(ref, (2, 2), 1, return_indices=True)
+    numpy.testing.assert_array_equal(got[1].numpy(), want[1].numpy())
+    assert (numpy.signbit(got[0].numpy()) == numpy.signbit(want[0].numpy())).all()

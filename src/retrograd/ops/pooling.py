@@ -212,7 +212,7 @@ def _max_pool_fwd(xp, self, kernel, stride, pads, dilation):
     for o, off in enumerate(offsets[1:], 1):
         v = x[_offset_slices(off, dilation, stride, outs)]
         better = (v > out) | (v != v)  # branch-free: masked writes are several times slower
-        xp.maximum(out, v, out=out)
+        out = xp.where(better, v, out)  # (maximum may keep either zero of a tie of 0 and -0)
         code *= ~better
         code += better * codes[o]
     st = _plane_strides(size)
