@@ -101,6 +101,31 @@ def test_saved_tensors_inputs_and_outputs(both):
     both(scenario)
 
 
+def test_a_number_saved_for_a_tensor_operand_shows_as_a_0d_tensor(both):
+    """x * 0.5 saves 0.5 as PyTorch's wrapped number: a 0-d tensor of the number's default
+    dtype, with its raw SavedTensor listed; pow's exponent and clamp's bounds are Scalars."""
+    def scenario(T):
+        x = T.tensor([1., 2.], requires_grad=True)
+        res = []
+        for y in (x * 0.5, x * 2, 3 * x, x / 4, T.mul(x, True), x ** 2, T.clamp(x, min=0.1)):
+            f = y.grad_fn
+            saved = [(n, getattr(f, n)) for n in dir(f) if n.startswith("_saved_")]
+            res.append([(n, values(v) if hasattr(v, "detach") else v,
+                         str(getattr(v, "dtype", None))) for n, v in saved])
+            res.append(sorted(n for n in dir(f) if n.startswith("_raw_saved_")))
+        raw = (x * 0.5).grad_fn._raw_saved_other
+        return res + [type(raw).__name__]
+    both(scenario)
+
+
+def test_hooks_on_a_wrapped_numbers_saved_value_are_refused():
+    """A deviation (docs/deviations.md): the node keeps the number, so there is no saved
+    value for the hooks to pack."""
+    y = retrograd.tensor([1., 2.], requires_grad=True) * 0.5
+    with pytest.raises(NotImplementedError, match="number saved for a tensor operand"):
+        y.grad_fn._raw_saved_other.register_hooks(lambda t: t, lambda t: t)
+
+
 def test_dir_lists_saved_attributes(both):
     def scenario(T):
         a = T.tensor([1., 2.], requires_grad=True)

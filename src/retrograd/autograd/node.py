@@ -249,6 +249,10 @@ class SavedTensor:
         if not callable(pack_hook) or not callable(unpack_hook):
             raise TypeError("register_hooks(): incompatible function arguments: pack_hook and "
                             "unpack_hook must be callables")
+        if getattr(self, "_history", None) is _WRAPPED:
+            raise NotImplementedError("register_hooks on a number saved for a tensor operand "
+                                      "(x * 0.5's other) is not supported: the node keeps the "
+                                      "number itself")
         ref = getattr(self, "_node", None)  # set when _raw_saved_<name> handed this out
         node = ref() if ref is not None else None
         if node is None or not node._saved or all(s is not self for s in node._saved):
@@ -520,6 +524,10 @@ class OpNode(Node):
         if saved is None:
             raise RuntimeError(_FREED)
         s = saved[op.saved_names.index(key)]
+        if type(s) in _NUMBER_TYPES and _tensor_operand(op, key):
+            # a number given for a tensor operand (x * 0.5): PyTorch saved it as a 0-d
+            # tensor (a "wrapped number", float64 for a float), and shows that
+            s = _wrapped_number(s)
         if type(s) is not SavedTensor:
             return s
         if raw:
@@ -534,9 +542,34 @@ class OpNode(Node):
         names = {n for n in super().__dir__() if not n.startswith(("_saved", "_raw_saved_"))}
         for k in (*op.saved_names, *op.attrs):
             names.add("_saved_" + k)
-            if k in op.outputs or k in op.inputs and self._shapes[op.inputs.index(k)] is not None:
+            if k in op.outputs or k in op.inputs and (
+                    self._shapes[op.inputs.index(k)] is not None or _tensor_operand(op, k)):
                 names.add("_raw_saved_" + k)
         return sorted(names)
+
+
+_NUMBER_TYPES = frozenset((bool, int, float, complex))
+
+
+def _tensor_operand(op, name):
+    """Whether input ``name`` of ``op`` is a Tensor in PyTorch's schema (a graph edge), not
+    a Scalar (pow's exponent, clamp's bounds)."""
+    return name in op.inputs and op.inputs.index(name) in op.edges
+
+
+def _wrapped_number(value):
+    """A number saved for a tensor operand, as PyTorch's saved variable: a SavedTensor of a
+    0-d tensor of the number's default dtype (bool, int64, float64, complex128)."""
+    t = wrap(numpy.asarray(value))
+    saved = _new(SavedTensor)
+    saved._vc, saved._version, saved._is_output, saved._output_nr = t._vc, 0, False, 0
+    saved._requires_grad = False
+    saved._tensor, saved._data, saved._packed = t, None, _NOT_PACKED
+    saved._history = _WRAPPED
+    return saved
+
+
+_WRAPPED = object()  # SavedTensor._history of a wrapped number's (see register_hooks)
 
 
 def _saved_property(key, raw):
