@@ -19,7 +19,7 @@ from .._hooks import RemovableHandle, add_hook
 from .._dtype import LEGACY_NAMES, LOW, OPMATH, opmath_arrays
 from .._memory_format import is_dense
 from .._tensor import Tensor, wrap
-from ..backend import get_array_module, writeable
+from ..backend import get_array_module, host_array_module, writeable
 from ..backend.functions import facade, functions
 from . import grad_mode
 from ._batched import rule_namespace, state as _batching, unbatch
@@ -560,7 +560,7 @@ def _tensor_operand(op, name):
 def _wrapped_number(value):
     """A number saved for a tensor operand, as PyTorch's saved variable: a SavedTensor of a
     0-d tensor of the number's default dtype (bool, int64, float64, complex128)."""
-    t = wrap(numpy.asarray(value))
+    t = wrap(host_array_module().asarray(value))  # (PyTorch keeps it on the host)
     saved = _new(SavedTensor)
     saved._vc, saved._version, saved._is_output, saved._output_nr = t._vc, 0, False, 0
     saved._requires_grad = False
