@@ -11,40 +11,39 @@ expression of it would, in any thread.
 """
 
 import numpy
-from numba import carray, njit
+from numba import carray
 
-from ._numba_kernels import _EXPONENT, exact, float32_at, job, largest_exponent
+from ._numba_kernels import _EXPONENT, exact, exact_inline, float32_at, job, largest_exponent
 
 _H = numpy.float32(0.5)
-_inline = njit(error_model="numpy", inline="always")  # (no fast-math: exact as written)
 
 
 # The one-dimensional transforms, applied down the columns, then along the rows.
-@_inline
+@exact_inline
 def _bt(d0, d1, d2, d3):
     """``B^T d``."""
     return d0 - d2, d1 + d2, d2 - d1, d1 - d3
 
 
-@_inline
+@exact_inline
 def _at(m0, m1, m2, m3):
     """``A^T m``."""
     return m0 + m1 + m2, m1 - m2 - m3
 
 
-@_inline
+@exact_inline
 def _a(g0, g1):
     """``A g``: the adjoint of ``A^T``."""
     return g0, g0 + g1, g0 - g1, -g1
 
 
-@_inline
+@exact_inline
 def _g(w0, w1, w2):
     """``G w``."""
     return w0, (w0 + w1 + w2) * _H, (w0 - w1 + w2) * _H, w2
 
 
-@_inline
+@exact_inline
 def _gt(d0, d1, d2, d3):
     """``G^T d``: the adjoint of ``G``."""
     return d0 + (d1 + d2) * _H, (d1 - d2) * _H, (d1 + d2) * _H + d3
