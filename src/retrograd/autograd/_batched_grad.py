@@ -14,7 +14,7 @@ from . import grad_mode
 from ._batched import Batched
 from ._batched_xp import BatchedNumpy
 from .engine import _dependencies, _exec_plan, _pop, _push, _root_edge, run_backward
-from .node import AccumulateGrad, DelayedError, OpNode, sum_to
+from .node import AccumulateGrad, DelayedError, KernelBackward, OpNode, sum_to
 
 __all__ = ["batched_grad"]
 
@@ -137,7 +137,7 @@ class _Walk:
                 f"is_grads_batched=True: {node.name()} is the node of a custom "
                 f"autograd.Function, whose backward is Python code on Tensors that retrograd "
                 f"cannot run batched; compute the gradients one cotangent at a time instead")
-        if isinstance(node, DelayedError):
+        if isinstance(node, (DelayedError, KernelBackward)):  # (no rule: the arrays do)
             return node.apply(buf, False)
         raise NotImplementedError(f"is_grads_batched=True: {node.name()} cannot run batched")
 

@@ -27,7 +27,7 @@ from ._batched_loop import NO_RULE, per_element, top_batch
 from ._forward_state import state as _fw_state
 
 __all__ = ["Node", "OpNode", "AccumulateGrad", "SavedTensor", "RemovableHandle", "DelayedError",
-           "new_node", "save", "set_saved_hooks"]
+           "KernelBackward", "new_node", "save", "set_saved_hooks"]
 
 _ndarray = numpy.ndarray  # (NumPy's module has a __getattr__: its attributes load slowly)
 
@@ -479,6 +479,8 @@ class OpNode(Node):
                 if create_graph:
                     if gi._data.dtype != dtypes[i]:
                         gi = xp.astype(gi, dtypes[i])
+                    if op.kernel_backward is not None:
+                        gi = _through_kernel(op.kernel_backward, self, gi)
                 elif gi.dtype != dtypes[i]:
                     gi = gi.astype(dtypes[i], copy=False)
             out.append(gi)
@@ -591,6 +593,39 @@ def _opmath_env(env, create_graph):
         flat = up[0]
     n = 1 + len(grads or ())
     return [flat[0], flat[1:n] if grads is not None else None, xp, *flat[n:]]
+
+
+class KernelBackward(Node):
+    """The node of PyTorch's backward kernel for an op (``threshold_backward(grad, result)``
+    for relu), made under ``create_graph`` where derivatives.yaml gives that kernel a zero
+    derivative for the tensor it reads besides the gradient (``self: zeros_like(grad)``).
+    Edge 0 continues the history the op's rule built (the kernel is linear in the
+    gradient), edge 1 leads to that tensor and takes zeros: the input gradient so requires
+    grad whenever that tensor does, and a second backward through it gives zeros, as
+    PyTorch's. One subclass per op, named as PyTorch's (``ThresholdBackwardBackward0``)."""
+
+    __slots__ = ()
+
+    def apply(self, grads, create_graph):
+        g = grads[0]
+        if g is None:
+            return [None, None]
+        xp = facade(g) if create_graph else get_array_module(g)
+        return [g, xp.zeros_like(g)]
+
+
+def _through_kernel(kernel, node, gi):
+    """``gi`` (a Tensor), an input gradient of ``node``, as the output of the op's backward
+    kernel (:class:`KernelBackward`): ``kernel`` is (its node class, ("output", index) or
+    ("edge", index)), the tensor it reads: an output of ``node``, or an input (its edge)."""
+    cls, (kind, k) = kernel
+    read = (node, k) if kind == "output" else node.next_functions[k]
+    if read[0] is None and not gi._requires_grad:
+        return gi
+    out = gi.detach()
+    out._grad_fn = new_node(cls, (collect_next((gi,), None)[0][0], read))
+    out._requires_grad = True
+    return out
 
 
 class AccumulateGrad(Node):

@@ -66,7 +66,7 @@ import operator
 import numpy
 
 from ..autograd._batched import Batched, BatchShape
-from ..autograd.node import OpNode
+from ..autograd.node import KernelBackward, OpNode
 
 __all__ = ["defop", "kernel", "OpDef", "Kernel", "KERNELS", "GPU_KERNELS"]
 
@@ -182,7 +182,7 @@ class OpDef:
                  "promote", "to_float", "view", "differentiable", "nondiff_outputs",
                  "saved_names", "_save_plan", "_rules", "_edge_rules", "_has_grads", "edges",
                  "edge_mask", "unary", "wants_strides", "into", "batched", "upcast",
-                 "upcast_rules", "dtype_attr", "scalar_other", "lean")
+                 "upcast_rules", "dtype_attr", "scalar_other", "lean", "kernel_backward")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -218,10 +218,18 @@ def _camel(name):
 
 def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=("result",),
           scalars=(), into=None, batched=None, promote=None, to_float=False, view=False,
-          nondiff_outputs=(), upcast=True, scalar_other=False):
+          nondiff_outputs=(), upcast=True, scalar_other=False, backward_reads=None,
+          backward_node=None):
     """Declare an op; see the module docstring for the conventions.
 
     node:      the grad_fn class name (default ``<Name>Backward0``).
+    backward_reads: the input or output that PyTorch's backward kernel for this op reads
+               besides the gradient, where derivatives.yaml gives it a zero derivative
+               (relu's ``threshold_backward(grad, result)``, a pool's ``self``): under
+               ``create_graph`` the input gradients become that kernel's outputs
+               (``autograd.node.KernelBackward``), named ``backward_node`` (default: the
+               grad_fn's name with its Backward doubled, ``MaxPool2DWithIndicesBackward0``
+               -> ``MaxPool2DWithIndicesBackwardBackward0``).
     promote:   input names promoted together by PyTorch's type rules.
     to_float:  integer/bool results become the default float dtype (exp, div, ...).
     view:      the output is a view of the first input (shares memory and version).
@@ -331,7 +339,23 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
             rule = rule.kernel.rule
     op.node_cls = type(node or f"{_camel(name)}Backward0", (OpNode,),
                        {"__slots__": (), "_op": op})
+    op.kernel_backward = _kernel_backward(op, backward_reads, backward_node)
     return op
+
+
+def _kernel_backward(op, reads, node):
+    """(node class, what it reads) for ``OpNode.apply``'s ``_through_kernel``, or None."""
+    if reads is None:
+        return None
+    if reads in op.outputs:
+        read = ("output", op.outputs.index(reads))
+    elif reads in op.inputs and op.inputs.index(reads) in op.edges:
+        read = ("edge", op.edges.index(op.inputs.index(reads)))
+    else:
+        raise TypeError(f"op {op.name}: backward_reads {reads!r} is neither an output nor a "
+                        "differentiable input")
+    name = node or op.node_cls.__name__.rstrip("0123456789") + "Backward0"
+    return type(name, (KernelBackward,), {"__slots__": ()}), read
 
 
 def _batched_rules(op, batched, rules, env_names):

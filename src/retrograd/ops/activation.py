@@ -117,9 +117,9 @@ _leaky_relu = defop(
     "leaky_relu", _leaky_fwd,
     vjp={"self": lambda xp, grad, self, negative_slope:
          _where(xp, self > 0, grad, grad * negative_slope)},
-    jvp="elementwise")
+    jvp="elementwise", backward_reads="self")
 _leaky_relu_ = defop("leaky_relu_", _leaky_fwd, vjp={"self": _leaky_result_rule},
-                     jvp="elementwise", node="LeakyReluBackward1")
+                     jvp="elementwise", node="LeakyReluBackward1", backward_reads="result")
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -220,7 +220,7 @@ _hardtanh = defop(
     "hardtanh", _hardtanh_fwd,
     vjp={"self": lambda xp, grad, self, min_val, max_val:
          _where(xp, xp.logical_or(self <= min_val, self >= max_val), 0, grad)},
-    jvp="elementwise")
+    jvp="elementwise", backward_reads="self")
 
 
 def _hardtanh_apply(input, min_val, max_val, inplace):
@@ -335,7 +335,7 @@ _hardsigmoid = defop(
     "hardsigmoid", lambda xp, self: xp.clip(self + 3, 0, 6) / 6,
     vjp={"self": lambda xp, grad, self:
          _where(xp, xp.logical_and(self > -3, self < 3), grad * _SIXTH32, 0)},
-    jvp="elementwise")
+    jvp="elementwise", backward_reads="self")
 
 
 def hardswish(input, inplace=False):
@@ -354,11 +354,11 @@ def hardsigmoid(input, inplace=False):
 _softshrink = defop(
     "softshrink", lambda xp, self, lambd: self - xp.clip(self, -lambd, lambd),
     vjp={"self": lambda xp, grad, self, lambd: _where(xp, xp.abs(self) <= lambd, 0, grad)},
-    jvp="elementwise")
+    jvp="elementwise", backward_reads="self")
 _hardshrink = defop(
     "hardshrink", lambda xp, self, lambd: _where(xp, xp.abs(self) <= lambd, 0, self),
     vjp={"self": lambda xp, grad, self, lambd: _where(xp, xp.abs(self) <= lambd, 0, grad)},
-    jvp="elementwise")
+    jvp="elementwise", backward_reads="self")
 
 # keyed by NumPy dtype: its ``.name`` costs microseconds a call in NumPy 2
 _FINFO_MAX = {d.np: float(np_finfo(d.np).max) for d in (float16, bfloat16, float32, float64)}
@@ -392,9 +392,9 @@ def _threshold_rule(xp, grad, self, threshold):
 
 
 _threshold = defop("threshold", _threshold_fwd, vjp={"self": _threshold_rule},
-                   jvp="elementwise")
+                   jvp="elementwise", backward_reads="self")
 _threshold_ = defop("threshold_", _threshold_fwd, vjp={"self": _threshold_rule},
-                    jvp="elementwise", node="ThresholdBackward1")
+                    jvp="elementwise", node="ThresholdBackward1", backward_reads="self")
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -430,7 +430,7 @@ _prelu_kernel = defop(
     "_prelu_kernel", lambda xp, self, weight: _where(xp, self > 0, self, self * weight),
     vjp={"self": lambda xp, grad, self, weight: _where(xp, self > 0, grad, weight * grad),
          "weight": lambda xp, grad, self: _where(xp, self > 0, 0, grad * self)},
-    jvp="elementwise")
+    jvp="elementwise", backward_reads="self")
 
 
 @register
@@ -524,10 +524,10 @@ def _rrelu_result_rule(xp, grad, result, noise, lower, upper, training):
 
 
 _rrelu = defop("rrelu_with_noise", _rrelu_fwd, inputs=("self", "noise"),
-               vjp={"self": _rrelu_rule}, jvp="elementwise")
+               vjp={"self": _rrelu_rule}, jvp="elementwise", backward_reads="self")
 _rrelu_ = defop("rrelu_with_noise_", _rrelu_fwd, inputs=("self", "noise"),
                 vjp={"self": _rrelu_result_rule}, jvp="elementwise",
-                node="RreluWithNoiseBackward1")
+                node="RreluWithNoiseBackward1", backward_reads="result")
 
 
 def _rrelu_apply(input, lower, upper, training, inplace, generator):

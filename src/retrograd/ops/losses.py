@@ -272,8 +272,11 @@ def _huber_fwd(xp, self, target, reduction, delta, input_dtype):
 
 
 def _huber_d(xp, grad, self, target, reduction, delta):
+    """PyTorch's huber_loss_backward: the difference clipped to +-delta (NaN kept). At
+    |d| = delta the clipped constant is taken, of derivative 0: PyTorch's double backward
+    is ``where(|d| < delta, 1, 0)`` there."""
     d = self - target
-    d = xp.where(d < -delta, -delta, xp.where(d > delta, delta, d))
+    d = xp.where(xp.abs(d) >= delta, xp.where(d < 0, -delta, delta), d)
     return d * _reduced_grad(xp, grad, reduction, math.prod(self.shape))
 
 
@@ -338,7 +341,8 @@ def _mm_grad(xp, grad, self, target, weight, p, margin, reduction):
 
 
 _multi_margin = defop("multi_margin_loss", _mm_fwd, inputs=("self", "target", "weight"),
-                      vjp={"self": _mm_grad}, jvp="transpose", promote=("self", "weight"))
+                      vjp={"self": _mm_grad}, jvp="transpose", promote=("self", "weight"),
+                      backward_reads="self")
 
 
 def _mlm_terms(xp, self, target):
@@ -376,7 +380,7 @@ def _mlm_grad(xp, grad, self, target, reduction):
 
 
 _multilabel_margin = defop("multilabel_margin_loss", _mlm_fwd, inputs=("self", "target"),
-                           vjp={"self": _mlm_grad}, jvp="transpose")
+                           vjp={"self": _mlm_grad}, jvp="transpose", backward_reads="self")
 
 
 # ---- public losses ------------------------------------------------------------------------

@@ -489,7 +489,8 @@ def _nll_grad(xp, grad, self, target, weight, reduction, ignore_index, total_wei
 def _nll_op(node):
     return defop("nll_loss", _nll_fwd, inputs=("self", "target", "weight"),
                  vjp={"self": _nll_grad}, jvp="transpose", outputs=("result", "total_weight"),
-                 nondiff_outputs=("total_weight",), node=node, upcast="forward")
+                 nondiff_outputs=("total_weight",), node=node, upcast="forward",
+                 backward_reads="self")
 
 
 _nll = _nll_op("NllLossBackward0")

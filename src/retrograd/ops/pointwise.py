@@ -18,9 +18,10 @@ __all__ = ["neg", "abs", "reciprocal", "exp", "exp2", "log", "log2", "log10", "l
 _S = ("self",)
 
 
-def _unary(name, forward, rule, *, to_float=False, node=None, upcast=True):
+def _unary(name, forward, rule, *, to_float=False, node=None, upcast=True, **backward):
     return defop(name, forward, vjp={"self": rule} if rule else {"self": _zero},
-                 promote=_S, to_float=to_float, node=node, jvp="elementwise", upcast=upcast)
+                 promote=_S, to_float=to_float, node=node, jvp="elementwise", upcast=upcast,
+                 **backward)
 
 
 def _zero(xp, grad):
@@ -229,7 +230,7 @@ _relu = _unary("relu", kernel(_relu_fwd, lambda xp, self: cpu_kernels.relu(self)
                               lambda self: cpu_kernels.takes(self), leading=True),
                kernel(_relu_grad, lambda xp, grad, result: cpu_kernels.relu_grad(grad, result),
                       lambda grad, result: cpu_kernels.takes(result, grad), leading=True),
-               upcast=False)
+               upcast=False, backward_reads="result", backward_node="ThresholdBackwardBackward0")
 _erf = _unary("erf", lambda xp, self: backend.erf(xp, self),
               lambda xp, grad, self:
               _times(xp, _rounded(xp, xp.exp, -(self * self)), 1.1283791670955126) * grad,

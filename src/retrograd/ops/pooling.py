@@ -288,7 +288,7 @@ def _max_pool_op(nd):
     return defop(f"max_pool{nd}d", forward, inputs=("self",), vjp={"self": grad},
                  jvp="transpose", outputs=("result", "indices"), nondiff_outputs=("indices",),
                  batched={"self": _batched_max_pool_grad},
-                 node=f"MaxPool{nd}DWithIndicesBackward0")
+                 node=f"MaxPool{nd}DWithIndicesBackward0", backward_reads="self")
 
 
 _max_pool = {nd: _max_pool_op(nd) for nd in (2, 3)}
@@ -431,7 +431,8 @@ _avg_pool = {nd: defop(f"avg_pool{nd}d", _avg_pool_fwd, inputs=("self", "divisor
                        jvp=lambda xp, self_t, divisor, kernel, stride, pads:
                        _linear_in(_avg_pool[len(kernel)], _avg_pool_fwd, xp, self_t,
                                   (divisor,), (kernel, stride, pads)),
-                       node=f"AvgPool{nd}DBackward0") for nd in (2, 3)}
+                       node=f"AvgPool{nd}DBackward0", backward_reads="self")
+              for nd in (2, 3)}
 
 
 def _avg_pool_nd(input, nd, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -543,14 +544,14 @@ _adaptive_avg = {
              inputs=("self", "m0", "m1"),
              vjp={"self": lambda xp, grad, m0, m1: _apply_mats(xp, grad, (m0, m1), True)},
              jvp=lambda xp, self_t, m0, m1: _apply_mats(xp, self_t, (m0, m1)),
-             node="AdaptiveAvgPool2DBackward0"),
+             node="AdaptiveAvgPool2DBackward0", backward_reads="self"),
     3: defop("adaptive_avg_pool3d",
              lambda xp, self, m0, m1, m2: _adaptive_avg_fwd(xp, self, m0, m1, m2),
              inputs=("self", "m0", "m1", "m2"),
              vjp={"self": lambda xp, grad, m0, m1, m2: _apply_mats(xp, grad, (m0, m1, m2),
                                                                    True)},
              jvp=lambda xp, self_t, m0, m1, m2: _apply_mats(xp, self_t, (m0, m1, m2)),
-             node="AdaptiveAvgPool3DBackward0")}
+             node="AdaptiveAvgPool3DBackward0", backward_reads="self")}
 
 
 def _adaptive_avg_nd(input, output_size, nd):
@@ -645,7 +646,7 @@ def _adaptive_max_op(nd):
         vjp={"self": _adaptive_max_grad}, jvp="transpose", outputs=("result", "indices"),
         nondiff_outputs=("indices",),
         batched={"self": _batched_adaptive_max_grad},
-        node=f"AdaptiveMaxPool{nd}DBackward0")
+        node=f"AdaptiveMaxPool{nd}DBackward0", backward_reads="self")
 
 
 _adaptive_max = {2: _adaptive_max_op(2), 3: _adaptive_max_op(3)}
