@@ -160,12 +160,13 @@ def test_split_kernels_in_a_training_step_match_one_thread(monkeypatch, split):
 
 
 @needs_threads
-@pytest.mark.parametrize("shape", [(4, 5, 3, 7), (2, 9, 300), (7, 40), (5, 1, 1), (3, 2)])
+@pytest.mark.parametrize("shape", [(4, 5, 3, 7), (2, 9, 300), (7, 40), (5, 1, 1), (3, 2),
+                                   (600, 20)])
 @pytest.mark.parametrize("nan", [False, True])
 def test_split_batch_norm_kernels_match_one_thread(shape, nan, monkeypatch, split, spy):
     """Batch norm's kernels (and evaluation's channel affine) take whole channels in each
-    part: the same bits as one job. One value per channel and sample takes the row
-    kernels, in parts of whole cache lines of each row (16 channels)."""
+    part: the same bits as one job. One value per channel and sample (BatchNorm1d's) takes
+    the row kernels, in bands of rows: whole chunks of rows for the sums."""
     rng = numpy.random.default_rng(len(shape))
     x = _values(shape, 1) if nan else rng.standard_normal(shape).astype(numpy.float32)
     g = rng.standard_normal(shape).astype(numpy.float32)
@@ -180,14 +181,33 @@ def test_split_batch_norm_kernels_match_one_thread(shape, nan, monkeypatch, spli
     got, want = run(), _one_thread(monkeypatch, run)
     for parts, whole in zip(got, want, strict=True):
         assert numpy.array_equal(parts.view(numpy.int32), whole.view(numpy.int32))
-    rows = math.prod(shape[2:]) == 1
-    c = shape[1]
-    assert len(spy) == (0 if c == 1 or rows and c <= 16 else 6)
+    from retrograd.backend._numba_kernels import _CHUNK  # (numba: installed here)
+    n, c = shape[:2]
+    if math.prod(shape[2:]) == 1:
+        # BatchNorm1d's (N, C): with a chunk of rows per thread, each pass in bands of rows
+        # (whole chunks for the five sums, the four elementwise passes anywhere); else a
+        # band of columns (whole cache lines) per job for the four kernels with sums
+        by_rows = [jobs for jobs in spy if jobs[-1, -1] == n]
+        by_columns = [jobs for jobs in spy if jobs[-1, -1] == c]
+        assert len(by_rows) + len(by_columns) == len(spy)
+        for jobs in by_rows:  # (a row ends with its band's first and last row)
+            r0, r1 = jobs[:, -2], jobs[:, -1]
+            assert r0[0] == 0 and (r0[1:] == r1[:-1]).all()
+        for jobs in by_columns:  # (... or column)
+            c0, c1 = jobs[:, -2], jobs[:, -1]
+            assert c0[0] == 0 and (c0[1:] == c1[:-1]).all() and (c0 % 16 == 0).all()
+        chunked = sum((jobs[1:, -2] % _CHUNK == 0).all() for jobs in by_rows)
+        if -(-n // _CHUNK) >= blas_threads.threads():
+            assert (len(by_rows), chunked, len(by_columns)) == (9, 5, 0)
+        else:
+            assert (len(by_rows), chunked) == (2 if n > 1 else 0, 0)
+            assert len(by_columns) == (4 if c > 16 else 0)
+        return
+    assert len(spy) == (0 if c == 1 else 6)
     for jobs in spy:  # (a row: its arrays, N, C, S, c0, c1, then eps or training in some)
         tail = 1 if jobs.shape[1] == 12 else 0
         c0, c1 = jobs[:, -2 - tail], jobs[:, -1 - tail]
         assert c0[0] == 0 and (c0[1:] == c1[:-1]).all() and c1[-1] == c
-        assert not rows or (c0 % 16 == 0).all()
 
 
 def test_small_work_stays_on_this_thread(spy):

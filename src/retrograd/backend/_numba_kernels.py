@@ -307,124 +307,138 @@ def chunk_centered_dot(a, g, m):
 
 
 # BatchNorm1d's (N, C): a channel's values lie a row apart, so the per-channel kernels below
-# would read each cache line again for every channel on it; they hand such a batch (S = 1)
-# to these, which take columns c0:c1 of every row in order instead, summing as those do:
-# float32 sums of chunks (of rows here) added in float64, each deviation, product and
-# square float32 as the NumPy rule's. (They index views of the columns from 0: an index
-# from c0 might be negative to numba, and its wraparound check per element stops
+# would read each cache line again for every channel on it. Such a batch (S = 1) goes to
+# these instead, which sum as those do (float32 sums of chunks of rows, added in float64
+# in order; each deviation, product and square float32, as the NumPy rule's): each
+# chunk's float32 column sums fill a row of ``parts``, added up once all are done, so the
+# result is the same however the work is cut. A large batch is cut in bands of rows
+# (whole chunks for the sums), each pass over all of them before the next: a thread that
+# took a band of columns of every row read memory at a third of the speed, its prefetcher
+# fetching the other threads' columns too. A batch of fewer chunks than threads is cut in
+# bands of columns (whole cache lines), each job making all of its columns' passes at
+# once, while they are in cache. (Views of the columns are indexed from 0: an index from
+# c0 might be negative to numba, and its wraparound check per element stops
 # vectorization.)
 
-@inline
-def column_sums(a, c0, c1):
-    """The sums of columns ``c0:c1`` of ``a`` (N, C), in float64."""
+@jit
+def column_parts(a, m, g, parts, gparts, r0, r1, c0, c1):
+    """For each chunk of rows in ``r0:r1`` (``r0`` a multiple of the chunk) of columns
+    ``c0:c1`` of ``a`` (N, C), into its row of ``parts``: the float32 column sums of ``a``
+    (``m`` None), of ``(a - m)**2`` (``g`` None), or of ``(a - m) * g``, with those of
+    ``g`` into ``gparts``."""
     k = c1 - c0
-    t = numpy.zeros(k)
-    part = numpy.empty(k, numpy.float32)
-    for i0 in range(0, a.shape[0], _CHUNK):
+    for i0 in range(r0, r1, _CHUNK):
+        rows = range(i0, min(i0 + _CHUNK, r1))
+        part = parts[i0 // _CHUNK, c0:c1]
         part[:] = _ZERO
-        for i in range(i0, min(i0 + _CHUNK, a.shape[0])):
-            ai = a[i, c0:c1]
-            for c in range(k):
-                part[c] += ai[c]
-        for c in range(k):
-            t[c] += part[c]
-    return t
-
-
-@inline
-def column_dots(a, m, g, c0, c1):
-    """The sums over the rows of ``(a - m) * g`` (``(a - m)**2`` when ``g`` is None) in
-    columns ``c0:c1`` (``m`` their means), and of ``g`` (zeros when None), in float64:
-    one pass."""
-    k = c1 - c0
-    t, u = numpy.zeros(k), numpy.zeros(k)
-    part, gpart = numpy.empty(k, numpy.float32), numpy.empty(k, numpy.float32)
-    mc = m[c0:c1]
-    for i0 in range(0, a.shape[0], _CHUNK):
-        part[:] = _ZERO
-        gpart[:] = _ZERO
-        for i in range(i0, min(i0 + _CHUNK, a.shape[0])):
-            ai = a[i, c0:c1]
-            if g is None:
+        if m is None:
+            for i in rows:
+                ai = a[i, c0:c1]
+                for c in range(k):
+                    part[c] += ai[c]
+        elif g is None:
+            mc = m[c0:c1]
+            for i in rows:
+                ai = a[i, c0:c1]
                 for c in range(k):
                     d = ai[c] - mc[c]
                     part[c] += d * d
-            else:
-                gi = g[i, c0:c1]
+        else:
+            mc = m[c0:c1]
+            gpart = gparts[i0 // _CHUNK, c0:c1]
+            gpart[:] = _ZERO
+            for i in rows:
+                ai, gi = a[i, c0:c1], g[i, c0:c1]
                 for c in range(k):
                     part[c] += (ai[c] - mc[c]) * gi[c]
                     gpart[c] += gi[c]
-        for c in range(k):
-            t[c] += part[c]
-            u[c] += gpart[c]
-    return t, u
+
+
+@inline
+def column_totals(parts, c0, c1):
+    """The sums of columns ``c0:c1`` of ``parts`` (a row per chunk), in order, in float64."""
+    t = numpy.zeros(c1 - c0)
+    for r in range(parts.shape[0]):
+        pr = parts[r, c0:c1]
+        for c in range(c1 - c0):
+            t[c] += pr[c]
+    return t
 
 
 @jit
-def batch_norm_rows(x, w, b, out, mean, invstd, eps, c0, c1):
-    """Training batch norm of columns ``c0:c1`` of ``x`` (N, C): the means, the variances
-    about them, then the values, a pass over the rows each."""
-    n, k = x.shape[0], c1 - c0
+def column_means(parts, n, mean, c0, c1):
+    """Columns ``c0:c1``'s means from their chunks' sums."""
+    t = column_totals(parts, c0, c1)
+    for c in range(c1 - c0):
+        mean[c0 + c] = numpy.float32(t[c] / n)
+
+
+@jit
+def column_invstd(parts, n, eps, invstd, c0, c1):
+    """Columns ``c0:c1``'s ``1 / sqrt(variance + eps)`` from their chunks' squared
+    deviations."""
+    t = column_totals(parts, c0, c1)
+    for c in range(c1 - c0):
+        invstd[c0 + c] = _ONE / numpy.sqrt(numpy.float32(t[c] / n) + eps)
+
+
+@jit
+def batch_norm_dx_factors(parts, gparts, n, invstd, mg, f, c0, c1):
+    """The input gradient's mean gradient and deviation factor of columns ``c0:c1``, from
+    their chunks' sums of ``(x - mean) * g`` and of ``g``."""
+    sxg, sg = column_totals(parts, c0, c1), column_totals(gparts, c0, c1)
+    for c in range(c1 - c0):
+        mg[c0 + c] = numpy.float32(sg[c] / n)
+        f[c0 + c] = numpy.float32(sxg[c] / n) * invstd[c0 + c] * invstd[c0 + c]
+
+
+@jit
+def column_sums_scaled(parts, scale, out, c0, c1):
+    """Columns ``c0:c1``'s sums from their chunks' sums, times ``scale``'s (None: 1)."""
+    t = column_totals(parts, c0, c1)
+    for c in range(c1 - c0):
+        if scale is None:
+            out[c0 + c] = numpy.float32(t[c])
+        else:
+            out[c0 + c] = numpy.float32(t[c]) * scale[c0 + c]
+
+
+@jit
+def batch_norm_band(x, w, b, out, mean, invstd, r0, r1, c0, c1):
+    """Training batch norm's values on rows ``r0:r1``, columns ``c0:c1`` of ``x`` (N, C)."""
     m, rs, wc, bc = mean[c0:c1], invstd[c0:c1], w[c0:c1], b[c0:c1]
-    t = column_sums(x, c0, c1)
-    for c in range(k):
-        m[c] = numpy.float32(t[c] / n)
-    t = column_dots(x, mean, None, c0, c1)[0]
-    for c in range(k):
-        rs[c] = _ONE / numpy.sqrt(numpy.float32(t[c] / n) + eps)
-    for i in range(n):
+    for i in range(r0, r1):
         xi, oi = x[i, c0:c1], out[i, c0:c1]
-        for c in range(k):
+        for c in range(c1 - c0):
             oi[c] = (xi[c] - m[c]) * rs[c] * wc[c] + bc[c]
 
 
 @jit
-def channel_affine_rows(x, alpha, beta, out, c0, c1):
-    """``x * alpha + beta`` on columns ``c0:c1`` of (N, C)."""
-    a, b = alpha[c0:c1], beta[c0:c1]
-    for i in range(x.shape[0]):
-        xi, oi = x[i, c0:c1], out[i, c0:c1]
-        for c in range(c1 - c0):
-            oi[c] = xi[c] * a[c] + b[c]
+def channel_affine_band(x, alpha, beta, out, r0, r1):
+    """``x * alpha + beta`` on rows ``r0:r1`` of (N, C)."""
+    for i in range(r0, r1):
+        xi, oi = x[i], out[i]
+        for c in range(x.shape[1]):
+            oi[c] = xi[c] * alpha[c] + beta[c]
 
 
 @jit
-def batch_norm_dx_rows(g, x, w, mean, invstd, out, training, c0, c1):
-    """:func:`batch_norm_dx` on columns ``c0:c1`` of (N, C): in training, the columns'
-    sums of ``g`` and ``(x - mean) * g`` in one pass, the result in another."""
-    n, k = x.shape[0], c1 - c0
+def batch_norm_dx_band(g, x, w, mean, invstd, mg, f, out, r0, r1, c0, c1):
+    """:func:`batch_norm_dx`'s values on rows ``r0:r1``, columns ``c0:c1`` of (N, C), from
+    each column's mean gradient ``mg`` and factor ``f`` (None: evaluation, ``g * invstd *
+    w``)."""
     m, rs, wc = mean[c0:c1], invstd[c0:c1], w[c0:c1]
-    if not training:
-        for i in range(n):
+    if f is None:
+        for i in range(r0, r1):
             gi, oi = g[i, c0:c1], out[i, c0:c1]
-            for c in range(k):
+            for c in range(c1 - c0):
                 oi[c] = gi[c] * rs[c] * wc[c]
         return
-    sxg, sg = column_dots(x, mean, g, c0, c1)
-    mg, f = numpy.empty(k, numpy.float32), numpy.empty(k, numpy.float32)
-    for c in range(k):
-        mg[c] = numpy.float32(sg[c] / n)
-        f[c] = numpy.float32(sxg[c] / n) * rs[c] * rs[c]
-    for i in range(n):
+    mgc, fc = mg[c0:c1], f[c0:c1]
+    for i in range(r0, r1):
         gi, xi, oi = g[i, c0:c1], x[i, c0:c1], out[i, c0:c1]
-        for c in range(k):
-            oi[c] = (gi[c] - mg[c] - (xi[c] - m[c]) * f[c]) * rs[c] * wc[c]
-
-
-@jit
-def batch_norm_dw_rows(g, x, mean, invstd, out, c0, c1):
-    """:func:`batch_norm_dw` on columns ``c0:c1`` of (N, C)."""
-    t = column_dots(x, mean, g, c0, c1)[0]
-    for c in range(c1 - c0):
-        out[c0 + c] = numpy.float32(t[c]) * invstd[c0 + c]
-
-
-@jit
-def channel_sum_rows(g, out, c0, c1):
-    """:func:`channel_sum` on columns ``c0:c1`` of (N, C)."""
-    t = column_sums(g, c0, c1)
-    for c in range(c1 - c0):
-        out[c0 + c] = numpy.float32(t[c])
+        for c in range(c1 - c0):
+            oi[c] = (gi[c] - mgc[c] - (xi[c] - m[c]) * fc[c]) * rs[c] * wc[c]
 
 
 @jit
@@ -433,11 +447,7 @@ def batch_norm(x, w, b, out, mean, invstd, eps, c0, c1):
     time: its statistics (float32 sums of chunks of each run, added in float64, as
     layer norm's), then its values, in the NumPy rule's order, read again while the
     channel is in cache."""
-    n, cs, s = x.shape
-    if s == 1:
-        batch_norm_rows(x.reshape((n, cs)), w, b, out.reshape((n, cs)), mean, invstd, eps,
-                        c0, c1)
-        return
+    n, _, s = x.shape
     count = n * s
     for c in range(c0, c1):
         t = 0.0
@@ -462,10 +472,7 @@ def batch_norm(x, w, b, out, mean, invstd, eps, c0, c1):
 def channel_affine(x, alpha, beta, out, c0, c1):
     """``x * alpha + beta`` with a factor and a term per channel (``c0:c1`` of (N, C, S)):
     evaluation's batch norm, folded."""
-    n, cs, s = x.shape
-    if s == 1:
-        channel_affine_rows(x.reshape((n, cs)), alpha, beta, out.reshape((n, cs)), c0, c1)
-        return
+    n, _, s = x.shape
     for i in range(n):
         for c in range(c0, c1):
             a, b = alpha[c], beta[c]
@@ -478,11 +485,7 @@ def batch_norm_dx(g, x, w, mean, invstd, out, training, c0, c1):
     """The input gradient of channels ``c0:c1``: in training, from the channel's sums of
     ``g`` and ``(x - mean) * g`` (float32 chunks added in float64), the weight
     multiplying last (PyTorch's order, the NumPy rule's)."""
-    n, cs, s = x.shape
-    if s == 1:
-        batch_norm_dx_rows(g.reshape((n, cs)), x.reshape((n, cs)), w, mean, invstd,
-                           out.reshape((n, cs)), training, c0, c1)
-        return
+    n, _, s = x.shape
     count = n * s
     for c in range(c0, c1):
         m, rs, wc = mean[c], invstd[c], w[c]
@@ -508,10 +511,7 @@ def batch_norm_dx(g, x, w, mean, invstd, out, training, c0, c1):
 def batch_norm_dw(g, x, mean, invstd, out, c0, c1):
     """The weight gradient of channels ``c0:c1``: ``sum((x - mean) * g) * invstd``, the
     products summed before invstd scales them (PyTorch's order)."""
-    n, cs, s = x.shape
-    if s == 1:
-        batch_norm_dw_rows(g.reshape((n, cs)), x.reshape((n, cs)), mean, invstd, out, c0, c1)
-        return
+    n, _, s = x.shape
     for c in range(c0, c1):
         m = mean[c]
         t = 0.0
@@ -524,10 +524,7 @@ def batch_norm_dw(g, x, mean, invstd, out, c0, c1):
 @jit
 def channel_sum(g, out, c0, c1):
     """Each channel's sum over (N, S) of ``g`` (N, C, S): a bias's gradient."""
-    n, cs, s = g.shape
-    if s == 1:
-        channel_sum_rows(g.reshape((n, cs)), out, c0, c1)
-        return
+    n, _, s = g.shape
     for c in range(c0, c1):
         t = 0.0
         for i in range(n):
@@ -583,6 +580,112 @@ def channel_sum_job(p):
     j = carray(p, 7)
     channel_sum(carray(float32_at(j[0]), (j[2], j[3], j[4])), carray(float32_at(j[1]), j[3]),
                 j[5], j[6])
+
+
+@job
+def column_parts_job(p):
+    """[a, m (0: none), g (0: none), parts, gparts (0: none), N, C, chunks, c0, c1, r0, r1]"""
+    j = carray(p, 12)
+    shape, parts_shape = (j[5], j[6]), (j[7], j[6])
+    a, parts = carray(float32_at(j[0]), shape), carray(float32_at(j[3]), parts_shape)
+    r0, r1, c0, c1 = j[10], j[11], j[8], j[9]
+    if j[1] == 0:
+        column_parts(a, None, None, parts, None, r0, r1, c0, c1)
+    elif j[2] == 0:
+        column_parts(a, carray(float32_at(j[1]), j[6]), None, parts, None, r0, r1, c0, c1)
+    else:
+        column_parts(a, carray(float32_at(j[1]), j[6]), carray(float32_at(j[2]), shape),
+                     parts, carray(float32_at(j[4]), parts_shape), r0, r1, c0, c1)
+
+
+@job
+def batch_norm_band_job(p):
+    """[x, w, b, out, mean, invstd, N, C, r0, r1]"""
+    j = carray(p, 10)
+    shape, c = (j[6], j[7]), j[7]
+    batch_norm_band(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), c),
+                    carray(float32_at(j[2]), c), carray(float32_at(j[3]), shape),
+                    carray(float32_at(j[4]), c), carray(float32_at(j[5]), c), j[8], j[9], 0, c)
+
+
+@job
+def channel_affine_band_job(p):
+    """[x, alpha, beta, out, N, C, r0, r1]"""
+    j = carray(p, 8)
+    shape, c = (j[4], j[5]), j[5]
+    channel_affine_band(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), c),
+                        carray(float32_at(j[2]), c), carray(float32_at(j[3]), shape),
+                        j[6], j[7])
+
+
+@job
+def batch_norm_dx_band_job(p):
+    """[g, x, w, mean, invstd, mg, f (0: evaluation), out, N, C, r0, r1]"""
+    j = carray(p, 12)
+    shape, c = (j[8], j[9]), j[9]
+    g, x = carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape)
+    w, mean, invstd = (carray(float32_at(j[2]), c), carray(float32_at(j[3]), c),
+                       carray(float32_at(j[4]), c))
+    out = carray(float32_at(j[7]), shape)
+    if j[6] == 0:
+        batch_norm_dx_band(g, x, w, mean, invstd, None, None, out, j[10], j[11], 0, c)
+    else:
+        batch_norm_dx_band(g, x, w, mean, invstd, carray(float32_at(j[5]), c),
+                           carray(float32_at(j[6]), c), out, j[10], j[11], 0, c)
+
+
+@job
+def batch_norm_columns_job(p):
+    """[x, w, b, out, mean, invstd, parts, N, C, chunks, eps's bits, c0, c1]: all of
+    training batch norm's passes over columns c0:c1."""
+    j = carray(p, 13)
+    n, c, c0, c1 = j[7], j[8], j[11], j[12]
+    x, out = carray(float32_at(j[0]), (n, c)), carray(float32_at(j[3]), (n, c))
+    w, b, mean, invstd = (carray(float32_at(j[1]), c), carray(float32_at(j[2]), c),
+                          carray(float32_at(j[4]), c), carray(float32_at(j[5]), c))
+    parts = carray(float32_at(j[6]), (j[9], c))
+    column_parts(x, None, None, parts, None, 0, n, c0, c1)
+    column_means(parts, n, mean, c0, c1)
+    column_parts(x, mean, None, parts, None, 0, n, c0, c1)
+    column_invstd(parts, n, as_float32(numpy.int32(j[10])), invstd, c0, c1)
+    batch_norm_band(x, w, b, out, mean, invstd, 0, n, c0, c1)
+
+
+@job
+def batch_norm_dx_columns_job(p):
+    """[g, x, w, mean, invstd, mg, f, out, parts, gparts, N, C, chunks, c0, c1]: training
+    batch norm's input gradient over columns c0:c1, both passes."""
+    j = carray(p, 15)
+    n, c, c0, c1 = j[10], j[11], j[13], j[14]
+    g, x, out = (carray(float32_at(j[0]), (n, c)), carray(float32_at(j[1]), (n, c)),
+                 carray(float32_at(j[7]), (n, c)))
+    w, mean, invstd = (carray(float32_at(j[2]), c), carray(float32_at(j[3]), c),
+                       carray(float32_at(j[4]), c))
+    mg, f = carray(float32_at(j[5]), c), carray(float32_at(j[6]), c)
+    parts, gparts = carray(float32_at(j[8]), (j[12], c)), carray(float32_at(j[9]), (j[12], c))
+    column_parts(x, mean, g, parts, gparts, 0, n, c0, c1)
+    batch_norm_dx_factors(parts, gparts, n, invstd, mg, f, c0, c1)
+    batch_norm_dx_band(g, x, w, mean, invstd, mg, f, out, 0, n, c0, c1)
+
+
+@job
+def column_sums_columns_job(p):
+    """[a, m (0: none), g (0: none), parts, gparts (0: none), scale (0: none), out, N, C,
+    chunks, c0, c1]: the sums of columns c0:c1 of ``a`` (or of ``(a - m) * g``) times
+    ``scale``'s."""
+    j = carray(p, 12)
+    n, c, c0, c1 = j[7], j[8], j[10], j[11]
+    a, parts, out = (carray(float32_at(j[0]), (n, c)), carray(float32_at(j[3]), (j[9], c)),
+                     carray(float32_at(j[6]), c))
+    if j[1] == 0:
+        column_parts(a, None, None, parts, None, 0, n, c0, c1)
+    else:
+        column_parts(a, carray(float32_at(j[1]), c), carray(float32_at(j[2]), (n, c)), parts,
+                     carray(float32_at(j[4]), (j[9], c)), 0, n, c0, c1)
+    if j[5] == 0:
+        column_sums_scaled(parts, None, out, c0, c1)
+    else:
+        column_sums_scaled(parts, carray(float32_at(j[5]), c), out, c0, c1)
 
 
 @jit
@@ -1150,10 +1253,19 @@ JOB_FUNCTIONS = {"largest_exponent": largest_exponent_job, "gelu": gelu_job,
                  "pad_planes": pad_planes_job, "batch_norm": batch_norm_job,
                  "batch_norm_dx": batch_norm_dx_job, "batch_norm_dw": batch_norm_dw_job,
                  "channel_sum": channel_sum_job, "channel_affine": channel_affine_job,
+                 "column_parts": column_parts_job, "batch_norm_band": batch_norm_band_job,
+                 "channel_affine_band": channel_affine_band_job,
+                 "batch_norm_dx_band": batch_norm_dx_band_job,
+                 "batch_norm_columns": batch_norm_columns_job,
+                 "batch_norm_dx_columns": batch_norm_dx_columns_job,
+                 "column_sums_columns": column_sums_columns_job,
                  "layer_norm": layer_norm_job, "layer_norm_dx": layer_norm_dx_job,
                  "softmax": softmax_job, "log_softmax": softmax_job,
                  "softmax_grad": softmax_grad_job, "log_softmax_grad": softmax_grad_job}
 KERNELS = {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "outer": outer,
+           "column_means": column_means, "column_invstd": column_invstd,
+           "batch_norm_dx_factors": batch_norm_dx_factors,
+           "column_sums_scaled": column_sums_scaled,
         "add_scaled": add_scaled, "gelu_grad": gelu_grad, "layer_norm": layer_norm,
         "layer_norm_dx": layer_norm_dx, "layer_norm_dw": layer_norm_dw,
         "column_sum": column_sum,

@@ -94,7 +94,10 @@ _SPLIT_MIN = {"relu": 1 << 19, "relu_grad": 1 << 19, "gelu": 1 << 18, "gelu_grad
               "winograd_grad_tiles": 1 << 16, "winograd_weights": 1 << 16,
               "winograd_weights_grad": 1 << 16, "col2im": 1 << 16, "direct_conv": 1 << 14,
               "direct_conv_dw": 1 << 14, "phase_planes": 1 << 16,
-              "largest_exponent": 1 << 18}
+              "largest_exponent": 1 << 18, "column_parts": 1 << 16, "batch_norm_band": 1 << 16,
+              "channel_affine_band": 1 << 16, "batch_norm_dx_band": 1 << 16,
+              "batch_norm_columns": 1 << 16, "batch_norm_dx_columns": 1 << 16,
+              "column_sums_columns": 1 << 16}
 # Bytes a part of a flat array starts on a multiple of: its elements then meet the same
 # vector and scalar loops as when one job takes them all, so the result is the same bit
 # for bit whatever the number of threads. (A kernel over rows or planes does the same
@@ -296,8 +299,7 @@ def _by_channel(name, arrays, *tail):
     row ending with ``tail``; when large, its channels in parts, one per OpenBLAS thread.
     A channel's result is the same in any part; always the job entry, as LLVM compiles
     the kernel called from Python to round differently in the last bit. One value per
-    channel and sample (S = 1), which the kernels take by rows, splits in whole cache
-    lines of each row."""
+    channel and sample (S = 1) splits in whole cache lines of each row."""
     n, c, s = arrays[0].shape
     step = 16 if s == 1 else 1  # (float32s to a cache line)
     units = -(-c // step)
@@ -335,11 +337,93 @@ def batch_norm(x, weight, bias, eps):
     c = x.shape[1]
     out = numpy.empty_like(x)
     mean, invstd = numpy.empty(c, x.dtype), numpy.empty(c, x.dtype)
-    e = numpy.float32(eps)
-    _by_channel("batch_norm", (_planes(x), _per_channel(weight, c, 1),
-                               _per_channel(bias, c, 0), _planes(out), mean, invstd),
-                _bits(e))
+    w, b, e = _per_channel(weight, c, 1), _per_channel(bias, c, 0), numpy.float32(eps)
+    rows = _batch_rows(x)
+    if rows is None:
+        _by_channel("batch_norm", (_planes(x), w, b, _planes(out), mean, invstd), _bits(e))
+    elif _in_row_bands(rows):
+        kernels = _kernels()
+        kernels["column_means"](_column_parts(rows), len(rows), mean, 0, c)
+        kernels["column_invstd"](_column_parts(rows, mean), len(rows), e, invstd, 0, c)
+        _by_rows("batch_norm_band", rows, _addresses(rows, w, b, out, mean, invstd))
+    else:
+        parts = _parts(rows)  # (kept here while the jobs run)
+        _by_columns("batch_norm_columns", rows,
+                    _addresses(rows, w, b, out, mean, invstd, parts), _bits(e))
     return out, mean, invstd
+
+
+# BatchNorm1d's (N, C): bands of rows or of columns (see _numba_kernels.column_parts).
+
+def _batch_rows(x):
+    """A batch norm's input of one value per channel and sample (BatchNorm1d's) as
+    (N, C), else None (a channel's values in runs: the per-channel kernels)."""
+    return x.reshape(x.shape[:2]) if math.prod(x.shape[2:]) == 1 else None
+
+
+def _in_row_bands(rows):
+    """Whether (N, C) is cut in bands of rows, each pass in turn: a chunk of rows or more
+    per thread. Else a job per band of columns makes all its passes at once."""
+    return splits("column_parts", rows) and _chunks(rows) >= blas_threads.threads()
+
+
+def _chunks(rows):
+    """The chunks of rows whose float32 sums (N, C)'s column sums add up."""
+    return -(-len(rows) // _chunk())
+
+
+@functools.cache
+def _chunk():
+    """The rows a float32 partial sum adds (``_numba_kernels._CHUNK``)."""
+    from ._numba_kernels import _CHUNK
+    return _CHUNK
+
+
+def _parts(rows):
+    """The (chunks, C) float32 buffer of the column sums of each chunk of rows."""
+    return numpy.empty((_chunks(rows), rows.shape[1]), numpy.float32)
+
+
+def _addresses(*arrays):
+    """Job row references to ``arrays`` (see :func:`_address`): the caller keeps them."""
+    return [_address(a) for a in arrays]
+
+
+def _column_parts(a, m=None, g=None):
+    """The float32 column sums of each chunk of rows of ``a`` (N, C) (of ``(a - m)**2``,
+    or of ``(a - m) * g``, with ``g``'s too: a pair), in bands of whole chunks of rows."""
+    parts = _parts(a)
+    gparts = None if g is None else numpy.empty_like(parts)
+    _by_rows("column_parts", a, _addresses(a, m, g, parts, gparts), len(parts), 0,
+             a.shape[1], chunk=_chunk())
+    return parts if g is None else (parts, gparts)
+
+
+def _by_rows(name, first, head, *tail, chunk=1):
+    """Job ``name`` on bands of the rows of ``first`` (N, C), whole multiples of ``chunk``
+    rows, one per OpenBLAS thread when large: each job row is ``head`` (the arrays'
+    addresses), N and C, ``tail``, and its band's first and last row."""
+    n = len(first)
+    units = -(-n // chunk)
+    k = min(blas_threads.threads(), units) if splits(name, first) else 1
+    bounds = [min(n, units * i // k * chunk) for i in range(k)] + [n]
+    jobs = numpy.array([[*head, n, first.shape[1], *tail, lo, hi]
+                        for lo, hi in itertools.pairwise(bounds)], numpy.int64)
+    blas_threads.run_jobs(_kernels()["jobs"][name], jobs)
+
+
+def _by_columns(name, rows, head, *tail):
+    """Job ``name`` on bands of whole cache lines (16 float32s) of the columns of ``rows``
+    (N, C), one per OpenBLAS thread when large: each job row is ``head``, N, C, the
+    chunks of rows, ``tail``, and its band's first and last column."""
+    n, c = rows.shape
+    units = -(-c // 16)
+    k = min(blas_threads.threads(), units) if splits(name, rows) else 1
+    bounds = [min(c, units * i // k * 16) for i in range(k)] + [c]
+    head = [*head, n, c, _chunks(rows), *tail]
+    jobs = numpy.array([[*head, c0, c1]
+                        for c0, c1 in itertools.pairwise(bounds)], numpy.int64)
+    blas_threads.run_jobs(_kernels()["jobs"][name], jobs)
 
 
 def winograd_weights(w, flipped=False):
@@ -485,7 +569,11 @@ def channel_affine(x, alpha, beta):
     evaluation batch norm), in one pass: NumPy's two broadcasts run at a third of memory
     speed."""
     out = numpy.empty_like(x)
-    _by_channel("channel_affine", (_planes(x), alpha, beta, _planes(out)))
+    rows = _batch_rows(x)
+    if rows is None:
+        _by_channel("channel_affine", (_planes(x), alpha, beta, _planes(out)))
+    else:
+        _by_rows("channel_affine_band", rows, _addresses(rows, alpha, beta, out))
     return out
 
 
@@ -494,9 +582,26 @@ def batch_norm_dx(grad, x, weight, mean, invstd, training):
     in one pass, the result in another."""
     c = x.shape[1]
     out = numpy.empty_like(x)
-    _by_channel("batch_norm_dx", (_planes(grad), _planes(x), _per_channel(weight, c, 1),
-                                  mean.reshape(c), invstd.reshape(c), _planes(out)),
-                int(training))
+    w, mean, invstd = _per_channel(weight, c, 1), mean.reshape(c), invstd.reshape(c)
+    rows = _batch_rows(x)
+    if rows is None:
+        _by_channel("batch_norm_dx", (_planes(grad), _planes(x), w, mean, invstd, _planes(out)),
+                    int(training))
+        return out
+    g = grad.reshape(rows.shape)
+    if not training:
+        _by_rows("batch_norm_dx_band", rows, _addresses(g, rows, w, mean, invstd, None, None,
+                                                        out))
+        return out
+    mg, f = numpy.empty(c, x.dtype), numpy.empty(c, x.dtype)
+    if _in_row_bands(rows):
+        _kernels()["batch_norm_dx_factors"](*_column_parts(rows, mean, g), len(rows), invstd,
+                                            mg, f, 0, c)
+        _by_rows("batch_norm_dx_band", rows, _addresses(g, rows, w, mean, invstd, mg, f, out))
+    else:
+        parts, gparts = _parts(rows), _parts(rows)
+        _by_columns("batch_norm_dx_columns", rows,
+                    _addresses(g, rows, w, mean, invstd, mg, f, out, parts, gparts))
     return out
 
 
@@ -504,16 +609,35 @@ def batch_norm_dw(grad, x, mean, invstd):
     """``sum over (N, S) of (x - mean) * grad``, times invstd: the weight's gradient."""
     c = x.shape[1]
     out = numpy.empty(c, x.dtype)
-    _by_channel("batch_norm_dw", (_planes(grad), _planes(x), mean.reshape(c),
-                                  invstd.reshape(c), out))
+    rows = _batch_rows(x)
+    if rows is None:
+        _by_channel("batch_norm_dw", (_planes(grad), _planes(x), mean.reshape(c),
+                                      invstd.reshape(c), out))
+    else:
+        _column_sums(rows, mean.reshape(c), grad.reshape(rows.shape), invstd.reshape(c), out)
     return out
 
 
 def channel_sum(grad):
     """Each channel's sum of ``grad`` (N, C, ...): a batch norm bias's gradient."""
     out = numpy.empty(grad.shape[1], grad.dtype)
-    _by_channel("channel_sum", (_planes(grad), out))
+    rows = _batch_rows(grad)
+    if rows is None:
+        _by_channel("channel_sum", (_planes(grad), out))
+    else:
+        _column_sums(rows, None, None, None, out)
     return out
+
+
+def _column_sums(a, m, g, scale, out):
+    """Into ``out``: the column sums of ``a`` (N, C), or of ``(a - m) * g``, times
+    ``scale``'s (None: 1)."""
+    if not _in_row_bands(a):
+        parts, gparts = _parts(a), None if g is None else _parts(a)
+        _by_columns("column_sums_columns", a, _addresses(a, m, g, parts, gparts, scale, out))
+        return
+    parts = _column_parts(a, m, g) if g is None else _column_parts(a, m, g)[0]
+    _kernels()["column_sums_scaled"](parts, scale, out, 0, a.shape[1])
 
 
 def _rowwise(name, log, *arrays):
