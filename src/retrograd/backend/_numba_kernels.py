@@ -39,6 +39,7 @@ _SQRT1_2, _INV_SQRT_2PI = _f(0.7071067811865476), _f(0.3989422804014327)
 _INT_MIN, _31, _MAGNITUDE = numpy.int32(-2**31), numpy.int32(31), numpy.int32(2**31 - 1)
 _BLOCK = 16  # rows a row-wise kernel takes a step at a time
 _CHUNK = 256  # elements a float32 partial sum adds
+_VECTOR = 32  # bytes of LLVM's vectors here (AVX2's, and AVX-512's at its preferred width)
 
 jit = njit(fastmath=_FLAGS, error_model="numpy", cache=True, nogil=True)
 inline = njit(fastmath=_FLAGS, error_model="numpy", inline="always")
@@ -817,17 +818,33 @@ def adam(p, g, m, v, decay, wd, w, one_minus_w, small_w, beta2, one_minus_beta2,
         v[i] = vi
 
 
+@inline
+def aligned_from(a):
+    """The first element of the flat float32 ``a`` on a 32-byte boundary (at most its
+    size). A loop that starts there stores whole vectors in single cache lines: NumPy's
+    large arrays start 16 bytes past one (malloc's header), where each 32-byte store
+    straddles two lines (an in-place ``x += a * y`` on 1M elements: 102 us, 88 aligned).
+    The loops take the elements before it, then the rest, each from a view's 0 (an index
+    from ``h`` might be negative to numba: its wraparound check stops vectorization);
+    elementwise, the values are the same."""
+    return min(a.size, (_VECTOR - a.ctypes.data % _VECTOR) % _VECTOR // 4)
+
+
 @jit
 def relu(x, out):
-    for i in range(x.size):
-        v = x[i]
-        out[i] = _ZERO if v <= _ZERO else v  # a NaN passes
+    h = aligned_from(out)
+    for xs, outs in ((x[:h], out[:h]), (x[h:], out[h:])):
+        for i in range(xs.size):
+            v = xs[i]
+            outs[i] = _ZERO if v <= _ZERO else v  # a NaN passes
 
 
 @jit
 def relu_grad(g, y, out):
-    for i in range(y.size):
-        out[i] = _ZERO if y[i] <= _ZERO else g[i]
+    h = aligned_from(out)
+    for gs, ys, outs in ((g[:h], y[:h], out[:h]), (g[h:], y[h:], out[h:])):
+        for i in range(ys.size):
+            outs[i] = _ZERO if ys[i] <= _ZERO else gs[i]
 
 
 @job
@@ -912,8 +929,10 @@ def outer(a, b, out):
 
 @jit
 def add_scaled(x, y, alpha):
-    for i in range(x.size):
-        x[i] += alpha * y[i]
+    h = aligned_from(x)
+    for xs, ys in ((x[:h], y[:h]), (x[h:], y[h:])):
+        for i in range(xs.size):
+            xs[i] += alpha * ys[i]
 
 
 @job
@@ -925,8 +944,10 @@ def add_scaled_job(p):
 
 @jit
 def scale(x, factor):
-    for i in range(x.size):
-        x[i] *= factor
+    h = aligned_from(x)
+    for xs in (x[:h], x[h:]):
+        for i in range(xs.size):
+            xs[i] *= factor
 
 
 @job
