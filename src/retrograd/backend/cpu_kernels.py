@@ -636,8 +636,9 @@ def _column_sums(a, m, g, scale, out):
         parts, gparts = _parts(a), None if g is None else _parts(a)
         _by_columns("column_sums_columns", a, _addresses(a, m, g, parts, gparts, scale, out))
         return
-    parts = _column_parts(a, m, g) if g is None else _column_parts(a, m, g)[0]
-    _kernels()["column_sums_scaled"](parts, scale, out, 0, a.shape[1])
+    parts = _column_parts(a, m, g)  # (with g: the pair, of which the first)
+    _kernels()["column_sums_scaled"](parts if g is None else parts[0], scale, out, 0,
+                                     a.shape[1])
 
 
 def _rowwise(name, log, *arrays):
