@@ -242,7 +242,7 @@ def _kl_unit_interval_ends(c):
                for kind, a in _kl_params(c))
 
 
-def _kl_float32_rounding(c):
+def _float32_rounding(c):
     """The case's float32 result and gradients, retrograd's and PyTorch's, against PyTorch's
     on the case in float64: retrograd's error is nowhere above twice PyTorch's or 1e-3 of
     the largest magnitude (at least 1), so where they differ, both are rounding noise (a
@@ -434,8 +434,9 @@ DEVIATIONS = [
       for cls in ("infinity differs", "a number where torch gives NaN",
                   "grad: values differ (float16)", "grad: infinity differs")),
     *(Deviation("Distributions: closed forms that cancel in float32", _CANCELLING_FORMS, cls,
-                _large_float32)
-      for cls in ("values differ (float32)", "grad: values differ (float32)")),
+                when)
+      for cls in ("values differ (float32)", "grad: values differ (float32)")
+      for when in (_large_float32, _float32_rounding)),
     *(Deviation("Half-precision: what retrograd computes where PyTorch rounds or refuses",
                 _CANCELLING_FORMS, cls, _f16)
       for cls in ("values differ (float16)", "values differ (float32)", "infinity differs",
@@ -445,7 +446,7 @@ DEVIATIONS = [
     Deviation(PYTORCH_WRONG, _CANCELLING_FORMS + _KL_P_GAMMA_BETA,
               "grad: values differ (float64)"),
     *(Deviation("Distributions: closed forms that cancel in float32", _KL_OPS, cls,
-                _kl_float32_rounding)
+                _float32_rounding)
       for cls in ("values differ (float32)", "grad: values differ (float32)")),
     *(Deviation("Distributions: closed forms that cancel in float32", ops, f"{g}{cls}", when)
       for ops, when in ((_KL_CONT_BERN, _kl_continuous_bernoulli_near_half),
