@@ -479,7 +479,7 @@ class OpNode(Node):
                 if create_graph:
                     if gi._data.dtype != dtypes[i]:
                         gi = xp.astype(gi, dtypes[i])
-                    if op.kernel_backward is not None:
+                    if op.kernel_backward is not None and op.kernel_backward[1] == k:
                         gi = _through_kernel(op.kernel_backward, self, gi)
                 elif gi.dtype != dtypes[i]:
                     gi = gi.astype(dtypes[i], copy=False)
@@ -596,13 +596,15 @@ def _opmath_env(env, create_graph):
 
 
 class KernelBackward(Node):
-    """The node of PyTorch's backward kernel for an op (``threshold_backward(grad, result)``
-    for relu), made under ``create_graph`` where derivatives.yaml gives that kernel a zero
-    derivative for the tensor it reads besides the gradient (``self: zeros_like(grad)``).
-    Edge 0 continues the history the op's rule built (the kernel is linear in the
-    gradient), edge 1 leads to that tensor and takes zeros: the input gradient so requires
-    grad whenever that tensor does, and a second backward through it gives zeros, as
-    PyTorch's. One subclass per op, named as PyTorch's (``ThresholdBackwardBackward0``)."""
+    """The node of PyTorch's backward kernel for an op (``threshold_backward`` for relu),
+    made under ``create_graph`` where derivatives.yaml gives that kernel a zero derivative
+    for the tensor it reads besides the gradient (``self: zeros_like(grad)``). Edge 0
+    continues the history the op's rule built (the kernel is linear in the gradient), edge
+    1 leads to the op's input's history and takes zeros: the input gradient so requires
+    grad as PyTorch's does, and a second backward through it gives zeros. (Edge 1 is the
+    input's edge even where PyTorch's kernel reads the op's result, as relu's: the op's own
+    node may be run by a view's CopySlices after an in-place op, never twice.) One
+    subclass per op, named as PyTorch's (``ThresholdBackwardBackward0``)."""
 
     __slots__ = ()
 
@@ -615,16 +617,18 @@ class KernelBackward(Node):
 
 
 def _through_kernel(kernel, node, gi):
-    """``gi`` (a Tensor), an input gradient of ``node``, as the output of the op's backward
-    kernel (:class:`KernelBackward`): ``kernel`` is (its node class, ("output", index) or
-    ("edge", index)), the tensor it reads: an output of ``node``, or an input (its edge)."""
-    cls, (kind, k) = kernel
-    read = (node, k) if kind == "output" else node.next_functions[k]
+    """``gi`` (a Tensor), the gradient of the input that the op's backward kernel reads, as
+    that kernel's output (:class:`KernelBackward`): ``kernel`` is (its node class, the
+    input's edge). A forward-mode tangent of ``gi`` is the output's (the kernel is the
+    identity on the gradient)."""
+    cls, k = kernel
+    read = node.next_functions[k]
     if read[0] is None and not gi._requires_grad:
         return gi
     out = gi.detach()
     out._grad_fn = new_node(cls, (collect_next((gi,), None)[0][0], read))
     out._requires_grad = True
+    out._fw = gi._fw
     return out
 
 

@@ -223,13 +223,13 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
     """Declare an op; see the module docstring for the conventions.
 
     node:      the grad_fn class name (default ``<Name>Backward0``).
-    backward_reads: the input or output that PyTorch's backward kernel for this op reads
-               besides the gradient, where derivatives.yaml gives it a zero derivative
-               (relu's ``threshold_backward(grad, result)``, a pool's ``self``): under
-               ``create_graph`` the input gradients become that kernel's outputs
-               (``autograd.node.KernelBackward``), named ``backward_node`` (default: the
-               grad_fn's name with its Backward doubled, ``MaxPool2DWithIndicesBackward0``
-               -> ``MaxPool2DWithIndicesBackwardBackward0``).
+    backward_reads: the input whose value (or result) PyTorch's backward kernel for this
+               op reads besides the gradient, where derivatives.yaml gives it a zero
+               derivative (a pool's ``self``; relu's ``threshold_backward(grad, result)``:
+               ``self``): under ``create_graph`` that input's gradient becomes the
+               kernel's output (``autograd.node.KernelBackward``), named ``backward_node``
+               (default: the grad_fn's name with its Backward doubled,
+               ``MaxPool2DWithIndicesBackward0`` -> ``MaxPool2DWithIndicesBackwardBackward0``).
     promote:   input names promoted together by PyTorch's type rules.
     to_float:  integer/bool results become the default float dtype (exp, div, ...).
     view:      the output is a view of the first input (shares memory and version).
@@ -344,18 +344,16 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
 
 
 def _kernel_backward(op, reads, node):
-    """(node class, what it reads) for ``OpNode.apply``'s ``_through_kernel``, or None."""
+    """(node class, edge of the input read) for ``OpNode.apply``'s ``_through_kernel``, or
+    None."""
     if reads is None:
         return None
-    if reads in op.outputs:
-        read = ("output", op.outputs.index(reads))
-    elif reads in op.inputs and op.inputs.index(reads) in op.edges:
-        read = ("edge", op.edges.index(op.inputs.index(reads)))
-    else:
-        raise TypeError(f"op {op.name}: backward_reads {reads!r} is neither an output nor a "
-                        "differentiable input")
+    if reads not in op.inputs or op.inputs.index(reads) not in op.edges:
+        raise TypeError(f"op {op.name}: backward_reads {reads!r} is not a differentiable "
+                        "input")
     name = node or op.node_cls.__name__.rstrip("0123456789") + "Backward0"
-    return type(name, (KernelBackward,), {"__slots__": ()}), read
+    return type(name, (KernelBackward,), {"__slots__": ()}), op.edges.index(
+        op.inputs.index(reads))
 
 
 def _batched_rules(op, batched, rules, env_names):

@@ -119,7 +119,7 @@ _leaky_relu = defop(
          _where(xp, self > 0, grad, grad * negative_slope)},
     jvp="elementwise", backward_reads="self")
 _leaky_relu_ = defop("leaky_relu_", _leaky_fwd, vjp={"self": _leaky_result_rule},
-                     jvp="elementwise", node="LeakyReluBackward1", backward_reads="result")
+                     jvp="elementwise", node="LeakyReluBackward1", backward_reads="self")
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -527,7 +527,7 @@ _rrelu = defop("rrelu_with_noise", _rrelu_fwd, inputs=("self", "noise"),
                vjp={"self": _rrelu_rule}, jvp="elementwise", backward_reads="self")
 _rrelu_ = defop("rrelu_with_noise_", _rrelu_fwd, inputs=("self", "noise"),
                 vjp={"self": _rrelu_result_rule}, jvp="elementwise",
-                node="RreluWithNoiseBackward1", backward_reads="result")
+                node="RreluWithNoiseBackward1", backward_reads="self")
 
 
 def _rrelu_apply(input, lower, upper, training, inplace, generator):

@@ -230,7 +230,7 @@ _relu = _unary("relu", kernel(_relu_fwd, lambda xp, self: cpu_kernels.relu(self)
                               lambda self: cpu_kernels.takes(self), leading=True),
                kernel(_relu_grad, lambda xp, grad, result: cpu_kernels.relu_grad(grad, result),
                       lambda grad, result: cpu_kernels.takes(result, grad), leading=True),
-               upcast=False, backward_reads="result", backward_node="ThresholdBackwardBackward0")
+               upcast=False, backward_reads="self", backward_node="ThresholdBackwardBackward0")
 _erf = _unary("erf", lambda xp, self: backend.erf(xp, self),
               lambda xp, grad, self:
               _times(xp, _rounded(xp, xp.exp, -(self * self)), 1.1283791670955126) * grad,
