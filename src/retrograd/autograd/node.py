@@ -291,9 +291,10 @@ class SavedTensor:
             return self._tensor
         t = wrap(self._data)
         t._vc = self._vc
-        t._grad_fn, t._output_nr, t._requires_grad = node, self._output_nr, self._requires_grad
-        if _fw_state.level is not None:  # a saved output keeps its tangent (fwd-over-rev)
-            t._fw = _fw_state.output_tangents.get((node, self._output_nr))
+        if self._requires_grad:  # (a non-differentiable output, nll's total_weight, has
+            t._grad_fn, t._output_nr, t._requires_grad = node, self._output_nr, True  # none)
+            if _fw_state.level is not None:  # a saved output keeps its tangent (fwd-over-rev)
+                t._fw = _fw_state.output_tangents.get((node, self._output_nr))
         return t
 
     def unpack_data(self, node):
