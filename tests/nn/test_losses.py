@@ -291,3 +291,20 @@ def test_ctc_double_backward_raises_like_torch():
         t_g.sum().backward()
     with pytest.raises(RuntimeError, match="_ctc_loss_backward is not implemented"):
         g.sum().backward()
+
+
+@pytest.mark.parametrize("beta", [1.0, 0.5, 0.0])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_smooth_l1_gradient_at_nan_and_edges_as_pytorch(beta, create_graph):
+    """NaN passes to the gradient on both paths (the facade's sign is PyTorch's, 0 at
+    NaN, so the rule writes the sides out); at |d| = beta the clipped side is taken."""
+    vals = [float("nan"), 0.5, 2.0, -1.0, 1.0, 0.0, float("inf"), float("-inf"), -0.5]
+    out = []
+    for T in (torch, retrograd):
+        x = T.tensor(vals, dtype=T.float64, requires_grad=True)
+        t = T.zeros(9, dtype=T.float64, requires_grad=True)
+        loss = T.nn.functional.smooth_l1_loss(x, t, beta=beta)
+        out.append([g.detach().numpy() for g in
+                    T.autograd.grad(loss, (x, t), create_graph=create_graph)])
+    for a, b in zip(*out, strict=True):
+        numpy.testing.assert_array_equal(b, a)

@@ -1148,10 +1148,13 @@ def _sl1_fwd(xp, self, target, reduction, beta):
 
 
 def _sl1_d(xp, self, target, beta):
+    """PyTorch's smooth_l1_backward: the difference over beta, clipped to +-1; NaN kept
+    (written out: NumPy's sign keeps NaN, PyTorch's and so the facade's give 0)."""
     d = self - target
+    side = xp.where(d < 0, -1.0, xp.where(d > 0, 1.0, d * 0))
     if beta == 0:
-        return xp.sign(d)
-    return xp.where(xp.abs(d) < beta, d / beta, xp.sign(d))
+        return side
+    return xp.where(xp.abs(d) >= beta, side, d / beta)
 
 
 _smooth_l1 = defop(
