@@ -291,9 +291,11 @@ class SavedTensor:
             return self._tensor
         t = wrap(self._data)
         t._vc = self._vc
-        if self._requires_grad:  # (a non-differentiable output, nll's total_weight, has
-            t._grad_fn, t._output_nr, t._requires_grad = node, self._output_nr, True  # none)
-            if _fw_state.level is not None:  # a saved output keeps its tangent (fwd-over-rev)
+        # A saved output has its history and tangent back; a non-differentiable one (nll's
+        # total_weight, batch norm's statistics) has none, as it had none when saved.
+        if self._requires_grad:
+            t._grad_fn, t._output_nr, t._requires_grad = node, self._output_nr, True
+            if _fw_state.level is not None:  # (forward-over-reverse)
                 t._fw = _fw_state.output_tangents.get((node, self._output_nr))
         return t
 
