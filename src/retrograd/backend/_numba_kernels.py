@@ -836,7 +836,7 @@ def relu(x, out):
     for xs, outs in ((x[:h], out[:h]), (x[h:], out[h:])):
         for i in range(xs.size):
             v = xs[i]
-            outs[i] = _ZERO if v < _ZERO else v  # -0 and NaN pass, as PyTorch's
+            outs[i] = _ZERO if v <= _ZERO else v  # a NaN passes
 
 
 @jit

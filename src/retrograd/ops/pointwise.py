@@ -58,10 +58,9 @@ def _no_bool(kernel, forward):
 
 
 def _relu_fwd(xp, self):
-    """0 below 0, else the input: -0 and NaN pass, as PyTorch's."""
     if self.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    return xp.where(self < 0, 0, self)
+    return xp.maximum(self, 0)
 
 
 def _square_fwd(xp, self):
