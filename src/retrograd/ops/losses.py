@@ -276,7 +276,7 @@ def _huber_d(xp, grad, self, target, reduction, delta):
     |d| = delta the clipped constant is taken, of derivative 0: PyTorch's double backward
     is ``where(|d| < delta, 1, 0)`` there."""
     d = self - target
-    d = xp.where(xp.abs(d) >= delta, xp.where(d < 0, -delta, delta), d)
+    d = xp.where(xp.abs(d) >= delta, delta * xp.sign(d), d)
     return d * _reduced_grad(xp, grad, reduction, math.prod(self.shape))
 
 

@@ -1148,13 +1148,13 @@ def _sl1_fwd(xp, self, target, reduction, beta):
 
 
 def _sl1_d(xp, self, target, beta):
-    """PyTorch's smooth_l1_backward: the difference over beta, clipped to +-1; NaN kept
-    (written out: NumPy's sign keeps NaN, PyTorch's and so the facade's give 0)."""
+    """PyTorch's smooth_l1_backward: the difference over beta, clipped to +-1, NaN kept.
+    A NaN takes the ``d / beta`` side: NumPy's sign keeps NaN, but PyTorch's, and so the
+    facade's (under create_graph), gives 0."""
     d = self - target
-    side = xp.where(d < 0, -1.0, xp.where(d > 0, 1.0, d * 0))
     if beta == 0:
-        return side
-    return xp.where(xp.abs(d) >= beta, side, d / beta)
+        return xp.where(d < 0, -1.0, xp.where(d > 0, 1.0, d * 0))
+    return xp.where(xp.abs(d) >= beta, xp.sign(d), d / beta)
 
 
 _smooth_l1 = defop(
