@@ -301,14 +301,20 @@ def _by_channel(name, arrays, *tail):
     the kernel called from Python to round differently in the last bit. One value per
     channel and sample (S = 1) splits in whole cache lines of each row."""
     n, c, s = arrays[0].shape
-    step = 16 if s == 1 else 1  # (float32s to a cache line)
-    units = -(-c // step)
-    k = min(blas_threads.threads(), units) if splits(name, arrays[0]) else 1
-    addresses = [a.__array_interface__["data"][0] for a in arrays]
-    bounds = [min(c, units * i // k * step) for i in range(k)] + [c]
+    bounds = _bands(name, arrays[0], c, 16 if s == 1 else 1)  # (float32s to a cache line)
+    addresses = _addresses(*arrays)
     jobs = numpy.array([[*addresses, n, c, s, lo, hi, *tail]
                         for lo, hi in itertools.pairwise(bounds)], numpy.int64)
     blas_threads.run_jobs(_kernels()["jobs"][name], jobs)
+
+
+def _bands(name, first, n, step):
+    """The bounds of the parts of ``range(n)`` that kernel ``name`` takes on ``first``:
+    one part per OpenBLAS thread when it :func:`splits`, else one; each part a whole
+    multiple of ``step`` long but the last."""
+    units = -(-n // step)
+    k = min(blas_threads.threads(), units) if splits(name, first) else 1
+    return [min(n, units * i // k * step) for i in range(k)] + [n]
 
 
 def channel_runs_pay(x):
@@ -404,11 +410,9 @@ def _by_rows(name, first, head, *tail, chunk=1):
     rows, one per OpenBLAS thread when large: each job row is ``head`` (the arrays'
     addresses), N and C, ``tail``, and its band's first and last row."""
     n = len(first)
-    units = -(-n // chunk)
-    k = min(blas_threads.threads(), units) if splits(name, first) else 1
-    bounds = [min(n, units * i // k * chunk) for i in range(k)] + [n]
     jobs = numpy.array([[*head, n, first.shape[1], *tail, lo, hi]
-                        for lo, hi in itertools.pairwise(bounds)], numpy.int64)
+                        for lo, hi in itertools.pairwise(_bands(name, first, n, chunk))],
+                       numpy.int64)
     blas_threads.run_jobs(_kernels()["jobs"][name], jobs)
 
 
@@ -417,12 +421,10 @@ def _by_columns(name, rows, head, *tail):
     (N, C), one per OpenBLAS thread when large: each job row is ``head``, N, C, the
     chunks of rows, ``tail``, and its band's first and last column."""
     n, c = rows.shape
-    units = -(-c // 16)
-    k = min(blas_threads.threads(), units) if splits(name, rows) else 1
-    bounds = [min(c, units * i // k * 16) for i in range(k)] + [c]
     head = [*head, n, c, _chunks(rows), *tail]
     jobs = numpy.array([[*head, c0, c1]
-                        for c0, c1 in itertools.pairwise(bounds)], numpy.int64)
+                        for c0, c1 in itertools.pairwise(_bands(name, rows, c, 16))],
+                       numpy.int64)
     blas_threads.run_jobs(_kernels()["jobs"][name], jobs)
 
 
@@ -805,11 +807,8 @@ def all_finite(x):
     bits, in parts on OpenBLAS's threads (NumPy's ``isfinite(x).all()`` writes a mask and
     reads it back: 0.13 ms for ResNet's (8, 64, 56, 56) activations, 0.06 here)."""
     flat = x.reshape(-1)
-    step = _ALIGN // 4
-    units = -(-flat.size // step)
-    k = min(blas_threads.threads(), units) if splits("largest_exponent", flat) else 1
-    bounds = [min(flat.size, units * i // k * step) for i in range(k)] + [flat.size]
-    found = numpy.zeros(k, numpy.int64)
+    bounds = _bands("largest_exponent", flat, flat.size, _ALIGN // 4)
+    found = numpy.zeros(len(bounds) - 1, numpy.int64)
     base, at = flat.__array_interface__["data"][0], found.__array_interface__["data"][0]
     jobs = numpy.array([[base + lo * 4, hi - lo, at + 8 * i]
                         for i, (lo, hi) in enumerate(itertools.pairwise(bounds))], numpy.int64)

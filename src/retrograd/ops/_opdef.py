@@ -66,7 +66,7 @@ import operator
 import numpy
 
 from ..autograd._batched import Batched, BatchShape
-from ..autograd.node import KernelBackward, OpNode
+from ..autograd.node import KernelBackward, OpNode, _tensor_operand
 
 __all__ = ["defop", "kernel", "OpDef", "Kernel", "KERNELS", "GPU_KERNELS"]
 
@@ -348,7 +348,7 @@ def _kernel_backward(op, reads, node):
     None."""
     if reads is None:
         return None
-    if reads not in op.inputs or op.inputs.index(reads) not in op.edges:
+    if not _tensor_operand(op, reads):
         raise TypeError(f"op {op.name}: backward_reads {reads!r} is not a differentiable "
                         "input")
     name = node or op.node_cls.__name__.rstrip("0123456789") + "Backward0"
