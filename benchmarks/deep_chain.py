@@ -5,8 +5,8 @@
 
 Times only the forward (the recording) of one chain, median of ``--repeat`` chains of
 each library in turn, and counts the cyclic collector's collections by generation during
-retrograd's chains: a flat cost per op means no full (generation-2) collection rescans
-the growing graph.
+retrograd's chains, with the time they took per op: a flat cost per op means no older
+collection rescans the growing graph.
 """
 
 import argparse
@@ -41,13 +41,19 @@ def record(T, n_ops):
 
 
 class _Collections:
-    """Counts the cyclic collector's collections by generation while installed."""
+    """Counts the cyclic collector's collections by generation, and times them, while
+    installed (first among the callbacks: the time includes the others)."""
 
     def __init__(self):
         self.counts = [0, 0, 0]
+        self.seconds = 0.0
+        self.started = 0.0
 
     def __call__(self, phase, info):
-        if phase == "stop":
+        if phase == "start":
+            self.started = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self.started
             self.counts[info["generation"]] += 1
 
 
@@ -57,20 +63,21 @@ def main(argv=None):
     args = ap.parse_args(argv)
     libs = [("retrograd", retrograd)] + ([("torch", torch)] if torch is not None else [])
     print(f"{'ops':>8}{'retrograd':>12}{'torch':>10}{'ratio':>8}  "
-          "us/op; retrograd's collections per chain (gen 0/1/2)")
+          "  us/op; retrograd's collections per chain (gen 0/1/2), their us/op")
     for _, mod in libs:
         record(mod, 2_000)  # warm-up
     for n in SIZES:
         res, seen = {}, None
         for lib, mod in libs:
             counter = _Collections()
-            gc.callbacks.append(counter)
+            gc.callbacks.insert(0, counter)
             try:
                 res[lib] = statistics.median(record(mod, n) for _ in range(args.repeat)) / n
             finally:
                 gc.callbacks.remove(counter)
             if lib == "retrograd":
-                seen = "/".join(f"{c / args.repeat:g}" for c in counter.counts)
+                seen = ("/".join(f"{c / args.repeat:g}" for c in counter.counts)
+                        + f"  {counter.seconds / args.repeat / n * 1e6:.2f}")
         t = res.get("torch")
         ratio = f"{res['retrograd'] / t:7.2f}x" if t else "      -"
         print(f"{n:>8}{res['retrograd'] * 1e6:>12.2f}{(f'{t * 1e6:.2f}' if t else '-'):>10}"

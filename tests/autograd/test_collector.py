@@ -85,7 +85,8 @@ def test_the_spacer_is_installed():
     assert _collector.SPACER in gc.callbacks
 
 
-_SPACED = (_collector.RECORDING_YOUNG_EVERY, 10, _collector.RECORDING_FULL_EVERY)
+_SPACED = (_collector.RECORDING_YOUNG_EVERY, _collector.RECORDING_MIDDLE_EVERY,
+           _collector.RECORDING_FULL_EVERY)
 
 
 def test_recording_raises_the_thresholds_and_idling_restores_them(spacing):
@@ -101,10 +102,10 @@ def test_recording_raises_the_thresholds_and_idling_restores_them(spacing):
 
 
 def test_a_programs_larger_thresholds_are_kept(spacing):
-    spacing((50_000, 20, 5000))
+    spacing((50_000, 200, 5000))
     _record()
     gc.collect(1)
-    assert gc.get_threshold() == (50_000, 20, 5000)
+    assert gc.get_threshold() == (50_000, 200, 5000)
 
 
 def _young_collections_in_a_step():
