@@ -12,6 +12,7 @@ from ..backend import get_array_module, writeable
 from ..backend.functions import facade
 from . import grad_mode
 from ._batched import Batched
+from ._batched_loop import NO_RULE
 from ._batched_xp import BatchedNumpy
 from .engine import _dependencies, _exec_plan, _pop, _push, _root_edge, run_backward
 from .node import AccumulateGrad, DelayedError, KernelBackward, OpNode, sum_to
@@ -171,6 +172,13 @@ class _Walk:
         env += node._shapes
         if op.wants_strides:
             env += node._strides
+        if op._joint:
+            live = [fn is not None if every_edge else self.needed(fn)
+                    for fn, _ in node.next_functions]
+            try:
+                node._joint_grads(env, live, False)
+            except NO_RULE as e:
+                raise _cannot_batch(node, e) from e
         out, env_b = [], None
         shapes, dtypes, rules = node._shapes, node._dtypes, op._rules
         for (fn, _), i in zip(node.next_functions, op.edges, strict=True):
@@ -190,8 +198,12 @@ class _Walk:
                 continue
             try:
                 gi = rule[0](rule[2](env)) if rule[3] else rule[0](*rule[2](env))
-            except (TypeError, AttributeError, NotImplementedError) as e:  # no batching rule
-                raise NotImplementedError(f"is_grads_batched=True: {node.name()} cannot run "
-                                          f"batched ({e})") from e
+            except NO_RULE as e:  # no batching rule
+                raise _cannot_batch(node, e) from e
             out.append(None if gi is None else self.settle(gi, shapes[i], dtypes[i]))
         return out
+
+
+def _cannot_batch(node, error):
+    return NotImplementedError(f"is_grads_batched=True: {node.name()} cannot run batched "
+                               f"({error})")

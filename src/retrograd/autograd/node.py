@@ -454,8 +454,10 @@ class OpNode(Node):
         env += shapes
         if op.wants_strides:
             env += self._strides
-        out = []
         nexts = self.next_functions
+        if op._joint:
+            self._joint_grads(env, [fn is not None for fn, _ in nexts], True)
+        out = []
         for k, i, rule in op._edge_rules:
             if nexts[k][0] is None:
                 out.append(None)
@@ -488,6 +490,31 @@ class OpNode(Node):
                     gi = gi.astype(dtypes[i], copy=False)
             out.append(gi)
         return out
+
+    def _joint_grads(self, env, live, per_element):
+        """Append to ``env`` the gradients of each of the op's joint vjp rules (see
+        ``ops._opdef``), computed once for those of its inputs whose edge is ``live``
+        (None when none is); under vmap, element by element where a rule cannot batch
+        (``per_element``; else its error stands)."""
+        op = self._op
+        if not op.wants_strides:
+            env += (None,) * len(op.inputs)  # (the joint gradients' places come after)
+        for (fn, _, getter, one), edges in op._joint:
+            mask = tuple(live[k] for k in edges)
+            if not any(mask):
+                env.append(None)
+                continue
+
+            def run(*args, fn=fn, mask=mask):
+                return fn(*args, mask)
+            rule = (run, None, getter, one)
+            args = getter(env)
+            try:
+                env.append(run(args) if one else run(*args))
+            except NO_RULE as e:
+                if not per_element:
+                    raise
+                env.append(self._per_element(rule, env, e))
 
     def _per_element(self, rule, env, error):
         """A vjp rule that cannot run on batched arrays (under vmap): once per element."""

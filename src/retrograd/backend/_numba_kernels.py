@@ -425,9 +425,9 @@ def channel_affine_band(x, alpha, beta, out, r0, r1):
 
 @jit
 def batch_norm_dx_band(g, x, w, mean, invstd, mg, f, out, r0, r1, c0, c1):
-    """:func:`batch_norm_dx`'s values on rows ``r0:r1``, columns ``c0:c1`` of (N, C), from
-    each column's mean gradient ``mg`` and factor ``f`` (None: evaluation, ``g * invstd *
-    w``)."""
+    """:func:`batch_norm_backward`'s input gradient on rows ``r0:r1``, columns ``c0:c1`` of
+    (N, C), from each column's mean gradient ``mg`` and factor ``f`` (None: evaluation,
+    ``g * invstd * w``)."""
     m, rs, wc = mean[c0:c1], invstd[c0:c1], w[c0:c1]
     if f is None:
         for i in range(r0, r1):
@@ -482,56 +482,39 @@ def channel_affine(x, alpha, beta, out, c0, c1):
 
 
 @jit
-def batch_norm_dx(g, x, w, mean, invstd, out, training, c0, c1):
-    """The input gradient of channels ``c0:c1``: in training, from the channel's sums of
-    ``g`` and ``(x - mean) * g`` (float32 chunks added in float64), the weight
+def batch_norm_backward(g, x, w, mean, invstd, out, dw, db, training, c0, c1):
+    """The gradients of channels ``c0:c1``: the channel's sums of ``g`` and ``(x - mean) *
+    g`` (float32 chunks added in float64), taken when asked for (``dw`` and ``db`` given)
+    or in training, the sum of products times invstd into ``dw`` (PyTorch's order), the
+    other into ``db``; then into ``out`` (None: not asked for) the input's, the weight
     multiplying last (PyTorch's order, the NumPy rule's)."""
     n, _, s = x.shape
     count = n * s
     for c in range(c0, c1):
-        m, rs, wc = mean[c], invstd[c], w[c]
+        m, rs = mean[c], invstd[c]
+        sg = 0.0
+        sxg = 0.0
+        if dw is not None or training:
+            for i in range(n):
+                for j in range(0, s, _CHUNK):
+                    sg += chunk_sum(g[i, c, j:j + _CHUNK])
+                    sxg += chunk_centered_dot(x[i, c, j:j + _CHUNK], g[i, c, j:j + _CHUNK], m)
+            if dw is not None:
+                dw[c] = numpy.float32(sxg) * rs
+                db[c] = numpy.float32(sg)
+        if out is None:
+            continue
+        wc = w[c]
         if not training:
             for i in range(n):
                 for j in range(s):
                     out[i, c, j] = g[i, c, j] * rs * wc
             continue
-        sg = 0.0
-        sxg = 0.0
-        for i in range(n):
-            for j in range(0, s, _CHUNK):
-                sg += chunk_sum(g[i, c, j:j + _CHUNK])
-                sxg += chunk_centered_dot(x[i, c, j:j + _CHUNK], g[i, c, j:j + _CHUNK], m)
         mg = numpy.float32(sg / count)
         k = numpy.float32(sxg / count) * rs * rs
         for i in range(n):
             for j in range(s):
                 out[i, c, j] = (g[i, c, j] - mg - (x[i, c, j] - m) * k) * rs * wc
-
-
-@jit
-def batch_norm_dw(g, x, mean, invstd, out, c0, c1):
-    """The weight gradient of channels ``c0:c1``: ``sum((x - mean) * g) * invstd``, the
-    products summed before invstd scales them (PyTorch's order)."""
-    n, _, s = x.shape
-    for c in range(c0, c1):
-        m = mean[c]
-        t = 0.0
-        for i in range(n):
-            for j in range(0, s, _CHUNK):
-                t += chunk_centered_dot(x[i, c, j:j + _CHUNK], g[i, c, j:j + _CHUNK], m)
-        out[c] = numpy.float32(t) * invstd[c]
-
-
-@jit
-def channel_sum(g, out, c0, c1):
-    """Each channel's sum over (N, S) of ``g`` (N, C, S): a bias's gradient."""
-    n, _, s = g.shape
-    for c in range(c0, c1):
-        t = 0.0
-        for i in range(n):
-            for j in range(0, s, _CHUNK):
-                t += chunk_sum(g[i, c, j:j + _CHUNK])
-        out[c] = numpy.float32(t)
 
 
 @job
@@ -555,32 +538,24 @@ def channel_affine_job(p):
 
 
 @job
-def batch_norm_dx_job(p):
-    """[g, x, w, mean, invstd, out, N, C, S, c0, c1, training]"""
-    j = carray(p, 12)
-    shape, c = (j[6], j[7], j[8]), j[7]
-    batch_norm_dx(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
-                  carray(float32_at(j[2]), c), carray(float32_at(j[3]), c),
-                  carray(float32_at(j[4]), c), carray(float32_at(j[5]), shape), j[11] != 0,
-                  j[9], j[10])
-
-
-@job
-def batch_norm_dw_job(p):
-    """[g, x, mean, invstd, out, N, C, S, c0, c1]"""
-    j = carray(p, 10)
-    shape, c = (j[5], j[6], j[7]), j[6]
-    batch_norm_dw(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
-                  carray(float32_at(j[2]), c), carray(float32_at(j[3]), c),
-                  carray(float32_at(j[4]), c), j[8], j[9])
-
-
-@job
-def channel_sum_job(p):
-    """[g, out, N, C, S, c0, c1]"""
-    j = carray(p, 7)
-    channel_sum(carray(float32_at(j[0]), (j[2], j[3], j[4])), carray(float32_at(j[1]), j[3]),
-                j[5], j[6])
+def batch_norm_backward_job(p):
+    """[g, x, w, mean, invstd, out (0: none), dw, db (0: none), N, C, S, c0, c1, training]"""
+    j = carray(p, 14)
+    shape, c = (j[8], j[9], j[10]), j[9]
+    g, x = carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape)
+    w, mean, invstd = (carray(float32_at(j[2]), c), carray(float32_at(j[3]), c),
+                       carray(float32_at(j[4]), c))
+    training, c0, c1 = j[13] != 0, j[11], j[12]
+    if j[5] == 0:
+        batch_norm_backward(g, x, w, mean, invstd, None, carray(float32_at(j[6]), c),
+                            carray(float32_at(j[7]), c), training, c0, c1)
+    elif j[6] == 0:
+        batch_norm_backward(g, x, w, mean, invstd, carray(float32_at(j[5]), shape), None,
+                            None, training, c0, c1)
+    else:
+        batch_norm_backward(g, x, w, mean, invstd, carray(float32_at(j[5]), shape),
+                            carray(float32_at(j[6]), c), carray(float32_at(j[7]), c),
+                            training, c0, c1)
 
 
 @job
@@ -654,18 +629,22 @@ def batch_norm_columns_job(p):
 
 @job
 def batch_norm_dx_columns_job(p):
-    """[g, x, w, mean, invstd, mg, f, out, parts, gparts, N, C, chunks, c0, c1]: training
-    batch norm's input gradient over columns c0:c1, both passes."""
-    j = carray(p, 15)
-    n, c, c0, c1 = j[10], j[11], j[13], j[14]
+    """[g, x, w, mean, invstd, mg, f, out, parts, gparts, dw, db (0: none), N, C, chunks,
+    c0, c1]: training batch norm's input gradient over columns c0:c1, both passes, and
+    from the first the weight's and bias's into dw and db."""
+    j = carray(p, 17)
+    n, c, c0, c1 = j[12], j[13], j[15], j[16]
     g, x, out = (carray(float32_at(j[0]), (n, c)), carray(float32_at(j[1]), (n, c)),
                  carray(float32_at(j[7]), (n, c)))
     w, mean, invstd = (carray(float32_at(j[2]), c), carray(float32_at(j[3]), c),
                        carray(float32_at(j[4]), c))
     mg, f = carray(float32_at(j[5]), c), carray(float32_at(j[6]), c)
-    parts, gparts = carray(float32_at(j[8]), (j[12], c)), carray(float32_at(j[9]), (j[12], c))
+    parts, gparts = carray(float32_at(j[8]), (j[14], c)), carray(float32_at(j[9]), (j[14], c))
     column_parts(x, mean, g, parts, gparts, 0, n, c0, c1)
     batch_norm_dx_factors(parts, gparts, n, invstd, mg, f, c0, c1)
+    if j[10] != 0:
+        column_sums_scaled(parts, invstd, carray(float32_at(j[10]), c), c0, c1)
+        column_sums_scaled(gparts, None, carray(float32_at(j[11]), c), c0, c1)
     batch_norm_dx_band(g, x, w, mean, invstd, mg, f, out, 0, n, c0, c1)
 
 
@@ -1272,8 +1251,8 @@ JOB_FUNCTIONS = {"largest_exponent": largest_exponent_job, "gelu": gelu_job,
                  "max_pool_2d": max_pool_2d_job, "add_scaled": add_scaled_job,
                  "scale": scale_job, "by_row": by_row_job, "by_column": by_column_job,
                  "pad_planes": pad_planes_job, "batch_norm": batch_norm_job,
-                 "batch_norm_dx": batch_norm_dx_job, "batch_norm_dw": batch_norm_dw_job,
-                 "channel_sum": channel_sum_job, "channel_affine": channel_affine_job,
+                 "batch_norm_backward": batch_norm_backward_job,
+                 "channel_affine": channel_affine_job,
                  "column_parts": column_parts_job, "batch_norm_band": batch_norm_band_job,
                  "channel_affine_band": channel_affine_band_job,
                  "batch_norm_dx_band": batch_norm_dx_band_job,

@@ -34,8 +34,8 @@ __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "max_pool_2d", "max_pool_grad", "linspace", "copy_into", "copies", "contiguous",
            "pad_planes", "pays",
            "channel_runs_pay",
-           "broadcasts", "broadcast", "batch_norm", "channel_affine", "batch_norm_dx",
-           "batch_norm_dw", "channel_sum", "winograd_weights", "winograd_weights_grad",
+           "broadcasts", "broadcast", "batch_norm", "channel_affine",
+           "batch_norm_backward", "winograd_weights", "winograd_weights_grad",
            "winograd_positions",
            "winograd_tiles", "winograd_untile", "winograd_grad_tiles", "col2im", "all_finite",
            "direct_conv", "direct_conv_dw", "phase_planes"]
@@ -87,8 +87,8 @@ _SPLIT_MIN = {"relu": 1 << 19, "relu_grad": 1 << 19, "gelu": 1 << 18, "gelu_grad
               "max_pool_2x2": 1 << 16, "max_pool_2d": 1 << 15, "index_add_rows": 1 << 17,
               "pad_planes": 1 << 16, "add_scaled": 1 << 18, "scale": 1 << 18,
               "by_row": 1 << 18, "by_column": 1 << 18, "batch_norm": 1 << 16,
-              "channel_affine": 1 << 16, "batch_norm_dx": 1 << 16, "batch_norm_dw": 1 << 16,
-              "channel_sum": 1 << 16, "softmax": 1 << 17, "log_softmax": 1 << 17,
+              "channel_affine": 1 << 16, "batch_norm_backward": 1 << 16,
+              "softmax": 1 << 17, "log_softmax": 1 << 17,
               "softmax_grad": 1 << 17, "log_softmax_grad": 1 << 17, "layer_norm": 1 << 17,
               "layer_norm_dx": 1 << 17, "winograd_tiles": 1 << 16, "winograd_untile": 1 << 16,
               "winograd_grad_tiles": 1 << 16, "winograd_weights": 1 << 16,
@@ -579,56 +579,52 @@ def channel_affine(x, alpha, beta):
     return out
 
 
-def batch_norm_dx(grad, x, weight, mean, invstd, training):
-    """The input gradient of batch norm (the rule's order): in training, both channel sums
-    in one pass, the result in another."""
+def batch_norm_backward(grad, x, weight, mean, invstd, training, mask):
+    """Batch norm's gradients of the input, weight and bias, None where ``mask`` does not
+    ask (the rule's order): each channel's sums of ``grad`` and ``(x - mean) * grad`` in
+    one pass, for all three, and the input's in another."""
+    want_x, want_w, want_b = mask
     c = x.shape[1]
-    out = numpy.empty_like(x)
     w, mean, invstd = _per_channel(weight, c, 1), mean.reshape(c), invstd.reshape(c)
+    out = numpy.empty_like(x) if want_x else None
+    sums = want_w or want_b or want_x and training
+    dw, db = (numpy.empty(c, x.dtype), numpy.empty(c, x.dtype)) if sums else (None, None)
     rows = _batch_rows(x)
     if rows is None:
-        _by_channel("batch_norm_dx", (_planes(grad), _planes(x), w, mean, invstd, _planes(out)),
+        _by_channel("batch_norm_backward", (_planes(grad), _planes(x), w, mean, invstd,
+                                            _planes(out) if want_x else None, dw, db),
                     int(training))
-        return out
-    g = grad.reshape(rows.shape)
-    if not training:
+    else:
+        _batch_rows_backward(grad.reshape(rows.shape), rows, w, mean, invstd, training, out,
+                             dw, db)
+    return out, dw if want_w else None, db if want_b else None
+
+
+def _batch_rows_backward(g, rows, w, mean, invstd, training, out, dw, db):
+    """:func:`batch_norm_backward` of BatchNorm1d's (N, C), into ``out`` (None: not asked)
+    and the sums into ``dw`` and ``db`` (None: not asked)."""
+    c = rows.shape[1]
+    if out is not None and not training:
         _by_rows("batch_norm_dx_band", rows, _addresses(g, rows, w, mean, invstd, None, None,
                                                         out))
-        return out
-    mg, f = numpy.empty(c, x.dtype), numpy.empty(c, x.dtype)
+    if out is None or not training:
+        if dw is not None:
+            _column_sums(rows, mean, g, invstd, dw)
+            _column_sums(g, None, None, None, db)
+        return
+    mg, f = numpy.empty(c, rows.dtype), numpy.empty(c, rows.dtype)
     if _in_row_bands(rows):
-        _kernels()["batch_norm_dx_factors"](*_column_parts(rows, mean, g), len(rows), invstd,
-                                            mg, f, 0, c)
+        parts, gparts = _column_parts(rows, mean, g)
+        kernels = _kernels()
+        kernels["batch_norm_dx_factors"](parts, gparts, len(rows), invstd, mg, f, 0, c)
+        if dw is not None:
+            kernels["column_sums_scaled"](parts, invstd, dw, 0, c)
+            kernels["column_sums_scaled"](gparts, None, db, 0, c)
         _by_rows("batch_norm_dx_band", rows, _addresses(g, rows, w, mean, invstd, mg, f, out))
     else:
         parts, gparts = _parts(rows), _parts(rows)
         _by_columns("batch_norm_dx_columns", rows,
-                    _addresses(g, rows, w, mean, invstd, mg, f, out, parts, gparts))
-    return out
-
-
-def batch_norm_dw(grad, x, mean, invstd):
-    """``sum over (N, S) of (x - mean) * grad``, times invstd: the weight's gradient."""
-    c = x.shape[1]
-    out = numpy.empty(c, x.dtype)
-    rows = _batch_rows(x)
-    if rows is None:
-        _by_channel("batch_norm_dw", (_planes(grad), _planes(x), mean.reshape(c),
-                                      invstd.reshape(c), out))
-    else:
-        _column_sums(rows, mean.reshape(c), grad.reshape(rows.shape), invstd.reshape(c), out)
-    return out
-
-
-def channel_sum(grad):
-    """Each channel's sum of ``grad`` (N, C, ...): a batch norm bias's gradient."""
-    out = numpy.empty(grad.shape[1], grad.dtype)
-    rows = _batch_rows(grad)
-    if rows is None:
-        _by_channel("channel_sum", (_planes(grad), out))
-    else:
-        _column_sums(rows, None, None, None, out)
-    return out
+                    _addresses(g, rows, w, mean, invstd, mg, f, out, parts, gparts, dw, db))
 
 
 def _column_sums(a, m, g, scale, out):

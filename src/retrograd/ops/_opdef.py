@@ -29,6 +29,12 @@ from a rule, constants, recomputed statistics, kernel-or-composite rules, ...). 
 NumPy-only fast path is declared with :func:`kernel` beside the rule it stands in for,
 and ``tests/ops/test_kernels.py`` pins the two together.
 
+One rule may give the gradients of several inputs at once, as derivatives.yaml's
+``input, weight, bias: native_batch_norm_backward(..., grad_input_mask)``: its key is the
+tuple of their names, its last parameter ``grad_input_mask`` (a bool per input of the key,
+whether its gradient is asked for), and it returns a gradient (or None) for each. The
+engine calls it once per node for all of them: the sums they share are taken once.
+
 Broadcasting is undone by the engine (``autograd.node.sum_to``), never by a rule;
 a rule may return a gradient of the broadcast shape.
 
@@ -68,7 +74,7 @@ import numpy
 from ..autograd._batched import Batched, BatchShape
 from ..autograd.node import KernelBackward, OpNode, _tensor_operand
 
-__all__ = ["defop", "kernel", "OpDef", "Kernel", "KERNELS", "GPU_KERNELS"]
+__all__ = ["defop", "kernel", "OpDef", "Kernel", "Joint", "KERNELS", "GPU_KERNELS"]
 
 KERNELS = []  # every kernel() declaration, for the tests that pin each to its rule
 GPU_KERNELS = []  # ... those for CuPy on a GPU
@@ -177,10 +183,38 @@ def _as_batch(out, level):
     return Batched(out, level)
 
 
+class Joint:
+    """A vjp rule for several ``inputs`` together (a vjp key of their names; see the module
+    docstring): ``op.vjp`` maps each of them to this."""
+
+    __slots__ = ("rule", "inputs")
+
+    def __init__(self, rule, inputs):
+        self.rule, self.inputs = rule, tuple(inputs)
+
+    def __repr__(self):
+        return f"<joint vjp of {', '.join(self.inputs)}: {self.rule.__qualname__}>"
+
+
+def _flat_vjp(vjp):
+    """``vjp`` keyed by single input names: a tuple key's rule as one :class:`Joint` under
+    each of its names (a mapping already flat, ``op.vjp``, stays as it is)."""
+    flat = {}
+    for key, rule in (vjp or {}).items():
+        if type(key) is tuple:
+            rule = Joint(rule, key)
+            for n in key:
+                flat[n] = rule
+        else:
+            flat[key] = rule
+    return flat
+
+
 class OpDef:
     __slots__ = ("name", "forward", "inputs", "attrs", "outputs", "vjp", "jvp", "node_cls",
                  "promote", "to_float", "view", "differentiable", "nondiff_outputs",
-                 "saved_names", "_save_plan", "_rules", "_edge_rules", "_has_grads", "edges",
+                 "saved_names", "_save_plan", "_rules", "_edge_rules", "_joint", "_has_grads",
+                 "edges",
                  "edge_mask", "unary", "wants_strides", "into", "batched", "upcast",
                  "upcast_rules", "dtype_attr", "scalar_other", "lean", "kernel_backward")
 
@@ -257,7 +291,7 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
     op = OpDef()
     op.name = name
     op.forward = forward
-    vjp = dict(vjp or {})
+    vjp = _flat_vjp(vjp)
     params = list(inspect.signature(forward).parameters)[1:]
     inputs = tuple(inputs if inputs is not None else vjp)
     for n in inputs:
@@ -291,7 +325,12 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
         if rule is None:
             rules.append(None)
             continue
-        args = list(inspect.signature(rule).parameters)
+        args = list(inspect.signature(_rule_of(rule)).parameters)
+        if type(rule) is Joint:
+            if args[-1:] != ["grad_input_mask"]:
+                raise TypeError(f"op {name}: the joint vjp rule of {rule.inputs} must take "
+                                "grad_input_mask last")
+            args.pop()
         for a in args:
             if a in saveable and a not in saved:
                 saved.append(a)
@@ -299,27 +338,24 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
     op.saved_names = tuple(saved)
     env_names = ["grad", "grads", "xp", *saved, *op.attrs, *(f"{n}_shape" for n in op.inputs),
                  *(f"{n}_strides" for n in op.inputs)]
-    op._rules = []
     for i, r in enumerate(rules):
-        if r is None:
-            op._rules.append(None)
-            continue
-        rule, args = r
-        bad = [a for a in args if a not in env_names]
+        bad = [a for a in r[1] if a not in env_names] if r else ()
         if bad:
             raise TypeError(f"op {name}: vjp rule for {op.inputs[i]!r} asks for unknown {bad}")
-        idx = tuple(env_names.index(a) for a in args)
-        # (rule, env indices, a C-speed getter of its arguments, whether it takes one)
-        op._rules.append((rule, idx, operator.itemgetter(*idx) if idx else (lambda env: ()),
-                          len(idx) == 1))
-    op._rules = tuple(op._rules)
-    # (edge number, input index, its rule) per graph edge, as OpNode.apply walks them
-    op._edge_rules = tuple((k, i, op._rules[i]) for k, i in enumerate(op.edges))
-    op._has_grads = any(r is not None and 1 in r[1] for r in op._rules)
+    # (rule, env indices, a C-speed getter of its arguments, whether it takes one)
+    plain = [None if r is None else _getter(r[0], tuple(env_names.index(a) for a in r[1]))
+             for r in rules]
+    op._has_grads = any(r is not None and 1 in r[1] for r in plain)
     # Input strides (for layout-aware rules) are kept only by the ops whose rules ask.
     first_stride = len(env_names) - len(op.inputs)
     op.wants_strides = any(r is not None and max(r[1], default=0) >= first_stride
-                           for r in op._rules)
+                           for r in plain)
+    op._joint, op._rules = _joint_rules(op, plain, len(env_names))
+    # (edge number, input index, its rule) per graph edge, as OpNode.apply walks them
+    op._edge_rules = tuple((k, i, op._rules[i]) for k, i in enumerate(op.edges))
+    if op._joint and (batched or jvp == "elementwise"):
+        raise TypeError(f"op {name}: a joint vjp rule takes no batched rules and no "
+                        "elementwise jvp")
     op.batched = _batched_rules(op, batched, rules, env_names) if batched else None
     # What to save for each set of inputs needing grad (bit i = input i): the saved names
     # that those inputs' rules use, each as (slot, is_output, index).
@@ -333,7 +369,7 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
             for k in sorted(slots)))
     op._save_plan = tuple(op._save_plan)
     op.lean = _lean(op)
-    for rule in (forward, *vjp.values(), jvp, into):
+    for rule in (forward, *map(_rule_of, vjp.values()), jvp, into):
         while hasattr(rule, "kernel"):  # declared with kernel(): name its op for the tests
             rule.kernel.op = name         # (a GPU kernel may wrap a NumPy one)
             rule = rule.kernel.rule
@@ -341,6 +377,39 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
                        {"__slots__": (), "_op": op})
     op.kernel_backward = _kernel_backward(op, backward_reads, backward_node)
     return op
+
+
+def _rule_of(rule):
+    """The function of a vjp entry (a joint one's rule)."""
+    return rule.rule if type(rule) is Joint else rule
+
+
+def _getter(rule, idx):
+    """A rule's (function, env indices, getter of its arguments, whether it takes one)."""
+    return rule, idx, operator.itemgetter(*idx) if idx else (lambda env: ()), len(idx) == 1
+
+
+def _joint_rules(op, plain, first):
+    """``op._joint``: per joint rule, (its function, env indices, getter, takes one: as a
+    plain rule's, here of its arguments but the mask) and the edges of its inputs, its
+    gradients appended to the env (after the strides, at ``first`` on) by
+    ``OpNode._joint_grads``; and ``op._rules``, where each input of a joint rule takes its
+    gradient from those (at its place in the rule's key)."""
+    joints, rules = [], list(plain)
+    for i, r in enumerate(plain):
+        joint = op.vjp.get(op.inputs[i])
+        if type(joint) is not Joint:
+            continue
+        if joint.rule not in [j[0][0] for j in joints]:
+            for n in joint.inputs:
+                if not (n in op.inputs and op.inputs.index(n) in op.edges):
+                    raise TypeError(f"op {op.name}: joint vjp input {n!r} is not a "
+                                    "differentiable input")
+            edges = tuple(op.edges.index(op.inputs.index(n)) for n in joint.inputs)
+            joints.append(((joint.rule, *r[1:]), edges))
+        at = first + [j[0][0] for j in joints].index(joint.rule)
+        rules[i] = _getter(operator.itemgetter(joint.inputs.index(op.inputs[i])), (at,))
+    return tuple(joints), tuple(rules)
 
 
 def _kernel_backward(op, reads, node):

@@ -805,25 +805,36 @@ def _bn_saved(xp, input, save_mean, save_invstd, training, eps):
     return mean, invstd
 
 
-def _bn_dx(xp, grad, input, weight, save_mean, save_invstd, training, eps):
-    """In PyTorch's order: the channel's weight multiplies last, so a huge weight overflows
-    (or not) where PyTorch's does."""
+def _bn_backward(xp, grad, input, weight, save_mean, save_invstd, training, eps,
+                 grad_input_mask):
+    """native_batch_norm_backward: the three gradients from each channel's sums of ``grad``
+    and of ``(x - mean) * grad``, each taken once. In PyTorch's order: the products are
+    summed before invstd scales them, and the weight multiplies last, so a huge one
+    overflows (or not) where PyTorch's does."""
+    want_x, want_w, want_b = grad_input_mask
     mean, invstd = _bn_saved(xp, input, save_mean, save_invstd, training, eps)
-    if training:
-        axes = _bn_axes(input.ndim)
-        xc = input - mean
-        k = _mean(xp, xc * grad, axes) * invstd * invstd
-        grad = grad - _mean(xp, grad, axes) - xc * k
-    dx = grad * invstd
-    return dx if weight is None else dx * xp.reshape(weight, (-1,) + (1,) * (input.ndim - 2))
+    ndim = input.ndim
+    xc = input - mean
+    sums = want_w or want_b or want_x and training
+    sg = _channel_sum(xp, grad) if sums else None
+    sxg = _channel_sum(xp, xc * grad) if sums else None
+    dx = dw = None
+    if want_x:
+        if training:
+            n = math.prod(input.shape[:1] + input.shape[2:])
+            k = _per_count(_bn_c(sxg, ndim), n) * invstd * invstd
+            grad = grad - _per_count(_bn_c(sg, ndim), n) - xc * k
+        dx = grad * invstd
+        if weight is not None:
+            dx = dx * _bn_c(weight, ndim)
+    if want_w:
+        dw = sxg * xp.reshape(invstd, (-1,)) if input.size else sxg  # invstd NaN when empty
+    return dx, dw, sg if want_b else None
 
 
-def _bn_dw(xp, grad, input, save_mean, save_invstd, training, eps):
-    """PyTorch's ``sum((x - mean) * grad) * invstd``: the products overflow (or not) where
-    PyTorch's do, before invstd scales their sum."""
-    mean, invstd = _bn_saved(xp, input, save_mean, save_invstd, training, eps)
-    dotp = _channel_sum(xp, grad * (input - mean))
-    return dotp * xp.reshape(invstd, (-1,)) if input.size else dotp  # invstd NaN when empty
+def _per_count(total, n):
+    """A mean from its sum over ``n`` values: NaN, quietly, over none (as ``_mean``)."""
+    return total / n if n else total / 0.0
 
 
 def _bn_takes(input, *others):
@@ -847,18 +858,13 @@ _batch_norm = defop(
                          _bn_takes(input, weight, bias) if training else
                          _bn_takes(input, weight, bias, running_mean, running_var)),
     inputs=("input", "weight", "bias", "running_mean", "running_var"),
-    vjp={"input": kernel(_bn_dx, lambda xp, grad, input, weight, save_mean, save_invstd,
-                         training, eps: cpu_kernels.batch_norm_dx(
-                             grad, input, weight, save_mean, save_invstd, training),
-                         lambda grad, input, weight, save_mean, save_invstd, training, eps:
-                         _bn_takes(input, grad, weight, save_mean, save_invstd)),
-         "weight": kernel(_bn_dw, lambda xp, grad, input, save_mean, save_invstd, training,
-                          eps: cpu_kernels.batch_norm_dw(grad, input, save_mean, save_invstd),
-                          lambda grad, input, save_mean, save_invstd, training, eps:
-                          _bn_takes(input, grad, save_mean, save_invstd)),
-         "bias": kernel(lambda xp, grad: _channel_sum(xp, grad),
-                        lambda xp, grad: cpu_kernels.channel_sum(grad),
-                        lambda grad: _bn_takes(grad))},
+    vjp={("input", "weight", "bias"): kernel(
+        _bn_backward,
+        lambda xp, grad, input, weight, save_mean, save_invstd, training, eps, mask:
+        cpu_kernels.batch_norm_backward(grad, input, weight, save_mean, save_invstd, training,
+                                        mask),
+        lambda grad, input, weight, save_mean, save_invstd, training, eps, mask:
+        _bn_takes(input, grad, weight, save_mean, save_invstd))},
     jvp="transpose", outputs=("result", "save_mean", "save_invstd"),
     nondiff_outputs=("save_mean", "save_invstd"), node="NativeBatchNormBackward0")
 
