@@ -582,8 +582,10 @@ def channel_affine(x, alpha, beta):
 def batch_norm_backward(grad, x, weight, mean, invstd, training, mask):
     """Batch norm's gradients of the input, weight and bias, None where ``mask`` does not
     ask (the rule's order): each channel's sums of ``grad`` and ``(x - mean) * grad`` in
-    one pass, for all three, and the input's in another."""
+    one pass, for all three, and the input's in another. ``x`` may be in any layout (a
+    transposed batch): copied C-contiguous first."""
     want_x, want_w, want_b = mask
+    x = numpy.ascontiguousarray(x)
     c = x.shape[1]
     w, mean, invstd = _per_channel(weight, c, 1), mean.reshape(c), invstd.reshape(c)
     out = numpy.empty_like(x) if want_x else None

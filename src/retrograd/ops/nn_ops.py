@@ -813,22 +813,21 @@ def _bn_backward(xp, grad, input, weight, save_mean, save_invstd, training, eps,
     overflows (or not) where PyTorch's does."""
     want_x, want_w, want_b = grad_input_mask
     mean, invstd = _bn_saved(xp, input, save_mean, save_invstd, training, eps)
-    ndim = input.ndim
+    ndim, n = input.ndim, math.prod(input.shape[:1] + input.shape[2:])
     xc = input - mean
     sums = want_w or want_b or want_x and training
     sg = _channel_sum(xp, grad) if sums else None
-    sxg = _channel_sum(xp, xc * grad) if sums else None
+    sxg = _channel_sum(xp, grad * xc) if sums else None
     dx = dw = None
     if want_x:
         if training:
-            n = math.prod(input.shape[:1] + input.shape[2:])
             k = _per_count(_bn_c(sxg, ndim), n) * invstd * invstd
             grad = grad - _per_count(_bn_c(sg, ndim), n) - xc * k
         dx = grad * invstd
         if weight is not None:
             dx = dx * _bn_c(weight, ndim)
     if want_w:
-        dw = sxg * xp.reshape(invstd, (-1,)) if input.size else sxg  # invstd NaN when empty
+        dw = sxg * xp.reshape(invstd, (-1,)) if n else sxg  # invstd NaN when empty
     return dx, dw, sg if want_b else None
 
 
@@ -841,6 +840,14 @@ def _bn_takes(input, *others):
     """Whether the compiled kernels take a batch norm: float32, C-contiguous, non-empty,
     each channel's values in runs long enough."""
     return cpu_kernels.channel_runs_pay(input) and cpu_kernels.takes(input, *others)
+
+
+def _bn_backward_takes(grad, input, weight, save_mean, save_invstd, training, eps, mask):
+    """Whether the compiled backward takes a batch norm's: as :func:`_bn_takes`, but the
+    input in any layout (copied C-contiguous: one pass, where NumPy's rule makes several
+    and sums a row-major channel's values one row at a time in float32)."""
+    return (input.dtype.char == "f" and cpu_kernels.channel_runs_pay(input)
+            and cpu_kernels.takes(grad, weight, save_mean, save_invstd))
 
 
 def _bn_fwd_compiled(xp, input, weight, bias, running_mean, running_var, training, eps):
@@ -863,8 +870,7 @@ _batch_norm = defop(
         lambda xp, grad, input, weight, save_mean, save_invstd, training, eps, mask:
         cpu_kernels.batch_norm_backward(grad, input, weight, save_mean, save_invstd, training,
                                         mask),
-        lambda grad, input, weight, save_mean, save_invstd, training, eps, mask:
-        _bn_takes(input, grad, weight, save_mean, save_invstd))},
+        _bn_backward_takes)},
     jvp="transpose", outputs=("result", "save_mean", "save_invstd"),
     nondiff_outputs=("save_mean", "save_invstd"), node="NativeBatchNormBackward0")
 
