@@ -86,6 +86,47 @@ def test_batch_norm_3d_matches_torch():
         r(retrograd.zeros(2, 3, 4, 5, dtype=retrograd.float64))
 
 
+_MIXED = [("float32", "float64", "weight"), ("float32", "float64", "stats"),
+          ("float64", "float32", "weight"), ("float64", "float32", "stats"),
+          ("float32", "bfloat16", "weight"), ("float32", "float16", "stats"),
+          ("bfloat16", "float64", "weight"), ("bfloat16", "float32", "weight"),
+          ("float16", "float32", "stats"), ("float32", "float32", "weight")]
+
+
+@pytest.mark.parametrize("input_dtype,param_dtype,which", _MIXED)
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_mixed_dtypes_as_torchs_cpu_kernel(input_dtype, param_dtype, which,
+                                                      training):
+    """Parameters of another dtype than the input's: float32 ones with a half input run;
+    any other mix raises PyTorch's RuntimeError, whose message names the rule broken."""
+    outcomes = []
+    for T in (retrograd, torch):
+        x = T.ones(4, 3, dtype=getattr(T, input_dtype))
+        params = T.ones(3, dtype=getattr(T, param_dtype))
+        w = params if which == "weight" else None
+        stats = (T.zeros_like(params), params) if which == "stats" or not training else (
+            None, None)
+        try:
+            T.nn.functional.batch_norm(x, *stats, w, None, training)
+            outcomes.append("ran")
+        except RuntimeError as e:
+            outcomes.append(str(e))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_batch_norm_of_one_value_per_channel_leaves_a_nan_running_variance():
+    """``torch.batch_norm`` (the ATen op, past F.batch_norm's check) in training on one
+    value per channel: the unbiased variance is 0 * 1/0."""
+    stats = []
+    for T in (retrograd, torch):
+        rm, rv = T.zeros(3), T.ones(3)
+        T.batch_norm(T.ones(1, 3), None, None, rm, rv, True, 0.1, 1e-5, False)
+        stats.append((rm.numpy(), rv.numpy()))
+    (rm, rv), (tm, tv) = stats
+    numpy.testing.assert_allclose(rm, tm)
+    assert numpy.isnan(rv).all() and numpy.isnan(tv).all()
+
+
 @pytest.mark.parametrize("shape,eps,affine", [((4,), None, True), ((3, 4), 1e-3, True),
                                               ([4], 0.1, False)])
 def test_rms_norm_matches_torch(shape, eps, affine):

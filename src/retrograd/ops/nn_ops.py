@@ -11,7 +11,7 @@ PyTorch's signatures live in :mod:`retrograd.nn.functional`.
 import math
 import struct
 
-from .._dtype import OPMATH, float32, is_float, kind_of
+from .._dtype import LOW, OPMATH, float32, is_float, kind_of
 from .._tensor import wrap
 from ..backend import cpu_kernels, get_array_module, gpu_kernels
 from ..backend.functions import functions
@@ -896,6 +896,7 @@ def aten_batch_norm(input, weight, bias, running_mean, running_var, training, mo
         for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
             if stat is None:
                 raise RuntimeError(f"{name} must be defined in evaluation mode")
+    _check_mixed_dtype(input, weight, bias, running_mean, running_var)
     out, mean, invstd = apply(_batch_norm, (input, weight, bias, running_mean, running_var),
                               (training, eps))
     n = math.prod(input.shape[:1] + input.shape[2:])
@@ -906,9 +907,22 @@ def aten_batch_norm(input, weight, bias, running_mean, running_var, training, mo
         running_mean._data += m * mean._data
         running_mean._vc[0] += 1
         running_var._data *= 1 - m
-        running_var._data += (m * n / (n - 1)) * var
+        # (one value per channel: PyTorch's unbiased variance 0 * 1/0, NaN)
+        running_var._data += (m * n / (n - 1) if n > 1 else math.nan) * var
         running_var._vc[0] += 1
     return out
+
+
+def _check_mixed_dtype(input, *params):
+    """PyTorch's CPU batch norm: parameters of a dtype other than the input's (as the
+    first one given says) must all be float32, and the input then float16 or bfloat16."""
+    given = [p for p in params if p is not None]
+    if not given or given[0].dtype == input.dtype or input.device.type != "cpu":
+        return
+    if any(p.dtype != float32 for p in given):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if input._data.dtype not in LOW:
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
 # ---- activations --------------------------------------------------------------------------
