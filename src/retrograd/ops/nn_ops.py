@@ -814,8 +814,8 @@ def _bn_backward(xp, grad, input, weight, save_mean, save_invstd, training, eps,
     want_x, want_w, want_b = grad_input_mask
     mean, invstd = _bn_saved(xp, input, save_mean, save_invstd, training, eps)
     ndim, n = input.ndim, math.prod(input.shape[:1] + input.shape[2:])
-    xc = input - mean
-    sums = want_w or want_b or want_x and training
+    sums = want_w or want_b or want_x and training  # (evaluation's input gradient: none)
+    xc = input - mean if sums else None
     sg = _channel_sum(xp, grad) if sums else None
     sxg = _channel_sum(xp, grad * xc) if sums else None
     dx = dw = None
