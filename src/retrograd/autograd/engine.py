@@ -279,11 +279,22 @@ def _retain(t, g, create_graph):
         t._grad = t._grad + _as_tensor(g)
 
 
+def _hooks_see(node, buf):
+    """The indices of the output gradients the node's hooks see: PyTorch's node of an op
+    has its differentiable outputs, only the first where its formulas read ``grad`` alone
+    (max's values, batch norm's result; ``ops._opdef``'s ``node_outputs``)."""
+    op = getattr(node, "_op", None)
+    return range(len(buf)) if op is None or op.hooked is None else op.hooked
+
+
 def _node_pre_hooks(node, buf, create_graph):
+    seen = _hooks_see(node, buf)
     for hook in list(node._pre_hooks.values()):
-        res = hook(tuple(_as_tensor(g) for g in buf))
+        res = hook(tuple(_as_tensor(buf[i]) for i in seen))
         if res is not None:
-            buf[:] = _checked_tuple(hook, res, buf, create_graph)
+            new = _checked_tuple(hook, res, [buf[i] for i in seen], create_graph)
+            for i, g in zip(seen, new, strict=True):
+                buf[i] = g
 
 
 def _post_hooks(node, outs, buf, create_graph):
@@ -292,7 +303,7 @@ def _post_hooks(node, outs, buf, create_graph):
         outs = [g if task.will_execute(nxt) else None
                 for (nxt, _), g in zip(node.next_functions, outs, strict=True)]
     grad_inputs = tuple(_as_tensor(g) for g in outs)
-    grad_outputs = tuple(_as_tensor(g) for g in buf)
+    grad_outputs = tuple(_as_tensor(buf[i]) for i in _hooks_see(node, buf))
     for hook in list(node._post_hooks.values()):
         res = hook(grad_inputs, grad_outputs)
         if res is not None:

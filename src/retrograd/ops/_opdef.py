@@ -216,7 +216,8 @@ class OpDef:
                  "saved_names", "_save_plan", "_rules", "_edge_rules", "_joint", "_has_grads",
                  "edges",
                  "edge_mask", "unary", "wants_strides", "into", "batched", "upcast",
-                 "upcast_rules", "dtype_attr", "scalar_other", "lean", "kernel_backward")
+                 "upcast_rules", "dtype_attr", "scalar_other", "lean", "kernel_backward",
+                 "hooked")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -253,7 +254,7 @@ def _camel(name):
 def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=("result",),
           scalars=(), into=None, batched=None, promote=None, to_float=False, view=False,
           nondiff_outputs=(), upcast=True, scalar_other=False, backward_reads=None,
-          backward_node=None):
+          backward_node=None, node_outputs=None):
     """Declare an op; see the module docstring for the conventions.
 
     node:      the grad_fn class name (default ``<Name>Backward0``).
@@ -264,6 +265,9 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
                kernel's output (``autograd.node.KernelBackward``), named ``backward_node``
                (default: the grad_fn's name with its Backward doubled,
                ``MaxPool2DWithIndicesBackward0`` -> ``MaxPool2DWithIndicesBackwardBackward0``).
+    node_outputs: the outputs of PyTorch's node, whose gradients its hooks see (a
+               multi-output op's): by default the differentiable ones where the rules read
+               ``grads``, else the first alone, as PyTorch's codegen makes them.
     promote:   input names promoted together by PyTorch's type rules.
     to_float:  integer/bool results become the default float dtype (exp, div, ...).
     view:      the output is a view of the first input (shares memory and version).
@@ -369,6 +373,7 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
             for k in sorted(slots)))
     op._save_plan = tuple(op._save_plan)
     op.lean = _lean(op)
+    op.hooked = _hooked_outputs(op, node_outputs)
     for rule in (forward, *map(_rule_of, vjp.values()), jvp, into):
         while hasattr(rule, "kernel"):  # declared with kernel(): name its op for the tests
             rule.kernel.op = name         # (a GPU kernel may wrap a NumPy one)
@@ -377,6 +382,17 @@ def defop(name, forward, *, inputs=None, vjp=None, jvp=None, node=None, outputs=
                        {"__slots__": (), "_op": op})
     op.kernel_backward = _kernel_backward(op, backward_reads, backward_node)
     return op
+
+
+def _hooked_outputs(op, names):
+    """``op.hooked``: the indices of the outputs whose gradients the node's hooks see (None:
+    all, one output)."""
+    if len(op.outputs) == 1:
+        return None
+    if names is None:
+        names = ([n for n in op.outputs if n not in op.nondiff_outputs] if op._has_grads
+                 else op.outputs[:1])
+    return tuple(op.outputs.index(n) for n in names)
 
 
 def _rule_of(rule):

@@ -711,7 +711,7 @@ _group_norm = defop(
          "weight": _gn_dw,
          "bias": lambda xp, grad: _channel_sum(xp, grad)},
     jvp="transpose", outputs=("result", "mean", "rstd"), nondiff_outputs=("mean", "rstd"),
-    node="NativeGroupNormBackward0")
+    node="NativeGroupNormBackward0", node_outputs=("result", "mean", "rstd"))
 
 
 def _verify_batch_size(size):
