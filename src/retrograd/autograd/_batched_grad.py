@@ -172,18 +172,18 @@ class _Walk:
         env += node._shapes
         if op.wants_strides:
             env += node._strides
+        live = [fn is not None if every_edge else self.needed(fn)
+                for fn, _ in node.next_functions]
         if op._joint:
-            live = [fn is not None if every_edge else self.needed(fn)
-                    for fn, _ in node.next_functions]
             try:
                 node._joint_grads(env, live, False)
             except NO_RULE as e:
                 raise _cannot_batch(node, e) from e
         out, env_b = [], None
         shapes, dtypes, rules = node._shapes, node._dtypes, op._rules
-        for (fn, _), i in zip(node.next_functions, op.edges, strict=True):
+        for k, i in enumerate(op.edges):
             rule = rules[i]
-            if rule is None or not (fn is not None if every_edge else self.needed(fn)):
+            if rule is None or not live[k]:
                 out.append(None)
                 continue
             if op.batched is not None and op.batched[i] is not None:

@@ -418,7 +418,7 @@ def _joint_rules(op, plain, first):
             continue
         if joint.rule not in [j[0][0] for j in joints]:
             for n in joint.inputs:
-                if not (n in op.inputs and op.inputs.index(n) in op.edges):
+                if not _tensor_operand(op, n):
                     raise TypeError(f"op {op.name}: joint vjp input {n!r} is not a "
                                     "differentiable input")
             edges = tuple(op.edges.index(op.inputs.index(n)) for n in joint.inputs)
