@@ -221,7 +221,7 @@ def test_conv1d_goes_this_way(taken):
 def test_the_kernels_refuse_arrays_that_do_not_fit(change):
     """The kernels index unchecked: a call whose arrays disagree raises first."""
     x = numpy.zeros((2, 3, 10, 20), numpy.float32)
-    xp, offs = _conv_direct._padded(x, (3, 3), (1, 1), (1, 1), (1, 1))
+    xp, offs, _ = _conv_direct._padded(x, (3, 3), (1, 1), (1, 1), (1, 1))
     w, b = numpy.zeros((8, 27), numpy.float32), numpy.zeros(8, numpy.float32)
     out = numpy.empty((2, 8, 10, 20), numpy.float32)
     if change == "offsets past the planes":
@@ -238,7 +238,7 @@ def test_the_kernels_refuse_arrays_that_do_not_fit(change):
         offs = offs.astype(numpy.int32)
     with pytest.raises(ValueError, match="does not fit"):
         cpu_kernels.direct_conv(xp, offs, w, b, out)
-    cpu_kernels.direct_conv(*_conv_direct._padded(x, (3, 3), (1, 1), (1, 1), (1, 1)),
+    cpu_kernels.direct_conv(*_conv_direct._padded(x, (3, 3), (1, 1), (1, 1), (1, 1))[:2],
                             numpy.zeros((8, 27), numpy.float32), b,
                             numpy.empty((2, 8, 10, 20), numpy.float32))
 
@@ -247,7 +247,7 @@ def test_the_kernels_refuse_arrays_that_do_not_fit(change):
                                     "offsets past the planes"])
 def test_the_weight_gradient_refuses_arrays_that_do_not_fit(change):
     x = numpy.zeros((2, 3, 10, 24), numpy.float32)
-    xp, offs = _conv_direct._padded(x, (3, 3), (1, 1), (1, 1), (1, 1))
+    xp, offs, _ = _conv_direct._padded(x, (3, 3), (1, 1), (1, 1), (1, 1))
     g = numpy.zeros((2, 8, 10, 24), numpy.float32)
     if change == "narrower than a vector":
         g = numpy.zeros((2, 8, 10, 4), numpy.float32)
@@ -334,40 +334,82 @@ def _at_a_guard_page(a, kept):
     return out
 
 
-@pytest.mark.parametrize("own", [False, True])
-def test_the_tiles_read_nothing_past_their_arrays(own):
+@pytest.mark.parametrize("own, stride", [(False, 1), (True, 1), (True, 2)])
+def test_the_tiles_read_nothing_past_their_arrays(own, stride):
     """Inputs and gradients that end where memory may not be read: the last row's masked
-    tail (19 columns: two vectors and 3) and the narrow tiles (12 columns) stay inside."""
+    tail (19 columns: two vectors and 3) and the narrow tiles (12 columns) stay inside; at
+    a stride of 2 (a depthwise convolution's) the tiles' loads of 2 OW values from a row's
+    first need a row more of padding, which the planes then have."""
     kept = []
     rng = numpy.random.default_rng(9)
-    x = rng.standard_normal((2, 4, 6, 19)).astype(numpy.float32)
+    x = rng.standard_normal((2, 4, 6, 19) if stride == 1 else (2, 4, 11, 37))
     k, kernel = (4, (3, 3))
-    planes, taps, step = _conv_direct._planes(x, kernel, (1, 1), (1, 1), (1, 1))
+    planes, taps, step, tiles = _conv_direct._planes(x.astype(numpy.float32), kernel,
+                                                     (stride,) * 2, (1, 1), (1, 1), own)
+    assert tiles == (stride,) * 2
+    assert planes.shape[2] == (8 if stride == 1 else 14)  # (11 rows padded to 13, and 1)
     offs = taps if own else (numpy.arange(4)[:, None] * step + taps).reshape(-1)
     own = step if own else 0
     planes = _at_a_guard_page(planes, kept)
     g = _at_a_guard_page(rng.standard_normal((2, k, 6, 19)).astype(numpy.float32), kept)
-    dw = cpu_kernels.direct_conv_dw(g, planes, offs, own=own)
+    dw = cpu_kernels.direct_conv_dw(g, planes, offs, own=own, stride=tiles)
     w = _at_a_guard_page(rng.standard_normal((k, offs.size)).astype(numpy.float32), kept)
     narrow = _at_a_guard_page(numpy.empty((2, k, 6, 12), numpy.float32), kept)
-    cpu_kernels.direct_conv(planes, offs, w, numpy.zeros(k, numpy.float32), narrow, own=own)
+    cpu_kernels.direct_conv(planes, offs, w, numpy.zeros(k, numpy.float32), narrow, own=own,
+                            stride=tiles)
     # against sums in float64 over the same taps
     flat = planes.reshape(2, -1).astype(numpy.float64)
     want_dw = numpy.zeros((k, offs.size))
     want_out = numpy.zeros((2, k, 6, 12))
     for m in range(k):
         for y in range(6):
-            at = offs + m * own + y * planes.shape[3]
-            window = flat[:, at[:, None] + numpy.arange(19)]  # (N, T, 19)
+            at = offs + m * own + y * stride * planes.shape[3]
+            window = flat[:, at[:, None] + stride * numpy.arange(19)]  # (N, T, 19)
             want_dw[m] += numpy.einsum("nz,ntz->t", g[:, m, y].astype(numpy.float64), window)
             want_out[:, m, y] = numpy.einsum("t,ntz->nz", w[m], window[:, :, :12])
     numpy.testing.assert_allclose(dw, want_dw, rtol=1e-5, atol=1e-5)
     numpy.testing.assert_allclose(narrow, want_out, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("stride, rows, own, fits", [
+    ((1, 3), 13, True, False), ((2, 2), 13, True, False), ((2, 2), 14, True, True),
+    ((0, 1), 13, True, False), ((2, 2), 14, False, False)])
+def test_the_kernels_refuse_a_stride_they_do_not_read(stride, rows, own, fits):
+    """A column stride other than 1 or 2 (2 a depthwise convolution's alone), a row stride
+    under 1, or a stride of 2 whose last load would end past the planes (one row short of
+    the padding :func:`_planes` adds)."""
+    planes = numpy.zeros((2, 4, rows, 39), numpy.float32)
+    taps = numpy.array([i * 39 + j for i in range(3) for j in range(3)], numpy.int64)
+    out = numpy.empty((2, 4, 6, 19), numpy.float32)
+    w, b = numpy.zeros((4, 9), numpy.float32), numpy.zeros(4, numpy.float32)
+    step = rows * 39 if own else 0
+    calls = [lambda: cpu_kernels.direct_conv(planes, taps, w, b, out, own=step, stride=stride),
+             lambda: cpu_kernels.direct_conv_dw(out, planes, taps, own=step, stride=stride)]
+    for call in calls:
+        if fits:
+            call()
+        else:
+            with pytest.raises(ValueError, match="does not fit"):
+                call()
+
+
+@pytest.mark.parametrize("kernel, stride, dilation, strided, tiles", [
+    # a depthwise convolution's taps in both column phases: the padded planes at stride 2
+    ((3, 3), (2, 2), (1, 1), True, (2, 2)),
+    ((3, 3), (2, 2), (1, 1), False, (1, 1)),  # a convolution's: the phases
+    ((3, 3), (2, 1), (1, 1), False, (2, 1)),  # rows at a stride: the padded planes
+    ((1, 1), (2, 2), (1, 1), True, (1, 1)),  # one column phase: cut out, read at unit stride
+    ((3, 3), (2, 2), (2, 2), True, (1, 1)),  # an even dilation reads one column phase too
+    ((3, 3), (3, 3), (1, 1), True, (1, 1)),
+])
+def test_the_planes_a_stride_reads(kernel, stride, dilation, strided, tiles):
+    x = numpy.zeros((1, 4, 20, 40), numpy.float32)
+    assert _conv_direct._planes(x, kernel, stride, (1, 1), dilation, strided)[3] == tiles
+
+
 def test_the_kernels_refuse_a_channel_step_past_the_planes():
     x = numpy.zeros((2, 4, 10, 20), numpy.float32)
-    planes, taps, step = _conv_direct._planes(x, (3, 3), (1, 1), (1, 1), (1, 1))
+    planes, taps, step, _ = _conv_direct._planes(x, (3, 3), (1, 1), (1, 1), (1, 1))
     out = numpy.empty((2, 4, 10, 20), numpy.float32)
     w, b = numpy.zeros((4, 9), numpy.float32), numpy.zeros(4, numpy.float32)
     for own in (step + 1, -1):

@@ -122,8 +122,22 @@ def _loaded(builder, data, starts, at, mask=None):
     return [seen[id(s)] for s in starts]
 
 
-def _forward_tile(vectors, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
-    """The signature and code of a forward tile ``vectors`` vectors of 8 columns wide."""
+_EVEN = ir.Constant(ir.VectorType(ir.IntType(32), 8), list(range(0, 16, 2)))
+
+
+def _strided(builder, data, starts, at, sw, masks=None):
+    """:func:`_loaded` at a column stride ``sw`` of 1 or 2: at 2, the 16 values from ``at``
+    as two vectors and their even lanes kept (with ``masks``, a pair, masked loads)."""
+    if sw == 1:
+        return _loaded(builder, data, starts, at, masks and masks[0])
+    low = _loaded(builder, data, starts, at, masks and masks[0])
+    high = _loaded(builder, data, starts, builder.add(at, _const(8)), masks and masks[1])
+    return [builder.shuffle_vector(a, b, _EVEN) for a, b in zip(low, high, strict=True)]
+
+
+def _forward_tile(vectors, sw, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
+    """The signature and code of a forward tile ``vectors`` vectors of 8 columns wide,
+    reading its input at a column stride ``sw`` of 1 or 2."""
     sig = types.void(x, xat, offs, w, wat, bias, k0, out, oat, ostep)
 
     def codegen(context, builder, signature, args):
@@ -141,7 +155,7 @@ def _forward_tile(vectors, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
         def step(state, acc):
             q, = state
             at = builder.load(builder.gep(od, [q]))
-            xs = [_loaded(builder, xd, starts, builder.add(at, _const(8 * b)))
+            xs = [_strided(builder, xd, starts, builder.add(at, _const(8 * sw * b)), sw)
                   for b in range(vectors)]
             ws = [_splat(builder, builder.load(builder.gep(wd, [builder.add(r, q)])))
                   for r in rows]
@@ -162,26 +176,31 @@ def forward_tile(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
     """``out[oat + m * ostep + z] = bias[k0 + m] + sum over taps q of w[wat + m * T + q]
     * x[xat_m + offs[q] + z]`` for m < KB, z < 8 * XB, T = ``offs.size``: ``xat_m`` is
     ``xat``, or ``xat[0] + m * xat[1]`` where it is a pair (:func:`_input_rows`)."""
-    return _forward_tile(XB, x, xat, offs, w, wat, bias, k0, out, oat, ostep)
+    return _forward_tile(XB, 1, x, xat, offs, w, wat, bias, k0, out, oat, ostep)
 
 
 @intrinsic
 def forward_tile8(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
     """:func:`forward_tile` 8 columns wide, for outputs of 8 to 15 columns."""
-    return _forward_tile(1, x, xat, offs, w, wat, bias, k0, out, oat, ostep)
+    return _forward_tile(1, 1, x, xat, offs, w, wat, bias, k0, out, oat, ostep)
 
 
 @intrinsic
-def weight_grad_tile(typingctx, g, gat, gsteps, x, xat, xat2, size, skips, part):
-    """``part[8 (m QB + p) + lane]``: lane ``lane`` of the sum, over ``size`` = (images,
-    rows, vectors, tail) of output positions (a row: its vectors of 8 columns, then
-    ``tail`` columns more), of the gradient ``g`` of output channel m (its planes from
-    ``gat + m * gsteps[0]``, images ``gsteps[1]`` apart) times the input under tap p (from
-    ``xat`` for p = 0, ``xat2`` for p = 1, each an offset or a pair, as
-    :func:`forward_tile`'s ``xat``). ``skips`` = (the input's row length less the
-    output's, the step from an image's last row to the next image's first). Two loops:
-    the rows, and in each its vectors, whose loop only adds to two offsets; a row's tail
-    is read by masked loads, its other lanes zeros (and no product of them)."""
+def forward_tile_s2(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
+    """:func:`forward_tile` reading the input at a column stride of 2 (output column z from
+    input column 2 z: 32 columns read, the last not used)."""
+    return _forward_tile(XB, 2, x, xat, offs, w, wat, bias, k0, out, oat, ostep)
+
+
+@intrinsic
+def forward_tile8_s2(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
+    """:func:`forward_tile8` at a column stride of 2."""
+    return _forward_tile(1, 2, x, xat, offs, w, wat, bias, k0, out, oat, ostep)
+
+
+def _weight_grad_tile(sw, g, gat, gsteps, x, xat, xat2, size, skips, part):
+    """The signature and code of a weight gradient tile reading the input at a column
+    stride ``sw`` of 1 or 2."""
     sig = types.void(g, gat, gsteps, x, xat, xat2, size, skips, part)
 
     def codegen(context, builder, signature, args):
@@ -196,8 +215,17 @@ def weight_grad_tile(typingctx, g, gat, gsteps, x, xat, xat2, size, skips, part)
         starts = [_input_rows(builder, signature, args, i) for i in (4, 5)]
         g_row = builder.add(builder.mul(vectors, _const(8)), tail)  # a gradient row: OW
         lanes = ir.Constant(ir.VectorType(ir.IntType(32), 8), list(range(8)))
-        mask = builder.icmp_unsigned("<", lanes, _splat(builder, builder.trunc(
-            tail, ir.IntType(32)), ir.IntType(32)))
+
+        def below(n):
+            """The lanes (of 8) under ``n`` (an int32 vector's lanes), as a mask."""
+            return builder.icmp_signed("<", lanes, n)
+        tail32 = _splat(builder, builder.trunc(tail, ir.IntType(32)), ir.IntType(32))
+        mask = below(tail32)
+        # at a stride of 2 the tail's input is its 2 tail - 1 first values, in two vectors
+        used = builder.sub(builder.add(tail32, tail32), _splat(builder, ir.Constant(
+            ir.IntType(32), 1), ir.IntType(32)))
+        x_masks = (mask,) if sw == 1 else (below(used), below(builder.sub(used, _splat(
+            builder, ir.Constant(ir.IntType(32), 8), ir.IntType(32)))))
         has_tail = builder.icmp_signed(">", tail, _const(0))
         g_back = builder.mul(g_row, builder.sub(rows, _const(1)))  # an image's rows but one
         x_row = builder.add(g_row, skip)  # a row of the input planes
@@ -206,8 +234,8 @@ def weight_grad_tile(typingctx, g, gat, gsteps, x, xat, xat2, size, skips, part)
             """One vector of a row: (gradient, input) offsets, the next."""
             g_off, x_off = state
             gv = [_load8(builder, gd, builder.add(r, g_off)) for r in gs]
-            xv = [_loaded(builder, xd, s, x_off) for s in starts]
-            return ([builder.add(g_off, _const(8)), builder.add(x_off, _const(8))],
+            xv = [_strided(builder, xd, s, x_off, sw) for s in starts]
+            return ([builder.add(g_off, _const(8)), builder.add(x_off, _const(8 * sw))],
                     [builder.call(fma, [gv[m], xv[p][m], acc[m * QB + p]])
                      for m in range(KB) for p in range(QB)])
 
@@ -219,10 +247,10 @@ def weight_grad_tile(typingctx, g, gat, gsteps, x, xat, xat2, size, skips, part)
             end = builder.mul(vectors, _const(8))
             before = builder.block
             with builder.if_then(has_tail):
-                at = builder.add(x_off, end)
+                at = builder.add(x_off, builder.mul(end, _const(sw)))
                 gv = [_masked8(builder, gd, builder.add(builder.add(q, g_off), end), mask)
                       for q in gs]
-                xv = [_loaded(builder, xd, s, at, mask) for s in starts]
+                xv = [_strided(builder, xd, s, at, sw, x_masks) for s in starts]
                 tailed = [builder.call(fma, [gv[m], xv[p][m], acc[m * QB + p]])
                           for m in range(KB) for p in range(QB)]
                 inside = builder.block
@@ -247,6 +275,27 @@ def weight_grad_tile(typingctx, g, gat, gsteps, x, xat, xat2, size, skips, part)
     return sig, codegen
 
 
+@intrinsic
+def weight_grad_tile(typingctx, g, gat, gsteps, x, xat, xat2, size, skips, part):
+    """``part[8 (m QB + p) + lane]``: lane ``lane`` of the sum, over ``size`` = (images,
+    rows, vectors, tail) of output positions (a row: its vectors of 8 columns, then
+    ``tail`` columns more), of the gradient ``g`` of output channel m (its planes from
+    ``gat + m * gsteps[0]``, images ``gsteps[1]`` apart) times the input under tap p (from
+    ``xat`` for p = 0, ``xat2`` for p = 1, each an offset or a pair, as
+    :func:`forward_tile`'s ``xat``). ``skips`` = (the input's row length less the
+    output's, the step from an image's last row to the next image's first). Two loops:
+    the rows, and in each its vectors, whose loop only adds to two offsets; a row's tail
+    is read by masked loads, its other lanes zeros (and no product of them)."""
+    return _weight_grad_tile(1, g, gat, gsteps, x, xat, xat2, size, skips, part)
+
+
+@intrinsic
+def weight_grad_tile_s2(typingctx, g, gat, gsteps, x, xat, xat2, size, skips, part):
+    """:func:`weight_grad_tile` reading the input at a column stride of 2 (output column z
+    under input column 2 z; the tail's masked loads read up to the last value used)."""
+    return _weight_grad_tile(2, g, gat, gsteps, x, xat, xat2, size, skips, part)
+
+
 @jit
 def _starts(n, step):
     """Tile starts 0, step, ... covering ``n`` (at least ``step``), the last moved back to
@@ -258,12 +307,14 @@ def _starts(n, step):
 
 
 @jit
-def forward(x, offs, w, bias, out, r0, r1, plane, wp, k, oh, ow, own):
+def forward(x, offs, w, bias, out, r0, r1, plane, wp, k, oh, ow, own, sh, sw):
     """Output rows ``r0:r1`` (counted over images, then rows) of ``out`` (N, K, OH, OW),
     flat: ``x`` holds the padded input planes (N, C, hp, wp), ``w`` the weights (K, T)
     and ``offs`` the taps' offsets in an image's planes; K >= KB, OW >= 8 (tiles of 8 XB
     columns from OW = 8 XB, of 8 below). ``own``: a depthwise convolution's, output
-    channel k's taps at ``offs + k * own`` (its own input planes); 0 for the others."""
+    channel k's taps at ``offs + k * own`` (its own input planes); 0 for the others.
+    Output row y, column z reads the planes from row y ``sh``, column z ``sw``: 1, or 2
+    for a depthwise convolution's."""
     taps = offs.size
     wide = ow >= 8 * XB
     ks, xs = _starts(k, KB), _starts(ow, 8 * XB if wide else 8)
@@ -271,8 +322,14 @@ def forward(x, offs, w, bias, out, r0, r1, plane, wp, k, oh, ow, own):
         n, y = r // oh, r % oh
         for k0 in ks:
             for x0 in xs:
-                at, o = n * plane + k0 * own + y * wp + x0, ((n * k + k0) * oh + y) * ow + x0
-                if own and wide:
+                at = n * plane + k0 * own + y * sh * wp + x0 * sw
+                o = ((n * k + k0) * oh + y) * ow + x0
+                if sw == 2 and wide:
+                    forward_tile_s2(x, (at, own), offs, w, k0 * taps, bias, k0, out, o, oh * ow)
+                elif sw == 2:
+                    forward_tile8_s2(x, (at, own), offs, w, k0 * taps, bias, k0, out, o,
+                                     oh * ow)
+                elif own and wide:
                     forward_tile(x, (at, own), offs, w, k0 * taps, bias, k0, out, o, oh * ow)
                 elif own:
                     forward_tile8(x, (at, own), offs, w, k0 * taps, bias, k0, out, o, oh * ow)
@@ -283,10 +340,10 @@ def forward(x, offs, w, bias, out, r0, r1, plane, wp, k, oh, ow, own):
 
 
 @jit
-def weight_grad(g, x, offs, dw, k_lo, k_hi, n, plane, wp, k, oh, ow, own):
+def weight_grad(g, x, offs, dw, k_lo, k_hi, n, plane, wp, k, oh, ow, own, sh, sw):
     """``dw[m, q]`` (K, T), flat, for output channels ``k_lo:k_hi``: the sum of ``g`` (N, K,
-    OH, OW) times the input under tap q (``x``, the padded planes; ``own`` as
-    :func:`forward`'s); K >= KB, T >= QB, OW >= 8. Each tile sums over whole
+    OH, OW) times the input under tap q (``x``, the padded planes; ``own``, ``sh`` and
+    ``sw`` as :func:`forward`'s); K >= KB, T >= QB, OW >= 8. Each tile sums over whole
     images, ``_POSITIONS`` output positions or fewer (a lane an eighth of them: a sum short
     enough to round as a GEMM's), and the tiles' sums are added."""
     taps = offs.size
@@ -294,7 +351,7 @@ def weight_grad(g, x, offs, dw, k_lo, k_hi, n, plane, wp, k, oh, ow, own):
     per = max(1, _POSITIONS // (oh * ow))  # images a tile sums over
     part = numpy.empty(KB * QB * 8, numpy.float32)
     total = numpy.empty((qs.size, KB * QB * 8), numpy.float32)
-    skips = (wp - ow, plane - (oh - 1) * wp)
+    skips = (sh * wp - ow, plane - (oh - 1) * sh * wp)
     for k0 in _starts(k_hi - k_lo, KB) + k_lo:
         total[:] = 0
         for i in range(0, n, per):
@@ -303,7 +360,10 @@ def weight_grad(g, x, offs, dw, k_lo, k_hi, n, plane, wp, k, oh, ow, own):
             for j in range(qs.size):
                 base = i * plane + k0 * own
                 a, b = base + offs[qs[j]], base + offs[qs[j] + 1]
-                if own:
+                if sw == 2:
+                    weight_grad_tile_s2(g, gat, gsteps, x, (a, own), (b, own), size, skips,
+                                        part)
+                elif own:
                     weight_grad_tile(g, gat, gsteps, x, (a, own), (b, own), size, skips, part)
                 else:
                     weight_grad_tile(g, gat, gsteps, x, a, b, size, skips, part)
@@ -360,24 +420,24 @@ def phase_planes_job(p):
 
 @job
 def forward_job(p):
-    """[x, offs, w, bias, out, r0, r1, N, C, hp, wp, K, OH, OW, T, own]"""
-    j = carray(p, 16)
+    """[x, offs, w, bias, out, r0, r1, N, C, hp, wp, K, OH, OW, T, own, sh, sw]"""
+    j = carray(p, 18)
     n, c, hp, wp, k, oh, ow, taps = j[7], j[8], j[9], j[10], j[11], j[12], j[13], j[14]
     forward(carray(float32_at(j[0]), n * c * hp * wp), carray(int64_at(j[1]), taps),
             carray(float32_at(j[2]), k * taps), carray(float32_at(j[3]), k),
             carray(float32_at(j[4]), n * k * oh * ow), j[5], j[6], c * hp * wp, wp, k, oh, ow,
-            j[15])
+            j[15], j[16], j[17])
 
 
 @job
 def weight_grad_job(p):
-    """[g, x, offs, dw, k_lo, k_hi, N, C, hp, wp, K, OH, OW, T, own]"""
-    j = carray(p, 15)
+    """[g, x, offs, dw, k_lo, k_hi, N, C, hp, wp, K, OH, OW, T, own, sh, sw]"""
+    j = carray(p, 17)
     n, c, hp, wp, k, oh, ow, taps = j[6], j[7], j[8], j[9], j[10], j[11], j[12], j[13]
     weight_grad(carray(float32_at(j[0]), n * k * oh * ow),
                 carray(float32_at(j[1]), n * c * hp * wp), carray(int64_at(j[2]), taps),
                 carray(float32_at(j[3]), k * taps), j[4], j[5], n, c * hp * wp, wp, k, oh, ow,
-                j[14])
+                j[14], j[15], j[16])
 
 
 JOBS = {"direct_conv": forward_job.address, "direct_conv_dw": weight_grad_job.address,

@@ -487,37 +487,40 @@ def winograd_grad_tiles(g, out=None):
     return dm
 
 
-def direct_conv(xp, offs, w, bias, out, own=0):
+def direct_conv(xp, offs, w, bias, out, own=0, stride=(1, 1)):
     """``out`` (N, K, OH, OW): the convolution of the padded planes ``xp`` (N, C, hp, wp)
     by the weights ``w`` (K, T) of the taps at offsets ``offs`` (T, int64) in an image's
     planes, plus ``bias`` (K,); float32, C-contiguous, K >= 4 and OW >= 8
     (:mod:`._numba_direct`). ``own``: a depthwise convolution's, output channel k reading
-    its taps ``k * own`` further (its own input planes). In parts by output rows."""
+    its taps ``k * own`` further (its own input planes). ``stride``: output (y, z) reads
+    the planes from row y sh, column z sw (sw 1, or 2 for a depthwise convolution). In
+    parts by output rows."""
     n, c, hp, wp = xp.shape
     k, oh, ow = out.shape[1:]
-    _direct_fits(xp, offs, out, own, ow >= 8 and w.shape == (k, offs.size)
+    _direct_fits(xp, offs, out, own, stride, ow >= 8 and w.shape == (k, offs.size)
                  and bias.shape == (k,), w, bias)
     rows = n * oh
     parts = min(blas_threads.threads(), rows) if splits("direct_conv", out) else 1
     addresses = [a.__array_interface__["data"][0] for a in (xp, offs, w, bias, out)]
     jobs = numpy.array([[*addresses, rows * i // parts, rows * (i + 1) // parts, n, c, hp, wp,
-                         k, oh, ow, offs.size, own] for i in range(parts)], numpy.int64)
+                         k, oh, ow, offs.size, own, *stride] for i in range(parts)],
+                       numpy.int64)
     blas_threads.run_jobs(_kernels()["jobs"]["direct_conv"], jobs)
     return out
 
 
-def direct_conv_dw(g, xp, offs, own=0):
+def direct_conv_dw(g, xp, offs, own=0, stride=(1, 1)):
     """The weights' gradient (K, T) of :func:`direct_conv` from the output's ``g`` (N, K,
     OH, OW), OW >= 8, T >= 2. In parts by output channels, four at least."""
     n, c, hp, wp = xp.shape
     k, oh, ow = g.shape[1:]
-    _direct_fits(xp, offs, g, own, ow >= 8 and offs.size >= 2)
+    _direct_fits(xp, offs, g, own, stride, ow >= 8 and offs.size >= 2)
     dw = numpy.empty((k, offs.size), numpy.float32)
     units = k // 4
     parts = min(blas_threads.threads(), units) if splits("direct_conv_dw", g) else 1
     bounds = [units * i // parts * 4 for i in range(parts)] + [k]
     addresses = [a.__array_interface__["data"][0] for a in (g, xp, offs, dw)]
-    jobs = numpy.array([[*addresses, lo, hi, n, c, hp, wp, k, oh, ow, offs.size, own]
+    jobs = numpy.array([[*addresses, lo, hi, n, c, hp, wp, k, oh, ow, offs.size, own, *stride]
                         for lo, hi in itertools.pairwise(bounds)], numpy.int64)
     blas_threads.run_jobs(_kernels()["jobs"]["direct_conv_dw"], jobs)
     return dw
@@ -541,18 +544,21 @@ def phase_planes(x, stride, padding, phases, hq, wq):
     return out
 
 
-def _direct_fits(xp, offs, out, own, shapes_fit, *arrays):
+def _direct_fits(xp, offs, out, own, stride, shapes_fit, *arrays):
     """Raise unless the direct kernels, which index unchecked, stay inside the arrays: an
     output (N, K >= 4, OH, OW) of ``xp``'s images whose every tap reads inside an image's
-    planes (channel k's ``k * own`` further), ``shapes_fit`` (the caller's own
-    conditions), all C-contiguous, float32 (the offsets int64, summed as Python's
-    integers: no wrap-around), ``arrays`` too."""
+    planes (channel k's ``k * own`` further; at a column stride of 2, a row's 2 OW values
+    from its first), ``shapes_fit`` (the caller's own conditions), all C-contiguous,
+    float32 (the offsets int64, summed as Python's integers: no wrap-around), ``arrays``
+    too."""
     n, c, hp, wp = xp.shape
     k, oh, ow = out.shape[1:]
-    if not (shapes_fit and out.shape[0] == n and k >= 4 and 0 < ow <= wp and oh > 0
+    sh, sw = (int(s) for s in stride)
+    if not (shapes_fit and out.shape[0] == n and k >= 4 and oh > 0
+            and (sw == 1 or sw == 2 and own) and sh >= 1 and 0 < ow and (ow - 1) * sw < wp
             and offs.dtype == numpy.int64 and offs.ndim == 1 and offs.size and own >= 0
             and offs.min() >= 0
-            and (k - 1) * own + int(offs.max()) + (oh - 1) * wp + ow <= c * hp * wp
+            and (k - 1) * own + int(offs.max()) + (oh - 1) * sh * wp + ow * sw <= c * hp * wp
             and takes(xp, out, *arrays) and offs.flags.c_contiguous):
         raise ValueError(f"direct convolution: an output {out.shape} does not fit input planes "
                          f"{xp.shape} at taps {offs.size}")

@@ -111,37 +111,48 @@ def depthwise_applies(x_shape, w_shape, stride, padding, dilation, groups, array
     return not weight_grad or kh * kw >= 2
 
 
-def _planes(x, kernel, stride, padding, dilation):
-    """``x`` zero-padded, cut into its stride's phases (N, P * C, hq, wq): phase (a, b)
-    holds the padded planes' rows a, a + sh, ... and their columns b, b + sw, ... (only
-    the phases a tap reads; at unit stride, the padded planes). With the offsets (int64) of
-    the taps (row, column) in input channel 0's planes, and the step from a channel's to
-    the next's (hq * wq): tap (i, j) of output (y, x) reads phase ((i dh) % sh, (j dw) %
-    sw) at row y + (i dh) // sh, column x + (j dw) // sw."""
+def _planes(x, kernel, stride, padding, dilation, strided=False):
+    """The planes the kernels read: ``x`` zero-padded (N, C, hq, wq), or cut into its
+    stride's phases (N, P * C, hq, wq), phase (a, b) holding the padded planes' rows a, a +
+    sh, ... and their columns b, b + sw, ... (only the phases a tap reads). With the
+    offsets (int64) of the taps (row, column) in input channel 0's planes, the step from a
+    channel's to the next's (hq * wq), and the stride the tiles read the planes at. The
+    padded planes at a column stride of 1, and, for a depthwise convolution's tiles
+    (``strided``), of 2 where the taps read both phases of a column: those tiles' loads
+    take every other value (cutting the phases apart took twice the convolution's time on
+    MobileNet's (8, 144, 56, 56); a convolution's taps, many more, each read by four
+    output channels, pay for the cut: ResNet's stem is 15-25% slower read strided). There
+    tap (i, j) of output (y, z) reads row y sh + i dh, column z sw + j dw, and one row more
+    is padded where the tiles' last load would end past the planes. Else the phases, read
+    at unit stride: tap (i, j) reads phase ((i dh) % sh, (j dw) % sw) at row y + (i dh) //
+    sh, column z + (j dw) // sw."""
     n, c, h, w = x.shape
     (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
     rows, cols = numpy.arange(kh) * dilation[0], numpy.arange(kw) * dilation[1]
     hp, wp = h + 2 * ph, w + 2 * pw
-    if sh == sw == 1:
-        hq, wq, phase = hp, wp, numpy.zeros((kh, kw), numpy.int64)
-        planes = (cpu_kernels.pad_planes(x, hp, wp, ph, pw) if ph or pw
+    if sw == 1 or strided and sw == 2 and kw > 1 and dilation[1] % 2:
+        oh, ow = _out_size((h, w), kernel, stride, padding, dilation)
+        last = (((oh - 1) * sh + rows[-1]) * wp + ow * sw + cols[-1]).item()
+        hq, wq = hp + (last > hp * wp), wp
+        planes = (cpu_kernels.pad_planes(x, hq, wq, ph, pw) if ph or pw or hq > hp
                   else numpy.ascontiguousarray(x))
-    else:
-        hq, wq = -(-hp // sh), -(-wp // sw)
-        used = sorted({(a % sh, b % sw) for a in rows.tolist() for b in cols.tolist()})
-        phase = numpy.array([[used.index((a % sh, b % sw)) for b in cols.tolist()]
-                             for a in rows.tolist()], numpy.int64)
-        planes = cpu_kernels.phase_planes(numpy.ascontiguousarray(x), stride, padding,
-                                          numpy.array(used, numpy.int64), hq, wq)
+        return planes, (rows[:, None] * wq + cols).reshape(-1), hq * wq, (sh, sw)
+    hq, wq = -(-hp // sh), -(-wp // sw)
+    used = sorted({(a % sh, b % sw) for a in rows.tolist() for b in cols.tolist()})
+    phase = numpy.array([[used.index((a % sh, b % sw)) for b in cols.tolist()]
+                         for a in rows.tolist()], numpy.int64)
+    planes = cpu_kernels.phase_planes(numpy.ascontiguousarray(x), stride, padding,
+                                      numpy.array(used, numpy.int64), hq, wq)
     taps = (phase * c * (hq * wq) + (rows // sh)[:, None] * wq + cols // sw).reshape(-1)
-    return planes, taps, hq * wq
+    return planes, taps, hq * wq, (1, 1)
 
 
 def _padded(x, kernel, stride, padding, dilation):
-    """:func:`_planes`'s planes, and the offsets of every tap (channel, row, column) in an
-    image's planes: a convolution's, whose output channels all read every input channel."""
-    planes, taps, step = _planes(x, kernel, stride, padding, dilation)
-    return planes, (numpy.arange(x.shape[1])[:, None] * step + taps).reshape(-1)
+    """:func:`_planes`'s planes, the offsets of every tap (channel, row, column) in an
+    image's planes (a convolution's, whose output channels all read every input channel),
+    and the stride the tiles read them at."""
+    planes, taps, step, tiles = _planes(x, kernel, stride, padding, dilation)
+    return planes, (numpy.arange(x.shape[1])[:, None] * step + taps).reshape(-1), tiles
 
 
 def conv(x, w, bias, stride, padding, dilation):
@@ -150,7 +161,7 @@ def conv(x, w, bias, stride, padding, dilation):
     convolution of the gradient into 3 channels) are computed as 4, the others of zero
     weights, and copied out."""
     k = w.shape[0]
-    planes, offs = _padded(x, w.shape[2:], stride, padding, dilation)
+    planes, offs, tiles = _padded(x, w.shape[2:], stride, padding, dilation)
     tiled = max(k, _TILE_CHANNELS)
     weights = numpy.zeros((tiled, offs.size), numpy.float32)
     weights[:k] = w.reshape(k, -1)
@@ -159,34 +170,35 @@ def conv(x, w, bias, stride, padding, dilation):
         b[:k] = bias
     out = numpy.empty((x.shape[0], tiled, *_out_size(x.shape[2:], w.shape[2:], stride,
                                                       padding, dilation)), numpy.float32)
-    cpu_kernels.direct_conv(planes, offs, weights, b, out)
+    cpu_kernels.direct_conv(planes, offs, weights, b, out, stride=tiles)
     return out if tiled == k else numpy.ascontiguousarray(out[:, :k])
 
 
 def conv_dw(g, x, w_shape, stride, padding, dilation):
     """The gradient of the kernels ``w_shape`` from that of the output ``g`` (N, K, OH, OW)
     and the input ``x``."""
-    planes, offs = _padded(x, w_shape[2:], stride, padding, dilation)
-    return cpu_kernels.direct_conv_dw(numpy.ascontiguousarray(g), planes, offs).reshape(w_shape)
+    planes, offs, tiles = _padded(x, w_shape[2:], stride, padding, dilation)
+    return cpu_kernels.direct_conv_dw(numpy.ascontiguousarray(g), planes, offs,
+                                      stride=tiles).reshape(w_shape)
 
 
 def depthwise(x, w, bias, stride, padding, dilation):
     """The depthwise convolution (N, C, OH, OW) of ``x`` (N, C, H, W) by ``w`` (C, 1, kh,
     kw), plus ``bias``: each channel's tiles read its own planes."""
     c = x.shape[1]
-    planes, taps, step = _planes(x, w.shape[2:], stride, padding, dilation)
+    planes, taps, step, tiles = _planes(x, w.shape[2:], stride, padding, dilation, True)
     out = numpy.empty((x.shape[0], c, *_out_size(x.shape[2:], w.shape[2:], stride, padding,
                                                   dilation)), numpy.float32)
     b = numpy.zeros(c, numpy.float32) if bias is None else numpy.ascontiguousarray(bias)
     return cpu_kernels.direct_conv(planes, taps, numpy.ascontiguousarray(w).reshape(c, -1), b,
-                                   out, own=step)
+                                   out, own=step, stride=tiles)
 
 
 def depthwise_dw(g, x, w_shape, stride, padding, dilation):
     """The gradient of a depthwise convolution's kernels ``w_shape`` (C, 1, kh, kw)."""
-    planes, taps, step = _planes(x, w_shape[2:], stride, padding, dilation)
-    return cpu_kernels.direct_conv_dw(numpy.ascontiguousarray(g), planes, taps,
-                                      own=step).reshape(w_shape)
+    planes, taps, step, tiles = _planes(x, w_shape[2:], stride, padding, dilation, True)
+    return cpu_kernels.direct_conv_dw(numpy.ascontiguousarray(g), planes, taps, own=step,
+                                      stride=tiles).reshape(w_shape)
 
 
 def depthwise_dx_applies(g_shape, w_shape, x_shape, stride, groups, arrays):
