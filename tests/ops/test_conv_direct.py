@@ -64,6 +64,7 @@ def test_forward_and_gradients_match_float64(case, convs, weight_grads, taken):
     ((2, 2, 20, 40), 5, (3, 3), 1, 2, 2, 1),  # dilated
     ((2, 3, 30, 70), 4, (3, 5), 2, (1, 2), (2, 3), 1),  # both: phases (0, 0), (0, 1)
     ((2, 5, 17, 36), 6, (1, 1), 2, 0, 1, 1),  # one phase of four
+    ((2, 3, 30, 40), 8, (3, 3), (2, 1), 1, 1, 1),  # rows at a stride: the padded planes
 ])
 def test_strides_and_dilations_match_float64(xs, k, kernel, stride, padding, dilation,
                                              weight_grads, taken):
@@ -276,6 +277,7 @@ def depthwise_taken(monkeypatch):
     # at a stride: the input gradient by phases
     ((2, 5, 20, 40), (3, 3), 2, 1, 1, (1, 1, 1)),
     ((2, 4, 19, 37), (5, 4), (3, 2), (2, 1), (1, 3), (1, 1, 1)),
+    ((2, 4, 20, 24), (3, 3), (2, 1), 1, 1, (1, 1, 1)),  # rows at a stride
     # three phases with no tap, zeros; one tap, the weights' NumPy's
     ((2, 4, 10, 33), (1, 1), 2, 0, 1, (1, 0, 1)),
     ((2, 4, 10, 24), (3, 5), 1, (1, 4), 2, (2, 1, 0)),

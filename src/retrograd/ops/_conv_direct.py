@@ -4,8 +4,10 @@ taps with the weights and the padded input read in place (``cpu_kernels.direct_c
 and ``direct_conv_dw`` for the weight gradient). A tap is an offset into the input's
 planes, so a dilation is only other offsets, and a stride reads the planes cut into the
 stride's phases, each strided tap a unit-stride one there. Depthwise convolutions (a group
-per channel) go the same way, each output channel's tiles reading its own input planes;
-at a stride their input gradient is one such convolution per phase of the input.
+per channel) go the same way, each output channel's tiles reading its own input planes
+(at a column stride of 2 in place, every other value of their loads kept: see
+:func:`_planes`); at a stride their input gradient is one such convolution per phase of
+the input.
 
 im2col's GEMM has then an inner dimension of the taps alone, which OpenBLAS runs far
 below its speed, after copying the input once per tap; Winograd's transforms need more
