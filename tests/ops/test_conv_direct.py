@@ -278,6 +278,10 @@ def depthwise_taken(monkeypatch):
     ((2, 5, 20, 40), (3, 3), 2, 1, 1, (1, 1, 1)),
     ((2, 4, 19, 37), (5, 4), (3, 2), (2, 1), (1, 3), (1, 1, 1)),
     ((2, 4, 20, 24), (3, 3), (2, 1), 1, 1, (1, 1, 1)),  # rows at a stride
+    # the input gradient's two column phases interleaved: no padding, and 2, odd widths
+    ((2, 4, 15, 33), (3, 3), 2, 0, 1, (1, 1, 1)),
+    ((1, 6, 16, 35), (5, 5), 2, 2, 1, (1, 1, 1)),
+    ((2, 4, 9, 40), (3, 3), (3, 2), (2, 1), 1, (1, 1, 1)),
     # three phases with no tap, zeros; one tap, the weights' NumPy's
     ((2, 4, 10, 33), (1, 1), 2, 0, 1, (1, 0, 1)),
     ((2, 4, 10, 24), (3, 5), 1, (1, 4), 2, (2, 1, 0)),
@@ -359,18 +363,23 @@ def test_the_tiles_read_nothing_past_their_arrays(own, stride):
     narrow = _at_a_guard_page(numpy.empty((2, k, 6, 12), numpy.float32), kept)
     cpu_kernels.direct_conv(planes, offs, w, numpy.zeros(k, numpy.float32), narrow, own=own,
                             stride=tiles)
+    # the full width: at a stride of 2 the last tile's last load is the padded row's first
+    full = _at_a_guard_page(numpy.empty((2, k, 6, 19), numpy.float32), kept)
+    cpu_kernels.direct_conv(planes, offs, w, numpy.zeros(k, numpy.float32), full, own=own,
+                            stride=tiles)
     # against sums in float64 over the same taps
     flat = planes.reshape(2, -1).astype(numpy.float64)
     want_dw = numpy.zeros((k, offs.size))
-    want_out = numpy.zeros((2, k, 6, 12))
+    want_out = numpy.zeros((2, k, 6, 19))
     for m in range(k):
         for y in range(6):
             at = offs + m * own + y * stride * planes.shape[3]
             window = flat[:, at[:, None] + stride * numpy.arange(19)]  # (N, T, 19)
             want_dw[m] += numpy.einsum("nz,ntz->t", g[:, m, y].astype(numpy.float64), window)
-            want_out[:, m, y] = numpy.einsum("t,ntz->nz", w[m], window[:, :, :12])
+            want_out[:, m, y] = numpy.einsum("t,ntz->nz", w[m], window)
     numpy.testing.assert_allclose(dw, want_dw, rtol=1e-5, atol=1e-5)
-    numpy.testing.assert_allclose(narrow, want_out, rtol=1e-5, atol=1e-5)
+    numpy.testing.assert_allclose(narrow, want_out[..., :12], rtol=1e-5, atol=1e-5)
+    numpy.testing.assert_allclose(full, want_out, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("stride, rows, own, fits", [
@@ -438,3 +447,47 @@ def test_phase_planes_are_the_padded_planes_strided(stride, padding, phases):
         numpy.testing.assert_array_equal(got[:, p * 3:(p + 1) * 3], want)
     with pytest.raises(ValueError, match="int64"):
         cpu_kernels.phase_planes(x, stride, padding, numpy.array(phases, numpy.int32), hq, wq)
+
+
+@pytest.mark.parametrize("width, pw", [(16, 0), (16, 1), (17, 1), (17, 2), (19, 3)])
+@pytest.mark.parametrize("a, sh, ph", [(0, 1, 0), (1, 2, 1), (2, 3, 1)])
+def test_interleave_columns(width, pw, a, sh, ph):
+    """A row phase's rows of dx from its two column phases, against NumPy's strided
+    writes; the other rows untouched."""
+    rng = numpy.random.default_rng(11)
+    n, c, h = 2, 3, 7
+    u1, v1 = -(-(ph + h) // sh), -(-(pw + width) // 2)
+    even, odd = (rng.standard_normal((n, c, u1, v1)).astype(numpy.float32) for _ in range(2))
+    u0 = max(0, -((a - ph) // sh))
+    count = len(range(a + u0 * sh - ph, h, sh))
+    dx = numpy.full((n, c, h, width), 7, numpy.float32)
+    want = dx.copy()
+    for b, part in ((0, even), (1, odd)):
+        v0 = max(0, -((b - pw) // 2))
+        into = want[:, :, a + u0 * sh - ph::sh, b + v0 * 2 - pw::2]
+        into[...] = part[:, :, u0:u0 + into.shape[2], v0:v0 + into.shape[3]]
+    cpu_kernels.interleave_columns(dx, even, odd, a, sh, ph, pw, u0, count)
+    numpy.testing.assert_array_equal(dx, want)
+
+
+@pytest.mark.parametrize("change", ["rows past the parts", "columns past the parts",
+                                    "a row before dx's first", "a row past dx's last",
+                                    "float64", "no rows"])
+def test_interleave_columns_refuses_what_does_not_fit(change):
+    dx = numpy.zeros((1, 4, 8, 16), numpy.float32)
+    parts = numpy.zeros((2, 1, 4, 5, 9), numpy.float32)
+    args = [0, 2, 1, 1, 1, 4]  # a, sh, ph, pw, u0, rows: dx rows 1, 3, 5, 7
+    if change == "rows past the parts":
+        args[5] = 5
+    elif change == "columns past the parts":
+        parts = parts[:, :, :, :, :8].copy()
+    elif change == "a row before dx's first":
+        args[4] = 0
+    elif change == "a row past dx's last":
+        args[0] = 2
+    elif change == "float64":
+        dx = dx.astype(numpy.float64)
+    else:
+        args[5] = 0
+    with pytest.raises(ValueError, match="do not fit"):
+        cpu_kernels.interleave_columns(dx, *parts, *args)

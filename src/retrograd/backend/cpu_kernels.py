@@ -38,7 +38,7 @@ __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "batch_norm_backward", "winograd_weights", "winograd_weights_grad",
            "winograd_positions",
            "winograd_tiles", "winograd_untile", "winograd_grad_tiles", "col2im", "all_finite",
-           "direct_conv", "direct_conv_dw", "phase_planes"]
+           "direct_conv", "direct_conv_dw", "phase_planes", "interleave_columns"]
 
 
 @functools.cache
@@ -94,6 +94,7 @@ _SPLIT_MIN = {"relu": 1 << 19, "relu_grad": 1 << 19, "gelu": 1 << 18, "gelu_grad
               "winograd_grad_tiles": 1 << 16, "winograd_weights": 1 << 16,
               "winograd_weights_grad": 1 << 16, "col2im": 1 << 16, "direct_conv": 1 << 14,
               "direct_conv_dw": 1 << 14, "phase_planes": 1 << 16,
+              "interleave_columns": 1 << 16,
               "largest_exponent": 1 << 18, "column_parts": 1 << 16, "batch_norm_band": 1 << 16,
               "channel_affine_band": 1 << 16, "batch_norm_dx_band": 1 << 16,
               "batch_norm_columns": 1 << 16, "batch_norm_dx_columns": 1 << 16,
@@ -511,7 +512,8 @@ def direct_conv(xp, offs, w, bias, out, own=0, stride=(1, 1)):
 
 def direct_conv_dw(g, xp, offs, own=0, stride=(1, 1)):
     """The weights' gradient (K, T) of :func:`direct_conv` from the output's ``g`` (N, K,
-    OH, OW), OW >= 8, T >= 2. In parts by output channels, four at least."""
+    OH, OW), OW >= 8, T >= 2, the planes read as :func:`direct_conv` reads them (``own``,
+    ``stride``). In parts by output channels, four at least."""
     n, c, hp, wp = xp.shape
     k, oh, ow = g.shape[1:]
     _direct_fits(xp, offs, g, own, stride, ow >= 8 and offs.size >= 2)
@@ -542,6 +544,23 @@ def phase_planes(x, stride, padding, phases, hq, wq):
     _by_channel("phase_planes", (_planes(x), out, phases), h, w, len(phases), hq, wq,
                 *stride, *padding)
     return out
+
+
+def interleave_columns(dx, even, odd, a, sh, ph, pw, u0, rows):
+    """Write rows ``a + u sh - ph`` of ``dx`` (N, C, H, W) for u in ``u0:u0 + rows``, each
+    from row u of ``even`` and ``odd`` (N, C, U, V): column x is ``even``'s (x + pw) // 2
+    where x + pw is even, else ``odd``'s (a row phase of a depthwise input gradient at a
+    column stride of 2, from its two column phases). All float32, C-contiguous; in parts by
+    channel."""
+    n, c, h, w = dx.shape
+    if not (takes(dx, even, odd) and even.shape == odd.shape and even.shape[:2] == (n, c)
+            and min(sh, rows, u0, pw) >= 0 and sh >= 1 and rows >= 1
+            and u0 + rows <= even.shape[2] and (w - 1 + pw) // 2 < even.shape[3]
+            and 0 <= a + u0 * sh - ph and a + (u0 + rows - 1) * sh - ph < h):
+        raise ValueError(f"interleave columns: rows {u0}:{u0 + rows} of {even.shape} do not "
+                         f"fit {dx.shape} at row {a} of stride {sh}, padding ({ph}, {pw})")
+    _by_channel("interleave_columns", tuple(v.reshape(n, c, -1) for v in (dx, even, odd)), h,
+                w, *even.shape[2:], a, sh, ph, pw, u0, rows)
 
 
 def _direct_fits(xp, offs, out, own, stride, shapes_fit, *arrays):

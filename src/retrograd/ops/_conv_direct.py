@@ -2,12 +2,12 @@
 their direct sums: compiled tiles of output channels by columns, each summing over the
 taps with the weights and the padded input read in place (``cpu_kernels.direct_conv``,
 and ``direct_conv_dw`` for the weight gradient). A tap is an offset into the input's
-planes, so a dilation is only other offsets, and a stride reads the planes cut into the
-stride's phases, each strided tap a unit-stride one there. Depthwise convolutions (a group
-per channel) go the same way, each output channel's tiles reading its own input planes
-(at a column stride of 2 in place, every other value of their loads kept: see
-:func:`_planes`); at a stride their input gradient is one such convolution per phase of
-the input.
+planes, so a dilation is only other offsets; a row stride reads the padded planes rows
+further apart, and a column stride reads them cut into the stride's phases, each strided
+tap a unit-stride one there. Depthwise convolutions (a group per channel) go the same
+way, each output channel's tiles reading its own input planes (at a column stride of 2
+in place, every other value of their loads kept: see :func:`_planes`); at a stride their
+input gradient is one such convolution per phase of the input.
 
 im2col's GEMM has then an inner dimension of the taps alone, which OpenBLAS runs far
 below its speed, after copying the input once per tap; Winograd's transforms need more
@@ -52,11 +52,11 @@ _MAX_SMALL_MAP_TAPS = 576
 # 5.0), not at 144 (1.3 against 1.7), nor on 32x32 maps at 288 (2.2 against 2.7).
 _LARGE_MAP = 1024
 _MAX_SMALL_MAP_WEIGHT_GRAD_TAPS = 144
-# Input channels under which a strided convolution goes this way, its input cut into the
-# stride's phases first (a copy): a first layer's few, where im2col's GEMM is thin
-# (ResNet's 7x7 stem at stride 2: 10.7 ms against 15.3, its weight gradient 15.2 against
-# 17.8); with 16 channels or more im2col keeps up (3x3 at stride 2 from 16 channels:
-# a weight gradient of 6.0 ms against 5.2).
+# Input channels under which a strided convolution goes this way (at a column stride,
+# its input cut into the stride's phases first: a copy): a first layer's few, where
+# im2col's GEMM is thin (ResNet's 7x7 stem at stride 2: 10.7 ms against 15.3, its weight
+# gradient 15.2 against 17.8); with 16 channels or more im2col keeps up (3x3 at stride 2
+# from 16 channels: a weight gradient of 6.0 ms against 5.2).
 _STRIDED_CHANNELS = 16
 _TILE_CHANNELS = 4  # output channels of a tile (``_numba_direct.KB``)
 
@@ -220,7 +220,9 @@ def depthwise_dx(g, w, x_shape, stride, padding, dilation):
     ...), and each phase receives the taps whose offset is its own modulo the stride: a
     unit-stride depthwise convolution of the gradient by those taps, flipped, with
     :func:`depthwise`'s tiles (NumPy's path adds each tap's products through a strided
-    view)."""
+    view). At a column stride of 2 with taps in both column phases, a row phase's two are
+    interleaved into its rows in one pass (``cpu_kernels.interleave_columns``; MobileNet's
+    (8, 144, 56, 56): 0.5 ms where copies into each phase's strided view took 2.5-2.9)."""
     n, c, h, wd = x_shape
     (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
     kh, kw = w.shape[2:]
@@ -235,7 +237,9 @@ def depthwise_dx(g, w, x_shape, stride, padding, dilation):
     weights = numpy.ascontiguousarray(w).reshape(c, kh, kw)
     zero = numpy.zeros(c, numpy.float32)
     dx = numpy.empty(x_shape, numpy.float32)
-    part = numpy.empty((n, c, u1, v1), numpy.float32)  # a phase's, each written whole
+    paired = sw == 2 and kw > 1 and dw % 2  # (taps in both column phases)
+    # a phase's, each written whole; two, a row phase's, where they are interleaved
+    parts = [numpy.empty((n, c, u1, v1), numpy.float32) for _ in range(2 if paired else 1)]
     for a in range(sh):
         rows = [i for i in range(kh) if i * dh % sh == a]
         u0 = max(0, -((a - ph) // sh))
@@ -246,9 +250,15 @@ def depthwise_dx(g, w, x_shape, stride, padding, dilation):
             if not (rows and cols):
                 into[...] = 0
                 continue
+            part = parts[b if paired else 0]
             taps = numpy.array([(shift_h - i * dh // sh) * gw + shift_w - j * dw // sw
                                 for i in rows for j in cols], numpy.int64)
             cpu_kernels.direct_conv(padded, taps, numpy.ascontiguousarray(
                 weights[:, rows][:, :, cols]).reshape(c, -1), zero, part, own=gh * gw)
-            cpu_kernels.copy_into(into, part[:, :, u0:u0 + into.shape[2], v0:v0 + into.shape[3]])
+            if not paired:
+                cpu_kernels.copy_into(into, part[:, :, u0:u0 + into.shape[2],
+                                                 v0:v0 + into.shape[3]])
+        count = len(range(a + u0 * sh - ph, h, sh))  # the row phase's rows
+        if paired and rows and count:
+            cpu_kernels.interleave_columns(dx, *parts, a, sh, ph, pw, u0, count)
     return dx
