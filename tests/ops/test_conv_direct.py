@@ -491,3 +491,24 @@ def test_interleave_columns_refuses_what_does_not_fit(change):
         args[5] = 0
     with pytest.raises(ValueError, match="do not fit"):
         cpu_kernels.interleave_columns(dx, *parts, *args)
+
+
+@pytest.mark.skipif(blas_threads.threads() < 2, reason="OpenBLAS runs one thread here")
+@pytest.mark.parametrize("rows", [7, 8])
+def test_depthwise_rows_in_pairs_the_same_bits_in_parts(monkeypatch, rows):
+    """A depthwise convolution's narrow tiles take two output rows at a time: an odd count
+    of rows, or a part of the rows (one per thread) ending inside a pair, leaves one row
+    alone; the bits are the same in one part or two, and match float64's sums."""
+    rng = numpy.random.default_rng(12)
+    x = rng.standard_normal((3, 8, rows + 6, 14))
+    w = rng.standard_normal((8, 1, 7, 7)) / 8
+    got = []
+    for split in (1 << 40, 0):
+        monkeypatch.setitem(cpu_kernels._SPLIT_MIN, "direct_conv", split)
+        got.append(_conv_direct.depthwise(x.astype(numpy.float32), w.astype(numpy.float32),
+                                          None, (1, 1), (0, 3), (1, 1)))
+    assert got[0].shape == (3, 8, rows, 14)
+    numpy.testing.assert_array_equal(got[0], got[1])
+    want = retrograd.nn.functional.conv2d(retrograd.from_numpy(x), retrograd.from_numpy(w),
+                                          None, 1, (0, 3), 1, 8).numpy()
+    numpy.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-5)

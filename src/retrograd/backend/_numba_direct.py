@@ -136,10 +136,13 @@ def _strided(builder, data, starts, at, sw, masks=None):
     return [builder.shuffle_vector(a, b, _EVEN) for a, b in zip(low, high, strict=True)]
 
 
-def _forward_tile(vectors, sw, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
+def _forward_tile(vectors, sw, x, xat, offs, w, wat, bias, k0, out, oat, ostep, steps=None):
     """The signature and code of a forward tile ``vectors`` vectors of 8 columns wide,
-    reading its input at a column stride ``sw`` of 1 or 2."""
-    sig = types.void(x, xat, offs, w, wat, bias, k0, out, oat, ostep)
+    reading its input at a column stride ``sw`` of 1 or 2; with ``steps`` (the input's
+    and the output's row steps), of two output rows, each tap's weights loaded once for
+    both."""
+    sig = types.void(x, xat, offs, w, wat, bias, k0, out, oat, ostep,
+                     *(() if steps is None else (steps,)))
 
     def codegen(context, builder, signature, args):
         xd, od, wd, bd, outd = (_data(context, builder, signature, args, i)
@@ -149,25 +152,29 @@ def _forward_tile(vectors, sw, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
         taps = builder.extract_value(
             context.make_array(signature.args[2])(context, builder, args[2]).shape, 0)
         fma = _fma(builder)
+        # a block of 8 columns: (its input's offset, its output's) from the tile's first
+        blocks = [(_const(8 * sw * b), _const(8 * b)) for b in range(vectors)]
+        if steps is not None:
+            x_row, o_row = (builder.extract_value(args[10], i) for i in range(2))
+            blocks += [(builder.add(x_row, xo), builder.add(o_row, oo)) for xo, oo in blocks]
         init = [_splat(builder, builder.load(builder.gep(bd, [builder.add(k0_, _const(m))])))
-                for m in range(KB) for _ in range(vectors)]
+                for m in range(KB) for _ in blocks]
         rows = [builder.add(wat_, builder.mul(taps, _const(m))) for m in range(KB)]
 
         def step(state, acc):
             q, = state
             at = builder.load(builder.gep(od, [q]))
-            xs = [_strided(builder, xd, starts, builder.add(at, _const(8 * sw * b)), sw)
-                  for b in range(vectors)]
+            xs = [_strided(builder, xd, starts, builder.add(at, xo), sw) for xo, _ in blocks]
             ws = [_splat(builder, builder.load(builder.gep(wd, [builder.add(r, q)])))
                   for r in rows]
             return [builder.add(q, _const(1))], [
-                builder.call(fma, [ws[m], xs[b][m], acc[m * vectors + b]])
-                for m in range(KB) for b in range(vectors)]
+                builder.call(fma, [ws[m], xs[b][m], acc[m * len(blocks) + b]])
+                for m in range(KB) for b in range(len(blocks))]
         acc = _tile_loop(builder, taps, [_const(0)], init, step)
         for m in range(KB):
             row = builder.add(oat_, builder.mul(ostep_, _const(m)))
-            for b in range(vectors):
-                _store8(builder, acc[m * vectors + b], outd, builder.add(row, _const(8 * b)))
+            for b, (_, oo) in enumerate(blocks):
+                _store8(builder, acc[m * len(blocks) + b], outd, builder.add(row, oo))
         return context.get_dummy_value()
     return sig, codegen
 
@@ -184,6 +191,14 @@ def forward_tile(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
 def forward_tile8(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
     """:func:`forward_tile` 8 columns wide, for outputs of 8 to 15 columns."""
     return _forward_tile(1, 1, x, xat, offs, w, wat, bias, k0, out, oat, ostep)
+
+
+@intrinsic
+def forward_tile8x2(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep, steps):
+    """:func:`forward_tile8` on two output rows, the second ``steps`` = (input row step,
+    output row step) further: eight accumulators where one row's four wait on each fused
+    multiply-add's latency (ConvNeXt's 7x7 depthwise convolution on 14x14 maps)."""
+    return _forward_tile(1, 1, x, xat, offs, w, wat, bias, k0, out, oat, ostep, steps)
 
 
 @intrinsic
@@ -321,13 +336,21 @@ def forward(x, offs, w, bias, out, r0, r1, plane, wp, k, oh, ow, own, sh, sw):
     taps = offs.size
     wide = ow >= 8 * XB
     ks, xs = _starts(k, KB), _starts(ow, 8 * XB if wide else 8)
-    for r in range(r0, r1):
+    r = r0
+    while r < r1:
         n, y = r // oh, r % oh
+        # a depthwise convolution's narrow tiles at unit column stride two rows at a time,
+        # in the image and the part (a convolution's tiles share each tap's load: four
+        # accumulators, and any convolution goes this way only from 16 columns)
+        two = own and not wide and sw == 1 and y + 1 < oh and r + 1 < r1
         for k0 in ks:
             for x0 in xs:
                 at = n * plane + k0 * own + y * sh * wp + x0 * sw
                 o = ((n * k + k0) * oh + y) * ow + x0
-                if sw == 2 and wide:
+                if two:
+                    forward_tile8x2(x, (at, own), offs, w, k0 * taps, bias, k0, out, o,
+                                    oh * ow, (sh * wp, ow))
+                elif sw == 2 and wide:
                     forward_tile_s2(x, (at, own), offs, w, k0 * taps, bias, k0, out, o, oh * ow)
                 elif sw == 2:
                     forward_tile8_s2(x, (at, own), offs, w, k0 * taps, bias, k0, out, o,
@@ -340,6 +363,7 @@ def forward(x, offs, w, bias, out, r0, r1, plane, wp, k, oh, ow, own, sh, sw):
                     forward_tile(x, at, offs, w, k0 * taps, bias, k0, out, o, oh * ow)
                 else:
                     forward_tile8(x, at, offs, w, k0 * taps, bias, k0, out, o, oh * ow)
+        r += 2 if two else 1
 
 
 @jit
