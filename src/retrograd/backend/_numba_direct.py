@@ -8,12 +8,13 @@ once per tap. Here a tile of four output channels by sixteen columns of one outp
 held in eight vector registers while the taps stream by: each tap loads two vectors of
 input and four weights for eight fused multiply-adds (a depthwise convolution's channels
 each load their own input: eight vectors a tap; outputs of 8 to 15 columns take tiles of
-eight; a depthwise one's at a column stride of 2 loads sixteen values for eight and keeps
-the even lanes). Written as numba loops, LLVM keeps such accumulators in memory (a load
-and a store per multiply-add); so the tiles are LLVM IR, built by :func:`_tile_loop`: a
-loop carrying its accumulators. The weight gradient's tile is four output channels by two
-taps, each a vector of partial sums over about a thousand output positions (whole images;
-a row's last columns by masked loads), the tiles' sums then added.
+eight, a depthwise one's two output rows at a time; at a column stride of 2 a depthwise
+tile loads sixteen values for eight and keeps the even lanes). Written as numba loops,
+LLVM keeps such accumulators in memory (a load and a store per multiply-add); so the tiles
+are LLVM IR, built by :func:`_tile_loop`: a loop carrying its accumulators. The weight
+gradient's tile is four output channels by two taps, each a vector of partial sums over
+about a thousand output positions (whole images; a row's last columns by masked loads),
+the tiles' sums then added.
 """
 
 import numpy
