@@ -472,12 +472,21 @@ def test_interleave_columns(width, pw, a, sh, ph):
 
 @pytest.mark.parametrize("change", ["rows past the parts", "columns past the parts",
                                     "a row before dx's first", "a row past dx's last",
-                                    "float64", "no rows"])
+                                    "float64", "no rows", "parts of five dims", "read-only dx",
+                                    "dx over a part"])
 def test_interleave_columns_refuses_what_does_not_fit(change):
     dx = numpy.zeros((1, 4, 8, 16), numpy.float32)
     parts = numpy.zeros((2, 1, 4, 5, 9), numpy.float32)
     args = [0, 2, 1, 1, 1, 4]  # a, sh, ph, pw, u0, rows: dx rows 1, 3, 5, 7
-    if change == "rows past the parts":
+    if change == "parts of five dims":  # (the job's row would shift every size after)
+        parts = numpy.zeros((2, 1, 4, 5, 9, 2), numpy.float32)
+    elif change == "read-only dx":
+        dx.setflags(write=False)
+    elif change == "dx over a part":  # (C-contiguous views of one buffer, overlapping)
+        flat = numpy.zeros(dx.size + 100, numpy.float32)
+        dx = flat[:dx.size].reshape(dx.shape)
+        parts = [flat[100:100 + 180].reshape(1, 4, 5, 9)] * 2
+    elif change == "rows past the parts":
         args[5] = 5
     elif change == "columns past the parts":
         parts = parts[:, :, :, :, :8].copy()
@@ -512,3 +521,13 @@ def test_depthwise_rows_in_pairs_the_same_bits_in_parts(monkeypatch, rows):
     want = retrograd.nn.functional.conv2d(retrograd.from_numpy(x), retrograd.from_numpy(w),
                                           None, 1, (0, 3), 1, 8).numpy()
     numpy.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-5)
+
+
+def test_interleave_columns_takes_whole_numbers_alone():
+    """A fraction would pass the bounds in exact arithmetic and be cut to an integer by
+    the job: refused."""
+    dx = numpy.zeros((1, 4, 8, 16), numpy.float32)
+    even = odd = numpy.zeros((1, 4, 5, 9), numpy.float32)
+    with pytest.raises(TypeError):
+        cpu_kernels.interleave_columns(dx, even, odd, -0.9, 2, 1, 1, 1, 4)
+    cpu_kernels.interleave_columns(dx, even, odd, numpy.int64(0), 2, 1, 1, 1, 4)

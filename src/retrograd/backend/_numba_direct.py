@@ -8,13 +8,13 @@ once per tap. Here a tile of four output channels by sixteen columns of one outp
 held in eight vector registers while the taps stream by: each tap loads two vectors of
 input and four weights for eight fused multiply-adds (a depthwise convolution's channels
 each load their own input: eight vectors a tap; outputs of 8 to 15 columns take tiles of
-eight, a depthwise one's two output rows at a time; at a column stride of 2 a depthwise
-tile loads sixteen values for eight and keeps the even lanes). Written as numba loops,
-LLVM keeps such accumulators in memory (a load and a store per multiply-add); so the tiles
-are LLVM IR, built by :func:`_tile_loop`: a loop carrying its accumulators. The weight
-gradient's tile is four output channels by two taps, each a vector of partial sums over
-about a thousand output positions (whole images; a row's last columns by masked loads),
-the tiles' sums then added.
+eight, at unit column stride a depthwise one's two output rows at a time; at a column
+stride of 2 a depthwise tile loads sixteen values for eight and keeps the even lanes).
+Written as numba loops, LLVM keeps such accumulators in memory (a load and a store per
+multiply-add); so the tiles are LLVM IR, built by :func:`_tile_loop`: a loop carrying its
+accumulators. The weight gradient's tile is four output channels by two taps, each a
+vector of partial sums over about a thousand output positions (whole images; a row's last
+columns by masked loads), the tiles' sums then added.
 """
 
 import numpy
@@ -341,8 +341,8 @@ def forward(x, offs, w, bias, out, r0, r1, plane, wp, k, oh, ow, own, sh, sw):
     while r < r1:
         n, y = r // oh, r % oh
         # a depthwise convolution's narrow tiles at unit column stride two rows at a time,
-        # in the image and the part (a convolution's tiles share each tap's load: four
-        # accumulators, and any convolution goes this way only from 16 columns)
+        # in the image and the part (another convolution's tiles share each tap's load, and
+        # ``_conv_direct.applies`` sends one here only from 16 columns: wide tiles)
         two = own and not wide and sw == 1 and y + 1 < oh and r + 1 < r1
         for k0 in ks:
             for x0 in xs:

@@ -22,6 +22,7 @@ import functools
 import importlib.util
 import itertools
 import math
+import operator
 import os
 
 import numpy
@@ -553,8 +554,11 @@ def interleave_columns(dx, even, odd, a, sh, ph, pw, u0, rows):
     column stride of 2, from its two column phases). All float32, C-contiguous; in parts by
     channel."""
     n, c, h, w = dx.shape
-    if not (takes(dx, even, odd) and even.shape == odd.shape and even.shape[:2] == (n, c)
-            and min(sh, rows, u0, pw) >= 0 and sh >= 1 and rows >= 1
+    a, sh, ph, pw, u0, rows = (operator.index(v) for v in (a, sh, ph, pw, u0, rows))
+    if not (takes(dx, even, odd) and even.ndim == 4 and even.shape == odd.shape
+            and even.shape[:2] == (n, c) and dx.flags.writeable
+            and not (numpy.may_share_memory(dx, even) or numpy.may_share_memory(dx, odd))
+            and sh >= 1 and rows >= 1 and u0 >= 0 and pw >= 0
             and u0 + rows <= even.shape[2] and (w - 1 + pw) // 2 < even.shape[3]
             and 0 <= a + u0 * sh - ph and a + (u0 + rows - 1) * sh - ph < h):
         raise ValueError(f"interleave columns: rows {u0}:{u0 + rows} of {even.shape} do not "
@@ -572,7 +576,8 @@ def _direct_fits(xp, offs, out, own, stride, shapes_fit, *arrays):
     too."""
     n, c, hp, wp = xp.shape
     k, oh, ow = out.shape[1:]
-    sh, sw = (int(s) for s in stride)
+    own = operator.index(own)
+    sh, sw = (operator.index(s) for s in stride)
     if not (shapes_fit and out.shape[0] == n and k >= 4 and oh > 0
             and (sw == 1 or sw == 2 and own) and sh >= 1 and 0 < ow and (ow - 1) * sw < wp
             and offs.dtype == numpy.int64 and offs.ndim == 1 and offs.size and own >= 0

@@ -259,7 +259,8 @@ def depthwise_dx(g, w, x_shape, stride, padding, dilation):
             if not paired:
                 cpu_kernels.copy_into(into, part[:, :, u0:u0 + into.shape[2],
                                                  v0:v0 + into.shape[3]])
-        count = len(range(a + u0 * sh - ph, h, sh))  # the row phase's rows
-        if paired and rows and count:
-            cpu_kernels.interleave_columns(dx, *parts, a, sh, ph, pw, u0, count)
+        if paired and rows:
+            count = len(range(a + u0 * sh - ph, h, sh))  # the row phase's rows
+            if count:
+                cpu_kernels.interleave_columns(dx, *parts, a, sh, ph, pw, u0, count)
     return dx
