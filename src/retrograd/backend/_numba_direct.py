@@ -124,7 +124,8 @@ def _loaded(builder, data, starts, at, mask=None):
     return [seen[id(s)] for s in starts]
 
 
-_EVEN = ir.Constant(ir.VectorType(ir.IntType(32), 8), list(range(0, 16, 2)))
+_I32X8 = ir.VectorType(ir.IntType(32), 8)
+_EVEN = ir.Constant(_I32X8, list(range(0, 16, 2)))
 
 
 def _strided(builder, data, starts, at, sw, masks=None):
@@ -231,7 +232,7 @@ def _weight_grad_tile(sw, g, gat, gsteps, x, xat, xat2, size, skips, part):
         gs = [builder.add(gat_, builder.mul(gstep_, _const(m))) for m in range(KB)]
         starts = [_input_rows(builder, signature, args, i) for i in (4, 5)]
         g_row = builder.add(builder.mul(vectors, _const(8)), tail)  # a gradient row: OW
-        lanes = ir.Constant(ir.VectorType(ir.IntType(32), 8), list(range(8)))
+        lanes = ir.Constant(_I32X8, list(range(8)))
 
         def below(n):
             """The lanes (of 8) under ``n`` (an int32 vector's lanes), as a mask."""
@@ -239,10 +240,8 @@ def _weight_grad_tile(sw, g, gat, gsteps, x, xat, xat2, size, skips, part):
         tail32 = _splat(builder, builder.trunc(tail, ir.IntType(32)), ir.IntType(32))
         mask = below(tail32)
         if sw == 2:  # the tail's input: its 2 tail - 1 first values, in two vectors
-            used = builder.sub(builder.add(tail32, tail32), _splat(builder, ir.Constant(
-                ir.IntType(32), 1), ir.IntType(32)))
-            x_masks = (below(used), below(builder.sub(used, _splat(
-                builder, ir.Constant(ir.IntType(32), 8), ir.IntType(32)))))
+            used = builder.sub(builder.add(tail32, tail32), ir.Constant(_I32X8, [1] * 8))
+            x_masks = (below(used), below(builder.sub(used, ir.Constant(_I32X8, [8] * 8))))
         else:
             x_masks = (mask,)
         has_tail = builder.icmp_signed(">", tail, _const(0))
