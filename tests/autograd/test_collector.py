@@ -2,9 +2,10 @@
 
 The premise: retrograd's graphs and training steps leave no cyclic garbage, so reference
 counting frees them and the collector's scans find nothing in them. The mechanism: a
-Spacer raises the collector's first and third thresholds after an older collection that
-saw nodes recorded, restores them after one that saw none, and leaves a program's own
-thresholds be.
+Spacer raises the collector's thresholds after an older collection that saw nodes
+recorded, restores them after one that saw none, and leaves a program's own thresholds
+be; while raised, each young collection that finds no garbage doubles the young wait (up
+to a bound), and one that finds some brings it back.
 """
 
 import gc
@@ -94,11 +95,56 @@ def test_recording_raises_the_thresholds_and_idling_restores_them(spacing):
     y = _record()
     gc.collect(1)
     assert gc.get_threshold() == _SPACED
-    gc.collect(0)  # a generation-0 collection decides nothing
-    assert gc.get_threshold() == _SPACED
     del y
     gc.collect(1)  # nothing was recorded since the last one
     assert gc.get_threshold() == (700, 10, 10)
+
+
+def _cycle():
+    """Cyclic garbage: two lists that hold each other, dropped."""
+    a, b = [], []
+    a.append(b)
+    b.append(a)
+
+
+def test_clean_young_collections_double_the_young_wait_up_to_its_bound(spacing):
+    spacing((700, 10, 10))
+    _record()
+    gc.collect(1)
+    young, *older = _SPACED
+    waits = []
+    for _ in range(6):
+        gc.collect(0)  # finds no garbage
+        waits.append(gc.get_threshold()[0])
+    assert waits == [min(young << k, _collector.RECORDING_YOUNG_MOST) for k in range(1, 7)]
+    assert list(gc.get_threshold()[1:]) == older
+
+
+def test_a_young_collection_that_finds_garbage_brings_the_wait_back(spacing):
+    spacing((700, 10, 10))
+    _record()
+    gc.collect(1)
+    gc.collect(0)
+    gc.collect(0)
+    assert gc.get_threshold()[0] == 4 * _collector.RECORDING_YOUNG_EVERY
+    _cycle()
+    gc.collect(0)
+    assert gc.get_threshold() == _SPACED
+
+
+def test_garbage_found_while_idle_starts_the_next_recording_at_the_first_wait(spacing):
+    spacing((700, 10, 10))
+    _record()
+    gc.collect(1)
+    gc.collect(0)  # the wait doubles ...
+    gc.collect(1)  # ... then nothing is recorded: idle
+    assert gc.get_threshold() == (700, 10, 10)
+    gc.collect(0)  # a clean collection while idle changes nothing
+    _cycle()
+    gc.collect(0)  # garbage while idle: the program makes cycles
+    _record()
+    gc.collect(1)
+    assert gc.get_threshold() == _SPACED
 
 
 def test_a_programs_larger_thresholds_are_kept(spacing):
@@ -127,11 +173,11 @@ def test_a_step_meets_no_young_collection_while_recording(spacing):
     assert _young_collections_in_a_step() == 0
 
 
-def test_a_long_chain_meets_young_collections_but_no_older_one(spacing):
-    """Recording a chain of 6e4 ops (some 3e5 graph objects) runs young collections,
-    each object scanned once, but no middle one (at CPython's 10, three): it would rescan
-    the chain promoted so far, cold (the collector's share of a 1e5-op chain grew 2-3x
-    with it)."""
+def test_a_long_chain_meets_few_young_collections_and_no_older_one(spacing):
+    """Recording a chain of 6e4 ops (some 3.3e5 graph objects) runs young collections,
+    each object scanned once and each wait twice the one before (at a fixed 10000,
+    33), but no middle one (at CPython's 10, three): it would rescan the chain promoted
+    so far, cold (the collector's share of a 1e5-op chain grew 2-3x with it)."""
     spacing((700, 10, 10))
     _record()
     gc.collect(1)  # (the middle generation's count starts from 0)
@@ -139,8 +185,25 @@ def test_a_long_chain_meets_young_collections_but_no_older_one(spacing):
     before = [s["collections"] for s in gc.get_stats()]
     y = _record(30_000)
     after = [s["collections"] for s in gc.get_stats()]
-    assert after[0] - before[0] >= 20
+    assert 3 <= after[0] - before[0] <= 6
     assert after[1:] == before[1:]
+    assert gc.get_threshold()[0] > _collector.RECORDING_YOUNG_EVERY
+    del y
+
+
+def test_a_1e4_op_chain_meets_no_young_collection_once_the_wait_has_grown(spacing):
+    """The issue's chain (1e4 ops, some 55000 objects here) is recorded without a young
+    collection once clean collections have grown the wait: its per-op cost is then the
+    1e3-op chain's (benchmarks/deep_chain.py)."""
+    spacing((700, 10, 10))
+    _record()
+    gc.collect(1)
+    for _ in range(4):
+        gc.collect(0)
+    assert gc.get_threshold()[0] == _collector.RECORDING_YOUNG_MOST
+    before = gc.get_stats()[0]["collections"]
+    y = _record(5_000)
+    assert gc.get_stats()[0]["collections"] == before
     del y
 
 
@@ -153,6 +216,17 @@ def test_thresholds_the_program_sets_stand(spacing):
     _record()
     gc.collect(1)
     gc.collect(1)
+    assert gc.get_threshold() == (300, 3, 3)
+    assert spacer.stopped
+
+
+def test_thresholds_the_program_sets_stand_after_the_wait_has_grown(spacing):
+    spacer = spacing((700, 10, 10))
+    _record()
+    gc.collect(1)
+    gc.collect(0)
+    gc.set_threshold(300, 3, 3)
+    gc.collect(0)  # a young collection would double the wait: it sees the program's own
     assert gc.get_threshold() == (300, 3, 3)
     assert spacer.stopped
 
