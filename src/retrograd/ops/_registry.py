@@ -400,11 +400,11 @@ def _record(op, values, attrs, outs):
             if lean is LEAN_NOTHING:
                 node._saved = ()
             elif lean is LEAN_OUTPUT:
-                node._saved = [save(outs, True)]
+                node._saved = (save(outs, True),)
             elif lean is LEAN_INPUT:
-                node._saved = [save(v, False)]
+                node._saved = (save(v, False),)
             else:  # the number, in its slot of two
-                node._saved = [values[1], None] if lean == 0 else [None, values[1]]
+                node._saved = (values[1], None) if lean == 0 else (None, values[1])
             return node
         mask = 1
     else:
@@ -459,9 +459,9 @@ def _record(op, values, attrs, outs):
             else:
                 v = values[i]
                 saved[k] = save(v, False) if isinstance(v, Tensor) else v
-        node._saved = saved
+        node._saved = tuple(saved)
     else:  # (the slots stay, empty: a rule's attributes come after them in its env)
-        node._saved = [None] * len(op.saved_names) if op.saved_names else ()
+        node._saved = (None,) * len(op.saved_names)
     return node
 
 
