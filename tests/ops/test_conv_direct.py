@@ -531,3 +531,133 @@ def test_interleave_columns_takes_whole_numbers_alone():
     with pytest.raises(TypeError):
         cpu_kernels.interleave_columns(dx, even, odd, -0.9, 2, 1, 1, 1, 4)
     cpu_kernels.interleave_columns(dx, even, odd, numpy.int64(0), 2, 1, 1, 1, 4)
+
+
+# ---- products of small matrices by the tiles (cpu_kernels.matmuls) ------------------------
+
+def _products_within_rounding(got, a, b):
+    """``got`` is ``a @ b`` to float32 rounding: within K ulps of each sum of magnitudes."""
+    a64, b64 = a.astype(numpy.float64), b.astype(numpy.float64)
+    err = numpy.abs(got - numpy.matmul(a64, b64))
+    bound = a.shape[-1] * numpy.finfo(numpy.float32).eps * numpy.matmul(abs(a64), abs(b64))
+    assert numpy.all(err <= bound + 1e-37)
+
+
+def _batches(z, m, k, n, seed):
+    rng = numpy.random.default_rng(seed)
+    return (rng.standard_normal((z, m, k)).astype(numpy.float32),
+            rng.standard_normal((z, k, n)).astype(numpy.float32))
+
+
+@pytest.mark.parametrize("z, m, k, n", [
+    (1, 4, 1, 8), (3, 5, 3, 9), (2, 7, 48, 15), (2, 6, 17, 16), (2, 9, 5, 17),
+    (2, 4, 2, 31), (2, 4, 2, 32), (2, 5, 3, 33), (2, 8, 8, 47), (2, 8, 8, 48),
+    (2, 4, 3, 65), (5, 33, 64, 100), (128, 64, 48, 64)])
+def test_small_products_by_tiles_in_one_part_or_several(z, m, k, n, monkeypatch):
+    """Columns in tiles of 32, 16 and 8, the last moved back over the one before, rows in
+    fours, the last moved back: each product to float32 rounding, the same bits whether
+    the batch runs in one part or one per thread."""
+    a, b = _batches(z, m, k, n, z * m + k * n)
+    got = cpu_kernels.matmuls(a, b)
+    assert got.shape == (z, m, n) and got.dtype == numpy.float32
+    _products_within_rounding(got, a, b)
+    monkeypatch.setattr(blas_threads, "threads", lambda: 1)
+    numpy.testing.assert_array_equal(cpu_kernels.matmuls(a, b), got)
+
+
+def test_small_products_carry_infinities_and_nan_as_numpy():
+    """A NaN, an infinity times a zero (NaN down a column), a row of infinities: the same
+    NaN and infinities as NumPy's product, the finite values to rounding."""
+    a, b = _batches(3, 6, 5, 20, 4)
+    a[0, 1, 2] = numpy.nan
+    b[1, 3, 7] = numpy.inf
+    a[1, :, 3] = 0
+    b[2, 0, :] = -numpy.inf
+    got, want = cpu_kernels.matmuls(a, b), numpy.matmul(a, b)
+    assert numpy.isnan(got[1, :, 7]).all() and numpy.isinf(want).any()
+    numpy.testing.assert_array_equal(numpy.isnan(got), numpy.isnan(want))
+    finite = numpy.isfinite(want)
+    numpy.testing.assert_array_equal(got[~finite], want[~finite])
+    numpy.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-5)
+
+
+def test_small_products_read_nothing_past_their_arrays():
+    """Operands that end where memory may not be read: the last row's last tile of
+    columns (21: 16 and 8 moved back) and the last tile of rows (6: 4 and 4 moved back)
+    stay inside."""
+    kept = []
+    a, b = _batches(3, 6, 5, 21, 5)
+    got = cpu_kernels.matmuls(_at_a_guard_page(a, kept), _at_a_guard_page(b, kept))
+    _products_within_rounding(got, a, b)
+
+
+@pytest.mark.parametrize("change", ["3 rows", "7 columns", "no inner", "float64",
+                                    "transposed", "batches", "inner", "matrices"])
+def test_small_products_refuse_what_the_tiles_cannot_take(change):
+    a, b = _batches(2, 4, 3, 8, 6)
+    if change == "3 rows":
+        a = a[:, :3].copy()
+    elif change == "7 columns":
+        b = b[..., :7].copy()
+    elif change == "no inner":
+        a, b = a[..., :0].copy(), b[:, :0]
+    elif change == "float64":
+        a = a.astype(numpy.float64)
+    elif change == "transposed":
+        b = numpy.ascontiguousarray(b.swapaxes(1, 2)).swapaxes(1, 2)
+    elif change == "batches":
+        b = numpy.concatenate([b, b])
+    elif change == "inner":
+        b = numpy.zeros((2, 4, 8), numpy.float32)
+    else:
+        a, b = a[0], b[0]
+    with pytest.raises(ValueError, match="batched small products"):
+        cpu_kernels.matmuls(a, b)
+
+
+needs_threads = pytest.mark.skipif(blas_threads.threads() < 2,
+                                   reason="OpenBLAS runs one thread here")
+
+
+@needs_threads
+def test_attention_products_take_the_tiles_and_match_pytorch(monkeypatch):
+    """w4's heads, (32, 4, 64, 48): ``q @ k.transpose(-2, -1)`` and ``p @ v``, forward and
+    both gradients of each (six products), by the tiles, as PyTorch's to float32
+    rounding."""
+    torch = pytest.importorskip("torch")
+    calls = counting(monkeypatch, cpu_kernels, "matmuls")
+    rng = numpy.random.default_rng(7)
+    q, k, v = (rng.standard_normal((32, 4, 64, 48)).astype(numpy.float32) for _ in range(3))
+    g = rng.standard_normal((32, 4, 64, 48)).astype(numpy.float32)
+    got = {}
+    for lib in (retrograd, torch):
+        Q, K, V = (lib.from_numpy(x.copy()).requires_grad_() for x in (q, k, v))
+        s = Q @ K.transpose(-2, -1) / 8
+        o = s.softmax(-1) @ V
+        o.backward(lib.from_numpy(g))
+        got[lib] = [t.detach().numpy() for t in (s, o, Q.grad, K.grad, V.grad)]
+        if lib is retrograd:
+            assert calls["matmuls"] == 6
+    for a, b in zip(got[retrograd], got[torch], strict=True):
+        numpy.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-5 * numpy.abs(b).max())
+
+
+@pytest.mark.parametrize("case", ["float64", "broadcast", "few", "one thread", "matrices"])
+def test_products_the_tiles_do_not_take_go_to_numpy(case, monkeypatch):
+    """A float64 batch, a broadcast one, too little work for the call, one thread and
+    plain matrices go to NumPy's matmul."""
+    from retrograd.backend.functions import functions
+    calls = counting(monkeypatch, cpu_kernels, "matmuls")
+    monkeypatch.setattr(blas_threads, "threads", lambda: 1 if case == "one thread" else 2)
+    a, b = _batches(128, 64, 48, 64, 8)
+    if case == "float64":
+        a, b = a.astype(numpy.float64), b.astype(numpy.float64)
+    elif case == "broadcast":
+        a = a[:1]
+    elif case == "few":
+        a, b = a[:8], b[:8]
+    elif case == "matrices":
+        a, b = a[0], b[0]
+    got = functions(numpy).batched_matmul(a, b)
+    numpy.testing.assert_array_equal(got, numpy.matmul(a, b))
+    assert calls["matmuls"] == 0

@@ -14,7 +14,8 @@ Written as numba loops, LLVM keeps such accumulators in memory (a load and a sto
 multiply-add); so the tiles are LLVM IR, built by :func:`_tile_loop`: a loop carrying its
 accumulators. The weight gradient's tile is four output channels by two taps, each a
 vector of partial sums over about a thousand output positions (whole images; a row's last
-columns by masked loads), the tiles' sums then added.
+columns by masked loads), the tiles' sums then added. A batch of small matrix products
+is such a convolution, of one tap per inner index (:func:`matmuls`).
 """
 
 import numpy
@@ -216,6 +217,13 @@ def forward_tile8_s2(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep)
     return _forward_tile(1, 2, x, xat, offs, w, wat, bias, k0, out, oat, ostep)
 
 
+@intrinsic
+def forward_tile32(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
+    """:func:`forward_tile` 32 columns wide: sixteen accumulators, each tap's four weights
+    feeding sixteen fused multiply-adds (a product of small matrices: :func:`matmuls`)."""
+    return _forward_tile(2 * XB, 1, x, xat, offs, w, wat, bias, k0, out, oat, ostep)
+
+
 def _weight_grad_tile(sw, g, gat, gsteps, x, xat, xat2, size, skips, part):
     """The signature and code of a weight gradient tile reading the input at a column
     stride ``sw`` of 1 or 2."""
@@ -404,6 +412,30 @@ def weight_grad(g, x, offs, dw, k_lo, k_hi, n, plane, wp, k, oh, ow, own, sh, sw
                     dw[(k0 + m) * taps + qs[j] + p] = s
 
 
+@jit
+def matmuls(a, b, offs, zero, out, z0, z1, m, k, n):
+    """``out[z] = a[z] @ b[z]`` for z in ``z0:z1``: ``a`` (Z, M, K), ``b`` (Z, K, N) and
+    ``out`` (Z, M, N) flat, ``offs`` = arange(K) * N, ``zero`` four zeros; M >= KB, N >=
+    8. A matrix product is a convolution of one tap per inner index: output channel i,
+    column j sums a[z, i, q] * b[z, q, j] over taps q, each output by one fused
+    multiply-add per tap in order, as OpenBLAS's kernels for small matrices. Columns in
+    tiles of 32, then 16, then 8, the last moved back to end at N."""
+    for z in range(z0, z1):
+        for i0 in _starts(m, KB):
+            xat, wat, oat = z * k * n, (z * m + i0) * k, (z * m + i0) * n
+            j = 0
+            while j + 32 <= n:
+                forward_tile32(b, xat + j, offs, a, wat, zero, 0, out, oat + j, n)
+                j += 32
+            if j + 16 <= n:
+                forward_tile(b, xat + j, offs, a, wat, zero, 0, out, oat + j, n)
+                j += 16
+            while j < n:
+                j = min(j, n - 8)
+                forward_tile8(b, xat + j, offs, a, wat, zero, 0, out, oat + j, n)
+                j += 8
+
+
 @exact
 def phase_planes(x, out, phases, c0, c1, stride, pad):
     """``out[n, p C + c, u, v]``: the padded input's value at row ``a + u sh``, column ``b +
@@ -508,6 +540,17 @@ def weight_grad_job(p):
                 j[14], j[15], j[16])
 
 
+@job
+def matmuls_job(p):
+    """[a, b, offs, zero, out, z0, z1, Z, M, K, N]"""
+    j = carray(p, 11)
+    z, m, k, n = j[7], j[8], j[9], j[10]
+    matmuls(carray(float32_at(j[0]), z * m * k), carray(float32_at(j[1]), z * k * n),
+            carray(int64_at(j[2]), k), carray(float32_at(j[3]), KB),
+            carray(float32_at(j[4]), z * m * n), j[5], j[6], m, k, n)
+
+
 JOBS = {"direct_conv": forward_job.address, "direct_conv_dw": weight_grad_job.address,
+        "matmuls": matmuls_job.address,
         "phase_planes": phase_planes_job.address,
         "interleave_columns": interleave_columns_job.address}

@@ -8,7 +8,8 @@ need a pass per comparison, and a fancy-index assignment, several times slower);
 linspace's fused multiply-adds (NumPy has none: its exact emulation takes some twenty
 passes); the transforms of Winograd's 3x3 convolution (:mod:`._numba_winograd`), col2im's
 adds at a stride (:mod:`._numba_col2im`), the direct sums of convolutions of few taps
-(:mod:`._numba_direct`) and a test for infinities and NaN.
+(:mod:`._numba_direct`, which also multiply batches of small matrices) and a test for
+infinities and NaN.
 
 A NumPy chain reads and writes every element once per operation (GELU's is fifteen
 passes); these loops do each element's arithmetic in registers, one pass over memory,
@@ -39,7 +40,7 @@ __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "batch_norm_backward", "winograd_weights", "winograd_weights_grad",
            "winograd_positions",
            "winograd_tiles", "winograd_untile", "winograd_grad_tiles", "col2im", "all_finite",
-           "direct_conv", "direct_conv_dw", "phase_planes", "interleave_columns"]
+           "direct_conv", "direct_conv_dw", "phase_planes", "interleave_columns", "matmuls"]
 
 
 @functools.cache
@@ -509,6 +510,30 @@ def direct_conv(xp, offs, w, bias, out, own=0, stride=(1, 1)):
                        numpy.int64)
     blas_threads.run_jobs(_kernels()["jobs"]["direct_conv"], jobs)
     return out
+
+
+def matmuls(a, b):
+    """``a @ b`` for a batch of small matrices, ``a`` (Z, M, K) and ``b`` (Z, K, N), float32
+    and C-contiguous, M >= 4, N >= 8, K >= 1: the direct convolution's tiles
+    (:func:`._numba_direct.matmuls`), the batch in parts on OpenBLAS's threads. NumPy
+    runs such a batch one matrix at a time on one thread (each below OpenBLAS's threading
+    threshold); the tiles' sums are OpenBLAS's, in the same order."""
+    z, m, k = a.shape if a.ndim == 3 else (0, 0, 0)
+    n = b.shape[-1] if b.ndim == 3 else 0
+    if not (m >= 4 and n >= 8 and k >= 1 and b.shape == (z, k, n) and takes(a, b)):
+        raise ValueError(f"batched small products: {a.dtype} {a.shape} @ {b.dtype} {b.shape} "
+                         f"(float32, C-contiguous, (Z, M >= 4, K) @ (Z, K, N >= 8))")
+    out = numpy.empty((z, m, n), numpy.float32)
+    offs = numpy.arange(k, dtype=numpy.int64) * n
+    parts = min(blas_threads.threads(), z)
+    addresses = [x.__array_interface__["data"][0] for x in (a, b, offs, _ZEROS, out)]
+    jobs = numpy.array([[*addresses, z * i // parts, z * (i + 1) // parts, z, m, k, n]
+                        for i in range(parts)], numpy.int64)
+    blas_threads.run_jobs(_kernels()["jobs"]["matmuls"], jobs)
+    return out
+
+
+_ZEROS = numpy.zeros(4, numpy.float32)  # (the tiles' bias: a product adds none)
 
 
 def direct_conv_dw(g, xp, offs, own=0, stride=(1, 1)):
