@@ -479,3 +479,71 @@ def test_all_finite_finds_any_infinity_or_nan(split, spy, n):
             assert not cpu_kernels.all_finite(b), (at, v)
     if n > 1024:
         assert spy
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, 2])
+def test_concatenate_copies_each_piece_into_place_as_numpy(axis, copy_split, monkeypatch):
+    """Pieces of one shape but along ``axis``, a transposed one among them (a key's
+    gradient), each copied into its slice: NumPy's result bit for bit, NaN included."""
+    copied = []
+    copy_into = cpu_kernels.copy_into
+    monkeypatch.setattr(cpu_kernels, "copy_into", lambda d, s: copied.append(s.shape)
+                        or copy_into(d, s))
+    shape = [4, 6, 10]
+    pieces = []
+    for i, n in enumerate((3, 1, 5)):
+        s = list(shape)
+        s[axis] = n
+        x = _values(s[::-1], i).transpose() if i == 0 else _values(s, i)
+        pieces.append(x)
+    assert not pieces[0].flags.c_contiguous
+    got = cpu_kernels.concatenate(pieces, axis)
+    numpy.testing.assert_array_equal(got, numpy.concatenate(pieces, axis))
+    assert copied == [p.shape for p in pieces]
+
+
+@pytest.mark.parametrize("case", ["small", "float64", "mixed dtypes", "shapes", "axis"])
+def test_concatenate_leaves_what_it_does_not_take_to_numpy(case):
+    """Few elements, float64, mixed dtypes: NumPy's concatenate, its result; pieces whose
+    shapes differ off the axis, or an axis out of range: NumPy's error."""
+    a, b = _values((300, 200), 1), _values((300, 100), 2)
+    if case == "small":
+        a, b = a[:2], b[:2]
+    elif case == "float64":
+        a, b = a.astype(numpy.float64), b.astype(numpy.float64)
+    elif case == "mixed dtypes":
+        b = b.astype(numpy.float64)
+    if case in ("shapes", "axis"):
+        with pytest.raises(ValueError):
+            cpu_kernels.concatenate([a, b] if case == "shapes" else [a, a], 0 if case ==
+                                    "shapes" else 2)
+        return
+    got = cpu_kernels.concatenate([a, b], 1)
+    want = numpy.concatenate([a, b], 1)
+    assert got.dtype == want.dtype
+    numpy.testing.assert_array_equal(got, want)
+
+
+def test_cat_and_the_gradient_of_split_concatenate_by_pieces(monkeypatch):
+    """``torch.cat`` of float32 tensors and the gradient of ``chunk`` (an attention's q, k,
+    v from one projection, the key's gradient transposed) go through
+    ``cpu_kernels.concatenate``; values and gradients as PyTorch's."""
+    torch = pytest.importorskip("torch")
+    calls = []
+    concatenate = cpu_kernels.concatenate
+    monkeypatch.setattr(cpu_kernels, "concatenate", lambda arrays, axis: calls.append(axis)
+                        or concatenate(arrays, axis))
+    x = _values((8, 64, 96), 3)
+    x[numpy.isnan(x)] = 0.5
+    g = _values((8, 64, 64), 4)
+    g[numpy.isnan(g)] = -1.0
+    got = {}
+    for lib in (retrograd, torch):
+        t = lib.from_numpy(x.copy()).requires_grad_()
+        q, k, v = t.chunk(3, -1)
+        y = lib.cat([q @ k.transpose(-2, -1), v @ v.transpose(-2, -1)], -1)
+        y.backward(lib.from_numpy(numpy.concatenate([g, g[..., ::-1]], -1).copy()))
+        got[lib] = (y.detach().numpy(), t.grad.numpy())
+    assert calls == [-1, 2]  # cat's forward, then chunk's gradient
+    for a, b in zip(got[retrograd], got[torch], strict=True):
+        numpy.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4 * numpy.abs(b).max())

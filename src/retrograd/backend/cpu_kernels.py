@@ -40,7 +40,8 @@ __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "batch_norm_backward", "winograd_weights", "winograd_weights_grad",
            "winograd_positions",
            "winograd_tiles", "winograd_untile", "winograd_grad_tiles", "col2im", "all_finite",
-           "direct_conv", "direct_conv_dw", "phase_planes", "interleave_columns", "matmuls"]
+           "direct_conv", "direct_conv_dw", "phase_planes", "interleave_columns", "matmuls",
+           "concatenate"]
 
 
 @functools.cache
@@ -175,6 +176,29 @@ def copy_into(dst, src):
         rows.append([bases[0] + 4 * lo * dsteps[axis], bases[1] + 4 * lo * ssteps[axis],
                      *part, *dsteps, *ssteps])
     blas_threads.run_jobs(_kernels()["jobs"]["strided_copy"], numpy.array(rows, numpy.int64))
+
+
+def concatenate(arrays, axis):
+    """``numpy.concatenate(arrays, axis)``; float32 pieces of one shape but along ``axis``,
+    large in all, each copied into its slice of the result by :func:`copy_into` (a
+    transposed one in tiles, on OpenBLAS's threads)."""
+    first = arrays[0] if len(arrays) else None
+    if not (ready() and type(first) is numpy.ndarray and first.dtype.char == "f"
+            and type(axis) is int and -first.ndim <= axis < first.ndim
+            and sum(a.size for a in arrays) >= _COPY_MIN):
+        return numpy.concatenate(arrays, axis=axis)
+    axis %= first.ndim
+    rest = first.shape[:axis] + first.shape[axis + 1:]
+    if not all(type(a) is numpy.ndarray and a.dtype == first.dtype and a.ndim == first.ndim
+               and a.shape[:axis] + a.shape[axis + 1:] == rest for a in arrays):
+        return numpy.concatenate(arrays, axis=axis)
+    out = numpy.empty(first.shape[:axis] + (sum(a.shape[axis] for a in arrays),) + rest[axis:],
+                      numpy.float32)
+    start = 0
+    for a in arrays:
+        copy_into(out[(slice(None),) * axis + (slice(start, start + a.shape[axis]),)], a)
+        start += a.shape[axis]
+    return out
 
 
 def copies(x):

@@ -13,6 +13,7 @@ import operator
 from .._dtype import is_inexact
 from .. import _autocast, _dtype, _observe
 from ..backend import get_array_module
+from ..backend.functions import functions
 from .._tensor import Tensor, _wrap_dim, wrap
 from ..autograd import forward_ad, grad_mode
 from ..autograd.node import Node, grad_accumulator
@@ -137,12 +138,12 @@ _CatBackward0 = _list_node("CatBackward0", _cat_vjp,
                                [t for t in ts if t.ndim == outs[0].ndim], axis=dim))
 _StackBackward0 = _list_node("StackBackward0", _stack_vjp,
                              lambda xp, ts, outs, dim: xp.stack(ts, axis=dim))
-_SplitBackward0 = _list_node("SplitBackward0",
-                             lambda xp, grads, shapes, dim: [xp.concatenate(grads, axis=dim)],
-                             _split_jvp)
-_SplitWithSizesBackward0 = _list_node(
-    "SplitWithSizesBackward0", lambda xp, grads, shapes, dim: [xp.concatenate(grads, axis=dim)],
-    _split_jvp)
+def _split_vjp(xp, grads, shapes, dim):
+    return [functions(xp).concatenate(grads, dim)]
+
+
+_SplitBackward0 = _list_node("SplitBackward0", _split_vjp, _split_jvp)
+_SplitWithSizesBackward0 = _list_node("SplitWithSizesBackward0", _split_vjp, _split_jvp)
 _UnbindBackward0 = _list_node("UnbindBackward0",
                               lambda xp, grads, shapes, dim: [xp.stack(grads, axis=dim)],
                               lambda xp, ts, outs, dim: [xp.take(ts[0], i, axis=dim)
@@ -216,7 +217,8 @@ def cat(tensors, dim=0, *, out=None):
     xp = _views.xp_of(tensors)
     dtype = _result_dtype(arrays)
     try:
-        res = xp.concatenate(arrays, axis=dim, dtype=dtype)
+        res = (functions(xp).concatenate(arrays, dim) if dtype is None
+               else xp.concatenate(arrays, axis=dim, dtype=dtype))
     except (TypeError, ValueError):  # a device array module refuses another device's
         _one_device(tensors)
         used, dim = _cat_checked(arrays, dim)
