@@ -312,7 +312,7 @@ def _tiled_batch(a, b):
     of them to pay for the call (some 15 us), and more than one thread to run them on."""
     return (type(a) is type(b) is numpy.ndarray and a.ndim == b.ndim >= 3
             and a.shape[:-2] == b.shape[:-2] and a.dtype.char == b.dtype.char == "f"
-            and a.shape[-2] >= 4 and b.shape[-1] >= 8 and a.shape[-1] >= 1
+            and a.shape[-2] >= 4 and b.shape[-1] >= 8
             and a.size * b.shape[-1] >= 1 << 21 and cpu_kernels.ready()
             and blas_threads.threads() > 1)
 
