@@ -107,10 +107,17 @@ def _cycle():
     b.append(a)
 
 
-def test_clean_young_collections_double_the_young_wait_up_to_its_bound(spacing):
-    spacing((700, 10, 10))
+def _raised(spacing):
+    """A spacer made at CPython's thresholds, raised by an older collection after a
+    recording."""
+    spacer = spacing((700, 10, 10))
     _record()
     gc.collect(1)
+    return spacer
+
+
+def test_clean_young_collections_double_the_young_wait_up_to_its_bound(spacing):
+    _raised(spacing)
     young, *older = _SPACED
     waits = []
     for _ in range(6):
@@ -121,9 +128,7 @@ def test_clean_young_collections_double_the_young_wait_up_to_its_bound(spacing):
 
 
 def test_a_young_collection_that_finds_garbage_brings_the_wait_back(spacing):
-    spacing((700, 10, 10))
-    _record()
-    gc.collect(1)
+    _raised(spacing)
     gc.collect(0)
     gc.collect(0)
     assert gc.get_threshold()[0] == 4 * _collector.RECORDING_YOUNG_EVERY
@@ -133,9 +138,7 @@ def test_a_young_collection_that_finds_garbage_brings_the_wait_back(spacing):
 
 
 def test_garbage_found_while_idle_starts_the_next_recording_at_the_first_wait(spacing):
-    spacing((700, 10, 10))
-    _record()
-    gc.collect(1)
+    _raised(spacing)
     gc.collect(0)  # the wait doubles ...
     gc.collect(1)  # ... then nothing is recorded: idle
     assert gc.get_threshold() == (700, 10, 10)
@@ -178,9 +181,7 @@ def test_a_long_chain_meets_few_young_collections_and_no_older_one(spacing):
     each object scanned once and each wait twice the one before (at a fixed 10000,
     33), but no middle one (at CPython's 10, three): it would rescan the chain promoted
     so far, cold (the collector's share of a 1e5-op chain grew 2-3x with it)."""
-    spacing((700, 10, 10))
-    _record()
-    gc.collect(1)  # (the middle generation's count starts from 0)
+    _raised(spacing)  # (the middle generation's count starts from 0)
     assert gc.get_threshold() == _SPACED
     before = [s["collections"] for s in gc.get_stats()]
     y = _record(30_000)
@@ -195,9 +196,7 @@ def test_a_1e4_op_chain_meets_no_young_collection_once_the_wait_has_grown(spacin
     """The issue's chain (1e4 ops, some 55000 objects here) is recorded without a young
     collection once clean collections have grown the wait: its per-op cost is then the
     1e3-op chain's (benchmarks/deep_chain.py)."""
-    spacing((700, 10, 10))
-    _record()
-    gc.collect(1)
+    _raised(spacing)
     for _ in range(4):
         gc.collect(0)
     assert gc.get_threshold()[0] == _collector.RECORDING_YOUNG_MOST
@@ -208,9 +207,7 @@ def test_a_1e4_op_chain_meets_no_young_collection_once_the_wait_has_grown(spacin
 
 
 def test_thresholds_the_program_sets_stand(spacing):
-    spacer = spacing((700, 10, 10))
-    _record()
-    gc.collect(1)
+    spacer = _raised(spacing)
     assert gc.get_threshold() == _SPACED
     gc.set_threshold(300, 3, 3)  # the program tunes the collector while spaced
     _record()
@@ -221,9 +218,7 @@ def test_thresholds_the_program_sets_stand(spacing):
 
 
 def test_thresholds_the_program_sets_stand_after_the_wait_has_grown(spacing):
-    spacer = spacing((700, 10, 10))
-    _record()
-    gc.collect(1)
+    spacer = _raised(spacing)
     gc.collect(0)
     gc.set_threshold(300, 3, 3)
     gc.collect(0)  # a young collection would double the wait: it sees the program's own
