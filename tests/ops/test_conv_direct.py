@@ -558,6 +558,7 @@ def test_small_products_by_tiles_in_one_part_or_several(z, m, k, n, monkeypatch)
     fours, the last moved back: each product to float32 rounding, the same bits whether
     the batch runs in one part or one per thread."""
     a, b = _batches(z, m, k, n, z * m + k * n)
+    monkeypatch.setattr(blas_threads, "threads", lambda: 2)  # (in turn where no OpenBLAS)
     got = cpu_kernels.matmuls(a, b)
     assert got.shape == (z, m, n) and got.dtype == numpy.float32
     _products_within_rounding(got, a, b)
