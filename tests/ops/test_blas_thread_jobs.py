@@ -497,15 +497,18 @@ def test_concatenate_copies_each_piece_into_place_as_numpy(axis, copy_split, mon
         x = _values(s[::-1], i).transpose() if i == 0 else _values(s, i)
         pieces.append(x)
     assert not pieces[0].flags.c_contiguous
-    got = cpu_kernels.concatenate(pieces, axis)
-    numpy.testing.assert_array_equal(got, numpy.concatenate(pieces, axis))
+    got, want = cpu_kernels.concatenate(pieces, axis), numpy.concatenate(pieces, axis)
+    numpy.testing.assert_array_equal(got, want)
+    assert got.strides == want.strides
     assert copied == [p.shape for p in pieces]
 
 
-@pytest.mark.parametrize("case", ["small", "float64", "mixed dtypes", "shapes", "axis"])
+@pytest.mark.parametrize("case", ["small", "float64", "mixed dtypes", "transposed",
+                                  "channels last", "shapes", "axis"])
 def test_concatenate_leaves_what_it_does_not_take_to_numpy(case):
-    """Few elements, float64, mixed dtypes: NumPy's concatenate, its result; pieces whose
-    shapes differ off the axis, or an axis out of range: NumPy's error."""
+    """Few elements, float64, mixed dtypes, pieces all transposed or all channels-last
+    (NumPy's result is laid out as they are): NumPy's concatenate, its result and layout;
+    pieces whose shapes differ off the axis, or an axis out of range: NumPy's error."""
     a, b = _values((300, 200), 1), _values((300, 100), 2)
     if case == "small":
         a, b = a[:2], b[:2]
@@ -513,6 +516,10 @@ def test_concatenate_leaves_what_it_does_not_take_to_numpy(case):
         a, b = a.astype(numpy.float64), b.astype(numpy.float64)
     elif case == "mixed dtypes":
         b = b.astype(numpy.float64)
+    elif case == "transposed":
+        a, b = _values((200, 300), 1).T, _values((100, 300), 2).T
+    elif case == "channels last":
+        a, b = (_values((8, 24, 24, c), s).transpose(0, 3, 1, 2) for s, c in ((1, 16), (2, 8)))
     if case in ("shapes", "axis"):
         with pytest.raises(ValueError):
             cpu_kernels.concatenate([a, b] if case == "shapes" else [a, a], 0 if case ==
@@ -520,7 +527,7 @@ def test_concatenate_leaves_what_it_does_not_take_to_numpy(case):
         return
     got = cpu_kernels.concatenate([a, b], 1)
     want = numpy.concatenate([a, b], 1)
-    assert got.dtype == want.dtype
+    assert got.dtype == want.dtype and got.strides == want.strides
     numpy.testing.assert_array_equal(got, want)
 
 

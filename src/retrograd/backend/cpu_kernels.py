@@ -181,7 +181,9 @@ def copy_into(dst, src):
 def concatenate(arrays, axis):
     """``numpy.concatenate(arrays, axis)``; float32 pieces of one shape but along ``axis``,
     large in all, each copied into its slice of the result by :func:`copy_into` (a
-    transposed one in tiles, on OpenBLAS's threads)."""
+    transposed one in tiles, on OpenBLAS's threads). Only where NumPy's result is
+    row-major, as it is when a piece is and has no axis of one element (NumPy lays the
+    result out as the pieces are when they all agree: channels-last ones stay so)."""
     first = arrays[0] if len(arrays) else None
     if not (ready() and type(first) is numpy.ndarray and first.dtype.char == "f"
             and type(axis) is int and -first.ndim <= axis < first.ndim
@@ -189,8 +191,9 @@ def concatenate(arrays, axis):
         return numpy.concatenate(arrays, axis=axis)
     axis %= first.ndim
     rest = first.shape[:axis] + first.shape[axis + 1:]
-    if not all(type(a) is numpy.ndarray and a.dtype == first.dtype and a.ndim == first.ndim
-               and a.shape[:axis] + a.shape[axis + 1:] == rest for a in arrays):
+    if not (all(type(a) is numpy.ndarray and a.dtype == first.dtype and a.ndim == first.ndim
+                and a.shape[:axis] + a.shape[axis + 1:] == rest for a in arrays)
+            and any(a.flags.c_contiguous and 1 not in a.shape for a in arrays)):
         return numpy.concatenate(arrays, axis=axis)
     out = numpy.empty(first.shape[:axis] + (sum(a.shape[axis] for a in arrays),) + rest[axis:],
                       numpy.float32)
