@@ -503,14 +503,24 @@ def test_concatenate_copies_each_piece_into_place_as_numpy(axis, copy_split, mon
     assert copied == [p.shape for p in pieces]
 
 
-@pytest.mark.parametrize("case", ["small", "float64", "mixed dtypes", "transposed",
-                                  "channels last", "shapes", "axis"])
+@pytest.mark.parametrize("case", ["small", "float64", "mixed dtypes", "byte-swapped",
+                                  "a list", "transposed", "channels last", "shapes", "axis",
+                                  "None"])
 def test_concatenate_leaves_what_it_does_not_take_to_numpy(case):
-    """Few elements, float64, mixed dtypes, pieces all transposed or all channels-last
-    (NumPy's result is laid out as they are): NumPy's concatenate, its result and layout;
-    pieces whose shapes differ off the axis, or an axis out of range: NumPy's error."""
+    """Few elements, float64, mixed dtypes, float32 in the other byte order, a list among
+    the pieces, pieces all transposed or all channels-last (NumPy's result is laid out as
+    they are): NumPy's concatenate, its result and layout; pieces whose shapes differ off
+    the axis, an axis out of range, or None: NumPy's error."""
     a, b = _values((300, 200), 1), _values((300, 100), 2)
-    if case == "small":
+    if case == "None":
+        with pytest.raises(ValueError):
+            cpu_kernels.concatenate([a, None], 1)
+        return
+    if case == "byte-swapped":
+        a, b = a.astype(">f4"), b.astype(">f4")
+    elif case == "a list":
+        b = b.tolist()
+    elif case == "small":
         a, b = a[:2], b[:2]
     elif case == "float64":
         a, b = a.astype(numpy.float64), b.astype(numpy.float64)

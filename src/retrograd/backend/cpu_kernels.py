@@ -185,14 +185,15 @@ def concatenate(arrays, axis):
     row-major, as it is when a piece is and has no axis of one element (NumPy lays the
     result out as the pieces are when they all agree: channels-last ones stay so)."""
     first = arrays[0] if len(arrays) else None
-    if not (ready() and type(first) is numpy.ndarray and first.dtype.char == "f"
+    if not (ready() and type(first) is numpy.ndarray and first.dtype == numpy.float32
             and type(axis) is int and -first.ndim <= axis < first.ndim
+            and all(type(a) is numpy.ndarray and a.dtype == first.dtype
+                    and a.ndim == first.ndim for a in arrays)
             and sum(a.size for a in arrays) >= _COPY_MIN):
         return numpy.concatenate(arrays, axis=axis)
     axis %= first.ndim
     rest = first.shape[:axis] + first.shape[axis + 1:]
-    if not (all(type(a) is numpy.ndarray and a.dtype == first.dtype and a.ndim == first.ndim
-                and a.shape[:axis] + a.shape[axis + 1:] == rest for a in arrays)
+    if not (all(a.shape[:axis] + a.shape[axis + 1:] == rest for a in arrays)
             and any(a.flags.c_contiguous and 1 not in a.shape for a in arrays)):
         return numpy.concatenate(arrays, axis=axis)
     out = numpy.empty(first.shape[:axis] + (sum(a.shape[axis] for a in arrays),) + rest[axis:],
@@ -542,12 +543,16 @@ def direct_conv(xp, offs, w, bias, out, own=0, stride=(1, 1)):
 def matmuls(a, b):
     """``a @ b`` for a batch of small matrices, ``a`` (Z, M, K) and ``b`` (Z, K, N), float32
     and C-contiguous, M >= 4, N >= 8, K >= 1: the direct convolution's tiles
-    (:func:`._numba_direct.matmuls`), the batch in parts on OpenBLAS's threads. NumPy
-    runs such a batch one matrix at a time on one thread (each below OpenBLAS's threading
-    threshold); the tiles' sums are OpenBLAS's, in the same order."""
+    (:func:`._numba_direct.matmuls`), the batch in parts on OpenBLAS's threads (NumPy
+    runs such a batch one matrix at a time on one thread, each below OpenBLAS's threading
+    threshold). Each value is the sum of its products in order, one fused multiply-add
+    each, the same bits in any number of parts: NumPy's to rounding (its bits where N is
+    a multiple of 16, with NumPy's OpenBLAS 0.3.31; it sums a row's last columns
+    otherwise)."""
     z, m, k = a.shape if a.ndim == 3 else (0, 0, 0)
     n = b.shape[-1] if b.ndim == 3 else 0
-    if not (m >= 4 and n >= 8 and k >= 1 and b.shape == (z, k, n) and takes(a, b)):
+    if not (m >= 4 and n >= 8 and k >= 1 and b.shape == (z, k, n)
+            and a.dtype == b.dtype == numpy.float32 and takes(a, b)):
         raise ValueError(f"batched small products: {a.dtype} {a.shape} @ {b.dtype} {b.shape} "
                          f"(float32, C-contiguous, (Z, M >= 4, K) @ (Z, K, N >= 8))")
     out = numpy.empty((z, m, n), numpy.float32)

@@ -17,7 +17,7 @@ import numpy
 import ml_dtypes
 
 from .._dtype import is_float, is_low
-from . import blas_threads, cpu_kernels, emulated, erf, gpu_kernels, meta, special_functions
+from . import cpu_kernels, emulated, erf, gpu_kernels, meta, special_functions
 
 __all__ = ["functions", "register_functions", "scipy_linalg", "facade", "register_facade"]
 
@@ -308,13 +308,13 @@ _BIT_SELECT_MIN = 1 << 15  # elements: below, numpy.where measured faster
 
 def _tiled_batch(a, b):
     """Whether ``a @ b`` (a small product each) runs as :func:`cpu_kernels.matmuls`: float32
-    NumPy batches of the same batch shape, at least 4 rows by 8 columns a product, enough
-    of them to pay for the call (some 15 us), and more than one thread to run them on."""
+    NumPy batches of the same batch shape, at least 4 rows by 8 columns a product, and
+    enough of them to pay for the call (some 15 us). Whatever the thread count, so that a
+    product's bits do not depend on it."""
     return (type(a) is type(b) is numpy.ndarray and a.ndim == b.ndim >= 3
-            and a.shape[:-2] == b.shape[:-2] and a.dtype.char == b.dtype.char == "f"
+            and a.shape[:-2] == b.shape[:-2] and a.dtype == b.dtype == numpy.float32
             and a.shape[-2] >= 4 and b.shape[-1] >= 8
-            and a.size * b.shape[-1] >= 1 << 21 and cpu_kernels.ready()
-            and blas_threads.threads() > 1)
+            and a.size * b.shape[-1] >= 1 << 21 and cpu_kernels.ready())
 
 
 class _NumpyFunctions(ArrayFunctions):
@@ -341,14 +341,14 @@ class _NumpyFunctions(ArrayFunctions):
 
     def batched_matmul(self, a, b):
         """NumPy multiplies a batch of matrices one at a time, each small one (at most
-        64**3 multiply-adds, below OpenBLAS's threading threshold) on one thread: on
-        several, a float32 batch of them (none broadcast, 2**21 multiply-adds in all at
-        least) runs as :func:`cpu_kernels.matmuls`, its parts on OpenBLAS's threads (w4's
-        attention scores, 128 of (64, 48) @ (48, 64): 458 -> 294 us on two; PyTorch 308-386),
-        laid out row-major first. On one thread OpenBLAS multiplies a small matrix by a
-        transposed one at two thirds of its speed on row-major ones (757 us against 458
-        there): such a ``b`` is laid out row-major first, by the tiled transpose (48 us).
-        Larger ones gain nothing (measured up to 512)."""
+        64**3 multiply-adds, below OpenBLAS's threading threshold) on one thread. A float32
+        batch of them (none broadcast, 2**21 multiply-adds in all at least) runs as
+        :func:`cpu_kernels.matmuls`, laid out row-major first, its parts on OpenBLAS's
+        threads (w4's attention scores, 128 of (64, 48) @ (48, 64): 458 -> 294 us on two,
+        PyTorch 308-386; on one, 483, some 5% over NumPy's). Otherwise OpenBLAS
+        multiplies a small matrix by a transposed one at two thirds of its speed on
+        row-major ones (757 us against 458 there): such a ``b`` is laid out row-major
+        first, by the tiled transpose. Larger ones gain nothing (measured up to 512)."""
         small = (a.ndim >= 2 and 0 not in b.strides
                  and a.shape[-2] * a.shape[-1] * b.shape[-1] <= 1 << 18)
         if small and _tiled_batch(a, b):
