@@ -3,9 +3,10 @@
 The premise: retrograd's graphs and training steps leave no cyclic garbage, so reference
 counting frees them and the collector's scans find nothing in them. The mechanism: a
 Spacer raises the collector's thresholds after an older collection that saw nodes
-recorded, restores them after one that saw none, and leaves a program's own thresholds
-be; while raised, each young collection that finds no garbage doubles the young wait (up
-to a bound), and one that finds some brings it back.
+recorded, restores them after any collection that saw none, and leaves a program's own
+thresholds be; while nodes are recorded, each young collection that finds no garbage
+doubles the young wait (up to a bound), and one that finds some, or a backward pass,
+brings it back.
 """
 
 import gc
@@ -17,17 +18,19 @@ from retrograd.autograd import _collector
 
 
 @pytest.fixture
-def spacing():
-    """``spacing(thresholds)``: a fresh Spacer in gc.callbacks, made under ``thresholds``,
-    in place of the global one; the thresholds and the global spacer come back after."""
-    saved = gc.get_threshold()
-    gc.callbacks.remove(_collector.SPACER)
+def spacing(monkeypatch):
+    """``spacing(thresholds)``: a fresh Spacer in gc.callbacks (and the one the engine
+    tells of backward passes), made under ``thresholds``, in place of the global one; the
+    thresholds and the global spacer come back after."""
+    saved, installed = gc.get_threshold(), _collector.SPACER
+    gc.callbacks.remove(installed)
     made = []
 
     def start(thresholds):
         gc.set_threshold(*thresholds)
         made.append(_collector.Spacer())
         gc.callbacks.append(made[-1])
+        monkeypatch.setattr(_collector, "SPACER", made[-1])
         return made[-1]
     try:
         yield start
@@ -35,7 +38,7 @@ def spacing():
         for spacer in made:
             gc.callbacks.remove(spacer)
         gc.set_threshold(*saved)
-        gc.callbacks.append(_collector.SPACER)
+        gc.callbacks.append(installed)
 
 
 def _record(n=8):
@@ -116,12 +119,17 @@ def _raised(spacing):
     return spacer
 
 
+def _young_collection_while_recording():
+    _record()
+    gc.collect(0)
+
+
 def test_clean_young_collections_double_the_young_wait_up_to_its_bound(spacing):
     _raised(spacing)
     young, *older = _SPACED
     waits = []
     for _ in range(6):
-        gc.collect(0)  # finds no garbage
+        _young_collection_while_recording()  # finds no garbage
         waits.append(gc.get_threshold()[0])
     assert waits == [min(young << k, _collector.RECORDING_YOUNG_MOST) for k in range(1, 7)]
     assert list(gc.get_threshold()[1:]) == older
@@ -129,22 +137,34 @@ def test_clean_young_collections_double_the_young_wait_up_to_its_bound(spacing):
 
 def test_a_young_collection_that_finds_garbage_brings_the_wait_back(spacing):
     _raised(spacing)
-    gc.collect(0)
-    gc.collect(0)
+    _young_collection_while_recording()
+    _young_collection_while_recording()
     assert gc.get_threshold()[0] == 4 * _collector.RECORDING_YOUNG_EVERY
     _cycle()
-    gc.collect(0)
+    _young_collection_while_recording()
     assert gc.get_threshold() == _SPACED
 
 
-def test_garbage_found_while_idle_starts_the_next_recording_at_the_first_wait(spacing):
+def test_a_backward_pass_brings_the_wait_back(spacing):
+    """A training loop's garbage waits no longer than before: the wait a long recording
+    grew ends with its backward pass (a loop kept at 131072 held 11x the cycles)."""
     _raised(spacing)
-    gc.collect(0)  # the wait doubles ...
-    gc.collect(1)  # ... then nothing is recorded: idle
+    _young_collection_while_recording()
+    y = _record()
+    _young_collection_while_recording()
+    assert gc.get_threshold()[0] == 4 * _collector.RECORDING_YOUNG_EVERY
+    y.sum().backward()
+    assert gc.get_threshold() == _SPACED
+
+
+def test_a_young_collection_that_saw_no_recording_restores_the_thresholds(spacing):
+    """Idle since the last collection: the program's thresholds at once, and the next
+    recording starts from the first wait."""
+    _raised(spacing)
+    _young_collection_while_recording()
+    assert gc.get_threshold()[0] == 2 * _collector.RECORDING_YOUNG_EVERY
+    gc.collect(0)
     assert gc.get_threshold() == (700, 10, 10)
-    gc.collect(0)  # a clean collection while idle changes nothing
-    _cycle()
-    gc.collect(0)  # garbage while idle: the program makes cycles
     _record()
     gc.collect(1)
     assert gc.get_threshold() == _SPACED
@@ -198,7 +218,7 @@ def test_a_1e4_op_chain_meets_no_young_collection_once_the_wait_has_grown(spacin
     1e3-op chain's (benchmarks/deep_chain.py)."""
     _raised(spacing)
     for _ in range(4):
-        gc.collect(0)
+        _young_collection_while_recording()
     assert gc.get_threshold()[0] == _collector.RECORDING_YOUNG_MOST
     before = gc.get_stats()[0]["collections"]
     y = _record(5_000)
@@ -219,11 +239,30 @@ def test_thresholds_the_program_sets_stand(spacing):
 
 def test_thresholds_the_program_sets_stand_after_the_wait_has_grown(spacing):
     spacer = _raised(spacing)
-    gc.collect(0)
+    _young_collection_while_recording()
     gc.set_threshold(300, 3, 3)
-    gc.collect(0)  # a young collection would double the wait: it sees the program's own
+    _young_collection_while_recording()  # (it would double the wait: the program's own)
     assert gc.get_threshold() == (300, 3, 3)
     assert spacer.stopped
+
+
+def test_a_program_that_puts_back_the_spacers_thresholds_keeps_it(spacing):
+    """Thresholds read while the wait had grown and set again later are the spacer's
+    own: it goes on, and idling restores the program's."""
+    spacer = _raised(spacing)
+    _young_collection_while_recording()
+    read = gc.get_threshold()
+    _young_collection_while_recording()
+    gc.set_threshold(*read)
+    _young_collection_while_recording()
+    assert not spacer.stopped
+    assert gc.get_threshold()[0] == 2 * read[0]
+    gc.collect(1)
+    assert gc.get_threshold() == (700, 10, 10)
+    gc.set_threshold(*read)  # put back while idle: raised, until a collection sees idling
+    gc.collect(0)
+    assert not spacer.stopped
+    assert gc.get_threshold() == (700, 10, 10)
 
 
 def test_no_recording_under_no_grad_leaves_thresholds_alone(spacing):

@@ -30,7 +30,7 @@ from .. import _observe
 from .._dtype import LEGACY_NAMES
 from ..backend import device_guard
 from .._tensor import Tensor, _ndarray, wrap
-from . import grad_mode
+from . import _collector, grad_mode
 from ._batched import Batched
 from ._ownership import Owners
 from .node import AccumulateGrad, grad_accumulator
@@ -491,6 +491,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, inputs=None, accum
             callback()
     finally:
         grad_mode.state.enabled, _current.task = prev_mode, prev_task
+        _collector.backward_ran()
         if watcher is not None:
             watcher.backward_end()
         if guard is not None:
