@@ -138,6 +138,8 @@ _CatBackward0 = _list_node("CatBackward0", _cat_vjp,
                                [t for t in ts if t.ndim == outs[0].ndim], axis=dim))
 _StackBackward0 = _list_node("StackBackward0", _stack_vjp,
                              lambda xp, ts, outs, dim: xp.stack(ts, axis=dim))
+
+
 def _split_vjp(xp, grads, shapes, dim):
     return [functions(xp).concatenate(grads, dim)]
 
