@@ -418,8 +418,9 @@ def matmuls(a, b, offs, zero, out, z0, z1, m, k, n):
     ``out`` (Z, M, N) flat, ``offs`` = arange(K) * N, ``zero`` four zeros; M >= KB, N >=
     8. A matrix product is a convolution of one tap per inner index: output channel i,
     column j sums a[z, i, q] * b[z, q, j] over taps q, each output by one fused
-    multiply-add per tap in order, as OpenBLAS's kernels for small matrices. Columns in
-    tiles of 32, then 16, then 8, the last moved back to end at N."""
+    multiply-add per tap in order (OpenBLAS's own order in its 16-column kernels, not at
+    a row's last columns). Columns in tiles of 32, then 16, then 8, the last moved back to
+    end at N."""
     for z in range(z0, z1):
         for i0 in _starts(m, KB):
             xat, wat, oat = z * k * n, (z * m + i0) * k, (z * m + i0) * n
