@@ -392,6 +392,49 @@ def test_split_in_place_updates_match_one_thread(alpha, monkeypatch, split, spy)
     assert len(spy) == 2
 
 
+@needs_threads
+@pytest.mark.parametrize("value", [0.1, -3e-7, 1.0, 7])
+def test_split_adam_updates_match_one_thread(value, monkeypatch, split, spy):
+    """Adam's ``v.addcmul_(g, g)``, ``p.addcdiv_(m, d)`` and ``d.sqrt_()``, in parts and
+    whole, at odd lengths, with NaN, infinities and signed zeros."""
+    x, a, b = _values(5001, 1), _values(5001, 2), _values(5001, 3)
+    b[::13] = 0.0
+    b[5::17] = numpy.inf
+
+    def run():
+        return (cpu_kernels.addcmul(x.copy(), a, b, value),
+                cpu_kernels.addcdiv(x.copy(), a, b, value), cpu_kernels.sqrt_(x.copy()))
+    want = _one_thread(monkeypatch, run)
+    with numpy.errstate(all="ignore"):
+        for got, w in zip(run(), want, strict=True):
+            assert numpy.array_equal(got.view(numpy.int32), w.view(numpy.int32))
+        assert numpy.array_equal(want[2], numpy.sqrt(x), equal_nan=True)
+    assert len(spy) == 3
+
+
+@pytest.mark.parametrize("n", [1, 31, 5000, 100003])
+def test_adam_updates_through_tensors_round_as_pytorch(n, torch):
+    """The in-place updates of a hand-written Adam (``no_grad``: the compiled kernels) give
+    PyTorch's bits: ``value * t1`` first, then a fused multiply-add for addcmul_, a
+    division then the sum for addcdiv_ (NumPy's chain rounds ``t1 * t2 * value``)."""
+    rng = numpy.random.default_rng(n)
+    p, m, g = (rng.standard_normal(n).astype(numpy.float32) for _ in range(3))
+    v = rng.random(n).astype(numpy.float32)
+    d = numpy.sqrt(v / numpy.float32(1 - 0.999 ** 3)) + numpy.float32(1e-8)
+    got, want = [], []
+    for lib, out in ((retrograd, got), (torch, want)):
+        tp, tm, tv, tg, td = (lib.from_numpy(a.copy()) for a in (p, m, v, g, d))
+        with lib.no_grad():
+            tv.mul_(0.999).addcmul_(tg, tg, value=1 - 0.999)
+            tp.addcdiv_(tm, td, value=-1e-3 / (1 - 0.9 ** 3))
+            denom = (tv / (1 - 0.999 ** 3)).sqrt_()
+        out += [tv.numpy(), tp.numpy(), denom.numpy()]
+    assert numpy.array_equal(got[0], want[0])
+    assert numpy.array_equal(got[1], want[1])
+    # (PyTorch's vectorized sqrt is 1 ulp off the correctly rounded one, NumPy's, at times)
+    numpy.testing.assert_array_max_ulp(got[2], want[2], maxulp=1)
+
+
 def test_in_place_add_of_an_overlapping_view_reads_the_values_before_the_write(split):
     """The kernel would read what it wrote (and its parts race): NumPy's buffered add."""
     a = numpy.arange(10, dtype=numpy.float32)

@@ -958,6 +958,60 @@ def largest_exponent_job(p):
 
 
 @exact
+def addcmul(x, a, b, value):
+    """``x += value * a * b`` rounded as PyTorch's CPU kernel: ``value * a``, then one fused
+    multiply-add (no fast-math: the product is not reassociated)."""
+    h = aligned_from(x)
+    for xs, as_, bs in ((x[:h], a[:h], b[:h]), (x[h:], a[h:], b[h:])):
+        for i in range(xs.size):
+            xs[i] = fused(value * as_[i], bs[i], xs[i])
+
+
+@exact
+def addcdiv(x, a, b, value):
+    """``x += value * a / b`` rounded as PyTorch's CPU kernel: ``(value * a) / b``, then
+    the sum (a fast-math loop would reassociate it to ``value * (a / b)``)."""
+    h = aligned_from(x)
+    for xs, as_, bs in ((x[:h], a[:h], b[:h]), (x[h:], a[h:], b[h:])):
+        for i in range(xs.size):
+            xs[i] = xs[i] + value * as_[i] / bs[i]
+
+
+@exact
+def sqrt(x):
+    """``x = sqrt(x)`` in place (correctly rounded, as NumPy's)."""
+    h = aligned_from(x)
+    for xs in (x[:h], x[h:]):
+        for i in range(xs.size):
+            xs[i] = numpy.sqrt(xs[i])
+
+
+@job
+def addcmul_job(p):
+    """[x, a, b, n, value's bits]"""
+    j = carray(p, 5)
+    n = j[3]
+    addcmul(carray(float32_at(j[0]), n), carray(float32_at(j[1]), n),
+            carray(float32_at(j[2]), n), as_float32(numpy.int32(j[4])))
+
+
+@job
+def addcdiv_job(p):
+    """[x, a, b, n, value's bits]"""
+    j = carray(p, 5)
+    n = j[3]
+    addcdiv(carray(float32_at(j[0]), n), carray(float32_at(j[1]), n),
+            carray(float32_at(j[2]), n), as_float32(numpy.int32(j[4])))
+
+
+@job
+def sqrt_job(p):
+    """[x, n]"""
+    j = carray(p, 2)
+    sqrt(carray(float32_at(j[0]), j[1]))
+
+
+@exact
 def max_pool_2x2(x, out, idx):
     """Each 2x2 window's maximum and its flat index in the (H, W) plane: PyTorch's CPU
     rule, a running maximum over the window in row-major order that a later value
@@ -1249,7 +1303,8 @@ JOB_FUNCTIONS = {"largest_exponent": largest_exponent_job, "gelu": gelu_job,
                  "relu_grad": relu_grad_job, "max_pool_2x2": max_pool_2x2_job,
                  "index_add_rows": index_add_rows_job, "strided_copy": strided_copy_job,
                  "max_pool_2d": max_pool_2d_job, "add_scaled": add_scaled_job,
-                 "scale": scale_job, "by_row": by_row_job, "by_column": by_column_job,
+                 "scale": scale_job, "addcmul": addcmul_job, "addcdiv": addcdiv_job,
+                 "sqrt": sqrt_job, "by_row": by_row_job, "by_column": by_column_job,
                  "pad_planes": pad_planes_job, "batch_norm": batch_norm_job,
                  "batch_norm_backward": batch_norm_backward_job,
                  "channel_affine": channel_affine_job,
@@ -1273,7 +1328,8 @@ KERNELS = {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "ou
         "log_softmax_grad": log_softmax_grad, "max_pool_2x2": max_pool_2x2,
         "max_pool_2d": max_pool_2d,
         "index_add_rows": index_add_rows, "linspace": linspace,
-           "pad_planes": pad_planes, "scale": scale, "by_row": by_row,
+           "pad_planes": pad_planes, "scale": scale, "addcmul": addcmul, "addcdiv": addcdiv,
+           "sqrt": sqrt, "by_row": by_row,
            "by_column": by_column}
 
 JOBS = {name: f.address for name, f in JOB_FUNCTIONS.items()}

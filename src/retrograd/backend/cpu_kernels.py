@@ -33,8 +33,8 @@ from . import blas_threads
 __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "layer_norm_dw", "column_sum", "softmax", "softmax_grad", "log_softmax",
            "log_softmax_grad", "adam_step", "relu", "relu_grad", "outer", "add_scaled", "scale",
-           "max_pool_2d", "max_pool_grad", "linspace", "copy_into", "copies", "contiguous",
-           "pad_planes", "pays",
+           "addcmul", "addcdiv", "sqrt_", "max_pool_2d", "max_pool_grad", "linspace",
+           "copy_into", "copies", "contiguous", "pad_planes", "pays",
            "channel_runs_pay",
            "broadcasts", "broadcast", "batch_norm", "channel_affine",
            "batch_norm_backward", "winograd_weights", "winograd_weights_grad",
@@ -89,6 +89,7 @@ def _rows(x, n):
 _SPLIT_MIN = {"relu": 1 << 19, "relu_grad": 1 << 19, "gelu": 1 << 18, "gelu_grad": 1 << 18,
               "max_pool_2x2": 1 << 16, "max_pool_2d": 1 << 15, "index_add_rows": 1 << 17,
               "pad_planes": 1 << 16, "add_scaled": 1 << 18, "scale": 1 << 18,
+              "addcmul": 1 << 16, "addcdiv": 1 << 16, "sqrt": 1 << 16,
               "by_row": 1 << 18, "by_column": 1 << 18, "batch_norm": 1 << 16,
               "channel_affine": 1 << 16, "batch_norm_backward": 1 << 16,
               "softmax": 1 << 17, "log_softmax": 1 << 17,
@@ -899,6 +900,31 @@ def all_finite(x):
                         for i, (lo, hi) in enumerate(itertools.pairwise(bounds))], numpy.int64)
     blas_threads.run_jobs(_kernels()["jobs"]["largest_exponent"], jobs)
     return bool(found.max() < 0x7F800000)
+
+
+def addcmul(x, a, b, value):
+    """``x += value * a * b`` (an in-place ``addcmul_``, Adam's second moment) in one pass,
+    with PyTorch's rounding (``value * a``, then a fused multiply-add; NumPy's chain takes
+    two passes and a temporary, and rounds the sum apart). All float32, C-contiguous, of
+    one shape, ``a`` and ``b`` overlapping ``x`` only where they are it. Returns ``x``."""
+    v = numpy.float32(value)
+    _run("addcmul", (_flat(x), _flat(a), _flat(b)), v, args=(v,))
+    return x
+
+
+def addcdiv(x, a, b, value):
+    """``x += value * a / b`` (an in-place ``addcdiv_``, Adam's update) in one pass, with
+    PyTorch's rounding (``(value * a) / b``, then the sum); as :func:`addcmul`."""
+    v = numpy.float32(value)
+    _run("addcdiv", (_flat(x), _flat(a), _flat(b)), v, args=(v,))
+    return x
+
+
+def sqrt_(x):
+    """``x = sqrt(x)`` in place, float32 C-contiguous, in parts on OpenBLAS's threads when
+    large (NumPy's runs on one). Returns ``x``."""
+    _run("sqrt", (_flat(x),))
+    return x
 
 
 def _bits(f):

@@ -511,8 +511,10 @@ def _lerp_into(xp, out, self, end, weight):
         xp.subtract(end, step, out=out)
 
 
-def _addc_into(ufunc):
-    """``out = self + value * (tensor1 <ufunc> tensor2)`` with one temporary."""
+def _addc_into(ufunc, compiled):
+    """``out = self + value * (tensor1 <ufunc> tensor2)`` with one temporary; an in-place
+    write of float32 operands of its shape (Adam's updates) by ``compiled``, the compiled
+    pass with PyTorch's rounding."""
     def into(xp, out, self, tensor1, tensor2, value):
         if ufunc == "multiply":
             _kernel("addcmul_cpu_out", self)
@@ -520,7 +522,14 @@ def _addc_into(ufunc):
         if value != 1:
             xp.multiply(step, value, out=step)
         xp.add(self, step, out=out)
-    return into
+
+    def takes(out, self, tensor1, tensor2, value):
+        return (out is self and type(value) in (float, int)
+                and getattr(tensor1, "shape", None) == out.shape
+                and getattr(tensor2, "shape", None) == out.shape
+                and cpu_kernels.takes(out, tensor1, tensor2))
+    return kernel(into, lambda xp, out, self, tensor1, tensor2, value:
+                  compiled(out, tensor1, tensor2, value), takes)
 
 
 _lerp = defop("lerp", _lerp_fwd, inputs=("self", "end", "weight"),
@@ -538,8 +547,8 @@ _addcmul = defop("addcmul", lambda xp, self, tensor1, tensor2, value:
                  vjp={"self": lambda grad: grad,
                       "tensor1": lambda grad, tensor2, value: grad * tensor2 * value,
                       "tensor2": lambda grad, tensor1, value: grad * tensor1 * value},
-                 promote=("self", "tensor1", "tensor2"), into=_addc_into("multiply"),
-                 jvp="elementwise")
+                 promote=("self", "tensor1", "tensor2"),
+                 into=_addc_into("multiply", cpu_kernels.addcmul), jvp="elementwise")
 _addcdiv = defop("addcdiv", lambda xp, self, tensor1, tensor2, value:
                  self + value * tensor1 / tensor2,
                  inputs=("self", "tensor1", "tensor2"),
@@ -548,7 +557,7 @@ _addcdiv = defop("addcdiv", lambda xp, self, tensor1, tensor2, value:
                       "tensor2": lambda grad, tensor1, tensor2, value:
                       -grad * value * tensor1 / (tensor2 * tensor2)},
                  promote=("self", "tensor1", "tensor2"), to_float=True,
-                 into=_addc_into("divide"), jvp="elementwise")
+                 into=_addc_into("divide", cpu_kernels.addcdiv), jvp="elementwise")
 def _atan2_recip(xp, grad, self, other):
     """PyTorch's atan2_backward: 1 / (self² + other²) in the result's dtype (so an integer
     operand does not widen it) and in float16 where the operands are, zeroed where the sum

@@ -158,8 +158,13 @@ _log1p = _unary("log1p", lambda xp, self: xp.log1p(self), lambda grad, self: gra
                 to_float=True, node="Log1PBackward0", upcast="forward")
 _expm1 = _unary("expm1", lambda xp, self: xp.expm1(self),
                 lambda grad, result: grad * (result + 1), to_float=True, upcast="forward")
+# sqrt_ of a large float32 tensor (Adam's denominator) in parts on OpenBLAS's threads.
 _sqrt = _unary("sqrt", lambda xp, self: xp.sqrt(self), lambda grad, result: grad / (2 * result),
-               to_float=True)
+               to_float=True,
+               into=kernel(lambda xp, out, self: xp.sqrt(self, out=out),
+                           lambda xp, out, self: cpu_kernels.sqrt_(out),
+                           lambda out, self: out is self and cpu_kernels.takes(out)
+                           and cpu_kernels.splits("sqrt", out)))
 # PyTorch's rsqrt backward, -0.5 * grad * result.pow(3), is a composite of half ops for
 # float16: the cube overflows to inf where rsqrt's result is above 40. Its float16 kernel
 # (the scalar loop every small tensor takes) is 1 / sqrt(x) with sqrt rounded to half
