@@ -592,8 +592,65 @@ def test_small_products_read_nothing_past_their_arrays():
     _products_within_rounding(got, a, b)
 
 
+def _heads(x, n, length, heads):
+    """(n, length, heads * d) -> (n, heads, length, d): attention's heads, a view."""
+    return x.reshape(n, length, heads, -1).transpose(0, 2, 1, 3)
+
+
+def _strided_cases():
+    """Operands the tiles read in place, each with what it is a view of."""
+    rng = numpy.random.default_rng(21)
+    qkv = rng.standard_normal((3, 9, 3 * 20)).astype(numpy.float32)
+    q, k, v = (_heads(qkv[..., i * 20:(i + 1) * 20], 3, 9, 2) for i in range(3))
+    p = rng.standard_normal((3, 2, 9, 9)).astype(numpy.float32)
+    big = rng.standard_normal((4, 7, 30)).astype(numpy.float32)
+    wide = rng.standard_normal((3, 12, 30)).astype(numpy.float32)
+    five = rng.standard_normal((2, 3, 2, 6, 9)).astype(numpy.float32)
+    return {"scores": (q, k.swapaxes(-1, -2)), "weights times values": (p, v),
+            "heads times rows": (q, numpy.broadcast_to(wide[:, None, :10, 5:17], (3, 2, 10, 12))),
+            "columns of a wider array": (big[:, :5, 3:10], big[:, :7, 12:24]),
+            "every other matrix": (big[::2, :4, :6], big[1::2, :6, 8:16]),
+            "a broadcast batch": (big[:, :4, :6], numpy.broadcast_to(big[0, :6, :8], (4, 6, 8))),
+            "five dims": (five[..., :4, :], rng.standard_normal((2, 3, 2, 9, 8)).astype(
+                numpy.float32))}
+
+
+@pytest.mark.parametrize("case", list(_strided_cases()))
+def test_small_products_read_views_in_place_with_the_same_bits(case, monkeypatch):
+    """Heads of one (N, L, 3E) array, columns of wider rows, every other matrix, a
+    broadcast batch, five dims: the same bits as the operands laid out row-major, with no
+    copy of an operand whose rows are runs (the scores' transposed keys, whose rows are
+    not, are copied)."""
+    a, b = _strided_cases()[case]
+    want = cpu_kernels.matmuls(numpy.ascontiguousarray(a), numpy.ascontiguousarray(b))
+    copies = counting(monkeypatch, cpu_kernels, "contiguous")
+    got = cpu_kernels.matmuls(a, b)
+    assert got.shape == want.shape and got.flags.c_contiguous
+    numpy.testing.assert_array_equal(got, want)
+    assert copies["contiguous"] == (case == "scores")
+    _products_within_rounding(got.reshape(-1, *got.shape[-2:]),
+                              numpy.ascontiguousarray(a).reshape(-1, *a.shape[-2:]),
+                              numpy.ascontiguousarray(b).reshape(-1, *b.shape[-2:]))
+
+
+def test_small_products_of_views_read_nothing_past_their_memory():
+    """Heads whose memory ends where it may not be read: the last head's last row ends
+    the buffer (the view's extent, not its shape times its steps)."""
+    kept = []
+    rng = numpy.random.default_rng(22)
+    qkv = _at_a_guard_page(rng.standard_normal((2, 6, 3 * 24)).astype(numpy.float32), kept)
+    p = _at_a_guard_page(rng.standard_normal((2, 3, 6, 6)).astype(numpy.float32), kept)
+    v = _heads(qkv[..., 48:], 2, 6, 3)  # (its last row ends the buffer)
+    got = cpu_kernels.matmuls(p, v)
+    numpy.testing.assert_array_equal(got, cpu_kernels.matmuls(p, numpy.ascontiguousarray(v)))
+    wide = _at_a_guard_page(rng.standard_normal((2, 3, 8, 9)).astype(numpy.float32), kept)
+    got = cpu_kernels.matmuls(v, wide)
+    numpy.testing.assert_array_equal(got, cpu_kernels.matmuls(numpy.ascontiguousarray(v),
+                                                              wide))
+
+
 @pytest.mark.parametrize("change", ["3 rows", "7 columns", "no inner", "float64",
-                                    "transposed", "batches", "inner", "matrices"])
+                                    "byte-swapped", "batches", "inner", "matrices"])
 def test_small_products_refuse_what_the_tiles_cannot_take(change):
     a, b = _batches(2, 4, 3, 8, 6)
     if change == "3 rows":
@@ -604,8 +661,8 @@ def test_small_products_refuse_what_the_tiles_cannot_take(change):
         a, b = a[..., :0].copy(), b[:, :0]
     elif change == "float64":
         a = a.astype(numpy.float64)
-    elif change == "transposed":
-        b = numpy.ascontiguousarray(b.swapaxes(1, 2)).swapaxes(1, 2)
+    elif change == "byte-swapped":
+        b = b.astype(b.dtype.newbyteorder())
     elif change == "batches":
         b = numpy.concatenate([b, b])
     elif change == "inner":

@@ -162,7 +162,11 @@ def _forward_tile(vectors, sw, x, xat, offs, w, wat, bias, k0, out, oat, ostep, 
             blocks += [(builder.add(x_row, xo), builder.add(o_row, oo)) for xo, oo in blocks]
         init = [_splat(builder, builder.load(builder.gep(bd, [builder.add(k0_, _const(m))])))
                 for m in range(KB) for _ in blocks]
-        rows = [builder.add(wat_, builder.mul(taps, _const(m))) for m in range(KB)]
+        if isinstance(signature.args[4], types.BaseTuple):  # (first row, row step)
+            first, wstep = (builder.extract_value(wat_, i) for i in range(2))
+            rows = [builder.add(first, builder.mul(wstep, _const(m))) for m in range(KB)]
+        else:  # rows of T weights each
+            rows = [builder.add(wat_, builder.mul(taps, _const(m))) for m in range(KB)]
 
         def step(state, acc):
             q, = state
@@ -413,17 +417,23 @@ def weight_grad(g, x, offs, dw, k_lo, k_hi, n, plane, wp, k, oh, ow, own, sh, sw
 
 
 @jit
-def matmuls(a, b, offs, zero, out, z0, z1, m, k, n):
-    """``out[z] = a[z] @ b[z]`` for z in ``z0:z1``: ``a`` (Z, M, K), ``b`` (Z, K, N) and
-    ``out`` (Z, M, N) flat, ``offs`` = arange(K) * N, ``zero`` four zeros; M >= KB, N >=
-    8. A matrix product is a convolution of one tap per inner index: output channel i,
-    column j sums a[z, i, q] * b[z, q, j] over taps q, each output by one fused
-    multiply-add per tap in order (OpenBLAS's own order in its 16-column kernels, not at
-    a row's last columns). Columns in tiles of 32, then 16, then 8, the last moved back to
-    end at N."""
+def matmuls(a, b, offs, zero, out, z0, z1, m, n, h, steps):
+    """``out[z] = a[z] @ b[z]`` for z in ``z0:z1`` of Z = (Z // h) x h products: ``a``
+    (Z, M, K), ``b`` (Z, K, N) and ``out`` (Z, M, N) flat views of their memory, product
+    z = (zb, zh) starting at ``zb * steps[0] + zh * steps[1]`` of ``a`` (``steps[2:4]``
+    of ``b``, ``steps[4:6]`` of ``out``), rows ``steps[6]`` apart in ``a``, ``offs[q]``
+    in ``b`` (``offs`` = arange(K) times its row step), N in ``out``; ``zero`` four
+    zeros; M >= KB, N >= 8. A matrix product is a convolution of one tap per inner index:
+    output channel i, column j sums a[z, i, q] * b[z, q, j] over taps q, each output by
+    one fused multiply-add per tap in order (OpenBLAS's own order in its 16-column
+    kernels, not at a row's last columns). Columns in tiles of 32, then 16, then 8, the
+    last moved back to end at N."""
     for z in range(z0, z1):
+        zb, zh = z // h, z % h
+        xat = zb * steps[2] + zh * steps[3]
         for i0 in _starts(m, KB):
-            xat, wat, oat = z * k * n, (z * m + i0) * k, (z * m + i0) * n
+            wat = (zb * steps[0] + zh * steps[1] + i0 * steps[6], steps[6])
+            oat = zb * steps[4] + zh * steps[5] + i0 * n
             j = 0
             while j + 32 <= n:
                 forward_tile32(b, xat + j, offs, a, wat, zero, 0, out, oat + j, n)
@@ -543,12 +553,13 @@ def weight_grad_job(p):
 
 @job
 def matmuls_job(p):
-    """[a, b, offs, zero, out, z0, z1, Z, M, K, N]"""
-    j = carray(p, 11)
-    z, m, k, n = j[7], j[8], j[9], j[10]
-    matmuls(carray(float32_at(j[0]), z * m * k), carray(float32_at(j[1]), z * k * n),
+    """[a, b, offs, zero, out, z0, z1, M, K, N, H, a's, b's and out's extents (elements),
+    7 steps (:func:`matmuls`)]"""
+    j = carray(p, 21)
+    m, k, n = j[7], j[8], j[9]
+    matmuls(carray(float32_at(j[0]), j[11]), carray(float32_at(j[1]), j[12]),
             carray(int64_at(j[2]), k), carray(float32_at(j[3]), KB),
-            carray(float32_at(j[4]), z * m * n), j[5], j[6], m, k, n)
+            carray(float32_at(j[4]), j[13]), j[5], j[6], m, n, j[10], j[14:21])
 
 
 JOBS = {"direct_conv": forward_job.address, "direct_conv_dw": weight_grad_job.address,

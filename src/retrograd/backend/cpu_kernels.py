@@ -542,28 +542,63 @@ def direct_conv(xp, offs, w, bias, out, own=0, stride=(1, 1)):
 
 
 def matmuls(a, b):
-    """``a @ b`` for a batch of small matrices, ``a`` (Z, M, K) and ``b`` (Z, K, N), float32
-    and C-contiguous, M >= 4, N >= 8, K >= 1: the direct convolution's tiles
-    (:func:`._numba_direct.matmuls`), the batch in parts on OpenBLAS's threads (NumPy
-    runs such a batch one matrix at a time on one thread, each below OpenBLAS's threading
-    threshold). Each value is the sum of its products in order, one fused multiply-add
-    each, the same bits in any number of parts: NumPy's to rounding (its bits where N is
-    a multiple of 16, with NumPy's OpenBLAS 0.3.31; it sums a row's last columns
-    otherwise)."""
-    z, m, k = a.shape if a.ndim == 3 else (0, 0, 0)
-    n = b.shape[-1] if b.ndim == 3 else 0
-    if not (m >= 4 and n >= 8 and k >= 1 and b.shape == (z, k, n)
-            and a.dtype == b.dtype == numpy.float32 and takes(a, b)):
+    """``a @ b`` for a batch of small matrices, ``a`` (..., M, K) and ``b`` (..., K, N) of
+    the same batch shape (at most two dims, or dims that merge into two), float32, M >= 4,
+    N >= 8, K >= 1: the direct convolution's tiles (:func:`._numba_direct.matmuls`), the
+    batch in parts on OpenBLAS's threads (NumPy runs such a batch one matrix at a time on
+    one thread, each below OpenBLAS's threading threshold). The operands are read in
+    place wherever each row is a run (attention's heads, views of one (N, L, 3E) array);
+    others are laid out row-major first. The result is row-major. Each value is the sum of
+    its products in order, one fused multiply-add each, the same bits in any number of
+    parts and any layout: NumPy's to rounding (its bits where N is a multiple of 16, with
+    NumPy's OpenBLAS 0.3.31; it sums a row's last columns otherwise)."""
+    batch = a.shape[:-2]
+    m, k = a.shape[-2:] if a.ndim >= 3 else (0, 0)
+    n = b.shape[-1] if b.ndim >= 3 else 0
+    if not (m >= 4 and n >= 8 and k >= 1 and b.shape == (*batch, k, n)
+            and a.dtype == b.dtype == numpy.float32 and a.dtype.isnative and ready()):
         raise ValueError(f"batched small products: {a.dtype} {a.shape} @ {b.dtype} {b.shape} "
-                         f"(float32, C-contiguous, (Z, M >= 4, K) @ (Z, K, N >= 8))")
-    out = numpy.empty((z, m, n), numpy.float32)
-    offs = numpy.arange(k, dtype=numpy.int64) * n
+                         f"(float32, (..., M >= 4, K) @ (..., K, N >= 8))")
+    out = numpy.empty((*batch, m, n), numpy.float32)
+    if out.size == 0:
+        return out
+    a, b, o = (_batch_of_two(x) for x in (_rows_in_place(a), _rows_in_place(b), out))
+    h = a.shape[1]
+    steps = [s // 4 for x in (a, b, o) for s in x.strides[:2]] + [a.strides[2] // 4]
+    offs = numpy.arange(k, dtype=numpy.int64) * (b.strides[2] // 4)
+    z = a.shape[0] * h
     parts = min(blas_threads.threads(), z)
-    addresses = [x.__array_interface__["data"][0] for x in (a, b, offs, _ZEROS, out)]
-    jobs = numpy.array([[*addresses, z * i // parts, z * (i + 1) // parts, z, m, k, n]
+    head = [x.__array_interface__["data"][0] for x in (a, b, offs, _ZEROS, o)]
+    tail = [m, k, n, h, *(_extent(x) for x in (a, b, o)), *steps]
+    jobs = numpy.array([[*head, z * i // parts, z * (i + 1) // parts, *tail]
                         for i in range(parts)], numpy.int64)
     blas_threads.run_jobs(_kernels()["jobs"]["matmuls"], jobs)
     return out
+
+
+def _rows_in_place(x):
+    """``x`` where the tiles read it in place (each row a run, no step negative or of part
+    of an element), else laid out row-major."""
+    steps = x.strides
+    if steps[-1] == 4 and all(s >= 0 and s % 4 == 0 for s in steps):
+        return x
+    return contiguous(x)
+
+
+def _batch_of_two(x):
+    """``x`` (..., R, C) with its batch dims as exactly two (a view where they merge)."""
+    if x.ndim == 3:
+        return x[:, None]
+    if x.ndim == 2:
+        return x[None, None]
+    if x.ndim > 4:
+        x = x.reshape(-1, *x.shape[-3:])  # (a copy where they do not merge)
+    return x
+
+
+def _extent(x):
+    """The elements a view spans, from its first (steps non-negative)."""
+    return 1 + sum((d - 1) * s // x.itemsize for d, s in zip(x.shape, x.strides, strict=True))
 
 
 _ZEROS = numpy.zeros(4, numpy.float32)  # (the tiles' bias: a product adds none)

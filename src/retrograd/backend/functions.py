@@ -352,10 +352,7 @@ class _NumpyFunctions(ArrayFunctions):
         small = (a.ndim >= 2 and 0 not in b.strides
                  and a.shape[-2] * a.shape[-1] * b.shape[-1] <= 1 << 18)
         if small and _tiled_batch(a, b):
-            z = b.size // (b.shape[-2] * b.shape[-1])
-            out = cpu_kernels.matmuls(cpu_kernels.contiguous(a).reshape(z, *a.shape[-2:]),
-                                      cpu_kernels.contiguous(b).reshape(z, *b.shape[-2:]))
-            return out.reshape(*b.shape[:-2], a.shape[-2], b.shape[-1])
+            return cpu_kernels.matmuls(a, b)
         if small and b.strides[-2] == b.itemsize and cpu_kernels.copies(b):
             b = cpu_kernels.contiguous(b)
         return numpy.matmul(a, b)
