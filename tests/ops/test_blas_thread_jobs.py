@@ -435,6 +435,50 @@ def test_adam_updates_through_tensors_round_as_pytorch(n, torch):
     numpy.testing.assert_array_max_ulp(got[2], want[2], maxulp=1)
 
 
+@pytest.mark.parametrize("shape", [(2048, 768), (700, 100), (4096, 16)])
+def test_bias_gradients_sum_columns_in_chunks_the_same_bits_however_cut(shape, monkeypatch):
+    """A linear layer's bias gradient over many rows: float32 sums of chunks of rows added
+    in float64 (closer to the float64 sum than NumPy's row after row), the same bits on
+    one thread, in bands of rows and in bands of columns; NaN and infinities carried."""
+    g = (numpy.random.default_rng(9).standard_normal(shape) * 3).astype(numpy.float32)
+    g[5, 3], g[7, 4], g[9, 5] = numpy.inf, numpy.nan, -0.0
+    got = [cpu_kernels.column_sums(g)]
+    got.append(_one_thread(monkeypatch, lambda: cpu_kernels.column_sums(g)))
+    monkeypatch.setattr(cpu_kernels, "_in_row_bands", lambda rows: False)
+    got.append(cpu_kernels.column_sums(g))
+    for other in got[1:]:
+        assert numpy.array_equal(got[0].view(numpy.int32), other.view(numpy.int32))
+    with numpy.errstate(invalid="ignore"):
+        exact = g.astype(numpy.float64).sum(0)
+    numpy.testing.assert_array_equal(numpy.isnan(got[0]), numpy.isnan(exact))
+    finite = numpy.isfinite(exact)
+    err = numpy.abs(got[0][finite] - exact[finite])
+    assert err.max() <= numpy.abs(numpy.sum(g, 0)[finite] - exact[finite]).max()
+    assert got[0][3] == numpy.inf
+
+
+def test_a_linear_layers_bias_gradient_takes_the_column_sums_on_many_rows(torch, monkeypatch):
+    """w4's (32, 64) rows: the compiled column sums, as PyTorch's to rounding; a batch of 128
+    rows keeps NumPy's sum (its row-by-row adds are faster there)."""
+    calls = []
+    real = cpu_kernels.column_sums
+    monkeypatch.setattr(cpu_kernels, "column_sums", lambda a: calls.append(a.shape) or real(a))
+    rng = numpy.random.default_rng(3)
+    for rows, taken in ((2048, True), (128, False)):
+        x, w = rng.standard_normal((rows, 48)), rng.standard_normal((768, 48))
+        b, g = rng.standard_normal(768), rng.standard_normal((rows, 768))
+        grads = []
+        for lib in (retrograd, torch):
+            tb = lib.from_numpy(b.astype(numpy.float32)).requires_grad_()
+            y = lib.nn.functional.linear(lib.from_numpy(x.astype(numpy.float32)),
+                                         lib.from_numpy(w.astype(numpy.float32)), tb)
+            y.backward(lib.from_numpy(g.astype(numpy.float32)))
+            grads.append(tb.grad.numpy())
+        numpy.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-4)
+        assert (calls == [(rows, 768)]) == taken
+        calls.clear()
+
+
 def test_in_place_add_of_an_overlapping_view_reads_the_values_before_the_write(split):
     """The kernel would read what it wrote (and its parts race): NumPy's buffered add."""
     a = numpy.arange(10, dtype=numpy.float32)

@@ -37,8 +37,8 @@ __all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "copy_into", "copies", "contiguous", "pad_planes", "pays",
            "channel_runs_pay",
            "broadcasts", "broadcast", "batch_norm", "channel_affine",
-           "batch_norm_backward", "winograd_weights", "winograd_weights_grad",
-           "winograd_positions",
+           "batch_norm_backward", "sums_columns", "column_sums", "winograd_weights",
+           "winograd_weights_grad", "winograd_positions",
            "winograd_tiles", "winograd_untile", "winograd_grad_tiles", "col2im", "all_finite",
            "direct_conv", "direct_conv_dw", "phase_planes", "interleave_columns", "matmuls",
            "concatenate"]
@@ -750,6 +750,28 @@ def _batch_rows_backward(g, rows, w, mean, invstd, training, out, dw, db):
         parts, gparts = _parts(rows), _parts(rows)
         _by_columns("batch_norm_dx_columns", rows,
                     _addresses(g, rows, w, mean, invstd, mg, f, out, parts, gparts, dw, db))
+
+
+_COLUMN_SUMS_MIN = (512, 1 << 16)  # rows and elements from which column_sums pays
+
+
+def sums_columns(a, lead):
+    """Whether :func:`column_sums` takes the sum of ``a`` over its ``lead`` leading axes
+    (a bias's gradient): float32, C-contiguous, many rows (NumPy's row-by-row adds win on
+    few: 12 us on (128, 1024), 18 here)."""
+    rows = math.prod(a.shape[:lead])
+    return (rows >= _COLUMN_SUMS_MIN[0] and a.size >= _COLUMN_SUMS_MIN[1]
+            and a.ndim > lead and takes(a))
+
+
+def column_sums(a):
+    """The column sums of ``a`` (N, C) (float32, C-contiguous): float32 sums of chunks of
+    rows added in float64, in parts on OpenBLAS's threads, the same bits however cut, as
+    batch norm's sums (NumPy adds row after row on one thread: on w4's (2048, 768) bias
+    gradient 308 us and 8x the error, 154 us here)."""
+    out = numpy.empty(a.shape[1], numpy.float32)
+    _column_sums(a, None, None, None, out)
+    return out
 
 
 def _column_sums(a, m, g, scale, out):

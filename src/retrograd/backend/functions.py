@@ -326,6 +326,16 @@ class _NumpyFunctions(ArrayFunctions):
         ten passes over the parameter and its moments)."""
         return cpu_kernels.adam_step if cpu_kernels.ready() else None
 
+    def sum_kept(self, a, axes):
+        """Over the leading axes of a large float32 array (a bias's gradient over the rows
+        of a linear layer), the compiled column sums: in parts on OpenBLAS's threads, and
+        in chunks (NumPy's adds row after row on one thread)."""
+        lead = len(axes)
+        if axes == tuple(range(lead)) and cpu_kernels.sums_columns(a, lead):
+            sums = cpu_kernels.column_sums(a.reshape(math.prod(a.shape[:lead]), -1))
+            return sums.reshape((1,) * lead + a.shape[lead:])
+        return numpy.sum(a, axis=axes, keepdims=True)
+
     def matmul_tn(self, a, b):
         """OpenBLAS is up to 6x slower on a transposed-A product with fewer output rows
         than columns: the transposed product is then computed and laid out back. Over one
