@@ -582,6 +582,41 @@ def test_small_products_carry_infinities_and_nan_as_numpy():
     numpy.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-5)
 
 
+_NARROW = """
+import numpy, sys
+from retrograd.backend import _numba_direct, cpu_kernels
+rng = numpy.random.default_rng(5)
+for n in (8, 15, 16, 17, 31, 47, 48, 64, 65, 100):
+    a = rng.standard_normal((3, 9, 20)).astype(numpy.float32)
+    b = rng.standard_normal((3, 20, n)).astype(numpy.float32)
+    sys.stdout.write(cpu_kernels.matmuls(a, b).tobytes().hex() + "\\n")
+sys.stdout.write(str(_numba_direct.WIDE))
+"""
+
+
+@pytest.mark.slow
+def test_small_products_the_same_bits_in_avx512s_vectors_and_avx2s(tmp_path):
+    """The tiles in vectors of sixteen (AVX-512) and of eight, numba told the machine has
+    no AVX-512 (a fresh compile, some 35 s): the same bits, each sum the same fused
+    multiply-adds in order."""
+    import os
+    import subprocess
+    import sys
+    from llvmlite import binding
+    from retrograd.backend import _numba_direct
+    if not _numba_direct.WIDE:
+        pytest.skip("numba does not compile for AVX-512 here")
+    narrow = ",".join(f for f in binding.get_host_cpu_features().flatten().split(",")
+                      if "avx512" not in f)
+    runs = []
+    for env in ({}, {"NUMBA_CPU_FEATURES": narrow, "NUMBA_CACHE_DIR": str(tmp_path)}):
+        done = subprocess.run([sys.executable, "-c", _NARROW], env={**os.environ, **env},
+                              capture_output=True, text=True, check=True)
+        runs.append(done.stdout.split("\n"))
+    assert runs[0][-1] == "True" and runs[1][-1] == "False"
+    assert runs[0][:-1] == runs[1][:-1]
+
+
 def test_small_products_read_nothing_past_their_arrays():
     """Operands that end where memory may not be read: the last row's last tile of
     columns (21: 16 and 8 moved back) and the last tile of rows (6: 4 and 4 moved back)

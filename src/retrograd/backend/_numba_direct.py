@@ -25,6 +25,16 @@ from numba.extending import intrinsic
 
 from ._numba_kernels import exact, float32_at, int64_at, jit, job
 
+def _wide():
+    """Whether numba compiles for AVX-512 here (its vectors of sixteen float32s): the
+    machine's features, or those numba is told to target (``NUMBA_CPU_FEATURES``)."""
+    from llvmlite import binding
+    from numba.core import config
+    features = config.CPU_FEATURES or binding.get_host_cpu_features().flatten()
+    return "+avx512f" in features.split(",")
+
+
+WIDE = _wide()
 KB = 4  # output channels of a tile
 XB = 2  # vectors of eight columns of a forward tile
 QB = 2  # taps of a weight gradient tile
@@ -42,21 +52,24 @@ def _data(context, builder, signature, args, i):
     return context.make_array(signature.args[i])(context, builder, args[i]).data
 
 
-def _load8(builder, data, at):
-    """Eight float32s at ``data[at:at + 8]`` as a vector (no alignment assumed)."""
-    return builder.load(builder.bitcast(builder.gep(data, [at]), _V8.as_pointer()), align=4)
+def _load8(builder, data, at, lanes=8):
+    """Eight (``lanes``) float32s at ``data[at:at + 8]`` as a vector (no alignment
+    assumed)."""
+    vector = ir.VectorType(_F32, lanes).as_pointer()
+    return builder.load(builder.bitcast(builder.gep(data, [at]), vector), align=4)
 
 
 def _store8(builder, value, data, at):
-    builder.store(value, builder.bitcast(builder.gep(data, [at]), _V8.as_pointer()), align=4)
+    builder.store(value, builder.bitcast(builder.gep(data, [at]), value.type.as_pointer()),
+                  align=4)
 
 
-def _splat(builder, value, element=_F32):
-    """A vector of eight copies of ``value`` (of type ``element``)."""
-    undef = ir.Constant(ir.VectorType(element, 8), ir.Undefined)
+def _splat(builder, value, element=_F32, lanes=8):
+    """A vector of eight (``lanes``) copies of ``value`` (of type ``element``)."""
+    undef = ir.Constant(ir.VectorType(element, lanes), ir.Undefined)
     one = builder.insert_element(undef, value, ir.Constant(ir.IntType(32), 0))
-    return builder.shuffle_vector(one, undef, ir.Constant(ir.VectorType(ir.IntType(32), 8),
-                                                          [0] * 8))
+    return builder.shuffle_vector(one, undef, ir.Constant(
+        ir.VectorType(ir.IntType(32), lanes), [0] * lanes))
 
 
 def _masked8(builder, data, at, mask):
@@ -72,11 +85,11 @@ def _masked8(builder, data, at, mask):
                                ir.Constant(_V8, [0.0] * 8)])
 
 
-def _fma(builder):
+def _fma(builder, lanes=8):
     """LLVM's vector fused multiply-add (llvmlite's ``fma`` takes scalars only)."""
-    module = builder.module
-    return module.globals.get("llvm.fma.v8f32") or ir.Function(
-        module, ir.FunctionType(_V8, [_V8] * 3), "llvm.fma.v8f32")
+    module, vector, name = builder.module, ir.VectorType(_F32, lanes), f"llvm.fma.v{lanes}f32"
+    return module.globals.get(name) or ir.Function(
+        module, ir.FunctionType(vector, [vector] * 3), name)
 
 
 def _tile_loop(builder, count, state, accumulators, step):
@@ -114,13 +127,13 @@ def _input_rows(builder, signature, args, i):
     return [builder.add(start, builder.mul(step, _const(m))) for m in range(KB)]
 
 
-def _loaded(builder, data, starts, at, mask=None):
+def _loaded(builder, data, starts, at, mask=None, lanes=8):
     """Vectors at ``starts[m] + at`` for each channel m, a load each where the starts
     differ, one load where they are the same value; with ``mask``, masked loads."""
     seen = {}
     for s in starts:
         if id(s) not in seen:
-            seen[id(s)] = (_load8(builder, data, builder.add(s, at)) if mask is None
+            seen[id(s)] = (_load8(builder, data, builder.add(s, at), lanes) if mask is None
                            else _masked8(builder, data, builder.add(s, at), mask))
     return [seen[id(s)] for s in starts]
 
@@ -129,21 +142,22 @@ _I32X8 = ir.VectorType(ir.IntType(32), 8)
 _EVEN = ir.Constant(_I32X8, list(range(0, 16, 2)))
 
 
-def _strided(builder, data, starts, at, sw, masks=None):
+def _strided(builder, data, starts, at, sw, masks=None, lanes=8):
     """:func:`_loaded` at a column stride ``sw`` of 1 or 2: at 2, the 16 values from ``at``
     as two vectors and their even lanes kept (with ``masks``, a pair, masked loads)."""
     if sw == 1:
-        return _loaded(builder, data, starts, at, masks and masks[0])
+        return _loaded(builder, data, starts, at, masks and masks[0], lanes)
     low = _loaded(builder, data, starts, at, masks and masks[0])
     high = _loaded(builder, data, starts, builder.add(at, _const(8)), masks and masks[1])
     return [builder.shuffle_vector(a, b, _EVEN) for a, b in zip(low, high, strict=True)]
 
 
-def _forward_tile(vectors, sw, x, xat, offs, w, wat, bias, k0, out, oat, ostep, steps=None):
-    """The signature and code of a forward tile ``vectors`` vectors of 8 columns wide,
-    reading its input at a column stride ``sw`` of 1 or 2; with ``steps`` (the input's
-    and the output's row steps), of two output rows, each tap's weights loaded once for
-    both."""
+def _forward_tile(vectors, sw, x, xat, offs, w, wat, bias, k0, out, oat, ostep, steps=None,
+                  lanes=8):
+    """The signature and code of a forward tile ``vectors`` vectors of 8 (``lanes``)
+    columns wide, reading its input at a column stride ``sw`` of 1 or 2; with ``steps``
+    (the input's and the output's row steps), of two output rows, each tap's weights
+    loaded once for both."""
     sig = types.void(x, xat, offs, w, wat, bias, k0, out, oat, ostep,
                      *(() if steps is None else (steps,)))
 
@@ -154,14 +168,14 @@ def _forward_tile(vectors, sw, x, xat, offs, w, wat, bias, k0, out, oat, ostep, 
         starts = _input_rows(builder, signature, args, 1)
         taps = builder.extract_value(
             context.make_array(signature.args[2])(context, builder, args[2]).shape, 0)
-        fma = _fma(builder)
+        fma = _fma(builder, lanes)
         # a block of 8 columns: (its input's offset, its output's) from the tile's first
-        blocks = [(_const(8 * sw * b), _const(8 * b)) for b in range(vectors)]
+        blocks = [(_const(lanes * sw * b), _const(lanes * b)) for b in range(vectors)]
         if steps is not None:
             x_row, o_row = (builder.extract_value(args[10], i) for i in range(2))
             blocks += [(builder.add(x_row, xo), builder.add(o_row, oo)) for xo, oo in blocks]
-        init = [_splat(builder, builder.load(builder.gep(bd, [builder.add(k0_, _const(m))])))
-                for m in range(KB) for _ in blocks]
+        init = [_splat(builder, builder.load(builder.gep(bd, [builder.add(k0_, _const(m))])),
+                       lanes=lanes) for m in range(KB) for _ in blocks]
         if isinstance(signature.args[4], types.BaseTuple):  # (first row, row step)
             first, wstep = (builder.extract_value(wat_, i) for i in range(2))
             rows = [builder.add(first, builder.mul(wstep, _const(m))) for m in range(KB)]
@@ -171,9 +185,10 @@ def _forward_tile(vectors, sw, x, xat, offs, w, wat, bias, k0, out, oat, ostep, 
         def step(state, acc):
             q, = state
             at = builder.load(builder.gep(od, [q]))
-            xs = [_strided(builder, xd, starts, builder.add(at, xo), sw) for xo, _ in blocks]
-            ws = [_splat(builder, builder.load(builder.gep(wd, [builder.add(r, q)])))
-                  for r in rows]
+            xs = [_strided(builder, xd, starts, builder.add(at, xo), sw, lanes=lanes)
+                  for xo, _ in blocks]
+            ws = [_splat(builder, builder.load(builder.gep(wd, [builder.add(r, q)])),
+                         lanes=lanes) for r in rows]
             return [builder.add(q, _const(1))], [
                 builder.call(fma, [ws[m], xs[b][m], acc[m * len(blocks) + b]])
                 for m in range(KB) for b in range(len(blocks))]
@@ -226,6 +241,25 @@ def forward_tile32(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
     """:func:`forward_tile` 32 columns wide: sixteen accumulators, each tap's four weights
     feeding sixteen fused multiply-adds (a product of small matrices: :func:`matmuls`)."""
     return _forward_tile(2 * XB, 1, x, xat, offs, w, wat, bias, k0, out, oat, ostep)
+
+
+@intrinsic
+def forward_tile64w(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
+    """:func:`forward_tile32` in AVX-512's vectors of sixteen: 64 columns, sixteen
+    accumulators (:func:`matmuls` where the machine has them)."""
+    return _forward_tile(4, 1, x, xat, offs, w, wat, bias, k0, out, oat, ostep, lanes=16)
+
+
+@intrinsic
+def forward_tile32w(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
+    """:func:`forward_tile64w` 32 columns wide."""
+    return _forward_tile(2, 1, x, xat, offs, w, wat, bias, k0, out, oat, ostep, lanes=16)
+
+
+@intrinsic
+def forward_tile16w(typingctx, x, xat, offs, w, wat, bias, k0, out, oat, ostep):
+    """:func:`forward_tile64w` 16 columns wide."""
+    return _forward_tile(1, 1, x, xat, offs, w, wat, bias, k0, out, oat, ostep, lanes=16)
 
 
 def _weight_grad_tile(sw, g, gat, gsteps, x, xat, xat2, size, skips, part):
@@ -427,7 +461,8 @@ def matmuls(a, b, offs, zero, out, z0, z1, m, n, h, steps):
     output channel i, column j sums a[z, i, q] * b[z, q, j] over taps q, each output by
     one fused multiply-add per tap in order (OpenBLAS's own order in its 16-column
     kernels, not at a row's last columns). Columns in tiles of 32, then 16, then 8, the
-    last moved back to end at N."""
+    last moved back to end at N; where numba compiles for AVX-512 (``WIDE``), in its
+    vectors of sixteen: tiles of 64, 32 and 16 (N >= 16), the same sums."""
     for z in range(z0, z1):
         zb, zh = z // h, z % h
         xat = zb * steps[2] + zh * steps[3]
@@ -435,6 +470,18 @@ def matmuls(a, b, offs, zero, out, z0, z1, m, n, h, steps):
             wat = (zb * steps[0] + zh * steps[1] + i0 * steps[6], steps[6])
             oat = zb * steps[4] + zh * steps[5] + i0 * n
             j = 0
+            if WIDE and n >= 16:
+                while j + 64 <= n:
+                    forward_tile64w(b, xat + j, offs, a, wat, zero, 0, out, oat + j, n)
+                    j += 64
+                if j + 32 <= n:
+                    forward_tile32w(b, xat + j, offs, a, wat, zero, 0, out, oat + j, n)
+                    j += 32
+                while j < n:
+                    j = min(j, n - 16)
+                    forward_tile16w(b, xat + j, offs, a, wat, zero, 0, out, oat + j, n)
+                    j += 16
+                continue
             while j + 32 <= n:
                 forward_tile32(b, xat + j, offs, a, wat, zero, 0, out, oat + j, n)
                 j += 32
