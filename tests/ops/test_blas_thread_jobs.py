@@ -479,6 +479,53 @@ def test_a_linear_layers_bias_gradient_takes_the_column_sums_on_many_rows(torch,
         calls.clear()
 
 
+@pytest.mark.parametrize("path", ["in place", "function", "strided", "broadcast", "float16"])
+def test_addcmul_and_addcdiv_round_as_pytorch_on_every_path(path, torch):
+    """Not only the compiled in-place pass: the function, an in-place write of strided or
+    broadcast operands (NumPy's arrays), float16 (computed in float32) give PyTorch's
+    bits for float32 (a fused multiply-add rounded once) and float16."""
+    rng = numpy.random.default_rng(11)
+    dtype = numpy.float16 if path == "float16" else numpy.float32
+    x, a, b = (rng.standard_normal((64, 64)).astype(dtype) for _ in range(3))
+    b = numpy.abs(b) + dtype(0.5)
+    got = []
+    for lib in (retrograd, torch):
+        tx, ta, tb = (lib.from_numpy(v.copy()) for v in (x, a, b))
+        if path == "strided":
+            tx, ta, tb = tx[:, ::2], ta[:, ::2], tb[:, ::2]
+        elif path == "broadcast":
+            ta = ta[:1]
+        if path == "function":
+            got.append([lib.addcmul(tx, ta, tb, value=0.3).numpy(),
+                        lib.addcdiv(tx, ta, tb, value=-0.7).numpy()])
+        else:
+            got.append([tx.clone().addcmul_(ta, tb, value=0.3).numpy(),
+                        tx.clone().addcdiv_(ta, tb, value=-0.7).numpy()])
+    for mine, theirs in zip(*got, strict=True):
+        assert numpy.array_equal(mine, theirs)
+
+
+def test_byte_swapped_float32_takes_no_compiled_kernel():
+    """A big-endian float32 array (``retrograd.tensor`` keeps it) is not the kernels'
+    native float32: each op gives NumPy's value, not its bytes read the other way."""
+    be = numpy.full((2048, 64), 4.0, ">f4")
+    x = retrograd.tensor(be)
+    x.sqrt_()
+    assert x[0, 0].item() == 2.0
+    x = retrograd.tensor(be)
+    x.addcmul_(retrograd.tensor(be), retrograd.tensor(be), value=0.5)
+    assert x[0, 0].item() == 12.0
+    x = retrograd.tensor(be)
+    x.addcdiv_(retrograd.tensor(be), retrograd.tensor(be), value=0.5)
+    assert x[0, 0].item() == 4.5
+    x = retrograd.tensor(be)
+    x.mul_(2.0)
+    assert x[0, 0].item() == 8.0
+    assert abs(retrograd.nn.functional.gelu(retrograd.tensor(be))[0, 0].item() - 4.0) < 1e-3
+    assert retrograd.softmax(retrograd.tensor(be), -1)[0, 0].item() == 1 / 64
+    assert not cpu_kernels.takes(be) and not cpu_kernels.sums_columns(be, 1)
+
+
 def test_in_place_add_of_an_overlapping_view_reads_the_values_before_the_write(split):
     """The kernel would read what it wrote (and its parts race): NumPy's buffered add."""
     a = numpy.arange(10, dtype=numpy.float32)

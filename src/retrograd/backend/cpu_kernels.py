@@ -53,13 +53,16 @@ def ready():
             and os.environ.get("NUMBA_DISABLE_JIT", "0") in ("", "0"))
 
 
+_FLOAT32 = numpy.dtype(numpy.float32)  # (native byte order: ">f4" is not equal to it)
+
+
 def takes(first, *others):
     """Whether the kernels take these arrays (None: an absent optional one): non-empty,
-    float32, C-contiguous. A loop, not a generator: it runs on every call of the ops."""
+    native float32, C-contiguous. A loop, not a generator: it runs on every call of the ops."""
     if not (ready() and first.size):
         return False
     for x in (first, *others):
-        if x is not None and (x.dtype.char != "f" or not x.flags.c_contiguous):
+        if x is not None and (x.dtype != _FLOAT32 or not x.flags.c_contiguous):
             return False
     return True
 
@@ -209,7 +212,7 @@ def concatenate(arrays, axis):
 def copies(x):
     """Whether :func:`contiguous` copies ``x`` by :func:`copy_into`: a large float32 view
     that is not C-contiguous."""
-    return (type(x) is numpy.ndarray and x.dtype.char == "f" and x.size >= _COPY_MIN
+    return (type(x) is numpy.ndarray and x.dtype == _FLOAT32 and x.size >= _COPY_MIN
             and not x.flags.c_contiguous and ready())
 
 
@@ -259,7 +262,7 @@ def _copies(dst, src):
     """Whether the job copies ``src`` into ``dst``: no element of ``dst`` written twice
     (by two parts at once), none read after it was written."""
     return (type(dst) is type(src) is numpy.ndarray
-            and dst.dtype.char == src.dtype.char == "f" and dst.shape == src.shape
+            and dst.dtype == src.dtype == _FLOAT32 and dst.shape == src.shape
             and dst.ndim <= 6 and dst.flags.writeable
             and all(s >= 0 and s % 4 == 0 for s in dst.strides + src.strides)
             and all(s or n == 1 for s, n in zip(dst.strides, dst.shape, strict=True))

@@ -14,6 +14,7 @@ from .. import _dtype
 from .._dtype import BOOL, COMPLEX, FLOAT, is_float, is_inexact, is_low, kind_of, result_type
 from .._tensor import Tensor
 from ..backend import cpu_kernels
+from ..backend.functions import functions
 from ._registry import (_broadcast_conflict, _broadcast_error, _pretty, apply, apply_inplace,
                         defop, inplace_shape, kernel, register)
 from .comparison import _invalid
@@ -511,17 +512,27 @@ def _lerp_into(xp, out, self, end, weight):
         xp.subtract(end, step, out=out)
 
 
-def _addc_into(ufunc, compiled):
-    """``out = self + value * (tensor1 <ufunc> tensor2)`` with one temporary; an in-place
-    write of float32 operands of its shape (Adam's updates) by ``compiled``, the compiled
-    pass with PyTorch's rounding."""
+def _addcmul_fwd(xp, self, tensor1, tensor2, value):
+    """PyTorch's CPU kernel: ``value * tensor1``, then a fused multiply-add with ``tensor2``
+    and ``self`` (float32's rounded once; other dtypes as written)."""
+    _kernel("addcmul_cpu_out", self)
+    scaled = value * tensor1
+    if scaled.dtype == _dtype.float32.np:
+        return functions(xp).fused_mul_sub(scaled, tensor2, -self)
+    return self + scaled * tensor2
+
+
+def _addcdiv_fwd(xp, self, tensor1, tensor2, value):
+    """PyTorch's CPU kernel's order: ``(value * tensor1) / tensor2``, then the sum."""
+    return self + value * tensor1 / tensor2
+
+
+def _addc_into(forward, compiled):
+    """The in-place form: ``forward``'s result written into ``out`` (every path rounds as
+    PyTorch's); a write of float32 operands of its shape (Adam's updates) by ``compiled``,
+    the compiled pass, with no temporary."""
     def into(xp, out, self, tensor1, tensor2, value):
-        if ufunc == "multiply":
-            _kernel("addcmul_cpu_out", self)
-        step = getattr(xp, ufunc)(tensor1, tensor2, out=xp.empty_like(out))
-        if value != 1:
-            xp.multiply(step, value, out=step)
-        xp.add(self, step, out=out)
+        xp.copyto(out, forward(xp, self, tensor1, tensor2, value), casting="unsafe")
 
     def takes(out, self, tensor1, tensor2, value):
         return (out is self and type(value) in (float, int)
@@ -541,23 +552,19 @@ _lerp_scalar = defop("lerp", _lerp_fwd, inputs=("self", "end", "weight"),
                      vjp={"self": lambda grad, weight: grad * (1 - weight),
                           "end": lambda grad, weight: grad * weight},
                      promote=("self", "end"), into=_lerp_into, jvp="elementwise")
-_addcmul = defop("addcmul", lambda xp, self, tensor1, tensor2, value:
-                 _kernel("addcmul_cpu_out", self)[0] + value * tensor1 * tensor2,
-                 inputs=("self", "tensor1", "tensor2"),
+_addcmul = defop("addcmul", _addcmul_fwd, inputs=("self", "tensor1", "tensor2"),
                  vjp={"self": lambda grad: grad,
                       "tensor1": lambda grad, tensor2, value: grad * tensor2 * value,
                       "tensor2": lambda grad, tensor1, value: grad * tensor1 * value},
                  promote=("self", "tensor1", "tensor2"),
-                 into=_addc_into("multiply", cpu_kernels.addcmul), jvp="elementwise")
-_addcdiv = defop("addcdiv", lambda xp, self, tensor1, tensor2, value:
-                 self + value * tensor1 / tensor2,
-                 inputs=("self", "tensor1", "tensor2"),
+                 into=_addc_into(_addcmul_fwd, cpu_kernels.addcmul), jvp="elementwise")
+_addcdiv = defop("addcdiv", _addcdiv_fwd, inputs=("self", "tensor1", "tensor2"),
                  vjp={"self": lambda grad: grad,
                       "tensor1": lambda grad, tensor2, value: grad * value / tensor2,
                       "tensor2": lambda grad, tensor1, tensor2, value:
                       -grad * value * tensor1 / (tensor2 * tensor2)},
                  promote=("self", "tensor1", "tensor2"), to_float=True,
-                 into=_addc_into("divide", cpu_kernels.addcdiv), jvp="elementwise")
+                 into=_addc_into(_addcdiv_fwd, cpu_kernels.addcdiv), jvp="elementwise")
 def _atan2_recip(xp, grad, self, other):
     """PyTorch's atan2_backward: 1 / (self² + other²) in the result's dtype (so an integer
     operand does not widen it) and in float16 where the operands are, zeroed where the sum
