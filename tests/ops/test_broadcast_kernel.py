@@ -1,8 +1,9 @@
 """The compiled broadcast pass (``cpu_kernels.broadcast``): add, sub, mul and div of an
 array and a row (its trailing dims) or a column (one value per index of its leading dims)
-of it, either way round, give NumPy's result bit for bit, in one part or in parts, and
-the ops take it forward and for mul's and div's input gradients. What it does not take
-stays NumPy's."""
+of it, either way round, or of two arrays of one shape where the pass splits on OpenBLAS's
+threads, give NumPy's result bit for bit, in one part or in parts, and the ops take it
+forward and for mul's and div's input gradients, the engine to sum two gradients of one
+input. What it does not take stays NumPy's."""
 
 import numpy
 import pytest
@@ -51,6 +52,39 @@ def test_broadcast_is_numpys_bit_for_bit(op, shapes, swapped, parts, monkeypatch
         _same(cpu_kernels.broadcast(op, a, b), _NUMPY[op](a, b))
 
 
+@pytest.mark.parametrize("parts", [False, True], ids=["one", "parts"])
+@pytest.mark.parametrize("shape", [(5,), (3, 1001), (2, 64, 193)], ids=str)
+@pytest.mark.parametrize("op", list(_NUMPY))
+def test_arrays_of_one_shape_are_numpys_bit_for_bit(op, shape, parts, monkeypatch):
+    """Odd lengths (a part starts on an aligned element), NaN, infinities, signed zeros."""
+    monkeypatch.setattr(cpu_kernels, "_SPLIT_MIN", {
+        **cpu_kernels._SPLIT_MIN, "elementwise": 0 if parts else 1 << 62})
+    a, b = _values(shape, 5), _values(shape, 6)
+    assert cpu_kernels.broadcasts(a, b) == parts
+    with numpy.errstate(all="ignore"):
+        _same(cpu_kernels.broadcast(op, a, b), _NUMPY[op](a, b))
+        _same(cpu_kernels.broadcast(op, b, a), _NUMPY[op](b, a))
+
+
+def test_a_residual_add_and_its_gradients_sum_take_the_pass_on_threads(monkeypatch):
+    """``x + f(x)`` of w4's (32, 64, 192) activations forward, and the engine's sum of x's
+    two gradients, split on OpenBLAS's threads (where there is one) as NumPy's values."""
+    calls = []
+    run = cpu_kernels.broadcast
+    monkeypatch.setattr(cpu_kernels, "broadcast", lambda *a, **k: calls.append(a[0]) or
+                        run(*a, **k))
+    monkeypatch.setattr(cpu_kernels, "splits", lambda name, first: True)
+    rng = numpy.random.default_rng(8)
+    xs, g = (rng.standard_normal((32, 64, 192)).astype(numpy.float32) for _ in range(2))
+    x = retrograd.from_numpy(xs).requires_grad_()
+    out = x + x.tanh()
+    out.backward(retrograd.from_numpy(g))
+    _same(out.detach().numpy(), xs + numpy.tanh(xs))
+    want = g + g * (1 - numpy.tanh(xs) ** 2)
+    numpy.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6, atol=1e-6)
+    assert calls == ["add", "add"]  # (the forward, the two gradients' sum)
+
+
 @pytest.mark.parametrize("shapes", [((300, 70), (70,)), ((1, 1), (1,)), ((6, 1), (1,))],
                          ids=str)
 def test_broadcast_into_the_larger_operand(shapes):
@@ -69,7 +103,7 @@ def test_a_linear_layer_of_one_output_takes_its_bias():
 
 
 @pytest.mark.parametrize("shapes,dtypes", [
-    (((8, 3), (8, 3)), "ff"),  # the same shape: NumPy's one pass
+    (((8, 3), (8, 3)), "ff"),  # the same shape, small: NumPy's one pass
     (((8, 3), (1, 1)), "ff"),  # a single value
     (((8, 3, 4), (1, 3, 1)), "ff"),  # neither a row nor a column
     (((8, 3, 4), (3, 1)), "ff"),  # a column of the last two dims only

@@ -28,7 +28,7 @@ import threading
 
 from .. import _observe
 from .._dtype import LEGACY_NAMES
-from ..backend import device_guard
+from ..backend import cpu_kernels, device_guard
 from .._tensor import Tensor, _ndarray, wrap
 from . import _collector, grad_mode
 from ._batched import Batched
@@ -360,9 +360,12 @@ def _hooked(node):
 def _added(a, b):
     """Two gradients of one input summed, a batch (vmap) on the left: a device array's
     operators refuse a batched right operand (CuPy's defer only to ``__array_ufunc__ =
-    None``), and the sum commutes exactly."""
+    None``), and the sum commutes exactly. Large float32 NumPy ones by the compiled pass on
+    OpenBLAS's threads (a residual block's gradients)."""
     if type(b) is Batched and type(a) is not Batched:
         return b + a
+    if type(a) is _ndarray and cpu_kernels.broadcasts(a, b) and a.shape == b.shape:
+        return cpu_kernels.broadcast("add", a, b)
     return a + b
 
 

@@ -986,6 +986,35 @@ def sqrt(x):
             xs[i] = numpy.sqrt(xs[i])
 
 
+@exact
+def elementwise(x, y, out, op):
+    """``x[i] + y[i]`` (op 0), ``-`` (1), ``*`` (2) or ``/`` (3) into ``out``, arrays of one
+    shape (flat); no fast-math: each value rounds as NumPy's."""
+    h = aligned_from(out)
+    for xs, ys, outs in ((x[:h], y[:h], out[:h]), (x[h:], y[h:], out[h:])):
+        if op == 0:
+            for i in range(outs.size):
+                outs[i] = xs[i] + ys[i]
+        elif op == 1:
+            for i in range(outs.size):
+                outs[i] = xs[i] - ys[i]
+        elif op == 2:
+            for i in range(outs.size):
+                outs[i] = xs[i] * ys[i]
+        else:
+            for i in range(outs.size):
+                outs[i] = xs[i] / ys[i]
+
+
+@job
+def elementwise_job(p):
+    """[x, y, out, n, op]"""
+    j = carray(p, 5)
+    n = j[3]
+    elementwise(carray(float32_at(j[0]), n), carray(float32_at(j[1]), n),
+                carray(float32_at(j[2]), n), j[4])
+
+
 @job
 def addcmul_job(p):
     """[x, a, b, n, value's bits]"""
@@ -1303,8 +1332,9 @@ JOB_FUNCTIONS = {"largest_exponent": largest_exponent_job, "gelu": gelu_job,
                  "relu_grad": relu_grad_job, "max_pool_2x2": max_pool_2x2_job,
                  "index_add_rows": index_add_rows_job, "strided_copy": strided_copy_job,
                  "max_pool_2d": max_pool_2d_job, "add_scaled": add_scaled_job,
-                 "scale": scale_job, "addcmul": addcmul_job, "addcdiv": addcdiv_job,
-                 "sqrt": sqrt_job, "by_row": by_row_job, "by_column": by_column_job,
+                 "scale": scale_job, "elementwise": elementwise_job, "addcmul": addcmul_job,
+                 "addcdiv": addcdiv_job, "sqrt": sqrt_job, "by_row": by_row_job,
+                 "by_column": by_column_job,
                  "pad_planes": pad_planes_job, "batch_norm": batch_norm_job,
                  "batch_norm_backward": batch_norm_backward_job,
                  "channel_affine": channel_affine_job,
@@ -1328,7 +1358,8 @@ KERNELS = {"adam": adam, "gelu": gelu, "relu": relu, "relu_grad": relu_grad, "ou
         "log_softmax_grad": log_softmax_grad, "max_pool_2x2": max_pool_2x2,
         "max_pool_2d": max_pool_2d,
         "index_add_rows": index_add_rows, "linspace": linspace,
-           "pad_planes": pad_planes, "scale": scale, "addcmul": addcmul, "addcdiv": addcdiv,
+           "pad_planes": pad_planes, "scale": scale, "elementwise": elementwise,
+           "addcmul": addcmul, "addcdiv": addcdiv,
            "sqrt": sqrt, "by_row": by_row,
            "by_column": by_column}
 
