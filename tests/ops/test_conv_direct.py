@@ -647,15 +647,17 @@ def _strided_cases():
             "every other matrix": (big[::2, :4, :6], big[1::2, :6, 8:16]),
             "a broadcast batch": (big[:, :4, :6], numpy.broadcast_to(big[0, :6, :8], (4, 6, 8))),
             "five dims": (five[..., :4, :], rng.standard_normal((2, 3, 2, 9, 8)).astype(
-                numpy.float32))}
+                numpy.float32)),
+            "a transposed a": (p.swapaxes(-1, -2), v),
+            "transposed heads": (q.swapaxes(-1, -2), p[..., :10].copy())}
 
 
 @pytest.mark.parametrize("case", list(_strided_cases()))
 def test_small_products_read_views_in_place_with_the_same_bits(case, monkeypatch):
     """Heads of one (N, L, 3E) array, columns of wider rows, every other matrix, a
-    broadcast batch, five dims: the same bits as the operands laid out row-major, with no
-    copy of an operand whose rows are runs (the scores' transposed keys, whose rows are
-    not, are copied)."""
+    broadcast batch, five dims, a transposed ``a`` (a product's gradient): the same bits as
+    the operands laid out row-major, with no copy of an operand whose rows (or, for ``a``,
+    columns) are runs (the scores' transposed keys, whose rows are not, are copied)."""
     a, b = _strided_cases()[case]
     want = cpu_kernels.matmuls(numpy.ascontiguousarray(a), numpy.ascontiguousarray(b))
     copies = counting(monkeypatch, cpu_kernels, "contiguous")
@@ -682,6 +684,10 @@ def test_small_products_of_views_read_nothing_past_their_memory():
     got = cpu_kernels.matmuls(v, wide)
     numpy.testing.assert_array_equal(got, cpu_kernels.matmuls(numpy.ascontiguousarray(v),
                                                               wide))
+    vt = v.swapaxes(-1, -2)  # (a transposed a: its last column ends the buffer)
+    got = cpu_kernels.matmuls(vt, wide[..., :6, :])
+    numpy.testing.assert_array_equal(got, cpu_kernels.matmuls(numpy.ascontiguousarray(vt),
+                                                              wide[..., :6, :]))
 
 
 @pytest.mark.parametrize("change", ["3 rows", "7 columns", "no inner", "float64",

@@ -176,8 +176,9 @@ def _forward_tile(vectors, sw, x, xat, offs, w, wat, bias, k0, out, oat, ostep, 
             blocks += [(builder.add(x_row, xo), builder.add(o_row, oo)) for xo, oo in blocks]
         init = [_splat(builder, builder.load(builder.gep(bd, [builder.add(k0_, _const(m))])),
                        lanes=lanes) for m in range(KB) for _ in blocks]
-        if isinstance(signature.args[4], types.BaseTuple):  # (first row, row step)
-            first, wstep = (builder.extract_value(wat_, i) for i in range(2))
+        tap = None  # (the weights of a row: one after another, or ``tap`` apart)
+        if isinstance(signature.args[4], types.BaseTuple):  # (first, row step, tap step)
+            first, wstep, tap = (builder.extract_value(wat_, i) for i in range(3))
             rows = [builder.add(first, builder.mul(wstep, _const(m))) for m in range(KB)]
         else:  # rows of T weights each
             rows = [builder.add(wat_, builder.mul(taps, _const(m))) for m in range(KB)]
@@ -187,7 +188,8 @@ def _forward_tile(vectors, sw, x, xat, offs, w, wat, bias, k0, out, oat, ostep, 
             at = builder.load(builder.gep(od, [q]))
             xs = [_strided(builder, xd, starts, builder.add(at, xo), sw, lanes=lanes)
                   for xo, _ in blocks]
-            ws = [_splat(builder, builder.load(builder.gep(wd, [builder.add(r, q)])),
+            wq = q if tap is None else builder.mul(q, tap)
+            ws = [_splat(builder, builder.load(builder.gep(wd, [builder.add(r, wq)])),
                          lanes=lanes) for r in rows]
             return [builder.add(q, _const(1))], [
                 builder.call(fma, [ws[m], xs[b][m], acc[m * len(blocks) + b]])
@@ -455,7 +457,8 @@ def matmuls(a, b, offs, zero, out, z0, z1, m, n, h, steps):
     """``out[z] = a[z] @ b[z]`` for z in ``z0:z1`` of Z = (Z // h) x h products: ``a``
     (Z, M, K), ``b`` (Z, K, N) and ``out`` (Z, M, N) flat views of their memory, product
     z = (zb, zh) starting at ``zb * steps[0] + zh * steps[1]`` of ``a`` (``steps[2:4]``
-    of ``b``, ``steps[4:6]`` of ``out``), rows ``steps[6]`` apart in ``a``, ``offs[q]``
+    of ``b``, ``steps[4:6]`` of ``out``), rows ``steps[6]`` and inner indices ``steps[7]``
+    apart in ``a`` (a transposed one is read in place), ``offs[q]``
     in ``b`` (``offs`` = arange(K) times its row step), N in ``out``; ``zero`` four
     zeros; M >= KB, N >= 8. A matrix product is a convolution of one tap per inner index:
     output channel i, column j sums a[z, i, q] * b[z, q, j] over taps q, each output by
@@ -467,7 +470,7 @@ def matmuls(a, b, offs, zero, out, z0, z1, m, n, h, steps):
         zb, zh = z // h, z % h
         xat = zb * steps[2] + zh * steps[3]
         for i0 in _starts(m, KB):
-            wat = (zb * steps[0] + zh * steps[1] + i0 * steps[6], steps[6])
+            wat = (zb * steps[0] + zh * steps[1] + i0 * steps[6], steps[6], steps[7])
             oat = zb * steps[4] + zh * steps[5] + i0 * n
             j = 0
             if WIDE and n >= 16:
@@ -601,12 +604,12 @@ def weight_grad_job(p):
 @job
 def matmuls_job(p):
     """[a, b, offs, zero, out, z0, z1, M, K, N, H, a's, b's and out's extents (elements),
-    7 steps (:func:`matmuls`)]"""
-    j = carray(p, 21)
+    8 steps (:func:`matmuls`)]"""
+    j = carray(p, 22)
     m, k, n = j[7], j[8], j[9]
     matmuls(carray(float32_at(j[0]), j[11]), carray(float32_at(j[1]), j[12]),
             carray(int64_at(j[2]), k), carray(float32_at(j[3]), KB),
-            carray(float32_at(j[4]), j[13]), j[5], j[6], m, n, j[10], j[14:21])
+            carray(float32_at(j[4]), j[13]), j[5], j[6], m, n, j[10], j[14:22])
 
 
 JOBS = {"direct_conv": forward_job.address, "direct_conv_dw": weight_grad_job.address,

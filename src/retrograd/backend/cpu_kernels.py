@@ -550,8 +550,9 @@ def matmuls(a, b):
     N >= 8, K >= 1: the direct convolution's tiles (:func:`._numba_direct.matmuls`), the
     batch in parts on OpenBLAS's threads (NumPy runs such a batch one matrix at a time on
     one thread, each below OpenBLAS's threading threshold). The operands are read in
-    place wherever each row is a run (attention's heads, views of one (N, L, 3E) array);
-    others are laid out row-major first. The result is row-major. Each value is the sum of
+    place wherever each row is a run (attention's heads, views of one (N, L, 3E) array),
+    ``a`` also where each column is (a transposed matrix: a product's gradient); others
+    are laid out row-major first. The result is row-major. Each value is the sum of
     its products in order, one fused multiply-add each, the same bits in any number of
     parts and any layout: NumPy's to rounding (its bits where N is a multiple of 16, with
     NumPy's OpenBLAS 0.3.31; it sums a row's last columns otherwise)."""
@@ -565,9 +566,10 @@ def matmuls(a, b):
     out = numpy.empty((*batch, m, n), numpy.float32)
     if out.size == 0:
         return out
-    a, b, o = (_batch_of_two(x) for x in (_rows_in_place(a), _rows_in_place(b), out))
+    a = a if _in_place(a, -2) else _rows_in_place(a)
+    a, b, o = (_batch_of_two(x) for x in (a, _rows_in_place(b), out))
     h = a.shape[1]
-    steps = [s // 4 for x in (a, b, o) for s in x.strides[:2]] + [a.strides[2] // 4]
+    steps = [s // 4 for x in (a, b, o) for s in x.strides[:2]] + [s // 4 for s in a.strides[2:]]
     offs = numpy.arange(k, dtype=numpy.int64) * (b.strides[2] // 4)
     z = a.shape[0] * h
     parts = min(blas_threads.threads(), z)
@@ -580,12 +582,15 @@ def matmuls(a, b):
 
 
 def _rows_in_place(x):
-    """``x`` where the tiles read it in place (each row a run, no step negative or of part
-    of an element), else laid out row-major."""
-    steps = x.strides
-    if steps[-1] == 4 and all(s >= 0 and s % 4 == 0 for s in steps):
-        return x
-    return contiguous(x)
+    """``x`` where the tiles read it in place (each row a run), else laid out row-major."""
+    return x if _in_place(x, -1) else contiguous(x)
+
+
+def _in_place(x, axis):
+    """Whether ``x``'s ``axis`` is a run and no step is negative or part of an element:
+    the tiles read ``b``'s rows (axis -1) in place, and ``a`` whose rows (-1) or whose
+    columns (-2: a transposed matrix) are runs."""
+    return x.strides[axis] == 4 and all(s >= 0 and s % 4 == 0 for s in x.strides)
 
 
 def _batch_of_two(x):
