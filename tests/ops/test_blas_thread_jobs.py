@@ -505,6 +505,30 @@ def test_addcmul_and_addcdiv_round_as_pytorch_on_every_path(path, torch):
         assert numpy.array_equal(mine, theirs)
 
 
+def test_addcmul_rounds_once_at_a_halfway_point(torch):
+    """(1 + 2^-12)^2 + 1e-30: the float64 sum lands on a float32 halfway point; rounded
+    once, as PyTorch's fused multiply-add, it rounds up (twice, to even: down)."""
+    got = []
+    for lib in (retrograd, torch):
+        t, s = lib.full((64,), 1 + 2 ** -12), lib.full((64,), 1e-30)
+        got.append([lib.addcmul(s, t, t).numpy(), s.clone()[::2].addcmul_(t[::2], t[::2])
+                    .numpy(), s.clone().addcmul_(t, t).numpy()])
+    for mine, theirs in zip(*got, strict=True):
+        assert numpy.array_equal(mine, theirs)
+    assert got[0][0][0] == float.fromhex("0x1.002002p+0")
+
+
+def test_an_in_place_addcmul_refuses_what_its_dtype_cannot_hold():
+    """An integer tensor and a fractional value, a float tensor and a complex value: an
+    error, not a value silently cast into the tensor."""
+    with pytest.raises(TypeError):
+        retrograd.tensor([10, 20]).addcmul_(retrograd.tensor([3, 4]), retrograd.tensor([5, 6]),
+                                            value=2.5)
+    with pytest.raises(TypeError):
+        retrograd.tensor([1., 2.]).addcmul_(retrograd.tensor([3., 4.]),
+                                            retrograd.tensor([5., 6.]), value=1.5j)
+
+
 def test_byte_swapped_float32_takes_no_compiled_kernel():
     """A big-endian float32 array (``retrograd.tensor`` keeps it) is not the kernels'
     native float32: each op gives NumPy's value, not its bytes read the other way."""
@@ -524,6 +548,13 @@ def test_byte_swapped_float32_takes_no_compiled_kernel():
     assert abs(retrograd.nn.functional.gelu(retrograd.tensor(be))[0, 0].item() - 4.0) < 1e-3
     assert retrograd.softmax(retrograd.tensor(be), -1)[0, 0].item() == 1 / 64
     assert not cpu_kernels.takes(be) and not cpu_kernels.sums_columns(be, 1)
+    rng = numpy.random.default_rng(4)  # (the convolutions' kernels: NumPy's path instead)
+    x, w = rng.standard_normal((8, 16, 32, 32)), rng.standard_normal((16, 16, 3, 3))
+    for groups, wk in ((1, w), (16, w[:, :1])):
+        got = [retrograd.nn.functional.conv2d(retrograd.tensor(x.astype(f)),
+                                              retrograd.tensor(wk.astype(f)), padding=1,
+                                              groups=groups).numpy() for f in (">f4", "<f4")]
+        numpy.testing.assert_allclose(got[0], got[1], rtol=1e-5, atol=1e-4)
 
 
 def test_in_place_add_of_an_overlapping_view_reads_the_values_before_the_write(split):

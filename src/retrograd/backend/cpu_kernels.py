@@ -30,7 +30,7 @@ import numpy
 
 from . import blas_threads
 
-__all__ = ["ready", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
+__all__ = ["ready", "native_float32", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "layer_norm_dw", "column_sum", "softmax", "softmax_grad", "log_softmax",
            "log_softmax_grad", "adam_step", "relu", "relu_grad", "outer", "add_scaled", "scale",
            "addcmul", "addcdiv", "sqrt_", "max_pool_2d", "max_pool_grad", "linspace",
@@ -54,6 +54,12 @@ def ready():
 
 
 _FLOAT32 = numpy.dtype(numpy.float32)  # (native byte order: ">f4" is not equal to it)
+
+
+def native_float32(*arrays):
+    """Whether each array is float32 in this machine's byte order (a big-endian one,
+    which ``retrograd.tensor`` keeps, is read by NumPy, not by the kernels)."""
+    return all(a.dtype == _FLOAT32 for a in arrays)
 
 
 def takes(first, *others):

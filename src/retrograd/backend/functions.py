@@ -200,11 +200,22 @@ class ArrayFunctions:
     def fused_mul_sub(self, a, b, c):
         """``a * b - c`` rounded once, as PyTorch's CPU kernels compute it (compiled with
         FMA contraction): where the two nearly cancel, the product's rounding error is the
-        whole difference. float32 computes in float64 (its product is exact there);
+        whole difference. float32 computes in float64, where its product is exact and the
+        difference is rounded to odd (the sum's error, by TwoSum, sets its last bit), so
+        the rounding to float32 is the only one that counts, even at a halfway point;
         float64 has no wider portable float and rounds twice."""
         if a.dtype == numpy.float64:
             return a * b - c
-        return (a.astype(numpy.float64) * b - c).astype(a.dtype)
+        xp = self.xp
+        p, c = a.astype(numpy.float64) * b, xp.astype(c, numpy.float64) if hasattr(
+            c, "dtype") else numpy.float64(c)
+        s = p - c
+        t = s - p
+        e = (p - (s - t)) - (c + t)  # (p - c) - s exactly
+        even = (s.view(numpy.int64) & 1) == 0
+        odd = xp.where((e != 0) & even & xp.isfinite(e),
+                       xp.nextafter(s, xp.where(e > 0, numpy.inf, -numpy.inf)), s)
+        return odd.astype(a.dtype)
 
     def in_float32(self, f, x):
         """``f(xp, x)`` as PyTorch's kernels compute it for float16: in float32, rounded

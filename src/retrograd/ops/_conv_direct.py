@@ -87,7 +87,7 @@ def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_
 
 def _compiled(arrays):
     """Whether the compiled kernels run and take these arrays' dtype (float32)."""
-    return cpu_kernels.ready() and all(a.dtype.char == "f" for a in arrays)
+    return cpu_kernels.ready() and cpu_kernels.native_float32(*arrays)
 
 
 def _out_size(hw, kernel, stride, padding, dilation):

@@ -52,7 +52,7 @@ def applies(x_shape, w_shape, stride, padding, dilation, groups, arrays, weight_
     matrices over all the tiles: below 64x64 channels they run too far below OpenBLAS's
     speed (w3's 32 -> 64: 6.0 ms against im2col's 5.3); above, rn_layer4 gains 26 -> 15.
     """
-    if not (cpu_kernels.ready() and all(a.dtype.char == "f" for a in arrays)
+    if not (cpu_kernels.ready() and cpu_kernels.native_float32(*arrays)
             and tuple(w_shape[2:]) == (3, 3) and tuple(stride) == (1, 1)
             and tuple(dilation) == (1, 1) and groups == 1):
         return False

@@ -532,7 +532,7 @@ def _addc_into(forward, compiled):
     PyTorch's); a write of float32 operands of its shape (Adam's updates) by ``compiled``,
     the compiled pass, with no temporary."""
     def into(xp, out, self, tensor1, tensor2, value):
-        xp.copyto(out, forward(xp, self, tensor1, tensor2, value), casting="unsafe")
+        xp.copyto(out, forward(xp, self, tensor1, tensor2, value), casting="same_kind")
 
     def takes(out, self, tensor1, tensor2, value):
         return (out is self and type(value) in (float, int)

@@ -846,7 +846,7 @@ def _bn_backward_takes(grad, input, weight, save_mean, save_invstd, training, ep
     """Whether the compiled backward takes a batch norm's: as :func:`_bn_takes`, but the
     input in any layout (copied C-contiguous: one pass, where NumPy's rule makes several
     and sums a row-major channel's values one row at a time in float32)."""
-    return (input.dtype.char == "f" and cpu_kernels.channel_runs_pay(input)
+    return (cpu_kernels.native_float32(input) and cpu_kernels.channel_runs_pay(input)
             and cpu_kernels.takes(grad, weight, save_mean, save_invstd))
 
 
