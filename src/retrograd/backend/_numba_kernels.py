@@ -1016,21 +1016,15 @@ def elementwise_job(p):
 
 
 @job
-def addcmul_job(p):
-    """[x, a, b, n, value's bits]"""
-    j = carray(p, 5)
+def addc_job(p):
+    """[x, a, b, n, value's bits, 1 for addcdiv (else addcmul)]"""
+    j = carray(p, 6)
     n = j[3]
-    addcmul(carray(float32_at(j[0]), n), carray(float32_at(j[1]), n),
-            carray(float32_at(j[2]), n), as_float32(numpy.int32(j[4])))
-
-
-@job
-def addcdiv_job(p):
-    """[x, a, b, n, value's bits]"""
-    j = carray(p, 5)
-    n = j[3]
-    addcdiv(carray(float32_at(j[0]), n), carray(float32_at(j[1]), n),
-            carray(float32_at(j[2]), n), as_float32(numpy.int32(j[4])))
+    x, a, b = (carray(float32_at(j[i]), n) for i in range(3))
+    if j[5]:
+        addcdiv(x, a, b, as_float32(numpy.int32(j[4])))
+    else:
+        addcmul(x, a, b, as_float32(numpy.int32(j[4])))
 
 
 @job
@@ -1332,8 +1326,8 @@ JOB_FUNCTIONS = {"largest_exponent": largest_exponent_job, "gelu": gelu_job,
                  "relu_grad": relu_grad_job, "max_pool_2x2": max_pool_2x2_job,
                  "index_add_rows": index_add_rows_job, "strided_copy": strided_copy_job,
                  "max_pool_2d": max_pool_2d_job, "add_scaled": add_scaled_job,
-                 "scale": scale_job, "elementwise": elementwise_job, "addcmul": addcmul_job,
-                 "addcdiv": addcdiv_job, "sqrt": sqrt_job, "by_row": by_row_job,
+                 "scale": scale_job, "elementwise": elementwise_job, "addcmul": addc_job,
+                 "addcdiv": addc_job, "sqrt": sqrt_job, "by_row": by_row_job,
                  "by_column": by_column_job,
                  "pad_planes": pad_planes_job, "batch_norm": batch_norm_job,
                  "batch_norm_backward": batch_norm_backward_job,

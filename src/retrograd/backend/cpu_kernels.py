@@ -985,7 +985,7 @@ def addcmul(x, a, b, value):
     two passes and a temporary, and rounds the sum apart). All float32, C-contiguous, of
     one shape, ``a`` and ``b`` overlapping ``x`` only where they are it. Returns ``x``."""
     v = numpy.float32(value)
-    _run("addcmul", (_flat(x), _flat(a), _flat(b)), v, args=(v,))
+    _run("addcmul", (_flat(x), _flat(a), _flat(b)), v, 0, args=(v,))
     return x
 
 
@@ -993,7 +993,7 @@ def addcdiv(x, a, b, value):
     """``x += value * a / b`` (an in-place ``addcdiv_``, Adam's update) in one pass, with
     PyTorch's rounding (``(value * a) / b``, then the sum); as :func:`addcmul`."""
     v = numpy.float32(value)
-    _run("addcdiv", (_flat(x), _flat(a), _flat(b)), v, args=(v,))
+    _run("addcdiv", (_flat(x), _flat(a), _flat(b)), v, 1, args=(v,))
     return x
 
 
