@@ -207,8 +207,8 @@ class ArrayFunctions:
         if a.dtype == numpy.float64:
             return a * b - c
         xp = self.xp
-        p, c = a.astype(numpy.float64) * b, xp.astype(c, numpy.float64) if hasattr(
-            c, "dtype") else numpy.float64(c)
+        p = a.astype(numpy.float64) * b
+        c = c.astype(numpy.float64) if hasattr(c, "dtype") else numpy.float64(c)
         s = p - c
         t = s - p
         e = (p - (s - t)) - (c + t)  # (p - c) - s exactly
