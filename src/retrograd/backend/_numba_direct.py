@@ -25,11 +25,15 @@ from numba.extending import intrinsic
 
 from ._numba_kernels import exact, float32_at, int64_at, jit, job
 
+
 def _wide():
     """Whether numba compiles for AVX-512 here (its vectors of sixteen float32s): the
-    machine's features, or those numba is told to target (``NUMBA_CPU_FEATURES``)."""
+    machine's features, or those numba is told to target (``NUMBA_CPU_FEATURES``; a CPU
+    named by ``NUMBA_CPU_NAME`` without them: not known, so not)."""
     from llvmlite import binding
     from numba.core import config
+    if config.CPU_NAME and not config.CPU_FEATURES:
+        return False
     features = config.CPU_FEATURES or binding.get_host_cpu_features().flatten()
     return "+avx512f" in features.split(",")
 

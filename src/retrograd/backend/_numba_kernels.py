@@ -1020,7 +1020,8 @@ def addc_job(p):
     """[x, a, b, n, value's bits, 1 for addcdiv (else addcmul)]"""
     j = carray(p, 6)
     n = j[3]
-    x, a, b = (carray(float32_at(j[i]), n) for i in range(3))
+    x, a, b = carray(float32_at(j[0]), n), carray(float32_at(j[1]), n), carray(
+        float32_at(j[2]), n)
     if j[5]:
         addcdiv(x, a, b, as_float32(numpy.int32(j[4])))
     else:
