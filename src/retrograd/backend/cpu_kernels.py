@@ -2,9 +2,11 @@
 NumPy can only write as chains of whole-array passes, or runs far below memory speed: GELU,
 layer norm, softmax and log-softmax over the last axis, batch norm by channel (by row on
 BatchNorm1d's (N, C)), each way, ReLU each way, the outer product, ``x + alpha * y``, add,
-sub, mul and div of a row or a column of the other operand, in float32; Adam's update, in
-float32 and float64; 2-D max pools and a max pool's gradient scatter, in float32 (NumPy's
-need a pass per comparison, and a fancy-index assignment, several times slower);
+sub, mul and div of a row or a column of the other operand (or of two of one shape, on
+OpenBLAS's threads), in-place addcmul, addcdiv and sqrt, a bias's gradient's column sums,
+in float32; Adam's update, in float32 and float64; 2-D max pools and a max pool's gradient
+scatter, in float32 (NumPy's need a pass per comparison, and a fancy-index assignment,
+several times slower);
 linspace's fused multiply-adds (NumPy has none: its exact emulation takes some twenty
 passes); the transforms of Winograd's 3x3 convolution (:mod:`._numba_winograd`), col2im's
 adds at a stride (:mod:`._numba_col2im`), the direct sums of convolutions of few taps
