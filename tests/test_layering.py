@@ -62,6 +62,8 @@ DEFERRED = {
         "numba loads on the first kernel call, not with retrograd",
     ("retrograd.backend.cpu_kernels", "retrograd.backend._numba_direct"):
         "numba loads on the first kernel call, not with retrograd",
+    ("retrograd.backend.mkl_gemm", "retrograd.backend._numba_gemm"):
+        "numba loads on the first product MKL takes, not with retrograd",
     ("retrograd.__main__", "retrograd._runner"): "each command loads only its own module",
     ("retrograd.__main__", "retrograd.demo"): "each command loads only its own module",
     ("retrograd.__main__", "retrograd.memory.viz"): "each command loads only its own module",

@@ -19,7 +19,7 @@ import ctypes
 import functools
 import os
 
-__all__ = ["threads", "run_jobs"]
+__all__ = ["pooled", "threads", "run_jobs"]
 
 
 def _mapped_openblas():
@@ -48,6 +48,11 @@ def _openblas():
         run.restype = ctypes.c_int
         return run, count
     return None
+
+
+def pooled():
+    """Whether jobs run on NumPy's OpenBLAS's threads here."""
+    return _openblas() is not None
 
 
 def threads():

@@ -17,7 +17,7 @@ import numpy
 import ml_dtypes
 
 from .._dtype import is_float, is_low
-from . import cpu_kernels, emulated, erf, gpu_kernels, meta, special_functions
+from . import cpu_kernels, emulated, erf, gpu_kernels, meta, mkl_gemm, special_functions
 
 __all__ = ["functions", "register_functions", "scipy_linalg", "facade", "register_facade"]
 
@@ -179,6 +179,10 @@ class ArrayFunctions:
                 raise NotImplementedError(f"{name} needs SciPy (pip install scipy)")
             return numpy.frompyfunc(_MATH[name], 1, 1)(x).astype(x.dtype)
         return self.xp.asarray(getattr(sp, name)(*args), dtype=x.dtype)
+
+    def matmul(self, a, b):
+        """``a @ b``, as the module's ``matmul``."""
+        return self.xp.matmul(a, b)
 
     def matmul_tn(self, a, b):
         """``a.T @ b`` for matrices."""
@@ -347,15 +351,25 @@ class _NumpyFunctions(ArrayFunctions):
             return sums.reshape((1,) * lead + a.shape[lead:])
         return numpy.sum(a, axis=axes, keepdims=True)
 
+    def matmul(self, a, b):
+        """Two matrices' product by MKL where the ``mkl`` extra is installed
+        (:mod:`.mkl_gemm`: OpenBLAS is slower on newer cores), else NumPy's."""
+        if mkl_gemm.takes(a, b):
+            return mkl_gemm.matmul(a, b)
+        return numpy.matmul(a, b)
+
     def matmul_tn(self, a, b):
         """OpenBLAS is up to 6x slower on a transposed-A product with fewer output rows
-        than columns: the transposed product is then computed and laid out back. Over one
-        row (a batch-1 weight gradient) the product is an outer product, 15x faster by the
-        compiled kernel than as a GEMM (4x as NumPy's broadcast product)."""
+        than columns: the transposed product is then computed and laid out back (MKL's
+        is not: it multiplies in place). Over one row (a batch-1 weight gradient) the
+        product is an outer product, 15x faster by the compiled kernel than as a GEMM (4x
+        as NumPy's broadcast product)."""
         if a.shape[0] == 1:
             if cpu_kernels.takes(a, b):
                 return cpu_kernels.outer(a[0], b[0])
             return a.T * b
+        if mkl_gemm.takes(a.T, b):
+            return mkl_gemm.matmul(a.T, b)
         if a.shape[1] < b.shape[1]:
             return cpu_kernels.contiguous(numpy.matmul(b.T, a).T)
         return numpy.matmul(a.T, b)

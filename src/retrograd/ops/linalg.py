@@ -23,7 +23,7 @@ import string
 
 from .. import _autocast
 from .._tensor import Tensor
-from ..backend import cpu_kernels
+from ..backend import cpu_kernels, mkl_gemm
 from ..backend.functions import functions
 from ._registry import _pretty, apply, apply_inplace, defop, kernel, register, register_pair
 from .._dtype import CPP_NAMES, FLOAT, int64, legacy_type_name, result_type
@@ -44,11 +44,11 @@ def _fold_matmul(xp, a, b):
         return functions(xp).outer(a[..., 0], b[..., 0, :])
     if a.ndim > 2 and b.ndim <= 2:
         rows = math.prod(a.shape[:-1])
-        out = xp.matmul(xp.reshape(a, (rows, a.shape[-1])), b)
+        out = functions(xp).matmul(xp.reshape(a, (rows, a.shape[-1])), b)
         return xp.reshape(out, tuple(a.shape[:-1]) + tuple(b.shape[1:]))
     if b.ndim > 2:
         return functions(xp).batched_matmul(a, b)
-    return xp.matmul(a, b)
+    return functions(xp).matmul(a, b)
 
 
 def _matmul_grad_self(xp, grad, other, self_shape):
@@ -56,8 +56,8 @@ def _matmul_grad_self(xp, grad, other, self_shape):
         return grad * other if len(self_shape) == 1 else functions(xp).outer(grad, other)
     if len(self_shape) == 1:  # (n,) @ (..., n, p)
         if other.ndim == 2:
-            return xp.matmul(other, grad)
-        return xp.squeeze(xp.matmul(other, xp.expand_dims(grad, -1)), -1)
+            return functions(xp).matmul(other, grad)
+        return xp.squeeze(functions(xp).matmul(other, xp.expand_dims(grad, -1)), -1)
     return _fold_matmul(xp, grad, xp.swapaxes(other, -1, -2))
 
 
@@ -73,10 +73,11 @@ def _matmul_grad_other(xp, grad, self, other_shape, other_strides):
         rows = math.prod(self.shape[:-1])
         a = xp.reshape(self, (rows, self.shape[-1]))
         if len(other_shape) == 1:
-            return xp.matmul(xp.reshape(grad, (rows,)), a)
-        return xp.matmul(xp.swapaxes(a, 0, 1), xp.reshape(grad, (rows, other_shape[-1])))
+            return functions(xp).matmul(xp.reshape(grad, (rows,)), a)
+        return functions(xp).matmul(xp.swapaxes(a, 0, 1),
+                                    xp.reshape(grad, (rows, other_shape[-1])))
     if len(other_shape) == 1:
-        return xp.matmul(grad, self)
+        return functions(xp).matmul(grad, self)
     if len(other_shape) == 2 and other_strides[0] < other_strides[1]:
         # A transposed matrix (x @ w.t()): compute its gradient in its layout, as
         # PyTorch's mm_mat2_backward, so it reaches w's .grad without a copy.
@@ -98,7 +99,7 @@ def _wide_nt(self, other):
     return (self.ndim == 2 and other.ndim == 2 and 1 < self.shape[0]
             and 8 * self.shape[0] <= other.shape[1] and other.size >= 16384
             and other.flags.f_contiguous and self.dtype == other.dtype
-            and self.dtype.char in "fd")
+            and self.dtype.char in "fd" and not mkl_gemm.takes(self, other))
 
 
 def _nt_swapped(xp, self, other):
@@ -322,9 +323,9 @@ def vdot(input, other, *, out=None):
 
 _outer = defop("outer", lambda xp, self, vec2: functions(xp).outer(self, vec2),
                vjp={"self": lambda xp, grad, vec2:
-                    xp.matmul(grad, xp.astype(vec2, grad.dtype, copy=False)),
+                    functions(xp).matmul(grad, xp.astype(vec2, grad.dtype, copy=False)),
                     "vec2": lambda xp, grad, self:
-                    xp.matmul(xp.astype(self, grad.dtype, copy=False), grad)},
+                    functions(xp).matmul(xp.astype(self, grad.dtype, copy=False), grad)},
                promote=("self", "vec2"), node="MulBackward0", jvp="multilinear")
 
 
@@ -348,7 +349,7 @@ ger = outer
 
 
 def _addmm_fwd(xp, self, mat1, mat2, beta, alpha):
-    r = xp.matmul(mat1, mat2)  # a fresh array: scaled in place
+    r = functions(xp).matmul(mat1, mat2)  # a fresh array: scaled in place
     if alpha != 1:
         r *= alpha
     if beta != 0:  # PyTorch ignores ``input`` (even NaN) when beta is 0
@@ -363,16 +364,16 @@ def _scaled(g, s):
 _ADD_MATMUL_VJP = {
     "self": lambda grad, beta: _scaled(grad, beta),
     "mat1": lambda xp, grad, mat2, alpha:
-    _scaled(xp.matmul(grad, xp.swapaxes(mat2, -1, -2)), alpha),
+    _scaled(functions(xp).matmul(grad, xp.swapaxes(mat2, -1, -2)), alpha),
     "mat2": lambda xp, grad, mat1, alpha:
-    _scaled(xp.matmul(xp.swapaxes(mat1, -1, -2), grad), alpha)}
+    _scaled(functions(xp).matmul(xp.swapaxes(mat1, -1, -2), grad), alpha)}
 def _addmm_jvp(xp, self_t, mat1_t, mat2_t, mat1, mat2, beta, alpha):
     """d(beta * self + alpha * mat1 @ mat2): the product rule on the matmul."""
     t = None
     if mat1_t is not None:
-        t = xp.matmul(mat1_t, mat2)
+        t = functions(xp).matmul(mat1_t, mat2)
     if mat2_t is not None:
-        t2 = xp.matmul(mat1, mat2_t)
+        t2 = functions(xp).matmul(mat1, mat2_t)
         t = t2 if t is None else t + t2
     if t is not None:
         t = _scaled(t, alpha)
@@ -489,9 +490,9 @@ _addbmm = defop(
     _addmm_fwd(xp, self, *_summed_bmm(xp, batch1, batch2), beta, alpha),
     vjp={"self": _ADD_MATMUL_VJP["self"],
          "batch1": lambda xp, grad, batch2, alpha:
-         _scaled(xp.matmul(grad, xp.swapaxes(batch2, -1, -2)), alpha),
+         _scaled(functions(xp).matmul(grad, xp.swapaxes(batch2, -1, -2)), alpha),
          "batch2": lambda xp, grad, batch1, alpha:
-         _scaled(xp.matmul(xp.swapaxes(batch1, -1, -2), grad), alpha)},
+         _scaled(functions(xp).matmul(xp.swapaxes(batch1, -1, -2), grad), alpha)},
     jvp=_addbmm_jvp)
 
 

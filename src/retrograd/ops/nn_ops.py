@@ -40,7 +40,7 @@ def _mm_tn(xp, a, b):
 
 
 def _linear_fwd(xp, self, mat1, mat2):
-    out = xp.matmul(mat1, xp.swapaxes(mat2, 0, 1))
+    out = functions(xp).matmul(mat1, xp.swapaxes(mat2, 0, 1))
     out += self
     return out
 
@@ -48,17 +48,17 @@ def _linear_fwd(xp, self, mat1, mat2):
 def _linear_swapped(xp, self, mat1, mat2):
     """The product as ``mat2 @ mat1.T`` (see ``_wide_nt``), laid back out by the bias's
     addition."""
-    p = xp.matmul(mat2, mat1.T)
+    p = functions(xp).matmul(mat2, mat1.T)
     return xp.add(p.T, self, out=xp.empty(p.shape[::-1], p.dtype))
 
 
 def _linear_jvp(xp, self_t, mat1_t, mat2_t, mat1, mat2):
     out = self_t
     if mat1_t is not None:
-        t = xp.matmul(mat1_t, xp.swapaxes(mat2, 0, 1))
+        t = functions(xp).matmul(mat1_t, xp.swapaxes(mat2, 0, 1))
         out = t if out is None else out + t
     if mat2_t is not None:
-        t = xp.matmul(mat1, xp.swapaxes(mat2_t, 0, 1))
+        t = functions(xp).matmul(mat1, xp.swapaxes(mat2_t, 0, 1))
         out = t if out is None else out + t
     return out
 
@@ -67,7 +67,7 @@ def _linear_jvp(xp, self_t, mat1_t, mat2_t, mat1, mat2):
 # weight's own layout; the node PyTorch shows for it is addmm's.
 def _linear_rows(xp, self, mat1, mat2):
     """The product, then the bias added to its rows by the compiled kernel in place."""
-    out = xp.matmul(mat1, xp.swapaxes(mat2, 0, 1))
+    out = functions(xp).matmul(mat1, xp.swapaxes(mat2, 0, 1))
     return cpu_kernels.broadcast("add", out, self, out)
 
 
@@ -80,7 +80,7 @@ _linear = defop("linear", kernel(kernel(_linear_fwd, _linear_rows,
                                  lambda self, mat1, mat2: _wide_nt(mat1, mat2.T)
                                  and self.dtype == mat1.dtype),
                 vjp={"self": lambda grad: grad,
-                     "mat1": lambda xp, grad, mat2: xp.matmul(grad, mat2),
+                     "mat1": lambda xp, grad, mat2: functions(xp).matmul(grad, mat2),
                      "mat2": lambda xp, grad, mat1: _mm_tn(xp, grad, mat1)},
                 jvp=_linear_jvp, promote=("self", "mat1", "mat2"), node="AddmmBackward0")
 

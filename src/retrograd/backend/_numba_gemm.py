@@ -1,0 +1,56 @@
+"""The job that runs a part of a GEMM on OpenBLAS's threads (:mod:`.mkl_gemm`): calls of
+MKL's ``cblas_sgemm`` or ``cblas_dgemm``, whose address the job carries.
+
+The address is read from the job, not compiled in: MKL is mapped anywhere in a process, and
+numba caches the job on disk for the next one.
+"""
+
+from llvmlite import ir
+from numba import carray, types
+from numba.extending import intrinsic
+
+from ._numba_kernels import job
+
+_I32, _I64, _BYTES = ir.IntType(32), ir.IntType(64), ir.IntType(8).as_pointer()
+_ROW_MAJOR = 101
+FIELDS = 12  # of a product: cblas_?gemm, transa, transb, M, N, K, a, lda, b, ldb, c, ldc
+
+
+def _gemm_call(real):
+    """An intrinsic making the product described at an address (``FIELDS`` int64s): its
+    ``cblas_?gemm`` called row-major with alpha 1 and beta 0."""
+    def call(typingctx, address):
+        def codegen(context, builder, signature, args):
+            row = builder.inttoptr(args[0], _I64.as_pointer())
+            f = [builder.load(builder.gep(row, [ir.Constant(_I64, i)])) for i in range(FIELDS)]
+            kind = ir.FunctionType(ir.VoidType(), [_I32] * 6 + [real, _BYTES, _I32, _BYTES,
+                                                                _I32, real, _BYTES, _I32])
+            gemm = builder.inttoptr(f[0], kind.as_pointer())
+            ta, tb, m, n, k, lda, ldb, ldc = (builder.trunc(f[i], _I32)
+                                               for i in (1, 2, 3, 4, 5, 7, 9, 11))
+            a, b, c = (builder.inttoptr(f[i], _BYTES) for i in (6, 8, 10))
+            builder.call(gemm, [ir.Constant(_I32, _ROW_MAJOR), ta, tb, m, n, k,
+                                ir.Constant(real, 1.0), a, lda, b, ldb, ir.Constant(real, 0.0),
+                                c, ldc])
+            return context.get_dummy_value()
+        return types.void(types.int64), codegen
+    return intrinsic(call)
+
+
+_sgemm = _gemm_call(ir.FloatType())
+_dgemm = _gemm_call(ir.DoubleType())
+
+
+@job
+def gemm_job(p):
+    """[address of the first of a run of products, their number, 1 for float64]."""
+    run = carray(p, 3)
+    for i in range(run[1]):
+        at = run[0] + 8 * FIELDS * i
+        if run[2]:
+            _dgemm(at)
+        else:
+            _sgemm(at)
+
+
+JOBS = {"gemm": gemm_job.address}
