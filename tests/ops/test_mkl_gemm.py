@@ -162,3 +162,21 @@ def test_linear_and_matmul_gradients_match_pytorch(mkl, monkeypatch):
     for got, want in zip(_mlp_grads(retrograd, x, w1, b1, w2), _mlp_grads(torch, x, w1, b1, w2),
                          strict=True):
         numpy.testing.assert_allclose(got, want, rtol=2e-4, atol=1e-6)
+
+
+@needs_mkl
+def test_mkl_already_threaded_in_the_process_is_left_alone(python_run):
+    """MKL used before retrograd's first product (its threading layer set): retrograd
+    cannot make it sequential, so NumPy multiplies, and the products are right."""
+    code = """if True:
+        import ctypes, numpy
+        from retrograd.backend import functions, mkl_gemm
+        lib = ctypes.CDLL(mkl_gemm._mkl_runtime())
+        lib.MKL_Get_Max_Threads()
+        a, b = numpy.ones((256, 256), numpy.float32), numpy.ones((256, 256), numpy.float32)
+        got = functions.functions(numpy).matmul(a, b)
+        print(mkl_gemm.available(), mkl_gemm.takes(a, b), bool((got == 256).all()))
+    """
+    run = python_run("-c", code)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["False", "False", "True"]
