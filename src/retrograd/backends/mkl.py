@@ -1,7 +1,10 @@
-"""``torch.backends.mkl``: retrograd's kernels are NumPy's, not MKL's."""
+"""``torch.backends.mkl``: whether matrix products here are MKL's (the ``mkl`` wheel,
+:mod:`retrograd.backend.mkl_gemm`); the other kernels are NumPy's or retrograd's own."""
+
+from ..backend import mkl_gemm
 
 __all__ = ["is_available"]
 
 
 def is_available():
-    return False
+    return mkl_gemm.available()
