@@ -729,3 +729,11 @@ def test_cat_and_the_gradient_of_split_concatenate_by_pieces(monkeypatch):
     assert calls == [-1, 2]  # cat's forward, then chunk's gradient
     for a, b in zip(got[retrograd], got[torch], strict=True):
         numpy.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4 * numpy.abs(b).max())
+
+
+@needs_threads
+def test_more_jobs_than_openblas_threads_are_refused():
+    """OpenBLAS would wait for a thread it does not have: refused, nothing run."""
+    jobs = numpy.zeros((blas_threads.threads() + 1, 3), numpy.int64)
+    with pytest.raises(ValueError, match="jobs for"):
+        blas_threads.run_jobs(cpu_kernels._kernels()["jobs"]["scale"], jobs)

@@ -70,7 +70,9 @@ def run_jobs(address, jobs):
         for row in jobs:
             call(row.ctypes.data)
         return
-    run, _ = _openblas()
+    run, count = _openblas()
+    if len(jobs) > max(1, count.value):  # (OpenBLAS would wait for a thread it lacks)
+        raise ValueError(f"{len(jobs)} jobs for {count.value} OpenBLAS threads")
     run(len(jobs), address, jobs.ctypes.data, jobs.strides[0])
 
 

@@ -21,6 +21,7 @@ import ctypes
 import functools
 import importlib.metadata
 import itertools
+import math
 import os
 
 import numpy
@@ -80,9 +81,10 @@ def available():
 
 
 def _layout(x):
-    """(CBLAS transpose flag, leading dimension) of a matrix read in place, or None."""
-    rows, cols = x.shape
-    step, item = x.strides, x.itemsize
+    """(CBLAS transpose flag, leading dimension) of the matrices (last two axes) of ``x``
+    read in place, or None."""
+    rows, cols = x.shape[-2:]
+    step, item = x.strides[-2:], x.itemsize
     if step[0] % item or step[1] % item:
         return None
     s0, s1 = step[0] // item, step[1] // item
@@ -94,14 +96,16 @@ def _layout(x):
 
 
 def takes(a, b):
-    """Whether ``a @ b`` is MKL's: two NumPy matrices of float32 or of float64 (native byte
-    order), each read in place, of at least ``_MIN_WORK`` multiply-adds, sizes within
-    32 bits."""
-    if not (type(a) is type(b) is numpy.ndarray and a.ndim == b.ndim == 2
-            and a.dtype == b.dtype and a.dtype in _DTYPES):
+    """Whether ``a @ b`` is MKL's: two NumPy matrices, or batches of them of one batch
+    shape, of float32 or of float64 (native byte order), each matrix read in place, of at
+    least ``_MIN_WORK`` multiply-adds in all, sizes within 32 bits."""
+    if not (type(a) is type(b) is numpy.ndarray and a.ndim == b.ndim >= 2
+            and a.shape[:-2] == b.shape[:-2] and a.dtype == b.dtype and a.dtype in _DTYPES):
         return False
-    (m, k), n = a.shape, b.shape[1]
-    if (b.shape[0] != k or m * n * k < _MIN_WORK or max(m, n, k, *a.strides, *b.strides) > _INT_MAX
+    m, k = a.shape[-2:]
+    n = b.shape[-1]
+    if (b.shape[-2] != k or math.prod(a.shape[:-2]) * m * n * k < _MIN_WORK
+            or max(m, n, k, *map(abs, a.strides[-2:] + b.strides[-2:])) > _INT_MAX
             or not (a.flags.aligned and b.flags.aligned)):
         return False
     return _layout(a) is not None and _layout(b) is not None and available()
@@ -116,13 +120,12 @@ def _cores():
         return os.cpu_count() or 1
 
 
-def _grid(m, n):
-    """(row parts, column parts) of an (m, n) output: a part for each core (the power of two
-    at or above their number), halving the longer side of a part while it stays at least
-    ``_MIN_ROWS`` by ``_MIN_COLUMNS``. The parts depend on the shape and the machine, not on
-    the thread count: a product's bits are the same whatever it is."""
+def _grid(m, n, parts):
+    """(row parts, column parts) of an (m, n) output in at least ``parts`` parts (a power of
+    two), halving the longer side of a part while it stays at least ``_MIN_ROWS`` by
+    ``_MIN_COLUMNS``."""
     rows = cols = 1
-    while rows * cols < _cores():
+    while rows * cols < parts:
         if n / cols >= m / rows and n / cols >= 2 * _MIN_COLUMNS:
             cols *= 2
         elif m / rows >= 2 * _MIN_ROWS:
@@ -140,22 +143,37 @@ def _bounds(size, parts):
     return [min(size, i * step) for i in range(parts)] + [size]
 
 
+def _offsets(x):
+    """The byte offsets of the matrices of ``x``'s batch, in C order."""
+    offsets = numpy.zeros(1, numpy.int64)
+    for size, stride in zip(x.shape[:-2], x.strides[:-2], strict=True):
+        offsets = (offsets[:, None] + numpy.arange(size, dtype=numpy.int64) * stride).ravel()
+    return offsets
+
+
 def matmul(a, b):
-    """``a @ b`` (:func:`takes` true), C-contiguous: MKL's products of the parts of a grid
-    (:func:`_grid`), runs of them on OpenBLAS's threads."""
-    (m, k), n = a.shape, b.shape[1]
-    out = numpy.empty((m, n), a.dtype)
+    """``a @ b`` (:func:`takes` true), C-contiguous: MKL's products of the blocks of a grid
+    over each output matrix, runs of them on OpenBLAS's threads. A matrix's grid has a block
+    for each core (as many as a batch has matrices for: none when it has a matrix a core or
+    more), so it depends on the shape and the machine, not on the thread count: a product's
+    bits are the same whatever it is."""
+    *batch, m, k = a.shape
+    n = b.shape[-1]
+    out = numpy.empty((*batch, m, n), a.dtype)
     (ta, lda), (tb, ldb) = _layout(a), _layout(b)
-    gemm, job = _gemms()
-    gemm = gemm[a.dtype]
-    (sa, _), (_, sb), (so, item) = a.strides, b.strides, out.strides
-    pa, pb, po = a.ctypes.data, b.ctypes.data, out.ctypes.data
-    rows, cols = _grid(m, n)
-    products = numpy.array([(gemm, ta, tb, r1 - r0, c1 - c0, k, pa + r0 * sa, lda, pb + c0 * sb,
-                             ldb, po + r0 * so + c0 * item, n)
-                            for r0, r1 in itertools.pairwise(_bounds(m, rows))
-                            for c0, c1 in itertools.pairwise(_bounds(n, cols))
-                            if r0 < r1 and c0 < c1], numpy.int64)
+    gemms, job = _gemms()
+    (sa, _), (_, sb), (so, item) = a.strides[-2:], b.strides[-2:], out.strides[-2:]
+    count = math.prod(batch)
+    rows, cols = _grid(m, n, -(-_cores() // count))
+    blocks = numpy.array([(gemms[a.dtype], ta, tb, r1 - r0, c1 - c0, k, r0 * sa, lda, c0 * sb,
+                           ldb, r0 * so + c0 * item, n)
+                          for r0, r1 in itertools.pairwise(_bounds(m, rows))
+                          for c0, c1 in itertools.pairwise(_bounds(n, cols))
+                          if r0 < r1 and c0 < c1], numpy.int64)
+    products = numpy.repeat(blocks[None], count, axis=0)
+    for column, x in ((6, a), (8, b), (10, out)):
+        products[:, :, column] += (x.ctypes.data + _offsets(x))[:, None]
+    products = products.reshape(-1, blocks.shape[1])
     threads = min(blas_threads.threads(), len(products))
     runs = [len(products) * t // threads for t in range(threads + 1)]
     first, size, double = products.ctypes.data, products.strides[0], a.itemsize == 8
