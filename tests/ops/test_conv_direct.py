@@ -7,7 +7,7 @@ import numpy
 import pytest
 
 import retrograd
-from retrograd.backend import blas_threads, cpu_kernels
+from retrograd.backend import blas_threads, cpu_kernels, mkl_gemm
 from retrograd.ops import _conv_direct
 
 from _conv_paths import beside_pytorch, close, counting
@@ -27,6 +27,12 @@ CASES = [
     (((2, 4, 8, 18), 4, (1, 3), 0, True), 2, 1),
     (((2, 16, 32, 32), 8, (3, 3), (2, 1), True), 2, 1),  # 144 taps, a taller output
 ]
+
+
+@pytest.fixture(autouse=True)
+def no_mkl(monkeypatch):
+    """Batches of products by the tiles or NumPy: MKL (the mkl extra) would take them."""
+    monkeypatch.setattr(mkl_gemm, "_gemms", lambda: None)
 
 
 @pytest.fixture

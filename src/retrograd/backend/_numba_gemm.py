@@ -1,5 +1,7 @@
 """The job that runs a part of a GEMM on OpenBLAS's threads (:mod:`.mkl_gemm`): calls of
-MKL's ``cblas_sgemm`` or ``cblas_dgemm``, whose address the job carries.
+MKL's ``cblas_sgemm`` or ``cblas_dgemm``, whose address the job carries, each on a block
+of the output that a bias (a linear layer's) may fill first (then added with beta 1, as
+PyTorch's addmm).
 
 The address is read from the job, not compiled in: MKL is mapped anywhere in a process, and
 numba caches the job on disk for the next one.
@@ -9,16 +11,18 @@ from llvmlite import ir
 from numba import carray, types
 from numba.extending import intrinsic
 
-from ._numba_kernels import job
+from ._numba_kernels import float32_at, float64_at, int64_at, jit, job
 
 _I32, _I64, _BYTES = ir.IntType(32), ir.IntType(64), ir.IntType(8).as_pointer()
 _ROW_MAJOR = 101
-FIELDS = 12  # of a product: cblas_?gemm, transa, transb, M, N, K, a, lda, b, ldb, c, ldc
+# of a product: cblas_?gemm, transa, transb, M, N, K, a, lda, b, ldb, c, ldc, bias (0: none)
+FIELDS = 13
 
 
 def _gemm_call(real):
     """An intrinsic making the product described at an address (``FIELDS`` int64s): its
-    ``cblas_?gemm`` called row-major with alpha 1 and beta 0."""
+    ``cblas_?gemm`` called row-major with alpha 1, and beta 1 where it has a bias (in the
+    output already), else 0."""
     def call(typingctx, address):
         def codegen(context, builder, signature, args):
             row = builder.inttoptr(args[0], _I64.as_pointer())
@@ -29,9 +33,10 @@ def _gemm_call(real):
             ta, tb, m, n, k, lda, ldb, ldc = (builder.trunc(f[i], _I32)
                                                for i in (1, 2, 3, 4, 5, 7, 9, 11))
             a, b, c = (builder.inttoptr(f[i], _BYTES) for i in (6, 8, 10))
+            beta = builder.select(builder.icmp_unsigned("!=", f[12], ir.Constant(_I64, 0)),
+                                  ir.Constant(real, 1.0), ir.Constant(real, 0.0))
             builder.call(gemm, [ir.Constant(_I32, _ROW_MAJOR), ta, tb, m, n, k,
-                                ir.Constant(real, 1.0), a, lda, b, ldb, ir.Constant(real, 0.0),
-                                c, ldc])
+                                ir.Constant(real, 1.0), a, lda, b, ldb, beta, c, ldc])
             return context.get_dummy_value()
         return types.void(types.int64), codegen
     return intrinsic(call)
@@ -41,15 +46,30 @@ _sgemm = _gemm_call(ir.FloatType())
 _dgemm = _gemm_call(ir.DoubleType())
 
 
+@jit
+def _fill(c, bias, ldc, rows, cols):
+    """Each of ``rows`` rows of a block (``ldc`` apart) set to ``bias`` (``cols`` values)."""
+    for r in range(rows):
+        c[r * ldc:r * ldc + cols] = bias
+
+
 @job
 def gemm_job(p):
     """[address of the first of a run of products, their number, 1 for float64]."""
     run = carray(p, 3)
     for i in range(run[1]):
         at = run[0] + 8 * FIELDS * i
+        f = carray(int64_at(at), FIELDS)
+        m, n, ldc = f[3], f[4], f[11]
         if run[2]:
+            if f[12]:
+                _fill(carray(float64_at(f[10]), (m - 1) * ldc + n), carray(float64_at(f[12]), n),
+                      ldc, m, n)
             _dgemm(at)
         else:
+            if f[12]:
+                _fill(carray(float32_at(f[10]), (m - 1) * ldc + n), carray(float32_at(f[12]), n),
+                      ldc, m, n)
             _sgemm(at)
 
 

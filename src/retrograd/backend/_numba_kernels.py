@@ -73,6 +73,14 @@ def float32_at(typingctx, address):
 
 
 @intrinsic
+def float64_at(typingctx, address):
+    """A float64 pointer from an integer address (a job's array)."""
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], ir.PointerType(ir.DoubleType()))
+    return types.CPointer(types.float64)(types.int64), codegen
+
+
+@intrinsic
 def int64_at(typingctx, address):
     """An int64 pointer from an integer address."""
     def codegen(context, builder, signature, args):

@@ -151,12 +151,14 @@ def _offsets(x):
     return offsets
 
 
-def matmul(a, b):
-    """``a @ b`` (:func:`takes` true), C-contiguous: MKL's products of the blocks of a grid
-    over each output matrix, runs of them on OpenBLAS's threads. A matrix's grid has a block
-    for each core (as many as a batch has matrices for: none when it has a matrix a core or
-    more), so it depends on the shape and the machine, not on the thread count: a product's
-    bits are the same whatever it is."""
+def matmul(a, b, bias=None):
+    """``a @ b`` (:func:`takes` true), C-contiguous, plus ``bias`` (a row of the output's
+    width, its dtype, C-contiguous) where given: MKL's products of the blocks of a grid
+    over each output matrix, runs of them on OpenBLAS's threads; with a bias a block starts
+    as its rows and MKL adds the product to them, in cache (as PyTorch's addmm). A
+    matrix's grid has a block for each core (as many as a batch has matrices for: none
+    when it has a matrix a core or more), so it depends on the shape and the machine, not
+    on the thread count: a product's bits are the same whatever it is."""
     *batch, m, k = a.shape
     n = b.shape[-1]
     out = numpy.empty((*batch, m, n), a.dtype)
@@ -165,8 +167,9 @@ def matmul(a, b):
     (sa, _), (_, sb), (so, item) = a.strides[-2:], b.strides[-2:], out.strides[-2:]
     count = math.prod(batch)
     rows, cols = _grid(m, n, -(-_cores() // count))
+    row = 0 if bias is None else bias.ctypes.data
     blocks = numpy.array([(gemms[a.dtype], ta, tb, r1 - r0, c1 - c0, k, r0 * sa, lda, c0 * sb,
-                           ldb, r0 * so + c0 * item, n)
+                           ldb, r0 * so + c0 * item, n, row and row + c0 * item)
                           for r0, r1 in itertools.pairwise(_bounds(m, rows))
                           for c0, c1 in itertools.pairwise(_bounds(n, cols))
                           if r0 < r1 and c0 < c1], numpy.int64)

@@ -13,7 +13,7 @@ import struct
 
 from .._dtype import LOW, OPMATH, float32, is_float, kind_of
 from .._tensor import wrap
-from ..backend import cpu_kernels, get_array_module, gpu_kernels
+from ..backend import cpu_kernels, get_array_module, gpu_kernels, mkl_gemm
 from ..backend.functions import functions
 from ._loss_args import (check_bce, check_bce_logits, check_embedding, check_float_kernel,
                          check_nll)
@@ -66,8 +66,13 @@ def _linear_jvp(xp, self_t, mat1_t, mat2_t, mat1, mat2):
 # ``bias + input @ weight.T`` for a 2-D input, with the weight's gradient computed in the
 # weight's own layout; the node PyTorch shows for it is addmm's.
 def _linear_rows(xp, self, mat1, mat2):
-    """The product, then the bias added to its rows by the compiled kernel in place."""
-    out = functions(xp).matmul(mat1, xp.swapaxes(mat2, 0, 1))
+    """MKL's product onto the bias's rows, as PyTorch's addmm (:mod:`..backend.mkl_gemm`);
+    else the product, then the bias added to its rows by the compiled kernel in place
+    (w4's (2048, 768): 306 us, a third as much again as the product's time)."""
+    weight = xp.swapaxes(mat2, 0, 1)
+    if mkl_gemm.takes(mat1, weight):
+        return mkl_gemm.matmul(mat1, weight, bias=self)
+    out = functions(xp).matmul(mat1, weight)
     return cpu_kernels.broadcast("add", out, self, out)
 
 
