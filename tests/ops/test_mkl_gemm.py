@@ -171,7 +171,7 @@ def test_mkl_already_threaded_in_the_process_is_left_alone(python_run):
     """MKL used before retrograd's first product (its threading layer set): retrograd
     cannot make it sequential, so NumPy multiplies, and the products are right."""
     code = """if True:
-        import ctypes, numpy
+        import ctypes, numpy, torch
         from retrograd.backend import functions, mkl_gemm
         lib = ctypes.CDLL(mkl_gemm._mkl_runtime())
         lib.MKL_Get_Max_Threads()
@@ -259,3 +259,40 @@ def test_attention_products_match_pytorch_with_mkl_and_without(monkeypatch):
             (lib.softmax(tq @ tk.transpose(-1, -2), -1) @ tv).square().sum().backward()
         for g, w in zip(got, want, strict=True):
             numpy.testing.assert_allclose(g.grad.numpy(), w.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+@needs_mkl
+def test_pytorch_imported_after_keeps_its_threads_and_mkl(python_run):
+    """PyTorch installed but not imported at retrograd's first large product: MKL is not
+    loaded (its global symbols would bind a later PyTorch to one thread and the wheel's
+    sequential GEMMs), and the PyTorch imported afterwards runs on its threads."""
+    code = """if True:
+        import retrograd
+        from retrograd.backend import mkl_gemm
+        x = retrograd.ones(512, 784) @ retrograd.ones(784, 1024)
+        import torch
+        print(mkl_gemm.available(), bool((x == 784).all()), torch.get_num_threads())
+    """
+    run = python_run("-c", code, env={"OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2",
+                                      "MKL_NUM_THREADS": "2"})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["False", "True", "2"]
+
+
+@needs_mkl
+@pytest.mark.parametrize("layer", ["ILP64", "GNU", "LP64,GNU"])
+def test_an_mkl_interface_layer_in_the_environment_is_pinned_to_lp64(layer, python_run):
+    """MKL_INTERFACE_LAYER would make MKL read 64-bit sizes (the job passes 32-bit ones) or
+    load a GNU interface the wheel lacks (a fatal error inside a job): retrograd sets LP64
+    first, and the products are right."""
+    code = """if True:
+        import torch, numpy
+        from retrograd.backend import mkl_gemm
+        a = numpy.arange(300 * 1000, dtype=numpy.float32).reshape(300, 1000) % 7
+        b = numpy.ones((1000, 700), numpy.float32)
+        print(mkl_gemm.available(), bool((mkl_gemm.matmul(a, b) == a @ b).all()))
+    """
+    run = python_run("-c", code, env={"MKL_INTERFACE_LAYER": layer, "OPENBLAS_NUM_THREADS": "2"},
+                     timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["True", "True"]

@@ -20,9 +20,11 @@ Used only where NumPy's BLAS is OpenBLAS (Linux) and numba compiles the job
 import ctypes
 import functools
 import importlib.metadata
+import importlib.util
 import itertools
 import math
 import os
+import sys
 
 import numpy
 
@@ -30,7 +32,7 @@ from . import blas_threads, cpu_kernels
 
 __all__ = ["available", "takes", "matmul"]
 
-_SEQUENTIAL = 1  # MKL_THREADING_SEQUENTIAL
+_LP64, _SEQUENTIAL = 0, 1  # MKL_INTERFACE_LP64 (32-bit sizes), MKL_THREADING_SEQUENTIAL
 _NO_TRANS, _TRANS = 111, 112
 _INT_MAX = (1 << 31) - 1  # MKL's LP64 interface takes 32-bit sizes
 _MIN_WORK = 1 << 22  # multiply-adds below which NumPy's call (some 12 us cheaper) is as fast
@@ -51,25 +53,37 @@ def _mkl_runtime():
     return None
 
 
+def _pytorch_may_come():
+    """Whether PyTorch is installed and not imported yet. MKL's libraries put their symbols
+    in the process's global scope, where a PyTorch imported afterwards binds to them: its
+    threads are then one and its GEMMs the wheel's sequential ones (measured: five 2048^2
+    products 0.24 -> 0.48 s). A PyTorch imported first has bound its own, and under
+    ``retrograd run`` the module ``torch`` is retrograd."""
+    return "torch" not in sys.modules and importlib.util.find_spec("torch") is not None
+
+
 @functools.cache
 def _gemms():
     """({float32: cblas_sgemm's address, float64: cblas_dgemm's}, the job's address) of MKL
-    made sequential; None where MKL is not installed, cannot be
-    made sequential (loaded and used already, threaded), or there are no OpenBLAS threads
-    and no compiler to run the parts on."""
+    made sequential with 32-bit sizes; None where MKL is not installed, cannot be set up so
+    (used already: its layers then set), PyTorch may still be imported
+    (:func:`_pytorch_may_come`), or there are no OpenBLAS threads and no compiler to run
+    the parts on."""
     path = _mkl_runtime()
-    if path is None or not cpu_kernels.ready() or not blas_threads.pooled():
+    if (path is None or not cpu_kernels.ready() or not blas_threads.pooled()
+            or _pytorch_may_come()):
         return None
     try:
         lib = ctypes.CDLL(path)
-        set_layer = lib.MKL_Set_Threading_Layer
+        layers = (lib.MKL_Set_Interface_Layer, lib.MKL_Set_Threading_Layer)
         gemms = {numpy.dtype(numpy.float32): lib.cblas_sgemm,
                  numpy.dtype(numpy.float64): lib.cblas_dgemm}
     except (OSError, AttributeError):
         return None
-    set_layer.argtypes, set_layer.restype = [ctypes.c_int], ctypes.c_int
-    if set_layer(_SEQUENTIAL) != _SEQUENTIAL:
-        return None
+    for set_layer, want in zip(layers, (_LP64, _SEQUENTIAL), strict=True):
+        set_layer.argtypes, set_layer.restype = [ctypes.c_int], ctypes.c_int
+        if set_layer(want) != want:  # (MKL_INTERFACE_LAYER=ILP64 or GNU would be obeyed)
+            return None
     from . import _numba_gemm
     return ({dtype: ctypes.cast(f, ctypes.c_void_p).value for dtype, f in gemms.items()},
             _numba_gemm.JOBS["gemm"])
