@@ -36,6 +36,9 @@ _LP64, _SEQUENTIAL = 0, 1  # MKL_INTERFACE_LP64 (32-bit sizes), MKL_THREADING_SE
 _NO_TRANS, _TRANS = 111, 112
 _INT_MAX = (1 << 31) - 1  # MKL's LP64 interface takes 32-bit sizes
 _MIN_WORK = 1 << 22  # multiply-adds below which NumPy's call (some 12 us cheaper) is as fast
+# Multiply-adds of a batch's matrix below which NumPy's loop wins: a call of MKL costs some
+# 0.1 us (65536 of (4, 4) @ (4, 4): 4-7.5 ms against NumPy's 1.9).
+_MIN_MATRIX = 1 << 12
 _ALIGN = 16  # columns (rows) a part starts on a multiple of
 _MIN_ROWS, _MIN_COLUMNS = 64, 128  # of a part of a product's output, split further
 _DTYPES = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
@@ -112,13 +115,15 @@ def _layout(x):
 def takes(a, b):
     """Whether ``a @ b`` is MKL's: two NumPy matrices, or batches of them of one batch
     shape, of float32 or of float64 (native byte order), each matrix read in place, of at
-    least ``_MIN_WORK`` multiply-adds in all, sizes within 32 bits."""
+    least ``_MIN_WORK`` multiply-adds in all (and ``_MIN_MATRIX`` a matrix of a batch),
+    sizes within 32 bits."""
     if not (type(a) is type(b) is numpy.ndarray and a.ndim == b.ndim >= 2
             and a.shape[:-2] == b.shape[:-2] and a.dtype == b.dtype and a.dtype in _DTYPES):
         return False
     m, k = a.shape[-2:]
     n = b.shape[-1]
     if (b.shape[-2] != k or math.prod(a.shape[:-2]) * m * n * k < _MIN_WORK
+            or (a.ndim > 2 and m * n * k < _MIN_MATRIX)
             or max(m, n, k, *map(abs, a.strides[-2:] + b.strides[-2:])) > _INT_MAX
             or not (a.flags.aligned and b.flags.aligned)):
         return False
