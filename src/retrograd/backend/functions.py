@@ -352,8 +352,9 @@ class _NumpyFunctions(ArrayFunctions):
         return numpy.sum(a, axis=axes, keepdims=True)
 
     def matmul(self, a, b):
-        """Two matrices' product by MKL where the ``mkl`` extra is installed
-        (:mod:`.mkl_gemm`: OpenBLAS is slower on newer cores), else NumPy's."""
+        """The product of two matrices (or of two batches of one shape) by MKL where the
+        ``mkl`` extra takes it (:mod:`.mkl_gemm`: OpenBLAS is slower on newer cores), else
+        NumPy's."""
         if mkl_gemm.takes(a, b):
             return mkl_gemm.matmul(a, b)
         return numpy.matmul(a, b)
