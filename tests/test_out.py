@@ -103,6 +103,57 @@ def test_out_casts_resizes_and_refuses_autograd_as_torch():
     assert retrograd.add(retrograd.ones(2), retrograd.ones(2), out=y2) is y2
 
 
+def _product_calls(lib, out_dtype):
+    """A call of each matrix product into an ``out`` of ``out_dtype`` (float32 operands)."""
+    a, b, v = lib.ones(2, 3), lib.ones(3, 4), lib.ones(3)
+
+    def out(*shape):
+        return lib.empty(*shape, dtype=out_dtype)
+    return {
+        "mm": lambda: lib.mm(a, b, out=out(2, 4)),
+        "bmm": lambda: lib.bmm(a[None], b[None], out=out(1, 2, 4)),
+        "addmm": lambda: lib.addmm(lib.ones(4), a, b, out=out(2, 4)),
+        "baddbmm": lambda: lib.baddbmm(lib.ones(1, 2, 4), a[None], b[None], out=out(1, 2, 4)),
+        "addbmm": lambda: lib.addbmm(lib.ones(2, 4), a[None], b[None], out=out(2, 4)),
+        "addmv": lambda: lib.addmv(lib.ones(2), a, v, out=out(2)),
+        "mv": lambda: lib.mv(a, v, out=out(2)),
+        "dot": lambda: lib.dot(v, v, out=out(())),
+        "vdot": lambda: lib.vdot(v, v, out=out(())),
+        "inner": lambda: lib.inner(a, a, out=out(2, 2)),
+        "inner of a 0-d": lambda: lib.inner(lib.ones(()), v, out=out(3)),
+        "tensordot": lambda: lib.tensordot(a, b, 1, out=out(2, 4)),
+        "matmul 1-D 1-D": lambda: lib.matmul(v, v, out=out(())),
+        "matmul 2-D 1-D": lambda: lib.matmul(a, v, out=out(2)),
+        "matmul 3-D 1-D": lambda: lib.matmul(a[None], v, out=out(1, 2)),
+        "matmul 1-D 2-D": lambda: lib.matmul(v, b, out=out(4)),
+        "matmul 3-D": lambda: lib.matmul(a[None], b[None], out=out(1, 2, 4)),
+        "matmul by keyword": lambda: lib.matmul(input=v, other=v, out=out(())),
+        "linalg.matmul": lambda: lib.linalg.matmul(a, b, out=out(2, 4)),
+        "outer": lambda: lib.outer(v, v, out=out(3, 3)),
+    }
+
+
+@pytest.mark.parametrize("out_dtype", ["float64", "float16", "int64", "float32"])
+def test_products_take_only_an_out_of_their_dtype_as_torch(out_dtype):
+    """PyTorch's BLAS calls refuse an out= of another dtype, even one a cast would fit,
+    each with its kernel's message (mm's, addmv's, dot's, tensordot's)."""
+    results = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch's matmul of a vector resizes its out)
+        for lib in (retrograd, torch):
+            for name, call in _product_calls(lib, getattr(lib, out_dtype)).items():
+                try:
+                    call()
+                    results.setdefault(name, []).append("written")
+                except RuntimeError as e:
+                    results.setdefault(name, []).append(str(e))
+    for name, (ours, theirs) in results.items():
+        assert ours == theirs, name
+    if out_dtype != "float32":
+        assert results["mm"][0].startswith("Expected out tensor to have dtype float")
+        assert results["outer"][0] == "written" or out_dtype == "int64"
+
+
 def test_out_of_a_multi_output_result():
     values, indices = retrograd.zeros(2), retrograd.zeros(2, dtype=retrograd.int64)
     r = retrograd.return_types.max((retrograd.tensor([3.0, 4.0]), retrograd.tensor([1, 0])))

@@ -14,7 +14,7 @@ import functools
 import inspect
 import warnings
 
-from .._dtype import SCALAR_NAMES, can_cast, from_numpy_dtype
+from .._dtype import CPP_NAMES, SCALAR_NAMES, can_cast, from_numpy_dtype
 from .._memory_format import is_dense
 from .._tensor import Tensor
 from .._tensor import wrap as _wrap
@@ -23,8 +23,9 @@ from ..backend import get_array_module
 from ..backend.functions import functions
 
 
-def write(name, result, out):
-    """Copy ``result`` (a Tensor, or a tuple of them) into ``out``; returns ``out``."""
+def write(name, result, out, args=()):
+    """Copy ``result`` (a Tensor, or a tuple of them) into ``out``; returns ``out``.
+    ``args`` are the call's tensor arguments, in order (``_EXACT_DTYPE``'s checks read them)."""
     if isinstance(result, tuple):
         if not isinstance(out, (tuple, list)) or len(out) != len(result):
             raise TypeError(f"{name}(): argument 'out' must be tuple of {len(result)} Tensors")
@@ -37,6 +38,10 @@ def write(name, result, out):
                            "automatic differentiation, but one of the arguments requires "
                            "grad.")
     src, dst = result._data, out._data
+    exact = _EXACT_DTYPE.get(name) if src.dtype != dst.dtype else None
+    message = exact and exact(args, src.dtype.name, dst.dtype.name)
+    if message:
+        raise RuntimeError(message)
     if not can_cast(from_numpy_dtype(src.dtype), from_numpy_dtype(dst.dtype)):
         raise RuntimeError(f"result type {SCALAR_NAMES[src.dtype.name]} can't be cast to the "
                            f"desired output type {SCALAR_NAMES[dst.dtype.name]}")
@@ -64,8 +69,58 @@ def wrap(f, name):
         for o in out if isinstance(out, (tuple, list)) else (out,):
             if isinstance(o, Tensor):
                 check_no_partial_overlap(o._data, (*args, *kwargs.values()))
-        return write(name, f(*args, **kwargs), out)
+        return write(name, f(*args, **kwargs), out, (*args, *kwargs.values()))
     return with_out
+
+
+# The products (BLAS calls in PyTorch) take no ``out`` of another dtype than their result,
+# not even one it casts to: name -> the message, from (tensor arguments, result dtype name,
+# out's dtype name), as PyTorch words it for the kernel the call reaches (None: a cast is
+# fine there).
+def _expected(args, r, o):
+    return f"Expected out tensor to have dtype {CPP_NAMES[r]}, but got {CPP_NAMES[o]} instead"
+
+
+def _dot(args, r, o):
+    return f"result dtype {SCALAR_NAMES[o]} does not match input dtype {SCALAR_NAMES[r]}"
+
+
+def _addmv(args, r, o):
+    return (f"addmv input tensors must have the same dtype, but got {SCALAR_NAMES[o]}, "
+            f"{SCALAR_NAMES[r]}, and {SCALAR_NAMES[r]}")
+
+
+def _tensordot(args, r, o):
+    return (f"tensordot: Expected the output tensor to have dtype {SCALAR_NAMES[r]}, but got "
+            f"an output tensor with dtype {SCALAR_NAMES[o]}")
+
+
+def _inner(args, r, o):
+    """inner of a 0-d operand is a product, which casts."""
+    if any(isinstance(a, Tensor) and a._data.ndim == 0 for a in args[:2]):
+        return None
+    return _tensordot(args, r, o)
+
+
+def _addbmm(args, r, o):  # (out becomes the sum's self)
+    return (f"self and mat2 must have the same dtype, but got {SCALAR_NAMES[o]} and "
+            f"{SCALAR_NAMES[r]}")
+
+
+def _matmul(args, r, o):
+    """matmul reaches dot (two vectors), addmv (a matrix or batch by a vector) or mm."""
+    dims = [a._data.ndim for a in args[:2] if isinstance(a, Tensor)]
+    if dims == [1, 1]:
+        return _dot(args, r, o)
+    if len(dims) == 2 and dims[0] >= 2 and dims[1] == 1:
+        return _addmv(args, r, o)
+    return _expected(args, r, o)
+
+
+_EXACT_DTYPE = {"mm": _expected, "bmm": _expected, "addmm": _expected, "baddbmm": _expected,
+                "addmv": _expected, "matmul": _matmul, "mv": _addmv, "dot": _dot,
+                "vdot": _dot, "inner": _inner, "tensordot": _tensordot,
+                "addbmm": _addbmm}
 
 
 def check_no_partial_overlap(dst, values):
