@@ -244,6 +244,24 @@ def _sdpa_samples(dtype, requires_grad):
     yield SampleInput(t(2, 3, 4), (t(2, 5, 4), t(2, 5, 4)), name="cross")
     yield SampleInput(t(1, 2, 3, 4), (t(1, 2, 3, 4), t(1, 2, 3, 4)), {"is_causal": True},
                       name="causal")
+    yield SampleInput(t(1, 4, 3, 4), (t(1, 2, 5, 4), t(1, 1, 5, 4)), {"enable_gqa": True},
+                      name="gqa")
+    mask = numpy.ones((3, 5), bool)
+    mask[1] = False  # a query that sees no key: zeros, as PyTorch's safe softmax
+    mask[2, ::2] = False
+    yield SampleInput(t(1, 2, 3, 4), (t(1, 2, 5, 4), t(1, 2, 5, 4)),
+                      {"attn_mask": retrograd.from_numpy(mask)}, name="masked_query")
+    additive = numpy.where(numpy.arange(15).reshape(3, 5) % 4 == 1, -numpy.inf, 0.5)
+    additive[0] = -numpy.inf
+    yield SampleInput(t(2, 3, 4), (t(2, 5, 4), t(2, 5, 4)),
+                      {"attn_mask": retrograd.from_numpy(additive.astype(dtype))},
+                      name="additive_mask")
+
+
+def _sdpa_errors():
+    yield ErrorInput(SampleInput(make_tensor(1, 3, 2, 4), (make_tensor(1, 2, 2, 4),
+                                                           make_tensor(1, 2, 2, 4)),
+                                 {"enable_gqa": True}), name="gqa_heads")
 
 
 def _pad_samples(dtype, requires_grad):
@@ -372,7 +390,7 @@ OPS = [
     _entry("binary_cross_entropy_with_logits", _bce_logits_samples, dtypes=_FLOAT),
     # PyTorch runs a fused CPU kernel (one node); retrograd composes matmul and softmax.
     _entry("scaled_dot_product_attention", _sdpa_samples, dtypes=_FLOAT, atol=1e-5,
-           rtol=1e-5, compare_grad_with_torch=False),
+           rtol=1e-5, compare_grad_with_torch=False, error_inputs=_sdpa_errors),
     _entry("pad", _pad_samples, dtypes=_FLOAT, error_inputs=_pad_errors),
     *(_entry("pad", _mode_pad_samples(mode), variant=mode, error_inputs=_mode_pad_errors(mode),
              dtypes=("float32", "float64", "int64"))
