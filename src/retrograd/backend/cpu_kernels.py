@@ -119,8 +119,10 @@ _SPLIT_MIN = {"relu": 1 << 19, "relu_grad": 1 << 19, "gelu": 1 << 18, "gelu_grad
 # for bit whatever the number of threads. (A kernel over rows or planes does the same
 # work on each: its parts are whole ones.)
 _ALIGN = 4096
-# Kernels whose rounding depends on how LLVM compiled their loop (their job entry and the
-# kernel called from Python differ in the last bit): they always run through the job.
+# A kernel's job entry and the kernel called from Python may differ in the last bit (LLVM
+# compiles their loops apart: softmax's do), so a large call runs through the job even on
+# one thread, and its bits do not change with the thread count. These run through it at
+# any size: their small calls must round as their large ones.
 _ROUNDED = frozenset(("gelu", "gelu_grad"))
 
 
@@ -133,7 +135,8 @@ def splits(name, first):
 def _run(name, arrays, *sizes, args=()):
     """Kernel ``name`` on ``arrays`` and ``args``; when large, its job entry (which takes
     the arrays' ``sizes`` too, a float32 as its bits) in parts along the arrays' first
-    axis (all C-contiguous), one per OpenBLAS thread (:mod:`.blas_threads`)."""
+    axis (all C-contiguous), one per OpenBLAS thread (:mod:`.blas_threads`), one part
+    on one thread."""
     kernels = _kernels()
     first = arrays[0]
     if first.size < _SPLIT_MIN[name] and name not in _ROUNDED:  # (small: no more work)
@@ -143,7 +146,7 @@ def _run(name, arrays, *sizes, args=()):
     step = _ALIGN // first.itemsize if first.ndim == 1 else 1
     units = -(-n // step)
     k = min(blas_threads.threads(), units) if first.size >= _SPLIT_MIN[name] else 1
-    if (k == 1 and name not in _ROUNDED) or not all(a.flags.c_contiguous for a in arrays):
+    if not all(a.flags.c_contiguous for a in arrays):
         kernels[name](*arrays, *args)
         return
     sizes = [_bits(v) if type(v) is numpy.float32 else v for v in sizes]
