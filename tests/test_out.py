@@ -154,6 +154,34 @@ def test_products_take_only_an_out_of_their_dtype_as_torch(out_dtype):
         assert results["outer"][0] == "written" or out_dtype == "int64"
 
 
+@pytest.mark.parametrize("out_dtype", ["float32", "bfloat16"])
+def test_out_forms_are_not_autocast_as_torch(out_dtype):
+    """PyTorch's autocast wraps the functional overloads only: under it a product with
+    ``out=`` computes in the inputs' float32 (a bfloat16 out is refused as any other)."""
+    results = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for lib in (retrograd, torch):
+            with lib.autocast("cpu", dtype=lib.bfloat16):
+                for name, call in _product_calls(lib, getattr(lib, out_dtype)).items():
+                    try:
+                        results.setdefault(name, []).append(str(call().dtype)[6:])
+                    except RuntimeError as e:
+                        results.setdefault(name, []).append(str(e))
+    for name, (ours, theirs) in results.items():
+        assert ours == theirs, name
+    assert results["mm"][0] == ("float32" if out_dtype == "float32" else
+                                "Expected out tensor to have dtype float, but got "
+                                "c10::BFloat16 instead")
+
+
+def test_the_out_dtype_check_reads_keywords_in_the_signature_order():
+    for lib in (retrograd, torch):
+        with pytest.raises(RuntimeError, match="addmv input tensors must have the same"):
+            lib.matmul(other=lib.ones(3), input=lib.ones(2, 3),
+                       out=lib.empty(2, dtype=lib.float64))
+
+
 def test_out_of_a_multi_output_result():
     values, indices = retrograd.zeros(2), retrograd.zeros(2, dtype=retrograd.int64)
     r = retrograd.return_types.max((retrograd.tensor([3.0, 4.0]), retrograd.tensor([1, 0])))

@@ -11,6 +11,7 @@ kernels run with the Autocast key excluded. Off, a wrapped op pays one global re
 (:data:`threads_on`, the count of threads inside an enabled region); other ops nothing.
 """
 
+import contextlib
 import functools
 import threading
 import weakref
@@ -18,7 +19,7 @@ import weakref
 from . import _dtype
 from ._tensor import Tensor
 
-__all__ = ["policy", "is_enabled", "set_enabled", "get_dtype", "set_dtype"]
+__all__ = ["policy", "is_enabled", "set_enabled", "get_dtype", "set_dtype", "excluded"]
 
 DEFAULT_DTYPES = {"cpu": _dtype.bfloat16, "cuda": _dtype.float16}
 AVAILABLE = frozenset(DEFAULT_DTYPES)
@@ -55,6 +56,19 @@ def set_enabled(device_type, enabled):
     before = any(state.enabled.values())
     state.enabled[device_type] = bool(enabled)
     _count(before, any(state.enabled.values()))
+
+
+@contextlib.contextmanager
+def excluded():
+    """Autocast off on this thread for the block: a call with ``out=`` runs so (PyTorch's
+    autocast wraps the functional overloads only: ``mm(a, b, out=c)`` stays float32)."""
+    enabled = state.enabled
+    saved = dict(enabled)
+    enabled.update(dict.fromkeys(enabled, False))
+    try:
+        yield
+    finally:
+        enabled.update(saved)
 
 
 def get_dtype(device_type):

@@ -14,6 +14,7 @@ import functools
 import inspect
 import warnings
 
+from .. import _autocast
 from .._dtype import CPP_NAMES, SCALAR_NAMES, can_cast, from_numpy_dtype
 from .._memory_format import is_dense
 from .._tensor import Tensor
@@ -62,6 +63,8 @@ def write(name, result, out, args=()):
 
 def wrap(f, name):
     """``f`` taking ``out=``: computed, then written into ``out`` when one is given."""
+    policy = getattr(f, "autocast_policy", None)  # autocast wraps this op's entry
+
     @functools.wraps(f)
     def with_out(*args, out=None, **kwargs):
         if out is None:
@@ -69,8 +72,22 @@ def wrap(f, name):
         for o in out if isinstance(out, (tuple, list)) else (out,):
             if isinstance(o, Tensor):
                 check_no_partial_overlap(o._data, (*args, *kwargs.values()))
-        return write(name, f(*args, **kwargs), out, (*args, *kwargs.values()))
+        if _autocast.threads_on and policy:  # (a composite's inner products still are)
+            with _autocast.excluded():
+                result = f(*args, **kwargs)
+        else:
+            result = f(*args, **kwargs)
+        return write(name, result, out, _tensor_args(f, args, kwargs))
     return with_out
+
+
+def _tensor_args(f, args, kwargs):
+    """The call's arguments in ``f``'s order, keywords too (``matmul(other=b, input=a)``
+    reaches the kernel of ``a @ b``): the dtype checks below read them."""
+    return tuple(_signature(f).bind_partial(*args, **kwargs).arguments.values())
+
+
+_signature = functools.cache(inspect.signature)
 
 
 # The products (BLAS calls in PyTorch) take no ``out`` of another dtype than their result,

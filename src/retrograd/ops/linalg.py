@@ -741,7 +741,14 @@ def tensordot(a, b, dims=2, out=None):
     order_a = free_a + [da[db.index(j)] for j in sorted(db)]
     order_b = [db[da.index(i)] for i in sorted(da)] + free_b
     plan = (free_a, free_b, _inverse(order_a), _inverse(order_b))
-    return apply(_tensordot, (a, b), ((da, db), plan))
+    if len(da) == len(sa) and len(db) == len(sb):  # a full contraction: PyTorch's dot
+        return apply(_tensordot, (a, b), ((da, db), plan))
+    return _tensordot_mm(a, b, (da, db), plan)
+
+
+@_autocast.policy("mm")  # (PyTorch's tensordot is an mm of the operands as matrices)
+def _tensordot_mm(a, b, dims, plan):
+    return apply(_tensordot, (a, b), (dims, plan))
 
 
 @register
@@ -998,12 +1005,23 @@ def einsum(*args):
             raise RuntimeError(f"expected scalar type {_pretty(operands[0]._data.dtype)} but "
                                f"found {_pretty(t._data.dtype)}")
     inputs, output = _parse(equation, operands)
+    contracts = any(c not in output and sum(c in t for t in inputs) > 1
+                    for c in set("".join(inputs)))
     inputs, operands = _sum_early(inputs, output, operands)
     optimize = _optimize([t._data for t in operands])
     dtype = _integer_einsum_dtype(inputs, output, operands) if operands and \
         operands[0]._data.dtype.kind in "biu" else None
-    return apply(_einsum_op(len(operands)), tuple(operands),
-                 (_Spec(inputs, output, optimize, dtype),))
+    spec = _Spec(inputs, output, optimize, dtype)
+    return (_contraction if contracts else _einsum_apply)(*operands, spec=spec)
+
+
+def _einsum_apply(*operands, spec):
+    return apply(_einsum_op(len(operands)), operands, (spec,))
+
+
+# PyTorch's einsum sums a label shared by two operands with bmm, which autocast lowers;
+# its other steps (permutes, products, one operand's sums) it leaves in their dtype.
+_contraction = _autocast.policy("bmm")(_einsum_apply)
 
 
 def _integer_einsum_dtype(inputs, output, operands):
