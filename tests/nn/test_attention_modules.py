@@ -86,6 +86,31 @@ def test_mha_self_attention_float_mask_and_weights(need_weights, average):
     _compare_grads(r, t, (rx,), (tx,), (ro, rw), (to, tw))
 
 
+@pytest.mark.parametrize("module", ["MultiheadAttention", "TransformerEncoderLayer"])
+def test_a_query_with_every_key_masked_gets_zeros_as_torchs_sdpa(module):
+    """Without weights (a transformer layer asks for none) PyTorch's attention is sdpa,
+    whose softmax gives a query with no key left zeros, and no NaN gradient anywhere; its
+    weights are NaN there (in both). (PyTorch's inference fast path, in eval under
+    no_grad, gives NaN: docs/deviations.md.)"""
+    args = (8, 2) if module == "MultiheadAttention" else (8, 2, 16)
+    kwargs = {"batch_first": True} | ({"dropout": 0.0} if module != "MultiheadAttention"
+                                      else {})
+    r, t = _twin(module, *args, **kwargs)
+    rx, tx = pair(2, 5, 8, seed=9)
+    kpm = numpy.array([[False] * 5, [True] * 5])
+    if module == "MultiheadAttention":
+        ro = r(rx, rx, rx, key_padding_mask=retrograd.from_numpy(kpm), need_weights=False)[0]
+        to = t(tx, tx, tx, key_padding_mask=torch.from_numpy(kpm), need_weights=False)[0]
+        rw = r(rx, rx, rx, key_padding_mask=retrograd.from_numpy(kpm))[1]
+        assert rw[1].isnan().all() and not rw[0].isnan().any()
+    else:
+        ro = r(rx, src_key_padding_mask=retrograd.from_numpy(kpm))
+        to = t(tx, src_key_padding_mask=torch.from_numpy(kpm))
+    assert not ro.isnan().any()
+    assert_close(ro, to, atol=1e-10)
+    _compare_grads(r, t, (rx,), (tx,), (ro,), (to,))
+
+
 def test_mha_unbatched_and_no_bias():
     r, t = _twin("MultiheadAttention", 4, 2, bias=False, kdim=3, vdim=3)
     rq, tq = pair(5, 4, seed=7)

@@ -10,6 +10,7 @@ import math
 from .. import _creation, _dtype
 from ..ops import nn_ops as _nn
 from ..ops.joining import cat
+from ._functional_attention import scaled_dot_product_attention
 from ._functional_dropout import dropout
 from ._functional_linear import linear
 
@@ -121,16 +122,19 @@ def attention(query, key, value, num_heads, in_proj_weight, in_proj_bias, out_pr
         mask = kpm if mask is None else mask + kpm
     if is_causal and mask is None:
         mask = _creation.full((tl, sl), -math.inf, dtype=q.dtype, device=q.device).triu(1)
+    p = dropout_p if training else 0.0
+    if not need_weights:  # PyTorch's sdpa, whose query with no key left gives zeros
+        out = scaled_dot_product_attention(q, k, v, mask, p)
+        return linear(out.transpose(1, 2).reshape(n, tl, e), out_proj_weight,
+                      out_proj_bias), None
     scores = (q * (1 / math.sqrt(hd))) @ k.transpose(-2, -1)
     if mask is not None:
         scores = scores + mask
-    attn = _nn.softmax(scores, -1)
-    if dropout_p > 0 and training:
-        attn = dropout(attn, dropout_p)
-    out = (attn @ v).transpose(1, 2).reshape(n, tl, e)
-    out = linear(out, out_proj_weight, out_proj_bias)
-    if not need_weights:
-        return out, None
+    attn = _nn.softmax(scores, -1)  # (NaN for such a query, as PyTorch's weights)
+    if p > 0:
+        attn = dropout(attn, p)
+    out = linear((attn @ v).transpose(1, 2).reshape(n, tl, e), out_proj_weight,
+                 out_proj_bias)
     return out, attn.mean(1) if average_attn_weights else attn
 
 

@@ -10,7 +10,7 @@ tensor([0., 2.])
 import math
 import warnings
 
-from .. import _autocast, _creation, _dtype
+from .. import _creation, _dtype
 from .._tensor import wrap
 from .._dtype import is_low, dtype_arg
 from ..autograd.grad_mode import no_grad
@@ -23,6 +23,7 @@ from ..ops.nn_ops import (batch_norm, embedding, gelu, group_norm,  # noqa: F401
 from ._functional_losses import (binary_cross_entropy,  # noqa: F401 (re-exports)
                                  binary_cross_entropy_with_logits, cross_entropy, l1_loss,
                                  mse_loss, nll_loss, smooth_l1_loss)
+from ._functional_attention import scaled_dot_product_attention  # noqa: F401 (re-export)
 from ._functional_dropout import (alpha_dropout, dropout, dropout1d,  # noqa: F401
                                   dropout2d, dropout3d, feature_alpha_dropout)
 from ._functional_linear import bilinear, linear  # noqa: F401
@@ -212,44 +213,3 @@ def one_hot(tensor, num_classes=-1):
         num_classes = int(tensor.max()) + 1 if tensor.numel() else 0
     classes = on_device(tensor.device, lambda xp: xp.arange(num_classes))
     return wrap((tensor._data[..., None] == classes).astype(_dtype.int64.np))
-
-
-def _gqa_heads(query, t):
-    """Key or value ``t`` with each of its heads repeated for the query heads it serves."""
-    heads, kv_heads = query.size(-3), t.size(-3)
-    if heads % kv_heads:
-        raise RuntimeError("Number of heads in key and value must divide the number of "
-                           "heads in ")  # (PyTorch's message ends so)
-    return t if heads == kv_heads else t.repeat_interleave(heads // kv_heads, -3)
-
-
-@_autocast.policy("scaled_dot_product_attention")
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None, enable_gqa=False):
-    """softmax(q k^T * scale + mask) v, PyTorch's math reference. With ``enable_gqa``,
-    key and value may have fewer heads (dim -3) than query, a divisor of its count: each
-    serves that many consecutive query heads. A query whose keys are all masked out
-    attends to nothing (zeros, and no gradient), as PyTorch's safe softmax."""
-    if enable_gqa:
-        key, value = (_gqa_heads(query, t) for t in (key, value))
-    L, S = query.shape[-2], key.shape[-2]
-    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = (query * scale) @ key.transpose(-2, -1)
-    if is_causal:
-        causal = on_device(query.device, lambda xp: xp.triu(xp.ones((L, S), dtype=bool), 1))
-        scores = scores.masked_fill(wrap(causal), -math.inf)
-    masked_rows = None
-    if attn_mask is not None:
-        if attn_mask.dtype == _dtype.bool:
-            scores = scores.masked_fill(attn_mask.logical_not(), -math.inf)
-        else:
-            scores = scores + attn_mask
-        with no_grad():  # (no test of whether any is: vmap takes no branch on values)
-            masked_rows = (scores == -math.inf).all(-1, keepdim=True)
-        scores = scores.masked_fill(masked_rows, 0)  # (a NaN softmax, forward and backward)
-    attn = _nn.softmax(scores, -1)
-    if masked_rows is not None:
-        attn = attn.masked_fill(masked_rows, 0)
-    if dropout_p > 0:
-        attn = dropout(attn, dropout_p)
-    return attn @ value

@@ -1,0 +1,53 @@
+"""``F.scaled_dot_product_attention``: PyTorch's math reference, which
+``nn.MultiheadAttention`` also takes when it returns no weights (as PyTorch's does)."""
+
+import math
+
+from .. import _autocast, _dtype
+from .._tensor import wrap
+from ..autograd.grad_mode import no_grad
+from ..backend import on_device
+from ..ops import nn_ops as _nn
+from ._functional_dropout import dropout
+
+
+def _gqa_heads(query, t):
+    """Key or value ``t`` with each of its heads repeated for the query heads it serves."""
+    heads, kv_heads = query.size(-3), t.size(-3)
+    if kv_heads and heads % kv_heads:
+        raise RuntimeError("Number of heads in key and value must divide the number of "
+                           "heads in ")  # (PyTorch's message ends so)
+    return t if heads == kv_heads or not kv_heads else t.repeat_interleave(heads // kv_heads,
+                                                                              -3)
+
+
+@_autocast.policy("scaled_dot_product_attention")
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(q k^T * scale + mask) v, PyTorch's math reference. With ``enable_gqa``,
+    key and value may have fewer heads (dim -3) than query, a divisor of its count: each
+    serves that many consecutive query heads. A query whose keys are all masked out
+    attends to nothing (zeros, and no gradient), as PyTorch's safe softmax."""
+    if enable_gqa:
+        key, value = (_gqa_heads(query, t) for t in (key, value))
+    L, S = query.shape[-2], key.shape[-2]
+    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = (query * scale) @ key.transpose(-2, -1)
+    if is_causal:
+        causal = on_device(query.device, lambda xp: xp.triu(xp.ones((L, S), dtype=bool), 1))
+        scores = scores.masked_fill(wrap(causal), -math.inf)
+    masked_rows = None
+    if attn_mask is not None:
+        if attn_mask.dtype == _dtype.bool:
+            scores = scores.masked_fill(attn_mask.logical_not(), -math.inf)
+        else:
+            scores = scores + attn_mask
+        with no_grad():  # (no test of whether any is: vmap takes no branch on values)
+            masked_rows = (scores == -math.inf).all(-1, keepdim=True)
+        scores = scores.masked_fill(masked_rows, 0)  # (a NaN softmax, forward and backward)
+    attn = _nn.softmax(scores, -1)
+    if masked_rows is not None:
+        attn = attn.masked_fill(masked_rows, 0)
+    if dropout_p > 0:
+        attn = dropout(attn, dropout_p)
+    return attn @ value
