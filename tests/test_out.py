@@ -130,6 +130,11 @@ def _product_calls(lib, out_dtype):
         "matmul by keyword": lambda: lib.matmul(input=v, other=v, out=out(())),
         "linalg.matmul": lambda: lib.linalg.matmul(a, b, out=out(2, 4)),
         "outer": lambda: lib.outer(v, v, out=out(3, 3)),
+        "cross": lambda: lib.cross(v, v, out=out(3)),
+        "chain_matmul": lambda: lib.chain_matmul(a, b, out=out(2, 4)),
+        "linalg.cross": lambda: lib.linalg.cross(v, v, out=out(3)),
+        "linalg.vecdot": lambda: lib.linalg.vecdot(a, a, out=out(2)),
+        "linalg.multi_dot": lambda: lib.linalg.multi_dot([a, b], out=out(2, 4)),
     }
 
 

@@ -5,6 +5,7 @@
 tensor(1.)
 """
 
+from .ops import _out
 from .ops._registry import FUNCTIONS
 from .ops.linalg_decomp import (  # noqa: F401
     LinAlgError, cholesky, cholesky_ex, cond, cross, det, diagonal, eigh, eigvalsh,
@@ -13,3 +14,7 @@ from .ops.linalg_decomp import (  # noqa: F401
     solve_triangular, svd, svdvals, tensorinv, tensorsolve, vander, vecdot, vector_norm)
 
 matmul = FUNCTIONS["matmul"]  # torch.matmul itself, out= and all
+# out= as PyTorch's, each named as its messages name it
+cross = _out.wrap(cross, "linalg_cross")
+vecdot = _out.wrap(vecdot, "linalg_vecdot")
+multi_dot = _out.wrap(multi_dot, "multi_dot")

@@ -63,7 +63,8 @@ def write(name, result, out, args=()):
 
 def wrap(f, name):
     """``f`` taking ``out=``: computed, then written into ``out`` when one is given."""
-    policy = getattr(f, "autocast_policy", None)  # autocast wraps this op's entry
+    # Autocast wraps this op's entry, or its out= form is made of the products' out= forms
+    uncast = getattr(f, "autocast_policy", None) or name in _OUT_OF_OUT_FORMS
 
     @functools.wraps(f)
     def with_out(*args, out=None, **kwargs):
@@ -72,13 +73,18 @@ def wrap(f, name):
         for o in out if isinstance(out, (tuple, list)) else (out,):
             if isinstance(o, Tensor):
                 check_no_partial_overlap(o._data, (*args, *kwargs.values()))
-        if _autocast.threads_on and policy:  # (a composite's inner products still are)
+        if _autocast.threads_on and uncast:  # (other composites' products still are)
             with _autocast.excluded():
                 result = f(*args, **kwargs)
         else:
             result = f(*args, **kwargs)
         return write(name, result, out, _tensor_args(f, args, kwargs))
     return with_out
+
+
+# Composites whose out= form PyTorch writes by its products' out= forms (multi_dot's, of
+# two matrices: a longer chain's inner products it computes, and autocast lowers, first).
+_OUT_OF_OUT_FORMS = frozenset({"chain_matmul", "multi_dot"})
 
 
 def _tensor_args(f, args, kwargs):
@@ -90,10 +96,10 @@ def _tensor_args(f, args, kwargs):
 _signature = functools.cache(inspect.signature)
 
 
-# The products (BLAS calls in PyTorch) take no ``out`` of another dtype than their result,
-# not even one it casts to: name -> the message, from (tensor arguments, result dtype name,
-# out's dtype name), as PyTorch words it for the kernel the call reaches (None: a cast is
-# fine there).
+# The products (BLAS calls in PyTorch), and cross, take no ``out`` of another dtype than
+# their result, not even one it casts to: name -> the message, from (tensor arguments,
+# result dtype name, out's dtype name), as PyTorch words it for the kernel the call reaches
+# (None: a cast is fine there).
 def _expected(args, r, o):
     return f"Expected out tensor to have dtype {CPP_NAMES[r]}, but got {CPP_NAMES[o]} instead"
 
@@ -124,6 +130,14 @@ def _addbmm(args, r, o):  # (out becomes the sum's self)
             f"{SCALAR_NAMES[r]}")
 
 
+def _multi_dot(args, r, o):
+    return f"multi_dot(): expected out tensor to have dtype {CPP_NAMES[r]} but got {CPP_NAMES[o]}"
+
+
+def _vecdot(args, r, o):
+    return f"linalg.vecdot: Expected out of dtype{SCALAR_NAMES[r]} but found {SCALAR_NAMES[o]}"
+
+
 def _matmul(args, r, o):
     """matmul reaches dot (two vectors), addmv (a matrix or batch by a vector) or mm."""
     dims = [a._data.ndim for a in args[:2] if isinstance(a, Tensor)]
@@ -137,7 +151,8 @@ def _matmul(args, r, o):
 _EXACT_DTYPE = {"mm": _expected, "bmm": _expected, "addmm": _expected, "baddbmm": _expected,
                 "addmv": _expected, "matmul": _matmul, "mv": _addmv, "dot": _dot,
                 "vdot": _dot, "inner": _inner, "tensordot": _tensordot,
-                "addbmm": _addbmm}
+                "addbmm": _addbmm, "cross": _expected, "chain_matmul": _multi_dot,
+                "linalg_cross": _expected, "linalg_vecdot": _vecdot, "multi_dot": _multi_dot}
 
 
 def check_no_partial_overlap(dst, values):

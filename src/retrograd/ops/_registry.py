@@ -51,7 +51,7 @@ def register(fn=None, *, method=True, function=True, name=None, aliases=()):
     that declares ``out=None`` (in PyTorch's signature) leaves it to this: its namespace
     form writes the result into ``out`` (see :mod:`._out`)."""
     def deco(f):
-        fn = _out.wrap(f, f.__name__) if function and _out.takes_out(f) else f
+        fn = _out.wrap(f, name or f.__name__) if function and _out.takes_out(f) else f
         names = (name or f.__name__, *aliases)
         _refuse_taken(names, *([("function", FUNCTIONS)] if function else []),
                       *([("method", _METHODS)] if method else []))
