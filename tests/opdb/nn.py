@@ -259,9 +259,19 @@ def _sdpa_samples(dtype, requires_grad):
 
 
 def _sdpa_errors():
-    yield ErrorInput(SampleInput(make_tensor(1, 3, 2, 4), (make_tensor(1, 2, 2, 4),
-                                                           make_tensor(1, 2, 2, 4)),
+    t = make_tensor
+    qkv = (t(1, 2, 3, 4), t(1, 2, 3, 4))
+    yield ErrorInput(SampleInput(t(1, 3, 2, 4), (t(1, 2, 2, 4), t(1, 2, 2, 4)),
                                  {"enable_gqa": True}), name="gqa_heads")
+    yield ErrorInput(SampleInput(t(4), (t(4), t(4))), name="vectors")
+    yield ErrorInput(SampleInput(t(1, 2, 3, 4), (t(1, 2, 3, 4, dtype="float64"), t(1, 2, 3, 4))),
+                     name="dtypes")
+    yield ErrorInput(SampleInput(t(1, 2, 3, 4), qkv,
+                                 {"attn_mask": retrograd.ones(3, 3, dtype=retrograd.int64)}),
+                     name="integer_mask")
+    yield ErrorInput(SampleInput(t(1, 2, 3, 4), qkv, {"attn_mask": t(3, 3, dtype="float64")}),
+                     name="mask_dtype")
+    yield ErrorInput(SampleInput(t(1, 2, 3, 4), qkv, {"dropout_p": 1.5}), name="dropout")
 
 
 def _pad_samples(dtype, requires_grad):

@@ -11,6 +11,30 @@ from ..ops import nn_ops as _nn
 from ._functional_dropout import dropout
 
 
+def _check(query, key, value, attn_mask, dropout_p):
+    """PyTorch's checks of sdpa's operands, in its order and words."""
+    q, k, v = (t.dtype for t in (query, key, value))
+    if min(t.ndim for t in (query, key, value)) < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, "
+                           f"but got query.dim: {query.ndim} key.dim: {key.ndim} and "
+                           f"value.dim: {value.ndim} instead.")
+    if not q == k == v:
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
+                           f"query.dtype: {_cpp(q)} key.dtype: {_cpp(k)} and value.dtype: "
+                           f"{_cpp(v)} instead.")
+    if attn_mask is not None and attn_mask.dtype not in (_dtype.bool, q):
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
+                           f"dtype, but got attn_mask.dtype: {_cpp(attn_mask.dtype)} and  "
+                           f"query.dtype: {_cpp(q)} instead.")
+    if not 0 <= dropout_p <= 1:  # (a RuntimeError here, where F.dropout's is a ValueError)
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got "
+                           f"{dropout_p}")
+
+
+def _cpp(dtype):
+    return _dtype.CPP_NAMES[dtype.np.name]
+
+
 def _gqa_heads(query, t):
     """Key or value ``t`` with each of its heads repeated for the query heads it serves."""
     heads, kv_heads = query.size(-3), t.size(-3)
@@ -28,10 +52,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     key and value may have fewer heads (dim -3) than query, a divisor of its count: each
     serves that many consecutive query heads. A query whose keys are all masked out
     attends to nothing (zeros, and no gradient), as PyTorch's safe softmax."""
+    _check(query, key, value, attn_mask, dropout_p)
     if enable_gqa:
         key, value = (_gqa_heads(query, t) for t in (key, value))
-    L, S = query.shape[-2], key.shape[-2]
-    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    L, S, E = query.shape[-2], key.shape[-2], query.shape[-1]
+    scale = (1 / math.sqrt(E) if E else math.inf) if scale is None else scale
     scores = (query * scale) @ key.transpose(-2, -1)
     if is_causal:
         causal = on_device(query.device, lambda xp: xp.triu(xp.ones((L, S), dtype=bool), 1))
