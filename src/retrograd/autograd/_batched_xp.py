@@ -276,6 +276,15 @@ class BatchedFunctions(ArrayFunctions):
             a = self.xp.where(True, a, get_array_module(w).zeros_like(w, a.dtype, shape=()))
         return a
 
+    def mul_sub_exactly(self, where, r, a, b, c):
+        """On the values of every level at once, in the data's module (which reads them
+        on the host): the operands first take ``r``'s batches and shape (``where``'s too),
+        so that the five hold their elements alike; written into ``r``'s values."""
+        a, b, c = (self.xp.where(where, x, r) for x in (a, b, c))
+        values = [_values(x) for x in (where, r, a, b, c)]
+        functions(get_array_module(values[1])).mul_sub_exactly(*values)
+        return r
+
     def kernel_or_composite(self, kernel, composite, *args):
         lv = self.xp.level
         rows = range(self.xp.batch)

@@ -514,10 +514,10 @@ def _lerp_into(xp, out, self, end, weight):
 
 def _addcmul_fwd(xp, self, tensor1, tensor2, value):
     """PyTorch's CPU kernel: ``value * tensor1``, then a fused multiply-add with ``tensor2``
-    and ``self`` (float32's rounded once; other dtypes as written)."""
+    and ``self`` (float32's and float64's rounded once; other dtypes as written)."""
     _kernel("addcmul_cpu_out", self)
     scaled = value * tensor1
-    if scaled.dtype == _dtype.float32.np:
+    if scaled.dtype in (_dtype.float32.np, _dtype.float64.np):
         return functions(xp).fused_mul_sub(scaled, tensor2, -self)
     return self + scaled * tensor2
 
