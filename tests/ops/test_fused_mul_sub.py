@@ -1,7 +1,8 @@
 """``fused_mul_sub(a, b, c)``: ``a * b - c`` rounded once, as PyTorch's CPU kernels' fused
 multiply-add. float64 against exact rationals rounded to nearest even (every exponent,
 cancellation, halfway points, overflow and underflow, IEEE's special values), on every
-array module and under vmap; float64 ``addcmul`` against PyTorch's, bit for bit."""
+array module and under vmap, by the compiled fma and by the emulation; float64
+``addcmul`` against PyTorch's, bit for bit."""
 
 import math
 import zlib
@@ -11,9 +12,20 @@ import numpy
 import pytest
 
 import retrograd
-from retrograd.backend import emulated, meta
+from retrograd.backend import cpu_kernels, emulated, meta
 from retrograd.backend.functions import functions
 from retrograd.func import vmap
+
+@pytest.fixture(autouse=True, params=["compiled", "emulated"])
+def path(request, monkeypatch):
+    """Each test on NumPy's two forms: the compiled kernel's fma (numba), and the
+    emulation the other array modules run (and NumPy without numba)."""
+    if request.param == "compiled" and not cpu_kernels.ready():
+        pytest.skip("numba is not installed")
+    if request.param == "emulated":
+        monkeypatch.setattr(cpu_kernels, "ready", lambda: False)
+    return request.param
+
 
 MAX = numpy.finfo(numpy.float64).max
 TINY = 5e-324  # the least subnormal, 2**-1074

@@ -7,8 +7,9 @@ OpenBLAS's threads), in-place addcmul, addcdiv and sqrt, a bias's gradient's col
 in float32; Adam's update, in float32 and float64; 2-D max pools and a max pool's gradient
 scatter, in float32 (NumPy's need a pass per comparison, and a fancy-index assignment,
 several times slower);
-linspace's fused multiply-adds (NumPy has none: its exact emulation takes some twenty
-passes); the transforms of Winograd's 3x3 convolution (:mod:`._numba_winograd`), col2im's
+linspace's fused multiply-adds and ``a * b - c`` rounded once, float32 and float64
+(addcmul's and layer norm's: NumPy has no FMA, and its exact emulation takes some twenty
+to forty-five passes); the transforms of Winograd's 3x3 convolution (:mod:`._numba_winograd`), col2im's
 adds at a stride (:mod:`._numba_col2im`), the direct sums of convolutions of few taps
 (:mod:`._numba_direct`, which also multiply batches of small matrices) and a test for
 infinities and NaN.
@@ -35,7 +36,7 @@ from . import blas_threads
 __all__ = ["ready", "native_float32", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "layer_norm_dw", "column_sum", "softmax", "softmax_grad", "log_softmax",
            "log_softmax_grad", "adam_step", "relu", "relu_grad", "outer", "add_scaled", "scale",
-           "addcmul", "addcdiv", "sqrt_", "max_pool_2d", "max_pool_grad", "linspace",
+           "addcmul", "addcdiv", "sqrt_", "mul_sub", "max_pool_2d", "max_pool_grad", "linspace",
            "copy_into", "copies", "contiguous", "pad_planes", "pays",
            "channel_runs_pay",
            "broadcasts", "broadcast", "batch_norm", "channel_affine",
@@ -960,6 +961,12 @@ def broadcast(op, a, b, out=None):
         _run("by_column", (_rows(x, cols), v.reshape(-1), _rows(out, cols)), cols, code,
              int(swapped), args=(code, swapped))
     return out
+
+
+def mul_sub(a, b, c):
+    """``a * b - c`` rounded once (LLVM's fma), float32 or float64 ``a`` (``b`` and ``c``
+    broadcast to it and are cast to its dtype), in one compiled pass."""
+    return _kernels()["mul_sub"](a, b, c, dtype=a.dtype)
 
 
 def scale(x, factor):
