@@ -793,14 +793,15 @@ def softmax_grad_job(p):
 @njit(cache=True, nogil=True, error_model="numpy")
 def adam(p, g, m, v, decay, wd, w, one_minus_w, small_w, beta2, one_minus_beta2,
          bc2_sqrt, eps, neg_step_size):
-    """No fast-math: each operation rounds as the NumPy chain's does, in its order."""
+    """No fast-math: each operation rounds as PyTorch's ops do, in their order, the fused
+    multiply-adds where its kernels have them (add's alpha, lerp, addcmul)."""
     for i in range(p.size):
         pi = p[i] * decay if decay != 1 else p[i]
-        gi = pi * wd + g[i] if wd != 0 else g[i]
+        gi = fused(pi, wd, g[i]) if wd != 0 else g[i]
         diff = gi - m[i]
-        mi = m[i] + diff * w if small_w else gi - diff * one_minus_w
-        vi = v[i] * beta2 + gi * one_minus_beta2 * gi
-        p[i] = pi + mi / (numpy.sqrt(vi) / bc2_sqrt + eps) * neg_step_size
+        mi = fused(w, diff, m[i]) if small_w else fused(-one_minus_w, diff, gi)
+        vi = fused(one_minus_beta2 * gi, gi, v[i] * beta2)
+        p[i] = pi + neg_step_size * mi / (numpy.sqrt(vi) / bc2_sqrt + eps)
         m[i] = mi
         v[i] = vi
 
@@ -919,7 +920,7 @@ def add_scaled(x, y, alpha):
     h = aligned_from(x)
     for xs, ys in ((x[:h], y[:h]), (x[h:], y[h:])):
         for i in range(xs.size):
-            xs[i] += alpha * ys[i]
+            xs[i] = fused(alpha, ys[i], xs[i])  # (PyTorch's add with an alpha: an fma)
 
 
 @job

@@ -9,10 +9,10 @@ scatter, in float32 (NumPy's need a pass per comparison, and a fancy-index assig
 several times slower);
 linspace's fused multiply-adds and ``a * b - c`` rounded once, float32 and float64
 (addcmul's and layer norm's: NumPy has no FMA, and its exact emulation takes some twenty
-to forty-five passes); the transforms of Winograd's 3x3 convolution (:mod:`._numba_winograd`), col2im's
-adds at a stride (:mod:`._numba_col2im`), the direct sums of convolutions of few taps
-(:mod:`._numba_direct`, which also multiply batches of small matrices) and a test for
-infinities and NaN.
+to forty-five passes); the transforms of Winograd's 3x3 convolution
+(:mod:`._numba_winograd`), col2im's adds at a stride (:mod:`._numba_col2im`), the direct
+sums of convolutions of few taps (:mod:`._numba_direct`, which also multiply batches of
+small matrices) and a test for infinities and NaN.
 
 A NumPy chain reads and writes every element once per operation (GELU's is fifteen
 passes); these loops do each element's arithmetic in registers, one pass over memory,
@@ -845,7 +845,7 @@ def adam_step(p, g, m, v, *, decay, wd, weight, beta2, bc2_sqrt, eps, step_size)
     t = p.dtype.type
     arrays = (p, g, m, v)
     flat = [a if a.flags.c_contiguous else numpy.ascontiguousarray(a) for a in arrays]
-    _kernels()["adam"](*(_flat(a) for a in flat), t(decay), t(wd), t(weight), t(1 - weight),
+    _kernels()["adam"](*(_flat(a) for a in flat), t(decay), t(wd), t(weight), 1 - t(weight),
                        weight < 0.5, t(beta2), t(1 - beta2), t(bc2_sqrt), t(eps), t(-step_size))
     for a, c in zip(arrays, flat, strict=True):
         if a is not c:

@@ -23,19 +23,21 @@ _NO_FMA = ("--fmad=false",)
 def _adam_kernel():
     """Adam's update in PyTorch's order (see ``optim.adam.adam_update``): weight decay
     (decoupled onto the parameter, or L2 into the gradient), ``exp_avg.lerp_`` with the
-    formula exact at its end of the interval, ``exp_avg_sq``, then the step."""
+    formula exact at its end of the interval, ``exp_avg_sq``, then the step; fused
+    multiply-adds (``fma``, which ``--fmad=false`` leaves) where PyTorch's CPU ops have
+    them, so the CPU's arithmetic."""
     return gpu.cupy().ElementwiseKernel(
         "T g, T decay, T wd, T w, T one_minus_w, bool small_w, T beta2, T one_minus_beta2, "
         "T bc2_sqrt, T eps, T neg_step_size",
         "T p, T m, T v",
         """
         if (decay != (T)1) p = p * decay;
-        T gg = wd != (T)0 ? p * wd + g : g;
+        T gg = wd != (T)0 ? fma(p, wd, g) : g;
         T diff = gg - m;
-        if (small_w) m = m + diff * w; else m = gg - diff * one_minus_w;
-        v = v * beta2 + gg * one_minus_beta2 * gg;
+        if (small_w) m = fma(w, diff, m); else m = fma(-one_minus_w, diff, gg);
+        v = fma(one_minus_beta2 * gg, gg, v * beta2);
         T denom = sqrt(v) / bc2_sqrt + eps;
-        p = p + m / denom * neg_step_size;
+        p = p + neg_step_size * m / denom;
         """,
         "retrograd_adam_step", options=_NO_FMA)
 
@@ -46,7 +48,7 @@ def adam_step(p, g, m, v, *, decay, wd, weight, beta2, bc2_sqrt, eps, step_size)
     (1 for none); ``wd``: the L2 coefficient (0 for none); ``weight``: the moment's lerp
     weight ``1 - beta1``."""
     t = p.dtype.type
-    _adam_kernel()(g, t(decay), t(wd), t(weight), t(1 - weight), weight < 0.5, t(beta2),
+    _adam_kernel()(g, t(decay), t(wd), t(weight), 1 - t(weight), weight < 0.5, t(beta2),
                    t(1 - beta2), t(bc2_sqrt), t(eps), t(-step_size), p, m, v)
 
 

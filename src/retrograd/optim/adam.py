@@ -16,9 +16,10 @@ def adam_update(param, grad, state, group):
         param *= 1 - lr * weight_decay (decoupled) or g = g + weight_decay * param
         exp_avg.lerp_(g, 1 - beta1);  exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) * g * g
         denom = sqrt(max_exp_avg_sq if amsgrad else exp_avg_sq) / sqrt(1 - beta2**step) + eps
-        param -= lr / (1 - beta1**step) * exp_avg / denom
+        param += (-lr / (1 - beta1**step)) * exp_avg / denom
 
-    One temporary the size of the parameter (two with maximize or coupled weight decay).
+    with PyTorch's fused multiply-adds (the weight decay's add, lerp, exp_avg_sq's addcmul),
+    so its bits. A few temporaries the size of the parameter.
     """
     beta1, beta2 = group["betas"]
     beta1, beta2 = _scalar(beta1), _scalar(beta2)
@@ -39,9 +40,7 @@ def adam_update(param, grad, state, group):
     xp.sqrt(v, out=tmp)
     tmp /= bias_correction2_sqrt
     tmp += group["eps"]
-    xp.divide(m, tmp, out=tmp)
-    tmp *= -step_size
-    p += tmp
+    p += xp.divide(xp.multiply(m, -step_size), tmp, out=tmp)  # (addcdiv_'s order)
     _bump(param, state["exp_avg"], state["exp_avg_sq"])
 
 
@@ -79,20 +78,21 @@ def _adam_moments(xp, param, grad, state, group, lr, beta1, beta2):
     _lerp_into(xp, m, g, tmp, 1 - beta1)
     v *= beta2
     xp.multiply(g, 1 - beta2, out=tmp)
-    tmp *= g
-    v += tmp
+    v[...] = _fma(xp, tmp, g, v)  # (addcmul_)
     return p, g, m, v, tmp
 
 
 def _lerp_into(xp, m, g, diff, weight):
-    """``m.lerp_(g, weight)`` given ``diff = g - m`` (overwritten), arrays of module ``xp``,
-    with PyTorch's two formulas (the one that is exact at its end of the interval)."""
-    if weight < 0.5:
-        diff *= weight
-        m += diff
-    else:
-        diff *= 1 - weight
-        xp.subtract(g, diff, out=m)
+    """``m.lerp_(g, weight)`` given ``diff = g - m``, arrays of module ``xp``, with PyTorch's
+    two formulas (the one that is exact at its end of the interval), each an fma, the
+    weight in the arrays' dtype."""
+    w = m.dtype.type(weight)
+    m[...] = _fma(xp, diff, w, m) if abs(w) < 0.5 else _fma(xp, diff, -(1 - w), g)
+
+
+def _fma(xp, a, b, c):
+    """``a * b + c`` rounded once."""
+    return functions(xp).fused_mul_sub(a, b, xp.negative(c))
 
 
 class Adam(Optimizer):

@@ -32,6 +32,7 @@ from .._tensor import Tensor, wrap
 from ..autograd import grad_mode
 from ..autograd.node import RemovableHandle
 from ..backend import device_guard, get_array_module, host_array_module, to_device
+from ..backend.functions import functions
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -125,13 +126,18 @@ def _count_step(state):
 
 def _directed_grad(p, g, maximize, weight_decay):
     """The gradient every update starts from: negated for ``maximize``, then plus
-    ``weight_decay * p`` (L2). A new array when either applies, else ``g`` itself."""
+    ``weight_decay * p`` (L2: ``grad.add(param, alpha=weight_decay)``, an fma, as PyTorch's
+    add with an alpha). A new array when either applies, else ``g`` itself."""
     xp = get_array_module(g)  # (out=: a 0-d array stays an array, not a NumPy scalar)
     if maximize:
         g = xp.negative(g, out=xp.empty_like(g))
     if weight_decay != 0:
-        t = xp.multiply(p, weight_decay, out=xp.empty_like(p))
-        t += g
+        t = xp.empty_like(p)
+        if p.dtype.kind == "f" and g.dtype == p.dtype:
+            t[...] = functions(xp).fused_mul_sub(p, p.dtype.type(weight_decay), xp.negative(g))
+        else:  # (complex: as written)
+            xp.multiply(p, weight_decay, out=t)
+            t += g
         g = t
     return g
 
