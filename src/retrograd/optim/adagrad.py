@@ -2,7 +2,7 @@
 
 from ..backend import get_array_module
 from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _count_step, _directed_grad,
-                        _new_state, _real, _scalar, _step_tensor)
+                        _fma, _new_state, _real, _scalar, _step_tensor)
 
 __all__ = ["Adagrad", "adagrad_update"]
 
@@ -22,13 +22,10 @@ def adagrad_update(param, grad, state, group):
     clr = lr / (1 + (float(step_t._data) - 1) * group["lr_decay"])
     state_sum = state["sum"]
     s, p, g = _real(state_sum._data), _real(p), _real(g)
-    tmp = xp.multiply(g, g, out=xp.empty_like(s))
-    s += tmp
-    xp.sqrt(s, out=tmp)
+    s[...] = _fma(xp, g, g, s)  # (addcmul_ of value 1)
+    tmp = xp.sqrt(s, out=xp.empty_like(s))
     tmp += group["eps"]
-    xp.divide(g, tmp, out=tmp)
-    tmp *= -clr
-    p += tmp
+    p += xp.divide(xp.multiply(g, -clr), tmp, out=tmp)  # (addcdiv_'s order)
     _bump(param, state_sum)
 
 

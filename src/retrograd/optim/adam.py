@@ -4,7 +4,7 @@ from .._tensor import Tensor
 from ..backend import get_array_module
 from ..backend.functions import functions
 from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _count_step, _directed_grad,
-                        _real, _scalar, _step_tensor, _zeros_like)
+                        _fma, _real, _scalar, _step_tensor, _zeros_like)
 
 __all__ = ["Adam", "adam_update"]
 
@@ -89,10 +89,6 @@ def _lerp_into(xp, m, g, diff, weight):
     w = m.dtype.type(weight)
     m[...] = _fma(xp, diff, w, m) if abs(w) < 0.5 else _fma(xp, diff, -(1 - w), g)
 
-
-def _fma(xp, a, b, c):
-    """``a * b + c`` rounded once."""
-    return functions(xp).fused_mul_sub(a, b, xp.negative(c))
 
 
 class Adam(Optimizer):

@@ -33,9 +33,7 @@ def adamax_update(param, grad, state, group):
     xp.abs(g, out=tmp)
     tmp += group["eps"]
     xp.maximum(u, tmp, out=u)
-    xp.divide(m, u, out=tmp)
-    tmp *= -lr / (1 - beta1 ** step)
-    p += tmp
+    p += xp.divide(xp.multiply(m, -lr / (1 - beta1 ** step)), u, out=tmp)  # (addcdiv_)
     _bump(param, exp_avg, exp_inf)
 
 

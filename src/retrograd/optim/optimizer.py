@@ -133,13 +133,19 @@ def _directed_grad(p, g, maximize, weight_decay):
         g = xp.negative(g, out=xp.empty_like(g))
     if weight_decay != 0:
         t = xp.empty_like(p)
-        if p.dtype.kind == "f" and g.dtype == p.dtype:
-            t[...] = functions(xp).fused_mul_sub(p, p.dtype.type(weight_decay), xp.negative(g))
-        else:  # (complex: as written)
-            xp.multiply(p, weight_decay, out=t)
-            t += g
+        t[...] = _fma(xp, p, weight_decay, g)
         g = t
     return g
+
+
+def _fma(xp, a, b, c):
+    """``a * b + c`` rounded once, as PyTorch's add with an alpha, addcmul and lerp compute
+    it (fused multiply-adds in its kernels), for real floating arrays (``b`` a number is
+    first rounded to their dtype, as PyTorch's scalars are); complex as written."""
+    if a.dtype.kind != "f":
+        return a * b + c
+    return functions(xp).fused_mul_sub(a, b if hasattr(b, "dtype") else a.dtype.type(b),
+                                       xp.negative(c))
 
 
 def _bump(*tensors):

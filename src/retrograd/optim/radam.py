@@ -33,16 +33,15 @@ def radam_update(param, grad, state, group):
     bias_correction2 = 1 - beta2 ** step
     rho_inf = 2 / (1 - beta2) - 1
     rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+    step_ = xp.multiply(xp.divide(m, bias_correction1), lr)  # PyTorch's order of operations
     if rho_t > 5.0:
         rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
                 / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
         xp.sqrt(v, out=tmp)
         tmp += group["eps"]
-        xp.divide(m, tmp, out=tmp)
-        tmp *= -lr * bias_correction2 ** 0.5 * rect / bias_correction1
-    else:
-        xp.multiply(m, -lr / bias_correction1, out=tmp)
-    p += tmp
+        step_ *= xp.divide(bias_correction2 ** 0.5, tmp, out=tmp)
+        step_ *= rect
+    p -= step_
     _bump(param, state["exp_avg"], state["exp_avg_sq"])
 
 

@@ -2,8 +2,8 @@
 
 from ..backend import get_array_module
 from .adam import _lerp_into
-from .optimizer import (Optimizer, _bump, _check_lr, _count_step, _directed_grad, _real, _scalar,
-                        _step_tensor, _zeros_like)
+from .optimizer import (Optimizer, _bump, _check_lr, _count_step, _directed_grad, _fma, _real,
+                        _scalar, _step_tensor, _zeros_like)
 
 __all__ = ["RMSprop", "rmsprop_update"]
 
@@ -27,34 +27,28 @@ def rmsprop_update(param, grad, state, group):
     square_avg = state["square_avg"]
     sq, p, g = _real(square_avg._data), _real(p), _real(g)
     sq *= alpha
-    tmp = xp.multiply(g, 1 - alpha, out=xp.empty_like(sq))
-    tmp *= g
-    sq += tmp
+    tmp = xp.multiply(g, sq.dtype.type(1 - alpha), out=xp.empty_like(sq))
+    sq[...] = _fma(xp, tmp, g, sq)  # (addcmul_)
     written = [param, square_avg]
     if group["centered"]:
         grad_avg = state["grad_avg"]
         ga = _real(grad_avg._data)
-        xp.subtract(g, ga, out=tmp)
-        _lerp_into(xp, ga, g, tmp, 1 - alpha)
-        xp.negative(ga, out=tmp)
-        tmp *= ga
-        tmp += sq
+        _lerp_into(xp, ga, g, xp.subtract(g, ga, out=tmp), 1 - alpha)
+        tmp[...] = _fma(xp, xp.negative(ga), ga, sq)  # (addcmul with value -1)
         xp.sqrt(tmp, out=tmp)
         written.append(grad_avg)
     else:
         xp.sqrt(sq, out=tmp)
     tmp += group["eps"]
-    xp.divide(g, tmp, out=tmp)
     if momentum > 0:
         buf_t = state["momentum_buffer"]
         buf = _real(buf_t._data)
         buf *= momentum
-        buf += tmp
-        xp.multiply(buf, -lr, out=tmp)
+        buf += xp.divide(g, tmp, out=tmp)  # (addcdiv_ of value 1)
+        p[...] = _fma(xp, buf, -lr, p)
         written.append(buf_t)
-    else:
-        tmp *= -lr
-    p += tmp
+    else:  # (addcdiv_: the value times the numerator first)
+        p += xp.divide(xp.multiply(g, -lr), tmp, out=tmp)
     _bump(*written)
 
 

@@ -1,8 +1,8 @@
 """Stochastic gradient descent, with momentum, dampening, Nesterov momentum, weight decay."""
 
 from ..backend import get_array_module
-from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _directed_grad, _new_state,
-                        _scalar)
+from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _directed_grad, _fma,
+                        _new_state, _scalar)
 
 __all__ = ["SGD", "sgd_update"]
 
@@ -13,6 +13,8 @@ def sgd_update(param, grad, state, group):
         g = -grad if maximize else grad;  g = g + weight_decay * param
         buf = g (first step) or momentum * buf + (1 - dampening) * g
         g = g + momentum * buf (nesterov) or buf;  param -= lr * g
+
+    each ``x + a * y`` an fma, as PyTorch's ``add`` with an alpha computes it.
     """
     p, g = param._data, grad._data
     xp = get_array_module(p)
@@ -30,21 +32,12 @@ def sgd_update(param, grad, state, group):
             b *= momentum
             dampening = group["dampening"]
             if dampening != 0:
-                b += xp.multiply(g, 1 - dampening)
+                b[...] = _fma(xp, g, 1 - dampening, b)
             else:
                 b += g
             _bump(buf)
-        if group["nesterov"]:
-            t = xp.multiply(buf._data, momentum)
-            t += g
-            g, owned = t, True
-        else:
-            g, owned = buf._data, False
-    if owned:
-        g *= -lr
-    else:
-        g = xp.multiply(g, -lr)
-    p += g
+        g = _fma(xp, buf._data, momentum, g) if group["nesterov"] else buf._data
+    p[...] = _fma(xp, g, -lr, p)
     _bump(param)
 
 
