@@ -557,7 +557,7 @@ def _addcmul_fwd(xp, self, tensor1, tensor2, value):
     and ``self`` (float32's and float64's rounded once; other dtypes as written)."""
     _kernel("addcmul_cpu_out", self)
     scaled = value * tensor1
-    if scaled.dtype in (_dtype.float32.np, _dtype.float64.np):
+    if scaled.dtype in _SINGLE_DOUBLE:
         return functions(xp).fused_mul_sub(scaled, tensor2, -self)
     return self + scaled * tensor2
 

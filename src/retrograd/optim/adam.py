@@ -90,7 +90,6 @@ def _lerp_into(xp, m, g, diff, weight):
     m[...] = _fma(xp, diff, w, m) if abs(w) < 0.5 else _fma(xp, diff, -(1 - w), g)
 
 
-
 class Adam(Optimizer):
     """Adam, as ``torch.optim.Adam`` (``decoupled_weight_decay=True`` is AdamW).
 
