@@ -231,3 +231,17 @@ def test_solve_triangular_with_a_subnormal_pivot_and_its_gradient():
     (rg,) = retrograd.autograd.grad(ours[:2].sum(), rb, create_graph=True)
     (tg,) = torch.autograd.grad(theirs[:2].sum(), tb, create_graph=True)
     numpy.testing.assert_array_equal(rg.detach().numpy(), tg.detach().numpy())
+
+
+def test_vecdot_conjugates_its_first_operand_and_checks_dtypes_as_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (retrograd, torch):
+        a = lib.tensor([1j, 2 + 1j], dtype=lib.complex64)
+        b = lib.tensor([1 + 1j, 3.0], dtype=lib.complex64)
+        assert lib.linalg.vecdot(a, b).item() == (1 - 1j) + (6 - 3j)
+        with pytest.raises(RuntimeError, match="Expected x and y to have the same dtype, but "
+                                               "found x of type Float and y of type Double"):
+            lib.linalg.vecdot(lib.ones(3), lib.ones(3, dtype=lib.float64))
+        with pytest.raises(RuntimeError, match="Expected a floating point or complex tensor "
+                                               "as input. Got Long"):
+            lib.linalg.vecdot(lib.ones(3, dtype=lib.int64), lib.ones(3, dtype=lib.int64))

@@ -135,6 +135,7 @@ def _product_calls(lib, out_dtype):
         "linalg.cross": lambda: lib.linalg.cross(v, v, out=out(3)),
         "linalg.vecdot": lambda: lib.linalg.vecdot(a, a, out=out(2)),
         "linalg.multi_dot": lambda: lib.linalg.multi_dot([a, b], out=out(2, 4)),
+        "linalg.multi_dot of three": lambda: lib.linalg.multi_dot([a, b, b.t()], out=out(2, 3)),
     }
 
 

@@ -312,3 +312,12 @@ def test_max_pool2d_value_is_the_input_at_its_index(contiguous):
     want = TF.max_pool2d(ref, (2, 2), 1, return_indices=True)
     numpy.testing.assert_array_equal(got[1].numpy(), want[1].numpy())
     assert (numpy.signbit(got[0].numpy()) == numpy.signbit(want[0].numpy())).all()
+
+
+@pytest.mark.parametrize("p", [-0.1, float("nan"), 0.0])
+def test_sdpa_takes_a_dropout_probability_it_does_not_use(p):
+    """PyTorch checks dropout_p where it drops out (above 0): below, or NaN, it computes."""
+    q = numpy.random.default_rng(0).standard_normal((2, 3, 4))
+    ours = F.scaled_dot_product_attention(*(retrograd.from_numpy(q),) * 3, dropout_p=p)
+    theirs = TF.scaled_dot_product_attention(*(torch.from_numpy(q),) * 3, dropout_p=p)
+    numpy.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)

@@ -21,6 +21,8 @@ CALLS = {
     "sub_": lambda L, x, y, w: x.clone().sub_(y, alpha=0.7),
     "add_broadcast": lambda L, x, y, w: L.add(x, y[:1], alpha=0.1),
     "add_strided_": lambda L, x, y, w: x.clone()[::2].add_(y[::2], alpha=0.1),
+    "add_number": lambda L, x, y, w: L.add(x, 0.3, alpha=0.37),
+    "rsub_number": lambda L, x, y, w: L.rsub(x, 0.3, alpha=0.37),
     "lerp_small": lambda L, x, y, w: L.lerp(x, y, 0.1),
     "lerp_large": lambda L, x, y, w: L.lerp(x, y, 0.7),
     "lerp_negative": lambda L, x, y, w: L.lerp(x, y, -0.3),
@@ -55,6 +57,19 @@ def test_same_bits_as_torch(call, dtype, n, path):
     assert a.dtype == b.dtype and numpy.array_equal(a.view(numpy.uint8), b.view(numpy.uint8))
 
 
+@pytest.mark.parametrize("weight", [1.0, 0.0, 0.5, -0.5])
+def test_lerp_gives_the_zeros_signs_of_pytorch(weight):
+    """The large-weight side is ``fma(w - 1, ...)``: ``w - 1`` is +0 at 1, not -0. (In
+    PyTorch's vectorized loop: 64 elements; its scalar loop, for a tail, differs.)"""
+    zeros = [0.0, -0.0]
+    for a in zeros:
+        for b in zeros:
+            x, y = numpy.full(64, a), numpy.full(64, b)
+            ours = retrograd.lerp(retrograd.from_numpy(x), retrograd.from_numpy(y), weight)
+            theirs = torch.lerp(torch.from_numpy(x), torch.from_numpy(y), weight)
+            assert (numpy.signbit(ours.numpy()) == numpy.signbit(theirs.numpy())).all(), (a, b)
+
+
 def test_integers_keep_their_plain_arithmetic():
     a = retrograd.tensor([1, 2, 250], dtype=retrograd.uint8)
     b = retrograd.tensor([3, 4, 5], dtype=retrograd.uint8)
@@ -62,3 +77,5 @@ def test_integers_keep_their_plain_arithmetic():
                                                                        dtype=torch.uint8)
     assert retrograd.sub(a, b, alpha=2).tolist() == torch.sub(ta, tb, alpha=2).tolist()
     assert retrograd.add(a, b, alpha=3).tolist() == torch.add(ta, tb, alpha=3).tolist()
+    # an alpha out of uint8's range wraps around, as PyTorch's (NumPy refused it)
+    assert retrograd.add(a, b, alpha=-3).tolist() == torch.add(ta, tb, alpha=-3).tolist()

@@ -1359,8 +1359,15 @@ def mul_sub(a, b, c):
     return fused(a, b, -c)
 
 
-KERNELS = {"adam": adam, "mul_sub": mul_sub, "gelu": gelu, "relu": relu, "relu_grad": relu_grad,
-           "outer": outer,
+@vectorize(["float32(float32, float32, float32)", "float64(float64, float64, float64)"],
+           cache=True)
+def mul_add(a, b, c):
+    """``a * b + c`` rounded once, a ufunc (``out=`` may be ``c``: an in-place update)."""
+    return fused(a, b, c)
+
+
+KERNELS = {"adam": adam, "mul_sub": mul_sub, "mul_add": mul_add, "gelu": gelu, "relu": relu,
+           "relu_grad": relu_grad, "outer": outer,
            "column_means": column_means, "column_invstd": column_invstd,
            "batch_norm_dx_factors": batch_norm_dx_factors,
            "column_sums_scaled": column_sums_scaled,

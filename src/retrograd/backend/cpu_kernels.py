@@ -36,7 +36,8 @@ from . import blas_threads
 __all__ = ["ready", "native_float32", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "layer_norm_dw", "column_sum", "softmax", "softmax_grad", "log_softmax",
            "log_softmax_grad", "adam_step", "relu", "relu_grad", "outer", "add_scaled", "scale",
-           "addcmul", "addcdiv", "sqrt_", "mul_sub", "max_pool_2d", "max_pool_grad", "linspace",
+           "addcmul", "addcdiv", "sqrt_", "mul_sub", "mul_add", "max_pool_2d", "max_pool_grad",
+           "linspace",
            "copy_into", "copies", "contiguous", "pad_planes", "pays",
            "channel_runs_pay",
            "broadcasts", "broadcast", "batch_norm", "channel_affine",
@@ -967,6 +968,11 @@ def mul_sub(a, b, c):
     """``a * b - c`` rounded once (LLVM's fma), float32 or float64 ``a`` (``b`` and ``c``
     broadcast to it and are cast to its dtype), in one compiled pass."""
     return _kernels()["mul_sub"](a, b, c, dtype=a.dtype)
+
+
+def mul_add(a, b, c, out=None):
+    """``a * b + c`` rounded once, as :func:`mul_sub`, into ``out`` if given."""
+    return _kernels()["mul_add"](a, b, c, dtype=a.dtype, out=out)
 
 
 def scale(x, factor):

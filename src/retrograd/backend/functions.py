@@ -239,6 +239,15 @@ class ArrayFunctions:
         hard = slow & xp.isfinite(a) & xp.isfinite(b) & (a != 0) & (b != 0)
         return self.mul_sub_exactly(hard, r, a, b, c) if self.any_true(hard) else r
 
+    def fused_mul_add(self, a, b, c, out=None):
+        """``a * b + c`` rounded once (:meth:`fused_mul_sub` of ``-c``), into ``out`` (an
+        array of the result's shape; it may be ``c``) if given."""
+        r = self.fused_mul_sub(a, b, self.xp.negative(c))
+        if out is None:
+            return r
+        self.xp.copyto(out, r, casting="same_kind")
+        return out
+
     def mul_sub_exactly(self, where, r, a, b, c):
         """``r``, an array of the operands' broadcast shape that this writes into, with
         ``a * b - c`` rounded once where ``where`` holds (finite nonzero float64 ``a`` and
@@ -447,6 +456,13 @@ class _NumpyFunctions(ArrayFunctions):
             for x, y, z, out in it:
                 out[...] = super().fused_mul_sub(x, y, z)
             return it.operands[3]
+
+    def fused_mul_add(self, a, b, c, out=None):
+        """By the compiled kernel's fma in one pass where numba is, into ``out`` (which may
+        be ``c``); else the emulation's."""
+        if a.dtype in _FLOATS and cpu_kernels.ready():
+            return cpu_kernels.mul_add(a, b, c, out=out)
+        return super().fused_mul_add(a, b, c, out)
 
     def matmul(self, a, b):
         """The product of two matrices (or of two batches of one shape) by MKL where the

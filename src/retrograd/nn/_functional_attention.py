@@ -26,7 +26,7 @@ def _check(query, key, value, attn_mask, dropout_p):
         raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
                            f"dtype, but got attn_mask.dtype: {_cpp(attn_mask.dtype)} and  "
                            f"query.dtype: {_cpp(q)} instead.")
-    if not 0 <= dropout_p <= 1:  # (a RuntimeError here, where F.dropout's is a ValueError)
+    if dropout_p > 1:  # (PyTorch checks it where it drops out: above 0; a RuntimeError)
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got "
                            f"{dropout_p}")
 

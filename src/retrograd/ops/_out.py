@@ -39,7 +39,7 @@ def write(name, result, out, args=()):
                            "automatic differentiation, but one of the arguments requires "
                            "grad.")
     src, dst = result._data, out._data
-    exact = _EXACT_DTYPE.get(name) if src.dtype != dst.dtype else None
+    exact = _EXACT_DTYPE.get(name) if src.dtype != dst.dtype or name in _MULTI_DOT else None
     message = exact and exact(args, src.dtype.name, dst.dtype.name)
     if message:
         raise RuntimeError(message)
@@ -63,8 +63,8 @@ def write(name, result, out, args=()):
 
 def wrap(f, name):
     """``f`` taking ``out=``: computed, then written into ``out`` when one is given."""
-    # Autocast wraps this op's entry, or its out= form is made of the products' out= forms
-    uncast = getattr(f, "autocast_policy", None) or name in _OUT_OF_OUT_FORMS
+    policy = getattr(f, "autocast_policy", None)  # autocast wraps this op's entry
+    out_forms = _OUT_OF_OUT_FORMS.get(name)
 
     @functools.wraps(f)
     def with_out(*args, out=None, **kwargs):
@@ -73,7 +73,7 @@ def wrap(f, name):
         for o in out if isinstance(out, (tuple, list)) else (out,):
             if isinstance(o, Tensor):
                 check_no_partial_overlap(o._data, (*args, *kwargs.values()))
-        if _autocast.threads_on and uncast:  # (other composites' products still are)
+        if _autocast.threads_on and (policy or out_forms and out_forms(args, kwargs)):
             with _autocast.excluded():
                 result = f(*args, **kwargs)
         else:
@@ -82,9 +82,12 @@ def wrap(f, name):
     return with_out
 
 
-# Composites whose out= form PyTorch writes by its products' out= forms (multi_dot's, of
-# two matrices: a longer chain's inner products it computes, and autocast lowers, first).
-_OUT_OF_OUT_FORMS = frozenset({"chain_matmul", "multi_dot"})
+# Composites whose out= form PyTorch writes by its products' out= forms, unlowered: of two
+# matrices (a longer chain's inner products it computes first, and autocast lowers them);
+# other composites' products are lowered as ever.
+_OUT_OF_OUT_FORMS = {"chain_matmul": lambda args, kwargs: len(args) == 2,
+                     "multi_dot": lambda args, kwargs:
+                     len(args[0] if args else kwargs.get("tensors", ())) == 2}
 
 
 def _tensor_args(f, args, kwargs):
@@ -131,7 +134,17 @@ def _addbmm(args, r, o):  # (out becomes the sum's self)
 
 
 def _multi_dot(args, r, o):
-    return f"multi_dot(): expected out tensor to have dtype {CPP_NAMES[r]} but got {CPP_NAMES[o]}"
+    """multi_dot checks ``out`` against its inputs' dtype first; under autocast a longer
+    chain's last product is then mm's, of a lowered result."""
+    first = args[0][0] if isinstance(args[0], (list, tuple)) else args[0]
+    i = first._data.dtype.name if isinstance(first, Tensor) else r
+    if o != i:
+        return (f"multi_dot(): expected out tensor to have dtype {CPP_NAMES[i]} but got "
+                f"{CPP_NAMES[o]}")
+    return _expected(args, r, o) if r != o else None
+
+
+_MULTI_DOT = ("chain_matmul", "multi_dot")  # (checked against the inputs' dtype too)
 
 
 def _vecdot(args, r, o):

@@ -117,47 +117,59 @@ def _int_divisor(xp, self, other):
 _SINGLE_DOUBLE = (_dtype.float32.np, _dtype.float64.np)
 
 
-def _fusable(self, other):
-    """Whether ``self (+|-) alpha * other`` is an fma in PyTorch: float32 or float64 arrays
-    of one dtype (a dtype compares equal to None: NumPy's float64)."""
-    return (hasattr(other, "dtype") and hasattr(self, "dtype") and other.dtype == self.dtype
-            and other.dtype in _SINGLE_DOUBLE)
+def _fusable(addend, scaled):
+    """The dtype in which ``addend + alpha * scaled`` is an fma in PyTorch (float32 or
+    float64: arrays of it, or an array and a number), else None."""
+    dts = [x.dtype for x in (addend, scaled) if hasattr(x, "dtype")]
+    if not dts or dts[0] not in _SINGLE_DOUBLE or dts[-1] != dts[0]:
+        return None  # (a dtype equals None: NumPy's float64, so not `in` with None)
+    if any(type(x) is bool for x in (addend, scaled)):
+        return None
+    return dts[0]
 
 
-def _plus_scaled(xp, self, other, alpha):
+def _plus_scaled(xp, self, other, alpha, out=None):
     """``self + alpha * other``: PyTorch's add with an alpha, an fma for float32 and float64
     (rounded once; a product and a sum differ in the last bit on 9-11% of random values),
-    ``alpha`` first rounded to the dtype; plain for other dtypes."""
+    a number operand and ``alpha`` first rounded to the dtype; plain for other dtypes."""
     if alpha == 1:
-        return xp.add(self, other)
-    if _fusable(self, other):
-        return _fma(xp, other, other.dtype.type(alpha), self)
-    return xp.add(self, other * alpha)
+        return xp.add(self, other, out=out)
+    dt = _fusable(self, other)
+    if dt is not None:
+        return _fma(xp, _in(dt, other), dt.type(alpha), _in(dt, self), out)
+    return xp.add(self, _scaled(xp, other, alpha), out=out)
 
 
-def _minus_scaled(xp, self, other, alpha):
+def _minus_scaled(xp, self, other, alpha, out=None):
     """``self - alpha * other``, as :func:`_plus_scaled` (sub is add of ``-alpha``)."""
     if alpha == 1:
-        return xp.subtract(self, other)
-    if _fusable(self, other):
-        return _fma(xp, other, other.dtype.type(-alpha), self)
-    return xp.subtract(self, other * alpha)
+        return xp.subtract(self, other, out=out)
+    dt = _fusable(self, other)
+    if dt is not None:
+        return _fma(xp, _in(dt, other), dt.type(-alpha), _in(dt, self), out)
+    return xp.subtract(self, _scaled(xp, other, alpha), out=out)
 
 
-def _into(forward, plain):
-    """The in-place form of ``forward(xp, self, other, alpha)``, written into ``out``: by
-    ``plain`` (a ufunc) straight into it where ``alpha`` is 1."""
-    def into(xp, out, self, other, alpha):
-        if alpha == 1:
-            return getattr(xp, plain)(self, other, out=out)
-        xp.copyto(out, forward(xp, self, other, alpha), casting="same_kind")
-        return out
-    return into
+def _in(dt, x):
+    """``x``, a number rounded to ``dt`` (an array is of it already)."""
+    return x if hasattr(x, "dtype") else dt.type(x)
 
 
-def _fma(xp, a, b, c):
-    """``a * b + c`` rounded once."""
-    return functions(xp).fused_mul_sub(a, b, xp.negative(c))
+def _scaled(xp, x, alpha):
+    """``x * alpha`` as written (a number times a number stays a number), an integer
+    ``alpha`` taken in integer ``x``'s dtype modulo its range (NumPy refuses a number out of
+    it; PyTorch's integers wrap around: uint8 times -3)."""
+    dt = getattr(x, "dtype", None)
+    if dt is None:
+        return x * alpha
+    if dt.kind in "iu" and type(alpha) is int:
+        alpha = xp.asarray(alpha).astype(dt)
+    return x * alpha
+
+
+def _fma(xp, a, b, c, out=None):
+    """``a * b + c`` rounded once, into ``out`` if given."""
+    return functions(xp).fused_mul_add(a, b, c, out=out)
 
 
 def _broadcast(name, unit=False):
@@ -175,26 +187,32 @@ def _broadcast(name, unit=False):
 # NumPy makes a temporary of other * a and reads it back (2.3x the time), in parts on
 # OpenBLAS's threads when large (as self.mul_(number)). With alpha 1 NumPy's one pass is
 # as fast on one thread, and its call cheaper: the kernel only where it splits.
-_add = defop("add", kernel(_plus_scaled, *_broadcast("add", unit=True)),
+_add = defop("add", kernel(lambda xp, self, other, alpha: _plus_scaled(xp, self, other, alpha),
+                           *_broadcast("add", unit=True)),
              vjp={"self": lambda grad: grad,
                   "other": lambda grad, alpha: grad * alpha if alpha != 1 else grad},
              promote=_BOTH,
-             into=kernel(_into(_plus_scaled, "add"), lambda xp, out, self, other, alpha:
+             into=kernel(lambda xp, out, self, other, alpha:
+                         _plus_scaled(xp, self, other, alpha, out),
+                         lambda xp, out, self, other, alpha:
                          cpu_kernels.add_scaled(out, other, alpha),
                          lambda out, self, other, alpha: out is self
                          and getattr(other, "shape", None) == out.shape
                          and cpu_kernels.takes(out, other)
                          and (alpha != 1 or cpu_kernels.splits("add_scaled", out))),
              jvp="elementwise")
-_sub = defop("sub", kernel(_minus_scaled, *_broadcast("sub", unit=True)),
+_sub = defop("sub", kernel(lambda xp, self, other, alpha: _minus_scaled(xp, self, other, alpha),
+                           *_broadcast("sub", unit=True)),
              vjp={"self": lambda grad: grad,
                   "other": lambda grad, alpha: -grad * alpha if alpha != 1 else -grad},
              promote=_BOTH,
-             into=_into(_minus_scaled, "subtract"), jvp="elementwise")
+             into=lambda xp, out, self, other, alpha: _minus_scaled(xp, self, other, alpha, out),
+             jvp="elementwise")
 _rsub = defop("rsub", lambda xp, self, other, alpha: _minus_scaled(xp, other, self, alpha),
               vjp={"self": lambda grad, alpha: -grad * alpha, "other": lambda grad: grad},
               promote=_BOTH, jvp="elementwise")
-_rsub_scalar = defop("rsub", lambda xp, self, other, alpha: other - self * alpha,
+_rsub_scalar = defop("rsub", lambda xp, self, other, alpha:
+                     _minus_scaled(xp, other, self, alpha),
                      vjp={"self": lambda grad, alpha: -grad * alpha}, inputs=_BOTH,
                      promote=_BOTH, node="RsubBackward1", jvp="elementwise")
 def _times(xp, grad, factor):
@@ -527,29 +545,40 @@ def _lerp_kernel(self, weight):
 
 
 def _lerp_fwd(xp, self, end, weight):
-    """PyTorch's two-sided formula: from ``end`` when |weight| >= 0.5, which is exact at
-    weight 1 and gives NaN, not inf, for an infinite ``end`` there. float32 and float64
-    take each side as PyTorch's kernel does, an fma: ``fma(w, end - self, self)``, and
-    ``fma(-(1 - w), end - self, end)`` (the weight rounded to the dtype first)."""
+    return _interpolated(xp, self, end, weight)
+
+
+def _interpolated(xp, self, end, weight, out=None):
+    """``lerp``, into ``out`` if given: PyTorch's two-sided formula, from ``end`` when
+    |weight| >= 0.5, which is exact at weight 1 and gives NaN, not inf, for an infinite
+    ``end`` there. float32 and float64
+    take each side as PyTorch's vectorized kernel does, an fma: ``fma(w, end - self,
+    self)``, and ``fma(w - 1, end - self, end)`` (the weight rounded to the dtype first;
+    ``w - 1`` is +0 at 1, which decides the sign of a zero result)."""
     _lerp_kernel(self, weight)
     d = xp.subtract(end, self)  # (xp's ufuncs: a plain device array may meet a batch)
     fused = d.dtype in _SINGLE_DOUBLE and getattr(weight, "dtype", d.dtype) == d.dtype
     if not hasattr(weight, "dtype"):
         if fused:
-            weight = d.dtype.type(weight)
-        small = builtins.abs(weight) < 0.5
-        if not fused:
-            return xp.add(self, weight * d) if small else xp.subtract(end, d * (1 - weight))
-        return _fma(xp, d, weight, self) if small else _fma(xp, xp.negative(d), 1 - weight, end)
-    if not fused:
-        return xp.where(xp.abs(weight) < 0.5, xp.add(self, xp.multiply(weight, d)),
-                        xp.subtract(end, xp.multiply(d, 1 - weight)))
-    return xp.where(xp.abs(weight) < 0.5, _fma(xp, d, weight, self),
-                    _fma(xp, xp.negative(d), 1 - weight, end))
+            w = d.dtype.type(weight)
+            return (_fma(xp, d, w, self, out) if builtins.abs(w) < 0.5
+                    else _fma(xp, d, w - 1, end, out))
+        r = (xp.add(self, weight * d) if builtins.abs(weight) < 0.5
+             else xp.subtract(end, d * (1 - weight)))
+    elif fused:
+        r = xp.where(xp.abs(weight) < 0.5, _fma(xp, d, weight, self),
+                     _fma(xp, d, weight - 1, end))
+    else:
+        r = xp.where(xp.abs(weight) < 0.5, xp.add(self, xp.multiply(weight, d)),
+                     xp.subtract(end, xp.multiply(d, 1 - weight)))
+    if out is None:
+        return r
+    xp.copyto(out, r, casting="same_kind")
+    return out
 
 
 def _lerp_into(xp, out, self, end, weight):
-    xp.copyto(out, _lerp_fwd(xp, self, end, weight), casting="same_kind")
+    _interpolated(xp, self, end, weight, out)
 
 
 def _addcmul_fwd(xp, self, tensor1, tensor2, value):
@@ -558,7 +587,7 @@ def _addcmul_fwd(xp, self, tensor1, tensor2, value):
     _kernel("addcmul_cpu_out", self)
     scaled = value * tensor1
     if scaled.dtype in _SINGLE_DOUBLE:
-        return functions(xp).fused_mul_sub(scaled, tensor2, -self)
+        return _fma(xp, scaled, tensor2, self)
     return self + scaled * tensor2
 
 

@@ -1284,9 +1284,16 @@ def _legacy_cross(input, other, dim=None, *, out=None):
 
 @_autocast.policy("linalg_vecdot")
 def vecdot(x, y, *, dim=-1, out=None):
-    """``sum(x * y, dim)`` (the conjugate of x for complex input, not supported here)."""
+    """``sum(conj(x) * y, dim)``, of floating or complex tensors of one dtype."""
     _no_out(out, "linalg.vecdot")
-    return (x * y).sum(dim)
+    if x.dtype != y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
+                           f"x of type {_pretty(x._data.dtype)} and y of type "
+                           f"{_pretty(y._data.dtype)} instead")
+    if not (x.is_floating_point() or x.is_complex()):
+        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as "
+                           f"input. Got {_pretty(x._data.dtype)}")
+    return ((x.conj() if x.is_complex() else x) * y).sum(dim)
 
 
 @register(method=False)

@@ -26,8 +26,8 @@ def adadelta_update(param, grad, state, group):
     square_avg, acc_delta = state["square_avg"], state["acc_delta"]
     sq, acc, p, g = _real(square_avg._data), _real(acc_delta._data), _real(p), _real(g)
     sq *= rho
-    std = xp.multiply(g, sq.dtype.type(1 - rho), out=xp.empty_like(sq))  # (0-d: an array)
-    sq[...] = _fma(xp, std, g, sq)  # (addcmul_)
+    std = xp.multiply(g, 1 - rho, out=xp.empty_like(sq))  # (0-d inputs give no array)
+    _fma(xp, std, g, sq, out=sq)  # (addcmul_)
     xp.add(sq, eps, out=std)
     xp.sqrt(std, out=std)
     delta = xp.add(acc, eps, out=xp.empty_like(acc))
@@ -35,9 +35,9 @@ def adadelta_update(param, grad, state, group):
     delta /= std
     delta *= g
     acc *= rho
-    xp.multiply(delta, acc.dtype.type(1 - rho), out=std)
-    acc[...] = _fma(xp, std, delta, acc)
-    p[...] = _fma(xp, delta, -lr, p)
+    xp.multiply(delta, 1 - rho, out=std)
+    _fma(xp, std, delta, acc, out=acc)
+    _fma(xp, delta, -lr, p, out=p)
     _bump(param, square_avg, acc_delta)
 
 

@@ -22,7 +22,7 @@ def adagrad_update(param, grad, state, group):
     clr = lr / (1 + (float(step_t._data) - 1) * group["lr_decay"])
     state_sum = state["sum"]
     s, p, g = _real(state_sum._data), _real(p), _real(g)
-    s[...] = _fma(xp, g, g, s)  # (addcmul_ of value 1)
+    _fma(xp, g, g, s, out=s)  # (addcmul_ of value 1)
     tmp = xp.sqrt(s, out=xp.empty_like(s))
     tmp += group["eps"]
     p += xp.divide(xp.multiply(g, -clr), tmp, out=tmp)  # (addcdiv_'s order)

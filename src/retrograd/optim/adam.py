@@ -78,7 +78,7 @@ def _adam_moments(xp, param, grad, state, group, lr, beta1, beta2):
     _lerp_into(xp, m, g, tmp, 1 - beta1)
     v *= beta2
     xp.multiply(g, 1 - beta2, out=tmp)
-    v[...] = _fma(xp, tmp, g, v)  # (addcmul_)
+    _fma(xp, tmp, g, v, out=v)  # (addcmul_)
     return p, g, m, v, tmp
 
 
@@ -87,7 +87,10 @@ def _lerp_into(xp, m, g, diff, weight):
     two formulas (the one that is exact at its end of the interval), each an fma, the
     weight in the arrays' dtype."""
     w = m.dtype.type(weight)
-    m[...] = _fma(xp, diff, w, m) if abs(w) < 0.5 else _fma(xp, diff, -(1 - w), g)
+    if abs(w) < 0.5:
+        _fma(xp, diff, w, m, out=m)
+    else:  # (w - 1: +0 at 1, as PyTorch's, for the sign of a zero)
+        _fma(xp, diff, w - 1, g, out=m)
 
 
 class Adam(Optimizer):

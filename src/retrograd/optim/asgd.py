@@ -38,7 +38,7 @@ def asgd_update(param, grad, state, group):
         p -= t
     else:
         p *= 1 - lambd * eta
-        p[...] = _fma(xp, g, -eta, p)
+        _fma(xp, g, -eta, p, out=p)
     if foreach or mu != 1:
         t = xp.subtract(p, ax, out=xp.empty_like(ax))
         t *= mu

@@ -132,20 +132,22 @@ def _directed_grad(p, g, maximize, weight_decay):
     if maximize:
         g = xp.negative(g, out=xp.empty_like(g))
     if weight_decay != 0:
-        t = xp.empty_like(p)
-        t[...] = _fma(xp, p, weight_decay, g)
-        g = t
+        g = _fma(xp, p, weight_decay, g, out=xp.empty_like(p))
     return g
 
 
-def _fma(xp, a, b, c):
+def _fma(xp, a, b, c, out=None):
     """``a * b + c`` rounded once, as PyTorch's add with an alpha, addcmul and lerp compute
-    it (fused multiply-adds in its kernels), for real floating arrays (``b`` a number is
-    first rounded to their dtype, as PyTorch's scalars are); complex as written."""
-    if a.dtype.kind != "f":
-        return a * b + c
-    return functions(xp).fused_mul_sub(a, b if hasattr(b, "dtype") else a.dtype.type(b),
-                                       xp.negative(c))
+    it (fused multiply-adds in its kernels), for float32 and float64 arrays (``b`` a number
+    is first rounded to their dtype, as PyTorch's scalars are), into ``out`` if given (it
+    may be ``c``); other dtypes as written (PyTorch's half ones fuse in float32)."""
+    if a.dtype not in _FUSED:
+        return xp.add(a * b, c, out=out)
+    return functions(xp).fused_mul_add(a, b if hasattr(b, "dtype") else a.dtype.type(b), c,
+                                       out=out)
+
+
+_FUSED = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
 
 
 def _bump(*tensors):

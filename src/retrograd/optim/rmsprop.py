@@ -27,14 +27,14 @@ def rmsprop_update(param, grad, state, group):
     square_avg = state["square_avg"]
     sq, p, g = _real(square_avg._data), _real(p), _real(g)
     sq *= alpha
-    tmp = xp.multiply(g, sq.dtype.type(1 - alpha), out=xp.empty_like(sq))
-    sq[...] = _fma(xp, tmp, g, sq)  # (addcmul_)
+    tmp = xp.multiply(g, 1 - alpha, out=xp.empty_like(sq))
+    _fma(xp, tmp, g, sq, out=sq)  # (addcmul_)
     written = [param, square_avg]
     if group["centered"]:
         grad_avg = state["grad_avg"]
         ga = _real(grad_avg._data)
         _lerp_into(xp, ga, g, xp.subtract(g, ga, out=tmp), 1 - alpha)
-        tmp[...] = _fma(xp, xp.negative(ga), ga, sq)  # (addcmul with value -1)
+        _fma(xp, xp.negative(ga), ga, sq, out=tmp)  # (addcmul with value -1)
         xp.sqrt(tmp, out=tmp)
         written.append(grad_avg)
     else:
@@ -45,7 +45,7 @@ def rmsprop_update(param, grad, state, group):
         buf = _real(buf_t._data)
         buf *= momentum
         buf += xp.divide(g, tmp, out=tmp)  # (addcdiv_ of value 1)
-        p[...] = _fma(xp, buf, -lr, p)
+        _fma(xp, buf, -lr, p, out=p)
         written.append(buf_t)
     else:  # (addcdiv_: the value times the numerator first)
         p += xp.divide(xp.multiply(g, -lr), tmp, out=tmp)

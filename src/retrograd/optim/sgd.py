@@ -32,12 +32,12 @@ def sgd_update(param, grad, state, group):
             b *= momentum
             dampening = group["dampening"]
             if dampening != 0:
-                b[...] = _fma(xp, g, 1 - dampening, b)
+                _fma(xp, g, 1 - dampening, b, out=b)
             else:
                 b += g
             _bump(buf)
         g = _fma(xp, buf._data, momentum, g) if group["nesterov"] else buf._data
-    p[...] = _fma(xp, g, -lr, p)
+    _fma(xp, g, -lr, p, out=p)
     _bump(param)
 
 
