@@ -62,3 +62,13 @@ def test_moments_are_pytorchs_bit_for_bit(dtype, config, fused, monkeypatch):
     assert (ours[0] != theirs[0]).mean() < 0.02
     scale = numpy.finfo(dtype).eps * numpy.abs(theirs[0]).max()
     numpy.testing.assert_allclose(ours[0], theirs[0], rtol=0, atol=4 * scale)
+
+
+def test_half_parameters_take_the_numpy_chain():
+    """numba has no float16: such parameters ran into the compiled kernel and raised
+    NotImplementedError; they take the chain, as bfloat16 ones do."""
+    for dtype in (retrograd.float16, retrograd.bfloat16):
+        p = retrograd.ones(8, dtype=dtype, requires_grad=True)
+        p.grad = retrograd.full((8,), 0.5, dtype=dtype)
+        retrograd.optim.Adam([p], lr=0.1).step()
+        assert p.dtype == dtype and (p.detach().float() < 1).all()

@@ -3,8 +3,8 @@
 from .._tensor import Tensor
 from ..backend import get_array_module
 from ..backend.functions import functions
-from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _count_step, _directed_grad,
-                        _fma, _real, _scalar, _step_tensor, _zeros_like)
+from .optimizer import (_FUSED, Optimizer, _bump, _check_fused, _check_lr, _count_step,
+                        _directed_grad, _fma, _real, _scalar, _step_tensor, _zeros_like)
 
 __all__ = ["Adam", "adam_update"]
 
@@ -46,11 +46,12 @@ def adam_update(param, grad, state, group):
 
 def _fused(param, grad, state, group, lr, beta1, beta2, step_size, bc2_sqrt):
     """The whole update as one kernel where the arrays' module has one (CuPy: a launch
-    costs more than the arithmetic), for the plain case: real floats, no AMSGrad, no
-    maximize. Its order of operations is this module's, so the results are the same."""
+    costs more than the arithmetic), for the plain case: float32 or float64 (numba has no
+    float16), no AMSGrad, no maximize. Its order of operations is this module's, so the
+    results are the same."""
     p, g = param._data, grad._data
     fused = functions(get_array_module(p)).fused_adam
-    if (fused is None or group["amsgrad"] or group["maximize"] or p.dtype.kind != "f"
+    if (fused is None or group["amsgrad"] or group["maximize"] or p.dtype not in _FUSED
             or g.dtype != p.dtype or g.shape != p.shape):
         return False
     wd, decoupled = group["weight_decay"], group["decoupled_weight_decay"]
