@@ -147,7 +147,7 @@ def _fma(xp, a, b, c, out=None):
                                        out=out)
 
 
-_FUSED = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
+_FUSED = (_dtype.float32.np, _dtype.float64.np)
 
 
 def _bump(*tensors):
