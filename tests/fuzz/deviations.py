@@ -363,7 +363,14 @@ GEMM = CONV + ("linear",)
 OVERFLOW = "Normalisation at the edge of the float range"
 CANCEL = "Normalisation gradients that cancel to rounding noise"
 
+def _subnormal(c):
+    """Some float input is subnormal (PyTorch's log1p rounds those apart: docs)."""
+    return any(t.array.dtype.kind == "f" and ((t.array != 0) & (numpy.abs(t.array)
+               < numpy.finfo(t.array.dtype).tiny)).any() for t in c.tensors)
+
+
 DEVIATIONS = [
+    Deviation(PYTORCH_WRONG, ("dist_exponential_icdf",), "values differ (float32)", _subnormal),
     Deviation(LANES, ("gelu",), "NaN where torch gives a number", _nonfinite),
     Deviation(LANES, ("celu",), "grad: a number where torch gives NaN", _nonfinite),
     *(Deviation(LANES, ("relu6",), cls, _nonfinite)
