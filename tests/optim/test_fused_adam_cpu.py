@@ -72,3 +72,22 @@ def test_half_parameters_take_the_numpy_chain():
         p.grad = retrograd.full((8,), 0.5, dtype=dtype)
         retrograd.optim.Adam([p], lr=0.1).step()
         assert p.dtype == dtype and (p.detach().float() < 1).all()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("fused", [True, False])
+def test_a_lerp_weight_of_one_gives_zeros_signed_as_pytorchs(fused, monkeypatch):
+    """beta1 = 0 makes exp_avg's lerp weight 1: its large-weight side is fma(w - 1, ...),
+    with w - 1 = +0 (the compiled kernel had -(1 - w) = -0, unlike the chain)."""
+    torch = pytest.importorskip("torch")
+    if not fused:
+        monkeypatch.setattr(functions._NumpyFunctions, "fused_adam", None)
+    signs = []
+    for lib in (retrograd, torch):
+        p = lib.zeros(64, requires_grad=True)
+        opt = lib.optim.Adam([p], betas=(0.0, 0.99))
+        for g in ([-0.0, 0.0] * 32, [0.0, -0.0] * 32):
+            p.grad = lib.tensor(g)
+            opt.step()
+        signs.append(numpy.signbit(opt.state[p]["exp_avg"].numpy()))
+    assert numpy.array_equal(*signs)

@@ -791,7 +791,7 @@ def softmax_grad_job(p):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def adam(p, g, m, v, decay, wd, w, one_minus_w, small_w, beta2, one_minus_beta2,
+def adam(p, g, m, v, decay, wd, w, w_minus_one, small_w, beta2, one_minus_beta2,
          bc2_sqrt, eps, neg_step_size):
     """No fast-math: each operation rounds as PyTorch's ops do, in their order, the fused
     multiply-adds where its kernels have them (add's alpha, lerp, addcmul)."""
@@ -799,7 +799,7 @@ def adam(p, g, m, v, decay, wd, w, one_minus_w, small_w, beta2, one_minus_beta2,
         pi = p[i] * decay if decay != 1 else p[i]
         gi = fused(pi, wd, g[i]) if wd != 0 else g[i]
         diff = gi - m[i]
-        mi = fused(w, diff, m[i]) if small_w else fused(-one_minus_w, diff, gi)
+        mi = fused(w, diff, m[i]) if small_w else fused(w_minus_one, diff, gi)
         vi = fused(one_minus_beta2 * gi, gi, v[i] * beta2)
         p[i] = pi + neg_step_size * mi / (numpy.sqrt(vi) / bc2_sqrt + eps)
         m[i] = mi

@@ -846,7 +846,7 @@ def adam_step(p, g, m, v, *, decay, wd, weight, beta2, bc2_sqrt, eps, step_size)
     t = p.dtype.type
     arrays = (p, g, m, v)
     flat = [a if a.flags.c_contiguous else numpy.ascontiguousarray(a) for a in arrays]
-    _kernels()["adam"](*(_flat(a) for a in flat), t(decay), t(wd), t(weight), 1 - t(weight),
+    _kernels()["adam"](*(_flat(a) for a in flat), t(decay), t(wd), t(weight), t(weight) - 1,
                        weight < 0.5, t(beta2), t(1 - beta2), t(bc2_sqrt), t(eps), t(-step_size))
     for a, c in zip(arrays, flat, strict=True):
         if a is not c:

@@ -27,14 +27,14 @@ def _adam_kernel():
     multiply-adds (``fma``, which ``--fmad=false`` leaves) where PyTorch's CPU ops have
     them, so the CPU's arithmetic."""
     return gpu.cupy().ElementwiseKernel(
-        "T g, T decay, T wd, T w, T one_minus_w, bool small_w, T beta2, T one_minus_beta2, "
+        "T g, T decay, T wd, T w, T w_minus_one, bool small_w, T beta2, T one_minus_beta2, "
         "T bc2_sqrt, T eps, T neg_step_size",
         "T p, T m, T v",
         """
         if (decay != (T)1) p = p * decay;
         T gg = wd != (T)0 ? fma(p, wd, g) : g;
         T diff = gg - m;
-        if (small_w) m = fma(w, diff, m); else m = fma(-one_minus_w, diff, gg);
+        if (small_w) m = fma(w, diff, m); else m = fma(w_minus_one, diff, gg);
         v = fma(one_minus_beta2 * gg, gg, v * beta2);
         T denom = sqrt(v) / bc2_sqrt + eps;
         p = p + neg_step_size * m / denom;
@@ -48,7 +48,7 @@ def adam_step(p, g, m, v, *, decay, wd, weight, beta2, bc2_sqrt, eps, step_size)
     (1 for none); ``wd``: the L2 coefficient (0 for none); ``weight``: the moment's lerp
     weight ``1 - beta1``."""
     t = p.dtype.type
-    _adam_kernel()(g, t(decay), t(wd), t(weight), 1 - t(weight), weight < 0.5, t(beta2),
+    _adam_kernel()(g, t(decay), t(wd), t(weight), t(weight) - 1, weight < 0.5, t(beta2),
                    t(1 - beta2), t(bc2_sqrt), t(eps), t(-step_size), p, m, v)
 
 
