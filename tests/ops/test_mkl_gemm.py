@@ -31,7 +31,7 @@ def _matrix(shape, dtype, seed, layout):
 
 
 REAL_THREADS = blas_threads.threads()
-FIELDS = 13  # of a product (backend/_numba_gemm.py)
+FIELDS = 14  # of a product (backend/_numba_gemm.py)
 
 
 def _threads(monkeypatch, n):
@@ -83,7 +83,7 @@ def test_parts_start_on_aligned_rows_and_columns_runs_on_each_thread(monkeypatch
 
     def record(job, jobs):
         seen.append([(numpy.frombuffer(ctypes.string_at(int(at), int(n) * 8 * FIELDS),
-                                       numpy.int64).reshape(-1, FIELDS)) for at, n, _ in jobs])
+                                       numpy.int64).reshape(-1, FIELDS)) for at, n, *_ in jobs])
         run(job, jobs)
     monkeypatch.setattr(blas_threads, "run_jobs", record)
     monkeypatch.setattr(mkl_gemm, "_cores", lambda: 8)
@@ -96,8 +96,41 @@ def test_parts_start_on_aligned_rows_and_columns_runs_on_each_thread(monkeypatch
     products = numpy.concatenate(runs)
     assert [tuple(p) for p in products[:, 3:5]] == [(160, 256)] * 3 + [(160, 232)] + \
         [(140, 256)] * 3 + [(140, 232)]
-    offsets = (products[:, 10] - out.ctypes.data) // 4
+    offsets = products[:, 10] // 4  # (from the output's first element)
     assert list(offsets) == [r * 1000 + c for r in (0, 160) for c in (0, 256, 512, 768)]
+
+
+@needs_mkl
+@pytest.mark.parametrize("dtype", [numpy.float32, numpy.float64])
+@pytest.mark.parametrize("lb", LAYOUTS)
+@pytest.mark.parametrize("biased", [False, True])
+def test_few_rows_of_an_untransposed_b_in_steps_along_k(lb, dtype, biased, monkeypatch):
+    """(100, 1300) @ (1300, 600) on two cores: each column half in steps of 512, 512 and
+    276 of the inner size, the later ones added to the first (a bias filled in once); a
+    transposed B, or more rows, at once. The same as float64, and the same bits on any
+    number of threads."""
+    monkeypatch.setattr(mkl_gemm, "_cores", lambda: 2)
+    a, b = _matrix((100, 1300), dtype, 3, "view"), _matrix((1300, 600), dtype, 4, lb)
+    bias = numpy.random.default_rng(5).standard_normal(600).astype(dtype) if biased else None
+    products, jobs = mkl_gemm._plan(a.shape, a.strides, b.shape, b.strides, a.itemsize, 2, 2)
+    untransposed = lb in ("c", "view")
+    assert [list(p[[3, 4, 5, 13]]) for p in products] == (
+        [[100, 304, 512, 0], [100, 304, 512, 1], [100, 304, 276, 1],
+         [100, 296, 512, 0], [100, 296, 512, 1], [100, 296, 276, 1]] if untransposed
+        else [[100, 304, 1300, 0], [100, 296, 1300, 0]])
+    assert list(jobs[:, 1]) == [len(products) // 2] * 2
+    want = a.astype(numpy.float64) @ b.astype(numpy.float64)
+    if biased:
+        want += bias
+    _threads(monkeypatch, 1)
+    one = mkl_gemm.matmul(a, b, bias=bias)
+    tol = 1e-5 if dtype == numpy.float32 else 1e-13
+    assert numpy.abs(one - want).max() <= tol * numpy.abs(want).max()
+    _threads(monkeypatch, 2)
+    assert numpy.array_equal(mkl_gemm.matmul(a, b, bias=bias), one)
+    more = _matrix((200, 1300), dtype, 3, "c")
+    rows, _ = mkl_gemm._plan(more.shape, more.strides, b.shape, b.strides, a.itemsize, 2, 2)
+    assert list(rows[:, 5]) == [1300, 1300]
 
 
 @needs_mkl

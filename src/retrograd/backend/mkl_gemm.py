@@ -42,6 +42,9 @@ _MIN_MATRIX = 1 << 12
 _ALIGN = 16  # columns (rows) a part starts on a multiple of
 _MIN_ROWS, _MIN_COLUMNS = 64, 128  # of a part of a product's output, split further
 _DTYPES = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
+_PLANS = 256  # layouts whose plans are kept
+_CACHED_BATCH = 4096  # matrices of a batch above which its plan (14 int64s a GEMM) is not kept
+_K_STEP, _FEW_ROWS = 512, 128  # (:func:`_k_steps`)
 
 
 def _mkl_runtime():
@@ -97,11 +100,11 @@ def available():
     return _gemms() is not None
 
 
-def _layout(x):
-    """(CBLAS transpose flag, leading dimension) of the matrices (last two axes) of ``x``
-    read in place, or None."""
-    rows, cols = x.shape[-2:]
-    step, item = x.strides[-2:], x.itemsize
+def _layout(shape, strides, item):
+    """(CBLAS transpose flag, leading dimension) of the matrices (last two axes) of an array
+    of this shape, strides and item size read in place, or None."""
+    rows, cols = shape[-2:]
+    step = strides[-2:]
     if step[0] % item or step[1] % item:
         return None
     s0, s1 = step[0] // item, step[1] // item
@@ -127,7 +130,8 @@ def takes(a, b):
             or max(m, n, k, *map(abs, a.strides[-2:] + b.strides[-2:])) > _INT_MAX
             or not (a.flags.aligned and b.flags.aligned)):
         return False
-    return _layout(a) is not None and _layout(b) is not None and available()
+    return (_layout(a.shape, a.strides, a.itemsize) is not None
+            and _layout(b.shape, b.strides, b.itemsize) is not None and available())
 
 
 @functools.cache
@@ -162,12 +166,72 @@ def _bounds(size, parts):
     return [min(size, i * step) for i in range(parts)] + [size]
 
 
-def _offsets(x):
-    """The byte offsets of the matrices of ``x``'s batch, in C order."""
+def _offsets(shape, strides):
+    """The byte offsets of the matrices of a batch of this shape and strides, in C order."""
     offsets = numpy.zeros(1, numpy.int64)
-    for size, stride in zip(x.shape[:-2], x.strides[:-2], strict=True):
+    for size, stride in zip(shape[:-2], strides[:-2], strict=True):
         offsets = (offsets[:, None] + numpy.arange(size, dtype=numpy.int64) * stride).ravel()
     return offsets
+
+
+@functools.lru_cache(maxsize=_PLANS)
+def _cached_plan(*key):
+    """:func:`_plan`, kept for the ``_PLANS`` layouts used last."""
+    return _plan(*key)
+
+
+def _plan(a_shape, a_strides, b_shape, b_strides, item, cores, threads):
+    """(products, jobs) of a product of this layout: each of its GEMMs as the job reads it
+    (``_numba_gemm.FIELDS``), with the operands' and the output's addresses as byte offsets
+    from their first elements; and a row per thread, its run of products (the address of
+    the first, their number, 1 for float64) and four zeros for the operands' and the
+    output's addresses (and the bias's, 0 without one) that a call fills in. A block's
+    steps along the inner size (:func:`_k_steps`) are consecutive products of one run."""
+    *batch, m, k = a_shape
+    n = b_shape[-1]
+    out_strides = (n * item, item)
+    count = math.prod(batch)
+    rows, cols = _grid(m, n, -(-cores // count))
+    gemm = _gemms()[0][numpy.dtype(f"f{item}")]
+    (ta, lda), (tb, ldb) = _layout(a_shape, a_strides, item), _layout(b_shape, b_strides, item)
+    (sa, sak), (sbk, sb) = a_strides[-2:], b_strides[-2:]
+    row_bounds, col_bounds = _bounds(m, rows), _bounds(n, cols)
+    steps = _k_steps(tb, max(r1 - r0 for r0, r1 in itertools.pairwise(row_bounds)), k)
+    blocks = numpy.array([(gemm, ta, tb, r1 - r0, c1 - c0, k1 - k0, r0 * sa + k0 * sak, lda,
+                           k0 * sbk + c0 * sb, ldb, r0 * out_strides[0] + c0 * item, n,
+                           c0 * item, k0 > 0)
+                          for r0, r1 in itertools.pairwise(row_bounds)
+                          for c0, c1 in itertools.pairwise(col_bounds) if r0 < r1 and c0 < c1
+                          for k0, k1 in itertools.pairwise(steps)], numpy.int64)
+    products = numpy.repeat(blocks[None], count, axis=0)
+    out_shape = (*batch, m, n)
+    batch_strides = tuple(m * n * item * math.prod(batch[i + 1:]) for i in range(len(batch)))
+    for column, shape, strides in ((6, a_shape, a_strides), (8, b_shape, b_strides),
+                                   (10, out_shape, (*batch_strides, *out_strides))):
+        products[:, :, column] += _offsets(shape, strides)[:, None]
+    products = products.reshape(-1, blocks.shape[1])
+    per_block = len(steps) - 1
+    units = len(products) // per_block
+    threads = min(threads, units)
+    runs = [units * t // threads * per_block for t in range(threads + 1)]
+    first, size = products.ctypes.data, products.strides[0]
+    jobs = numpy.array([(first + lo * size, hi - lo, item == 8, 0, 0, 0, 0)
+                        for lo, hi in itertools.pairwise(runs)], numpy.int64)
+    return products, jobs
+
+
+def _k_steps(tb, rows, k):
+    """Bounds of the steps along the inner size ``k`` in which MKL multiplies a block of
+    ``rows`` rows: ``_K_STEP`` at a time, each step added to the last, where B is read
+    untransposed and a block has at most ``_FEW_ROWS`` rows; else all of it at once.
+    Measured on one core (MKL 2026.2, AVX-512), (128, k) @ (k, 512) blocks of a row-major
+    B take 1.2-1.4x as long at once as in steps of 512 for k from 1024 to 4096 (w2's
+    (128, 1024) @ (1024, 1024): 1088 -> 733 us), and transposed A the same; steps gain
+    nothing with B transposed or from 192 rows, and steps of 384 or 768 gain nothing. A
+    product's bits then depend on its shape still, not on the thread count."""
+    if tb != _NO_TRANS or rows > _FEW_ROWS or k <= _K_STEP:
+        return [0, k]
+    return [*range(0, k, _K_STEP), k]
 
 
 def matmul(a, b, bias=None):
@@ -177,29 +241,17 @@ def matmul(a, b, bias=None):
     as its rows and MKL adds the product to them, in cache (as PyTorch's addmm). A
     matrix's grid has a block for each core (as many as a batch has matrices for: none
     when it has a matrix a core or more), so it depends on the shape and the machine, not
-    on the thread count: a product's bits are the same whatever it is."""
-    *batch, m, k = a.shape
-    n = b.shape[-1]
-    out = numpy.empty((*batch, m, n), a.dtype)
-    (ta, lda), (tb, ldb) = _layout(a), _layout(b)
-    gemms, job = _gemms()
-    (sa, _), (_, sb), (so, item) = a.strides[-2:], b.strides[-2:], out.strides[-2:]
-    count = math.prod(batch)
-    rows, cols = _grid(m, n, -(-_cores() // count))
-    row = 0 if bias is None else bias.ctypes.data
-    blocks = numpy.array([(gemms[a.dtype], ta, tb, r1 - r0, c1 - c0, k, r0 * sa, lda, c0 * sb,
-                           ldb, r0 * so + c0 * item, n, row and row + c0 * item)
-                          for r0, r1 in itertools.pairwise(_bounds(m, rows))
-                          for c0, c1 in itertools.pairwise(_bounds(n, cols))
-                          if r0 < r1 and c0 < c1], numpy.int64)
-    products = numpy.repeat(blocks[None], count, axis=0)
-    for column, x in ((6, a), (8, b), (10, out)):
-        products[:, :, column] += (x.ctypes.data + _offsets(x))[:, None]
-    products = products.reshape(-1, blocks.shape[1])
-    threads = min(blas_threads.threads(), len(products))
-    runs = [len(products) * t // threads for t in range(threads + 1)]
-    first, size, double = products.ctypes.data, products.strides[0], a.itemsize == 8
-    jobs = numpy.array([(first + lo * size, hi - lo, double)
-                        for lo, hi in itertools.pairwise(runs)], numpy.int64)
-    blas_threads.run_jobs(job, jobs)
+    on the thread count: a product's bits are the same whatever it is. The plan of a
+    layout's products is kept (building it took 20 us a call, a GEMM of w2's 600), but for
+    batches of more than ``_CACHED_BATCH`` matrices."""
+    key = (a.shape, a.strides, b.shape, b.strides, a.itemsize, _cores(), blas_threads.threads())
+    plan = _cached_plan if math.prod(a.shape[:-2]) <= _CACHED_BATCH else _plan
+    # (products stays referenced here while its jobs run: another thread's products may
+    # drop it from the cache meanwhile)
+    products, jobs = plan(*key)
+    out = numpy.empty((*a.shape[:-1], b.shape[-1]), a.dtype)
+    jobs = jobs.copy()
+    jobs[:, 3:] = (a.ctypes.data, b.ctypes.data, out.ctypes.data,
+                   0 if bias is None else bias.ctypes.data)
+    blas_threads.run_jobs(_gemms()[1], jobs)
     return out
