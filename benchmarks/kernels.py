@@ -1,4 +1,5 @@
-"""The hot kernels of w4's, w3's and ResNet-18's steps, per call, retrograd beside PyTorch.
+"""The hot kernels of w2's, w4's, w3's and ResNet-18's steps, per call, retrograd beside
+PyTorch.
 
     python benchmarks/kernels.py --repeat 3
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/kernels.py --threads 1
@@ -15,6 +16,9 @@ one and a 1x1 stride-2 shortcut, and the training batch norm after the stem, in 
 and in stage 4. ``dw_*``: depthwise convolutions at batch 8, MobileNetV2's 3x3 on
 (144, 56x56) at stride 1 and 2 and ConvNeXt's 7x7 on (384, 14x14). ``bn1d_*``: training
 BatchNorm1d on (256, 1024) and (4096, 512).
+``mlp_*``: w2's products ``x @ w.t()`` on a batch of 128 (784 -> 1024, 1024 -> 1024,
+1024 -> 10); their backward is an untransposed product for ``x``'s gradient and a
+transposed-A one for ``w``'s.
 ``t_*``: ``w.t().contiguous()`` of a (1024, 1024) and a (1024, 128) matrix; ``nhwc``: a
 (64, 32, 32, 32) batch copied to channels-last. Each figure is the median of ``--repeat``
 blocks of calls of one library (blocks, not alternating calls: the two libraries' thread
@@ -72,6 +76,13 @@ def _attention_scores(T):
         lambda q, k: q @ k.transpose(-2, -1)
 
 
+def _matmul_nt(n_in, n_out, seed, rows=128):
+    def make(T):
+        return ([_inputs(T, (rows, n_in), seed), _inputs(T, (n_out, n_in), seed + 1)],
+                lambda x, w: x @ w.t())
+    return make
+
+
 def _conv(c_in, c_out, size, seed, k=3, stride=1, batch=64, bias=True):
     def make(T):
         x = _inputs(T, (batch, c_in, size, size), seed)
@@ -123,7 +134,8 @@ def _batch_norm(channels, size, seed, batch=8):
 
 
 KERNELS = {"gelu": _gelu, "layer_norm": _layer_norm, "softmax": _softmax, "linear": _linear,
-           "attn_scores": _attention_scores,
+           "attn_scores": _attention_scores, "mlp_784": _matmul_nt(784, 1024, 70),
+           "mlp_1024": _matmul_nt(1024, 1024, 72), "mlp_out": _matmul_nt(1024, 10, 74),
            "conv1": _conv(3, 32, 32, 5), "max_pool1": _max_pool(32, 32, 8),
            "conv2": _conv(32, 64, 16, 9), "max_pool2": _max_pool(64, 16, 12),
            # ResNet-18's layers at batch 8 and 224x224 inputs (no bias: batch norm follows)

@@ -105,19 +105,19 @@ def test_parts_start_on_aligned_rows_and_columns_runs_on_each_thread(monkeypatch
 @pytest.mark.parametrize("lb", LAYOUTS)
 @pytest.mark.parametrize("biased", [False, True])
 def test_few_rows_of_an_untransposed_b_in_steps_along_k(lb, dtype, biased, monkeypatch):
-    """(100, 1300) @ (1300, 600) on two cores: each column half in steps of 512, 512 and
+    """(100, 1300) @ (1300, 1200) on two cores: each column half in steps of 512, 512 and
     276 of the inner size, the later ones added to the first (a bias filled in once); a
-    transposed B, or more rows, at once. The same as float64, and the same bits on any
-    number of threads."""
+    transposed B, more rows, or narrower blocks, at once. The same as float64, and the
+    same bits on any number of threads."""
     monkeypatch.setattr(mkl_gemm, "_cores", lambda: 2)
-    a, b = _matrix((100, 1300), dtype, 3, "view"), _matrix((1300, 600), dtype, 4, lb)
-    bias = numpy.random.default_rng(5).standard_normal(600).astype(dtype) if biased else None
+    a, b = _matrix((100, 1300), dtype, 3, "view"), _matrix((1300, 1200), dtype, 4, lb)
+    bias = numpy.random.default_rng(5).standard_normal(1200).astype(dtype) if biased else None
     products, jobs = mkl_gemm._plan(a.shape, a.strides, b.shape, b.strides, a.itemsize, 2, 2)
     untransposed = lb in ("c", "view")
     assert [list(p[[3, 4, 5, 13]]) for p in products] == (
-        [[100, 304, 512, 0], [100, 304, 512, 1], [100, 304, 276, 1],
-         [100, 296, 512, 0], [100, 296, 512, 1], [100, 296, 276, 1]] if untransposed
-        else [[100, 304, 1300, 0], [100, 296, 1300, 0]])
+        [[100, 608, 512, 0], [100, 608, 512, 1], [100, 608, 276, 1],
+         [100, 592, 512, 0], [100, 592, 512, 1], [100, 592, 276, 1]] if untransposed
+        else [[100, 608, 1300, 0], [100, 592, 1300, 0]])
     assert list(jobs[:, 1]) == [len(products) // 2] * 2
     want = a.astype(numpy.float64) @ b.astype(numpy.float64)
     if biased:
@@ -128,9 +128,10 @@ def test_few_rows_of_an_untransposed_b_in_steps_along_k(lb, dtype, biased, monke
     assert numpy.abs(one - want).max() <= tol * numpy.abs(want).max()
     _threads(monkeypatch, 2)
     assert numpy.array_equal(mkl_gemm.matmul(a, b, bias=bias), one)
-    more = _matrix((200, 1300), dtype, 3, "c")
-    rows, _ = mkl_gemm._plan(more.shape, more.strides, b.shape, b.strides, a.itemsize, 2, 2)
-    assert list(rows[:, 5]) == [1300, 1300]
+    more, narrow = _matrix((200, 1300), dtype, 3, "c"), b[:, :1000]
+    for x, y in ((more, b), (a, narrow)):
+        whole, _ = mkl_gemm._plan(x.shape, x.strides, y.shape, y.strides, a.itemsize, 2, 2)
+        assert list(whole[:, 5]) == [1300, 1300]
 
 
 @needs_mkl
@@ -332,3 +333,17 @@ def test_an_mkl_interface_layer_in_the_environment_is_pinned_to_lp64(layer, pyth
                      timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["True", "True"]
+
+
+@needs_mkl
+def test_plans_of_many_gemms_are_not_kept():
+    """A plan is kept by layout, but not one of more GEMMs than ``_KEPT_PRODUCTS`` (a batch
+    of 2000 matrices here): it is built at each call, and its products are right."""
+    rng = numpy.random.default_rng(7)
+    few, many = (rng.standard_normal((n, 16, 16)).astype(numpy.float32) for n in (300, 2000))
+    for x in (few, many):
+        got = mkl_gemm.matmul(x, x)
+        numpy.testing.assert_allclose(got, x @ x, rtol=1e-5, atol=1e-5)
+        key = (x.shape, x.strides, x.shape, x.strides, 4, mkl_gemm._cores(),
+               blas_threads.threads())
+        assert (mkl_gemm._kept_plan(*key) is None) == (x is many)

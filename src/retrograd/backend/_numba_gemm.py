@@ -39,12 +39,11 @@ def _gemm_call(real):
             ta, tb, m, n, k, lda, ldb, ldc = (builder.trunc(f[i], _I32)
                                                for i in (1, 2, 3, 4, 5, 7, 9, 11))
             a, b, c = (builder.inttoptr(f[i], _BYTES) for i in (6, 8, 10))
-            beta = builder.select(builder.icmp_unsigned("!=", args[4], ir.Constant(_I64, 0)),
-                                  ir.Constant(real, 1.0), ir.Constant(real, 0.0))
+            beta = builder.select(args[4], ir.Constant(real, 1.0), ir.Constant(real, 0.0))
             builder.call(gemm, [ir.Constant(_I32, _ROW_MAJOR), ta, tb, m, n, k,
                                 ir.Constant(real, 1.0), a, lda, b, ldb, beta, c, ldc])
             return context.get_dummy_value()
-        return types.void(*[types.int64] * 5), codegen
+        return types.void(*[types.int64] * 4, types.boolean), codegen
     return intrinsic(call)
 
 
@@ -69,17 +68,17 @@ def gemm_job(p):
         at = run[0] + 8 * FIELDS * i
         f = carray(int64_at(at), FIELDS)
         m, n, ldc = f[3], f[4], f[11]
-        fills = bias and not f[13]  # (the first step of a biased block)
+        fills = bias != 0 and f[13] == 0  # (the first step of a biased block)
         if run[2]:
             if fills:
                 _fill(carray(float64_at(c + f[10]), (m - 1) * ldc + n),
                       carray(float64_at(bias + f[12]), n), ldc, m, n)
-            _dgemm(at, a, b, c, bias or f[13])
+            _dgemm(at, a, b, c, bias != 0 or f[13] != 0)
         else:
             if fills:
                 _fill(carray(float32_at(c + f[10]), (m - 1) * ldc + n),
                       carray(float32_at(bias + f[12]), n), ldc, m, n)
-            _sgemm(at, a, b, c, bias or f[13])
+            _sgemm(at, a, b, c, bias != 0 or f[13] != 0)
 
 
 JOBS = {"gemm": gemm_job.address}

@@ -39,6 +39,9 @@ _INT_MAX = (1 << 31) - 1  # MKL's LP64 interface takes 32-bit sizes
 # (64, 64) takes 5.6 us by NumPy, 10.6 here; at 1.3M w2's last layer takes 30-33 by NumPy, 22
 # here, and its backward's (10, 128) @ (128, 1024) 28-46 against 15-21.
 _MIN_WORK = 1 << 20
+# Of a batch in all: at 1M NumPy's loop is still a little faster ((128, 16, 32) @ (128, 32,
+# 16): 18 us against 20), at 2M it is not ((64, 32, 32) @ (64, 32, 32): 24 against 23).
+_MIN_BATCH_WORK = 1 << 21
 # Multiply-adds of a batch's matrix below which NumPy's loop wins: a call of MKL costs some
 # 0.1 us (65536 of (4, 4) @ (4, 4): 4-7.5 ms against NumPy's 1.9).
 _MIN_MATRIX = 1 << 12
@@ -46,8 +49,8 @@ _ALIGN = 16  # columns (rows) a part starts on a multiple of
 _MIN_ROWS, _MIN_COLUMNS = 64, 128  # of a part of a product's output, split further
 _DTYPES = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
 _PLANS = 256  # layouts whose plans are kept
-_CACHED_BATCH = 4096  # matrices of a batch above which its plan (14 int64s a GEMM) is not kept
-_K_STEP, _FEW_ROWS = 512, 128  # (:func:`_k_steps`)
+_KEPT_PRODUCTS = 1024  # GEMMs of the largest plan kept (112 bytes each)
+_K_STEP, _FEW_ROWS, _WIDE = 512, 128, 512  # (:func:`_k_steps`)
 
 
 def _mkl_runtime():
@@ -121,15 +124,17 @@ def _layout(shape, strides, item):
 def takes(a, b):
     """Whether ``a @ b`` is MKL's: two NumPy matrices, or batches of them of one batch
     shape, of float32 or of float64 (native byte order), each matrix read in place, of at
-    least ``_MIN_WORK`` multiply-adds in all (and ``_MIN_MATRIX`` a matrix of a batch),
-    sizes within 32 bits."""
+    least ``_MIN_WORK`` multiply-adds (a batch ``_MIN_BATCH_WORK`` in all and
+    ``_MIN_MATRIX`` a matrix), sizes within 32 bits."""
     if not (type(a) is type(b) is numpy.ndarray and a.ndim == b.ndim >= 2
             and a.shape[:-2] == b.shape[:-2] and a.dtype == b.dtype and a.dtype in _DTYPES):
         return False
     m, k = a.shape[-2:]
     n = b.shape[-1]
-    if (b.shape[-2] != k or math.prod(a.shape[:-2]) * m * n * k < _MIN_WORK
-            or (a.ndim > 2 and m * n * k < _MIN_MATRIX)
+    batched = a.ndim > 2
+    if (b.shape[-2] != k
+            or math.prod(a.shape[:-2]) * m * n * k < (_MIN_BATCH_WORK if batched else _MIN_WORK)
+            or (batched and m * n * k < _MIN_MATRIX)
             or max(m, n, k, *map(abs, a.strides[-2:] + b.strides[-2:])) > _INT_MAX
             or not (a.flags.aligned and b.flags.aligned)):
         return False
@@ -178,9 +183,11 @@ def _offsets(shape, strides):
 
 
 @functools.lru_cache(maxsize=_PLANS)
-def _cached_plan(*key):
-    """:func:`_plan`, kept for the ``_PLANS`` layouts used last."""
-    return _plan(*key)
+def _kept_plan(*key):
+    """:func:`_plan` of a layout, kept for the ``_PLANS`` layouts used last; None for one
+    of more than ``_KEPT_PRODUCTS`` GEMMs (a batch of many matrices), built at each call."""
+    plan = _plan(*key)
+    return plan if len(plan[0]) <= _KEPT_PRODUCTS else None
 
 
 def _plan(a_shape, a_strides, b_shape, b_strides, item, cores, threads):
@@ -199,7 +206,8 @@ def _plan(a_shape, a_strides, b_shape, b_strides, item, cores, threads):
     (ta, lda), (tb, ldb) = _layout(a_shape, a_strides, item), _layout(b_shape, b_strides, item)
     (sa, sak), (sbk, sb) = a_strides[-2:], b_strides[-2:]
     row_bounds, col_bounds = _bounds(m, rows), _bounds(n, cols)
-    steps = _k_steps(tb, max(r1 - r0 for r0, r1 in itertools.pairwise(row_bounds)), k)
+    steps = _k_steps(tb, max(r1 - r0 for r0, r1 in itertools.pairwise(row_bounds)),
+                     min(c1 - c0 for c0, c1 in itertools.pairwise(col_bounds) if c0 < c1), k)
     blocks = numpy.array([(gemm, ta, tb, r1 - r0, c1 - c0, k1 - k0, r0 * sa + k0 * sak, lda,
                            k0 * sbk + c0 * sb, ldb, r0 * out_strides[0] + c0 * item, n,
                            c0 * item, k0 > 0)
@@ -223,16 +231,18 @@ def _plan(a_shape, a_strides, b_shape, b_strides, item, cores, threads):
     return products, jobs
 
 
-def _k_steps(tb, rows, k):
-    """Bounds of the steps along the inner size ``k`` in which MKL multiplies a block of
-    ``rows`` rows: ``_K_STEP`` at a time, each step added to the last, where B is read
-    untransposed and a block has at most ``_FEW_ROWS`` rows; else all of it at once.
-    Measured on one core (MKL 2026.2, AVX-512), (128, k) @ (k, 512) blocks of a row-major
-    B take 1.2-1.4x as long at once as in steps of 512 for k from 1024 to 4096 (w2's
-    (128, 1024) @ (1024, 1024): 1088 -> 733 us), and transposed A the same; steps gain
-    nothing with B transposed or from 192 rows, and steps of 384 or 768 gain nothing. A
-    product's bits then depend on its shape still, not on the thread count."""
-    if tb != _NO_TRANS or rows > _FEW_ROWS or k <= _K_STEP:
+def _k_steps(tb, rows, cols, k):
+    """Bounds of the steps along the inner size ``k`` in which MKL multiplies blocks of at
+    most ``rows`` rows and at least ``cols`` columns: ``_K_STEP`` at a time, each step
+    added to the last, where B is read untransposed, a block has at most ``_FEW_ROWS``
+    rows and ``_WIDE`` columns or more; else all of it at once. Measured on one core (MKL
+    2026.2, AVX-512), (128, k) @ (k, 512) blocks of a row-major B take 1.2-1.4x as long at
+    once as in steps of 512 for k from 1024 to 4096 (w2's (128, 1024) @ (1024, 1024): 1088
+    -> 733 us), and transposed A the same. Steps gain nothing with B transposed, from 192
+    rows, on blocks 256 columns wide or less, or in steps of 384 or 768, and narrow blocks
+    lose (a batch of (1, 8192) @ (8192, 1): 1.6x as long). A product's bits then depend on
+    its shape still, not on the thread count."""
+    if tb != _NO_TRANS or rows > _FEW_ROWS or cols < _WIDE or k <= _K_STEP:
         return [0, k]
     return [*range(0, k, _K_STEP), k]
 
@@ -245,13 +255,12 @@ def matmul(a, b, bias=None):
     matrix's grid has a block for each core (as many as a batch has matrices for: none
     when it has a matrix a core or more), so it depends on the shape and the machine, not
     on the thread count: a product's bits are the same whatever it is. The plan of a
-    layout's products is kept (building it took 20 us a call, a GEMM of w2's 600), but for
-    batches of more than ``_CACHED_BATCH`` matrices."""
+    layout's products is kept (:func:`_kept_plan`: building it took 20 us a call, a GEMM
+    of w2's 600)."""
     key = (a.shape, a.strides, b.shape, b.strides, a.itemsize, _cores(), blas_threads.threads())
-    plan = _cached_plan if math.prod(a.shape[:-2]) <= _CACHED_BATCH else _plan
     # (products stays referenced here while its jobs run: another thread's products may
     # drop it from the cache meanwhile)
-    products, jobs = plan(*key)
+    products, jobs = _kept_plan(*key) or _plan(*key)
     out = numpy.empty((*a.shape[:-1], b.shape[-1]), a.dtype)
     jobs = jobs.copy()
     jobs[:, 3:] = (a.ctypes.data, b.ctypes.data, out.ctypes.data,
