@@ -5,6 +5,7 @@ result bit for bit (parts start on aligned elements, whole planes or rows), with
 lengths, a forked child and the fallbacks (small work, strided or overlapping arrays, no
 multithreaded OpenBLAS)."""
 
+import array
 import math
 import os
 
@@ -28,15 +29,22 @@ def split(monkeypatch):
 
 @pytest.fixture
 def spy(monkeypatch):
-    """The job tables ``run_jobs`` is handed in more than one part."""
+    """The job tables ``run_jobs`` and ``run_flat`` are handed in more than one part (as
+    NumPy arrays)."""
     seen = []
-    run = blas_threads.run_jobs
+    run, run_flat = blas_threads.run_jobs, blas_threads.run_flat
 
     def record(address, jobs):
         if len(jobs) > 1:
             seen.append(jobs.copy())
         run(address, jobs)
+
+    def record_flat(address, jobs, width):
+        if len(jobs) > width:
+            seen.append(numpy.array(jobs, numpy.int64).reshape(-1, width))
+        run_flat(address, jobs, width)
     monkeypatch.setattr(blas_threads, "run_jobs", record)
+    monkeypatch.setattr(blas_threads, "run_flat", record_flat)
     return seen
 
 
@@ -771,5 +779,8 @@ def test_cat_and_the_gradient_of_split_concatenate_by_pieces(monkeypatch):
 def test_more_jobs_than_openblas_threads_are_refused():
     """OpenBLAS would wait for a thread it does not have: refused, nothing run."""
     jobs = numpy.zeros((blas_threads.threads() + 1, 3), numpy.int64)
+    scale = cpu_kernels._kernels()["jobs"]["scale"]
     with pytest.raises(ValueError, match="jobs for"):
-        blas_threads.run_jobs(cpu_kernels._kernels()["jobs"]["scale"], jobs)
+        blas_threads.run_jobs(scale, jobs)
+    with pytest.raises(ValueError, match="jobs for"):
+        blas_threads.run_flat(scale, array.array("q", jobs.ravel()), 3)

@@ -22,12 +22,14 @@ vectorized by LLVM. NumPy stays the default and the fallback: without numba,
 calls of some run in parts on OpenBLAS's threads (:mod:`.blas_threads`).
 """
 
+import array
 import functools
 import importlib.util
 import itertools
 import math
 import operator
 import os
+import struct
 
 import numpy
 
@@ -138,25 +140,32 @@ def _run(name, arrays, *sizes, args=()):
     """Kernel ``name`` on ``arrays`` and ``args``; when large, its job entry (which takes
     the arrays' ``sizes`` too, a float32 as its bits) in parts along the arrays' first
     axis (all C-contiguous), one per OpenBLAS thread (:mod:`.blas_threads`), one part
-    on one thread."""
+    on one thread. (Lean: it runs after each large pass, on cold caches.)"""
     kernels = _kernels()
     first = arrays[0]
-    if first.size < _SPLIT_MIN[name] and name not in _ROUNDED:  # (small: no more work)
+    split = first.size >= _SPLIT_MIN[name]
+    if not split and name not in _ROUNDED:  # (small: no more work)
         kernels[name](*arrays, *args)
         return
+    for a in arrays:
+        if not a.flags.c_contiguous:
+            kernels[name](*arrays, *args)
+            return
     n = len(first)
     step = _ALIGN // first.itemsize if first.ndim == 1 else 1
     units = -(-n // step)
-    k = min(blas_threads.threads(), units) if first.size >= _SPLIT_MIN[name] else 1
-    if not all(a.flags.c_contiguous for a in arrays):
-        kernels[name](*arrays, *args)
-        return
-    sizes = [_bits(v) if type(v) is numpy.float32 else v for v in sizes]
-    bounds = [units * i // k * step for i in range(k)] + [n]
-    bases = [(a.__array_interface__["data"][0], a.strides[0]) for a in arrays]
-    jobs = numpy.array([[base + lo * stride for base, stride in bases] + [hi - lo, *sizes]
-                        for lo, hi in itertools.pairwise(bounds)], numpy.int64)
-    blas_threads.run_jobs(kernels["jobs"][name], jobs)
+    k = min(blas_threads.threads(), units) if split else 1
+    tail = [_bits(v) if type(v) is numpy.float32 else v for v in sizes]
+    at = [(a.ctypes.data, a.strides[0]) for a in arrays]
+    jobs = array.array("q")
+    lo = 0
+    for i in range(1, k + 1):
+        hi = units * i // k * step if i < k else n
+        jobs.extend([base + lo * stride for base, stride in at])
+        jobs.append(hi - lo)
+        jobs.extend(tail)
+        lo = hi
+    blas_threads.run_flat(kernels["jobs"][name], jobs, len(jobs) // k)
 
 
 _COPY_MIN = 1 << 16  # elements from which a copy runs in parts on OpenBLAS's threads
@@ -1022,9 +1031,13 @@ def sqrt_(x):
     return x
 
 
+_FLOAT32_BYTES, _INT32_BYTES = struct.Struct("=f"), struct.Struct("=i")
+
+
 def _bits(f):
-    """A float32's bits as an integer (how a job row carries it)."""
-    return int(f.view(numpy.int32))
+    """A float32's bits as an integer (how a job row carries it; through its bytes, a
+    fifth of NumPy's ``view``)."""
+    return _INT32_BYTES.unpack(_FLOAT32_BYTES.pack(f))[0]
 
 
 def linspace(lo, hi, step, steps, dtype):
