@@ -35,7 +35,7 @@ FIELDS = 14  # of a product (backend/_numba_gemm.py)
 
 
 def _threads(monkeypatch, n):
-    """``n`` threads, at most OpenBLAS's (``run_jobs`` takes no more jobs than it has)."""
+    """``n`` threads, at most OpenBLAS's (``run_flat`` takes no more jobs than it has)."""
     n = min(n, REAL_THREADS)
     monkeypatch.setattr(blas_threads, "threads", lambda: n)
 
@@ -79,13 +79,14 @@ def test_parts_start_on_aligned_rows_and_columns_runs_on_each_thread(monkeypatch
     """Eight cores: a (300, 1000) output in 2 x 4 blocks, starting on multiples of 16, in
     as many runs as threads."""
     seen = []
-    run = blas_threads.run_jobs
+    run = blas_threads.run_flat
 
-    def record(job, jobs):
+    def record(job, jobs, width):
         seen.append([(numpy.frombuffer(ctypes.string_at(int(at), int(n) * 8 * FIELDS),
-                                       numpy.int64).reshape(-1, FIELDS)) for at, n, *_ in jobs])
-        run(job, jobs)
-    monkeypatch.setattr(blas_threads, "run_jobs", record)
+                                       numpy.int64).reshape(-1, FIELDS))
+                     for at, n, *_ in numpy.array(jobs).reshape(-1, width)])
+        run(job, jobs, width)
+    monkeypatch.setattr(blas_threads, "run_flat", record)
     monkeypatch.setattr(mkl_gemm, "_cores", lambda: 8)
     a = numpy.ones((300, 50), numpy.float32)
     b = numpy.ones((50, 1000), numpy.float32)
@@ -112,13 +113,13 @@ def test_few_rows_of_an_untransposed_b_in_steps_along_k(lb, dtype, biased, monke
     monkeypatch.setattr(mkl_gemm, "_cores", lambda: 2)
     a, b = _matrix((100, 1300), dtype, 3, "view"), _matrix((1300, 1200), dtype, 4, lb)
     bias = numpy.random.default_rng(5).standard_normal(1200).astype(dtype) if biased else None
-    products, jobs = mkl_gemm._plan(a.shape, a.strides, b.shape, b.strides, a.itemsize, 2, 2)
+    products, runs = mkl_gemm._plan(a.shape, a.strides, b.shape, b.strides, a.itemsize, 2, 2)
     untransposed = lb in ("c", "view")
     assert [list(p[[3, 4, 5, 13]]) for p in products] == (
         [[100, 608, 512, 0], [100, 608, 512, 1], [100, 608, 276, 1],
          [100, 592, 512, 0], [100, 592, 512, 1], [100, 592, 276, 1]] if untransposed
         else [[100, 608, 1300, 0], [100, 592, 1300, 0]])
-    assert list(jobs[:, 1]) == [len(products) // 2] * 2
+    assert [n for _, n, _ in runs] == [len(products) // 2] * 2
     want = a.astype(numpy.float64) @ b.astype(numpy.float64)
     if biased:
         want += bias
@@ -257,9 +258,9 @@ def test_batches_read_in_place_match_float64_same_bits_on_any_threads(case, dtyp
 def test_a_batch_has_a_block_per_core_in_all(monkeypatch):
     """Two large matrices on eight cores: four blocks each; eight small ones: one each."""
     seen = []
-    run = blas_threads.run_jobs
-    monkeypatch.setattr(blas_threads, "run_jobs", lambda job, jobs: (
-        seen.append(int(jobs[:, 1].sum())), run(job, jobs)))
+    run = blas_threads.run_flat
+    monkeypatch.setattr(blas_threads, "run_flat", lambda job, jobs, width: (
+        seen.append(int(sum(jobs[1::width]))), run(job, jobs, width)))
     monkeypatch.setattr(mkl_gemm, "_cores", lambda: 8)
     mkl_gemm.matmul(numpy.ones((2, 512, 64), numpy.float32), numpy.ones((2, 64, 512),
                                                                         numpy.float32))

@@ -1366,7 +1366,14 @@ def mul_add(a, b, c):
     return fused(a, b, c)
 
 
-KERNELS = {"adam": adam, "mul_sub": mul_sub, "mul_add": mul_add, "gelu": gelu, "relu": relu,
+@jit
+def address(x):
+    """The address of ``x``'s first element (see ``cpu_kernels.address``)."""
+    return x.ctypes.data
+
+
+KERNELS = {"address": address, "adam": adam, "mul_sub": mul_sub, "mul_add": mul_add,
+           "gelu": gelu, "relu": relu,
            "relu_grad": relu_grad, "outer": outer,
            "column_means": column_means, "column_invstd": column_invstd,
            "batch_norm_dx_factors": batch_norm_dx_factors,

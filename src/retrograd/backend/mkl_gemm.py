@@ -17,6 +17,7 @@ Used only where NumPy's BLAS is OpenBLAS (Linux) and numba compiles the job
 (:mod:`._numba_gemm`); otherwise, and for whatever :func:`takes` refuses, NumPy multiplies.
 """
 
+import array
 import ctypes
 import functools
 import importlib.metadata
@@ -51,6 +52,7 @@ _DTYPES = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
 _PLANS = 256  # layouts whose plans are kept
 _KEPT_PRODUCTS = 1024  # GEMMs of the largest plan kept (112 bytes each)
 _K_STEP, _FEW_ROWS, _WIDE = 512, 128, 512  # (:func:`_k_steps`)
+_JOB = 7  # int64s of a job: a run of products, their dtype, four addresses (_numba_gemm)
 
 
 def _mkl_runtime():
@@ -193,10 +195,10 @@ def _kept_plan(*key):
 def _plan(a_shape, a_strides, b_shape, b_strides, item, cores, threads):
     """(products, jobs) of a product of this layout: each of its GEMMs as the job reads it
     (``_numba_gemm.FIELDS``), with the operands' and the output's addresses as byte offsets
-    from their first elements; and a row per thread, its run of products (the address of
-    the first, their number, 1 for float64) and four zeros for the operands' and the
-    output's addresses (and the bias's, 0 without one) that a call fills in. A block's
-    steps along the inner size (:func:`_k_steps`) are consecutive products of one run."""
+    from their first elements; and a run of products for each thread (the address of the
+    first, their number, 1 for float64), to which a call adds the operands' and the
+    output's addresses (and the bias's, 0 without one) as its jobs. A block's steps along
+    the inner size (:func:`_k_steps`) are consecutive products of one run."""
     *batch, m, k = a_shape
     n = b_shape[-1]
     out_strides = (n * item, item)
@@ -226,9 +228,8 @@ def _plan(a_shape, a_strides, b_shape, b_strides, item, cores, threads):
     threads = min(threads, units)
     runs = [units * t // threads * per_block for t in range(threads + 1)]
     first, size = products.ctypes.data, products.strides[0]
-    jobs = numpy.array([(first + lo * size, hi - lo, item == 8, 0, 0, 0, 0)
-                        for lo, hi in itertools.pairwise(runs)], numpy.int64)
-    return products, jobs
+    return products, [(first + lo * size, hi - lo, int(item == 8))
+                      for lo, hi in itertools.pairwise(runs)]
 
 
 def _k_steps(tb, rows, cols, k):
@@ -260,10 +261,13 @@ def matmul(a, b, bias=None):
     key = (a.shape, a.strides, b.shape, b.strides, a.itemsize, _cores(), blas_threads.threads())
     # (products stays referenced here while its jobs run: another thread's products may
     # drop it from the cache meanwhile)
-    products, jobs = _kept_plan(*key) or _plan(*key)
+    products, runs = _kept_plan(*key) or _plan(*key)
     out = numpy.empty((*a.shape[:-1], b.shape[-1]), a.dtype)
-    jobs = jobs.copy()
-    jobs[:, 3:] = (a.ctypes.data, b.ctypes.data, out.ctypes.data,
-                   0 if bias is None else bias.ctypes.data)
-    blas_threads.run_jobs(_gemms()[1], jobs)
+    address = cpu_kernels.address
+    bases = (address(a), address(b), address(out), 0 if bias is None else address(bias))
+    jobs = array.array("q")
+    for run in runs:
+        jobs.extend(run)
+        jobs.extend(bases)
+    blas_threads.run_flat(_gemms()[1], jobs, _JOB)
     return out
