@@ -71,7 +71,15 @@ def test_products_in_every_layout_match_float64_same_bits_on_any_threads(mkn, la
     (2, 100, 200, (1, 1)), (8, 64, 100_000, (1, 8)), (4, 300, 300, (2, 2)),
     (4, 5000, 127, (4, 1))])
 def test_grid_takes_a_part_a_core_down_to_the_smallest_part(cores, m, n, grid):
-    assert mkl_gemm._grid(m, n, cores) == grid
+    assert mkl_gemm._grid(m, n, cores, 784) == grid
+
+
+@pytest.mark.parametrize("cores, m, n, k, grid", [
+    (2, 128, 1024, 10, (2, 1)), (2, 128, 1024, 33, (1, 2)), (4, 128, 1024, 8, (2, 2)),
+    (2, 100, 1024, 16, (1, 2)), (8, 512, 2048, 32, (8, 1))])
+def test_short_products_split_rows_first(cores, m, n, k, grid):
+    """Up to ``_SHORT_K``, rows are halved first while they stay ``_MIN_ROWS`` or more."""
+    assert mkl_gemm._grid(m, n, cores, k) == grid
 
 
 @needs_mkl

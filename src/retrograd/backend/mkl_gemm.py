@@ -48,6 +48,7 @@ _MIN_BATCH_WORK = 1 << 21
 _MIN_MATRIX = 1 << 12
 _ALIGN = 16  # columns (rows) a part starts on a multiple of
 _MIN_ROWS, _MIN_COLUMNS = 64, 128  # of a part of a product's output, split further
+_SHORT_K = 32  # inner sizes up to which an output is split by rows first (:func:`_grid`)
 _DTYPES = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
 _PLANS = 256  # layouts whose plans are kept
 _KEPT_PRODUCTS = 1024  # GEMMs of the largest plan kept (112 bytes each)
@@ -153,13 +154,18 @@ def _cores():
         return os.cpu_count() or 1
 
 
-def _grid(m, n, parts):
-    """(row parts, column parts) of an (m, n) output in at least ``parts`` parts (a power of
-    two), halving the longer side of a part while it stays at least ``_MIN_ROWS`` by
-    ``_MIN_COLUMNS``."""
+def _grid(m, n, parts, k):
+    """(row parts, column parts) of an (m, n) output over an inner size ``k`` in at least
+    ``parts`` parts (a power of two), halving the longer side of a part while it stays at
+    least ``_MIN_ROWS`` by ``_MIN_COLUMNS``; the rows first where ``k`` is at most
+    ``_SHORT_K``: such a product mostly writes its output, and a part of whole rows writes
+    one run of it (two threads, (128, 10) @ (10, 1024): 29.5 us in column halves, 18.6 in
+    row halves; (512, 8) @ (8, 2048): 160 against 114; with k from 64 to 256 either way
+    within 5%, and columns first faster from k = 384 for 128-row outputs)."""
     rows = cols = 1
     while rows * cols < parts:
-        if n / cols >= m / rows and n / cols >= 2 * _MIN_COLUMNS:
+        if (n / cols >= m / rows and n / cols >= 2 * _MIN_COLUMNS
+                and (k > _SHORT_K or m / rows < 2 * _MIN_ROWS)):
             cols *= 2
         elif m / rows >= 2 * _MIN_ROWS:
             rows *= 2
@@ -203,7 +209,7 @@ def _plan(a_shape, a_strides, b_shape, b_strides, item, cores, threads):
     n = b_shape[-1]
     out_strides = (n * item, item)
     count = math.prod(batch)
-    rows, cols = _grid(m, n, -(-cores // count))
+    rows, cols = _grid(m, n, -(-cores // count), k)
     gemm = _gemms()[0][numpy.dtype(f"f{item}")]
     (ta, lda), (tb, ldb) = _layout(a_shape, a_strides, item), _layout(b_shape, b_strides, item)
     (sa, sak), (sbk, sb) = a_strides[-2:], b_strides[-2:]
