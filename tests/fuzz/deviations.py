@@ -128,7 +128,7 @@ def _onednn_padded_nonfinite_weight(c):
 
 def _conv_products_overflow(c):
     """A product of finite factors overflows: input times weight, or either times the
-    standard-normal cotangent (|g| < 8). (A convolution's or linear's GEMM.)"""
+    standard-normal cotangent (|g| < 8). (A convolution's, linear's or bmm's GEMM.)"""
     x, w = c.args[0].array, c.args[1].array
     if x.dtype != w.dtype or x.dtype.kind != "f":
         return False
@@ -359,7 +359,7 @@ _CANCELLING_FORMS = ("dist_gamma_entropy", "dist_beta_entropy", "dist_studentt_e
 LANES = "PyTorch's answer depends on the element's position"
 PAD = "Padding times infinity in convolution"
 CONV = ("conv1d", "conv2d", "conv2d_tiles", "conv2d_depthwise")
-GEMM = CONV + ("linear",)
+GEMM = CONV + ("linear", "bmm")
 OVERFLOW = "Normalisation at the edge of the float range"
 CANCEL = "Normalisation gradients that cancel to rounding noise"
 
