@@ -199,7 +199,7 @@ def _kept_plan(*key):
 
 
 def _plan(a_shape, a_strides, b_shape, b_strides, item, cores, threads):
-    """(products, jobs) of a product of this layout: each of its GEMMs as the job reads it
+    """(products, runs) of a product of this layout: each of its GEMMs as the job reads it
     (``_numba_gemm.FIELDS``), with the operands' and the output's addresses as byte offsets
     from their first elements; and a run of products for each thread (the address of the
     first, their number, 1 for float64), to which a call adds the operands' and the
