@@ -91,6 +91,9 @@ def from_numpy_dtype(np_dtype):
 # results once (``ops._registry``; an op opts out with ``defop(upcast=False)``).
 OPMATH = {float16.np: float32.np, bfloat16.np: float32.np}
 LOW = frozenset(OPMATH)  # the low-precision NumPy dtypes: ``x.dtype in LOW``
+# The NumPy dtypes in which ``a * b + c`` is one fused multiply-add in PyTorch's CPU kernels
+# (add and sub with an alpha, lerp, addcmul); its half ones fuse in float32.
+FUSED = (float32.np, float64.np)
 
 
 def is_inexact(np_dtype):

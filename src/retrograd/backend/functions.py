@@ -17,7 +17,7 @@ import numpy
 
 import ml_dtypes
 
-from .._dtype import is_float, is_low
+from .._dtype import FUSED, is_float, is_low
 from . import cpu_kernels, emulated, erf, gpu_kernels, meta, mkl_gemm, special_functions
 
 __all__ = ["functions", "register_functions", "scipy_linalg", "facade", "register_facade"]
@@ -406,7 +406,6 @@ _CUPY_AT = frozenset({"add", "subtract", "maximum", "minimum", "bitwise_and", "b
                       "bitwise_xor"})
 _BITS = {2: numpy.int16, 4: numpy.int32, 8: numpy.int64}
 _BIT_SELECT_MIN = 1 << 15  # elements: below, numpy.where measured faster
-_FLOATS = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
 
 
 def _tiled_batch(a, b):
@@ -445,9 +444,9 @@ class _NumpyFunctions(ArrayFunctions):
         blocks of 8192 (broadcast by ``nditer``): the float64 form's some forty-five passes
         (the float32 one's seventeen) then stay in the cache (1M elements: float64 37 -> 18
         ms, float32 12 -> 7)."""
-        if a.dtype in _FLOATS and cpu_kernels.ready():
+        if a.dtype in FUSED and cpu_kernels.ready():
             return cpu_kernels.mul_sub(a, b, c)
-        if a.dtype not in _FLOATS or numpy.broadcast(a, b, c).size < 1 << 16:
+        if a.dtype not in FUSED or numpy.broadcast(a, b, c).size < 1 << 16:
             return super().fused_mul_sub(a, b, c)
         it = numpy.nditer((a, b, c, None), ("external_loop", "buffered"),
                           [["readonly"]] * 3 + [["writeonly", "allocate"]],
@@ -460,7 +459,7 @@ class _NumpyFunctions(ArrayFunctions):
     def fused_mul_add(self, a, b, c, out=None):
         """By the compiled kernel's fma in one pass where numba is, into ``out`` (which may
         be ``c``); else the emulation's."""
-        if a.dtype in _FLOATS and cpu_kernels.ready():
+        if a.dtype in FUSED and cpu_kernels.ready():
             return cpu_kernels.mul_add(a, b, c, out=out)
         return super().fused_mul_add(a, b, c, out)
 

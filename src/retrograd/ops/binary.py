@@ -114,14 +114,11 @@ def _int_divisor(xp, self, other):
     return other
 
 
-_SINGLE_DOUBLE = (_dtype.float32.np, _dtype.float64.np)
-
-
 def _fusable(addend, scaled):
     """The dtype in which ``addend + alpha * scaled`` is an fma in PyTorch (float32 or
     float64: arrays of it, or an array and a number), else None."""
     dts = [x.dtype for x in (addend, scaled) if hasattr(x, "dtype")]
-    if not dts or dts[0] not in _SINGLE_DOUBLE or dts[-1] != dts[0]:
+    if not dts or dts[0] not in _dtype.FUSED or dts[-1] != dts[0]:
         return None  # (a dtype equals None: NumPy's float64, so not `in` with None)
     if any(type(x) is bool for x in (addend, scaled)):
         return None
@@ -557,7 +554,7 @@ def _interpolated(xp, self, end, weight, out=None):
     ``w - 1`` is +0 at 1, which decides the sign of a zero result)."""
     _lerp_kernel(self, weight)
     d = xp.subtract(end, self)  # (xp's ufuncs: a plain device array may meet a batch)
-    fused = d.dtype in _SINGLE_DOUBLE and getattr(weight, "dtype", d.dtype) == d.dtype
+    fused = d.dtype in _dtype.FUSED and getattr(weight, "dtype", d.dtype) == d.dtype
     if not hasattr(weight, "dtype"):
         if fused:
             w = d.dtype.type(weight)
@@ -586,7 +583,7 @@ def _addcmul_fwd(xp, self, tensor1, tensor2, value):
     and ``self`` (float32's and float64's rounded once; other dtypes as written)."""
     _kernel("addcmul_cpu_out", self)
     scaled = value * tensor1
-    if scaled.dtype in _SINGLE_DOUBLE:
+    if scaled.dtype in _dtype.FUSED:
         return _fma(xp, scaled, tensor2, self)
     return self + scaled * tensor2
 

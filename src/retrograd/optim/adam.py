@@ -1,9 +1,10 @@
 """Adam (and, with decoupled weight decay, AdamW), with AMSGrad and maximize."""
 
+from .. import _dtype
 from .._tensor import Tensor
 from ..backend import get_array_module
 from ..backend.functions import functions
-from .optimizer import (_FUSED, Optimizer, _bump, _check_fused, _check_lr, _count_step,
+from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _count_step,
                         _directed_grad, _fma, _real, _scalar, _step_tensor, _zeros_like)
 
 __all__ = ["Adam", "adam_update"]
@@ -51,7 +52,7 @@ def _fused(param, grad, state, group, lr, beta1, beta2, step_size, bc2_sqrt):
     results are the same."""
     p, g = param._data, grad._data
     fused = functions(get_array_module(p)).fused_adam
-    if (fused is None or group["amsgrad"] or group["maximize"] or p.dtype not in _FUSED
+    if (fused is None or group["amsgrad"] or group["maximize"] or p.dtype not in _dtype.FUSED
             or g.dtype != p.dtype or g.shape != p.shape):
         return False
     wd, decoupled = group["weight_decay"], group["decoupled_weight_decay"]

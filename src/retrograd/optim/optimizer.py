@@ -141,13 +141,10 @@ def _fma(xp, a, b, c, out=None):
     it (fused multiply-adds in its kernels), for float32 and float64 arrays (``b`` a number
     is first rounded to their dtype, as PyTorch's scalars are), into ``out`` if given (it
     may be ``c``); other dtypes as written (PyTorch's half ones fuse in float32)."""
-    if a.dtype not in _FUSED:
+    if a.dtype not in _dtype.FUSED:
         return xp.add(a * b, c, out=out)
     return functions(xp).fused_mul_add(a, b if hasattr(b, "dtype") else a.dtype.type(b), c,
                                        out=out)
-
-
-_FUSED = (_dtype.float32.np, _dtype.float64.np)
 
 
 def _bump(*tensors):
