@@ -240,9 +240,15 @@ class ArrayFunctions:
         return self.mul_sub_exactly(hard, r, a, b, c) if self.any_true(hard) else r
 
     def fused_mul_add(self, a, b, c, out=None):
-        """``a * b + c`` rounded once (:meth:`fused_mul_sub` of ``-c``), into ``out`` (an
-        array of the result's shape; it may be ``c``) if given."""
-        r = self.fused_mul_sub(a, b, self.xp.negative(c))
+        """``a * b + c`` as PyTorch's add with an alpha, lerp and addcmul compute it: for
+        float32 and float64 ``a`` rounded once (:meth:`fused_mul_sub` of ``-c``; a number
+        ``b`` first rounded to ``a``'s dtype, as PyTorch's scalars are), for other dtypes
+        as written (PyTorch's half ones fuse in float32); into ``out`` (an array of the
+        result's shape; it may be ``c``) if given."""
+        if a.dtype not in FUSED:
+            return self.xp.add(a * b, c, out=out)
+        r = self.fused_mul_sub(a, b if hasattr(b, "dtype") else a.dtype.type(b),
+                               self.xp.negative(c))
         if out is None:
             return r
         self.xp.copyto(out, r, casting="same_kind")
@@ -458,7 +464,7 @@ class _NumpyFunctions(ArrayFunctions):
 
     def fused_mul_add(self, a, b, c, out=None):
         """By the compiled kernel's fma in one pass where numba is, into ``out`` (which may
-        be ``c``); else the emulation's."""
+        be ``c``; the ufunc rounds a number ``b`` to ``a``'s dtype); else the base's."""
         if a.dtype in FUSED and cpu_kernels.ready():
             return cpu_kernels.mul_add(a, b, c, out=out)
         return super().fused_mul_add(a, b, c, out)

@@ -133,7 +133,7 @@ def _plus_scaled(xp, self, other, alpha, out=None):
         return xp.add(self, other, out=out)
     dt = _fusable(self, other)
     if dt is not None:
-        return _fma(xp, _in(dt, other), dt.type(alpha), _in(dt, self), out)
+        return functions(xp).fused_mul_add(_in(dt, other), dt.type(alpha), _in(dt, self), out)
     return xp.add(self, _scaled(xp, other, alpha), out=out)
 
 
@@ -143,7 +143,7 @@ def _minus_scaled(xp, self, other, alpha, out=None):
         return xp.subtract(self, other, out=out)
     dt = _fusable(self, other)
     if dt is not None:
-        return _fma(xp, _in(dt, other), dt.type(-alpha), _in(dt, self), out)
+        return functions(xp).fused_mul_add(_in(dt, other), dt.type(-alpha), _in(dt, self), out)
     return xp.subtract(self, _scaled(xp, other, alpha), out=out)
 
 
@@ -162,11 +162,6 @@ def _scaled(xp, x, alpha):
     if dt.kind in "iu" and type(alpha) is int:
         alpha = xp.asarray(alpha).astype(dt)
     return x * alpha
-
-
-def _fma(xp, a, b, c, out=None):
-    """``a * b + c`` rounded once, into ``out`` if given."""
-    return functions(xp).fused_mul_add(a, b, c, out=out)
 
 
 def _broadcast(name, unit=False):
@@ -558,13 +553,13 @@ def _interpolated(xp, self, end, weight, out=None):
     if not hasattr(weight, "dtype"):
         if fused:
             w = d.dtype.type(weight)
-            return (_fma(xp, d, w, self, out) if builtins.abs(w) < 0.5
-                    else _fma(xp, d, w - 1, end, out))
+            return (functions(xp).fused_mul_add(d, w, self, out) if builtins.abs(w) < 0.5
+                    else functions(xp).fused_mul_add(d, w - 1, end, out))
         r = (xp.add(self, weight * d) if builtins.abs(weight) < 0.5
              else xp.subtract(end, d * (1 - weight)))
     elif fused:
-        r = xp.where(xp.abs(weight) < 0.5, _fma(xp, d, weight, self),
-                     _fma(xp, d, weight - 1, end))
+        r = xp.where(xp.abs(weight) < 0.5, functions(xp).fused_mul_add(d, weight, self),
+                     functions(xp).fused_mul_add(d, weight - 1, end))
     else:
         r = xp.where(xp.abs(weight) < 0.5, xp.add(self, xp.multiply(weight, d)),
                      xp.subtract(end, xp.multiply(d, 1 - weight)))
@@ -584,7 +579,7 @@ def _addcmul_fwd(xp, self, tensor1, tensor2, value):
     _kernel("addcmul_cpu_out", self)
     scaled = value * tensor1
     if scaled.dtype in _dtype.FUSED:
-        return _fma(xp, scaled, tensor2, self)
+        return functions(xp).fused_mul_add(scaled, tensor2, self)
     return self + scaled * tensor2
 
 

@@ -1,7 +1,8 @@
 """Adadelta, with weight decay and maximize."""
 
 from ..backend import get_array_module
-from .optimizer import (Optimizer, _bump, _check_lr, _count_step, _directed_grad, _fma, _real,
+from ..backend.functions import functions
+from .optimizer import (Optimizer, _bump, _check_lr, _count_step, _directed_grad, _real,
                         _scalar, _step_tensor, _zeros_like)
 
 __all__ = ["Adadelta", "adadelta_update"]
@@ -27,7 +28,7 @@ def adadelta_update(param, grad, state, group):
     sq, acc, p, g = _real(square_avg._data), _real(acc_delta._data), _real(p), _real(g)
     sq *= rho
     std = xp.multiply(g, 1 - rho, out=xp.empty_like(sq))  # (0-d inputs give no array)
-    _fma(xp, std, g, sq, out=sq)  # (addcmul_)
+    functions(xp).fused_mul_add(std, g, sq, out=sq)  # (addcmul_)
     xp.add(sq, eps, out=std)
     xp.sqrt(std, out=std)
     delta = xp.add(acc, eps, out=xp.empty_like(acc))
@@ -36,8 +37,8 @@ def adadelta_update(param, grad, state, group):
     delta *= g
     acc *= rho
     xp.multiply(delta, 1 - rho, out=std)
-    _fma(xp, std, delta, acc, out=acc)
-    _fma(xp, delta, -lr, p, out=p)
+    functions(xp).fused_mul_add(std, delta, acc, out=acc)
+    functions(xp).fused_mul_add(delta, -lr, p, out=p)
     _bump(param, square_avg, acc_delta)
 
 

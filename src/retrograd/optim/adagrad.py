@@ -1,8 +1,9 @@
 """Adagrad, with learning-rate decay, weight decay and maximize."""
 
 from ..backend import get_array_module
+from ..backend.functions import functions
 from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _count_step, _directed_grad,
-                        _fma, _new_state, _real, _scalar, _step_tensor)
+                        _new_state, _real, _scalar, _step_tensor)
 
 __all__ = ["Adagrad", "adagrad_update"]
 
@@ -22,7 +23,7 @@ def adagrad_update(param, grad, state, group):
     clr = lr / (1 + (float(step_t._data) - 1) * group["lr_decay"])
     state_sum = state["sum"]
     s, p, g = _real(state_sum._data), _real(p), _real(g)
-    _fma(xp, g, g, s, out=s)  # (addcmul_ of value 1)
+    functions(xp).fused_mul_add(g, g, s, out=s)  # (addcmul_ of value 1)
     tmp = xp.sqrt(s, out=xp.empty_like(s))
     tmp += group["eps"]
     p += xp.divide(xp.multiply(g, -clr), tmp, out=tmp)  # (addcdiv_'s order)

@@ -5,7 +5,7 @@ from .._tensor import Tensor
 from ..backend import get_array_module
 from ..backend.functions import functions
 from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _count_step,
-                        _directed_grad, _fma, _real, _scalar, _step_tensor, _zeros_like)
+                        _directed_grad, _real, _scalar, _step_tensor, _zeros_like)
 
 __all__ = ["Adam", "adam_update"]
 
@@ -80,7 +80,7 @@ def _adam_moments(xp, param, grad, state, group, lr, beta1, beta2):
     _lerp_into(xp, m, g, tmp, 1 - beta1)
     v *= beta2
     xp.multiply(g, 1 - beta2, out=tmp)
-    _fma(xp, tmp, g, v, out=v)  # (addcmul_)
+    functions(xp).fused_mul_add(tmp, g, v, out=v)  # (addcmul_)
     return p, g, m, v, tmp
 
 
@@ -90,9 +90,9 @@ def _lerp_into(xp, m, g, diff, weight):
     weight in the arrays' dtype."""
     w = m.dtype.type(weight)
     if abs(w) < 0.5:
-        _fma(xp, diff, w, m, out=m)
+        functions(xp).fused_mul_add(diff, w, m, out=m)
     else:  # (w - 1: +0 at 1, as PyTorch's, for the sign of a zero)
-        _fma(xp, diff, w - 1, g, out=m)
+        functions(xp).fused_mul_add(diff, w - 1, g, out=m)
 
 
 class Adam(Optimizer):

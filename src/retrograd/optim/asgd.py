@@ -3,7 +3,8 @@
 from .. import _dtype
 from .._tensor import Tensor
 from ..backend import get_array_module
-from .optimizer import (Optimizer, _bump, _check_lr, _count_step, _directed_grad, _fma, _real,
+from ..backend.functions import functions
+from .optimizer import (Optimizer, _bump, _check_lr, _count_step, _directed_grad, _real,
                         _scalar, _step_tensor, _zeros_like)
 
 __all__ = ["ASGD", "asgd_update"]
@@ -38,7 +39,7 @@ def asgd_update(param, grad, state, group):
         p -= t
     else:
         p *= 1 - lambd * eta
-        _fma(xp, g, -eta, p, out=p)
+        functions(xp).fused_mul_add(g, -eta, p, out=p)
     if foreach or mu != 1:
         t = xp.subtract(p, ax, out=xp.empty_like(ax))
         t *= mu

@@ -132,19 +132,8 @@ def _directed_grad(p, g, maximize, weight_decay):
     if maximize:
         g = xp.negative(g, out=xp.empty_like(g))
     if weight_decay != 0:
-        g = _fma(xp, p, weight_decay, g, out=xp.empty_like(p))
+        g = functions(xp).fused_mul_add(p, weight_decay, g, out=xp.empty_like(p))
     return g
-
-
-def _fma(xp, a, b, c, out=None):
-    """``a * b + c`` rounded once, as PyTorch's add with an alpha, addcmul and lerp compute
-    it (fused multiply-adds in its kernels), for float32 and float64 arrays (``b`` a number
-    is first rounded to their dtype, as PyTorch's scalars are), into ``out`` if given (it
-    may be ``c``); other dtypes as written (PyTorch's half ones fuse in float32)."""
-    if a.dtype not in _dtype.FUSED:
-        return xp.add(a * b, c, out=out)
-    return functions(xp).fused_mul_add(a, b if hasattr(b, "dtype") else a.dtype.type(b), c,
-                                       out=out)
 
 
 def _bump(*tensors):

@@ -1,8 +1,9 @@
 """RMSprop, with momentum, centering, weight decay and maximize."""
 
 from ..backend import get_array_module
+from ..backend.functions import functions
 from .adam import _lerp_into
-from .optimizer import (Optimizer, _bump, _check_lr, _count_step, _directed_grad, _fma, _real,
+from .optimizer import (Optimizer, _bump, _check_lr, _count_step, _directed_grad, _real,
                         _scalar, _step_tensor, _zeros_like)
 
 __all__ = ["RMSprop", "rmsprop_update"]
@@ -28,13 +29,13 @@ def rmsprop_update(param, grad, state, group):
     sq, p, g = _real(square_avg._data), _real(p), _real(g)
     sq *= alpha
     tmp = xp.multiply(g, 1 - alpha, out=xp.empty_like(sq))
-    _fma(xp, tmp, g, sq, out=sq)  # (addcmul_)
+    functions(xp).fused_mul_add(tmp, g, sq, out=sq)  # (addcmul_)
     written = [param, square_avg]
     if group["centered"]:
         grad_avg = state["grad_avg"]
         ga = _real(grad_avg._data)
         _lerp_into(xp, ga, g, xp.subtract(g, ga, out=tmp), 1 - alpha)
-        _fma(xp, xp.negative(ga), ga, sq, out=tmp)  # (addcmul with value -1)
+        functions(xp).fused_mul_add(xp.negative(ga), ga, sq, out=tmp)  # (addcmul with value -1)
         xp.sqrt(tmp, out=tmp)
         written.append(grad_avg)
     else:
@@ -45,7 +46,7 @@ def rmsprop_update(param, grad, state, group):
         buf = _real(buf_t._data)
         buf *= momentum
         buf += xp.divide(g, tmp, out=tmp)  # (addcdiv_ of value 1)
-        _fma(xp, buf, -lr, p, out=p)
+        functions(xp).fused_mul_add(buf, -lr, p, out=p)
         written.append(buf_t)
     else:  # (addcdiv_: the value times the numerator first)
         p += xp.divide(xp.multiply(g, -lr), tmp, out=tmp)

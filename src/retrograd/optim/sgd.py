@@ -1,8 +1,9 @@
 """Stochastic gradient descent, with momentum, dampening, Nesterov momentum, weight decay."""
 
 from ..backend import get_array_module
-from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _directed_grad, _fma,
-                        _new_state, _scalar)
+from ..backend.functions import functions
+from .optimizer import (Optimizer, _bump, _check_fused, _check_lr, _directed_grad, _new_state,
+                        _scalar)
 
 __all__ = ["SGD", "sgd_update"]
 
@@ -32,12 +33,12 @@ def sgd_update(param, grad, state, group):
             b *= momentum
             dampening = group["dampening"]
             if dampening != 0:
-                _fma(xp, g, 1 - dampening, b, out=b)
+                functions(xp).fused_mul_add(g, 1 - dampening, b, out=b)
             else:
                 b += g
             _bump(buf)
-        g = _fma(xp, buf._data, momentum, g) if group["nesterov"] else buf._data
-    _fma(xp, g, -lr, p, out=p)
+        g = functions(xp).fused_mul_add(buf._data, momentum, g) if group["nesterov"] else buf._data
+    functions(xp).fused_mul_add(g, -lr, p, out=p)
     _bump(param)
 
 
