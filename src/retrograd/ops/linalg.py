@@ -741,14 +741,16 @@ def tensordot(a, b, dims=2, out=None):
     order_a = free_a + [da[db.index(j)] for j in sorted(db)]
     order_b = [db[da.index(i)] for i in sorted(da)] + free_b
     plan = (free_a, free_b, _inverse(order_a), _inverse(order_b))
-    if len(da) == len(sa) and len(db) == len(sb):  # a full contraction: PyTorch's dot
-        return apply(_tensordot, (a, b), ((da, db), plan))
-    return _tensordot_mm(a, b, (da, db), plan)
+    full = len(da) == len(sa) and len(db) == len(sb)  # a full contraction: PyTorch's dot
+    return (_tensordot_apply if full else _tensordot_mm)(a, b, (da, db), plan)
 
 
-@_autocast.policy("mm")  # (PyTorch's tensordot is an mm of the operands as matrices)
-def _tensordot_mm(a, b, dims, plan):
+def _tensordot_apply(a, b, dims, plan):
     return apply(_tensordot, (a, b), (dims, plan))
+
+
+# (PyTorch's tensordot is otherwise an mm of the operands as matrices, which autocast lowers)
+_tensordot_mm = _autocast.policy("mm")(_tensordot_apply)
 
 
 @register
