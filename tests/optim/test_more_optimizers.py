@@ -203,6 +203,25 @@ def test_complex_params_match_torch(torch, name):
     numpy.testing.assert_allclose(run(retrograd), run(torch), rtol=1e-12)
 
 
+@pytest.mark.torch
+@pytest.mark.parametrize("foreach", [False, True])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "Adagrad", "RMSprop", "Rprop", "ASGD",
+                                  *NAMES])
+def test_zero_dim_complex_params_match_torch(torch, name, foreach):
+    # (a 0-d complex array cannot be viewed as its real pairs directly: every optimizer
+    # but SGD raised NumPy's ValueError)
+    def run(T):
+        z = T.tensor(1 + 2j, dtype=T.complex64)
+        opt = getattr(T.optim, name)([z], lr=0.1, foreach=foreach)
+        for k in range(3):
+            z.grad = T.tensor(0.5 - 0.25j * k, dtype=T.complex64)
+            opt.step()
+        return z.numpy().copy()
+    r, t = run(retrograd), run(torch)
+    assert r.shape == t.shape == ()
+    numpy.testing.assert_allclose(r, t, rtol=1e-6)
+
+
 @pytest.mark.parametrize(("cls", "kw"), [
     (retrograd.optim.NAdam, {"lr": 0.01, "weight_decay": 0.01}),
     (retrograd.optim.NAdam, {"lr": 0.01, "weight_decay": 0.01, "decoupled_weight_decay": True}),

@@ -144,8 +144,11 @@ def _bump(*tensors):
 
 def _real(a):
     """A complex array viewed as interleaved real and imaginary parts (PyTorch's
-    ``view_as_real``): the optimizers treat the two parts as independent numbers."""
-    return a.view(a.real.dtype) if a.dtype.kind == "c" else a
+    ``view_as_real``): the optimizers treat the two parts as independent numbers. (A 0-d
+    array is viewed as one element first: NumPy changes no 0-d array's item size.)"""
+    if a.dtype.kind != "c":
+        return a
+    return (a if a.ndim else a.reshape(1)).view(a.real.dtype)
 
 
 def _check_lr(lr):
