@@ -156,6 +156,17 @@ def test_add_alpha_of_bools_stays_bool(torch, alpha):
 
 
 @pytest.mark.torch
+@pytest.mark.parametrize(("x", "other", "alpha"), [
+    ([1.0, 2.0], [3.0, 4.0], True), ([1, 2], [3, 4], 2.5), ([1, 2], 3, 2.5),
+    ([1.0, 2.0], 3, True), ([1, 2], 3, 2), ([1.0], 3.0, 1j), ([1j], 2, 1j)])
+def test_rsub_checks_alpha_as_sub(torch, x, other, alpha):
+    """A bool alpha for a bool result only, no float alpha for integers, no complex for
+    reals: rsub took any (an int result with a float alpha came out float64)."""
+    _same(torch, lambda lib: lib.rsub(lib.tensor(x), lib.tensor(other)
+                                      if isinstance(other, list) else other, alpha=alpha))
+
+
+@pytest.mark.torch
 def test_div_gradients_compute_in_the_result_dtype(torch):
     """PyTorch's ``(self / other) / other`` rounds to float16 at each step (overflowing
     where it does); a 0-d operand joins as a float32 scalar, unrounded."""

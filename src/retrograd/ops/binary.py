@@ -777,6 +777,8 @@ subtract = register(sub, name="subtract")
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input``."""
     _check_sub(input, other)
+    if alpha != 1 or type(alpha) is not int:
+        _check_alpha(input, other, alpha)
     return apply(_rsub if isinstance(other, Tensor) else _rsub_scalar, (input, other), (alpha,))
 
 
