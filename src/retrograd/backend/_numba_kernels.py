@@ -685,6 +685,20 @@ def row_sum(a, r):
     return s
 
 
+@jit
+def exp_row_sum(x, out, r, m):
+    """Into row ``r`` of ``out``: ``exp(x - m)`` of row ``r`` of ``x``; returns their sum.
+    A function of its own (as :func:`row_sum`): written inside :func:`softmax`, the loop
+    was vectorized one way in the job entry and another in the kernel called from Python,
+    and a row's last bit depended on how many rows its call had."""
+    s = _ZERO
+    for j in range(x.shape[1]):
+        e = exp_neg(x[r, j] - m)
+        out[r, j] = e
+        s += e
+    return s
+
+
 @inline
 def row_max(bits, r):
     """Row ``r``'s maximum, from the float32 values' bits (``bits``, an int32 view):
@@ -713,12 +727,7 @@ def softmax(x, out):
             per_row[r - r0] = row_max(bits, r)
         for r in range(r0, r1):
             m = per_row[r - r0]
-            s = _ZERO
-            for j in range(n):
-                e = exp_neg(x[r, j] - m)
-                out[r, j] = e
-                s += e
-            per_row[r - r0] = _ONE / s
+            per_row[r - r0] = _ONE / exp_row_sum(x, out, r, m)
         for r in range(r0, r1):
             s = per_row[r - r0]
             for j in range(n):
