@@ -99,13 +99,16 @@ def _rows(x, n):
 
 
 # Work from which a kernel runs on OpenBLAS's threads, in elements of its first array:
-# where two threads win even when the worker sleeps (waking it takes 10-20 us; a worker
-# still spinning after a GEMM, as in a training step, takes a job at once).
-_SPLIT_MIN = {"relu": 1 << 19, "relu_grad": 1 << 19, "gelu": 1 << 18, "gelu_grad": 1 << 18,
+# where two threads win with the worker awake, as in a training step (each GEMM leaves it
+# spinning some 0.1 s, and it takes a job at once). A call after a longer idle pays its
+# wake-up: ReLU on 128K float32 after 0.3 s asleep took 0.43-0.51 ms against 0.22 on one
+# thread, where PyTorch's two OpenMP threads took 4.6-6.4 ms. In w2's step (128 x 1024
+# activations) ReLU, its gradient and the bias adds in parts took 150 us less a step.
+_SPLIT_MIN = {"relu": 1 << 17, "relu_grad": 1 << 17, "gelu": 1 << 18, "gelu_grad": 1 << 18,
               "max_pool_2x2": 1 << 16, "max_pool_2d": 1 << 15, "index_add_rows": 1 << 17,
               "pad_planes": 1 << 16, "add_scaled": 1 << 18, "scale": 1 << 18,
-              "elementwise": 1 << 18, "addcmul": 1 << 16, "addcdiv": 1 << 16, "sqrt": 1 << 16,
-              "by_row": 1 << 18, "by_column": 1 << 18, "batch_norm": 1 << 16,
+              "elementwise": 1 << 17, "addcmul": 1 << 16, "addcdiv": 1 << 16, "sqrt": 1 << 16,
+              "by_row": 1 << 17, "by_column": 1 << 17, "batch_norm": 1 << 16,
               "channel_affine": 1 << 16, "batch_norm_backward": 1 << 16,
               "softmax": 1 << 17, "log_softmax": 1 << 17,
               "softmax_grad": 1 << 17, "log_softmax_grad": 1 << 17, "layer_norm": 1 << 17,
