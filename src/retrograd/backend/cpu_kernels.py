@@ -110,7 +110,7 @@ _SPLIT_MIN = {"relu": 1 << 17, "relu_grad": 1 << 17, "gelu": 1 << 15, "gelu_grad
               "elementwise": 1 << 17, "addcmul": 1 << 16, "addcdiv": 1 << 16, "sqrt": 1 << 16,
               "by_row": 1 << 17, "by_column": 1 << 17, "batch_norm": 1 << 16,
               "channel_affine": 1 << 16, "batch_norm_backward": 1 << 16,
-              "softmax": 1 << 17, "log_softmax": 1 << 17,
+              "softmax": 1 << 15, "log_softmax": 1 << 15,
               "softmax_grad": 1 << 17, "log_softmax_grad": 1 << 17, "layer_norm": 1 << 17,
               "layer_norm_dx": 1 << 17, "winograd_tiles": 1 << 16, "winograd_untile": 1 << 16,
               "winograd_grad_tiles": 1 << 16, "winograd_weights": 1 << 16,
