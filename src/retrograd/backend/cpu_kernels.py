@@ -127,9 +127,9 @@ _SPLIT_MIN = {"relu": 1 << 17, "relu_grad": 1 << 17, "gelu": 1 << 15, "gelu_grad
 # work on each: its parts are whole ones.)
 _ALIGN = 4096
 # A kernel's job entry and the kernel called from Python may differ in the last bit (LLVM
-# compiles their loops apart: softmax's do), so a large call runs through the job even on
-# one thread, and its bits do not change with the thread count. These run through it at
-# any size: their small calls must round as their large ones.
+# compiles their loops apart, as softmax's did), so a large call runs through the job
+# even on one thread, and its bits do not change with the thread count. These run through
+# it at any size: their small calls must round as their large ones.
 _ROUNDED = frozenset(("gelu", "gelu_grad"))
 
 
