@@ -222,6 +222,22 @@ def test_zero_dim_complex_params_match_torch(torch, name, foreach):
     numpy.testing.assert_allclose(r, t, rtol=1e-6)
 
 
+@pytest.mark.torch
+def test_lbfgs_takes_a_zero_dim_complex_param_as_torch(torch):
+    def run(T):
+        z = T.tensor(1 + 2j, dtype=T.complex64)
+        opt = T.optim.LBFGS([z], lr=0.5, max_iter=5)
+
+        def closure():
+            value = complex(z.numpy())
+            z.grad = T.tensor(2 * value, dtype=T.complex64)
+            return T.tensor(abs(value) ** 2)
+        for _ in range(2):
+            opt.step(closure)
+        return z.numpy().copy()
+    numpy.testing.assert_allclose(run(retrograd), run(torch), rtol=1e-6)
+
+
 @pytest.mark.parametrize(("cls", "kw"), [
     (retrograd.optim.NAdam, {"lr": 0.01, "weight_decay": 0.01}),
     (retrograd.optim.NAdam, {"lr": 0.01, "weight_decay": 0.01, "decoupled_weight_decay": True}),

@@ -12,7 +12,7 @@ state has PyTorch's keys, types and values (and loads into it and back).
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..backend import get_array_module
-from .optimizer import Optimizer, _bump, _new_state, _scalar
+from .optimizer import Optimizer, _bump, _new_state, _real, _scalar
 
 __all__ = ["LBFGS"]
 
@@ -186,9 +186,7 @@ class LBFGS(Optimizer):
         xp = self._xp()
         views = []
         for p in self._params:
-            a = p._data if p._grad is None else p._grad._data
-            if a.dtype.kind == "c":
-                a = a.view(a.real.dtype)
+            a = _real(p._data if p._grad is None else p._grad._data)
             views.append(xp.zeros(a.size, a.dtype) if p._grad is None else a.ravel())
         return xp.concatenate(views)
 
@@ -196,9 +194,7 @@ class LBFGS(Optimizer):
         xp = self._xp()
         offset = 0
         for p in self._params:
-            a = p._data
-            if a.dtype.kind == "c":
-                a = a.view(a.real.dtype)
+            a = _real(p._data)
             n = a.size
             a += xp.multiply(update[offset:offset + n].reshape(a.shape), step_size)
             _bump(p)
