@@ -167,6 +167,24 @@ def test_rsub_checks_alpha_as_sub(torch, x, other, alpha):
 
 
 @pytest.mark.torch
+@pytest.mark.parametrize("alpha", [numpy.float64(2.5), numpy.float32(2.5), numpy.bool_(True),
+                                   numpy.int64(2), numpy.uint8(3), numpy.complex128(1j),
+                                   numpy.complex64(1 + 1j)], ids=repr)
+@pytest.mark.parametrize("dtype", ["int64", "float32", "complex64", "bool"])
+@pytest.mark.parametrize("name", ["add", "sub", "rsub", "add_", "sub_"])
+@pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")
+def test_a_numpy_scalar_alpha_is_read_as_pytorch_reads_it(torch, name, dtype, alpha):
+    """An integer as an int, complex128 as a complex, anything else as a float (a bool and
+    complex64's real part too): a float alpha with integers came out float64 here."""
+    def run(lib):
+        x = lib.tensor([1, 0]).to(getattr(lib, dtype))
+        if name.endswith("_"):
+            return getattr(x.clone(), name)(x, alpha=alpha)
+        return getattr(lib, name)(x, x, alpha=alpha)
+    _same(torch, run)
+
+
+@pytest.mark.torch
 def test_div_gradients_compute_in_the_result_dtype(torch):
     """PyTorch's ``(self / other) / other`` rounds to float16 at each step (overflowing
     where it does); a 0-d operand joins as a float32 scalar, unrounded."""

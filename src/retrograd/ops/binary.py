@@ -48,9 +48,14 @@ def _check_alpha(input, other, alpha):
     """``alpha``, checked in PyTorch's order (a bool alpha for a bool result only, no
     float for integers, no complex for reals) and cast as PyTorch casts it to the result
     dtype: for a bool result any nonzero alpha is True, so ``True + True * 2`` stays bool.
-    Called for any alpha but the default int 1."""
+    Called for any alpha but the default int 1. A NumPy scalar is read as PyTorch reads
+    it: an integer as an int, a Python complex's subclass (complex128) as a complex,
+    anything else (a bool, complex64: its real part) as a float."""
     if type(alpha) is float and isinstance(input, Tensor) and input._data.dtype.kind in "fc":
         return alpha  # (a floating or complex result: the common case, without result_type)
+    if type(alpha) not in (bool, int, float, complex):
+        alpha = (int(alpha) if isinstance(alpha, numbers.Integral) else
+                 complex(alpha) if isinstance(alpha, complex) else float(alpha))
     rt = result_type(input, other)
     if type(alpha) is bool and rt.category != BOOL:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
@@ -766,7 +771,7 @@ def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
     _check_sub(input, other)
     if alpha != 1 or type(alpha) is not int:
-        _check_alpha(input, other, alpha)
+        alpha = _check_alpha(input, other, alpha)
     return apply(_sub, (input, _check(other, "other", "sub")), (alpha,))
 
 
@@ -778,7 +783,7 @@ def rsub(input, other, *, alpha=1):
     """``other - alpha * input``."""
     _check_sub(input, other)
     if alpha != 1 or type(alpha) is not int:
-        _check_alpha(input, other, alpha)
+        alpha = _check_alpha(input, other, alpha)
     return apply(_rsub if isinstance(other, Tensor) else _rsub_scalar, (input, other), (alpha,))
 
 
@@ -1027,7 +1032,7 @@ def add_(self, other, *, alpha=1):
 def sub_(self, other, *, alpha=1):
     _check_sub(self, other)
     if alpha != 1 or type(alpha) is not int:
-        _check_alpha(self, other, alpha)
+        alpha = _check_alpha(self, other, alpha)
     return apply_inplace(_sub, self, (other,), (alpha,))
 
 
