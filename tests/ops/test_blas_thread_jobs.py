@@ -115,7 +115,7 @@ def _row_kernels_that_round_by_call_size():
         return [r.view(numpy.int32) for r in results]
 
     found = []
-    for n in (10, 16, 64, 100, 333, 1000):
+    for n in (1, 2, 10, 16, 64, 100, 333, 1000):
         rng = numpy.random.default_rng(n)
         x, g = (rng.standard_normal((301, n)).astype(numpy.float32) * 3 for _ in range(2))
         for name in ("softmax", "log_softmax"):
@@ -130,6 +130,18 @@ def _row_kernels_that_round_by_call_size():
             if not numpy.array_equal(a, b):
                 found.append(("layer_norm_dx", n, w is not None))
     return found
+
+
+@pytest.mark.parametrize("rows", [4, 301, 200_000])
+def test_layer_norm_over_one_feature_has_no_input_gradient_as_pytorch(rows):
+    """Each row's ``k`` and ``c`` round as written (``db * m - ds`` fused kept the
+    product's rounding error: 1e-5 where PyTorch's gradient is exactly 0)."""
+    rng = numpy.random.default_rng(rows)
+    x = retrograd.tensor(rng.standard_normal((rows, 1)).astype(numpy.float32) * 3,
+                         requires_grad=True)
+    retrograd.nn.functional.layer_norm(x, (1,)).backward(
+        retrograd.tensor(rng.standard_normal((rows, 1)).astype(numpy.float32)))
+    assert not x.grad.numpy().any()
 
 
 def test_a_rows_bits_do_not_depend_on_how_many_rows_its_call_has():

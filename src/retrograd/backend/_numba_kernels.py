@@ -44,6 +44,9 @@ _VECTOR = 32  # bytes of LLVM's vectors here (AVX2's, and AVX-512's at its prefe
 jit = njit(fastmath=_FLAGS, error_model="numpy", cache=True, nogil=True)
 inline = njit(fastmath=_FLAGS, error_model="numpy", inline="always")
 exact_inline = njit(error_model="numpy", inline="always")  # (no fast-math: exact as written)
+# (fastmath=False set, not left out: numba compiles a function that leaves it out with its
+# caller's, so a kernel called from a job entry, whose flags are _FLAGS, got them there)
+exact = njit(fastmath=False, cache=True, nogil=True, error_model="numpy")
 p0, p1, p2, p3, p4, p5, p6 = _ERF_P
 q0, q1, q2, q3, q4 = _ERF_Q
 e0, e1, e2, e3, e4, e5 = _EXP_E
@@ -246,15 +249,26 @@ def weighted_row_sums(g, x, w, r):
     return ds, db
 
 
-@jit
+@exact
+def layer_norm_dx_coefficients(ds, db, m, rs, nf):
+    """A row's ``k`` and ``c`` (its input gradient is ``rs g w + k x + c``), float32 as the
+    rule's, each operation rounded as written: ``db * m - ds`` fused kept the product's
+    rounding error, so a row of one element had a gradient, where PyTorch's is 0."""
+    k = (db * m - ds) * rs * rs * rs / nf
+    return k, -k * m - db * rs / nf
+
+
+@njit(fastmath={"contract", "nsz"}, error_model="numpy", cache=True, nogil=True)
 def layer_norm_dx(g, x, mean, rstd, out, w):
+    """No 'reassoc' (the row sums have their own): LLVM moved ``c`` next to ``rs * gj`` and
+    fused them, in one compiled copy and not another, so a row of one element kept that
+    product's rounding error or not by the call's size."""
     rows, n = x.shape
-    nf = numpy.float32(n)
+    nf = numpy.float32(n)  # (n would be float64)
     for r in range(rows):
         ds, db = weighted_row_sums(g, x, w, r)
-        m, rs = mean[r], rstd[r]
-        k = (db * m - ds) * rs * rs * rs / nf  # float32, as the rule (n would be float64)
-        c = -k * m - db * rs / nf
+        rs = rstd[r]
+        k, c = layer_norm_dx_coefficients(ds, db, mean[r], rs, nf)
         for j in range(n):
             gj = g[r, j] if w is None else g[r, j] * w[j]
             out[r, j] = rs * gj + k * x[r, j] + c
@@ -963,7 +977,6 @@ def scale_job(p):
     scale(carray(float32_at(j[0]), j[1]), as_float32(numpy.int32(j[2])))
 
 
-exact = njit(cache=True, nogil=True, error_model="numpy")
 _EXPONENT = numpy.int32(0x7F800000)  # a float32's exponent field: all ones for inf, NaN
 
 
