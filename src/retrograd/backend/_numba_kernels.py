@@ -260,9 +260,9 @@ def layer_norm_dx_coefficients(ds, db, m, rs, nf):
 
 @njit(fastmath={"contract", "nsz"}, error_model="numpy", cache=True, nogil=True)
 def layer_norm_dx(g, x, mean, rstd, out, w):
-    """No 'reassoc' (the row sums have their own): LLVM moved ``c`` next to ``rs * gj`` and
-    fused them, in one compiled copy and not another, so a row of one element kept that
-    product's rounding error or not by the call's size."""
+    """No 'reassoc' (the row sums have their own): with it LLVM may add ``c`` to ``rs * gj``
+    first and fuse the two, and a row of one element (``k`` 0) keeps that product's
+    rounding error, where PyTorch's gradient is 0."""
     rows, n = x.shape
     nf = numpy.float32(n)  # (n would be float64)
     for r in range(rows):

@@ -103,7 +103,7 @@ def _rows(x, n):
 # spinning some 0.1 s, and it takes a job at once). A call after a longer idle pays its
 # wake-up: ReLU on 128K float32 after 0.3 s asleep took 0.43-0.51 ms against 0.22 on one
 # thread, where PyTorch's two OpenMP threads took 4.6-6.4 ms. In w2's step (128 x 1024
-# activations) ReLU, its gradient and the bias adds in parts took 150 us less a step.
+# activations) ReLU, its gradient and the bias adds in parts took 100-180 us less a step.
 _SPLIT_MIN = {"relu": 1 << 17, "relu_grad": 1 << 17, "gelu": 1 << 15, "gelu_grad": 1 << 15,
               "max_pool_2x2": 1 << 16, "max_pool_2d": 1 << 15, "index_add_rows": 1 << 17,
               "pad_planes": 1 << 16, "add_scaled": 1 << 18, "scale": 1 << 18,
