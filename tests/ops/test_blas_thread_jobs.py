@@ -108,10 +108,12 @@ def _row_kernels_that_round_by_call_size():
 
     def each_way(f, *args):
         results = []
-        for least in (0, 1 << 62):
-            cpu_kernels._SPLIT_MIN.update(dict.fromkeys(saved, least))
-            results.append(f(*args))
-        cpu_kernels._SPLIT_MIN.update(saved)
+        try:
+            for least in (0, 1 << 62):
+                cpu_kernels._SPLIT_MIN.update(dict.fromkeys(saved, least))
+                results.append(f(*args))
+        finally:
+            cpu_kernels._SPLIT_MIN.update(saved)
         return [r.view(numpy.int32) for r in results]
 
     found = []
