@@ -47,6 +47,8 @@ exact_inline = njit(error_model="numpy", inline="always")  # (no fast-math: exac
 # (fastmath=False set, not left out: numba compiles a function that leaves it out with its
 # caller's, so a kernel called from a job entry, whose flags are _FLAGS, got them there)
 exact = njit(fastmath=False, cache=True, nogil=True, error_model="numpy")
+# fast-math but for 'reassoc': operations (sums) in the order written
+in_order = njit(fastmath={"contract", "nsz"}, error_model="numpy", cache=True, nogil=True)
 p0, p1, p2, p3, p4, p5, p6 = _ERF_P
 q0, q1, q2, q3, q4 = _ERF_Q
 e0, e1, e2, e3, e4, e5 = _EXP_E
@@ -258,7 +260,7 @@ def layer_norm_dx_coefficients(ds, db, m, rs, nf):
     return k, -k * m - db * rs / nf
 
 
-@njit(fastmath={"contract", "nsz"}, error_model="numpy", cache=True, nogil=True)
+@in_order
 def layer_norm_dx(g, x, mean, rstd, out, w):
     """No 'reassoc' (the row sums have their own): with it LLVM may add ``c`` to ``rs * gj``
     first and fuse the two, and a row of one element (``k`` 0) keeps that product's
@@ -769,7 +771,7 @@ def softmax_grad(g, y, out):
             out[r, j] = y[r, j] * (g[r, j] - s)
 
 
-@njit(fastmath={"contract", "nsz"}, error_model="numpy", cache=True, nogil=True)
+@in_order
 def log_softmax(x, out):
     """``(x - max) - log(sum)`` as written: reassociated into ``x - (max + log(sum))``
     it loses the log where the maximum is huge. So no 'reassoc' here; the sum of the
@@ -785,7 +787,7 @@ def log_softmax(x, out):
             out[r, j] = (x[r, j] - m) - lse
 
 
-@njit(fastmath={"contract", "nsz"}, error_model="numpy", cache=True, nogil=True)
+@in_order
 def log_softmax_grad(g, y, out):
     """``g - exp(y) * sum(g)``, no 'reassoc' either: LLVM would multiply the sum into
     exp's power-of-two factors first, so an infinite sum times an exponential that rounds
