@@ -223,6 +223,28 @@ def test_zero_dim_complex_params_match_torch(torch, name, foreach):
 
 
 @pytest.mark.torch
+@pytest.mark.parametrize("foreach", [False, True])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "Adagrad", "RMSprop", "Rprop", "ASGD",
+                                  *NAMES])
+def test_transposed_complex_params_match_torch(torch, name, foreach):
+    # (a complex array whose last axis is not contiguous cannot be viewed as its real
+    # pairs along that axis: every optimizer but SGD raised NumPy's ValueError)
+    values = numpy.arange(6).reshape(2, 3) + 1j * numpy.arange(6, 0, -1).reshape(2, 3)
+
+    def run(T):
+        z = T.tensor(values, dtype=T.complex64).t()
+        decay = {} if name == "Rprop" else {"weight_decay": 0.1}
+        opt = getattr(T.optim, name)([z], lr=0.1, foreach=foreach, **decay)
+        for k in range(3):
+            z.grad = T.tensor(values.T * (0.5 - 0.25j * k), dtype=T.complex64)
+            opt.step()
+        return z.numpy().copy(), z.stride()
+    (r, r_stride), (t, t_stride) = run(retrograd), run(torch)
+    assert r_stride == t_stride == (1, 3)
+    numpy.testing.assert_allclose(r, t, rtol=1e-5)
+
+
+@pytest.mark.torch
 def test_lbfgs_takes_a_zero_dim_complex_param_as_torch(torch):
     def run(T):
         z = T.tensor(1 + 2j, dtype=T.complex64)

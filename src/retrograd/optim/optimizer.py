@@ -143,12 +143,14 @@ def _bump(*tensors):
 
 
 def _real(a):
-    """A complex array viewed as interleaved real and imaginary parts (PyTorch's
-    ``view_as_real``): the optimizers treat the two parts as independent numbers. (A 0-d
-    array is viewed as one element first: NumPy changes no 0-d array's item size.)"""
+    """A complex array viewed as its real and imaginary parts along a new last axis
+    (PyTorch's ``view_as_real``): the optimizers treat the two parts as independent
+    numbers. (Viewed through a new last axis of one element, whose stride NumPy ignores:
+    so any layout is viewed, a transposed parameter's and a 0-d one's too, where viewing
+    the last axis needs it contiguous.)"""
     if a.dtype.kind != "c":
         return a
-    return (a if a.ndim else a.reshape(1)).view(a.real.dtype)
+    return a[..., None].view(a.real.dtype)
 
 
 def _check_lr(lr):
