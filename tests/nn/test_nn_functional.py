@@ -266,6 +266,27 @@ def test_sdpa_masks():
            extra=((retrograd.from_numpy(mask),), (torch.from_numpy(mask),)))
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_query_of_minus_infinity_attends_to_nothing_as_pytorch(causal):
+    """A query whose scores are all -inf without a mask (a -inf in it, the keys' matching
+    parts positive) gives zeros and no gradient, as PyTorch's safe softmax: softmax alone
+    gave NaN."""
+    rng = numpy.random.default_rng(0)
+    q, k, v = (rng.standard_normal((2, 4, 3)).astype(numpy.float32) for _ in range(3))
+    q[0, 1, 0] = q[1, 3, 0] = -numpy.inf
+    k[..., 0] = numpy.abs(k[..., 0]) + 0.1
+    grad = rng.standard_normal((2, 4, 3)).astype(numpy.float32)
+    results = []
+    for lib, f in ((retrograd, F), (torch, TF)):
+        ins = [lib.tensor(a, requires_grad=True) for a in (q, k, v)]
+        out = f.scaled_dot_product_attention(*ins, is_causal=causal)
+        out.backward(lib.tensor(grad))
+        results.append([out.detach().numpy()] + [t.grad.numpy() for t in ins])
+    assert not results[0][0][0, 1].any() and not results[0][1][0, 1].any()
+    for ours, theirs in zip(*results, strict=True):
+        numpy.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
 def test_one_hot():
     t = numpy.array([0, 3, 1])
     assert (F.one_hot(retrograd.from_numpy(t)).numpy() ==

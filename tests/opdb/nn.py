@@ -32,6 +32,17 @@ def _softmax_samples(dtype, requires_grad):
     yield SampleInput(t(3, 4, noncontiguous=True), (1,), name="strided")
 
 
+def _safe_softmax_samples(dtype, requires_grad):
+    yield from _softmax_samples(dtype, requires_grad)
+    inf, nan = numpy.inf, numpy.nan
+    rows = numpy.array([[-inf, -inf, -inf, -inf], [0.5, -inf, 2.0, -inf],
+                        [-inf, nan, -inf, -inf], [1.0, -1.0, 0.25, 3.0]], dtype)
+    # (-inf inputs: gradients compared with PyTorch's, not with finite differences)
+    for dim in (-1, 0):
+        yield SampleInput(retrograd.tensor(rows, requires_grad=requires_grad), (dim,),
+                          name=f"infinite_dim{dim}", nondifferentiable=True)
+
+
 def _conv2d_samples(dtype, requires_grad):
     t = _maker(dtype, requires_grad)
     yield SampleInput(t(2, 2, 5, 5), (t(3, 2, 3, 3), t(3)), name="basic")
@@ -368,6 +379,8 @@ def _entry(name, samples, **kw):
 OPS = [
     _entry("softmax", _softmax_samples, dtypes=_FLOAT),
     _entry("log_softmax", _softmax_samples, dtypes=_FLOAT),
+    # sdpa's softmax: a slice of -inf alone gives zeros (and no gradient), not NaN
+    OpInfo("_safe_softmax", _safe_softmax_samples, dtypes=_FLOAT),
     _entry("conv2d", _conv2d_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5,
            error_inputs=_conv_errors),
     _entry("conv1d", _conv1d_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),

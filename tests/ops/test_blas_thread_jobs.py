@@ -100,6 +100,37 @@ def test_split_row_kernels_match_one_thread(name, shape, monkeypatch, split, spy
     assert len(spy) == 2
 
 
+def _rows_of_minus_infinity(rows, n):
+    """Rows by index mod 6: -inf alone; -inf but one finite value; -inf with a NaN; with
+    a NaN of the sign bit (which the bits' maximum passes over); finite with some -inf;
+    finite."""
+    rng = numpy.random.default_rng(rows)
+    x = rng.standard_normal((rows, n)).astype(numpy.float32) * 3
+    x[0::6] = x[1::6, 1:] = x[2::6] = x[3::6] = -numpy.inf
+    x[2::6, n // 2] = numpy.nan
+    x[3::6, n // 3] = -numpy.float32(numpy.nan)
+    x[4::6, ::5] = -numpy.inf
+    return x
+
+
+@pytest.mark.parametrize("rows", [6, 5000])
+@pytest.mark.parametrize("n", [1, 64, 333])
+def test_safe_softmax_zeros_rows_of_minus_infinity_alone(rows, n, monkeypatch):
+    """The safe softmax (sdpa's) gives zeros for a row of -inf alone (softmax: NaN),
+    NaN for a row with a NaN of either sign, and softmax's bits for any other row, called
+    directly or in parts (5000 rows: parts on OpenBLAS's threads)."""
+    x = _rows_of_minus_infinity(rows, n)
+    safe, plain = cpu_kernels.softmax(x, safe=True), cpu_kernels.softmax(x)
+    direct = _one_thread(monkeypatch, lambda: cpu_kernels.softmax(x, safe=True))
+    assert numpy.array_equal(direct.view(numpy.int32), safe.view(numpy.int32))
+    alone, nan = numpy.isneginf(x).all(1), numpy.isnan(x).any(1)
+    assert alone.any() and nan.any()
+    assert (safe[alone].view(numpy.int32) == 0).all()  # (+0)
+    assert numpy.isnan(plain[alone]).all() and numpy.isnan(safe[nan]).all()
+    kept = ~alone
+    assert numpy.array_equal(safe[kept].view(numpy.int32), plain[kept].view(numpy.int32))
+
+
 def _row_kernels_that_round_by_call_size():
     """The row kernels (softmax and log-softmax each way, LayerNorm's input gradient) whose
     job entry (a large call) and kernel called from Python (a small one) give a row

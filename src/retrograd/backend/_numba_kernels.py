@@ -726,6 +726,16 @@ def exp_row_sum(x, out, r, m):
 
 
 @inline
+def only_infinite(x, r):
+    """Whether row ``r`` of ``x``, whose maximum is -inf, holds no NaN (which
+    :func:`row_max` may pass over): so it is all -inf."""
+    for j in range(x.shape[1]):
+        if x[r, j] != x[r, j]:
+            return False
+    return True
+
+
+@inline
 def row_max(bits, r):
     """Row ``r``'s maximum, from the float32 values' bits (``bits``, an int32 view):
     with the magnitude bits of the negatives flipped they order as the floats do, and
@@ -740,10 +750,12 @@ def row_max(bits, r):
 
 
 @jit
-def softmax(x, out):
+def softmax(x, out, safe):
     """A block of rows at a time, each step for all its rows before the next: a row
     is short, and its maximum, sum and reciprocal are each a chain of dependent
-    operations that the next row's work can overlap only when it does not wait on it."""
+    operations that the next row's work can overlap only when it does not wait on it.
+    With ``safe``, a row of -inf alone (a query whose keys are all masked out) gives
+    zeros where softmax gives NaN: PyTorch's ``_safe_softmax``."""
     rows, n = x.shape
     bits = x.view(numpy.int32)
     per_row = numpy.empty(_BLOCK, numpy.float32)
@@ -753,7 +765,11 @@ def softmax(x, out):
             per_row[r - r0] = row_max(bits, r)
         for r in range(r0, r1):
             m = per_row[r - r0]
-            per_row[r - r0] = _ONE / exp_row_sum(x, out, r, m)
+            if safe and m == -_INF and only_infinite(x, r):
+                out[r] = _ZERO
+                per_row[r - r0] = _ZERO
+            else:
+                per_row[r - r0] = _ONE / exp_row_sum(x, out, r, m)
         for r in range(r0, r1):
             s = per_row[r - r0]
             for j in range(n):
@@ -801,14 +817,15 @@ def log_softmax_grad(g, y, out):
 
 @job
 def softmax_job(p):
-    """[x, out, rows, n, log]: softmax of the rows, log-softmax when log is 1"""
+    """[x, out, rows, n, log]: softmax of the rows, log-softmax when log is 1, the safe
+    softmax when it is 2"""
     j = carray(p, 5)
     shape = (j[2], j[3])
     x, out = carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape)
-    if j[4]:
+    if j[4] == 1:
         log_softmax(x, out)
     else:
-        softmax(x, out)
+        softmax(x, out, j[4] == 2)
 
 
 @job

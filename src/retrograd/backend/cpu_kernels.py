@@ -826,20 +826,20 @@ def _column_sums(a, m, g, scale, out):
                                      a.shape[1])
 
 
-def _rowwise(name, log, *arrays):
+def _rowwise(name, log, *arrays, args=()):
     """Kernel ``name`` on the rows (last axis) of ``arrays`` and of a new output shaped
-    as the last of them; when large, in parts of whole rows on OpenBLAS's threads (the
-    job entry shared with the log form, told by ``log``)."""
+    as the last of them, and ``args``; when large, in parts of whole rows on OpenBLAS's
+    threads (the job entry shared with the log form, told by ``log``)."""
     out = numpy.empty_like(arrays[-1])
     n = out.shape[-1]
-    _run(name, [*(_rows(a, n) for a in arrays), _rows(out, n)], n, log)
+    _run(name, [*(_rows(a, n) for a in arrays), _rows(out, n)], n, log, args=args)
     return out
 
 
-def softmax(x):
+def softmax(x, safe=False):
     """Softmax over the last axis: the maximum, the exponentials and their sum, the
-    scaling, each row in cache."""
-    return _rowwise("softmax", 0, x)
+    scaling, each row in cache. ``safe``: a row of -inf alone gives zeros, not NaN."""
+    return _rowwise("softmax", 2 if safe else 0, x, args=(safe,))
 
 
 def softmax_grad(grad, y):

@@ -5,7 +5,6 @@ import math
 
 from .. import _autocast, _dtype
 from .._tensor import wrap
-from ..autograd.grad_mode import no_grad
 from ..backend import on_device
 from ..ops import nn_ops as _nn
 from ._functional_dropout import dropout
@@ -61,18 +60,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal:
         causal = on_device(query.device, lambda xp: xp.triu(xp.ones((L, S), dtype=bool), 1))
         scores = scores.masked_fill(wrap(causal), -math.inf)
-    masked_rows = None
     if attn_mask is not None:
         if attn_mask.dtype == _dtype.bool:
             scores = scores.masked_fill(attn_mask.logical_not(), -math.inf)
         else:
             scores = scores + attn_mask
-        with no_grad():  # (no test of whether any is: vmap takes no branch on values)
-            masked_rows = (scores == -math.inf).all(-1, keepdim=True)
-        scores = scores.masked_fill(masked_rows, 0)  # (a NaN softmax, forward and backward)
-    attn = _nn.softmax(scores, -1)
-    if masked_rows is not None:
-        attn = attn.masked_fill(masked_rows, 0)
+    attn = _nn.safe_softmax(scores, -1)
     if dropout_p > 0:
         attn = dropout(attn, dropout_p)
     return attn @ value

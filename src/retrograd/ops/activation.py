@@ -573,6 +573,14 @@ def softmax(input, dim, dtype=None):
     return _nn.softmax(_in_dtype("softmax", input, dim, dtype), dim)
 
 
+@register(method=False)
+def _safe_softmax(input, dim, dtype=None):
+    """``softmax``, but a slice of -inf alone gives zeros (PyTorch's, which sdpa uses:
+    a query whose keys are all masked out attends to nothing)."""
+    dtype = dtype_arg(dtype, "_safe_softmax")
+    return _nn.safe_softmax(_in_dtype("_safe_softmax", input, dim, dtype), dim)
+
+
 @register
 def log_softmax(input, dim, dtype=None):
     dtype = dtype_arg(dtype, "log_softmax")

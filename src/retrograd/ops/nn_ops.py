@@ -394,6 +394,28 @@ _softmax = defop(
     to_float=True, node="SoftmaxBackward0")
 
 
+def _safe_softmax_fwd(xp, self, dim):
+    """Softmax where a slice of -inf alone gives zeros, not NaN (a slice with a NaN is
+    still NaN): exponentials of ``self`` less a maximum of 0 there, each divided by a sum
+    of 1 there."""
+    if self.size == 0:
+        return self.copy()
+    m = xp.max(self, axis=dim, keepdims=True)
+    masked = m == -math.inf
+    e = xp.exp(self - xp.where(masked, 0, m))
+    e /= xp.where(masked, 1, xp.sum(e, axis=dim, keepdims=True))
+    return e
+
+
+# PyTorch's _safe_softmax (sdpa's: a query whose keys are all masked out attends to
+# nothing); its gradient is softmax's, which is 0 where the result is.
+_safe_softmax = defop(
+    "_safe_softmax", kernel(_safe_softmax_fwd,
+                            lambda xp, self, dim: cpu_kernels.softmax(self, safe=True),
+                            lambda self, dim: _compiled_last(dim, self), leading=True),
+    vjp=_softmax.vjp, jvp=_softmax.jvp, to_float=True, node="SafeSoftmaxBackward0")
+
+
 def _log_softmax_grad(xp, grad, result, dim):
     return grad - xp.exp(result) * xp.sum(grad, axis=dim, keepdims=True)
 
@@ -428,6 +450,12 @@ def softmax(input, dim):
     if not _is_float("softmax", input, dim):
         return wrap(input._data.copy())
     return apply(_softmax, (input,), (dim,))
+
+
+def safe_softmax(input, dim):
+    if not _is_float("_safe_softmax", input, dim):
+        return wrap(input._data.copy())
+    return apply(_safe_softmax, (input,), (dim,))
 
 
 def log_softmax(input, dim):
