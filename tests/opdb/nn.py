@@ -6,6 +6,7 @@ import numpy
 
 import retrograd
 import retrograd.nn.functional as F
+from retrograd.ops import nn_ops as _nn_ops
 
 from ._core import (ErrorInput, OpInfo, SampleInput, make_tensor, rng, maker as _maker,
                    torch_functional as _tf)
@@ -41,6 +42,28 @@ def _safe_softmax_samples(dtype, requires_grad):
     for dim in (-1, 0):
         yield SampleInput(retrograd.tensor(rows, requires_grad=requires_grad), (dim,),
                           name=f"infinite_dim{dim}", nondifferentiable=True)
+
+
+def _causal_softmax_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    yield SampleInput(t(2, 3, 4, 5), name="wide")
+    yield SampleInput(t(3, 3), name="square")
+    yield SampleInput(t(2, 6, 2), name="tall")
+    yield SampleInput(t(2, 4, 6, noncontiguous=True), name="strided")
+    rows = numpy.full((2, 4, 4), 0.5, dtype)
+    rows[0, 0, 0] = rows[1, 2, :2] = -numpy.inf  # (queries whose seen keys are all -inf)
+    rows[1, 3, 1] = numpy.nan
+    rows[0, 2, 1] = numpy.inf  # (NaN rows: the later keys NaN too)
+    yield SampleInput(retrograd.tensor(rows, requires_grad=requires_grad), name="infinite",
+                      nondifferentiable=True)
+
+
+def _torch_causal_softmax(x):
+    """PyTorch's sdpa with ``is_causal``: the later keys filled with -inf, the safe
+    softmax."""
+    torch = __import__("torch")
+    hidden = torch.ones(x.shape[-2:], dtype=torch.bool).triu(1)
+    return torch._safe_softmax(x.masked_fill(hidden, -numpy.inf), -1)
 
 
 def _conv2d_samples(dtype, requires_grad):
@@ -381,6 +404,9 @@ OPS = [
     _entry("log_softmax", _softmax_samples, dtypes=_FLOAT),
     # sdpa's softmax: a slice of -inf alone gives zeros (and no gradient), not NaN
     OpInfo("_safe_softmax", _safe_softmax_samples, dtypes=_FLOAT),
+    # sdpa's with is_causal (internal): query i sees keys 0 to i
+    OpInfo("_causal_softmax", _causal_softmax_samples, op=_nn_ops.causal_softmax,
+           torch_op=_torch_causal_softmax, dtypes=_FLOAT),
     _entry("conv2d", _conv2d_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5,
            error_inputs=_conv_errors),
     _entry("conv1d", _conv1d_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),

@@ -131,6 +131,30 @@ def test_safe_softmax_zeros_rows_of_minus_infinity_alone(rows, n, monkeypatch):
     assert numpy.array_equal(safe[kept].view(numpy.int32), plain[kept].view(numpy.int32))
 
 
+@pytest.mark.parametrize("shape", [(3, 5, 7), (2, 6, 64, 64), (20, 64, 33)])
+def test_causal_softmax_masks_the_later_keys_as_pytorchs_sdpa(shape, monkeypatch):
+    """The causal softmax (and its gradient) gives the safe softmax of the scores with each
+    query's later keys -inf, and no gradient there (PyTorch's masked_fill), with -inf, +inf
+    and NaN among the scores, the same bits called directly or in parts (the larger
+    shapes: parts on OpenBLAS's threads)."""
+    x, g = _values(shape, 1), _values(shape, 2)
+    x.reshape(-1, shape[-1])[1::5] = -numpy.inf
+    x.reshape(-1)[4::13] = numpy.inf
+    y = cpu_kernels.causal_softmax(x)
+    dx = cpu_kernels.causal_softmax_grad(g, y)
+    direct = _one_thread(monkeypatch, lambda: (cpu_kernels.causal_softmax(x),
+                                               cpu_kernels.causal_softmax_grad(g, y)))
+    for a, b in zip((y, dx), direct, strict=True):
+        assert numpy.array_equal(a.view(numpy.int32), b.view(numpy.int32))
+    hidden = numpy.triu(numpy.ones(shape[-2:], bool), 1)
+    masked = numpy.where(hidden, -numpy.inf, x).reshape(-1, shape[-1])
+    want = cpu_kernels.softmax(masked, safe=True).reshape(shape)
+    numpy.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-7)
+    want_dx = numpy.where(hidden, 0, y * (g - (g * y).sum(-1, keepdims=True)))
+    numpy.testing.assert_allclose(dx, want_dx, rtol=1e-5, atol=1e-6)
+    assert not dx[..., hidden].view(numpy.int32).any()  # (+0, also where the row is NaN)
+
+
 def _row_kernels_that_round_by_call_size():
     """The row kernels (softmax and log-softmax each way, LayerNorm's input gradient) whose
     job entry (a large call) and kernel called from Python (a small one) give a row
@@ -157,6 +181,12 @@ def _row_kernels_that_round_by_call_size():
             (a, b), (c, d) = each_way(fwd, x), each_way(bwd, g, y)
             if not (numpy.array_equal(a, b) and numpy.array_equal(c, d)):
                 found.append((name, n))
+        causal = x.reshape(7, 43, n)  # (sdpa's with is_causal: each query its first keys)
+        y = cpu_kernels.causal_softmax(causal)
+        (a, b), (c, d) = (each_way(cpu_kernels.causal_softmax, causal),
+                          each_way(cpu_kernels.causal_softmax_grad, g.reshape(7, 43, n), y))
+        if not (numpy.array_equal(a, b) and numpy.array_equal(c, d)):
+            found.append(("causal_softmax", n))
         for w in (None, rng.standard_normal(n).astype(numpy.float32)):
             _, mean, rstd = cpu_kernels.layer_norm(x, n, 1e-5, w, None)
             a, b = each_way(cpu_kernels.layer_norm_dx, g, x, w, mean, rstd, n)

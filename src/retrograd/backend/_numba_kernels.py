@@ -777,6 +777,55 @@ def softmax(x, out, safe):
 
 
 @jit
+def causal_softmax(x, out):
+    """Row i of each (L, S) matrix over its keys 0 to i (PyTorch's ``is_causal``), zeros
+    after them: :func:`softmax`'s row functions on that prefix, so a row's bits are
+    softmax's of the prefix; a prefix of -inf alone gives zeros, as the safe softmax. The
+    later keys are NaN where the prefix's sum is (a NaN or +inf in it), as a row with
+    -inf in their place is."""
+    count, queries, keys = x.shape
+    for b in range(count):
+        for i in range(queries):
+            c = min(i + 1, keys)
+            xs, os = x[b, i, :c].reshape((1, c)), out[b, i, :c].reshape((1, c))
+            m = row_max(xs.view(numpy.int32), 0)
+            if m == -_INF and only_infinite(xs, 0):
+                s = _ZERO
+                os[0] = _ZERO
+            else:
+                s = _ONE / exp_row_sum(xs, os, 0, m)
+                for j in range(c):
+                    os[0, j] *= s
+            out[b, i, c:] = _ZERO * s
+
+
+@jit
+def row_dot(a, b, r):
+    """Row ``r``'s sum of ``a * b``, vectorized (a function of its own, as
+    :func:`row_sum`)."""
+    s = _ZERO
+    for j in range(a.shape[1]):
+        s += a[r, j] * b[r, j]
+    return s
+
+
+@jit
+def causal_softmax_grad(g, y, out):
+    """:func:`causal_softmax`'s gradient: ``y * (g - sum(g * y))`` for each row's keys
+    0 to i, zeros after them (PyTorch's masked_fill gives them no gradient). The sum is
+    the whole row's, as PyTorch's softmax gradient: a NaN or infinite ``g`` of a later key
+    makes the row's gradient NaN there too."""
+    count, queries, keys = y.shape
+    for b in range(count):
+        for i in range(queries):
+            c = min(i + 1, keys)
+            s = row_dot(g[b, i].reshape((1, keys)), y[b, i].reshape((1, keys)), 0)
+            for j in range(c):
+                out[b, i, j] = y[b, i, j] * (g[b, i, j] - s)
+            out[b, i, c:] = _ZERO
+
+
+@jit
 def softmax_grad(g, y, out):
     rows, n = y.shape
     for r in range(rows):
@@ -826,6 +875,23 @@ def softmax_job(p):
         log_softmax(x, out)
     else:
         softmax(x, out, j[4] == 2)
+
+
+@job
+def causal_softmax_job(p):
+    """[x, out, matrices, queries, keys]"""
+    j = carray(p, 5)
+    shape = (j[2], j[3], j[4])
+    causal_softmax(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape))
+
+
+@job
+def causal_softmax_grad_job(p):
+    """[g, y, out, matrices, queries, keys]"""
+    j = carray(p, 6)
+    shape = (j[3], j[4], j[5])
+    causal_softmax_grad(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
+                        carray(float32_at(j[2]), shape))
 
 
 @job
@@ -1401,6 +1467,8 @@ JOB_FUNCTIONS = {"largest_exponent": largest_exponent_job, "gelu": gelu_job,
                  "column_sums_columns": column_sums_columns_job,
                  "layer_norm": layer_norm_job, "layer_norm_dx": layer_norm_dx_job,
                  "softmax": softmax_job, "log_softmax": softmax_job,
+                 "causal_softmax": causal_softmax_job,
+                 "causal_softmax_grad": causal_softmax_grad_job,
                  "softmax_grad": softmax_grad_job, "log_softmax_grad": softmax_grad_job}
 @vectorize(["float32(float32, float32, float32)", "float64(float64, float64, float64)"],
            cache=True)
@@ -1433,6 +1501,7 @@ KERNELS = {"address": address, "adam": adam, "mul_sub": mul_sub, "mul_add": mul_
         "layer_norm_dx": layer_norm_dx, "layer_norm_dw": layer_norm_dw,
         "column_sum": column_sum,
         "softmax": softmax, "softmax_grad": softmax_grad, "log_softmax": log_softmax,
+        "causal_softmax": causal_softmax, "causal_softmax_grad": causal_softmax_grad,
         "log_softmax_grad": log_softmax_grad, "max_pool_2x2": max_pool_2x2,
         "max_pool_2d": max_pool_2d,
         "index_add_rows": index_add_rows, "linspace": linspace,

@@ -36,8 +36,9 @@ import numpy
 from . import blas_threads
 
 __all__ = ["ready", "native_float32", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
-           "layer_norm_dw", "column_sum", "softmax", "softmax_grad", "log_softmax",
-           "log_softmax_grad", "adam_step", "relu", "relu_grad", "outer", "add_scaled", "scale",
+           "layer_norm_dw", "column_sum", "softmax", "causal_softmax", "causal_softmax_grad",
+           "softmax_grad", "log_softmax", "log_softmax_grad", "adam_step", "relu", "relu_grad",
+           "outer", "add_scaled", "scale",
            "addcmul", "addcdiv", "sqrt_", "mul_sub", "mul_add", "max_pool_2d", "max_pool_grad",
            "linspace",
            "copy_into", "copies", "contiguous", "pad_planes", "pays",
@@ -110,7 +111,8 @@ _SPLIT_MIN = {"relu": 1 << 17, "relu_grad": 1 << 17, "gelu": 1 << 15, "gelu_grad
               "elementwise": 1 << 17, "addcmul": 1 << 16, "addcdiv": 1 << 16, "sqrt": 1 << 16,
               "by_row": 1 << 17, "by_column": 1 << 17, "batch_norm": 1 << 16,
               "channel_affine": 1 << 16, "batch_norm_backward": 1 << 16,
-              "softmax": 1 << 15, "log_softmax": 1 << 15,
+              "softmax": 1 << 15, "log_softmax": 1 << 15, "causal_softmax": 1 << 15,
+              "causal_softmax_grad": 1 << 17,
               "softmax_grad": 1 << 17, "log_softmax_grad": 1 << 17, "layer_norm": 1 << 17,
               "layer_norm_dx": 1 << 17, "winograd_tiles": 1 << 16, "winograd_untile": 1 << 16,
               "winograd_grad_tiles": 1 << 16, "winograd_weights": 1 << 16,
@@ -840,6 +842,28 @@ def softmax(x, safe=False):
     """Softmax over the last axis: the maximum, the exponentials and their sum, the
     scaling, each row in cache. ``safe``: a row of -inf alone gives zeros, not NaN."""
     return _rowwise("softmax", 2 if safe else 0, x, args=(safe,))
+
+
+def causal_softmax(x):
+    """Softmax over the last axis of each (L, S) matrix of ``x`` (its last two axes),
+    row i over its first i + 1 keys, zeros after them (PyTorch's ``is_causal``: no mask
+    to build, fill and take the gradient of), a row whose keys are all -inf zeros (the
+    safe softmax); when large, in parts of whole matrices on OpenBLAS's threads."""
+    queries, keys = x.shape[-2:]
+    out = numpy.empty_like(x)
+    _run("causal_softmax", (x.reshape(-1, queries, keys), out.reshape(-1, queries, keys)),
+         queries, keys)
+    return out
+
+
+def causal_softmax_grad(grad, y):
+    """:func:`causal_softmax`'s input gradient from its result ``y``: softmax's over each
+    row's seen keys, zeros for the later ones."""
+    queries, keys = y.shape[-2:]
+    out = numpy.empty_like(y)
+    _run("causal_softmax_grad", tuple(a.reshape(-1, queries, keys) for a in (grad, y, out)),
+         queries, keys)
+    return out
 
 
 def softmax_grad(grad, y):

@@ -4,8 +4,6 @@
 import math
 
 from .. import _autocast, _dtype
-from .._tensor import wrap
-from ..backend import on_device
 from ..ops import nn_ops as _nn
 from ._functional_dropout import dropout
 
@@ -54,18 +52,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     _check(query, key, value, attn_mask, dropout_p)
     if enable_gqa:
         key, value = (_gqa_heads(query, t) for t in (key, value))
-    L, S, E = query.shape[-2], key.shape[-2], query.shape[-1]
+    E = query.shape[-1]
     scale = (1 / math.sqrt(E) if E else math.inf) if scale is None else scale
     scores = (query * scale) @ key.transpose(-2, -1)
-    if is_causal:
-        causal = on_device(query.device, lambda xp: xp.triu(xp.ones((L, S), dtype=bool), 1))
-        scores = scores.masked_fill(wrap(causal), -math.inf)
     if attn_mask is not None:
         if attn_mask.dtype == _dtype.bool:
             scores = scores.masked_fill(attn_mask.logical_not(), -math.inf)
         else:
             scores = scores + attn_mask
-    attn = _nn.safe_softmax(scores, -1)
+    attn = _nn.causal_softmax(scores) if is_causal else _nn.safe_softmax(scores, -1)
     if dropout_p > 0:
         attn = dropout(attn, dropout_p)
     return attn @ value

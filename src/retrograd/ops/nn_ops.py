@@ -416,6 +416,40 @@ _safe_softmax = defop(
     vjp=_softmax.vjp, jvp=_softmax.jvp, to_float=True, node="SafeSoftmaxBackward0")
 
 
+def _hidden(xp, a):
+    """The keys each query of ``a``'s (L, S) matrices does not see under ``is_causal``
+    (query i sees keys 0 to i)."""
+    return xp.triu(xp.full(a.shape[-2:], True), 1)
+
+
+def _causal_softmax_fwd(xp, self, dim):
+    """The safe softmax over the last axis of each (L, S) matrix, row i over keys 0 to i
+    (PyTorch's ``is_causal``: the others are -inf)."""
+    return _safe_softmax_fwd(xp, xp.where(_hidden(xp, self), -math.inf, self), dim)
+
+
+def _causal_softmax_grad(xp, grad, result, dim):
+    """softmax's gradient, none for the hidden keys (PyTorch's masked_fill gives them
+    none, where the result is NaN too)."""
+    return xp.where(_hidden(xp, result), 0, _softmax_grad(xp, grad, result, dim))
+
+
+# sdpa's with ``is_causal``: the compiled kernels mask inside, where a masked_fill of the
+# scores took a pass forward and one backward.
+_causal_softmax = defop(
+    "_causal_softmax", kernel(_causal_softmax_fwd,
+                              lambda xp, self, dim: cpu_kernels.causal_softmax(self),
+                              lambda self, dim: self.ndim > 1 and cpu_kernels.takes(self),
+                              leading=True),
+    vjp={"self": kernel(_causal_softmax_grad, lambda xp, grad, result, dim:
+                        cpu_kernels.causal_softmax_grad(grad, result),
+                        lambda grad, result, dim: result.ndim > 1
+                        and cpu_kernels.takes(result, grad), leading=True)},
+    jvp=lambda xp, self_t, result, dim:
+    _softmax.jvp(xp, xp.where(_hidden(xp, result), 0, self_t), result, dim),
+    to_float=True, node="SafeSoftmaxBackward0")
+
+
 def _log_softmax_grad(xp, grad, result, dim):
     return grad - xp.exp(result) * xp.sum(grad, axis=dim, keepdims=True)
 
@@ -456,6 +490,12 @@ def safe_softmax(input, dim):
     if not _is_float("_safe_softmax", input, dim):
         return wrap(input._data.copy())
     return apply(_safe_softmax, (input,), (dim,))
+
+
+def causal_softmax(input):
+    """The safe softmax over the last dim of ``input``'s (L, S) matrices, query i seeing
+    keys 0 to i (sdpa's ``is_causal``); a float ``input`` of two dims or more."""
+    return apply(_causal_softmax, (input,), (-1,))
 
 
 def log_softmax(input, dim):
