@@ -1,9 +1,9 @@
 """The compiled broadcast pass (``cpu_kernels.broadcast``): add, sub, mul and div of an
 array and a row (its trailing dims) or a column (one value per index of its leading dims)
-of it, either way round, or of two arrays of one shape where the pass splits on OpenBLAS's
-threads, give NumPy's result bit for bit, in one part or in parts, and the ops take it
-forward and for mul's and div's input gradients, the engine to sum two gradients of one
-input. What it does not take stays NumPy's."""
+of it, either way round, or of two arrays of one shape or of an array and a number where
+the pass splits on OpenBLAS's threads, give NumPy's result bit for bit, in one part or in
+parts, and the ops take it forward and for mul's and div's input gradients, the engine to
+sum two gradients of one input. What it does not take stays NumPy's."""
 
 import numpy
 import pytest
@@ -64,6 +64,57 @@ def test_arrays_of_one_shape_are_numpys_bit_for_bit(op, shape, parts, monkeypatc
     with numpy.errstate(all="ignore"):
         _same(cpu_kernels.broadcast(op, a, b), _NUMPY[op](a, b))
         _same(cpu_kernels.broadcast(op, b, a), _NUMPY[op](b, a))
+
+
+_NUMBERS = [0.1, 3, -0.0, 0.0, numpy.inf, -numpy.inf, numpy.nan, 1e-45, 2**70, -3.4e38]
+
+
+@pytest.mark.parametrize("parts", [False, True], ids=["one", "parts"])
+@pytest.mark.parametrize("swapped", [False, True], ids=["x_n", "n_x"])
+@pytest.mark.parametrize("number", _NUMBERS, ids=str)
+@pytest.mark.parametrize("op", list(_NUMPY))
+def test_an_array_and_a_number_are_numpys_bit_for_bit(op, number, swapped, parts,
+                                                      monkeypatch):
+    """The number as NumPy takes it (its float32), either side; odd lengths."""
+    monkeypatch.setattr(cpu_kernels, "_SPLIT_MIN", {
+        **cpu_kernels._SPLIT_MIN, "by_number": 0 if parts else 1 << 62})
+    for shape in [(5,), (3, 1001), (2, 64, 193)]:
+        x = _values(shape, 7)
+        a, b = (number, x) if swapped else (x, number)
+        assert cpu_kernels.broadcasts(a, b) == parts
+        with numpy.errstate(all="ignore"):
+            _same(cpu_kernels.broadcast(op, a, b), _NUMPY[op](a, b))
+
+
+def test_what_a_number_does_not_take(monkeypatch):
+    """Beyond float32's range (NumPy's cast overflows, with its warning), a bool, a float64
+    or strided array: NumPy's."""
+    monkeypatch.setattr(cpu_kernels, "_SPLIT_MIN", {**cpu_kernels._SPLIT_MIN, "by_number": 0})
+    x = numpy.ones((8, 6), "f")
+    assert cpu_kernels.broadcasts(x, 2.0) and cpu_kernels.broadcasts(-5, x)
+    for a, b in [(x, 1e40), (-1e39, x), (x, 2**200), (x, True), (x.astype("d"), 2.0),
+                 (x[:, ::2], 2.0), (x, numpy.float32(2.0))]:
+        assert not cpu_kernels.broadcasts(a, b)
+
+
+def test_a_tensor_and_a_number_take_the_pass_forward_and_for_the_gradient(monkeypatch):
+    """sdpa's ``q * scale`` and Adam's ``v / (1 - beta2 ** t)`` of a large float32 tensor,
+    and ``x * s``'s input gradient (``grad * s``), split on OpenBLAS's threads (where there
+    is one) as NumPy's values."""
+    calls = []
+    run = cpu_kernels.broadcast
+    monkeypatch.setattr(cpu_kernels, "broadcast", lambda *a, **k: calls.append(a[0]) or
+                        run(*a, **k))
+    monkeypatch.setattr(cpu_kernels, "splits", lambda name, first: True)
+    rng = numpy.random.default_rng(9)
+    xs, g = (rng.standard_normal((32, 3, 64, 64)).astype(numpy.float32) for _ in range(2))
+    x = retrograd.from_numpy(xs).requires_grad_()
+    out = x * 0.125
+    out.backward(retrograd.from_numpy(g))
+    _same(out.detach().numpy(), xs * 0.125)
+    _same(x.grad.numpy(), g * 0.125)
+    _same((x.detach() / (1 - 0.999 ** 3)).numpy(), xs / (1 - 0.999 ** 3))
+    assert calls == ["mul", "mul", "div"]
 
 
 def test_a_residual_add_and_its_gradients_sum_take_the_pass_on_threads(monkeypatch):

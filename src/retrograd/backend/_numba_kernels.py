@@ -1132,6 +1132,30 @@ def elementwise(x, y, out, op):
                 outs[i] = xs[i] / ys[i]
 
 
+@exact
+def by_number(x, out, v, op, swapped):
+    """``x[i] (op) v`` (``v (op) x[i]`` when swapped) into ``out``, flat: a tensor and a
+    number (as a float32); no fast-math (:func:`arith` is inlined: it takes these flags),
+    each value rounds as NumPy's."""
+    h = aligned_from(out)
+    for xs, outs in ((x[:h], out[:h]), (x[h:], out[h:])):
+        if swapped:
+            for i in range(outs.size):
+                outs[i] = arith(v, xs[i], op)
+        else:
+            for i in range(outs.size):
+                outs[i] = arith(xs[i], v, op)
+
+
+@job
+def by_number_job(p):
+    """[x, out, n, the number's bits, op, swapped]"""
+    j = carray(p, 6)
+    n = j[2]
+    by_number(carray(float32_at(j[0]), n), carray(float32_at(j[1]), n),
+              as_float32(numpy.int32(j[3])), j[4], j[5] != 0)
+
+
 @job
 def elementwise_job(p):
     """[x, y, out, n, op]"""
@@ -1453,7 +1477,8 @@ JOB_FUNCTIONS = {"largest_exponent": largest_exponent_job, "gelu": gelu_job,
                  "relu_grad": relu_grad_job, "max_pool_2x2": max_pool_2x2_job,
                  "index_add_rows": index_add_rows_job, "strided_copy": strided_copy_job,
                  "max_pool_2d": max_pool_2d_job, "add_scaled": add_scaled_job,
-                 "scale": scale_job, "elementwise": elementwise_job, "addcmul": addc_job,
+                 "scale": scale_job, "elementwise": elementwise_job,
+                 "by_number": by_number_job, "addcmul": addc_job,
                  "addcdiv": addc_job, "sqrt": sqrt_job, "by_row": by_row_job,
                  "by_column": by_column_job,
                  "pad_planes": pad_planes_job, "batch_norm": batch_norm_job,
@@ -1506,6 +1531,7 @@ KERNELS = {"address": address, "adam": adam, "mul_sub": mul_sub, "mul_add": mul_
         "max_pool_2d": max_pool_2d,
         "index_add_rows": index_add_rows, "linspace": linspace,
            "pad_planes": pad_planes, "scale": scale, "elementwise": elementwise,
+           "by_number": by_number,
            "addcmul": addcmul, "addcdiv": addcdiv,
            "sqrt": sqrt, "by_row": by_row,
            "by_column": by_column}

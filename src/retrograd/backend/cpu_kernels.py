@@ -108,7 +108,8 @@ def _rows(x, n):
 _SPLIT_MIN = {"relu": 1 << 17, "relu_grad": 1 << 17, "gelu": 1 << 15, "gelu_grad": 1 << 15,
               "max_pool_2x2": 1 << 16, "max_pool_2d": 1 << 15, "index_add_rows": 1 << 17,
               "pad_planes": 1 << 16, "add_scaled": 1 << 18, "scale": 1 << 18,
-              "elementwise": 1 << 17, "addcmul": 1 << 16, "addcdiv": 1 << 16, "sqrt": 1 << 16,
+              "elementwise": 1 << 17, "by_number": 1 << 17, "addcmul": 1 << 16,
+              "addcdiv": 1 << 16, "sqrt": 1 << 16,
               "by_row": 1 << 17, "by_column": 1 << 17, "batch_norm": 1 << 16,
               "channel_affine": 1 << 16, "batch_norm_backward": 1 << 16,
               "softmax": 1 << 15, "log_softmax": 1 << 15, "causal_softmax": 1 << 15,
@@ -933,6 +934,8 @@ def add_scaled(x, y, alpha):
 
 _OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3}
 _ndarray = numpy.ndarray
+_NUMBERS = (float, int)
+_FLOAT32_MAX = float(numpy.finfo(numpy.float32).max)
 
 
 @functools.lru_cache(maxsize=256)
@@ -969,9 +972,12 @@ def pays(first):
 def broadcasts(a, b):
     """Whether ``a (op) b`` takes :func:`broadcast`: float32 C-contiguous NumPy arrays, one
     a row or a column of the other (a bias, a mask, a row's statistic), large enough; or of
-    one shape where the pass splits on OpenBLAS's threads (NumPy's is one thread's)."""
+    one shape, or one of them a number (a Python float or int within float32's range),
+    where the pass splits on OpenBLAS's threads (NumPy's is one thread's)."""
     if type(b) is not _ndarray or type(a) is not _ndarray:
-        return False  # (a number first: x * 0.5 asks this too)
+        x, n = (a, b) if type(a) is _ndarray else (b, a)
+        return (type(x) is _ndarray and type(n) in _NUMBERS and splits("by_number", x)
+                and takes(x) and (not abs(n) > _FLOAT32_MAX or abs(n) == math.inf))
     if a.shape == b.shape:
         return splits("elementwise", a) and takes(a, b)
     x, v, _ = _larger_first(a, b)
@@ -989,10 +995,17 @@ def broadcast(op, a, b, out=None):
     """``a (op) b`` ("add", "sub", "mul" or "div") as :func:`broadcasts` takes them, into
     ``out`` (a new array; may be the larger one), in one pass: NumPy's broadcast passes run
     at a third to a half of memory speed."""
+    code = _OPS[op]
+    if type(a) is not _ndarray or type(b) is not _ndarray:  # (a number: NumPy's float32 of it)
+        swapped = type(a) is not _ndarray
+        x, v = (b, numpy.float32(a)) if swapped else (a, numpy.float32(b))
+        out = numpy.empty_like(x) if out is None else out
+        _run("by_number", (_flat(x), _flat(out)), v, code, int(swapped),
+             args=(v, code, swapped))
+        return out
     x, v, swapped = _larger_first(a, b)
     if out is None:
         out = numpy.empty_like(x)
-    code = _OPS[op]
     if a.shape == b.shape:
         _run("elementwise", (_flat(a), _flat(b), _flat(out)), code, args=(code,))
         return out
