@@ -117,6 +117,25 @@ def test_a_tensor_and_a_number_take_the_pass_forward_and_for_the_gradient(monkey
     assert calls == ["mul", "mul", "div"]
 
 
+@pytest.mark.parametrize("op", ["add", "sub", "div"])
+def test_an_update_in_place_by_a_number_takes_the_pass(op, monkeypatch):
+    """Adam's ``denom.add_(eps)``, a ``div_`` by a count, of a large float32 tensor: in
+    place by the pass (its loops on the one array), NumPy's bits."""
+    calls = []
+    run = cpu_kernels.broadcast
+    monkeypatch.setattr(cpu_kernels, "broadcast", lambda *a, **k: calls.append(a[0]) or
+                        run(*a, **k))
+    monkeypatch.setattr(cpu_kernels, "splits", lambda name, first: True)
+    x = _values((300, 1001), 11)
+    with numpy.errstate(all="ignore"):
+        want = _NUMPY[op](x, 0.3)
+    t = retrograd.from_numpy(x)
+    with retrograd.no_grad():
+        getattr(t, op + "_")(0.3)
+    _same(t.numpy(), want)
+    assert calls == [op]
+
+
 def test_a_residual_add_and_its_gradients_sum_take_the_pass_on_threads(monkeypatch):
     """``x + f(x)`` of w4's (32, 64, 192) activations forward, and the engine's sum of x's
     two gradients, split on OpenBLAS's threads (where there is one) as NumPy's values."""

@@ -1132,19 +1132,43 @@ def elementwise(x, y, out, op):
                 outs[i] = xs[i] / ys[i]
 
 
+@exact_inline
+def number_loops(xs, outs, v, op, swapped):
+    """:func:`by_number`'s pass: a loop for each op (one switching on ``op`` inside is not
+    vectorized)."""
+    if op == 0:
+        for i in range(outs.size):
+            outs[i] = xs[i] + v
+    elif op == 2:
+        for i in range(outs.size):
+            outs[i] = xs[i] * v
+    elif op == 1 and swapped:
+        for i in range(outs.size):
+            outs[i] = v - xs[i]
+    elif op == 1:
+        for i in range(outs.size):
+            outs[i] = xs[i] - v
+    elif swapped:
+        for i in range(outs.size):
+            outs[i] = v / xs[i]
+    else:
+        for i in range(outs.size):
+            outs[i] = xs[i] / v
+
+
 @exact
 def by_number(x, out, v, op, swapped):
     """``x[i] (op) v`` (``v (op) x[i]`` when swapped) into ``out``, flat: a tensor and a
-    number (as a float32); no fast-math (:func:`arith` is inlined: it takes these flags),
-    each value rounds as NumPy's."""
+    number (as a float32); no fast-math, each value rounds as NumPy's. In place (``x`` is
+    ``out``) the loops read and write one array: given two that overlap, LLVM's check for
+    overlap sends them to its scalar loop (an ``add_`` of a number 2.4x as slow)."""
     h = aligned_from(out)
+    same = x.ctypes.data == out.ctypes.data
     for xs, outs in ((x[:h], out[:h]), (x[h:], out[h:])):
-        if swapped:
-            for i in range(outs.size):
-                outs[i] = arith(v, xs[i], op)
+        if same:
+            number_loops(outs, outs, v, op, swapped)
         else:
-            for i in range(outs.size):
-                outs[i] = arith(xs[i], v, op)
+            number_loops(xs, outs, v, op, swapped)
 
 
 @job

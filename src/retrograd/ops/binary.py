@@ -180,6 +180,16 @@ def _broadcast(name, unit=False):
         cpu_kernels.broadcasts
 
 
+def _by_number(name, unit=False):
+    """An in-place ``self <name>= number`` of a large float32 tensor (Adam's ``add_(eps)``)
+    by ``cpu_kernels.broadcast`` into ``self``, as an ``into`` rule's (fast, when) pair;
+    ``unit``: the op takes an ``alpha``, which must then be 1."""
+    def when(out, self, other, *alpha):
+        return (out is self and type(other) in (float, int) and (not alpha or alpha[0] == 1)
+                and cpu_kernels.broadcasts(out, other))
+    return lambda xp, out, self, other, *alpha: cpu_kernels.broadcast(name, out, other, out), when
+
+
 # self.add_(other, alpha=a) (an optimizer's update) by the compiled kernel: one pass, where
 # NumPy makes a temporary of other * a and reads it back (2.3x the time), in parts on
 # OpenBLAS's threads when large (as self.mul_(number)). With alpha 1 NumPy's one pass is
@@ -189,21 +199,23 @@ _add = defop("add", kernel(lambda xp, self, other, alpha: _plus_scaled(xp, self,
              vjp={"self": lambda grad: grad,
                   "other": lambda grad, alpha: grad * alpha if alpha != 1 else grad},
              promote=_BOTH,
-             into=kernel(lambda xp, out, self, other, alpha:
-                         _plus_scaled(xp, self, other, alpha, out),
-                         lambda xp, out, self, other, alpha:
-                         cpu_kernels.add_scaled(out, other, alpha),
-                         lambda out, self, other, alpha: out is self
-                         and getattr(other, "shape", None) == out.shape
-                         and cpu_kernels.takes(out, other)
-                         and (alpha != 1 or cpu_kernels.splits("add_scaled", out))),
+             into=kernel(kernel(lambda xp, out, self, other, alpha:
+                                _plus_scaled(xp, self, other, alpha, out),
+                                lambda xp, out, self, other, alpha:
+                                cpu_kernels.add_scaled(out, other, alpha),
+                                lambda out, self, other, alpha: out is self
+                                and getattr(other, "shape", None) == out.shape
+                                and cpu_kernels.takes(out, other)
+                                and (alpha != 1 or cpu_kernels.splits("add_scaled", out))),
+                         *_by_number("add", unit=True)),
              jvp="elementwise")
 _sub = defop("sub", kernel(lambda xp, self, other, alpha: _minus_scaled(xp, self, other, alpha),
                            *_broadcast("sub", unit=True)),
              vjp={"self": lambda grad: grad,
                   "other": lambda grad, alpha: -grad * alpha if alpha != 1 else -grad},
              promote=_BOTH,
-             into=lambda xp, out, self, other, alpha: _minus_scaled(xp, self, other, alpha, out),
+             into=kernel(lambda xp, out, self, other, alpha:
+                         _minus_scaled(xp, self, other, alpha, out), *_by_number("sub", unit=True)),
              jvp="elementwise")
 _rsub = defop("rsub", lambda xp, self, other, alpha: _minus_scaled(xp, other, self, alpha),
               vjp={"self": lambda grad, alpha: -grad * alpha, "other": lambda grad: grad},
@@ -253,8 +265,9 @@ _div = defop("div", kernel(lambda xp, self, other: xp.divide(self, other), *_bro
                                  grad / _in_result_dtype(xp, grad, other)[0], *_broadcast("div")),
                   "other": _div_other_rule},
              promote=_BOTH, to_float=True,
-             into=lambda xp, out, self, other: xp.divide(self, other, out=out), jvp="elementwise",
-             upcast="forward", scalar_other=True)
+             into=kernel(lambda xp, out, self, other: xp.divide(self, other, out=out),
+                         *_by_number("div")),
+             jvp="elementwise", upcast="forward", scalar_other=True)
 def _div_rounding_fwd(xp, self, other, rounding_mode):
     self, other = _kernel(f"div_{rounding_mode}_cpu", self, other)
     if rounding_mode == "floor":
