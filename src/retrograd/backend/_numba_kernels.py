@@ -982,14 +982,25 @@ def arith(a, b, op):
 @jit
 def by_row(x, out, v, op, swapped):
     """``x[i, j] (op) v[j]`` (``v[j] (op) x[i, j]`` when swapped) into ``out``: a row
-    vector against each row of ``x``."""
+    vector against each row of ``x``. In place (a linear layer's bias onto its product)
+    the loops get the one array twice, as :func:`by_number`'s (3.2x as fast)."""
+    same = x.ctypes.data == out.ctypes.data
     for i in range(x.shape[0]):
-        if swapped:
-            for j in range(x.shape[1]):
-                out[i, j] = arith(v[j], x[i, j], op)
+        if same:
+            row_against(out[i], out[i], v, op, swapped)
         else:
-            for j in range(x.shape[1]):
-                out[i, j] = arith(x[i, j], v[j], op)
+            row_against(x[i], out[i], v, op, swapped)
+
+
+@inline
+def row_against(xs, outs, v, op, swapped):
+    """:func:`by_row`'s pass over one row."""
+    if swapped:
+        for j in range(xs.size):
+            outs[j] = arith(v[j], xs[j], op)
+    else:
+        for j in range(xs.size):
+            outs[j] = arith(xs[j], v[j], op)
 
 
 @jit
