@@ -51,6 +51,9 @@ def _fold_matmul(xp, a, b):
     return functions(xp).matmul(a, b)
 
 
+# (The transposes of the gradient rules below are the arrays' swapaxes methods, which every
+# array namespace has: numpy.swapaxes calls through Python wrappers, which in a training
+# step run cold, after a large pass.)
 def _matmul_grad_self(xp, grad, other, self_shape):
     if other.ndim == 1:  # (..., m, n) @ (n,) or a dot product: an outer product back
         return grad * other if len(self_shape) == 1 else functions(xp).outer(grad, other)
@@ -58,7 +61,7 @@ def _matmul_grad_self(xp, grad, other, self_shape):
         if other.ndim == 2:
             return functions(xp).matmul(other, grad)
         return xp.squeeze(functions(xp).matmul(other, xp.expand_dims(grad, -1)), -1)
-    return _fold_matmul(xp, grad, xp.swapaxes(other, -1, -2))
+    return _fold_matmul(xp, grad, other.swapaxes(-1, -2))
 
 
 def _matmul_grad_other(xp, grad, self, other_shape, other_strides):
@@ -81,8 +84,8 @@ def _matmul_grad_other(xp, grad, self, other_shape, other_strides):
     if len(other_shape) == 2 and other_strides[0] < other_strides[1]:
         # A transposed matrix (x @ w.t()): compute its gradient in its layout, as
         # PyTorch's mm_mat2_backward, so it reaches w's .grad without a copy.
-        return xp.swapaxes(_fold_matmul(xp, xp.swapaxes(grad, -1, -2), self), -1, -2)
-    return _fold_matmul(xp, xp.swapaxes(self, -1, -2), grad)
+        return _fold_matmul(xp, grad.swapaxes(-1, -2), self).swapaxes(-1, -2)
+    return _fold_matmul(xp, self.swapaxes(-1, -2), grad)
 
 
 def _matmul_fwd(xp, self, other):

@@ -126,14 +126,24 @@ _permute = defop("permute", lambda xp, self, dims: xp.transpose(self, dims),
                  vjp={"self": lambda xp, grad, dims:
                       xp.transpose(grad, tuple(sorted(range(len(dims)), key=dims.__getitem__)))},
                  view=True, jvp="linear")
+# (transpose and t by the arrays' swapaxes method, which every array namespace has:
+# numpy.swapaxes and numpy.transpose call through Python wrappers, which in a training step
+# run cold, after a large pass: a linear layer's w.t() and its TBackward0)
 _transpose = defop("transpose",
-                   lambda xp, self, dim0, dim1: xp.swapaxes(self, dim0, dim1) if self.ndim
+                   lambda xp, self, dim0, dim1: self.swapaxes(dim0, dim1) if self.ndim
                    else self[...],
-                   vjp={"self": lambda xp, grad, dim0, dim1: xp.swapaxes(grad, dim0, dim1)
+                   vjp={"self": lambda xp, grad, dim0, dim1: grad.swapaxes(dim0, dim1)
                         if grad.ndim else grad},
                    view=True, jvp="linear")
-_t = defop("t", lambda xp, self: xp.transpose(self),
-           vjp={"self": lambda xp, grad: xp.transpose(grad)}, view=True, node="TBackward0",
+
+
+def _transposed(xp, a):
+    """A matrix transposed, a vector or a number as it is (a view)."""
+    return a.swapaxes(0, 1) if a.ndim == 2 else xp.transpose(a)
+
+
+_t = defop("t", lambda xp, self: _transposed(xp, self),
+           vjp={"self": lambda xp, grad: _transposed(xp, grad)}, view=True, node="TBackward0",
            jvp="linear")
 
 
