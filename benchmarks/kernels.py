@@ -7,7 +7,8 @@ PyTorch.
 At w4's shapes (a 4-layer, 192-wide transformer encoder on a (32, 64) batch, float32):
 GELU on the (32, 64, 768) feed-forward activations, LayerNorm over 192 features, softmax
 over the (32, 4, 64, 64) attention scores, the 192 -> 768 linear layer with its bias, the
-scores' batched product ``q @ k.transpose(-2, -1)``.
+scores' batched product ``q @ k.transpose(-2, -1)``, and ``sdpa`` over its heads (plain,
+causal, and with a boolean mask).
 At w3's (a two-layer CNN on a (64, 3, 32, 32) batch): each 3x3, padding-1 convolution
 with its bias (3 -> 32 channels at 32x32, 32 -> 64 at 16x16) and the 2x2 max pool after
 it. ResNet-18's (``rn_*``, batch 8 of 224x224 images, no bias): the 7x7 stride-2 stem,
@@ -76,6 +77,21 @@ def _attention_scores(T):
         lambda q, k: q @ k.transpose(-2, -1)
 
 
+def _sdpa(seed, **kw):
+    """``scaled_dot_product_attention`` over w4's (32, 4, 64, 48) heads: plain, causal, or
+    with a boolean mask that hides a fifth of the keys (each query sees at least one)."""
+    masked = kw.pop("masked", False)
+
+    def make(T):
+        mask = np.random.default_rng(seed).random((64, 64)) > 0.2
+        mask[:, 0] = True
+        extra = {"attn_mask": T.from_numpy(mask)} if masked else {}
+        return ([_inputs(T, (32, 4, 64, 48), seed + k) for k in range(3)],
+                lambda q, k, v: T.nn.functional.scaled_dot_product_attention(
+                    q, k, v, **kw, **extra))
+    return make
+
+
 def _matmul_nt(n_in, n_out, seed, rows=128):
     def make(T):
         return ([_inputs(T, (rows, n_in), seed), _inputs(T, (n_out, n_in), seed + 1)],
@@ -134,7 +150,9 @@ def _batch_norm(channels, size, seed, batch=8):
 
 
 KERNELS = {"gelu": _gelu, "layer_norm": _layer_norm, "softmax": _softmax, "linear": _linear,
-           "attn_scores": _attention_scores, "mlp_784": _matmul_nt(784, 1024, 70),
+           "attn_scores": _attention_scores, "sdpa": _sdpa(76),
+           "sdpa_causal": _sdpa(79, is_causal=True), "sdpa_masked": _sdpa(82, masked=True),
+           "mlp_784": _matmul_nt(784, 1024, 70),
            "mlp_1024": _matmul_nt(1024, 1024, 72), "mlp_out": _matmul_nt(1024, 10, 74),
            "conv1": _conv(3, 32, 32, 5), "max_pool1": _max_pool(32, 32, 8),
            "conv2": _conv(32, 64, 16, 9), "max_pool2": _max_pool(64, 16, 12),
