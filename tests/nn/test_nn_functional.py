@@ -287,6 +287,30 @@ def test_sdpa_query_of_minus_infinity_attends_to_nothing_as_pytorch(causal):
         numpy.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("mask_shape,causal", [((6, 7), False), ((6, 7), True),
+                                                ((2, 1, 6, 7), False), ((1, 7), True)])
+def test_sdpa_boolean_masks_as_pytorch(mask_shape, causal):
+    """A boolean mask of the scores' (L, S) (the compiled kernel's), broadcast over the
+    batch and heads, or of another broadcastable shape (the rule's), with is_causal too;
+    a query whose keys are all masked out gets zeros."""
+    rng = numpy.random.default_rng(1)
+    q = rng.standard_normal((2, 3, 6, 5)).astype(numpy.float32)
+    k, v = (rng.standard_normal((2, 3, 7, 5)).astype(numpy.float32) for _ in range(2))
+    mask = rng.random(mask_shape) > 0.4
+    if mask_shape[-2] > 1:
+        mask[..., 1, :] = False
+    grad = rng.standard_normal((2, 3, 6, 5)).astype(numpy.float32)
+    results = []
+    for lib, f in ((retrograd, F), (torch, TF)):
+        ins = [lib.tensor(a, requires_grad=True) for a in (q, k, v)]
+        out = f.scaled_dot_product_attention(*ins, attn_mask=lib.tensor(mask),
+                                             is_causal=causal)
+        out.backward(lib.tensor(grad))
+        results.append([out.detach().numpy()] + [t.grad.numpy() for t in ins])
+    for ours, theirs in zip(*results, strict=True):
+        numpy.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
 def test_one_hot():
     t = numpy.array([0, 3, 1])
     assert (F.one_hot(retrograd.from_numpy(t)).numpy() ==

@@ -58,6 +58,27 @@ def _causal_softmax_samples(dtype, requires_grad):
                       nondifferentiable=True)
 
 
+def _masked_softmax_samples(dtype, requires_grad):
+    t = _maker(dtype, requires_grad)
+    keep = numpy.random.default_rng(3).random((4, 5)) > 0.4
+    keep[1] = False  # (a query that sees no key)
+    yield SampleInput(t(2, 3, 4, 5), (retrograd.from_numpy(keep),), name="matrix_mask")
+    yield SampleInput(t(2, 4, 6, noncontiguous=True), (retrograd.from_numpy(keep[:, :1]),),
+                      name="strided_column_mask")
+    yield SampleInput(t(4, 5), (retrograd.from_numpy(keep[2]),), name="row_mask")
+    rows = numpy.full((2, 4, 5), 0.5, dtype)
+    rows[0, 0, keep[0]] = -numpy.inf  # (a query whose kept keys are all -inf)
+    rows[1, 2, 1] = numpy.nan
+    rows[0, 3, 4] = numpy.inf
+    yield SampleInput(retrograd.tensor(rows, requires_grad=requires_grad),
+                      (retrograd.from_numpy(keep),), name="infinite", nondifferentiable=True)
+
+
+def _torch_masked_softmax(x, keep):
+    """PyTorch's sdpa with a boolean mask: -inf where it is False, the safe softmax."""
+    return __import__("torch")._safe_softmax(x.masked_fill(~keep, -numpy.inf), -1)
+
+
 def _torch_causal_softmax(x):
     """PyTorch's sdpa with ``is_causal``: the later keys filled with -inf, the safe
     softmax."""
@@ -407,6 +428,9 @@ OPS = [
     # sdpa's with is_causal (internal): query i sees keys 0 to i
     OpInfo("_causal_softmax", _causal_softmax_samples, op=_nn_ops.causal_softmax,
            torch_op=_torch_causal_softmax, dtypes=_FLOAT),
+    # sdpa's with a boolean mask (internal): -inf where it is False
+    OpInfo("_masked_softmax", _masked_softmax_samples, op=_nn_ops.masked_softmax,
+           torch_op=_torch_masked_softmax, dtypes=_FLOAT),
     _entry("conv2d", _conv2d_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5,
            error_inputs=_conv_errors),
     _entry("conv1d", _conv1d_samples, dtypes=_FLOAT, atol=1e-5, rtol=1e-5),

@@ -155,6 +155,30 @@ def test_causal_softmax_masks_the_later_keys_as_pytorchs_sdpa(shape, monkeypatch
     assert not dx[..., hidden].view(numpy.int32).any()  # (+0, also where the row is NaN)
 
 
+@pytest.mark.parametrize("shape", [(3, 5, 7), (2, 6, 64, 64), (20, 64, 33)])
+def test_masked_softmax_is_the_safe_softmax_of_the_masked_scores(shape, monkeypatch):
+    """sdpa's boolean mask in the kernel (and its gradient): the safe softmax of the scores
+    with -inf where the mask is False, no gradient there, a query that keeps no key zeros,
+    with -inf, +inf and NaN among the scores; the same bits called directly or in parts."""
+    x, g = _values(shape, 3), _values(shape, 4)
+    x.reshape(-1, shape[-1])[1::5] = -numpy.inf
+    x.reshape(-1)[4::13] = numpy.inf
+    keep = numpy.random.default_rng(5).random(shape[-2:]) > 0.3
+    keep[2] = False
+    y = cpu_kernels.masked_softmax(x, keep)
+    dx = cpu_kernels.masked_softmax_grad(g, y, keep)
+    direct = _one_thread(monkeypatch, lambda: (cpu_kernels.masked_softmax(x, keep),
+                                               cpu_kernels.masked_softmax_grad(g, y, keep)))
+    for a, b in zip((y, dx), direct, strict=True):
+        assert numpy.array_equal(a.view(numpy.int32), b.view(numpy.int32))
+    masked = numpy.where(keep, x, -numpy.inf).reshape(-1, shape[-1])
+    want = cpu_kernels.softmax(masked, safe=True).reshape(shape)
+    numpy.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-7)
+    want_dx = numpy.where(keep, y * (g - (g * y).sum(-1, keepdims=True)), 0)
+    numpy.testing.assert_allclose(dx, want_dx, rtol=1e-5, atol=1e-6)
+    assert not y[..., 2, :].any() and not dx[..., ~keep].view(numpy.int32).any()
+
+
 def _row_kernels_that_round_by_call_size():
     """The row kernels (softmax and log-softmax each way, LayerNorm's input gradient) whose
     job entry (a large call) and kernel called from Python (a small one) give a row
@@ -187,6 +211,13 @@ def _row_kernels_that_round_by_call_size():
                           each_way(cpu_kernels.causal_softmax_grad, g.reshape(7, 43, n), y))
         if not (numpy.array_equal(a, b) and numpy.array_equal(c, d)):
             found.append(("causal_softmax", n))
+        keep = rng.random((43, n)) > 0.3
+        y = cpu_kernels.masked_softmax(causal, keep)
+        (a, b), (c, d) = (each_way(cpu_kernels.masked_softmax, causal, keep),
+                          each_way(cpu_kernels.masked_softmax_grad, g.reshape(7, 43, n), y,
+                                   keep))
+        if not (numpy.array_equal(a, b) and numpy.array_equal(c, d)):
+            found.append(("masked_softmax", n))
         for w in (None, rng.standard_normal(n).astype(numpy.float32)):
             _, mean, rstd = cpu_kernels.layer_norm(x, n, 1e-5, w, None)
             a, b = each_way(cpu_kernels.layer_norm_dx, g, x, w, mean, rstd, n)

@@ -799,6 +799,71 @@ def causal_softmax(x, out):
             out[b, i, c:] = _ZERO * s
 
 
+@inline
+def kept_row_max(bits, keep, r, i):
+    """:func:`row_max` of row ``r`` over its keys ``keep`` marks (row ``i`` of the mask,
+    nonzero: kept); -inf when it keeps none."""
+    m = _INT_MIN
+    for j in range(bits.shape[1]):
+        b = bits[r, j]
+        k = b ^ ((b >> _31) & _MAGNITUDE) if keep[i, j] != 0 else _INT_MIN
+        m = k if k > m else m
+    return as_float32(m ^ ((m >> _31) & _MAGNITUDE)) if m != _INT_MIN else -_INF
+
+
+@jit
+def kept_exp_row_sum(x, keep, out, r, i, m):
+    """:func:`exp_row_sum` over the keys ``keep`` marks; 0 into the others."""
+    s = _ZERO
+    for j in range(x.shape[1]):
+        e = exp_neg(x[r, j] - m)  # (for every key, then chosen: the loop vectorizes)
+        e = e if keep[i, j] != 0 else _ZERO
+        out[r, j] = e
+        s += e
+    return s
+
+
+@inline
+def only_kept_infinite(x, keep, r, i):
+    """Whether row ``r``'s kept keys, whose maximum is -inf, hold no NaN."""
+    for j in range(x.shape[1]):
+        if keep[i, j] != 0 and x[r, j] != x[r, j]:
+            return False
+    return True
+
+
+@jit
+def masked_softmax(x, out, keep):
+    """The safe softmax of each (L, S) matrix's rows over the keys that ``keep`` (L, S;
+    nonzero: kept) marks, as of the scores with -inf at the others (PyTorch's masked_fill
+    and _safe_softmax): 0 there, NaN where the row's sum is."""
+    count, queries, keys = x.shape
+    for b in range(count):
+        xb, ob = x[b], out[b]
+        bits = xb.view(numpy.int32)
+        for i in range(queries):
+            m = kept_row_max(bits, keep, i, i)
+            if m == -_INF and only_kept_infinite(xb, keep, i, i):
+                ob[i] = _ZERO
+            else:
+                s = _ONE / kept_exp_row_sum(xb, keep, ob, i, i, m)
+                for j in range(keys):
+                    ob[i, j] *= s
+
+
+@jit
+def masked_softmax_grad(g, y, out, keep):
+    """:func:`masked_softmax`'s gradient: softmax's (the whole row's sum, as PyTorch's),
+    none for the keys ``keep`` leaves out (its masked_fill's)."""
+    count, queries, keys = y.shape
+    for b in range(count):
+        gb, yb = g[b], y[b]
+        for i in range(queries):
+            s = row_dot(gb, yb, i)
+            for j in range(keys):
+                out[b, i, j] = yb[i, j] * (gb[i, j] - s) if keep[i, j] != 0 else _ZERO
+
+
 @jit
 def row_dot(a, b, r):
     """Row ``r``'s sum of ``a * b``, vectorized (a function of its own, as
@@ -883,6 +948,24 @@ def causal_softmax_job(p):
     j = carray(p, 5)
     shape = (j[2], j[3], j[4])
     causal_softmax(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape))
+
+
+@job
+def masked_softmax_job(p):
+    """[x, out, matrices, queries, keys, keep (float32, queries by keys)]"""
+    j = carray(p, 6)
+    shape = (j[2], j[3], j[4])
+    masked_softmax(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
+                   carray(float32_at(j[5]), (j[3], j[4])))
+
+
+@job
+def masked_softmax_grad_job(p):
+    """[g, y, out, matrices, queries, keys, keep (float32, queries by keys)]"""
+    j = carray(p, 7)
+    shape = (j[3], j[4], j[5])
+    masked_softmax_grad(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
+                        carray(float32_at(j[2]), shape), carray(float32_at(j[6]), (j[4], j[5])))
 
 
 @job
@@ -1529,6 +1612,8 @@ JOB_FUNCTIONS = {"largest_exponent": largest_exponent_job, "gelu": gelu_job,
                  "softmax": softmax_job, "log_softmax": softmax_job,
                  "causal_softmax": causal_softmax_job,
                  "causal_softmax_grad": causal_softmax_grad_job,
+                 "masked_softmax": masked_softmax_job,
+                 "masked_softmax_grad": masked_softmax_grad_job,
                  "softmax_grad": softmax_grad_job, "log_softmax_grad": softmax_grad_job}
 @vectorize(["float32(float32, float32, float32)", "float64(float64, float64, float64)"],
            cache=True)
@@ -1562,6 +1647,7 @@ KERNELS = {"address": address, "adam": adam, "mul_sub": mul_sub, "mul_add": mul_
         "column_sum": column_sum,
         "softmax": softmax, "softmax_grad": softmax_grad, "log_softmax": log_softmax,
         "causal_softmax": causal_softmax, "causal_softmax_grad": causal_softmax_grad,
+        "masked_softmax": masked_softmax, "masked_softmax_grad": masked_softmax_grad,
         "log_softmax_grad": log_softmax_grad, "max_pool_2x2": max_pool_2x2,
         "max_pool_2d": max_pool_2d,
         "index_add_rows": index_add_rows, "linspace": linspace,

@@ -37,8 +37,8 @@ from . import blas_threads
 
 __all__ = ["ready", "native_float32", "takes", "gelu", "gelu_grad", "layer_norm", "layer_norm_dx",
            "layer_norm_dw", "column_sum", "softmax", "causal_softmax", "causal_softmax_grad",
-           "softmax_grad", "log_softmax", "log_softmax_grad", "adam_step", "relu", "relu_grad",
-           "outer", "add_scaled", "scale",
+           "masked_softmax", "masked_softmax_grad", "mask_takes", "softmax_grad", "log_softmax",
+           "log_softmax_grad", "adam_step", "relu", "relu_grad", "outer", "add_scaled", "scale",
            "addcmul", "addcdiv", "sqrt_", "mul_sub", "mul_add", "max_pool_2d", "max_pool_grad",
            "linspace",
            "copy_into", "copies", "contiguous", "pad_planes", "pays",
@@ -113,7 +113,8 @@ _SPLIT_MIN = {"relu": 1 << 17, "relu_grad": 1 << 17, "gelu": 1 << 15, "gelu_grad
               "by_row": 1 << 17, "by_column": 1 << 17, "batch_norm": 1 << 16,
               "channel_affine": 1 << 16, "batch_norm_backward": 1 << 16,
               "softmax": 1 << 15, "log_softmax": 1 << 15, "causal_softmax": 1 << 15,
-              "causal_softmax_grad": 1 << 17,
+              "causal_softmax_grad": 1 << 17, "masked_softmax": 1 << 15,
+              "masked_softmax_grad": 1 << 17,
               "softmax_grad": 1 << 17, "log_softmax_grad": 1 << 17, "layer_norm": 1 << 17,
               "layer_norm_dx": 1 << 17, "winograd_tiles": 1 << 16, "winograd_untile": 1 << 16,
               "winograd_grad_tiles": 1 << 16, "winograd_weights": 1 << 16,
@@ -864,6 +865,41 @@ def causal_softmax_grad(grad, y):
     out = numpy.empty_like(y)
     _run("causal_softmax_grad", tuple(a.reshape(-1, queries, keys) for a in (grad, y, out)),
          queries, keys)
+    return out
+
+
+def mask_takes(x, keep):
+    """Whether :func:`masked_softmax` takes scores ``x`` with the boolean mask ``keep``:
+    one (L, S) mask for every matrix of the scores (float32, C-contiguous)."""
+    return (type(keep) is _ndarray and keep.dtype == numpy.bool_ and x.ndim > 1
+            and keep.shape == x.shape[-2:] and takes(x))
+
+
+def _kept(keep):
+    """A mask as the kernels read it: float32, 1 where kept."""
+    return numpy.ascontiguousarray(keep, numpy.float32)
+
+
+def masked_softmax(x, keep):
+    """Softmax over the last axis of each (L, S) matrix of ``x`` over the keys ``keep``
+    (L, S, boolean) marks, 0 for the others, the safe softmax's zeros for a row that keeps
+    none or only -inf (sdpa's boolean mask: no mask to fill in, nor its fill's gradient);
+    when large, in parts of whole matrices on OpenBLAS's threads."""
+    queries, keys = x.shape[-2:]
+    out = numpy.empty_like(x)
+    kept = _kept(keep)
+    _run("masked_softmax", (x.reshape(-1, queries, keys), out.reshape(-1, queries, keys)),
+         queries, keys, address(kept), args=(kept,))
+    return out
+
+
+def masked_softmax_grad(grad, y, keep):
+    """:func:`masked_softmax`'s input gradient from its result ``y``."""
+    queries, keys = y.shape[-2:]
+    out = numpy.empty_like(y)
+    kept = _kept(keep)
+    _run("masked_softmax_grad", tuple(a.reshape(-1, queries, keys) for a in (grad, y, out)),
+         queries, keys, address(kept), args=(kept,))
     return out
 
 

@@ -4,6 +4,8 @@
 import math
 
 from .. import _autocast, _dtype
+from .._tensor import wrap
+from ..backend import on_device
 from ..ops import nn_ops as _nn
 from ._functional_dropout import dropout
 
@@ -42,6 +44,12 @@ def _gqa_heads(query, t):
                                                                               -3)
 
 
+def _causal(scores, device):
+    """The (L, S) mask of ``is_causal``: query i sees keys 0 to i."""
+    shape = scores.shape[-2:]
+    return wrap(on_device(device, lambda xp: xp.tril(xp.ones(shape, dtype=bool))))
+
+
 @_autocast.policy("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
@@ -55,12 +63,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     E = query.shape[-1]
     scale = (1 / math.sqrt(E) if E else math.inf) if scale is None else scale
     scores = (query * scale) @ key.transpose(-2, -1)
-    if attn_mask is not None:
-        if attn_mask.dtype == _dtype.bool:
-            scores = scores.masked_fill(attn_mask.logical_not(), -math.inf)
-        else:
+    if attn_mask is not None and attn_mask.dtype == _dtype.bool:
+        if is_causal:
+            attn_mask = attn_mask.logical_and(_causal(scores, attn_mask.device))
+        attn = _nn.masked_softmax(scores, attn_mask)
+    else:
+        if attn_mask is not None:
             scores = scores + attn_mask
-    attn = _nn.causal_softmax(scores) if is_causal else _nn.safe_softmax(scores, -1)
+        attn = _nn.causal_softmax(scores) if is_causal else _nn.safe_softmax(scores, -1)
     if dropout_p > 0:
         attn = dropout(attn, dropout_p)
     return attn @ value

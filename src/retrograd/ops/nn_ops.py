@@ -450,6 +450,35 @@ _causal_softmax = defop(
     to_float=True, node="SafeSoftmaxBackward0")
 
 
+def _masked_softmax_fwd(xp, self, mask, dim):
+    """The safe softmax over the last axis of the scores with -inf where boolean ``mask``
+    (broadcast to them) is False: PyTorch's sdpa's masked_fill and _safe_softmax."""
+    return _safe_softmax_fwd(xp, xp.where(mask, self, -math.inf), dim)
+
+
+def _masked_softmax_grad(xp, grad, result, mask, dim):
+    """softmax's gradient, none where the mask is False (PyTorch's masked_fill's)."""
+    return xp.where(mask, _softmax_grad(xp, grad, result, dim), 0)
+
+
+# sdpa's with a boolean mask: the compiled kernels read one (L, S) mask for every matrix,
+# where masked_fill made a pass over the scores forward and one backward. (Not under vmap:
+# the mask is not a batch.)
+_masked_softmax = defop(
+    "_masked_softmax", kernel(_masked_softmax_fwd,
+                              lambda xp, self, mask, dim: cpu_kernels.masked_softmax(self, mask),
+                              lambda self, mask, dim: cpu_kernels.mask_takes(self, mask)),
+    inputs=("self", "mask"),
+    vjp={"self": kernel(_masked_softmax_grad, lambda xp, grad, result, mask, dim:
+                        cpu_kernels.masked_softmax_grad(grad, result, mask),
+                        lambda grad, result, mask, dim: cpu_kernels.mask_takes(result, mask)
+                        and cpu_kernels.takes(result, grad))},
+    jvp=lambda xp, self_t, result, mask, dim:
+    _softmax.jvp(xp, xp.where(mask, self_t, 0), result, dim),
+    node="SafeSoftmaxBackward0")  # (sdpa's scores are floats: no to_float, which would
+# make the mask one)
+
+
 def _log_softmax_grad(xp, grad, result, dim):
     return grad - xp.exp(result) * xp.sum(grad, axis=dim, keepdims=True)
 
@@ -496,6 +525,12 @@ def causal_softmax(input):
     """The safe softmax over the last dim of ``input``'s (L, S) matrices, query i seeing
     keys 0 to i (sdpa's ``is_causal``); a float ``input`` of two dims or more."""
     return apply(_causal_softmax, (input,), (-1,))
+
+
+def masked_softmax(input, mask):
+    """The safe softmax over the last dim of ``input`` with -inf where the boolean ``mask``
+    (broadcast to it) is False (sdpa's with a boolean ``attn_mask``)."""
+    return apply(_masked_softmax, (input, mask), (-1,))
 
 
 def log_softmax(input, dim):
