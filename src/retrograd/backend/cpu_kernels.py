@@ -1010,11 +1010,11 @@ def broadcasts(a, b):
     a row or a column of the other (a bias, a mask, a row's statistic), large enough; or of
     one shape, or one of them a number (a Python float or int within float32's range),
     where the pass splits on OpenBLAS's threads (NumPy's is one thread's)."""
-    # (asked for x * 0.5 of any size, w1's 16 elements too: the size first)
+    # (asked for x * 0.5 of any size, w1's 16 elements too: whether it splits first)
     if type(b) is not _ndarray:
-        return type(a) is _ndarray and a.size >= _SPLIT_MIN["by_number"] and _by_number(a, b)
+        return type(a) is _ndarray and splits("by_number", a) and _by_number(a, b)
     if type(a) is not _ndarray:
-        return b.size >= _SPLIT_MIN["by_number"] and _by_number(b, a)
+        return splits("by_number", b) and _by_number(b, a)
     if a.shape == b.shape:
         return splits("elementwise", a) and takes(a, b)
     x, v, _ = _larger_first(a, b)
@@ -1022,10 +1022,10 @@ def broadcasts(a, b):
 
 
 def _by_number(x, n):
-    """Whether large array ``x`` and ``n`` take the pass: a Python float or int within
-    float32's range (or infinite, or NaN), the array float32 and C-contiguous, on threads."""
+    """Whether array ``x`` (one that splits) and ``n`` take the pass: a Python float or int
+    within float32's range (or infinite, or NaN), the array float32 and C-contiguous."""
     return (type(n) in _NUMBERS and (not abs(n) > _FLOAT32_MAX or abs(n) == math.inf)
-            and splits("by_number", x) and takes(x))
+            and takes(x))
 
 
 def _larger_first(a, b):
