@@ -244,6 +244,22 @@ def test_transposed_complex_params_match_torch(torch, name, foreach):
     numpy.testing.assert_allclose(r, t, rtol=1e-5)
 
 
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+def test_every_modules_real_pairs_keep_the_parts_apart(shape):
+    """The base view (CuPy's, the emulator's: the last axis as pairs, where a new axis of
+    one element would have stride 0 on CuPy and alias the parts) and NumPy's (a new last
+    axis, any layout) each give the real parts then the imaginary ones, writable."""
+    from retrograd.backend.functions import ArrayFunctions, functions
+    for f in (ArrayFunctions(numpy), functions(numpy)):
+        z = numpy.array(numpy.arange(6.0)[:numpy.prod(shape, dtype=int)].reshape(shape)
+                        * (1 + 2j), numpy.complex64)  # (an array, 0-d too: not a scalar)
+        pairs = f.real_pairs(z).reshape(-1, 2)
+        numpy.testing.assert_array_equal(pairs[:, 0], z.real.reshape(-1))
+        numpy.testing.assert_array_equal(pairs[:, 1], z.imag.reshape(-1))
+        pairs[:, 1] += 1
+        numpy.testing.assert_array_equal(z.imag.reshape(-1), pairs[:, 1])
+
+
 @pytest.mark.torch
 def test_lbfgs_takes_a_zero_dim_complex_param_as_torch(torch):
     def run(T):

@@ -73,6 +73,13 @@ class ArrayFunctions:
         broadcast input's shape)."""
         return self.xp.sum(a, axis=axes, keepdims=True)
 
+    def real_pairs(self, a):
+        """Complex ``a`` viewed as interleaved real and imaginary parts along its last axis
+        (a 0-d array as one element first), which must be contiguous. (CuPy views a new
+        axis of one element with stride 0, so :meth:`_NumpyFunctions.real_pairs`' view
+        would alias the two parts there.)"""
+        return (a if a.ndim else a.reshape(1)).view(a.real.dtype)
+
     def solve(self, a, b):
         """``a^{-1} b`` with NumPy 2's rules: ``b`` is a vector only when 1-D, batch dims
         broadcast."""
@@ -427,6 +434,13 @@ def _tiled_batch(a, b):
 
 class _NumpyFunctions(ArrayFunctions):
     """NumPy's fast kernels."""
+
+    def real_pairs(self, a):
+        """Complex ``a`` viewed as its real and imaginary parts along a new last axis
+        (PyTorch's ``view_as_real``), any layout: through a new axis of one element, whose
+        stride NumPy ignores (viewing the last axis needs it contiguous: a transposed
+        parameter's is not)."""
+        return a[..., None].view(a.real.dtype)
 
     @property
     def fused_adam(self):

@@ -516,7 +516,7 @@ def softmax(input, dim):
 
 
 def safe_softmax(input, dim):
-    if not _is_float("_safe_softmax", input, dim):
+    if not _is_float("softmax", input, dim):  # (PyTorch's message names softmax's kernel)
         return wrap(input._data.copy())
     return apply(_safe_softmax, (input,), (dim,))
 

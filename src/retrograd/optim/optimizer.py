@@ -143,14 +143,13 @@ def _bump(*tensors):
 
 
 def _real(a):
-    """A complex array viewed as its real and imaginary parts along a new last axis
-    (PyTorch's ``view_as_real``): the optimizers treat the two parts as independent
-    numbers. (Viewed through a new last axis of one element, whose stride NumPy ignores:
-    so any layout is viewed, a transposed parameter's and a 0-d one's too, where viewing
-    the last axis needs it contiguous.)"""
+    """A complex array viewed as its real and imaginary parts (PyTorch's
+    ``view_as_real``): the optimizers treat the two parts as independent numbers. (The
+    array module's view: every array of one step is of one module, so all views are laid
+    out alike.)"""
     if a.dtype.kind != "c":
         return a
-    return a[..., None].view(a.real.dtype)
+    return functions(get_array_module(a)).real_pairs(a)
 
 
 def _check_lr(lr):
