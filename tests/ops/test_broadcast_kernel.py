@@ -20,6 +20,23 @@ _ROWS_AND_COLUMNS = [((64, 33), (33,)), ((64, 33), (1, 33)), ((4, 5, 8, 8), (8, 
                      ((1, 1), (1,)), ((5, 1), (1,)), ((1, 7), (7,)), ((4, 1, 7), (1, 7))]
 
 
+@pytest.fixture
+def passes(monkeypatch):
+    """The ops ``cpu_kernels.broadcast`` runs, in order."""
+    calls = []
+    run = cpu_kernels.broadcast
+    monkeypatch.setattr(cpu_kernels, "broadcast", lambda *a, **k: calls.append(a[0]) or
+                        run(*a, **k))
+    return calls
+
+
+@pytest.fixture
+def split_passes(passes, monkeypatch):
+    """:func:`passes`, every pass split as where OpenBLAS has threads."""
+    monkeypatch.setattr(cpu_kernels, "splits", lambda name, first: True)
+    return passes
+
+
 def _values(shape, seed):
     """Normal values with NaN, infinities, zeros and negative zeros among them."""
     x = numpy.random.default_rng(seed).standard_normal(shape).astype(numpy.float32)
@@ -97,15 +114,10 @@ def test_what_a_number_does_not_take(monkeypatch):
         assert not cpu_kernels.broadcasts(a, b)
 
 
-def test_a_tensor_and_a_number_take_the_pass_forward_and_for_the_gradient(monkeypatch):
+def test_a_tensor_and_a_number_take_the_pass_forward_and_for_the_gradient(split_passes):
     """sdpa's ``q * scale`` and Adam's ``v / (1 - beta2 ** t)`` of a large float32 tensor,
     and ``x * s``'s input gradient (``grad * s``), split on OpenBLAS's threads (where there
     is one) as NumPy's values."""
-    calls = []
-    run = cpu_kernels.broadcast
-    monkeypatch.setattr(cpu_kernels, "broadcast", lambda *a, **k: calls.append(a[0]) or
-                        run(*a, **k))
-    monkeypatch.setattr(cpu_kernels, "splits", lambda name, first: True)
     rng = numpy.random.default_rng(9)
     xs, g = (rng.standard_normal((32, 3, 64, 64)).astype(numpy.float32) for _ in range(2))
     x = retrograd.from_numpy(xs).requires_grad_()
@@ -114,18 +126,13 @@ def test_a_tensor_and_a_number_take_the_pass_forward_and_for_the_gradient(monkey
     _same(out.detach().numpy(), xs * 0.125)
     _same(x.grad.numpy(), g * 0.125)
     _same((x.detach() / (1 - 0.999 ** 3)).numpy(), xs / (1 - 0.999 ** 3))
-    assert calls == ["mul", "mul", "div"]
+    assert split_passes == ["mul", "mul", "div"]
 
 
 @pytest.mark.parametrize("op", ["add", "sub", "div"])
-def test_an_update_in_place_by_a_number_takes_the_pass(op, monkeypatch):
+def test_an_update_in_place_by_a_number_takes_the_pass(op, split_passes):
     """Adam's ``denom.add_(eps)``, a ``div_`` by a count, of a large float32 tensor: in
     place by the pass (its loops on the one array), NumPy's bits."""
-    calls = []
-    run = cpu_kernels.broadcast
-    monkeypatch.setattr(cpu_kernels, "broadcast", lambda *a, **k: calls.append(a[0]) or
-                        run(*a, **k))
-    monkeypatch.setattr(cpu_kernels, "splits", lambda name, first: True)
     x = _values((300, 1001), 11)
     with numpy.errstate(all="ignore"):
         want = _NUMPY[op](x, 0.3)
@@ -133,17 +140,12 @@ def test_an_update_in_place_by_a_number_takes_the_pass(op, monkeypatch):
     with retrograd.no_grad():
         getattr(t, op + "_")(0.3)
     _same(t.numpy(), want)
-    assert calls == [op]
+    assert split_passes == [op]
 
 
-def test_a_residual_add_and_its_gradients_sum_take_the_pass_on_threads(monkeypatch):
+def test_a_residual_add_and_its_gradients_sum_take_the_pass_on_threads(split_passes):
     """``x + f(x)`` of w4's (32, 64, 192) activations forward, and the engine's sum of x's
     two gradients, split on OpenBLAS's threads (where there is one) as NumPy's values."""
-    calls = []
-    run = cpu_kernels.broadcast
-    monkeypatch.setattr(cpu_kernels, "broadcast", lambda *a, **k: calls.append(a[0]) or
-                        run(*a, **k))
-    monkeypatch.setattr(cpu_kernels, "splits", lambda name, first: True)
     rng = numpy.random.default_rng(8)
     xs, g = (rng.standard_normal((32, 64, 192)).astype(numpy.float32) for _ in range(2))
     x = retrograd.from_numpy(xs).requires_grad_()
@@ -152,7 +154,7 @@ def test_a_residual_add_and_its_gradients_sum_take_the_pass_on_threads(monkeypat
     _same(out.detach().numpy(), xs + numpy.tanh(xs))
     want = g + g * (1 - numpy.tanh(xs) ** 2)
     numpy.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6, atol=1e-6)
-    assert calls == ["add", "add"]  # (the forward, the two gradients' sum)
+    assert split_passes == ["add", "add"]  # (the forward, the two gradients' sum)
 
 
 @pytest.mark.parametrize("shapes", [((300, 70), (70,)), ((1, 1), (1,)), ((6, 1), (1,))],
@@ -194,12 +196,8 @@ def test_small_arrays_stay_numpys():
 
 
 @pytest.mark.parametrize("op", ["mul", "div"])
-def test_mul_and_div_by_a_column_take_it_forward_and_for_the_gradient(op, monkeypatch):
+def test_mul_and_div_by_a_column_take_it_forward_and_for_the_gradient(op, passes):
     """``x * col`` and ``x / col`` (a row's statistic), each way, and their gradients."""
-    calls = []
-    run = cpu_kernels.broadcast
-    monkeypatch.setattr(cpu_kernels, "broadcast", lambda *a, **k: calls.append(a[0]) or
-                        run(*a, **k))
     rng = numpy.random.default_rng(4)
     xs, cs = rng.standard_normal((256, 96)), rng.uniform(0.5, 2, (256, 1))
     g = rng.standard_normal((256, 96)).astype(numpy.float32)
@@ -210,7 +208,7 @@ def test_mul_and_div_by_a_column_take_it_forward_and_for_the_gradient(op, monkey
     x32, c32 = xs.astype(numpy.float32), cs.astype(numpy.float32)
     _same(out.detach().numpy(), _NUMPY[op](x32, c32))
     _same(x.grad.numpy(), _NUMPY[op](g, c32))
-    assert calls == [op, op]  # (the forward, the input's gradient)
+    assert passes == [op, op]  # (the forward, the input's gradient)
     want_c = (g * x32).sum(1, keepdims=True) if op == "mul" else \
         (-g * (x32 / c32 / c32)).sum(1, keepdims=True)
     numpy.testing.assert_allclose(c.grad.numpy(), want_c, rtol=1e-5, atol=1e-5)
