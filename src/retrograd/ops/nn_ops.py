@@ -416,40 +416,6 @@ _safe_softmax = defop(
     vjp=_softmax.vjp, jvp=_softmax.jvp, to_float=True, node="SafeSoftmaxBackward0")
 
 
-def _hidden(xp, a):
-    """The keys each query of ``a``'s (L, S) matrices does not see under ``is_causal``
-    (query i sees keys 0 to i)."""
-    return xp.triu(xp.full(a.shape[-2:], True), 1)
-
-
-def _causal_softmax_fwd(xp, self, dim):
-    """The safe softmax over the last axis of each (L, S) matrix, row i over keys 0 to i
-    (PyTorch's ``is_causal``: the others are -inf)."""
-    return _safe_softmax_fwd(xp, xp.where(_hidden(xp, self), -math.inf, self), dim)
-
-
-def _causal_softmax_grad(xp, grad, result, dim):
-    """softmax's gradient, none for the hidden keys (PyTorch's masked_fill gives them
-    none, where the result is NaN too)."""
-    return xp.where(_hidden(xp, result), 0, _softmax_grad(xp, grad, result, dim))
-
-
-# sdpa's with ``is_causal``: the compiled kernels mask inside, where a masked_fill of the
-# scores took a pass forward and one backward.
-_causal_softmax = defop(
-    "_causal_softmax", kernel(_causal_softmax_fwd,
-                              lambda xp, self, dim: cpu_kernels.causal_softmax(self),
-                              lambda self, dim: self.ndim > 1 and cpu_kernels.takes(self),
-                              leading=True),
-    vjp={"self": kernel(_causal_softmax_grad, lambda xp, grad, result, dim:
-                        cpu_kernels.causal_softmax_grad(grad, result),
-                        lambda grad, result, dim: result.ndim > 1
-                        and cpu_kernels.takes(result, grad), leading=True)},
-    jvp=lambda xp, self_t, result, dim:
-    _softmax.jvp(xp, xp.where(_hidden(xp, result), 0, self_t), result, dim),
-    to_float=True, node="SafeSoftmaxBackward0")
-
-
 def _masked_softmax_fwd(xp, self, mask, dim):
     """The safe softmax over the last axis of the scores with -inf where boolean ``mask``
     (broadcast to them) is False: PyTorch's sdpa's masked_fill and _safe_softmax."""
@@ -459,6 +425,10 @@ def _masked_softmax_fwd(xp, self, mask, dim):
 def _masked_softmax_grad(xp, grad, result, mask, dim):
     """softmax's gradient, none where the mask is False (PyTorch's masked_fill's)."""
     return xp.where(mask, _softmax_grad(xp, grad, result, dim), 0)
+
+
+def _masked_softmax_jvp(xp, self_t, result, mask, dim):
+    return _softmax.jvp(xp, xp.where(mask, self_t, 0), result, dim)
 
 
 # sdpa's with a boolean mask: the compiled kernels read one (L, S) mask for every matrix,
@@ -473,10 +443,35 @@ _masked_softmax = defop(
                         cpu_kernels.masked_softmax_grad(grad, result, mask),
                         lambda grad, result, mask, dim: cpu_kernels.mask_takes(result, mask)
                         and cpu_kernels.takes(result, grad))},
-    jvp=lambda xp, self_t, result, mask, dim:
-    _softmax.jvp(xp, xp.where(mask, self_t, 0), result, dim),
+    jvp=_masked_softmax_jvp,
     node="SafeSoftmaxBackward0")  # (sdpa's scores are floats: no to_float, which would
 # make the mask one)
+
+
+def _seen(xp, a):
+    """The keys each query of ``a``'s (L, S) matrices sees under ``is_causal``: query i
+    sees keys 0 to i."""
+    return xp.tril(xp.full(a.shape[-2:], True))
+
+
+# sdpa's with ``is_causal``: the masked softmax's rules with the causal mask; its forward
+# kernel takes each row's seen keys alone (none of the later ones is read), and its
+# gradient is the masked softmax's kernel's.
+_causal_softmax = defop(
+    "_causal_softmax", kernel(lambda xp, self, dim:
+                              _masked_softmax_fwd(xp, self, _seen(xp, self), dim),
+                              lambda xp, self, dim: cpu_kernels.causal_softmax(self),
+                              lambda self, dim: self.ndim > 1 and cpu_kernels.takes(self),
+                              leading=True),
+    vjp={"self": kernel(lambda xp, grad, result, dim:
+                        _masked_softmax_grad(xp, grad, result, _seen(xp, result), dim),
+                        lambda xp, grad, result, dim:
+                        cpu_kernels.causal_softmax_grad(grad, result),
+                        lambda grad, result, dim: result.ndim > 1
+                        and cpu_kernels.takes(result, grad), leading=True)},
+    jvp=lambda xp, self_t, result, dim:
+    _masked_softmax_jvp(xp, self_t, result, _seen(xp, result), dim),
+    to_float=True, node="SafeSoftmaxBackward0")
 
 
 def _log_softmax_grad(xp, grad, result, dim):
