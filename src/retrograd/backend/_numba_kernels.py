@@ -875,22 +875,6 @@ def row_dot(a, b, r):
 
 
 @jit
-def causal_softmax_grad(g, y, out):
-    """:func:`causal_softmax`'s gradient: ``y * (g - sum(g * y))`` for each row's keys
-    0 to i, zeros after them (PyTorch's masked_fill gives them no gradient). The sum is
-    the whole row's, as PyTorch's softmax gradient: a NaN or infinite ``g`` of a later key
-    makes the row's gradient NaN there too."""
-    count, queries, keys = y.shape
-    for b in range(count):
-        for i in range(queries):
-            c = min(i + 1, keys)
-            s = row_dot(g[b, i].reshape((1, keys)), y[b, i].reshape((1, keys)), 0)
-            for j in range(c):
-                out[b, i, j] = y[b, i, j] * (g[b, i, j] - s)
-            out[b, i, c:] = _ZERO
-
-
-@jit
 def softmax_grad(g, y, out):
     rows, n = y.shape
     for r in range(rows):
@@ -966,15 +950,6 @@ def masked_softmax_grad_job(p):
     shape = (j[3], j[4], j[5])
     masked_softmax_grad(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
                         carray(float32_at(j[2]), shape), carray(float32_at(j[6]), (j[4], j[5])))
-
-
-@job
-def causal_softmax_grad_job(p):
-    """[g, y, out, matrices, queries, keys]"""
-    j = carray(p, 6)
-    shape = (j[3], j[4], j[5])
-    causal_softmax_grad(carray(float32_at(j[0]), shape), carray(float32_at(j[1]), shape),
-                        carray(float32_at(j[2]), shape))
 
 
 @job
@@ -1611,7 +1586,6 @@ JOB_FUNCTIONS = {"largest_exponent": largest_exponent_job, "gelu": gelu_job,
                  "layer_norm": layer_norm_job, "layer_norm_dx": layer_norm_dx_job,
                  "softmax": softmax_job, "log_softmax": softmax_job,
                  "causal_softmax": causal_softmax_job,
-                 "causal_softmax_grad": causal_softmax_grad_job,
                  "masked_softmax": masked_softmax_job,
                  "masked_softmax_grad": masked_softmax_grad_job,
                  "softmax_grad": softmax_grad_job, "log_softmax_grad": softmax_grad_job}
@@ -1646,7 +1620,7 @@ KERNELS = {"address": address, "adam": adam, "mul_sub": mul_sub, "mul_add": mul_
         "layer_norm_dx": layer_norm_dx, "layer_norm_dw": layer_norm_dw,
         "column_sum": column_sum,
         "softmax": softmax, "softmax_grad": softmax_grad, "log_softmax": log_softmax,
-        "causal_softmax": causal_softmax, "causal_softmax_grad": causal_softmax_grad,
+        "causal_softmax": causal_softmax,
         "masked_softmax": masked_softmax, "masked_softmax_grad": masked_softmax_grad,
         "log_softmax_grad": log_softmax_grad, "max_pool_2x2": max_pool_2x2,
         "max_pool_2d": max_pool_2d,

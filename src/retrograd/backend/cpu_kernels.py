@@ -113,7 +113,7 @@ _SPLIT_MIN = {"relu": 1 << 17, "relu_grad": 1 << 17, "gelu": 1 << 15, "gelu_grad
               "by_row": 1 << 17, "by_column": 1 << 17, "batch_norm": 1 << 16,
               "channel_affine": 1 << 16, "batch_norm_backward": 1 << 16,
               "softmax": 1 << 15, "log_softmax": 1 << 15, "causal_softmax": 1 << 15,
-              "causal_softmax_grad": 1 << 17, "masked_softmax": 1 << 15,
+              "masked_softmax": 1 << 15,
               "masked_softmax_grad": 1 << 17,
               "softmax_grad": 1 << 17, "log_softmax_grad": 1 << 17, "layer_norm": 1 << 17,
               "layer_norm_dx": 1 << 17, "winograd_tiles": 1 << 16, "winograd_untile": 1 << 16,
@@ -859,13 +859,10 @@ def causal_softmax(x):
 
 
 def causal_softmax_grad(grad, y):
-    """:func:`causal_softmax`'s input gradient from its result ``y``: softmax's over each
-    row's seen keys, zeros for the later ones."""
-    queries, keys = y.shape[-2:]
-    out = numpy.empty_like(y)
-    _run("causal_softmax_grad", tuple(a.reshape(-1, queries, keys) for a in (grad, y, out)),
-         queries, keys)
-    return out
+    """:func:`causal_softmax`'s input gradient from its result ``y``: the masked
+    softmax's (:func:`masked_softmax_grad`) with the causal mask, query i seeing keys 0
+    to i."""
+    return masked_softmax_grad(grad, y, numpy.tril(numpy.ones(y.shape[-2:], bool)))
 
 
 def mask_takes(x, keep):
