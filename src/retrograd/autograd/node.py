@@ -19,7 +19,7 @@ from .._hooks import RemovableHandle, add_hook
 from .._dtype import LEGACY_NAMES, LOW, OPMATH, opmath_arrays
 from .._memory_format import is_dense
 from .._tensor import Tensor, wrap
-from ..backend import get_array_module, host_array_module, writeable
+from ..backend import check_writeable, get_array_module, host_array_module, writeable
 from ..backend.functions import facade, functions
 from . import grad_mode
 from ._batched import rule_namespace, state as _batching, unbatch
@@ -708,6 +708,7 @@ def accumulate(var, g, create_graph, owned=False):
     elif create_graph:
         var._grad = old + g
     else:
+        check_writeable(old._data, "a .grad added into")
         old._data += g
         old._vc[0] += 1
         return

@@ -16,7 +16,8 @@ from . import emulated, gpu, meta
 __all__ = ["Device", "device", "cpu", "get_array_module", "host_array_module", "device_of",
            "erf", "set_default_device", "get_default_device", "to_device", "emulate_cuda",
            "emulating_cuda", "cuda_runtime", "special_functions", "host_joins_meta",
-           "joined_device", "on_device", "device_guard", "writeable"]
+           "joined_device", "on_device", "device_guard", "writeable",
+           "check_writeable"]
 
 # The device types torch.device parses (in its order, which its error message prints).
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
@@ -108,6 +109,17 @@ def writeable(array):
     broadcast view or a read-only buffer); CuPy's arrays always may (their flags have no
     ``writeable``)."""
     return getattr(array.flags, "writeable", True)
+
+
+def check_writeable(array, what):
+    """Refuse a write into ``array`` where NumPy's flag forbids it (a tensor of
+    ``from_numpy`` over a read-only array), whatever writes it: a compiled kernel writes
+    through its address, and read-only memory (a file mapped read-only) would crash the
+    process. PyTorch writes there after a warning at ``from_numpy``."""
+    if not writeable(array):
+        raise ValueError(f"{what} is read-only: its memory is a NumPy array's that is not "
+                         f"writable; clone() it, or make that array writable, before writing "
+                         f"to it")
 
 
 def _placement(array):

@@ -20,7 +20,7 @@ from .._memory_format import is_dense
 from .._tensor import Tensor
 from .._tensor import wrap as _wrap
 from ..autograd import grad_mode
-from ..backend import get_array_module
+from ..backend import check_writeable, get_array_module
 from ..backend.functions import functions
 
 
@@ -56,6 +56,7 @@ def write(name, result, out, args=()):
                           "inplace, to zero elements with t.resize_(0).", stacklevel=3)
         out.data = _wrap(src.astype(dst.dtype, copy=True))
     else:
+        check_writeable(dst, "out")
         get_array_module(dst).copyto(dst, src, casting="unsafe")
     out._vc[0] += 1
     return out

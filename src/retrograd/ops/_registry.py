@@ -16,8 +16,8 @@ from ..autograd._batched import INPLACE, shape_of
 from ..autograd._batched_xp import BatchedNumpy
 from ..autograd._batched_loop import NO_RULE, per_element, top_batch
 from ..autograd.node import SavedTensor, grad_accumulator, new_node, on_inplace_write, save
-from ..backend import (device_guard, get_array_module, host_array_module, joined_device,
-                       to_device)
+from ..backend import (check_writeable, device_guard, get_array_module, host_array_module,
+                       joined_device, to_device)
 from . import _out, _views
 from ._opdef import (GPU_KERNELS, KERNELS, LEAN_INPUT, LEAN_NOTHING, LEAN_OUTPUT, defop,
                      kernel)
@@ -503,6 +503,7 @@ def _apply_inplace(op, self, values, attrs, _observed):
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the "
                            "tensor before performing the operation.")
+    check_writeable(dst, "the tensor written in place")
     _out.check_no_partial_overlap(dst, values[1:])
     arrays, xp, grad, low, _ = _inputs(op, values, attrs)
     if type(xp) is BatchedNumpy and xp.level > getattr(dst, "level", 0):
@@ -556,7 +557,7 @@ def _plain_write(op, self, values, attrs):
     False, having written nothing, where the general path must decide."""
     dst = self._data
     if (op.into is None or type(dst) is not _ndarray or dst.dtype not in _REAL_FLOATING
-            or 0 in dst.strides or self._fw is not None):
+            or 0 in dst.strides or self._fw is not None or not dst.flags.writeable):
         return False
     arrays = [dst, dst]
     for v in values:

@@ -11,7 +11,7 @@ state has PyTorch's keys, types and values (and loads into it and back).
 
 from .._tensor import Tensor
 from ..autograd import grad_mode
-from ..backend import get_array_module
+from ..backend import check_writeable, get_array_module
 from .optimizer import Optimizer, _bump, _new_state, _real, _scalar
 
 __all__ = ["LBFGS"]
@@ -237,6 +237,8 @@ class LBFGS(Optimizer):
             raise AssertionError(f"Expected exactly one param_group, but got "
                                  f"{len(self.param_groups)}")
         group = self.param_groups[0]
+        for p in self._params:  # (before the closure's first evaluation changes the state)
+            check_writeable(p._data, "a parameter")
         lr = _scalar(group["lr"])
         max_iter, max_eval = group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]

@@ -31,7 +31,8 @@ from .. import _dtype, _observe
 from .._tensor import Tensor, wrap
 from ..autograd import grad_mode
 from ..autograd.node import RemovableHandle
-from ..backend import device_guard, get_array_module, host_array_module, to_device
+from ..backend import (check_writeable, device_guard, get_array_module, host_array_module,
+                       to_device)
 from ..backend.functions import functions
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
@@ -512,6 +513,7 @@ class Optimizer:
 
     def _update_one(self, p, group):
         """``_step_param`` as nothing watches it."""
+        check_writeable(p._data, "a parameter")
         state = self._init_state(p, group)
         _on_its_device(self._update, p, p._grad, state, group)
         if _observe.alloc is not None:  # state loaded, or made outside _new_state
@@ -528,11 +530,16 @@ class Optimizer:
         prev, gm.enabled = gm.enabled, False
         try:
             update = self._update
-            for group in self.param_groups:
-                params = [p for p in group["params"] if p._grad is not None]
+            groups = [(group, [p for p in group["params"] if p._grad is not None])
+                      for group in self.param_groups]
+            for group, params in groups:  # (no parameter changes before all are checked)
+                if params:
+                    self._check_group(group)
+                for p in params:
+                    check_writeable(p._data, "a parameter")
+            for group, params in groups:
                 if not params:
                     continue
-                self._check_group(group)
                 states = [self._init_state(p, group) for p in params]
                 if group.get("foreach") is not False and not group.get("fused") \
                         and _use_threads(params):
