@@ -9,6 +9,8 @@ import pytest
 import retrograd
 from retrograd.backend import cpu_kernels, functions
 
+from _sqrt_misses import carried_limit
+
 pytestmark = pytest.mark.skipif(not cpu_kernels.ready(), reason="numba is not installed")
 
 CONFIGS = [("Adam", {}), ("Adam", {"weight_decay": 0.1}), ("AdamW", {"weight_decay": 0.1}),
@@ -52,14 +54,15 @@ def test_moments_are_pytorchs_bit_for_bit(dtype, config, fused, monkeypatch):
     kernels, and in both of retrograd's paths: the moments are PyTorch's bit for bit (they
     differed on 26-47% of elements after four steps). The parameters differ in their last
     bits, and rarely: PyTorch's square root is Sleef's, off by an ulp on some 0.7% of
-    values (docs/deviations.md), and a step's difference stays in the parameter."""
+    values with AVX-512, 16% of float32 ones with AVX2 (docs/deviations.md), and a step's
+    difference stays in the parameter."""
     torch = pytest.importorskip("torch")
     if not fused:
         monkeypatch.setattr(functions._NumpyFunctions, "fused_adam", None)
     ours, theirs = _steps(dtype, config, False), _steps(dtype, config, False, torch)
     for a, b in zip(ours[1:], theirs[1:], strict=True):
         assert numpy.array_equal(a, b)
-    assert (ours[0] != theirs[0]).mean() < 0.02
+    assert (ours[0] != theirs[0]).mean() < carried_limit(dtype, 0.02)
     scale = numpy.finfo(dtype).eps * numpy.abs(theirs[0]).max()
     numpy.testing.assert_allclose(ours[0], theirs[0], rtol=0, atol=4 * scale)
 

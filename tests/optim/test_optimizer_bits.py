@@ -1,13 +1,15 @@
 """Each optimizer's arithmetic is PyTorch's, fused multiply-adds included (add with an
 alpha, addcmul, lerp), and addcdiv's order: the state and parameters after five steps
 equal PyTorch's bit for bit, but where a square root enters (PyTorch's is Sleef's, an ulp
-off on some 0.7% of values: docs/deviations.md). Before, SGD's update alone differed on
-25-30% of elements."""
+off on some 0.7% of values with AVX-512, more with AVX2: docs/deviations.md). Before,
+SGD's update alone differed on 25-30% of elements."""
 
 import numpy
 import pytest
 
 import retrograd
+
+from _sqrt_misses import carried_limit
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
@@ -48,6 +50,8 @@ def test_state_and_parameters_are_pytorchs(name, options, exact, dtype):
         if exact:
             assert differ == 0, key
         else:  # (a square root's last bit, carried on: Adadelta's deltas square it)
-            assert differ < (0.1 if key == "acc_delta" else 0.02), key
+            assert differ < carried_limit(dtype, 0.1 if key == "acc_delta" else 0.02), key
+            # (near 0 the step's ulp is larger than the value's: a few of the largest's)
             numpy.testing.assert_allclose(ours[key], want, rtol=1e-5 if dtype == "float32"
-                                          else 1e-13, atol=1e-30)
+                                          else 1e-13,
+                                          atol=4 * numpy.finfo(dtype).eps * abs(want).max())
