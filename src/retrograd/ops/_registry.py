@@ -503,11 +503,11 @@ def _apply_inplace(op, self, values, attrs, _observed):
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the "
                            "tensor before performing the operation.")
-    check_writeable(dst, "the tensor written in place")
     _out.check_no_partial_overlap(dst, values[1:])
     arrays, xp, grad, low, _ = _inputs(op, values, attrs)
     if type(xp) is BatchedNumpy and xp.level > getattr(dst, "level", 0):
         raise RuntimeError(INPLACE)  # under vmap: a batched value into an unbatched tensor
+    check_writeable(dst, "the tensor written in place")
     record = grad and op.differentiable and gm
     if _fw_state.level is not None:  # the tangent of the result, from the pre-write values
         tangent = forward_ad.inplace_tangent(op, values, attrs)
