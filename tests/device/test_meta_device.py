@@ -5,6 +5,7 @@ PyTorch's meta tensors.
 
 import gc
 
+import numpy
 import pytest
 import torch
 
@@ -38,6 +39,40 @@ def test_views_keep_their_base_strides_and_offset():
     assert a.reshape(6, 4).base is a
     assert a.T.reshape(-1).base is None  # needs a copy, as in NumPy
     assert a[:, :, 1:3].reshape(6, 2).strides == (16, 4)
+
+
+@pytest.mark.parametrize("dst, src, kwargs", [
+    (((2, 3), "float32"), ((3,), "float64"), {}),
+    (((2, 3), "float32"), ((2, 1), "float32"), {}),
+    (((2, 3), "float32"), ((2,), "float32"), {}),
+    (((3,), "float32"), ((3,), "float64"), {"casting": "safe"}),
+    (((3,), "float32"), ((), "float64"), {"casting": "safe"}),
+    (((0,), "float32"), ((1,), "float64"), {"casting": "safe"}),
+    (((), "float32"), ((2,), "float32"), {}),
+    (((3,), "int32"), 1.5, {}),
+    (((3,), "float32"), ((3,), "float32"), {"where": ((2,), "bool")}),
+    (((3,), "float32"), ((3,), "float32"), {"where": ((3,), "float64")}),
+    (((3,), "float32"), ((1,), "int64"), {"where": ((3,), "bool")}),
+])
+def test_copyto_checks_as_numpys_and_writes_nothing(dst, src, kwargs, monkeypatch):
+    """Shapes and the casting rule as NumPy's, same errors; no stand-in of the arrays'
+    shapes for NumPy to write (the fallback's wrote every element: minutes for a large
+    parameter's update)."""
+    def made(module, spec):
+        return module.ones(*spec) if isinstance(spec, tuple) else spec
+    outcomes = []
+    for module in (numpy, xp):
+        try:
+            module.copyto(made(module, dst), made(module, src),
+                          **{k: made(module, v) for k, v in kwargs.items()})
+            outcomes.append(None)
+        except (ValueError, TypeError) as e:
+            outcomes.append((type(e), str(e)))
+    assert outcomes[0] == outcomes[1]
+    def no_full_shape_standin(x, shape=None, *args, **kwargs):
+        raise AssertionError(f"a stand-in of shape {shape} for NumPy to write into")
+    monkeypatch.setattr(numpy.lib.stride_tricks, "as_strided", no_full_shape_standin)
+    xp.copyto(xp.empty((1 << 20, 1 << 20), "float32"), xp.ones((1 << 20,), "float64"))
 
 
 @pytest.mark.parametrize("call, error, message", [

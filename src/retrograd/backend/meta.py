@@ -167,6 +167,18 @@ def _is_array(x):
     return isinstance(x, (ndarray, numpy.ndarray))
 
 
+def _printed(shape):
+    """A shape as NumPy's messages print it: ``(2,3)``, ``(3,)``."""
+    return f"({','.join(map(str, shape))}{',' if len(shape) == 1 else ''})"
+
+
+def _small(a):
+    """A stand-in of ``a``'s dtype with every dimension at most 1: an empty one stays
+    empty (NumPy's errors for it are kept), and it is not 0-d unless ``a`` is (NumPy's
+    messages read a 0-d array as a scalar)."""
+    return numpy.ones(tuple(min(n, 1) for n in a.shape), a.dtype)
+
+
 def _has_mask(key):
     keys = key if isinstance(key, tuple) else (key,)
     return any(isinstance(k, ndarray) and k.dtype == numpy.bool_ for k in keys)
@@ -359,12 +371,11 @@ def _norm(axis, ndim):
 
 
 def _reduction(f):
-    """A reduction: the dtype from ``f`` on a stand-in with every dimension at most 1
-    (an empty dimension stays empty, so NumPy's errors for it are kept), the shape by
-    the axis rule."""
+    """A reduction: the dtype from ``f`` on :func:`_small`'s stand-in, the shape by the
+    axis rule."""
     def fn(a, axis=None, *args, out=None, keepdims=False, **kwargs):
         a = a if _is_array(a) else numpy.asarray(a)
-        small = numpy.ones(tuple(min(n, 1) for n in a.shape), a.dtype)
+        small = _small(a)
         with numpy.errstate(all="ignore"):
             r = numpy.asarray(f(small, axis, *args, keepdims=keepdims, **kwargs))
         axes = _axes(axis, a.ndim)
@@ -451,6 +462,22 @@ def ascontiguousarray(a, dtype=None, **kwargs):
     if not a.ndim:
         return ndarray((1,), a.dtype)
     return a if a.flags.c_contiguous else copy(a)
+
+
+def copyto(dst, src, casting="same_kind", where=True):
+    """NumPy's checks (the shapes, then the casting rule on :func:`_small`'s stand-ins),
+    and no write: the fallback's zero-stride stand-ins would have NumPy write every
+    element into one (a (65536, 65536) parameter's update: four billion writes)."""
+    for x, what in ((src, "input array"), (where, "where mask")):
+        try:
+            fits = numpy.broadcast_shapes(_shape(x), dst.shape) == dst.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"could not broadcast {what} from shape {_printed(_shape(x))} "
+                             f"into shape {_printed(dst.shape)}")
+    numpy.copyto(_small(dst), _small(src) if _is_array(src) else src, casting=casting,
+                 where=_small(where) if _is_array(where) else where)
 
 
 def where(condition, x=None, y=None):
@@ -628,8 +655,8 @@ for _name in ("empty_like", "zeros_like", "ones_like"):
     setattr(namespace, _name, _like)
 for _name, _stack in (("concatenate", False), ("concat", False), ("stack", True)):
     setattr(namespace, _name, _joined(getattr(numpy, _name), _stack))
-for _f in (matmul, full, full_like, asarray, astype, copy, ascontiguousarray, where, reshape,
-           ravel, repeat):
+for _f in (matmul, full, full_like, asarray, astype, copy, copyto, ascontiguousarray, where,
+           reshape, ravel, repeat):
     setattr(namespace, _f.__name__, _f)
 namespace.array = namespace.asanyarray = asarray
 namespace.linalg = _Namespace(numpy.linalg, _eye_standin)
