@@ -53,6 +53,10 @@ def test_views_keep_their_base_strides_and_offset():
     (((3,), "float32"), ((3,), "float32"), {"where": ((2,), "bool")}),
     (((3,), "float32"), ((3,), "float32"), {"where": ((3,), "float64")}),
     (((3,), "float32"), ((1,), "int64"), {"where": ((3,), "bool")}),
+    (((3, 2), "float32"), [1, 2], {}),
+    (((3, 2), "int32"), [1.5, 2.5], {}),
+    (((3, 2), "float32"), [1, 2, 3], {}),
+    (((3, 2), "float32"), 2, {"where": [True, False]}),
 ])
 def test_copyto_checks_as_numpys_and_writes_nothing(dst, src, kwargs, monkeypatch):
     """Shapes and the casting rule as NumPy's, same errors; no stand-in of the arrays'

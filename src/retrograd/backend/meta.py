@@ -476,8 +476,9 @@ def copyto(dst, src, casting="same_kind", where=True):
         if not fits:
             raise ValueError(f"could not broadcast {what} from shape {_printed(_shape(x))} "
                              f"into shape {_printed(dst.shape)}")
-    numpy.copyto(_small(dst), _small(src) if _is_array(src) else src, casting=casting,
-                 where=_small(where) if _is_array(where) else where)
+    src, where = (_small(x) if _is_array(x) else _small(numpy.asarray(x)) if numpy.ndim(x)
+                  else x for x in (src, where))  # (a number stays one: NumPy casts it so)
+    numpy.copyto(_small(dst), src, casting=casting, where=where)
 
 
 def where(condition, x=None, y=None):
