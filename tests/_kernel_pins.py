@@ -31,7 +31,8 @@ def _run(entry, dtype, move):
 
 
 # Ops whose entries go by the name of the function that reaches them
-_ENTRIES = {"_to_copy": ("to",)}
+_ENTRIES = {"_to_copy": ("to",), "sum_dim": ("sum",), "mean_dim": ("mean",), "max_dim": ("max",),
+            "min_dim": ("min",)}
 
 
 def check_kernel(k, dtypes, monkeypatch, move=lambda t: t):

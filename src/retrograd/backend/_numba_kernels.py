@@ -35,6 +35,7 @@ _EXP_E = tuple(_f(c) for c in (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3
 _LOG2E, _LN2_HI, _LN2_LO = _f(1.4426950408889634), _f(0.693359375), _f(-2.12194440e-4)
 _EXP_MIN = _f(-120.0)  # exp(t) rounds to 0 in float32 from t = -104 down
 _HALF, _ONE, _FOUR, _ZERO, _INF = _f(0.5), _f(1.0), _f(4.0), _f(0.0), _f(numpy.inf)
+_NAN, _INF_BITS = _f(numpy.nan), numpy.int32(0x7F800000)
 _SQRT1_2, _INV_SQRT_2PI = _f(0.7071067811865476), _f(0.3989422804014327)
 _INT_MIN, _31, _MAGNITUDE = numpy.int32(-2**31), numpy.int32(31), numpy.int32(2**31 - 1)
 _BLOCK = 16  # rows a row-wise kernel takes a step at a time
@@ -712,6 +713,89 @@ def row_sum(a, r):
 
 
 @jit
+def wide_row_sum(x, r):
+    """Row ``r``'s sum, added in float64 (vectorized: many lanes) and rounded once: more
+    accurate than NumPy's pairwise float32 sum, and no partial sum overflows (a row of
+    -inf and two 3e38 is -inf, as PyTorch's, not NaN). A function of its own, as
+    :func:`row_sum`."""
+    row = x[r]
+    s = 0.0
+    for j in range(row.size):
+        s += row[j]
+    return numpy.float32(s)
+
+
+@jit
+def chunked_exp_sum(x, r, m):
+    """Row ``r``'s sum of ``exp(x - m)`` (``m`` its maximum, so each term is at most 1):
+    float32 sums of chunks (vectorized) added in float64, as :func:`layer_norm`'s."""
+    row = x[r]
+    s = 0.0
+    for j0 in range(0, row.size, _CHUNK):
+        c = _ZERO
+        for j in range(j0, min(j0 + _CHUNK, row.size)):
+            c += exp_neg(row[j] - m)
+        s += c
+    return numpy.float32(s)
+
+
+@inline
+def key(b):
+    """A float32's bits (int32) flipped so that integers order as the floats do."""
+    return b ^ ((b >> _31) & _MAGNITUDE)
+
+
+@jit
+def row_extremum(bits, r, largest):
+    """Row ``r``'s maximum (``largest``) or minimum, NaN if it holds one, from the
+    values' bits (``bits``, an int32 view) as :func:`row_max`'s, but with the negatives'
+    keys one up so that -0 ties with 0: a zero extremum is the row's first zero, as
+    PyTorch's. A NaN is found as the largest magnitude. (Integer extrema vectorize where
+    NumPy's NaN-aware one is scalar.)"""
+    m = _INT_MIN if largest else _MAGNITUDE
+    worst = numpy.int32(0)
+    for j in range(bits.shape[1]):
+        b = bits[r, j]
+        k = key(b) - (b >> _31)
+        m = (k if k > m else m) if largest else (k if k < m else m)
+        a = b & _MAGNITUDE
+        worst = a if a > worst else worst
+    if worst > _INF_BITS:
+        return _NAN
+    if m == 0:
+        for j in range(bits.shape[1]):
+            if bits[r, j] & _MAGNITUDE == 0:
+                return as_float32(bits[r, j])
+    return as_float32(key(m - 1) if m < 0 else m)
+
+
+@jit
+def row_reduce(x, out, kind):
+    """Of each row of ``x`` into ``out``: its sum (``kind`` 0), maximum (1), minimum (2)
+    or logsumexp (3: PyTorch's, shifted by the maximum; +inf where it is, -inf for a
+    row of -inf alone, NaN where a NaN is)."""
+    bits = x.view(numpy.int32)
+    for r in range(x.shape[0]):
+        if kind == 0:
+            out[r] = wide_row_sum(x, r)
+        elif kind < 3:
+            out[r] = row_extremum(bits, r, kind == 1)
+        else:
+            m = row_extremum(bits, r, True)
+            if m != m or m == _INF or m == -_INF:
+                out[r] = m
+            else:
+                out[r] = numpy.log(chunked_exp_sum(x, r, m)) + m
+
+
+@job
+def row_reduce_job(p):
+    """[x, out, rows, n, kind]"""
+    j = carray(p, 5)
+    row_reduce(carray(float32_at(j[0]), (j[2], j[3])), carray(float32_at(j[1]), j[2]), j[4])
+
+
+@jit
 def exp_row_sum(x, out, r, m):
     """Into row ``r`` of ``out``: ``exp(x - m)`` of row ``r`` of ``x``; returns their sum.
     A function of its own (as :func:`row_sum`): written inside :func:`softmax`, the job
@@ -743,10 +827,9 @@ def row_max(bits, r):
     either the maximum or passed over: either way it makes the row NaN through exp."""
     m = _INT_MIN
     for j in range(bits.shape[1]):
-        b = bits[r, j]
-        k = b ^ ((b >> _31) & _MAGNITUDE)
+        k = key(bits[r, j])
         m = k if k > m else m
-    return as_float32(m ^ ((m >> _31) & _MAGNITUDE))
+    return as_float32(key(m))
 
 
 @jit
@@ -1588,7 +1671,8 @@ JOB_FUNCTIONS = {"largest_exponent": largest_exponent_job, "gelu": gelu_job,
                  "causal_softmax": causal_softmax_job,
                  "masked_softmax": masked_softmax_job,
                  "masked_softmax_grad": masked_softmax_grad_job,
-                 "softmax_grad": softmax_grad_job, "log_softmax_grad": softmax_grad_job}
+                 "softmax_grad": softmax_grad_job, "log_softmax_grad": softmax_grad_job,
+                 "row_reduce": row_reduce_job}
 @vectorize(["float32(float32, float32, float32)", "float64(float64, float64, float64)"],
            cache=True)
 def mul_sub(a, b, c):
@@ -1629,6 +1713,6 @@ KERNELS = {"address": address, "adam": adam, "mul_sub": mul_sub, "mul_add": mul_
            "by_number": by_number,
            "addcmul": addcmul, "addcdiv": addcdiv,
            "sqrt": sqrt, "by_row": by_row,
-           "by_column": by_column}
+           "by_column": by_column, "row_reduce": row_reduce}
 
 JOBS = {name: f.address for name, f in JOB_FUNCTIONS.items()}

@@ -114,7 +114,7 @@ _SPLIT_MIN = {"relu": 1 << 17, "relu_grad": 1 << 17, "gelu": 1 << 15, "gelu_grad
               "channel_affine": 1 << 16, "batch_norm_backward": 1 << 16,
               "softmax": 1 << 15, "log_softmax": 1 << 15, "causal_softmax": 1 << 15,
               "masked_softmax": 1 << 15,
-              "masked_softmax_grad": 1 << 17,
+              "masked_softmax_grad": 1 << 17, "row_reduce": 1 << 16,
               "softmax_grad": 1 << 17, "log_softmax_grad": 1 << 17, "layer_norm": 1 << 17,
               "layer_norm_dx": 1 << 17, "winograd_tiles": 1 << 16, "winograd_untile": 1 << 16,
               "winograd_grad_tiles": 1 << 16, "winograd_weights": 1 << 16,
@@ -838,6 +838,37 @@ def _rowwise(name, log, *arrays, args=()):
     n = out.shape[-1]
     _run(name, [*(_rows(a, n) for a in arrays), _rows(out, n)], n, log, args=args)
     return out
+
+
+_ROW_KINDS = {"sum": 0, "max": 1, "min": 2, "logsumexp": 3}
+_TOTAL_ROW = 4096  # elements of the rows a reduction of everything sums first
+
+
+def reduce_trailing(kind, x, lead, shape=None):
+    """The sum, maximum, minimum or logsumexp (``kind``) over the dims of ``x`` after its
+    first ``lead`` (C-contiguous float32; non-empty), shaped as those first dims (or as
+    ``shape``, of as many elements: a new array, not a view, as NumPy's); in parts of
+    whole rows on OpenBLAS's threads when large. NumPy reduces a row at a time in a
+    scalar loop (a sum at a fifth of memory speed, a maximum at a twentieth: (4096, 64)
+    392 us, PyTorch's 21)."""
+    rows = x.reshape(math.prod(x.shape[:lead]), -1)
+    out = numpy.empty(x.shape[:lead] if shape is None else shape, numpy.float32)
+    _run("row_reduce", (rows, _flat(out)), rows.shape[1], _ROW_KINDS[kind],
+         args=(_ROW_KINDS[kind],))
+    return out
+
+
+def reduce_all(kind, x, shape=()):
+    """:func:`reduce_trailing` over all of ``x`` (C-contiguous float32, non-empty), shaped
+    as ``shape``: of rows of ``_TOTAL_ROW`` elements and the rest, then of those results,
+    so its bits do not depend on the thread count."""
+    flat = _flat(x)
+    whole = flat.size - flat.size % _TOTAL_ROW
+    parts = [reduce_trailing(kind, flat[:whole].reshape(-1, _TOTAL_ROW), 1)] if whole else []
+    if whole < flat.size:
+        parts.append(reduce_trailing(kind, flat[whole:], 0, (1,)))
+    partial = numpy.concatenate(parts) if len(parts) > 1 else parts[0]
+    return reduce_trailing(kind, partial, 0, shape)
 
 
 def softmax(x, safe=False):

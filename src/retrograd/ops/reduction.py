@@ -18,8 +18,9 @@ from .._dtype import (bfloat16, float16, float32, float64, int64, is_float, is_i
                       uint8, dtype_arg)
 from .._creation import _size
 from .._tensor import Tensor
+from ..backend import cpu_kernels
 from ..backend.functions import functions
-from ._registry import _pretty, apply, apply_inplace, defop, register
+from ._registry import _pretty, apply, apply_inplace, defop, kernel, register
 from .binary import maximum, minimum
 from .pointwise import _torch_sign
 
@@ -123,13 +124,53 @@ def _nonempty(input, dims, name, full_exc=RuntimeError, full_msg=None):
             raise IndexError(f"{name}: Expected reduction dim {d} to have non-zero size.")
 
 
+# ---- compiled reductions over trailing dims ------------------------------------------------
+
+def _trailing(self, dim, dtype=None):
+    """Whether the compiled reductions take ``self`` reduced over ``dim`` (sorted dims, None
+    for all) in its own dtype: float32, C-contiguous, non-empty, the dims its last ones."""
+    return (dtype is None and (dim is None or dim == tuple(range(self.ndim - len(dim),
+                                                                 self.ndim)))
+            and cpu_kernels.takes(self))
+
+
+def _reduced(kind, self, dim=None, keepdim=False):
+    """:func:`cpu_kernels.reduce_trailing` of ``self`` over its trailing dims ``dim`` (None
+    or all of them: :func:`cpu_kernels.reduce_all`), shaped as NumPy's reduction."""
+    n = self.ndim if dim is None else len(dim)
+    lead = self.ndim - n
+    shape = self.shape[:lead] + ((1,) * n if keepdim else ())
+    if lead == 0:
+        return cpu_kernels.reduce_all(kind, self, shape)
+    return cpu_kernels.reduce_trailing(kind, self, lead, shape)
+
+
+def _compiled(kind, mean=False):
+    """A rule's (fast, when) pair: ``kind`` over trailing dims compiled (a mean: the sum
+    over the count, as NumPy's and PyTorch's), for a rule taking ``(self, dim, keepdim,
+    dtype)``, or ``(self, dtype)`` or ``(self)`` for a reduction of everything."""
+    def fast(xp, self, *args):
+        dim, keepdim = (args[0], args[1]) if len(args) > 1 else (None, False)
+        out = _reduced(kind, self, dim, keepdim)
+        if mean:
+            xp.divide(out, out.dtype.type(self.size // out.size), out=out)
+        return out
+
+    def when(self, *args):
+        if len(args) > 1:
+            return _trailing(self, args[0], args[2] if len(args) > 2 else None)
+        return _trailing(self, None, args[0] if args else None)
+    return fast, when
+
+
 # ---- sum, mean, prod ----------------------------------------------------------------------
 
-_sum = defop("sum", lambda xp, self, dtype: self.sum(dtype=dtype),
+_sum = defop("sum", kernel(lambda xp, self, dtype: self.sum(dtype=dtype), *_compiled("sum")),
              vjp={"self": lambda xp, grad, self_shape: xp.broadcast_to(grad, self_shape)},
              jvp="linear")
-_sum_dim = defop("sum_dim", lambda xp, self, dim, keepdim, dtype:
-                 self.sum(axis=dim, keepdims=keepdim, dtype=dtype),
+_sum_dim = defop("sum_dim", kernel(lambda xp, self, dim, keepdim, dtype:
+                                   self.sum(axis=dim, keepdims=keepdim, dtype=dtype),
+                                   *_compiled("sum")),
                  vjp={"self": lambda xp, grad, self_shape, dim, keepdim:
                       _expand(xp, grad, self_shape, dim, keepdim)},
                  node="SumBackward1", jvp="linear")
@@ -150,10 +191,11 @@ def _mean_fwd(xp, self, dim, keepdim, dtype):
                                                                 _count(self.shape, dim))
 
 
-_mean = defop("mean", lambda xp, self, dtype: _mean_fwd(xp, self, None, False, dtype),
+_mean = defop("mean", kernel(lambda xp, self, dtype: _mean_fwd(xp, self, None, False, dtype),
+                            *_compiled("sum", mean=True)),
               vjp={"self": lambda xp, grad, self_shape:
                    xp.broadcast_to(grad / math.prod(self_shape), self_shape)}, jvp="linear")
-_mean_dim = defop("mean_dim", _mean_fwd,
+_mean_dim = defop("mean_dim", kernel(_mean_fwd, *_compiled("sum", mean=True)),
                   vjp={"self": lambda xp, grad, self_shape, dim, keepdim:
                        _expand(xp, grad / _count(self_shape, dim), self_shape, dim, keepdim)},
                   node="MeanBackward1", jvp="linear")
@@ -371,20 +413,31 @@ def _select_fwd(pick, arg):
     return forward
 
 
-_max = defop("max", lambda xp, self: self.max(), vjp={"self": _evenly_distribute},
-             node="MaxBackward1", jvp="transpose")
-_min = defop("min", lambda xp, self: self.min(), vjp={"self": _evenly_distribute},
-             node="MinBackward1", jvp="transpose")
-_max_dim = defop("max_dim", _select_fwd("max", "argmax"), vjp={"self": _select_rule},
+_max = defop("max", kernel(lambda xp, self: self.max(), *_compiled("max")),
+             vjp={"self": _evenly_distribute}, node="MaxBackward1", jvp="transpose")
+_min = defop("min", kernel(lambda xp, self: self.min(), *_compiled("min")),
+             vjp={"self": _evenly_distribute}, node="MinBackward1", jvp="transpose")
+def _select_compiled(kind, arg):
+    """max(dim)/min(dim)'s (fast, when) pair: the values compiled over the last dim (a
+    NaN or a zero is the one the index picks: the first), the indices NumPy's."""
+    def fast(xp, self, dim, keepdim):
+        return (_reduced(kind, self, (dim,), keepdim),
+                getattr(self, arg)(axis=dim, keepdims=keepdim))
+    return fast, lambda self, dim, keepdim: self.ndim > 0 and _trailing(self, (dim,))
+
+
+_max_dim = defop("max_dim", kernel(_select_fwd("max", "argmax"),
+                                   *_select_compiled("max", "argmax")), vjp={"self": _select_rule},
                  outputs=("values", "indices"), nondiff_outputs=("indices",),
                  node="MaxBackward0", jvp="transpose")
-_min_dim = defop("min_dim", _select_fwd("min", "argmin"), vjp={"self": _select_rule},
+_min_dim = defop("min_dim", kernel(_select_fwd("min", "argmin"),
+                                   *_select_compiled("min", "argmin")), vjp={"self": _select_rule},
                  outputs=("values", "indices"), nondiff_outputs=("indices",),
                  node="MinBackward0", jvp="transpose")
-_amax = defop("amax", lambda xp, self, dim, keepdim: self.max(axis=dim, keepdims=keepdim),
-              vjp={"self": _even_rule}, jvp="transpose")
-_amin = defop("amin", lambda xp, self, dim, keepdim: self.min(axis=dim, keepdims=keepdim),
-              vjp={"self": _even_rule}, jvp="transpose")
+_amax = defop("amax", kernel(lambda xp, self, dim, keepdim: self.max(axis=dim, keepdims=keepdim),
+                            *_compiled("max")), vjp={"self": _even_rule}, jvp="transpose")
+_amin = defop("amin", kernel(lambda xp, self, dim, keepdim: self.min(axis=dim, keepdims=keepdim),
+                            *_compiled("min")), vjp={"self": _even_rule}, jvp="transpose")
 _aminmax = defop("aminmax", lambda xp, self, dim, keepdim:
                  (self.min(axis=dim, keepdims=keepdim), self.max(axis=dim, keepdims=keepdim)),
                  vjp={"self": lambda xp, grads, self, min, max, dim, keepdim:
@@ -726,7 +779,7 @@ def _logsumexp_fwd(xp, self, dim, keepdim):
     return out if keepdim else xp.squeeze(out, dim)
 
 
-_logsumexp = defop("logsumexp", _logsumexp_fwd,
+_logsumexp = defop("logsumexp", kernel(_logsumexp_fwd, *_compiled("logsumexp")),
                    vjp={"self": lambda xp, grad, self, result, dim, keepdim:
                         _unreduce(xp, grad, dim, keepdim)
                         * xp.exp(self - _unreduce(xp, result, dim, keepdim))},
