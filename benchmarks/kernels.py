@@ -21,9 +21,11 @@ BatchNorm1d on (256, 1024) and (4096, 512).
 1024 -> 10); their backward is an untransposed product for ``x``'s gradient and a
 transposed-A one for ``w``'s.
 ``t_*``: ``w.t().contiguous()`` of a (1024, 1024) and a (1024, 128) matrix; ``nhwc``: a
-(64, 32, 32, 32) batch copied to channels-last. Each figure is the median of ``--repeat``
-blocks of calls of one library (blocks, not alternating calls: the two libraries' thread
-pools slow each other when interleaved);
+(64, 32, 32, 32) batch copied to channels-last. The reductions: w2's logsumexp over
+(128, 10) logits, a mean of everything and row sums of a (512, 1024) activation, row
+maxima (``amax`` and ``max(-1).values``) and logsumexp of (8192, 64) scores. Each figure
+is the median of ``--repeat`` blocks of calls of one library (blocks, not alternating
+calls: the two libraries' thread pools slow each other when interleaved);
 "fwd+bwd" is one forward and one backward with a gradient of ones, to every input
 (conv1's input gradient too, which w3's step does not take). ``--threads`` sets
 PyTorch's intra-op threads (its default: the machine's cores); retrograd's large
@@ -138,6 +140,13 @@ def _channels_last(T):
         lambda x: x.contiguous(memory_format=T.channels_last)
 
 
+def _reduction(f, shape, seed):
+    """A reduction over the last dim (or of everything) of a float32 tensor."""
+    def make(T):
+        return [_inputs(T, shape, seed)], lambda x: f(T, x)
+    return make
+
+
 def _batch_norm(channels, size, seed, batch=8):
     """Training batch norm (batch statistics, running ones updated), as ResNet's; with no
     ``size``, BatchNorm1d's on (batch, channels)."""
@@ -175,7 +184,15 @@ KERNELS = {"gelu": _gelu, "layer_norm": _layer_norm, "softmax": _softmax, "linea
            "bn1d_4096": _batch_norm(512, None, 56, batch=4096),
            # layout copies: a transposed square matrix and NCHW -> NHWC
            "t_1024": _transpose((1024, 1024), 59), "t_1024x128": _transpose((1024, 128), 60),
-           "nhwc": _channels_last}
+           "nhwc": _channels_last,
+           # reductions: w2's hand-written cross-entropy's logsumexp over 10 logits, a
+           # loss's mean, rows of w4's scores and of a (512, 1024) activation
+           "lse_w2": _reduction(lambda T, x: T.logsumexp(x, 1, keepdim=True), (128, 10), 85),
+           "mean_all": _reduction(lambda T, x: x.mean(), (512, 1024), 86),
+           "sum_rows": _reduction(lambda T, x: x.sum(-1), (512, 1024), 87),
+           "amax_rows": _reduction(lambda T, x: x.amax(-1), (8192, 64), 88),
+           "max_dim": _reduction(lambda T, x: x.max(-1).values, (8192, 64), 89),
+           "lse_rows": _reduction(lambda T, x: T.logsumexp(x, -1), (8192, 64), 90)}
 
 
 def _block_ms(fn, repeat):
