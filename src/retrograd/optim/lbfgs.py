@@ -11,8 +11,8 @@ state has PyTorch's keys, types and values (and loads into it and back).
 
 from .._tensor import Tensor
 from ..autograd import grad_mode
-from ..backend import check_writeable, get_array_module
-from .optimizer import Optimizer, _bump, _new_state, _real, _scalar
+from ..backend import get_array_module
+from .optimizer import Optimizer, _bump, _check_parameters_writeable, _new_state, _real, _scalar
 
 __all__ = ["LBFGS"]
 
@@ -237,8 +237,7 @@ class LBFGS(Optimizer):
             raise AssertionError(f"Expected exactly one param_group, but got "
                                  f"{len(self.param_groups)}")
         group = self.param_groups[0]
-        for p in self._params:  # (before the closure's first evaluation changes the state)
-            check_writeable(p._data, "a parameter")
+        _check_parameters_writeable(self._params)  # (before the closure's first evaluation)
         lr = _scalar(group["lr"])
         max_iter, max_eval = group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]

@@ -214,6 +214,12 @@ def _use_threads(params):
     return n >= _MIN_PARALLEL and len(set(map(id, params))) == len(params)
 
 
+def _check_parameters_writeable(params):
+    """Refuse parameters over read-only memory before any update changes anything."""
+    for p in params:
+        check_writeable(p._data, "a parameter")
+
+
 class Optimizer:
     r"""Base class of all optimizers.
 
@@ -513,7 +519,7 @@ class Optimizer:
 
     def _update_one(self, p, group):
         """``_step_param`` as nothing watches it."""
-        check_writeable(p._data, "a parameter")
+        _check_parameters_writeable((p,))
         state = self._init_state(p, group)
         _on_its_device(self._update, p, p._grad, state, group)
         if _observe.alloc is not None:  # state loaded, or made outside _new_state
@@ -530,16 +536,12 @@ class Optimizer:
         prev, gm.enabled = gm.enabled, False
         try:
             update = self._update
-            groups = [(group, [p for p in group["params"] if p._grad is not None])
-                      for group in self.param_groups]
+            groups = [(group, params) for group in self.param_groups
+                      if (params := [p for p in group["params"] if p._grad is not None])]
             for group, params in groups:  # (no parameter changes before all are checked)
-                if params:
-                    self._check_group(group)
-                for p in params:
-                    check_writeable(p._data, "a parameter")
+                self._check_group(group)
+                _check_parameters_writeable(params)
             for group, params in groups:
-                if not params:
-                    continue
                 states = [self._init_state(p, group) for p in params]
                 if group.get("foreach") is not False and not group.get("fused") \
                         and _use_threads(params):
