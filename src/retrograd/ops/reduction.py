@@ -417,6 +417,8 @@ _max = defop("max", kernel(lambda xp, self: self.max(), *_compiled("max")),
              vjp={"self": _evenly_distribute}, node="MaxBackward1", jvp="transpose")
 _min = defop("min", kernel(lambda xp, self: self.min(), *_compiled("min")),
              vjp={"self": _evenly_distribute}, node="MinBackward1", jvp="transpose")
+
+
 def _select_compiled(kind, arg):
     """max(dim)/min(dim)'s (fast, when) pair: the values compiled over the last dim (a
     NaN or a zero is the one the index picks: the first), the indices NumPy's."""
