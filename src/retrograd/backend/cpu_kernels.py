@@ -863,8 +863,10 @@ def reduce_all(kind, x, shape=()):
     as ``shape``: of rows of ``_TOTAL_ROW`` elements and the rest, then of those results,
     so its bits do not depend on the thread count."""
     flat = _flat(x)
+    if flat.size <= _TOTAL_ROW:  # (one row: its result is the whole one's)
+        return reduce_trailing(kind, flat, 0, shape)
     whole = flat.size - flat.size % _TOTAL_ROW
-    parts = [reduce_trailing(kind, flat[:whole].reshape(-1, _TOTAL_ROW), 1)] if whole else []
+    parts = [reduce_trailing(kind, flat[:whole].reshape(-1, _TOTAL_ROW), 1)]
     if whole < flat.size:
         parts.append(reduce_trailing(kind, flat[whole:], 0, (1,)))
     partial = numpy.concatenate(parts) if len(parts) > 1 else parts[0]
